@@ -1,0 +1,80 @@
+/**
+ * The command line (contract §3). Prints JSON on stdout; errors as one line on stderr, exit 1.
+ *
+ *   npm run cli -- team create --name NAME [--workspace ID]
+ *   npm run cli -- key create --team ID [--label TEXT]
+ *   npm run cli -- key revoke --key-id ID
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config.ts';
+import { openDatabase } from '../db/database.ts';
+import { createApiKey, createTeam, revokeApiKey } from '../domain/team/team.service.ts';
+import { DomainError } from '../shared/errors.ts';
+
+const usage = `usage:
+  cli team create --name NAME [--workspace ID]
+  cli key create --team ID [--label TEXT]
+  cli key revoke --key-id ID`;
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(1);
+}
+
+const [resource, action, ...rest] = process.argv.slice(2);
+const { values } = (() => {
+  try {
+    return parseArgs({
+      args: rest,
+      options: {
+        name: { type: 'string' },
+        workspace: { type: 'string' },
+        team: { type: 'string' },
+        label: { type: 'string' },
+        'key-id': { type: 'string' },
+      },
+      strict: true,
+    });
+  } catch (error) {
+    return fail(`${(error as Error).message}\n${usage}`);
+  }
+})();
+
+const command = `${resource ?? ''} ${action ?? ''}`;
+if (!['team create', 'key create', 'key revoke'].includes(command)) fail(usage);
+if (command === 'team create' && !values.name) fail('team create needs --name');
+if (command === 'key create' && !values.team) fail('key create needs --team');
+if (command === 'key revoke' && !values['key-id']) fail('key revoke needs --key-id');
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  fail(error instanceof ConfigError ? error.message : String(error));
+}
+
+let database;
+try {
+  database = await openDatabase(config);
+} catch (error) {
+  fail(`could not open the database: ${(error as Error).message}`);
+}
+try {
+  const em = database.orm.em.fork();
+  let output: unknown;
+  if (command === 'team create') {
+    output = await createTeam(em, { name: values.name!, workspaceId: values.workspace });
+  } else if (command === 'key create') {
+    const issued = await createApiKey(em, { teamId: values.team!, label: values.label });
+    output = { keyId: issued.keyId, teamId: issued.teamId, apiKey: issued.apiKey };
+  } else {
+    const revoked = await revokeApiKey(em, { keyId: values['key-id']! });
+    output = { keyId: revoked.keyId, revokedAt: revoked.revokedAt.toISOString() };
+  }
+  console.log(JSON.stringify(output));
+} catch (error) {
+  await database.close();
+  if (error instanceof DomainError) fail(`${error.name}: ${error.description}`);
+  fail(`unexpected error: ${(error as Error).message}`);
+}
+await database.close();

@@ -1,0 +1,108 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The service's whole configuration, read from the environment once at start-up.
+ * Everything else receives a `Config` value; nothing reads `process.env` directly.
+ */
+export type Config = {
+  port: number;
+  publicUrl: string;
+  /** PostgreSQL connection string; undefined means "start the embedded PostgreSQL under dataDir". */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  smtpUrl: string | undefined;
+  sealP12Path: string | undefined;
+  sealP12Password: string | undefined;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** The replaced service answered every error with HTTP 200; some callers depend on that. */
+  restErrorsHttp200: boolean;
+  sandboxClock: boolean;
+  /** Largest accepted document upload, in bytes (spec §8: 48 MB). */
+  maxDocumentBytes: number;
+  /** How long a request may wait for a database connection before failing instead of hanging. */
+  databaseAcquireTimeoutMs: number;
+};
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be one of true, false, 1, 0, yes, no' })
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const variables = {
+  PORT: z.coerce
+    .number({ error: 'must be an integer between 0 and 65535' })
+    .int('must be an integer between 0 and 65535')
+    .min(0, 'must be an integer between 0 and 65535')
+    .max(65535, 'must be an integer between 0 and 65535')
+    .default(4000),
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL, e.g. https://sign.example.com' })
+    .optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/.+/, 'must be a postgres:// or postgresql:// connection string')
+    .optional(),
+  DATA_DIR: z.string().min(1, 'must not be empty').default('./.data'),
+  SMTP_URL: z.string().regex(/^smtps?:\/\/.+/, 'must be an smtp:// or smtps:// URL').optional(),
+  SEAL_P12: z.string().min(1, 'must name a PKCS#12 file').optional(),
+  SEAL_P12_PASSWORD: z.string().optional(),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: 'must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
+  REST_ERRORS_HTTP_200: booleanFlag.default(false),
+  SANDBOX_CLOCK: booleanFlag.default(false),
+  DATABASE_ACQUIRE_TIMEOUT_MS: z.coerce
+    .number({ error: 'must be a positive integer (milliseconds)' })
+    .int('must be a positive integer (milliseconds)')
+    .positive('must be a positive integer (milliseconds)')
+    .default(15_000),
+};
+
+const MAX_DOCUMENT_BYTES = 48 * 1024 * 1024;
+
+/**
+ * Parses and validates the environment. Empty strings count as unset, so `FOO=` in a .env file
+ * means "use the default". Throws a `ConfigError` naming the first bad variable.
+ */
+export function loadConfig(environment: Record<string, string | undefined> = process.env): Config {
+  const values: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(variables)) {
+    const raw = environment[name];
+    const result = (schema as z.ZodType).safeParse(raw === '' ? undefined : raw);
+    if (!result.success) {
+      const shown = raw === undefined ? '' : ` (got ${JSON.stringify(raw.length > 60 ? `${raw.slice(0, 60)}…` : raw)})`;
+      throw new ConfigError(name, `${result.error.issues[0]?.message ?? 'is invalid'}${shown}`);
+    }
+    values[name] = result.data;
+  }
+  if (values.SEAL_P12 !== undefined && values.SEAL_P12_PASSWORD === undefined) {
+    throw new ConfigError('SEAL_P12_PASSWORD', 'must be set when SEAL_P12 is set');
+  }
+  const port = values.PORT as number;
+  const publicUrl = ((values.PUBLIC_URL as string | undefined) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  return {
+    port,
+    publicUrl,
+    databaseUrl: values.DATABASE_URL as string | undefined,
+    dataDir: path.resolve(values.DATA_DIR as string),
+    smtpUrl: values.SMTP_URL as string | undefined,
+    sealP12Path: values.SEAL_P12 as string | undefined,
+    sealP12Password: values.SEAL_P12_PASSWORD as string | undefined,
+    logLevel: values.LOG_LEVEL as Config['logLevel'],
+    restErrorsHttp200: values.REST_ERRORS_HTTP_200 as boolean,
+    sandboxClock: values.SANDBOX_CLOCK as boolean,
+    maxDocumentBytes: MAX_DOCUMENT_BYTES,
+    databaseAcquireTimeoutMs: values.DATABASE_ACQUIRE_TIMEOUT_MS as number,
+  };
+}

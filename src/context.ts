@@ -1,0 +1,63 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from './config.ts';
+import { authenticateApiKey, type TeamCaller } from './domain/team/team.service.ts';
+import type { Clock } from './shared/clock.ts';
+import { MissingApiKeyError } from './shared/errors.ts';
+import type { Logger } from './shared/logger.ts';
+import { createLoaders, type Loaders } from './loaders.ts';
+import type { BlobStore } from './shared/blob-store.ts';
+
+/** What the process shares between requests: built once in main, passed to the app. */
+export type AppDependencies = {
+  orm: MikroORM;
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  blobStore: BlobStore;
+};
+
+/** Who is calling, where from: carried into every audit event. */
+export type RequestMetadata = {
+  requestId: string;
+  ip: string | null;
+  userAgent: string | null;
+};
+
+/**
+ * The one request context both faces use. `em` is a fresh fork per request, so no identity map
+ * or unit of work is ever shared between requests. `caller()` authenticates lazily (GraphiQL and
+ * introspection work without a key; every team operation asks for the caller first) and at most
+ * once per request.
+ */
+export type RequestContext = AppDependencies & {
+  em: EntityManager;
+  metadata: RequestMetadata;
+  log: Logger;
+  loaders: Loaders;
+  caller(): Promise<TeamCaller>;
+};
+
+export function createRequestContext(
+  dependencies: AppDependencies,
+  { headers, metadata }: { headers: Headers; metadata: RequestMetadata },
+): RequestContext {
+  const em = dependencies.orm.em.fork() as EntityManager;
+  const apiKey = headers.get('x-service-api-key')?.trim() ?? '';
+  let callerPromise: Promise<TeamCaller> | undefined;
+  const context: RequestContext = {
+    ...dependencies,
+    em,
+    metadata,
+    log: dependencies.logger.child({ requestId: metadata.requestId }),
+    loaders: createLoaders(em),
+    caller() {
+      if (!callerPromise) {
+        callerPromise = apiKey === '' ? Promise.reject(new MissingApiKeyError()) : authenticateApiKey(em, apiKey);
+        // Keep an unobserved rejection from being reported as unhandled; callers still see it.
+        callerPromise.catch(() => {});
+      }
+      return callerPromise;
+    },
+  };
+  return context;
+}

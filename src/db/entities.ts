@@ -1,0 +1,41 @@
+import { ApiKeySchema } from '../domain/team/api-key.entity.ts';
+import { AgentSchema } from '../domain/recipient/agent.entity.ts';
+import { AuditEventSchema } from '../domain/audit/audit-event.entity.ts';
+import { ContactGroupMemberSchema, ContactGroupSchema } from '../domain/contact/contact-group.entity.ts';
+import { ContactSchema } from '../domain/contact/contact.entity.ts';
+import { DocumentSchema } from '../domain/document/document.entity.ts';
+import { EnvelopeSchema } from '../domain/envelope/envelope.entity.ts';
+import { FieldViewSchema } from '../domain/field/field-view.entity.ts';
+import { FieldSchema } from '../domain/field/field.entity.ts';
+import { IdempotencyRecordSchema } from '../domain/idempotency/idempotency-record.entity.ts';
+import { OutboxMessageSchema } from '../domain/notification/outbox-message.entity.ts';
+import { RecipientSchema } from '../domain/recipient/recipient.entity.ts';
+import { SigningTokenSchema } from '../domain/signing/signing-token.entity.ts';
+import { TeamUserSchema } from '../domain/team/team-user.entity.ts';
+import { TeamSchema } from '../domain/team/team.entity.ts';
+import { WorkspaceSchema } from '../domain/team/workspace.entity.ts';
+import { TemplateRecipientSchema } from '../domain/template/template-recipient.entity.ts';
+import { TemplateSchema } from '../domain/template/template.entity.ts';
+
+/** The explicit entity list: no folder scanning, so start-up cannot pick up stray files. */
+export const entities = [
+  WorkspaceSchema,
+  TeamSchema,
+  ApiKeySchema,
+  TeamUserSchema,
+  ContactSchema,
+  ContactGroupSchema,
+  ContactGroupMemberSchema,
+  TemplateSchema,
+  TemplateRecipientSchema,
+  EnvelopeSchema,
+  DocumentSchema,
+  RecipientSchema,
+  AgentSchema,
+  FieldSchema,
+  FieldViewSchema,
+  SigningTokenSchema,
+  AuditEventSchema,
+  OutboxMessageSchema,
+  IdempotencyRecordSchema,
+];

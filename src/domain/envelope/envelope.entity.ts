@@ -1,0 +1,57 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { baseColumns, updatedAtColumn, type JsonObject } from '../../db/columns.ts';
+import { Team } from '../team/team.entity.ts';
+import { Template } from '../template/template.entity.ts';
+
+export const envelopeStatuses = ['draft', 'sent', 'finalized', 'voided', 'expired'] as const;
+export type EnvelopeStatus = (typeof envelopeStatuses)[number];
+export const closedEnvelopeStatuses: readonly EnvelopeStatus[] = ['finalized', 'voided', 'expired'];
+
+/**
+ * One signing session. `status` only moves through guarded single-row updates
+ * (`update ... where status = <expected>`), never read-then-write; `version` guards draft edits
+ * made concurrently through the ORM. `auditSequence` is the last audit sequence number handed
+ * out for this envelope: incrementing it in the same statement that reads it serialises
+ * appends to the hash chain.
+ */
+export const EnvelopeSchema = defineEntity({
+  name: 'Envelope',
+  tableName: 'envelope',
+  properties: {
+    ...baseColumns(),
+    updatedAt: updatedAtColumn(),
+    team: () => p.manyToOne(Team).ref().deleteRule('cascade'),
+    template: () => p.manyToOne(Template).ref().nullable().deleteRule('set null').index(),
+    name: p.string().length(48),
+    status: p.enum(envelopeStatuses).default('draft'),
+    expirationPeriodDays: p.integer(),
+    reminderInitialDelayDays: p.integer().default(0),
+    reminderRepeatIntervalDays: p.integer().default(0),
+    reminderBeforeExpirationDays: p.integer().default(0),
+    context: p.json<JsonObject>().default('{}'),
+    sentAt: p.datetime().nullable(),
+    expiresAt: p.datetime().nullable().index(),
+    completedAt: p.datetime().nullable(),
+    voidedAt: p.datetime().nullable(),
+    voidReason: p.text().nullable(),
+    expiredAt: p.datetime().nullable(),
+    auditSequence: p.integer().default(0),
+    version: p.integer().version(),
+  },
+  indexes: [
+    // The listing query: a team's envelopes, newest first, optionally by status.
+    { name: 'envelope_team_created_idx', properties: ['team', 'createdAt', 'id'] },
+    { name: 'envelope_team_status_created_idx', properties: ['team', 'status', 'createdAt', 'id'] },
+  ],
+  checks: [
+    { name: 'envelope_expiration_period_days_check', expression: 'expiration_period_days between 1 and 90' },
+    {
+      name: 'envelope_reminder_days_check',
+      expression:
+        'reminder_initial_delay_days between 0 and 30 and reminder_repeat_interval_days between 0 and 30 and reminder_before_expiration_days between 0 and 30',
+    },
+  ],
+});
+
+export class Envelope extends EnvelopeSchema.class {}
+EnvelopeSchema.setClass(Envelope);

@@ -1,0 +1,30 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { baseColumns, type JsonObject } from '../../db/columns.ts';
+
+/**
+ * A message to deliver (mail, SMS, event), written in the same transaction as the change that
+ * causes it, so nothing is sent for a change that rolled back and nothing is lost for one that
+ * committed. `dedupeKey` makes "exactly once per reminder window" a unique-index question.
+ */
+export const OutboxMessageSchema = defineEntity({
+  name: 'OutboxMessage',
+  tableName: 'outbox_message',
+  properties: {
+    ...baseColumns(),
+    topic: p.string().length(64),
+    payload: p.json<JsonObject>(),
+    dedupeKey: p.string().length(200).nullable().unique(),
+    availableAt: p.datetime().onCreate(() => new Date()),
+    attempts: p.integer().default(0),
+    lockedUntil: p.datetime().nullable(),
+    processedAt: p.datetime().nullable(),
+    lastError: p.text().nullable(),
+  },
+  indexes: [
+    // Workers poll for due, unprocessed messages.
+    { name: 'outbox_message_due_idx', properties: ['availableAt'], where: { processedAt: null } },
+  ],
+});
+
+export class OutboxMessage extends OutboxMessageSchema.class {}
+OutboxMessageSchema.setClass(OutboxMessage);

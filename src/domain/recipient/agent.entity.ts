@@ -1,0 +1,50 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { baseColumns } from '../../db/columns.ts';
+import { Contact } from '../contact/contact.entity.ts';
+import { ContactGroup } from '../contact/contact-group.entity.ts';
+import { TeamUser } from '../team/team-user.entity.ts';
+import { Recipient } from './recipient.entity.ts';
+
+export const agentKinds = ['info', 'contact', 'group', 'user'] as const;
+export type AgentKind = (typeof agentKinds)[number];
+
+export const locales = ['en-US', 'tr-TR'] as const;
+export type Locale = (typeof locales)[number];
+export const phoneContactMethods = ['sms', 'whatsapp'] as const;
+export type PhoneContactMethod = (typeof phoneContactMethods)[number];
+
+/** A person's details as the spec's agent `info` carries them. */
+export type AgentInfo = {
+  name: string;
+  email?: string | null;
+  phone?: string | null;
+  locale?: Locale | null;
+  phoneContactMethod?: PhoneContactMethod | null;
+};
+
+/**
+ * A person (or a reference to people) behind a recipient role: inline `info`, or a contact,
+ * contact group or team user of the same team. References are resolved and copied into
+ * `snapshot` at send time, so later edits of a contact do not change who signs.
+ */
+export const AgentSchema = defineEntity({
+  name: 'Agent',
+  tableName: 'agent',
+  properties: {
+    ...baseColumns(),
+    recipient: () => p.manyToOne(Recipient).ref().deleteRule('cascade'),
+    position: p.integer().default(0),
+    kind: p.enum(agentKinds),
+    info: p.json<AgentInfo>().nullable(),
+    contact: () => p.manyToOne(Contact).ref().nullable().deleteRule('set null').index(),
+    group: () => p.manyToOne(ContactGroup).ref().nullable().deleteRule('set null').index(),
+    user: () => p.manyToOne(TeamUser).ref().nullable().deleteRule('set null').index(),
+    snapshot: p.json<AgentInfo[]>().nullable(),
+    snapshotAt: p.datetime().nullable(),
+    revokedAt: p.datetime().nullable(),
+  },
+  indexes: [{ name: 'agent_recipient_position_idx', properties: ['recipient', 'position'] }],
+});
+
+export class Agent extends AgentSchema.class {}
+AgentSchema.setClass(Agent);

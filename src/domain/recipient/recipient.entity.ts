@@ -1,0 +1,41 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { baseColumns, updatedAtColumn } from '../../db/columns.ts';
+import { Envelope } from '../envelope/envelope.entity.ts';
+
+export const recipientTypes = ['signer', 'host', 'in_person_signer', 'delegator', 'viewer'] as const;
+export type RecipientType = (typeof recipientTypes)[number];
+
+/**
+ * A role in an envelope's workflow. `hostedBy` / `delegatedBy` point at other recipients of the
+ * same envelope; the foreign keys have no cascade on purpose: removing a referenced recipient is
+ * refused by the service (`Recipient.HostRecipientBound` / `Recipient.DelegatorRecipientBound`)
+ * and the database backs that refusal.
+ */
+export const RecipientSchema = defineEntity({
+  name: 'Recipient',
+  tableName: 'recipient',
+  properties: {
+    ...baseColumns(),
+    updatedAt: updatedAtColumn(),
+    envelope: () => p.manyToOne(Envelope).ref().deleteRule('cascade'),
+    identifier: p.string().length(64),
+    roleName: p.string().length(100),
+    type: p.enum(recipientTypes),
+    order: p.integer().default(0),
+    required: p.boolean().default(true),
+    color: p.string().length(7),
+    hostedBy: () => p.manyToOne(Recipient).ref().nullable().deleteRule('no action').index(),
+    delegatedBy: () => p.manyToOne(Recipient).ref().nullable().deleteRule('no action').index(),
+    activatedAt: p.datetime().nullable(),
+    completedAt: p.datetime().nullable(),
+    delegatedAt: p.datetime().nullable(),
+    declinedAt: p.datetime().nullable(),
+    declineReason: p.text().nullable(),
+    removedAt: p.datetime().nullable(),
+    version: p.integer().version(),
+  },
+  uniques: [{ name: 'recipient_envelope_identifier_unique', properties: ['envelope', 'identifier'] }],
+});
+
+export class Recipient extends RecipientSchema.class {}
+RecipientSchema.setClass(Recipient);

@@ -1,0 +1,110 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { InvalidApiKeyError, InvalidRequestError } from '../../shared/errors.ts';
+import { hashSecret, isUuid, newSecret } from '../../shared/ids.ts';
+import { ApiKey } from './api-key.entity.ts';
+import { ApiKeyNotFoundError, TeamNotFoundError, WorkspaceNotFoundError } from './team.errors.ts';
+import { Team } from './team.entity.ts';
+import { Workspace } from './workspace.entity.ts';
+
+/** The authenticated caller of the team-facing API: a team, acting through one of its keys. */
+export type TeamCaller = {
+  teamId: string;
+  workspaceId: string;
+  apiKeyId: string;
+};
+
+export type IssuedApiKey = { keyId: string; teamId: string; apiKey: string };
+
+const API_KEY_PREFIX = 'esk';
+
+function requireName(name: string, path: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length < 1 || trimmed.length > 120) {
+    throw new InvalidRequestError([{ path, message: 'must be 1 to 120 characters' }]);
+  }
+  return trimmed;
+}
+
+/**
+ * Issues a new key for a team. The key is returned once and only its hash is kept, so a lost
+ * key is replaced, never recovered.
+ */
+export async function createApiKey(em: EntityManager, options: { teamId: string; label?: string }): Promise<IssuedApiKey> {
+  if (!isUuid(options.teamId)) throw new TeamNotFoundError(options.teamId);
+  const team = await em.findOne(Team, { id: options.teamId });
+  if (!team) throw new TeamNotFoundError(options.teamId);
+  const apiKey = newSecret(API_KEY_PREFIX);
+  const record = em.create(ApiKey, {
+    team,
+    keyHash: hashSecret(apiKey),
+    prefix: apiKey.slice(0, 12),
+    label: options.label ?? null,
+  });
+  await em.persist(record).flush();
+  return { keyId: record.id, teamId: team.id, apiKey };
+}
+
+/** Revokes a key at once: every later request carrying it gets `Auth.InvalidApiKey`. */
+export async function revokeApiKey(em: EntityManager, options: { keyId: string }): Promise<{ keyId: string; revokedAt: Date }> {
+  if (!isUuid(options.keyId)) throw new ApiKeyNotFoundError(options.keyId);
+  const revokedAt = new Date();
+  // A guarded single-row update: revoking twice keeps the first revocation time.
+  await em.nativeUpdate(ApiKey, { id: options.keyId, revokedAt: null }, { revokedAt });
+  const key = await em.findOne(ApiKey, { id: options.keyId });
+  if (!key) throw new ApiKeyNotFoundError(options.keyId);
+  return { keyId: key.id, revokedAt: key.revokedAt ?? revokedAt };
+}
+
+/**
+ * Creates a team (and a new workspace for it unless one is named) with its first key.
+ */
+export async function createTeam(
+  em: EntityManager,
+  options: { name: string; workspaceId?: string; workspaceName?: string },
+): Promise<IssuedApiKey & { workspaceId: string }> {
+  const name = requireName(options.name, 'name');
+  return em.transactional(async (transaction) => {
+    let workspace: Workspace | null;
+    if (options.workspaceId !== undefined) {
+      workspace = isUuid(options.workspaceId) ? await transaction.findOne(Workspace, { id: options.workspaceId }) : null;
+      if (!workspace) throw new WorkspaceNotFoundError(options.workspaceId);
+    } else {
+      workspace = transaction.create(Workspace, { name: requireName(options.workspaceName ?? name, 'workspaceName') });
+    }
+    const team = transaction.create(Team, { workspace, name });
+    await transaction.persist(team).flush();
+    const issued = await createApiKey(transaction, { teamId: team.id });
+    return { workspaceId: workspace.id, ...issued };
+  });
+}
+
+/**
+ * Resolves the caller from the raw header value. Unknown and revoked keys are deliberately
+ * indistinguishable to the caller.
+ */
+export async function authenticateApiKey(em: EntityManager, apiKey: string): Promise<TeamCaller> {
+  if (!apiKey.startsWith(`${API_KEY_PREFIX}_`) || apiKey.length > 200) throw new InvalidApiKeyError();
+  const key = await em.findOne(ApiKey, { keyHash: hashSecret(apiKey), revokedAt: null }, { populate: ['team'] });
+  if (!key) throw new InvalidApiKeyError();
+  return { teamId: key.team.id, workspaceId: key.team.getEntity().workspace.id, apiKeyId: key.id };
+}
+
+/**
+ * On the first start with an empty database, creates a default workspace and team and returns
+ * its key so the operator has something to call the API with. Returns null when any team exists.
+ * A transaction-scoped advisory lock makes two instances starting at once create one team, not two.
+ */
+export async function ensureDefaultTeam(em: EntityManager): Promise<(IssuedApiKey & { workspaceId: string }) | null> {
+  return em.transactional(async (transaction) => {
+    await transaction.execute(`select pg_advisory_xact_lock(hashtext('envelope-service:default-team'))`);
+    const existing = await transaction.count(Team, {});
+    if (existing > 0) return null;
+    return createTeam(transaction, { name: 'Default team', workspaceName: 'Default workspace' });
+  });
+}
+
+export async function getTeam(em: EntityManager, teamId: string): Promise<Team> {
+  const team = await em.findOne(Team, { id: teamId });
+  if (!team) throw new TeamNotFoundError(teamId);
+  return team;
+}

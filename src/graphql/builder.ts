@@ -1,0 +1,21 @@
+import SchemaBuilder from '@pothos/core';
+import type { RequestContext } from '../context.ts';
+
+/**
+ * The Pothos builder: context type and scalars only. Types, queries and mutations live in
+ * `types/<feature>.ts`, each next to the object type it returns.
+ */
+export const builder = new SchemaBuilder<{
+  Context: RequestContext;
+  DefaultFieldNullability: false;
+  DefaultInputFieldRequiredness: true;
+  Scalars: {
+    DateTime: { Input: Date; Output: Date };
+    JSONObject: { Input: Record<string, unknown>; Output: Record<string, unknown> };
+  };
+}>({
+  defaultFieldNullability: false,
+  defaultInputFieldRequiredness: true,
+});
+
+builder.queryType({ description: 'Reads. Every field needs the team key in X-Service-Api-Key unless noted.' });

@@ -1,0 +1,45 @@
+import { GraphQLError, Kind, type ValueNode } from 'graphql';
+import { builder } from './builder.ts';
+
+builder.scalarType('DateTime', {
+  description: 'An instant in time, as an ISO 8601 string in UTC (e.g. 2026-11-21T09:30:00.000Z).',
+  serialize: (value) => (value instanceof Date ? value.toISOString() : new Date(value as string).toISOString()),
+  parseValue: (value) => {
+    const date = typeof value === 'string' ? new Date(value) : new Date(Number.NaN);
+    if (Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string');
+    return date;
+  },
+});
+
+function literalToValue(node: ValueNode): unknown {
+  switch (node.kind) {
+    case Kind.STRING:
+    case Kind.BOOLEAN:
+      return node.value;
+    case Kind.INT:
+    case Kind.FLOAT:
+      return Number(node.value);
+    case Kind.NULL:
+      return null;
+    case Kind.LIST:
+      return node.values.map(literalToValue);
+    case Kind.OBJECT:
+      return Object.fromEntries(node.fields.map((field) => [field.name.value, literalToValue(field.value)]));
+    default:
+      throw new GraphQLError('JSONObject literals cannot contain variables');
+  }
+}
+
+function requireObject(value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new GraphQLError('JSONObject must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+builder.scalarType('JSONObject', {
+  description: 'An arbitrary JSON object (caller metadata, field values and configuration).',
+  serialize: (value) => value as Record<string, unknown>,
+  parseValue: requireObject,
+  parseLiteral: (node) => requireObject(literalToValue(node)),
+});

@@ -1,0 +1,70 @@
+import path from 'node:path';
+import { createApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { openDatabase, type Database } from './db/database.ts';
+import { EmbeddedDatabaseLockedError } from './db/embedded-postgres.ts';
+import { ensureDefaultTeam } from './domain/team/team.service.ts';
+import { listen } from './server.ts';
+import { createFileBlobStore } from './shared/blob-store.ts';
+import { createClock } from './shared/clock.ts';
+import { createLogger } from './shared/logger.ts';
+
+// Start: configuration → database → app → listen. Nothing else happens here.
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
+
+const logger = createLogger(config.logLevel);
+let database: Database;
+try {
+  database = await openDatabase(config);
+} catch (error) {
+  if (error instanceof EmbeddedDatabaseLockedError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  logger.fatal({ err: error }, 'could not open the database');
+  process.exit(1);
+}
+logger.info({ embedded: database.isEmbedded, dataDir: config.dataDir }, 'database ready, migrations applied');
+
+const defaultTeam = await ensureDefaultTeam(database.orm.em.fork());
+if (defaultTeam) {
+  // Printed once, on the first start with an empty database: the only time this key is shown.
+  console.log(
+    `\nCreated the default team. Its API key (shown only now):\n\n  ${defaultTeam.apiKey}\n\n` +
+      `  teamId=${defaultTeam.teamId} workspaceId=${defaultTeam.workspaceId}\n` +
+      `  Use it in the X-Service-Api-Key header. More keys: npm run cli -- key create --team ${defaultTeam.teamId}\n`,
+  );
+}
+
+const app = createApp({
+  orm: database.orm,
+  config,
+  logger,
+  clock: createClock(),
+  blobStore: createFileBlobStore(path.join(config.dataDir, 'blobs')),
+});
+const running = await listen(app, { port: config.port });
+logger.info({ url: config.publicUrl, port: config.port }, `listening: GraphQL and GraphiQL at ${config.publicUrl}/graphql, REST at ${config.publicUrl}/api/v1/key`);
+
+let shuttingDown = false;
+async function shutdown(signal: string) {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+  await running.close();
+  await app.dispose();
+  await database.close();
+  logger.info('stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,61 @@
+import type { Plugin } from 'graphql-yoga';
+import { createRequestContext, type AppDependencies } from '../context.ts';
+import { isDatabaseReady } from '../db/database.ts';
+import { requestMetadataOf, type NodeServerContext } from '../request-metadata.ts';
+import { DomainError, RouteNotFoundError } from '../shared/errors.ts';
+import { normalizeError } from '../shared/normalize-error.ts';
+import { errorResponse, successResponse } from './respond.ts';
+import { createRouter, type RestRoute } from './router.ts';
+import { restRoutes } from './routes/index.ts';
+
+export const REST_PREFIX = '/api/v1/key';
+
+/** `Route.MethodNotAllowed`: the path exists but not with this method. */
+class MethodNotAllowedError extends DomainError {
+  constructor(method: string, allowed: string[]) {
+    super('Route.MethodNotAllowed', `${method} is not supported on this path.`, { method, allowed });
+  }
+}
+
+/**
+ * Serves everything that is not GraphQL inside the same yoga instance: the REST compatibility
+ * layer under /api/v1/key, and the health endpoints. Handlers only translate HTTP to domain calls;
+ * every failure becomes the contract's error body here, in one place.
+ */
+export function restPlugin(dependencies: AppDependencies, routes: RestRoute[] = restRoutes): Plugin<NodeServerContext> {
+  const router = createRouter(routes);
+  return {
+    async onRequest({ request, url, endResponse, serverContext }) {
+      if (url.pathname === '/healthz') {
+        endResponse(Response.json({ status: 'ok' }));
+        return;
+      }
+      if (url.pathname === '/readyz') {
+        const ready = await isDatabaseReady(dependencies.orm);
+        endResponse(Response.json({ status: ready ? 'ready' : 'not ready' }, { status: ready ? 200 : 503 }));
+        return;
+      }
+      if (url.pathname !== REST_PREFIX && !url.pathname.startsWith(`${REST_PREFIX}/`)) return;
+
+      const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
+      const context = createRequestContext(dependencies, { headers: request.headers, metadata });
+      const path = url.pathname.slice(REST_PREFIX.length) || '/';
+      try {
+        const match = router.match(request.method, path);
+        if (match.kind === 'not-found') throw new RouteNotFoundError(request.method, url.pathname);
+        if (match.kind === 'method-not-allowed') throw new MethodNotAllowedError(request.method, match.allowed);
+        const result = await match.route.handler({
+          request,
+          url,
+          params: match.params,
+          context,
+          nodeRequest: (serverContext as NodeServerContext | undefined)?.req,
+        });
+        endResponse(result instanceof Response ? result : successResponse(result));
+      } catch (error) {
+        const domainError = normalizeError(error, context.log);
+        endResponse(errorResponse(domainError, { requestId: metadata.requestId, alwaysHttp200: dependencies.config.restErrorsHttp200 }));
+      }
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import type { RequestContext } from '../context.ts';
+
+export type RestRequest = {
+  request: Request;
+  url: URL;
+  params: Record<string, string>;
+  context: RequestContext;
+  /** The Node request, when served by the Node HTTP server: uploads stream from it directly. */
+  nodeRequest: import('node:http').IncomingMessage | undefined;
+};
+
+/** A handler returns the success payload, or a ready Response for binary downloads. */
+export type RestHandler = (request: RestRequest) => Promise<Record<string, unknown> | Response>;
+
+export type RestRoute = { method: string; path: string; handler: RestHandler };
+
+type CompiledRoute = RestRoute & { segments: string[] };
+
+export type RouteMatch =
+  | { kind: 'found'; route: RestRoute; params: Record<string, string> }
+  | { kind: 'method-not-allowed'; allowed: string[] }
+  | { kind: 'not-found' };
+
+/**
+ * The REST route table: paths like `/envelopes/:envelopeId/documents`, matched segment by
+ * segment. Literal segments win over parameters, so `/envelopes/jumpstart/:templateId` is never
+ * read as an envelope id.
+ */
+export function createRouter(routes: RestRoute[]) {
+  const compiled: CompiledRoute[] = routes
+    .map((route) => ({ ...route, segments: route.path.split('/').filter(Boolean) }))
+    // More literal segments first.
+    .sort((a, b) => literalCount(b.segments) - literalCount(a.segments));
+
+  return {
+    match(method: string, path: string): RouteMatch {
+      const parts = path.split('/').filter(Boolean);
+      const allowed: string[] = [];
+      for (const route of compiled) {
+        const params = matchSegments(route.segments, parts);
+        if (!params) continue;
+        if (route.method === method) return { kind: 'found', route, params };
+        allowed.push(route.method);
+      }
+      return allowed.length > 0 ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
+    },
+  };
+}
+
+function literalCount(segments: string[]): number {
+  return segments.filter((segment) => !segment.startsWith(':')).length;
+}
+
+function matchSegments(segments: string[], parts: string[]): Record<string, string> | null {
+  if (segments.length !== parts.length) return null;
+  const params: Record<string, string> = {};
+  for (let index = 0; index < segments.length; index += 1) {
+    const segment = segments[index];
+    const part = parts[index];
+    if (segment.startsWith(':')) {
+      try {
+        params[segment.slice(1)] = decodeURIComponent(part);
+      } catch {
+        return null;
+      }
+    } else if (segment !== part) {
+      return null;
+    }
+  }
+  return params;
+}

@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import { Transform } from 'node:stream';
+import { newId } from './ids.ts';
+
+export type StoredBlob = { sha256: string; byteSize: number; path: string };
+
+/**
+ * Content-addressed file storage (contract §2): every file lives under the SHA-256 of its bytes,
+ * so storing the same document twice keeps one copy. Files are written to a temporary name and
+ * renamed into place, so a reader never sees a partial file and a crash leaves only a temp file.
+ */
+export type BlobStore = {
+  /** Streams `source` to storage while hashing; `inspect` sees the bytes as they pass. */
+  put(source: Readable, options?: { limitBytes?: number }): Promise<StoredBlob>;
+  /** Writes to a staging file first, lets `accept` examine it, then stores it under its hash. */
+  stage(source: Readable, options?: { limitBytes?: number }): Promise<StagedBlob>;
+  pathFor(sha256: string): string;
+  exists(sha256: string): Promise<boolean>;
+  read(sha256: string): fs.ReadStream;
+};
+
+/** A fully received upload that is not stored yet; `commit` moves it into place, `discard` drops it. */
+export type StagedBlob = {
+  sha256: string;
+  byteSize: number;
+  stagingPath: string;
+  commit(): Promise<StoredBlob>;
+  discard(): Promise<void>;
+};
+
+export class BlobTooLargeError extends Error {
+  readonly limitBytes: number;
+  constructor(limitBytes: number) {
+    super(`blob exceeds ${limitBytes} bytes`);
+    this.limitBytes = limitBytes;
+  }
+}
+
+export function createFileBlobStore(rootDirectory: string): BlobStore {
+  const temporaryDirectory = path.join(rootDirectory, 'tmp');
+  fs.mkdirSync(temporaryDirectory, { recursive: true });
+
+  const pathFor = (sha256: string) => path.join(rootDirectory, sha256.slice(0, 2), sha256);
+
+  async function stage(source: Readable, options: { limitBytes?: number } = {}): Promise<StagedBlob> {
+    const stagingPath = path.join(temporaryDirectory, `${newId()}.part`);
+    const hash = createHash('sha256');
+    let byteSize = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        byteSize += chunk.length;
+        if (options.limitBytes !== undefined && byteSize > options.limitBytes) {
+          callback(new BlobTooLargeError(options.limitBytes));
+          return;
+        }
+        hash.update(chunk);
+        callback(null, chunk);
+      },
+    });
+    try {
+      await pipeline(source, meter, fs.createWriteStream(stagingPath, { flags: 'wx' }));
+    } catch (error) {
+      await fs.promises.rm(stagingPath, { force: true });
+      throw error;
+    }
+    const sha256 = hash.digest('hex');
+    return {
+      sha256,
+      byteSize,
+      stagingPath,
+      async commit() {
+        const finalPath = pathFor(sha256);
+        await fs.promises.mkdir(path.dirname(finalPath), { recursive: true });
+        // rename is atomic within one file system; an identical blob already there is the same bytes.
+        await fs.promises.rename(stagingPath, finalPath);
+        return { sha256, byteSize, path: finalPath };
+      },
+      async discard() {
+        await fs.promises.rm(stagingPath, { force: true });
+      },
+    };
+  }
+
+  return {
+    stage,
+    async put(source, options) {
+      const staged = await stage(source, options);
+      return staged.commit();
+    },
+    pathFor,
+    async exists(sha256) {
+      try {
+        await fs.promises.access(pathFor(sha256));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    read(sha256) {
+      return fs.createReadStream(pathFor(sha256));
+    },
+  };
+}

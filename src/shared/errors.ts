@@ -1,0 +1,130 @@
+/**
+ * The one error family every caller-visible failure belongs to. `name` is a stable
+ * `Resource.Reason` string that both faces report unchanged; `context` holds only details that
+ * are safe to show the caller (field paths, limits, the current status), never internals.
+ *
+ * Which HTTP status a name maps to lives in one table (`httpStatusForError`), so that REST and
+ * GraphQL can never disagree about what kind of failure something is.
+ */
+export class DomainError extends Error {
+  override readonly name: string;
+  readonly description: string;
+  readonly context: Record<string, unknown>;
+
+  constructor(name: string, description: string, context: Record<string, unknown> = {}) {
+    super(description);
+    this.name = name;
+    this.description = description;
+    this.context = context;
+  }
+}
+
+export type ValidationIssue = { path: string; message: string };
+
+/** `Request.Invalid`: the request is malformed; every problem is listed in `context.issues`. */
+export class InvalidRequestError extends DomainError {
+  constructor(issues: ValidationIssue[], description = 'The request is invalid; see context.issues for every problem.') {
+    super('Request.Invalid', description, { issues });
+  }
+}
+
+/** `Request.IdempotencyKeyReused`: the Idempotency-Key was already used with a different request. */
+export class IdempotencyKeyReusedError extends DomainError {
+  constructor(key: string) {
+    super(
+      'Request.IdempotencyKeyReused',
+      'This Idempotency-Key was already used with a different request within the last 24 hours.',
+      { idempotencyKey: key },
+    );
+  }
+}
+
+/** `Request.IdempotencyKeyInFlight`: the first request with this key is still being processed. */
+export class IdempotencyKeyInFlightError extends DomainError {
+  constructor(key: string) {
+    super(
+      'Request.IdempotencyKeyInFlight',
+      'A request with this Idempotency-Key is still being processed; retry after it completes.',
+      { idempotencyKey: key },
+    );
+  }
+}
+
+/** `Request.PayloadTooLarge`: a JSON body beyond the accepted size. */
+export class PayloadTooLargeError extends DomainError {
+  constructor(limitBytes: number) {
+    super('Request.PayloadTooLarge', `The request body exceeds ${limitBytes} bytes.`, { limitBytes });
+  }
+}
+
+/** `Route.NotFound`: no REST route matches the method and path. */
+export class RouteNotFoundError extends DomainError {
+  constructor(method: string, path: string) {
+    super('Route.NotFound', `No route matches ${method} ${path}.`, { method, path });
+  }
+}
+
+/** `Auth.MissingApiKey`: the request carries no X-Service-Api-Key header. */
+export class MissingApiKeyError extends DomainError {
+  constructor() {
+    super('Auth.MissingApiKey', 'This operation needs the team API key in the X-Service-Api-Key header.');
+  }
+}
+
+/** `Auth.InvalidApiKey`: the key is unknown or revoked (deliberately not told apart). */
+export class InvalidApiKeyError extends DomainError {
+  constructor() {
+    super('Auth.InvalidApiKey', 'The API key in X-Service-Api-Key is not valid (unknown or revoked).');
+  }
+}
+
+/** `Server.Internal`: an unexpected failure; the details are only in the server log. */
+export class InternalServerError extends DomainError {
+  constructor() {
+    super('Server.Internal', 'An unexpected error occurred. It has been logged; quote the requestId when reporting it.');
+  }
+}
+
+/** `Server.Unavailable`: a dependency (the database) cannot be reached right now. */
+export class ServiceUnavailableError extends DomainError {
+  constructor() {
+    super('Server.Unavailable', 'The service is temporarily unable to reach its database; retry shortly.');
+  }
+}
+
+/**
+ * The one table from error names to HTTP statuses (contract §4). Exact names first, then the
+ * `*.Reason` suffix rules, then 400 for anything else a caller caused.
+ */
+const statusByName: Record<string, number> = {
+  'Request.Invalid': 400,
+  'Request.PayloadTooLarge': 413,
+  'Request.IdempotencyKeyReused': 409,
+  'Request.IdempotencyKeyInFlight': 409,
+  'Request.RateLimited': 429,
+  'Route.NotFound': 404,
+  'Auth.MissingApiKey': 401,
+  'Auth.InvalidApiKey': 401,
+  'Document.TooLarge': 413,
+  'Document.NotPdf': 415,
+  'Document.InvalidPdf': 422,
+  'Document.Encrypted': 422,
+  'Envelope.NotDraft': 409,
+  'Envelope.Closed': 409,
+  'Envelope.NotSendable': 409,
+  'Envelope.NotFinalized': 409,
+  'Envelope.NotDeletable': 409,
+  'Envelope.AuditNotFound': 404,
+  'Sandbox.Disabled': 403,
+  'Server.Internal': 500,
+  'Server.Unavailable': 503,
+};
+
+export function httpStatusForError(name: string): number {
+  const exact = statusByName[name];
+  if (exact !== undefined) return exact;
+  const reason = name.slice(name.indexOf('.') + 1);
+  if (reason === 'NotFound') return 404;
+  if (reason.endsWith('Bound') || reason === 'Conflict' || reason.startsWith('Duplicate')) return 409;
+  return 400;
+}
