@@ -53,7 +53,10 @@ const app = createApp({
   blobStore: createFileBlobStore(path.join(config.dataDir, 'blobs')),
 });
 const running = await listen(app, { port: config.port });
-logger.info({ url: config.publicUrl, port: config.port }, `listening: GraphQL and GraphiQL at ${config.publicUrl}/graphql, REST at ${config.publicUrl}/api/v1/key`);
+logger.info(
+  { address: running.url, publicUrl: config.publicUrl },
+  `listening on ${running.url}: GraphQL and GraphiQL at ${config.publicUrl}/graphql, REST at ${config.publicUrl}/api/v1/key`,
+);
 
 let shuttingDown = false;
 async function shutdown(signal: string) {

@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { DomainError, httpStatusForError } from '../shared/errors.ts';
+import { type DomainError, httpStatusForError } from '../shared/errors.ts';
 import { normalizeError } from '../shared/normalize-error.ts';
 import type { Logger } from '../shared/logger.ts';
 
@@ -10,13 +10,26 @@ import type { Logger } from '../shared/logger.ts';
  */
 export function createErrorMask(logger: Logger) {
   return (error: unknown): Error => {
-    if (error instanceof GraphQLError && !(error.originalError instanceof Error)) return error;
-    const original = error instanceof GraphQLError ? error.originalError : error;
-    if (original instanceof GraphQLError) return original;
-    const requestId = (error instanceof GraphQLError && (error.extensions?.requestId as string)) || undefined;
-    const domainError = normalizeError(original, logger);
-    return toGraphQLError(domainError, error instanceof GraphQLError ? error : undefined, requestId);
+    const original = innermostError(error);
+    // Errors graphql-js raised itself (syntax, validation, bad variable values) are the
+    // client's to see. Checked by name, not instanceof: a second copy of graphql (ESM and CJS
+    // builds) must not turn them into Server.Internal.
+    if (original.name === 'GraphQLError') return error as Error;
+    const located = error instanceof Error && error.name === 'GraphQLError' ? (error as GraphQLError) : undefined;
+    const requestId = (located?.extensions?.requestId as string | undefined) || undefined;
+    return toGraphQLError(normalizeError(original, logger), located, requestId);
   };
+}
+
+/** Follows `originalError` links down to the error that was actually thrown. */
+function innermostError(error: unknown): Error {
+  let current: unknown = error;
+  for (let depth = 0; depth < 10; depth += 1) {
+    const next = (current as { originalError?: unknown } | null)?.originalError;
+    if (!(next instanceof Error)) break;
+    current = next;
+  }
+  return current instanceof Error ? current : new Error(String(current));
 }
 
 function toGraphQLError(domainError: DomainError, located: GraphQLError | undefined, requestId: string | undefined): GraphQLError {

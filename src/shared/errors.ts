@@ -103,6 +103,7 @@ const statusByName: Record<string, number> = {
   'Request.IdempotencyKeyInFlight': 409,
   'Request.RateLimited': 429,
   'Route.NotFound': 404,
+  'Route.MethodNotAllowed': 405,
   'Auth.MissingApiKey': 401,
   'Auth.InvalidApiKey': 401,
   'Document.TooLarge': 413,

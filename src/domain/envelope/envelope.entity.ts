@@ -44,11 +44,14 @@ export const EnvelopeSchema = defineEntity({
     { name: 'envelope_team_status_created_idx', properties: ['team', 'status', 'createdAt', 'id'] },
   ],
   checks: [
-    { name: 'envelope_expiration_period_days_check', expression: 'expiration_period_days between 1 and 90' },
+    { name: 'envelope_expiration_period_days_check', expression: 'expiration_period_days >= 1 and expiration_period_days <= 90' },
     {
       name: 'envelope_reminder_days_check',
-      expression:
-        'reminder_initial_delay_days between 0 and 30 and reminder_repeat_interval_days between 0 and 30 and reminder_before_expiration_days between 0 and 30',
+      expression: [
+        'reminder_initial_delay_days >= 0 and reminder_initial_delay_days <= 30',
+        'reminder_repeat_interval_days >= 0 and reminder_repeat_interval_days <= 30',
+        'reminder_before_expiration_days >= 0 and reminder_before_expiration_days <= 30',
+      ].join(' and '),
     },
   ],
 });

@@ -23,9 +23,9 @@ export const FieldViewSchema = defineEntity({
     height: p.double(),
   },
   indexes: [{ name: 'field_view_field_position_idx', properties: ['field', 'position'] }],
-  checks: [
-    { name: 'field_view_geometry_check', expression: 'page >= 0 and x >= 0 and y >= 0 and width > 0 and height > 0' },
-  ],
+  // Box geometry (inside the page, positive size) is checked by the field service against the
+  // page size; the database only guards the page index.
+  checks: [{ name: 'field_view_page_check', expression: 'page >= 0' }],
 });
 
 export class FieldView extends FieldViewSchema.class {}

@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261122000200_initial extends Migration {
+export class Migration20261122000624_initial extends Migration {
 
-  override name = 'Migration20261122000200_initial';
+  override name = 'Migration20261122000624_initial';
 
   override up(): void | Promise<void> {
     this.addSql(`create table "audit_event" ("id" uuid not null, "team_id" uuid not null, "stream_id" uuid not null, "envelope_id" uuid null, "seq" int not null, "type" varchar(64) not null, "at" timestamptz not null, "actor_type" text not null, "actor_id" varchar(64) null, "ip" varchar(64) null, "user_agent" varchar(512) null, "details" jsonb not null default '{}', "prev_hash" varchar(64) not null, "hash" varchar(64) not null, primary key ("id"));`);
@@ -96,8 +96,8 @@ export class Migration20261122000200_initial extends Migration {
 
     this.addSql(`alter table "envelope" add constraint "envelope_team_id_foreign" foreign key ("team_id") references "team" ("id") on delete cascade;`);
     this.addSql(`alter table "envelope" add constraint "envelope_template_id_foreign" foreign key ("template_id") references "template" ("id") on delete set null;`);
-    this.addSql(`alter table "envelope" add constraint "envelope_expiration_period_days_check" check (expiration_period_days between 1 and 90);`);
-    this.addSql(`alter table "envelope" add constraint "envelope_reminder_days_check" check (reminder_initial_delay_days between 0 and 30 and reminder_repeat_interval_days between 0 and 30 and reminder_before_expiration_days between 0 and 30);`);
+    this.addSql(`alter table "envelope" add constraint "envelope_expiration_period_days_check" check (expiration_period_days >= 1 and expiration_period_days <= 90);`);
+    this.addSql(`alter table "envelope" add constraint "envelope_reminder_days_check" check (reminder_initial_delay_days >= 0 and reminder_initial_delay_days <= 30 and reminder_repeat_interval_days >= 0 and reminder_repeat_interval_days <= 30 and reminder_before_expiration_days >= 0 and reminder_before_expiration_days <= 30);`);
     this.addSql(`alter table "envelope" add constraint "envelope_status_check" check ("status" in ('draft', 'sent', 'finalized', 'voided', 'expired'));`);
 
     this.addSql(`alter table "recipient" add constraint "recipient_envelope_id_foreign" foreign key ("envelope_id") references "envelope" ("id") on delete cascade;`);
@@ -134,7 +134,7 @@ export class Migration20261122000200_initial extends Migration {
 
     this.addSql(`alter table "field_view" add constraint "field_view_field_id_foreign" foreign key ("field_id") references "field" ("id") on delete cascade;`);
     this.addSql(`alter table "field_view" add constraint "field_view_document_id_foreign" foreign key ("document_id") references "document" ("id") on delete cascade;`);
-    this.addSql(`alter table "field_view" add constraint "field_view_geometry_check" check (page >= 0 and x >= 0 and y >= 0 and width > 0 and height > 0);`);
+    this.addSql(`alter table "field_view" add constraint "field_view_page_check" check (page >= 0);`);
 
     this.addSql(`alter table "contact_group_member" add constraint "contact_group_member_group_id_foreign" foreign key ("group_id") references "contact_group" ("id") on update cascade on delete cascade;`);
     this.addSql(`alter table "contact_group_member" add constraint "contact_group_member_contact_id_foreign" foreign key ("contact_id") references "contact" ("id") on update cascade on delete cascade;`);

@@ -1,0 +1,71 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { restClient, startTestApp, type TestApp } from './helpers/harness.ts';
+
+const run = promisify(execFile);
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['src/cli/main.ts', ...args], {
+      env: { ...process.env, DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'silent' },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failure = error as { code: number; stdout: string; stderr: string };
+    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
+  }
+}
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => {
+  await app.close();
+});
+
+describe.skipIf(inject('databaseKind') === 'embedded')('the command line', () => {
+  it('creates a team whose key works, adds a second key, and revokes the first', async () => {
+    const created = await cli('team', 'create', '--name', 'Acme Legal');
+    expect(created.code).toBe(0);
+    const team = JSON.parse(created.stdout);
+    expect(team).toEqual({ workspaceId: expect.any(String), teamId: expect.any(String), keyId: expect.any(String), apiKey: expect.stringMatching(/^esk_/) });
+    const me = await restClient(app, team.apiKey).get('/me');
+    expect(me.body.payload.team).toMatchObject({ id: team.teamId, name: 'Acme Legal', workspaceId: team.workspaceId });
+
+    const second = JSON.parse((await cli('key', 'create', '--team', team.teamId, '--label', 'ci')).stdout);
+    expect(second).toEqual({ keyId: expect.any(String), teamId: team.teamId, apiKey: expect.stringMatching(/^esk_/) });
+    expect(second.apiKey).not.toBe(team.apiKey);
+
+    const revoked = await cli('key', 'revoke', '--key-id', team.keyId);
+    expect(revoked.code).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toEqual({ keyId: team.keyId, revokedAt: expect.any(String) });
+    expect((await restClient(app, team.apiKey).get('/me')).body.error.name).toBe('Auth.InvalidApiKey');
+    expect((await restClient(app, second.apiKey).get('/me')).status).toBe(200);
+  });
+
+  it('adds a team to an existing workspace', async () => {
+    const first = JSON.parse((await cli('team', 'create', '--name', 'First')).stdout);
+    const second = JSON.parse((await cli('team', 'create', '--name', 'Second', '--workspace', first.workspaceId)).stdout);
+    expect(second.workspaceId).toBe(first.workspaceId);
+    expect(second.teamId).not.toBe(first.teamId);
+  });
+
+  it('fails with one line and exit code 1 on bad input', async () => {
+    const unknownTeam = await cli('key', 'create', '--team', '00000000-0000-4000-8000-000000000000');
+    expect(unknownTeam.code).toBe(1);
+    expect(unknownTeam.stderr.trim()).toBe('Team.NotFound: No team has this id.');
+    const unknownWorkspace = await cli('team', 'create', '--name', 'X', '--workspace', 'nope');
+    expect(unknownWorkspace.code).toBe(1);
+    expect(unknownWorkspace.stderr).toContain('Workspace.NotFound');
+    const unknownKey = await cli('key', 'revoke', '--key-id', '00000000-0000-4000-8000-000000000000');
+    expect(unknownKey.stderr).toContain('ApiKey.NotFound');
+    const missingName = await cli('team', 'create');
+    expect(missingName.code).toBe(1);
+    expect(missingName.stderr).toContain('--name');
+    const nonsense = await cli('frobnicate');
+    expect(nonsense.code).toBe(1);
+    expect(nonsense.stderr).toContain('usage:');
+  });
+});

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+function problemFor(environment: Record<string, string>): string {
+  try {
+    loadConfig(environment);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected the configuration to be refused');
+}
+
+describe('configuration', () => {
+  it('has documented defaults', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(4000);
+    expect(config.publicUrl).toBe('http://localhost:4000');
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.dataDir).toBe(path.resolve('./.data'));
+    expect(config.logLevel).toBe('info');
+    expect(config.restErrorsHttp200).toBe(false);
+    expect(config.sandboxClock).toBe(false);
+  });
+
+  it('derives PUBLIC_URL from PORT and strips a trailing slash from an explicit one', () => {
+    expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
+    expect(loadConfig({ PUBLIC_URL: 'https://sign.example.com/' }).publicUrl).toBe('https://sign.example.com');
+  });
+
+  it('treats empty values as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '' }).port).toBe(4000);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /^Invalid configuration: PORT must be an integer between 0 and 65535 \(got "abc"\)$/],
+    [{ PORT: '70000' }, /^Invalid configuration: PORT /],
+    [{ PUBLIC_URL: 'ftp://x' }, /^Invalid configuration: PUBLIC_URL must be an absolute http\(s\) URL/],
+    [{ DATABASE_URL: 'mysql://x' }, /^Invalid configuration: DATABASE_URL must be a postgres:\/\//],
+    [{ LOG_LEVEL: 'loud' }, /^Invalid configuration: LOG_LEVEL must be one of/],
+    [{ REST_ERRORS_HTTP_200: 'maybe' }, /^Invalid configuration: REST_ERRORS_HTTP_200 must be one of true, false/],
+    [{ SMTP_URL: 'http://mail' }, /^Invalid configuration: SMTP_URL /],
+    [{ SEAL_P12: '/tmp/seal.p12' }, /^Invalid configuration: SEAL_P12_PASSWORD must be set when SEAL_P12 is set$/],
+  ])('refuses %o with one line naming the variable', (environment, expected) => {
+    const message = problemFor(environment);
+    expect(message).toMatch(expected);
+    expect(message).not.toContain('\n');
+  });
+
+  it('reads boolean flags', () => {
+    expect(loadConfig({ REST_ERRORS_HTTP_200: 'true', SANDBOX_CLOCK: '1' })).toMatchObject({ restErrorsHttp200: true, sandboxClock: true });
+  });
+});

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { GraphQLError } from 'graphql';
+import { createErrorMask } from '../src/graphql/errors.ts';
+import { errorResponse } from '../src/rest/respond.ts';
+import { DomainError, httpStatusForError, InvalidRequestError } from '../src/shared/errors.ts';
+import { createLogger } from '../src/shared/logger.ts';
+import { normalizeError } from '../src/shared/normalize-error.ts';
+
+const silent = createLogger('silent');
+
+describe('the error model', () => {
+  it.each([
+    ['Request.Invalid', 400],
+    ['Auth.MissingApiKey', 401],
+    ['Auth.InvalidApiKey', 401],
+    ['Envelope.NotFound', 404],
+    ['Template.NotFound', 404],
+    ['Envelope.NotDraft', 409],
+    ['Envelope.Closed', 409],
+    ['Envelope.NotDeletable', 409],
+    ['Recipient.HostRecipientBound', 409],
+    ['Recipient.DelegatorRecipientBound', 409],
+    ['Request.IdempotencyKeyReused', 409],
+    ['Document.TooLarge', 413],
+    ['Document.NotPdf', 415],
+    ['Document.InvalidPdf', 422],
+    ['Document.Encrypted', 422],
+    ['Request.RateLimited', 429],
+    ['Server.Internal', 500],
+  ])('maps %s to HTTP %i', (name, status) => {
+    expect(httpStatusForError(name)).toBe(status);
+  });
+
+  it('never leaks an unexpected error: REST shows Server.Internal with a request id only', async () => {
+    const leaked = new Error('password=hunter2 at db.internal:5432');
+    const response = errorResponse(normalizeError(leaked, silent), { requestId: 'req-1', alwaysHttp200: false });
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(text).not.toContain('hunter2');
+    expect(JSON.parse(text)).toEqual({
+      version: '1',
+      success: false,
+      error: { name: 'Server.Internal', description: expect.any(String), context: { requestId: 'req-1' } },
+    });
+  });
+
+  it('masks unexpected GraphQL resolver errors and passes domain errors with their name and context', () => {
+    const mask = createErrorMask(silent);
+    const hidden = mask(new GraphQLError('boom', { originalError: new Error('secret internals') })) as GraphQLError;
+    expect(hidden.message).not.toContain('secret');
+    expect(hidden.extensions.code).toBe('Server.Internal');
+    const domain = mask(
+      new GraphQLError('x', { originalError: new InvalidRequestError([{ path: 'name', message: 'too short' }]) }),
+    ) as GraphQLError;
+    expect(domain.extensions).toMatchObject({ code: 'Request.Invalid', context: { issues: [{ path: 'name', message: 'too short' }] } });
+    const validation = new GraphQLError('Cannot query field "nope" on type "Query".');
+    expect(mask(validation)).toBe(validation);
+  });
+
+  it('keeps the body identical when errors are forced to HTTP 200', async () => {
+    const error = new DomainError('Envelope.NotFound', 'No envelope with this id.', { envelopeId: 'x' });
+    const normal = errorResponse(error, { requestId: 'r', alwaysHttp200: false });
+    const legacy = errorResponse(error, { requestId: 'r', alwaysHttp200: true });
+    expect(normal.status).toBe(404);
+    expect(legacy.status).toBe(200);
+    expect(await legacy.text()).toBe(await normal.text());
+  });
+});

@@ -1,0 +1,75 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import net from 'node:net';
+import pg from 'pg';
+import { MikroORM } from '@mikro-orm/postgresql';
+import type { TestProject } from 'vitest/node';
+import { createOrmConfig } from '../../mikro-orm.config.ts';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded-postgres.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    databaseKind: 'server' | 'embedded';
+  }
+}
+
+function canConnect(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port, timeout: 1000 });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
+
+/**
+ * Tests run against a real PostgreSQL server when one is reachable (DATABASE_URL, or the local
+ * 127.0.0.1:5432 these machines have), in a database created for this run and dropped after it;
+ * otherwise against the embedded PostgreSQL. Migrations are applied once, here: that is also
+ * the "migrations apply to an empty database" check every run makes.
+ */
+export default async function setup(project: TestProject) {
+  const serverUrl = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
+  let databaseUrl: string;
+  let teardown: () => Promise<void>;
+  let embedded: EmbeddedPostgres | undefined;
+  if (await canConnect(serverUrl.hostname, Number(serverUrl.port || 5432))) {
+    const databaseName = `envelope_test_${Date.now()}_${process.pid}`;
+    const admin = new pg.Client({ connectionString: serverUrl.toString() });
+    await admin.connect();
+    await admin.query(`create database ${databaseName}`);
+    await admin.end();
+    const testUrl = new URL(serverUrl);
+    testUrl.pathname = `/${databaseName}`;
+    databaseUrl = testUrl.toString();
+    project.provide('databaseKind', 'server');
+    teardown = async () => {
+      const cleanup = new pg.Client({ connectionString: serverUrl.toString() });
+      await cleanup.connect();
+      await cleanup.query(`drop database if exists ${databaseName} with (force)`);
+      await cleanup.end();
+    };
+  } else {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-test-'));
+    embedded = await startEmbeddedPostgres(directory);
+    databaseUrl = embedded.url;
+    project.provide('databaseKind', 'embedded');
+    teardown = async () => {
+      await embedded?.stop();
+      fs.rmSync(directory, { recursive: true, force: true });
+    };
+  }
+  const orm = await MikroORM.init(createOrmConfig({ clientUrl: databaseUrl, poolMax: 1 }));
+  await orm.migrator.up();
+  await orm.close(true);
+  project.provide('databaseUrl', databaseUrl);
+  return teardown;
+}

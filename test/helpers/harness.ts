@@ -1,0 +1,134 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { MikroORM } from '@mikro-orm/postgresql';
+import { createOrmConfig } from '../../mikro-orm.config.ts';
+import { createApp } from '../../src/app.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import type { AppDependencies } from '../../src/context.ts';
+import { createTeam } from '../../src/domain/team/team.service.ts';
+import { listen } from '../../src/server.ts';
+import { createFileBlobStore } from '../../src/shared/blob-store.ts';
+import { createClock } from '../../src/shared/clock.ts';
+import { createLogger } from '../../src/shared/logger.ts';
+
+export type TestApp = {
+  url: string;
+  orm: MikroORM;
+  dependencies: AppDependencies;
+  dataDir: string;
+  /** SQL statements seen since the last `resetStatements()` (only with `countStatements`). */
+  statements: string[];
+  resetStatements(): void;
+  close(): Promise<void>;
+};
+
+/**
+ * Starts the real app on a free port against the run's test database (see global-setup). Each
+ * test file gets its own app and data directory; tests seed their own teams.
+ */
+export async function startTestApp(options: { env?: Record<string, string>; countStatements?: boolean } = {}): Promise<TestApp> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-app-'));
+  const config: Config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...options.env });
+  const statements: string[] = [];
+  const orm = await MikroORM.init(
+    createOrmConfig({
+      clientUrl: inject('databaseUrl'),
+      poolMax: inject('databaseKind') === 'embedded' ? 1 : 10,
+      onQuery: options.countStatements
+        ? (message) => {
+            // MikroORM logs each statement as "[query] <sql> [took N ms]".
+            if (message.includes('[query]')) statements.push(message);
+          }
+        : undefined,
+    }),
+  );
+  const dependencies: AppDependencies = {
+    orm,
+    config,
+    logger: createLogger('silent'),
+    clock: createClock(),
+    blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
+  };
+  const app = createApp(dependencies);
+  const running = await listen(app, { port: 0, host: '127.0.0.1' });
+  return {
+    url: running.url,
+    orm,
+    dependencies,
+    dataDir,
+    statements,
+    resetStatements: () => statements.splice(0, statements.length),
+    async close() {
+      await running.close(1000);
+      await orm.close(true);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type SeededTeam = { teamId: string; workspaceId: string; apiKey: string; keyId: string };
+
+/** A fresh team with its own key: tests never share data. */
+export async function seedTeam(app: TestApp, options: { workspaceId?: string } = {}): Promise<SeededTeam> {
+  const created = await createTeam(app.orm.em.fork(), { name: `Team ${Math.random().toString(36).slice(2, 8)}`, workspaceId: options.workspaceId });
+  return { teamId: created.teamId, workspaceId: created.workspaceId, apiKey: created.apiKey, keyId: created.keyId };
+}
+
+export type RestResult = { status: number; headers: Headers; body: any };
+
+/** A REST caller for one key, speaking the contract's JSON body. */
+export function restClient(app: TestApp, apiKey: string | undefined) {
+  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<RestResult> {
+    const response = await fetch(`${app.url}/api/v1/key${path}`, {
+      method,
+      headers: {
+        ...(apiKey === undefined ? {} : { 'x-service-api-key': apiKey }),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // binary or plain bodies stay as text
+    }
+    return { status: response.status, headers: response.headers, body: parsed };
+  }
+  return {
+    call,
+    get: (path: string, headers?: Record<string, string>) => call('GET', path, undefined, headers),
+    post: (path: string, body?: unknown, headers?: Record<string, string>) => call('POST', path, body, headers),
+    put: (path: string, body?: unknown, headers?: Record<string, string>) => call('PUT', path, body, headers),
+    patch: (path: string, body?: unknown, headers?: Record<string, string>) => call('PATCH', path, body, headers),
+    delete: (path: string, headers?: Record<string, string>) => call('DELETE', path, undefined, headers),
+  };
+}
+
+export type GraphQLResult = { status: number; data: any; errors: any[] | undefined };
+
+/** A GraphQL caller for one key, over HTTP POST. */
+export function graphqlClient(app: TestApp, apiKey: string | undefined) {
+  return async function query(document: string, variables: Record<string, unknown> = {}): Promise<GraphQLResult> {
+    const response = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json, application/json',
+        ...(apiKey === undefined ? {} : { 'x-service-api-key': apiKey }),
+      },
+      body: JSON.stringify({ query: document, variables }),
+    });
+    const json = (await response.json()) as { data?: unknown; errors?: any[] };
+    return { status: response.status, data: json.data, errors: json.errors };
+  };
+}
+
+/** The name of the first GraphQL error (`extensions.code`), as REST would report it. */
+export function firstErrorName(result: GraphQLResult): string | undefined {
+  return result.errors?.[0]?.extensions?.code;
+}

@@ -1,0 +1,22 @@
+import { createRequire } from 'node:module';
+import { defineConfig } from 'vitest/config';
+
+const require = createRequire(import.meta.url);
+
+export default defineConfig({
+  resolve: {
+    // graphql 16 has no "exports": Node resolves it to the CommonJS build for the libraries
+    // (yoga, Pothos), while Vite would pick the ESM build for our sources. Two copies of
+    // graphql break instanceof checks, so everything gets the one Node uses in production.
+    alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
+  },
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/helpers/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Each file starts its own app on a free port against the shared test database; files seed
+    // their own teams, so they can run side by side.
+    pool: 'forks',
+  },
+});
