@@ -22,6 +22,8 @@ export type Config = {
   maxDocumentBytes: number;
   /** How long a request may wait for a database connection before failing instead of hanging. */
   databaseAcquireTimeoutMs: number;
+  /** Keys the audit hash chain; undefined means "generate one once under dataDir". */
+  auditHmacKey: string | undefined;
 };
 
 export class ConfigError extends Error {
@@ -67,6 +69,7 @@ const variables = {
     .int('must be a positive integer (milliseconds)')
     .positive('must be a positive integer (milliseconds)')
     .default(15_000),
+  AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
 const MAX_DOCUMENT_BYTES = 48 * 1024 * 1024;
@@ -104,5 +107,6 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     sandboxClock: values.SANDBOX_CLOCK as boolean,
     maxDocumentBytes: MAX_DOCUMENT_BYTES,
     databaseAcquireTimeoutMs: values.DATABASE_ACQUIRE_TIMEOUT_MS as number,
+    auditHmacKey: values.AUDIT_HMAC_KEY as string | undefined,
   };
 }

@@ -6,6 +6,8 @@ import { MissingApiKeyError } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
 import { createLoaders, type Loaders } from './loaders.ts';
 import type { BlobStore } from './shared/blob-store.ts';
+import type { RequestMetadata } from './shared/request-metadata.ts';
+import type { ServiceContext } from './domain/service-context.ts';
 
 /** What the process shares between requests: built once in main, passed to the app. */
 export type AppDependencies = {
@@ -14,14 +16,11 @@ export type AppDependencies = {
   logger: Logger;
   clock: Clock;
   blobStore: BlobStore;
+  /** Keys the audit hash chain (see domain/audit). */
+  auditKey: Buffer;
 };
 
-/** Who is calling, where from: carried into every audit event. */
-export type RequestMetadata = {
-  requestId: string;
-  ip: string | null;
-  userAgent: string | null;
-};
+export type { RequestMetadata };
 
 /**
  * The one request context both faces use. `em` is a fresh fork per request, so no identity map
@@ -29,13 +28,16 @@ export type RequestMetadata = {
  * introspection work without a key; every team operation asks for the caller first) and at most
  * once per request.
  */
-export type RequestContext = AppDependencies & {
-  em: EntityManager;
-  metadata: RequestMetadata;
-  log: Logger;
-  loaders: Loaders;
-  caller(): Promise<TeamCaller>;
-};
+export type RequestContext = AppDependencies &
+  ServiceContext & {
+    em: EntityManager;
+    metadata: RequestMetadata;
+    log: Logger;
+    loaders: Loaders;
+    caller(): Promise<TeamCaller>;
+    /** The `Idempotency-Key` header, for creating writes on either face. */
+    idempotencyKey: string | undefined;
+  };
 
 export function createRequestContext(
   dependencies: AppDependencies,
@@ -50,6 +52,8 @@ export function createRequestContext(
     metadata,
     log: dependencies.logger.child({ requestId: metadata.requestId }),
     loaders: createLoaders(em),
+    limits: { maxDocumentBytes: dependencies.config.maxDocumentBytes },
+    idempotencyKey: headers.get('idempotency-key') ?? undefined,
     caller() {
       if (!callerPromise) {
         callerPromise = apiKey === '' ? Promise.reject(new MissingApiKeyError()) : authenticateApiKey(em, apiKey);

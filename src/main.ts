@@ -8,6 +8,7 @@ import { listen } from './server.ts';
 import { createFileBlobStore } from './shared/blob-store.ts';
 import { createClock } from './shared/clock.ts';
 import { createLogger } from './shared/logger.ts';
+import { loadAuditKey } from './shared/secret-file.ts';
 
 // Start: configuration → database → app → listen. Nothing else happens here.
 let config;
@@ -51,8 +52,9 @@ const app = createApp({
   logger,
   clock: createClock(),
   blobStore: createFileBlobStore(path.join(config.dataDir, 'blobs')),
+  auditKey: loadAuditKey(config),
 });
-const running = await listen(app, { port: config.port });
+const running = await listen(app, { port: config.port, maxUploadBytes: config.maxDocumentBytes });
 logger.info(
   { address: running.url, publicUrl: config.publicUrl },
   `listening on ${running.url}: GraphQL and GraphiQL at ${config.publicUrl}/graphql, REST at ${config.publicUrl}/api/v1/key`,

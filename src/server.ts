@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { App } from './app.ts';
+import { withGraphQLUploads } from './graphql/uploads.ts';
 
 export type RunningServer = {
   server: http.Server;
@@ -10,8 +11,11 @@ export type RunningServer = {
 };
 
 /** Puts the app behind a Node HTTP server. Port 0 picks a free port (tests). */
-export async function listen(app: App, { port, host }: { port: number; host?: string }): Promise<RunningServer> {
-  const server = http.createServer(app);
+export async function listen(
+  app: App,
+  { port, host, maxUploadBytes }: { port: number; host?: string; maxUploadBytes: number },
+): Promise<RunningServer> {
+  const server = http.createServer(withGraphQLUploads(app, { graphqlPath: app.graphqlEndpoint, maxFileBytes: maxUploadBytes }));
   // Uploads of 48 MB on slow links must not be cut off by Node's default 5-minute request timeout.
   server.requestTimeout = 30 * 60 * 1000;
   server.headersTimeout = 60 * 1000;

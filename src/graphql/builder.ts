@@ -1,4 +1,5 @@
 import SchemaBuilder from '@pothos/core';
+import type { Upload } from 'graphql-upload-minimal';
 import type { RequestContext } from '../context.ts';
 
 /**
@@ -12,6 +13,7 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     JSONObject: { Input: Record<string, unknown>; Output: Record<string, unknown> };
+    Upload: { Input: Upload; Output: never };
   };
 }>({
   defaultFieldNullability: false,
@@ -19,3 +21,4 @@ export const builder = new SchemaBuilder<{
 });
 
 builder.queryType({ description: 'Reads. Every field needs the team key in X-Service-Api-Key unless noted.' });
+builder.mutationType({ description: 'Writes. Each mirrors one REST operation of /api/v1/key and follows the same rules.' });

@@ -14,9 +14,9 @@ export type StoredBlob = { sha256: string; byteSize: number; path: string };
  * renamed into place, so a reader never sees a partial file and a crash leaves only a temp file.
  */
 export type BlobStore = {
-  /** Streams `source` to storage while hashing; `inspect` sees the bytes as they pass. */
+  /** Streams `source` to storage while hashing. */
   put(source: Readable, options?: { limitBytes?: number }): Promise<StoredBlob>;
-  /** Writes to a staging file first, lets `accept` examine it, then stores it under its hash. */
+  /** Writes to a staging file first (hashing as it goes), so the caller can examine it before storing it. */
   stage(source: Readable, options?: { limitBytes?: number }): Promise<StagedBlob>;
   pathFor(sha256: string): string;
   exists(sha256: string): Promise<boolean>;
@@ -50,15 +50,24 @@ export function createFileBlobStore(rootDirectory: string): BlobStore {
     const stagingPath = path.join(temporaryDirectory, `${newId()}.part`);
     const hash = createHash('sha256');
     let byteSize = 0;
+    let overflowed = false;
     const meter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         byteSize += chunk.length;
-        if (options.limitBytes !== undefined && byteSize > options.limitBytes) {
-          callback(new BlobTooLargeError(options.limitBytes));
+        const limit = options.limitBytes;
+        if (limit !== undefined && byteSize > limit) {
+          // Past the limit the rest is read and dropped rather than failing at once, so the
+          // caller's request body is consumed and a clean answer can follow. Far past it, give up
+          // reading (a body many times the limit is not a mistake worth draining).
+          overflowed = true;
+          callback(byteSize > limit * 2 ? new BlobTooLargeError(limit) : null);
           return;
         }
         hash.update(chunk);
         callback(null, chunk);
+      },
+      flush(callback) {
+        callback(overflowed ? new BlobTooLargeError(options.limitBytes ?? 0) : null);
       },
     });
     try {

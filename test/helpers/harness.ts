@@ -50,9 +50,10 @@ export async function startTestApp(options: { env?: Record<string, string>; coun
     logger: createLogger('silent'),
     clock: createClock(),
     blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
+    auditKey: Buffer.from('test-audit-key-0123456789abcdef0123456789'),
   };
   const app = createApp(dependencies);
-  const running = await listen(app, { port: 0, host: '127.0.0.1' });
+  const running = await listen(app, { port: 0, host: '127.0.0.1', maxUploadBytes: config.maxDocumentBytes });
   return {
     url: running.url,
     orm,

@@ -10,9 +10,7 @@ export const closedEnvelopeStatuses: readonly EnvelopeStatus[] = ['finalized', '
 /**
  * One signing session. `status` only moves through guarded single-row updates
  * (`update ... where status = <expected>`), never read-then-write; `version` guards draft edits
- * made concurrently through the ORM. `auditSequence` is the last audit sequence number handed
- * out for this envelope: incrementing it in the same statement that reads it serialises
- * appends to the hash chain.
+ * made concurrently through the ORM.
  */
 export const EnvelopeSchema = defineEntity({
   name: 'Envelope',
@@ -35,7 +33,6 @@ export const EnvelopeSchema = defineEntity({
     voidedAt: p.datetime().nullable(),
     voidReason: p.text().nullable(),
     expiredAt: p.datetime().nullable(),
-    auditSequence: p.integer().default(0),
     version: p.integer().version(),
   },
   indexes: [

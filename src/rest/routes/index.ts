@@ -1,5 +1,9 @@
 import type { RestRoute } from '../router.ts';
+import { documentRoutes } from './documents.ts';
+import { envelopeRoutes } from './envelopes.ts';
+import { fieldRoutes } from './fields.ts';
+import { recipientRoutes } from './recipients.ts';
 import { teamRoutes } from './team.ts';
 
 /** Every REST route, by feature. */
-export const restRoutes: RestRoute[] = [...teamRoutes];
+export const restRoutes: RestRoute[] = [...teamRoutes, ...envelopeRoutes, ...documentRoutes, ...recipientRoutes, ...fieldRoutes];

@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261122000624_initial extends Migration {
+export class Migration20261122001538_initial extends Migration {
 
-  override name = 'Migration20261122000624_initial';
+  override name = 'Migration20261122001538_initial';
 
   override up(): void | Promise<void> {
     this.addSql(`create table "audit_event" ("id" uuid not null, "team_id" uuid not null, "stream_id" uuid not null, "envelope_id" uuid null, "seq" int not null, "type" varchar(64) not null, "at" timestamptz not null, "actor_type" text not null, "actor_id" varchar(64) null, "ip" varchar(64) null, "user_agent" varchar(512) null, "details" jsonb not null default '{}', "prev_hash" varchar(64) not null, "hash" varchar(64) not null, primary key ("id"));`);
@@ -29,7 +29,7 @@ export class Migration20261122000624_initial extends Migration {
     this.addSql(`create table "team_user" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "team_id" uuid not null, "name" varchar(200) not null, "email" varchar(320) not null, "phone" varchar(20) null, "locale" varchar(5) not null default 'en-US', primary key ("id"));`);
     this.addSql(`alter table "team_user" add constraint "team_user_team_email_unique" unique ("team_id", "email");`);
 
-    this.addSql(`create table "envelope" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "team_id" uuid not null, "template_id" uuid null, "name" varchar(48) not null, "status" text not null default 'draft', "expiration_period_days" int not null, "reminder_initial_delay_days" int not null default 0, "reminder_repeat_interval_days" int not null default 0, "reminder_before_expiration_days" int not null default 0, "context" jsonb not null default '{}', "sent_at" timestamptz null, "expires_at" timestamptz null, "completed_at" timestamptz null, "voided_at" timestamptz null, "void_reason" text null, "expired_at" timestamptz null, "audit_sequence" int not null default 0, "version" int not null default 1, primary key ("id"));`);
+    this.addSql(`create table "envelope" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "team_id" uuid not null, "template_id" uuid null, "name" varchar(48) not null, "status" text not null default 'draft', "expiration_period_days" int not null, "reminder_initial_delay_days" int not null default 0, "reminder_repeat_interval_days" int not null default 0, "reminder_before_expiration_days" int not null default 0, "context" jsonb not null default '{}', "sent_at" timestamptz null, "expires_at" timestamptz null, "completed_at" timestamptz null, "voided_at" timestamptz null, "void_reason" text null, "expired_at" timestamptz null, "version" int not null default 1, primary key ("id"));`);
     this.addSql(`create index "envelope_template_id_index" on "envelope" ("template_id");`);
     this.addSql(`create index "envelope_expires_at_index" on "envelope" ("expires_at");`);
     this.addSql(`create index "envelope_team_created_idx" on "envelope" ("team_id", "created_at", "id");`);

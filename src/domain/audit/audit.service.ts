@@ -1,0 +1,110 @@
+import { createHmac } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { JsonObject } from '../../db/columns.ts';
+import type { RequestMetadata } from '../../shared/request-metadata.ts';
+import { AuditEvent, type AuditActorType } from './audit-event.entity.ts';
+
+export const GENESIS_HASH = '0'.repeat(64);
+
+export type AuditActor = { type: AuditActorType; id: string | null };
+
+export type AuditEventInput = {
+  teamId: string;
+  /** The envelope the event belongs to; null for team-level changes (templates, contacts). */
+  envelopeId: string | null;
+  type: string;
+  actor: AuditActor;
+  request: RequestMetadata | null;
+  details?: JsonObject;
+  at: Date;
+};
+
+/** JSON with keys sorted at every level: the same content always hashes the same. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, entry]) => entry !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([key, entry]) => `${JSON.stringify(key)}:${canonicalJson(entry)}`).join(',')}}`;
+}
+
+type HashedContent = Pick<
+  AuditEvent,
+  'streamId' | 'envelopeId' | 'teamId' | 'seq' | 'type' | 'at' | 'actorType' | 'actorId' | 'ip' | 'userAgent' | 'details' | 'prevHash'
+>;
+
+/** The chain link: HMAC over the previous hash and the event's canonical content. */
+export function hashAuditEvent(key: Buffer, event: HashedContent): string {
+  const content = canonicalJson({
+    streamId: event.streamId,
+    envelopeId: event.envelopeId,
+    teamId: event.teamId,
+    seq: event.seq,
+    type: event.type,
+    at: event.at.toISOString(),
+    actorType: event.actorType,
+    actorId: event.actorId,
+    ip: event.ip,
+    userAgent: event.userAgent,
+    details: event.details,
+    prevHash: event.prevHash,
+  });
+  return createHmac('sha256', key).update(content).digest('hex');
+}
+
+/**
+ * Appends one event to its chain (the envelope's, or the team's). Must run inside the
+ * transaction of the change it records, so an event exists exactly when its change committed.
+ *
+ * Invariant guarded here: `seq` has no gaps and no duplicates per chain, and each event's
+ * `prevHash` is its predecessor's hash. A transaction-scoped advisory lock on the chain id
+ * serialises concurrent appenders; reading the chain head happens only after taking it.
+ */
+export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, input: AuditEventInput): Promise<AuditEvent> {
+  if (!em.isInTransaction()) throw new Error('appendAuditEvent must run inside the transaction of the change it records');
+  const streamId = input.envelopeId ?? input.teamId;
+  await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [streamId], 'run');
+  const [head] = await em.execute<{ seq: number; hash: string }[]>(
+    'select seq, hash from audit_event where stream_id = ? order by seq desc limit 1',
+    [streamId],
+  );
+  const event = em.create(AuditEvent, {
+    teamId: input.teamId,
+    streamId,
+    envelopeId: input.envelopeId,
+    seq: (head?.seq ?? 0) + 1,
+    type: input.type,
+    at: input.at,
+    actorType: input.actor.type,
+    actorId: input.actor.id,
+    ip: input.request?.ip ?? null,
+    userAgent: input.request?.userAgent ?? null,
+    details: input.details ?? {},
+    prevHash: head?.hash ?? GENESIS_HASH,
+    hash: '',
+  });
+  event.hash = hashAuditEvent(auditKey, event);
+  em.persist(event);
+  return event;
+}
+
+export type ChainVerification = { valid: true; length: number; headHash: string } | { valid: false; brokenAtSeq: number; reason: string };
+
+/** Recomputes a chain and reports the first broken link (a rewritten, removed or reordered event). */
+export async function verifyAuditChain(em: EntityManager, auditKey: Buffer, streamId: string): Promise<ChainVerification> {
+  const events = await em.find(AuditEvent, { streamId }, { orderBy: { seq: 'asc' } });
+  let previousHash = GENESIS_HASH;
+  for (const [index, event] of events.entries()) {
+    if (event.seq !== index + 1) return { valid: false, brokenAtSeq: index + 1, reason: 'missing event' };
+    if (event.prevHash !== previousHash) return { valid: false, brokenAtSeq: event.seq, reason: 'previous hash does not match' };
+    if (hashAuditEvent(auditKey, event) !== event.hash) return { valid: false, brokenAtSeq: event.seq, reason: 'content does not match its hash' };
+    previousHash = event.hash;
+  }
+  return { valid: true, length: events.length, headHash: previousHash };
+}
+
+export async function listAuditEvents(em: EntityManager, streamId: string): Promise<AuditEvent[]> {
+  return em.find(AuditEvent, { streamId }, { orderBy: { seq: 'asc' } });
+}

@@ -1,0 +1,43 @@
+import { DomainError } from '../../shared/errors.ts';
+
+/** `Document.NotFound`: no document with this id in this envelope (or template). */
+export class DocumentNotFoundError extends DomainError {
+  constructor(documentId: string) {
+    super('Document.NotFound', 'No document with this id exists in this envelope.', { documentId });
+  }
+}
+
+/** `Document.TooLarge` (413): the upload is over the limit; nothing was stored. */
+export class DocumentTooLargeError extends DomainError {
+  constructor(limitBytes: number) {
+    super('Document.TooLarge', `The document is larger than ${limitBytes} bytes (48 MB); nothing was stored.`, { limitBytes });
+  }
+}
+
+/** `Document.NotPdf` (415): the bytes are not a PDF, whatever the file name or declared type. */
+export class DocumentNotPdfError extends DomainError {
+  constructor() {
+    super('Document.NotPdf', 'The uploaded file is not a PDF (checked by its content, not its name or type).');
+  }
+}
+
+/** `Document.InvalidPdf` (422): it starts like a PDF but is damaged or incomplete (e.g. truncated). */
+export class DocumentInvalidPdfError extends DomainError {
+  constructor(detail: string) {
+    super('Document.InvalidPdf', 'The PDF is damaged or incomplete and cannot be used.', { detail });
+  }
+}
+
+/** `Document.Encrypted` (422): password-protected or encrypted PDFs cannot be signed and sealed. */
+export class DocumentEncryptedError extends DomainError {
+  constructor() {
+    super('Document.Encrypted', 'The PDF is encrypted or password-protected; upload an unprotected copy.');
+  }
+}
+
+/** `Document.Missing` (400): a multipart upload without the `document` file part. */
+export class DocumentMissingError extends DomainError {
+  constructor() {
+    super('Document.Missing', 'The request has no file in the `document` part of the multipart body.');
+  }
+}

@@ -1,0 +1,210 @@
+import type { Readable } from 'node:stream';
+import { z } from 'zod';
+import { BlobTooLargeError, type StagedBlob } from '../../shared/blob-store.ts';
+import { isUuid } from '../../shared/ids.ts';
+import { Envelope } from '../envelope/envelope.entity.ts';
+import { EnvelopeNotDraftError } from '../envelope/envelope.errors.ts';
+import { auditChange, changeDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
+import { Field } from '../field/field.entity.ts';
+import { FieldView } from '../field/field-view.entity.ts';
+import { runIdempotently } from '../idempotency/idempotency.service.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { boundedInteger, boundedText, characterCount, jsonObject, parseInput } from '../validation.ts';
+import { Document } from './document.entity.ts';
+import {
+  DocumentEncryptedError,
+  DocumentInvalidPdfError,
+  DocumentNotFoundError,
+  DocumentNotPdfError,
+  DocumentTooLargeError,
+} from './document.errors.ts';
+import { inspectPdfFile, PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
+
+export const MAX_DOCUMENT_NAME_LENGTH = 140;
+
+/** An upload that arrived completely, is a readable unencrypted PDF, and is not stored yet. */
+export type StagedDocument = {
+  blob: StagedBlob;
+  filename: string | undefined;
+  inspection: PdfInspection;
+};
+
+/**
+ * Receives an upload for a draft envelope: checks the envelope first (so a wrong id costs no
+ * upload), streams the bytes to a staging file while hashing and counting (never holding the
+ * file in memory), then checks by content that it is a complete, unencrypted PDF and reads its
+ * page geometry. Anything refused is deleted at once: no partial file stays behind.
+ */
+export async function stageDocumentUpload(
+  context: ServiceContext,
+  options: { envelopeId: string; stream: Readable; filename: string | undefined },
+): Promise<StagedDocument> {
+  const caller = await context.caller();
+  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
+  if (envelope.status !== 'draft') throw new EnvelopeNotDraftError(envelope.id, envelope.status);
+  return stagePdf(context, options);
+}
+
+async function stagePdf(context: ServiceContext, options: { stream: Readable; filename: string | undefined }): Promise<StagedDocument> {
+  const limit = context.limits.maxDocumentBytes;
+  let blob: StagedBlob;
+  try {
+    blob = await context.blobStore.stage(options.stream, { limitBytes: limit });
+  } catch (error) {
+    if (error instanceof BlobTooLargeError) throw new DocumentTooLargeError(limit);
+    throw error;
+  }
+  try {
+    const inspection = await inspectPdfFile(blob.stagingPath);
+    return { blob, filename: options.filename, inspection };
+  } catch (error) {
+    await blob.discard();
+    if (error instanceof PdfInspectionError) {
+      if (error.reason === 'not_pdf') throw new DocumentNotPdfError();
+      if (error.reason === 'encrypted') throw new DocumentEncryptedError();
+      throw new DocumentInvalidPdfError(error.detail);
+    }
+    throw error;
+  }
+}
+
+const addDocumentInput = z.strictObject({
+  name: boundedText(1, MAX_DOCUMENT_NAME_LENGTH).optional(),
+  order: boundedInteger(0, 10_000).optional(),
+  context: jsonObject.default({}),
+});
+
+function defaultNameFor(filename: string | undefined): string {
+  const base = (filename ?? '').split(/[\\/]/).pop()?.trim() || 'document.pdf';
+  return characterCount(base) <= MAX_DOCUMENT_NAME_LENGTH ? base : [...base].slice(0, MAX_DOCUMENT_NAME_LENGTH).join('');
+}
+
+/**
+ * Adds a staged upload to a draft envelope: stores the original once under its SHA-256 (before
+ * the row that points at it commits, so metadata never names a missing file), records page count
+ * and page sizes, and audits. `order` defaults to after the last document; `name` to the file name.
+ * Always consumes the staged upload: stored on success, deleted on any refusal.
+ */
+export async function addDocument(
+  context: ServiceContext,
+  options: { envelopeId: string; upload: StagedDocument; fields: unknown; idempotencyKey?: string },
+): Promise<Document> {
+  const { upload } = options;
+  try {
+    const input = parseInput(addDocumentInput, options.fields);
+    const documentId = await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
+      const { resourceId } = await runIdempotently(
+        draft.em,
+        {
+          teamId: draft.caller.teamId,
+          key: options.idempotencyKey,
+          fingerprintOf: { operation: 'addDocument', envelopeId: draft.envelope.id, sha256: upload.blob.sha256, fields: options.fields },
+        },
+        async () => {
+          const order = input.order ?? (await draft.em.count(Document, { envelope: draft.envelope }));
+          const stored = await upload.blob.commit();
+          const document = draft.em.create(Document, {
+            envelope: draft.envelope,
+            template: null,
+            name: input.name ?? defaultNameFor(upload.filename),
+            order,
+            context: input.context,
+            status: null,
+            pageCount: upload.inspection.pageCount,
+            pages: upload.inspection.pages,
+            contentSha256: stored.sha256,
+            byteSize: stored.byteSize,
+          });
+          draft.em.persist(document);
+          await draft.em.flush();
+          await auditChange(context, draft, {
+            envelopeId: draft.envelope.id,
+            type: 'document.added',
+            details: { documentId: document.id, name: document.name, sha256: stored.sha256, pageCount: document.pageCount, byteSize: stored.byteSize },
+          });
+          await draft.em.flush();
+          return document.id;
+        },
+      );
+      return resourceId;
+    });
+    return getDocument(context, { envelopeId: options.envelopeId, documentId });
+  } finally {
+    // A no-op after a successful commit (the staging file was renamed away).
+    await upload.blob.discard();
+  }
+}
+
+export async function getDocument(context: ServiceContext, options: { envelopeId: string; documentId: string }): Promise<Document> {
+  const caller = await context.caller();
+  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
+  if (!isUuid(options.documentId)) throw new DocumentNotFoundError(options.documentId);
+  const document = await context.em.findOne(Document, { id: options.documentId, envelope });
+  if (!document) throw new DocumentNotFoundError(options.documentId);
+  return document;
+}
+
+export async function listDocuments(context: ServiceContext, options: { envelopeId: string }): Promise<Document[]> {
+  const caller = await context.caller();
+  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
+  return context.em.find(Document, { envelope }, { orderBy: [{ order: 'asc' }, { createdAt: 'asc' }] });
+}
+
+async function findDraftDocument(em: ServiceContext['em'], envelope: Envelope, documentId: string): Promise<Document> {
+  if (!isUuid(documentId)) throw new DocumentNotFoundError(documentId);
+  const document = await em.findOne(Document, { id: documentId, envelope });
+  if (!document) throw new DocumentNotFoundError(documentId);
+  return document;
+}
+
+const updateDocumentInput = z.strictObject({
+  name: boundedText(1, MAX_DOCUMENT_NAME_LENGTH).optional(),
+  order: boundedInteger(0, 10_000).optional(),
+  context: jsonObject.optional(),
+});
+
+/** Renames (or reorders) a document of a draft envelope. */
+export async function updateDocument(
+  context: ServiceContext,
+  options: { envelopeId: string; documentId: string; input: unknown },
+): Promise<Document> {
+  const input = parseInput(updateDocumentInput, options.input);
+  return changeDraftEnvelope(context, options.envelopeId, async (draft) => {
+    const document = await findDraftDocument(draft.em, draft.envelope, options.documentId);
+    draft.em.assign(document, input);
+    await auditChange(context, draft, {
+      envelopeId: draft.envelope.id,
+      type: 'document.updated',
+      details: { documentId: document.id, changed: Object.keys(input) },
+    });
+    await draft.em.flush();
+    return document;
+  });
+}
+
+/**
+ * Removes a document from a draft envelope. Its placements go with it (foreign-key cascade), and
+ * so does every field that is left with no placement at all (spec §3.1 rule 3): a field placed on
+ * this document and on another one keeps its other placements.
+ */
+export async function deleteDocument(context: ServiceContext, options: { envelopeId: string; documentId: string }): Promise<void> {
+  await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
+    const document = await findDraftDocument(draft.em, draft.envelope, options.documentId);
+    const placed = await draft.em.find(FieldView, { document }, { fields: ['field'] });
+    const affectedFieldIds = [...new Set(placed.map((view) => view.field.id))];
+    await draft.em.nativeDelete(Document, { id: document.id });
+    let removedFieldIds: string[] = [];
+    if (affectedFieldIds.length > 0) {
+      const stillPlaced = await draft.em.find(FieldView, { field: { $in: affectedFieldIds } }, { fields: ['field'] });
+      const keep = new Set(stillPlaced.map((view) => view.field.id));
+      removedFieldIds = affectedFieldIds.filter((id) => !keep.has(id));
+      if (removedFieldIds.length > 0) await draft.em.nativeDelete(Field, { id: { $in: removedFieldIds }, envelope: draft.envelope });
+    }
+    await auditChange(context, draft, {
+      envelopeId: draft.envelope.id,
+      type: 'document.removed',
+      details: { documentId: document.id, name: document.name, removedFieldIds },
+    });
+    await draft.em.flush();
+  });
+}

@@ -1,0 +1,26 @@
+import { DomainError } from '../../shared/errors.ts';
+import type { EnvelopeStatus } from './envelope.entity.ts';
+
+/** `Envelope.NotFound`: no envelope with this id for the caller's team (unknown, malformed and foreign ids alike). */
+export class EnvelopeNotFoundError extends DomainError {
+  constructor(envelopeId: string) {
+    super('Envelope.NotFound', 'No envelope with this id exists for your team.', { envelopeId });
+  }
+}
+
+/** `Envelope.NotDraft`: documents, recipients, fields and settings change only while the envelope is a draft. */
+export class EnvelopeNotDraftError extends DomainError {
+  constructor(envelopeId: string, status: EnvelopeStatus) {
+    super('Envelope.NotDraft', `The envelope is ${status}; it can be changed only while it is a draft.`, { envelopeId, status });
+  }
+}
+
+/** `Envelope.NotDeletable`: only drafts can be deleted; a sent envelope is voided instead. */
+export class EnvelopeNotDeletableError extends DomainError {
+  constructor(envelopeId: string, status: EnvelopeStatus) {
+    super('Envelope.NotDeletable', `The envelope is ${status}; only drafts can be deleted (void a sent envelope instead).`, {
+      envelopeId,
+      status,
+    });
+  }
+}

@@ -1,0 +1,227 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { InvalidRequestError } from '../../shared/errors.ts';
+import { isUuid } from '../../shared/ids.ts';
+import { appendAuditEvent } from '../audit/audit.service.ts';
+import { runIdempotently } from '../idempotency/idempotency.service.ts';
+import type { ServiceContext } from '../service-context.ts';
+import type { TeamCaller } from '../team/team.service.ts';
+import { Team } from '../team/team.entity.ts';
+import { boundedInteger, boundedText, jsonObject, parseInput } from '../validation.ts';
+import { Envelope, envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
+import { EnvelopeNotDeletableError, EnvelopeNotDraftError, EnvelopeNotFoundError } from './envelope.errors.ts';
+
+export const DEFAULT_EXPIRATION_PERIOD_DAYS = 30;
+
+const envelopeSettings = {
+  name: boundedText(2, 48),
+  expirationPeriodDays: boundedInteger(1, 90),
+  reminderInitialDelayDays: boundedInteger(0, 30),
+  reminderRepeatIntervalDays: boundedInteger(0, 30),
+  reminderBeforeExpirationDays: boundedInteger(0, 30),
+  context: jsonObject,
+};
+
+const createEnvelopeInput = z.strictObject({
+  name: envelopeSettings.name,
+  expirationPeriodDays: envelopeSettings.expirationPeriodDays.default(DEFAULT_EXPIRATION_PERIOD_DAYS),
+  reminderInitialDelayDays: envelopeSettings.reminderInitialDelayDays.default(0),
+  reminderRepeatIntervalDays: envelopeSettings.reminderRepeatIntervalDays.default(0),
+  reminderBeforeExpirationDays: envelopeSettings.reminderBeforeExpirationDays.default(0),
+  context: envelopeSettings.context.default({}),
+});
+
+const updateEnvelopeInput = z.strictObject({
+  name: envelopeSettings.name.optional(),
+  expirationPeriodDays: envelopeSettings.expirationPeriodDays.optional(),
+  reminderInitialDelayDays: envelopeSettings.reminderInitialDelayDays.optional(),
+  reminderRepeatIntervalDays: envelopeSettings.reminderRepeatIntervalDays.optional(),
+  reminderBeforeExpirationDays: envelopeSettings.reminderBeforeExpirationDays.optional(),
+  context: envelopeSettings.context.optional(),
+});
+
+export type CreateEnvelopeInput = z.input<typeof createEnvelopeInput>;
+export type UpdateEnvelopeInput = z.input<typeof updateEnvelopeInput>;
+
+export function apiKeyActor(caller: TeamCaller) {
+  return { type: 'api_key' as const, id: caller.apiKeyId };
+}
+
+/**
+ * The tenant boundary for envelopes, in one place: an envelope is visible only to its own team.
+ * Unknown, malformed and foreign ids all give the same `Envelope.NotFound`.
+ */
+export async function findTeamEnvelope(
+  em: EntityManager,
+  caller: TeamCaller,
+  envelopeId: string,
+  options: { lock?: boolean } = {},
+): Promise<Envelope> {
+  if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
+  const envelope = await em.findOne(
+    Envelope,
+    { id: envelopeId, team: caller.teamId },
+    options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
+  );
+  if (!envelope) throw new EnvelopeNotFoundError(envelopeId);
+  return envelope;
+}
+
+export type DraftChange = { em: EntityManager; envelope: Envelope; caller: TeamCaller; now: Date };
+
+/**
+ * Runs a change to a draft envelope (its settings, documents, recipients or fields) in one
+ * transaction that holds the envelope's row lock. Sending takes the same lock (its guarded
+ * `status` update), so a change and a send never interleave: the change either lands before the
+ * send or is refused with `Envelope.NotDraft` and changes nothing.
+ */
+export async function changeDraftEnvelope<T>(
+  context: ServiceContext,
+  envelopeId: string,
+  change: (draft: DraftChange) => Promise<T>,
+): Promise<T> {
+  const caller = await context.caller();
+  return context.em.transactional(async (em) => {
+    const envelope = await findTeamEnvelope(em, caller, envelopeId, { lock: true });
+    if (envelope.status !== 'draft') throw new EnvelopeNotDraftError(envelope.id, envelope.status);
+    return change({ em, envelope, caller, now: context.clock.now() });
+  });
+}
+
+/** Appends an audit event for a change made by the calling API key. */
+export async function auditChange(
+  context: ServiceContext,
+  draft: Pick<DraftChange, 'em' | 'caller' | 'now'>,
+  event: { envelopeId: string | null; type: string; details?: Record<string, unknown> },
+) {
+  return appendAuditEvent(draft.em, context.auditKey, {
+    teamId: draft.caller.teamId,
+    envelopeId: event.envelopeId,
+    type: event.type,
+    actor: apiKeyActor(draft.caller),
+    request: context.metadata,
+    details: event.details,
+    at: draft.now,
+  });
+}
+
+/** Creates a draft envelope (spec §4.1). Idempotent per `Idempotency-Key`. */
+export async function createEnvelope(
+  context: ServiceContext,
+  options: { input: unknown; idempotencyKey?: string },
+): Promise<Envelope> {
+  const input = parseInput(createEnvelopeInput, options.input);
+  const caller = await context.caller();
+  const envelopeId = await context.em.transactional(async (em) => {
+    const { resourceId } = await runIdempotently(
+      em,
+      { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createEnvelope', input: options.input } },
+      async () => {
+        const now = context.clock.now();
+        const envelope = em.create(Envelope, {
+          ...input,
+          team: em.getReference(Team, caller.teamId),
+          status: 'draft',
+          createdAt: now,
+          updatedAt: now,
+        });
+        await em.persist(envelope).flush();
+        await auditChange(context, { em, caller, now }, { envelopeId: envelope.id, type: 'envelope.created', details: { name: input.name } });
+        await em.flush();
+        return envelope.id;
+      },
+    );
+    return resourceId;
+  });
+  return getEnvelope(context, envelopeId);
+}
+
+export async function getEnvelope(context: ServiceContext, envelopeId: string): Promise<Envelope> {
+  const caller = await context.caller();
+  return findTeamEnvelope(context.em, caller, envelopeId);
+}
+
+/** Changes settings of a draft envelope; only the given keys change. */
+export async function updateEnvelope(context: ServiceContext, options: { envelopeId: string; input: unknown }): Promise<Envelope> {
+  const input = parseInput(updateEnvelopeInput, options.input);
+  return changeDraftEnvelope(context, options.envelopeId, async (draft) => {
+    const changed = Object.keys(input).filter((key) => input[key as keyof typeof input] !== undefined);
+    draft.em.assign(draft.envelope, input);
+    await auditChange(context, draft, { envelopeId: draft.envelope.id, type: 'envelope.updated', details: { changed } });
+    await draft.em.flush();
+    return draft.envelope;
+  });
+}
+
+/**
+ * Deletes a draft with everything in it. A sent envelope is never deleted (it is voided), so
+ * its audit trail stays complete. The guard and the delete are one statement.
+ */
+export async function deleteEnvelope(context: ServiceContext, options: { envelopeId: string }): Promise<void> {
+  const caller = await context.caller();
+  await context.em.transactional(async (em) => {
+    const envelope = await findTeamEnvelope(em, caller, options.envelopeId, { lock: true });
+    if (envelope.status !== 'draft') throw new EnvelopeNotDeletableError(envelope.id, envelope.status);
+    await auditChange(context, { em, caller, now: context.clock.now() }, {
+      envelopeId: envelope.id,
+      type: 'envelope.deleted',
+      details: { name: envelope.name },
+    });
+    await em.flush();
+    await em.nativeDelete(Envelope, { id: envelope.id, team: caller.teamId, status: 'draft' });
+  });
+}
+
+export type EnvelopePage = { envelopes: Envelope[]; nextCursor: string | null };
+
+const listInput = z.strictObject({
+  status: z.enum(envelopeStatuses, { error: `must be one of ${envelopeStatuses.join(', ')}` }).optional(),
+  limit: boundedInteger(1, 100).default(20),
+  cursor: z.string().max(200).optional(),
+});
+
+type Cursor = { createdAt: Date; id: string };
+
+/** The opaque position of an envelope in the listing order; pass it as `cursor`/`after` to continue after it. */
+export function envelopeCursor(envelope: Envelope): string {
+  return Buffer.from(JSON.stringify([envelope.createdAt.toISOString(), envelope.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): Cursor {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const date = new Date(createdAt);
+    if (!isUuid(id) || Number.isNaN(date.getTime())) throw new Error('bad cursor');
+    return { createdAt: date, id };
+  } catch {
+    throw new InvalidRequestError([{ path: 'cursor', message: 'is not a cursor this service returned' }]);
+  }
+}
+
+/**
+ * Lists the team's envelopes, newest first, with keyset pagination on (createdAt, id): stable
+ * under concurrent inserts, and each page is one index range scan however deep the caller pages.
+ */
+export async function listEnvelopes(
+  context: ServiceContext,
+  options: { status?: EnvelopeStatus | string; limit?: number; cursor?: string },
+): Promise<EnvelopePage> {
+  const input = parseInput(listInput, options);
+  const caller = await context.caller();
+  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+  const envelopes = await context.em.find(
+    Envelope,
+    {
+      team: caller.teamId,
+      ...(input.status ? { status: input.status } : {}),
+      ...(after
+        ? { $or: [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, id: { $lt: after.id } }] }
+        : {}),
+    },
+    { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: input.limit + 1 },
+  );
+  const hasMore = envelopes.length > input.limit;
+  const page = hasMore ? envelopes.slice(0, input.limit) : envelopes;
+  return { envelopes: page, nextCursor: hasMore ? envelopeCursor(page[page.length - 1]) : null };
+}

@@ -1,0 +1,617 @@
+import { createHash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import { z } from 'zod';
+import type { ValidationIssue } from '../../shared/errors.ts';
+import type { FieldType } from './field.entity.ts';
+
+/**
+ * The per-type shapes of a field's `config` (set by the sender) and `value` (pre-filled by the
+ * sender or submitted by the signer), decided once here and documented in docs/fields.md.
+ * Everything is plain JSON so it can live in the `jsonb` columns and be rendered into the PDF.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Shapes
+// ---------------------------------------------------------------------------------------------
+
+export type TextConfig = {
+  placeholder?: string;
+  /** In characters (Unicode code points). */
+  maxLength: number;
+  multiline: boolean;
+  /** A JavaScript regular expression (compiled with the `u` flag) the whole text must match. */
+  pattern?: string;
+};
+/** A checkbox is a single box; what it means is the field's `label` or the document's text. */
+export type CheckboxConfig = { [key: string]: never };
+export type RadioOption = { value: string; label: string };
+export type RadioConfig = { options: RadioOption[] };
+export type BinaryChoiceConfig = { acceptLabel: string; declineLabel: string };
+export type SimpleSignatureConfig = { allowTyped: boolean; allowDrawn: boolean };
+export type BiometricSignatureConfig = { minPoints: number };
+
+export type TextValue = { text: string };
+export type CheckboxValue = { checked: boolean };
+export type RadioValue = { selected: string };
+export type BinaryChoiceValue = { choice: 'accept' | 'decline' };
+export type DrawnSignatureValue = { kind: 'drawn'; image: string };
+export type TypedSignatureValue = { kind: 'typed'; text: string; font: SignatureFont };
+export type SimpleSignatureValue = DrawnSignatureValue | TypedSignatureValue;
+export type SignatureFont = 'cursive' | 'serif';
+/** One pen sample: position, time in ms (any fixed origin), pressure 0..1. */
+export type BiometricPoint = { x: number; y: number; t: number; p: number };
+export type BiometricSignatureValue = { image: string; strokes: BiometricPoint[][] };
+
+export type FieldConfigByType = {
+  text: TextConfig;
+  checkbox: CheckboxConfig;
+  radio: RadioConfig;
+  binary_choice: BinaryChoiceConfig;
+  simple_signature: SimpleSignatureConfig;
+  biometric_signature: BiometricSignatureConfig;
+};
+export type FieldValueByType = {
+  text: TextValue;
+  checkbox: CheckboxValue;
+  radio: RadioValue;
+  binary_choice: BinaryChoiceValue;
+  simple_signature: SimpleSignatureValue;
+  biometric_signature: BiometricSignatureValue;
+};
+export type FieldConfig = FieldConfigByType[FieldType];
+export type FieldValue = FieldValueByType[FieldType];
+
+export type BiometricSummary = {
+  strokeCount: number;
+  pointCount: number;
+  durationMs: number;
+  pressureCaptured: boolean;
+  strokesSha256: string;
+};
+
+/** Every limit in one place, so docs, renderers and tests can quote the same numbers. */
+export const fieldLimits = {
+  textPlaceholderMaxLength: 200,
+  textMaxLengthMin: 1,
+  textMaxLengthMax: 10_000,
+  textMaxLengthDefault: 1000,
+  textPatternMaxLength: 500,
+  radioOptionsMin: 2,
+  radioOptionsMax: 50,
+  radioOptionValueMaxLength: 100,
+  radioOptionLabelMaxLength: 200,
+  binaryChoiceLabelMaxLength: 100,
+  typedSignatureMaxLength: 100,
+  imageMaxBytes: 1024 * 1024,
+  imageMaxSide: 4096,
+  imageMaxPixels: 4096 * 1024,
+  biometricMaxPoints: 50_000,
+  /** A response listing thousands of bad pen samples helps nobody; the rest are counted. */
+  maxIssuesListed: 50,
+} as const;
+
+// ---------------------------------------------------------------------------------------------
+// Strings
+// ---------------------------------------------------------------------------------------------
+
+type StringRules = {
+  min: number;
+  max: number;
+  /** Must contain something other than white space (labels, typed names). */
+  notBlank?: boolean;
+  /** Text values may carry tabs, and line breaks when multiline; nothing else does. */
+  allowTabs?: boolean;
+  allowLineBreaks?: boolean;
+  /** Message for a line break where none is allowed. */
+  lineBreakMessage?: string;
+};
+
+// PostgreSQL's jsonb refuses U+0000 and unpaired surrogates; refusing them here turns what would
+// be a Server.Internal at insert time into a named issue.
+const unpairedSurrogate = /\p{Cs}/u;
+const lineBreak = /[\n\r\u2028\u2029]/;
+const tab = /\t/;
+const otherControl = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+
+/** Length in characters a person would count (code points), not UTF-16 units. */
+function characterCount(text: string): number {
+  let count = 0;
+  for (const _character of text) count += 1;
+  return count;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+function stringProblem(text: string, rules: StringRules): string | undefined {
+  if (unpairedSurrogate.test(text)) return 'must be valid Unicode text (it contains an unpaired surrogate)';
+  if (lineBreak.test(text) && !rules.allowLineBreaks) return rules.lineBreakMessage ?? 'must be a single line (no line breaks)';
+  if (otherControl.test(text) || (tab.test(text) && !rules.allowTabs)) return 'must not contain control characters';
+  const length = characterCount(text);
+  if (length < rules.min) return rules.min === 1 ? 'must not be empty' : `must be at least ${plural(rules.min, 'character')}`;
+  if (length > rules.max) return `must be at most ${plural(rules.max, 'character')}`;
+  if (rules.notBlank && text.trim() === '') return 'must not be blank';
+  return undefined;
+}
+
+/** A string schema with character-based limits; `extra` runs only when the basics hold. */
+function boundedString(rules: StringRules, extra?: (text: string) => string | undefined) {
+  return z.string().superRefine((text, ctx) => {
+    const problem = stringProblem(text, rules) ?? extra?.(text);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
+}
+
+function label(max: number) {
+  return boundedString({ min: 1, max, notBlank: true });
+}
+
+// ---------------------------------------------------------------------------------------------
+// PNG data URLs
+// ---------------------------------------------------------------------------------------------
+
+const pngDataUrlPrefix = 'data:image/png;base64,';
+const pngSignature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const base64Alphabet = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function decodedBase64Length(base64: string): number {
+  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
+  return (base64.length / 4) * 3 - padding;
+}
+
+/**
+ * Walks the PNG's chunks (lengths, CRCs, IHDR first, an IDAT, IEND last) without inflating the
+ * pixels. Cheap, and it catches truncated or corrupted uploads now rather than when the signed
+ * PDF is rendered, after the signer has gone. The size limits keep a small, highly compressed
+ * file from decoding into hundreds of megabytes at render time.
+ */
+function pngStructureProblem(bytes: Buffer): string | undefined {
+  if (bytes.length < pngSignature.length || !bytes.subarray(0, pngSignature.length).equals(pngSignature)) {
+    return 'must be a PNG image (the data does not start with the PNG signature)';
+  }
+  let offset = pngSignature.length;
+  let index = 0;
+  let sawImageData = false;
+  while (offset < bytes.length) {
+    if (offset + 12 > bytes.length) return 'is not a well-formed PNG (truncated chunk)';
+    const length = bytes.readUInt32BE(offset);
+    const type = bytes.toString('latin1', offset + 4, offset + 8);
+    const end = offset + 12 + length;
+    if (!/^[A-Za-z]{4}$/.test(type) || end > bytes.length) return 'is not a well-formed PNG (truncated or corrupted chunk)';
+    const crc = bytes.readUInt32BE(end - 4);
+    if (crc32(bytes.subarray(offset + 4, end - 4)) !== crc) return `is not a well-formed PNG (bad checksum in chunk ${type})`;
+    if (index === 0) {
+      if (type !== 'IHDR' || length !== 13) return 'is not a well-formed PNG (the first chunk must be IHDR)';
+      const width = bytes.readUInt32BE(offset + 8);
+      const height = bytes.readUInt32BE(offset + 12);
+      if (width < 1 || height < 1) return 'is not a well-formed PNG (zero width or height)';
+      if (width > fieldLimits.imageMaxSide || height > fieldLimits.imageMaxSide || width * height > fieldLimits.imageMaxPixels) {
+        return `must be at most ${fieldLimits.imageMaxSide} pixels wide and high and ${fieldLimits.imageMaxPixels} pixels in total (got ${width} × ${height})`;
+      }
+    }
+    if (type === 'IDAT') sawImageData = true;
+    if (type === 'IEND') {
+      if (end !== bytes.length) return 'is not a well-formed PNG (data after IEND)';
+      return sawImageData ? undefined : 'is not a well-formed PNG (no image data)';
+    }
+    offset = end;
+    index += 1;
+  }
+  return 'is not a well-formed PNG (missing IEND; truncated?)';
+}
+
+function pngDataUrlProblem(url: string): string | undefined {
+  if (!url.startsWith(pngDataUrlPrefix)) return `must be a PNG data URL starting with "${pngDataUrlPrefix}"`;
+  const base64 = url.slice(pngDataUrlPrefix.length);
+  if (base64.length === 0 || base64.length % 4 !== 0 || !base64Alphabet.test(base64)) {
+    return 'must carry valid base64 after "base64," (A–Z, a–z, 0–9, +, /, padded with =, no white space)';
+  }
+  // Measured before decoding, so an oversized image costs no allocation.
+  const size = decodedBase64Length(base64);
+  if (size > fieldLimits.imageMaxBytes) return `must be at most ${fieldLimits.imageMaxBytes} bytes once decoded (got ${size})`;
+  return pngStructureProblem(Buffer.from(base64, 'base64'));
+}
+
+const pngDataUrl = z.string().superRefine((url, ctx) => {
+  const problem = pngDataUrlProblem(url);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Config schemas
+// ---------------------------------------------------------------------------------------------
+
+function regexpProblem(pattern: string): string | undefined {
+  try {
+    new RegExp(pattern, 'u');
+    new RegExp(fullMatchSource(pattern), 'u');
+    return undefined;
+  } catch (error) {
+    return `must be a valid JavaScript regular expression (u flag): ${(error as Error).message}`;
+  }
+}
+
+/** The pattern must match the whole text, not a part of it, whatever anchors it carries. */
+function fullMatchSource(pattern: string): string {
+  return `^(?:${pattern})$`;
+}
+
+const textConfigSchema = z.strictObject({
+  placeholder: boundedString({ min: 0, max: fieldLimits.textPlaceholderMaxLength }).optional(),
+  maxLength: z
+    .int()
+    .min(fieldLimits.textMaxLengthMin)
+    .max(fieldLimits.textMaxLengthMax)
+    .default(fieldLimits.textMaxLengthDefault),
+  multiline: z.boolean().default(false),
+  pattern: boundedString({ min: 1, max: fieldLimits.textPatternMaxLength }, regexpProblem).optional(),
+});
+
+const checkboxConfigSchema = z.strictObject(
+  {},
+  {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys' ? 'unknown key; checkbox fields take no configuration (send {})' : undefined,
+  },
+);
+
+const radioOptionSchema = z.strictObject({
+  value: boundedString({ min: 1, max: fieldLimits.radioOptionValueMaxLength, notBlank: true }),
+  label: label(fieldLimits.radioOptionLabelMaxLength),
+});
+
+const radioConfigSchema = z.strictObject({
+  options: z
+    .array(radioOptionSchema)
+    .min(fieldLimits.radioOptionsMin)
+    .max(fieldLimits.radioOptionsMax)
+    .superRefine((options, ctx) => {
+      // The value is what the signer submits and the PDF records, so it must identify one option.
+      const firstIndexByValue = new Map<string, number>();
+      options.forEach((option, index) => {
+        const first = firstIndexByValue.get(option.value);
+        if (first === undefined) firstIndexByValue.set(option.value, index);
+        else ctx.addIssue({ code: 'custom', path: [index, 'value'], message: `must be unique; options[${first}] already has the value ${JSON.stringify(option.value)}` });
+      });
+    }),
+});
+
+function sameLabel(a: string, b: string): boolean {
+  return a.trim().toLocaleLowerCase('en') === b.trim().toLocaleLowerCase('en');
+}
+
+const binaryChoiceConfigSchema = z
+  .strictObject({
+    acceptLabel: label(fieldLimits.binaryChoiceLabelMaxLength).default('Accept'),
+    declineLabel: label(fieldLimits.binaryChoiceLabelMaxLength).default('Decline'),
+  })
+  .superRefine((config, ctx) => {
+    // Two buttons reading the same would make the signer's answer meaningless.
+    if (sameLabel(config.acceptLabel, config.declineLabel)) {
+      ctx.addIssue({ code: 'custom', path: ['declineLabel'], message: 'must differ from acceptLabel' });
+    }
+  });
+
+const simpleSignatureConfigSchema = z
+  .strictObject({
+    allowTyped: z.boolean().default(true),
+    allowDrawn: z.boolean().default(true),
+  })
+  .superRefine((config, ctx) => {
+    if (!config.allowTyped && !config.allowDrawn) {
+      ctx.addIssue({ code: 'custom', message: 'allowTyped and allowDrawn cannot both be false: the signer would have no way to sign' });
+    }
+  });
+
+const biometricSignatureConfigSchema = z.strictObject({
+  minPoints: z.int().min(1).max(fieldLimits.biometricMaxPoints).default(1),
+});
+
+const configSchemas: { [T in FieldType]: z.ZodType<FieldConfigByType[T]> } = {
+  text: textConfigSchema,
+  checkbox: checkboxConfigSchema as z.ZodType<CheckboxConfig>,
+  radio: radioConfigSchema,
+  binary_choice: binaryChoiceConfigSchema,
+  simple_signature: simpleSignatureConfigSchema,
+  biometric_signature: biometricSignatureConfigSchema,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Value schemas (built from the parsed config, since most rules come from it)
+// ---------------------------------------------------------------------------------------------
+
+function textValueSchema(config: TextConfig) {
+  const pattern = config.pattern === undefined ? undefined : new RegExp(fullMatchSource(config.pattern), 'u');
+  const rules: StringRules = {
+    min: 1,
+    max: config.maxLength,
+    allowTabs: true,
+    allowLineBreaks: config.multiline,
+    lineBreakMessage: 'must be a single line: this field is not multiline',
+  };
+  return z.strictObject({
+    text: boundedString(rules, (text) =>
+      pattern === undefined || pattern.test(text) ? undefined : `must match the field's pattern /${config.pattern}/`,
+    ),
+  });
+}
+
+function checkboxValueSchema() {
+  return z.strictObject({ checked: z.boolean() });
+}
+
+function radioValueSchema(config: RadioConfig) {
+  const values = config.options.map((option) => option.value);
+  return z.strictObject({
+    selected: z.string().superRefine((selected, ctx) => {
+      if (!values.includes(selected)) {
+        ctx.addIssue({ code: 'custom', message: `must be one of the field's option values: ${values.map((value) => JSON.stringify(value)).join(', ')}` });
+      }
+    }),
+  });
+}
+
+function binaryChoiceValueSchema() {
+  return z.strictObject({ choice: z.enum(['accept', 'decline']) });
+}
+
+const signatureKinds = ['drawn', 'typed'] as const;
+
+function simpleSignatureValueSchema(config: SimpleSignatureConfig) {
+  const drawn = z.strictObject({ kind: z.literal('drawn'), image: pngDataUrl });
+  const typed = z.strictObject({
+    kind: z.literal('typed'),
+    text: label(fieldLimits.typedSignatureMaxLength),
+    font: z.enum(['cursive', 'serif']).default('cursive'),
+  });
+  // Only the allowed kinds are options, so a refused kind is reported before its shape is.
+  const allowed = [...(config.allowDrawn ? [drawn] : []), ...(config.allowTyped ? [typed] : [])] as [typeof drawn | typeof typed];
+  return z.discriminatedUnion('kind', allowed, { error: (issue) => signatureKindMessage(issue, config) });
+}
+
+function signatureKindMessage(issue: z.core.$ZodRawIssue, config: SimpleSignatureConfig): string | undefined {
+  if (issue.code !== 'invalid_union') return undefined;
+  const kind = isPlainObject(issue.input) ? issue.input.kind : undefined;
+  if (kind === undefined) return 'is required';
+  if (kind === 'typed' && !config.allowTyped) return 'typed signatures are not allowed for this field (config.allowTyped is false)';
+  if (kind === 'drawn' && !config.allowDrawn) return 'drawn signatures are not allowed for this field (config.allowDrawn is false)';
+  return `must be one of ${signatureKinds.map((name) => JSON.stringify(name)).join(', ')}`;
+}
+
+const biometricPointSchema = z.strictObject({
+  x: z.number(),
+  y: z.number(),
+  t: z.number().min(0),
+  p: z.number().min(0).max(1),
+});
+
+function biometricSignatureValueSchema(config: BiometricSignatureConfig) {
+  const strokes = z
+    .array(z.array(biometricPointSchema).min(1, 'must have at least one point'))
+    .min(1, 'must have at least one stroke')
+    .superRefine((strokes, ctx) => {
+      // Zod runs this even after some non-fatal point issues, so the sums stay defensive.
+      const pointCount = strokes.reduce((sum, stroke) => sum + (Array.isArray(stroke) ? stroke.length : 0), 0);
+      if (pointCount > fieldLimits.biometricMaxPoints) {
+        ctx.addIssue({ code: 'custom', message: `must have at most ${fieldLimits.biometricMaxPoints} points in total (got ${pointCount})` });
+      }
+      // An empty stroke list or stroke is already reported; a minPoints issue would repeat it.
+      const shapeHolds = strokes.length > 0 && strokes.every((stroke) => Array.isArray(stroke) && stroke.length > 0);
+      if (shapeHolds && pointCount < config.minPoints) {
+        ctx.addIssue({ code: 'custom', message: `must have at least ${plural(config.minPoints, 'point')} in total (the field's minPoints; got ${pointCount})` });
+      }
+      addTimeOrderIssues(strokes, ctx);
+    });
+  return z.strictObject({ image: pngDataUrl, strokes });
+}
+
+/**
+ * Time runs forward: within a stroke, and from one stroke to the next (a pen draws one stroke
+ * at a time). Stroke order and speed are the evidence, so samples out of order are refused.
+ */
+function addTimeOrderIssues(strokes: BiometricPoint[][], ctx: z.core.$RefinementCtx<BiometricPoint[][]>): void {
+  let previousT: number | undefined;
+  strokes.forEach((stroke, strokeIndex) => {
+    if (!Array.isArray(stroke)) return;
+    stroke.forEach((point, pointIndex) => {
+      if (typeof point?.t !== 'number') return;
+      if (previousT !== undefined && point.t < previousT) {
+        const message =
+          pointIndex === 0
+            ? `must not be earlier than the last point of the previous stroke (t = ${previousT})`
+            : `must not be earlier than the previous point (t = ${previousT})`;
+        ctx.addIssue({ code: 'custom', path: [strokeIndex, pointIndex, 't'], message });
+      }
+      previousT = previousT === undefined ? point.t : Math.max(previousT, point.t);
+    });
+  });
+}
+
+type ValueSchemaBuilders = { [T in FieldType]: (config: FieldConfigByType[T]) => z.ZodType<FieldValueByType[T]> };
+
+const valueSchemaBuilders: ValueSchemaBuilders = {
+  text: textValueSchema,
+  checkbox: checkboxValueSchema,
+  radio: radioValueSchema,
+  binary_choice: binaryChoiceValueSchema,
+  simple_signature: simpleSignatureValueSchema,
+  biometric_signature: biometricSignatureValueSchema,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Messages and paths
+// ---------------------------------------------------------------------------------------------
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describeInput(input: unknown): string {
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'an array';
+  if (typeof input === 'number' && !Number.isFinite(input)) return String(input);
+  const kind = typeof input;
+  return kind === 'object' ? 'an object' : `a ${kind}`;
+}
+
+const expectedNames: Record<string, string> = {
+  string: 'a string',
+  number: 'a finite number',
+  int: 'an integer',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+};
+
+function allowedKeys(schema: unknown): string[] {
+  const shape = (schema as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def?.shape;
+  return shape === undefined ? [] : Object.keys(shape);
+}
+
+/** One voice for every message; schemas only declare limits (and the few special rules). */
+function messageFor(issue: z.core.$ZodRawIssue): string | undefined {
+  switch (issue.code) {
+    case 'invalid_type': {
+      if (issue.input === undefined) return 'is required';
+      if (issue.expected === 'int' && typeof issue.input === 'number' && Number.isFinite(issue.input)) return 'must be an integer';
+      return `must be ${expectedNames[issue.expected] ?? issue.expected}, not ${describeInput(issue.input)}`;
+    }
+    case 'too_small':
+      return issue.origin === 'array'
+        ? `must have at least ${plural(Number(issue.minimum), 'item')}`
+        : `must be at least ${issue.minimum}`;
+    case 'too_big':
+      return issue.origin === 'array' ? `must have at most ${plural(Number(issue.maximum), 'item')}` : `must be at most ${issue.maximum}`;
+    case 'unrecognized_keys': {
+      const keys = allowedKeys(issue.inst);
+      return keys.length === 0 ? 'unknown key; no keys are allowed here' : `unknown key; allowed keys are ${keys.join(', ')}`;
+    }
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
+    default:
+      return undefined;
+  }
+}
+
+const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+function appendPath(base: string, segment: PropertyKey): string {
+  if (typeof segment === 'number') return `${base}[${segment}]`;
+  const key = String(segment);
+  if (!identifier.test(key)) return `${base}[${JSON.stringify(key)}]`;
+  return base === '' ? key : `${base}.${key}`;
+}
+
+function toValidationIssues(pathPrefix: string, zodIssues: readonly z.core.$ZodIssue[]): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  for (const issue of zodIssues) {
+    const path = issue.path.reduce<string>(appendPath, pathPrefix);
+    // Zod reports all unknown keys of an object at once; callers want each key's own path.
+    if (issue.code === 'unrecognized_keys') issues.push(...issue.keys.map((key) => ({ path: appendPath(path, key), message: issue.message })));
+    else issues.push({ path, message: issue.message });
+  }
+  return capIssues(pathPrefix, issues);
+}
+
+function capIssues(pathPrefix: string, issues: ValidationIssue[]): ValidationIssue[] {
+  if (issues.length <= fieldLimits.maxIssuesListed) return issues;
+  const listed = issues.slice(0, fieldLimits.maxIssuesListed);
+  const more = issues.length - listed.length;
+  return [...listed, { path: pathPrefix, message: `${plural(more, 'more problem')} not listed` }];
+}
+
+/**
+ * JSON clients and GraphQL variables often send `null` for "not set". At the top level of a
+ * config or value it means the same as leaving the key out (so defaults apply).
+ */
+function withoutNullKeys(input: unknown): unknown {
+  if (!isPlainObject(input)) return input;
+  return Object.fromEntries(Object.entries(input).filter(([, entry]) => entry !== null));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Public API
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Returns the normalised config (defaults applied, unknown keys rejected) or issues.
+ * `pathPrefix` e.g. "fields[2].config". A missing (`undefined` or `null`) config means `{}`.
+ * When there are issues, `config` is `{}`: unvalidated input is never handed back.
+ */
+export function parseFieldConfig(
+  type: FieldType,
+  config: unknown,
+  pathPrefix: string,
+): { config: Record<string, unknown>; issues: ValidationIssue[] } {
+  const schema = schemaForConfig(type);
+  const result = schema.safeParse(withoutNullKeys(config ?? {}), { error: messageFor });
+  if (result.success) return { config: result.data as Record<string, unknown>, issues: [] };
+  return { config: {}, issues: toValidationIssues(pathPrefix, result.error.issues) };
+}
+
+/**
+ * Validates a value against the type AND the (already parsed) config. `value === null/undefined`
+ * means "no value" and is always valid here (requiredness is checked elsewhere). Returns the
+ * normalised value (defaults applied) or `null` with issues.
+ */
+export function parseFieldValue(
+  type: FieldType,
+  value: unknown,
+  config: Record<string, unknown>,
+  pathPrefix: string,
+): { value: Record<string, unknown> | null; issues: ValidationIssue[] } {
+  if (value === null || value === undefined) return { value: null, issues: [] };
+  const schema = schemaForValue(type, config);
+  const result = schema.safeParse(withoutNullKeys(value), { error: messageFor });
+  if (result.success) return { value: result.data as Record<string, unknown>, issues: [] };
+  return { value: null, issues: toValidationIssues(pathPrefix, result.error.issues) };
+}
+
+/**
+ * The audit log's account of a biometric signature (the strokes themselves stay with the field
+ * as evidence). `strokesSha256` is the hex SHA-256 of the canonical JSON of `strokes`: object
+ * keys sorted (p, t, x, y), no white space, numbers as JSON.stringify writes them.
+ * `pressureCaptured` is false when every sample has the same pressure: devices without a
+ * pressure sensor report a constant (0.5 for a mouse under Pointer Events, 0 or 1 elsewhere).
+ * Expects a value accepted by `parseFieldValue`.
+ */
+export function summariseBiometricValue(value: Record<string, unknown>): BiometricSummary {
+  const strokes = value.strokes;
+  if (!Array.isArray(strokes)) throw new TypeError('summariseBiometricValue needs a biometric_signature value accepted by parseFieldValue');
+  const points = (strokes as BiometricPoint[][]).flat();
+  // A loop, not Math.max(...times): 50 000 spread arguments can exceed the call stack.
+  let earliest = Infinity;
+  let latest = -Infinity;
+  for (const point of points) {
+    earliest = Math.min(earliest, point.t);
+    latest = Math.max(latest, point.t);
+  }
+  const firstPressure = points[0]?.p;
+  return {
+    strokeCount: strokes.length,
+    pointCount: points.length,
+    durationMs: points.length === 0 ? 0 : Math.round(latest - earliest),
+    pressureCaptured: points.some((point) => point.p !== firstPressure),
+    strokesSha256: createHash('sha256').update(canonicalStrokesJson(strokes as BiometricPoint[][])).digest('hex'),
+  };
+}
+
+function canonicalStrokesJson(strokes: BiometricPoint[][]): string {
+  return JSON.stringify(strokes.map((stroke) => stroke.map(({ p, t, x, y }) => ({ p, t, x, y }))));
+}
+
+function schemaForConfig(type: FieldType): z.ZodType {
+  const schema = configSchemas[type];
+  if (schema === undefined) throw new TypeError(`Unknown field type: ${String(type)}`);
+  return schema;
+}
+
+function schemaForValue(type: FieldType, config: Record<string, unknown>): z.ZodType {
+  // Re-parsing is cheap and guarantees the defaults the value rules read; a config that fails
+  // here was never accepted by parseFieldConfig, which is a programming error, not a request one.
+  const parsed = schemaForConfig(type).safeParse(config);
+  if (!parsed.success) throw new TypeError(`parseFieldValue needs a ${type} config accepted by parseFieldConfig`);
+  const build = valueSchemaBuilders[type] as (config: unknown) => z.ZodType;
+  return build(parsed.data);
+}

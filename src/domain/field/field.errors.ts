@@ -1,0 +1,15 @@
+import { DomainError } from '../../shared/errors.ts';
+
+/** `Field.NotFound`: no field with this id in this envelope (or template). */
+export class FieldNotFoundError extends DomainError {
+  constructor(fieldId: string) {
+    super('Field.NotFound', 'No field with this id exists in this envelope.', { fieldId });
+  }
+}
+
+/** `Field.DuplicateIdentifier` (409): field identifiers are unique within an envelope (or template). */
+export class FieldDuplicateIdentifierError extends DomainError {
+  constructor(identifiers: string[]) {
+    super('Field.DuplicateIdentifier', `Fields with these identifiers already exist: ${identifiers.join(', ')}.`, { identifiers });
+  }
+}

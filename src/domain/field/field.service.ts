@@ -1,0 +1,354 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
+import { isUuid } from '../../shared/ids.ts';
+import { Document, type PageSize } from '../document/document.entity.ts';
+import type { Envelope } from '../envelope/envelope.entity.ts';
+import { auditChange, changeDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
+import { runIdempotently } from '../idempotency/idempotency.service.ts';
+import { Recipient } from '../recipient/recipient.entity.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { boundedText, formatPath, identifierSlug, issuesFromZod } from '../validation.ts';
+import { FieldView } from './field-view.entity.ts';
+import { Field, fieldTypes, type FieldType } from './field.entity.ts';
+import { FieldDuplicateIdentifierError, FieldNotFoundError } from './field.errors.ts';
+import { parseFieldConfig, parseFieldValue } from './field-values.ts';
+
+export const MAX_FIELDS_PER_REQUEST = 500;
+export const MAX_VIEWS_PER_FIELD = 500;
+/** Placements may touch the page edge; this absorbs rounding in callers' point arithmetic. */
+const PAGE_EDGE_TOLERANCE = 0.01;
+const SIGNATURE_TYPES: readonly FieldType[] = ['simple_signature', 'biometric_signature'];
+
+const finitePoint = z.number({ error: 'must be a number of points' }).finite('must be a finite number');
+
+const viewSchema = z.strictObject({
+  documentId: z.string({ error: 'must be a document id' }),
+  page: z.int({ error: 'must be a zero-based page index' }).min(0, 'must be a zero-based page index'),
+  location: z.strictObject({ x: finitePoint.min(0, 'must be 0 or more'), y: finitePoint.min(0, 'must be 0 or more') }),
+  size: z.strictObject({ width: finitePoint.positive('must be more than 0'), height: finitePoint.positive('must be more than 0') }),
+});
+
+const fieldShape = {
+  type: z.enum(fieldTypes, { error: `must be one of ${fieldTypes.join(', ')}` }),
+  recipientId: z.string({ error: 'must be a recipient id' }),
+  identifier: identifierSlug,
+  label: boundedText(0, 200).nullable(),
+  tooltip: boundedText(0, 500).nullable(),
+  required: z.boolean({ error: 'must be true or false' }),
+  readonly: z.boolean({ error: 'must be true or false' }),
+  value: z.unknown(),
+  config: z.unknown(),
+  views: z.array(viewSchema).min(1, 'must place the field at least once').max(MAX_VIEWS_PER_FIELD, `at most ${MAX_VIEWS_PER_FIELD} views`),
+};
+
+const createFieldSchema = z.strictObject({
+  ...fieldShape,
+  label: fieldShape.label.optional(),
+  tooltip: fieldShape.tooltip.optional(),
+  required: fieldShape.required.optional(),
+  readonly: fieldShape.readonly.optional(),
+  value: fieldShape.value.optional(),
+  config: fieldShape.config.optional(),
+});
+
+const createFieldsInput = z.strictObject({
+  fields: z
+    .array(createFieldSchema)
+    .min(1, 'must contain at least one field')
+    .max(MAX_FIELDS_PER_REQUEST, `at most ${MAX_FIELDS_PER_REQUEST} fields per request`),
+});
+
+const updateFieldInput = z.strictObject({
+  field: z.strictObject({
+    type: fieldShape.type.optional(),
+    recipientId: fieldShape.recipientId.optional(),
+    identifier: fieldShape.identifier.optional(),
+    label: fieldShape.label.optional(),
+    tooltip: fieldShape.tooltip.optional(),
+    required: fieldShape.required.optional(),
+    readonly: fieldShape.readonly.optional(),
+    value: fieldShape.value.optional(),
+    config: fieldShape.config.optional(),
+    views: fieldShape.views.optional(),
+  }),
+});
+
+type ViewInput = z.output<typeof viewSchema>;
+
+/** A field as it will be written, after every check passed. */
+type CheckedField = {
+  type: FieldType;
+  recipient: Recipient;
+  identifier: string;
+  label: string | null;
+  tooltip: string | null;
+  required: boolean;
+  readonly: boolean;
+  value: Record<string, unknown> | null;
+  config: Record<string, unknown>;
+  views: { document: Document; page: number; x: number; y: number; width: number; height: number }[];
+};
+
+type FieldCandidate = {
+  type: FieldType;
+  recipientId: string;
+  identifier: string;
+  label: string | null;
+  tooltip: string | null;
+  required: boolean;
+  readonly: boolean;
+  value: unknown;
+  config: unknown;
+  views: ViewInput[];
+};
+
+/** What placements and assignments are checked against: the envelope's documents and recipients. */
+type FieldTargets = { documents: Map<string, Document>; recipients: Map<string, Recipient> };
+
+async function loadTargets(em: EntityManager, envelope: Envelope): Promise<FieldTargets> {
+  const [documents, recipients] = await Promise.all([em.find(Document, { envelope }), em.find(Recipient, { envelope })]);
+  return {
+    documents: new Map(documents.map((document) => [document.id, document])),
+    recipients: new Map(recipients.map((recipient) => [recipient.id, recipient])),
+  };
+}
+
+/** A box must lie on its page: within the page's displayed width and height, in points. */
+function checkViewBox(view: ViewInput, page: PageSize, path: string, issues: ValidationIssue[]) {
+  if (view.location.x + view.size.width > page.width + PAGE_EDGE_TOLERANCE) {
+    issues.push({ path: `${path}.size.width`, message: `the box ends at x=${view.location.x + view.size.width}, past the page width ${page.width}` });
+  }
+  if (view.location.y + view.size.height > page.height + PAGE_EDGE_TOLERANCE) {
+    issues.push({ path: `${path}.size.height`, message: `the box ends at y=${view.location.y + view.size.height}, past the page height ${page.height}` });
+  }
+}
+
+/**
+ * Every rule a field must satisfy, collected for all fields at once so the caller sees every
+ * problem in one answer: the recipient belongs to the envelope and may hold fields; config and
+ * value fit the type (docs/fields.md); a readonly field carries its value; each view's document
+ * belongs to the envelope, its page exists and its box lies on the page.
+ */
+function checkField(candidate: FieldCandidate, targets: FieldTargets, path: string, issues: ValidationIssue[]): CheckedField | null {
+  const before = issues.length;
+  const recipient = isUuid(candidate.recipientId) ? targets.recipients.get(candidate.recipientId) : undefined;
+  if (!recipient) {
+    issues.push({ path: `${path}.recipientId`, message: 'must be the id of a recipient in this envelope' });
+  } else if (recipient.type === 'viewer') {
+    issues.push({ path: `${path}.recipientId`, message: 'names a viewer; viewers only receive the finished copy and hold no fields' });
+  }
+  const config = parseFieldConfig(candidate.type, candidate.config ?? {}, `${path}.config`);
+  issues.push(...config.issues);
+  const value = config.issues.length === 0 ? parseFieldValue(candidate.type, candidate.value, config.config, `${path}.value`) : { value: null, issues: [] };
+  issues.push(...value.issues);
+  if (candidate.readonly && candidate.value == null) {
+    issues.push({ path: `${path}.value`, message: 'is required for a readonly field: the signer cannot fill it in' });
+  }
+  const views: CheckedField['views'] = [];
+  candidate.views.forEach((view, index) => {
+    const viewPath = `${path}.views[${index}]`;
+    const document = isUuid(view.documentId) ? targets.documents.get(view.documentId) : undefined;
+    if (!document) {
+      issues.push({ path: `${viewPath}.documentId`, message: 'must be the id of a document in this envelope' });
+      return;
+    }
+    const page = document.pages[view.page];
+    if (!page) {
+      issues.push({ path: `${viewPath}.page`, message: `must be a page index from 0 to ${document.pageCount - 1}` });
+      return;
+    }
+    checkViewBox(view, page, viewPath, issues);
+    views.push({ document, page: view.page, x: view.location.x, y: view.location.y, width: view.size.width, height: view.size.height });
+  });
+  if (issues.length > before || !recipient) return null;
+  return {
+    type: candidate.type,
+    recipient,
+    identifier: candidate.identifier,
+    label: candidate.label,
+    tooltip: candidate.tooltip,
+    required: candidate.required,
+    readonly: candidate.readonly,
+    value: value.value,
+    config: config.config,
+    views,
+  };
+}
+
+function writeViews(em: EntityManager, field: Field, views: CheckedField['views']) {
+  views.forEach((view, position) => em.persist(em.create(FieldView, { field, position, ...view })));
+}
+
+/**
+ * Adds many fields to a draft envelope in one request, all or nothing: if any field is wrong,
+ * none is written and every problem is reported. Identifiers are unique within the envelope.
+ */
+export async function createFields(
+  context: ServiceContext,
+  options: { envelopeId: string; input: unknown; idempotencyKey?: string },
+): Promise<Field[]> {
+  const parsed = createFieldsInput.safeParse(options.input);
+  if (!parsed.success) throw new InvalidRequestError(issuesFromZod(parsed.error));
+  const fieldIds = await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
+    const { resourceId } = await runIdempotently(
+      draft.em,
+      {
+        teamId: draft.caller.teamId,
+        key: options.idempotencyKey,
+        fingerprintOf: { operation: 'createFields', envelopeId: draft.envelope.id, input: options.input },
+      },
+      async () => {
+        const { em, envelope } = draft;
+        const targets = await loadTargets(em, envelope);
+        const issues: ValidationIssue[] = [];
+        const seen = new Map<string, number>();
+        const checked = parsed.data.fields.map((input, index) => {
+          const path = formatPath(['fields', index]);
+          const earlier = seen.get(input.identifier);
+          if (earlier !== undefined) {
+            issues.push({ path: `${path}.identifier`, message: `repeats the identifier of fields[${earlier}]` });
+          }
+          seen.set(input.identifier, index);
+          return checkField(
+            {
+              ...input,
+              label: input.label ?? null,
+              tooltip: input.tooltip ?? null,
+              required: input.required ?? SIGNATURE_TYPES.includes(input.type),
+              readonly: input.readonly ?? false,
+              value: input.value,
+              config: input.config,
+            },
+            targets,
+            path,
+            issues,
+          );
+        });
+        if (issues.length > 0) throw new InvalidRequestError(issues);
+        const taken = await em.find(Field, { envelope, identifier: { $in: [...seen.keys()] } }, { fields: ['identifier'] });
+        if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
+        const created = (checked as CheckedField[]).map((field) => {
+          const { views, ...values } = field;
+          const entity = em.create(Field, { ...values, envelope, template: null, templateRecipient: null });
+          em.persist(entity);
+          writeViews(em, entity, views);
+          return entity;
+        });
+        await em.flush();
+        await auditChange(context, draft, {
+          envelopeId: envelope.id,
+          type: 'field.added',
+          details: { fields: created.map((field) => ({ fieldId: field.id, identifier: field.identifier, type: field.type, recipientId: field.recipient?.id })) },
+        });
+        await em.flush();
+        // One idempotency record covers the whole batch: remember the ids as one list.
+        return created.map((field) => field.id).join(',');
+      },
+    );
+    return resourceId.split(',');
+  });
+  return context.em.find(Field, { id: { $in: fieldIds } }, { orderBy: { createdAt: 'asc', identifier: 'asc' } }).then((fields) => {
+    const byId = new Map(fields.map((field) => [field.id, field]));
+    return fieldIds.map((id) => byId.get(id)).filter((field): field is Field => field !== undefined);
+  });
+}
+
+async function findField(em: EntityManager, envelope: Envelope, fieldId: string): Promise<Field> {
+  if (!isUuid(fieldId)) throw new FieldNotFoundError(fieldId);
+  const field = await em.findOne(Field, { id: fieldId, envelope });
+  if (!field) throw new FieldNotFoundError(fieldId);
+  return field;
+}
+
+export async function getField(context: ServiceContext, options: { envelopeId: string; fieldId: string }): Promise<Field> {
+  const caller = await context.caller();
+  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
+  return findField(context.em, envelope, options.fieldId);
+}
+
+export async function listFields(context: ServiceContext, options: { envelopeId: string }): Promise<Field[]> {
+  const caller = await context.caller();
+  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
+  return context.em.find(Field, { envelope }, { orderBy: [{ createdAt: 'asc' }, { identifier: 'asc' }] });
+}
+
+/**
+ * Changes a field of a draft envelope (contract §5): only given keys change, `views` replaces
+ * all views. The whole result is checked as if the field were new, so a type change re-checks
+ * config and value against the new type.
+ */
+export async function updateField(
+  context: ServiceContext,
+  options: { envelopeId: string; fieldId: string; input: unknown },
+): Promise<Field> {
+  const parsed = updateFieldInput.safeParse(options.input);
+  if (!parsed.success) throw new InvalidRequestError(issuesFromZod(parsed.error));
+  const patch = parsed.data.field;
+  await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
+    const { em, envelope } = draft;
+    const field = await findField(em, envelope, options.fieldId);
+    const currentViews = await em.find(FieldView, { field }, { orderBy: { position: 'asc' } });
+    const targets = await loadTargets(em, envelope);
+    const issues: ValidationIssue[] = [];
+    const typeChanged = patch.type !== undefined && patch.type !== field.type;
+    const checked = checkField(
+      {
+        type: patch.type ?? field.type,
+        recipientId: patch.recipientId ?? field.recipient?.id ?? '',
+        identifier: patch.identifier ?? field.identifier,
+        label: patch.label !== undefined ? patch.label : (field.label ?? null),
+        tooltip: patch.tooltip !== undefined ? patch.tooltip : (field.tooltip ?? null),
+        required: patch.required ?? field.required,
+        readonly: patch.readonly ?? field.readonly,
+        // A new type starts from an empty config and no value unless they are given anew.
+        config: patch.config !== undefined ? patch.config : typeChanged ? {} : field.config,
+        value: patch.value !== undefined ? patch.value : typeChanged ? null : field.value,
+        views:
+          patch.views ??
+          currentViews.map((view) => ({
+            documentId: view.document.id,
+            page: view.page,
+            location: { x: Number(view.x), y: Number(view.y) },
+            size: { width: Number(view.width), height: Number(view.height) },
+          })),
+      },
+      targets,
+      'field',
+      issues,
+    );
+    if (issues.length > 0 || !checked) throw new InvalidRequestError(issues);
+    if (checked.identifier !== field.identifier) {
+      const taken = await em.findOne(Field, { envelope, identifier: checked.identifier }, { fields: ['id'] });
+      if (taken) throw new FieldDuplicateIdentifierError([checked.identifier]);
+    }
+    const { views, ...values } = checked;
+    em.assign(field, values);
+    if (patch.views !== undefined) {
+      await em.nativeDelete(FieldView, { field });
+      writeViews(em, field, views);
+    }
+    await auditChange(context, draft, {
+      envelopeId: envelope.id,
+      type: 'field.updated',
+      details: { fieldId: field.id, changed: Object.keys(patch) },
+    });
+    await em.flush();
+  });
+  context.em.clear();
+  return getField(context, options);
+}
+
+/** Removes a field (and its views) from a draft envelope. */
+export async function deleteField(context: ServiceContext, options: { envelopeId: string; fieldId: string }): Promise<void> {
+  await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
+    const field = await findField(draft.em, draft.envelope, options.fieldId);
+    await draft.em.nativeDelete(Field, { id: field.id, envelope: draft.envelope });
+    await auditChange(context, draft, {
+      envelopeId: draft.envelope.id,
+      type: 'field.removed',
+      details: { fieldId: field.id, identifier: field.identifier },
+    });
+    await draft.em.flush();
+  });
+}

@@ -1,0 +1,97 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { isUuid } from '../../shared/ids.ts';
+import { Contact } from '../contact/contact.entity.ts';
+import { ContactGroup } from '../contact/contact-group.entity.ts';
+import { TeamUser } from '../team/team-user.entity.ts';
+import { boundedText } from '../validation.ts';
+import { locales, phoneContactMethods, type AgentInfo, type AgentKind } from './agent.entity.ts';
+import { ContactGroupNotFoundError, ContactNotFoundError, UserNotFoundError } from './recipient.errors.ts';
+
+export const MAX_AGENTS_PER_RECIPIENT = 50;
+
+/** E.164: a plus sign, a country code that does not start with 0, at most 15 digits in all. */
+export const e164Phone = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 phone number such as +905551234567');
+
+export const agentInfoSchema = z
+  .strictObject({
+    name: boundedText(1, 200),
+    email: z.email('must be an email address').max(320).nullish(),
+    phone: e164Phone.nullish(),
+    locale: z.enum(locales, { error: `must be one of ${locales.join(', ')}` }).nullish(),
+    phoneContactMethod: z.enum(phoneContactMethods, { error: `must be one of ${phoneContactMethods.join(', ')}` }).nullish(),
+  })
+  .superRefine((info, check) => {
+    if (info.phoneContactMethod && !info.phone) {
+      check.addIssue({ code: 'custom', path: ['phoneContactMethod'], message: 'needs a phone number' });
+    }
+  });
+
+/** An agent is exactly one of: inline `info`, `contactId`, `groupId`, `userId` (spec §2.4). */
+export const agentInputSchema = z
+  .strictObject({
+    info: agentInfoSchema.optional(),
+    contactId: z.string().optional(),
+    groupId: z.string().optional(),
+    userId: z.string().optional(),
+  })
+  .superRefine((agent, check) => {
+    const given = (['info', 'contactId', 'groupId', 'userId'] as const).filter((key) => agent[key] !== undefined);
+    if (given.length !== 1) {
+      check.addIssue({ code: 'custom', path: [], message: 'must have exactly one of info, contactId, groupId, userId' });
+    }
+  });
+
+export const agentsSchema = z.array(agentInputSchema).max(MAX_AGENTS_PER_RECIPIENT, `at most ${MAX_AGENTS_PER_RECIPIENT} agents`);
+
+export type AgentInput = z.output<typeof agentInputSchema>;
+
+export type ResolvedAgent = {
+  kind: AgentKind;
+  info: AgentInfo | null;
+  contact: Contact | null;
+  group: ContactGroup | null;
+  user: TeamUser | null;
+};
+
+/**
+ * Checks every reference an agent list makes against the caller's team: a contact, group or user
+ * of another team is reported exactly like one that does not exist.
+ */
+export async function resolveAgentInputs(
+  em: EntityManager,
+  teamId: string,
+  agents: AgentInput[],
+  pathPrefix: string,
+): Promise<ResolvedAgent[]> {
+  const resolved: ResolvedAgent[] = [];
+  for (const [index, agent] of agents.entries()) {
+    const path = `${pathPrefix}[${index}]`;
+    if (agent.info) {
+      resolved.push({ kind: 'info', info: normaliseInfo(agent.info), contact: null, group: null, user: null });
+    } else if (agent.contactId !== undefined) {
+      const contact = isUuid(agent.contactId) ? await em.findOne(Contact, { id: agent.contactId, team: teamId }) : null;
+      if (!contact) throw new ContactNotFoundError(agent.contactId, `${path}.contactId`);
+      resolved.push({ kind: 'contact', info: null, contact, group: null, user: null });
+    } else if (agent.groupId !== undefined) {
+      const group = isUuid(agent.groupId) ? await em.findOne(ContactGroup, { id: agent.groupId, team: teamId }) : null;
+      if (!group) throw new ContactGroupNotFoundError(agent.groupId, `${path}.groupId`);
+      resolved.push({ kind: 'group', info: null, contact: null, group, user: null });
+    } else if (agent.userId !== undefined) {
+      const user = isUuid(agent.userId) ? await em.findOne(TeamUser, { id: agent.userId, team: teamId }) : null;
+      if (!user) throw new UserNotFoundError(agent.userId, `${path}.userId`);
+      resolved.push({ kind: 'user', info: null, contact: null, group: null, user });
+    }
+  }
+  return resolved;
+}
+
+function normaliseInfo(info: z.output<typeof agentInfoSchema>): AgentInfo {
+  return {
+    name: info.name,
+    email: info.email ?? null,
+    phone: info.phone ?? null,
+    locale: info.locale ?? null,
+    phoneContactMethod: info.phoneContactMethod ?? null,
+  };
+}

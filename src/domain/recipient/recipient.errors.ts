@@ -1,0 +1,56 @@
+import { DomainError } from '../../shared/errors.ts';
+
+/** `Recipient.NotFound`: no recipient with this id in this envelope (or template). */
+export class RecipientNotFoundError extends DomainError {
+  constructor(recipientId: string) {
+    super('Recipient.NotFound', 'No recipient with this id exists in this envelope.', { recipientId });
+  }
+}
+
+/** `Recipient.DuplicateIdentifier` (409): identifiers are unique within an envelope. */
+export class RecipientDuplicateIdentifierError extends DomainError {
+  constructor(identifier: string) {
+    super('Recipient.DuplicateIdentifier', `Another recipient of this envelope already has the identifier "${identifier}".`, { identifier });
+  }
+}
+
+/** `Recipient.HostRecipientBound` (409): removal (or a type change) refused, another recipient is hosted by this one. */
+export class RecipientHostBoundError extends DomainError {
+  constructor(recipientId: string, boundRecipientIds: string[]) {
+    super('Recipient.HostRecipientBound', 'This recipient hosts in-person signers; remove or re-host them first.', {
+      recipientId,
+      boundRecipientIds,
+    });
+  }
+}
+
+/** `Recipient.DelegatorRecipientBound` (409): removal refused, another recipient delegates through this one. */
+export class RecipientDelegatorBoundError extends DomainError {
+  constructor(recipientId: string, boundRecipientIds: string[]) {
+    super('Recipient.DelegatorRecipientBound', 'Another recipient is delegated through this one; change or remove it first.', {
+      recipientId,
+      boundRecipientIds,
+    });
+  }
+}
+
+/** `Contact.NotFound`: an agent names a contact that does not exist for your team. */
+export class ContactNotFoundError extends DomainError {
+  constructor(contactId: string, path: string) {
+    super('Contact.NotFound', 'No contact with this id exists for your team.', { contactId, path });
+  }
+}
+
+/** `ContactGroup.NotFound`: an agent names a contact group that does not exist for your team. */
+export class ContactGroupNotFoundError extends DomainError {
+  constructor(groupId: string, path: string) {
+    super('ContactGroup.NotFound', 'No contact group with this id exists for your team.', { groupId, path });
+  }
+}
+
+/** `User.NotFound`: an agent names a team user that does not exist for your team. */
+export class UserNotFoundError extends DomainError {
+  constructor(userId: string, path: string) {
+    super('User.NotFound', 'No user with this id exists in your team.', { userId, path });
+  }
+}

@@ -1,0 +1,280 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
+import { isUuid } from '../../shared/ids.ts';
+import type { Envelope } from '../envelope/envelope.entity.ts';
+import { auditChange, changeDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
+import { runIdempotently } from '../idempotency/idempotency.service.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { boundedInteger, boundedText, identifierSlug, parseInput } from '../validation.ts';
+import { Agent } from './agent.entity.ts';
+import { agentsSchema, resolveAgentInputs, type ResolvedAgent } from './agent-input.ts';
+import { Recipient, recipientTypes, type RecipientType } from './recipient.entity.ts';
+import {
+  RecipientDelegatorBoundError,
+  RecipientDuplicateIdentifierError,
+  RecipientHostBoundError,
+  RecipientNotFoundError,
+} from './recipient.errors.ts';
+
+/** Distinct, readable on white, cycled by the recipient's position in the envelope. */
+export const RECIPIENT_COLOR_PALETTE = ['#2563EB', '#DC2626', '#059669', '#D97706', '#7C3AED', '#DB2777', '#0891B2', '#65A30D', '#EA580C', '#4F46E5'];
+
+const colorSchema = z.string().regex(/^#[0-9A-Fa-f]{6}$/, 'must be a hex colour like #2563EB');
+
+const recipientShape = {
+  type: z.enum(recipientTypes, { error: `must be one of ${recipientTypes.join(', ')}` }),
+  identifier: identifierSlug,
+  roleName: boundedText(1, 100),
+  order: boundedInteger(0, 1000),
+  required: z.boolean({ error: 'must be true or false' }),
+  color: colorSchema,
+  hostedById: z.string().nullable(),
+  delegatedById: z.string().nullable(),
+  agents: agentsSchema,
+};
+
+const createRecipientInput = z.strictObject({
+  type: recipientShape.type,
+  identifier: recipientShape.identifier,
+  roleName: recipientShape.roleName,
+  order: recipientShape.order.default(0),
+  required: recipientShape.required.default(true),
+  color: recipientShape.color.optional(),
+  hostedById: recipientShape.hostedById.optional(),
+  delegatedById: recipientShape.delegatedById.optional(),
+  agents: recipientShape.agents.default([]),
+});
+
+const updateRecipientInput = z.strictObject({
+  type: recipientShape.type.optional(),
+  identifier: recipientShape.identifier.optional(),
+  roleName: recipientShape.roleName.optional(),
+  order: recipientShape.order.optional(),
+  required: recipientShape.required.optional(),
+  color: recipientShape.color.optional(),
+  hostedById: recipientShape.hostedById.optional(),
+  delegatedById: recipientShape.delegatedById.optional(),
+  agents: recipientShape.agents.optional(),
+});
+
+/**
+ * The links between recipients, checked against the envelope's other recipients:
+ * an `in_person_signer` must name a `host` of the same envelope in `hostedById` (and only it may);
+ * `delegatedById` must name another recipient of the same envelope.
+ */
+async function checkRecipientLinks(
+  em: EntityManager,
+  envelope: Envelope,
+  recipient: { id?: string; type: RecipientType; hostedById: string | null; delegatedById: string | null },
+  pathPrefix: string,
+): Promise<{ hostedBy: Recipient | null; delegatedBy: Recipient | null }> {
+  const issues: ValidationIssue[] = [];
+  let hostedBy: Recipient | null = null;
+  let delegatedBy: Recipient | null = null;
+  if (recipient.type === 'in_person_signer') {
+    if (!recipient.hostedById) {
+      issues.push({ path: `${pathPrefix}.hostedById`, message: 'is required for an in_person_signer: name the host recipient' });
+    } else {
+      hostedBy = isUuid(recipient.hostedById) ? await em.findOne(Recipient, { id: recipient.hostedById, envelope }) : null;
+      if (!hostedBy || hostedBy.type !== 'host') {
+        issues.push({ path: `${pathPrefix}.hostedById`, message: 'must be the id of a recipient of type host in this envelope' });
+        hostedBy = null;
+      }
+    }
+  } else if (recipient.hostedById) {
+    issues.push({ path: `${pathPrefix}.hostedById`, message: 'is only allowed for an in_person_signer' });
+  }
+  if (recipient.delegatedById) {
+    delegatedBy = isUuid(recipient.delegatedById) ? await em.findOne(Recipient, { id: recipient.delegatedById, envelope }) : null;
+    if (!delegatedBy || delegatedBy.id === recipient.id) {
+      issues.push({ path: `${pathPrefix}.delegatedById`, message: 'must be the id of another recipient in this envelope' });
+      delegatedBy = null;
+    }
+  }
+  if (issues.length > 0) throw new InvalidRequestError(issues);
+  return { hostedBy, delegatedBy };
+}
+
+async function ensureIdentifierFree(em: EntityManager, envelope: Envelope, identifier: string, exceptId?: string) {
+  const existing = await em.findOne(Recipient, { envelope, identifier }, { fields: ['id'] });
+  if (existing && existing.id !== exceptId) throw new RecipientDuplicateIdentifierError(identifier);
+}
+
+function replaceAgents(em: EntityManager, recipient: Recipient, agents: ResolvedAgent[]) {
+  agents.forEach((agent, position) => {
+    em.persist(
+      em.create(Agent, {
+        recipient,
+        position,
+        kind: agent.kind,
+        info: agent.info,
+        contact: agent.contact,
+        group: agent.group,
+        user: agent.user,
+      }),
+    );
+  });
+}
+
+/** Adds a recipient role, with its agents, to a draft envelope. Idempotent per `Idempotency-Key`. */
+export async function addRecipient(
+  context: ServiceContext,
+  options: { envelopeId: string; input: unknown; idempotencyKey?: string },
+): Promise<Recipient> {
+  const input = parseInput(createRecipientInput, options.input, 'recipient');
+  const recipientId = await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
+    const { resourceId } = await runIdempotently(
+      draft.em,
+      {
+        teamId: draft.caller.teamId,
+        key: options.idempotencyKey,
+        fingerprintOf: { operation: 'addRecipient', envelopeId: draft.envelope.id, input: options.input },
+      },
+      async () => {
+        const { em, envelope } = draft;
+        await ensureIdentifierFree(em, envelope, input.identifier);
+        const links = await checkRecipientLinks(
+          em,
+          envelope,
+          { type: input.type, hostedById: input.hostedById ?? null, delegatedById: input.delegatedById ?? null },
+          'recipient',
+        );
+        const agents = await resolveAgentInputs(em, draft.caller.teamId, input.agents, 'recipient.agents');
+        const existingCount = await em.count(Recipient, { envelope });
+        const recipient = em.create(Recipient, {
+          envelope,
+          identifier: input.identifier,
+          roleName: input.roleName,
+          type: input.type,
+          order: input.order,
+          required: input.required,
+          color: input.color ?? RECIPIENT_COLOR_PALETTE[existingCount % RECIPIENT_COLOR_PALETTE.length],
+          hostedBy: links.hostedBy,
+          delegatedBy: links.delegatedBy,
+        });
+        em.persist(recipient);
+        replaceAgents(em, recipient, agents);
+        await em.flush();
+        await auditChange(context, draft, {
+          envelopeId: envelope.id,
+          type: 'recipient.added',
+          details: { recipientId: recipient.id, identifier: recipient.identifier, type: recipient.type, agentCount: agents.length },
+        });
+        await em.flush();
+        return recipient.id;
+      },
+    );
+    return resourceId;
+  });
+  return getRecipient(context, { envelopeId: options.envelopeId, recipientId });
+}
+
+export async function getRecipient(context: ServiceContext, options: { envelopeId: string; recipientId: string }): Promise<Recipient> {
+  const caller = await context.caller();
+  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
+  return findRecipient(context.em, envelope, options.recipientId);
+}
+
+export async function listRecipients(context: ServiceContext, options: { envelopeId: string }): Promise<Recipient[]> {
+  const caller = await context.caller();
+  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
+  return context.em.find(Recipient, { envelope }, { orderBy: [{ order: 'asc' }, { createdAt: 'asc' }] });
+}
+
+async function findRecipient(em: EntityManager, envelope: Envelope, recipientId: string): Promise<Recipient> {
+  if (!isUuid(recipientId)) throw new RecipientNotFoundError(recipientId);
+  const recipient = await em.findOne(Recipient, { id: recipientId, envelope });
+  if (!recipient) throw new RecipientNotFoundError(recipientId);
+  return recipient;
+}
+
+async function boundRecipientIds(em: EntityManager, recipient: Recipient, link: 'hostedBy' | 'delegatedBy'): Promise<string[]> {
+  const bound = await em.find(Recipient, { [link]: recipient, envelope: recipient.envelope }, { fields: ['id'] });
+  return bound.map((other) => other.id);
+}
+
+/**
+ * Changes a recipient of a draft envelope. Only given keys change; `agents`, when given,
+ * replaces the whole agent list. A host that still hosts in-person signers keeps its type.
+ */
+export async function updateRecipient(
+  context: ServiceContext,
+  options: { envelopeId: string; recipientId: string; input: unknown },
+): Promise<Recipient> {
+  const input = parseInput(updateRecipientInput, options.input, 'recipient');
+  await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
+    const { em, envelope } = draft;
+    const recipient = await findRecipient(em, envelope, options.recipientId);
+    if (input.identifier !== undefined && input.identifier !== recipient.identifier) {
+      await ensureIdentifierFree(em, envelope, input.identifier, recipient.id);
+    }
+    const type = input.type ?? recipient.type;
+    if (recipient.type === 'host' && type !== 'host') {
+      const hosted = await boundRecipientIds(em, recipient, 'hostedBy');
+      if (hosted.length > 0) throw new RecipientHostBoundError(recipient.id, hosted);
+    }
+    const links = await checkRecipientLinks(
+      em,
+      envelope,
+      {
+        id: recipient.id,
+        type,
+        hostedById: input.hostedById !== undefined ? input.hostedById : type === 'in_person_signer' ? (recipient.hostedBy?.id ?? null) : null,
+        delegatedById: input.delegatedById !== undefined ? input.delegatedById : (recipient.delegatedBy?.id ?? null),
+      },
+      'recipient',
+    );
+    const agents = input.agents === undefined ? undefined : await resolveAgentInputs(em, draft.caller.teamId, input.agents, 'recipient.agents');
+    em.assign(recipient, {
+      type,
+      identifier: input.identifier ?? recipient.identifier,
+      roleName: input.roleName ?? recipient.roleName,
+      order: input.order ?? recipient.order,
+      required: input.required ?? recipient.required,
+      color: input.color ?? recipient.color,
+      hostedBy: links.hostedBy,
+      delegatedBy: links.delegatedBy,
+    });
+    if (agents !== undefined) {
+      await em.nativeDelete(Agent, { recipient });
+      replaceAgents(em, recipient, agents);
+    }
+    await auditChange(context, draft, {
+      envelopeId: envelope.id,
+      type: 'recipient.updated',
+      details: { recipientId: recipient.id, changed: Object.keys(input) },
+    });
+    await em.flush();
+  });
+  // Read back outside the unit of work so agents come from the database, not a stale collection.
+  context.em.clear();
+  return getRecipient(context, options);
+}
+
+/**
+ * Removes a recipient from a draft envelope, with its agents and the fields assigned to it
+ * (foreign-key cascades; spec §3.1 rule 3). Refused while another recipient is hosted by it or
+ * delegates through it: removing it would leave that recipient pointing at nothing.
+ */
+export async function deleteRecipient(context: ServiceContext, options: { envelopeId: string; recipientId: string }): Promise<void> {
+  await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
+    const recipient = await findRecipient(draft.em, draft.envelope, options.recipientId);
+    const hosted = await boundRecipientIds(draft.em, recipient, 'hostedBy');
+    if (hosted.length > 0) throw new RecipientHostBoundError(recipient.id, hosted);
+    const delegating = await boundRecipientIds(draft.em, recipient, 'delegatedBy');
+    if (delegating.length > 0) throw new RecipientDelegatorBoundError(recipient.id, delegating);
+    await draft.em.nativeDelete(Recipient, { id: recipient.id, envelope: draft.envelope });
+    await auditChange(context, draft, {
+      envelopeId: draft.envelope.id,
+      type: 'recipient.removed',
+      details: { recipientId: recipient.id, identifier: recipient.identifier },
+    });
+    await draft.em.flush();
+  });
+}
+
+export async function listAgents(em: EntityManager, recipientIds: string[]): Promise<Agent[]> {
+  if (recipientIds.length === 0) return [];
+  return em.find(Agent, { recipient: { $in: recipientIds } }, { orderBy: [{ recipient: 'asc' }, { position: 'asc' }] });
+}

@@ -1,0 +1,20 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { BlobStore } from '../shared/blob-store.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { RequestMetadata } from '../shared/request-metadata.ts';
+import type { TeamCaller } from './team/team.service.ts';
+
+/**
+ * What every domain service receives from either face: a request-scoped entity manager, the
+ * authenticated caller (resolved lazily), the request's metadata for the audit log, and the
+ * process-wide parts (clock, blob store, audit key, limits).
+ */
+export type ServiceContext = {
+  em: EntityManager;
+  caller(): Promise<TeamCaller>;
+  metadata: RequestMetadata;
+  clock: Clock;
+  blobStore: BlobStore;
+  auditKey: Buffer;
+  limits: { maxDocumentBytes: number };
+};

@@ -1,0 +1,136 @@
+import { GraphQLError } from 'graphql';
+import { Upload } from 'graphql-upload-minimal';
+import type { Document } from '../../domain/document/document.entity.ts';
+import { documentStatuses } from '../../domain/document/document.entity.ts';
+import { addDocument, deleteDocument, getDocument, stageDocumentUpload, updateDocument } from '../../domain/document/document.service.ts';
+import { builder } from '../builder.ts';
+import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
+import { DeletedPayload } from './common.ts';
+import { EnvelopeType } from './envelope.ts';
+
+builder.scalarType('Upload', {
+  description: 'A file sent with the GraphQL multipart request spec (https://github.com/jaydenseric/graphql-multipart-request-spec).',
+  serialize: () => {
+    throw new GraphQLError('Upload is an input-only scalar');
+  },
+  parseValue: (value) => {
+    if (value instanceof Upload) return value;
+    throw new GraphQLError('Upload must be a file part of a multipart request');
+  },
+});
+
+const DocumentStatusEnum = builder.enumType('DocumentStatus', {
+  description: 'completed (all required fields on it submitted), declined, or voided (its envelope was voided).',
+  values: documentStatuses,
+});
+
+const PageType = builder.objectRef<{ index: number; width: number; height: number; rotation: number }>('Page').implement({
+  description: 'One page of a document, sized in PDF points (1/72 inch) as displayed, rotation applied.',
+  fields: (t) => ({
+    index: t.exposeInt('index', { description: 'Zero-based page index, as used in field views.' }),
+    width: t.exposeFloat('width'),
+    height: t.exposeFloat('height'),
+    rotation: t.exposeInt('rotation', { description: 'The page rotation in degrees (0, 90, 180, 270).' }),
+  }),
+});
+
+export const DocumentType = builder.objectRef<Document>('Document').implement({
+  description: 'A PDF in an envelope. The original is stored once, addressed by its SHA-256.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name', { description: 'Shown to recipients; at most 140 characters.' }),
+    order: t.exposeInt('order', { description: 'Zero-based display order.' }),
+    status: t.field({ type: DocumentStatusEnum, nullable: true, resolve: (document) => document.status ?? null }),
+    context: t.field({ type: 'JSONObject', resolve: (document) => document.context }),
+    pageCount: t.exposeInt('pageCount'),
+    pages: t.field({
+      type: [PageType],
+      resolve: (document) => document.pages.map((page, index) => ({ index, ...page })),
+    }),
+    sha256: t.string({ description: 'SHA-256 of the uploaded original.', resolve: (document) => document.contentSha256 }),
+    byteSize: t.float({ resolve: (document) => Number(document.byteSize) }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+builder.objectField(EnvelopeType, 'documents', (t) =>
+  t.field({
+    type: [DocumentType],
+    description: 'The documents, in display order.',
+    resolve: (envelope, _args, context) => context.loaders.documentsByEnvelope.load(envelope.id),
+  }),
+);
+
+const AddDocumentInput = builder.inputType('AddDocumentInput', {
+  fields: (t) => ({
+    file: t.field({ type: 'Upload', required: true, description: 'The PDF, at most 48 MB.' }),
+    name: t.string({ required: false, description: 'At most 140 characters; defaults to the file name.' }),
+    order: t.int({ required: false, description: 'Zero-based; defaults to after the last document.' }),
+    context: t.field({ type: 'JSONObject', required: false }),
+  }),
+});
+
+const UpdateDocumentInput = builder.inputType('UpdateDocumentInput', {
+  fields: (t) => ({
+    name: t.string({ required: false }),
+    order: t.int({ required: false }),
+    context: t.field({ type: 'JSONObject', required: false }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  addDocument: t.field({
+    type: DocumentType,
+    description: 'Uploads a PDF to a draft envelope (REST: POST /envelopes/{id}/documents). Honours the Idempotency-Key header.',
+    args: { envelopeId: t.arg.id({ required: true }), input: t.arg({ type: AddDocumentInput, required: true }) },
+    resolve: async (_root, args, context) => {
+      const { file, ...fields } = args.input;
+      const upload = await file.promise;
+      const envelopeId = String(args.envelopeId);
+      const stream = upload.createReadStream();
+      const staged = await stageDocumentUpload(context, { envelopeId, stream, filename: upload.filename }).catch((error) => {
+        // Refused before or while reading: drop the rest of the file so the request can finish.
+        stream.resume();
+        throw error;
+      });
+      return addDocument(context, {
+        envelopeId,
+        upload: staged,
+        fields: withoutNulls(fields, { opaque: JSON_VALUE_KEYS }),
+        idempotencyKey: context.idempotencyKey,
+      });
+    },
+  }),
+  updateDocument: t.field({
+    type: DocumentType,
+    description: 'Renames or reorders a document of a draft (REST: PATCH /envelopes/{id}/documents/{documentId}).',
+    args: {
+      envelopeId: t.arg.id({ required: true }),
+      documentId: t.arg.id({ required: true }),
+      input: t.arg({ type: UpdateDocumentInput, required: true }),
+    },
+    resolve: (_root, args, context) =>
+      updateDocument(context, {
+        envelopeId: String(args.envelopeId),
+        documentId: String(args.documentId),
+        input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }),
+      }),
+  }),
+  deleteDocument: t.field({
+    type: DeletedPayload,
+    description: 'Removes a document of a draft, and fields left without a placement (REST: DELETE .../documents/{documentId}).',
+    args: { envelopeId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, context) => {
+      await deleteDocument(context, { envelopeId: String(args.envelopeId), documentId: String(args.documentId) });
+      return { id: String(args.documentId) };
+    },
+  }),
+}));
+
+builder.queryField('document', (t) =>
+  t.field({
+    type: DocumentType,
+    args: { envelopeId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) => getDocument(context, { envelopeId: String(args.envelopeId), documentId: String(args.documentId) }),
+  }),
+);

@@ -1,0 +1,127 @@
+import { Envelope, envelopeStatuses } from '../../domain/envelope/envelope.entity.ts';
+import {
+  createEnvelope,
+  deleteEnvelope,
+  envelopeCursor,
+  getEnvelope,
+  listEnvelopes,
+  updateEnvelope,
+} from '../../domain/envelope/envelope.service.ts';
+import { builder } from '../builder.ts';
+import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
+import { DeletedPayload, PageInfo } from './common.ts';
+
+export const EnvelopeStatusEnum = builder.enumType('EnvelopeStatus', {
+  description: 'draft → sent → finalized | voided | expired. Only drafts can be edited.',
+  values: envelopeStatuses,
+});
+
+export const EnvelopeType = builder.objectRef<Envelope>('Envelope').implement({
+  description: 'One signing session: documents, recipient roles and fields, moving from draft to a closed state.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name', { description: 'Display name, 2–48 characters.' }),
+    status: t.field({ type: EnvelopeStatusEnum, resolve: (envelope) => envelope.status }),
+    expirationPeriodDays: t.exposeInt('expirationPeriodDays', { description: 'Days from sending until the envelope expires, 1–90.' }),
+    reminderInitialDelayDays: t.exposeInt('reminderInitialDelayDays', { description: 'Days after activation before the first reminder, 0–30 (0 = none).' }),
+    reminderRepeatIntervalDays: t.exposeInt('reminderRepeatIntervalDays', { description: 'Days between later reminders, 0–30 (0 = none).' }),
+    reminderBeforeExpirationDays: t.exposeInt('reminderBeforeExpirationDays', { description: 'Days before expiry for a last reminder, 0–30 (0 = none).' }),
+    context: t.field({ type: 'JSONObject', description: 'Your own metadata, returned as given.', resolve: (envelope) => envelope.context }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    sentAt: t.expose('sentAt', { type: 'DateTime', nullable: true }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true }),
+    completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true, description: 'Set when the envelope is finalized.' }),
+    voidedAt: t.expose('voidedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+const EnvelopeEdge = builder.objectRef<Envelope>('EnvelopeEdge').implement({
+  fields: (t) => ({
+    cursor: t.string({ resolve: (envelope) => envelopeCursor(envelope) }),
+    node: t.field({ type: EnvelopeType, resolve: (envelope) => envelope }),
+  }),
+});
+
+const EnvelopeConnection = builder
+  .objectRef<{ envelopes: Envelope[]; nextCursor: string | null }>('EnvelopeConnection')
+  .implement({
+    description: "A page of the team's envelopes, newest first.",
+    fields: (t) => ({
+      edges: t.field({ type: [EnvelopeEdge], resolve: (page) => page.envelopes }),
+      nodes: t.field({ type: [EnvelopeType], resolve: (page) => page.envelopes }),
+      pageInfo: t.field({
+        type: PageInfo,
+        resolve: (page) => ({ hasNextPage: page.nextCursor !== null, endCursor: page.nextCursor }),
+      }),
+    }),
+  });
+
+builder.queryFields((t) => ({
+  envelope: t.field({
+    type: EnvelopeType,
+    description: 'One envelope of your team. Unknown and foreign ids give Envelope.NotFound.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) => getEnvelope(context, String(args.id)),
+  }),
+  envelopes: t.field({
+    type: EnvelopeConnection,
+    description: "Your team's envelopes, newest first, optionally of one status.",
+    args: {
+      first: t.arg.int({ required: false, description: '1–100, default 20.' }),
+      after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
+      status: t.arg({ type: EnvelopeStatusEnum, required: false }),
+    },
+    resolve: (_root, args, context) =>
+      listEnvelopes(context, { limit: args.first ?? undefined, cursor: args.after ?? undefined, status: args.status ?? undefined }),
+  }),
+}));
+
+const CreateEnvelopeInput = builder.inputType('CreateEnvelopeInput', {
+  fields: (t) => ({
+    name: t.string({ required: true, description: '2–48 characters.' }),
+    expirationPeriodDays: t.int({ required: false, description: '1–90, default 30.' }),
+    reminderInitialDelayDays: t.int({ required: false, description: '0–30, default 0.' }),
+    reminderRepeatIntervalDays: t.int({ required: false, description: '0–30, default 0.' }),
+    reminderBeforeExpirationDays: t.int({ required: false, description: '0–30, default 0.' }),
+    context: t.field({ type: 'JSONObject', required: false }),
+  }),
+});
+
+const UpdateEnvelopeInput = builder.inputType('UpdateEnvelopeInput', {
+  description: 'Only the given settings change. Drafts only.',
+  fields: (t) => ({
+    name: t.string({ required: false }),
+    expirationPeriodDays: t.int({ required: false }),
+    reminderInitialDelayDays: t.int({ required: false }),
+    reminderRepeatIntervalDays: t.int({ required: false }),
+    reminderBeforeExpirationDays: t.int({ required: false }),
+    context: t.field({ type: 'JSONObject', required: false }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createEnvelope: t.field({
+    type: EnvelopeType,
+    description: 'Creates a draft envelope (REST: POST /envelopes). Honours the Idempotency-Key header.',
+    args: { input: t.arg({ type: CreateEnvelopeInput, required: true }) },
+    resolve: (_root, args, context) =>
+      createEnvelope(context, { input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }), idempotencyKey: context.idempotencyKey }),
+  }),
+  updateEnvelope: t.field({
+    type: EnvelopeType,
+    description: 'Changes settings of a draft (REST: PATCH /envelopes/{id}).',
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateEnvelopeInput, required: true }) },
+    resolve: (_root, args, context) =>
+      updateEnvelope(context, { envelopeId: String(args.id), input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }) }),
+  }),
+  deleteEnvelope: t.field({
+    type: DeletedPayload,
+    description: 'Deletes a draft with everything in it (REST: DELETE /envelopes/{id}). Sent envelopes are voided instead.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, args, context) => {
+      await deleteEnvelope(context, { envelopeId: String(args.id) });
+      return { id: String(args.id) };
+    },
+  }),
+}));

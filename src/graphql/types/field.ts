@@ -1,0 +1,148 @@
+import type { FieldView } from '../../domain/field/field-view.entity.ts';
+import { fieldTypes, type Field } from '../../domain/field/field.entity.ts';
+import { createFields, deleteField, getField, updateField } from '../../domain/field/field.service.ts';
+import { builder } from '../builder.ts';
+import { withoutNulls } from '../input.ts';
+import { DeletedPayload } from './common.ts';
+import { EnvelopeType } from './envelope.ts';
+
+const FieldTypeEnum = builder.enumType('FieldType', {
+  description: 'The kind of input; config and value shapes per type are in docs/fields.md.',
+  values: fieldTypes,
+});
+
+const PointType = builder.objectRef<{ x: number; y: number }>('Point').implement({
+  description: 'Points (1/72 inch) from the page’s left and top edges.',
+  fields: (t) => ({ x: t.exposeFloat('x'), y: t.exposeFloat('y') }),
+});
+const SizeType = builder.objectRef<{ width: number; height: number }>('Size').implement({
+  description: 'In points.',
+  fields: (t) => ({ width: t.exposeFloat('width'), height: t.exposeFloat('height') }),
+});
+
+const FieldViewType = builder.objectRef<FieldView>('FieldView').implement({
+  description: 'One placement of a field on a document page.',
+  fields: (t) => ({
+    documentId: t.id({ resolve: (view) => view.document.id }),
+    page: t.exposeInt('page', { description: 'Zero-based page index.' }),
+    location: t.field({ type: PointType, resolve: (view) => ({ x: Number(view.x), y: Number(view.y) }) }),
+    size: t.field({ type: SizeType, resolve: (view) => ({ width: Number(view.width), height: Number(view.height) }) }),
+  }),
+});
+
+export const FieldType = builder.objectRef<Field>('Field').implement({
+  description: 'An interactive element assigned to one recipient and placed on one or more pages.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    identifier: t.exposeString('identifier', { description: 'Your slug, unique in the envelope.' }),
+    type: t.field({ type: FieldTypeEnum, resolve: (field) => field.type }),
+    recipientId: t.id({ resolve: (field) => field.recipient?.id ?? field.templateRecipient?.id ?? '' }),
+    label: t.string({ nullable: true, resolve: (field) => field.label ?? null }),
+    tooltip: t.string({ nullable: true, resolve: (field) => field.tooltip ?? null }),
+    required: t.exposeBoolean('required'),
+    readonly: t.exposeBoolean('readonly'),
+    value: t.field({ type: 'JSONObject', nullable: true, resolve: (field) => field.value ?? null }),
+    config: t.field({ type: 'JSONObject', resolve: (field) => field.config }),
+    views: t.field({ type: [FieldViewType], resolve: (field, _args, context) => context.loaders.viewsByField.load(field.id) }),
+    submittedAt: t.expose('submittedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+builder.objectField(EnvelopeType, 'fields', (t) =>
+  t.field({
+    type: [FieldType],
+    resolve: (envelope, _args, context) => context.loaders.fieldsByEnvelope.load(envelope.id),
+  }),
+);
+
+const PointInput = builder.inputType('PointInput', { fields: (t) => ({ x: t.float({ required: true }), y: t.float({ required: true }) }) });
+const SizeInput = builder.inputType('SizeInput', {
+  fields: (t) => ({ width: t.float({ required: true }), height: t.float({ required: true }) }),
+});
+const FieldViewInput = builder.inputType('FieldViewInput', {
+  fields: (t) => ({
+    documentId: t.id({ required: true }),
+    page: t.int({ required: true, description: 'Zero-based.' }),
+    location: t.field({ type: PointInput, required: true }),
+    size: t.field({ type: SizeInput, required: true }),
+  }),
+});
+
+const FieldInput = builder.inputType('FieldInput', {
+  fields: (t) => ({
+    type: t.field({ type: FieldTypeEnum, required: true }),
+    recipientId: t.id({ required: true }),
+    identifier: t.string({ required: true }),
+    label: t.string({ required: false }),
+    tooltip: t.string({ required: false }),
+    required: t.boolean({ required: false, description: 'Default: true for signatures, false otherwise.' }),
+    readonly: t.boolean({ required: false }),
+    value: t.field({ type: 'JSONObject', required: false }),
+    config: t.field({ type: 'JSONObject', required: false }),
+    views: t.field({ type: [FieldViewInput], required: true }),
+  }),
+});
+
+const UpdateFieldInput = builder.inputType('UpdateFieldInput', {
+  description: 'Only the given keys change; views, when given, replace all views.',
+  fields: (t) => ({
+    type: t.field({ type: FieldTypeEnum, required: false }),
+    recipientId: t.id({ required: false }),
+    identifier: t.string({ required: false }),
+    label: t.string({ required: false }),
+    tooltip: t.string({ required: false }),
+    required: t.boolean({ required: false }),
+    readonly: t.boolean({ required: false }),
+    value: t.field({ type: 'JSONObject', required: false }),
+    config: t.field({ type: 'JSONObject', required: false }),
+    views: t.field({ type: [FieldViewInput], required: false }),
+  }),
+});
+
+const fieldInputOptions = { keepNull: ['label', 'tooltip', 'value'], opaque: ['value', 'config'] };
+
+builder.mutationFields((t) => ({
+  createFields: t.field({
+    type: [FieldType],
+    description: 'Adds many fields to a draft at once, all or nothing (REST: POST /envelopes/{id}/fields).',
+    args: { envelopeId: t.arg.id({ required: true }), fields: t.arg({ type: [FieldInput], required: true }) },
+    resolve: (_root, args, context) =>
+      createFields(context, {
+        envelopeId: String(args.envelopeId),
+        input: { fields: withoutNulls(args.fields, fieldInputOptions) },
+        idempotencyKey: context.idempotencyKey,
+      }),
+  }),
+  updateField: t.field({
+    type: FieldType,
+    description: 'Changes a field of a draft (REST: PATCH /envelopes/{id}/fields/{fieldId}).',
+    args: {
+      envelopeId: t.arg.id({ required: true }),
+      fieldId: t.arg.id({ required: true }),
+      input: t.arg({ type: UpdateFieldInput, required: true }),
+    },
+    resolve: (_root, args, context) =>
+      updateField(context, {
+        envelopeId: String(args.envelopeId),
+        fieldId: String(args.fieldId),
+        input: { field: withoutNulls(args.input, fieldInputOptions) },
+      }),
+  }),
+  deleteField: t.field({
+    type: DeletedPayload,
+    description: 'Removes a field from a draft (REST: DELETE /envelopes/{id}/fields/{fieldId}).',
+    args: { envelopeId: t.arg.id({ required: true }), fieldId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, context) => {
+      await deleteField(context, { envelopeId: String(args.envelopeId), fieldId: String(args.fieldId) });
+      return { id: String(args.fieldId) };
+    },
+  }),
+}));
+
+builder.queryField('field', (t) =>
+  t.field({
+    type: FieldType,
+    args: { envelopeId: t.arg.id({ required: true }), fieldId: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) => getField(context, { envelopeId: String(args.envelopeId), fieldId: String(args.fieldId) }),
+  }),
+);

@@ -1,0 +1,162 @@
+import { agentKinds, locales, phoneContactMethods, type Agent } from '../../domain/recipient/agent.entity.ts';
+import { recipientTypes, type Recipient } from '../../domain/recipient/recipient.entity.ts';
+import { addRecipient, deleteRecipient, getRecipient, updateRecipient } from '../../domain/recipient/recipient.service.ts';
+import { builder } from '../builder.ts';
+import { withoutNulls } from '../input.ts';
+import { DeletedPayload } from './common.ts';
+import { EnvelopeType } from './envelope.ts';
+
+const RecipientTypeEnum = builder.enumType('RecipientType', {
+  description:
+    'signer: signs remotely. host: runs an in-person session. in_person_signer: signs on its host’s device. delegator: may hand its role to another person. viewer: gets the finished copy.',
+  values: recipientTypes,
+});
+const AgentKindEnum = builder.enumType('AgentKind', { values: agentKinds });
+const LocaleEnum = builder.enumType('Locale', {
+  values: Object.fromEntries(locales.map((locale) => [locale.replace('-', '_'), { value: locale }])) as Record<string, { value: string }>,
+});
+const PhoneContactMethodEnum = builder.enumType('PhoneContactMethod', { values: phoneContactMethods });
+
+const AgentInfoType = builder
+  .objectRef<{ name: string; email?: string | null; phone?: string | null; locale?: string | null; phoneContactMethod?: string | null }>('AgentInfo')
+  .implement({
+    description: 'A person given inline.',
+    fields: (t) => ({
+      name: t.exposeString('name'),
+      email: t.string({ nullable: true, resolve: (info) => info.email ?? null }),
+      phone: t.string({ nullable: true, description: 'E.164.', resolve: (info) => info.phone ?? null }),
+      locale: t.field({ type: LocaleEnum, nullable: true, resolve: (info) => info.locale ?? null }),
+      phoneContactMethod: t.field({ type: PhoneContactMethodEnum, nullable: true, resolve: (info) => (info.phoneContactMethod as 'sms' | 'whatsapp' | null) ?? null }),
+    }),
+  });
+
+const AgentType = builder.objectRef<Agent>('Agent').implement({
+  description: 'A person behind a recipient role: inline info, or a contact, contact group or team user reference.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    kind: t.field({ type: AgentKindEnum, resolve: (agent) => agent.kind }),
+    info: t.field({ type: AgentInfoType, nullable: true, resolve: (agent) => agent.info ?? null }),
+    contactId: t.id({ nullable: true, resolve: (agent) => agent.contact?.id ?? null }),
+    groupId: t.id({ nullable: true, resolve: (agent) => agent.group?.id ?? null }),
+    userId: t.id({ nullable: true, resolve: (agent) => agent.user?.id ?? null }),
+  }),
+});
+
+export const RecipientTypeRef = builder.objectRef<Recipient>('Recipient').implement({
+  description: 'A role in the envelope’s workflow; people are attached to it as agents.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    identifier: t.exposeString('identifier', { description: 'Your stable slug for the role, unique in the envelope.' }),
+    roleName: t.exposeString('roleName'),
+    type: t.field({ type: RecipientTypeEnum, resolve: (recipient) => recipient.type }),
+    order: t.exposeInt('order', { description: 'Lower orders act first; equal orders act in parallel.' }),
+    required: t.exposeBoolean('required'),
+    color: t.exposeString('color'),
+    hostedById: t.id({ nullable: true, resolve: (recipient) => recipient.hostedBy?.id ?? null }),
+    delegatedById: t.id({ nullable: true, resolve: (recipient) => recipient.delegatedBy?.id ?? null }),
+    agents: t.field({ type: [AgentType], resolve: (recipient, _args, context) => context.loaders.agentsByRecipient.load(recipient.id) }),
+    activatedAt: t.expose('activatedAt', { type: 'DateTime', nullable: true }),
+    completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
+    delegatedAt: t.expose('delegatedAt', { type: 'DateTime', nullable: true }),
+    removedAt: t.expose('removedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+builder.objectField(EnvelopeType, 'recipients', (t) =>
+  t.field({
+    type: [RecipientTypeRef],
+    description: 'The recipient roles, in signing order.',
+    resolve: (envelope, _args, context) => context.loaders.recipientsByEnvelope.load(envelope.id),
+  }),
+);
+
+const AgentInfoInput = builder.inputType('AgentInfoInput', {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    email: t.string({ required: false }),
+    phone: t.string({ required: false, description: 'E.164, e.g. +905551234567.' }),
+    locale: t.field({ type: LocaleEnum, required: false }),
+    phoneContactMethod: t.field({ type: PhoneContactMethodEnum, required: false }),
+  }),
+});
+
+const AgentInput = builder.inputType('AgentInput', {
+  description: 'Exactly one of info, contactId, groupId, userId.',
+  fields: (t) => ({
+    info: t.field({ type: AgentInfoInput, required: false }),
+    contactId: t.id({ required: false }),
+    groupId: t.id({ required: false }),
+    userId: t.id({ required: false }),
+  }),
+});
+
+const AddRecipientInput = builder.inputType('AddRecipientInput', {
+  fields: (t) => ({
+    type: t.field({ type: RecipientTypeEnum, required: true }),
+    identifier: t.string({ required: true }),
+    roleName: t.string({ required: true }),
+    order: t.int({ required: false, description: 'Default 0.' }),
+    required: t.boolean({ required: false, description: 'Default true.' }),
+    color: t.string({ required: false, description: '#RRGGBB; a distinct default per recipient.' }),
+    hostedById: t.id({ required: false, description: 'For an in_person_signer: the host recipient.' }),
+    delegatedById: t.id({ required: false }),
+    agents: t.field({ type: [AgentInput], required: false }),
+  }),
+});
+
+const UpdateRecipientInput = builder.inputType('UpdateRecipientInput', {
+  description: 'Only the given keys change; agents, when given, replace all agents. hostedById/delegatedById null clears them.',
+  fields: (t) => ({
+    type: t.field({ type: RecipientTypeEnum, required: false }),
+    identifier: t.string({ required: false }),
+    roleName: t.string({ required: false }),
+    order: t.int({ required: false }),
+    required: t.boolean({ required: false }),
+    color: t.string({ required: false }),
+    hostedById: t.id({ required: false }),
+    delegatedById: t.id({ required: false }),
+    agents: t.field({ type: [AgentInput], required: false }),
+  }),
+});
+
+function recipientInput(input: object) {
+  return withoutNulls(input, { keepNull: ['hostedById', 'delegatedById'] }) as Record<string, unknown>;
+}
+
+builder.mutationFields((t) => ({
+  addRecipient: t.field({
+    type: RecipientTypeRef,
+    description: 'Adds a recipient role to a draft (REST: POST /envelopes/{id}/recipients). Honours the Idempotency-Key header.',
+    args: { envelopeId: t.arg.id({ required: true }), input: t.arg({ type: AddRecipientInput, required: true }) },
+    resolve: (_root, args, context) =>
+      addRecipient(context, { envelopeId: String(args.envelopeId), input: recipientInput(args.input), idempotencyKey: context.idempotencyKey }),
+  }),
+  updateRecipient: t.field({
+    type: RecipientTypeRef,
+    description: 'Changes a recipient of a draft (REST: PATCH /envelopes/{id}/recipients/{recipientId}).',
+    args: {
+      envelopeId: t.arg.id({ required: true }),
+      recipientId: t.arg.id({ required: true }),
+      input: t.arg({ type: UpdateRecipientInput, required: true }),
+    },
+    resolve: (_root, args, context) =>
+      updateRecipient(context, { envelopeId: String(args.envelopeId), recipientId: String(args.recipientId), input: recipientInput(args.input) }),
+  }),
+  deleteRecipient: t.field({
+    type: DeletedPayload,
+    description: 'Removes a recipient and its fields from a draft (REST: DELETE /envelopes/{id}/recipients/{recipientId}).',
+    args: { envelopeId: t.arg.id({ required: true }), recipientId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, context) => {
+      await deleteRecipient(context, { envelopeId: String(args.envelopeId), recipientId: String(args.recipientId) });
+      return { id: String(args.recipientId) };
+    },
+  }),
+}));
+
+builder.queryField('recipient', (t) =>
+  t.field({
+    type: RecipientTypeRef,
+    args: { envelopeId: t.arg.id({ required: true }), recipientId: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) => getRecipient(context, { envelopeId: String(args.envelopeId), recipientId: String(args.recipientId) }),
+  }),
+);

@@ -1,0 +1,51 @@
+import { createFields, deleteField, getField, listFields, updateField } from '../../domain/field/field.service.ts';
+import { readJsonObject } from '../body.ts';
+import type { RestRoute } from '../router.ts';
+import { fieldJson } from '../serializers.ts';
+
+/** Spec §4.4 and contract §5: fields of an envelope. */
+export const fieldRoutes: RestRoute[] = [
+  {
+    method: 'POST',
+    path: '/envelopes/:envelopeId/fields',
+    async handler({ request, params, context }) {
+      const fields = await createFields(context, {
+        envelopeId: params.envelopeId,
+        input: await readJsonObject(request),
+        idempotencyKey: context.idempotencyKey,
+      });
+      return { fields: await Promise.all(fields.map((field) => fieldJson(context, field))) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/envelopes/:envelopeId/fields',
+    async handler({ params, context }) {
+      const fields = await listFields(context, { envelopeId: params.envelopeId });
+      return { fields: await Promise.all(fields.map((field) => fieldJson(context, field))) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/envelopes/:envelopeId/fields/:fieldId',
+    async handler({ params, context }) {
+      return { field: await fieldJson(context, await getField(context, { envelopeId: params.envelopeId, fieldId: params.fieldId })) };
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/envelopes/:envelopeId/fields/:fieldId',
+    async handler({ request, params, context }) {
+      const field = await updateField(context, { envelopeId: params.envelopeId, fieldId: params.fieldId, input: await readJsonObject(request) });
+      return { field: await fieldJson(context, field) };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/envelopes/:envelopeId/fields/:fieldId',
+    async handler({ params, context }) {
+      await deleteField(context, { envelopeId: params.envelopeId, fieldId: params.fieldId });
+      return { deleted: true };
+    },
+  },
+];

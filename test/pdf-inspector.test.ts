@@ -1,0 +1,308 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { EncryptedPDFError, PDFDocument, PDFName } from 'pdf-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inspectPdfFile, looksLikePdfHeader, PdfInspectionError, type PdfInspectionFailureReason } from '../src/domain/document/pdf-inspector.ts';
+import {
+  A4,
+  LETTER,
+  appendPageIncrementally,
+  cutFinalEofMarker,
+  makeClassicXrefPdf,
+  makeEncryptedPdf,
+  makeHandwrittenPageTreePdf,
+  makeHybridPdf,
+  makeInheritedAttributesPdf,
+  makeLargePdf,
+  makePageTreePdf,
+  makePdf,
+  makePrevLoopPdf,
+  makeXrefStreamPdf,
+  notAPdf,
+  truncate,
+} from './fixtures/pdfs.ts';
+
+let directory: string;
+let fileCounter = 0;
+
+beforeAll(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'pdf-inspector-'));
+});
+
+afterAll(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+async function writeFixture(bytes: Uint8Array, name = 'upload.pdf'): Promise<string> {
+  const path = join(directory, `${++fileCounter}-${name}`);
+  await writeFile(path, bytes);
+  return path;
+}
+
+async function inspectBytes(bytes: Uint8Array): ReturnType<typeof inspectPdfFile> {
+  return inspectPdfFile(await writeFixture(bytes));
+}
+
+/** Resolves to the rejection's reason, failing the test if the file was accepted or failed otherwise. */
+async function rejectionReason(bytes: Uint8Array): Promise<PdfInspectionFailureReason> {
+  const error = await inspectBytes(bytes).then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(PdfInspectionError);
+  const inspectionError = error as PdfInspectionError;
+  expect(inspectionError.detail.length).toBeGreaterThan(0);
+  return inspectionError.reason;
+}
+
+const XREF_VARIANTS = [
+  { name: 'xref stream', useObjectStreams: true },
+  { name: 'classic xref table', useObjectStreams: false },
+] as const;
+
+describe('looksLikePdfHeader', () => {
+  it('accepts PDF 1.x and 2.0 headers, also after a little leading junk', () => {
+    expect(looksLikePdfHeader(Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1'))).toBe(true);
+    expect(looksLikePdfHeader(Buffer.from('%PDF-1.4'))).toBe(true);
+    expect(looksLikePdfHeader(Buffer.from('%PDF-2.0\n'))).toBe(true);
+    expect(looksLikePdfHeader(Buffer.concat([Buffer.alloc(500, 0x20), Buffer.from('%PDF-1.5\n')]))).toBe(true);
+  });
+
+  it('refuses other formats, unknown versions and headers beyond the first 1024 bytes', () => {
+    expect(looksLikePdfHeader(notAPdf('png'))).toBe(false);
+    expect(looksLikePdfHeader(notAPdf('text'))).toBe(false);
+    expect(looksLikePdfHeader(Buffer.from('%PDF-3.0\n'))).toBe(false);
+    expect(looksLikePdfHeader(Buffer.from('%PDF-'))).toBe(false);
+    expect(looksLikePdfHeader(new Uint8Array(0))).toBe(false);
+    expect(looksLikePdfHeader(Buffer.concat([Buffer.alloc(1100, 0x20), Buffer.from('%PDF-1.5\n')]))).toBe(false);
+  });
+});
+
+describe('inspectPdfFile on well-formed files', () => {
+  for (const variant of XREF_VARIANTS) {
+    for (const pages of [1, 3, 12]) {
+      it(`counts ${pages} page(s) with a ${variant.name}`, async () => {
+        const bytes = await makePdf({ pages, size: A4, useObjectStreams: variant.useObjectStreams });
+        const inspection = await inspectBytes(bytes);
+        expect(inspection.pageCount).toBe(pages);
+        expect(inspection.pdfVersion).toBe('1.7');
+        expect(inspection.pages).toEqual(Array.from({ length: pages }, () => ({ width: 595, height: 842, rotation: 0 })));
+      });
+    }
+
+    it(`reports mixed page sizes in order with a ${variant.name}`, async () => {
+      const sizes: Array<[number, number]> = [A4, LETTER, [842, 595], [792, 612], [595.28, 841.89]];
+      const bytes = await makePdf({ pages: sizes.length, size: (index) => sizes[index], useObjectStreams: variant.useObjectStreams });
+      const inspection = await inspectBytes(bytes);
+      expect(inspection.pages.map(({ width, height }) => [width, height])).toEqual(sizes);
+    });
+
+    it(`swaps width and height for pages rotated by 90 with a ${variant.name}`, async () => {
+      const bytes = await makePdf({ pages: 2, size: A4, rotate: 90, useObjectStreams: variant.useObjectStreams });
+      const inspection = await inspectBytes(bytes);
+      expect(inspection.pages).toEqual([
+        { width: 842, height: 595, rotation: 90 },
+        { width: 842, height: 595, rotation: 90 },
+      ]);
+    });
+  }
+
+  it('keeps width and height for a rotation of 180', async () => {
+    const inspection = await inspectBytes(await makePdf({ pages: 1, size: LETTER, rotate: 180 }));
+    expect(inspection.pages).toEqual([{ width: 612, height: 792, rotation: 180 }]);
+  });
+
+  it('inherits MediaBox and Rotate from the /Pages root (pages inside object streams)', async () => {
+    const bytes = await makeInheritedAttributesPdf({ mediaBox: [0, 0, 500, 700], rotate: 270, pages: 3 });
+    const loaded = await PDFDocument.load(bytes);
+    expect(loaded.getPage(0).node.get(PDFName.of('MediaBox'))).toBeUndefined();
+    const inspection = await inspectBytes(bytes);
+    expect(inspection.pageCount).toBe(3);
+    expect(inspection.pages).toEqual(Array.from({ length: 3 }, () => ({ width: 700, height: 500, rotation: 270 })));
+  });
+
+  it('walks a hand-written nested tree: inherited CropBox and Rotate, overrides, indirect MediaBox, wrong /Count', async () => {
+    const inspection = await inspectBytes(makeHandwrittenPageTreePdf());
+    expect(inspection.pageCount).toBe(4); // the leaves, although /Count says 7
+    expect(inspection.pages).toEqual([
+      { width: 400, height: 300, rotation: 90 },
+      { width: 400.26, height: 300.5, rotation: 270 },
+      { width: 595, height: 842, rotation: 180 },
+      { width: 200, height: 100, rotation: 0 },
+    ]);
+    // The header says 1.4 and the catalog's /Version upgrades it.
+    expect(inspection.pdfVersion).toBe('1.6');
+  });
+
+  for (const variant of XREF_VARIANTS) {
+    it(`reads an incremental update (/Prev) appending a page to a file with a ${variant.name}`, async () => {
+      const base = await makePdf({ pages: 3, size: A4, useObjectStreams: variant.useObjectStreams });
+      const updated = await appendPageIncrementally(base, [300, 400]);
+      // An independent parser agrees that the update is well-formed.
+      expect((await PDFDocument.load(updated)).getPageCount()).toBe(4);
+      const inspection = await inspectBytes(updated);
+      expect(inspection.pageCount).toBe(4);
+      expect(inspection.pages.at(-1)).toEqual({ width: 300, height: 400, rotation: 0 });
+      expect(inspection.pages.slice(0, 3)).toEqual(Array.from({ length: 3 }, () => ({ width: 595, height: 842, rotation: 0 })));
+    });
+  }
+
+  it('reads two stacked incremental updates, the newest entries winning', async () => {
+    const base = await makeClassicXrefPdf({ pages: 1, size: LETTER });
+    const once = await appendPageIncrementally(base, [100, 200]);
+    const twice = await appendPageIncrementally(once, [300, 400]);
+    const inspection = await inspectBytes(twice);
+    expect(inspection.pages.map(({ width, height }) => [width, height])).toEqual([LETTER, [100, 200], [300, 400]]);
+  });
+
+  it('reads an xref stream with PNG predictors and an object stream with an indirect /Length', async () => {
+    for (const predictor of [true, false]) {
+      const inspection = await inspectBytes(makeXrefStreamPdf({ predictor }));
+      expect(inspection).toEqual({ pageCount: 1, pages: [{ width: 400.5, height: 500.25, rotation: 0 }], pdfVersion: '1.5' });
+    }
+  });
+
+  it('reads a hybrid-reference file through its /XRefStm', async () => {
+    const inspection = await inspectBytes(makeHybridPdf());
+    expect(inspection.pages).toEqual([{ width: 400.5, height: 500.25, rotation: 0 }]);
+  });
+});
+
+describe('inspectPdfFile refusals', () => {
+  for (const variant of XREF_VARIANTS) {
+    it(`refuses truncated files with a ${variant.name}`, async () => {
+      const bytes = await makePdf({ pages: 3, useObjectStreams: variant.useObjectStreams });
+      for (const fraction of [0.25, 0.5, 0.9]) {
+        expect(await rejectionReason(truncate(bytes, fraction))).toBe('invalid');
+      }
+      expect(await rejectionReason(cutFinalEofMarker(bytes))).toBe('invalid');
+    });
+  }
+
+  it('refuses an incremental update cut short, instead of silently reading the older revision', async () => {
+    const updated = await appendPageIncrementally(await makeClassicXrefPdf({ pages: 2 }), [300, 400]);
+    expect(await rejectionReason(cutFinalEofMarker(updated))).toBe('invalid');
+    expect(await rejectionReason(updated.slice(0, updated.length - 40))).toBe('invalid');
+  });
+
+  it('reports encryption, for a file an independent parser also sees as encrypted', async () => {
+    const bytes = await makeEncryptedPdf();
+    // pdf-lib is compiled to ES5, where Error subclasses lose their prototype, so `instanceof`
+    // cannot work; the class's own message identifies it just as well.
+    await expect(PDFDocument.load(bytes)).rejects.toThrow(new EncryptedPDFError().message);
+    expect(await rejectionReason(bytes)).toBe('encrypted');
+  });
+
+  it('reports non-PDF bytes named .pdf as not_pdf', async () => {
+    expect(await rejectionReason(notAPdf('png'))).toBe('not_pdf');
+    expect(await rejectionReason(notAPdf('text'))).toBe('not_pdf');
+    expect(await rejectionReason(new Uint8Array(0))).toBe('not_pdf');
+  });
+
+  it('refuses garbage after a valid header', async () => {
+    const header = Buffer.from('%PDF-1.7\n');
+    const garbage = Buffer.from(Array.from({ length: 4096 }, (_, index) => (index * 7919) % 251));
+    expect(await rejectionReason(Buffer.concat([header, garbage]))).toBe('invalid');
+    // Even with a plausible ending, the offset leads into garbage.
+    expect(await rejectionReason(Buffer.concat([header, garbage, Buffer.from('\nstartxref\n100\n%%EOF\n')]))).toBe('invalid');
+  });
+
+  it('refuses a startxref pointing past the end of the file', async () => {
+    const text = Buffer.from(await makeClassicXrefPdf({ pages: 1 })).toString('latin1');
+    const broken = text.replace(/startxref\s+\d+/, 'startxref\n99999999');
+    expect(await rejectionReason(Buffer.from(broken, 'latin1'))).toBe('invalid');
+  });
+
+  it('refuses a /Prev chain that loops', async () => {
+    expect(await rejectionReason(makePrevLoopPdf())).toBe('invalid');
+  });
+
+  it('refuses page tree cycles and pages reached twice', async () => {
+    const cycle = makePageTreePdf(['<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '<< /Type /Pages /Parent 2 0 R /Kids [2 0 R] /Count 1 >>']);
+    expect(await rejectionReason(cycle)).toBe('invalid');
+    const shared = makePageTreePdf(['<< /Type /Pages /Kids [3 0 R 3 0 R] /Count 2 /MediaBox [0 0 10 10] >>', '<< /Type /Page /Parent 2 0 R >>']);
+    expect(await rejectionReason(shared)).toBe('invalid');
+  });
+
+  it('refuses a page without any MediaBox, and a document without pages', async () => {
+    const withoutMediaBox = makePageTreePdf(['<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '<< /Type /Page /Parent 2 0 R /CropBox [0 0 10 10] >>']);
+    expect(await rejectionReason(withoutMediaBox)).toBe('invalid');
+    expect(await rejectionReason(makePageTreePdf(['<< /Type /Pages /Kids [] /Count 0 >>']))).toBe('invalid');
+  });
+
+  it('refuses a Rotate that is not a multiple of 90', async () => {
+    const bytes = makePageTreePdf(['<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 10 10] /Rotate 45 >>']);
+    expect(await rejectionReason(bytes)).toBe('invalid');
+  });
+
+  it('lets I/O errors through unchanged rather than calling them invalid', async () => {
+    await expect(inspectPdfFile(join(directory, 'does-not-exist.pdf'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('inspectPdfFile on large files', () => {
+  const FORTY_MEGABYTES = 40 * 1024 * 1024;
+  const ALLOWED_GROWTH = 20 * 1024 * 1024;
+
+  /**
+   * Frees the fixture's buffers and waits until the memory is really returned. V8 releases
+   * ArrayBuffer memory on a background thread after a collection, and memory returned during the
+   * measurement hides any growth: without this settling, even reading the whole file with
+   * readFile measured as almost nothing here.
+   */
+  async function settleMemory(): Promise<void> {
+    setFlagsFromString('--expose-gc');
+    const collectGarbage = runInNewContext('gc') as () => void;
+    let previous = Number.POSITIVE_INFINITY;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      collectGarbage();
+      await sleep(25);
+      const current = process.memoryUsage().rss;
+      if (previous - current < 1024 * 1024) return;
+      previous = current;
+    }
+  }
+
+  /** Samples resident memory while `work` runs; reads between awaits give the timer its turns. */
+  async function peakResidentGrowth<T>(work: () => Promise<T>): Promise<{ result: T; growth: number }> {
+    await settleMemory();
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const timer = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }, 1);
+    try {
+      const result = await work();
+      peak = Math.max(peak, process.memoryUsage().rss);
+      return { result, growth: peak - before };
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  it('builds a 40 MB fixture of about the requested size and inspects it with bounded memory', async () => {
+    // Built in its own scope so the 40 MB buffer is garbage before we measure.
+    const path = await (async () => {
+      const bytes = makeLargePdf(FORTY_MEGABYTES);
+      expect(Math.abs(bytes.length - FORTY_MEGABYTES)).toBeLessThan(64 * 1024);
+      return writeFixture(bytes, 'large.pdf');
+    })();
+    // Warm-up: module code, zlib and the file handle machinery are paid for before measuring.
+    await inspectBytes(await makePdf({ pages: 2 }));
+    await inspectPdfFile(path);
+
+    const { result, growth } = await peakResidentGrowth(() => inspectPdfFile(path));
+    expect(result.pageCount).toBe(3);
+    expect(result.pages[0]).toEqual({ width: 595, height: 842, rotation: 0 });
+    expect(growth).toBeLessThan(ALLOWED_GROWTH);
+  }, 60_000);
+
+  it('refuses a large file cut in half', async () => {
+    const bytes = makeLargePdf(8 * 1024 * 1024);
+    expect(await rejectionReason(truncate(bytes, 0.5))).toBe('invalid');
+  });
+});
