@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
 import { processRequest } from 'graphql-upload-minimal';
 
 type NodeListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -47,4 +48,26 @@ export function withGraphQLUploads(listener: NodeListener, options: { graphqlPat
       },
     );
   };
+}
+
+/**
+ * The stream of one uploaded file, safe to hand to the domain. graphql-upload-minimal calls
+ * `unpipe()` on the file stream when it hits `maxFileSize`, which would silently detach any
+ * consumer that used `pipe` and leave it waiting forever. Forwarding with 'data' listeners (and
+ * manual backpressure) keeps the consumer attached until the part ends, so it sees the extra
+ * byte and refuses the file by size.
+ */
+export function uploadedFileStream(source: Readable): Readable {
+  const forward = new PassThrough();
+  source.on('data', (chunk: Buffer) => {
+    if (!forward.write(chunk)) source.pause();
+  });
+  forward.on('drain', () => source.resume());
+  source.once('end', () => forward.end());
+  source.once('error', (error) => forward.destroy(error));
+  forward.once('close', () => {
+    // The domain stopped reading early (refused the file): drain the rest of the part.
+    if (!source.readableEnded) source.resume();
+  });
+  return forward;
 }

@@ -6,6 +6,7 @@ import { addDocument, deleteDocument, getDocument, stageDocumentUpload, updateDo
 import { builder } from '../builder.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
 import { DeletedPayload } from './common.ts';
+import { uploadedFileStream } from '../uploads.ts';
 import { EnvelopeType } from './envelope.ts';
 
 builder.scalarType('Upload', {
@@ -87,10 +88,10 @@ builder.mutationFields((t) => ({
       const { file, ...fields } = args.input;
       const upload = await file.promise;
       const envelopeId = String(args.envelopeId);
-      const stream = upload.createReadStream();
+      const stream = uploadedFileStream(upload.createReadStream());
       const staged = await stageDocumentUpload(context, { envelopeId, stream, filename: upload.filename }).catch((error) => {
         // Refused before or while reading: drop the rest of the file so the request can finish.
-        stream.resume();
+        stream.destroy();
         throw error;
       });
       return addDocument(context, {
