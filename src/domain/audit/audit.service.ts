@@ -3,6 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JsonObject } from '../../db/columns.ts';
 import type { RequestMetadata } from '../../shared/request-metadata.ts';
 import { AuditEvent, type AuditActorType } from './audit-event.entity.ts';
+import { findTeamEnvelope } from '../envelope/envelope.service.ts';
+import type { ServiceContext } from '../service-context.ts';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -107,4 +109,11 @@ export async function verifyAuditChain(em: EntityManager, auditKey: Buffer, stre
 
 export async function listAuditEvents(em: EntityManager, streamId: string): Promise<AuditEvent[]> {
   return em.find(AuditEvent, { streamId }, { orderBy: { seq: 'asc' } });
+}
+
+/** An envelope's audit trail, oldest first, for its own team only. */
+export async function listEnvelopeAuditEvents(context: ServiceContext, options: { envelopeId: string }): Promise<AuditEvent[]> {
+  const caller = await context.caller();
+  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
+  return listAuditEvents(context.em, envelope.id);
 }

@@ -1,4 +1,5 @@
 import type { RestRoute } from '../router.ts';
+import { auditRoutes } from './audit.ts';
 import { documentRoutes } from './documents.ts';
 import { envelopeRoutes } from './envelopes.ts';
 import { fieldRoutes } from './fields.ts';
@@ -6,4 +7,4 @@ import { recipientRoutes } from './recipients.ts';
 import { teamRoutes } from './team.ts';
 
 /** Every REST route, by feature. */
-export const restRoutes: RestRoute[] = [...teamRoutes, ...envelopeRoutes, ...documentRoutes, ...recipientRoutes, ...fieldRoutes];
+export const restRoutes: RestRoute[] = [...teamRoutes, ...envelopeRoutes, ...documentRoutes, ...recipientRoutes, ...fieldRoutes, ...auditRoutes];

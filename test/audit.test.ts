@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditEvent } from '../src/domain/audit/audit-event.entity.ts';
+import { verifyAuditChain } from '../src/domain/audit/audit.service.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { unknownId } from './helpers/envelopes.ts';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => {
+  await app.close();
+});
+
+describe('the audit trail of authoring', () => {
+  it('records every change with actor, IP and user agent, readable on both faces', async () => {
+    const team = await seedTeam(app);
+    const rest = restClient(app, team.apiKey);
+    const envelopeId = (await rest.post('/envelopes', { name: 'Audited' }, { 'user-agent': 'crm-sync/2.1' })).body.payload.envelopeId;
+    await rest.patch(`/envelopes/${envelopeId}`, { name: 'Audited 2' });
+    const recipient = await rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'viewer', identifier: 'cc', roleName: 'CC' } });
+    await rest.delete(`/envelopes/${envelopeId}/recipients/${recipient.body.payload.recipient.id}`);
+
+    const events = (await rest.get(`/envelopes/${envelopeId}/audit`)).body.payload.events;
+    expect(events.map((event: { type: string; seq: number }) => [event.seq, event.type])).toEqual([
+      [1, 'envelope.created'],
+      [2, 'envelope.updated'],
+      [3, 'recipient.added'],
+      [4, 'recipient.removed'],
+    ]);
+    expect(events[0]).toMatchObject({ actor: { type: 'api_key', id: team.keyId }, userAgent: 'crm-sync/2.1', prevHash: '0'.repeat(64) });
+    expect(events[0].ip).toMatch(/127\.0\.0\.1/);
+    expect(events[1].details).toEqual({ changed: ['name'] });
+    expect(events[1].prevHash).toBe(events[0].hash);
+
+    const graphql = await graphqlClient(app, team.apiKey)('query($id: ID!) { envelope(id: $id) { auditEvents { seq type actor { type id } hash prevHash } } }', {
+      id: envelopeId,
+    });
+    expect(graphql.data.envelope.auditEvents.map((event: { type: string }) => event.type)).toEqual(events.map((event: { type: string }) => event.type));
+    expect(graphql.data.envelope.auditEvents[3].hash).toBe(events[3].hash);
+    expect((await rest.get(`/envelopes/${unknownId}/audit`)).body.error.name).toBe('Envelope.NotFound');
+  });
+
+  it('keeps the chain gapless and valid when many changes to one envelope race', async () => {
+    const team = await seedTeam(app);
+    const rest = restClient(app, team.apiKey);
+    const envelopeId = (await rest.post('/envelopes', { name: 'Busy' })).body.payload.envelopeId;
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, index) =>
+        rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'signer', identifier: `signer-${index}`, roleName: `Signer ${index}` } }),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(12).fill(200));
+    const events = (await rest.get(`/envelopes/${envelopeId}/audit`)).body.payload.events;
+    expect(events.map((event: { seq: number }) => event.seq)).toEqual(Array.from({ length: 13 }, (_, index) => index + 1));
+    const verification = await verifyAuditChain(app.orm.em.fork(), app.dependencies.auditKey, envelopeId);
+    expect(verification).toEqual({ valid: true, length: 13, headHash: events[12].hash });
+    // The envelope lock serialises the adds, so each saw the ones before it: ten distinct colours.
+    const recipients = (await rest.get(`/envelopes/${envelopeId}/recipients`)).body.payload.recipients;
+    expect(new Set(recipients.map((recipient: { color: string }) => recipient.color)).size).toBe(10);
+  });
+
+  it('reports the first broken link when a stored event is rewritten', async () => {
+    const team = await seedTeam(app);
+    const rest = restClient(app, team.apiKey);
+    const envelopeId = (await rest.post('/envelopes', { name: 'Tampered' })).body.payload.envelopeId;
+    await rest.patch(`/envelopes/${envelopeId}`, { name: 'Step 2' });
+    await rest.patch(`/envelopes/${envelopeId}`, { name: 'Step 3' });
+    const em = app.orm.em.fork();
+    expect((await verifyAuditChain(em, app.dependencies.auditKey, envelopeId)).valid).toBe(true);
+    await em.nativeUpdate(AuditEvent, { streamId: envelopeId, seq: 2 }, { details: { changed: ['nothing to see'] } });
+    expect(await verifyAuditChain(app.orm.em.fork(), app.dependencies.auditKey, envelopeId)).toEqual({
+      valid: false,
+      brokenAtSeq: 2,
+      reason: 'content does not match its hash',
+    });
+    await em.nativeDelete(AuditEvent, { streamId: envelopeId, seq: 1 });
+    expect(await verifyAuditChain(app.orm.em.fork(), app.dependencies.auditKey, envelopeId)).toMatchObject({ valid: false, brokenAtSeq: 1 });
+  });
+
+  it('writes no audit event for a refused change', async () => {
+    const team = await seedTeam(app);
+    const rest = restClient(app, team.apiKey);
+    const envelopeId = (await rest.post('/envelopes', { name: 'Quiet' })).body.payload.envelopeId;
+    await rest.patch(`/envelopes/${envelopeId}`, { name: 'x' });
+    await rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'in_person_signer', identifier: 'p', roleName: 'P' } });
+    const graphql = await graphqlClient(app, team.apiKey)('mutation($id: ID!) { updateEnvelope(id: $id, input: { expirationPeriodDays: 0 }) { id } }', { id: envelopeId });
+    expect(firstErrorName(graphql)).toBe('Request.Invalid');
+    const events = (await rest.get(`/envelopes/${envelopeId}/audit`)).body.payload.events;
+    expect(events.map((event: { type: string }) => event.type)).toEqual(['envelope.created']);
+  });
+});
