@@ -52,12 +52,27 @@ const createFieldSchema = z.strictObject({
   config: fieldShape.config.optional(),
 });
 
+/**
+ * The request's outer shape only: each field's shape is checked on its own (`parseEachField`),
+ * so that one malformed field does not hide the problems of the others.
+ */
 const createFieldsInput = z.strictObject({
   fields: z
-    .array(createFieldSchema)
+    .array(z.unknown())
     .min(1, 'must contain at least one field')
     .max(MAX_FIELDS_PER_REQUEST, `at most ${MAX_FIELDS_PER_REQUEST} fields per request`),
 });
+
+type CreateFieldInput = z.output<typeof createFieldSchema>;
+
+/** Each field's shape, in request order: the parsed field, or `null` with its issues. */
+function parseEachField(fields: unknown[]): { field: CreateFieldInput | null; issues: ValidationIssue[] }[] {
+  return fields.map((input, index) => {
+    const result = createFieldSchema.safeParse(input);
+    if (result.success) return { field: result.data, issues: [] };
+    return { field: null, issues: issuesFromZod(result.error, formatPath(['fields', index])) };
+  });
+}
 
 const updateFieldInput = z.strictObject({
   field: z.strictObject({
@@ -190,6 +205,7 @@ export async function createFields(
 ): Promise<Field[]> {
   const parsed = createFieldsInput.safeParse(options.input);
   if (!parsed.success) throw new InvalidRequestError(issuesFromZod(parsed.error));
+  const shaped = parseEachField(parsed.data.fields);
   const fieldIds = await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
     const { resourceId } = await runIdempotently(
       draft.em,
@@ -203,13 +219,20 @@ export async function createFields(
         const targets = await loadTargets(em, envelope);
         const issues: ValidationIssue[] = [];
         const seen = new Map<string, number>();
-        const checked = parsed.data.fields.map((input, index) => {
+        // Every field is checked, malformed or not, so the answer lists all problems at once;
+        // a malformed field reports its shape problems only (its content cannot be trusted).
+        const checked = shaped.map(({ field: input, issues: shapeIssues }, index) => {
+          if (input === null) {
+            issues.push(...shapeIssues);
+            return null;
+          }
           const path = formatPath(['fields', index]);
           const earlier = seen.get(input.identifier);
           if (earlier !== undefined) {
             issues.push({ path: `${path}.identifier`, message: `repeats the identifier of fields[${earlier}]` });
+          } else {
+            seen.set(input.identifier, index);
           }
-          seen.set(input.identifier, index);
           return checkField(
             {
               ...input,
@@ -228,9 +251,12 @@ export async function createFields(
         if (issues.length > 0) throw new InvalidRequestError(issues);
         const taken = await em.find(Field, { envelope, identifier: { $in: [...seen.keys()] } }, { fields: ['identifier'] });
         if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
+        // One creation time for the whole batch: listings order by it, then by identifier, so a
+        // batch always lists the same way instead of depending on which millisecond each row got.
+        const createdAt = draft.now;
         const created = (checked as CheckedField[]).map((field) => {
           const { views, ...values } = field;
-          const entity = em.create(Field, { ...values, envelope, template: null, templateRecipient: null });
+          const entity = em.create(Field, { ...values, createdAt, envelope, template: null, templateRecipient: null });
           em.persist(entity);
           writeViews(em, entity, views);
           return entity;
@@ -276,7 +302,9 @@ export async function listFields(context: ServiceContext, options: { envelopeId:
 /**
  * Changes a field of a draft envelope (contract §5): only given keys change, `views` replaces
  * all views. The whole result is checked as if the field were new, so a type change re-checks
- * config and value against the new type.
+ * the value against the new type: a pre-filled value that does not fit is refused, never
+ * silently dropped (send a new `value`, or `null` to clear it). The config, whose shape is
+ * wholly type-specific, starts from the new type's defaults unless a new one is given.
  */
 export async function updateField(
   context: ServiceContext,
@@ -301,9 +329,10 @@ export async function updateField(
         tooltip: patch.tooltip !== undefined ? patch.tooltip : (field.tooltip ?? null),
         required: patch.required ?? field.required,
         readonly: patch.readonly ?? field.readonly,
-        // A new type starts from an empty config and no value unless they are given anew.
+        // A new type starts from its default config unless one is given; the value is kept and
+        // re-checked against the new type, so a pre-filled value is never lost silently.
         config: patch.config !== undefined ? patch.config : typeChanged ? {} : field.config,
-        value: patch.value !== undefined ? patch.value : typeChanged ? null : field.value,
+        value: patch.value !== undefined ? patch.value : field.value,
         views:
           patch.views ??
           currentViews.map((view) => ({

@@ -15,7 +15,8 @@ export const e164Phone = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164
 
 export const agentInfoSchema = z
   .strictObject({
-    name: boundedText(1, 200),
+    // A name of only spaces would reach invitations as no name at all.
+    name: boundedText(1, 200).refine((name) => name === '' || name.trim() !== '', { message: 'must not be blank' }),
     email: z.email('must be an email address').max(320).nullish(),
     phone: e164Phone.nullish(),
     locale: z.enum(locales, { error: `must be one of ${locales.join(', ')}` }).nullish(),

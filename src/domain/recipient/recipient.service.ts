@@ -77,7 +77,8 @@ async function checkRecipientLinks(
       issues.push({ path: `${pathPrefix}.hostedById`, message: 'is required for an in_person_signer: name the host recipient' });
     } else {
       hostedBy = isUuid(recipient.hostedById) ? await em.findOne(Recipient, { id: recipient.hostedById, envelope }) : null;
-      if (!hostedBy || hostedBy.type !== 'host') {
+      // A recipient never hosts itself: on a type change its stored type may still read `host`.
+      if (!hostedBy || hostedBy.type !== 'host' || hostedBy.id === recipient.id) {
         issues.push({ path: `${pathPrefix}.hostedById`, message: 'must be the id of a recipient of type host in this envelope' });
         hostedBy = null;
       }
@@ -94,6 +95,20 @@ async function checkRecipientLinks(
   }
   if (issues.length > 0) throw new InvalidRequestError(issues);
   return { hostedBy, delegatedBy };
+}
+
+/**
+ * The default colour of a new recipient: the first palette colour no recipient of the envelope
+ * uses yet (explicit colours included), so defaults stay distinct after removals; only when the
+ * palette is exhausted does it cycle by position.
+ */
+async function defaultRecipientColor(em: EntityManager, envelope: Envelope): Promise<string> {
+  const existing = await em.find(Recipient, { envelope });
+  const used = new Set(existing.map((recipient) => recipient.color.toUpperCase()));
+  return (
+    RECIPIENT_COLOR_PALETTE.find((color) => !used.has(color.toUpperCase())) ??
+    RECIPIENT_COLOR_PALETTE[existing.length % RECIPIENT_COLOR_PALETTE.length]
+  );
 }
 
 async function ensureIdentifierFree(em: EntityManager, envelope: Envelope, identifier: string, exceptId?: string) {
@@ -141,7 +156,6 @@ export async function addRecipient(
           'recipient',
         );
         const agents = await resolveAgentInputs(em, draft.caller.teamId, input.agents, 'recipient.agents');
-        const existingCount = await em.count(Recipient, { envelope });
         const recipient = em.create(Recipient, {
           envelope,
           identifier: input.identifier,
@@ -149,7 +163,7 @@ export async function addRecipient(
           type: input.type,
           order: input.order,
           required: input.required,
-          color: input.color ?? RECIPIENT_COLOR_PALETTE[existingCount % RECIPIENT_COLOR_PALETTE.length],
+          color: input.color ?? (await defaultRecipientColor(em, envelope)),
           hostedBy: links.hostedBy,
           delegatedBy: links.delegatedBy,
         });
@@ -179,7 +193,7 @@ export async function getRecipient(context: ServiceContext, options: { envelopeI
 export async function listRecipients(context: ServiceContext, options: { envelopeId: string }): Promise<Recipient[]> {
   const caller = await context.caller();
   const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
-  return context.em.find(Recipient, { envelope }, { orderBy: [{ order: 'asc' }, { createdAt: 'asc' }] });
+  return context.em.find(Recipient, { envelope }, { orderBy: [{ order: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }] });
 }
 
 async function findRecipient(em: EntityManager, envelope: Envelope, recipientId: string): Promise<Recipient> {
