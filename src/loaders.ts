@@ -32,14 +32,14 @@ export function createLoaders(em: EntityManager): Loaders {
     documentsByEnvelope: new DataLoader(async (envelopeIds) =>
       groupBy(
         envelopeIds,
-        await em.find(Document, { envelope: { $in: [...envelopeIds] } }, { orderBy: [{ order: 'asc' }, { createdAt: 'asc' }] }),
+        await em.find(Document, { envelope: { $in: [...envelopeIds] } }, { orderBy: [{ order: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }] }),
         (document) => document.envelope!.id,
       ),
     ),
     recipientsByEnvelope: new DataLoader(async (envelopeIds) =>
       groupBy(
         envelopeIds,
-        await em.find(Recipient, { envelope: { $in: [...envelopeIds] } }, { orderBy: [{ order: 'asc' }, { createdAt: 'asc' }] }),
+        await em.find(Recipient, { envelope: { $in: [...envelopeIds] } }, { orderBy: [{ order: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }] }),
         (recipient) => recipient.envelope.id,
       ),
     ),

@@ -919,3 +919,61 @@ describe('audit trail', () => {
     expect(events[2].details).toMatchObject({ changed: ['roleName'] });
   });
 });
+
+describe('viewers hold no fields', () => {
+  it('refuses to turn a recipient with fields into a viewer, on both faces, until its fields are gone', async () => {
+    const app = await startTestApp();
+    try {
+      const team = await seedTeam(app);
+      const draft = await createDraftWithDocumentAndSigner(app, team.apiKey);
+      const rest = restClient(app, team.apiKey);
+      const created = await rest.post(`/envelopes/${draft.envelopeId}/fields`, {
+        fields: [
+          {
+            type: 'simple_signature',
+            recipientId: draft.signerId,
+            identifier: 'sig',
+            views: [{ documentId: draft.documentId, page: 0, location: { x: 50, y: 50 }, size: { width: 150, height: 40 } }],
+          },
+        ],
+      });
+      const fieldId = created.body.payload.fields[0].id;
+      const refused = await rest.patch(`/envelopes/${draft.envelopeId}/recipients/${draft.signerId}`, { recipient: { type: 'viewer' } });
+      expect(refused.status).toBe(409);
+      expect(refused.body.error).toMatchObject({ name: 'Recipient.HasFields', context: { recipientId: draft.signerId, fieldIds: [fieldId] } });
+      const graphql = await graphqlClient(app, team.apiKey)(
+        'mutation($e: ID!, $r: ID!) { updateRecipient(envelopeId: $e, recipientId: $r, input: { type: viewer }) { type } }',
+        { e: draft.envelopeId, r: draft.signerId },
+      );
+      expect(firstErrorName(graphql)).toBe('Recipient.HasFields');
+      expect((await rest.get(`/envelopes/${draft.envelopeId}/recipients/${draft.signerId}`)).body.payload.recipient.type).toBe('signer');
+      await rest.delete(`/envelopes/${draft.envelopeId}/fields/${fieldId}`);
+      const allowed = await rest.patch(`/envelopes/${draft.envelopeId}/recipients/${draft.signerId}`, { recipient: { type: 'viewer' } });
+      expect(allowed.body.payload.recipient.type).toBe('viewer');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('one GraphQL operation with several mutations', () => {
+  it('shows each mutation’s own result, not what an earlier mutation in the same request loaded', async () => {
+    const app = await startTestApp();
+    try {
+      const team = await seedTeam(app);
+      const draft = await createDraftWithDocumentAndSigner(app, team.apiKey);
+      const result = await graphqlClient(app, team.apiKey)(
+        `mutation($e: ID!, $r: ID!) {
+          first: updateRecipient(envelopeId: $e, recipientId: $r, input: { roleName: "One", agents: [{ info: { name: "Agent One" } }] }) { roleName agents { info { name } } }
+          second: updateRecipient(envelopeId: $e, recipientId: $r, input: { roleName: "Two", agents: [{ info: { name: "Agent Two" } }] }) { roleName agents { info { name } } }
+        }`,
+        { e: draft.envelopeId, r: draft.signerId },
+      );
+      expect(result.errors).toBeUndefined();
+      expect(result.data.first).toEqual({ roleName: 'One', agents: [{ info: { name: 'Agent One' } }] });
+      expect(result.data.second).toEqual({ roleName: 'Two', agents: [{ info: { name: 'Agent Two' } }] });
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,3 +1,5 @@
+import type { RequestContext } from '../context.ts';
+import { createLoaders } from '../loaders.ts';
 import { builder } from './builder.ts';
 import './scalars.ts';
 import './types/team.ts';
@@ -9,3 +11,19 @@ import './types/audit.ts';
 
 /** The whole GraphQL schema; `npm run schema:print` writes it to schema.graphql. */
 export const schema = builder.toSchema({ sortSchema: false });
+
+/**
+ * Mutations run one after another, each with its selection resolved before the next starts. A
+ * mutation changes what the request's batch loaders (and the entity manager's identity map) have
+ * already seen, so each mutation starts from empty caches: `a: updateField(...) b: updateField(...)`
+ * must show b's views, not a's. Done once here rather than in every resolver.
+ */
+for (const field of Object.values(schema.getMutationType()?.getFields() ?? {})) {
+  const resolve = field.resolve;
+  if (!resolve) continue;
+  field.resolve = (root, args, context: RequestContext, info) => {
+    context.em.clear();
+    context.loaders = createLoaders(context.em);
+    return resolve(root, args, context, info);
+  };
+}

@@ -116,6 +116,7 @@ const statusByName: Record<string, number> = {
   'Envelope.NotFinalized': 409,
   'Envelope.NotDeletable': 409,
   'Envelope.AuditNotFound': 404,
+  'Recipient.HasFields': 409,
   'Sandbox.Disabled': 403,
   'Server.Internal': 500,
   'Server.Unavailable': 503,

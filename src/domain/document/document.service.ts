@@ -147,7 +147,7 @@ export async function getDocument(context: ServiceContext, options: { envelopeId
 export async function listDocuments(context: ServiceContext, options: { envelopeId: string }): Promise<Document[]> {
   const caller = await context.caller();
   const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
-  return context.em.find(Document, { envelope }, { orderBy: [{ order: 'asc' }, { createdAt: 'asc' }] });
+  return context.em.find(Document, { envelope }, { orderBy: [{ order: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }] });
 }
 
 async function findDraftDocument(em: ServiceContext['em'], envelope: Envelope, documentId: string): Promise<Document> {

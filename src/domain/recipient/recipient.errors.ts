@@ -54,3 +54,10 @@ export class UserNotFoundError extends DomainError {
     super('User.NotFound', 'No user with this id exists in your team.', { userId, path });
   }
 }
+
+/** `Recipient.HasFields` (409): a recipient holding fields cannot become a viewer (viewers hold none). */
+export class RecipientHasFieldsError extends DomainError {
+  constructor(recipientId: string, fieldIds: string[]) {
+    super('Recipient.HasFields', 'This recipient holds fields; move or delete them before making it a viewer.', { recipientId, fieldIds });
+  }
+}

@@ -7,12 +7,14 @@ import { auditChange, changeDraftEnvelope, findTeamEnvelope } from '../envelope/
 import { runIdempotently } from '../idempotency/idempotency.service.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedInteger, boundedText, identifierSlug, parseInput } from '../validation.ts';
+import { Field } from '../field/field.entity.ts';
 import { Agent } from './agent.entity.ts';
 import { agentsSchema, resolveAgentInputs, type ResolvedAgent } from './agent-input.ts';
 import { Recipient, recipientTypes, type RecipientType } from './recipient.entity.ts';
 import {
   RecipientDelegatorBoundError,
   RecipientDuplicateIdentifierError,
+  RecipientHasFieldsError,
   RecipientHostBoundError,
   RecipientNotFoundError,
 } from './recipient.errors.ts';
@@ -227,6 +229,10 @@ export async function updateRecipient(
     if (recipient.type === 'host' && type !== 'host') {
       const hosted = await boundRecipientIds(em, recipient, 'hostedBy');
       if (hosted.length > 0) throw new RecipientHostBoundError(recipient.id, hosted);
+    }
+    if (type === 'viewer' && recipient.type !== 'viewer') {
+      const held = await em.find(Field, { recipient }, { fields: ['id'] });
+      if (held.length > 0) throw new RecipientHasFieldsError(recipient.id, held.map((field) => field.id));
     }
     const links = await checkRecipientLinks(
       em,
