@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { restRoutes } from '../src/rest/routes/index.ts';
+import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
+import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+
+let app: TestApp;
+let team: SeededTeam;
+let ids: Record<string, string>;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  team = await seedTeam(app);
+  const draft = await createDraftWithDocumentAndSigner(app, team.apiKey);
+  const field = await restClient(app, team.apiKey).post(`/envelopes/${draft.envelopeId}/fields`, {
+    fields: [
+      {
+        type: 'text',
+        recipientId: draft.signerId,
+        identifier: 'probe',
+        views: [{ documentId: draft.documentId, page: 0, location: { x: 1, y: 1 }, size: { width: 50, height: 20 } }],
+      },
+    ],
+  });
+  ids = { envelopeId: draft.envelopeId, documentId: draft.documentId, recipientId: draft.signerId, fieldId: field.body.payload.fields[0].id };
+});
+afterAll(async () => {
+  await app.close();
+});
+
+/** Bodies a careless or hostile client might send: wrong types at every level. */
+const hostileBodies: unknown[] = [
+  null,
+  [],
+  'text',
+  42,
+  { name: null, expirationPeriodDays: '7', context: 'x' },
+  { name: { $gt: '' } },
+  { recipient: null },
+  { recipient: [] },
+  { recipient: { type: 'signer', identifier: 'x', roleName: 'x', agents: [null, 1, { info: null }, { info: { name: 5 } }] } },
+  { recipient: { type: 'in_person_signer', identifier: 'x', roleName: 'x', hostedById: { id: 1 } } },
+  { fields: null },
+  { fields: [null, 1, 'x', []] },
+  { fields: [{ type: 'radio', config: { options: 'abc' }, views: [null, { location: null, size: [] }] }] },
+  { fields: [{ type: 'text', recipientId: [], identifier: {}, views: [{ documentId: 5, page: '0', location: { x: 'NaN' }, size: { width: 1e309 } }] }] },
+  { field: null },
+  { field: { views: 'all', value: [], config: 7 } },
+  { deeply: JSON.parse('{"a":'.repeat(200) + '1' + '}'.repeat(200)) },
+  { name: 'x'.repeat(100_000) },
+];
+
+function pathFor(template: string): string {
+  return template.replace(/:(\w+)/g, (_, name: string) => ids[name] ?? ids.envelopeId);
+}
+
+describe('bad input never crashes the service nor returns a 500', () => {
+  it.each(restRoutes.filter((route) => route.method === 'POST' || route.method === 'PATCH' || route.method === 'PUT').map((route) => [`${route.method} ${route.path}`, route] as const))(
+    'REST %s',
+    async (_name, route) => {
+      const rest = restClient(app, team.apiKey);
+      for (const body of hostileBodies) {
+        const answer = await rest.call(route.method, pathFor(route.path), body);
+        expect(answer.status, JSON.stringify(body).slice(0, 80)).toBeLessThan(500);
+        expect(answer.body.version).toBe('1');
+      }
+      // Raw bytes that are not JSON at all, with a JSON content type.
+      const raw = await fetch(`${app.url}/api/v1/key${pathFor(route.path)}`, {
+        method: route.method,
+        headers: { 'x-service-api-key': team.apiKey, 'content-type': 'application/json' },
+        body: Buffer.from([0xff, 0xfe, 0x00, 0x7b]),
+      });
+      expect(raw.status).toBeLessThan(500);
+    },
+  );
+
+  it('GraphQL: wrong variable types and malformed documents are client errors', async () => {
+    const graphql = graphqlClient(app, team.apiKey);
+    const answers = await Promise.all([
+      graphql('mutation($input: CreateEnvelopeInput!) { createEnvelope(input: $input) { id } }', { input: { name: 5 } }),
+      graphql('mutation($input: CreateEnvelopeInput!) { createEnvelope(input: $input) { id } }', { input: { name: 'ok', context: [1] } }),
+      graphql('{ envelope(id: "x") { id nope } }'),
+      graphql('mutation { createFields(envelopeId: "x", fields: []) { id } }'),
+      graphql('{ envelopes(first: 100000) { nodes { id } } }'),
+      graphql('{'),
+    ]);
+    for (const answer of answers) {
+      expect(answer.status).toBeLessThan(500);
+      expect(answer.errors?.length).toBeGreaterThan(0);
+      expect(JSON.stringify(answer.errors)).not.toContain('Server.Internal');
+    }
+  });
+
+  it('is still healthy and unchanged afterwards', async () => {
+    expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+    const envelope = await restClient(app, team.apiKey).get(`/envelopes/${ids.envelopeId}?includeFields=true`);
+    expect(envelope.body.payload.envelope.name).toBe('Sales agreement');
+    expect(envelope.body.payload.fields.map((field: { identifier: string }) => field.identifier)).toEqual(['probe']);
+  });
+});
