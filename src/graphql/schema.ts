@@ -8,6 +8,7 @@ import './types/document.ts';
 import './types/recipient.ts';
 import './types/field.ts';
 import './types/audit.ts';
+import './types/contact.ts';
 
 /** The whole GraphQL schema; `npm run schema:print` writes it to schema.graphql. */
 export const schema = builder.toSchema({ sortSchema: false });

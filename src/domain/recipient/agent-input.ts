@@ -1,12 +1,14 @@
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { isUuid } from '../../shared/ids.ts';
 import { Contact } from '../contact/contact.entity.ts';
 import { ContactGroup } from '../contact/contact-group.entity.ts';
+import { ContactGroupNotFoundError, ContactNotFoundError } from '../contact/contact.errors.ts';
 import { TeamUser } from '../team/team-user.entity.ts';
+import { UserNotFoundError } from '../team/team-user.errors.ts';
 import { boundedText } from '../validation.ts';
 import { locales, phoneContactMethods, type AgentInfo, type AgentKind } from './agent.entity.ts';
-import { ContactGroupNotFoundError, ContactNotFoundError, UserNotFoundError } from './recipient.errors.ts';
 
 export const MAX_AGENTS_PER_RECIPIENT = 50;
 
@@ -57,7 +59,10 @@ export type ResolvedAgent = {
 
 /**
  * Checks every reference an agent list makes against the caller's team: a contact, group or user
- * of another team is reported exactly like one that does not exist.
+ * of another team is reported exactly like one that does not exist. Each referenced row is
+ * share-locked for the rest of the transaction, so a concurrent delete of it (which checks for
+ * referencing agents under its own lock) either finishes first, and the reference is reported
+ * missing, or waits until this agent exists and is refused as in use.
  */
 export async function resolveAgentInputs(
   em: EntityManager,
@@ -71,15 +76,15 @@ export async function resolveAgentInputs(
     if (agent.info) {
       resolved.push({ kind: 'info', info: normaliseInfo(agent.info), contact: null, group: null, user: null });
     } else if (agent.contactId !== undefined) {
-      const contact = isUuid(agent.contactId) ? await em.findOne(Contact, { id: agent.contactId, team: teamId }) : null;
+      const contact = isUuid(agent.contactId) ? await em.findOne(Contact, { id: agent.contactId, team: teamId }, { lockMode: LockMode.PESSIMISTIC_READ }) : null;
       if (!contact) throw new ContactNotFoundError(agent.contactId, `${path}.contactId`);
       resolved.push({ kind: 'contact', info: null, contact, group: null, user: null });
     } else if (agent.groupId !== undefined) {
-      const group = isUuid(agent.groupId) ? await em.findOne(ContactGroup, { id: agent.groupId, team: teamId }) : null;
+      const group = isUuid(agent.groupId) ? await em.findOne(ContactGroup, { id: agent.groupId, team: teamId }, { lockMode: LockMode.PESSIMISTIC_READ }) : null;
       if (!group) throw new ContactGroupNotFoundError(agent.groupId, `${path}.groupId`);
       resolved.push({ kind: 'group', info: null, contact: null, group, user: null });
     } else if (agent.userId !== undefined) {
-      const user = isUuid(agent.userId) ? await em.findOne(TeamUser, { id: agent.userId, team: teamId }) : null;
+      const user = isUuid(agent.userId) ? await em.findOne(TeamUser, { id: agent.userId, team: teamId }, { lockMode: LockMode.PESSIMISTIC_READ }) : null;
       if (!user) throw new UserNotFoundError(agent.userId, `${path}.userId`);
       resolved.push({ kind: 'user', info: null, contact: null, group: null, user });
     }

@@ -34,27 +34,6 @@ export class RecipientDelegatorBoundError extends DomainError {
   }
 }
 
-/** `Contact.NotFound`: an agent names a contact that does not exist for your team. */
-export class ContactNotFoundError extends DomainError {
-  constructor(contactId: string, path: string) {
-    super('Contact.NotFound', 'No contact with this id exists for your team.', { contactId, path });
-  }
-}
-
-/** `ContactGroup.NotFound`: an agent names a contact group that does not exist for your team. */
-export class ContactGroupNotFoundError extends DomainError {
-  constructor(groupId: string, path: string) {
-    super('ContactGroup.NotFound', 'No contact group with this id exists for your team.', { groupId, path });
-  }
-}
-
-/** `User.NotFound`: an agent names a team user that does not exist for your team. */
-export class UserNotFoundError extends DomainError {
-  constructor(userId: string, path: string) {
-    super('User.NotFound', 'No user with this id exists in your team.', { userId, path });
-  }
-}
-
 /** `Recipient.HasFields` (409): a recipient holding fields cannot become a viewer (viewers hold none). */
 export class RecipientHasFieldsError extends DomainError {
   constructor(recipientId: string, fieldIds: string[]) {

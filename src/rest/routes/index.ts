@@ -1,5 +1,6 @@
 import type { RestRoute } from '../router.ts';
 import { auditRoutes } from './audit.ts';
+import { contactRoutes } from './contacts.ts';
 import { documentRoutes } from './documents.ts';
 import { envelopeRoutes } from './envelopes.ts';
 import { fieldRoutes } from './fields.ts';
@@ -7,4 +8,4 @@ import { recipientRoutes } from './recipients.ts';
 import { teamRoutes } from './team.ts';
 
 /** Every REST route, by feature. */
-export const restRoutes: RestRoute[] = [...teamRoutes, ...envelopeRoutes, ...documentRoutes, ...recipientRoutes, ...fieldRoutes, ...auditRoutes];
+export const restRoutes: RestRoute[] = [...teamRoutes, ...envelopeRoutes, ...documentRoutes, ...recipientRoutes, ...fieldRoutes, ...auditRoutes, ...contactRoutes];

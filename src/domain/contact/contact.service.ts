@@ -1,0 +1,477 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { InvalidRequestError } from '../../shared/errors.ts';
+import { isUuid } from '../../shared/ids.ts';
+import { auditChange } from '../envelope/envelope.service.ts';
+import { runIdempotently } from '../idempotency/idempotency.service.ts';
+import { agentInfoSchema } from '../recipient/agent-input.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { Team } from '../team/team.entity.ts';
+import { boundedInteger, boundedText, parseInput } from '../validation.ts';
+import { ContactGroup, ContactGroupMember } from './contact-group.entity.ts';
+import { Contact } from './contact.entity.ts';
+import {
+  ContactGroupInUseError,
+  ContactGroupMemberNotFoundError,
+  ContactGroupNotFoundError,
+  ContactInUseError,
+  ContactNotFoundError,
+  type ReferenceUsage,
+} from './contact.errors.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Keyset pagination shared by the team's address book listings (contacts, groups, users).
+
+/** `limit` 1–100 (default 20), an opaque `cursor` from a previous page, and an optional `search`. */
+export const keysetPageInput = z.strictObject({
+  limit: boundedInteger(1, 100).default(20),
+  cursor: z.string().max(200).optional(),
+  search: z.string().max(200, 'must be at most 200 characters').optional(),
+});
+
+type CursorPosition = { createdAt: Date; id: string };
+
+/** The opaque position of a row in a newest-first listing; pass it as `cursor`/`after` to continue after it. */
+export function createdAtCursor(row: { createdAt: Date; id: string }): string {
+  return Buffer.from(JSON.stringify([row.createdAt.toISOString(), row.id])).toString('base64url');
+}
+
+function decodeCreatedAtCursor(cursor: string): CursorPosition {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const date = new Date(createdAt);
+    if (!isUuid(id) || Number.isNaN(date.getTime())) throw new Error('bad cursor');
+    return { createdAt: date, id };
+  } catch {
+    throw new InvalidRequestError([{ path: 'cursor', message: 'is not a cursor this service returned' }]);
+  }
+}
+
+/** The filter for "strictly after this cursor" in (createdAt desc, id desc) order; `{}` without one. */
+export function afterCursor(cursor: string | undefined) {
+  if (cursor === undefined) return {};
+  const after = decodeCreatedAtCursor(cursor);
+  return { $or: [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, id: { $lt: after.id } }] };
+}
+
+/**
+ * A case-insensitive "contains" pattern for `$ilike`, or undefined for no search. `%`, `_` and
+ * `\` in the caller's text match themselves, not as wildcards.
+ */
+export function containsPattern(search: string | undefined): string | undefined {
+  const trimmed = search?.trim() ?? '';
+  if (trimmed === '') return undefined;
+  return `%${trimmed.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+}
+
+/** Cuts the one extra row a listing fetched to learn whether another page follows. */
+export function takePage<T extends { createdAt: Date; id: string }>(rows: T[], limit: number): { rows: T[]; nextCursor: string | null } {
+  const hasMore = rows.length > limit;
+  const page = hasMore ? rows.slice(0, limit) : rows;
+  return { rows: page, nextCursor: hasMore ? createdAtCursor(page[page.length - 1]) : null };
+}
+
+export const LISTING_ORDER = [{ createdAt: 'desc' }, { id: 'desc' }] as const;
+
+// ---------------------------------------------------------------------------------------------
+// References from agents and template recipients.
+
+const MAX_REPORTED_USAGES = 100;
+
+/**
+ * Where a contact, group or user is still named by something that has not copied the person yet:
+ * agents of the team's draft envelopes and recipients of the team's templates. Agents of sent
+ * envelopes carry their own snapshot, so they do not hold a delete back.
+ *
+ * The caller must hold a write lock on the referenced row: a concurrent insert of an agent naming
+ * it takes a key-share lock on that row, so after the lock is granted every such agent is
+ * committed and visible here (or its insert waits for the delete and then fails).
+ */
+export async function findDraftReferences(
+  em: EntityManager,
+  teamId: string,
+  reference: { agentColumn: 'contact_id' | 'group_id' | 'user_id'; templateColumn: 'contact_id' | 'contact_group_id' | 'user_id'; id: string },
+): Promise<ReferenceUsage> {
+  const envelopes = await em.execute<{ id: string }[]>(
+    `select distinct r.envelope_id as id
+       from agent a
+       join recipient r on r.id = a.recipient_id
+       join envelope e on e.id = r.envelope_id
+      where a.${reference.agentColumn} = ? and e.team_id = ? and e.status = 'draft'
+      order by 1
+      limit ${MAX_REPORTED_USAGES}`,
+    [reference.id, teamId],
+  );
+  const templates = await em.execute<{ id: string }[]>(
+    `select distinct tr.template_id as id
+       from template_recipient tr
+       join template t on t.id = tr.template_id
+      where tr.${reference.templateColumn} = ? and t.team_id = ?
+      order by 1
+      limit ${MAX_REPORTED_USAGES}`,
+    [reference.id, teamId],
+  );
+  return { envelopeIds: envelopes.map((row) => row.id), templateIds: templates.map((row) => row.id) };
+}
+
+export function isReferenced(usage: ReferenceUsage): boolean {
+  return usage.envelopeIds.length > 0 || usage.templateIds.length > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contacts.
+
+const createContactInput = agentInfoSchema;
+
+const updateContactInput = z.strictObject({
+  name: agentInfoSchema.shape.name.optional(),
+  email: agentInfoSchema.shape.email,
+  phone: agentInfoSchema.shape.phone,
+  locale: agentInfoSchema.shape.locale,
+  phoneContactMethod: agentInfoSchema.shape.phoneContactMethod,
+});
+
+export type CreateContactInput = z.input<typeof createContactInput>;
+export type UpdateContactInput = z.input<typeof updateContactInput>;
+
+const contactKeys = ['name', 'email', 'phone', 'locale', 'phoneContactMethod'] as const;
+
+function contactDetails(contact: Contact) {
+  return {
+    name: contact.name,
+    email: contact.email ?? null,
+    phone: contact.phone ?? null,
+    locale: contact.locale ?? null,
+    phoneContactMethod: contact.phoneContactMethod ?? null,
+  };
+}
+
+/**
+ * The tenant boundary for contacts, in one place: a contact is visible only to its own team.
+ * Unknown, malformed and foreign ids all give the same `Contact.NotFound`.
+ */
+export async function findTeamContact(
+  em: EntityManager,
+  teamId: string,
+  contactId: string,
+  options: { lock?: 'share' | 'write' } = {},
+): Promise<Contact> {
+  if (!isUuid(contactId)) throw new ContactNotFoundError(contactId);
+  const contact = await em.findOne(Contact, { id: contactId, team: teamId }, lockOptions(options.lock));
+  if (!contact) throw new ContactNotFoundError(contactId);
+  return contact;
+}
+
+function lockOptions(lock: 'share' | 'write' | undefined) {
+  if (lock === 'write') return { lockMode: LockMode.PESSIMISTIC_WRITE };
+  if (lock === 'share') return { lockMode: LockMode.PESSIMISTIC_READ };
+  return {};
+}
+
+/** Adds a contact to the team's address book. Idempotent per `Idempotency-Key`. */
+export async function createContact(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<Contact> {
+  const input = parseInput(createContactInput, options.input);
+  const caller = await context.caller();
+  const contactId = await context.em.transactional(async (em) => {
+    const { resourceId } = await runIdempotently(
+      em,
+      { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createContact', input: options.input } },
+      async () => {
+        const now = context.clock.now();
+        const contact = em.create(Contact, {
+          team: em.getReference(Team, caller.teamId),
+          name: input.name,
+          email: input.email ?? null,
+          phone: input.phone ?? null,
+          locale: input.locale ?? null,
+          phoneContactMethod: input.phoneContactMethod ?? null,
+          createdAt: now,
+          updatedAt: now,
+        });
+        await em.persist(contact).flush();
+        await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact.created', details: { contactId: contact.id, name: contact.name } });
+        await em.flush();
+        return contact.id;
+      },
+    );
+    return resourceId;
+  });
+  return getContact(context, contactId);
+}
+
+export async function getContact(context: ServiceContext, contactId: string): Promise<Contact> {
+  const caller = await context.caller();
+  return findTeamContact(context.em, caller.teamId, contactId);
+}
+
+export type ContactPage = { contacts: Contact[]; nextCursor: string | null };
+
+/**
+ * Lists the team's contacts, newest first, with keyset pagination on (createdAt, id). `search`
+ * keeps contacts whose name or email contains the text, ignoring letter case.
+ */
+export async function listContacts(context: ServiceContext, options: { limit?: number; cursor?: string; search?: string }): Promise<ContactPage> {
+  const input = parseInput(keysetPageInput, options);
+  const caller = await context.caller();
+  const pattern = containsPattern(input.search);
+  const contacts = await context.em.find(
+    Contact,
+    {
+      $and: [
+        { team: caller.teamId },
+        pattern === undefined ? {} : { $or: [{ name: { $ilike: pattern } }, { email: { $ilike: pattern } }] },
+        afterCursor(input.cursor),
+      ],
+    },
+    { orderBy: [...LISTING_ORDER], limit: input.limit + 1 },
+  );
+  const page = takePage(contacts, input.limit);
+  return { contacts: page.rows, nextCursor: page.nextCursor };
+}
+
+/**
+ * Changes a contact; only the given keys change, `null` clears an optional one. The agent rules
+ * are checked on the result, so clearing the phone of a contact that has a `phoneContactMethod`
+ * is refused unless the method is cleared too. Agents of sent envelopes keep their snapshot.
+ */
+export async function updateContact(context: ServiceContext, options: { contactId: string; input: unknown }): Promise<Contact> {
+  const input = parseInput(updateContactInput, options.input);
+  const caller = await context.caller();
+  return context.em.transactional(async (em) => {
+    const contact = await findTeamContact(em, caller.teamId, options.contactId, { lock: 'write' });
+    const changed = contactKeys.filter((key) => input[key] !== undefined);
+    const merged = parseInput(agentInfoSchema, { ...contactDetails(contact), ...Object.fromEntries(changed.map((key) => [key, input[key]])) });
+    const now = context.clock.now();
+    em.assign(contact, {
+      name: merged.name,
+      email: merged.email ?? null,
+      phone: merged.phone ?? null,
+      locale: merged.locale ?? null,
+      phoneContactMethod: merged.phoneContactMethod ?? null,
+      updatedAt: now,
+    });
+    await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact.updated', details: { contactId: contact.id, changed } });
+    await em.flush();
+    return contact;
+  });
+}
+
+/**
+ * Deletes a contact and its group memberships. Refused with `Contact.InUse` while an agent of a
+ * draft envelope or a template recipient names it: the foreign key would silently turn those
+ * agents into nobody.
+ */
+export async function deleteContact(context: ServiceContext, options: { contactId: string }): Promise<void> {
+  const caller = await context.caller();
+  await context.em.transactional(async (em) => {
+    const contact = await findTeamContact(em, caller.teamId, options.contactId, { lock: 'write' });
+    const usage = await findDraftReferences(em, caller.teamId, { agentColumn: 'contact_id', templateColumn: 'contact_id', id: contact.id });
+    if (isReferenced(usage)) throw new ContactInUseError(contact.id, usage);
+    await auditChange(context, { em, caller, now: context.clock.now() }, {
+      envelopeId: null,
+      type: 'contact.removed',
+      details: { contactId: contact.id, name: contact.name },
+    });
+    await em.flush();
+    await em.nativeDelete(Contact, { id: contact.id, team: caller.teamId });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contact groups and their members.
+
+const groupName = boundedText(1, 200).refine((name) => name === '' || name.trim() !== '', { message: 'must not be blank' });
+
+const createContactGroupInput = z.strictObject({ name: groupName });
+const updateContactGroupInput = z.strictObject({ name: groupName.optional() });
+
+export type CreateContactGroupInput = z.input<typeof createContactGroupInput>;
+export type UpdateContactGroupInput = z.input<typeof updateContactGroupInput>;
+
+/** The tenant boundary for contact groups: unknown, malformed and foreign ids all give `ContactGroup.NotFound`. */
+export async function findTeamContactGroup(
+  em: EntityManager,
+  teamId: string,
+  groupId: string,
+  options: { lock?: 'share' | 'write' } = {},
+): Promise<ContactGroup> {
+  if (!isUuid(groupId)) throw new ContactGroupNotFoundError(groupId);
+  const group = await em.findOne(ContactGroup, { id: groupId, team: teamId }, lockOptions(options.lock));
+  if (!group) throw new ContactGroupNotFoundError(groupId);
+  return group;
+}
+
+/** Creates an empty contact group. Idempotent per `Idempotency-Key`. */
+export async function createContactGroup(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<ContactGroup> {
+  const input = parseInput(createContactGroupInput, options.input);
+  const caller = await context.caller();
+  const groupId = await context.em.transactional(async (em) => {
+    const { resourceId } = await runIdempotently(
+      em,
+      { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createContactGroup', input: options.input } },
+      async () => {
+        const now = context.clock.now();
+        const group = em.create(ContactGroup, { team: em.getReference(Team, caller.teamId), name: input.name, createdAt: now, updatedAt: now });
+        await em.persist(group).flush();
+        await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact_group.created', details: { groupId: group.id, name: group.name } });
+        await em.flush();
+        return group.id;
+      },
+    );
+    return resourceId;
+  });
+  return getContactGroup(context, groupId);
+}
+
+export async function getContactGroup(context: ServiceContext, groupId: string): Promise<ContactGroup> {
+  const caller = await context.caller();
+  return findTeamContactGroup(context.em, caller.teamId, groupId);
+}
+
+export type ContactGroupPage = { contactGroups: ContactGroup[]; nextCursor: string | null };
+
+/** Lists the team's contact groups, newest first, keyset-paginated; `search` matches the name ignoring case. */
+export async function listContactGroups(
+  context: ServiceContext,
+  options: { limit?: number; cursor?: string; search?: string },
+): Promise<ContactGroupPage> {
+  const input = parseInput(keysetPageInput, options);
+  const caller = await context.caller();
+  const pattern = containsPattern(input.search);
+  const groups = await context.em.find(
+    ContactGroup,
+    { $and: [{ team: caller.teamId }, pattern === undefined ? {} : { name: { $ilike: pattern } }, afterCursor(input.cursor)] },
+    { orderBy: [...LISTING_ORDER], limit: input.limit + 1 },
+  );
+  const page = takePage(groups, input.limit);
+  return { contactGroups: page.rows, nextCursor: page.nextCursor };
+}
+
+/** Renames a contact group. */
+export async function updateContactGroup(context: ServiceContext, options: { groupId: string; input: unknown }): Promise<ContactGroup> {
+  const input = parseInput(updateContactGroupInput, options.input);
+  const caller = await context.caller();
+  return context.em.transactional(async (em) => {
+    const group = await findTeamContactGroup(em, caller.teamId, options.groupId, { lock: 'write' });
+    const now = context.clock.now();
+    const changed = input.name === undefined ? [] : ['name'];
+    if (input.name !== undefined) em.assign(group, { name: input.name, updatedAt: now });
+    await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact_group.updated', details: { groupId: group.id, changed } });
+    await em.flush();
+    return group;
+  });
+}
+
+/**
+ * Deletes a contact group and its memberships (the contacts stay). Refused with
+ * `ContactGroup.InUse` while an agent of a draft envelope or a template recipient names it.
+ */
+export async function deleteContactGroup(context: ServiceContext, options: { groupId: string }): Promise<void> {
+  const caller = await context.caller();
+  await context.em.transactional(async (em) => {
+    const group = await findTeamContactGroup(em, caller.teamId, options.groupId, { lock: 'write' });
+    const usage = await findDraftReferences(em, caller.teamId, { agentColumn: 'group_id', templateColumn: 'contact_group_id', id: group.id });
+    if (isReferenced(usage)) throw new ContactGroupInUseError(group.id, usage);
+    await auditChange(context, { em, caller, now: context.clock.now() }, {
+      envelopeId: null,
+      type: 'contact_group.removed',
+      details: { groupId: group.id, name: group.name },
+    });
+    await em.flush();
+    await em.nativeDelete(ContactGroup, { id: group.id, team: caller.teamId });
+  });
+}
+
+/**
+ * The members of several groups in one statement, oldest membership first. Only groups of the
+ * caller's team are read, whatever ids are passed; other ids answer an empty list.
+ */
+export async function listMembersOfContactGroups(context: ServiceContext, groupIds: readonly string[]): Promise<Map<string, Contact[]>> {
+  const caller = await context.caller();
+  const ids = groupIds.filter(isUuid);
+  const members = new Map<string, Contact[]>(groupIds.map((id) => [id, []]));
+  if (ids.length === 0) return members;
+  const memberships = await context.em.find(
+    ContactGroupMember,
+    { group: { id: { $in: ids }, team: caller.teamId } },
+    { populate: ['contact'], strategy: 'joined', orderBy: [{ createdAt: 'asc' }, { contact: { id: 'asc' } }] },
+  );
+  for (const membership of memberships) members.get(membership.group.id)?.push(membership.contact.getEntity());
+  return members;
+}
+
+/** How many members each of several groups has, in one statement; only the caller's groups count. */
+export async function countMembersOfContactGroups(context: ServiceContext, groupIds: readonly string[]): Promise<Map<string, number>> {
+  const caller = await context.caller();
+  const ids = groupIds.filter(isUuid);
+  const counts = new Map<string, number>(groupIds.map((id) => [id, 0]));
+  if (ids.length === 0) return counts;
+  const rows = await context.em.execute<{ group_id: string; count: string | number }[]>(
+    `select m.group_id, count(*) as count
+       from contact_group_member m
+       join contact_group g on g.id = m.group_id
+      where g.team_id = ? and m.group_id in (${ids.map(() => '?').join(', ')})
+      group by m.group_id`,
+    [caller.teamId, ...ids],
+  );
+  for (const row of rows) counts.set(row.group_id, Number(row.count));
+  return counts;
+}
+
+/** The members of one group of the caller's team, oldest membership first. */
+export async function listContactGroupMembers(context: ServiceContext, options: { groupId: string }): Promise<Contact[]> {
+  const group = await getContactGroup(context, options.groupId);
+  return (await listMembersOfContactGroups(context, [group.id])).get(group.id) ?? [];
+}
+
+/**
+ * Makes a contact of the team a member of a group of the team. Adding a member twice is not an
+ * error and changes nothing (one membership, one audit event).
+ *
+ * Both rows are read under a share lock, so a concurrent delete of either waits for this
+ * transaction (and then removes the new membership with it) instead of failing our insert.
+ */
+export async function addContactGroupMember(context: ServiceContext, options: { groupId: string; contactId: string }): Promise<ContactGroup> {
+  const caller = await context.caller();
+  const groupId = await context.em.transactional(async (em) => {
+    const group = await findTeamContactGroup(em, caller.teamId, options.groupId, { lock: 'share' });
+    const contact = await findTeamContact(em, caller.teamId, options.contactId, { lock: 'share' });
+    const now = context.clock.now();
+    const inserted = await em.execute<{ group_id: string }[]>(
+      `insert into contact_group_member (group_id, contact_id, created_at) values (?, ?, ?)
+       on conflict (group_id, contact_id) do nothing
+       returning group_id`,
+      [group.id, contact.id, now],
+    );
+    if (inserted.length === 1) {
+      await auditChange(context, { em, caller, now }, {
+        envelopeId: null,
+        type: 'contact_group.member_added',
+        details: { groupId: group.id, contactId: contact.id },
+      });
+      await em.flush();
+    }
+    return group.id;
+  });
+  return getContactGroup(context, groupId);
+}
+
+/** Removes a contact from a group; the contact itself stays. `ContactGroup.MemberNotFound` when it is not a member. */
+export async function removeContactGroupMember(context: ServiceContext, options: { groupId: string; contactId: string }): Promise<ContactGroup> {
+  const caller = await context.caller();
+  const groupId = await context.em.transactional(async (em) => {
+    const group = await findTeamContactGroup(em, caller.teamId, options.groupId, { lock: 'share' });
+    const contact = await findTeamContact(em, caller.teamId, options.contactId);
+    const removed = await em.nativeDelete(ContactGroupMember, { group: group.id, contact: contact.id });
+    if (removed === 0) throw new ContactGroupMemberNotFoundError(group.id, contact.id);
+    await auditChange(context, { em, caller, now: context.clock.now() }, {
+      envelopeId: null,
+      type: 'contact_group.member_removed',
+      details: { groupId: group.id, contactId: contact.id },
+    });
+    await em.flush();
+    return group.id;
+  });
+  return getContactGroup(context, groupId);
+}
