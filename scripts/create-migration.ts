@@ -30,13 +30,15 @@ try {
     const indexPath = 'src/migrations/index.ts';
     const index = fs.readFileSync(indexPath, 'utf8');
     const importLine = `import { ${className} } from './${className}.ts';\n`;
-    const updated = index
-      .replace(/^(\/\*\*[^]*?\*\/\n)/, `${importLine}$1`)
-      .replace(/export const migrations = \[([^]*?)\];/, (_, list: string) => {
-        const entries = list.split(',').map((entry) => entry.trim()).filter(Boolean);
-        entries.push(className);
-        return `export const migrations = [${entries.join(', ')}];`;
-      });
+    // The import goes after the last import (or first, in an empty list); the class is appended to the list.
+    const lines = index.split('\n');
+    const lastImport = lines.reduce((found, line, position) => (line.startsWith('import ') ? position : found), -1);
+    lines.splice(lastImport + 1, 0, importLine.trimEnd());
+    const updated = lines.join('\n').replace(/export const migrations = \[([^]*?)\];/, (_, list: string) => {
+      const entries = list.split(',').map((entry) => entry.trim()).filter(Boolean);
+      entries.push(className);
+      return `export const migrations = [${entries.join(', ')}];`;
+    });
     fs.writeFileSync(indexPath, updated);
     console.log(`Wrote src/migrations/${result.fileName} and registered it in ${indexPath}.`);
   }

@@ -10,9 +10,10 @@ export const ContactGroupSchema = defineEntity({
   properties: {
     ...baseColumns(),
     updatedAt: updatedAtColumn(),
-    team: () => p.manyToOne(Team).ref().deleteRule('cascade').index(),
+    team: () => p.manyToOne(Team).ref().deleteRule('cascade'),
     name: p.string().length(200),
   },
+  indexes: [{ name: 'contact_group_team_created_idx', properties: ['team', 'createdAt', 'id'] }],
 });
 
 export class ContactGroup extends ContactGroupSchema.class {}

@@ -15,6 +15,7 @@ export const TeamUserSchema = defineEntity({
     phone: p.string().length(20).nullable(),
     locale: p.string().length(5).default('en-US'),
   },
+  indexes: [{ name: 'team_user_team_created_idx', properties: ['team', 'createdAt', 'id'] }],
   uniques: [{ name: 'team_user_team_email_unique', properties: ['team', 'email'] }],
 });
 
