@@ -8,7 +8,8 @@ import { runIdempotently } from '../idempotency/idempotency.service.ts';
 import { agentInfoSchema } from '../recipient/agent-input.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { Team } from '../team/team.entity.ts';
-import { boundedInteger, boundedText, parseInput } from '../validation.ts';
+import { boundedText, parseInput } from '../validation.ts';
+import { afterCursor, containsPattern, keysetPageInput, LISTING_ORDER, takePage } from '../pagination.ts';
 import { ContactGroup, ContactGroupMember } from './contact-group.entity.ts';
 import { Contact } from './contact.entity.ts';
 import {
@@ -19,60 +20,6 @@ import {
   ContactNotFoundError,
   type ReferenceUsage,
 } from './contact.errors.ts';
-
-// ---------------------------------------------------------------------------------------------
-// Keyset pagination shared by the team's address book listings (contacts, groups, users).
-
-/** `limit` 1–100 (default 20), an opaque `cursor` from a previous page, and an optional `search`. */
-export const keysetPageInput = z.strictObject({
-  limit: boundedInteger(1, 100).default(20),
-  cursor: z.string().max(200).optional(),
-  search: z.string().max(200, 'must be at most 200 characters').optional(),
-});
-
-type CursorPosition = { createdAt: Date; id: string };
-
-/** The opaque position of a row in a newest-first listing; pass it as `cursor`/`after` to continue after it. */
-export function createdAtCursor(row: { createdAt: Date; id: string }): string {
-  return Buffer.from(JSON.stringify([row.createdAt.toISOString(), row.id])).toString('base64url');
-}
-
-function decodeCreatedAtCursor(cursor: string): CursorPosition {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    const date = new Date(createdAt);
-    if (!isUuid(id) || Number.isNaN(date.getTime())) throw new Error('bad cursor');
-    return { createdAt: date, id };
-  } catch {
-    throw new InvalidRequestError([{ path: 'cursor', message: 'is not a cursor this service returned' }]);
-  }
-}
-
-/** The filter for "strictly after this cursor" in (createdAt desc, id desc) order; `{}` without one. */
-export function afterCursor(cursor: string | undefined) {
-  if (cursor === undefined) return {};
-  const after = decodeCreatedAtCursor(cursor);
-  return { $or: [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, id: { $lt: after.id } }] };
-}
-
-/**
- * A case-insensitive "contains" pattern for `$ilike`, or undefined for no search. `%`, `_` and
- * `\` in the caller's text match themselves, not as wildcards.
- */
-export function containsPattern(search: string | undefined): string | undefined {
-  const trimmed = search?.trim() ?? '';
-  if (trimmed === '') return undefined;
-  return `%${trimmed.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
-}
-
-/** Cuts the one extra row a listing fetched to learn whether another page follows. */
-export function takePage<T extends { createdAt: Date; id: string }>(rows: T[], limit: number): { rows: T[]; nextCursor: string | null } {
-  const hasMore = rows.length > limit;
-  const page = hasMore ? rows.slice(0, limit) : rows;
-  return { rows: page, nextCursor: hasMore ? createdAtCursor(page[page.length - 1]) : null };
-}
-
-export const LISTING_ORDER = [{ createdAt: 'desc' }, { id: 'desc' }] as const;
 
 // ---------------------------------------------------------------------------------------------
 // References from agents and template recipients.

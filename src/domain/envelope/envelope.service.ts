@@ -1,13 +1,13 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { InvalidRequestError } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { appendAuditEvent } from '../audit/audit.service.ts';
 import { runIdempotently } from '../idempotency/idempotency.service.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team.service.ts';
 import { Team } from '../team/team.entity.ts';
+import { afterCursor, createdAtCursor, keysetPageInput, LISTING_ORDER, takePage } from '../pagination.ts';
 import { boundedInteger, boundedText, jsonObject, parseInput } from '../validation.ts';
 import { Envelope, envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
 import { EnvelopeNotDeletableError, EnvelopeNotDraftError, EnvelopeNotFoundError } from './envelope.errors.ts';
@@ -175,29 +175,12 @@ export async function deleteEnvelope(context: ServiceContext, options: { envelop
 
 export type EnvelopePage = { envelopes: Envelope[]; nextCursor: string | null };
 
-const listInput = z.strictObject({
+const listInput = keysetPageInput.omit({ search: true }).extend({
   status: z.enum(envelopeStatuses, { error: `must be one of ${envelopeStatuses.join(', ')}` }).optional(),
-  limit: boundedInteger(1, 100).default(20),
-  cursor: z.string().max(200).optional(),
 });
 
-type Cursor = { createdAt: Date; id: string };
-
 /** The opaque position of an envelope in the listing order; pass it as `cursor`/`after` to continue after it. */
-export function envelopeCursor(envelope: Envelope): string {
-  return Buffer.from(JSON.stringify([envelope.createdAt.toISOString(), envelope.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): Cursor {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    const date = new Date(createdAt);
-    if (!isUuid(id) || Number.isNaN(date.getTime())) throw new Error('bad cursor');
-    return { createdAt: date, id };
-  } catch {
-    throw new InvalidRequestError([{ path: 'cursor', message: 'is not a cursor this service returned' }]);
-  }
-}
+export const envelopeCursor = createdAtCursor;
 
 /**
  * Lists the team's envelopes, newest first, with keyset pagination on (createdAt, id): stable
@@ -209,19 +192,11 @@ export async function listEnvelopes(
 ): Promise<EnvelopePage> {
   const input = parseInput(listInput, options);
   const caller = await context.caller();
-  const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
   const envelopes = await context.em.find(
     Envelope,
-    {
-      team: caller.teamId,
-      ...(input.status ? { status: input.status } : {}),
-      ...(after
-        ? { $or: [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, id: { $lt: after.id } }] }
-        : {}),
-    },
-    { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: input.limit + 1 },
+    { team: caller.teamId, ...(input.status ? { status: input.status } : {}), ...afterCursor(input.cursor) },
+    { orderBy: [...LISTING_ORDER], limit: input.limit + 1 },
   );
-  const hasMore = envelopes.length > input.limit;
-  const page = hasMore ? envelopes.slice(0, input.limit) : envelopes;
-  return { envelopes: page, nextCursor: hasMore ? envelopeCursor(page[page.length - 1]) : null };
+  const page = takePage(envelopes, input.limit);
+  return { envelopes: page.rows, nextCursor: page.nextCursor };
 }

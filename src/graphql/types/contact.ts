@@ -8,7 +8,6 @@ import {
   countMembersOfContactGroups,
   createContact,
   createContactGroup,
-  createdAtCursor,
   deleteContact,
   deleteContactGroup,
   getContact,
@@ -20,6 +19,7 @@ import {
   updateContact,
   updateContactGroup,
 } from '../../domain/contact/contact.service.ts';
+import { createdAtCursor } from '../../domain/pagination.ts';
 import type { TeamUser } from '../../domain/team/team-user.entity.ts';
 import { createUser, deleteUser, getUser, listUsers, updateUser } from '../../domain/team/team-user.service.ts';
 import type { Loaders } from '../../loaders.ts';
