@@ -1,4 +1,4 @@
-import type { EnumRef } from '@pothos/core';
+import type { PhoneContactMethod } from '../../domain/recipient/agent.entity.ts';
 import DataLoader from 'dataloader';
 import type { RequestContext } from '../../context.ts';
 import type { ContactGroup } from '../../domain/contact/contact-group.entity.ts';
@@ -26,16 +26,8 @@ import type { Loaders } from '../../loaders.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
 import { DeletedPayload, PageInfo } from './common.ts';
+import { LocaleEnum, PhoneContactMethodEnum } from './recipient.ts';
 
-type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
-
-/**
- * People are described with the same `Locale` and `PhoneContactMethod` enums as agent info
- * (defined in types/recipient.ts); they are referenced here by name, which Pothos resolves when
- * the schema is built, so there is one enum per concept in the schema.
- */
-const LocaleEnum = 'Locale' as unknown as EnumRef<Types, string, string>;
-const PhoneContactMethodEnum = 'PhoneContactMethod' as unknown as EnumRef<Types, string, string>;
 
 // ---------------------------------------------------------------------------------------------
 // Batched group members: one statement per request for every group in the response.
@@ -85,7 +77,7 @@ export const ContactType = builder.objectRef<Contact>('Contact').implement({
       type: PhoneContactMethodEnum,
       nullable: true,
       description: 'Channel for one-time passwords; only with a phone.',
-      resolve: (contact) => contact.phoneContactMethod ?? null,
+      resolve: (contact) => (contact.phoneContactMethod as PhoneContactMethod | null | undefined) ?? null,
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),

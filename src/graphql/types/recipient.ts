@@ -12,10 +12,10 @@ const RecipientTypeEnum = builder.enumType('RecipientType', {
   values: recipientTypes,
 });
 const AgentKindEnum = builder.enumType('AgentKind', { values: agentKinds });
-const LocaleEnum = builder.enumType('Locale', {
+export const LocaleEnum = builder.enumType('Locale', {
   values: Object.fromEntries(locales.map((locale) => [locale.replace('-', '_'), { value: locale }])) as Record<string, { value: string }>,
 });
-const PhoneContactMethodEnum = builder.enumType('PhoneContactMethod', { values: phoneContactMethods });
+export const PhoneContactMethodEnum = builder.enumType('PhoneContactMethod', { values: phoneContactMethods });
 
 const AgentInfoType = builder
   .objectRef<{ name: string; email?: string | null; phone?: string | null; locale?: string | null; phoneContactMethod?: string | null }>('AgentInfo')
