@@ -58,12 +58,12 @@ function lockDataDirectory(dataDirectory: string): () => void {
  * therefore given exactly one pooled connection with an acquire timeout: such code fails with a
  * timeout error instead of hanging, and ordinary concurrent requests simply queue.
  */
-export async function startEmbeddedPostgres(dataDirectory: string): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(dataDirectory: string, options: { maxConnections?: number } = {}): Promise<EmbeddedPostgres> {
   fs.mkdirSync(dataDirectory, { recursive: true });
   const unlock = lockDataDirectory(dataDirectory);
   try {
     const database = await PGlite.create(path.join(dataDirectory, 'pgdata'));
-    const server = new PGLiteSocketServer({ db: database, host: '127.0.0.1', port: 0, maxConnections: 4 });
+    const server = new PGLiteSocketServer({ db: database, host: '127.0.0.1', port: 0, maxConnections: options.maxConnections ?? 4 });
     await server.start();
     const address = server.getServerConn();
     return {

@@ -33,7 +33,7 @@ function canConnect(host: string, port: number): Promise<boolean> {
 /**
  * Tests run against a real PostgreSQL server when one is reachable (DATABASE_URL, or the local
  * 127.0.0.1:5432 these machines have), in a database created for this run and dropped after it;
- * otherwise against the embedded PostgreSQL. Migrations are applied once, here: that is also
+ * otherwise (or with TEST_DATABASE=embedded) against the embedded PostgreSQL. Migrations are applied once, here: that is also
  * the "migrations apply to an empty database" check every run makes.
  */
 export default async function setup(project: TestProject) {
@@ -41,7 +41,8 @@ export default async function setup(project: TestProject) {
   let databaseUrl: string;
   let teardown: () => Promise<void>;
   let embedded: EmbeddedPostgres | undefined;
-  if (await canConnect(serverUrl.hostname, Number(serverUrl.port || 5432))) {
+  const forceEmbedded = process.env.TEST_DATABASE === 'embedded';
+  if (!forceEmbedded && (await canConnect(serverUrl.hostname, Number(serverUrl.port || 5432)))) {
     const databaseName = `envelope_test_${Date.now()}_${process.pid}`;
     const admin = new pg.Client({ connectionString: serverUrl.toString() });
     await admin.connect();
@@ -59,7 +60,8 @@ export default async function setup(project: TestProject) {
     };
   } else {
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-test-'));
-    embedded = await startEmbeddedPostgres(directory);
+    // Test files run in parallel worker processes, each with its own app (and so its own connection).
+    embedded = await startEmbeddedPostgres(directory, { maxConnections: 32 });
     databaseUrl = embedded.url;
     project.provide('databaseKind', 'embedded');
     teardown = async () => {
