@@ -301,3 +301,35 @@ describe('Idempotency-Key', () => {
     expect(second.data.createEnvelope.id).toBe(first.data.createEnvelope.id);
   });
 });
+
+describe('request size and headers', () => {
+  it('refuses a JSON body over 1 MB with Request.PayloadTooLarge (413) and creates nothing', async () => {
+    const team = await seedTeam(app);
+    const rest = restClient(app, team.apiKey);
+    const response = await rest.post('/envelopes', { name: 'Huge', context: { blob: 'x'.repeat(1024 * 1024) } });
+    expect(response.status).toBe(413);
+    expect(response.body.error).toMatchObject({ name: 'Request.PayloadTooLarge', context: { limitBytes: 1024 * 1024 } });
+    expect((await rest.get('/envelopes')).body.payload.envelopes).toEqual([]);
+  });
+
+  it('refuses a context over 16 KB with Request.Invalid at context', async () => {
+    const team = await seedTeam(app);
+    const response = await restClient(app, team.apiKey).post('/envelopes', { name: 'Big context', context: { blob: 'x'.repeat(17 * 1024) } });
+    expect(response.status).toBe(400);
+    expect(response.body.error.context.issues).toEqual([expect.objectContaining({ path: 'context' })]);
+  });
+
+  it('refuses a malformed Idempotency-Key with Request.Invalid, on both faces', async () => {
+    const team = await seedTeam(app);
+    const rest = await restClient(app, team.apiKey).post('/envelopes', { name: 'Keyed' }, { 'idempotency-key': 'has spaces in it' });
+    expect(rest.status).toBe(400);
+    expect(rest.body.error.context.issues).toEqual([expect.objectContaining({ path: 'Idempotency-Key' })]);
+    const graphql = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-api-key': team.apiKey, 'idempotency-key': 'x'.repeat(256) },
+      body: JSON.stringify({ query: 'mutation { createEnvelope(input: { name: "Keyed" }) { id } }' }),
+    }).then((response) => response.json() as Promise<any>);
+    expect(graphql.errors[0].extensions.code).toBe('Request.Invalid');
+    expect((await restClient(app, team.apiKey).get('/envelopes')).body.payload.envelopes).toEqual([]);
+  });
+});

@@ -66,3 +66,16 @@ describe('the error model', () => {
     expect(await legacy.text()).toBe(await normal.text());
   });
 });
+
+describe('errors from below the domain', () => {
+  it('names a lost optimistic-lock race Resource.Conflict (409) and an unreachable database Server.Unavailable (503)', async () => {
+    const { OptimisticLockError } = await import('@mikro-orm/core');
+    const conflict = normalizeError(new OptimisticLockError('version mismatch'), silent);
+    expect(conflict.name).toBe('Resource.Conflict');
+    expect(httpStatusForError(conflict.name)).toBe(409);
+    const unavailable = normalizeError(new Error('timeout exceeded when trying to connect'), silent);
+    expect(unavailable.name).toBe('Server.Unavailable');
+    expect(httpStatusForError(unavailable.name)).toBe(503);
+    expect(unavailable.description).not.toContain('timeout exceeded');
+  });
+});

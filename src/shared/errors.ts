@@ -39,17 +39,6 @@ export class IdempotencyKeyReusedError extends DomainError {
   }
 }
 
-/** `Request.IdempotencyKeyInFlight`: the first request with this key is still being processed. */
-export class IdempotencyKeyInFlightError extends DomainError {
-  constructor(key: string) {
-    super(
-      'Request.IdempotencyKeyInFlight',
-      'A request with this Idempotency-Key is still being processed; retry after it completes.',
-      { idempotencyKey: key },
-    );
-  }
-}
-
 /** `Request.PayloadTooLarge`: a JSON body beyond the accepted size. */
 export class PayloadTooLargeError extends DomainError {
   constructor(limitBytes: number) {
@@ -100,7 +89,6 @@ const statusByName: Record<string, number> = {
   'Request.Invalid': 400,
   'Request.PayloadTooLarge': 413,
   'Request.IdempotencyKeyReused': 409,
-  'Request.IdempotencyKeyInFlight': 409,
   'Request.RateLimited': 429,
   'Route.NotFound': 404,
   'Route.MethodNotAllowed': 405,

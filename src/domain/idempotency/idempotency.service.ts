@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError, InvalidRequestError } from '../../shared/errors.ts';
+import { IdempotencyKeyReusedError, InvalidRequestError } from '../../shared/errors.ts';
 import { newId } from '../../shared/ids.ts';
 import { canonicalJson } from '../audit/audit.service.ts';
 
@@ -53,11 +53,11 @@ export async function runIdempotently(
     ]);
     return { resourceId, replayed: false };
   }
-  const [existing] = await em.execute<{ fingerprint: string; response: { resourceId: string } | null }[]>(
+  // The claim and its response commit together, so a claim this statement can see is complete.
+  const [existing] = await em.execute<{ fingerprint: string; response: { resourceId: string } }[]>(
     `select fingerprint, response from idempotency_record where team_id = ? and key = ?`,
     [request.teamId, request.key],
   );
   if (!existing || existing.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError(request.key);
-  if (!existing.response) throw new IdempotencyKeyInFlightError(request.key);
   return { resourceId: existing.response.resourceId, replayed: true };
 }
