@@ -32,14 +32,7 @@ const createEnvelopeInput = z.strictObject({
   context: envelopeSettings.context.default({}),
 });
 
-const updateEnvelopeInput = z.strictObject({
-  name: envelopeSettings.name.optional(),
-  expirationPeriodDays: envelopeSettings.expirationPeriodDays.optional(),
-  reminderInitialDelayDays: envelopeSettings.reminderInitialDelayDays.optional(),
-  reminderRepeatIntervalDays: envelopeSettings.reminderRepeatIntervalDays.optional(),
-  reminderBeforeExpirationDays: envelopeSettings.reminderBeforeExpirationDays.optional(),
-  context: envelopeSettings.context.optional(),
-});
+const updateEnvelopeInput = z.strictObject(envelopeSettings).partial();
 
 export type CreateEnvelopeInput = z.input<typeof createEnvelopeInput>;
 export type UpdateEnvelopeInput = z.input<typeof updateEnvelopeInput>;

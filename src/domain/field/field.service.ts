@@ -74,20 +74,7 @@ function parseEachField(fields: unknown[]): { field: CreateFieldInput | null; is
   });
 }
 
-const updateFieldInput = z.strictObject({
-  field: z.strictObject({
-    type: fieldShape.type.optional(),
-    recipientId: fieldShape.recipientId.optional(),
-    identifier: fieldShape.identifier.optional(),
-    label: fieldShape.label.optional(),
-    tooltip: fieldShape.tooltip.optional(),
-    required: fieldShape.required.optional(),
-    readonly: fieldShape.readonly.optional(),
-    value: fieldShape.value.optional(),
-    config: fieldShape.config.optional(),
-    views: fieldShape.views.optional(),
-  }),
-});
+const updateFieldInput = z.strictObject({ field: z.strictObject(fieldShape).partial() });
 
 type ViewInput = z.output<typeof viewSchema>;
 

@@ -48,17 +48,7 @@ const createRecipientInput = z.strictObject({
   agents: recipientShape.agents.default([]),
 });
 
-const updateRecipientInput = z.strictObject({
-  type: recipientShape.type.optional(),
-  identifier: recipientShape.identifier.optional(),
-  roleName: recipientShape.roleName.optional(),
-  order: recipientShape.order.optional(),
-  required: recipientShape.required.optional(),
-  color: recipientShape.color.optional(),
-  hostedById: recipientShape.hostedById.optional(),
-  delegatedById: recipientShape.delegatedById.optional(),
-  agents: recipientShape.agents.optional(),
-});
+const updateRecipientInput = z.strictObject(recipientShape).partial();
 
 /**
  * The links between recipients, checked against the envelope's other recipients:
