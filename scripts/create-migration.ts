@@ -19,8 +19,9 @@ await admin.connect();
 await admin.query(`create database ${scratchName}`);
 const scratchUrl = new URL(serverUrl);
 scratchUrl.pathname = `/${scratchName}`;
-const orm = await MikroORM.init(createOrmConfig({ clientUrl: scratchUrl.toString() }));
+let orm: MikroORM | undefined;
 try {
+  orm = await MikroORM.init(createOrmConfig({ clientUrl: scratchUrl.toString() }));
   await orm.migrator.up();
   const result = await orm.migrator.create('src/migrations', false, false, name);
   if (!result.fileName) {
@@ -43,7 +44,7 @@ try {
     console.log(`Wrote src/migrations/${result.fileName} and registered it in ${indexPath}.`);
   }
 } finally {
-  await orm.close(true);
+  await orm?.close(true);
   await admin.query(`drop database if exists ${scratchName}`);
   await admin.end();
 }

@@ -46,6 +46,14 @@ export default async function setup(project: TestProject) {
     const databaseName = `envelope_test_${Date.now()}_${process.pid}`;
     const admin = new pg.Client({ connectionString: serverUrl.toString() });
     await admin.connect();
+    // A run that was killed never reached its teardown; drop its database once it is an hour old.
+    const stale = await admin.query<{ datname: string }>(`select datname from pg_database where datname like 'envelope\\_test\\_%'`);
+    for (const { datname } of stale.rows) {
+      const startedAt = Number(/^envelope_test_(\d+)_/.exec(datname)?.[1]);
+      if (Number.isFinite(startedAt) && Date.now() - startedAt > 60 * 60 * 1000) {
+        await admin.query(`drop database if exists "${datname}" with (force)`);
+      }
+    }
     await admin.query(`create database ${databaseName}`);
     await admin.end();
     const testUrl = new URL(serverUrl);
