@@ -333,3 +333,52 @@ describe('request size and headers', () => {
     expect((await restClient(app, team.apiKey).get('/envelopes')).body.payload.envelopes).toEqual([]);
   });
 });
+
+describe('Idempotency-Key after the envelope has moved on', () => {
+  it('answers a repeat of a completed creation with its first result even once the envelope is sent, on both faces', async () => {
+    const { forceEnvelopeStatus, uploadDocument } = await import('./helpers/envelopes.ts');
+    const { makePdf } = await import('./fixtures/pdfs.ts');
+    const team = await seedTeam(app);
+    const rest = restClient(app, team.apiKey);
+    const envelopeId = (await rest.post('/envelopes', { name: 'Retried' })).body.payload.envelopeId;
+    const pdf = await makePdf({ pages: 1 });
+    const document = await uploadDocument(app, team.apiKey, envelopeId, { bytes: pdf }, {}, { 'idempotency-key': 'doc-1' });
+    const recipientBody = { recipient: { type: 'signer', identifier: 'retry', roleName: 'Retry' } };
+    const recipient = await rest.post(`/envelopes/${envelopeId}/recipients`, recipientBody, { 'idempotency-key': 'rcp-1' });
+    const fieldsBody = {
+      fields: [
+        {
+          type: 'simple_signature',
+          recipientId: recipient.body.payload.recipient.id,
+          identifier: 'sig',
+          views: [{ documentId: document.body.payload.document.id, page: 0, location: { x: 10, y: 10 }, size: { width: 100, height: 30 } }],
+        },
+      ],
+    };
+    const fields = await rest.post(`/envelopes/${envelopeId}/fields`, fieldsBody, { 'idempotency-key': 'fld-1' });
+    await forceEnvelopeStatus(app, envelopeId, 'sent');
+
+    const documentAgain = await uploadDocument(app, team.apiKey, envelopeId, { bytes: pdf }, {}, { 'idempotency-key': 'doc-1' });
+    expect(documentAgain.body.payload.document.id).toBe(document.body.payload.document.id);
+    const recipientAgain = await rest.post(`/envelopes/${envelopeId}/recipients`, recipientBody, { 'idempotency-key': 'rcp-1' });
+    expect(recipientAgain.body.payload.recipient.id).toBe(recipient.body.payload.recipient.id);
+    const fieldsAgain = await rest.post(`/envelopes/${envelopeId}/fields`, fieldsBody, { 'idempotency-key': 'fld-1' });
+    expect(fieldsAgain.body.payload.fields.map((field: { id: string }) => field.id)).toEqual(fields.body.payload.fields.map((field: { id: string }) => field.id));
+    const viaGraphql = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-api-key': team.apiKey, 'idempotency-key': 'rcp-1' },
+      body: JSON.stringify({
+        query: 'mutation($e: ID!, $input: AddRecipientInput!) { addRecipient(envelopeId: $e, input: $input) { id } }',
+        variables: { e: envelopeId, input: recipientBody.recipient },
+      }),
+    }).then((response) => response.json() as Promise<any>);
+    // GraphQL sends the same recipient through a different face: the same request, the same answer.
+    expect(viaGraphql.data.addRecipient.id).toBe(recipient.body.payload.recipient.id);
+
+    // Without a key, or with a new one, the envelope's state decides: it is no longer a draft.
+    expect((await rest.post(`/envelopes/${envelopeId}/recipients`, recipientBody)).body.error.name).toBe('Envelope.NotDraft');
+    expect((await rest.post(`/envelopes/${envelopeId}/recipients`, recipientBody, { 'idempotency-key': 'rcp-2' })).body.error.name).toBe('Envelope.NotDraft');
+    expect((await uploadDocument(app, team.apiKey, envelopeId, { bytes: pdf })).body.error.name).toBe('Envelope.NotDraft');
+    expect((await rest.get(`/envelopes/${envelopeId}/recipients`)).body.payload.recipients).toHaveLength(1);
+  });
+});

@@ -4,10 +4,9 @@ import { BlobTooLargeError, type StagedBlob } from '../../shared/blob-store.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { Envelope } from '../envelope/envelope.entity.ts';
 import { EnvelopeNotDraftError } from '../envelope/envelope.errors.ts';
-import { auditChange, changeDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
+import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
 import { Field } from '../field/field.entity.ts';
 import { FieldView } from '../field/field-view.entity.ts';
-import { runIdempotently } from '../idempotency/idempotency.service.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedInteger, boundedText, characterCount, jsonObject, parseInput } from '../validation.ts';
 import { Document } from './document.entity.ts';
@@ -30,18 +29,22 @@ export type StagedDocument = {
 };
 
 /**
- * Receives an upload for a draft envelope: checks the envelope first (so a wrong id costs no
- * upload), streams the bytes to a staging file while hashing and counting (never holding the
+ * Receives an upload for a draft envelope: checks the envelope first (so a wrong id, or an
+ * envelope that is no longer a draft, costs no upload), streams the bytes to a staging file while hashing and counting (never holding the
  * file in memory), then checks by content that it is a complete, unencrypted PDF and reads its
  * page geometry. Anything refused is deleted at once: no partial file stays behind.
+ *
+ * With an `Idempotency-Key` the draft check waits for `addDocument`: a repeat of an upload that
+ * succeeded before the envelope was sent must still get its first answer, and whether it is a
+ * repeat depends on the file's hash, known only once it has arrived.
  */
 export async function stageDocumentUpload(
   context: ServiceContext,
-  options: { envelopeId: string; stream: Readable; filename: string | undefined },
+  options: { envelopeId: string; stream: Readable; filename: string | undefined; idempotencyKey?: string },
 ): Promise<StagedDocument> {
   const caller = await context.caller();
   const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
-  if (envelope.status !== 'draft') throw new EnvelopeNotDraftError(envelope.id, envelope.status);
+  if (envelope.status !== 'draft' && options.idempotencyKey === undefined) throw new EnvelopeNotDraftError(envelope.id, envelope.status);
   return stagePdf(context, options);
 }
 
@@ -92,42 +95,39 @@ export async function addDocument(
   const { upload } = options;
   try {
     const input = parseInput(addDocumentInput, options.fields);
-    const documentId = await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
-      const { resourceId } = await runIdempotently(
-        draft.em,
-        {
-          teamId: draft.caller.teamId,
-          key: options.idempotencyKey,
-          fingerprintOf: { operation: 'addDocument', envelopeId: draft.envelope.id, sha256: upload.blob.sha256, fields: options.fields },
-        },
-        async () => {
-          const order = input.order ?? (await draft.em.count(Document, { envelope: draft.envelope }));
-          const stored = await upload.blob.commit();
-          const document = draft.em.create(Document, {
-            envelope: draft.envelope,
-            template: null,
-            name: input.name ?? defaultNameFor(upload.filename),
-            order,
-            context: input.context,
-            status: null,
-            pageCount: upload.inspection.pageCount,
-            pages: upload.inspection.pages,
-            contentSha256: stored.sha256,
-            byteSize: stored.byteSize,
-          });
-          draft.em.persist(document);
-          await draft.em.flush();
-          await auditChange(context, draft, {
-            envelopeId: draft.envelope.id,
-            type: 'document.added',
-            details: { documentId: document.id, name: document.name, sha256: stored.sha256, pageCount: document.pageCount, byteSize: stored.byteSize },
-          });
-          await draft.em.flush();
-          return document.id;
-        },
-      );
-      return resourceId;
-    });
+    const documentId = await createInDraftEnvelope(
+      context,
+      {
+        envelopeId: options.envelopeId,
+        idempotencyKey: options.idempotencyKey,
+        request: { operation: 'addDocument', sha256: upload.blob.sha256, fields: options.fields },
+      },
+      async (draft) => {
+        const order = input.order ?? (await draft.em.count(Document, { envelope: draft.envelope }));
+        const stored = await upload.blob.commit();
+        const document = draft.em.create(Document, {
+          envelope: draft.envelope,
+          template: null,
+          name: input.name ?? defaultNameFor(upload.filename),
+          order,
+          context: input.context,
+          status: null,
+          pageCount: upload.inspection.pageCount,
+          pages: upload.inspection.pages,
+          contentSha256: stored.sha256,
+          byteSize: stored.byteSize,
+        });
+        draft.em.persist(document);
+        await draft.em.flush();
+        await auditChange(context, draft, {
+          envelopeId: draft.envelope.id,
+          type: 'document.added',
+          details: { documentId: document.id, name: document.name, sha256: stored.sha256, pageCount: document.pageCount, byteSize: stored.byteSize },
+        });
+        await draft.em.flush();
+        return document.id;
+      },
+    );
     return getDocument(context, { envelopeId: options.envelopeId, documentId });
   } finally {
     // A no-op after a successful commit (the staging file was renamed away).

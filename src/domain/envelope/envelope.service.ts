@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { isUuid } from '../../shared/ids.ts';
 import { appendAuditEvent } from '../audit/audit.service.ts';
-import { runIdempotently } from '../idempotency/idempotency.service.ts';
+import { findIdempotentResult, runIdempotently } from '../idempotency/idempotency.service.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team.service.ts';
 import { Team } from '../team/team.entity.ts';
@@ -79,6 +79,32 @@ export async function changeDraftEnvelope<T>(
     const envelope = await findTeamEnvelope(em, caller, envelopeId, { lock: true });
     if (envelope.status !== 'draft') throw new EnvelopeNotDraftError(envelope.id, envelope.status);
     return change({ em, envelope, caller, now: context.clock.now() });
+  });
+}
+
+/**
+ * Creates something inside a draft (a document, a recipient, fields), idempotent per
+ * `Idempotency-Key`: a repeat of a completed request answers the first result, even if the
+ * envelope has left draft since; otherwise `create` runs under the draft lock and the key is
+ * claimed in the same transaction. `request` is what makes two requests "the same" (operation
+ * and body); the envelope id is added here. Returns what `create` returned (an id).
+ */
+export async function createInDraftEnvelope(
+  context: ServiceContext,
+  options: { envelopeId: string; idempotencyKey: string | undefined; request: Record<string, unknown> },
+  create: (draft: DraftChange) => Promise<string>,
+): Promise<string> {
+  const caller = await context.caller();
+  const idempotent = {
+    teamId: caller.teamId,
+    key: options.idempotencyKey,
+    fingerprintOf: { ...options.request, envelopeId: options.envelopeId.toLowerCase() },
+  };
+  const earlier = await findIdempotentResult(context.em, idempotent);
+  if (earlier !== null) return earlier;
+  return changeDraftEnvelope(context, options.envelopeId, async (draft) => {
+    const { resourceId } = await runIdempotently(draft.em, idempotent, () => create(draft));
+    return resourceId;
   });
 }
 

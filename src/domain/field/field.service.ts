@@ -4,8 +4,7 @@ import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.t
 import { isUuid } from '../../shared/ids.ts';
 import { Document, type PageSize } from '../document/document.entity.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
-import { auditChange, changeDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
-import { runIdempotently } from '../idempotency/idempotency.service.ts';
+import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedText, formatPath, identifierSlug, issuesFromZod } from '../validation.ts';
@@ -193,74 +192,68 @@ export async function createFields(
   const parsed = createFieldsInput.safeParse(options.input);
   if (!parsed.success) throw new InvalidRequestError(issuesFromZod(parsed.error));
   const shaped = parseEachField(parsed.data.fields);
-  const fieldIds = await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
-    const { resourceId } = await runIdempotently(
-      draft.em,
-      {
-        teamId: draft.caller.teamId,
-        key: options.idempotencyKey,
-        fingerprintOf: { operation: 'createFields', envelopeId: draft.envelope.id, input: options.input },
-      },
-      async () => {
-        const { em, envelope } = draft;
-        const targets = await loadTargets(em, envelope);
-        const issues: ValidationIssue[] = [];
-        const seen = new Map<string, number>();
-        // Every field is checked, malformed or not, so the answer lists all problems at once;
-        // a malformed field reports its shape problems only (its content cannot be trusted).
-        const checked = shaped.map(({ field: input, issues: shapeIssues }, index) => {
-          if (input === null) {
-            issues.push(...shapeIssues);
-            return null;
-          }
-          const path = formatPath(['fields', index]);
-          const earlier = seen.get(input.identifier);
-          if (earlier !== undefined) {
-            issues.push({ path: `${path}.identifier`, message: `repeats the identifier of fields[${earlier}]` });
-          } else {
-            seen.set(input.identifier, index);
-          }
-          return checkField(
-            {
-              ...input,
-              label: input.label ?? null,
-              tooltip: input.tooltip ?? null,
-              required: input.required ?? SIGNATURE_TYPES.includes(input.type),
-              readonly: input.readonly ?? false,
-              value: input.value,
-              config: input.config,
-            },
-            targets,
-            path,
-            issues,
-          );
-        });
-        if (issues.length > 0) throw new InvalidRequestError(issues);
-        const taken = await em.find(Field, { envelope, identifier: { $in: [...seen.keys()] } }, { fields: ['identifier'] });
-        if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
-        // One creation time for the whole batch: listings order by it, then by identifier, so a
-        // batch always lists the same way instead of depending on which millisecond each row got.
-        const createdAt = draft.now;
-        const created = (checked as CheckedField[]).map((field) => {
-          const { views, ...values } = field;
-          const entity = em.create(Field, { ...values, createdAt, envelope, template: null, templateRecipient: null });
-          em.persist(entity);
-          writeViews(em, entity, views);
-          return entity;
-        });
-        await em.flush();
-        await auditChange(context, draft, {
-          envelopeId: envelope.id,
-          type: 'field.added',
-          details: { fields: created.map((field) => ({ fieldId: field.id, identifier: field.identifier, type: field.type, recipientId: field.recipient?.id })) },
-        });
-        await em.flush();
-        // One idempotency record covers the whole batch: remember the ids as one list.
-        return created.map((field) => field.id).join(',');
-      },
-    );
-    return resourceId.split(',');
-  });
+  const joinedIds = await createInDraftEnvelope(
+    context,
+    { envelopeId: options.envelopeId, idempotencyKey: options.idempotencyKey, request: { operation: 'createFields', input: options.input } },
+    async (draft) => {
+      const { em, envelope } = draft;
+      const targets = await loadTargets(em, envelope);
+      const issues: ValidationIssue[] = [];
+      const seen = new Map<string, number>();
+      // Every field is checked, malformed or not, so the answer lists all problems at once;
+      // a malformed field reports its shape problems only (its content cannot be trusted).
+      const checked = shaped.map(({ field: input, issues: shapeIssues }, index) => {
+        if (input === null) {
+          issues.push(...shapeIssues);
+          return null;
+        }
+        const path = formatPath(['fields', index]);
+        const earlier = seen.get(input.identifier);
+        if (earlier !== undefined) {
+          issues.push({ path: `${path}.identifier`, message: `repeats the identifier of fields[${earlier}]` });
+        } else {
+          seen.set(input.identifier, index);
+        }
+        return checkField(
+          {
+            ...input,
+            label: input.label ?? null,
+            tooltip: input.tooltip ?? null,
+            required: input.required ?? SIGNATURE_TYPES.includes(input.type),
+            readonly: input.readonly ?? false,
+            value: input.value,
+            config: input.config,
+          },
+          targets,
+          path,
+          issues,
+        );
+      });
+      if (issues.length > 0) throw new InvalidRequestError(issues);
+      const taken = await em.find(Field, { envelope, identifier: { $in: [...seen.keys()] } }, { fields: ['identifier'] });
+      if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
+      // One creation time for the whole batch: listings order by it, then by identifier, so a
+      // batch always lists the same way instead of depending on which millisecond each row got.
+      const createdAt = draft.now;
+      const created = (checked as CheckedField[]).map((field) => {
+        const { views, ...values } = field;
+        const entity = em.create(Field, { ...values, createdAt, envelope, template: null, templateRecipient: null });
+        em.persist(entity);
+        writeViews(em, entity, views);
+        return entity;
+      });
+      await em.flush();
+      await auditChange(context, draft, {
+        envelopeId: envelope.id,
+        type: 'field.added',
+        details: { fields: created.map((field) => ({ fieldId: field.id, identifier: field.identifier, type: field.type, recipientId: field.recipient?.id })) },
+      });
+      await em.flush();
+      // One idempotency record covers the whole batch: remember the ids as one list.
+      return created.map((field) => field.id).join(',');
+    },
+  );
+  const fieldIds = joinedIds.split(',');
   return context.em.find(Field, { id: { $in: fieldIds } }, { orderBy: { createdAt: 'asc', identifier: 'asc' } }).then((fields) => {
     const byId = new Map(fields.map((field) => [field.id, field]));
     return fieldIds.map((id) => byId.get(id)).filter((field): field is Field => field !== undefined);

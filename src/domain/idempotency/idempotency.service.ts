@@ -30,11 +30,9 @@ export async function runIdempotently(
   perform: () => Promise<string>,
 ): Promise<{ resourceId: string; replayed: boolean }> {
   if (request.key === undefined) return { resourceId: await perform(), replayed: false };
-  if (!KEY_PATTERN.test(request.key)) {
-    throw new InvalidRequestError([{ path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters without spaces' }]);
-  }
+  checkKey(request.key);
   if (!em.isInTransaction()) throw new Error('runIdempotently must run inside the transaction of the write');
-  const fingerprint = createHash('sha256').update(canonicalJson(request.fingerprintOf)).digest('hex');
+  const fingerprint = fingerprintOf(request);
   await em.execute(
     `delete from idempotency_record where team_id = ? and key = ? and created_at < now() - interval '${RETENTION_HOURS} hours'`,
     [request.teamId, request.key],
@@ -60,4 +58,33 @@ export async function runIdempotently(
   );
   if (!existing || existing.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError(request.key);
   return { resourceId: existing.response.resourceId, replayed: true };
+}
+
+function checkKey(key: string) {
+  if (!KEY_PATTERN.test(key)) {
+    throw new InvalidRequestError([{ path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters without spaces' }]);
+  }
+}
+
+function fingerprintOf(request: IdempotentRequest): string {
+  return createHash('sha256').update(canonicalJson(request.fingerprintOf)).digest('hex');
+}
+
+/**
+ * The id created by an earlier, completed request with this key, or null if there is none (or
+ * no key). Looked up before anything else, so a repeat gets the first answer even when the
+ * state has moved on since (a recipient added to a draft that has been sent since). The write
+ * itself still goes through `runIdempotently`, which settles races between first attempts.
+ */
+export async function findIdempotentResult(em: EntityManager, request: IdempotentRequest): Promise<string | null> {
+  if (request.key === undefined) return null;
+  checkKey(request.key);
+  const [existing] = await em.execute<{ fingerprint: string; response: { resourceId: string } }[]>(
+    `select fingerprint, response from idempotency_record
+      where team_id = ? and key = ? and created_at >= now() - interval '${RETENTION_HOURS} hours'`,
+    [request.teamId, request.key],
+  );
+  if (!existing) return null;
+  if (existing.fingerprint !== fingerprintOf(request)) throw new IdempotencyKeyReusedError(request.key);
+  return existing.response.resourceId;
 }

@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
-import { auditChange, changeDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
-import { runIdempotently } from '../idempotency/idempotency.service.ts';
+import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedInteger, boundedText, identifierSlug, parseInput } from '../validation.ts';
 import { Field } from '../field/field.entity.ts';
@@ -130,49 +129,42 @@ export async function addRecipient(
   options: { envelopeId: string; input: unknown; idempotencyKey?: string },
 ): Promise<Recipient> {
   const input = parseInput(createRecipientInput, options.input, 'recipient');
-  const recipientId = await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
-    const { resourceId } = await runIdempotently(
-      draft.em,
-      {
-        teamId: draft.caller.teamId,
-        key: options.idempotencyKey,
-        fingerprintOf: { operation: 'addRecipient', envelopeId: draft.envelope.id, input: options.input },
-      },
-      async () => {
-        const { em, envelope } = draft;
-        await ensureIdentifierFree(em, envelope, input.identifier);
-        const links = await checkRecipientLinks(
-          em,
-          envelope,
-          { type: input.type, hostedById: input.hostedById ?? null, delegatedById: input.delegatedById ?? null },
-          'recipient',
-        );
-        const agents = await resolveAgentInputs(em, draft.caller.teamId, input.agents, 'recipient.agents');
-        const recipient = em.create(Recipient, {
-          envelope,
-          identifier: input.identifier,
-          roleName: input.roleName,
-          type: input.type,
-          order: input.order,
-          required: input.required,
-          color: input.color ?? (await defaultRecipientColor(em, envelope)),
-          hostedBy: links.hostedBy,
-          delegatedBy: links.delegatedBy,
-        });
-        em.persist(recipient);
-        replaceAgents(em, recipient, agents);
-        await em.flush();
-        await auditChange(context, draft, {
-          envelopeId: envelope.id,
-          type: 'recipient.added',
-          details: { recipientId: recipient.id, identifier: recipient.identifier, type: recipient.type, agentCount: agents.length },
-        });
-        await em.flush();
-        return recipient.id;
-      },
-    );
-    return resourceId;
-  });
+  const recipientId = await createInDraftEnvelope(
+    context,
+    { envelopeId: options.envelopeId, idempotencyKey: options.idempotencyKey, request: { operation: 'addRecipient', input: options.input } },
+    async (draft) => {
+      const { em, envelope } = draft;
+      await ensureIdentifierFree(em, envelope, input.identifier);
+      const links = await checkRecipientLinks(
+        em,
+        envelope,
+        { type: input.type, hostedById: input.hostedById ?? null, delegatedById: input.delegatedById ?? null },
+        'recipient',
+      );
+      const agents = await resolveAgentInputs(em, draft.caller.teamId, input.agents, 'recipient.agents');
+      const recipient = em.create(Recipient, {
+        envelope,
+        identifier: input.identifier,
+        roleName: input.roleName,
+        type: input.type,
+        order: input.order,
+        required: input.required,
+        color: input.color ?? (await defaultRecipientColor(em, envelope)),
+        hostedBy: links.hostedBy,
+        delegatedBy: links.delegatedBy,
+      });
+      em.persist(recipient);
+      replaceAgents(em, recipient, agents);
+      await em.flush();
+      await auditChange(context, draft, {
+        envelopeId: envelope.id,
+        type: 'recipient.added',
+        details: { recipientId: recipient.id, identifier: recipient.identifier, type: recipient.type, agentCount: agents.length },
+      });
+      await em.flush();
+      return recipient.id;
+    },
+  );
   return getRecipient(context, { envelopeId: options.envelopeId, recipientId });
 }
 

@@ -89,7 +89,12 @@ builder.mutationFields((t) => ({
       const upload = await file.promise;
       const envelopeId = String(args.envelopeId);
       const stream = uploadedFileStream(upload.createReadStream());
-      const staged = await stageDocumentUpload(context, { envelopeId, stream, filename: upload.filename }).catch((error) => {
+      const staged = await stageDocumentUpload(context, {
+        envelopeId,
+        stream,
+        filename: upload.filename,
+        idempotencyKey: context.idempotencyKey,
+      }).catch((error) => {
         // Refused before or while reading: drop the rest of the file so the request can finish.
         stream.destroy();
         throw error;

@@ -14,7 +14,8 @@ export const documentRoutes: RestRoute[] = [
         request,
         nodeRequest,
         fileField: 'document',
-        stage: (stream, filename) => stageDocumentUpload(context, { envelopeId: params.envelopeId, stream, filename }),
+        stage: (stream, filename) =>
+          stageDocumentUpload(context, { envelopeId: params.envelopeId, stream, filename, idempotencyKey: context.idempotencyKey }),
         discard: (staged) => staged.blob.discard(),
       });
       const document = await addDocument(context, {
