@@ -2,20 +2,13 @@ import type { Plugin } from 'graphql-yoga';
 import { createRequestContext, type AppDependencies } from '../context.ts';
 import { isDatabaseReady } from '../db/database.ts';
 import { requestMetadataOf, type NodeServerContext } from '../request-metadata.ts';
-import { DomainError, RouteNotFoundError } from '../shared/errors.ts';
+import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
 import { normalizeError } from '../shared/normalize-error.ts';
 import { errorResponse, successResponse } from './respond.ts';
 import { createRouter, type RestRoute } from './router.ts';
 import { restRoutes } from './routes/index.ts';
 
 export const REST_PREFIX = '/api/v1/key';
-
-/** `Route.MethodNotAllowed`: the path exists but not with this method. */
-class MethodNotAllowedError extends DomainError {
-  constructor(method: string, allowed: string[]) {
-    super('Route.MethodNotAllowed', `${method} is not supported on this path.`, { method, allowed });
-  }
-}
 
 /**
  * Serves everything that is not GraphQL inside the same yoga instance: the REST compatibility

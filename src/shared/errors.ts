@@ -53,6 +53,13 @@ export class RouteNotFoundError extends DomainError {
   }
 }
 
+/** `Route.MethodNotAllowed`: the path exists, but not with this method; `context.allowed` lists the methods. */
+export class MethodNotAllowedError extends DomainError {
+  constructor(method: string, allowed: string[]) {
+    super('Route.MethodNotAllowed', `${method} is not supported on this path.`, { method, allowed });
+  }
+}
+
 /** `Auth.MissingApiKey`: the request carries no X-Service-Api-Key header. */
 export class MissingApiKeyError extends DomainError {
   constructor() {
