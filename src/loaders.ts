@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { AuditEvent } from './domain/audit/audit-event.entity.ts';
 import { Document } from './domain/document/document.entity.ts';
 import { FieldView } from './domain/field/field-view.entity.ts';
 import { Field } from './domain/field/field.entity.ts';
@@ -19,6 +20,7 @@ export type Loaders = {
   fieldsByEnvelope: DataLoader<string, Field[]>;
   agentsByRecipient: DataLoader<string, Agent[]>;
   viewsByField: DataLoader<string, FieldView[]>;
+  auditEventsByEnvelope: DataLoader<string, AuditEvent[]>;
 };
 
 function groupBy<T>(keys: readonly string[], rows: T[], keyOf: (row: T) => string): T[][] {
@@ -55,6 +57,13 @@ export function createLoaders(em: EntityManager): Loaders {
         recipientIds,
         await em.find(Agent, { recipient: { $in: [...recipientIds] } }, { orderBy: { position: 'asc' } }),
         (agent) => agent.recipient.id,
+      ),
+    ),
+    auditEventsByEnvelope: new DataLoader(async (envelopeIds) =>
+      groupBy(
+        envelopeIds,
+        await em.find(AuditEvent, { streamId: { $in: [...envelopeIds] } }, { orderBy: [{ streamId: 'asc' }, { seq: 'asc' }] }),
+        (event) => event.streamId,
       ),
     ),
     viewsByField: new DataLoader(async (fieldIds) =>

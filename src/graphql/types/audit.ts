@@ -1,5 +1,4 @@
 import { auditActorTypes, type AuditEvent } from '../../domain/audit/audit-event.entity.ts';
-import { listEnvelopeAuditEvents } from '../../domain/audit/audit.service.ts';
 import { builder } from '../builder.ts';
 import { EnvelopeType } from './envelope.ts';
 
@@ -32,6 +31,7 @@ builder.objectField(EnvelopeType, 'auditEvents', (t) =>
   t.field({
     type: [AuditEventType],
     description: 'Every recorded action on this envelope, oldest first (REST: GET /envelopes/{id}/audit).',
-    resolve: (envelope, _args, context) => listEnvelopeAuditEvents(context, { envelopeId: envelope.id }),
+    // The envelope itself came through the tenant filter, so its events may be batch-loaded.
+    resolve: (envelope, _args, context) => context.loaders.auditEventsByEnvelope.load(envelope.id),
   }),
 );
