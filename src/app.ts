@@ -3,13 +3,13 @@ import { GraphQLError } from 'graphql';
 import { createRequestContext, type AppDependencies, type RequestContext } from './context.ts';
 import { createErrorMask } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
-import { requestMetadataOf, type NodeServerContext } from './request-metadata.ts';
+import { createRequestMetadataReader, type NodeServerContext, type RequestMetadataReader } from './request-metadata.ts';
 import { restPlugin } from './rest/plugin.ts';
 
 export type App = YogaServerInstance<NodeServerContext, RequestContext>;
 
 /** One access-log line per request, and the request id echoed in a response header. */
-function requestLogPlugin(dependencies: AppDependencies): Plugin<NodeServerContext> {
+function requestLogPlugin(dependencies: AppDependencies, requestMetadataOf: RequestMetadataReader): Plugin<NodeServerContext> {
   const startedAt = new WeakMap<Request, bigint>();
   return {
     onRequest({ request, serverContext }) {
@@ -31,7 +31,7 @@ function requestLogPlugin(dependencies: AppDependencies): Plugin<NodeServerConte
 }
 
 /** Adds the request id to the context of every GraphQL error, as REST does. */
-function graphqlRequestIdPlugin(): Plugin<NodeServerContext> {
+function graphqlRequestIdPlugin(requestMetadataOf: RequestMetadataReader): Plugin<NodeServerContext> {
   return {
     onResultProcess({ request, result, setResult, serverContext }) {
       if (Array.isArray(result) || !result || typeof result !== 'object' || !('errors' in result) || !result.errors) return;
@@ -61,6 +61,7 @@ function graphqlRequestIdPlugin(): Plugin<NodeServerContext> {
  */
 export function createApp(dependencies: AppDependencies): App {
   const { logger } = dependencies;
+  const requestMetadataOf = createRequestMetadataReader({ trustedProxyHops: dependencies.config.trustedProxyHops });
   return createYoga<NodeServerContext, RequestContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -80,6 +81,6 @@ export function createApp(dependencies: AppDependencies): App {
         headers: request.headers,
         metadata: requestMetadataOf(request, serverContext as NodeServerContext),
       }),
-    plugins: [requestLogPlugin(dependencies), restPlugin(dependencies), graphqlRequestIdPlugin()],
+    plugins: [requestLogPlugin(dependencies, requestMetadataOf), restPlugin(dependencies, requestMetadataOf), graphqlRequestIdPlugin(requestMetadataOf)],
   });
 }

@@ -24,6 +24,8 @@ export type Config = {
   databaseAcquireTimeoutMs: number;
   /** Keys the audit hash chain; undefined means "generate one once under dataDir". */
   auditHmacKey: string | undefined;
+  /** Reverse proxies in front of the service whose X-Forwarded-For entries are trusted (0: none). */
+  trustedProxyHops: number;
 };
 
 export class ConfigError extends Error {
@@ -69,6 +71,12 @@ const variables = {
     .int('must be a positive integer (milliseconds)')
     .positive('must be a positive integer (milliseconds)')
     .default(15_000),
+  TRUST_PROXY_HOPS: z.coerce
+    .number({ error: 'must be an integer from 0 to 10' })
+    .int('must be an integer from 0 to 10')
+    .min(0, 'must be an integer from 0 to 10')
+    .max(10, 'must be an integer from 0 to 10')
+    .default(0),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
@@ -108,5 +116,6 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     maxDocumentBytes: MAX_DOCUMENT_BYTES,
     databaseAcquireTimeoutMs: values.DATABASE_ACQUIRE_TIMEOUT_MS as number,
     auditHmacKey: values.AUDIT_HMAC_KEY as string | undefined,
+    trustedProxyHops: values.TRUST_PROXY_HOPS as number,
   };
 }

@@ -1,27 +1,47 @@
 import type { IncomingMessage } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { RequestMetadata } from './context.ts';
+import type { RequestMetadata } from './shared/request-metadata.ts';
 
-const metadataByRequest = new WeakMap<Request, RequestMetadata>();
 const acceptableRequestId = /^[A-Za-z0-9._:-]{8,64}$/;
 
 /** The server context the Node adapter hands to yoga: the raw request, when there is one. */
 export type NodeServerContext = { req?: IncomingMessage };
+
+export type RequestMetadataReader = (request: Request, serverContext: NodeServerContext | undefined) => RequestMetadata;
+
+/**
+ * The client's address for the audit log. Behind `trustedProxyHops` reverse proxies the socket
+ * peer is the nearest proxy, and each proxy appends the address it saw to X-Forwarded-For; the
+ * client is the entry that many hops from the right. Entries further left were written by the
+ * client itself and are never trusted. IPv4 addresses seen through an IPv6 socket lose their
+ * `::ffff:` prefix.
+ */
+export function clientAddress(socketAddress: string | undefined, forwardedFor: string | null, trustedProxyHops: number): string | null {
+  const chain = [...(forwardedFor ?? '').split(','), socketAddress ?? '']
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  if (chain.length === 0) return null;
+  const address = chain[Math.max(0, chain.length - 1 - trustedProxyHops)];
+  return address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1').slice(0, 64);
+}
 
 /**
  * Request id, client IP and user agent of a request, computed once and shared by the logging
  * plugin, the REST face and the GraphQL context. A caller-supplied `X-Request-Id` is kept when it
  * looks like an id, so a caller can correlate its own logs with ours.
  */
-export function requestMetadataOf(request: Request, serverContext: NodeServerContext | undefined): RequestMetadata {
-  const known = metadataByRequest.get(request);
-  if (known) return known;
-  const offered = request.headers.get('x-request-id');
-  const metadata: RequestMetadata = {
-    requestId: offered && acceptableRequestId.test(offered) ? offered : randomUUID(),
-    ip: serverContext?.req?.socket?.remoteAddress ?? null,
-    userAgent: request.headers.get('user-agent')?.slice(0, 512) ?? null,
+export function createRequestMetadataReader({ trustedProxyHops }: { trustedProxyHops: number }): RequestMetadataReader {
+  const metadataByRequest = new WeakMap<Request, RequestMetadata>();
+  return (request, serverContext) => {
+    const known = metadataByRequest.get(request);
+    if (known) return known;
+    const offered = request.headers.get('x-request-id');
+    const metadata: RequestMetadata = {
+      requestId: offered && acceptableRequestId.test(offered) ? offered : randomUUID(),
+      ip: clientAddress(serverContext?.req?.socket?.remoteAddress, trustedProxyHops > 0 ? request.headers.get('x-forwarded-for') : null, trustedProxyHops),
+      userAgent: request.headers.get('user-agent')?.slice(0, 512) ?? null,
+    };
+    metadataByRequest.set(request, metadata);
+    return metadata;
   };
-  metadataByRequest.set(request, metadata);
-  return metadata;
 }

@@ -90,3 +90,24 @@ describe('the audit trail of authoring', () => {
     expect(events.map((event: { type: string }) => event.type)).toEqual(['envelope.created']);
   });
 });
+
+describe('the client address in the audit log', () => {
+  it('ignores X-Forwarded-For unless proxies are trusted, then takes the address the nearest trusted proxy saw', async () => {
+    const team = await seedTeam(app);
+    const forged = { 'x-forwarded-for': '203.0.113.7' };
+    const direct = (await restClient(app, team.apiKey).post('/envelopes', { name: 'Direct' }, forged)).body.payload.envelopeId;
+    const directEvents = (await restClient(app, team.apiKey).get(`/envelopes/${direct}/audit`)).body.payload.events;
+    expect(directEvents[0].ip).toBe('127.0.0.1');
+
+    const proxied = await startTestApp({ env: { TRUST_PROXY_HOPS: '1' } });
+    try {
+      const proxiedTeam = await seedTeam(proxied);
+      const rest = restClient(proxied, proxiedTeam.apiKey);
+      // The client wrote "198.51.100.1" itself; the one trusted proxy appended the address it saw.
+      const id = (await rest.post('/envelopes', { name: 'Proxied' }, { 'x-forwarded-for': '198.51.100.1, 203.0.113.7' })).body.payload.envelopeId;
+      expect((await rest.get(`/envelopes/${id}/audit`)).body.payload.events[0].ip).toBe('203.0.113.7');
+    } finally {
+      await proxied.close();
+    }
+  });
+});

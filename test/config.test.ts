@@ -52,3 +52,17 @@ describe('configuration', () => {
     expect(loadConfig({ REST_ERRORS_HTTP_200: 'true', SANDBOX_CLOCK: '1' })).toMatchObject({ restErrorsHttp200: true, sandboxClock: true });
   });
 });
+
+describe('the client address behind proxies', () => {
+  it('takes the entry the trusted hops point at, never one the client could have written', async () => {
+    const { clientAddress } = await import('../src/request-metadata.ts');
+    expect(clientAddress('::ffff:10.0.0.2', null, 0)).toBe('10.0.0.2');
+    expect(clientAddress('10.0.0.2', '1.1.1.1', 0)).toBe('10.0.0.2');
+    expect(clientAddress('10.0.0.2', '6.6.6.6, 1.1.1.1', 1)).toBe('1.1.1.1');
+    expect(clientAddress('10.0.0.2', '6.6.6.6, 1.1.1.1, 10.0.0.1', 2)).toBe('1.1.1.1');
+    expect(clientAddress('10.0.0.2', '1.1.1.1', 5)).toBe('1.1.1.1');
+    expect(clientAddress(undefined, null, 0)).toBeNull();
+    expect(loadConfig({ TRUST_PROXY_HOPS: '2' }).trustedProxyHops).toBe(2);
+    expect(() => loadConfig({ TRUST_PROXY_HOPS: '11' })).toThrow(/^Invalid configuration: TRUST_PROXY_HOPS must be an integer from 0 to 10/);
+  });
+});

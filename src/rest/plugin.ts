@@ -1,7 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { createRequestContext, type AppDependencies } from '../context.ts';
 import { isDatabaseReady } from '../db/database.ts';
-import { requestMetadataOf, type NodeServerContext } from '../request-metadata.ts';
+import type { NodeServerContext, RequestMetadataReader } from '../request-metadata.ts';
 import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
 import { normalizeError } from '../shared/normalize-error.ts';
 import { errorResponse, successResponse } from './respond.ts';
@@ -15,7 +15,11 @@ export const REST_PREFIX = '/api/v1/key';
  * layer under /api/v1/key, and the health endpoints. Handlers only translate HTTP to domain calls;
  * every failure becomes the contract's error body here, in one place.
  */
-export function restPlugin(dependencies: AppDependencies, routes: RestRoute[] = restRoutes): Plugin<NodeServerContext> {
+export function restPlugin(
+  dependencies: AppDependencies,
+  requestMetadataOf: RequestMetadataReader,
+  routes: RestRoute[] = restRoutes,
+): Plugin<NodeServerContext> {
   const router = createRouter(routes);
   return {
     async onRequest({ request, url, endResponse, serverContext }) {
