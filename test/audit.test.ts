@@ -111,3 +111,28 @@ describe('the client address in the audit log', () => {
     }
   });
 });
+
+describe('verifying an envelope’s audit chain', () => {
+  it('reports a valid chain and then the first broken link, identically on both faces', async () => {
+    const team = await seedTeam(app);
+    const rest = restClient(app, team.apiKey);
+    const graphql = graphqlClient(app, team.apiKey);
+    const envelopeId = (await rest.post('/envelopes', { name: 'Verified' })).body.payload.envelopeId;
+    await rest.patch(`/envelopes/${envelopeId}`, { name: 'Verified 2' });
+    const query = 'query($id: ID!) { verifyAuditChain(envelopeId: $id) { valid length headHash brokenAtSeq reason } }';
+
+    const valid = (await rest.get(`/envelopes/${envelopeId}/audit/verify`)).body.payload.verification;
+    const head = (await rest.get(`/envelopes/${envelopeId}/audit`)).body.payload.events[1].hash;
+    expect(valid).toEqual({ valid: true, length: 2, headHash: head });
+    expect((await graphql(query, { id: envelopeId })).data.verifyAuditChain).toEqual({ valid: true, length: 2, headHash: head, brokenAtSeq: null, reason: null });
+
+    await app.orm.em.fork().nativeUpdate(AuditEvent, { streamId: envelopeId, seq: 1 }, { ip: '6.6.6.6' });
+    const broken = (await rest.get(`/envelopes/${envelopeId}/audit/verify`)).body.payload.verification;
+    expect(broken).toEqual({ valid: false, brokenAtSeq: 1, reason: 'content does not match its hash' });
+    expect((await graphql(query, { id: envelopeId })).data.verifyAuditChain).toMatchObject({ valid: false, brokenAtSeq: 1 });
+
+    const stranger = await seedTeam(app);
+    expect((await restClient(app, stranger.apiKey).get(`/envelopes/${envelopeId}/audit/verify`)).body.error.name).toBe('Envelope.NotFound');
+    expect(firstErrorName(await graphqlClient(app, stranger.apiKey)(query, { id: envelopeId }))).toBe('Envelope.NotFound');
+  });
+});

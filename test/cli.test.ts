@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { AuditEvent } from '../src/domain/audit/audit-event.entity.ts';
 import { restClient, startTestApp, type TestApp } from './helpers/harness.ts';
 
 const run = promisify(execFile);
@@ -8,7 +9,8 @@ const run = promisify(execFile);
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, ['src/cli/main.ts', ...args], {
-      env: { ...process.env, DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'silent' },
+      // The same audit key as the test app, so the CLI can verify the chains the app wrote.
+      env: { ...process.env, DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'silent', AUDIT_HMAC_KEY: app.dependencies.auditKey.toString('utf8') },
     });
     return { code: 0, stdout, stderr };
   } catch (error) {
@@ -67,5 +69,21 @@ describe('the command line', () => {
     const nonsense = await cli('frobnicate');
     expect(nonsense.code).toBe(1);
     expect(nonsense.stderr).toContain('usage:');
+  });
+
+  it('verifies an envelope’s audit chain, exiting 2 with the broken link when it was tampered with', async () => {
+    const team = JSON.parse((await cli('team', 'create', '--name', 'Audited')).stdout);
+    const envelopeId = (await restClient(app, team.apiKey).post('/envelopes', { name: 'Audited' })).body.payload.envelopeId;
+    const valid = await cli('audit', 'verify', '--envelope', envelopeId);
+    expect(valid.code).toBe(0);
+    expect(JSON.parse(valid.stdout)).toEqual({ envelopeId, valid: true, length: 1, headHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    await app.orm.em.fork().nativeUpdate(AuditEvent, { streamId: envelopeId, seq: 1 }, { type: 'envelope.rewritten' });
+    const broken = await cli('audit', 'verify', '--envelope', envelopeId);
+    expect(broken.code).toBe(2);
+    expect(JSON.parse(broken.stdout)).toEqual({ envelopeId, valid: false, brokenAtSeq: 1, reason: 'content does not match its hash' });
+    expect((await cli('audit', 'verify', '--envelope', 'nope')).code).toBe(1);
+    const unknown = await cli('audit', 'verify', '--envelope', '00000000-0000-4000-8000-000000000000');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.trim()).toBe('Envelope.NotFound: No audit events exist for this envelope id.');
   });
 });

@@ -4,17 +4,22 @@
  *   npm run cli -- team create --name NAME [--workspace ID]
  *   npm run cli -- key create --team ID [--label TEXT]
  *   npm run cli -- key revoke --key-id ID
+ *   npm run cli -- audit verify --envelope ID     (exit 2 when the chain is broken)
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import { createApiKey, createTeam, revokeApiKey } from '../domain/team/team.service.ts';
+import { verifyAuditChain } from '../domain/audit/audit.service.ts';
 import { DomainError } from '../shared/errors.ts';
+import { isUuid } from '../shared/ids.ts';
+import { loadAuditKey } from '../shared/secret-file.ts';
 
 const usage = `usage:
   cli team create --name NAME [--workspace ID]
   cli key create --team ID [--label TEXT]
-  cli key revoke --key-id ID`;
+  cli key revoke --key-id ID
+  cli audit verify --envelope ID`;
 
 function fail(message: string): never {
   console.error(message);
@@ -32,6 +37,7 @@ const { values } = (() => {
         team: { type: 'string' },
         label: { type: 'string' },
         'key-id': { type: 'string' },
+        envelope: { type: 'string' },
       },
       strict: true,
     });
@@ -41,10 +47,11 @@ const { values } = (() => {
 })();
 
 const command = `${resource ?? ''} ${action ?? ''}`;
-if (!['team create', 'key create', 'key revoke'].includes(command)) fail(usage);
+if (!['team create', 'key create', 'key revoke', 'audit verify'].includes(command)) fail(usage);
 if (command === 'team create' && !values.name) fail('team create needs --name');
 if (command === 'key create' && !values.team) fail('key create needs --team');
 if (command === 'key revoke' && !values['key-id']) fail('key revoke needs --key-id');
+if (command === 'audit verify' && !isUuid(values.envelope)) fail('audit verify needs --envelope with an envelope id');
 
 let config;
 try {
@@ -67,9 +74,16 @@ try {
   } else if (command === 'key create') {
     const issued = await createApiKey(em, { teamId: values.team!, label: values.label });
     output = { keyId: issued.keyId, teamId: issued.teamId, apiKey: issued.apiKey };
-  } else {
+  } else if (command === 'key revoke') {
     const revoked = await revokeApiKey(em, { keyId: values['key-id']! });
     output = { keyId: revoked.keyId, revokedAt: revoked.revokedAt.toISOString() };
+  } else {
+    // An operator's tool: it reads the chain directly, with the service's own audit key.
+    const verification = await verifyAuditChain(em, loadAuditKey(config), values.envelope!);
+    // Every envelope's chain starts with its creation, so an empty chain means an unknown id.
+    if (verification.valid && verification.length === 0) throw new DomainError('Envelope.NotFound', 'No audit events exist for this envelope id.');
+    output = { envelopeId: values.envelope, ...verification };
+    if (!verification.valid) process.exitCode = 2;
   }
   console.log(JSON.stringify(output));
 } catch (error) {

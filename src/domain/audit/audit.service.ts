@@ -117,3 +117,10 @@ export async function listEnvelopeAuditEvents(context: ServiceContext, options: 
   const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
   return listAuditEvents(context.em, envelope.id);
 }
+
+/** Verifies an envelope's audit chain for its own team (unknown and foreign ids: Envelope.NotFound). */
+export async function verifyEnvelopeAuditChain(context: ServiceContext, options: { envelopeId: string }): Promise<ChainVerification> {
+  const caller = await context.caller();
+  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
+  return verifyAuditChain(context.em, context.auditKey, envelope.id);
+}

@@ -1,4 +1,5 @@
 import { auditActorTypes, type AuditEvent } from '../../domain/audit/audit-event.entity.ts';
+import { verifyEnvelopeAuditChain, type ChainVerification } from '../../domain/audit/audit.service.ts';
 import { builder } from '../builder.ts';
 import { EnvelopeType } from './envelope.ts';
 
@@ -33,5 +34,25 @@ builder.objectField(EnvelopeType, 'auditEvents', (t) =>
     description: 'Every recorded action on this envelope, oldest first (REST: GET /envelopes/{id}/audit).',
     // The envelope itself came through the tenant filter, so its events may be batch-loaded.
     resolve: (envelope, _args, context) => context.loaders.auditEventsByEnvelope.load(envelope.id),
+  }),
+);
+
+const AuditChainVerification = builder.objectRef<ChainVerification>('AuditChainVerification').implement({
+  description: 'The result of recomputing an envelope’s audit hash chain.',
+  fields: (t) => ({
+    valid: t.boolean({ resolve: (result) => result.valid }),
+    length: t.int({ nullable: true, description: 'Events checked, when the chain is valid.', resolve: (result) => (result.valid ? result.length : null) }),
+    headHash: t.string({ nullable: true, description: 'The hash of the last event, when the chain is valid.', resolve: (result) => (result.valid ? result.headHash : null) }),
+    brokenAtSeq: t.int({ nullable: true, description: 'The first event that does not fit the chain.', resolve: (result) => (result.valid ? null : result.brokenAtSeq) }),
+    reason: t.string({ nullable: true, resolve: (result) => (result.valid ? null : result.reason) }),
+  }),
+});
+
+builder.queryField('verifyAuditChain', (t) =>
+  t.field({
+    type: AuditChainVerification,
+    description: 'Recomputes an envelope’s audit chain and reports the first broken link (REST: GET /envelopes/{id}/audit/verify).',
+    args: { envelopeId: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) => verifyEnvelopeAuditChain(context, { envelopeId: String(args.envelopeId) }),
   }),
 );

@@ -1,5 +1,5 @@
 import type { AuditEvent } from '../../domain/audit/audit-event.entity.ts';
-import { listEnvelopeAuditEvents } from '../../domain/audit/audit.service.ts';
+import { listEnvelopeAuditEvents, verifyEnvelopeAuditChain } from '../../domain/audit/audit.service.ts';
 import type { RestRoute } from '../router.ts';
 
 export function auditEventJson(event: AuditEvent) {
@@ -24,6 +24,13 @@ export const auditRoutes: RestRoute[] = [
     async handler({ params, context }) {
       const events = await listEnvelopeAuditEvents(context, { envelopeId: params.envelopeId });
       return { events: events.map(auditEventJson) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/envelopes/:envelopeId/audit/verify',
+    async handler({ params, context }) {
+      return { verification: await verifyEnvelopeAuditChain(context, { envelopeId: params.envelopeId }) };
     },
   },
 ];
