@@ -3,7 +3,10 @@ import { verifyEnvelopeAuditChain, type ChainVerification } from '../../domain/a
 import { builder } from '../builder.ts';
 import { EnvelopeType } from './envelope.ts';
 
-const AuditActorTypeEnum = builder.enumType('AuditActorType', { values: auditActorTypes });
+const AuditActorTypeEnum = builder.enumType('AuditActorType', {
+  description: 'api_key: a team key; agent: a recipient’s person; system: the service itself (expiry, reminders).',
+  values: auditActorTypes,
+});
 
 const AuditActor = builder.objectRef<{ type: (typeof auditActorTypes)[number]; id: string | null }>('AuditActor').implement({
   description: 'Who acted: an API key (its id), a recipient’s agent, or the system.',

@@ -63,6 +63,7 @@ builder.objectField(EnvelopeType, 'documents', (t) =>
 );
 
 const AddDocumentInput = builder.inputType('AddDocumentInput', {
+  description: 'An upload: the file part of a GraphQL multipart request, and its display details.',
   fields: (t) => ({
     file: t.field({ type: 'Upload', required: true, description: 'The PDF, at most 48 MB.' }),
     name: t.string({ required: false, description: 'At most 140 characters; defaults to the file name.' }),
@@ -72,6 +73,7 @@ const AddDocumentInput = builder.inputType('AddDocumentInput', {
 });
 
 const UpdateDocumentInput = builder.inputType('UpdateDocumentInput', {
+  description: 'Only the given keys change. Drafts only.',
   fields: (t) => ({
     name: t.string({ required: false }),
     order: t.int({ required: false }),

@@ -37,6 +37,7 @@ export const EnvelopeType = builder.objectRef<Envelope>('Envelope').implement({
 });
 
 const EnvelopeEdge = builder.objectRef<Envelope>('EnvelopeEdge').implement({
+  description: 'An envelope in a page, with its position for `after`.',
   fields: (t) => ({
     cursor: t.string({ resolve: (envelope) => envelopeCursor(envelope) }),
     node: t.field({ type: EnvelopeType, resolve: (envelope) => envelope }),
@@ -78,6 +79,7 @@ builder.queryFields((t) => ({
 }));
 
 const CreateEnvelopeInput = builder.inputType('CreateEnvelopeInput', {
+  description: 'A new draft envelope (REST: POST /envelopes).',
   fields: (t) => ({
     name: t.string({ required: true, description: '2–48 characters.' }),
     expirationPeriodDays: t.int({ required: false, description: '1–90, default 30.' }),

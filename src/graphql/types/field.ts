@@ -55,11 +55,15 @@ builder.objectField(EnvelopeType, 'fields', (t) =>
   }),
 );
 
-const PointInput = builder.inputType('PointInput', { fields: (t) => ({ x: t.float({ required: true }), y: t.float({ required: true }) }) });
+const PointInput = builder.inputType('PointInput', {
+  description: 'Points from the page’s left and top edges.',
+  fields: (t) => ({ x: t.float({ required: true }), y: t.float({ required: true }) }) });
 const SizeInput = builder.inputType('SizeInput', {
+  description: 'In points, both more than 0.',
   fields: (t) => ({ width: t.float({ required: true }), height: t.float({ required: true }) }),
 });
 const FieldViewInput = builder.inputType('FieldViewInput', {
+  description: 'A placement: the box must lie on an existing page of a document of the same envelope.',
   fields: (t) => ({
     documentId: t.id({ required: true }),
     page: t.int({ required: true, description: 'Zero-based.' }),
@@ -69,6 +73,7 @@ const FieldViewInput = builder.inputType('FieldViewInput', {
 });
 
 const FieldInput = builder.inputType('FieldInput', {
+  description: 'A new field; config and value shapes per type are in docs/fields.md.',
   fields: (t) => ({
     type: t.field({ type: FieldTypeEnum, required: true }),
     recipientId: t.id({ required: true }),

@@ -11,11 +11,18 @@ const RecipientTypeEnum = builder.enumType('RecipientType', {
     'signer: signs remotely. host: runs an in-person session. in_person_signer: signs on its host’s device. delegator: may hand its role to another person. viewer: gets the finished copy.',
   values: recipientTypes,
 });
-const AgentKindEnum = builder.enumType('AgentKind', { values: agentKinds });
+const AgentKindEnum = builder.enumType('AgentKind', {
+  description: 'How an agent names its person: inline info, or a contact, contact group or team user of your team.',
+  values: agentKinds,
+});
 export const LocaleEnum = builder.enumType('Locale', {
+  description: 'Language of the signing page and notifications (en-US, tr-TR).',
   values: Object.fromEntries(locales.map((locale) => [locale.replace('-', '_'), { value: locale }])) as Record<string, { value: string }>,
 });
-export const PhoneContactMethodEnum = builder.enumType('PhoneContactMethod', { values: phoneContactMethods });
+export const PhoneContactMethodEnum = builder.enumType('PhoneContactMethod', {
+  description: 'Channel for phone one-time passwords.',
+  values: phoneContactMethods,
+});
 
 const AgentInfoType = builder
   .objectRef<{ name: string; email?: string | null; phone?: string | null; locale?: string | null; phoneContactMethod?: string | null }>('AgentInfo')
@@ -71,6 +78,7 @@ builder.objectField(EnvelopeType, 'recipients', (t) =>
 );
 
 const AgentInfoInput = builder.inputType('AgentInfoInput', {
+  description: 'A person given inline: name required; email, phone (E.164), locale, phone channel optional.',
   fields: (t) => ({
     name: t.string({ required: true }),
     email: t.string({ required: false }),
@@ -91,6 +99,7 @@ const AgentInput = builder.inputType('AgentInput', {
 });
 
 const AddRecipientInput = builder.inputType('AddRecipientInput', {
+  description: 'A recipient role (REST body: { recipient: {...} }).',
   fields: (t) => ({
     type: t.field({ type: RecipientTypeEnum, required: true }),
     identifier: t.string({ required: true }),
