@@ -14,13 +14,10 @@ export type StoredBlob = { sha256: string; byteSize: number; path: string };
  * renamed into place, so a reader never sees a partial file and a crash leaves only a temp file.
  */
 export type BlobStore = {
-  /** Streams `source` to storage while hashing. */
-  put(source: Readable, options?: { limitBytes?: number }): Promise<StoredBlob>;
   /** Writes to a staging file first (hashing as it goes), so the caller can examine it before storing it. */
   stage(source: Readable, options?: { limitBytes?: number }): Promise<StagedBlob>;
+  /** Where the blob with this hash lives once committed. */
   pathFor(sha256: string): string;
-  exists(sha256: string): Promise<boolean>;
-  read(sha256: string): fs.ReadStream;
 };
 
 /** A fully received upload that is not stored yet; `commit` moves it into place, `discard` drops it. */
@@ -94,23 +91,5 @@ export function createFileBlobStore(rootDirectory: string): BlobStore {
     };
   }
 
-  return {
-    stage,
-    async put(source, options) {
-      const staged = await stage(source, options);
-      return staged.commit();
-    },
-    pathFor,
-    async exists(sha256) {
-      try {
-        await fs.promises.access(pathFor(sha256));
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    read(sha256) {
-      return fs.createReadStream(pathFor(sha256));
-    },
-  };
+  return { stage, pathFor };
 }

@@ -5,7 +5,6 @@ import { Template } from '../template/template.entity.ts';
 
 export const envelopeStatuses = ['draft', 'sent', 'finalized', 'voided', 'expired'] as const;
 export type EnvelopeStatus = (typeof envelopeStatuses)[number];
-export const closedEnvelopeStatuses: readonly EnvelopeStatus[] = ['finalized', 'voided', 'expired'];
 
 /**
  * One signing session. `status` only moves through guarded single-row updates

@@ -275,8 +275,3 @@ export async function deleteRecipient(context: ServiceContext, options: { envelo
     await draft.em.flush();
   });
 }
-
-export async function listAgents(em: EntityManager, recipientIds: string[]): Promise<Agent[]> {
-  if (recipientIds.length === 0) return [];
-  return em.find(Agent, { recipient: { $in: recipientIds } }, { orderBy: [{ recipient: 'asc' }, { position: 'asc' }] });
-}
