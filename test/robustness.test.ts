@@ -73,6 +73,49 @@ describe('bad input never crashes the service nor returns a 500', () => {
     },
   );
 
+  it('REST uploads: malformed multipart bodies are Request.Invalid', async () => {
+    const upload = (contentType: string, body: string) =>
+      fetch(`${app.url}/api/v1/key/envelopes/${ids.envelopeId}/documents`, {
+        method: 'POST',
+        headers: { 'x-service-api-key': team.apiKey, 'content-type': contentType },
+        body,
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
+    for (const [contentType, body] of [
+      ['multipart/form-data', 'garbage'],
+      ['multipart/form-data; boundary=xyz', 'garbage'],
+      ['multipart/form-data; boundary=xyz', '--xyz\r\nContent-Disposition: form-data; name="document"; filename="a.pdf"\r\n\r\n%PDF-1.7 cut'],
+    ]) {
+      const answer = await upload(contentType, body);
+      expect(answer.status, contentType).toBe(400);
+      expect(answer.body.error.name).toBe('Request.Invalid');
+    }
+  });
+
+  it.each([
+    ['a few bytes', '%PDF-1.7 and then nothing'],
+    ['3 MB', `%PDF-1.7 ${'x'.repeat(3 * 1024 * 1024)}`],
+  ])('GraphQL uploads: a body cut off after %s of the file is Document.UploadIncomplete, and the service keeps serving', async (_size, partialFile) => {
+    const boundary = 'cut';
+    const body = [
+      `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n`,
+      JSON.stringify({
+        query: 'mutation($e: ID!, $input: AddDocumentInput!) { addDocument(envelopeId: $e, input: $input) { id } }',
+        variables: { e: ids.envelopeId, input: { file: null } },
+      }),
+      `\r\n--${boundary}\r\nContent-Disposition: form-data; name="map"\r\n\r\n{"0":["variables.input.file"]}`,
+      `\r\n--${boundary}\r\nContent-Disposition: form-data; name="0"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n${partialFile}`,
+    ].join('');
+    const response = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': team.apiKey, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+    });
+    expect(response.status).toBeLessThan(500);
+    const answer = (await response.json()) as any;
+    expect(answer.errors[0].extensions.code).toBe('Document.UploadIncomplete');
+    expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+  });
+
   it('GraphQL: wrong variable types and malformed documents are client errors', async () => {
     const graphql = graphqlClient(app, team.apiKey);
     const answers = await Promise.all([

@@ -59,6 +59,9 @@ export function withGraphQLUploads(listener: NodeListener, options: { graphqlPat
  */
 export function uploadedFileStream(source: Readable): Readable {
   const forward = new PassThrough();
+  // The domain attaches its listeners only after its own checks; a body cut off before then must
+  // not become an unhandled 'error' (which would end the process). It still fails the read.
+  forward.on('error', () => {});
   source.on('data', (chunk: Buffer) => {
     if (!forward.write(chunk)) source.pause();
   });

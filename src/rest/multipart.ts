@@ -39,15 +39,22 @@ export async function receiveMultipartUpload<Staged>(options: {
     throw new InvalidRequestError([{ path: '', message: 'the body must be multipart/form-data with the file in the `document` part' }]);
   }
   const source: Readable = options.nodeRequest ?? Readable.fromWeb(options.request.body as import('node:stream/web').ReadableStream);
-  const parser = busboy({
-    headers: { 'content-type': contentType },
-    limits: { files: 1, fields: 20, fieldSize: MAX_TEXT_FIELD_BYTES },
-  });
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers: { 'content-type': contentType },
+      limits: { files: 1, fields: 20, fieldSize: MAX_TEXT_FIELD_BYTES },
+    });
+  } catch (error) {
+    // busboy refuses a content type it cannot parse (e.g. without a boundary) when constructed.
+    throw new InvalidRequestError([{ path: '', message: `malformed multipart body: ${(error as Error).message}` }]);
+  }
   const fields: Record<string, unknown> = {};
   let staging: Promise<Staged> | undefined;
   let failure: unknown;
+  let malformed: InvalidRequestError | undefined;
 
-  const finished = new Promise<void>((resolve, reject) => {
+  const finished = new Promise<void>((resolve) => {
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated) {
         failure ??= new InvalidRequestError([{ path: name, message: `must be at most ${MAX_TEXT_FIELD_BYTES} bytes` }]);
@@ -65,6 +72,11 @@ export async function receiveMultipartUpload<Staged>(options: {
       // busboy's stream can still be drained and parsing can reach the end of the body.
       const passThrough = new PassThrough();
       file.pipe(passThrough);
+      // A body cut off mid-file errors busboy's stream; pipe() would not pass that on. The stager
+      // may attach its own listeners only later (after its envelope check), so the pass-through
+      // keeps a listener of its own: the problem is reported through the parser's error.
+      passThrough.on('error', () => {});
+      file.once('error', (error) => passThrough.destroy(error));
       staging = options.stage(passThrough, info.filename || undefined);
       staging.catch((error) => {
         failure ??= error;
@@ -75,22 +87,25 @@ export async function receiveMultipartUpload<Staged>(options: {
     parser.on('filesLimit', () => {
       failure ??= new InvalidRequestError([{ path: options.fileField, message: 'send exactly one file per request' }]);
     });
-    parser.on('error', (error) => reject(new InvalidRequestError([{ path: '', message: `malformed multipart body: ${(error as Error).message}` }])));
+    parser.on('error', (error) => {
+      malformed = new InvalidRequestError([{ path: '', message: `malformed multipart body: ${(error as Error).message}` }]);
+      resolve();
+    });
     parser.on('close', () => resolve());
   });
   source.pipe(parser);
 
-  try {
-    await finished;
-  } catch (error) {
-    failure ??= error;
+  await finished;
+  if (malformed) {
     source.unpipe(parser);
     source.resume();
   }
   const staged = staging ? await staging.catch(() => undefined) : undefined;
-  if (failure !== undefined) {
+  // A malformed body is the caller's first problem, whatever the file stage made of the pieces.
+  const problem = malformed ?? failure;
+  if (problem !== undefined) {
     if (staged !== undefined) await options.discard(staged);
-    throw failure;
+    throw problem;
   }
   if (staged === undefined) throw new DocumentMissingError();
   return { staged, fields };

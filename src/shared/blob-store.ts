@@ -29,6 +29,13 @@ export type StagedBlob = {
   discard(): Promise<void>;
 };
 
+/** The source stream failed before it ended: the sender's upload was cut off or malformed. */
+export class BlobSourceError extends Error {
+  constructor(cause: unknown) {
+    super(`the upload ended before the whole file arrived: ${(cause as Error)?.message ?? cause}`, { cause });
+  }
+}
+
 export class BlobTooLargeError extends Error {
   readonly limitBytes: number;
   constructor(limitBytes: number) {
@@ -67,11 +74,20 @@ export function createFileBlobStore(rootDirectory: string): BlobStore {
         callback(overflowed ? new BlobTooLargeError(options.limitBytes ?? 0) : null);
       },
     });
+    // A source that already broke (the upload was cut off while the caller did its checks).
+    if (source.errored || source.destroyed) throw new BlobSourceError(source.errored ?? new Error('the upload stream was closed'));
+    const target = fs.createWriteStream(stagingPath, { flags: 'wx' });
+    // pipeline destroys every stream with the first error, so only the first one to fail tells
+    // whether the upload broke on the way in (the sender's problem) or on the way to disk (ours).
+    let firstFailure: 'source' | 'target' | undefined;
+    source.once('error', () => (firstFailure ??= 'source'));
+    target.once('error', () => (firstFailure ??= 'target'));
     try {
-      await pipeline(source, meter, fs.createWriteStream(stagingPath, { flags: 'wx' }));
+      await pipeline(source, meter, target);
     } catch (error) {
       await fs.promises.rm(stagingPath, { force: true });
-      throw error;
+      if (error instanceof BlobTooLargeError || firstFailure === 'target') throw error;
+      throw new BlobSourceError(error);
     }
     const sha256 = hash.digest('hex');
     return {

@@ -41,3 +41,10 @@ export class DocumentMissingError extends DomainError {
     super('Document.Missing', 'The request has no file in the `document` part of the multipart body.');
   }
 }
+
+/** `Document.UploadIncomplete` (400): the upload ended (or broke off) before the whole file arrived. */
+export class DocumentUploadIncompleteError extends DomainError {
+  constructor() {
+    super('Document.UploadIncomplete', 'The upload ended before the whole file arrived; nothing was stored. Send it again.');
+  }
+}

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { BlobTooLargeError, type StagedBlob } from '../../shared/blob-store.ts';
+import { BlobSourceError, BlobTooLargeError, type StagedBlob } from '../../shared/blob-store.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { Envelope } from '../envelope/envelope.entity.ts';
 import { EnvelopeNotDraftError } from '../envelope/envelope.errors.ts';
@@ -16,6 +16,7 @@ import {
   DocumentNotFoundError,
   DocumentNotPdfError,
   DocumentTooLargeError,
+  DocumentUploadIncompleteError,
 } from './document.errors.ts';
 import { inspectPdfFile, PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
 
@@ -55,6 +56,7 @@ async function stagePdf(context: ServiceContext, options: { stream: Readable; fi
     blob = await context.blobStore.stage(options.stream, { limitBytes: limit });
   } catch (error) {
     if (error instanceof BlobTooLargeError) throw new DocumentTooLargeError(limit);
+    if (error instanceof BlobSourceError) throw new DocumentUploadIncompleteError();
     throw error;
   }
   try {

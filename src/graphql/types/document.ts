@@ -1,13 +1,29 @@
+import type { Readable } from 'node:stream';
 import { GraphQLError } from 'graphql';
 import { Upload } from 'graphql-upload-minimal';
 import type { Document } from '../../domain/document/document.entity.ts';
 import { documentStatuses } from '../../domain/document/document.entity.ts';
+import { DocumentUploadIncompleteError } from '../../domain/document/document.errors.ts';
 import { addDocument, deleteDocument, getDocument, stageDocumentUpload, updateDocument } from '../../domain/document/document.service.ts';
 import { builder } from '../builder.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
 import { DeletedPayload } from './common.ts';
 import { uploadedFileStream } from '../uploads.ts';
 import { EnvelopeType } from './envelope.ts';
+
+/**
+ * The file of an upload as a stream. The multipart library reports a body that broke off inside
+ * the file by rejecting or throwing here, before the domain sees any bytes: that is the caller's
+ * `Document.UploadIncomplete`, the same answer REST gives for a cut-off body.
+ */
+async function openUpload(file: Upload): Promise<{ stream: Readable; filename: string | undefined }> {
+  try {
+    const upload = await file.promise;
+    return { stream: uploadedFileStream(upload.createReadStream()), filename: upload.filename || undefined };
+  } catch {
+    throw new DocumentUploadIncompleteError();
+  }
+}
 
 builder.scalarType('Upload', {
   description: 'A file sent with the GraphQL multipart request spec (https://github.com/jaydenseric/graphql-multipart-request-spec).',
@@ -88,13 +104,12 @@ builder.mutationFields((t) => ({
     args: { envelopeId: t.arg.id({ required: true }), input: t.arg({ type: AddDocumentInput, required: true }) },
     resolve: async (_root, args, context) => {
       const { file, ...fields } = args.input;
-      const upload = await file.promise;
       const envelopeId = String(args.envelopeId);
-      const stream = uploadedFileStream(upload.createReadStream());
+      const { stream, filename } = await openUpload(file);
       const staged = await stageDocumentUpload(context, {
         envelopeId,
         stream,
-        filename: upload.filename,
+        filename,
         idempotencyKey: context.idempotencyKey,
       }).catch((error) => {
         // Refused before or while reading: drop the rest of the file so the request can finish.
