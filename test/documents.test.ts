@@ -298,3 +298,54 @@ describe('renaming and deleting documents', () => {
     expect(added.details).toMatchObject({ documentId, pageCount: 2 });
   });
 });
+
+describe('a client that goes away mid-upload', () => {
+  async function abandonUpload(pathname: string, headers: Record<string, string>, head: string) {
+    const { default: http } = await import('node:http');
+    const target = new URL(`${app.url}${pathname}`);
+    await new Promise<void>((resolve) => {
+      const request = http.request({
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(10 * 1024 * 1024) },
+      });
+      request.on('error', () => resolve());
+      request.write(head);
+      request.write(Buffer.alloc(512 * 1024, 0x41));
+      setTimeout(() => {
+        request.destroy();
+        resolve();
+      }, 200);
+    });
+  }
+
+  async function waitForNoStagingFiles() {
+    for (let attempt = 0; attempt < 50 && stagingFiles().length > 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    return stagingFiles();
+  }
+
+  it('leaves no staging file behind and no envelope change, on both faces', async () => {
+    const team = await seedTeam(app);
+    const envelopeId = await newDraft(team.apiKey);
+    const boundary = 'gone';
+    await abandonUpload(
+      `/api/v1/key/envelopes/${envelopeId}/documents`,
+      { 'x-service-api-key': team.apiKey, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      `--${boundary}\r\nContent-Disposition: form-data; name="document"; filename="a.pdf"\r\n\r\n%PDF-1.7\n`,
+    );
+    expect(await waitForNoStagingFiles()).toEqual([]);
+    await abandonUpload(
+      '/graphql',
+      { 'x-service-api-key': team.apiKey, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${JSON.stringify({
+        query: 'mutation($e: ID!, $input: AddDocumentInput!) { addDocument(envelopeId: $e, input: $input) { id } }',
+        variables: { e: envelopeId, input: { file: null } },
+      })}\r\n--${boundary}\r\nContent-Disposition: form-data; name="map"\r\n\r\n{"0":["variables.input.file"]}\r\n--${boundary}\r\nContent-Disposition: form-data; name="0"; filename="a.pdf"\r\n\r\n%PDF-1.7\n`,
+    );
+    expect(await waitForNoStagingFiles()).toEqual([]);
+    expect((await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}/documents`)).body.payload.documents).toEqual([]);
+    expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+  });
+});

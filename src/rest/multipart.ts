@@ -92,6 +92,16 @@ export async function receiveMultipartUpload<Staged>(options: {
       resolve();
     });
     parser.on('close', () => resolve());
+    // A client that goes away mid-body: busboy never sees the end, so stop it here. Destroying it
+    // fails the file stream, which makes the stager delete its partial file.
+    const abandon = () => {
+      if (source.readableEnded) return;
+      malformed ??= new InvalidRequestError([{ path: '', message: 'the request body was cut off before it ended' }]);
+      parser.destroy(new Error('request aborted'));
+      resolve();
+    };
+    source.once('close', abandon);
+    source.once('error', abandon);
   });
   source.pipe(parser);
 
