@@ -116,6 +116,32 @@ describe('bad input never crashes the service nor returns a 500', () => {
     expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
   });
 
+  it('refuses JSON nested deeper than 32 levels with Request.Invalid on REST and a client error on GraphQL', async () => {
+    const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+    const post = (body: string) =>
+      fetch(`${app.url}/api/v1/key/envelopes`, {
+        method: 'POST',
+        headers: { 'x-service-api-key': team.apiKey, 'content-type': 'application/json' },
+        body,
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
+    expect((await post(`{"name":"Deep","context":${nested(32)}}`)).status).toBe(200);
+    const tooDeep = await post(`{"name":"Deep","context":${nested(33)}}`);
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.body.error.context.issues).toEqual([{ path: 'context', message: 'must nest at most 32 levels deep' }]);
+    const absurd = await post(`{"name":"Deep","context":${nested(100_000)}}`);
+    expect(absurd.status).toBe(400);
+    expect(absurd.body.error.name).toBe('Request.Invalid');
+    // GraphQL: the same value as a variable, sent as raw JSON text (it is too deep to build here).
+    const graphql = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': team.apiKey, 'content-type': 'application/json' },
+      body: `{"query":"mutation($c: JSONObject) { createEnvelope(input: { name: \\"Deep\\", context: $c }) { id } }","variables":{"c":${nested(5_000)}}}`,
+    });
+    expect(graphql.status).toBeLessThan(500);
+    const answer = (await graphql.json()) as any;
+    expect(answer.errors[0].message).toContain('32 levels');
+  });
+
   it('GraphQL: wrong variable types and malformed documents are client errors', async () => {
     const graphql = graphqlClient(app, team.apiKey);
     const answers = await Promise.all([

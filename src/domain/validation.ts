@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InvalidRequestError, type ValidationIssue } from '../shared/errors.ts';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../shared/json-depth.ts';
 
 /** `a.b[0].c` from zod's path array, optionally under a prefix. */
 export function formatPath(path: readonly PropertyKey[], prefix = ''): string {
@@ -43,11 +44,14 @@ export function boundedInteger(min: number, max: number) {
 const MAX_CONTEXT_BYTES = 16 * 1024;
 
 /** Caller metadata (`context`): any JSON object up to 16 KB serialised. */
-export const jsonObject = z
-  .record(z.string(), z.unknown(), { error: 'must be a JSON object' })
-  .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_CONTEXT_BYTES, {
-    message: `must serialise to at most ${MAX_CONTEXT_BYTES} bytes of JSON`,
-  });
+export const jsonObject = z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).superRefine((value, check) => {
+  // Depth first: serialising a value nested thousands deep would itself overflow the stack.
+  if (exceedsJsonDepth(value, MAX_JSON_DEPTH)) {
+    check.addIssue({ code: 'custom', message: `must nest at most ${MAX_JSON_DEPTH} levels deep` });
+  } else if (Buffer.byteLength(JSON.stringify(value)) > MAX_CONTEXT_BYTES) {
+    check.addIssue({ code: 'custom', message: `must serialise to at most ${MAX_CONTEXT_BYTES} bytes of JSON` });
+  }
+});
 
 export const identifierSlug = z
   .string()

@@ -1,4 +1,5 @@
 import { GraphQLError, Kind, type ValueNode } from 'graphql';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../shared/json-depth.ts';
 import { builder } from './builder.ts';
 
 builder.scalarType('DateTime', {
@@ -34,6 +35,7 @@ function requireObject(value: unknown): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new GraphQLError('JSONObject must be a JSON object');
   }
+  if (exceedsJsonDepth(value, MAX_JSON_DEPTH)) throw new GraphQLError(`JSONObject may nest at most ${MAX_JSON_DEPTH} levels deep`);
   return value as Record<string, unknown>;
 }
 

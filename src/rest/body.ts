@@ -1,4 +1,5 @@
 import { InvalidRequestError, PayloadTooLargeError } from '../shared/errors.ts';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../shared/json-depth.ts';
 
 const MAX_JSON_BYTES = 1024 * 1024;
 
@@ -32,6 +33,10 @@ export async function readJsonObject(request: Request): Promise<Record<string, u
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new InvalidRequestError([{ path: '', message: 'the body must be a JSON object' }]);
+  }
+  // The body itself wraps the caller's JSON values (a context, a field value) a level or two deep.
+  if (exceedsJsonDepth(parsed, MAX_JSON_DEPTH + 4)) {
+    throw new InvalidRequestError([{ path: '', message: `JSON may nest at most ${MAX_JSON_DEPTH} levels deep` }]);
   }
   return parsed as Record<string, unknown>;
 }
