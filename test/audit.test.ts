@@ -136,3 +136,17 @@ describe('verifying an envelope’s audit chain', () => {
     expect(firstErrorName(await graphqlClient(app, stranger.apiKey)(query, { id: envelopeId }))).toBe('Envelope.NotFound');
   });
 });
+
+describe('empty patches', () => {
+  it('answer the current state (still draft-checked) and record no audit event', async () => {
+    const team = await seedTeam(app);
+    const rest = restClient(app, team.apiKey);
+    const envelopeId = (await rest.post('/envelopes', { name: 'Untouched' })).body.payload.envelopeId;
+    const recipientId = (await rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'viewer', identifier: 'cc', roleName: 'CC' } })).body
+      .payload.recipient.id;
+    expect((await rest.patch(`/envelopes/${envelopeId}`, {})).body.payload.envelope.name).toBe('Untouched');
+    expect((await rest.patch(`/envelopes/${envelopeId}/recipients/${recipientId}`, { recipient: {} })).body.payload.recipient.roleName).toBe('CC');
+    const events = (await rest.get(`/envelopes/${envelopeId}/audit`)).body.payload.events;
+    expect(events.map((event: { type: string }) => event.type)).toEqual(['envelope.created', 'recipient.added']);
+  });
+});

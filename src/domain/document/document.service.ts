@@ -173,6 +173,7 @@ export async function updateDocument(
   const input = parseInput(updateDocumentInput, options.input);
   return changeDraftEnvelope(context, options.envelopeId, async (draft) => {
     const document = await findDraftDocument(draft.em, draft.envelope, options.documentId);
+    if (Object.keys(input).length === 0) return document;
     draft.em.assign(document, input);
     await auditChange(context, draft, {
       envelopeId: draft.envelope.id,

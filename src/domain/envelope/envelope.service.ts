@@ -166,6 +166,8 @@ export async function updateEnvelope(context: ServiceContext, options: { envelop
   const input = parseInput(updateEnvelopeInput, options.input);
   return changeDraftEnvelope(context, options.envelopeId, async (draft) => {
     const changed = Object.keys(input).filter((key) => input[key as keyof typeof input] !== undefined);
+    // An empty patch is answered (a draft check included) but records nothing.
+    if (changed.length === 0) return draft.envelope;
     draft.em.assign(draft.envelope, input);
     await auditChange(context, draft, { envelopeId: draft.envelope.id, type: 'envelope.updated', details: { changed } });
     await draft.em.flush();

@@ -296,6 +296,7 @@ export async function updateField(
   await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
     const { em, envelope } = draft;
     const field = await findField(em, envelope, options.fieldId);
+    if (Object.keys(patch).length === 0) return;
     const currentViews = await em.find(FieldView, { field }, { orderBy: { position: 'asc' } });
     const targets = await loadTargets(em, envelope);
     const issues: ValidationIssue[] = [];

@@ -204,6 +204,7 @@ export async function updateRecipient(
   await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
     const { em, envelope } = draft;
     const recipient = await findRecipient(em, envelope, options.recipientId);
+    if (Object.keys(input).length === 0) return;
     if (input.identifier !== undefined && input.identifier !== recipient.identifier) {
       await ensureIdentifierFree(em, envelope, input.identifier, recipient.id);
     }
