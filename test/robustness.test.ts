@@ -142,6 +142,32 @@ describe('bad input never crashes the service nor returns a 500', () => {
     expect(answer.errors[0].message).toContain('32 levels');
   });
 
+  it('refuses text PostgreSQL cannot store (NUL, broken Unicode) with Request.Invalid instead of failing at the database', async () => {
+    const rest = restClient(app, team.apiKey);
+    const cases: [string, unknown, string][] = [
+      ['/envelopes', { name: 'ab\u0000c' }, 'name'],
+      ['/envelopes', { name: 'ab\ud800' }, 'name'],
+      ['/envelopes', { name: 'abc', context: { note: 'x\u0000y' } }, 'context'],
+      ['/envelopes', { name: 'abc', context: { ['k\u0000']: 1 } }, 'context'],
+      [`/envelopes/${ids.envelopeId}/recipients`, { recipient: { type: 'viewer', identifier: 'nul', roleName: 'R\u0000' } }, 'recipient.roleName'],
+      [
+        `/envelopes/${ids.envelopeId}/recipients`,
+        { recipient: { type: 'viewer', identifier: 'nul', roleName: 'R', agents: [{ info: { name: 'N\u0000' } }] } },
+        'recipient.agents[0].info.name',
+      ],
+      ['/contacts', { name: 'N\u0000' }, 'name'],
+    ];
+    for (const [path, body, issuePath] of cases) {
+      const answer = await rest.post(path, body);
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(answer.body.error.context.issues).toEqual([expect.objectContaining({ path: issuePath })]);
+    }
+    const search = await rest.get(`/contacts?search=${encodeURIComponent('a\u0000')}`);
+    expect(search.status).toBe(400);
+    const graphql = await graphqlClient(app, team.apiKey)('mutation { createEnvelope(input: { name: "ab\\u0000c" }) { id } }');
+    expect(graphql.errors?.[0]?.extensions?.code).toBe('Request.Invalid');
+  });
+
   it('GraphQL: wrong variable types and malformed documents are client errors', async () => {
     const graphql = graphqlClient(app, team.apiKey);
     const answers = await Promise.all([

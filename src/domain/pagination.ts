@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { InvalidRequestError } from '../shared/errors.ts';
 import { isUuid } from '../shared/ids.ts';
-import { boundedInteger } from './validation.ts';
+import { boundedInteger, isStorableText } from './validation.ts';
 
 /*
  * Keyset pagination shared by every newest-first listing (envelopes, contacts, groups, users):
@@ -13,7 +13,7 @@ import { boundedInteger } from './validation.ts';
 export const keysetPageInput = z.strictObject({
   limit: boundedInteger(1, 100).default(20),
   cursor: z.string().max(200).optional(),
-  search: z.string().max(200, 'must be at most 200 characters').optional(),
+  search: z.string().max(200, 'must be at most 200 characters').refine(isStorableText, 'must not contain NUL characters or broken Unicode').optional(),
 });
 
 type CursorPosition = { createdAt: Date; id: string };

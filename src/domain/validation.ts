@@ -31,10 +31,47 @@ export function characterCount(value: string): number {
   return [...value].length;
 }
 
+/**
+ * PostgreSQL cannot store U+0000 in text or JSON, and a lone UTF-16 surrogate is not text at all;
+ * both are refused as input rather than failing at the database as a server error.
+ */
+const unstorableText = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** Control characters (C0 and DEL) have no place in a one-line name or label. */
+const controlCharacter = /[\u0000-\u001f\u007f]/;
+
+export function isStorableText(value: string): boolean {
+  return !unstorableText.test(value);
+}
+
+/** A one-line text (a name, a label): `min` to `max` characters, no control characters, valid Unicode. */
 export function boundedText(min: number, max: number) {
-  return z.string().refine((value) => characterCount(value) >= min && characterCount(value) <= max, {
-    message: min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`,
-  });
+  return z
+    .string()
+    .refine((value) => characterCount(value) >= min && characterCount(value) <= max, {
+      message: min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`,
+    })
+    .refine((value) => isStorableText(value) && !controlCharacter.test(value), {
+      message: 'must not contain control characters or broken Unicode',
+    });
+}
+
+/** Whether any key or string inside a JSON value is unstorable (checked without recursion). */
+function containsUnstorableText(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const current = pending.pop();
+    if (typeof current === 'string') {
+      if (!isStorableText(current)) return true;
+    } else if (Array.isArray(current)) {
+      pending.push(...current);
+    } else if (current !== null && typeof current === 'object') {
+      for (const [key, child] of Object.entries(current)) {
+        if (!isStorableText(key)) return true;
+        pending.push(child);
+      }
+    }
+  }
+  return false;
 }
 
 export function boundedInteger(min: number, max: number) {
@@ -48,6 +85,8 @@ export const jsonObject = z.record(z.string(), z.unknown(), { error: 'must be a 
   // Depth first: serialising a value nested thousands deep would itself overflow the stack.
   if (exceedsJsonDepth(value, MAX_JSON_DEPTH)) {
     check.addIssue({ code: 'custom', message: `must nest at most ${MAX_JSON_DEPTH} levels deep` });
+  } else if (containsUnstorableText(value)) {
+    check.addIssue({ code: 'custom', message: 'must not contain NUL characters or broken Unicode' });
   } else if (Buffer.byteLength(JSON.stringify(value)) > MAX_CONTEXT_BYTES) {
     check.addIssue({ code: 'custom', message: `must serialise to at most ${MAX_CONTEXT_BYTES} bytes of JSON` });
   }

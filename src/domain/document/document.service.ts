@@ -80,7 +80,9 @@ const addDocumentInput = z.strictObject({
 });
 
 function defaultNameFor(filename: string | undefined): string {
-  const base = (filename ?? '').split(/[\\/]/).pop()?.trim() || 'document.pdf';
+  // A file name is whatever the client's machine allowed: keep it readable and storable.
+  const cleaned = (filename ?? '').replace(/[\u0000-\u001f\u007f]/g, '').replace(/[\ud800-\udfff]/g, '\ufffd');
+  const base = cleaned.split(/[\\/]/).pop()?.trim() || 'document.pdf';
   return characterCount(base) <= MAX_DOCUMENT_NAME_LENGTH ? base : [...base].slice(0, MAX_DOCUMENT_NAME_LENGTH).join('');
 }
 

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { InvalidApiKeyError, InvalidRequestError } from '../../shared/errors.ts';
+import { InvalidApiKeyError } from '../../shared/errors.ts';
+import { boundedText, parseInput } from '../validation.ts';
 import { hashSecret, isUuid, newSecret } from '../../shared/ids.ts';
 import { ApiKey } from './api-key.entity.ts';
 import { ApiKeyNotFoundError, TeamNotFoundError, WorkspaceNotFoundError } from './team.errors.ts';
@@ -18,11 +19,7 @@ export type IssuedApiKey = { keyId: string; teamId: string; apiKey: string };
 const API_KEY_PREFIX = 'esk';
 
 function requireName(name: string, path: string): string {
-  const trimmed = name.trim();
-  if (trimmed.length < 1 || trimmed.length > 120) {
-    throw new InvalidRequestError([{ path, message: 'must be 1 to 120 characters' }]);
-  }
-  return trimmed;
+  return parseInput(boundedText(1, 120), name.trim(), path);
 }
 
 /**
