@@ -21,6 +21,7 @@ export type TestApp = {
   /** SQL statements seen since the last `resetStatements()` (only with `countStatements`). */
   statements: string[];
   resetStatements(): void;
+  /** Fails when anything reached the server as an unexpected error (a would-be 500). */
   close(): Promise<void>;
 };
 
@@ -32,6 +33,7 @@ export async function startTestApp(options: { env?: Record<string, string>; coun
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-app-'));
   const config: Config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...options.env });
   const statements: string[] = [];
+  const unexpectedErrors: string[] = [];
   const orm = await MikroORM.init(
     createOrmConfig({
       clientUrl: inject('databaseUrl'),
@@ -47,7 +49,14 @@ export async function startTestApp(options: { env?: Record<string, string>; coun
   const dependencies: AppDependencies = {
     orm,
     config,
-    logger: createLogger('silent'),
+    // Errors are recorded: an unexpected one anywhere in a test file fails that file on close,
+    // whether or not the test that caused it looked at the status code.
+    logger: createLogger('error', {
+      write(line: string) {
+        const entry = JSON.parse(line) as { msg?: string; err?: { message?: string } };
+        if (entry.msg === 'unexpected error') unexpectedErrors.push(entry.err?.message ?? line);
+      },
+    }),
     clock: createClock(),
     blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
     auditKey: Buffer.from('test-audit-key-0123456789abcdef0123456789'),
@@ -65,6 +74,9 @@ export async function startTestApp(options: { env?: Record<string, string>; coun
       await running.close(1000);
       await orm.close(true);
       fs.rmSync(dataDir, { recursive: true, force: true });
+      if (unexpectedErrors.length > 0) {
+        throw new Error(`the server hit ${unexpectedErrors.length} unexpected error(s) (answered as Server.Internal): ${unexpectedErrors.join(' | ')}`);
+      }
     },
   };
 }
