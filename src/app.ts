@@ -1,3 +1,5 @@
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
 import { createRequestContext, type AppDependencies, type RequestContext } from './context.ts';
@@ -7,6 +9,9 @@ import { createRequestMetadataReader, type NodeServerContext, type RequestMetada
 import { restPlugin } from './rest/plugin.ts';
 
 export type App = YogaServerInstance<NodeServerContext, RequestContext>;
+
+/** Per-operation limits: far above what any real query here needs (GraphiQL's introspection is ~600 tokens). */
+export const GRAPHQL_LIMITS = { aliases: 20, tokens: 5000 };
 
 /** One access-log line per request, and the request id echoed in a response header. */
 function requestLogPlugin(dependencies: AppDependencies, requestMetadataOf: RequestMetadataReader): Plugin<NodeServerContext> {
@@ -81,6 +86,14 @@ export function createApp(dependencies: AppDependencies): App {
         headers: request.headers,
         metadata: requestMetadataOf(request, serverContext as NodeServerContext),
       }),
-    plugins: [requestLogPlugin(dependencies, requestMetadataOf), restPlugin(dependencies, requestMetadataOf), graphqlRequestIdPlugin(requestMetadataOf)],
+    plugins: [
+      requestLogPlugin(dependencies, requestMetadataOf),
+      restPlugin(dependencies, requestMetadataOf),
+      graphqlRequestIdPlugin(requestMetadataOf),
+      // The schema has no cycles, so depth is bounded by it; what a client can still multiply is
+      // work per request, through aliases (each alias re-runs its field) and sheer document size.
+      maxAliasesPlugin({ n: GRAPHQL_LIMITS.aliases }),
+      maxTokensPlugin({ n: GRAPHQL_LIMITS.tokens }),
+    ],
   });
 }

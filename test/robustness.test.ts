@@ -192,3 +192,20 @@ describe('bad input never crashes the service nor returns a 500', () => {
     expect(envelope.body.payload.fields.map((field: { identifier: string }) => field.identifier)).toEqual(['probe']);
   });
 });
+
+describe('GraphQL operation limits', () => {
+  it('refuses more than 20 aliases and oversized documents, but serves GraphiQL’s introspection', async () => {
+    const graphql = graphqlClient(app, team.apiKey);
+    const aliased = (count: number) => `{ ${Array.from({ length: count }, (_, index) => `a${index}: viewer { id }`).join(' ')} }`;
+    expect((await graphql(aliased(20))).errors).toBeUndefined();
+    const tooMany = await graphql(aliased(21));
+    expect(tooMany.status).toBeLessThan(500);
+    expect(tooMany.errors?.[0]?.message).toMatch(/aliases/i);
+    const huge = await graphql(`{ viewer { ${Array(6000).fill('id').join(' ')} } }`);
+    expect(huge.errors?.[0]?.message).toMatch(/token/i);
+    const { getIntrospectionQuery } = await import('graphql');
+    const introspection = await graphqlClient(app, undefined)(getIntrospectionQuery());
+    expect(introspection.errors).toBeUndefined();
+    expect(introspection.data.__schema.queryType.name).toBe('Query');
+  });
+});
