@@ -138,7 +138,6 @@ export async function createContact(context: ServiceContext, options: { input: u
         });
         await em.persist(contact).flush();
         await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact.created', details: { contactId: contact.id, name: contact.name } });
-        await em.flush();
         return contact.id;
       },
     );
@@ -199,7 +198,6 @@ export async function updateContact(context: ServiceContext, options: { contactI
       updatedAt: now,
     });
     await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact.updated', details: { contactId: contact.id, changed } });
-    await em.flush();
     return contact;
   });
 }
@@ -220,7 +218,6 @@ export async function deleteContact(context: ServiceContext, options: { contactI
       type: 'contact.removed',
       details: { contactId: contact.id, name: contact.name },
     });
-    await em.flush();
     await em.nativeDelete(Contact, { id: contact.id, team: caller.teamId });
   });
 }
@@ -262,7 +259,6 @@ export async function createContactGroup(context: ServiceContext, options: { inp
         const group = em.create(ContactGroup, { team: em.getReference(Team, caller.teamId), name: input.name, createdAt: now, updatedAt: now });
         await em.persist(group).flush();
         await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact_group.created', details: { groupId: group.id, name: group.name } });
-        await em.flush();
         return group.id;
       },
     );
@@ -305,7 +301,6 @@ export async function updateContactGroup(context: ServiceContext, options: { gro
     const changed = input.name === undefined ? [] : ['name'];
     if (input.name !== undefined) em.assign(group, { name: input.name, updatedAt: now });
     await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact_group.updated', details: { groupId: group.id, changed } });
-    await em.flush();
     return group;
   });
 }
@@ -325,7 +320,6 @@ export async function deleteContactGroup(context: ServiceContext, options: { gro
       type: 'contact_group.removed',
       details: { groupId: group.id, name: group.name },
     });
-    await em.flush();
     await em.nativeDelete(ContactGroup, { id: group.id, team: caller.teamId });
   });
 }
@@ -397,7 +391,6 @@ export async function addContactGroupMember(context: ServiceContext, options: { 
         type: 'contact_group.member_added',
         details: { groupId: group.id, contactId: contact.id },
       });
-      await em.flush();
     }
     return group.id;
   });
@@ -417,7 +410,6 @@ export async function removeContactGroupMember(context: ServiceContext, options:
       type: 'contact_group.member_removed',
       details: { groupId: group.id, contactId: contact.id },
     });
-    await em.flush();
     return group.id;
   });
   return getContactGroup(context, groupId);

@@ -128,7 +128,6 @@ export async function addDocument(
           type: 'document.added',
           details: { documentId: document.id, name: document.name, sha256: stored.sha256, pageCount: document.pageCount, byteSize: stored.byteSize },
         });
-        await draft.em.flush();
         return document.id;
       },
     );
@@ -182,7 +181,6 @@ export async function updateDocument(
       type: 'document.updated',
       details: { documentId: document.id, changed: Object.keys(input) },
     });
-    await draft.em.flush();
     return document;
   });
 }
@@ -210,6 +208,5 @@ export async function deleteDocument(context: ServiceContext, options: { envelop
       type: 'document.removed',
       details: { documentId: document.id, name: document.name, removedFieldIds },
     });
-    await draft.em.flush();
   });
 }

@@ -108,13 +108,16 @@ export async function createInDraftEnvelope(
   });
 }
 
-/** Appends an audit event for a change made by the calling API key. */
+/**
+ * Records a change made by the calling API key: appends its audit event and flushes, so the
+ * change and its event are written together in the caller's transaction.
+ */
 export async function auditChange(
   context: ServiceContext,
   draft: Pick<DraftChange, 'em' | 'caller' | 'now'>,
   event: { envelopeId: string | null; type: string; details?: Record<string, unknown> },
 ) {
-  return appendAuditEvent(draft.em, context.auditKey, {
+  const appended = await appendAuditEvent(draft.em, context.auditKey, {
     teamId: draft.caller.teamId,
     envelopeId: event.envelopeId,
     type: event.type,
@@ -123,6 +126,8 @@ export async function auditChange(
     details: event.details,
     at: draft.now,
   });
+  await draft.em.flush();
+  return appended;
 }
 
 /** Creates a draft envelope (spec §4.1). Idempotent per `Idempotency-Key`. */
@@ -147,7 +152,6 @@ export async function createEnvelope(
         });
         await em.persist(envelope).flush();
         await auditChange(context, { em, caller, now }, { envelopeId: envelope.id, type: 'envelope.created', details: { name: input.name } });
-        await em.flush();
         return envelope.id;
       },
     );
@@ -170,7 +174,6 @@ export async function updateEnvelope(context: ServiceContext, options: { envelop
     if (changed.length === 0) return draft.envelope;
     draft.em.assign(draft.envelope, input);
     await auditChange(context, draft, { envelopeId: draft.envelope.id, type: 'envelope.updated', details: { changed } });
-    await draft.em.flush();
     return draft.envelope;
   });
 }
@@ -189,7 +192,6 @@ export async function deleteEnvelope(context: ServiceContext, options: { envelop
       type: 'envelope.deleted',
       details: { name: envelope.name },
     });
-    await em.flush();
     await em.nativeDelete(Envelope, { id: envelope.id, team: caller.teamId, status: 'draft' });
   });
 }

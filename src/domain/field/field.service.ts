@@ -248,7 +248,6 @@ export async function createFields(
         type: 'field.added',
         details: { fields: created.map((field) => ({ fieldId: field.id, identifier: field.identifier, type: field.type, recipientId: field.recipient?.id })) },
       });
-      await em.flush();
       // One idempotency record covers the whole batch: remember the ids as one list.
       return created.map((field) => field.id).join(',');
     },
@@ -343,7 +342,6 @@ export async function updateField(
       type: 'field.updated',
       details: { fieldId: field.id, changed: Object.keys(patch) },
     });
-    await em.flush();
   });
   context.em.clear();
   return getField(context, options);
@@ -359,6 +357,5 @@ export async function deleteField(context: ServiceContext, options: { envelopeId
       type: 'field.removed',
       details: { fieldId: field.id, identifier: field.identifier },
     });
-    await draft.em.flush();
   });
 }

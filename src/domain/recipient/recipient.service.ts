@@ -161,7 +161,6 @@ export async function addRecipient(
         type: 'recipient.added',
         details: { recipientId: recipient.id, identifier: recipient.identifier, type: recipient.type, agentCount: agents.length },
       });
-      await em.flush();
       return recipient.id;
     },
   );
@@ -248,7 +247,6 @@ export async function updateRecipient(
       type: 'recipient.updated',
       details: { recipientId: recipient.id, changed: Object.keys(input) },
     });
-    await em.flush();
   });
   // Read back outside the unit of work so agents come from the database, not a stale collection.
   context.em.clear();
@@ -273,6 +271,5 @@ export async function deleteRecipient(context: ServiceContext, options: { envelo
       type: 'recipient.removed',
       details: { recipientId: recipient.id, identifier: recipient.identifier },
     });
-    await draft.em.flush();
   });
 }

@@ -96,7 +96,6 @@ export async function createUser(context: ServiceContext, options: { input: unkn
           });
           await em.persist(user).flush();
           await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'user.created', details: { userId: user.id, name: user.name } });
-          await em.flush();
           return user.id;
         },
       );
@@ -151,7 +150,6 @@ export async function updateUser(context: ServiceContext, options: { userId: str
         updatedAt: now,
       });
       await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'user.updated', details: { userId: user.id, changed } });
-      await em.flush();
       return user;
     }),
   );
@@ -172,7 +170,6 @@ export async function deleteUser(context: ServiceContext, options: { userId: str
       type: 'user.removed',
       details: { userId: user.id, name: user.name },
     });
-    await em.flush();
     await em.nativeDelete(TeamUser, { id: user.id, team: caller.teamId });
   });
 }
