@@ -1,6 +1,5 @@
 import type { RequestContext } from '../../context.ts';
 import type { ContactGroup } from '../../domain/contact/contact-group.entity.ts';
-import type { Contact } from '../../domain/contact/contact.entity.ts';
 import {
   addContactGroupMember,
   countMembersOfContactGroups,
@@ -17,48 +16,11 @@ import {
   updateContact,
   updateContactGroup,
 } from '../../domain/contact/contact.service.ts';
-import type { TeamUser } from '../../domain/team/team-user.entity.ts';
 import { createUser, deleteUser, getUser, listUsers, updateUser } from '../../domain/team/team-user.service.ts';
 import { readJsonObject } from '../body.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
-
-/** The REST shapes of the address book. Timestamps are ISO 8601 strings; absent values are null. */
-
-export function contactJson(contact: Contact) {
-  return {
-    id: contact.id,
-    name: contact.name,
-    email: contact.email ?? null,
-    phone: contact.phone ?? null,
-    locale: contact.locale ?? null,
-    phoneContactMethod: contact.phoneContactMethod ?? null,
-    createdAt: contact.createdAt.toISOString(),
-    updatedAt: contact.updatedAt.toISOString(),
-  };
-}
-
-export function contactGroupJson(group: ContactGroup, memberCount: number) {
-  return {
-    id: group.id,
-    name: group.name,
-    memberCount,
-    createdAt: group.createdAt.toISOString(),
-    updatedAt: group.updatedAt.toISOString(),
-  };
-}
-
-export function userJson(user: TeamUser) {
-  return {
-    id: user.id,
-    name: user.name,
-    email: user.email,
-    phone: user.phone ?? null,
-    locale: user.locale,
-    createdAt: user.createdAt.toISOString(),
-    updatedAt: user.updatedAt.toISOString(),
-  };
-}
+import { contactGroupJson, contactJson, userJson } from '../serializers.ts';
 
 /** Groups with their member counts, counted for the whole page in one statement. */
 async function contactGroupsJson(context: RequestContext, groups: ContactGroup[]) {
