@@ -1,5 +1,6 @@
 import { defineConfig } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
+import type { CompiledQuery, DatabaseConnection } from 'kysely';
 import { entities } from './src/db/entities.ts';
 import { migrations } from './src/migrations/index.ts';
 
@@ -10,9 +11,22 @@ export type OrmConfigOptions = {
   /** How long to wait for a pooled connection before failing the query instead of hanging. */
   acquireTimeoutMs?: number;
   debug?: boolean;
-  /** Observes every SQL statement; tests use it to count statements per request. */
+  /** Observes every SQL statement sent; tests and benchmarks use it to count statements per request. */
   onQuery?: (sql: string) => void;
 };
+
+function observeStatements(connection: DatabaseConnection, onQuery: (sql: string) => void) {
+  const executeQuery = connection.executeQuery.bind(connection);
+  const streamQuery = connection.streamQuery.bind(connection);
+  connection.executeQuery = (query: CompiledQuery) => {
+    onQuery(query.sql);
+    return executeQuery(query);
+  };
+  connection.streamQuery = (query: CompiledQuery, chunkSize: number) => {
+    onQuery(query.sql);
+    return streamQuery(query, chunkSize);
+  };
+}
 
 /**
  * The one ORM configuration: explicit entity list, committed migrations applied from an explicit
@@ -38,8 +52,11 @@ export function createOrmConfig({ clientUrl, poolMax = 10, acquireTimeoutMs = 15
     driverOptions: { connectionTimeoutMillis: acquireTimeoutMs },
     timezone: 'Z',
     forceUtcTimezone: true,
-    debug: debug || onQuery !== undefined,
-    logger: onQuery ? (message: string) => onQuery(message) : () => {},
+    debug,
+    logger: () => {},
+    // Counted where every statement passes, the connection: the ORM's own and the read model's
+    // Kysely queries alike (transaction control included).
+    onCreateConnection: onQuery ? async (connection: unknown) => observeStatements(connection as DatabaseConnection, onQuery) : undefined,
     // Relations are loaded explicitly (populate or request-scoped loaders), never lazily by surprise.
     allowGlobalContext: false,
     ignoreUndefinedInQuery: true,

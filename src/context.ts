@@ -51,7 +51,7 @@ export function createRequestContext(
     em,
     metadata,
     log: dependencies.logger.child({ requestId: metadata.requestId }),
-    loaders: createLoaders(em),
+    loaders: createLoaders(),
     limits: { maxDocumentBytes: dependencies.config.maxDocumentBytes },
     idempotencyKey: headers.get('idempotency-key') ?? undefined,
     caller() {

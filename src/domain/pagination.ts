@@ -19,15 +19,19 @@ export const keysetPageInput = z.strictObject({
 type CursorPosition = { createdAt: Date; id: string };
 
 /** The opaque position of a row in a newest-first listing; pass it as `cursor`/`after` to continue after it. */
-export function createdAtCursor(row: { createdAt: Date; id: string }): string {
-  return Buffer.from(JSON.stringify([row.createdAt.toISOString(), row.id])).toString('base64url');
+export function createdAtCursor(row: { createdAt: Date | string; id: string }): string {
+  const createdAt = typeof row.createdAt === 'string' ? row.createdAt : row.createdAt.toISOString();
+  return Buffer.from(JSON.stringify([createdAt, row.id])).toString('base64url');
 }
 
-function decodeCreatedAtCursor(cursor: string): CursorPosition {
+/** The row a cursor names; `Request.Invalid` for anything this service did not hand out. */
+export function decodeCursorPosition(cursor: string): CursorPosition {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
     const date = new Date(createdAt);
-    if (!isUuid(id) || Number.isNaN(date.getTime())) throw new Error('bad cursor');
+    // Only instants PostgreSQL can compare against: a forged date outside its range would fail there.
+    const year = date.getUTCFullYear();
+    if (!isUuid(id) || Number.isNaN(date.getTime()) || year < 1 || year > 9999) throw new Error('bad cursor');
     return { createdAt: date, id };
   } catch {
     throw new InvalidRequestError([{ path: 'cursor', message: 'is not a cursor this service returned' }]);
@@ -37,7 +41,7 @@ function decodeCreatedAtCursor(cursor: string): CursorPosition {
 /** The filter for "strictly after this cursor" in (createdAt desc, id desc) order; `{}` without one. */
 export function afterCursor(cursor: string | undefined) {
   if (cursor === undefined) return {};
-  const after = decodeCreatedAtCursor(cursor);
+  const after = decodeCursorPosition(cursor);
   return { $or: [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, id: { $lt: after.id } }] };
 }
 
@@ -52,7 +56,7 @@ export function containsPattern(search: string | undefined): string | undefined 
 }
 
 /** Cuts the one extra row a listing fetched to learn whether another page follows. */
-export function takePage<T extends { createdAt: Date; id: string }>(rows: T[], limit: number): { rows: T[]; nextCursor: string | null } {
+export function takePage<T extends { createdAt: Date | string; id: string }>(rows: T[], limit: number): { rows: T[]; nextCursor: string | null } {
   const hasMore = rows.length > limit;
   const page = hasMore ? rows.slice(0, limit) : rows;
   return { rows: page, nextCursor: hasMore ? createdAtCursor(page[page.length - 1]) : null };

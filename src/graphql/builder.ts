@@ -11,7 +11,7 @@ export const builder = new SchemaBuilder<{
   DefaultFieldNullability: false;
   DefaultInputFieldRequiredness: true;
   Scalars: {
-    DateTime: { Input: Date; Output: Date };
+    DateTime: { Input: Date; Output: Date | string };
     JSONObject: { Input: Record<string, unknown>; Output: Record<string, unknown> };
     Upload: { Input: Upload; Output: never };
   };

@@ -4,7 +4,8 @@ import { builder } from './builder.ts';
 
 builder.scalarType('DateTime', {
   description: 'An instant in time, as an ISO 8601 string in UTC (e.g. 2026-11-21T09:30:00.000Z).',
-  serialize: (value) => (value instanceof Date ? value.toISOString() : new Date(value as string).toISOString()),
+  // The read model already answers timestamps in this exact form; Dates come from elsewhere.
+  serialize: (value) => (typeof value === 'string' ? value : value instanceof Date ? value.toISOString() : new Date(value as number).toISOString()),
   parseValue: (value) => {
     const date = typeof value === 'string' ? new Date(value) : new Date(Number.NaN);
     if (Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string');

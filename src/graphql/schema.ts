@@ -24,7 +24,7 @@ for (const field of Object.values(schema.getMutationType()?.getFields() ?? {})) 
   if (!resolve) continue;
   field.resolve = (root, args, context: RequestContext, info) => {
     context.em.clear();
-    context.loaders = createLoaders(context.em);
+    context.loaders = createLoaders();
     return resolve(root, args, context, info);
   };
 }

@@ -39,9 +39,8 @@ export async function startTestApp(options: { env?: Record<string, string>; coun
       clientUrl: inject('databaseUrl'),
       poolMax: inject('databaseKind') === 'embedded' ? 1 : 10,
       onQuery: options.countStatements
-        ? (message) => {
-            // MikroORM logs each statement as "[query] <sql> [took N ms]".
-            if (message.includes('[query]')) statements.push(message);
+        ? (sql) => {
+            statements.push(sql);
           }
         : undefined,
     }),

@@ -111,13 +111,6 @@ export async function listAuditEvents(em: EntityManager, streamId: string): Prom
   return em.find(AuditEvent, { streamId }, { orderBy: { seq: 'asc' } });
 }
 
-/** An envelope's audit trail, oldest first, for its own team only. */
-export async function listEnvelopeAuditEvents(context: ServiceContext, options: { envelopeId: string }): Promise<AuditEvent[]> {
-  const caller = await context.caller();
-  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
-  return listAuditEvents(context.em, envelope.id);
-}
-
 /** Verifies an envelope's audit chain for its own team (unknown and foreign ids: Envelope.NotFound). */
 export async function verifyEnvelopeAuditChain(context: ServiceContext, options: { envelopeId: string }): Promise<ChainVerification> {
   const caller = await context.caller();

@@ -5,6 +5,7 @@ import { isUuid } from '../../shared/ids.ts';
 import { Envelope } from '../envelope/envelope.entity.ts';
 import { EnvelopeNotDraftError } from '../envelope/envelope.errors.ts';
 import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
+import { readDocument, type DocumentData } from '../envelope/envelope.read.ts';
 import { Field } from '../field/field.entity.ts';
 import { FieldView } from '../field/field-view.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
@@ -95,7 +96,7 @@ function defaultNameFor(filename: string | undefined): string {
 export async function addDocument(
   context: ServiceContext,
   options: { envelopeId: string; upload: StagedDocument; fields: unknown; idempotencyKey?: string },
-): Promise<Document> {
+): Promise<DocumentData> {
   const { upload } = options;
   try {
     const input = parseInput(addDocumentInput, options.fields);
@@ -131,26 +132,11 @@ export async function addDocument(
         return document.id;
       },
     );
-    return getDocument(context, { envelopeId: options.envelopeId, documentId });
+    return readDocument(context, { envelopeId: options.envelopeId, documentId });
   } finally {
     // A no-op after a successful commit (the staging file was renamed away).
     await upload.blob.discard();
   }
-}
-
-export async function getDocument(context: ServiceContext, options: { envelopeId: string; documentId: string }): Promise<Document> {
-  const caller = await context.caller();
-  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
-  if (!isUuid(options.documentId)) throw new DocumentNotFoundError(options.documentId);
-  const document = await context.em.findOne(Document, { id: options.documentId, envelope });
-  if (!document) throw new DocumentNotFoundError(options.documentId);
-  return document;
-}
-
-export async function listDocuments(context: ServiceContext, options: { envelopeId: string }): Promise<Document[]> {
-  const caller = await context.caller();
-  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
-  return context.em.find(Document, { envelope }, { orderBy: [{ order: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }] });
 }
 
 async function findDraftDocument(em: ServiceContext['em'], envelope: Envelope, documentId: string): Promise<Document> {
@@ -170,19 +156,19 @@ const updateDocumentInput = z.strictObject({
 export async function updateDocument(
   context: ServiceContext,
   options: { envelopeId: string; documentId: string; input: unknown },
-): Promise<Document> {
+): Promise<DocumentData> {
   const input = parseInput(updateDocumentInput, options.input);
-  return changeDraftEnvelope(context, options.envelopeId, async (draft) => {
+  await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
     const document = await findDraftDocument(draft.em, draft.envelope, options.documentId);
-    if (Object.keys(input).length === 0) return document;
+    if (Object.keys(input).length === 0) return;
     draft.em.assign(document, input);
     await auditChange(context, draft, {
       envelopeId: draft.envelope.id,
       type: 'document.updated',
       details: { documentId: document.id, changed: Object.keys(input) },
     });
-    return document;
   });
+  return readDocument(context, options);
 }
 
 /**

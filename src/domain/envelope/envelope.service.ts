@@ -134,7 +134,7 @@ export async function auditChange(
 export async function createEnvelope(
   context: ServiceContext,
   options: { input: unknown; idempotencyKey?: string },
-): Promise<Envelope> {
+): Promise<{ envelopeId: string }> {
   const input = parseInput(createEnvelopeInput, options.input);
   const caller = await context.caller();
   const envelopeId = await context.em.transactional(async (em) => {
@@ -157,24 +157,21 @@ export async function createEnvelope(
     );
     return resourceId;
   });
-  return getEnvelope(context, envelopeId);
+  return { envelopeId };
 }
 
-export async function getEnvelope(context: ServiceContext, envelopeId: string): Promise<Envelope> {
-  const caller = await context.caller();
-  return findTeamEnvelope(context.em, caller, envelopeId);
-}
-
-/** Changes settings of a draft envelope; only the given keys change. */
-export async function updateEnvelope(context: ServiceContext, options: { envelopeId: string; input: unknown }): Promise<Envelope> {
+/**
+ * Changes settings of a draft envelope; only the given keys change. Answers nothing: each face
+ * reads the envelope back through the read model with what it needs nested.
+ */
+export async function updateEnvelope(context: ServiceContext, options: { envelopeId: string; input: unknown }): Promise<void> {
   const input = parseInput(updateEnvelopeInput, options.input);
-  return changeDraftEnvelope(context, options.envelopeId, async (draft) => {
+  await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
     const changed = Object.keys(input).filter((key) => input[key as keyof typeof input] !== undefined);
     // An empty patch is answered (a draft check included) but records nothing.
-    if (changed.length === 0) return draft.envelope;
+    if (changed.length === 0) return;
     draft.em.assign(draft.envelope, input);
     await auditChange(context, draft, { envelopeId: draft.envelope.id, type: 'envelope.updated', details: { changed } });
-    return draft.envelope;
   });
 }
 
@@ -194,32 +191,4 @@ export async function deleteEnvelope(context: ServiceContext, options: { envelop
     });
     await em.nativeDelete(Envelope, { id: envelope.id, team: caller.teamId, status: 'draft' });
   });
-}
-
-export type EnvelopePage = { envelopes: Envelope[]; nextCursor: string | null };
-
-const listInput = keysetPageInput.omit({ search: true }).extend({
-  status: z.enum(envelopeStatuses, { error: `must be one of ${envelopeStatuses.join(', ')}` }).optional(),
-});
-
-/** The opaque position of an envelope in the listing order; pass it as `cursor`/`after` to continue after it. */
-export const envelopeCursor = createdAtCursor;
-
-/**
- * Lists the team's envelopes, newest first, with keyset pagination on (createdAt, id): stable
- * under concurrent inserts, and each page is one index range scan however deep the caller pages.
- */
-export async function listEnvelopes(
-  context: ServiceContext,
-  options: { status?: EnvelopeStatus | string; limit?: number; cursor?: string },
-): Promise<EnvelopePage> {
-  const input = parseInput(listInput, options);
-  const caller = await context.caller();
-  const envelopes = await context.em.find(
-    Envelope,
-    { team: caller.teamId, ...(input.status ? { status: input.status } : {}), ...afterCursor(input.cursor) },
-    { orderBy: [...LISTING_ORDER], limit: input.limit + 1 },
-  );
-  const page = takePage(envelopes, input.limit);
-  return { envelopes: page.rows, nextCursor: page.nextCursor };
 }

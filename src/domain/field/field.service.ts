@@ -6,6 +6,7 @@ import { Document, type PageSize } from '../document/document.entity.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
 import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
+import { readField, readFields, type FieldData } from '../envelope/envelope.read.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedText, formatPath, identifierSlug, issuesFromZod } from '../validation.ts';
 import { FieldView } from './field-view.entity.ts';
@@ -188,7 +189,7 @@ function writeViews(em: EntityManager, field: Field, views: CheckedField['views'
 export async function createFields(
   context: ServiceContext,
   options: { envelopeId: string; input: unknown; idempotencyKey?: string },
-): Promise<Field[]> {
+): Promise<FieldData[]> {
   const parsed = createFieldsInput.safeParse(options.input);
   if (!parsed.success) throw new InvalidRequestError(issuesFromZod(parsed.error));
   const shaped = parseEachField(parsed.data.fields);
@@ -252,11 +253,11 @@ export async function createFields(
       return created.map((field) => field.id).join(',');
     },
   );
+  // Answered in the order the caller sent them.
   const fieldIds = joinedIds.split(',');
-  return context.em.find(Field, { id: { $in: fieldIds } }, { orderBy: { createdAt: 'asc', identifier: 'asc' } }).then((fields) => {
-    const byId = new Map(fields.map((field) => [field.id, field]));
-    return fieldIds.map((id) => byId.get(id)).filter((field): field is Field => field !== undefined);
-  });
+  const fields = await readFields(context, { envelopeId: options.envelopeId, fieldIds });
+  const byId = new Map(fields.map((field) => [field.id, field]));
+  return fieldIds.map((id) => byId.get(id)).filter((field): field is FieldData => field !== undefined);
 }
 
 async function findField(em: EntityManager, envelope: Envelope, fieldId: string): Promise<Field> {
@@ -264,18 +265,6 @@ async function findField(em: EntityManager, envelope: Envelope, fieldId: string)
   const field = await em.findOne(Field, { id: fieldId, envelope });
   if (!field) throw new FieldNotFoundError(fieldId);
   return field;
-}
-
-export async function getField(context: ServiceContext, options: { envelopeId: string; fieldId: string }): Promise<Field> {
-  const caller = await context.caller();
-  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
-  return findField(context.em, envelope, options.fieldId);
-}
-
-export async function listFields(context: ServiceContext, options: { envelopeId: string }): Promise<Field[]> {
-  const caller = await context.caller();
-  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
-  return context.em.find(Field, { envelope }, { orderBy: [{ createdAt: 'asc' }, { identifier: 'asc' }] });
 }
 
 /**
@@ -288,7 +277,7 @@ export async function listFields(context: ServiceContext, options: { envelopeId:
 export async function updateField(
   context: ServiceContext,
   options: { envelopeId: string; fieldId: string; input: unknown },
-): Promise<Field> {
+): Promise<FieldData> {
   const parsed = updateFieldInput.safeParse(options.input);
   if (!parsed.success) throw new InvalidRequestError(issuesFromZod(parsed.error));
   const patch = parsed.data.field;
@@ -343,8 +332,7 @@ export async function updateField(
       details: { fieldId: field.id, changed: Object.keys(patch) },
     });
   });
-  context.em.clear();
-  return getField(context, options);
+  return readField(context, options);
 }
 
 /** Removes a field (and its views) from a draft envelope. */

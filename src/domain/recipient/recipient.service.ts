@@ -4,6 +4,7 @@ import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.t
 import { isUuid } from '../../shared/ids.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
 import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
+import { readRecipient, type RecipientData } from '../envelope/envelope.read.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedInteger, boundedText, identifierSlug, parseInput } from '../validation.ts';
 import { Field } from '../field/field.entity.ts';
@@ -127,7 +128,7 @@ function replaceAgents(em: EntityManager, recipient: Recipient, agents: Resolved
 export async function addRecipient(
   context: ServiceContext,
   options: { envelopeId: string; input: unknown; idempotencyKey?: string },
-): Promise<Recipient> {
+): Promise<RecipientData> {
   const input = parseInput(createRecipientInput, options.input, 'recipient');
   const recipientId = await createInDraftEnvelope(
     context,
@@ -164,19 +165,7 @@ export async function addRecipient(
       return recipient.id;
     },
   );
-  return getRecipient(context, { envelopeId: options.envelopeId, recipientId });
-}
-
-export async function getRecipient(context: ServiceContext, options: { envelopeId: string; recipientId: string }): Promise<Recipient> {
-  const caller = await context.caller();
-  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
-  return findRecipient(context.em, envelope, options.recipientId);
-}
-
-export async function listRecipients(context: ServiceContext, options: { envelopeId: string }): Promise<Recipient[]> {
-  const caller = await context.caller();
-  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
-  return context.em.find(Recipient, { envelope }, { orderBy: [{ order: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }] });
+  return readRecipient(context, { envelopeId: options.envelopeId, recipientId });
 }
 
 async function findRecipient(em: EntityManager, envelope: Envelope, recipientId: string): Promise<Recipient> {
@@ -198,7 +187,7 @@ async function boundRecipientIds(em: EntityManager, recipient: Recipient, link: 
 export async function updateRecipient(
   context: ServiceContext,
   options: { envelopeId: string; recipientId: string; input: unknown },
-): Promise<Recipient> {
+): Promise<RecipientData> {
   const input = parseInput(updateRecipientInput, options.input, 'recipient');
   await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
     const { em, envelope } = draft;
@@ -248,9 +237,7 @@ export async function updateRecipient(
       details: { recipientId: recipient.id, changed: Object.keys(input) },
     });
   });
-  // Read back outside the unit of work so agents come from the database, not a stale collection.
-  context.em.clear();
-  return getRecipient(context, options);
+  return readRecipient(context, options);
 }
 
 /**

@@ -1,4 +1,6 @@
-import { auditActorTypes, type AuditEvent } from '../../domain/audit/audit-event.entity.ts';
+import { auditActorTypes } from '../../domain/audit/audit-event.entity.ts';
+import type { AuditEventData } from '../../domain/envelope/envelope.read.ts';
+import { nested } from '../selection.ts';
 import { verifyEnvelopeAuditChain, type ChainVerification } from '../../domain/audit/audit.service.ts';
 import { builder } from '../builder.ts';
 import { EnvelopeType } from './envelope.ts';
@@ -16,15 +18,15 @@ const AuditActor = builder.objectRef<{ type: (typeof auditActorTypes)[number]; i
   }),
 });
 
-const AuditEventType = builder.objectRef<AuditEvent>('AuditEvent').implement({
+const AuditEventType = builder.objectRef<AuditEventData>('AuditEvent').implement({
   description: 'One link of the envelope’s hash-chained audit trail.',
   fields: (t) => ({
     seq: t.exposeInt('seq', { description: 'Grows by one per event of this envelope, without gaps.' }),
     type: t.exposeString('type', { description: 'Dotted lower-case name, e.g. recipient.added.' }),
-    at: t.expose('at', { type: 'DateTime' }),
-    actor: t.field({ type: AuditActor, resolve: (event) => ({ type: event.actorType, id: event.actorId ?? null }) }),
-    ip: t.string({ nullable: true, resolve: (event) => event.ip ?? null }),
-    userAgent: t.string({ nullable: true, resolve: (event) => event.userAgent ?? null }),
+    at: t.field({ type: 'DateTime', resolve: (event) => event.at }),
+    actor: t.field({ type: AuditActor, resolve: (event) => event.actor }),
+    ip: t.string({ nullable: true, resolve: (event) => event.ip }),
+    userAgent: t.string({ nullable: true, resolve: (event) => event.userAgent }),
     details: t.field({ type: 'JSONObject', resolve: (event) => event.details }),
     prevHash: t.exposeString('prevHash'),
     hash: t.exposeString('hash'),
@@ -35,8 +37,7 @@ builder.objectField(EnvelopeType, 'auditEvents', (t) =>
   t.field({
     type: [AuditEventType],
     description: 'Every recorded action on this envelope, oldest first (REST: GET /envelopes/{id}/audit).',
-    // The envelope itself came through the tenant filter, so its events may be batch-loaded.
-    resolve: (envelope, _args, context) => context.loaders.auditEventsByEnvelope.load(envelope.id),
+    resolve: (envelope) => nested(envelope.auditEvents, 'Envelope.auditEvents'),
   }),
 );
 

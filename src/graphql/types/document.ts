@@ -1,15 +1,16 @@
 import type { Readable } from 'node:stream';
 import { GraphQLError } from 'graphql';
 import { Upload } from 'graphql-upload-minimal';
-import type { Document } from '../../domain/document/document.entity.ts';
 import { documentStatuses } from '../../domain/document/document.entity.ts';
+import { readDocument, type DocumentData, type PageData } from '../../domain/envelope/envelope.read.ts';
 import { DocumentUploadIncompleteError } from '../../domain/document/document.errors.ts';
-import { addDocument, deleteDocument, getDocument, stageDocumentUpload, updateDocument } from '../../domain/document/document.service.ts';
+import { addDocument, deleteDocument, stageDocumentUpload, updateDocument } from '../../domain/document/document.service.ts';
 import { builder } from '../builder.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
 import { DeletedPayload } from './common.ts';
 import { uploadedFileStream } from '../uploads.ts';
 import { EnvelopeType } from './envelope.ts';
+import { nested } from '../selection.ts';
 
 /**
  * The file of an upload as a stream. The multipart library reports a body that broke off inside
@@ -41,7 +42,7 @@ const DocumentStatusEnum = builder.enumType('DocumentStatus', {
   values: documentStatuses,
 });
 
-const PageType = builder.objectRef<{ index: number; width: number; height: number; rotation: number }>('Page').implement({
+const PageType = builder.objectRef<PageData>('Page').implement({
   description: 'One page of a document, sized in PDF points (1/72 inch) as displayed, rotation applied.',
   fields: (t) => ({
     index: t.exposeInt('index', { description: 'Zero-based page index, as used in field views.' }),
@@ -51,22 +52,19 @@ const PageType = builder.objectRef<{ index: number; width: number; height: numbe
   }),
 });
 
-export const DocumentType = builder.objectRef<Document>('Document').implement({
+export const DocumentType = builder.objectRef<DocumentData>('Document').implement({
   description: 'A PDF in an envelope. The original is stored once, addressed by its SHA-256.',
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name', { description: 'Shown to recipients; at most 140 characters.' }),
     order: t.exposeInt('order', { description: 'Zero-based display order.' }),
-    status: t.field({ type: DocumentStatusEnum, nullable: true, resolve: (document) => document.status ?? null }),
+    status: t.field({ type: DocumentStatusEnum, nullable: true, resolve: (document) => document.status as (typeof documentStatuses)[number] | null }),
     context: t.field({ type: 'JSONObject', resolve: (document) => document.context }),
     pageCount: t.exposeInt('pageCount'),
-    pages: t.field({
-      type: [PageType],
-      resolve: (document) => document.pages.map((page, index) => ({ index, ...page })),
-    }),
-    sha256: t.string({ description: 'SHA-256 of the uploaded original.', resolve: (document) => document.contentSha256 }),
-    byteSize: t.float({ resolve: (document) => Number(document.byteSize) }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    pages: t.field({ type: [PageType], resolve: (document) => document.pages }),
+    sha256: t.exposeString('sha256', { description: 'SHA-256 of the uploaded original.' }),
+    byteSize: t.exposeFloat('byteSize'),
+    createdAt: t.field({ type: 'DateTime', resolve: (document) => document.createdAt }),
   }),
 });
 
@@ -74,7 +72,7 @@ builder.objectField(EnvelopeType, 'documents', (t) =>
   t.field({
     type: [DocumentType],
     description: 'The documents, in display order.',
-    resolve: (envelope, _args, context) => context.loaders.documentsByEnvelope.load(envelope.id),
+    resolve: (envelope) => nested(envelope.documents, 'Envelope.documents'),
   }),
 );
 
@@ -154,6 +152,6 @@ builder.queryField('document', (t) =>
   t.field({
     type: DocumentType,
     args: { envelopeId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => getDocument(context, { envelopeId: String(args.envelopeId), documentId: String(args.documentId) }),
+    resolve: (_root, args, context) => readDocument(context, { envelopeId: String(args.envelopeId), documentId: String(args.documentId) }),
   }),
 );

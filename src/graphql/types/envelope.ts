@@ -1,13 +1,9 @@
-import { Envelope, envelopeStatuses } from '../../domain/envelope/envelope.entity.ts';
-import {
-  createEnvelope,
-  deleteEnvelope,
-  envelopeCursor,
-  getEnvelope,
-  listEnvelopes,
-  updateEnvelope,
-} from '../../domain/envelope/envelope.service.ts';
+import { envelopeStatuses } from '../../domain/envelope/envelope.entity.ts';
+import { readEnvelope, readEnvelopePage, type EnvelopeData, type EnvelopePageData } from '../../domain/envelope/envelope.read.ts';
+import { createEnvelope, deleteEnvelope, updateEnvelope } from '../../domain/envelope/envelope.service.ts';
+import { createdAtCursor } from '../../domain/pagination.ts';
 import { builder } from '../builder.ts';
+import { connectionNodesOf, envelopeIncludeOf, selectionOf } from '../selection.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
 import { DeletedPayload, PageInfo } from './common.ts';
 
@@ -16,7 +12,7 @@ export const EnvelopeStatusEnum = builder.enumType('EnvelopeStatus', {
   values: envelopeStatuses,
 });
 
-export const EnvelopeType = builder.objectRef<Envelope>('Envelope').implement({
+export const EnvelopeType = builder.objectRef<EnvelopeData>('Envelope').implement({
   description: 'One signing session: documents, recipient roles and fields, moving from draft to a closed state.',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -27,25 +23,25 @@ export const EnvelopeType = builder.objectRef<Envelope>('Envelope').implement({
     reminderRepeatIntervalDays: t.exposeInt('reminderRepeatIntervalDays', { description: 'Days between later reminders, 0–30 (0 = none).' }),
     reminderBeforeExpirationDays: t.exposeInt('reminderBeforeExpirationDays', { description: 'Days before expiry for a last reminder, 0–30 (0 = none).' }),
     context: t.field({ type: 'JSONObject', description: 'Your own metadata, returned as given.', resolve: (envelope) => envelope.context }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    sentAt: t.expose('sentAt', { type: 'DateTime', nullable: true }),
-    expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true }),
-    completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true, description: 'Set when the envelope is finalized.' }),
-    voidedAt: t.expose('voidedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.field({ type: 'DateTime', resolve: (envelope) => envelope.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (envelope) => envelope.updatedAt }),
+    sentAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.sentAt }),
+    expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.expiresAt }),
+    completedAt: t.field({ type: 'DateTime', nullable: true, description: 'Set when the envelope is finalized.', resolve: (envelope) => envelope.completedAt }),
+    voidedAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.voidedAt }),
   }),
 });
 
-const EnvelopeEdge = builder.objectRef<Envelope>('EnvelopeEdge').implement({
+const EnvelopeEdge = builder.objectRef<EnvelopeData>('EnvelopeEdge').implement({
   description: 'An envelope in a page, with its position for `after`.',
   fields: (t) => ({
-    cursor: t.string({ resolve: (envelope) => envelopeCursor(envelope) }),
+    cursor: t.string({ resolve: (envelope) => createdAtCursor(envelope) }),
     node: t.field({ type: EnvelopeType, resolve: (envelope) => envelope }),
   }),
 });
 
 const EnvelopeConnection = builder
-  .objectRef<{ envelopes: Envelope[]; nextCursor: string | null }>('EnvelopeConnection')
+  .objectRef<EnvelopePageData>('EnvelopeConnection')
   .implement({
     description: "A page of the team's envelopes, newest first.",
     fields: (t) => ({
@@ -63,7 +59,7 @@ builder.queryFields((t) => ({
     type: EnvelopeType,
     description: 'One envelope of your team. Unknown and foreign ids give Envelope.NotFound.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => getEnvelope(context, String(args.id)),
+    resolve: (_root, args, context, info) => readEnvelope(context, String(args.id), envelopeIncludeOf(selectionOf(info))),
   }),
   envelopes: t.field({
     type: EnvelopeConnection,
@@ -73,8 +69,12 @@ builder.queryFields((t) => ({
       after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
       status: t.arg({ type: EnvelopeStatusEnum, required: false }),
     },
-    resolve: (_root, args, context) =>
-      listEnvelopes(context, { limit: args.first ?? undefined, cursor: args.after ?? undefined, status: args.status ?? undefined }),
+    resolve: (_root, args, context, info) =>
+      readEnvelopePage(
+        context,
+        { limit: args.first ?? undefined, cursor: args.after ?? undefined, status: args.status ?? undefined },
+        envelopeIncludeOf(connectionNodesOf(selectionOf(info))),
+      ),
   }),
 }));
 
@@ -107,15 +107,22 @@ builder.mutationFields((t) => ({
     type: EnvelopeType,
     description: 'Creates a draft envelope (REST: POST /envelopes). Honours the Idempotency-Key header.',
     args: { input: t.arg({ type: CreateEnvelopeInput, required: true }) },
-    resolve: (_root, args, context) =>
-      createEnvelope(context, { input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }), idempotencyKey: context.idempotencyKey }),
+    resolve: async (_root, args, context, info) => {
+      const { envelopeId } = await createEnvelope(context, {
+        input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }),
+        idempotencyKey: context.idempotencyKey,
+      });
+      return readEnvelope(context, envelopeId, envelopeIncludeOf(selectionOf(info)));
+    },
   }),
   updateEnvelope: t.field({
     type: EnvelopeType,
     description: 'Changes settings of a draft (REST: PATCH /envelopes/{id}).',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateEnvelopeInput, required: true }) },
-    resolve: (_root, args, context) =>
-      updateEnvelope(context, { envelopeId: String(args.id), input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }) }),
+    resolve: async (_root, args, context, info) => {
+      await updateEnvelope(context, { envelopeId: String(args.id), input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }) });
+      return readEnvelope(context, String(args.id), envelopeIncludeOf(selectionOf(info)));
+    },
   }),
   deleteEnvelope: t.field({
     type: DeletedPayload,

@@ -1,6 +1,7 @@
-import type { FieldView } from '../../domain/field/field-view.entity.ts';
-import { fieldTypes, type Field } from '../../domain/field/field.entity.ts';
-import { createFields, deleteField, getField, updateField } from '../../domain/field/field.service.ts';
+import { readField, type FieldData, type FieldPlacementData } from '../../domain/envelope/envelope.read.ts';
+import { fieldTypes, type FieldType as FieldTypeName } from '../../domain/field/field.entity.ts';
+import { createFields, deleteField, updateField } from '../../domain/field/field.service.ts';
+import { nested } from '../selection.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
 import { DeletedPayload } from './common.ts';
@@ -20,38 +21,38 @@ const SizeType = builder.objectRef<{ width: number; height: number }>('Size').im
   fields: (t) => ({ width: t.exposeFloat('width'), height: t.exposeFloat('height') }),
 });
 
-const FieldViewType = builder.objectRef<FieldView>('FieldView').implement({
+const FieldViewType = builder.objectRef<FieldPlacementData>('FieldView').implement({
   description: 'One placement of a field on a document page.',
   fields: (t) => ({
-    documentId: t.id({ resolve: (view) => view.document.id }),
+    documentId: t.exposeID('documentId'),
     page: t.exposeInt('page', { description: 'Zero-based page index.' }),
-    location: t.field({ type: PointType, resolve: (view) => ({ x: Number(view.x), y: Number(view.y) }) }),
-    size: t.field({ type: SizeType, resolve: (view) => ({ width: Number(view.width), height: Number(view.height) }) }),
+    location: t.field({ type: PointType, resolve: (view) => view.location }),
+    size: t.field({ type: SizeType, resolve: (view) => view.size }),
   }),
 });
 
-export const FieldType = builder.objectRef<Field>('Field').implement({
+export const FieldType = builder.objectRef<FieldData>('Field').implement({
   description: 'An interactive element assigned to one recipient and placed on one or more pages.',
   fields: (t) => ({
     id: t.exposeID('id'),
     identifier: t.exposeString('identifier', { description: 'Your slug, unique in the envelope.' }),
-    type: t.field({ type: FieldTypeEnum, resolve: (field) => field.type }),
-    recipientId: t.id({ resolve: (field) => field.recipient?.id ?? field.templateRecipient?.id ?? '' }),
-    label: t.string({ nullable: true, resolve: (field) => field.label ?? null }),
-    tooltip: t.string({ nullable: true, resolve: (field) => field.tooltip ?? null }),
+    type: t.field({ type: FieldTypeEnum, resolve: (field) => field.type as FieldTypeName }),
+    recipientId: t.id({ resolve: (field) => field.recipientId ?? '' }),
+    label: t.string({ nullable: true, resolve: (field) => field.label }),
+    tooltip: t.string({ nullable: true, resolve: (field) => field.tooltip }),
     required: t.exposeBoolean('required'),
     readonly: t.exposeBoolean('readonly'),
-    value: t.field({ type: 'JSONObject', nullable: true, resolve: (field) => field.value ?? null }),
+    value: t.field({ type: 'JSONObject', nullable: true, resolve: (field) => field.value }),
     config: t.field({ type: 'JSONObject', resolve: (field) => field.config }),
-    views: t.field({ type: [FieldViewType], resolve: (field, _args, context) => context.loaders.viewsByField.load(field.id) }),
-    submittedAt: t.expose('submittedAt', { type: 'DateTime', nullable: true }),
+    views: t.field({ type: [FieldViewType], resolve: (field) => nested(field.views, 'Field.views') }),
+    submittedAt: t.field({ type: 'DateTime', nullable: true, resolve: (field) => field.submittedAt }),
   }),
 });
 
 builder.objectField(EnvelopeType, 'fields', (t) =>
   t.field({
     type: [FieldType],
-    resolve: (envelope, _args, context) => context.loaders.fieldsByEnvelope.load(envelope.id),
+    resolve: (envelope) => nested(envelope.fields, 'Envelope.fields'),
   }),
 );
 
@@ -148,6 +149,6 @@ builder.queryField('field', (t) =>
   t.field({
     type: FieldType,
     args: { envelopeId: t.arg.id({ required: true }), fieldId: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => getField(context, { envelopeId: String(args.envelopeId), fieldId: String(args.fieldId) }),
+    resolve: (_root, args, context) => readField(context, { envelopeId: String(args.envelopeId), fieldId: String(args.fieldId) }),
   }),
 );

@@ -1,6 +1,8 @@
-import { agentKinds, locales, phoneContactMethods, type Agent } from '../../domain/recipient/agent.entity.ts';
-import { recipientTypes, type Recipient } from '../../domain/recipient/recipient.entity.ts';
-import { addRecipient, deleteRecipient, getRecipient, updateRecipient } from '../../domain/recipient/recipient.service.ts';
+import { readRecipient, type AgentData, type AgentInfoData, type RecipientData } from '../../domain/envelope/envelope.read.ts';
+import { agentKinds, locales, phoneContactMethods } from '../../domain/recipient/agent.entity.ts';
+import { recipientTypes, type RecipientType } from '../../domain/recipient/recipient.entity.ts';
+import { addRecipient, deleteRecipient, updateRecipient } from '../../domain/recipient/recipient.service.ts';
+import { nested } from '../selection.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
 import { DeletedPayload } from './common.ts';
@@ -25,7 +27,7 @@ export const PhoneContactMethodEnum = builder.enumType('PhoneContactMethod', {
 });
 
 const AgentInfoType = builder
-  .objectRef<{ name: string; email?: string | null; phone?: string | null; locale?: string | null; phoneContactMethod?: string | null }>('AgentInfo')
+  .objectRef<AgentInfoData>('AgentInfo')
   .implement({
     description: 'A person given inline.',
     fields: (t) => ({
@@ -37,35 +39,35 @@ const AgentInfoType = builder
     }),
   });
 
-const AgentType = builder.objectRef<Agent>('Agent').implement({
+const AgentType = builder.objectRef<AgentData>('Agent').implement({
   description: 'A person behind a recipient role: inline info, or a contact, contact group or team user reference.',
   fields: (t) => ({
     id: t.exposeID('id'),
     kind: t.field({ type: AgentKindEnum, resolve: (agent) => agent.kind }),
     info: t.field({ type: AgentInfoType, nullable: true, resolve: (agent) => agent.info ?? null }),
-    contactId: t.id({ nullable: true, resolve: (agent) => agent.contact?.id ?? null }),
-    groupId: t.id({ nullable: true, resolve: (agent) => agent.group?.id ?? null }),
-    userId: t.id({ nullable: true, resolve: (agent) => agent.user?.id ?? null }),
+    contactId: t.id({ nullable: true, resolve: (agent) => agent.contactId ?? null }),
+    groupId: t.id({ nullable: true, resolve: (agent) => agent.groupId ?? null }),
+    userId: t.id({ nullable: true, resolve: (agent) => agent.userId ?? null }),
   }),
 });
 
-export const RecipientTypeRef = builder.objectRef<Recipient>('Recipient').implement({
+export const RecipientTypeRef = builder.objectRef<RecipientData>('Recipient').implement({
   description: 'A role in the envelope’s workflow; people are attached to it as agents.',
   fields: (t) => ({
     id: t.exposeID('id'),
     identifier: t.exposeString('identifier', { description: 'Your stable slug for the role, unique in the envelope.' }),
     roleName: t.exposeString('roleName'),
-    type: t.field({ type: RecipientTypeEnum, resolve: (recipient) => recipient.type }),
+    type: t.field({ type: RecipientTypeEnum, resolve: (recipient) => recipient.type as RecipientType }),
     order: t.exposeInt('order', { description: 'Lower orders act first; equal orders act in parallel.' }),
     required: t.exposeBoolean('required'),
     color: t.exposeString('color'),
-    hostedById: t.id({ nullable: true, resolve: (recipient) => recipient.hostedBy?.id ?? null }),
-    delegatedById: t.id({ nullable: true, resolve: (recipient) => recipient.delegatedBy?.id ?? null }),
-    agents: t.field({ type: [AgentType], resolve: (recipient, _args, context) => context.loaders.agentsByRecipient.load(recipient.id) }),
-    activatedAt: t.expose('activatedAt', { type: 'DateTime', nullable: true }),
-    completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
-    delegatedAt: t.expose('delegatedAt', { type: 'DateTime', nullable: true }),
-    removedAt: t.expose('removedAt', { type: 'DateTime', nullable: true }),
+    hostedById: t.id({ nullable: true, resolve: (recipient) => recipient.hostedById }),
+    delegatedById: t.id({ nullable: true, resolve: (recipient) => recipient.delegatedById }),
+    agents: t.field({ type: [AgentType], resolve: (recipient) => nested(recipient.agents, 'Recipient.agents') }),
+    activatedAt: t.field({ type: 'DateTime', nullable: true, resolve: (recipient) => recipient.activatedAt }),
+    completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (recipient) => recipient.completedAt }),
+    delegatedAt: t.field({ type: 'DateTime', nullable: true, resolve: (recipient) => recipient.delegatedAt }),
+    removedAt: t.field({ type: 'DateTime', nullable: true, resolve: (recipient) => recipient.removedAt }),
   }),
 });
 
@@ -73,7 +75,7 @@ builder.objectField(EnvelopeType, 'recipients', (t) =>
   t.field({
     type: [RecipientTypeRef],
     description: 'The recipient roles, in signing order.',
-    resolve: (envelope, _args, context) => context.loaders.recipientsByEnvelope.load(envelope.id),
+    resolve: (envelope) => nested(envelope.recipients, 'Envelope.recipients'),
   }),
 );
 
@@ -166,6 +168,6 @@ builder.queryField('recipient', (t) =>
   t.field({
     type: RecipientTypeRef,
     args: { envelopeId: t.arg.id({ required: true }), recipientId: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => getRecipient(context, { envelopeId: String(args.envelopeId), recipientId: String(args.recipientId) }),
+    resolve: (_root, args, context) => readRecipient(context, { envelopeId: String(args.envelopeId), recipientId: String(args.recipientId) }),
   }),
 );

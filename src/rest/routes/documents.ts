@@ -1,8 +1,8 @@
-import { addDocument, deleteDocument, getDocument, listDocuments, stageDocumentUpload, updateDocument } from '../../domain/document/document.service.ts';
+import { addDocument, deleteDocument, stageDocumentUpload, updateDocument } from '../../domain/document/document.service.ts';
+import { readDocument, readDocuments } from '../../domain/envelope/envelope.read.ts';
 import { readJsonObject } from '../body.ts';
 import { receiveMultipartUpload } from '../multipart.ts';
 import type { RestRoute } from '../router.ts';
-import { documentJson } from '../serializers.ts';
 
 /** Spec §4.2 and contract §5: documents of an envelope. */
 export const documentRoutes: RestRoute[] = [
@@ -24,21 +24,21 @@ export const documentRoutes: RestRoute[] = [
         fields: upload.fields,
         idempotencyKey: context.idempotencyKey,
       });
-      return { document: documentJson(document) };
+      return { document };
     },
   },
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/documents',
     async handler({ params, context }) {
-      return { documents: (await listDocuments(context, { envelopeId: params.envelopeId })).map(documentJson) };
+      return { documents: await readDocuments(context, { envelopeId: params.envelopeId }) };
     },
   },
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/documents/:documentId',
     async handler({ params, context }) {
-      return { document: documentJson(await getDocument(context, { envelopeId: params.envelopeId, documentId: params.documentId })) };
+      return { document: await readDocument(context, { envelopeId: params.envelopeId, documentId: params.documentId }) };
     },
   },
   {
@@ -50,7 +50,7 @@ export const documentRoutes: RestRoute[] = [
         documentId: params.documentId,
         input: await readJsonObject(request),
       });
-      return { document: documentJson(document) };
+      return { document };
     },
   },
   {

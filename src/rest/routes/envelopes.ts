@@ -1,14 +1,9 @@
-import {
-  createEnvelope,
-  deleteEnvelope,
-  getEnvelope,
-  listEnvelopes,
-  updateEnvelope,
-} from '../../domain/envelope/envelope.service.ts';
+import { envelopeOnly, readEnvelope, readEnvelopePage, readEnvelopeWithTag } from '../../domain/envelope/envelope.read.ts';
+import { createEnvelope, deleteEnvelope, updateEnvelope } from '../../domain/envelope/envelope.service.ts';
 import { readJsonObject } from '../body.ts';
+import { ifNoneMatchHits, notModifiedResponse, successResponse } from '../respond.ts';
 import { booleanQuery, integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
-import { documentJson, envelopeJson, fieldJson, recipientJson } from '../serializers.ts';
 
 /** Spec §4.1 and contract §5: the envelope itself. */
 export const envelopeRoutes: RestRoute[] = [
@@ -16,51 +11,49 @@ export const envelopeRoutes: RestRoute[] = [
     method: 'POST',
     path: '/envelopes',
     async handler({ request, context }) {
-      const envelope = await createEnvelope(context, { input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
-      return { envelopeId: envelope.id };
+      return createEnvelope(context, { input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
     },
   },
   {
     method: 'GET',
     path: '/envelopes',
     async handler({ url, context }) {
-      const page = await listEnvelopes(context, {
+      return readEnvelopePage(context, {
         status: url.searchParams.get('status') ?? undefined,
         limit: integerQuery(url, 'limit'),
         cursor: url.searchParams.get('cursor') ?? undefined,
       });
-      return { envelopes: page.envelopes.map(envelopeJson), nextCursor: page.nextCursor };
     },
   },
   {
     method: 'GET',
     path: '/envelopes/:envelopeId',
-    async handler({ url, params, context }) {
+    async handler({ request, url, params, context }) {
       const include = {
         documents: booleanQuery(url, 'includeDocuments'),
         recipients: booleanQuery(url, 'includeRecipients'),
+        agents: true,
         fields: booleanQuery(url, 'includeFields'),
+        views: true,
       };
-      const envelope = await getEnvelope(context, params.envelopeId);
-      const payload: Record<string, unknown> = { envelope: envelopeJson(envelope) };
-      if (include.documents) payload.documents = (await context.loaders.documentsByEnvelope.load(envelope.id)).map(documentJson);
-      if (include.recipients) {
-        const recipients = await context.loaders.recipientsByEnvelope.load(envelope.id);
-        payload.recipients = await Promise.all(recipients.map((recipient) => recipientJson(context, recipient)));
-      }
-      if (include.fields) {
-        const fields = await context.loaders.fieldsByEnvelope.load(envelope.id);
-        payload.fields = await Promise.all(fields.map((field) => fieldJson(context, field)));
-      }
-      return payload;
+      // One statement either way; a poller whose copy is current gets 304 and no body is built.
+      const { tag, json } = await readEnvelopeWithTag(context, params.envelopeId, include);
+      const etag = `"${tag}"`;
+      if (ifNoneMatchHits(request.headers.get('if-none-match'), etag)) return notModifiedResponse(etag);
+      const { documents, recipients, fields, ...envelope } = json();
+      const payload: Record<string, unknown> = { envelope };
+      if (include.documents) payload.documents = documents;
+      if (include.recipients) payload.recipients = recipients;
+      if (include.fields) payload.fields = fields;
+      return successResponse(payload, { etag, 'cache-control': 'private, no-cache' });
     },
   },
   {
     method: 'PATCH',
     path: '/envelopes/:envelopeId',
     async handler({ request, params, context }) {
-      const envelope = await updateEnvelope(context, { envelopeId: params.envelopeId, input: await readJsonObject(request) });
-      return { envelope: envelopeJson(envelope) };
+      await updateEnvelope(context, { envelopeId: params.envelopeId, input: await readJsonObject(request) });
+      return { envelope: envelopeOnly(await readEnvelope(context, params.envelopeId)) };
     },
   },
   {

@@ -1,7 +1,7 @@
-import { createFields, deleteField, getField, listFields, updateField } from '../../domain/field/field.service.ts';
+import { readField, readFields } from '../../domain/envelope/envelope.read.ts';
+import { createFields, deleteField, updateField } from '../../domain/field/field.service.ts';
 import { readJsonObject } from '../body.ts';
 import type { RestRoute } from '../router.ts';
-import { fieldJson } from '../serializers.ts';
 
 /** Spec §4.4 and contract §5: fields of an envelope. */
 export const fieldRoutes: RestRoute[] = [
@@ -14,22 +14,21 @@ export const fieldRoutes: RestRoute[] = [
         input: await readJsonObject(request),
         idempotencyKey: context.idempotencyKey,
       });
-      return { fields: await Promise.all(fields.map((field) => fieldJson(context, field))) };
+      return { fields };
     },
   },
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/fields',
     async handler({ params, context }) {
-      const fields = await listFields(context, { envelopeId: params.envelopeId });
-      return { fields: await Promise.all(fields.map((field) => fieldJson(context, field))) };
+      return { fields: await readFields(context, { envelopeId: params.envelopeId }) };
     },
   },
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/fields/:fieldId',
     async handler({ params, context }) {
-      return { field: await fieldJson(context, await getField(context, { envelopeId: params.envelopeId, fieldId: params.fieldId })) };
+      return { field: await readField(context, { envelopeId: params.envelopeId, fieldId: params.fieldId }) };
     },
   },
   {
@@ -37,7 +36,7 @@ export const fieldRoutes: RestRoute[] = [
     path: '/envelopes/:envelopeId/fields/:fieldId',
     async handler({ request, params, context }) {
       const field = await updateField(context, { envelopeId: params.envelopeId, fieldId: params.fieldId, input: await readJsonObject(request) });
-      return { field: await fieldJson(context, field) };
+      return { field };
     },
   },
   {

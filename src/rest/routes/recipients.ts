@@ -1,8 +1,8 @@
-import { addRecipient, deleteRecipient, getRecipient, listRecipients, updateRecipient } from '../../domain/recipient/recipient.service.ts';
+import { readRecipient, readRecipients } from '../../domain/envelope/envelope.read.ts';
+import { addRecipient, deleteRecipient, updateRecipient } from '../../domain/recipient/recipient.service.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { readJsonObject } from '../body.ts';
 import type { RestRoute } from '../router.ts';
-import { recipientJson } from '../serializers.ts';
 
 /** The spec wraps one recipient in `{ recipient: {...} }`. */
 async function readRecipientBody(request: Request): Promise<unknown> {
@@ -26,23 +26,21 @@ export const recipientRoutes: RestRoute[] = [
         input: await readRecipientBody(request),
         idempotencyKey: context.idempotencyKey,
       });
-      return { recipient: await recipientJson(context, recipient) };
+      return { recipient };
     },
   },
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/recipients',
     async handler({ params, context }) {
-      const recipients = await listRecipients(context, { envelopeId: params.envelopeId });
-      return { recipients: await Promise.all(recipients.map((recipient) => recipientJson(context, recipient))) };
+      return { recipients: await readRecipients(context, { envelopeId: params.envelopeId }) };
     },
   },
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/recipients/:recipientId',
     async handler({ params, context }) {
-      const recipient = await getRecipient(context, { envelopeId: params.envelopeId, recipientId: params.recipientId });
-      return { recipient: await recipientJson(context, recipient) };
+      return { recipient: await readRecipient(context, { envelopeId: params.envelopeId, recipientId: params.recipientId }) };
     },
   },
   {
@@ -54,7 +52,7 @@ export const recipientRoutes: RestRoute[] = [
         recipientId: params.recipientId,
         input: await readRecipientBody(request),
       });
-      return { recipient: await recipientJson(context, recipient) };
+      return { recipient };
     },
   },
   {

@@ -1,0 +1,505 @@
+import { createHash } from 'node:crypto';
+import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { z } from 'zod';
+import { isUuid } from '../../shared/ids.ts';
+import { DocumentNotFoundError } from '../document/document.errors.ts';
+import { FieldNotFoundError } from '../field/field.errors.ts';
+import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
+import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
+import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
+import type { ServiceContext } from '../service-context.ts';
+import type { TeamCaller } from '../team/team.service.ts';
+import { parseInput } from '../validation.ts';
+import { envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
+import { EnvelopeNotFoundError } from './envelope.errors.ts';
+
+/*
+ * The envelope aggregate's read model: an envelope with any of its documents, recipients (with
+ * agents), fields (with views) and audit events, each read with ONE statement whatever is nested.
+ * The answers are plain data in the faces' shape; REST serialises them as they are and GraphQL
+ * resolves its fields from them.
+ */
+
+export type PageData = { index: number; width: number; height: number; rotation: number };
+
+export type DocumentData = {
+  id: string;
+  name: string;
+  order: number;
+  status: string | null;
+  context: Record<string, unknown>;
+  pageCount: number;
+  pages: PageData[];
+  sha256: string;
+  byteSize: number;
+  createdAt: string;
+};
+
+export type AgentInfoData = { name: string; email?: string | null; phone?: string | null; locale?: string | null; phoneContactMethod?: string | null };
+
+/** Exactly one reference key is present, the one of its `kind` (as the REST contract shows agents). */
+export type AgentData = {
+  id: string;
+  kind: 'info' | 'contact' | 'group' | 'user';
+  info?: AgentInfoData;
+  contactId?: string | null;
+  groupId?: string | null;
+  userId?: string | null;
+};
+
+export type RecipientData = {
+  id: string;
+  identifier: string;
+  roleName: string;
+  type: string;
+  order: number;
+  required: boolean;
+  color: string;
+  hostedById: string | null;
+  delegatedById: string | null;
+  /** Present when `agents` was asked for. */
+  agents?: AgentData[];
+  activatedAt: string | null;
+  completedAt: string | null;
+  delegatedAt: string | null;
+  removedAt: string | null;
+};
+
+export type FieldPlacementData = {
+  documentId: string;
+  page: number;
+  location: { x: number; y: number };
+  size: { width: number; height: number };
+};
+
+export type FieldData = {
+  id: string;
+  identifier: string;
+  type: string;
+  recipientId: string | null;
+  label: string | null;
+  tooltip: string | null;
+  required: boolean;
+  readonly: boolean;
+  value: Record<string, unknown> | null;
+  config: Record<string, unknown>;
+  /** Present when `views` was asked for. */
+  views?: FieldPlacementData[];
+  submittedAt: string | null;
+};
+
+export type AuditEventData = {
+  seq: number;
+  type: string;
+  at: string;
+  actor: { type: 'api_key' | 'agent' | 'system'; id: string | null };
+  ip: string | null;
+  userAgent: string | null;
+  details: Record<string, unknown>;
+  prevHash: string;
+  hash: string;
+};
+
+export type EnvelopeData = {
+  id: string;
+  name: string;
+  status: EnvelopeStatus;
+  expirationPeriodDays: number;
+  reminderInitialDelayDays: number;
+  reminderRepeatIntervalDays: number;
+  reminderBeforeExpirationDays: number;
+  context: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+  sentAt: string | null;
+  expiresAt: string | null;
+  completedAt: string | null;
+  voidedAt: string | null;
+  /** Each nested list is present exactly when the include asked for it. */
+  documents?: DocumentData[];
+  recipients?: RecipientData[];
+  fields?: FieldData[];
+  auditEvents?: AuditEventData[];
+};
+
+/**
+ * What to nest in an envelope read. `agents` applies to recipients and `views` to fields, so a
+ * caller that never shows placements does not pay for them.
+ */
+export type EnvelopeInclude = {
+  documents?: boolean;
+  recipients?: boolean;
+  agents?: boolean;
+  fields?: boolean;
+  views?: boolean;
+  auditEvents?: boolean;
+};
+
+/** The envelope keys of the REST `envelope` object: the envelope without nested lists. */
+export function envelopeOnly(envelope: EnvelopeData) {
+  const { documents: _documents, recipients: _recipients, fields: _fields, auditEvents: _auditEvents, ...rest } = envelope;
+  return rest;
+}
+
+type Eb = ExpressionBuilder<ReadDatabase & { e: ReadDatabase['envelope'] }, 'e'>;
+type AnyEb = ExpressionBuilder<any, any>;
+
+// ---------------------------------------------------------------------------------------------
+// Selections. Each takes the SQL reference of its parent's id and returns a correlated subquery
+// (nested lists) or the columns of one row.
+
+function documentColumns(eb: AnyEb, alias: string) {
+  const column = (name: string) => eb.ref(`${alias}.${name}`);
+  return [
+    column('id').as('id'),
+    column('name').as('name'),
+    column('order').as('order'),
+    column('status').as('status'),
+    column('context').as('context'),
+    column('page_count').as('pageCount'),
+    // Pages carry their index so that field views can name them.
+    sql<PageData[]>`(select coalesce(json_agg(json_build_object('index', p.i - 1, 'width', p.page -> 'width', 'height', p.page -> 'height', 'rotation', p.page -> 'rotation') order by p.i), '[]'::json)
+        from jsonb_array_elements(${column('pages')}) with ordinality as p(page, i))`.as('pages'),
+    column('content_sha256').as('sha256'),
+    sql<number>`${column('byte_size')}::float8`.as('byteSize'),
+    isoTimestamp(column('created_at')).as('createdAt'),
+  ];
+}
+
+function documentsOf(eb: AnyEb, envelopeId: string) {
+  return jsonArrayFrom(
+    eb
+      .selectFrom('document as d')
+      .select((inner: AnyEb) => documentColumns(inner, 'd'))
+      .whereRef('d.envelope_id', '=', envelopeId)
+      .orderBy('d.order')
+      .orderBy('d.created_at')
+      .orderBy('d.id'),
+  );
+}
+
+function agentsOf(eb: AnyEb, recipientId: string) {
+  // The reference key shown depends on the kind, as in the REST contract.
+  return eb
+    .selectFrom('agent as a')
+    .select(
+      sql<AgentData[]>`coalesce(json_agg(case a.kind
+          when 'info' then json_build_object('id', a.id, 'kind', a.kind, 'info', a.info)
+          when 'contact' then json_build_object('id', a.id, 'kind', a.kind, 'contactId', a.contact_id)
+          when 'group' then json_build_object('id', a.id, 'kind', a.kind, 'groupId', a.group_id)
+          else json_build_object('id', a.id, 'kind', a.kind, 'userId', a.user_id) end
+        order by a.position), '[]'::json)`.as('agents'),
+    )
+    .whereRef('a.recipient_id', '=', recipientId);
+}
+
+function recipientColumns(eb: AnyEb, alias: string, include: Pick<EnvelopeInclude, 'agents'>) {
+  const column = (name: string) => eb.ref(`${alias}.${name}`);
+  return [
+    column('id').as('id'),
+    column('identifier').as('identifier'),
+    column('role_name').as('roleName'),
+    column('type').as('type'),
+    column('order').as('order'),
+    column('required').as('required'),
+    column('color').as('color'),
+    column('hosted_by_id').as('hostedById'),
+    column('delegated_by_id').as('delegatedById'),
+    ...(include.agents ? [agentsOf(eb, `${alias}.id`).as('agents')] : []),
+    isoTimestamp(column('activated_at')).as('activatedAt'),
+    isoTimestamp(column('completed_at')).as('completedAt'),
+    isoTimestamp(column('delegated_at')).as('delegatedAt'),
+    isoTimestamp(column('removed_at')).as('removedAt'),
+  ];
+}
+
+function recipientsOf(eb: AnyEb, envelopeId: string, include: Pick<EnvelopeInclude, 'agents'>) {
+  return jsonArrayFrom(
+    eb
+      .selectFrom('recipient as r')
+      .select((inner: AnyEb) => recipientColumns(inner, 'r', include))
+      .whereRef('r.envelope_id', '=', envelopeId)
+      .orderBy('r.order')
+      .orderBy('r.created_at')
+      .orderBy('r.id'),
+  );
+}
+
+function viewsOf(eb: AnyEb, fieldId: string) {
+  return eb
+    .selectFrom('field_view as v')
+    .select(
+      sql<FieldPlacementData[]>`coalesce(json_agg(json_build_object(
+          'documentId', v.document_id, 'page', v.page,
+          'location', json_build_object('x', v.x, 'y', v.y),
+          'size', json_build_object('width', v.width, 'height', v.height)) order by v.position), '[]'::json)`.as('views'),
+    )
+    .whereRef('v.field_id', '=', fieldId);
+}
+
+function fieldColumns(eb: AnyEb, alias: string, include: Pick<EnvelopeInclude, 'views'>) {
+  const column = (name: string) => eb.ref(`${alias}.${name}`);
+  return [
+    column('id').as('id'),
+    column('identifier').as('identifier'),
+    column('type').as('type'),
+    column('recipient_id').as('recipientId'),
+    column('label').as('label'),
+    column('tooltip').as('tooltip'),
+    column('required').as('required'),
+    column('readonly').as('readonly'),
+    column('value').as('value'),
+    column('config').as('config'),
+    ...(include.views ? [viewsOf(eb, `${alias}.id`).as('views')] : []),
+    isoTimestamp(column('submitted_at')).as('submittedAt'),
+  ];
+}
+
+function fieldsOf(eb: AnyEb, envelopeId: string, include: Pick<EnvelopeInclude, 'views'>) {
+  return jsonArrayFrom(
+    eb
+      .selectFrom('field as f')
+      .select((inner: AnyEb) => fieldColumns(inner, 'f', include))
+      .whereRef('f.envelope_id', '=', envelopeId)
+      .orderBy('f.created_at')
+      .orderBy('f.identifier'),
+  );
+}
+
+function auditEventsOf(eb: AnyEb, envelopeId: string) {
+  return jsonArrayFrom(
+    eb
+      .selectFrom('audit_event as ae')
+      .select((inner: AnyEb) => [
+        inner.ref('ae.seq').as('seq'),
+        inner.ref('ae.type').as('type'),
+        isoTimestamp(inner.ref('ae.at')).as('at'),
+        sql`json_build_object('type', ae.actor_type, 'id', ae.actor_id)`.as('actor'),
+        inner.ref('ae.ip').as('ip'),
+        inner.ref('ae.user_agent').as('userAgent'),
+        inner.ref('ae.details').as('details'),
+        inner.ref('ae.prev_hash').as('prevHash'),
+        inner.ref('ae.hash').as('hash'),
+      ])
+      .whereRef('ae.stream_id', '=', envelopeId)
+      .orderBy('ae.seq'),
+  );
+}
+
+function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
+  return [
+    eb.ref('e.id').as('id'),
+    eb.ref('e.name').as('name'),
+    eb.ref('e.status').as('status'),
+    eb.ref('e.expiration_period_days').as('expirationPeriodDays'),
+    eb.ref('e.reminder_initial_delay_days').as('reminderInitialDelayDays'),
+    eb.ref('e.reminder_repeat_interval_days').as('reminderRepeatIntervalDays'),
+    eb.ref('e.reminder_before_expiration_days').as('reminderBeforeExpirationDays'),
+    eb.ref('e.context').as('context'),
+    isoTimestamp(eb.ref('e.created_at')).as('createdAt'),
+    isoTimestamp(eb.ref('e.updated_at')).as('updatedAt'),
+    isoTimestamp(eb.ref('e.sent_at')).as('sentAt'),
+    isoTimestamp(eb.ref('e.expires_at')).as('expiresAt'),
+    isoTimestamp(eb.ref('e.completed_at')).as('completedAt'),
+    isoTimestamp(eb.ref('e.voided_at')).as('voidedAt'),
+    ...(include.documents ? [documentsOf(eb, 'e.id').as('documents')] : []),
+    ...(include.recipients ? [recipientsOf(eb, 'e.id', include).as('recipients')] : []),
+    ...(include.fields ? [fieldsOf(eb, 'e.id', include).as('fields')] : []),
+    ...(include.auditEvents ? [auditEventsOf(eb, 'e.id').as('auditEvents')] : []),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tenant boundary of every envelope read, in one place.
+
+/**
+ * The caller's team's envelopes, as `e`. Every read of an envelope or of anything inside one
+ * starts here, so another team's envelope is never found: unknown, malformed and foreign ids all
+ * read as "no row" and become the same `*.NotFound`.
+ */
+function teamEnvelopes(context: ServiceContext, caller: TeamCaller): SelectQueryBuilder<ReadDatabase & { e: ReadDatabase['envelope'] }, 'e', {}> {
+  return readerOf(context.em).selectFrom('envelope as e').where('e.team_id', '=', caller.teamId);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads.
+
+/** One envelope of the caller's team with what `include` asks for; `Envelope.NotFound` otherwise. */
+export async function readEnvelope(context: ServiceContext, envelopeId: string, include: EnvelopeInclude = {}): Promise<EnvelopeData> {
+  const caller = await context.caller();
+  if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
+  const row = await teamEnvelopes(context, caller)
+    .select((eb) => envelopeColumns(eb, include))
+    .where('e.id', '=', envelopeId)
+    .executeTakeFirst();
+  if (!row) throw new EnvelopeNotFoundError(envelopeId);
+  return row as unknown as EnvelopeData;
+}
+
+/**
+ * The REST envelope answer with a strong validator: the JSON text and its MD5 come from the same
+ * statement, computed by PostgreSQL, so a conditional GET whose tag still matches costs one
+ * statement and no serialisation here. Any change to anything in the answer changes the text and
+ * so the tag.
+ */
+export async function readEnvelopeWithTag(
+  context: ServiceContext,
+  envelopeId: string,
+  include: EnvelopeInclude,
+): Promise<{ tag: string; json: () => EnvelopeData }> {
+  const caller = await context.caller();
+  if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
+  const inner = teamEnvelopes(context, caller)
+    .select((eb) => envelopeColumns(eb, include))
+    .where('e.id', '=', envelopeId);
+  const row = await readerOf(context.em)
+    .selectFrom(inner.as('answer'))
+    .select([sql<string>`to_json(answer)::text`.as('text')])
+    .executeTakeFirst();
+  if (!row) throw new EnvelopeNotFoundError(envelopeId);
+  // The tag hashes the exact text the body is built from; hashing here is microseconds for 50 KB.
+  const tag = createHash('sha256').update(row.text).digest('base64url').slice(0, 32);
+  return { tag, json: () => JSON.parse(row.text) as EnvelopeData };
+}
+
+const pageInput = keysetPageInput.omit({ search: true }).extend({
+  status: z.enum(envelopeStatuses, { error: `must be one of ${envelopeStatuses.join(', ')}` }).optional(),
+});
+
+export type EnvelopePageData = { envelopes: EnvelopeData[]; nextCursor: string | null };
+
+/**
+ * The caller's envelopes, newest first, keyset-paginated on (createdAt, id): stable under
+ * concurrent inserts and one index range scan however deep the caller pages.
+ */
+export async function readEnvelopePage(
+  context: ServiceContext,
+  options: { status?: EnvelopeStatus | string; limit?: number; cursor?: string },
+  include: EnvelopeInclude = {},
+): Promise<EnvelopePageData> {
+  const input = parseInput(pageInput, options);
+  const caller = await context.caller();
+  const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
+  let query = teamEnvelopes(context, caller).select((eb) => envelopeColumns(eb, include));
+  if (input.status) query = query.where('e.status', '=', input.status);
+  if (after) query = query.where((eb) => eb(eb.refTuple('e.created_at', 'e.id'), '<', eb.tuple(after.createdAt, after.id)));
+  const rows = (await query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(input.limit + 1).execute()) as unknown as EnvelopeData[];
+  const page = takePage(rows, input.limit);
+  return { envelopes: page.rows, nextCursor: page.nextCursor };
+}
+
+/**
+ * Reads one child list (or one child) of a team envelope in one statement: the envelope row
+ * decides `Envelope.NotFound`, the child column the rest.
+ */
+async function readInEnvelope<T>(
+  context: ServiceContext,
+  envelopeId: string,
+  child: (eb: Eb) => ReturnType<typeof jsonArrayFrom>,
+): Promise<T> {
+  const caller = await context.caller();
+  if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
+  const row = await teamEnvelopes(context, caller)
+    .select((eb) => child(eb).as('child'))
+    .where('e.id', '=', envelopeId)
+    .executeTakeFirst();
+  if (!row) throw new EnvelopeNotFoundError(envelopeId);
+  return row.child as T;
+}
+
+/** One item of a team envelope's child list, by id: the list subquery filtered to that id. */
+async function readOneInEnvelope<T>(
+  context: ServiceContext,
+  envelopeId: string,
+  itemId: string,
+  child: (eb: Eb, itemId: string) => ReturnType<typeof jsonArrayFrom>,
+  notFound: () => Error,
+): Promise<T> {
+  // A malformed child id cannot match; the envelope is still checked first so errors stay in order.
+  const items = await readInEnvelope<T[]>(context, envelopeId, (eb) => child(eb, isUuid(itemId) ? itemId : '00000000-0000-0000-0000-000000000000'));
+  if (items.length === 0) throw notFound();
+  return items[0];
+}
+
+export function readDocuments(context: ServiceContext, options: { envelopeId: string }): Promise<DocumentData[]> {
+  return readInEnvelope(context, options.envelopeId, (eb) => documentsOf(eb, 'e.id'));
+}
+
+export function readDocument(context: ServiceContext, options: { envelopeId: string; documentId: string }): Promise<DocumentData> {
+  return readOneInEnvelope(
+    context,
+    options.envelopeId,
+    options.documentId,
+    (eb, documentId) =>
+      jsonArrayFrom(
+        eb
+          .selectFrom('document as d')
+          .select((inner: AnyEb) => documentColumns(inner, 'd'))
+          .whereRef('d.envelope_id', '=', 'e.id')
+          .where('d.id', '=', documentId),
+      ),
+    () => new DocumentNotFoundError(options.documentId),
+  );
+}
+
+export function readRecipients(context: ServiceContext, options: { envelopeId: string }): Promise<RecipientData[]> {
+  return readInEnvelope(context, options.envelopeId, (eb) => recipientsOf(eb, 'e.id', { agents: true }));
+}
+
+export function readRecipient(context: ServiceContext, options: { envelopeId: string; recipientId: string }): Promise<RecipientData> {
+  return readOneInEnvelope(
+    context,
+    options.envelopeId,
+    options.recipientId,
+    (eb, recipientId) =>
+      jsonArrayFrom(
+        eb
+          .selectFrom('recipient as r')
+          .select((inner: AnyEb) => recipientColumns(inner, 'r', { agents: true }))
+          .whereRef('r.envelope_id', '=', 'e.id')
+          .where('r.id', '=', recipientId),
+      ),
+    () => new RecipientNotFoundError(options.recipientId),
+  );
+}
+
+/** Fields of a team envelope; `fieldIds` narrows to those (in listing order), e.g. the ones just created. */
+export function readFields(context: ServiceContext, options: { envelopeId: string; fieldIds?: string[] }): Promise<FieldData[]> {
+  const fieldIds = options.fieldIds?.filter(isUuid);
+  return readInEnvelope(context, options.envelopeId, (eb) =>
+    fieldIds === undefined
+      ? fieldsOf(eb, 'e.id', { views: true })
+      : jsonArrayFrom(
+          eb
+            .selectFrom('field as f')
+            .select((inner: AnyEb) => fieldColumns(inner, 'f', { views: true }))
+            .whereRef('f.envelope_id', '=', 'e.id')
+            .where('f.id', 'in', fieldIds.length > 0 ? fieldIds : ['00000000-0000-0000-0000-000000000000'])
+            .orderBy('f.created_at')
+            .orderBy('f.identifier'),
+        ),
+  );
+}
+
+export function readField(context: ServiceContext, options: { envelopeId: string; fieldId: string }): Promise<FieldData> {
+  return readOneInEnvelope(
+    context,
+    options.envelopeId,
+    options.fieldId,
+    (eb, fieldId) =>
+      jsonArrayFrom(
+        eb
+          .selectFrom('field as f')
+          .select((inner: AnyEb) => fieldColumns(inner, 'f', { views: true }))
+          .whereRef('f.envelope_id', '=', 'e.id')
+          .where('f.id', '=', fieldId),
+      ),
+    () => new FieldNotFoundError(options.fieldId),
+  );
+}
+
+/** A team envelope's audit events, oldest first. */
+export function readAuditEvents(context: ServiceContext, options: { envelopeId: string }): Promise<AuditEventData[]> {
+  return readInEnvelope(context, options.envelopeId, (eb) => auditEventsOf(eb, 'e.id'));
+}

@@ -1,0 +1,167 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
+
+/*
+ * The read model's common parts. Reads never hydrate entities: each read function builds one SQL
+ * statement with Kysely (bound to the request's entity manager, so a read inside a write's
+ * transaction sees that transaction) in which PostgreSQL assembles the nested answer with its JSON
+ * functions, and returns plain data already shaped for the faces (timestamps as ISO 8601 strings,
+ * camelCase keys). Writes keep entities, the unit of work and their locks.
+ */
+
+type Timestamp = Date;
+type Json = unknown;
+
+/** The columns the read model selects, per table (the migrations are the authority). */
+export type ReadDatabase = {
+  envelope: {
+    id: string;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+    team_id: string;
+    name: string;
+    status: string;
+    expiration_period_days: number;
+    reminder_initial_delay_days: number;
+    reminder_repeat_interval_days: number;
+    reminder_before_expiration_days: number;
+    context: Json;
+    sent_at: Timestamp | null;
+    expires_at: Timestamp | null;
+    completed_at: Timestamp | null;
+    voided_at: Timestamp | null;
+  };
+  document: {
+    id: string;
+    created_at: Timestamp;
+    envelope_id: string | null;
+    template_id: string | null;
+    name: string;
+    order: number;
+    context: Json;
+    status: string | null;
+    page_count: number;
+    pages: Json;
+    content_sha256: string;
+    byte_size: string;
+  };
+  recipient: {
+    id: string;
+    created_at: Timestamp;
+    envelope_id: string;
+    identifier: string;
+    role_name: string;
+    type: string;
+    order: number;
+    required: boolean;
+    color: string;
+    hosted_by_id: string | null;
+    delegated_by_id: string | null;
+    activated_at: Timestamp | null;
+    completed_at: Timestamp | null;
+    delegated_at: Timestamp | null;
+    removed_at: Timestamp | null;
+  };
+  agent: {
+    id: string;
+    recipient_id: string;
+    position: number;
+    kind: string;
+    info: Json;
+    contact_id: string | null;
+    group_id: string | null;
+    user_id: string | null;
+  };
+  field: {
+    id: string;
+    created_at: Timestamp;
+    envelope_id: string | null;
+    template_id: string | null;
+    recipient_id: string | null;
+    template_recipient_id: string | null;
+    identifier: string;
+    type: string;
+    label: string | null;
+    tooltip: string | null;
+    required: boolean;
+    readonly: boolean;
+    value: Json;
+    config: Json;
+    submitted_at: Timestamp | null;
+  };
+  field_view: {
+    id: string;
+    field_id: string;
+    document_id: string;
+    position: number;
+    page: number;
+    x: number;
+    y: number;
+    width: number;
+    height: number;
+  };
+  audit_event: {
+    id: string;
+    team_id: string;
+    stream_id: string;
+    envelope_id: string | null;
+    seq: number;
+    type: string;
+    at: Timestamp;
+    actor_type: string;
+    actor_id: string | null;
+    ip: string | null;
+    user_agent: string | null;
+    details: Json;
+    prev_hash: string;
+    hash: string;
+  };
+  contact: {
+    id: string;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+    team_id: string;
+    name: string;
+    email: string | null;
+    phone: string | null;
+    locale: string | null;
+    phone_contact_method: string | null;
+  };
+  contact_group: {
+    id: string;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+    team_id: string;
+    name: string;
+  };
+  contact_group_member: {
+    group_id: string;
+    contact_id: string;
+    created_at: Timestamp;
+  };
+  team_user: {
+    id: string;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+    team_id: string;
+    name: string;
+    email: string;
+    phone: string | null;
+    locale: string;
+  };
+};
+
+export type ReadDb = Kysely<ReadDatabase>;
+
+/** The Kysely instance of the request's entity manager (its transaction, when inside one). */
+export function readerOf(em: EntityManager): ReadDb {
+  return em.getKysely<ReadDatabase>() as unknown as ReadDb;
+}
+
+/**
+ * A timestamp as JavaScript's `toISOString()` writes it (UTC, milliseconds, `Z`), formatted by
+ * PostgreSQL so that nested JSON and top-level columns carry the same text on both faces.
+ */
+export function isoTimestamp(column: Expression<Timestamp | null> | RawBuilder<unknown>): RawBuilder<string> {
+  return sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}

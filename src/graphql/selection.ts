@@ -1,0 +1,83 @@
+import { Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import type { EnvelopeInclude } from '../domain/envelope/envelope.read.ts';
+
+/**
+ * The fields selected below a field, by name (aliases and fragments merged): `tree.get('nodes')
+ * ?.get('documents')`. Root fields use it to ask the read model for everything the query will
+ * resolve in one statement, before any nested resolver runs. Directives (`@skip`, `@include`) are
+ * not evaluated: a skipped field is fetched and not shown, which costs a little and is never wrong.
+ */
+export type SelectionTree = Map<string, SelectionTree>;
+
+function collect(selectionSet: SelectionSetNode | undefined, info: GraphQLResolveInfo, into: SelectionTree, seenFragments: Set<string>) {
+  if (!selectionSet) return;
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) {
+      const name = selection.name.value;
+      let child = into.get(name);
+      if (!child) {
+        child = new Map();
+        into.set(name, child);
+      }
+      collect(selection.selectionSet, info, child, seenFragments);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      collect(selection.selectionSet, info, into, seenFragments);
+    } else {
+      const name = selection.name.value;
+      // Validation forbids fragment cycles; the guard keeps a bad document from looping anyway.
+      if (seenFragments.has(name)) continue;
+      const fragment = info.fragments[name];
+      if (fragment) collect(fragment.selectionSet, info, into, new Set([...seenFragments, name]));
+    }
+  }
+}
+
+/** The selection below the field being resolved (all of its occurrences merged). */
+export function selectionOf(info: GraphQLResolveInfo): SelectionTree {
+  const tree: SelectionTree = new Map();
+  for (const node of info.fieldNodes as readonly FieldNode[]) collect(node.selectionSet, info, tree, new Set());
+  return tree;
+}
+
+const EMPTY: SelectionTree = new Map();
+
+/** The subtree at a path of field names (empty when not selected). */
+export function selectedAt(tree: SelectionTree, ...path: string[]): SelectionTree {
+  let current = tree;
+  for (const name of path) current = current.get(name) ?? EMPTY;
+  return current;
+}
+
+function merge(...trees: SelectionTree[]): SelectionTree {
+  const merged: SelectionTree = new Map();
+  for (const tree of trees) {
+    for (const [name, child] of tree) merged.set(name, merged.has(name) ? merge(merged.get(name)!, child) : child);
+  }
+  return merged;
+}
+
+/** What an `Envelope` selection needs nested, for the read model. */
+export function envelopeIncludeOf(envelope: SelectionTree): EnvelopeInclude {
+  return {
+    documents: envelope.has('documents'),
+    recipients: envelope.has('recipients'),
+    agents: selectedAt(envelope, 'recipients').has('agents'),
+    fields: envelope.has('fields'),
+    views: selectedAt(envelope, 'fields').has('views'),
+    auditEvents: envelope.has('auditEvents'),
+  };
+}
+
+/** The envelope selection of a connection: its `nodes` and `edges { node }` together. */
+export function connectionNodesOf(connection: SelectionTree): SelectionTree {
+  return merge(selectedAt(connection, 'nodes'), selectedAt(connection, 'edges', 'node'));
+}
+
+/**
+ * A nested list the root field should have read with its parent. Missing means the look-ahead and
+ * the schema disagree, a bug to fix in the look-ahead, never a reason for a second query.
+ */
+export function nested<T>(list: T[] | undefined, what: string): T[] {
+  if (list === undefined) throw new Error(`${what} was not read with its parent: the selection look-ahead missed it`);
+  return list;
+}
