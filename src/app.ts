@@ -1,3 +1,4 @@
+import { useGraphQlJit } from '@envelop/graphql-jit';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
@@ -94,6 +95,7 @@ export function createApp(dependencies: AppDependencies): App {
       // work per request, through aliases (each alias re-runs its field) and sheer document size.
       maxAliasesPlugin({ n: GRAPHQL_LIMITS.aliases }),
       maxTokensPlugin({ n: GRAPHQL_LIMITS.tokens }),
+      ...(dependencies.config.graphqlJit ? [useGraphQlJit()] : []),
     ],
   });
 }

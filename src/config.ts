@@ -26,6 +26,8 @@ export type Config = {
   auditHmacKey: string | undefined;
   /** Reverse proxies in front of the service whose X-Forwarded-For entries are trusted (0: none). */
   trustedProxyHops: number;
+  /** Execute GraphQL operations with graphql-jit (compiled once per document); off: graphql-js. */
+  graphqlJit: boolean;
 };
 
 export class ConfigError extends Error {
@@ -77,6 +79,7 @@ const variables = {
     .min(0, 'must be an integer from 0 to 10')
     .max(10, 'must be an integer from 0 to 10')
     .default(0),
+  GRAPHQL_JIT: booleanFlag.default(true),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
@@ -117,5 +120,6 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     databaseAcquireTimeoutMs: values.DATABASE_ACQUIRE_TIMEOUT_MS as number,
     auditHmacKey: values.AUDIT_HMAC_KEY as string | undefined,
     trustedProxyHops: values.TRUST_PROXY_HOPS as number,
+    graphqlJit: values.GRAPHQL_JIT as boolean,
   };
 }

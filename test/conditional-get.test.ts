@@ -76,7 +76,7 @@ describe('conditional GET of an envelope (ETag / If-None-Match)', () => {
     const team = await seedTeam(app);
     const { envelopeId } = await createDraftWithDocumentAndSigner(app, team.apiKey);
     const first = await get(`/envelopes/${envelopeId}${everything}`, team.apiKey);
-    for (const headers of [{}, { 'if-none-match': first.etag! }]) {
+    for (const headers of [{}, { 'if-none-match': first.etag! }] as Record<string, string>[]) {
       app.resetStatements();
       await get(`/envelopes/${envelopeId}${everything}`, team.apiKey, headers);
       expect(app.statements.filter((sql) => !/\bapi_key\b/.test(sql))).toHaveLength(1);

@@ -14,11 +14,26 @@ export function createErrorMask(logger: Logger) {
     // Errors graphql-js raised itself (syntax, validation, bad variable values) are the
     // client's to see. Checked by name, not instanceof: a second copy of graphql (ESM and CJS
     // builds) must not turn them into Server.Internal.
-    if (original.name === 'GraphQLError') return error as Error;
+    if (original.name === 'GraphQLError') return withReason(error as GraphQLError, original);
     const located = error instanceof Error && error.name === 'GraphQLError' ? (error as GraphQLError) : undefined;
     const requestId = (located?.extensions?.requestId as string | undefined) || undefined;
     return toGraphQLError(normalizeError(original, logger), located, requestId);
   };
+}
+
+/**
+ * graphql-jit reports a variable a scalar refused as "…; Expected type X." and keeps the scalar's
+ * own explanation (e.g. how deep JSON may nest) only as the cause: put it back in the message.
+ */
+function withReason(error: GraphQLError, cause: Error): GraphQLError {
+  if (error === cause || !error.message || error.message.includes(cause.message)) return error;
+  return new GraphQLError(`${error.message} ${cause.message}`, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    extensions: error.extensions,
+  });
 }
 
 /** Follows `originalError` links down to the error that was actually thrown. */
