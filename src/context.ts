@@ -1,6 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
 import { authenticateApiKey, type TeamCaller } from './domain/team/team.service.ts';
+import type { ApiKeyCache } from './domain/team/api-key-cache.ts';
 import type { Clock } from './shared/clock.ts';
 import { MissingApiKeyError } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
@@ -18,6 +19,8 @@ export type AppDependencies = {
   blobStore: BlobStore;
   /** Keys the audit hash chain (see domain/audit). */
   auditKey: Buffer;
+  /** Verified API keys, shared by all requests. Absent: every request looks its key up (tools, benchmarks). */
+  apiKeyCache?: ApiKeyCache;
 };
 
 export type { RequestMetadata };
@@ -56,7 +59,7 @@ export function createRequestContext(
     idempotencyKey: headers.get('idempotency-key') ?? undefined,
     caller() {
       if (!callerPromise) {
-        callerPromise = apiKey === '' ? Promise.reject(new MissingApiKeyError()) : authenticateApiKey(em, apiKey);
+        callerPromise = apiKey === '' ? Promise.reject(new MissingApiKeyError()) : authenticateApiKey(em, apiKey, dependencies.apiKeyCache);
         // Keep an unobserved rejection from being reported as unhandled; callers still see it.
         callerPromise.catch(() => {});
       }

@@ -3,6 +3,7 @@ import { createApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { EmbeddedDatabaseLockedError } from './db/embedded-postgres.ts';
+import { ApiKeyCache, listenForApiKeyRevocations } from './domain/team/api-key-cache.ts';
 import { ensureDefaultTeam } from './domain/team/team.service.ts';
 import { listen } from './server.ts';
 import { createFileBlobStore } from './shared/blob-store.ts';
@@ -46,6 +47,13 @@ if (defaultTeam) {
   );
 }
 
+// Verified keys are remembered for a few seconds. Other instances' revocations arrive by
+// LISTEN/NOTIFY on a PostgreSQL server; the embedded database belongs to this process alone
+// (and has one backend, whose LISTEN every connection would share), so there in-process eviction is all.
+const apiKeyCache = new ApiKeyCache();
+const revocationListener =
+  config.databaseUrl === undefined ? undefined : await listenForApiKeyRevocations({ connectionString: config.databaseUrl, cache: apiKeyCache, logger });
+
 const app = createApp({
   orm: database.orm,
   config,
@@ -53,6 +61,7 @@ const app = createApp({
   clock: createClock(),
   blobStore: createFileBlobStore(path.join(config.dataDir, 'blobs')),
   auditKey: loadAuditKey(config),
+  apiKeyCache,
 });
 const running = await listen(app, { port: config.port, maxUploadBytes: config.maxDocumentBytes });
 logger.info(
@@ -67,6 +76,8 @@ async function shutdown(signal: string) {
   logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
   await running.close();
   await app.dispose();
+  await revocationListener?.close();
+  apiKeyCache.close();
   await database.close();
   logger.info('stopped');
   process.exit(0);

@@ -7,6 +7,7 @@ import { createOrmConfig } from '../../mikro-orm.config.ts';
 import { createApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { AppDependencies } from '../../src/context.ts';
+import { ApiKeyCache, listenForApiKeyRevocations, type RevocationListener } from '../../src/domain/team/api-key-cache.ts';
 import { createTeam } from '../../src/domain/team/team.service.ts';
 import { listen } from '../../src/server.ts';
 import { createFileBlobStore } from '../../src/shared/blob-store.ts';
@@ -25,11 +26,23 @@ export type TestApp = {
   close(): Promise<void>;
 };
 
+export type TestAppOptions = {
+  env?: Record<string, string>;
+  countStatements?: boolean;
+  /**
+   * The API key cache, as main.ts wires it: on, listening for other processes' revocations, on a
+   * PostgreSQL server. Off by default with `countStatements` (those tests count the key lookup as
+   * part of a request) and on the embedded database (here, unlike in production, the CLI shares it
+   * with the app while it runs, and no notification crosses its single backend).
+   */
+  apiKeyCache?: false | { ttlMs?: number; listen?: boolean };
+};
+
 /**
  * Starts the real app on a free port against the run's test database (see global-setup). Each
  * test file gets its own app and data directory; tests seed their own teams.
  */
-export async function startTestApp(options: { env?: Record<string, string>; countStatements?: boolean } = {}): Promise<TestApp> {
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-app-'));
   const config: Config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...options.env });
   const statements: string[] = [];
@@ -45,6 +58,12 @@ export async function startTestApp(options: { env?: Record<string, string>; coun
         : undefined,
     }),
   );
+  const cacheOptions = options.apiKeyCache ?? (options.countStatements || inject('databaseKind') === 'embedded' ? false : {});
+  const apiKeyCache = cacheOptions ? new ApiKeyCache({ ttlMs: cacheOptions.ttlMs }) : undefined;
+  let revocationListener: RevocationListener | undefined;
+  if (apiKeyCache && cacheOptions && (cacheOptions.listen ?? inject('databaseKind') === 'server')) {
+    revocationListener = await listenForApiKeyRevocations({ connectionString: inject('databaseUrl'), cache: apiKeyCache, logger: createLogger('silent') });
+  }
   const dependencies: AppDependencies = {
     orm,
     config,
@@ -59,6 +78,7 @@ export async function startTestApp(options: { env?: Record<string, string>; coun
     clock: createClock(),
     blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
     auditKey: Buffer.from('test-audit-key-0123456789abcdef0123456789'),
+    apiKeyCache,
   };
   const app = createApp(dependencies);
   const running = await listen(app, { port: 0, host: '127.0.0.1', maxUploadBytes: config.maxDocumentBytes });
@@ -71,6 +91,8 @@ export async function startTestApp(options: { env?: Record<string, string>; coun
     resetStatements: () => statements.splice(0, statements.length),
     async close() {
       await running.close(1000);
+      await revocationListener?.close();
+      apiKeyCache?.close();
       await orm.close(true);
       fs.rmSync(dataDir, { recursive: true, force: true });
       if (unexpectedErrors.length > 0) {

@@ -3,6 +3,7 @@ import { InvalidApiKeyError } from '../../shared/errors.ts';
 import { boundedText, parseInput } from '../validation.ts';
 import { hashSecret, isUuid, newSecret } from '../../shared/ids.ts';
 import { ApiKey } from './api-key.entity.ts';
+import { API_KEY_REVOKED_CHANNEL, evictApiKeyInProcess, type ApiKeyCache } from './api-key-cache.ts';
 import { ApiKeyNotFoundError, TeamNotFoundError, WorkspaceNotFoundError } from './team.errors.ts';
 import { Team } from './team.entity.ts';
 import { Workspace } from './workspace.entity.ts';
@@ -41,15 +42,25 @@ export async function createApiKey(em: EntityManager, options: { teamId: string;
   return { keyId: record.id, teamId: team.id, apiKey };
 }
 
-/** Revokes a key at once: every later request carrying it gets `Auth.InvalidApiKey`. */
+/**
+ * Revokes a key at once: every later request carrying it gets `Auth.InvalidApiKey`. The caches of
+ * this process forget it as soon as the revocation commits; other processes sharing the database
+ * hear of it through the notification, which PostgreSQL delivers only on commit.
+ */
 export async function revokeApiKey(em: EntityManager, options: { keyId: string }): Promise<{ keyId: string; revokedAt: Date }> {
   if (!isUuid(options.keyId)) throw new ApiKeyNotFoundError(options.keyId);
-  const revokedAt = new Date();
-  // A guarded single-row update: revoking twice keeps the first revocation time.
-  await em.nativeUpdate(ApiKey, { id: options.keyId, revokedAt: null }, { revokedAt });
-  const key = await em.findOne(ApiKey, { id: options.keyId });
-  if (!key) throw new ApiKeyNotFoundError(options.keyId);
-  return { keyId: key.id, revokedAt: key.revokedAt ?? revokedAt };
+  const revoked = await em.transactional(async (transaction) => {
+    const revokedAt = new Date();
+    // A guarded single-row update: revoking twice keeps the first revocation time.
+    await transaction.nativeUpdate(ApiKey, { id: options.keyId, revokedAt: null }, { revokedAt });
+    const key = await transaction.findOne(ApiKey, { id: options.keyId });
+    if (!key) throw new ApiKeyNotFoundError(options.keyId);
+    // Announced again on a repeated revocation too: harmless, and it heals a missed notification.
+    await transaction.execute('select pg_notify(?, ?)', [API_KEY_REVOKED_CHANNEL, key.id]);
+    return { keyId: key.id, revokedAt: key.revokedAt ?? revokedAt };
+  });
+  evictApiKeyInProcess(revoked.keyId);
+  return revoked;
 }
 
 /**
@@ -77,13 +88,19 @@ export async function createTeam(
 
 /**
  * Resolves the caller from the raw header value. Unknown and revoked keys are deliberately
- * indistinguishable to the caller.
+ * indistinguishable to the caller. With a cache, a key verified recently costs no statement.
  */
-export async function authenticateApiKey(em: EntityManager, apiKey: string): Promise<TeamCaller> {
+export async function authenticateApiKey(em: EntityManager, apiKey: string, cache?: ApiKeyCache): Promise<TeamCaller> {
   if (!apiKey.startsWith(`${API_KEY_PREFIX}_`) || apiKey.length > 200) throw new InvalidApiKeyError();
-  const key = await em.findOne(ApiKey, { keyHash: hashSecret(apiKey), revokedAt: null }, { populate: ['team'] });
+  const keyHash = hashSecret(apiKey);
+  const cached = cache?.get(keyHash);
+  if (cached) return cached;
+  const generation = cache?.generation();
+  const key = await em.findOne(ApiKey, { keyHash, revokedAt: null }, { populate: ['team'] });
   if (!key) throw new InvalidApiKeyError();
-  return { teamId: key.team.id, workspaceId: key.team.getEntity().workspace.id, apiKeyId: key.id };
+  const caller = { teamId: key.team.id, workspaceId: key.team.getEntity().workspace.id, apiKeyId: key.id };
+  if (cache && generation !== undefined) cache.remember(keyHash, caller, generation);
+  return caller;
 }
 
 /**

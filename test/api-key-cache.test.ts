@@ -1,0 +1,260 @@
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ApiKey } from '../src/domain/team/api-key.entity.ts';
+import { API_KEY_REVOKED_CHANNEL, ApiKeyCache, listenForApiKeyRevocations } from '../src/domain/team/api-key-cache.ts';
+import { createApiKey, revokeApiKey } from '../src/domain/team/team.service.ts';
+import { createLogger } from '../src/shared/logger.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+
+const onServer = inject('databaseKind') === 'server';
+const viewerQuery = '{ viewer { id } }';
+
+/** Statements that read the api_key table: the key lookup (the pg_notify channel name does not match). */
+function keyLookups(statements: string[]): string[] {
+  return statements.filter((statement) => /\bapi_key\b/.test(statement));
+}
+
+// Revocations in these apps can only reach the cache in process: no listener, so a test passes
+// only if revokeApiKey evicts by itself.
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ countStatements: true, apiKeyCache: { listen: false } });
+});
+afterAll(async () => {
+  await app.close();
+});
+
+describe('the API key cache', () => {
+  it('looks a key up once: the next requests, on either face, run no statement to authenticate', async () => {
+    const team = await seedTeam(app);
+    const other = await seedTeam(app);
+    app.resetStatements();
+    const cold = await restClient(app, team.apiKey).get('/me');
+    expect(cold.status).toBe(200);
+    const coldStatements = [...app.statements];
+    expect(keyLookups(coldStatements)).toHaveLength(1);
+
+    app.resetStatements();
+    const warm = await restClient(app, team.apiKey).get('/me');
+    expect(warm.body).toEqual(cold.body);
+    expect(keyLookups(app.statements)).toEqual([]);
+    // What is left is the route's own read of the team (on the cold path the lookup had loaded it).
+    expect(app.statements.length).toBeLessThanOrEqual(coldStatements.length);
+
+    app.resetStatements();
+    const graphql = await graphqlClient(app, team.apiKey)(viewerQuery);
+    expect(graphql.data.viewer.id).toBe(team.teamId);
+    expect(keyLookups(app.statements)).toEqual([]);
+
+    // Each key keeps its own caller.
+    expect((await restClient(app, other.apiKey).get('/me')).body.payload.team.id).toBe(other.teamId);
+    expect((await restClient(app, team.apiKey).get('/me')).body.payload.team.id).toBe(team.teamId);
+    expect((await graphqlClient(app, other.apiKey)(viewerQuery)).data.viewer.id).toBe(other.teamId);
+  });
+
+  it('never remembers an unknown key, and a key created later works at once', async () => {
+    const team = await seedTeam(app);
+    const size = app.dependencies.apiKeyCache!.size;
+    app.resetStatements();
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const refused = await restClient(app, 'esk_no-such-key-0123456789').get('/me');
+      expect(refused.body.error.name).toBe('Auth.InvalidApiKey');
+    }
+    expect(keyLookups(app.statements)).toHaveLength(2);
+    expect(app.dependencies.apiKeyCache!.size).toBe(size);
+    const second = await createApiKey(app.orm.em.fork(), { teamId: team.teamId });
+    expect((await restClient(app, second.apiKey).get('/me')).status).toBe(200);
+  });
+
+  it('refuses a revoked key on the very next request, on both faces, while the team’s other key stays cached', async () => {
+    const team = await seedTeam(app);
+    const spare = await createApiKey(app.orm.em.fork(), { teamId: team.teamId });
+    for (const key of [team.apiKey, spare.apiKey]) {
+      expect((await restClient(app, key).get('/me')).status).toBe(200);
+      expect((await graphqlClient(app, key)(viewerQuery)).data.viewer.id).toBe(team.teamId);
+    }
+    app.resetStatements();
+    expect((await restClient(app, team.apiKey).get('/me')).status).toBe(200);
+    expect(keyLookups(app.statements)).toEqual([]);
+
+    await revokeApiKey(app.orm.em.fork(), { keyId: team.keyId });
+    const rest = await restClient(app, team.apiKey).get('/me');
+    expect(rest.status).toBe(401);
+    expect(rest.body.error.name).toBe('Auth.InvalidApiKey');
+    const graphql = await graphqlClient(app, team.apiKey)(viewerQuery);
+    expect(graphql.status).toBe(401);
+    expect(firstErrorName(graphql)).toBe('Auth.InvalidApiKey');
+
+    app.resetStatements();
+    expect((await restClient(app, spare.apiKey).get('/me')).status).toBe(200);
+    expect(keyLookups(app.statements)).toEqual([]);
+  });
+
+  it('does not remember a lookup that was under way when a key was evicted', () => {
+    const cache = new ApiKeyCache();
+    try {
+      const caller = { teamId: 't', workspaceId: 'w', apiKeyId: 'k1' };
+      // A lookup starts (and may read the key before the revocation commits); the revocation lands.
+      const generation = cache.generation();
+      cache.evictKey('k1');
+      cache.remember('hash-1', caller, generation);
+      expect(cache.get('hash-1')).toBeUndefined();
+      cache.remember('hash-1', caller, cache.generation());
+      expect(cache.get('hash-1')).toEqual(caller);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('looks a key up again once its entry is older than the TTL', async () => {
+    const shortLived = await startTestApp({ countStatements: true, apiKeyCache: { ttlMs: 150, listen: false } });
+    try {
+      const team = await seedTeam(shortLived);
+      const me = () => restClient(shortLived, team.apiKey).get('/me');
+      expect((await me()).status).toBe(200);
+      // Revoked behind the cache's back (no eviction, no notification): only the TTL ends the entry.
+      await shortLived.orm.em.fork().nativeUpdate(ApiKey, { id: team.keyId }, { revokedAt: new Date() });
+      shortLived.resetStatements();
+      expect((await me()).status).toBe(200);
+      expect(keyLookups(shortLived.statements)).toEqual([]);
+      await sleep(200);
+      shortLived.resetStatements();
+      const expired = await me();
+      expect(expired.status).toBe(401);
+      expect(expired.body.error.name).toBe('Auth.InvalidApiKey');
+      expect(keyLookups(shortLived.statements)).toHaveLength(1);
+    } finally {
+      await shortLived.close();
+    }
+  });
+});
+
+describe.skipIf(!onServer)('revocations from other processes (skipped on the embedded database: no other process can open it while a server runs)', () => {
+  it('reach a running server within one second of the CLI revoking the key', async () => {
+    const team = await seedTeam(app);
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-keycache-'));
+    const environment = {
+      ...process.env,
+      DATABASE_URL: inject('databaseUrl'),
+      PORT: '0',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      AUDIT_HMAC_KEY: app.dependencies.auditKey.toString('utf8'),
+    };
+    const server = spawn(process.execPath, ['src/main.ts'], { env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    server.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output}`)), 30_000);
+        server.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const match = /"address":"(http:\/\/[^"]+)"/.exec(output);
+          if (match) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
+        });
+      });
+      expect(output).toContain('listening for API key revocations');
+      const me = () => fetch(`${url}/api/v1/key/me`, { headers: { 'x-service-api-key': team.apiKey } });
+
+      expect((await me()).status).toBe(200);
+      const warmedAt = performance.now();
+      // The server really answers from its cache: revoked behind its back, the key still works there.
+      await app.orm.em.fork().nativeUpdate(ApiKey, { id: team.keyId }, { revokedAt: new Date() });
+      expect((await me()).status).toBe(200);
+      await app.orm.em.fork().nativeUpdate(ApiKey, { id: team.keyId }, { revokedAt: null });
+
+      const revoked = await promisify(execFile)(process.execPath, ['src/cli/main.ts', 'key', 'revoke', '--key-id', team.keyId], {
+        env: { ...environment, LOG_LEVEL: 'silent' },
+      });
+      const cliExitedAt = performance.now();
+      expect(JSON.parse(revoked.stdout)).toMatchObject({ keyId: team.keyId });
+      // Otherwise the entry could have expired by its TTL (5 s) and the test would prove nothing.
+      expect(cliExitedAt - warmedAt, 'the CLI took longer than the cache TTL').toBeLessThan(4_500);
+
+      let response = await me();
+      while (response.status === 200 && performance.now() - cliExitedAt < 1_000) {
+        await sleep(10);
+        response = await me();
+      }
+      const elapsed = performance.now() - cliExitedAt;
+      expect(response.status).toBe(401);
+      expect(((await response.json()) as any).error.name).toBe('Auth.InvalidApiKey');
+      expect(elapsed).toBeLessThan(1_000);
+    } finally {
+      server.kill('SIGTERM');
+      await exited;
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('turn the cache off while the listener is disconnected, and back on once it listens again', async () => {
+    // A proxy between the listener and PostgreSQL, so the test can cut the connection.
+    const target = new URL(inject('databaseUrl'));
+    const sockets = new Set<net.Socket>();
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect({ host: target.hostname, port: Number(target.port || 5432) });
+      for (const socket of [client, upstream]) {
+        sockets.add(socket);
+        socket.on('error', () => {});
+        socket.on('close', () => sockets.delete(socket));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxied = new URL(target);
+    proxied.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+
+    const cache = new ApiKeyCache();
+    const listener = await listenForApiKeyRevocations({
+      connectionString: proxied.toString(),
+      cache,
+      logger: createLogger('silent'),
+      retryMs: { first: 50, max: 200 },
+    });
+    const caller = { teamId: 't', workspaceId: 'w', apiKeyId: '00000000-0000-4000-8000-00000000000a' };
+    const notifier = new pg.Client({ connectionString: inject('databaseUrl') });
+    await notifier.connect();
+    try {
+      cache.remember('hash-a', caller, cache.generation());
+      expect(cache.get('hash-a')).toEqual(caller);
+
+      for (const socket of sockets) socket.destroy();
+      await waitFor(() => cache.get('hash-a') === undefined);
+      cache.remember('hash-a', caller, cache.generation());
+      expect(cache.get('hash-a')).toBeUndefined();
+
+      // Reconnected: remembering works again, and a notification evicts.
+      await waitFor(() => {
+        cache.remember('hash-a', caller, cache.generation());
+        return cache.get('hash-a') !== undefined;
+      });
+      await notifier.query('select pg_notify($1, $2)', [API_KEY_REVOKED_CHANNEL, caller.apiKeyId]);
+      await waitFor(() => cache.get('hash-a') === undefined);
+    } finally {
+      await notifier.end();
+      await listener.close();
+      cache.close();
+      proxy.close();
+      for (const socket of sockets) socket.destroy();
+    }
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error('condition not met in time');
+    await sleep(10);
+  }
+}
