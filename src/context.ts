@@ -5,7 +5,6 @@ import type { ApiKeyCache } from './domain/team/api-key-cache.ts';
 import type { Clock } from './shared/clock.ts';
 import { MissingApiKeyError } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
-import { createLoaders, type Loaders } from './loaders.ts';
 import type { BlobStore } from './shared/blob-store.ts';
 import type { RequestMetadata } from './shared/request-metadata.ts';
 import type { ServiceContext } from './domain/service-context.ts';
@@ -36,7 +35,6 @@ export type RequestContext = AppDependencies &
     em: EntityManager;
     metadata: RequestMetadata;
     log: Logger;
-    loaders: Loaders;
     caller(): Promise<TeamCaller>;
     /** The `Idempotency-Key` header, for creating writes on either face. */
     idempotencyKey: string | undefined;
@@ -54,7 +52,6 @@ export function createRequestContext(
     em,
     metadata,
     log: dependencies.logger.child({ requestId: metadata.requestId }),
-    loaders: createLoaders(),
     limits: { maxDocumentBytes: dependencies.config.maxDocumentBytes },
     idempotencyKey: headers.get('idempotency-key') ?? undefined,
     caller() {

@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContactGroup, ContactGroupMember } from '../src/domain/contact/contact-group.entity.ts';
+import { Contact } from '../src/domain/contact/contact.entity.ts';
 import { Document } from '../src/domain/document/document.entity.ts';
 import { Envelope } from '../src/domain/envelope/envelope.entity.ts';
 import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Field } from '../src/domain/field/field.entity.ts';
 import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
+import { TeamUser } from '../src/domain/team/team-user.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
@@ -42,6 +45,26 @@ async function seedEnvelopes(teamId: string, count: number) {
       em.create(FieldView, { field, document, page: 0, position: 0, x: 10, y: 10, width: 100, height: 30 });
       em.create(FieldView, { field, document, page: 1, position: 1, x: 10, y: 10, width: 100, height: 30 });
     }
+  }
+  await em.flush();
+}
+
+/**
+ * Writes an address book straight through the ORM: `groups` groups of `membersPerGroup` contacts
+ * each (every contact in one group) and `users` team users, so a read per row would show.
+ */
+async function seedAddressBook(teamId: string, counts: { groups: number; membersPerGroup: number; users: number }) {
+  const em = app.orm.em.fork();
+  const team = em.getReference(Team, teamId);
+  for (let groupIndex = 0; groupIndex < counts.groups; groupIndex += 1) {
+    const group = em.create(ContactGroup, { team, name: `Group ${groupIndex}` });
+    for (let memberIndex = 0; memberIndex < counts.membersPerGroup; memberIndex += 1) {
+      const contact = em.create(Contact, { team, name: `Member ${groupIndex}.${memberIndex}`, email: `member-${groupIndex}-${memberIndex}@example.com` });
+      em.create(ContactGroupMember, { group, contact });
+    }
+  }
+  for (let userIndex = 0; userIndex < counts.users; userIndex += 1) {
+    em.create(TeamUser, { team, name: `User ${userIndex}`, email: `user-${userIndex}@example.com`, locale: 'en-US' });
   }
   await em.flush();
 }
@@ -145,5 +168,73 @@ describe('one SQL statement per read, however deep', () => {
     const full = await rest.get(`/envelopes/${envelopeId}?includeDocuments=true&includeRecipients=true&includeFields=true`);
     expect(full.body.payload.recipients[1].agents).toHaveLength(2);
     expect(full.body.payload.fields[0].views).toHaveLength(2);
+  });
+
+  it('reads the address book (contacts, groups with member counts and members, users) in one statement per read, on both faces', async () => {
+    const team = await seedTeam(app);
+    await seedAddressBook(team.teamId, { groups: 3, membersPerGroup: 3, users: 3 });
+    const graphql = graphqlClient(app, team.apiKey);
+    const rest = restClient(app, team.apiKey);
+
+    const listed = await graphql('{ contacts(first: 1) { nodes { id } } contactGroups(first: 1) { nodes { id } } users(first: 1) { nodes { id } } }');
+    const contactId = listed.data.contacts.nodes[0].id;
+    const groupId = listed.data.contactGroups.nodes[0].id;
+    const userId = listed.data.users.nodes[0].id;
+
+    const graphqlReads: [string, Record<string, unknown>, (data: any) => void][] = [
+      [
+        `{ contacts(first: 20) { edges { cursor node { id } } nodes { id name email createdAt } pageInfo { hasNextPage endCursor } } }`,
+        {},
+        (data) => expect(data.contacts.nodes).toHaveLength(9),
+      ],
+      [`query($id: ID!) { contact(id: $id) { id name email phone locale createdAt updatedAt } }`, { id: contactId }, (data) => expect(data.contact.id).toBe(contactId)],
+      [
+        `{ contactGroups(first: 20) {
+            nodes { id name memberCount members { id name email createdAt } }
+            edges { cursor node { id memberCount members { id } } }
+            pageInfo { hasNextPage } } }`,
+        {},
+        (data) => {
+          expect(data.contactGroups.nodes).toHaveLength(3);
+          for (const group of data.contactGroups.nodes) {
+            expect(group.memberCount).toBe(3);
+            expect(group.members).toHaveLength(3);
+          }
+          expect(data.contactGroups.edges[0].node.members).toHaveLength(3);
+        },
+      ],
+      [
+        `query($id: ID!) { contactGroup(id: $id) { id name memberCount members { id name } } }`,
+        { id: groupId },
+        (data) => expect(data.contactGroup).toMatchObject({ id: groupId, memberCount: 3, members: [{}, {}, {}] }),
+      ],
+      [`{ users(first: 20) { edges { cursor } nodes { id name email locale } pageInfo { endCursor } } }`, {}, (data) => expect(data.users.nodes).toHaveLength(3)],
+      [`query($id: ID!) { user(id: $id) { id name email phone locale createdAt } }`, { id: userId }, (data) => expect(data.user.id).toBe(userId)],
+    ];
+    for (const [query, variables, check] of graphqlReads) {
+      let result: any;
+      const statements = await statementsFor(async () => (result = await graphql(query, variables)));
+      expect(result.errors).toBeUndefined();
+      check(result.data);
+      expect(statements, query).toHaveLength(1);
+    }
+
+    const restReads: [string, (payload: any) => void][] = [
+      ['/contacts', (payload) => expect(payload.contacts).toHaveLength(9)],
+      ['/contacts?search=MEMBER-1&limit=2', (payload) => expect(payload.contacts).toHaveLength(2)],
+      [`/contacts/${contactId}`, (payload) => expect(payload.contact.id).toBe(contactId)],
+      ['/contact-groups', (payload) => expect(payload.contactGroups.map((group: any) => group.memberCount)).toEqual([3, 3, 3])],
+      [`/contact-groups/${groupId}`, (payload) => expect(payload.contactGroup.memberCount).toBe(3)],
+      [`/contact-groups/${groupId}/members`, (payload) => expect(payload.members).toHaveLength(3)],
+      ['/users', (payload) => expect(payload.users).toHaveLength(3)],
+      [`/users/${userId}`, (payload) => expect(payload.user.id).toBe(userId)],
+    ];
+    for (const [path, check] of restReads) {
+      let answer: any;
+      const statements = await statementsFor(async () => (answer = await rest.get(path)));
+      expect(answer.status, path).toBe(200);
+      check(answer.body.payload);
+      expect(statements, path).toHaveLength(1);
+    }
   });
 });

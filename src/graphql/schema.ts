@@ -1,5 +1,4 @@
 import type { RequestContext } from '../context.ts';
-import { createLoaders } from '../loaders.ts';
 import { builder } from './builder.ts';
 import './scalars.ts';
 import './types/team.ts';
@@ -15,16 +14,16 @@ export const schema = builder.toSchema({ sortSchema: false });
 
 /**
  * Mutations run one after another, each with its selection resolved before the next starts. A
- * mutation changes what the request's batch loaders (and the entity manager's identity map) have
- * already seen, so each mutation starts from empty caches: `a: updateField(...) b: updateField(...)`
- * must show b's views, not a's. Done once here rather than in every resolver.
+ * mutation changes what the entity manager's identity map has already seen, so each mutation
+ * starts from an empty one and finds the rows as the mutations before it left them. (Answers come
+ * from the read model, read after the mutation's own change, so `a: updateField(...)
+ * b: updateField(...)` shows b's views, not a's.) Done once here rather than in every resolver.
  */
 for (const field of Object.values(schema.getMutationType()?.getFields() ?? {})) {
   const resolve = field.resolve;
   if (!resolve) continue;
   field.resolve = (root, args, context: RequestContext, info) => {
     context.em.clear();
-    context.loaders = createLoaders();
     return resolve(root, args, context, info);
   };
 }

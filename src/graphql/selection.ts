@@ -1,4 +1,5 @@
 import { Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import type { ContactGroupInclude } from '../domain/contact/contact.read.ts';
 import type { EnvelopeInclude } from '../domain/envelope/envelope.read.ts';
 
 /**
@@ -68,7 +69,12 @@ export function envelopeIncludeOf(envelope: SelectionTree): EnvelopeInclude {
   };
 }
 
-/** The envelope selection of a connection: its `nodes` and `edges { node }` together. */
+/** What a `ContactGroup` selection needs nested, for the read model. */
+export function contactGroupIncludeOf(group: SelectionTree): ContactGroupInclude {
+  return { members: group.has('members') };
+}
+
+/** The node selection of a connection (of envelopes, contact groups…): its `nodes` and `edges { node }` together. */
 export function connectionNodesOf(connection: SelectionTree): SelectionTree {
   return merge(selectedAt(connection, 'nodes'), selectedAt(connection, 'edges', 'node'));
 }

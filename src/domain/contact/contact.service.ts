@@ -9,9 +9,9 @@ import { agentInfoSchema } from '../recipient/agent-input.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { Team } from '../team/team.entity.ts';
 import { boundedText, parseInput } from '../validation.ts';
-import { afterCursor, containsPattern, keysetPageInput, LISTING_ORDER, takePage } from '../pagination.ts';
 import { ContactGroup, ContactGroupMember } from './contact-group.entity.ts';
 import { Contact } from './contact.entity.ts';
+import { readContact, readContactGroup, type ContactData, type ContactGroupData, type ContactGroupInclude } from './contact.read.ts';
 import {
   ContactGroupInUseError,
   ContactGroupMemberNotFoundError,
@@ -117,7 +117,7 @@ function lockOptions(lock: 'share' | 'write' | undefined) {
 }
 
 /** Adds a contact to the team's address book. Idempotent per `Idempotency-Key`. */
-export async function createContact(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<Contact> {
+export async function createContact(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<ContactData> {
   const input = parseInput(createContactInput, options.input);
   const caller = await context.caller();
   const contactId = await context.em.transactional(async (em) => {
@@ -143,37 +143,7 @@ export async function createContact(context: ServiceContext, options: { input: u
     );
     return resourceId;
   });
-  return getContact(context, contactId);
-}
-
-export async function getContact(context: ServiceContext, contactId: string): Promise<Contact> {
-  const caller = await context.caller();
-  return findTeamContact(context.em, caller.teamId, contactId);
-}
-
-export type ContactPage = { contacts: Contact[]; nextCursor: string | null };
-
-/**
- * Lists the team's contacts, newest first, with keyset pagination on (createdAt, id). `search`
- * keeps contacts whose name or email contains the text, ignoring letter case.
- */
-export async function listContacts(context: ServiceContext, options: { limit?: number; cursor?: string; search?: string }): Promise<ContactPage> {
-  const input = parseInput(keysetPageInput, options);
-  const caller = await context.caller();
-  const pattern = containsPattern(input.search);
-  const contacts = await context.em.find(
-    Contact,
-    {
-      $and: [
-        { team: caller.teamId },
-        pattern === undefined ? {} : { $or: [{ name: { $ilike: pattern } }, { email: { $ilike: pattern } }] },
-        afterCursor(input.cursor),
-      ],
-    },
-    { orderBy: [...LISTING_ORDER], limit: input.limit + 1 },
-  );
-  const page = takePage(contacts, input.limit);
-  return { contacts: page.rows, nextCursor: page.nextCursor };
+  return readContact(context, contactId);
 }
 
 /**
@@ -181,10 +151,10 @@ export async function listContacts(context: ServiceContext, options: { limit?: n
  * are checked on the result, so clearing the phone of a contact that has a `phoneContactMethod`
  * is refused unless the method is cleared too. Agents of sent envelopes keep their snapshot.
  */
-export async function updateContact(context: ServiceContext, options: { contactId: string; input: unknown }): Promise<Contact> {
+export async function updateContact(context: ServiceContext, options: { contactId: string; input: unknown }): Promise<ContactData> {
   const input = parseInput(updateContactInput, options.input);
   const caller = await context.caller();
-  return context.em.transactional(async (em) => {
+  const contactId = await context.em.transactional(async (em) => {
     const contact = await findTeamContact(em, caller.teamId, options.contactId, { lock: 'write' });
     const changed = contactKeys.filter((key) => input[key] !== undefined);
     const merged = parseInput(agentInfoSchema, { ...contactDetails(contact), ...Object.fromEntries(changed.map((key) => [key, input[key]])) });
@@ -198,8 +168,9 @@ export async function updateContact(context: ServiceContext, options: { contactI
       updatedAt: now,
     });
     await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact.updated', details: { contactId: contact.id, changed } });
-    return contact;
+    return contact.id;
   });
+  return readContact(context, contactId);
 }
 
 /**
@@ -246,8 +217,15 @@ export async function findTeamContactGroup(
   return group;
 }
 
-/** Creates an empty contact group. Idempotent per `Idempotency-Key`. */
-export async function createContactGroup(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<ContactGroup> {
+/**
+ * Creates an empty contact group. Idempotent per `Idempotency-Key`. Like every group change below,
+ * it answers the group as the read model shows it, with what `include` asks nested.
+ */
+export async function createContactGroup(
+  context: ServiceContext,
+  options: { input: unknown; idempotencyKey?: string },
+  include: ContactGroupInclude = {},
+): Promise<ContactGroupData> {
   const input = parseInput(createContactGroupInput, options.input);
   const caller = await context.caller();
   const groupId = await context.em.transactional(async (em) => {
@@ -264,45 +242,26 @@ export async function createContactGroup(context: ServiceContext, options: { inp
     );
     return resourceId;
   });
-  return getContactGroup(context, groupId);
-}
-
-export async function getContactGroup(context: ServiceContext, groupId: string): Promise<ContactGroup> {
-  const caller = await context.caller();
-  return findTeamContactGroup(context.em, caller.teamId, groupId);
-}
-
-export type ContactGroupPage = { contactGroups: ContactGroup[]; nextCursor: string | null };
-
-/** Lists the team's contact groups, newest first, keyset-paginated; `search` matches the name ignoring case. */
-export async function listContactGroups(
-  context: ServiceContext,
-  options: { limit?: number; cursor?: string; search?: string },
-): Promise<ContactGroupPage> {
-  const input = parseInput(keysetPageInput, options);
-  const caller = await context.caller();
-  const pattern = containsPattern(input.search);
-  const groups = await context.em.find(
-    ContactGroup,
-    { $and: [{ team: caller.teamId }, pattern === undefined ? {} : { name: { $ilike: pattern } }, afterCursor(input.cursor)] },
-    { orderBy: [...LISTING_ORDER], limit: input.limit + 1 },
-  );
-  const page = takePage(groups, input.limit);
-  return { contactGroups: page.rows, nextCursor: page.nextCursor };
+  return readContactGroup(context, groupId, include);
 }
 
 /** Renames a contact group. */
-export async function updateContactGroup(context: ServiceContext, options: { groupId: string; input: unknown }): Promise<ContactGroup> {
+export async function updateContactGroup(
+  context: ServiceContext,
+  options: { groupId: string; input: unknown },
+  include: ContactGroupInclude = {},
+): Promise<ContactGroupData> {
   const input = parseInput(updateContactGroupInput, options.input);
   const caller = await context.caller();
-  return context.em.transactional(async (em) => {
+  const groupId = await context.em.transactional(async (em) => {
     const group = await findTeamContactGroup(em, caller.teamId, options.groupId, { lock: 'write' });
     const now = context.clock.now();
     const changed = input.name === undefined ? [] : ['name'];
     if (input.name !== undefined) em.assign(group, { name: input.name, updatedAt: now });
     await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact_group.updated', details: { groupId: group.id, changed } });
-    return group;
+    return group.id;
   });
+  return readContactGroup(context, groupId, include);
 }
 
 /**
@@ -325,55 +284,17 @@ export async function deleteContactGroup(context: ServiceContext, options: { gro
 }
 
 /**
- * The members of several groups in one statement, oldest membership first. Only groups of the
- * caller's team are read, whatever ids are passed; other ids answer an empty list.
- */
-export async function listMembersOfContactGroups(context: ServiceContext, groupIds: readonly string[]): Promise<Map<string, Contact[]>> {
-  const caller = await context.caller();
-  const ids = groupIds.filter(isUuid);
-  const members = new Map<string, Contact[]>(groupIds.map((id) => [id, []]));
-  if (ids.length === 0) return members;
-  const memberships = await context.em.find(
-    ContactGroupMember,
-    { group: { id: { $in: ids }, team: caller.teamId } },
-    { populate: ['contact'], strategy: 'joined', orderBy: [{ createdAt: 'asc' }, { contact: { id: 'asc' } }] },
-  );
-  for (const membership of memberships) members.get(membership.group.id)?.push(membership.contact.getEntity());
-  return members;
-}
-
-/** How many members each of several groups has, in one statement; only the caller's groups count. */
-export async function countMembersOfContactGroups(context: ServiceContext, groupIds: readonly string[]): Promise<Map<string, number>> {
-  const caller = await context.caller();
-  const ids = groupIds.filter(isUuid);
-  const counts = new Map<string, number>(groupIds.map((id) => [id, 0]));
-  if (ids.length === 0) return counts;
-  const rows = await context.em.execute<{ group_id: string; count: string | number }[]>(
-    `select m.group_id, count(*) as count
-       from contact_group_member m
-       join contact_group g on g.id = m.group_id
-      where g.team_id = ? and m.group_id in (${ids.map(() => '?').join(', ')})
-      group by m.group_id`,
-    [caller.teamId, ...ids],
-  );
-  for (const row of rows) counts.set(row.group_id, Number(row.count));
-  return counts;
-}
-
-/** The members of one group of the caller's team, oldest membership first. */
-export async function listContactGroupMembers(context: ServiceContext, options: { groupId: string }): Promise<Contact[]> {
-  const group = await getContactGroup(context, options.groupId);
-  return (await listMembersOfContactGroups(context, [group.id])).get(group.id) ?? [];
-}
-
-/**
  * Makes a contact of the team a member of a group of the team. Adding a member twice is not an
  * error and changes nothing (one membership, one audit event).
  *
  * Both rows are read under a share lock, so a concurrent delete of either waits for this
  * transaction (and then removes the new membership with it) instead of failing our insert.
  */
-export async function addContactGroupMember(context: ServiceContext, options: { groupId: string; contactId: string }): Promise<ContactGroup> {
+export async function addContactGroupMember(
+  context: ServiceContext,
+  options: { groupId: string; contactId: string },
+  include: ContactGroupInclude = {},
+): Promise<ContactGroupData> {
   const caller = await context.caller();
   const groupId = await context.em.transactional(async (em) => {
     const group = await findTeamContactGroup(em, caller.teamId, options.groupId, { lock: 'share' });
@@ -394,11 +315,15 @@ export async function addContactGroupMember(context: ServiceContext, options: { 
     }
     return group.id;
   });
-  return getContactGroup(context, groupId);
+  return readContactGroup(context, groupId, include);
 }
 
 /** Removes a contact from a group; the contact itself stays. `ContactGroup.MemberNotFound` when it is not a member. */
-export async function removeContactGroupMember(context: ServiceContext, options: { groupId: string; contactId: string }): Promise<ContactGroup> {
+export async function removeContactGroupMember(
+  context: ServiceContext,
+  options: { groupId: string; contactId: string },
+  include: ContactGroupInclude = {},
+): Promise<ContactGroupData> {
   const caller = await context.caller();
   const groupId = await context.em.transactional(async (em) => {
     const group = await findTeamContactGroup(em, caller.teamId, options.groupId, { lock: 'share' });
@@ -412,5 +337,5 @@ export async function removeContactGroupMember(context: ServiceContext, options:
     });
     return group.id;
   });
-  return getContactGroup(context, groupId);
+  return readContactGroup(context, groupId, include);
 }

@@ -3,13 +3,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { isUuid } from '../../shared/ids.ts';
 import { findDraftReferences, isReferenced } from '../contact/contact.service.ts';
-import { afterCursor, containsPattern, keysetPageInput, LISTING_ORDER, takePage } from '../pagination.ts';
 import { auditChange } from '../envelope/envelope.service.ts';
 import { runIdempotently } from '../idempotency/idempotency.service.ts';
 import { agentInfoSchema } from '../recipient/agent-input.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { TeamUser } from './team-user.entity.ts';
+import { readUser, type TeamUserData } from './team-user.read.ts';
 import { Team } from './team.entity.ts';
 import { UserDuplicateEmailError, UserInUseError, UserNotFoundError } from './team-user.errors.ts';
 
@@ -74,7 +74,7 @@ async function withDuplicateEmailAsDomainError<T>(email: string | undefined, run
 }
 
 /** Adds a user to the caller's team; the email must be new to the team. Idempotent per `Idempotency-Key`. */
-export async function createUser(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<TeamUser> {
+export async function createUser(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<TeamUserData> {
   const input = parseInput(createUserInput, options.input);
   const caller = await context.caller();
   const userId = await withDuplicateEmailAsDomainError(input.email, () =>
@@ -102,41 +102,14 @@ export async function createUser(context: ServiceContext, options: { input: unkn
       return resourceId;
     }),
   );
-  return getUser(context, userId);
-}
-
-export async function getUser(context: ServiceContext, userId: string): Promise<TeamUser> {
-  const caller = await context.caller();
-  return findTeamUser(context.em, caller.teamId, userId);
-}
-
-export type UserPage = { users: TeamUser[]; nextCursor: string | null };
-
-/** Lists the team's users, newest first, keyset-paginated; `search` matches name or email ignoring case. */
-export async function listUsers(context: ServiceContext, options: { limit?: number; cursor?: string; search?: string }): Promise<UserPage> {
-  const input = parseInput(keysetPageInput, options);
-  const caller = await context.caller();
-  const pattern = containsPattern(input.search);
-  const users = await context.em.find(
-    TeamUser,
-    {
-      $and: [
-        { team: caller.teamId },
-        pattern === undefined ? {} : { $or: [{ name: { $ilike: pattern } }, { email: { $ilike: pattern } }] },
-        afterCursor(input.cursor),
-      ],
-    },
-    { orderBy: [...LISTING_ORDER], limit: input.limit + 1 },
-  );
-  const page = takePage(users, input.limit);
-  return { users: page.rows, nextCursor: page.nextCursor };
+  return readUser(context, userId);
 }
 
 /** Changes a user; only the given keys change. A new email must still be unique in the team. */
-export async function updateUser(context: ServiceContext, options: { userId: string; input: unknown }): Promise<TeamUser> {
+export async function updateUser(context: ServiceContext, options: { userId: string; input: unknown }): Promise<TeamUserData> {
   const input = parseInput(updateUserInput, options.input);
   const caller = await context.caller();
-  return withDuplicateEmailAsDomainError(input.email, () =>
+  const userId = await withDuplicateEmailAsDomainError(input.email, () =>
     context.em.transactional(async (em) => {
       const user = await findTeamUser(em, caller.teamId, options.userId, { lock: true });
       if (input.email !== undefined) await ensureEmailFree(em, caller.teamId, input.email, user.id);
@@ -150,9 +123,10 @@ export async function updateUser(context: ServiceContext, options: { userId: str
         updatedAt: now,
       });
       await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'user.updated', details: { userId: user.id, changed } });
-      return user;
+      return user.id;
     }),
   );
+  return readUser(context, userId);
 }
 
 /**

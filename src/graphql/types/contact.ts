@@ -1,118 +1,87 @@
-import type { PhoneContactMethod } from '../../domain/recipient/agent.entity.ts';
-import DataLoader from 'dataloader';
-import type { RequestContext } from '../../context.ts';
-import type { ContactGroup } from '../../domain/contact/contact-group.entity.ts';
-import type { Contact } from '../../domain/contact/contact.entity.ts';
+import {
+  readContact,
+  readContactGroup,
+  readContactGroupPage,
+  readContactPage,
+  type ContactData,
+  type ContactGroupData,
+  type ContactGroupPageData,
+  type ContactPageData,
+} from '../../domain/contact/contact.read.ts';
 import {
   addContactGroupMember,
-  countMembersOfContactGroups,
   createContact,
   createContactGroup,
   deleteContact,
   deleteContactGroup,
-  getContact,
-  getContactGroup,
-  listContactGroups,
-  listContacts,
-  listMembersOfContactGroups,
   removeContactGroupMember,
   updateContact,
   updateContactGroup,
 } from '../../domain/contact/contact.service.ts';
 import { createdAtCursor } from '../../domain/pagination.ts';
-import type { TeamUser } from '../../domain/team/team-user.entity.ts';
-import { createUser, deleteUser, getUser, listUsers, updateUser } from '../../domain/team/team-user.service.ts';
-import type { Loaders } from '../../loaders.ts';
+import type { PhoneContactMethod } from '../../domain/recipient/agent.entity.ts';
+import { readUser, readUserPage, type TeamUserData, type TeamUserPageData } from '../../domain/team/team-user.read.ts';
+import { createUser, deleteUser, updateUser } from '../../domain/team/team-user.service.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
+import { connectionNodesOf, contactGroupIncludeOf, nested, selectionOf } from '../selection.ts';
 import { DeletedPayload, PageInfo } from './common.ts';
 import { LocaleEnum, PhoneContactMethodEnum } from './recipient.ts';
 
-
-// ---------------------------------------------------------------------------------------------
-// Batched group members: one statement per request for every group in the response.
-
-type ContactLoaders = {
-  membersByGroup: DataLoader<string, Contact[]>;
-  memberCountByGroup: DataLoader<string, number>;
-};
-
-/**
- * Request-scoped loaders, created on first use and kept on the side of the request context. Each
- * GraphQL mutation starts with fresh `context.loaders` (see schema.ts) because it may change what
- * was already loaded; these follow the same generation, so `a: addContactGroupMember … { members }
- * b: addContactGroupMember … { members }` shows b's member in b.
+/*
+ * The address book's GraphQL face. Root fields and mutations read through the read model, asking
+ * for a group's members exactly when the selection shows them, so every query or mutation answer
+ * is one statement; the object types only pick fields out of that plain data.
  */
-const contactLoadersByContext = new WeakMap<RequestContext, { generation: Loaders; loaders: ContactLoaders }>();
-
-function contactLoaders(context: RequestContext): ContactLoaders {
-  const existing = contactLoadersByContext.get(context);
-  if (existing && existing.generation === context.loaders) return existing.loaders;
-  const loaders: ContactLoaders = {
-    membersByGroup: new DataLoader(async (groupIds) => {
-      const members = await listMembersOfContactGroups(context, groupIds);
-      return groupIds.map((groupId) => members.get(groupId) ?? []);
-    }),
-    memberCountByGroup: new DataLoader(async (groupIds) => {
-      const counts = await countMembersOfContactGroups(context, groupIds);
-      return groupIds.map((groupId) => counts.get(groupId) ?? 0);
-    }),
-  };
-  contactLoadersByContext.set(context, { generation: context.loaders, loaders });
-  return loaders;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Object types.
 
-export const ContactType = builder.objectRef<Contact>('Contact').implement({
+export const ContactType = builder.objectRef<ContactData>('Contact').implement({
   description: "An entry of the team's address book; name it as a recipient's agent by `contactId`.",
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name', { description: 'Full name, 1–200 characters.' }),
-    email: t.string({ nullable: true, description: 'Where signing invitations go.', resolve: (contact) => contact.email ?? null }),
-    phone: t.string({ nullable: true, description: 'E.164, for one-time passwords by SMS or WhatsApp.', resolve: (contact) => contact.phone ?? null }),
-    locale: t.field({ type: LocaleEnum, nullable: true, description: 'Language of the signing page and emails.', resolve: (contact) => contact.locale ?? null }),
+    email: t.string({ nullable: true, description: 'Where signing invitations go.', resolve: (contact) => contact.email }),
+    phone: t.string({ nullable: true, description: 'E.164, for one-time passwords by SMS or WhatsApp.', resolve: (contact) => contact.phone }),
+    locale: t.field({ type: LocaleEnum, nullable: true, description: 'Language of the signing page and emails.', resolve: (contact) => contact.locale }),
     phoneContactMethod: t.field({
       type: PhoneContactMethodEnum,
       nullable: true,
       description: 'Channel for one-time passwords; only with a phone.',
-      resolve: (contact) => (contact.phoneContactMethod as PhoneContactMethod | null | undefined) ?? null,
+      resolve: (contact) => contact.phoneContactMethod as PhoneContactMethod | null,
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    createdAt: t.field({ type: 'DateTime', resolve: (contact) => contact.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (contact) => contact.updatedAt }),
   }),
 });
 
-export const ContactGroupType = builder.objectRef<ContactGroup>('ContactGroup').implement({
+export const ContactGroupType = builder.objectRef<ContactGroupData>('ContactGroup').implement({
   description: 'A named set of contacts; naming it as an agent by `groupId` makes every member an agent of the role.',
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name', { description: '1–200 characters.' }),
-    memberCount: t.int({
-      description: 'How many contacts are members.',
-      resolve: (group, _args, context) => contactLoaders(context).memberCountByGroup.load(group.id),
-    }),
+    memberCount: t.exposeInt('memberCount', { description: 'How many contacts are members.' }),
     members: t.field({
       type: [ContactType],
       description: 'The member contacts, oldest membership first.',
-      resolve: (group, _args, context) => contactLoaders(context).membersByGroup.load(group.id),
+      resolve: (group) => nested(group.members, 'ContactGroup.members'),
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    createdAt: t.field({ type: 'DateTime', resolve: (group) => group.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (group) => group.updatedAt }),
   }),
 });
 
-export const TeamUserType = builder.objectRef<TeamUser>('TeamUser').implement({
+export const TeamUserType = builder.objectRef<TeamUserData>('TeamUser').implement({
   description: 'An internal user of the team; name it as a recipient’s agent by `userId`.',
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name', { description: 'Full name, 1–200 characters.' }),
     email: t.exposeString('email', { description: 'Unique within the team, ignoring letter case.' }),
-    phone: t.string({ nullable: true, description: 'E.164.', resolve: (user) => user.phone ?? null }),
+    phone: t.string({ nullable: true, description: 'E.164.', resolve: (user) => user.phone }),
     locale: t.field({ type: LocaleEnum, description: 'Language of the signing page and emails; en-US unless set.', resolve: (user) => user.locale }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    createdAt: t.field({ type: 'DateTime', resolve: (user) => user.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (user) => user.updatedAt }),
   }),
 });
 
@@ -123,7 +92,7 @@ function pageInfoOf(page: { nextCursor: string | null }) {
   return { hasNextPage: page.nextCursor !== null, endCursor: page.nextCursor };
 }
 
-const ContactEdge = builder.objectRef<Contact>('ContactEdge').implement({
+const ContactEdge = builder.objectRef<ContactData>('ContactEdge').implement({
   description: 'One node of a page, with its position.',
   fields: (t) => ({
     cursor: t.string({ description: 'Pass as `after` to continue after this node.', resolve: (node) => createdAtCursor(node) }),
@@ -131,16 +100,16 @@ const ContactEdge = builder.objectRef<Contact>('ContactEdge').implement({
   }),
 });
 
-const ContactConnection = builder.objectRef<{ nodes: Contact[]; nextCursor: string | null }>('ContactConnection').implement({
+const ContactConnection = builder.objectRef<ContactPageData>('ContactConnection').implement({
   description: "A page of the team's contacts, newest first.",
   fields: (t) => ({
-    edges: t.field({ type: [ContactEdge], resolve: (page) => page.nodes }),
-    nodes: t.field({ type: [ContactType], resolve: (page) => page.nodes }),
+    edges: t.field({ type: [ContactEdge], resolve: (page) => page.contacts }),
+    nodes: t.field({ type: [ContactType], resolve: (page) => page.contacts }),
     pageInfo: t.field({ type: PageInfo, resolve: (page) => pageInfoOf(page) }),
   }),
 });
 
-const ContactGroupEdge = builder.objectRef<ContactGroup>('ContactGroupEdge').implement({
+const ContactGroupEdge = builder.objectRef<ContactGroupData>('ContactGroupEdge').implement({
   description: 'One node of a page, with its position.',
   fields: (t) => ({
     cursor: t.string({ description: 'Pass as `after` to continue after this node.', resolve: (node) => createdAtCursor(node) }),
@@ -148,16 +117,16 @@ const ContactGroupEdge = builder.objectRef<ContactGroup>('ContactGroupEdge').imp
   }),
 });
 
-const ContactGroupConnection = builder.objectRef<{ nodes: ContactGroup[]; nextCursor: string | null }>('ContactGroupConnection').implement({
+const ContactGroupConnection = builder.objectRef<ContactGroupPageData>('ContactGroupConnection').implement({
   description: "A page of the team's contact groups, newest first.",
   fields: (t) => ({
-    edges: t.field({ type: [ContactGroupEdge], resolve: (page) => page.nodes }),
-    nodes: t.field({ type: [ContactGroupType], resolve: (page) => page.nodes }),
+    edges: t.field({ type: [ContactGroupEdge], resolve: (page) => page.contactGroups }),
+    nodes: t.field({ type: [ContactGroupType], resolve: (page) => page.contactGroups }),
     pageInfo: t.field({ type: PageInfo, resolve: (page) => pageInfoOf(page) }),
   }),
 });
 
-const TeamUserEdge = builder.objectRef<TeamUser>('TeamUserEdge').implement({
+const TeamUserEdge = builder.objectRef<TeamUserData>('TeamUserEdge').implement({
   description: 'One node of a page, with its position.',
   fields: (t) => ({
     cursor: t.string({ description: 'Pass as `after` to continue after this node.', resolve: (node) => createdAtCursor(node) }),
@@ -165,11 +134,11 @@ const TeamUserEdge = builder.objectRef<TeamUser>('TeamUserEdge').implement({
   }),
 });
 
-const TeamUserConnection = builder.objectRef<{ nodes: TeamUser[]; nextCursor: string | null }>('TeamUserConnection').implement({
+const TeamUserConnection = builder.objectRef<TeamUserPageData>('TeamUserConnection').implement({
   description: "A page of the team's users, newest first.",
   fields: (t) => ({
-    edges: t.field({ type: [TeamUserEdge], resolve: (page) => page.nodes }),
-    nodes: t.field({ type: [TeamUserType], resolve: (page) => page.nodes }),
+    edges: t.field({ type: [TeamUserEdge], resolve: (page) => page.users }),
+    nodes: t.field({ type: [TeamUserType], resolve: (page) => page.users }),
     pageInfo: t.field({ type: PageInfo, resolve: (page) => pageInfoOf(page) }),
   }),
 });
@@ -188,7 +157,7 @@ builder.queryFields((t) => ({
     type: ContactType,
     description: 'One contact of your team (REST: GET /contacts/{id}). Unknown and foreign ids give Contact.NotFound.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => getContact(context, String(args.id)),
+    resolve: (_root, args, context) => readContact(context, String(args.id)),
   }),
   contacts: t.field({
     type: ContactConnection,
@@ -198,16 +167,13 @@ builder.queryFields((t) => ({
       after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
       search: t.arg.string({ required: false, description: SEARCH_DESCRIPTION }),
     },
-    resolve: async (_root, args, context) => {
-      const page = await listContacts(context, pageOptions(args));
-      return { nodes: page.contacts, nextCursor: page.nextCursor };
-    },
+    resolve: (_root, args, context) => readContactPage(context, pageOptions(args)),
   }),
   contactGroup: t.field({
     type: ContactGroupType,
     description: 'One contact group of your team (REST: GET /contact-groups/{id}). Unknown and foreign ids give ContactGroup.NotFound.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => getContactGroup(context, String(args.id)),
+    resolve: (_root, args, context, info) => readContactGroup(context, String(args.id), contactGroupIncludeOf(selectionOf(info))),
   }),
   contactGroups: t.field({
     type: ContactGroupConnection,
@@ -217,16 +183,14 @@ builder.queryFields((t) => ({
       after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
       search: t.arg.string({ required: false, description: SEARCH_DESCRIPTION }),
     },
-    resolve: async (_root, args, context) => {
-      const page = await listContactGroups(context, pageOptions(args));
-      return { nodes: page.contactGroups, nextCursor: page.nextCursor };
-    },
+    resolve: (_root, args, context, info) =>
+      readContactGroupPage(context, pageOptions(args), contactGroupIncludeOf(connectionNodesOf(selectionOf(info)))),
   }),
   user: t.field({
     type: TeamUserType,
     description: 'One user of your team (REST: GET /users/{id}). Unknown and foreign ids give User.NotFound.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => getUser(context, String(args.id)),
+    resolve: (_root, args, context) => readUser(context, String(args.id)),
   }),
   users: t.field({
     type: TeamUserConnection,
@@ -236,10 +200,7 @@ builder.queryFields((t) => ({
       after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
       search: t.arg.string({ required: false, description: SEARCH_DESCRIPTION }),
     },
-    resolve: async (_root, args, context) => {
-      const page = await listUsers(context, pageOptions(args));
-      return { nodes: page.users, nextCursor: page.nextCursor };
-    },
+    resolve: (_root, args, context) => readUserPage(context, pageOptions(args)),
   }),
 }));
 
@@ -328,13 +289,15 @@ builder.mutationFields((t) => ({
     type: ContactGroupType,
     description: 'Creates an empty contact group (REST: POST /contact-groups). Honours the Idempotency-Key header.',
     args: { input: t.arg({ type: CreateContactGroupInput, required: true }) },
-    resolve: (_root, args, context) => createContactGroup(context, { input: withoutNulls(args.input), idempotencyKey: context.idempotencyKey }),
+    resolve: (_root, args, context, info) =>
+      createContactGroup(context, { input: withoutNulls(args.input), idempotencyKey: context.idempotencyKey }, contactGroupIncludeOf(selectionOf(info))),
   }),
   updateContactGroup: t.field({
     type: ContactGroupType,
     description: 'Renames a contact group (REST: PATCH /contact-groups/{id}).',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateContactGroupInput, required: true }) },
-    resolve: (_root, args, context) => updateContactGroup(context, { groupId: String(args.id), input: withoutNulls(args.input) }),
+    resolve: (_root, args, context, info) =>
+      updateContactGroup(context, { groupId: String(args.id), input: withoutNulls(args.input) }, contactGroupIncludeOf(selectionOf(info))),
   }),
   deleteContactGroup: t.field({
     type: DeletedPayload,
@@ -349,14 +312,16 @@ builder.mutationFields((t) => ({
     type: ContactGroupType,
     description: 'Makes a contact a member of a group (REST: POST /contact-groups/{id}/members/{contactId}). Adding a member again changes nothing.',
     args: { groupId: t.arg.id({ required: true }), contactId: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => addContactGroupMember(context, { groupId: String(args.groupId), contactId: String(args.contactId) }),
+    resolve: (_root, args, context, info) =>
+      addContactGroupMember(context, { groupId: String(args.groupId), contactId: String(args.contactId) }, contactGroupIncludeOf(selectionOf(info))),
   }),
   removeContactGroupMember: t.field({
     type: ContactGroupType,
     description:
       'Removes a contact from a group (REST: DELETE /contact-groups/{id}/members/{contactId}); ContactGroup.MemberNotFound when it is not a member.',
     args: { groupId: t.arg.id({ required: true }), contactId: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => removeContactGroupMember(context, { groupId: String(args.groupId), contactId: String(args.contactId) }),
+    resolve: (_root, args, context, info) =>
+      removeContactGroupMember(context, { groupId: String(args.groupId), contactId: String(args.contactId) }, contactGroupIncludeOf(selectionOf(info))),
   }),
   createUser: t.field({
     type: TeamUserType,

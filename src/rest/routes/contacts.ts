@@ -1,32 +1,19 @@
-import type { RequestContext } from '../../context.ts';
-import type { ContactGroup } from '../../domain/contact/contact-group.entity.ts';
+import { readContact, readContactGroup, readContactGroupMembers, readContactGroupPage, readContactPage } from '../../domain/contact/contact.read.ts';
 import {
   addContactGroupMember,
-  countMembersOfContactGroups,
   createContact,
   createContactGroup,
   deleteContact,
   deleteContactGroup,
-  getContact,
-  getContactGroup,
-  listContactGroupMembers,
-  listContactGroups,
-  listContacts,
   removeContactGroupMember,
   updateContact,
   updateContactGroup,
 } from '../../domain/contact/contact.service.ts';
-import { createUser, deleteUser, getUser, listUsers, updateUser } from '../../domain/team/team-user.service.ts';
+import { readUser, readUserPage } from '../../domain/team/team-user.read.ts';
+import { createUser, deleteUser, updateUser } from '../../domain/team/team-user.service.ts';
 import { readJsonObject } from '../body.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
-import { contactGroupJson, contactJson, userJson } from '../serializers.ts';
-
-/** Groups with their member counts, counted for the whole page in one statement. */
-async function contactGroupsJson(context: RequestContext, groups: ContactGroup[]) {
-  const counts = await countMembersOfContactGroups(context, groups.map((group) => group.id));
-  return groups.map((group) => contactGroupJson(group, counts.get(group.id) ?? 0));
-}
 
 function pageQuery(url: URL) {
   return {
@@ -36,37 +23,37 @@ function pageQuery(url: URL) {
   };
 }
 
-/** Contract §3: contacts, contact groups with members, and team users. Bodies are the object itself. */
+/**
+ * Contract §3: contacts, contact groups with members, and team users. Bodies are the object
+ * itself, as the read model answers it (a group always with its `memberCount`, never its members).
+ */
 export const contactRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/contacts',
     async handler({ request, context }) {
-      const contact = await createContact(context, { input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
-      return { contact: contactJson(contact) };
+      return { contact: await createContact(context, { input: await readJsonObject(request), idempotencyKey: context.idempotencyKey }) };
     },
   },
   {
     method: 'GET',
     path: '/contacts',
     async handler({ url, context }) {
-      const page = await listContacts(context, pageQuery(url));
-      return { contacts: page.contacts.map(contactJson), nextCursor: page.nextCursor };
+      return readContactPage(context, pageQuery(url));
     },
   },
   {
     method: 'GET',
     path: '/contacts/:contactId',
     async handler({ params, context }) {
-      return { contact: contactJson(await getContact(context, params.contactId)) };
+      return { contact: await readContact(context, params.contactId) };
     },
   },
   {
     method: 'PATCH',
     path: '/contacts/:contactId',
     async handler({ request, params, context }) {
-      const contact = await updateContact(context, { contactId: params.contactId, input: await readJsonObject(request) });
-      return { contact: contactJson(contact) };
+      return { contact: await updateContact(context, { contactId: params.contactId, input: await readJsonObject(request) }) };
     },
   },
   {
@@ -82,32 +69,28 @@ export const contactRoutes: RestRoute[] = [
     method: 'POST',
     path: '/contact-groups',
     async handler({ request, context }) {
-      const group = await createContactGroup(context, { input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
-      return { contactGroup: (await contactGroupsJson(context, [group]))[0] };
+      return { contactGroup: await createContactGroup(context, { input: await readJsonObject(request), idempotencyKey: context.idempotencyKey }) };
     },
   },
   {
     method: 'GET',
     path: '/contact-groups',
     async handler({ url, context }) {
-      const page = await listContactGroups(context, pageQuery(url));
-      return { contactGroups: await contactGroupsJson(context, page.contactGroups), nextCursor: page.nextCursor };
+      return readContactGroupPage(context, pageQuery(url));
     },
   },
   {
     method: 'GET',
     path: '/contact-groups/:groupId',
     async handler({ params, context }) {
-      const group = await getContactGroup(context, params.groupId);
-      return { contactGroup: (await contactGroupsJson(context, [group]))[0] };
+      return { contactGroup: await readContactGroup(context, params.groupId) };
     },
   },
   {
     method: 'PATCH',
     path: '/contact-groups/:groupId',
     async handler({ request, params, context }) {
-      const group = await updateContactGroup(context, { groupId: params.groupId, input: await readJsonObject(request) });
-      return { contactGroup: (await contactGroupsJson(context, [group]))[0] };
+      return { contactGroup: await updateContactGroup(context, { groupId: params.groupId, input: await readJsonObject(request) }) };
     },
   },
   {
@@ -122,16 +105,14 @@ export const contactRoutes: RestRoute[] = [
     method: 'GET',
     path: '/contact-groups/:groupId/members',
     async handler({ params, context }) {
-      const members = await listContactGroupMembers(context, { groupId: params.groupId });
-      return { members: members.map(contactJson) };
+      return { members: await readContactGroupMembers(context, { groupId: params.groupId }) };
     },
   },
   {
     method: 'POST',
     path: '/contact-groups/:groupId/members/:contactId',
     async handler({ params, context }) {
-      const group = await addContactGroupMember(context, { groupId: params.groupId, contactId: params.contactId });
-      return { contactGroup: (await contactGroupsJson(context, [group]))[0] };
+      return { contactGroup: await addContactGroupMember(context, { groupId: params.groupId, contactId: params.contactId }) };
     },
   },
   {
@@ -147,31 +128,28 @@ export const contactRoutes: RestRoute[] = [
     method: 'POST',
     path: '/users',
     async handler({ request, context }) {
-      const user = await createUser(context, { input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
-      return { user: userJson(user) };
+      return { user: await createUser(context, { input: await readJsonObject(request), idempotencyKey: context.idempotencyKey }) };
     },
   },
   {
     method: 'GET',
     path: '/users',
     async handler({ url, context }) {
-      const page = await listUsers(context, pageQuery(url));
-      return { users: page.users.map(userJson), nextCursor: page.nextCursor };
+      return readUserPage(context, pageQuery(url));
     },
   },
   {
     method: 'GET',
     path: '/users/:userId',
     async handler({ params, context }) {
-      return { user: userJson(await getUser(context, params.userId)) };
+      return { user: await readUser(context, params.userId) };
     },
   },
   {
     method: 'PATCH',
     path: '/users/:userId',
     async handler({ request, params, context }) {
-      const user = await updateUser(context, { userId: params.userId, input: await readJsonObject(request) });
-      return { user: userJson(user) };
+      return { user: await updateUser(context, { userId: params.userId, input: await readJsonObject(request) }) };
     },
   },
   {
