@@ -1,7 +1,7 @@
 /**
  * Nested GraphQL read benchmark: a page of envelopes with documents, recipients (with agents)
  * and fields (with views), for growing page sizes. Prints the SQL statements per request (the
- * batch loaders keep it constant) and the median latency over repeated runs.
+ * read model answers the whole page with one) and the median latency over repeated runs.
  *
  *   npm run bench:graphql [-- --runs 20]
  * Uses DATABASE_URL when set, else the embedded PostgreSQL in a temporary directory.
@@ -20,6 +20,7 @@ import { Field } from '../src/domain/field/field.entity.ts';
 import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
+import { ApiKeyCache } from '../src/domain/team/api-key-cache.ts';
 import { createTeam } from '../src/domain/team/team.service.ts';
 import { listen } from '../src/server.ts';
 import { createFileBlobStore } from '../src/shared/blob-store.ts';
@@ -45,6 +46,8 @@ const app = createApp({
   clock: createClock(),
   blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
   auditKey: Buffer.alloc(32, 7),
+  // As in production: the key is verified once, then served from the cache.
+  apiKeyCache: new ApiKeyCache(),
 });
 const running = await listen(app, { port: 0, host: '127.0.0.1', maxUploadBytes: config.maxDocumentBytes });
 
