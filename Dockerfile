@@ -3,7 +3,10 @@
 # skipped and the entry point calls the image's node directly.
 FROM node:24-bookworm-slim
 
+# MALLOC_MMAP_THRESHOLD_ and the heap flags below: see docs/operations.md, "Memory" (the same as
+# package.json's start script).
 ENV NODE_ENV=production \
+    MALLOC_MMAP_THRESHOLD_=65536 \
     PORT=4000 \
     DATA_DIR=/var/lib/envelope-service
 
@@ -21,4 +24,4 @@ EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 
-CMD ["node", "src/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=256", "src/main.ts"]

@@ -7,7 +7,7 @@
  * Uses DATABASE_URL's server (default postgresql://postgres@127.0.0.1:5432/postgres) to create and
  * drop a scratch database.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +24,7 @@ import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
 import { createTeam } from '../src/domain/team/team.service.ts';
+import { spawnService } from './service-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -61,10 +62,10 @@ async function admin(sql: string) {
 /** Starts the service as its own process and waits until it answers. */
 async function startServer(label: string, env: Record<string, string>): Promise<{ label: string; url: string; child: ChildProcess }> {
   const port = 4600 + children.length;
-  const child = spawn(path.join('node_modules', '.bin', 'node'), ['src/main.ts'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl.toString(), PORT: String(port), DATA_DIR: path.join(scratch, label), LOG_LEVEL: 'warn', AUDIT_HMAC_KEY: 'b'.repeat(40), ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawnService(
+    { DATABASE_URL: databaseUrl.toString(), PORT: String(port), DATA_DIR: path.join(scratch, label), LOG_LEVEL: 'warn', AUDIT_HMAC_KEY: 'b'.repeat(40), ...env },
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
   for (let attempt = 0; attempt < 100; attempt += 1) {

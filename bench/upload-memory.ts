@@ -6,13 +6,13 @@
  *
  *   npm run bench:upload [-- --size-mb 40 --runs 3]
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { makeExactSizePdf } from '../test/fixtures/pdfs.ts';
+import { spawnService } from './service-process.ts';
 
 const { values } = parseArgs({ options: { 'size-mb': { type: 'string', default: '40' }, runs: { type: 'string', default: '3' } } });
 const sizeBytes = Math.round(Number(values['size-mb']) * 1024 * 1024);
@@ -23,12 +23,9 @@ const pdfPath = path.join(workDirectory, 'large.pdf');
 fs.writeFileSync(pdfPath, makeExactSizePdf(sizeBytes));
 const port = 4600 + Math.floor(Math.random() * 300);
 
-const server = spawn(process.execPath, ['src/main.ts'], {
-  env: { ...process.env, PORT: String(port), DATA_DIR: path.join(workDirectory, 'data'), LOG_LEVEL: 'warn' },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+const server = spawnService({ PORT: String(port), DATA_DIR: path.join(workDirectory, 'data'), LOG_LEVEL: 'warn' }, { stdio: ['ignore', 'pipe', 'inherit'] });
 let output = '';
-server.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
 
 function residentBytes(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -38,7 +38,7 @@ echo "$graphql"
 echo "$graphql" | grep -q '"viewer"' || { echo "smoke: GraphQL call failed"; exit 1; }
 
 # Graceful shutdown: SIGTERM to the node process, which must log "stopped" and exit.
-node_pid=$(pgrep -g "$npm_pid" -xf 'node src/main.ts' | head -n 1)
+node_pid=$(pgrep -g "$npm_pid" -f '^node .*src/main\.ts$' | head -n 1)
 kill -TERM "$node_pid"
 for _ in $(seq 1 20); do
   kill -0 "$node_pid" 2>/dev/null || break

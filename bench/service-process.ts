@@ -1,0 +1,17 @@
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Starts the service exactly as `npm start` does (the same environment settings and Node flags,
+ * read from package.json's start script) but as a direct child, so that benchmarks read the
+ * service's own process (CPU, memory) rather than npm's.
+ */
+export function spawnService(env: Record<string, string | undefined>, options: Omit<SpawnOptions, 'env'> = {}): ChildProcess {
+  const { scripts } = JSON.parse(fs.readFileSync(path.resolve('package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const words = scripts.start.split(/\s+/).filter(Boolean);
+  const nodeAt = words.indexOf('node');
+  if (nodeAt < 0) throw new Error(`package.json's start script does not run node: ${scripts.start}`);
+  const startEnv = Object.fromEntries(words.slice(0, nodeAt).map((word) => word.split('=') as [string, string]));
+  return spawn(path.resolve('node_modules/.bin/node'), words.slice(nodeAt + 1), { ...options, env: { ...process.env, ...startEnv, ...env } });
+}
