@@ -49,39 +49,46 @@ const CALLER = `select team_id from api_key where key_hash = $1 and revoked_at i
  * Read 1 for the bare handler, one statement: $1 the key hash, $2 the page size. Returns
  * `authenticated` and `nodes`, which is exactly our answer's `data.envelopes.nodes`: same keys in
  * the same order, same child order as the service's batch loaders, `[]` for no children.
+ *
+ * Objects are built as json_agg over subselects whose column aliases are the keys (and one-row
+ * subselects for the small nested objects) rather than with json_build_object: on PostgreSQL 15
+ * that costs about a quarter less CPU for this page, and the point of this peer is the floor.
+ * The row aliases (`person`, `point`, `document_row`, ...) must not be column names in scope,
+ * or PostgreSQL would take the column (a.info) instead of the row. The team's page is an index
+ * range scan (team_id, created_at, id) read backwards.
  */
-export const BARE_PAGE_SQL = `with caller as (${CALLER}),
-page as (
-  select e.* from envelope e join caller c on e.team_id = c.team_id
-  order by e.created_at desc, e.id desc limit $2
-)
+export const BARE_PAGE_SQL = `with caller as (${CALLER})
 select exists (select 1 from caller) as authenticated,
-  (select coalesce(json_agg(json_build_object(
-    'id', e.id, 'name', e.name, 'status', e.status, 'createdAt', ${iso('e.created_at')},
-    'documents', (select coalesce(json_agg(json_build_object(
-        'id', d.id, 'name', d.name, 'order', d."order", 'pageCount', d.page_count
-      ) order by d."order", d.created_at, d.id), '[]'::json)
-      from document d where d.envelope_id = e.id),
-    'recipients', (select coalesce(json_agg(json_build_object(
-        'id', r.id, 'identifier', r.identifier, 'roleName', r.role_name, 'type', r.type, 'order', r."order",
-        'agents', (select coalesce(json_agg(json_build_object(
-            'id', a.id, 'kind', a.kind,
-            'info', case when a.info is null then null else json_build_object('name', a.info->>'name', 'email', a.info->>'email') end
-          ) order by a.position), '[]'::json)
-          from agent a where a.recipient_id = r.id)
-      ) order by r."order", r.created_at, r.id), '[]'::json)
-      from recipient r where r.envelope_id = e.id),
-    'fields', (select coalesce(json_agg(json_build_object(
-        'id', f.id, 'identifier', f.identifier, 'type', f.type, 'required', f.required, 'recipientId', f.recipient_id,
-        'views', (select coalesce(json_agg(json_build_object(
-            'documentId', v.document_id, 'page', v.page,
-            'location', json_build_object('x', v.x, 'y', v.y),
-            'size', json_build_object('width', v.width, 'height', v.height)
-          ) order by v.position), '[]'::json)
-          from field_view v where v.field_id = f.id)
-      ) order by f.created_at, f.identifier), '[]'::json)
-      from field f where f.envelope_id = e.id)
-  ) order by e.created_at desc, e.id desc), '[]'::json) from page e) as nodes`;
+  (select coalesce(json_agg(envelope_row), '[]'::json) from (
+    select e.id, e.name, e.status, ${iso('e.created_at')} as "createdAt",
+      (select coalesce(json_agg(document_row), '[]'::json) from (
+        select d.id, d.name, d."order", d.page_count as "pageCount"
+        from document d where d.envelope_id = e.id
+        order by d."order", d.created_at, d.id) document_row) as documents,
+      (select coalesce(json_agg(recipient_row), '[]'::json) from (
+        select r.id, r.identifier, r.role_name as "roleName", r.type, r."order",
+          (select coalesce(json_agg(agent_row), '[]'::json) from (
+            select a.id, a.kind,
+              case when a.info is null then null
+                else (select person from (select a.info->>'name' as name, a.info->>'email' as email) person) end as info
+            from agent a where a.recipient_id = r.id
+            order by a.position) agent_row) as agents
+        from recipient r where r.envelope_id = e.id
+        order by r."order", r.created_at, r.id) recipient_row) as recipients,
+      (select coalesce(json_agg(field_row), '[]'::json) from (
+        select f.id, f.identifier, f.type, f.required, f.recipient_id as "recipientId",
+          (select coalesce(json_agg(view_row), '[]'::json) from (
+            select v.document_id as "documentId", v.page,
+              (select point from (select v.x, v.y) point) as location,
+              (select box from (select v.width, v.height) box) as size
+            from field_view v where v.field_id = f.id
+            order by v.position) view_row) as views
+        from field f where f.envelope_id = e.id
+        order by f.created_at, f.identifier) field_row) as fields
+    from envelope e
+    where e.team_id = (select team_id from caller)
+    order by e.created_at desc, e.id desc
+    limit $2) envelope_row) as nodes`;
 
 /** Read 2: `GET /api/v1/key/envelopes/{id}?includeDocuments=true`. */
 export const restEnvelopePath = (envelopeId: string) => `/api/v1/key/envelopes/${envelopeId}?includeDocuments=true`;
