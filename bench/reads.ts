@@ -75,6 +75,7 @@ const median = (values: number[]) => {
 // ---- Clean-up: registered as things start, run in reverse order exactly once. ----
 const cleanups: { label: string; run: () => Promise<void> | void }[] = [];
 let cleaning: Promise<void> | undefined;
+let interrupted = false;
 function cleanUp(): Promise<void> {
   cleaning ??= (async () => {
     for (const step of cleanups.reverse()) {
@@ -89,6 +90,7 @@ function cleanUp(): Promise<void> {
 }
 for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
   process.on(signal, () => {
+    interrupted = true;
     log(`\n${signal}: stopping the servers and the cluster, deleting the temporary directory`);
     void cleanUp().then(() => process.exit(code));
   });
@@ -315,7 +317,8 @@ async function main() {
 try {
   await main();
 } catch (error) {
-  console.error(`\nbenchmark failed: ${(error as Error).stack ?? error}`);
+  // After a Ctrl-C the failures are only the consequence of stopping everything underneath.
+  if (!interrupted) console.error(`\nbenchmark failed: ${(error as Error).stack ?? error}`);
   process.exitCode = 1;
 } finally {
   await cleanUp();
