@@ -115,6 +115,8 @@ type Target = {
 async function main() {
   const settings = readKnobs();
   const started = Date.now();
+  // Whatever else runs on the machine shares its cores with every server here: say how busy it was.
+  const loadAtStart = os.loadavg()[0];
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-reads-'));
   cleanups.push({ label: 'temporary directory', run: () => fs.rmSync(workDir, { recursive: true, force: true }) });
   log(`work directory ${workDir}`);
@@ -302,6 +304,7 @@ async function main() {
     `machine: ${os.availableParallelism()} cores (${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${memoryGiB} GiB, ${os.type()} ${os.release()}, ` +
       `PostgreSQL ${cluster.version}, Node ${process.version}`,
   );
+  console.log(`other load: 1-minute load average ${loadAtStart.toFixed(2)} when the run started (${os.availableParallelism()} cores)`);
   console.log(`command: npm run bench${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}`);
   console.log(
     `data: ${counts.envelopes} envelopes over ${settings.teams} teams, page of ${PAGE_SIZE} (${kib(oursPage)}), ` +
