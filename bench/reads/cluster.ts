@@ -57,8 +57,9 @@ const SETTINGS = [
   'full_page_writes=off',
   'max_connections=100',
   'shared_buffers=256MB',
-  // PostGraphile switches JIT off on each of its connections; off for everyone keeps the three
-  // servers' statements on equal terms (none of them costs enough to be compiled anyway).
+  // PostGraphile switches JIT optimisation off on each new connection (jit_optimize_above_cost
+  // = -1); JIT off for everyone keeps the three servers' statements on equal terms (none of them
+  // is costly enough to be compiled anyway).
   'jit=off',
   // Autovacuum would wake up during a timed round after the bulk seeding; the seeding step runs
   // VACUUM ANALYZE itself instead.
