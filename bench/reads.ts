@@ -22,7 +22,7 @@ import pg from 'pg';
 import { checkDeepEqual, checkIdenticalBytes, checkSameContent, countObjects, fetchText, sendExactly } from './reads/checks.ts';
 import { startCluster, type Cluster } from './reads/cluster.ts';
 import { runLoad, type LoadResult, type Request } from './reads/load.ts';
-import { clusterCpuMs, freePort, peakRssBytes, processCpuMs, settle, startChild, waitForHttp, type Child } from './reads/processes.ts';
+import { clusterCpuMs, freePort, freePorts, peakRssBytes, processCpuMs, settle, startChild, waitForHttp, type Child } from './reads/processes.ts';
 import { GRAPHQL_PAGE_QUERY, PAGE_SIZE, POSTGRAPHILE_PAGE_QUERY, restEnvelopePath } from './reads/queries.ts';
 import { createTeams, seedEnvelopes } from './reads/seed.ts';
 import { openStatementCounter } from './reads/stats.ts';
@@ -139,8 +139,7 @@ async function main() {
     DATA_DIR: path.join(workDir, 'service-data'),
     LOG_LEVEL: 'warn',
   });
-  const startService = async (name: string) => {
-    const port = await freePort();
+  const startService = async (name: string, port: number) => {
     const child = track(startChild(name, ['src/main.ts'], serviceEnv(port), { cwd: ROOT }));
     // /readyz answers 200 once the migrations are applied.
     await waitForHttp(child, `http://127.0.0.1:${port}/readyz`);
@@ -150,7 +149,7 @@ async function main() {
   // ---- Seeding, through the service. ----
   log(`seeding ${settings.envelopes} envelopes over ${settings.teams} teams through the service (fsync off in this cluster)`);
   const seedStarted = Date.now();
-  const seeder = await startService('service (seeding)');
+  const seeder = await startService('service (seeding)', await freePort());
   const teams = await createTeams(settings.teams, { DATABASE_URL: cluster.url(DATABASE, ROLES.ours), DATA_DIR: path.join(workDir, 'service-data'), LOG_LEVEL: 'warn' }, ROOT, track);
   log(`  ${teams.length} teams created with the CLI`);
   await seedEnvelopes({ baseUrl: seeder.url, teams, count: settings.envelopes, concurrency: settings['seed-concurrency'], log });
@@ -168,10 +167,11 @@ async function main() {
   log(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s: ${Object.entries(counts).map(([table, count]) => `${count} ${table}`).join(', ')}`);
 
   // ---- The three servers under test, each its own process and role. ----
+  const ports = await freePorts(3);
   const [ours, postgraphile, bare] = await Promise.all([
-    startService('our service'),
+    startService('our service', ports[0]),
     (async () => {
-      const port = await freePort();
+      const port = ports[1];
       const child = track(
         startChild('PostGraphile', ['bench/reads/postgraphile-server.ts'], { DATABASE_URL: cluster.url(DATABASE, ROLES.postgraphile), PORT: String(port), GRAPHILE_ENV: 'production' }, { cwd: ROOT }),
       );
@@ -179,7 +179,7 @@ async function main() {
       return { child, url: `http://127.0.0.1:${port}` };
     })(),
     (async () => {
-      const port = await freePort();
+      const port = ports[2];
       const child = track(startChild('bare handler', ['bench/reads/bare-server.ts'], { DATABASE_URL: cluster.url(DATABASE, ROLES.bare), PORT: String(port) }, { cwd: ROOT }));
       await waitForHttp(child, `http://127.0.0.1:${port}/healthz`);
       return { child, url: `http://127.0.0.1:${port}` };
