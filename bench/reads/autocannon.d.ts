@@ -9,7 +9,6 @@ declare module 'autocannon' {
     body?: string;
     connections?: number;
     duration?: number;
-    amount?: number;
     timeout?: number;
   };
   type Result = {
