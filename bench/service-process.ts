@@ -8,10 +8,15 @@ import path from 'node:path';
  * service's own process (CPU, memory) rather than npm's.
  */
 export function spawnService(env: Record<string, string | undefined>, options: Omit<SpawnOptions, 'env'> = {}): ChildProcess {
+  const start = serviceStartCommand();
+  return spawn(path.resolve('node_modules/.bin/node'), start.args, { ...options, env: { ...process.env, ...start.env, ...env } });
+}
+
+/** `npm start`'s environment assignments and node arguments (flags and the entry file). */
+export function serviceStartCommand(): { env: Record<string, string>; args: string[] } {
   const { scripts } = JSON.parse(fs.readFileSync(path.resolve('package.json'), 'utf8')) as { scripts: Record<string, string> };
   const words = scripts.start.split(/\s+/).filter(Boolean);
   const nodeAt = words.indexOf('node');
   if (nodeAt < 0) throw new Error(`package.json's start script does not run node: ${scripts.start}`);
-  const startEnv = Object.fromEntries(words.slice(0, nodeAt).map((word) => word.split('=') as [string, string]));
-  return spawn(path.resolve('node_modules/.bin/node'), words.slice(nodeAt + 1), { ...options, env: { ...process.env, ...startEnv, ...env } });
+  return { env: Object.fromEntries(words.slice(0, nodeAt).map((word) => word.split('=') as [string, string])), args: words.slice(nodeAt + 1) };
 }

@@ -1,0 +1,331 @@
+/**
+ * Side-by-side read benchmark: our service against PostGraphile 5 and a bare node:http + pg
+ * handler, on one PostgreSQL database that the service itself populated.
+ *
+ *   npm run bench [-- --envelopes 2000 --rounds 5 --duration 10 --connections 10]
+ *   quick look:  npm run bench -- --envelopes 100 --rounds 2 --duration 3 --warmup 1
+ *
+ * Every knob also reads an environment variable (BENCH_ENVELOPES, BENCH_ROUNDS, ...; see
+ * `knobs` below). Steps: a private PostgreSQL 15 cluster in a temporary directory; the service
+ * applies its migrations and is seeded through its CLI and REST API; a fresh service process,
+ * PostGraphile and the bare handler start, each in its own process and as its own database
+ * role; their answers are checked against each other; each gets a warm-up and a counted pass
+ * (SQL statements per request); then timed autocannon rounds alternate the servers. One
+ * Markdown table goes to stdout. Everything started is stopped and deleted at the end, also on
+ * failure and on Ctrl-C.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { checkDeepEqual, checkIdenticalBytes, checkSameContent, countObjects, fetchText, sendExactly } from './reads/checks.ts';
+import { startCluster, type Cluster } from './reads/cluster.ts';
+import { runLoad, type LoadResult, type Request } from './reads/load.ts';
+import { clusterCpuMs, freePort, freePorts, peakRssBytes, processCpuMs, settle, startChild, waitForHttp, type Child } from './reads/processes.ts';
+import { GRAPHQL_PAGE_QUERY, PAGE_SIZE, POSTGRAPHILE_PAGE_QUERY, restEnvelopePath } from './reads/queries.ts';
+import { createTeams, seedEnvelopes } from './reads/seed.ts';
+import { openStatementCounter } from './reads/stats.ts';
+import { serviceStartCommand } from './service-process.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const DATABASE = 'bench';
+/** One database role per server, so pg_stat_statements can tell their statements apart. */
+const ROLES = { ours: 'bench_service', postgraphile: 'bench_postgraphile', bare: 'bench_bare' } as const;
+
+const knobs = {
+  envelopes: { env: 'BENCH_ENVELOPES', default: 2000, help: 'envelopes to seed' },
+  teams: { env: 'BENCH_TEAMS', default: 10, help: 'teams the envelopes are spread over' },
+  rounds: { env: 'BENCH_ROUNDS', default: 5, help: 'timed rounds per server' },
+  duration: { env: 'BENCH_DURATION', default: 10, help: 'seconds per timed round' },
+  connections: { env: 'BENCH_CONNECTIONS', default: 10, help: 'concurrent connections of the load generator' },
+  warmup: { env: 'BENCH_WARMUP', default: 3, help: 'seconds of untimed load per server before counting' },
+  'count-requests': { env: 'BENCH_COUNT_REQUESTS', default: 200, help: 'requests of the counted pass (SQL statements)' },
+  'seed-concurrency': { env: 'BENCH_SEED_CONCURRENCY', default: 8, help: 'envelopes seeded at a time' },
+} as const;
+type Knob = keyof typeof knobs;
+
+function readKnobs(): Record<Knob, number> {
+  const { values } = parseArgs({
+    options: { ...Object.fromEntries(Object.keys(knobs).map((name) => [name, { type: 'string' as const }])), help: { type: 'boolean' as const } },
+  });
+  if (values.help) {
+    console.log('npm run bench [-- options]\n');
+    for (const [name, knob] of Object.entries(knobs)) console.log(`  --${name.padEnd(18)} ${knob.env.padEnd(24)} ${knob.help} (default ${knob.default})`);
+    process.exit(0);
+  }
+  const result = {} as Record<Knob, number>;
+  for (const [name, knob] of Object.entries(knobs) as [Knob, (typeof knobs)[Knob]][]) {
+    const raw = (values as Record<string, string | undefined>)[name] ?? process.env[knob.env];
+    const value = raw === undefined ? knob.default : Number(raw);
+    if (!Number.isFinite(value) || value <= 0 || (name !== 'duration' && name !== 'warmup' && !Number.isInteger(value))) {
+      throw new Error(`--${name} (${knob.env}) must be a positive number, got ${raw}`);
+    }
+    result[name] = value;
+  }
+  return result;
+}
+
+const log = (line: string) => console.error(line);
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+// ---- Clean-up: registered as things start, run in reverse order exactly once. ----
+const cleanups: { label: string; run: () => Promise<void> | void }[] = [];
+let cleaning: Promise<void> | undefined;
+let interrupted = false;
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    for (const step of cleanups.reverse()) {
+      try {
+        await step.run();
+      } catch (error) {
+        console.error(`clean-up (${step.label}) failed: ${(error as Error).message}`);
+      }
+    }
+  })();
+  return cleaning;
+}
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  process.on(signal, () => {
+    interrupted = true;
+    log(`\n${signal}: stopping the servers and the cluster, deleting the temporary directory`);
+    void cleanUp().then(() => process.exit(code));
+  });
+}
+function track(child: Child): Child {
+  cleanups.push({ label: child.name, run: () => child.stop() });
+  return child;
+}
+
+type Target = {
+  read: string;
+  server: 'ours' | 'PostGraphile 5' | 'bare';
+  child: Child;
+  role: string;
+  request: Request;
+  /** Which target's req/s this one's ratio compares against (ours / peer); none for ours. */
+  oursIndex?: number;
+  rounds: (LoadResult & { serverCpuMs: number; postgresCpuMs: number })[];
+  statementsPerRequest?: number;
+};
+
+async function main() {
+  const settings = readKnobs();
+  const started = Date.now();
+  // Whatever else runs on the machine shares its cores with every server here: say how busy it was.
+  const loadAtStart = os.loadavg()[0];
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-reads-'));
+  cleanups.push({ label: 'temporary directory', run: () => fs.rmSync(workDir, { recursive: true, force: true }) });
+  log(`work directory ${workDir}`);
+
+  const cluster: Cluster = await startCluster(workDir, log);
+  cleanups.push({ label: 'PostgreSQL cluster', run: () => cluster.stop() });
+  const admin = new pg.Client({ connectionString: cluster.url('postgres') });
+  await admin.connect();
+  // Superusers: the service creates the tables (as its role) and the peers read them; trust
+  // authentication on 127.0.0.1 of a throw-away cluster, so no passwords.
+  for (const role of Object.values(ROLES)) await admin.query(`create role ${role} login superuser`);
+  await admin.query(`create database ${DATABASE} owner ${ROLES.ours}`);
+  await admin.end();
+  const counter = await openStatementCounter(cluster.url('postgres'), DATABASE);
+  cleanups.push({ label: 'statement counter', run: () => counter.close() });
+
+  const serviceEnv = (port: number) => ({
+    DATABASE_URL: cluster.url(DATABASE, ROLES.ours),
+    PORT: String(port),
+    DATA_DIR: path.join(workDir, 'service-data'),
+    LOG_LEVEL: 'warn',
+  });
+  const startService = async (name: string, port: number) => {
+    // Started as `npm start` starts it (its Node flags and environment), as a direct child.
+    const start = serviceStartCommand();
+    const child = track(startChild(name, start.args, { ...start.env, ...serviceEnv(port) }, { cwd: ROOT }));
+    // /readyz answers 200 once the migrations are applied.
+    await waitForHttp(child, `http://127.0.0.1:${port}/readyz`);
+    return { child, url: `http://127.0.0.1:${port}` };
+  };
+
+  // ---- Seeding, through the service. ----
+  log(`seeding ${settings.envelopes} envelopes over ${settings.teams} teams through the service (fsync off in this cluster)`);
+  const seedStarted = Date.now();
+  const seeder = await startService('service (seeding)', await freePort());
+  const teams = await createTeams(settings.teams, { DATABASE_URL: cluster.url(DATABASE, ROLES.ours), DATA_DIR: path.join(workDir, 'service-data'), LOG_LEVEL: 'warn' }, ROOT, track);
+  log(`  ${teams.length} teams created with the CLI`);
+  await seedEnvelopes({ baseUrl: seeder.url, teams, count: settings.envelopes, concurrency: settings['seed-concurrency'], log });
+  // A fresh process serves the timed reads: no heap, caches or peak memory left from seeding.
+  await seeder.child.stop();
+  const database = new pg.Client({ connectionString: cluster.url(DATABASE) });
+  await database.connect();
+  await database.query('vacuum analyze');
+  const counts = (
+    await database.query(`select (select count(*) from envelope) as envelopes, (select count(*) from document) as documents,
+      (select count(*) from recipient) as recipients, (select count(*) from agent) as agents,
+      (select count(*) from field) as fields, (select count(*) from field_view) as views`)
+  ).rows[0] as Record<string, string>;
+  await database.end();
+  log(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s: ${Object.entries(counts).map(([table, count]) => `${count} ${table}`).join(', ')}`);
+
+  // ---- The three servers under test, each its own process and role. ----
+  const ports = await freePorts(3);
+  const [ours, postgraphile, bare] = await Promise.all([
+    startService('our service', ports[0]),
+    (async () => {
+      const port = ports[1];
+      const child = track(
+        startChild('PostGraphile', ['bench/reads/postgraphile-server.ts'], { DATABASE_URL: cluster.url(DATABASE, ROLES.postgraphile), PORT: String(port), GRAPHILE_ENV: 'production' }, { cwd: ROOT }),
+      );
+      await waitForHttp(child, `http://127.0.0.1:${port}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{__typename}"}' });
+      return { child, url: `http://127.0.0.1:${port}` };
+    })(),
+    (async () => {
+      const port = ports[2];
+      const child = track(startChild('bare handler', ['bench/reads/bare-server.ts'], { DATABASE_URL: cluster.url(DATABASE, ROLES.bare), PORT: String(port) }, { cwd: ROOT }));
+      await waitForHttp(child, `http://127.0.0.1:${port}/healthz`);
+      return { child, url: `http://127.0.0.1:${port}` };
+    })(),
+  ]);
+  log(`servers: ours ${ours.url} (pid ${ours.child.pid}), PostGraphile ${postgraphile.url} (pid ${postgraphile.child.pid}), bare ${bare.url} (pid ${bare.child.pid})`);
+
+  // ---- The requests: the first seeded team's newest page, and its newest envelope. ----
+  const team = teams[0];
+  const auth = { 'x-service-api-key': team.apiKey };
+  const graphqlBody = JSON.stringify({ query: GRAPHQL_PAGE_QUERY, variables: { first: PAGE_SIZE } });
+  const graphql = (base: string, body: string, headers: Record<string, string>): Request => ({
+    method: 'POST',
+    url: `${base}/graphql`,
+    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json' },
+    body,
+  });
+  const oursPage = await fetchText(graphql(ours.url, graphqlBody, auth));
+  const newest = (JSON.parse(oursPage) as { data: { envelopes: { nodes: { id: string }[] } } }).data.envelopes.nodes[0].id;
+  const rest = (base: string): Request => ({ method: 'GET', url: `${base}${restEnvelopePath(newest)}`, headers: auth });
+
+  const targets: Target[] = [
+    { read: 'GraphQL page', server: 'ours', child: ours.child, role: ROLES.ours, request: graphql(ours.url, graphqlBody, auth), rounds: [] },
+    {
+      read: 'GraphQL page',
+      server: 'PostGraphile 5',
+      child: postgraphile.child,
+      role: ROLES.postgraphile,
+      request: graphql(postgraphile.url, JSON.stringify({ query: POSTGRAPHILE_PAGE_QUERY, variables: { teamId: team.teamId, first: PAGE_SIZE } }), {}),
+      oursIndex: 0,
+      rounds: [],
+    },
+    { read: 'GraphQL page', server: 'bare', child: bare.child, role: ROLES.bare, request: graphql(bare.url, graphqlBody, auth), oursIndex: 0, rounds: [] },
+    { read: 'REST envelope', server: 'ours', child: ours.child, role: ROLES.ours, request: rest(ours.url), rounds: [] },
+    { read: 'REST envelope', server: 'bare', child: bare.child, role: ROLES.bare, request: rest(bare.url), oursIndex: 3, rounds: [] },
+  ];
+
+  // ---- Same answers before anything is timed. ----
+  const [postgraphilePage, barePage, oursEnvelope, bareEnvelope] = await Promise.all([
+    fetchText(targets[1].request),
+    fetchText(targets[2].request),
+    fetchText(targets[3].request),
+    fetchText(targets[4].request),
+  ]);
+  const { identicalBytes } = checkDeepEqual('GraphQL page, ours vs bare', oursPage, barePage);
+  checkSameContent('GraphQL page, ours vs PostGraphile', oursPage, postgraphilePage);
+  checkIdenticalBytes('REST envelope, ours vs bare', oursEnvelope, bareEnvelope);
+  const kib = (text: string) => `${(Buffer.byteLength(text) / 1024).toFixed(1)} KiB`;
+  log(
+    `answers checked: GraphQL page of ${PAGE_SIZE} envelopes (${countObjects(oursPage)} objects): ours ${kib(oursPage)} = bare ` +
+      `(${identicalBytes ? 'identical bytes' : 'deep-equal'}), PostGraphile ${kib(postgraphilePage)} same envelopes in order and same children; ` +
+      `REST envelope ${newest}: ours ${kib(oursEnvelope)} = bare, identical bytes`,
+  );
+
+  // ---- Warm-up and the counted pass (SQL statements per request), not timed. ----
+  for (const target of targets) {
+    await runLoad(target.request, { connections: settings.connections, seconds: settings.warmup });
+    await settle(target.child.pid, cluster.postmasterPid);
+    await counter.reset();
+    await sendExactly(target.request, settings['count-requests'], settings.connections);
+    target.statementsPerRequest = (await counter.calls(target.role)) / settings['count-requests'];
+    if (process.env.BENCH_SHOW_STATEMENTS === '1') {
+      for (const statement of await counter.statements(target.role)) {
+        log(`    ${String(statement.calls).padStart(6)}  ${statement.query.replace(/\s+/g, ' ').slice(0, 160)}`);
+      }
+    }
+    log(`  ${target.read}, ${target.server}: warmed up; ${target.statementsPerRequest.toFixed(2)} SQL statements per request over ${settings['count-requests']} requests`);
+  }
+
+  // ---- Timed rounds, alternating the servers: A B C D E, A B C D E, ... ----
+  for (let round = 1; round <= settings.rounds; round += 1) {
+    for (const target of targets) {
+      const serverBefore = processCpuMs(target.child.pid);
+      const postgresBefore = clusterCpuMs(cluster.postmasterPid);
+      const result = await runLoad(target.request, { connections: settings.connections, seconds: settings.duration });
+      const serverCpuMs = processCpuMs(target.child.pid) - serverBefore;
+      const postgresCpuMs = clusterCpuMs(cluster.postmasterPid) - postgresBefore;
+      target.rounds.push({ ...result, serverCpuMs, postgresCpuMs });
+      // The requests still in flight at the deadline finish before the next server starts.
+      await settle(target.child.pid, cluster.postmasterPid);
+      log(
+        `  round ${round}/${settings.rounds} ${target.read}, ${target.server}: ${result.requestsPerSecond.toFixed(1)} req/s, ` +
+          `p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms, CPU ${(serverCpuMs / result.requests).toFixed(2)} ms/req server, ` +
+          `${(postgresCpuMs / result.requests).toFixed(2)} ms/req PostgreSQL (${result.requests} requests)`,
+      );
+    }
+  }
+
+  // ---- The table: medians over rounds; ratios are per-round ours/peer req/s, then the median. ----
+  const rss = new Map(targets.map((target) => [target.child.pid, peakRssBytes(target.child.pid)]));
+  const fixed = (value: number, digits: number) => value.toFixed(digits);
+  // Two significant digits: ours / bare can be 0.03, where two decimals would say little.
+  const ratioText = (value: number) => (value >= 10 ? value.toFixed(1) : value.toPrecision(2));
+  const rows = targets.map((target) => {
+    const perRequest = (key: 'serverCpuMs' | 'postgresCpuMs') => median(target.rounds.map((round) => round[key] / round.requests));
+    const ratio =
+      target.oursIndex === undefined
+        ? ''
+        : ratioText(median(target.rounds.map((round, index) => targets[target.oursIndex!].rounds[index].requestsPerSecond / round.requestsPerSecond)));
+    return [
+      target.read,
+      target.server,
+      fixed(median(target.rounds.map((round) => round.requestsPerSecond)), 1),
+      fixed(median(target.rounds.map((round) => round.p50)), 1),
+      fixed(median(target.rounds.map((round) => round.p99)), 1),
+      ratio,
+      fixed(perRequest('serverCpuMs'), 2),
+      fixed(perRequest('postgresCpuMs'), 2),
+      fixed(target.statementsPerRequest!, 2),
+      fixed(rss.get(target.child.pid)! / 1024 / 1024, 0),
+    ];
+  });
+  const header = ['read', 'server', 'req/s', 'p50 ms', 'p99 ms', 'ratio (ours / peer)', 'CPU ms/req server', 'CPU ms/req PostgreSQL', 'SQL statements/req', 'RSS MiB'];
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
+  const line = (cells: string[]) => `| ${cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join(' | ')} |`;
+  const separator = `|${widths.map((width, column) => (column < 2 ? '-'.repeat(width + 2) : `${'-'.repeat(width + 1)}:`)).join('|')}|`;
+
+  const memoryGiB = (os.totalmem() / 1024 ** 3).toFixed(0);
+  const argv = process.argv.slice(2);
+  console.log(`date: ${new Date().toISOString().slice(0, 10)}`);
+  console.log(
+    `machine: ${os.availableParallelism()} cores (${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}), ${memoryGiB} GiB, ${os.type()} ${os.release()}, ` +
+      `PostgreSQL ${cluster.version}, Node ${process.version}`,
+  );
+  console.log(`other load: 1-minute load average ${loadAtStart.toFixed(2)} when the run started (${os.availableParallelism()} cores)`);
+  console.log(`command: npm run bench${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}`);
+  console.log(
+    `data: ${counts.envelopes} envelopes over ${settings.teams} teams, page of ${PAGE_SIZE} (${kib(oursPage)}), ` +
+      `${settings.connections} connections, ${settings.rounds} rounds of ${settings.duration} s per server, medians over rounds`,
+  );
+  console.log('');
+  console.log(line(header));
+  console.log(separator);
+  for (const row of rows) console.log(line(row));
+  log(`\ndone in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+try {
+  await main();
+} catch (error) {
+  // After a Ctrl-C the failures are only the consequence of stopping everything underneath.
+  if (!interrupted) console.error(`\nbenchmark failed: ${(error as Error).stack ?? error}`);
+  process.exitCode = 1;
+} finally {
+  await cleanUp();
+}
