@@ -120,6 +120,31 @@ describe('one SQL statement per read, however deep', () => {
     }
   });
 
+  it('reads only the columns a GraphQL query selects, however the selection is spelled', async () => {
+    const team = await seedTeam(app);
+    await seedEnvelopes(team.teamId, 2);
+    const graphql = graphqlClient(app, team.apiKey);
+    await warmKey(team.apiKey);
+    const narrow = await statementsFor(() => graphql('{ envelopes(first: 2) { nodes { id documents { id name } } } }'));
+    expect(narrow).toHaveLength(1);
+    // Not selected, so neither read nor formatted: pages, context, the other timestamps.
+    expect(narrow[0]).not.toContain('jsonb_array_elements');
+    expect(narrow[0]).not.toContain('"context"');
+    expect(narrow[0]).not.toContain('updated_at');
+    // The same keys asked through a fragment, an alias and edges are read.
+    let result: any;
+    const wide = await statementsFor(
+      async () =>
+        (result = await graphql(`{ envelopes(first: 2) { edges { node { ...E } } } }
+          fragment E on Envelope { when: updatedAt documents { pages { index } } }`)),
+    );
+    expect(result.errors).toBeUndefined();
+    expect(result.data.envelopes.edges[0].node.when).toMatch(/Z$/);
+    expect(result.data.envelopes.edges[0].node.documents[0].pages).toHaveLength(2);
+    expect(wide[0]).toContain('jsonb_array_elements');
+    expect(wide[0]).toContain('updated_at');
+  });
+
   it('reads each other root field (document, recipient, field, envelope with everything) in one statement', async () => {
     const team = await seedTeam(app);
     await seedEnvelopes(team.teamId, 1);

@@ -57,7 +57,12 @@ function merge(...trees: SelectionTree[]): SelectionTree {
   return merged;
 }
 
-/** What an `Envelope` selection needs nested, for the read model. */
+/** The fields selected on an object: the keys its read must answer (GraphQL names are the data's keys). */
+function keysOf(tree: SelectionTree): ReadonlySet<string> {
+  return new Set(tree.keys());
+}
+
+/** What an `Envelope` selection needs, nested lists and keys, for the read model. */
 export function envelopeIncludeOf(envelope: SelectionTree): EnvelopeInclude {
   return {
     documents: envelope.has('documents'),
@@ -66,6 +71,13 @@ export function envelopeIncludeOf(envelope: SelectionTree): EnvelopeInclude {
     fields: envelope.has('fields'),
     views: selectedAt(envelope, 'fields').has('views'),
     auditEvents: envelope.has('auditEvents'),
+    keys: {
+      envelope: keysOf(envelope),
+      document: keysOf(selectedAt(envelope, 'documents')),
+      recipient: keysOf(selectedAt(envelope, 'recipients')),
+      field: keysOf(selectedAt(envelope, 'fields')),
+      auditEvent: keysOf(selectedAt(envelope, 'auditEvents')),
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type AliasableExpression, type Expression, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { z } from 'zod';
 import { isUuid } from '../../shared/ids.ts';
@@ -134,6 +134,12 @@ export type EnvelopeInclude = {
   fields?: boolean;
   views?: boolean;
   auditEvents?: boolean;
+  /**
+   * The keys to answer for each kind of object, when the caller shows only some (GraphQL's
+   * selection): PostgreSQL then neither reads nor formats the others. Every key when absent.
+   * Ids (and an envelope's `createdAt`, which its cursor needs) are always read.
+   */
+  keys?: Partial<Record<'envelope' | 'document' | 'recipient' | 'field' | 'auditEvent', ReadonlySet<string>>>;
 };
 
 /** The envelope keys of the REST `envelope` object: the envelope without nested lists. */
@@ -144,34 +150,51 @@ export function envelopeOnly(envelope: EnvelopeData) {
 
 type Eb = ExpressionBuilder<ReadDatabase & { e: ReadDatabase['envelope'] }, 'e'>;
 type AnyEb = ExpressionBuilder<any, any>;
+type Keys = ReadonlySet<string> | undefined;
+
+/** A key of an answer object and how to compute it, built only when the key is wanted. */
+type Column = [key: string, build: () => AliasableExpression<unknown>];
+
+const ALWAYS_READ = new Set(['id', 'createdAt']);
+
+/** The selection of `columns` a caller wants, each aliased to its key. */
+function pick(columns: Column[], keys: Keys) {
+  return columns.filter(([key]) => keys === undefined || keys.has(key) || ALWAYS_READ.has(key)).map(([key, build]) => build().as(key));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Selections. Each takes the SQL reference of its parent's id and returns a correlated subquery
 // (nested lists) or the columns of one row.
 
-function documentColumns(eb: AnyEb, alias: string) {
-  const column = (name: string) => eb.ref(`${alias}.${name}`);
-  return [
-    column('id').as('id'),
-    column('name').as('name'),
-    column('order').as('order'),
-    column('status').as('status'),
-    column('context').as('context'),
-    column('page_count').as('pageCount'),
-    // Pages carry their index so that field views can name them.
-    sql<PageData[]>`(select coalesce(json_agg(json_build_object('index', p.i - 1, 'width', p.page -> 'width', 'height', p.page -> 'height', 'rotation', p.page -> 'rotation') order by p.i), '[]'::json)
-        from jsonb_array_elements(${column('pages')}) with ordinality as p(page, i))`.as('pages'),
-    column('content_sha256').as('sha256'),
-    sql<number>`${column('byte_size')}::float8`.as('byteSize'),
-    isoTimestamp(column('created_at')).as('createdAt'),
-  ];
+function documentColumns(eb: AnyEb, alias: string, keys: Keys) {
+  const column = (name: string) => () => eb.ref(`${alias}.${name}`);
+  return pick(
+    [
+      ['id', column('id')],
+      ['name', column('name')],
+      ['order', column('order')],
+      ['status', column('status')],
+      ['context', column('context')],
+      ['pageCount', column('page_count')],
+      // Pages carry their index so that field views can name them.
+      [
+        'pages',
+        () => sql<PageData[]>`(select coalesce(json_agg(json_build_object('index', p.i - 1, 'width', p.page -> 'width', 'height', p.page -> 'height', 'rotation', p.page -> 'rotation') order by p.i), '[]'::json)
+        from jsonb_array_elements(${eb.ref(`${alias}.pages`)}) with ordinality as p(page, i))`,
+      ],
+      ['sha256', column('content_sha256')],
+      ['byteSize', () => sql<number>`${eb.ref(`${alias}.byte_size`)}::float8`],
+      ['createdAt', () => isoTimestamp(eb.ref(`${alias}.created_at`))],
+    ],
+    keys,
+  );
 }
 
-function documentsOf(eb: AnyEb, envelopeId: string) {
+function documentsOf(eb: AnyEb, envelopeId: string, keys: Keys) {
   return jsonArrayFrom(
     eb
       .selectFrom('document as d')
-      .select((inner: AnyEb) => documentColumns(inner, 'd'))
+      .select((inner: AnyEb) => documentColumns(inner, 'd', keys))
       .whereRef('d.envelope_id', '=', envelopeId)
       .orderBy('d.order')
       .orderBy('d.created_at')
@@ -194,31 +217,35 @@ function agentsOf(eb: AnyEb, recipientId: string) {
     .whereRef('a.recipient_id', '=', recipientId);
 }
 
-function recipientColumns(eb: AnyEb, alias: string, include: Pick<EnvelopeInclude, 'agents'>) {
-  const column = (name: string) => eb.ref(`${alias}.${name}`);
-  return [
-    column('id').as('id'),
-    column('identifier').as('identifier'),
-    column('role_name').as('roleName'),
-    column('type').as('type'),
-    column('order').as('order'),
-    column('required').as('required'),
-    column('color').as('color'),
-    column('hosted_by_id').as('hostedById'),
-    column('delegated_by_id').as('delegatedById'),
-    ...(include.agents ? [agentsOf(eb, `${alias}.id`).as('agents')] : []),
-    isoTimestamp(column('activated_at')).as('activatedAt'),
-    isoTimestamp(column('completed_at')).as('completedAt'),
-    isoTimestamp(column('delegated_at')).as('delegatedAt'),
-    isoTimestamp(column('removed_at')).as('removedAt'),
-  ];
+function recipientColumns(eb: AnyEb, alias: string, include: Pick<EnvelopeInclude, 'agents'>, keys: Keys) {
+  const column = (name: string) => () => eb.ref(`${alias}.${name}`);
+  const timestamp = (name: string) => () => isoTimestamp(eb.ref(`${alias}.${name}`));
+  return pick(
+    [
+      ['id', column('id')],
+      ['identifier', column('identifier')],
+      ['roleName', column('role_name')],
+      ['type', column('type')],
+      ['order', column('order')],
+      ['required', column('required')],
+      ['color', column('color')],
+      ['hostedById', column('hosted_by_id')],
+      ['delegatedById', column('delegated_by_id')],
+      ...(include.agents ? [['agents', () => agentsOf(eb, `${alias}.id`)] as Column] : []),
+      ['activatedAt', timestamp('activated_at')],
+      ['completedAt', timestamp('completed_at')],
+      ['delegatedAt', timestamp('delegated_at')],
+      ['removedAt', timestamp('removed_at')],
+    ],
+    keys,
+  );
 }
 
-function recipientsOf(eb: AnyEb, envelopeId: string, include: Pick<EnvelopeInclude, 'agents'>) {
+function recipientsOf(eb: AnyEb, envelopeId: string, include: Pick<EnvelopeInclude, 'agents'>, keys: Keys) {
   return jsonArrayFrom(
     eb
       .selectFrom('recipient as r')
-      .select((inner: AnyEb) => recipientColumns(inner, 'r', include))
+      .select((inner: AnyEb) => recipientColumns(inner, 'r', include, keys))
       .whereRef('r.envelope_id', '=', envelopeId)
       .orderBy('r.order')
       .orderBy('r.created_at')
@@ -238,76 +265,91 @@ function viewsOf(eb: AnyEb, fieldId: string) {
     .whereRef('v.field_id', '=', fieldId);
 }
 
-function fieldColumns(eb: AnyEb, alias: string, include: Pick<EnvelopeInclude, 'views'>) {
-  const column = (name: string) => eb.ref(`${alias}.${name}`);
-  return [
-    column('id').as('id'),
-    column('identifier').as('identifier'),
-    column('type').as('type'),
-    column('recipient_id').as('recipientId'),
-    column('label').as('label'),
-    column('tooltip').as('tooltip'),
-    column('required').as('required'),
-    column('readonly').as('readonly'),
-    column('value').as('value'),
-    column('config').as('config'),
-    ...(include.views ? [viewsOf(eb, `${alias}.id`).as('views')] : []),
-    isoTimestamp(column('submitted_at')).as('submittedAt'),
-  ];
+function fieldColumns(eb: AnyEb, alias: string, include: Pick<EnvelopeInclude, 'views'>, keys: Keys) {
+  const column = (name: string) => () => eb.ref(`${alias}.${name}`);
+  return pick(
+    [
+      ['id', column('id')],
+      ['identifier', column('identifier')],
+      ['type', column('type')],
+      ['recipientId', column('recipient_id')],
+      ['label', column('label')],
+      ['tooltip', column('tooltip')],
+      ['required', column('required')],
+      ['readonly', column('readonly')],
+      ['value', column('value')],
+      ['config', column('config')],
+      ...(include.views ? [['views', () => viewsOf(eb, `${alias}.id`)] as Column] : []),
+      ['submittedAt', () => isoTimestamp(eb.ref(`${alias}.submitted_at`))],
+    ],
+    keys,
+  );
 }
 
-function fieldsOf(eb: AnyEb, envelopeId: string, include: Pick<EnvelopeInclude, 'views'>) {
+function fieldsOf(eb: AnyEb, envelopeId: string, include: Pick<EnvelopeInclude, 'views'>, keys: Keys) {
   return jsonArrayFrom(
     eb
       .selectFrom('field as f')
-      .select((inner: AnyEb) => fieldColumns(inner, 'f', include))
+      .select((inner: AnyEb) => fieldColumns(inner, 'f', include, keys))
       .whereRef('f.envelope_id', '=', envelopeId)
       .orderBy('f.created_at')
       .orderBy('f.identifier'),
   );
 }
 
-function auditEventsOf(eb: AnyEb, envelopeId: string) {
+function auditEventsOf(eb: AnyEb, envelopeId: string, keys: Keys) {
   return jsonArrayFrom(
     eb
       .selectFrom('audit_event as ae')
-      .select((inner: AnyEb) => [
-        inner.ref('ae.seq').as('seq'),
-        inner.ref('ae.type').as('type'),
-        isoTimestamp(inner.ref('ae.at')).as('at'),
-        sql`json_build_object('type', ae.actor_type, 'id', ae.actor_id)`.as('actor'),
-        inner.ref('ae.ip').as('ip'),
-        inner.ref('ae.user_agent').as('userAgent'),
-        inner.ref('ae.details').as('details'),
-        inner.ref('ae.prev_hash').as('prevHash'),
-        inner.ref('ae.hash').as('hash'),
-      ])
+      .select((inner: AnyEb) =>
+        pick(
+          [
+            ['seq', () => inner.ref('ae.seq')],
+            ['type', () => inner.ref('ae.type')],
+            ['at', () => isoTimestamp(inner.ref('ae.at'))],
+            ['actor', () => sql`json_build_object('type', ae.actor_type, 'id', ae.actor_id)`],
+            ['ip', () => inner.ref('ae.ip')],
+            ['userAgent', () => inner.ref('ae.user_agent')],
+            ['details', () => inner.ref('ae.details')],
+            ['prevHash', () => inner.ref('ae.prev_hash')],
+            ['hash', () => inner.ref('ae.hash')],
+          ],
+          keys,
+        ),
+      )
       .whereRef('ae.stream_id', '=', envelopeId)
       .orderBy('ae.seq'),
   );
 }
 
 function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
-  return [
-    eb.ref('e.id').as('id'),
-    eb.ref('e.name').as('name'),
-    eb.ref('e.status').as('status'),
-    eb.ref('e.expiration_period_days').as('expirationPeriodDays'),
-    eb.ref('e.reminder_initial_delay_days').as('reminderInitialDelayDays'),
-    eb.ref('e.reminder_repeat_interval_days').as('reminderRepeatIntervalDays'),
-    eb.ref('e.reminder_before_expiration_days').as('reminderBeforeExpirationDays'),
-    eb.ref('e.context').as('context'),
-    isoTimestamp(eb.ref('e.created_at')).as('createdAt'),
-    isoTimestamp(eb.ref('e.updated_at')).as('updatedAt'),
-    isoTimestamp(eb.ref('e.sent_at')).as('sentAt'),
-    isoTimestamp(eb.ref('e.expires_at')).as('expiresAt'),
-    isoTimestamp(eb.ref('e.completed_at')).as('completedAt'),
-    isoTimestamp(eb.ref('e.voided_at')).as('voidedAt'),
-    ...(include.documents ? [documentsOf(eb, 'e.id').as('documents')] : []),
-    ...(include.recipients ? [recipientsOf(eb, 'e.id', include).as('recipients')] : []),
-    ...(include.fields ? [fieldsOf(eb, 'e.id', include).as('fields')] : []),
-    ...(include.auditEvents ? [auditEventsOf(eb, 'e.id').as('auditEvents')] : []),
-  ];
+  const column = (name: keyof ReadDatabase['envelope']) => () => eb.ref(`e.${name}`);
+  const timestamp = (name: keyof ReadDatabase['envelope']) => () => isoTimestamp(eb.ref(`e.${name}`) as Expression<Date | null>);
+  const keys = include.keys ?? {};
+  const nested: Column[] = [];
+  if (include.documents) nested.push(['documents', () => documentsOf(eb, 'e.id', keys.document)]);
+  if (include.recipients) nested.push(['recipients', () => recipientsOf(eb, 'e.id', include, keys.recipient)]);
+  if (include.fields) nested.push(['fields', () => fieldsOf(eb, 'e.id', include, keys.field)]);
+  if (include.auditEvents) nested.push(['auditEvents', () => auditEventsOf(eb, 'e.id', keys.auditEvent)]);
+  return pick(
+    [
+      ['id', column('id')],
+      ['name', column('name')],
+      ['status', column('status')],
+      ['expirationPeriodDays', column('expiration_period_days')],
+      ['reminderInitialDelayDays', column('reminder_initial_delay_days')],
+      ['reminderRepeatIntervalDays', column('reminder_repeat_interval_days')],
+      ['reminderBeforeExpirationDays', column('reminder_before_expiration_days')],
+      ['context', column('context')],
+      ['createdAt', timestamp('created_at')],
+      ['updatedAt', timestamp('updated_at')],
+      ['sentAt', timestamp('sent_at')],
+      ['expiresAt', timestamp('expires_at')],
+      ['completedAt', timestamp('completed_at')],
+      ['voidedAt', timestamp('voided_at')],
+    ],
+    keys.envelope,
+  ).concat(nested.map(([key, build]) => build().as(key)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -423,7 +465,7 @@ async function readOneInEnvelope<T>(
 }
 
 export function readDocuments(context: ServiceContext, options: { envelopeId: string }): Promise<DocumentData[]> {
-  return readInEnvelope(context, options.envelopeId, (eb) => documentsOf(eb, 'e.id'));
+  return readInEnvelope(context, options.envelopeId, (eb) => documentsOf(eb, 'e.id', undefined));
 }
 
 export function readDocument(context: ServiceContext, options: { envelopeId: string; documentId: string }): Promise<DocumentData> {
@@ -435,7 +477,7 @@ export function readDocument(context: ServiceContext, options: { envelopeId: str
       jsonArrayFrom(
         eb
           .selectFrom('document as d')
-          .select((inner: AnyEb) => documentColumns(inner, 'd'))
+          .select((inner: AnyEb) => documentColumns(inner, 'd', undefined))
           .whereRef('d.envelope_id', '=', 'e.id')
           .where('d.id', '=', documentId),
       ),
@@ -444,7 +486,7 @@ export function readDocument(context: ServiceContext, options: { envelopeId: str
 }
 
 export function readRecipients(context: ServiceContext, options: { envelopeId: string }): Promise<RecipientData[]> {
-  return readInEnvelope(context, options.envelopeId, (eb) => recipientsOf(eb, 'e.id', { agents: true }));
+  return readInEnvelope(context, options.envelopeId, (eb) => recipientsOf(eb, 'e.id', { agents: true }, undefined));
 }
 
 export function readRecipient(context: ServiceContext, options: { envelopeId: string; recipientId: string }): Promise<RecipientData> {
@@ -456,7 +498,7 @@ export function readRecipient(context: ServiceContext, options: { envelopeId: st
       jsonArrayFrom(
         eb
           .selectFrom('recipient as r')
-          .select((inner: AnyEb) => recipientColumns(inner, 'r', { agents: true }))
+          .select((inner: AnyEb) => recipientColumns(inner, 'r', { agents: true }, undefined))
           .whereRef('r.envelope_id', '=', 'e.id')
           .where('r.id', '=', recipientId),
       ),
@@ -469,11 +511,11 @@ export function readFields(context: ServiceContext, options: { envelopeId: strin
   const fieldIds = options.fieldIds?.filter(isUuid);
   return readInEnvelope(context, options.envelopeId, (eb) =>
     fieldIds === undefined
-      ? fieldsOf(eb, 'e.id', { views: true })
+      ? fieldsOf(eb, 'e.id', { views: true }, undefined)
       : jsonArrayFrom(
           eb
             .selectFrom('field as f')
-            .select((inner: AnyEb) => fieldColumns(inner, 'f', { views: true }))
+            .select((inner: AnyEb) => fieldColumns(inner, 'f', { views: true }, undefined))
             .whereRef('f.envelope_id', '=', 'e.id')
             .where('f.id', 'in', fieldIds.length > 0 ? fieldIds : ['00000000-0000-0000-0000-000000000000'])
             .orderBy('f.created_at')
@@ -491,7 +533,7 @@ export function readField(context: ServiceContext, options: { envelopeId: string
       jsonArrayFrom(
         eb
           .selectFrom('field as f')
-          .select((inner: AnyEb) => fieldColumns(inner, 'f', { views: true }))
+          .select((inner: AnyEb) => fieldColumns(inner, 'f', { views: true }, undefined))
           .whereRef('f.envelope_id', '=', 'e.id')
           .where('f.id', '=', fieldId),
       ),
@@ -501,5 +543,5 @@ export function readField(context: ServiceContext, options: { envelopeId: string
 
 /** A team envelope's audit events, oldest first. */
 export function readAuditEvents(context: ServiceContext, options: { envelopeId: string }): Promise<AuditEventData[]> {
-  return readInEnvelope(context, options.envelopeId, (eb) => auditEventsOf(eb, 'e.id'));
+  return readInEnvelope(context, options.envelopeId, (eb) => auditEventsOf(eb, 'e.id', undefined));
 }
