@@ -1,6 +1,8 @@
 import { defineConfig } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { CompiledQuery, DatabaseConnection } from 'kysely';
+import type pg from 'pg';
+import { prepareParameterizedStatements } from './src/db/prepared-statements.ts';
 import { entities } from './src/db/entities.ts';
 import { migrations } from './src/migrations/index.ts';
 
@@ -13,6 +15,8 @@ export type OrmConfigOptions = {
   debug?: boolean;
   /** Observes every SQL statement sent; tests and benchmarks use it to count statements per request. */
   onQuery?: (sql: string) => void;
+  /** Prepare the read model's statements per connection (a PostgreSQL server; never the embedded one). */
+  prepareStatements?: boolean;
 };
 
 function observeStatements(connection: DatabaseConnection, onQuery: (sql: string) => void) {
@@ -32,7 +36,7 @@ function observeStatements(connection: DatabaseConnection, onQuery: (sql: string
  * The one ORM configuration: explicit entity list, committed migrations applied from an explicit
  * list (no folder scanning at run time), UTC timestamps.
  */
-export function createOrmConfig({ clientUrl, poolMax = 10, acquireTimeoutMs = 15_000, debug = false, onQuery }: OrmConfigOptions) {
+export function createOrmConfig({ clientUrl, poolMax = 10, acquireTimeoutMs = 15_000, debug = false, onQuery, prepareStatements = false }: OrmConfigOptions) {
   return defineConfig({
     clientUrl,
     entities,
@@ -49,7 +53,10 @@ export function createOrmConfig({ clientUrl, poolMax = 10, acquireTimeoutMs = 15
       silent: true,
     },
     pool: { min: 0, max: poolMax, idleTimeoutMillis: 30_000 },
-    driverOptions: { connectionTimeoutMillis: acquireTimeoutMs },
+    driverOptions: {
+      connectionTimeoutMillis: acquireTimeoutMs,
+      onPoolCreated: prepareStatements ? (pool: pg.Pool) => pool.on('connect', prepareParameterizedStatements) : undefined,
+    },
     timezone: 'Z',
     forceUtcTimezone: true,
     debug,

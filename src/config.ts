@@ -26,6 +26,8 @@ export type Config = {
   auditHmacKey: string | undefined;
   /** Reverse proxies in front of the service whose X-Forwarded-For entries are trusted (0: none). */
   trustedProxyHops: number;
+  /** Prepare the read model's statements on each database connection (a server only). */
+  databasePreparedStatements: boolean;
   /** Execute GraphQL operations with graphql-jit (compiled once per document); off: graphql-js. */
   graphqlJit: boolean;
 };
@@ -80,6 +82,7 @@ const variables = {
     .max(10, 'must be an integer from 0 to 10')
     .default(0),
   GRAPHQL_JIT: booleanFlag.default(true),
+  DATABASE_PREPARED_STATEMENTS: booleanFlag.default(true),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
@@ -121,5 +124,6 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     auditHmacKey: values.AUDIT_HMAC_KEY as string | undefined,
     trustedProxyHops: values.TRUST_PROXY_HOPS as number,
     graphqlJit: values.GRAPHQL_JIT as boolean,
+    databasePreparedStatements: values.DATABASE_PREPARED_STATEMENTS as boolean,
   };
 }

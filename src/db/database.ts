@@ -15,7 +15,7 @@ export type Database = {
  * migration before anything else may use it.
  */
 export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databaseAcquireTimeoutMs'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databaseAcquireTimeoutMs'> & Partial<Pick<Config, 'databasePreparedStatements'>>,
   options: { onQuery?: (sql: string) => void } = {},
 ): Promise<Database> {
   let embedded: EmbeddedPostgres | undefined;
@@ -31,6 +31,8 @@ export async function openDatabase(
         poolMax: embedded ? 1 : 10,
         acquireTimeoutMs: config.databaseAcquireTimeoutMs,
         onQuery: options.onQuery,
+        // PGlite shares prepared statements among its connections; see db/prepared-statements.ts.
+        prepareStatements: embedded === undefined && (config.databasePreparedStatements ?? true),
       }),
     );
     await orm.migrator.up();

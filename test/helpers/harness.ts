@@ -51,6 +51,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     createOrmConfig({
       clientUrl: inject('databaseUrl'),
       poolMax: inject('databaseKind') === 'embedded' ? 1 : 10,
+      prepareStatements: inject('databaseKind') === 'server',
       onQuery: options.countStatements
         ? (sql) => {
             statements.push(sql);
