@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
+import { LRUCache } from 'lru-cache';
+import { CompiledQuery, sql, type Compilable, type Expression, type Kysely, type RawBuilder } from 'kysely';
 
 /*
  * The read model's common parts. Reads never hydrate entities: each read function builds one SQL
@@ -164,4 +165,52 @@ export function readerOf(em: EntityManager): ReadDb {
  */
 export function isoTimestamp(column: Expression<Timestamp | null> | RawBuilder<unknown>): RawBuilder<string> {
   return sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
+/**
+ * A placeholder for a value in a statement built once per shape. The builder receives `slot(n)`
+ * wherever the n-th value of the call goes; the compiled text is kept and later calls only bind
+ * their values. Text and positions of the placeholders are all that is remembered: the values of
+ * the call that first built a shape never reach another call.
+ */
+export type Slot = (index: number) => any;
+
+const SLOT_MARK = '\u0000read-model-slot:';
+
+type CompiledShape = { sql: string; parameters: ({ slot: number } | { constant: unknown })[] };
+
+/** Compiled statements by shape (bounded: GraphQL selections can be spelled many ways). */
+const compiledShapes = new LRUCache<string, CompiledShape>({ max: 2_000 });
+
+/**
+ * Runs a read statement whose SQL depends only on `shape` (what is read, never who or which
+ * row): built and compiled by Kysely the first time a shape is seen, reused after that. Building a
+ * nested query costs more CPU than PostgreSQL spends running it once it is prepared, so this
+ * keeps Kysely's safety (no hand-concatenated SQL) without paying for it on every request.
+ */
+export async function runRead<Row>(
+  em: EntityManager,
+  shape: string,
+  build: (db: ReadDb, slot: Slot) => Compilable<unknown>,
+  values: readonly unknown[],
+): Promise<Row[]> {
+  let compiled = compiledShapes.get(shape);
+  if (!compiled) {
+    const query = build(readerOf(em), (index) => `${SLOT_MARK}${index}`).compile();
+    compiled = {
+      sql: query.sql,
+      parameters: query.parameters.map((parameter) =>
+        typeof parameter === 'string' && parameter.startsWith(SLOT_MARK) ? { slot: Number(parameter.slice(SLOT_MARK.length)) } : { constant: parameter },
+      ),
+    };
+    compiledShapes.set(shape, compiled);
+  }
+  const parameters = compiled.parameters.map((parameter) => ('slot' in parameter ? values[parameter.slot] : parameter.constant));
+  const result = await readerOf(em).executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters));
+  return result.rows;
+}
+
+/** A stable text for a set of keys, for shape names. */
+export function shapeOfKeys(keys: ReadonlySet<string> | undefined): string {
+  return keys === undefined ? '*' : [...keys].sort().join(',');
 }

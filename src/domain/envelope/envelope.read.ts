@@ -6,7 +6,7 @@ import { isUuid } from '../../shared/ids.ts';
 import { DocumentNotFoundError } from '../document/document.errors.ts';
 import { FieldNotFoundError } from '../field/field.errors.ts';
 import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
-import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
+import { isoTimestamp, runRead, shapeOfKeys, type ReadDatabase, type ReadDb, type Slot } from '../read-model.ts';
 import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team.service.ts';
@@ -358,32 +358,46 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
 /**
  * The caller's team's envelopes, as `e`. Every read of an envelope or of anything inside one
  * starts here, so another team's envelope is never found: unknown, malformed and foreign ids all
- * read as "no row" and become the same `*.NotFound`.
+ * read as "no row" and become the same `*.NotFound`. `teamId` is the statement's slot for the
+ * caller's team (see runRead).
  */
-function teamEnvelopes(context: ServiceContext, caller: TeamCaller): SelectQueryBuilder<ReadDatabase & { e: ReadDatabase['envelope'] }, 'e', {}> {
-  return readerOf(context.em).selectFrom('envelope as e').where('e.team_id', '=', caller.teamId);
+function teamEnvelopes(db: ReadDb, teamId: unknown): SelectQueryBuilder<ReadDatabase & { e: ReadDatabase['envelope'] }, 'e', {}> {
+  return db.selectFrom('envelope as e').where('e.team_id', '=', teamId as string);
+}
+
+/** The text that decides an envelope read's SQL: nested lists and keys, never ids. */
+function shapeOfInclude(include: EnvelopeInclude): string {
+  const flags = (['documents', 'recipients', 'agents', 'fields', 'views', 'auditEvents'] as const).map((flag) => (include[flag] ? '1' : '0')).join('');
+  const keys = include.keys ?? {};
+  const keyShapes = (['envelope', 'document', 'recipient', 'field', 'auditEvent'] as const).map((kind) => shapeOfKeys(keys[kind])).join('|');
+  return `${flags}|${keyShapes}`;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reads.
+// Reads. Each is one statement, compiled once per shape (runRead): values go in slots.
 
 /** One envelope of the caller's team with what `include` asks for; `Envelope.NotFound` otherwise. */
 export async function readEnvelope(context: ServiceContext, envelopeId: string, include: EnvelopeInclude = {}): Promise<EnvelopeData> {
   const caller = await context.caller();
   if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
-  const row = await teamEnvelopes(context, caller)
-    .select((eb) => envelopeColumns(eb, include))
-    .where('e.id', '=', envelopeId)
-    .executeTakeFirst();
+  const [row] = await runRead<EnvelopeData>(
+    context.em,
+    `envelope:${shapeOfInclude(include)}`,
+    (db, slot) =>
+      teamEnvelopes(db, slot(0))
+        .select((eb) => envelopeColumns(eb, include))
+        .where('e.id', '=', slot(1)),
+    [caller.teamId, envelopeId],
+  );
   if (!row) throw new EnvelopeNotFoundError(envelopeId);
-  return row as unknown as EnvelopeData;
+  return row;
 }
 
 /**
- * The REST envelope answer with a strong validator: the JSON text and its MD5 come from the same
- * statement, computed by PostgreSQL, so a conditional GET whose tag still matches costs one
- * statement and no serialisation here. Any change to anything in the answer changes the text and
- * so the tag.
+ * The REST envelope answer with a strong validator: PostgreSQL answers the JSON text itself, and
+ * the tag is a hash of exactly that text, so a conditional GET whose tag still matches costs one
+ * statement and no parsing or serialisation here. Any change to anything in the answer changes
+ * the text and so the tag.
  */
 export async function readEnvelopeWithTag(
   context: ServiceContext,
@@ -392,13 +406,20 @@ export async function readEnvelopeWithTag(
 ): Promise<{ tag: string; json: () => EnvelopeData }> {
   const caller = await context.caller();
   if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
-  const inner = teamEnvelopes(context, caller)
-    .select((eb) => envelopeColumns(eb, include))
-    .where('e.id', '=', envelopeId);
-  const row = await readerOf(context.em)
-    .selectFrom(inner.as('answer'))
-    .select([sql<string>`to_json(answer)::text`.as('text')])
-    .executeTakeFirst();
+  const [row] = await runRead<{ text: string }>(
+    context.em,
+    `envelope-text:${shapeOfInclude(include)}`,
+    (db, slot) =>
+      db
+        .selectFrom(
+          teamEnvelopes(db, slot(0))
+            .select((eb) => envelopeColumns(eb, include))
+            .where('e.id', '=', slot(1))
+            .as('answer'),
+        )
+        .select([sql<string>`to_json(answer)::text`.as('text')]),
+    [caller.teamId, envelopeId],
+  );
   if (!row) throw new EnvelopeNotFoundError(envelopeId);
   // The tag hashes the exact text the body is built from; hashing here is microseconds for 50 KB.
   const tag = createHash('sha256').update(row.text).digest('base64url').slice(0, 32);
@@ -423,49 +444,67 @@ export async function readEnvelopePage(
   const input = parseInput(pageInput, options);
   const caller = await context.caller();
   const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
-  let query = teamEnvelopes(context, caller).select((eb) => envelopeColumns(eb, include));
-  if (input.status) query = query.where('e.status', '=', input.status);
-  if (after) query = query.where((eb) => eb(eb.refTuple('e.created_at', 'e.id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = (await query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(input.limit + 1).execute()) as unknown as EnvelopeData[];
+  const rows = await runRead<EnvelopeData>(
+    context.em,
+    `envelope-page:${input.status ? 'status' : 'any'}:${after ? 'after' : 'first'}:${shapeOfInclude(include)}`,
+    (db, slot) => {
+      let query = teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include));
+      if (input.status) query = query.where('e.status', '=', slot(1));
+      if (after) query = query.where((eb) => eb(eb.refTuple('e.created_at', 'e.id'), '<', eb.tuple(slot(2), slot(3))));
+      return query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(slot(4));
+    },
+    [caller.teamId, input.status, after?.createdAt, after?.id, input.limit + 1],
+  );
   const page = takePage(rows, input.limit);
   return { envelopes: page.rows, nextCursor: page.nextCursor };
 }
 
 /**
  * Reads one child list (or one child) of a team envelope in one statement: the envelope row
- * decides `Envelope.NotFound`, the child column the rest.
+ * decides `Envelope.NotFound`, the child column the rest. `shape` names the child subquery; the
+ * child's own values go in slots from 2 on.
  */
 async function readInEnvelope<T>(
   context: ServiceContext,
   envelopeId: string,
-  child: (eb: Eb) => ReturnType<typeof jsonArrayFrom>,
+  shape: string,
+  child: (eb: Eb, slot: Slot) => ReturnType<typeof jsonArrayFrom>,
+  childValues: readonly unknown[] = [],
 ): Promise<T> {
   const caller = await context.caller();
   if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
-  const row = await teamEnvelopes(context, caller)
-    .select((eb) => child(eb).as('child'))
-    .where('e.id', '=', envelopeId)
-    .executeTakeFirst();
+  const [row] = await runRead<{ child: T }>(
+    context.em,
+    `in-envelope:${shape}`,
+    (db, slot) =>
+      teamEnvelopes(db, slot(0))
+        .select((eb) => child(eb, slot).as('child'))
+        .where('e.id', '=', slot(1)),
+    [caller.teamId, envelopeId, ...childValues],
+  );
   if (!row) throw new EnvelopeNotFoundError(envelopeId);
-  return row.child as T;
+  return row.child;
 }
 
-/** One item of a team envelope's child list, by id: the list subquery filtered to that id. */
+/** An id that matches nothing, for a malformed child id: the envelope is still checked first, so errors keep their order. */
+const NO_ROW_ID = '00000000-0000-0000-0000-000000000000';
+
+/** One item of a team envelope's child list, by id (slot 2): the list subquery filtered to that id. */
 async function readOneInEnvelope<T>(
   context: ServiceContext,
   envelopeId: string,
   itemId: string,
-  child: (eb: Eb, itemId: string) => ReturnType<typeof jsonArrayFrom>,
+  shape: string,
+  child: (eb: Eb, itemIdSlot: unknown) => ReturnType<typeof jsonArrayFrom>,
   notFound: () => Error,
 ): Promise<T> {
-  // A malformed child id cannot match; the envelope is still checked first so errors stay in order.
-  const items = await readInEnvelope<T[]>(context, envelopeId, (eb) => child(eb, isUuid(itemId) ? itemId : '00000000-0000-0000-0000-000000000000'));
+  const items = await readInEnvelope<T[]>(context, envelopeId, shape, (eb, slot) => child(eb, slot(2)), [isUuid(itemId) ? itemId : NO_ROW_ID]);
   if (items.length === 0) throw notFound();
   return items[0];
 }
 
 export function readDocuments(context: ServiceContext, options: { envelopeId: string }): Promise<DocumentData[]> {
-  return readInEnvelope(context, options.envelopeId, (eb) => documentsOf(eb, 'e.id', undefined));
+  return readInEnvelope(context, options.envelopeId, 'documents', (eb) => documentsOf(eb, 'e.id', undefined));
 }
 
 export function readDocument(context: ServiceContext, options: { envelopeId: string; documentId: string }): Promise<DocumentData> {
@@ -473,20 +512,21 @@ export function readDocument(context: ServiceContext, options: { envelopeId: str
     context,
     options.envelopeId,
     options.documentId,
+    'document',
     (eb, documentId) =>
       jsonArrayFrom(
         eb
           .selectFrom('document as d')
           .select((inner: AnyEb) => documentColumns(inner, 'd', undefined))
           .whereRef('d.envelope_id', '=', 'e.id')
-          .where('d.id', '=', documentId),
+          .where('d.id', '=', documentId as string),
       ),
     () => new DocumentNotFoundError(options.documentId),
   );
 }
 
 export function readRecipients(context: ServiceContext, options: { envelopeId: string }): Promise<RecipientData[]> {
-  return readInEnvelope(context, options.envelopeId, (eb) => recipientsOf(eb, 'e.id', { agents: true }, undefined));
+  return readInEnvelope(context, options.envelopeId, 'recipients', (eb) => recipientsOf(eb, 'e.id', { agents: true }, undefined));
 }
 
 export function readRecipient(context: ServiceContext, options: { envelopeId: string; recipientId: string }): Promise<RecipientData> {
@@ -494,13 +534,14 @@ export function readRecipient(context: ServiceContext, options: { envelopeId: st
     context,
     options.envelopeId,
     options.recipientId,
+    'recipient',
     (eb, recipientId) =>
       jsonArrayFrom(
         eb
           .selectFrom('recipient as r')
           .select((inner: AnyEb) => recipientColumns(inner, 'r', { agents: true }, undefined))
           .whereRef('r.envelope_id', '=', 'e.id')
-          .where('r.id', '=', recipientId),
+          .where('r.id', '=', recipientId as string),
       ),
     () => new RecipientNotFoundError(options.recipientId),
   );
@@ -508,19 +549,23 @@ export function readRecipient(context: ServiceContext, options: { envelopeId: st
 
 /** Fields of a team envelope; `fieldIds` narrows to those (in listing order), e.g. the ones just created. */
 export function readFields(context: ServiceContext, options: { envelopeId: string; fieldIds?: string[] }): Promise<FieldData[]> {
-  const fieldIds = options.fieldIds?.filter(isUuid);
-  return readInEnvelope(context, options.envelopeId, (eb) =>
-    fieldIds === undefined
-      ? fieldsOf(eb, 'e.id', { views: true }, undefined)
-      : jsonArrayFrom(
-          eb
-            .selectFrom('field as f')
-            .select((inner: AnyEb) => fieldColumns(inner, 'f', { views: true }, undefined))
-            .whereRef('f.envelope_id', '=', 'e.id')
-            .where('f.id', 'in', fieldIds.length > 0 ? fieldIds : ['00000000-0000-0000-0000-000000000000'])
-            .orderBy('f.created_at')
-            .orderBy('f.identifier'),
-        ),
+  if (options.fieldIds === undefined) return readInEnvelope(context, options.envelopeId, 'fields', (eb) => fieldsOf(eb, 'e.id', { views: true }, undefined));
+  const fieldIds = options.fieldIds.filter(isUuid);
+  return readInEnvelope(
+    context,
+    options.envelopeId,
+    'fields-by-id',
+    (eb, slot) =>
+      jsonArrayFrom(
+        eb
+          .selectFrom('field as f')
+          .select((inner: AnyEb) => fieldColumns(inner, 'f', { views: true }, undefined))
+          .whereRef('f.envelope_id', '=', 'e.id')
+          .where(sql<boolean>`f.id = any(${slot(2)}::uuid[])`)
+          .orderBy('f.created_at')
+          .orderBy('f.identifier'),
+      ),
+    [fieldIds],
   );
 }
 
@@ -529,13 +574,14 @@ export function readField(context: ServiceContext, options: { envelopeId: string
     context,
     options.envelopeId,
     options.fieldId,
+    'field',
     (eb, fieldId) =>
       jsonArrayFrom(
         eb
           .selectFrom('field as f')
           .select((inner: AnyEb) => fieldColumns(inner, 'f', { views: true }, undefined))
           .whereRef('f.envelope_id', '=', 'e.id')
-          .where('f.id', '=', fieldId),
+          .where('f.id', '=', fieldId as string),
       ),
     () => new FieldNotFoundError(options.fieldId),
   );
@@ -543,5 +589,5 @@ export function readField(context: ServiceContext, options: { envelopeId: string
 
 /** A team envelope's audit events, oldest first. */
 export function readAuditEvents(context: ServiceContext, options: { envelopeId: string }): Promise<AuditEventData[]> {
-  return readInEnvelope(context, options.envelopeId, (eb) => auditEventsOf(eb, 'e.id', undefined));
+  return readInEnvelope(context, options.envelopeId, 'audit-events', (eb) => auditEventsOf(eb, 'e.id', undefined));
 }
