@@ -2,6 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
 import { authenticateApiKey, type TeamCaller } from './domain/team/team.service.ts';
 import type { ApiKeyCache } from './domain/team/api-key-cache.ts';
+import { readerOf } from './domain/read-model.ts';
 import type { Clock } from './shared/clock.ts';
 import { MissingApiKeyError } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
@@ -44,19 +45,31 @@ export function createRequestContext(
   dependencies: AppDependencies,
   { headers, metadata }: { headers: Headers; metadata: RequestMetadata },
 ): RequestContext {
-  const em = dependencies.orm.em.fork() as EntityManager;
   const apiKey = headers.get('x-service-api-key')?.trim() ?? '';
   let callerPromise: Promise<TeamCaller> | undefined;
+  // The entity manager fork and the request's logger are made on first use: a cached-key read
+  // needs neither a unit of work nor a log line, and both cost more than the read's own work.
+  let em: EntityManager | undefined;
+  let log: Logger | undefined;
   const context: RequestContext = {
     ...dependencies,
-    em,
+    get em() {
+      em ??= dependencies.orm.em.fork() as EntityManager;
+      return em;
+    },
+    get reader() {
+      return readerOf(dependencies.orm.em as EntityManager);
+    },
     metadata,
-    log: dependencies.logger.child({ requestId: metadata.requestId }),
+    get log() {
+      log ??= dependencies.logger.child({ requestId: metadata.requestId });
+      return log;
+    },
     limits: { maxDocumentBytes: dependencies.config.maxDocumentBytes },
     idempotencyKey: headers.get('idempotency-key') ?? undefined,
     caller() {
       if (!callerPromise) {
-        callerPromise = apiKey === '' ? Promise.reject(new MissingApiKeyError()) : authenticateApiKey(em, apiKey, dependencies.apiKeyCache);
+        callerPromise = apiKey === '' ? Promise.reject(new MissingApiKeyError()) : authenticateApiKey(() => context.em, apiKey, dependencies.apiKeyCache);
         // Keep an unobserved rejection from being reported as unhandled; callers still see it.
         callerPromise.catch(() => {});
       }

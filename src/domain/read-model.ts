@@ -189,14 +189,14 @@ const compiledShapes = new LRUCache<string, CompiledShape>({ max: 2_000 });
  * keeps Kysely's safety (no hand-concatenated SQL) without paying for it on every request.
  */
 export async function runRead<Row>(
-  em: EntityManager,
+  reader: ReadDb,
   shape: string,
   build: (db: ReadDb, slot: Slot) => Compilable<unknown>,
   values: readonly unknown[],
 ): Promise<Row[]> {
   let compiled = compiledShapes.get(shape);
   if (!compiled) {
-    const query = build(readerOf(em), (index) => `${SLOT_MARK}${index}`).compile();
+    const query = build(reader, (index) => `${SLOT_MARK}${index}`).compile();
     compiled = {
       sql: query.sql,
       parameters: query.parameters.map((parameter) =>
@@ -206,7 +206,7 @@ export async function runRead<Row>(
     compiledShapes.set(shape, compiled);
   }
   const parameters = compiled.parameters.map((parameter) => ('slot' in parameter ? values[parameter.slot] : parameter.constant));
-  const result = await readerOf(em).executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters));
+  const result = await reader.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters));
   return result.rows;
 }
 

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BlobStore } from '../shared/blob-store.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { RequestMetadata } from '../shared/request-metadata.ts';
+import type { ReadDb } from './read-model.ts';
 import type { TeamCaller } from './team/team.service.ts';
 
 /**
@@ -11,6 +12,11 @@ import type { TeamCaller } from './team/team.service.ts';
  */
 export type ServiceContext = {
   em: EntityManager;
+  /**
+   * The read model's query builder on the connection pool: reads see committed data and need no
+   * unit of work (or entity manager fork) of their own.
+   */
+  reader: ReadDb;
   caller(): Promise<TeamCaller>;
   metadata: RequestMetadata;
   clock: Clock;

@@ -4,7 +4,7 @@ import { isDatabaseReady } from '../db/database.ts';
 import type { NodeServerContext, RequestMetadataReader } from '../request-metadata.ts';
 import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
 import { normalizeError } from '../shared/normalize-error.ts';
-import { errorResponse, successResponse } from './respond.ts';
+import { errorResponse, replyResponse, RestReply, successResponse } from './respond.ts';
 import { createRouter, type RestRoute } from './router.ts';
 import { restRoutes } from './routes/index.ts';
 
@@ -22,7 +22,7 @@ export function restPlugin(
 ): Plugin<NodeServerContext> {
   const router = createRouter(routes);
   return {
-    async onRequest({ request, url, endResponse, serverContext }) {
+    async onRequest({ request, url, endResponse, serverContext, fetchAPI }) {
       if (url.pathname === '/healthz') {
         endResponse(Response.json({ status: 'ok' }));
         return;
@@ -48,10 +48,12 @@ export function restPlugin(
           context,
           nodeRequest: (serverContext as NodeServerContext | undefined)?.req,
         });
-        endResponse(result instanceof Response ? result : successResponse(result));
+        if (result instanceof RestReply) endResponse(replyResponse(result, fetchAPI.Response));
+        else if (result instanceof fetchAPI.Response || result instanceof Response) endResponse(result);
+        else endResponse(successResponse(result, {}, fetchAPI.Response));
       } catch (error) {
         const domainError = normalizeError(error, context.log);
-        endResponse(errorResponse(domainError, { requestId: metadata.requestId, alwaysHttp200: dependencies.config.restErrorsHttp200 }));
+        endResponse(errorResponse(domainError, { requestId: metadata.requestId, alwaysHttp200: dependencies.config.restErrorsHttp200 }, fetchAPI.Response));
       }
     },
   };

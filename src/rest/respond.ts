@@ -4,9 +4,33 @@ export const REST_VERSION = '1';
 
 const jsonHeaders = { 'content-type': 'application/json; charset=utf-8' };
 
+/**
+ * The Response class answers are built with. The plugin passes yoga's (`fetchAPI.Response`), which
+ * its Node adapter writes out directly; the platform's own costs a stream per answer.
+ */
+type ResponseClass = typeof Response;
+
+/** A handler's answer that needs more than a payload: its own status or headers. */
+export class RestReply {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly payload: Record<string, unknown> | null;
+  constructor(status: number, headers: Record<string, string>, payload: Record<string, unknown> | null) {
+    this.status = status;
+    this.headers = headers;
+    this.payload = payload;
+  }
+}
+
 /** `{ version, success: true, payload }` with HTTP 200 (contract §4). */
-export function successResponse(payload: Record<string, unknown>, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ version: REST_VERSION, success: true, payload }), { status: 200, headers: { ...jsonHeaders, ...headers } });
+export function successResponse(payload: Record<string, unknown>, headers: Record<string, string> = {}, ResponseImpl: ResponseClass = Response): Response {
+  return new ResponseImpl(JSON.stringify({ version: REST_VERSION, success: true, payload }), { status: 200, headers: { ...jsonHeaders, ...headers } });
+}
+
+/** The Response of a handler's `RestReply`. */
+export function replyResponse(reply: RestReply, ResponseImpl: ResponseClass = Response): Response {
+  if (reply.payload === null) return new ResponseImpl(null, { status: reply.status, headers: reply.headers });
+  return successResponse(reply.payload, reply.headers, ResponseImpl);
 }
 
 /**
@@ -23,8 +47,8 @@ export function ifNoneMatchHits(header: string | null, etag: string): boolean {
 }
 
 /** 304: the caller's copy is current. No body; the tag and caching policy are repeated. */
-export function notModifiedResponse(etag: string): Response {
-  return new Response(null, { status: 304, headers: { etag, 'cache-control': 'private, no-cache' } });
+export function notModifiedReply(etag: string): RestReply {
+  return new RestReply(304, { etag, 'cache-control': 'private, no-cache' }, null);
 }
 
 /**
@@ -35,6 +59,7 @@ export function notModifiedResponse(etag: string): Response {
 export function errorResponse(
   error: DomainError,
   { requestId, alwaysHttp200 }: { requestId: string; alwaysHttp200: boolean },
+  ResponseImpl: ResponseClass = Response,
 ): Response {
   const status = alwaysHttp200 ? 200 : httpStatusForError(error.name);
   const body = {
@@ -45,5 +70,5 @@ export function errorResponse(
   const headers: Record<string, string> = { ...jsonHeaders };
   const retryAfter = error.context.retryAfterSeconds;
   if (typeof retryAfter === 'number') headers['retry-after'] = String(retryAfter);
-  return new Response(JSON.stringify(body), { status, headers });
+  return new ResponseImpl(JSON.stringify(body), { status, headers });
 }

@@ -1,4 +1,5 @@
 import type { RequestContext } from '../context.ts';
+import type { RestReply } from './respond.ts';
 
 export type RestRequest = {
   request: Request;
@@ -9,8 +10,8 @@ export type RestRequest = {
   nodeRequest: import('node:http').IncomingMessage | undefined;
 };
 
-/** A handler returns the success payload, or a ready Response for binary downloads. */
-export type RestHandler = (request: RestRequest) => Promise<Record<string, unknown> | Response>;
+/** A handler returns the success payload, a reply with its own status or headers, or a ready Response for binary downloads. */
+export type RestHandler = (request: RestRequest) => Promise<Record<string, unknown> | RestReply | Response>;
 
 export type RestRoute = { method: string; path: string; handler: RestHandler };
 

@@ -2,7 +2,7 @@ import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { isUuid } from '../../shared/ids.ts';
 import { containsPattern, decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
-import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
+import { isoTimestamp, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team.service.ts';
 import { parseInput } from '../validation.ts';
@@ -110,11 +110,11 @@ function contactGroupColumns(eb: GroupEb, include: ContactGroupInclude) {
  * ids all read as "no row" and become the same `Contact.NotFound` / `ContactGroup.NotFound`.
  */
 function teamContacts(context: ServiceContext, caller: TeamCaller): ContactsQuery {
-  return readerOf(context.em).selectFrom('contact as c').where('c.team_id', '=', caller.teamId);
+  return context.reader.selectFrom('contact as c').where('c.team_id', '=', caller.teamId);
 }
 
 function teamContactGroups(context: ServiceContext, caller: TeamCaller): GroupsQuery {
-  return readerOf(context.em).selectFrom('contact_group as g').where('g.team_id', '=', caller.teamId);
+  return context.reader.selectFrom('contact_group as g').where('g.team_id', '=', caller.teamId);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { sql, type AliasableExpression, type Expression, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
-import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { sql, type AliasableExpression, type AliasedExpression, type Expression, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
+import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import { z } from 'zod';
 import { isUuid } from '../../shared/ids.ts';
 import { DocumentNotFoundError } from '../document/document.errors.ts';
@@ -179,8 +179,9 @@ function documentColumns(eb: AnyEb, alias: string, keys: Keys) {
       // Pages carry their index so that field views can name them.
       [
         'pages',
-        () => sql<PageData[]>`(select coalesce(json_agg(json_build_object('index', p.i - 1, 'width', p.page -> 'width', 'height', p.page -> 'height', 'rotation', p.page -> 'rotation') order by p.i), '[]'::json)
-        from jsonb_array_elements(${eb.ref(`${alias}.pages`)}) with ordinality as p(page, i))`,
+        () => sql<PageData[]>`(select coalesce(json_agg(page_row order by page_row.index), '[]'::json) from (
+            select p.i - 1 as index, p.page -> 'width' as width, p.page -> 'height' as height, p.page -> 'rotation' as rotation
+            from jsonb_array_elements(${eb.ref(`${alias}.pages`)}) with ordinality as p(page, i)) page_row)`,
       ],
       ['sha256', column('content_sha256')],
       ['byteSize', () => sql<number>`${eb.ref(`${alias}.byte_size`)}::float8`],
@@ -208,10 +209,10 @@ function agentsOf(eb: AnyEb, recipientId: string) {
     .selectFrom('agent as a')
     .select(
       sql<AgentData[]>`coalesce(json_agg(case a.kind
-          when 'info' then json_build_object('id', a.id, 'kind', a.kind, 'info', a.info)
-          when 'contact' then json_build_object('id', a.id, 'kind', a.kind, 'contactId', a.contact_id)
-          when 'group' then json_build_object('id', a.id, 'kind', a.kind, 'groupId', a.group_id)
-          else json_build_object('id', a.id, 'kind', a.kind, 'userId', a.user_id) end
+          when 'info' then (select to_json(info_agent) from (select a.id, a.kind, a.info) info_agent)
+          when 'contact' then (select to_json(contact_agent) from (select a.id, a.kind, a.contact_id as "contactId") contact_agent)
+          when 'group' then (select to_json(group_agent) from (select a.id, a.kind, a.group_id as "groupId") group_agent)
+          else (select to_json(user_agent) from (select a.id, a.kind, a.user_id as "userId") user_agent) end
         order by a.position), '[]'::json)`.as('agents'),
     )
     .whereRef('a.recipient_id', '=', recipientId);
@@ -257,10 +258,9 @@ function viewsOf(eb: AnyEb, fieldId: string) {
   return eb
     .selectFrom('field_view as v')
     .select(
-      sql<FieldPlacementData[]>`coalesce(json_agg(json_build_object(
-          'documentId', v.document_id, 'page', v.page,
-          'location', json_build_object('x', v.x, 'y', v.y),
-          'size', json_build_object('width', v.width, 'height', v.height)) order by v.position), '[]'::json)`.as('views'),
+      sql<FieldPlacementData[]>`coalesce(json_agg((select view_row from (select v.document_id as "documentId", v.page,
+          (select point from (select v.x, v.y) point) as location,
+          (select box from (select v.width, v.height) box) as size) view_row) order by v.position), '[]'::json)`.as('views'),
     )
     .whereRef('v.field_id', '=', fieldId);
 }
@@ -307,7 +307,7 @@ function auditEventsOf(eb: AnyEb, envelopeId: string, keys: Keys) {
             ['seq', () => inner.ref('ae.seq')],
             ['type', () => inner.ref('ae.type')],
             ['at', () => isoTimestamp(inner.ref('ae.at'))],
-            ['actor', () => sql`json_build_object('type', ae.actor_type, 'id', ae.actor_id)`],
+            ['actor', () => sql`(select actor_row from (select ae.actor_type as type, ae.actor_id as id) actor_row)`],
             ['ip', () => inner.ref('ae.ip')],
             ['userAgent', () => inner.ref('ae.user_agent')],
             ['details', () => inner.ref('ae.details')],
@@ -381,7 +381,7 @@ export async function readEnvelope(context: ServiceContext, envelopeId: string, 
   const caller = await context.caller();
   if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
   const [row] = await runRead<EnvelopeData>(
-    context.em,
+    context.reader,
     `envelope:${shapeOfInclude(include)}`,
     (db, slot) =>
       teamEnvelopes(db, slot(0))
@@ -394,36 +394,39 @@ export async function readEnvelope(context: ServiceContext, envelopeId: string, 
 }
 
 /**
- * The REST envelope answer with a strong validator: PostgreSQL answers the JSON text itself, and
- * the tag is a hash of exactly that text, so a conditional GET whose tag still matches costs one
- * statement and no parsing or serialisation here. Any change to anything in the answer changes
- * the text and so the tag.
+ * The REST answer for one envelope (`{ envelope, documents?, recipients?, fields? }`) as JSON text
+ * written by PostgreSQL, with a strong validator: the tag hashes exactly that text, so any change
+ * to anything in the answer changes it, and a conditional GET whose tag still matches costs one
+ * statement and no parsing or serialisation here.
  */
-export async function readEnvelopeWithTag(
+export async function readEnvelopeAnswer(
   context: ServiceContext,
   envelopeId: string,
   include: EnvelopeInclude,
-): Promise<{ tag: string; json: () => EnvelopeData }> {
+): Promise<{ tag: string; payloadJson: string }> {
   const caller = await context.caller();
   if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
   const [row] = await runRead<{ text: string }>(
-    context.em,
-    `envelope-text:${shapeOfInclude(include)}`,
+    context.reader,
+    `envelope-answer:${shapeOfInclude(include)}`,
     (db, slot) =>
-      db
-        .selectFrom(
-          teamEnvelopes(db, slot(0))
-            .select((eb) => envelopeColumns(eb, include))
-            .where('e.id', '=', slot(1))
-            .as('answer'),
-        )
-        .select([sql<string>`to_json(answer)::text`.as('text')]),
+      teamEnvelopes(db, slot(0))
+        .select((eb) => {
+          const keys = include.keys ?? {};
+          // Rows, not json_build_object: to_json writes a row compactly, as JSON.stringify would.
+          const answer: AliasedExpression<unknown, string>[] = [jsonObjectFrom(db.selectNoFrom((inner) => envelopeColumns(inner as Eb, { keys }))).as('envelope')];
+          if (include.documents) answer.push(documentsOf(eb, 'e.id', keys.document).as('documents'));
+          if (include.recipients) answer.push(recipientsOf(eb, 'e.id', include, keys.recipient).as('recipients'));
+          if (include.fields) answer.push(fieldsOf(eb, 'e.id', include, keys.field).as('fields'));
+          return sql<string>`${jsonObjectFrom(db.selectNoFrom(answer))}::text`.as('text');
+        })
+        .where('e.id', '=', slot(1)),
     [caller.teamId, envelopeId],
   );
   if (!row) throw new EnvelopeNotFoundError(envelopeId);
-  // The tag hashes the exact text the body is built from; hashing here is microseconds for 50 KB.
+  // Hashing here is microseconds for 50 KB; the tag is what pollers compare.
   const tag = createHash('sha256').update(row.text).digest('base64url').slice(0, 32);
-  return { tag, json: () => JSON.parse(row.text) as EnvelopeData };
+  return { tag, payloadJson: row.text };
 }
 
 const pageInput = keysetPageInput.omit({ search: true }).extend({
@@ -445,7 +448,7 @@ export async function readEnvelopePage(
   const caller = await context.caller();
   const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
   const rows = await runRead<EnvelopeData>(
-    context.em,
+    context.reader,
     `envelope-page:${input.status ? 'status' : 'any'}:${after ? 'after' : 'first'}:${shapeOfInclude(include)}`,
     (db, slot) => {
       let query = teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include));
@@ -474,7 +477,7 @@ async function readInEnvelope<T>(
   const caller = await context.caller();
   if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
   const [row] = await runRead<{ child: T }>(
-    context.em,
+    context.reader,
     `in-envelope:${shape}`,
     (db, slot) =>
       teamEnvelopes(db, slot(0))

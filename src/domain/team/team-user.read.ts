@@ -1,7 +1,7 @@
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
 import { isUuid } from '../../shared/ids.ts';
 import { containsPattern, decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
-import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
+import { isoTimestamp, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import type { TeamCaller } from './team.service.ts';
@@ -45,7 +45,7 @@ function userColumns(eb: UserEb) {
  * and foreign ids all read as "no row" and become the same `User.NotFound`.
  */
 function teamUsers(context: ServiceContext, caller: TeamCaller): UsersQuery {
-  return readerOf(context.em).selectFrom('team_user as u').where('u.team_id', '=', caller.teamId);
+  return context.reader.selectFrom('team_user as u').where('u.team_id', '=', caller.teamId);
 }
 
 /** One user of the caller's team; `User.NotFound` otherwise. */

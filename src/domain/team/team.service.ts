@@ -90,13 +90,15 @@ export async function createTeam(
  * Resolves the caller from the raw header value. Unknown and revoked keys are deliberately
  * indistinguishable to the caller. With a cache, a key verified recently costs no statement.
  */
-export async function authenticateApiKey(em: EntityManager, apiKey: string, cache?: ApiKeyCache): Promise<TeamCaller> {
+export async function authenticateApiKey(em: EntityManager | (() => EntityManager), apiKey: string, cache?: ApiKeyCache): Promise<TeamCaller> {
   if (!apiKey.startsWith(`${API_KEY_PREFIX}_`) || apiKey.length > 200) throw new InvalidApiKeyError();
   const keyHash = hashSecret(apiKey);
   const cached = cache?.get(keyHash);
   if (cached) return cached;
   const generation = cache?.generation();
-  const key = await em.findOne(ApiKey, { keyHash, revokedAt: null }, { populate: ['team'] });
+  // The entity manager may be made on demand: a cached key needs none.
+  const manager = typeof em === 'function' ? em() : em;
+  const key = await manager.findOne(ApiKey, { keyHash, revokedAt: null }, { populate: ['team'] });
   if (!key) throw new InvalidApiKeyError();
   const caller = { teamId: key.team.id, workspaceId: key.team.getEntity().workspace.id, apiKeyId: key.id };
   if (cache && generation !== undefined) cache.remember(keyHash, caller, generation);

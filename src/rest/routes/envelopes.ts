@@ -1,7 +1,7 @@
-import { envelopeOnly, readEnvelope, readEnvelopePage, readEnvelopeWithTag } from '../../domain/envelope/envelope.read.ts';
+import { envelopeOnly, readEnvelope, readEnvelopeAnswer, readEnvelopePage } from '../../domain/envelope/envelope.read.ts';
 import { createEnvelope, deleteEnvelope, updateEnvelope } from '../../domain/envelope/envelope.service.ts';
 import { readJsonObject } from '../body.ts';
-import { ifNoneMatchHits, notModifiedResponse, successResponse } from '../respond.ts';
+import { ifNoneMatchHits, notModifiedReply, RestReply } from '../respond.ts';
 import { booleanQuery, integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
 
@@ -37,15 +37,12 @@ export const envelopeRoutes: RestRoute[] = [
         views: true,
       };
       // One statement either way; a poller whose copy is current gets 304 and no body is built.
-      const { tag, json } = await readEnvelopeWithTag(context, params.envelopeId, include);
+      const { tag, payloadJson } = await readEnvelopeAnswer(context, params.envelopeId, include);
       const etag = `"${tag}"`;
-      if (ifNoneMatchHits(request.headers.get('if-none-match'), etag)) return notModifiedResponse(etag);
-      const { documents, recipients, fields, ...envelope } = json();
-      const payload: Record<string, unknown> = { envelope };
-      if (include.documents) payload.documents = documents;
-      if (include.recipients) payload.recipients = recipients;
-      if (include.fields) payload.fields = fields;
-      return successResponse(payload, { etag, 'cache-control': 'private, no-cache' });
+      if (ifNoneMatchHits(request.headers.get('if-none-match'), etag)) return notModifiedReply(etag);
+      // Parsed and written again rather than spliced: PostgreSQL writes stored JSON (contexts, field
+      // values) with spaces, and answers should look alike on every route.
+      return new RestReply(200, { etag, 'cache-control': 'private, no-cache' }, JSON.parse(payloadJson) as Record<string, unknown>);
     },
   },
   {
