@@ -25,6 +25,7 @@ function requestLogPlugin(dependencies: AppDependencies, requestMetadataOf: Requ
     onResponse({ request, response, serverContext }) {
       const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
       response.headers.set('x-request-id', metadata.requestId);
+      if (!dependencies.logger.isLevelEnabled('info')) return;
       const started = startedAt.get(request);
       const durationMs = started === undefined ? undefined : Number(process.hrtime.bigint() - started) / 1e6;
       const url = new URL(request.url);

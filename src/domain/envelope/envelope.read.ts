@@ -155,11 +155,9 @@ type Keys = ReadonlySet<string> | undefined;
 /** A key of an answer object and how to compute it, built only when the key is wanted. */
 type Column = [key: string, build: () => AliasableExpression<unknown>];
 
-const ALWAYS_READ = new Set(['id', 'createdAt']);
-
-/** The selection of `columns` a caller wants, each aliased to its key. */
-function pick(columns: Column[], keys: Keys) {
-  return columns.filter(([key]) => keys === undefined || keys.has(key) || ALWAYS_READ.has(key)).map(([key, build]) => build().as(key));
+/** The selection of `columns` a caller wants (and the `always` ones), each aliased to its key. */
+function pick(columns: Column[], keys: Keys, always: readonly string[] = ['id']) {
+  return columns.filter(([key]) => keys === undefined || keys.has(key) || always.includes(key)).map(([key, build]) => build().as(key));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -349,6 +347,8 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
       ['voidedAt', timestamp('voided_at')],
     ],
     keys.envelope,
+    // A page's cursor is made of these.
+    ['id', 'createdAt'],
   ).concat(nested.map(([key, build]) => build().as(key)));
 }
 
