@@ -112,6 +112,8 @@ const statusByName: Record<string, number> = {
   'Envelope.NotDeletable': 409,
   'Envelope.AuditNotFound': 404,
   'Recipient.HasFields': 409,
+  'Envelope.CapacityExceeded': 422,
+  'ContactGroup.CapacityExceeded': 422,
   'Contact.InUse': 409,
   'ContactGroup.InUse': 409,
   'ContactGroup.MemberNotFound': 404,

@@ -20,6 +20,7 @@ import {
   ContactNotFoundError,
   type ReferenceUsage,
 } from './contact.errors.ts';
+import { CONTACT_GROUP_CAPACITY, ensureCapacity } from '../capacity.ts';
 
 // ---------------------------------------------------------------------------------------------
 // References from agents and template recipients.
@@ -297,9 +298,16 @@ export async function addContactGroupMember(
 ): Promise<ContactGroupData> {
   const caller = await context.caller();
   const groupId = await context.em.transactional(async (em) => {
-    const group = await findTeamContactGroup(em, caller.teamId, options.groupId, { lock: 'share' });
+    // A write lock on the group: member additions to one group take turns, so the cap below
+    // holds under concurrent requests.
+    const group = await findTeamContactGroup(em, caller.teamId, options.groupId, { lock: 'write' });
     const contact = await findTeamContact(em, caller.teamId, options.contactId, { lock: 'share' });
     const now = context.clock.now();
+    const [{ members, present }] = await em.execute<{ members: number; present: boolean }[]>(
+      `select count(*)::int as members, bool_or(contact_id = ?) as present from contact_group_member where group_id = ?`,
+      [contact.id, group.id],
+    );
+    if (!present) ensureCapacity('ContactGroup', 'members', CONTACT_GROUP_CAPACITY.members, members, 1);
     const inserted = await em.execute<{ group_id: string }[]>(
       `insert into contact_group_member (group_id, contact_id, created_at) values (?, ?, ?)
        on conflict (group_id, contact_id) do nothing

@@ -5,6 +5,7 @@ import { isUuid } from '../../shared/ids.ts';
 import { Envelope } from '../envelope/envelope.entity.ts';
 import { EnvelopeNotDraftError } from '../envelope/envelope.errors.ts';
 import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
+import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
 import { readDocument, type DocumentData } from '../envelope/envelope.read.ts';
 import { Field } from '../field/field.entity.ts';
 import { FieldView } from '../field/field-view.entity.ts';
@@ -108,7 +109,9 @@ export async function addDocument(
         request: { operation: 'addDocument', sha256: upload.blob.sha256, fields: options.fields },
       },
       async (draft) => {
-        const order = input.order ?? (await draft.em.count(Document, { envelope: draft.envelope }));
+        const existing = await draft.em.count(Document, { envelope: draft.envelope });
+        ensureCapacity('Envelope', 'documents', ENVELOPE_CAPACITY.documents, existing, 1);
+        const order = input.order ?? existing;
         const stored = await upload.blob.commit();
         const document = draft.em.create(Document, {
           envelope: draft.envelope,

@@ -6,6 +6,7 @@ import { Document, type PageSize } from '../document/document.entity.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
 import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
+import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
 import { readField, readFields, type FieldData } from '../envelope/envelope.read.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedText, formatPath, identifierSlug, issuesFromZod } from '../validation.ts';
@@ -178,6 +179,11 @@ function checkField(candidate: FieldCandidate, targets: FieldTargets, path: stri
   };
 }
 
+/** Placements of every field of an envelope (the views cap). */
+async function countEnvelopeViews(em: EntityManager, envelope: Envelope): Promise<number> {
+  return em.count(FieldView, { field: { envelope } });
+}
+
 function writeViews(em: EntityManager, field: Field, views: CheckedField['views']) {
   views.forEach((view, position) => em.persist(em.create(FieldView, { field, position, ...view })));
 }
@@ -233,6 +239,10 @@ export async function createFields(
       if (issues.length > 0) throw new InvalidRequestError(issues);
       const taken = await em.find(Field, { envelope, identifier: { $in: [...seen.keys()] } }, { fields: ['identifier'] });
       if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
+      const batch = checked as CheckedField[];
+      ensureCapacity('Envelope', 'fields', ENVELOPE_CAPACITY.fields, await em.count(Field, { envelope }), batch.length);
+      const addedViews = batch.reduce((sum, field) => sum + field.views.length, 0);
+      ensureCapacity('Envelope', 'field views', ENVELOPE_CAPACITY.views, await countEnvelopeViews(em, envelope), addedViews);
       // One creation time for the whole batch: listings order by it, then by identifier, so a
       // batch always lists the same way instead of depending on which millisecond each row got.
       const createdAt = draft.now;
@@ -323,6 +333,8 @@ export async function updateField(
     const { views, ...values } = checked;
     em.assign(field, values);
     if (patch.views !== undefined) {
+      const others = (await countEnvelopeViews(em, envelope)) - currentViews.length;
+      ensureCapacity('Envelope', 'field views', ENVELOPE_CAPACITY.views, others, views.length);
       await em.nativeDelete(FieldView, { field });
       writeViews(em, field, views);
     }

@@ -4,6 +4,7 @@ import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.t
 import { isUuid } from '../../shared/ids.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
 import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
+import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
 import { readRecipient, type RecipientData } from '../envelope/envelope.read.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedInteger, boundedText, identifierSlug, parseInput } from '../validation.ts';
@@ -135,6 +136,7 @@ export async function addRecipient(
     { envelopeId: options.envelopeId, idempotencyKey: options.idempotencyKey, request: { operation: 'addRecipient', input: options.input } },
     async (draft) => {
       const { em, envelope } = draft;
+      ensureCapacity('Envelope', 'recipients', ENVELOPE_CAPACITY.recipients, await em.count(Recipient, { envelope }), 1);
       await ensureIdentifierFree(em, envelope, input.identifier);
       const links = await checkRecipientLinks(
         em,
