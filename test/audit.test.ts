@@ -150,3 +150,53 @@ describe('empty patches', () => {
     expect(events.map((event: { type: string }) => event.type)).toEqual(['envelope.created', 'recipient.added']);
   });
 });
+
+describe('pages of the audit trail', () => {
+  async function envelopeWithEvents(apiKey: string, updates: number) {
+    const rest = restClient(app, apiKey);
+    const envelopeId = (await rest.post('/envelopes', { name: 'Long trail' })).body.payload.envelopeId;
+    for (let index = 0; index < updates; index += 1) await rest.patch(`/envelopes/${envelopeId}`, { context: { step: index } });
+    return envelopeId as string;
+  }
+
+  it('pages through REST with limit and afterSeq, ending with nextAfterSeq null; bad windows are Request.Invalid', async () => {
+    const team = await seedTeam(app);
+    const rest = restClient(app, team.apiKey);
+    const envelopeId = await envelopeWithEvents(team.apiKey, 4); // 5 events
+    const seen: number[] = [];
+    let afterSeq: number | null = 0;
+    while (afterSeq !== null) {
+      const page: { events: { seq: number }[]; nextAfterSeq: number | null } = (await rest.get(`/envelopes/${envelopeId}/audit?limit=2&afterSeq=${afterSeq}`)).body.payload;
+      expect(page.events.length).toBeLessThanOrEqual(2);
+      seen.push(...page.events.map((event: { seq: number }) => event.seq));
+      afterSeq = page.nextAfterSeq;
+    }
+    expect(seen).toEqual([1, 2, 3, 4, 5]);
+    expect((await rest.get(`/envelopes/${envelopeId}/audit`)).body.payload).toMatchObject({ nextAfterSeq: null });
+    for (const query of ['limit=0', 'limit=1001', 'afterSeq=-1', 'limit=two']) {
+      const refused = await rest.get(`/envelopes/${envelopeId}/audit?${query}`);
+      expect(refused.status, query).toBe(400);
+      expect(refused.body.error.name).toBe('Request.Invalid');
+    }
+  });
+
+  it('takes first and afterSeq on GraphQL, also when aliases ask for different windows in one query', async () => {
+    const team = await seedTeam(app);
+    const envelopeId = await envelopeWithEvents(team.apiKey, 5); // 6 events
+    const result = await graphqlClient(app, team.apiKey)(
+      `query($id: ID!, $after: Int) { envelope(id: $id) {
+        head: auditEvents(first: 2) { seq }
+        tail: auditEvents(afterSeq: $after) { seq }
+        middle: auditEvents(first: 2, afterSeq: 2) { seq } } }`,
+      { id: envelopeId, after: 4 },
+    );
+    expect(result.errors).toBeUndefined();
+    expect(result.data.envelope.head.map((event: { seq: number }) => event.seq)).toEqual([1, 2]);
+    expect(result.data.envelope.tail.map((event: { seq: number }) => event.seq)).toEqual([5, 6]);
+    expect(result.data.envelope.middle.map((event: { seq: number }) => event.seq)).toEqual([3, 4]);
+    const page = await graphqlClient(app, team.apiKey)('{ envelopes(first: 1) { nodes { auditEvents(first: 3, afterSeq: 1) { seq } } } }');
+    expect(page.data.envelopes.nodes[0].auditEvents.map((event: { seq: number }) => event.seq)).toEqual([2, 3, 4]);
+    const refused = await graphqlClient(app, team.apiKey)('query($id: ID!) { envelope(id: $id) { auditEvents(first: 5000) { seq } } }', { id: envelopeId });
+    expect(firstErrorName(refused)).toBe('Request.Invalid');
+  });
+});

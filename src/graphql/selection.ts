@@ -1,6 +1,6 @@
-import { Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import { Kind, valueFromASTUntyped, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import type { ContactGroupInclude } from '../domain/contact/contact.read.ts';
-import type { EnvelopeInclude } from '../domain/envelope/envelope.read.ts';
+import { MAX_AUDIT_EVENTS_PER_PAGE, parseAuditEventPage, type AuditEventPage, type EnvelopeInclude } from '../domain/envelope/envelope.read.ts';
 
 /**
  * The fields selected below a field, by name (aliases and fragments merged): `tree.get('nodes')
@@ -9,6 +9,9 @@ import type { EnvelopeInclude } from '../domain/envelope/envelope.read.ts';
  * not evaluated: a skipped field is fetched and not shown, which costs a little and is never wrong.
  */
 export type SelectionTree = Map<string, SelectionTree>;
+
+/** The arguments of every occurrence of a selected field (aliases may ask with different ones). */
+const argumentsOf = new WeakMap<SelectionTree, Record<string, unknown>[]>();
 
 function collect(selectionSet: SelectionSetNode | undefined, info: GraphQLResolveInfo, into: SelectionTree, seenFragments: Set<string>) {
   if (!selectionSet) return;
@@ -20,6 +23,8 @@ function collect(selectionSet: SelectionSetNode | undefined, info: GraphQLResolv
         child = new Map();
         into.set(name, child);
       }
+      const args = Object.fromEntries((selection.arguments ?? []).map((arg) => [arg.name.value, valueFromASTUntyped(arg.value, info.variableValues)]));
+      argumentsOf.set(child, [...(argumentsOf.get(child) ?? []), args]);
       collect(selection.selectionSet, info, child, seenFragments);
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
       collect(selection.selectionSet, info, into, seenFragments);
@@ -71,6 +76,7 @@ export function envelopeIncludeOf(envelope: SelectionTree): EnvelopeInclude {
     fields: envelope.has('fields'),
     views: selectedAt(envelope, 'fields').has('views'),
     auditEvents: envelope.has('auditEvents'),
+    auditEventPage: auditEventWindowOf(selectedAt(envelope, 'auditEvents')),
     keys: {
       envelope: keysOf(envelope),
       document: keysOf(selectedAt(envelope, 'documents')),
@@ -79,6 +85,26 @@ export function envelopeIncludeOf(envelope: SelectionTree): EnvelopeInclude {
       auditEvent: keysOf(selectedAt(envelope, 'auditEvents')),
     },
   };
+}
+
+/**
+ * The audit events to read for every `auditEvents(first, afterSeq)` of the query: the one window
+ * asked for, or, when aliases ask for different ones, all that any of them could show (each field
+ * then picks its own window out of it; see `auditEventWindow`).
+ */
+function auditEventWindowOf(tree: SelectionTree): AuditEventPage | undefined {
+  const windows = (argumentsOf.get(tree) ?? []).map((args) =>
+    parseAuditEventPage({ afterSeq: (args.afterSeq as number | null | undefined) ?? undefined, limit: (args.first as number | null | undefined) ?? undefined }),
+  );
+  if (windows.length === 0) return undefined;
+  const alike = windows.every((window) => window.afterSeq === windows[0].afterSeq && window.limit === windows[0].limit);
+  return alike ? windows[0] : { afterSeq: Math.min(...windows.map((window) => window.afterSeq)), limit: MAX_AUDIT_EVENTS_PER_PAGE };
+}
+
+/** One field's window out of the events its envelope read (the same list when only one window was asked). */
+export function auditEventWindow<T extends { seq: number }>(events: T[], args: { first?: number | null; afterSeq?: number | null }): T[] {
+  const window = parseAuditEventPage({ afterSeq: args.afterSeq ?? undefined, limit: args.first ?? undefined });
+  return events.filter((event) => event.seq > window.afterSeq).slice(0, window.limit);
 }
 
 /** What a `ContactGroup` selection needs nested, for the read model. */

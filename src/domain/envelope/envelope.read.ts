@@ -134,6 +134,8 @@ export type EnvelopeInclude = {
   fields?: boolean;
   views?: boolean;
   auditEvents?: boolean;
+  /** Which audit events to nest: those after `afterSeq` (default 0), at most `limit`. */
+  auditEventPage?: AuditEventPage;
   /**
    * The keys to answer for each kind of object, when the caller shows only some (GraphQL's
    * selection): PostgreSQL then neither reads nor formats the others. Every key when absent.
@@ -141,6 +143,22 @@ export type EnvelopeInclude = {
    */
   keys?: Partial<Record<'envelope' | 'document' | 'recipient' | 'field' | 'auditEvent', ReadonlySet<string>>>;
 };
+
+/** A window of an envelope's audit trail, oldest first. */
+export type AuditEventPage = { afterSeq: number; limit: number };
+
+/** The most audit events one read answers (per envelope); the trail itself is unbounded. */
+export const MAX_AUDIT_EVENTS_PER_PAGE = 1_000;
+
+const auditEventPageInput = z.strictObject({
+  afterSeq: z.number().int('must be an integer').min(0, 'must be 0 or more').max(2_147_483_647, 'is too large').default(0),
+  limit: z.number().int('must be an integer').min(1, 'must be at least 1').max(MAX_AUDIT_EVENTS_PER_PAGE, `must be at most ${MAX_AUDIT_EVENTS_PER_PAGE}`).default(MAX_AUDIT_EVENTS_PER_PAGE),
+});
+
+/** Checks a caller's audit window (`Request.Invalid` when out of range). */
+export function parseAuditEventPage(options: { afterSeq?: number; limit?: number }): AuditEventPage {
+  return parseInput(auditEventPageInput, options);
+}
 
 /** The envelope keys of the REST `envelope` object: the envelope without nested lists. */
 export function envelopeOnly(envelope: EnvelopeData) {
@@ -295,7 +313,7 @@ function fieldsOf(eb: AnyEb, envelopeId: string, include: Pick<EnvelopeInclude, 
   );
 }
 
-function auditEventsOf(eb: AnyEb, envelopeId: string, keys: Keys) {
+function auditEventsOf(eb: AnyEb, envelopeId: string, keys: Keys, window: { afterSeq: unknown; limit: unknown }) {
   return jsonArrayFrom(
     eb
       .selectFrom('audit_event as ae')
@@ -316,7 +334,9 @@ function auditEventsOf(eb: AnyEb, envelopeId: string, keys: Keys) {
         ),
       )
       .whereRef('ae.stream_id', '=', envelopeId)
-      .orderBy('ae.seq'),
+      .where('ae.seq', '>', window.afterSeq as number)
+      .orderBy('ae.seq')
+      .limit(window.limit as number),
   );
 }
 
@@ -328,7 +348,9 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
   if (include.documents) nested.push(['documents', () => documentsOf(eb, 'e.id', keys.document)]);
   if (include.recipients) nested.push(['recipients', () => recipientsOf(eb, 'e.id', include, keys.recipient)]);
   if (include.fields) nested.push(['fields', () => fieldsOf(eb, 'e.id', include, keys.field)]);
-  if (include.auditEvents) nested.push(['auditEvents', () => auditEventsOf(eb, 'e.id', keys.auditEvent)]);
+  // The window's numbers are part of the statement's shape (a handful of distinct values in practice).
+  const window = include.auditEventPage ?? { afterSeq: 0, limit: MAX_AUDIT_EVENTS_PER_PAGE };
+  if (include.auditEvents) nested.push(['auditEvents', () => auditEventsOf(eb, 'e.id', keys.auditEvent, { afterSeq: sql.lit(window.afterSeq), limit: sql.lit(window.limit) })]);
   return pick(
     [
       ['id', column('id')],
@@ -368,9 +390,10 @@ function teamEnvelopes(db: ReadDb, teamId: unknown): SelectQueryBuilder<ReadData
 /** The text that decides an envelope read's SQL: nested lists and keys, never ids. */
 function shapeOfInclude(include: EnvelopeInclude): string {
   const flags = (['documents', 'recipients', 'agents', 'fields', 'views', 'auditEvents'] as const).map((flag) => (include[flag] ? '1' : '0')).join('');
+  const audit = include.auditEvents && include.auditEventPage ? `${include.auditEventPage.afterSeq}+${include.auditEventPage.limit}` : '';
   const keys = include.keys ?? {};
   const keyShapes = (['envelope', 'document', 'recipient', 'field', 'auditEvent'] as const).map((kind) => shapeOfKeys(keys[kind])).join('|');
-  return `${flags}|${keyShapes}`;
+  return `${flags}|${audit}|${keyShapes}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -590,7 +613,23 @@ export function readField(context: ServiceContext, options: { envelopeId: string
   );
 }
 
-/** A team envelope's audit events, oldest first. */
-export function readAuditEvents(context: ServiceContext, options: { envelopeId: string }): Promise<AuditEventData[]> {
-  return readInEnvelope(context, options.envelopeId, 'audit-events', (eb) => auditEventsOf(eb, 'e.id', undefined));
+/**
+ * A window of a team envelope's audit events, oldest first, and where the next one starts
+ * (`nextAfterSeq`, null at the end of the trail).
+ */
+export async function readAuditEvents(
+  context: ServiceContext,
+  options: { envelopeId: string; afterSeq?: number; limit?: number },
+): Promise<{ events: AuditEventData[]; nextAfterSeq: number | null }> {
+  const window = parseAuditEventPage({ afterSeq: options.afterSeq, limit: options.limit });
+  // One more than asked, to learn whether the trail goes on.
+  const events = await readInEnvelope<AuditEventData[]>(
+    context,
+    options.envelopeId,
+    'audit-events',
+    (eb, slot) => auditEventsOf(eb, 'e.id', undefined, { afterSeq: slot(2), limit: slot(3) }),
+    [window.afterSeq, window.limit + 1],
+  );
+  const page = events.slice(0, window.limit);
+  return { events: page, nextAfterSeq: events.length > window.limit ? page[page.length - 1].seq : null };
 }

@@ -1,6 +1,6 @@
 import { auditActorTypes } from '../../domain/audit/audit-event.entity.ts';
 import type { AuditEventData } from '../../domain/envelope/envelope.read.ts';
-import { nested } from '../selection.ts';
+import { auditEventWindow, nested } from '../selection.ts';
 import { verifyEnvelopeAuditChain, type ChainVerification } from '../../domain/audit/audit.service.ts';
 import { builder } from '../builder.ts';
 import { EnvelopeType } from './envelope.ts';
@@ -36,8 +36,13 @@ const AuditEventType = builder.objectRef<AuditEventData>('AuditEvent').implement
 builder.objectField(EnvelopeType, 'auditEvents', (t) =>
   t.field({
     type: [AuditEventType],
-    description: 'Every recorded action on this envelope, oldest first (REST: GET /envelopes/{id}/audit).',
-    resolve: (envelope) => nested(envelope.auditEvents, 'Envelope.auditEvents'),
+    description:
+      'Recorded actions on this envelope, oldest first: at most `first` (1–1000, default 1000) after `afterSeq` (REST: GET /envelopes/{id}/audit?limit&afterSeq).',
+    args: {
+      first: t.arg.int({ required: false, description: '1–1000, default 1000.' }),
+      afterSeq: t.arg.int({ required: false, description: 'Only events after this sequence number (the last seq you have).' }),
+    },
+    resolve: (envelope, args) => auditEventWindow(nested(envelope.auditEvents, 'Envelope.auditEvents'), args),
   }),
 );
 

@@ -1,5 +1,6 @@
 import { verifyEnvelopeAuditChain } from '../../domain/audit/audit.service.ts';
 import { readAuditEvents } from '../../domain/envelope/envelope.read.ts';
+import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
 
 /** Contract §5: an envelope's audit events, oldest first. */
@@ -7,8 +8,14 @@ export const auditRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/audit',
-    async handler({ params, context }) {
-      return { events: await readAuditEvents(context, { envelopeId: params.envelopeId }) };
+    async handler({ url, params, context }) {
+      // Oldest first, at most `limit` (1–1000, default 1000) after `afterSeq`; `nextAfterSeq`
+      // continues the trail, null at its end.
+      return readAuditEvents(context, {
+        envelopeId: params.envelopeId,
+        afterSeq: integerQuery(url, 'afterSeq'),
+        limit: integerQuery(url, 'limit'),
+      });
     },
   },
   {
