@@ -105,6 +105,7 @@ const UpdateEnvelopeInput = builder.inputType('UpdateEnvelopeInput', {
 builder.mutationFields((t) => ({
   createEnvelope: t.field({
     type: EnvelopeType,
+    nullable: true,
     description: 'Creates a draft envelope (REST: POST /envelopes). Honours the Idempotency-Key header.',
     args: { input: t.arg({ type: CreateEnvelopeInput, required: true }) },
     resolve: async (_root, args, context, info) => {
@@ -117,6 +118,7 @@ builder.mutationFields((t) => ({
   }),
   updateEnvelope: t.field({
     type: EnvelopeType,
+    nullable: true,
     description: 'Changes settings of a draft (REST: PATCH /envelopes/{id}).',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateEnvelopeInput, required: true }) },
     resolve: async (_root, args, context, info) => {
@@ -126,6 +128,7 @@ builder.mutationFields((t) => ({
   }),
   deleteEnvelope: t.field({
     type: DeletedPayload,
+    nullable: true,
     description: 'Deletes a draft with everything in it (REST: DELETE /envelopes/{id}). Sent envelopes are voided instead.',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, context) => {
