@@ -108,13 +108,13 @@ builder.mutationFields((t) => ({
     nullable: true,
     description: 'Creates a draft envelope (REST: POST /envelopes). Honours the Idempotency-Key header.',
     args: { input: t.arg({ type: CreateEnvelopeInput, required: true }) },
-    resolve: async (_root, args, context, info) => {
-      const { envelopeId } = await createEnvelope(context, {
+    // The envelope as created (every nested list read with it), which is also what a repeat with
+    // the same Idempotency-Key answers, even after the envelope changed or was deleted.
+    resolve: (_root, args, context) =>
+      createEnvelope(context, {
         input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }),
         idempotencyKey: context.idempotencyKey,
-      });
-      return readEnvelope(context, envelopeId, envelopeIncludeOf(selectionOf(info)));
-    },
+      }),
   }),
   updateEnvelope: t.field({
     type: EnvelopeType,
