@@ -1,18 +1,17 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
-import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
 import { createRequestContext, type AppDependencies, type RequestContext } from './context.ts';
 import { createErrorMask } from './graphql/errors.ts';
+import { graphqlLimitPlugins } from './graphql/limits.ts';
 import { schema } from './graphql/schema.ts';
 import { createRequestMetadataReader, type NodeServerContext, type RequestMetadataReader } from './request-metadata.ts';
 import { restPlugin } from './rest/plugin.ts';
 
 export type App = YogaServerInstance<NodeServerContext, RequestContext>;
 
-/** Per-operation limits: far above what any real query here needs (GraphiQL's introspection is ~600 tokens). */
-export const GRAPHQL_LIMITS = { aliases: 20, tokens: 5000 };
+/** Per-operation limits (depth, cost, aliases, directives, tokens): src/graphql/limits.ts, docs/limits.md. */
+export { GRAPHQL_LIMITS } from './graphql/limits.ts';
 
 /** One access-log line per request, and the request id echoed in a response header. */
 function requestLogPlugin(dependencies: AppDependencies, requestMetadataOf: RequestMetadataReader): Plugin<NodeServerContext> {
@@ -73,6 +72,8 @@ export function createApp(dependencies: AppDependencies): App {
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    // One operation per request: an array body is refused (yoga's default, stated so it stays).
+    batching: false,
     graphiql: { title: 'Envelope service', headers: JSON.stringify({ 'X-Service-Api-Key': '<your team key>' }) },
     maskedErrors: { maskError: createErrorMask(logger) },
     logging: {
@@ -92,10 +93,8 @@ export function createApp(dependencies: AppDependencies): App {
       requestLogPlugin(dependencies, requestMetadataOf),
       restPlugin(dependencies, requestMetadataOf),
       graphqlRequestIdPlugin(requestMetadataOf),
-      // The schema has no cycles, so depth is bounded by it; what a client can still multiply is
-      // work per request, through aliases (each alias re-runs its field) and sheer document size.
-      maxAliasesPlugin({ n: GRAPHQL_LIMITS.aliases }),
-      maxTokensPlugin({ n: GRAPHQL_LIMITS.tokens }),
+      // Checked while parsing and validating, before any resolver runs; each refusal is named.
+      ...graphqlLimitPlugins({ introspection: dependencies.config.graphqlIntrospection }),
       ...(dependencies.config.graphqlJit ? [useGraphQlJit()] : []),
     ],
   });

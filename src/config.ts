@@ -30,6 +30,8 @@ export type Config = {
   databasePreparedStatements: boolean;
   /** Execute GraphQL operations with graphql-jit (compiled once per document); off: graphql-js. */
   graphqlJit: boolean;
+  /** Answer `__schema`/`__type` (GraphiQL needs them to load the schema); off refuses them. */
+  graphqlIntrospection: boolean;
 };
 
 export class ConfigError extends Error {
@@ -82,6 +84,7 @@ const variables = {
     .max(10, 'must be an integer from 0 to 10')
     .default(0),
   GRAPHQL_JIT: booleanFlag.default(true),
+  GRAPHQL_INTROSPECTION: booleanFlag.default(true),
   DATABASE_PREPARED_STATEMENTS: booleanFlag.default(true),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
@@ -124,6 +127,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     auditHmacKey: values.AUDIT_HMAC_KEY as string | undefined,
     trustedProxyHops: values.TRUST_PROXY_HOPS as number,
     graphqlJit: values.GRAPHQL_JIT as boolean,
+    graphqlIntrospection: values.GRAPHQL_INTROSPECTION as boolean,
     databasePreparedStatements: values.DATABASE_PREPARED_STATEMENTS as boolean,
   };
 }

@@ -3,8 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
-import { auditChange } from '../envelope/envelope.service.ts';
-import { runIdempotently } from '../idempotency/idempotency.service.ts';
+import { auditChange, inTransaction } from '../envelope/envelope.service.ts';
+import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
 import { agentInfoSchema } from '../recipient/agent-input.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { Team } from '../team/team.entity.ts';
@@ -121,30 +121,32 @@ function lockOptions(lock: 'share' | 'write' | undefined) {
 export async function createContact(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<ContactData> {
   const input = parseInput(createContactInput, options.input);
   const caller = await context.caller();
-  const contactId = await context.em.transactional(async (em) => {
-    const { resourceId } = await runIdempotently(
+  const outcome = await context.em.transactional((em) =>
+    runIdempotently(
       em,
       { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createContact', input: options.input } },
-      async () => {
-        const now = context.clock.now();
-        const contact = em.create(Contact, {
-          team: em.getReference(Team, caller.teamId),
-          name: input.name,
-          email: input.email ?? null,
-          phone: input.phone ?? null,
-          locale: input.locale ?? null,
-          phoneContactMethod: input.phoneContactMethod ?? null,
-          createdAt: now,
-          updatedAt: now,
-        });
-        await em.persist(contact).flush();
-        await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact.created', details: { contactId: contact.id, name: contact.name } });
-        return contact.id;
+      {
+        perform: async () => {
+          const now = context.clock.now();
+          const contact = em.create(Contact, {
+            team: em.getReference(Team, caller.teamId),
+            name: input.name,
+            email: input.email ?? null,
+            phone: input.phone ?? null,
+            locale: input.locale ?? null,
+            phoneContactMethod: input.phoneContactMethod ?? null,
+            createdAt: now,
+            updatedAt: now,
+          });
+          await em.persist(contact).flush();
+          await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact.created', details: { contactId: contact.id, name: contact.name } });
+          return contact.id;
+        },
+        answer: (contactId) => readContact(inTransaction(context, em), contactId),
       },
-    );
-    return resourceId;
-  });
-  return readContact(context, contactId);
+    ),
+  );
+  return answerOf(outcome, (contactId) => readContact(context, contactId));
 }
 
 /**
@@ -229,21 +231,27 @@ export async function createContactGroup(
 ): Promise<ContactGroupData> {
   const input = parseInput(createContactGroupInput, options.input);
   const caller = await context.caller();
-  const groupId = await context.em.transactional(async (em) => {
-    const { resourceId } = await runIdempotently(
+  const outcome = await context.em.transactional((em) =>
+    runIdempotently(
       em,
       { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createContactGroup', input: options.input } },
-      async () => {
-        const now = context.clock.now();
-        const group = em.create(ContactGroup, { team: em.getReference(Team, caller.teamId), name: input.name, createdAt: now, updatedAt: now });
-        await em.persist(group).flush();
-        await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact_group.created', details: { groupId: group.id, name: group.name } });
-        return group.id;
+      {
+        perform: async () => {
+          const now = context.clock.now();
+          const group = em.create(ContactGroup, { team: em.getReference(Team, caller.teamId), name: input.name, createdAt: now, updatedAt: now });
+          await em.persist(group).flush();
+          await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'contact_group.created', details: { groupId: group.id, name: group.name } });
+          return group.id;
+        },
+        // Members included (none yet), so that any GraphQL selection can be answered from the stored answer.
+        answer: (groupId) => readContactGroup(inTransaction(context, em), groupId, { members: true }),
       },
-    );
-    return resourceId;
-  });
-  return readContactGroup(context, groupId, include);
+    ),
+  );
+  const group = await answerOf(outcome, (groupId) => readContactGroup(context, groupId, { members: true }));
+  if (include.members) return group;
+  const { members: _members, ...withoutMembers } = group;
+  return withoutMembers;
 }
 
 /** Renames a contact group. */

@@ -101,7 +101,7 @@ export async function addDocument(
   const { upload } = options;
   try {
     const input = parseInput(addDocumentInput, options.fields);
-    const documentId = await createInDraftEnvelope(
+    return await createInDraftEnvelope(
       context,
       {
         envelopeId: options.envelopeId,
@@ -134,8 +134,8 @@ export async function addDocument(
         });
         return document.id;
       },
+      (reading, documentId) => readDocument(reading, { envelopeId: options.envelopeId, documentId }),
     );
-    return readDocument(context, { envelopeId: options.envelopeId, documentId });
   } finally {
     // A no-op after a successful commit (the staging file was renamed away).
     await upload.blob.discard();

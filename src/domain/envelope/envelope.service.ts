@@ -3,13 +3,15 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { isUuid } from '../../shared/ids.ts';
 import { appendAuditEvent } from '../audit/audit.service.ts';
-import { findIdempotentResult, runIdempotently } from '../idempotency/idempotency.service.ts';
+import { answerOf, findIdempotentResult, runIdempotently } from '../idempotency/idempotency.service.ts';
+import { readerOf } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team.service.ts';
 import { Team } from '../team/team.entity.ts';
 import { afterCursor, createdAtCursor, keysetPageInput, LISTING_ORDER, takePage } from '../pagination.ts';
 import { boundedInteger, boundedText, jsonObject, parseInput } from '../validation.ts';
 import { Envelope, envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
+import { readEnvelope, type EnvelopeData, type EnvelopeInclude } from './envelope.read.ts';
 import { EnvelopeNotDeletableError, EnvelopeNotDraftError, EnvelopeNotFoundError } from './envelope.errors.ts';
 
 export const DEFAULT_EXPIRATION_PERIOD_DAYS = 30;
@@ -84,28 +86,39 @@ export async function changeDraftEnvelope<T>(
 
 /**
  * Creates something inside a draft (a document, a recipient, fields), idempotent per
- * `Idempotency-Key`: a repeat of a completed request answers the first result, even if the
- * envelope has left draft since; otherwise `create` runs under the draft lock and the key is
- * claimed in the same transaction. `request` is what makes two requests "the same" (operation
- * and body); the envelope id is added here. Returns what `create` returned (an id).
+ * `Idempotency-Key`: a repeat of a completed request answers the stored first answer, even if
+ * the envelope has left draft, or the created thing was changed or deleted, since; otherwise
+ * `create` runs under the draft lock, and `read` reads its answer in the same transaction, which
+ * is stored with the key. `request` is what makes two requests "the same" (operation and body);
+ * the envelope id is added here.
  */
-export async function createInDraftEnvelope(
+export async function createInDraftEnvelope<T>(
   context: ServiceContext,
   options: { envelopeId: string; idempotencyKey: string | undefined; request: Record<string, unknown> },
   create: (draft: DraftChange) => Promise<string>,
-): Promise<string> {
+  read: (context: ServiceContext, resourceId: string) => Promise<T>,
+): Promise<T> {
   const caller = await context.caller();
   const idempotent = {
     teamId: caller.teamId,
     key: options.idempotencyKey,
     fingerprintOf: { ...options.request, envelopeId: options.envelopeId.toLowerCase() },
   };
-  const earlier = await findIdempotentResult(context.em, idempotent);
-  if (earlier !== null) return earlier;
-  return changeDraftEnvelope(context, options.envelopeId, async (draft) => {
-    const { resourceId } = await runIdempotently(draft.em, idempotent, () => create(draft));
-    return resourceId;
-  });
+  const readAgain = (resourceId: string) => read(context, resourceId);
+  const earlier = await findIdempotentResult<T>(context.em, idempotent);
+  if (earlier !== null) return answerOf(earlier, readAgain);
+  const outcome = await changeDraftEnvelope(context, options.envelopeId, (draft) =>
+    runIdempotently(draft.em, idempotent, {
+      perform: () => create(draft),
+      answer: (resourceId) => read(inTransaction(context, draft.em), resourceId),
+    }),
+  );
+  return answerOf(outcome, readAgain);
+}
+
+/** The context with reads on a write's transaction, so they see what it wrote before it commits. */
+export function inTransaction(context: ServiceContext, em: EntityManager): ServiceContext {
+  return { ...context, em, reader: readerOf(em) };
 }
 
 /**
@@ -130,34 +143,43 @@ export async function auditChange(
   return appended;
 }
 
-/** Creates a draft envelope (spec §4.1). Idempotent per `Idempotency-Key`. */
-export async function createEnvelope(
-  context: ServiceContext,
-  options: { input: unknown; idempotencyKey?: string },
-): Promise<{ envelopeId: string }> {
+/**
+ * Everything a new envelope's answer can show: its nested lists are empty but for the creation's
+ * audit event, and are stored with the answer so that a GraphQL replay can show any selection.
+ */
+const CREATED_ENVELOPE_INCLUDE: EnvelopeInclude = { documents: true, recipients: true, agents: true, fields: true, views: true, auditEvents: true };
+
+/**
+ * Creates a draft envelope (spec §4.1) and answers it as it was created. Idempotent per
+ * `Idempotency-Key`: a repeat answers the stored first answer, even after the envelope changed
+ * or was deleted.
+ */
+export async function createEnvelope(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<EnvelopeData> {
   const input = parseInput(createEnvelopeInput, options.input);
   const caller = await context.caller();
-  const envelopeId = await context.em.transactional(async (em) => {
-    const { resourceId } = await runIdempotently(
+  const outcome = await context.em.transactional((em) =>
+    runIdempotently(
       em,
       { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createEnvelope', input: options.input } },
-      async () => {
-        const now = context.clock.now();
-        const envelope = em.create(Envelope, {
-          ...input,
-          team: em.getReference(Team, caller.teamId),
-          status: 'draft',
-          createdAt: now,
-          updatedAt: now,
-        });
-        await em.persist(envelope).flush();
-        await auditChange(context, { em, caller, now }, { envelopeId: envelope.id, type: 'envelope.created', details: { name: input.name } });
-        return envelope.id;
+      {
+        perform: async () => {
+          const now = context.clock.now();
+          const envelope = em.create(Envelope, {
+            ...input,
+            team: em.getReference(Team, caller.teamId),
+            status: 'draft',
+            createdAt: now,
+            updatedAt: now,
+          });
+          await em.persist(envelope).flush();
+          await auditChange(context, { em, caller, now }, { envelopeId: envelope.id, type: 'envelope.created', details: { name: input.name } });
+          return envelope.id;
+        },
+        answer: (envelopeId) => readEnvelope(inTransaction(context, em), envelopeId, CREATED_ENVELOPE_INCLUDE),
       },
-    );
-    return resourceId;
-  });
-  return { envelopeId };
+    ),
+  );
+  return answerOf(outcome, (envelopeId) => readEnvelope(context, envelopeId, CREATED_ENVELOPE_INCLUDE));
 }
 
 /**

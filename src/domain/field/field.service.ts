@@ -199,7 +199,7 @@ export async function createFields(
   const parsed = createFieldsInput.safeParse(options.input);
   if (!parsed.success) throw new InvalidRequestError(issuesFromZod(parsed.error));
   const shaped = parseEachField(parsed.data.fields);
-  const joinedIds = await createInDraftEnvelope(
+  return createInDraftEnvelope(
     context,
     { envelopeId: options.envelopeId, idempotencyKey: options.idempotencyKey, request: { operation: 'createFields', input: options.input } },
     async (draft) => {
@@ -262,12 +262,14 @@ export async function createFields(
       // One idempotency record covers the whole batch: remember the ids as one list.
       return created.map((field) => field.id).join(',');
     },
+    async (reading, joinedIds) => {
+      // Answered in the order the caller sent them.
+      const fieldIds = joinedIds.split(',');
+      const fields = await readFields(reading, { envelopeId: options.envelopeId, fieldIds });
+      const byId = new Map(fields.map((field) => [field.id, field]));
+      return fieldIds.map((id) => byId.get(id)).filter((field): field is FieldData => field !== undefined);
+    },
   );
-  // Answered in the order the caller sent them.
-  const fieldIds = joinedIds.split(',');
-  const fields = await readFields(context, { envelopeId: options.envelopeId, fieldIds });
-  const byId = new Map(fields.map((field) => [field.id, field]));
-  return fieldIds.map((id) => byId.get(id)).filter((field): field is FieldData => field !== undefined);
 }
 
 async function findField(em: EntityManager, envelope: Envelope, fieldId: string): Promise<Field> {

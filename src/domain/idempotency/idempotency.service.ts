@@ -16,20 +16,38 @@ export type IdempotentRequest = {
 };
 
 /**
+ * A creating write run through `runIdempotently`: `perform` makes the change and returns the id of
+ * what it created; `answer` reads, inside the same transaction, the answer the caller gets (plain
+ * read-model data, the shape both faces share), which is stored with the key.
+ */
+export type IdempotentWork<T> = {
+  perform: () => Promise<string>;
+  answer: (resourceId: string) => Promise<T>;
+};
+
+/** What a record remembers: the created id and the first answer (absent in records written before answers were stored). */
+type StoredResponse<T> = { resourceId: string; answer?: T };
+
+/**
+ * The outcome of an idempotent write: the answer, and whether it is a replay. A replay's answer
+ * is the stored first answer, whatever happened to the resource since (changed, sent, deleted).
+ * `storedResourceId` is set instead of `answer` only for a record written before answers were
+ * stored (within 24 h of the upgrade): the caller reads the resource again, as it used to.
+ */
+export type IdempotentOutcome<T> = { answer: T; replayed: boolean } | { storedResourceId: string; replayed: true };
+
+/**
  * Runs a creating write at most once per team and `Idempotency-Key` within 24 hours (contract §5).
- * `perform` returns the id of what it created; a repeat with the same key and the same request
- * gets that id back and creates nothing; with a different request, `Request.IdempotencyKeyReused`.
+ * The first run's answer is stored with the key in the write's own transaction; a repeat with the
+ * same key and the same request gets that stored answer back and creates nothing; with a
+ * different request, `Request.IdempotencyKeyReused`.
  *
  * Must run inside the transaction of the write: the record is claimed by an insert on the
  * (team, key) unique index, so a concurrent duplicate waits for the first transaction and then
  * sees its outcome; if the first one rolls back, its claim disappears with it and a retry runs.
  */
-export async function runIdempotently(
-  em: EntityManager,
-  request: IdempotentRequest,
-  perform: () => Promise<string>,
-): Promise<{ resourceId: string; replayed: boolean }> {
-  if (request.key === undefined) return { resourceId: await perform(), replayed: false };
+export async function runIdempotently<T>(em: EntityManager, request: IdempotentRequest, work: IdempotentWork<T>): Promise<IdempotentOutcome<T>> {
+  if (request.key === undefined) return { answer: await work.answer(await work.perform()), replayed: false };
   checkKey(request.key);
   if (!em.isInTransaction()) throw new Error('runIdempotently must run inside the transaction of the write');
   const fingerprint = fingerprintOf(request);
@@ -44,20 +62,33 @@ export async function runIdempotently(
     [newId(), request.teamId, request.key, fingerprint],
   );
   if (claimed.length === 1) {
-    const resourceId = await perform();
-    await em.execute(`update idempotency_record set response = ?, completed_at = now() where id = ?`, [
-      JSON.stringify({ resourceId }),
-      claimed[0].id,
-    ]);
-    return { resourceId, replayed: false };
+    const resourceId = await work.perform();
+    const answer = await work.answer(resourceId);
+    const stored: StoredResponse<T> = { resourceId, answer };
+    await em.execute(`update idempotency_record set response = ?, completed_at = now() where id = ?`, [JSON.stringify(stored), claimed[0].id]);
+    return { answer, replayed: false };
   }
   // The claim and its response commit together, so a claim this statement can see is complete.
-  const [existing] = await em.execute<{ fingerprint: string; response: { resourceId: string } }[]>(
+  const [existing] = await em.execute<{ fingerprint: string; response: StoredResponse<T> }[]>(
     `select fingerprint, response from idempotency_record where team_id = ? and key = ?`,
     [request.teamId, request.key],
   );
   if (!existing || existing.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError(request.key);
-  return { resourceId: existing.response.resourceId, replayed: true };
+  return replayOf(existing.response);
+}
+
+function replayOf<T>(response: StoredResponse<T>): IdempotentOutcome<T> {
+  return 'answer' in response && response.answer !== undefined
+    ? { answer: response.answer, replayed: true }
+    : { storedResourceId: response.resourceId, replayed: true };
+}
+
+/**
+ * The answer of an outcome: the stored or fresh answer, or, for a record that holds only an id
+ * (written before answers were stored), the resource read again with `readAgain`.
+ */
+export async function answerOf<T>(outcome: IdempotentOutcome<T>, readAgain: (resourceId: string) => Promise<T>): Promise<T> {
+  return 'answer' in outcome ? outcome.answer : readAgain(outcome.storedResourceId);
 }
 
 function checkKey(key: string) {
@@ -71,20 +102,20 @@ function fingerprintOf(request: IdempotentRequest): string {
 }
 
 /**
- * The id created by an earlier, completed request with this key, or null if there is none (or
- * no key). Looked up before anything else, so a repeat gets the first answer even when the
- * state has moved on since (a recipient added to a draft that has been sent since). The write
- * itself still goes through `runIdempotently`, which settles races between first attempts.
+ * The outcome of an earlier, completed request with this key, or null if there is none (or no
+ * key). Looked up before anything else, so a repeat gets the first answer even when the state
+ * has moved on since (a recipient added to a draft that has been sent since). The write itself
+ * still goes through `runIdempotently`, which settles races between first attempts.
  */
-export async function findIdempotentResult(em: EntityManager, request: IdempotentRequest): Promise<string | null> {
+export async function findIdempotentResult<T>(em: EntityManager, request: IdempotentRequest): Promise<IdempotentOutcome<T> | null> {
   if (request.key === undefined) return null;
   checkKey(request.key);
-  const [existing] = await em.execute<{ fingerprint: string; response: { resourceId: string } }[]>(
+  const [existing] = await em.execute<{ fingerprint: string; response: StoredResponse<T> }[]>(
     `select fingerprint, response from idempotency_record
       where team_id = ? and key = ? and created_at >= now() - interval '${RETENTION_HOURS} hours'`,
     [request.teamId, request.key],
   );
   if (!existing) return null;
   if (existing.fingerprint !== fingerprintOf(request)) throw new IdempotencyKeyReusedError(request.key);
-  return existing.response.resourceId;
+  return replayOf(existing.response);
 }

@@ -131,7 +131,7 @@ export async function addRecipient(
   options: { envelopeId: string; input: unknown; idempotencyKey?: string },
 ): Promise<RecipientData> {
   const input = parseInput(createRecipientInput, options.input, 'recipient');
-  const recipientId = await createInDraftEnvelope(
+  return createInDraftEnvelope(
     context,
     { envelopeId: options.envelopeId, idempotencyKey: options.idempotencyKey, request: { operation: 'addRecipient', input: options.input } },
     async (draft) => {
@@ -166,8 +166,8 @@ export async function addRecipient(
       });
       return recipient.id;
     },
+    (reading, recipientId) => readRecipient(reading, { envelopeId: options.envelopeId, recipientId }),
   );
-  return readRecipient(context, { envelopeId: options.envelopeId, recipientId });
 }
 
 async function findRecipient(em: EntityManager, envelope: Envelope, recipientId: string): Promise<Recipient> {

@@ -3,8 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { isUuid } from '../../shared/ids.ts';
 import { findDraftReferences, isReferenced } from '../contact/contact.service.ts';
-import { auditChange } from '../envelope/envelope.service.ts';
-import { runIdempotently } from '../idempotency/idempotency.service.ts';
+import { auditChange, inTransaction } from '../envelope/envelope.service.ts';
+import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
 import { agentInfoSchema } from '../recipient/agent-input.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
@@ -77,32 +77,34 @@ async function withDuplicateEmailAsDomainError<T>(email: string | undefined, run
 export async function createUser(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<TeamUserData> {
   const input = parseInput(createUserInput, options.input);
   const caller = await context.caller();
-  const userId = await withDuplicateEmailAsDomainError(input.email, () =>
-    context.em.transactional(async (em) => {
-      const { resourceId } = await runIdempotently(
+  const outcome = await withDuplicateEmailAsDomainError(input.email, () =>
+    context.em.transactional((em) =>
+      runIdempotently(
         em,
         { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createUser', input: options.input } },
-        async () => {
-          await ensureEmailFree(em, caller.teamId, input.email);
-          const now = context.clock.now();
-          const user = em.create(TeamUser, {
-            team: em.getReference(Team, caller.teamId),
-            name: input.name,
-            email: input.email,
-            phone: input.phone ?? null,
-            locale: input.locale ?? DEFAULT_USER_LOCALE,
-            createdAt: now,
-            updatedAt: now,
-          });
-          await em.persist(user).flush();
-          await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'user.created', details: { userId: user.id, name: user.name } });
-          return user.id;
+        {
+          perform: async () => {
+            await ensureEmailFree(em, caller.teamId, input.email);
+            const now = context.clock.now();
+            const user = em.create(TeamUser, {
+              team: em.getReference(Team, caller.teamId),
+              name: input.name,
+              email: input.email,
+              phone: input.phone ?? null,
+              locale: input.locale ?? DEFAULT_USER_LOCALE,
+              createdAt: now,
+              updatedAt: now,
+            });
+            await em.persist(user).flush();
+            await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'user.created', details: { userId: user.id, name: user.name } });
+            return user.id;
+          },
+          answer: (userId) => readUser(inTransaction(context, em), userId),
         },
-      );
-      return resourceId;
-    }),
+      ),
+    ),
   );
-  return readUser(context, userId);
+  return answerOf(outcome, (userId) => readUser(context, userId));
 }
 
 /** Changes a user; only the given keys change. A new email must still be unique in the team. */

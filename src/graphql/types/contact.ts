@@ -265,12 +265,14 @@ const USER_CLEARABLE = ['phone', 'locale'];
 builder.mutationFields((t) => ({
   createContact: t.field({
     type: ContactType,
+    nullable: true,
     description: 'Adds a contact (REST: POST /contacts). Honours the Idempotency-Key header.',
     args: { input: t.arg({ type: CreateContactInput, required: true }) },
     resolve: (_root, args, context) => createContact(context, { input: withoutNulls(args.input), idempotencyKey: context.idempotencyKey }),
   }),
   updateContact: t.field({
     type: ContactType,
+    nullable: true,
     description: 'Changes a contact (REST: PATCH /contacts/{id}). Sent envelopes keep the person as it was at sending.',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateContactInput, required: true }) },
     resolve: (_root, args, context) =>
@@ -278,6 +280,7 @@ builder.mutationFields((t) => ({
   }),
   deleteContact: t.field({
     type: DeletedPayload,
+    nullable: true,
     description: 'Deletes a contact and its group memberships (REST: DELETE /contacts/{id}); Contact.InUse while a draft or template names it.',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, context) => {
@@ -287,6 +290,7 @@ builder.mutationFields((t) => ({
   }),
   createContactGroup: t.field({
     type: ContactGroupType,
+    nullable: true,
     description: 'Creates an empty contact group (REST: POST /contact-groups). Honours the Idempotency-Key header.',
     args: { input: t.arg({ type: CreateContactGroupInput, required: true }) },
     resolve: (_root, args, context, info) =>
@@ -294,6 +298,7 @@ builder.mutationFields((t) => ({
   }),
   updateContactGroup: t.field({
     type: ContactGroupType,
+    nullable: true,
     description: 'Renames a contact group (REST: PATCH /contact-groups/{id}).',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateContactGroupInput, required: true }) },
     resolve: (_root, args, context, info) =>
@@ -301,6 +306,7 @@ builder.mutationFields((t) => ({
   }),
   deleteContactGroup: t.field({
     type: DeletedPayload,
+    nullable: true,
     description: 'Deletes a contact group, not its contacts (REST: DELETE /contact-groups/{id}); ContactGroup.InUse while a draft or template names it.',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, context) => {
@@ -310,6 +316,7 @@ builder.mutationFields((t) => ({
   }),
   addContactGroupMember: t.field({
     type: ContactGroupType,
+    nullable: true,
     description: 'Makes a contact a member of a group (REST: POST /contact-groups/{id}/members/{contactId}). Adding a member again changes nothing.',
     args: { groupId: t.arg.id({ required: true }), contactId: t.arg.id({ required: true }) },
     resolve: (_root, args, context, info) =>
@@ -317,6 +324,7 @@ builder.mutationFields((t) => ({
   }),
   removeContactGroupMember: t.field({
     type: ContactGroupType,
+    nullable: true,
     description:
       'Removes a contact from a group (REST: DELETE /contact-groups/{id}/members/{contactId}); ContactGroup.MemberNotFound when it is not a member.',
     args: { groupId: t.arg.id({ required: true }), contactId: t.arg.id({ required: true }) },
@@ -325,18 +333,21 @@ builder.mutationFields((t) => ({
   }),
   createUser: t.field({
     type: TeamUserType,
+    nullable: true,
     description: 'Adds a user to your team (REST: POST /users); User.DuplicateEmail when the email is taken. Honours the Idempotency-Key header.',
     args: { input: t.arg({ type: CreateUserInput, required: true }) },
     resolve: (_root, args, context) => createUser(context, { input: withoutNulls(args.input), idempotencyKey: context.idempotencyKey }),
   }),
   updateUser: t.field({
     type: TeamUserType,
+    nullable: true,
     description: 'Changes a user (REST: PATCH /users/{id}).',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateUserInput, required: true }) },
     resolve: (_root, args, context) => updateUser(context, { userId: String(args.id), input: withoutNulls(args.input, { keepNull: USER_CLEARABLE }) }),
   }),
   deleteUser: t.field({
     type: DeletedPayload,
+    nullable: true,
     description: 'Removes a user from your team (REST: DELETE /users/{id}); User.InUse while a draft or template names the user.',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, context) => {

@@ -98,6 +98,7 @@ const UpdateDocumentInput = builder.inputType('UpdateDocumentInput', {
 builder.mutationFields((t) => ({
   addDocument: t.field({
     type: DocumentType,
+    nullable: true,
     description: 'Uploads a PDF to a draft envelope (REST: POST /envelopes/{id}/documents). Honours the Idempotency-Key header.',
     args: { envelopeId: t.arg.id({ required: true }), input: t.arg({ type: AddDocumentInput, required: true }) },
     resolve: async (_root, args, context) => {
@@ -124,6 +125,7 @@ builder.mutationFields((t) => ({
   }),
   updateDocument: t.field({
     type: DocumentType,
+    nullable: true,
     description: 'Renames or reorders a document of a draft (REST: PATCH /envelopes/{id}/documents/{documentId}).',
     args: {
       envelopeId: t.arg.id({ required: true }),
@@ -139,6 +141,7 @@ builder.mutationFields((t) => ({
   }),
   deleteDocument: t.field({
     type: DeletedPayload,
+    nullable: true,
     description: 'Removes a document of a draft, and fields left without a placement (REST: DELETE .../documents/{documentId}).',
     args: { envelopeId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }) },
     resolve: async (_root, args, context) => {

@@ -105,18 +105,20 @@ const UpdateEnvelopeInput = builder.inputType('UpdateEnvelopeInput', {
 builder.mutationFields((t) => ({
   createEnvelope: t.field({
     type: EnvelopeType,
+    nullable: true,
     description: 'Creates a draft envelope (REST: POST /envelopes). Honours the Idempotency-Key header.',
     args: { input: t.arg({ type: CreateEnvelopeInput, required: true }) },
-    resolve: async (_root, args, context, info) => {
-      const { envelopeId } = await createEnvelope(context, {
+    // The envelope as created (every nested list read with it), which is also what a repeat with
+    // the same Idempotency-Key answers, even after the envelope changed or was deleted.
+    resolve: (_root, args, context) =>
+      createEnvelope(context, {
         input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }),
         idempotencyKey: context.idempotencyKey,
-      });
-      return readEnvelope(context, envelopeId, envelopeIncludeOf(selectionOf(info)));
-    },
+      }),
   }),
   updateEnvelope: t.field({
     type: EnvelopeType,
+    nullable: true,
     description: 'Changes settings of a draft (REST: PATCH /envelopes/{id}).',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateEnvelopeInput, required: true }) },
     resolve: async (_root, args, context, info) => {
@@ -126,6 +128,7 @@ builder.mutationFields((t) => ({
   }),
   deleteEnvelope: t.field({
     type: DeletedPayload,
+    nullable: true,
     description: 'Deletes a draft with everything in it (REST: DELETE /envelopes/{id}). Sent envelopes are voided instead.',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, context) => {

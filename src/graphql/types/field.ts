@@ -110,6 +110,7 @@ const fieldInputOptions = { keepNull: ['label', 'tooltip', 'value'], opaque: ['v
 builder.mutationFields((t) => ({
   createFields: t.field({
     type: [FieldType],
+    nullable: true,
     description: 'Adds many fields to a draft at once, all or nothing (REST: POST /envelopes/{id}/fields).',
     args: { envelopeId: t.arg.id({ required: true }), fields: t.arg({ type: [FieldInput], required: true }) },
     resolve: (_root, args, context) =>
@@ -121,6 +122,7 @@ builder.mutationFields((t) => ({
   }),
   updateField: t.field({
     type: FieldType,
+    nullable: true,
     description: 'Changes a field of a draft (REST: PATCH /envelopes/{id}/fields/{fieldId}).',
     args: {
       envelopeId: t.arg.id({ required: true }),
@@ -136,6 +138,7 @@ builder.mutationFields((t) => ({
   }),
   deleteField: t.field({
     type: DeletedPayload,
+    nullable: true,
     description: 'Removes a field from a draft (REST: DELETE /envelopes/{id}/fields/{fieldId}).',
     args: { envelopeId: t.arg.id({ required: true }), fieldId: t.arg.id({ required: true }) },
     resolve: async (_root, args, context) => {

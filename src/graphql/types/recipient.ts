@@ -137,6 +137,7 @@ function recipientInput(input: object) {
 builder.mutationFields((t) => ({
   addRecipient: t.field({
     type: RecipientTypeRef,
+    nullable: true,
     description: 'Adds a recipient role to a draft (REST: POST /envelopes/{id}/recipients). Honours the Idempotency-Key header.',
     args: { envelopeId: t.arg.id({ required: true }), input: t.arg({ type: AddRecipientInput, required: true }) },
     resolve: (_root, args, context) =>
@@ -144,6 +145,7 @@ builder.mutationFields((t) => ({
   }),
   updateRecipient: t.field({
     type: RecipientTypeRef,
+    nullable: true,
     description: 'Changes a recipient of a draft (REST: PATCH /envelopes/{id}/recipients/{recipientId}).',
     args: {
       envelopeId: t.arg.id({ required: true }),
@@ -155,6 +157,7 @@ builder.mutationFields((t) => ({
   }),
   deleteRecipient: t.field({
     type: DeletedPayload,
+    nullable: true,
     description: 'Removes a recipient and its fields from a draft (REST: DELETE /envelopes/{id}/recipients/{recipientId}).',
     args: { envelopeId: t.arg.id({ required: true }), recipientId: t.arg.id({ required: true }) },
     resolve: async (_root, args, context) => {

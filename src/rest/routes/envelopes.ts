@@ -11,7 +11,8 @@ export const envelopeRoutes: RestRoute[] = [
     method: 'POST',
     path: '/envelopes',
     async handler({ request, context }) {
-      return createEnvelope(context, { input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
+      const envelope = await createEnvelope(context, { input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
+      return { envelopeId: envelope.id };
     },
   },
   {
