@@ -5,6 +5,7 @@ import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
 import { createRequestContext, type AppDependencies, type RequestContext } from './context.ts';
 import { createErrorMask } from './graphql/errors.ts';
+import { protoKeyInLiteralRule } from './graphql/scalars.ts';
 import { schema } from './graphql/schema.ts';
 import { createRequestMetadataReader, type NodeServerContext, type RequestMetadataReader } from './request-metadata.ts';
 import { restPlugin } from './rest/plugin.ts';
@@ -96,6 +97,7 @@ export function createApp(dependencies: AppDependencies): App {
       // work per request, through aliases (each alias re-runs its field) and sheer document size.
       maxAliasesPlugin({ n: GRAPHQL_LIMITS.aliases }),
       maxTokensPlugin({ n: GRAPHQL_LIMITS.tokens }),
+      { onValidate: ({ addValidationRule }) => addValidationRule(protoKeyInLiteralRule) },
       ...(dependencies.config.graphqlJit ? [useGraphQlJit()] : []),
     ],
   });
