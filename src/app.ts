@@ -5,9 +5,11 @@ import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
 import { createRequestContext, type AppDependencies, type RequestContext } from './context.ts';
 import { createErrorMask } from './graphql/errors.ts';
+import { graphqlRateLimitPlugin } from './graphql/rate-limit.ts';
 import { protoKeyInLiteralRule } from './graphql/scalars.ts';
 import { schema } from './graphql/schema.ts';
 import { createRequestMetadataReader, type NodeServerContext, type RequestMetadataReader } from './request-metadata.ts';
+import { createRateLimiter } from './rate-limit.ts';
 import { restPlugin } from './rest/plugin.ts';
 
 export type App = YogaServerInstance<NodeServerContext, RequestContext>;
@@ -38,6 +40,13 @@ function requestLogPlugin(dependencies: AppDependencies, requestMetadataOf: Requ
   };
 }
 
+/** Refuses `__proto__` keys in JSONObject literals by name (see protoKeyInLiteralRule). */
+const protoKeyLiteralPlugin: Plugin = {
+  onValidate({ addValidationRule }) {
+    addValidationRule(protoKeyInLiteralRule);
+  },
+};
+
 /** Adds the request id to the context of every GraphQL error, as REST does. */
 function graphqlRequestIdPlugin(requestMetadataOf: RequestMetadataReader): Plugin<NodeServerContext> {
   return {
@@ -67,8 +76,11 @@ function graphqlRequestIdPlugin(requestMetadataOf: RequestMetadataReader): Plugi
  * Builds the one yoga instance serving GraphQL (with GraphiQL), REST and health. It never
  * listens: main.ts (and tests) put it behind a Node HTTP server.
  */
-export function createApp(dependencies: AppDependencies): App {
-  const { logger } = dependencies;
+export function createApp(given: AppDependencies): App {
+  const { logger } = given;
+  // A process-local limiter unless main (or a test) brought a shared one.
+  const rateLimiter = given.rateLimiter ?? createRateLimiter({ limits: given.config.rateLimits, store: { kind: 'memory' }, logger });
+  const dependencies: AppDependencies = { ...given, rateLimiter };
   const requestMetadataOf = createRequestMetadataReader({ trustedProxyHops: dependencies.config.trustedProxyHops });
   return createYoga<NodeServerContext, RequestContext>({
     schema,
@@ -92,12 +104,13 @@ export function createApp(dependencies: AppDependencies): App {
     plugins: [
       requestLogPlugin(dependencies, requestMetadataOf),
       restPlugin(dependencies, requestMetadataOf),
+      graphqlRateLimitPlugin(rateLimiter),
       graphqlRequestIdPlugin(requestMetadataOf),
       // The schema has no cycles, so depth is bounded by it; what a client can still multiply is
       // work per request, through aliases (each alias re-runs its field) and sheer document size.
       maxAliasesPlugin({ n: GRAPHQL_LIMITS.aliases }),
       maxTokensPlugin({ n: GRAPHQL_LIMITS.tokens }),
-      { onValidate: ({ addValidationRule }) => addValidationRule(protoKeyInLiteralRule) },
+      protoKeyLiteralPlugin,
       ...(dependencies.config.graphqlJit ? [useGraphQlJit()] : []),
     ],
   });

@@ -30,6 +30,8 @@ export type Config = {
   databasePreparedStatements: boolean;
   /** Execute GraphQL operations with graphql-jit (compiled once per document); off: graphql-js. */
   graphqlJit: boolean;
+  /** Requests per minute per API key, per client address without a key, per signing link (0: no limit). */
+  rateLimits: { apiKey: number; client: number; signingToken: number };
 };
 
 export class ConfigError extends Error {
@@ -44,6 +46,12 @@ export class ConfigError extends Error {
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be one of true, false, 1, 0, yes, no' })
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+/** A request budget per minute; 0 turns the limit off. */
+function perMinute(defaultValue: number) {
+  const message = 'must be an integer from 0 (no limit) to 1000000 (requests per minute)';
+  return z.coerce.number({ error: message }).int(message).min(0, message).max(1_000_000, message).default(defaultValue);
+}
 
 const variables = {
   PORT: z.coerce
@@ -83,6 +91,9 @@ const variables = {
     .default(0),
   GRAPHQL_JIT: booleanFlag.default(true),
   DATABASE_PREPARED_STATEMENTS: booleanFlag.default(true),
+  RATE_LIMIT_PER_MINUTE: perMinute(600),
+  RATE_LIMIT_ANONYMOUS_PER_MINUTE: perMinute(300),
+  RATE_LIMIT_SIGNING_PER_MINUTE: perMinute(120),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
@@ -125,5 +136,10 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     trustedProxyHops: values.TRUST_PROXY_HOPS as number,
     graphqlJit: values.GRAPHQL_JIT as boolean,
     databasePreparedStatements: values.DATABASE_PREPARED_STATEMENTS as boolean,
+    rateLimits: {
+      apiKey: values.RATE_LIMIT_PER_MINUTE as number,
+      client: values.RATE_LIMIT_ANONYMOUS_PER_MINUTE as number,
+      signingToken: values.RATE_LIMIT_SIGNING_PER_MINUTE as number,
+    },
   };
 }
