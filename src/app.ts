@@ -11,6 +11,7 @@ import { schema } from './graphql/schema.ts';
 import { createRequestMetadataReader, type NodeServerContext, type RequestMetadataReader } from './request-metadata.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { restPlugin } from './rest/plugin.ts';
+import { createSecurityHeaders } from './security-headers.ts';
 
 export type App = YogaServerInstance<NodeServerContext, RequestContext>;
 
@@ -81,11 +82,13 @@ export function createApp(given: AppDependencies): App {
   // A process-local limiter unless main (or a test) brought a shared one.
   const rateLimiter = given.rateLimiter ?? createRateLimiter({ limits: given.config.rateLimits, store: { kind: 'memory' }, logger });
   const dependencies: AppDependencies = { ...given, rateLimiter };
+  const securityHeaders = createSecurityHeaders();
   const requestMetadataOf = createRequestMetadataReader({ trustedProxyHops: dependencies.config.trustedProxyHops });
   return createYoga<NodeServerContext, RequestContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    renderGraphiQL: securityHeaders.renderGraphiQL,
     graphiql: { title: 'Envelope service', headers: JSON.stringify({ 'X-Service-Api-Key': '<your team key>' }) },
     maskedErrors: { maskError: createErrorMask(logger) },
     logging: {
@@ -102,6 +105,7 @@ export function createApp(given: AppDependencies): App {
         metadata: requestMetadataOf(request, serverContext as NodeServerContext),
       }),
     plugins: [
+      securityHeaders.plugin,
       requestLogPlugin(dependencies, requestMetadataOf),
       restPlugin(dependencies, requestMetadataOf),
       graphqlRateLimitPlugin(rateLimiter),

@@ -99,6 +99,9 @@ const variables = {
 
 const MAX_DOCUMENT_BYTES = 48 * 1024 * 1024;
 
+/** Variables whose value may be or contain a secret. */
+const SECRET_VARIABLES = new Set(['DATABASE_URL', 'SMTP_URL', 'SEAL_P12_PASSWORD', 'AUDIT_HMAC_KEY']);
+
 /**
  * Parses and validates the environment. Empty strings count as unset, so `FOO=` in a .env file
  * means "use the default". Throws a `ConfigError` naming the first bad variable.
@@ -109,7 +112,8 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     const raw = environment[name];
     const result = (schema as z.ZodType).safeParse(raw === '' ? undefined : raw);
     if (!result.success) {
-      const shown = raw === undefined ? '' : ` (got ${JSON.stringify(raw.length > 60 ? `${raw.slice(0, 60)}…` : raw)})`;
+      // A secret (or a URL that may carry a password) is never repeated into the log.
+      const shown = raw === undefined || SECRET_VARIABLES.has(name) ? '' : ` (got ${JSON.stringify(raw.length > 60 ? `${raw.slice(0, 60)}…` : raw)})`;
       throw new ConfigError(name, `${result.error.issues[0]?.message ?? 'is invalid'}${shown}`);
     }
     values[name] = result.data;
