@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createApiKey } from '../src/domain/team/team.service.ts';
 import { createRateLimiter } from '../src/rate-limit.ts';
 import { createLogger } from '../src/shared/logger.ts';
+import { makePdf } from './fixtures/pdfs.ts';
+import { uploadDocument } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 /**
@@ -125,6 +127,11 @@ describe('rate limits per API key', () => {
     expect(body.errors?.[0]?.extensions?.context?.requestId).toBeTruthy();
     expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(response.headers.get('x-ratelimit-remaining')).toBe('0');
+
+    // An upload past the limit is refused too, without waiting for or storing the file.
+    const upload = await uploadDocument(app, team.apiKey, '00000000-0000-4000-8000-000000000000', { bytes: await makePdf({ pages: 1 }) });
+    expect(upload.status).toBe(429);
+    expect(upload.body.error.name).toBe('Request.RateLimited');
 
     // The refused create changed nothing.
     const rows = await app.orm.em.fork().getConnection().execute<{ count: string }[]>(`select count(*) from envelope where team_id = ?`, [team.teamId]);
