@@ -4,9 +4,13 @@ import { GraphQLError } from 'graphql';
 import { createRequestContext, type AppDependencies, type RequestContext } from './context.ts';
 import { createErrorMask } from './graphql/errors.ts';
 import { graphqlLimitPlugins } from './graphql/limits.ts';
+import { graphqlRateLimitPlugin } from './graphql/rate-limit.ts';
+import { protoKeyInLiteralRule } from './graphql/scalars.ts';
 import { schema } from './graphql/schema.ts';
 import { createRequestMetadataReader, type NodeServerContext, type RequestMetadataReader } from './request-metadata.ts';
+import { createRateLimiter } from './rate-limit.ts';
 import { restPlugin } from './rest/plugin.ts';
+import { createSecurityHeaders } from './security-headers.ts';
 
 export type App = YogaServerInstance<NodeServerContext, RequestContext>;
 
@@ -35,6 +39,13 @@ function requestLogPlugin(dependencies: AppDependencies, requestMetadataOf: Requ
     },
   };
 }
+
+/** Refuses `__proto__` keys in JSONObject literals by name (see protoKeyInLiteralRule). */
+const protoKeyLiteralPlugin: Plugin = {
+  onValidate({ addValidationRule }) {
+    addValidationRule(protoKeyInLiteralRule);
+  },
+};
 
 /** Adds the request id to the context of every GraphQL error, as REST does. */
 function graphqlRequestIdPlugin(requestMetadataOf: RequestMetadataReader): Plugin<NodeServerContext> {
@@ -65,8 +76,12 @@ function graphqlRequestIdPlugin(requestMetadataOf: RequestMetadataReader): Plugi
  * Builds the one yoga instance serving GraphQL (with GraphiQL), REST and health. It never
  * listens: main.ts (and tests) put it behind a Node HTTP server.
  */
-export function createApp(dependencies: AppDependencies): App {
-  const { logger } = dependencies;
+export function createApp(given: AppDependencies): App {
+  const { logger } = given;
+  // A process-local limiter unless main (or a test) brought a shared one.
+  const rateLimiter = given.rateLimiter ?? createRateLimiter({ limits: given.config.rateLimits, store: { kind: 'memory' }, logger });
+  const dependencies: AppDependencies = { ...given, rateLimiter };
+  const securityHeaders = createSecurityHeaders();
   const requestMetadataOf = createRequestMetadataReader({ trustedProxyHops: dependencies.config.trustedProxyHops });
   return createYoga<NodeServerContext, RequestContext>({
     schema,
@@ -74,6 +89,7 @@ export function createApp(dependencies: AppDependencies): App {
     landingPage: false,
     // One operation per request: an array body is refused (yoga's default, stated so it stays).
     batching: false,
+    renderGraphiQL: securityHeaders.renderGraphiQL,
     graphiql: { title: 'Envelope service', headers: JSON.stringify({ 'X-Service-Api-Key': '<your team key>' }) },
     maskedErrors: { maskError: createErrorMask(logger) },
     logging: {
@@ -90,11 +106,14 @@ export function createApp(dependencies: AppDependencies): App {
         metadata: requestMetadataOf(request, serverContext as NodeServerContext),
       }),
     plugins: [
+      securityHeaders.plugin,
       requestLogPlugin(dependencies, requestMetadataOf),
       restPlugin(dependencies, requestMetadataOf),
+      graphqlRateLimitPlugin(rateLimiter),
       graphqlRequestIdPlugin(requestMetadataOf),
       // Checked while parsing and validating, before any resolver runs; each refusal is named.
       ...graphqlLimitPlugins({ introspection: dependencies.config.graphqlIntrospection }),
+      protoKeyLiteralPlugin,
       ...(dependencies.config.graphqlJit ? [useGraphQlJit()] : []),
     ],
   });

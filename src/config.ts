@@ -32,6 +32,8 @@ export type Config = {
   graphqlJit: boolean;
   /** Answer `__schema`/`__type` (GraphiQL needs them to load the schema); off refuses them. */
   graphqlIntrospection: boolean;
+  /** Requests per minute per API key, per client address without a key, per signing link (0: no limit). */
+  rateLimits: { apiKey: number; client: number; signingToken: number };
 };
 
 export class ConfigError extends Error {
@@ -46,6 +48,12 @@ export class ConfigError extends Error {
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be one of true, false, 1, 0, yes, no' })
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+/** A request budget per minute; 0 turns the limit off. */
+function perMinute(defaultValue: number) {
+  const message = 'must be an integer from 0 (no limit) to 1000000 (requests per minute)';
+  return z.coerce.number({ error: message }).int(message).min(0, message).max(1_000_000, message).default(defaultValue);
+}
 
 const variables = {
   PORT: z.coerce
@@ -86,10 +94,16 @@ const variables = {
   GRAPHQL_JIT: booleanFlag.default(true),
   GRAPHQL_INTROSPECTION: booleanFlag.default(true),
   DATABASE_PREPARED_STATEMENTS: booleanFlag.default(true),
+  RATE_LIMIT_PER_MINUTE: perMinute(600),
+  RATE_LIMIT_ANONYMOUS_PER_MINUTE: perMinute(300),
+  RATE_LIMIT_SIGNING_PER_MINUTE: perMinute(120),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
 const MAX_DOCUMENT_BYTES = 48 * 1024 * 1024;
+
+/** Variables whose value may be or contain a secret. */
+const SECRET_VARIABLES = new Set(['DATABASE_URL', 'SMTP_URL', 'SEAL_P12_PASSWORD', 'AUDIT_HMAC_KEY']);
 
 /**
  * Parses and validates the environment. Empty strings count as unset, so `FOO=` in a .env file
@@ -101,7 +115,8 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     const raw = environment[name];
     const result = (schema as z.ZodType).safeParse(raw === '' ? undefined : raw);
     if (!result.success) {
-      const shown = raw === undefined ? '' : ` (got ${JSON.stringify(raw.length > 60 ? `${raw.slice(0, 60)}…` : raw)})`;
+      // A secret (or a URL that may carry a password) is never repeated into the log.
+      const shown = raw === undefined || SECRET_VARIABLES.has(name) ? '' : ` (got ${JSON.stringify(raw.length > 60 ? `${raw.slice(0, 60)}…` : raw)})`;
       throw new ConfigError(name, `${result.error.issues[0]?.message ?? 'is invalid'}${shown}`);
     }
     values[name] = result.data;
@@ -129,5 +144,10 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     graphqlJit: values.GRAPHQL_JIT as boolean,
     graphqlIntrospection: values.GRAPHQL_INTROSPECTION as boolean,
     databasePreparedStatements: values.DATABASE_PREPARED_STATEMENTS as boolean,
+    rateLimits: {
+      apiKey: values.RATE_LIMIT_PER_MINUTE as number,
+      client: values.RATE_LIMIT_ANONYMOUS_PER_MINUTE as number,
+      signingToken: values.RATE_LIMIT_SIGNING_PER_MINUTE as number,
+    },
   };
 }

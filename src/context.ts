@@ -9,6 +9,7 @@ import type { Logger } from './shared/logger.ts';
 import type { BlobStore } from './shared/blob-store.ts';
 import type { RequestMetadata } from './shared/request-metadata.ts';
 import type { ServiceContext } from './domain/service-context.ts';
+import type { RateLimiter } from './rate-limit.ts';
 
 /** What the process shares between requests: built once in main, passed to the app. */
 export type AppDependencies = {
@@ -21,6 +22,8 @@ export type AppDependencies = {
   auditKey: Buffer;
   /** Verified API keys, shared by all requests. Absent: every request looks its key up (tools, benchmarks). */
   apiKeyCache?: ApiKeyCache;
+  /** Request budgets (src/rate-limit.ts). Absent: createApp makes a process-local one from the config. */
+  rateLimiter?: RateLimiter;
 };
 
 export type { RequestMetadata };

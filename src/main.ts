@@ -5,6 +5,7 @@ import { openDatabase, type Database } from './db/database.ts';
 import { EmbeddedDatabaseLockedError } from './db/embedded-postgres.ts';
 import { ApiKeyCache, listenForApiKeyRevocations } from './domain/team/api-key-cache.ts';
 import { ensureDefaultTeam } from './domain/team/team.service.ts';
+import { createRateLimiter } from './rate-limit.ts';
 import { listen } from './server.ts';
 import { createFileBlobStore } from './shared/blob-store.ts';
 import { createClock } from './shared/clock.ts';
@@ -54,6 +55,17 @@ const apiKeyCache = new ApiKeyCache();
 const revocationListener =
   config.databaseUrl === undefined ? undefined : await listenForApiKeyRevocations({ connectionString: config.databaseUrl, cache: apiKeyCache, logger });
 
+// Request budgets are shared through PostgreSQL by every instance on one server; the embedded
+// database serves this process alone, so there they are counted in memory.
+const rateLimiter = createRateLimiter({
+  limits: config.rateLimits,
+  store:
+    config.databaseUrl === undefined
+      ? { kind: 'memory' }
+      : { kind: 'postgres', connectionString: config.databaseUrl, preparedStatements: config.databasePreparedStatements },
+  logger,
+});
+
 const app = createApp({
   orm: database.orm,
   config,
@@ -62,6 +74,7 @@ const app = createApp({
   blobStore: createFileBlobStore(path.join(config.dataDir, 'blobs')),
   auditKey: loadAuditKey(config),
   apiKeyCache,
+  rateLimiter,
 });
 const running = await listen(app, { port: config.port, maxUploadBytes: config.maxDocumentBytes });
 logger.info(
@@ -78,6 +91,7 @@ async function shutdown(signal: string) {
   await app.dispose();
   await revocationListener?.close();
   apiKeyCache.close();
+  await rateLimiter.close();
   await database.close();
   logger.info('stopped');
   process.exit(0);

@@ -16,6 +16,7 @@ import { TeamSchema } from '../domain/team/team.entity.ts';
 import { WorkspaceSchema } from '../domain/team/workspace.entity.ts';
 import { TemplateRecipientSchema } from '../domain/template/template-recipient.entity.ts';
 import { TemplateSchema } from '../domain/template/template.entity.ts';
+import { RateLimitEntrySchema } from './rate-limit.entity.ts';
 
 /** The explicit entity list: no folder scanning, so start-up cannot pick up stray files. */
 export const entities = [
@@ -38,4 +39,5 @@ export const entities = [
   AuditEventSchema,
   OutboxMessageSchema,
   IdempotencyRecordSchema,
+  RateLimitEntrySchema,
 ];

@@ -55,6 +55,48 @@ export function boundedText(min: number, max: number) {
     });
 }
 
+/**
+ * Bidirectional controls (embeddings, overrides, isolates and the implicit marks): U+202E can
+ * make "invoice\u202Efdp.exe" read as "invoiceexe.pdf". A signer must read what was written.
+ */
+const bidiControls = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+/** Characters that show nothing by themselves: white space, zero-width and other ignorable ones, the blank Braille pattern. */
+const invisibleOnly = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}\u2800]+$/u;
+
+function codePointLabel(character: string): string {
+  return `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/**
+ * Why a name a signer reads (an envelope, document or role name, a field label or tooltip, a
+ * person's name) cannot be shown as it is, or undefined when it can. The empty string is left to
+ * the length rule. The one rule for every such name, on both faces.
+ */
+export function unreadableNameProblem(value: string): string | undefined {
+  if (value === '') return undefined;
+  const bidi = bidiControls.exec(value);
+  if (bidi) {
+    return `must not contain bidirectional control characters (found ${codePointLabel(bidi[0])}): they change the order in which the text is shown`;
+  }
+  if (value.trim() === '' && invisibleOnly.test(value)) return 'must not be blank';
+  if (invisibleOnly.test(value)) {
+    const first = [...value].find((character) => !/^\p{White_Space}$/u.test(character)) ?? value;
+    return `must contain a visible character (it has only invisible ones such as ${codePointLabel(first)})`;
+  }
+  return undefined;
+}
+
+/**
+ * A name a signer reads: a one-line text (`boundedText`) that is also not blank, not made only of
+ * invisible characters, and free of bidirectional controls (`unreadableNameProblem`).
+ */
+export function readableName(min: number, max: number) {
+  return boundedText(min, max).superRefine((value, check) => {
+    const problem = unreadableNameProblem(value);
+    if (problem !== undefined) check.addIssue({ code: 'custom', message: problem });
+  });
+}
+
 /** Whether any key or string inside a JSON value is unstorable (checked without recursion). */
 function containsUnstorableText(value: unknown): boolean {
   const pending: unknown[] = [value];
@@ -80,8 +122,17 @@ export function boundedInteger(min: number, max: number) {
 
 const MAX_CONTEXT_BYTES = 16 * 1024;
 
-/** Caller metadata (`context`): any JSON object up to 16 KB serialised. */
-export const jsonObject = z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).superRefine((value, check) => {
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Caller metadata (`context`): any JSON object up to 16 KB serialised, kept exactly as sent. The
+ * object itself is the output (not a copy): `z.record` rebuilds objects by assignment, and
+ * assigning a `__proto__` key sets the copy's prototype instead, so that key vanished silently.
+ * JSON.parse keeps it as an own property; so do the entity's JSON column and the read model.
+ */
+export const jsonObject = z.custom<Record<string, unknown>>(isJsonObject, { error: 'must be a JSON object' }).superRefine((value, check) => {
   // Depth first: serialising a value nested thousands deep would itself overflow the stack.
   if (exceedsJsonDepth(value, MAX_JSON_DEPTH)) {
     check.addIssue({ code: 'custom', message: `must nest at most ${MAX_JSON_DEPTH} levels deep` });

@@ -1,4 +1,4 @@
-import { GraphQLError, Kind, type ValueNode } from 'graphql';
+import { GraphQLError, Kind, type ASTVisitor, type ValidationContext, type ValueNode } from 'graphql';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../shared/json-depth.ts';
 import { builder } from './builder.ts';
 
@@ -46,3 +46,25 @@ builder.scalarType('JSONObject', {
   parseValue: requireObject,
   parseLiteral: (node) => requireObject(literalToValue(node)),
 });
+
+/**
+ * graphql-jit compiles an operation's literal argument values into JavaScript source as object
+ * literals, where a `"__proto__"` key sets the object's prototype instead of creating a key: a
+ * JSONObject literal would lose it silently. No input type of the schema can have a field of that
+ * name (names starting with "__" are reserved), so the key can only be caller JSON; such a literal
+ * is refused by name, and the same object sent in a variable is kept exactly.
+ */
+export function protoKeyInLiteralRule(context: ValidationContext): ASTVisitor {
+  return {
+    ObjectField(node) {
+      if (node.name.value !== '__proto__') return;
+      const message = 'A "__proto__" key cannot be written in a JSONObject literal; send the object in a variable, where every key is kept.';
+      context.reportError(
+        new GraphQLError(message, {
+          nodes: [node],
+          extensions: { code: 'Request.Invalid', name: 'Request.Invalid', context: { issues: [{ path: '__proto__', message }] } },
+        }),
+      );
+    },
+  };
+}

@@ -33,7 +33,7 @@ export function withGraphQLUploads(listener: NodeListener, options: { graphqlPat
       },
       (error: Error & { status?: number; expose?: boolean }) => {
         const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 400;
-        response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+        response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff' });
         response.end(
           JSON.stringify({
             errors: [

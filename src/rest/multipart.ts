@@ -43,6 +43,9 @@ export async function receiveMultipartUpload<Staged>(options: {
   try {
     parser = busboy({
       headers: { 'content-type': contentType },
+      // Browsers, curl and fetch send file names as raw UTF-8; busboy's default (latin1) would
+      // turn "café.pdf" into "cafÃ©.pdf". RFC 5987 `filename*` still carries its own charset.
+      defParamCharset: 'utf8',
       limits: { files: 1, fields: 20, fieldSize: MAX_TEXT_FIELD_BYTES },
     });
   } catch (error) {

@@ -4,6 +4,7 @@ import { isDatabaseReady } from '../db/database.ts';
 import type { NodeServerContext, RequestMetadataReader } from '../request-metadata.ts';
 import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
 import { normalizeError } from '../shared/normalize-error.ts';
+import { consumeForRequest, RateLimitedError, rateLimitHeaders } from '../rate-limit.ts';
 import { errorResponse, replyResponse, RestReply, successResponse } from './respond.ts';
 import { createRouter, type RestRoute } from './router.ts';
 import { restRoutes } from './routes/index.ts';
@@ -37,7 +38,14 @@ export function restPlugin(
       const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
       const context = createRequestContext(dependencies, { headers: request.headers, metadata });
       const path = url.pathname.slice(REST_PREFIX.length) || '/';
+      // Counted before anything else runs; every answer, refusals included, carries the budget.
+      const limit = dependencies.rateLimiter ? await consumeForRequest(dependencies.rateLimiter, context) : undefined;
+      const answer = (response: Response) => {
+        if (limit) for (const [name, value] of Object.entries(rateLimitHeaders(limit))) response.headers.set(name, value);
+        endResponse(response);
+      };
       try {
+        if (limit && !limit.allowed) throw new RateLimitedError(limit);
         const match = router.match(request.method, path);
         if (match.kind === 'not-found') throw new RouteNotFoundError(request.method, url.pathname);
         if (match.kind === 'method-not-allowed') throw new MethodNotAllowedError(request.method, match.allowed);
@@ -48,12 +56,12 @@ export function restPlugin(
           context,
           nodeRequest: (serverContext as NodeServerContext | undefined)?.req,
         });
-        if (result instanceof RestReply) endResponse(replyResponse(result, fetchAPI.Response));
-        else if (result instanceof fetchAPI.Response || result instanceof Response) endResponse(result);
-        else endResponse(successResponse(result, {}, fetchAPI.Response));
+        if (result instanceof RestReply) answer(replyResponse(result, fetchAPI.Response));
+        else if (result instanceof fetchAPI.Response || result instanceof Response) answer(result);
+        else answer(successResponse(result, {}, fetchAPI.Response));
       } catch (error) {
         const domainError = normalizeError(error, context.log);
-        endResponse(errorResponse(domainError, { requestId: metadata.requestId, alwaysHttp200: dependencies.config.restErrorsHttp200 }, fetchAPI.Response));
+        answer(errorResponse(domainError, { requestId: metadata.requestId, alwaysHttp200: dependencies.config.restErrorsHttp200 }, fetchAPI.Response));
       }
     },
   };

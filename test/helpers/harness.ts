@@ -9,6 +9,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import type { AppDependencies } from '../../src/context.ts';
 import { ApiKeyCache, listenForApiKeyRevocations, type RevocationListener } from '../../src/domain/team/api-key-cache.ts';
 import { createTeam } from '../../src/domain/team/team.service.ts';
+import { createRateLimiter } from '../../src/rate-limit.ts';
 import { listen } from '../../src/server.ts';
 import { createFileBlobStore } from '../../src/shared/blob-store.ts';
 import { createClock } from '../../src/shared/clock.ts';
@@ -65,6 +66,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   if (apiKeyCache && cacheOptions && (cacheOptions.listen ?? inject('databaseKind') === 'server')) {
     revocationListener = await listenForApiKeyRevocations({ connectionString: inject('databaseUrl'), cache: apiKeyCache, logger: createLogger('silent') });
   }
+  // As main.ts wires it: counters shared through PostgreSQL on a server, in memory on the embedded one.
+  const rateLimiter = createRateLimiter({
+    limits: config.rateLimits,
+    store: inject('databaseKind') === 'server' ? { kind: 'postgres', connectionString: inject('databaseUrl'), preparedStatements: true } : { kind: 'memory' },
+    logger: createLogger('silent'),
+  });
   const dependencies: AppDependencies = {
     orm,
     config,
@@ -80,6 +87,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
     auditKey: Buffer.from('test-audit-key-0123456789abcdef0123456789'),
     apiKeyCache,
+    rateLimiter,
   };
   const app = createApp(dependencies);
   const running = await listen(app, { port: 0, host: '127.0.0.1', maxUploadBytes: config.maxDocumentBytes });
@@ -94,6 +102,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       await running.close(1000);
       await revocationListener?.close();
       apiKeyCache?.close();
+      await rateLimiter.close();
       await orm.close(true);
       fs.rmSync(dataDir, { recursive: true, force: true });
       if (unexpectedErrors.length > 0) {

@@ -8,7 +8,7 @@ import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts
 import { agentInfoSchema } from '../recipient/agent-input.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { Team } from '../team/team.entity.ts';
-import { boundedText, parseInput } from '../validation.ts';
+import { parseInput, readableName } from '../validation.ts';
 import { ContactGroup, ContactGroupMember } from './contact-group.entity.ts';
 import { Contact } from './contact.entity.ts';
 import { readContact, readContactGroup, type ContactData, type ContactGroupData, type ContactGroupInclude } from './contact.read.ts';
@@ -199,7 +199,7 @@ export async function deleteContact(context: ServiceContext, options: { contactI
 // ---------------------------------------------------------------------------------------------
 // Contact groups and their members.
 
-const groupName = boundedText(1, 200).refine((name) => name === '' || name.trim() !== '', { message: 'must not be blank' });
+const groupName = readableName(1, 200);
 
 const createContactGroupInput = z.strictObject({ name: groupName });
 const updateContactGroupInput = z.strictObject({ name: groupName.optional() });

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { BlobSourceError, BlobTooLargeError, type StagedBlob } from '../../shared/blob-store.ts';
 import { isUuid } from '../../shared/ids.ts';
+import { InvalidRequestError } from '../../shared/errors.ts';
 import { Envelope } from '../envelope/envelope.entity.ts';
 import { EnvelopeNotDraftError } from '../envelope/envelope.errors.ts';
 import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
@@ -10,7 +11,7 @@ import { readDocument, type DocumentData } from '../envelope/envelope.read.ts';
 import { Field } from '../field/field.entity.ts';
 import { FieldView } from '../field/field-view.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { boundedInteger, boundedText, characterCount, jsonObject, parseInput } from '../validation.ts';
+import { boundedInteger, characterCount, jsonObject, parseInput, readableName, unreadableNameProblem } from '../validation.ts';
 import { Document } from './document.entity.ts';
 import {
   DocumentEncryptedError,
@@ -76,15 +77,21 @@ async function stagePdf(context: ServiceContext, options: { stream: Readable; fi
 }
 
 const addDocumentInput = z.strictObject({
-  name: boundedText(1, MAX_DOCUMENT_NAME_LENGTH).optional(),
+  name: readableName(1, MAX_DOCUMENT_NAME_LENGTH).optional(),
   order: boundedInteger(0, 10_000).optional(),
   context: jsonObject.default({}),
 });
 
 function defaultNameFor(filename: string | undefined): string {
-  // A file name is whatever the client's machine allowed: keep it readable and storable.
-  const cleaned = (filename ?? '').replace(/[\u0000-\u001f\u007f]/g, '').replace(/[\ud800-\udfff]/g, '\ufffd');
+  // A file name is whatever the client's machine allowed: keep it storable. Only a lone surrogate
+  // (broken UTF-16) becomes U+FFFD; a pair is one character (an emoji, a CJK extension) and stays.
+  const cleaned = (filename ?? '').replace(/[\u0000-\u001f\u007f]/g, '').replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
   const base = cleaned.split(/[\\/]/).pop()?.trim() || 'document.pdf';
+  // The file name becomes a name the signer reads, so it meets the same rule as a given name.
+  const problem = unreadableNameProblem(base);
+  if (problem !== undefined) {
+    throw new InvalidRequestError([{ path: 'name', message: `no name was given and the file name cannot serve as one: it ${problem}; send a name` }]);
+  }
   return characterCount(base) <= MAX_DOCUMENT_NAME_LENGTH ? base : [...base].slice(0, MAX_DOCUMENT_NAME_LENGTH).join('');
 }
 
@@ -101,6 +108,7 @@ export async function addDocument(
   const { upload } = options;
   try {
     const input = parseInput(addDocumentInput, options.fields);
+    const name = input.name ?? defaultNameFor(upload.filename);
     return await createInDraftEnvelope(
       context,
       {
@@ -116,7 +124,7 @@ export async function addDocument(
         const document = draft.em.create(Document, {
           envelope: draft.envelope,
           template: null,
-          name: input.name ?? defaultNameFor(upload.filename),
+          name,
           order,
           context: input.context,
           status: null,
@@ -150,7 +158,7 @@ async function findDraftDocument(em: ServiceContext['em'], envelope: Envelope, d
 }
 
 const updateDocumentInput = z.strictObject({
-  name: boundedText(1, MAX_DOCUMENT_NAME_LENGTH).optional(),
+  name: readableName(1, MAX_DOCUMENT_NAME_LENGTH).optional(),
   order: boundedInteger(0, 10_000).optional(),
   context: jsonObject.optional(),
 });

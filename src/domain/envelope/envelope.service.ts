@@ -9,7 +9,7 @@ import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team.service.ts';
 import { Team } from '../team/team.entity.ts';
 import { afterCursor, createdAtCursor, keysetPageInput, LISTING_ORDER, takePage } from '../pagination.ts';
-import { boundedInteger, boundedText, jsonObject, parseInput } from '../validation.ts';
+import { boundedInteger, jsonObject, parseInput, readableName } from '../validation.ts';
 import { Envelope, envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
 import { readEnvelope, type EnvelopeData, type EnvelopeInclude } from './envelope.read.ts';
 import { EnvelopeNotDeletableError, EnvelopeNotDraftError, EnvelopeNotFoundError } from './envelope.errors.ts';
@@ -17,7 +17,7 @@ import { EnvelopeNotDeletableError, EnvelopeNotDraftError, EnvelopeNotFoundError
 export const DEFAULT_EXPIRATION_PERIOD_DAYS = 30;
 
 const envelopeSettings = {
-  name: boundedText(2, 48),
+  name: readableName(2, 48),
   expirationPeriodDays: boundedInteger(1, 90),
   reminderInitialDelayDays: boundedInteger(0, 30),
   reminderRepeatIntervalDays: boundedInteger(0, 30),

@@ -9,7 +9,7 @@ import { Recipient } from '../recipient/recipient.entity.ts';
 import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
 import { readField, readFields, type FieldData } from '../envelope/envelope.read.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { boundedText, formatPath, identifierSlug, issuesFromZod } from '../validation.ts';
+import { formatPath, readableName, identifierSlug, issuesFromZod } from '../validation.ts';
 import { FieldView } from './field-view.entity.ts';
 import { Field, fieldTypes, type FieldType } from './field.entity.ts';
 import { FieldDuplicateIdentifierError, FieldNotFoundError } from './field.errors.ts';
@@ -34,8 +34,8 @@ const fieldShape = {
   type: z.enum(fieldTypes, { error: `must be one of ${fieldTypes.join(', ')}` }),
   recipientId: z.string({ error: 'must be a recipient id' }),
   identifier: identifierSlug,
-  label: boundedText(0, 200).nullable(),
-  tooltip: boundedText(0, 500).nullable(),
+  label: readableName(0, 200).nullable(),
+  tooltip: readableName(0, 500).nullable(),
   required: z.boolean({ error: 'must be true or false' }),
   readonly: z.boolean({ error: 'must be true or false' }),
   value: z.unknown(),

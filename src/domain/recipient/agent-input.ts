@@ -7,7 +7,7 @@ import { ContactGroup } from '../contact/contact-group.entity.ts';
 import { ContactGroupNotFoundError, ContactNotFoundError } from '../contact/contact.errors.ts';
 import { TeamUser } from '../team/team-user.entity.ts';
 import { UserNotFoundError } from '../team/team-user.errors.ts';
-import { boundedText } from '../validation.ts';
+import { readableName } from '../validation.ts';
 import { locales, phoneContactMethods, type AgentInfo, type AgentKind } from './agent.entity.ts';
 
 export const MAX_AGENTS_PER_RECIPIENT = 50;
@@ -17,8 +17,8 @@ export const e164Phone = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164
 
 export const agentInfoSchema = z
   .strictObject({
-    // A name of only spaces would reach invitations as no name at all.
-    name: boundedText(1, 200).refine((name) => name === '' || name.trim() !== '', { message: 'must not be blank' }),
+    // A name of only spaces would reach invitations as no name at all; the signer reads it too.
+    name: readableName(1, 200),
     email: z.email('must be an email address').max(320).nullish(),
     phone: e164Phone.nullish(),
     locale: z.enum(locales, { error: `must be one of ${locales.join(', ')}` }).nullish(),

@@ -7,7 +7,7 @@ import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelo
 import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
 import { readRecipient, type RecipientData } from '../envelope/envelope.read.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { boundedInteger, boundedText, identifierSlug, parseInput } from '../validation.ts';
+import { boundedInteger, identifierSlug, parseInput, readableName } from '../validation.ts';
 import { Field } from '../field/field.entity.ts';
 import { Agent } from './agent.entity.ts';
 import { agentsSchema, resolveAgentInputs, type ResolvedAgent } from './agent-input.ts';
@@ -28,7 +28,7 @@ const colorSchema = z.string().regex(/^#[0-9A-Fa-f]{6}$/, 'must be a hex colour 
 const recipientShape = {
   type: z.enum(recipientTypes, { error: `must be one of ${recipientTypes.join(', ')}` }),
   identifier: identifierSlug,
-  roleName: boundedText(1, 100),
+  roleName: readableName(1, 100),
   order: boundedInteger(0, 1000),
   required: z.boolean({ error: 'must be true or false' }),
   color: colorSchema,

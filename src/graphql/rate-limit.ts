@@ -1,0 +1,42 @@
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { RequestContext } from '../context.ts';
+import { consumeForRequest, RateLimitedError, rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../rate-limit.ts';
+
+/**
+ * The GraphQL face of the rate limit: every executed operation counts once, against the same
+ * budget as REST requests of the same key. A refused operation is not executed; it answers HTTP
+ * 429 with the error `Request.RateLimited`, `Retry-After`, and the `X-RateLimit-*` headers that
+ * every counted answer carries. Documents refused by parsing or validation never execute and are
+ * not counted (they cost no database work).
+ */
+export function graphqlRateLimitPlugin(limiter: RateLimiter): Plugin {
+  const decisions = new WeakMap<Request, RateLimitDecision>();
+  return {
+    async onExecute({ args, setResultAndStopExecution }) {
+      const context = args.contextValue as unknown as RequestContext & { request: Request };
+      const decision = await consumeForRequest(limiter, context);
+      if (!decision) return;
+      decisions.set(context.request, decision);
+      if (decision.allowed) return;
+      const error = new RateLimitedError(decision);
+      setResultAndStopExecution({
+        errors: [
+          new GraphQLError(error.description, {
+            extensions: {
+              code: error.name,
+              name: error.name,
+              context: error.context,
+              http: { status: 429, headers: rateLimitHeaders(decision) },
+            },
+          }),
+        ],
+      });
+    },
+    onResponse({ request, response }) {
+      const decision = decisions.get(request);
+      if (!decision) return;
+      for (const [name, value] of Object.entries(rateLimitHeaders(decision))) response.headers.set(name, value);
+    },
+  };
+}

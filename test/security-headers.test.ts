@@ -1,0 +1,137 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { contentDisposition, downloadHeaders } from '../src/security-headers.ts';
+import { uploadDocument } from './helpers/envelopes.ts';
+import { makePdf } from './fixtures/pdfs.ts';
+import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+
+let app: TestApp;
+let team: SeededTeam;
+beforeAll(async () => {
+  app = await startTestApp();
+  team = await seedTeam(app);
+});
+afterAll(async () => {
+  await app.close();
+});
+
+function expectBaseline(headers: Headers, what: string) {
+  expect(headers.get('x-content-type-options'), what).toBe('nosniff');
+  expect(headers.get('x-frame-options'), what).toBe('DENY');
+  expect(headers.get('referrer-policy'), what).toBe('no-referrer');
+  expect(headers.get('content-type'), what).toBeTruthy();
+}
+
+/** The directives of a Content-Security-Policy header, by name. */
+function directives(policy: string | null): Map<string, string[]> {
+  const map = new Map<string, string[]>();
+  for (const part of (policy ?? '').split(';')) {
+    const [name, ...values] = part.trim().split(/\s+/);
+    if (name) map.set(name, values);
+  }
+  return map;
+}
+
+describe('security headers', () => {
+  it('every kind of answer says nosniff, refuses framing, and runs nothing (REST, GraphQL, health, errors, uploads)', async () => {
+    const rest = restClient(app, team.apiKey);
+    const envelopeId = (await rest.post('/envelopes', { name: 'Headers' })).body.payload.envelopeId;
+    const answers: [string, Response][] = [
+      ['REST read', await fetch(`${app.url}/api/v1/key/envelopes/${envelopeId}`, { headers: { 'x-service-api-key': team.apiKey } })],
+      ['REST error', await fetch(`${app.url}/api/v1/key/envelopes`, {})],
+      ['REST unknown route', await fetch(`${app.url}/api/v1/key/nowhere`, { headers: { 'x-service-api-key': team.apiKey } })],
+      [
+        'GraphQL',
+        await fetch(`${app.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-service-api-key': team.apiKey },
+          body: JSON.stringify({ query: '{ viewer { id } }' }),
+        }),
+      ],
+      ['GraphQL malformed', await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })],
+      [
+        'GraphQL malformed upload',
+        await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: '--x\r\nbroken' }),
+      ],
+      ['health', await fetch(`${app.url}/healthz`)],
+      ['readiness', await fetch(`${app.url}/readyz`)],
+    ];
+    for (const [what, response] of answers) {
+      await response.arrayBuffer();
+      expect(response.headers.get('x-content-type-options'), what).toBe('nosniff');
+      if (what === 'GraphQL malformed upload') continue; // answered before yoga, with nosniff
+      expectBaseline(response.headers, what);
+      const policy = directives(response.headers.get('content-security-policy'));
+      expect(policy.get('default-src'), what).toEqual(["'none'"]);
+      expect(policy.get('frame-ancestors'), what).toEqual(["'none'"]);
+      expect(policy.has('script-src'), what).toBe(false);
+    }
+    const uploaded = await uploadDocument(app, team.apiKey, envelopeId, { bytes: await makePdf({ pages: 1 }) });
+    expect(uploaded.status).toBe(200);
+  });
+
+  it('GraphiQL gets a strict policy that still allows exactly its own inline scripts and assets', async () => {
+    const response = await fetch(`${app.url}/graphql`, { headers: { accept: 'text/html' } });
+    const html = await response.text();
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(html).toContain('YogaGraphiQL');
+    expectBaseline(response.headers, 'GraphiQL');
+    const policy = directives(response.headers.get('content-security-policy'));
+    expect(policy.get('default-src')).toEqual(["'none'"]);
+    const scriptSources = policy.get('script-src') ?? [];
+    expect(scriptSources).not.toContain("'unsafe-inline'");
+    expect(scriptSources).not.toContain("'unsafe-eval'");
+    // Every inline script of the page is allowed by its hash, and nothing else inline is.
+    const inline = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((match) => `'sha256-${createHash('sha256').update(match[1]).digest('base64')}'`);
+    expect(inline.length).toBeGreaterThan(0);
+    for (const hash of inline) expect(scriptSources).toContain(hash);
+    expect(scriptSources.filter((source) => source.startsWith("'sha256-"))).toHaveLength(inline.length);
+    // Every asset the page names comes from a source its directive allows.
+    const allowedBy = (directive: string, url: string) => (policy.get(directive) ?? []).some((source) => url.startsWith(source));
+    for (const [, url] of html.matchAll(/<script src=([^ >]+)>/g)) expect(allowedBy('script-src', url), url).toBe(true);
+    for (const [, url] of html.matchAll(/<link[^>]*rel=stylesheet[^>]*href=([^ >]+)>/g)) expect(allowedBy('style-src', url), url).toBe(true);
+    for (const [, url] of html.matchAll(/<link rel=icon href=([^ >]+)>/g)) expect(allowedBy('img-src', url), url).toBe(true);
+    // The editor workers are fetched, then started from blob: URLs; queries go to this server.
+    for (const [, url] of html.matchAll(/"(https:\/\/[^"]+worker[^"]*)"/g)) expect(allowedBy('connect-src', url), url).toBe(true);
+    expect(policy.get('worker-src')).toEqual(['blob:']);
+    expect(policy.get('connect-src')).toContain("'self'");
+  });
+
+  it('downloads name their file exactly and safely (Content-Disposition, RFC 6266 and 8187)', () => {
+    expect(contentDisposition('contract.pdf')).toBe(`attachment; filename="contract.pdf"; filename*=UTF-8''contract.pdf`);
+    expect(contentDisposition('Sözleşme 😀.pdf')).toBe(`attachment; filename="S_zle_me __.pdf"; filename*=UTF-8''S%C3%B6zle%C5%9Fme%20%F0%9F%98%80.pdf`);
+    // Quotes, line breaks and semicolons cannot end the header or add a parameter.
+    const hostile = contentDisposition('a";\r\nSet-Cookie: x=1; b.pdf');
+    expect(hostile).not.toMatch(/[\r\n]/);
+    expect(hostile.split('"')).toHaveLength(3);
+    expect(downloadHeaders('signed.pdf', 'application/pdf')).toEqual({
+      'content-type': 'application/pdf',
+      'content-disposition': `attachment; filename="signed.pdf"; filename*=UTF-8''signed.pdf`,
+      'x-content-type-options': 'nosniff',
+    });
+  });
+});
+
+describe('no secret in an answer or a log line', () => {
+  it('a refused configuration names the variable but never repeats a secret or a URL with a password', () => {
+    const refusal = (environment: Record<string, string>) => {
+      try {
+        loadConfig({ DATA_DIR: '/tmp/unused', ...environment });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+      throw new Error('the configuration was accepted');
+    };
+    const hmac = refusal({ AUDIT_HMAC_KEY: 'hunter2-short-secret' });
+    expect(hmac).toContain('AUDIT_HMAC_KEY');
+    expect(hmac).not.toContain('hunter2');
+    const database = refusal({ DATABASE_URL: 'mysql://app:hunter2@db.internal/app' });
+    expect(database).toContain('DATABASE_URL');
+    expect(database).not.toContain('hunter2');
+    expect(refusal({ SMTP_URL: 'http://mailer:hunter2@mail.internal' })).not.toContain('hunter2');
+    // Values that are not secrets are still shown, which helps fix them.
+    expect(refusal({ PORT: 'eighty' })).toContain('eighty');
+  });
+});
