@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { DomainError } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
@@ -74,6 +75,19 @@ function decisionOf(scope: RateLimitScope, limit: number, result: RateLimiterRes
 }
 
 /**
+ * Tokens this process took from the shared counter ahead of use (PostgreSQL store): a request
+ * spends a local token when it has one and asks the database for a new chunk (a twentieth of the
+ * budget) only when they are gone, so counting costs one statement per chunk, not per request.
+ * The tokens expire with the counter's window. Several instances may each hold part of a chunk,
+ * so a key can be refused a few requests early; it is never served more than its budget.
+ */
+type Lease = { remaining: number; sharedRemaining: number; expiresAt: number };
+
+function chunkOf(points: number): number {
+  return Math.max(1, Math.floor(points / 20));
+}
+
+/**
  * Fixed one-minute windows per key (rate-limiter-flexible). The whole minute's budget may be spent
  * in a burst; past it, requests are refused until the window ends.
  *
@@ -100,6 +114,8 @@ export function createRateLimiter(options: { limits: RateLimits; store: RateLimi
     };
   }
   const limiters = new Map<RateLimitScope, RateLimiterAbstract>();
+  // Only a shared store is worth leasing from: memory counters cost nothing to ask.
+  const leasing = store.kind === 'postgres';
   for (const [scope, perMinute] of Object.entries(limits) as [RateLimitScope, number][]) {
     if (perMinute <= 0) continue;
     const common = { keyPrefix: scope, points: perMinute, duration: WINDOW_SECONDS };
@@ -118,17 +134,67 @@ export function createRateLimiter(options: { limits: RateLimits; store: RateLimi
         : new RateLimiterMemory(common),
     );
   }
+  const leases = new LRUCache<string, Lease>({ max: 10_000 });
+  const pending = new Map<string, Promise<RateLimitDecision | undefined>>();
+
+  /** One request counted straight in the store (memory), or a chunk of them (PostgreSQL, see Lease). */
+  async function take(scope: RateLimitScope, key: string, limiter: RateLimiterAbstract, points: number): Promise<{ result: RateLimiterRes; allowed: boolean } | undefined> {
+    try {
+      return { result: await limiter.consume(key, points), allowed: true };
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) return { result: rejection, allowed: false };
+      // Neither the store nor the insurance limiter answered: count nothing rather than fail the request.
+      options.logger.warn({ err: { message: (rejection as Error)?.message } }, 'rate limiter unavailable');
+      return undefined;
+    }
+  }
+
+  async function leaseChunk(scope: RateLimitScope, key: string, limiter: RateLimiterAbstract, leaseKey: string): Promise<RateLimitDecision | undefined> {
+    const previous = leases.get(leaseKey);
+    // Never ask for more than the shared counter had left last time: a refused chunk would still be
+    // counted, and the requests it stood for would be refused although some of them fit.
+    const chunk = Math.max(1, Math.min(chunkOf(limiter.points), previous ? previous.sharedRemaining : chunkOf(limiter.points)));
+    const taken = await take(scope, key, limiter, chunk);
+    if (!taken) return undefined;
+    if (!taken.allowed) return decisionOf(scope, limiter.points, taken.result, false);
+    const expiresAt = Date.now() + Math.max(0, taken.result.msBeforeNext);
+    // This request uses one of the chunk's tokens; the rest stay here for the next ones.
+    leases.set(leaseKey, { remaining: chunk - 1, sharedRemaining: Math.max(0, taken.result.remainingPoints), expiresAt });
+    return { ...decisionOf(scope, limiter.points, taken.result, true), remaining: Math.max(0, taken.result.remainingPoints) + chunk - 1 };
+  }
+
   return {
     async consume(scope, key) {
       const limiter = limiters.get(scope);
       if (!limiter) return undefined;
-      try {
-        return decisionOf(scope, limiter.points, await limiter.consume(key), true);
-      } catch (rejection) {
-        if (rejection instanceof RateLimiterRes) return decisionOf(scope, limiter.points, rejection, false);
-        // Neither the store nor the insurance limiter answered: count nothing rather than fail the request.
-        options.logger.warn({ err: { message: (rejection as Error)?.message } }, 'rate limiter unavailable');
-        return undefined;
+      if (!leasing) {
+        const taken = await take(scope, key, limiter, 1);
+        return taken && decisionOf(scope, limiter.points, taken.result, taken.allowed);
+      }
+      const leaseKey = `${scope}:${key}`;
+      for (;;) {
+        const lease = leases.get(leaseKey);
+        const now = Date.now();
+        if (lease && lease.remaining > 0 && now < lease.expiresAt) {
+          lease.remaining -= 1;
+          return {
+            allowed: true,
+            limit: limiter.points,
+            remaining: lease.sharedRemaining + lease.remaining,
+            resetAt: Math.ceil(lease.expiresAt / 1000),
+            retryAfterSeconds: Math.max(1, Math.ceil((lease.expiresAt - now) / 1000)),
+            scope,
+          };
+        }
+        // One chunk request per key at a time; requests that arrive meanwhile wait and then use it.
+        const inFlight = pending.get(leaseKey);
+        if (inFlight) {
+          await inFlight;
+          continue;
+        }
+        const request = leaseChunk(scope, key, limiter, leaseKey).finally(() => pending.delete(leaseKey));
+        pending.set(leaseKey, request);
+        return request;
       }
     },
     async close() {
