@@ -4,6 +4,7 @@ import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
 import { createRequestContext, type AppDependencies, type RequestContext } from './context.ts';
+import { graphqlBodyLimitPlugin } from './graphql/body-limit.ts';
 import { createErrorMask } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
 import { createRequestMetadataReader, type NodeServerContext, type RequestMetadataReader } from './request-metadata.ts';
@@ -73,6 +74,8 @@ export function createApp(dependencies: AppDependencies): App {
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    // Replaced by graphqlBodyLimitPlugin: REST's 1 MB, answered as Request.PayloadTooLarge.
+    maxRequestBodySize: false,
     graphiql: { title: 'Envelope service', headers: JSON.stringify({ 'X-Service-Api-Key': '<your team key>' }) },
     maskedErrors: { maskError: createErrorMask(logger) },
     logging: {
@@ -92,6 +95,7 @@ export function createApp(dependencies: AppDependencies): App {
       requestLogPlugin(dependencies, requestMetadataOf),
       restPlugin(dependencies, requestMetadataOf),
       graphqlRequestIdPlugin(requestMetadataOf),
+      graphqlBodyLimitPlugin(requestMetadataOf),
       // The schema has no cycles, so depth is bounded by it; what a client can still multiply is
       // work per request, through aliases (each alias re-runs its field) and sheer document size.
       maxAliasesPlugin({ n: GRAPHQL_LIMITS.aliases }),
