@@ -86,6 +86,13 @@ export function guardRequestBody(request: IncomingMessage, response: ServerRespo
   if (!hasBody(request)) return;
   const socket = request.socket as Socket & { destroySoon?: () => void };
 
+  // Once its answer is written, Node forgets the request: when the socket closes later, the
+  // request stream is neither ended nor failed, and whatever still reads it (a file being staged
+  // when the body stalled) would wait forever. End it here, so readers clean up after themselves.
+  socket.once('close', () => {
+    if (!request.complete && !request.destroyed) request.destroy();
+  });
+
   const writeHead = response.writeHead;
   response.writeHead = function writeHeadClosingEarly(this: ServerResponse, ...args: unknown[]) {
     if (!request.complete && !this.headersSent) {
@@ -137,7 +144,7 @@ export function guardRequestBody(request: IncomingMessage, response: ServerRespo
     }
     // Bytes waiting in the request stream mean the server is the one not reading: the client is
     // not stalling, so its clocks (but not the total) restart.
-    if (request.readableLength > 0 || request.isPaused()) {
+    if (request.readableLength > 0) {
       lastProgressAt = now;
       windowStartedAt = now;
       windowStartBytes = bytes;

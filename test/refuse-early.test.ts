@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makePdf } from './fixtures/pdfs.ts';
+import { createApp } from '../src/app.ts';
+import { listen, type RunningServer } from '../src/server.ts';
+import { makeLargePdf, makePdf } from './fixtures/pdfs.ts';
 import { forceEnvelopeStatus, unknownId } from './helpers/envelopes.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { rawRequest, type RawAnswer } from './helpers/raw-http.ts';
@@ -242,6 +244,111 @@ describe('GraphQL multipart uploads', () => {
     for (let attempt = 0; attempt < 30 && stagingFiles().length > 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(stagingFiles()).toEqual([]);
   }, 60_000);
+});
+
+describe('bodies that stall or trickle', () => {
+  // A second server on the same app dependencies, with the body clocks shortened from seconds to
+  // a fraction of one so the test stays fast (production values: BODY_TIMEOUTS in body-guard.ts).
+  let slow: RunningServer;
+  beforeAll(async () => {
+    slow = await listen(createApp(app.dependencies), {
+      port: 0,
+      host: '127.0.0.1',
+      maxUploadBytes: app.dependencies.config.maxDocumentBytes,
+      bodyTimeouts: { idleMs: 500, rateWindowMs: 1500, minBytesPerSecond: 1024, totalMs: 6000, lingerMs: 300 },
+    });
+  });
+  afterAll(async () => {
+    await slow.close(1000);
+  });
+
+  function expectTimeout(answer: RawAnswer) {
+    expect(answer.status).toBe(408);
+    expect(answer.answeredAfterMs).toBeLessThan(5000);
+    expectClosedAfterAnswer(answer);
+  }
+
+  it('answers a REST JSON body that stops arriving with 408 Request.Timeout and closes the connection', async () => {
+    const answer = await rawRequest(slow.url, {
+      path: '/api/v1/key/envelopes',
+      headers: { 'content-type': 'application/json', 'x-service-api-key': team.apiKey },
+      body: { head: '{"name":"Stalled', fillerBytes: 100, tail: '"}', stallAfterBytes: 10 },
+    });
+    expectTimeout(answer);
+    expect(answer.body.error).toMatchObject({ name: 'Request.Timeout', context: { idleMs: 500 } });
+    expect(answer.body.error.context.requestId).toBeTruthy();
+  });
+
+  it('answers a body trickled at a few bytes a second with 408, though it never stops', async () => {
+    const answer = await rawRequest(slow.url, {
+      path: '/api/v1/key/envelopes',
+      headers: { 'content-type': 'application/json', 'x-service-api-key': team.apiKey },
+      body: { head: '{"name":"Trickled', fillerBytes: 10_000, tail: '"}', chunkBytes: 1, intervalMs: 100 },
+    });
+    expectTimeout(answer);
+    expect(answer.body.error.name).toBe('Request.Timeout');
+    expect(answer.bytesSent).toBeLessThan(100);
+  });
+
+  it('answers a REST upload that stalls mid-file with 408, keeping no partial file and changing nothing', async () => {
+    const envelopeId = await newDraft();
+    const answer = await rawRequest(slow.url, {
+      path: `/api/v1/key/envelopes/${envelopeId}/documents`,
+      headers: { 'content-type': multipartType, 'x-service-api-key': team.apiKey },
+      body: { head: documentPartHead, fillerBytes: 4 * MB, tail: multipartTail, stallAfterBytes: 256 * 1024 },
+    });
+    expectTimeout(answer);
+    expect(answer.body.error.name).toBe('Request.Timeout');
+    for (let attempt = 0; attempt < 30 && stagingFiles().length > 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(stagingFiles()).toEqual([]);
+    expect((await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}/documents`)).body.payload.documents).toEqual([]);
+  });
+
+  it('answers GraphQL bodies that stall (JSON and multipart) with the error Request.Timeout', async () => {
+    const json = await rawRequest(slow.url, {
+      path: '/graphql',
+      headers: { 'content-type': 'application/json', 'x-service-api-key': team.apiKey },
+      body: { head: '{"query":"{ viewer { id } }"', fillerBytes: 100, tail: '}', stallAfterBytes: 20 },
+    });
+    expectTimeout(json);
+    expect(json.body.errors[0].extensions).toMatchObject({ code: 'Request.Timeout' });
+    const envelopeId = await newDraft();
+    const operations = JSON.stringify({
+      query: 'mutation($e: ID!, $input: AddDocumentInput!) { addDocument(envelopeId: $e, input: $input) { id } }',
+      variables: { e: envelopeId, input: { file: null } },
+    });
+    const multipart = await rawRequest(slow.url, {
+      path: '/graphql',
+      headers: { 'content-type': multipartType, 'x-service-api-key': team.apiKey },
+      body: {
+        head:
+          `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${operations}\r\n` +
+          `--${boundary}\r\nContent-Disposition: form-data; name="map"\r\n\r\n{"0":["variables.input.file"]}\r\n` +
+          `--${boundary}\r\nContent-Disposition: form-data; name="0"; filename="a.pdf"\r\n\r\n%PDF-1.7\n`,
+        fillerBytes: 4 * MB,
+        tail: multipartTail,
+        stallAfterBytes: 256 * 1024,
+      },
+    });
+    expectTimeout(multipart);
+    expect(multipart.body.errors[0].extensions.code).toBe('Request.Timeout');
+    for (let attempt = 0; attempt < 30 && stagingFiles().length > 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(stagingFiles()).toEqual([]);
+  });
+
+  it('lets a slow but steady upload through', async () => {
+    const envelopeId = await newDraft();
+    const pdf = Buffer.from(makeLargePdf(200 * 1024));
+    const head = Buffer.concat([Buffer.from(documentPartHead.replace('%PDF-1.7\n', '')), pdf]);
+    // About 80 KB/s, in pieces 100 ms apart, for longer than the idle and rate windows.
+    const answer = await rawRequest(slow.url, {
+      path: `/api/v1/key/envelopes/${envelopeId}/documents`,
+      headers: { 'content-type': multipartType, 'x-service-api-key': team.apiKey },
+      body: { head, fillerBytes: 0, tail: multipartTail, chunked: true, chunkBytes: 8 * 1024, intervalMs: 100 },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.payload.document.byteSize).toBe(pdf.length);
+  });
 });
 
 describe('afterwards', () => {
