@@ -222,6 +222,28 @@ describe('GraphQL multipart uploads', () => {
     expectClosedAfterAnswer(unknown);
   });
 
+  it('answers an operations part over 1 MB with 413 Request.PayloadTooLarge, like any JSON body', async () => {
+    const operations = JSON.stringify({
+      query: 'mutation($e: ID!, $input: AddDocumentInput!) { addDocument(envelopeId: $e, input: $input) { id } }',
+      variables: { e: unknownId, input: { file: null, name: 'x'.repeat(MB + 10) } },
+    });
+    const answer = await rawRequest(app.url, {
+      path: '/graphql',
+      headers: { 'content-type': multipartType, 'x-service-api-key': team.apiKey },
+      body: {
+        head: `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${operations}\r\n--${boundary}\r\nContent-Disposition: form-data; name="map"\r\n\r\n`,
+        fillerBytes: 8 * MB,
+        tail: multipartTail,
+        chunked: true,
+        intervalMs: 2,
+      },
+    });
+    expect(answer.status).toBe(413);
+    expect(answer.body.errors[0].extensions).toMatchObject({ code: 'Request.PayloadTooLarge', context: { limitBytes: MB } });
+    expect(answer.bytesSentBeforeAnswer).toBeLessThan(4 * MB);
+    expectClosedAfterAnswer(answer);
+  });
+
   it('answers 413 at once for a declared body over the limit', async () => {
     const answer = await slowGraphqlUpload(await newDraft(), { 'x-service-api-key': team.apiKey }, { fillerBytes: 1024 * MB });
     expect(answer.status).toBe(413);

@@ -4,7 +4,8 @@ import { processRequest } from 'graphql-upload-minimal';
 import { writeNodeRefusal } from '../body-guard.ts';
 import { DocumentTooLargeError } from '../domain/document/document.errors.ts';
 import { MULTIPART_OVERHEAD_BYTES } from '../rest/multipart.ts';
-import { MissingApiKeyError } from '../shared/errors.ts';
+import { MAX_JSON_BYTES } from '../rest/body.ts';
+import { InvalidRequestError, MissingApiKeyError, PayloadTooLargeError } from '../shared/errors.ts';
 
 type NodeListener = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -43,7 +44,7 @@ export function withGraphQLUploads(listener: NodeListener, options: { graphqlPat
       writeNodeRefusal(request, response, new DocumentTooLargeError(options.maxFileBytes));
       return;
     }
-    processRequest(request, response, { maxFileSize: options.maxFileBytes + 1, maxFiles: 1, maxFieldSize: 1024 * 1024 }).then(
+    processRequest(request, response, { maxFileSize: options.maxFileBytes + 1, maxFiles: 1, maxFieldSize: MAX_JSON_BYTES }).then(
       (operations) => {
         (request as IncomingMessage & { body?: unknown }).body = operations;
         delete request.headers['content-length'];
@@ -52,19 +53,14 @@ export function withGraphQLUploads(listener: NodeListener, options: { graphqlPat
       (error: Error & { status?: number; expose?: boolean }) => {
         // Already answered: the body guard gave up on a stalled body, or the client went away.
         if (response.headersSent || response.writableEnded) return;
-        const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 400;
-        response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
-        response.end(
-          JSON.stringify({
-            errors: [
-              {
-                message: `Invalid multipart request: ${error.expose === false ? 'malformed body' : error.message}`,
-                extensions: { code: 'Request.Invalid', name: 'Request.Invalid', context: {} },
-              },
-            ],
-          }),
-        );
-        request.resume();
+        // The operations or map part over its 1 MB is the JSON body limit of every other request.
+        const refusal = /multipart field value exceeds the \d+ byte size limit/.test(error.message)
+          ? new PayloadTooLargeError(MAX_JSON_BYTES)
+          : new InvalidRequestError(
+              [{ path: '', message: `Invalid multipart request: ${error.expose === false ? 'malformed body' : error.message}` }],
+              `Invalid multipart request: ${error.expose === false ? 'malformed body' : error.message}`,
+            );
+        writeNodeRefusal(request, response, refusal);
       },
     );
   };
