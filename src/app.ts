@@ -2,6 +2,7 @@ import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
 import { createRequestContext, type AppDependencies, type RequestContext } from './context.ts';
+import { graphqlBodyLimitPlugin } from './graphql/body-limit.ts';
 import { createErrorMask } from './graphql/errors.ts';
 import { graphqlLimitPlugins } from './graphql/limits.ts';
 import { graphqlRateLimitPlugin } from './graphql/rate-limit.ts';
@@ -90,6 +91,8 @@ export function createApp(given: AppDependencies): App {
     // One operation per request: an array body is refused (yoga's default, stated so it stays).
     batching: false,
     renderGraphiQL: securityHeaders.renderGraphiQL,
+    // Replaced by graphqlBodyLimitPlugin: REST's 1 MB, answered as Request.PayloadTooLarge.
+    maxRequestBodySize: false,
     graphiql: { title: 'Envelope service', headers: JSON.stringify({ 'X-Service-Api-Key': '<your team key>' }) },
     maskedErrors: { maskError: createErrorMask(logger) },
     logging: {
@@ -114,6 +117,7 @@ export function createApp(given: AppDependencies): App {
       // Checked while parsing and validating, before any resolver runs; each refusal is named.
       ...graphqlLimitPlugins({ introspection: dependencies.config.graphqlIntrospection }),
       protoKeyLiteralPlugin,
+      graphqlBodyLimitPlugin(requestMetadataOf),
       ...(dependencies.config.graphqlJit ? [useGraphQlJit()] : []),
     ],
   });

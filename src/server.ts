@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { App } from './app.ts';
+import { BODY_TIMEOUTS, guardRequestBody, type BodyTimeouts } from './body-guard.ts';
 import { withGraphQLUploads } from './graphql/uploads.ts';
 
 export type RunningServer = {
@@ -10,15 +11,25 @@ export type RunningServer = {
   close(graceMs?: number): Promise<void>;
 };
 
-/** Puts the app behind a Node HTTP server. Port 0 picks a free port (tests). */
+/**
+ * Puts the app behind a Node HTTP server. Port 0 picks a free port (tests). `bodyTimeouts`
+ * defaults to BODY_TIMEOUTS; tests pass shorter ones (see body-guard.ts).
+ */
 export async function listen(
   app: App,
-  { port, host, maxUploadBytes }: { port: number; host?: string; maxUploadBytes: number },
+  { port, host, maxUploadBytes, bodyTimeouts }: { port: number; host?: string; maxUploadBytes: number; bodyTimeouts?: Partial<BodyTimeouts> },
 ): Promise<RunningServer> {
-  const server = http.createServer(withGraphQLUploads(app, { graphqlPath: app.graphqlEndpoint, maxFileBytes: maxUploadBytes }));
-  // Uploads of 48 MB on slow links must not be cut off by Node's default 5-minute request timeout.
-  server.requestTimeout = 30 * 60 * 1000;
-  server.headersTimeout = 60 * 1000;
+  const timeouts: BodyTimeouts = { ...BODY_TIMEOUTS, ...bodyTimeouts };
+  const handle = withGraphQLUploads(app, { graphqlPath: app.graphqlEndpoint, maxFileBytes: maxUploadBytes });
+  const server = http.createServer((request, response) => {
+    guardRequestBody(request, response, timeouts);
+    handle(request, response);
+  });
+  // The body guard answers a slow body with a named 408 itself; Node's own request timeout (a bare
+  // 408) is only the backstop behind it, so it is set a little longer. Uploads of 48 MB on slow
+  // links must still get through (see BODY_TIMEOUTS.totalMs).
+  server.requestTimeout = timeouts.totalMs + timeouts.headersMs + 5_000;
+  server.headersTimeout = timeouts.headersMs;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -211,7 +211,9 @@ describe('rate limits per API key', () => {
     const refused = burstStatuses.filter((status) => status === 429).length;
     const served = burstStatuses.filter((status) => status === 200).length;
     // The burst really went past the limit, and no more than the budget was served.
-    expect(refused).toBeGreaterThan(100);
+    // (How many requests the burst sends depends on how busy the machine is: count relative to the budget.)
+    expect(served + refused).toBeGreaterThan(PER_KEY);
+    expect(refused).toBeGreaterThan(0);
     expect(served).toBeLessThanOrEqual(PER_KEY);
     // Every steady read succeeded (timedRead asserts it). The latency bound is generous, since
     // this machine is shared and the burst's client runs on it too; what it catches is a limit

@@ -1,6 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import { processRequest } from 'graphql-upload-minimal';
+import { writeNodeRefusal } from '../body-guard.ts';
+import { DocumentTooLargeError } from '../domain/document/document.errors.ts';
+import { MULTIPART_OVERHEAD_BYTES } from '../rest/multipart.ts';
+import { MAX_JSON_BYTES } from '../rest/body.ts';
+import { InvalidRequestError, MissingApiKeyError, PayloadTooLargeError } from '../shared/errors.ts';
 
 type NodeListener = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -13,7 +18,13 @@ type NodeListener = (request: IncomingMessage, response: ServerResponse) => void
  *
  * The library silently truncates a file at `maxFileSize`; it is set one byte past the document
  * limit, so an over-limit file reaches the domain one byte too long and is refused there
- * (`Document.TooLarge`) by the same check REST uploads go through.
+ * (`Document.TooLarge`) by the same check REST uploads go through, as soon as that byte arrives.
+ *
+ * Refused before the body is read: a request without an API key (401 `Auth.MissingApiKey`; every
+ * upload needs one) and a declared Content-Length no acceptable upload can have (413
+ * `Document.TooLarge`). A wrong key or envelope can only be known from the `operations` part,
+ * the body's first: the mutation runs as soon as it is parsed, before the file is read, and its
+ * refusal is answered while the file is still arriving (the server then closes the connection).
  */
 export function withGraphQLUploads(listener: NodeListener, options: { graphqlPath: string; maxFileBytes: number }): NodeListener {
   return (request, response) => {
@@ -25,26 +36,31 @@ export function withGraphQLUploads(listener: NodeListener, options: { graphqlPat
       listener(request, response);
       return;
     }
-    processRequest(request, response, { maxFileSize: options.maxFileBytes + 1, maxFiles: 1, maxFieldSize: 1024 * 1024 }).then(
+    if (!request.headers['x-service-api-key']?.toString().trim()) {
+      writeNodeRefusal(request, response, new MissingApiKeyError());
+      return;
+    }
+    if (Number(request.headers['content-length'] ?? '0') > options.maxFileBytes + MULTIPART_OVERHEAD_BYTES) {
+      writeNodeRefusal(request, response, new DocumentTooLargeError(options.maxFileBytes));
+      return;
+    }
+    processRequest(request, response, { maxFileSize: options.maxFileBytes + 1, maxFiles: 1, maxFieldSize: MAX_JSON_BYTES }).then(
       (operations) => {
         (request as IncomingMessage & { body?: unknown }).body = operations;
         delete request.headers['content-length'];
         listener(request, response);
       },
       (error: Error & { status?: number; expose?: boolean }) => {
-        const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 400;
-        response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff' });
-        response.end(
-          JSON.stringify({
-            errors: [
-              {
-                message: `Invalid multipart request: ${error.expose === false ? 'malformed body' : error.message}`,
-                extensions: { code: 'Request.Invalid', name: 'Request.Invalid', context: {} },
-              },
-            ],
-          }),
-        );
-        request.resume();
+        // Already answered: the body guard gave up on a stalled body, or the client went away.
+        if (response.headersSent || response.writableEnded) return;
+        // The operations or map part over its 1 MB is the JSON body limit of every other request.
+        const refusal = /multipart field value exceeds the \d+ byte size limit/.test(error.message)
+          ? new PayloadTooLargeError(MAX_JSON_BYTES)
+          : new InvalidRequestError(
+              [{ path: '', message: `Invalid multipart request: ${error.expose === false ? 'malformed body' : error.message}` }],
+              `Invalid multipart request: ${error.expose === false ? 'malformed body' : error.message}`,
+            );
+        writeNodeRefusal(request, response, refusal);
       },
     );
   };
@@ -62,11 +78,26 @@ export function uploadedFileStream(source: Readable): Readable {
   // The domain attaches its listeners only after its own checks; a body cut off before then must
   // not become an unhandled 'error' (which would end the process). It still fails the read.
   forward.on('error', () => {});
+  // At the size limit the library stops the file short (one byte over the limit) but only ends it
+  // with its part, which may be the rest of a huge body: end it here instead, once the bytes it
+  // holds are forwarded, so the domain refuses the file now rather than after the whole body.
+  let truncated = false;
+  const endIfTruncated = () => {
+    if (truncated && source.readableLength === 0 && !forward.writableEnded) forward.end();
+  };
+  source.once('limit', () => {
+    truncated = true;
+    setImmediate(endIfTruncated);
+  });
   source.on('data', (chunk: Buffer) => {
+    if (forward.writableEnded) return;
     if (!forward.write(chunk)) source.pause();
+    endIfTruncated();
   });
   forward.on('drain', () => source.resume());
-  source.once('end', () => forward.end());
+  source.once('end', () => {
+    if (!forward.writableEnded) forward.end();
+  });
   source.once('error', (error) => forward.destroy(error));
   forward.once('close', () => {
     // The domain stopped reading early (refused the file): drain the rest of the part.

@@ -1,25 +1,47 @@
 import { InvalidRequestError, PayloadTooLargeError } from '../shared/errors.ts';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../shared/json-depth.ts';
 
-const MAX_JSON_BYTES = 1024 * 1024;
+/** The largest JSON body either face reads (REST bodies, GraphQL POST bodies): 1 MB. */
+export const MAX_JSON_BYTES = 1024 * 1024;
+
+/**
+ * Reads a whole body, at most `limitBytes` of it, whatever its transfer encoding: a declared
+ * Content-Length over the limit is refused before reading, a chunked body as soon as the bytes
+ * counted pass it (`Request.PayloadTooLarge`). Past the limit the stream is only let go, never
+ * cancelled: cancelling would destroy the socket under the answer (a reset instead of the 413);
+ * the server closes the connection after the answer instead (see body-guard.ts).
+ */
+export async function readBodyBytes(request: Request, limitBytes: number): Promise<Buffer> {
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  if (declared > limitBytes) throw new PayloadTooLargeError(limitBytes);
+  if (!request.body) return Buffer.alloc(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > limitBytes) throw new PayloadTooLargeError(limitBytes);
+      chunks.push(value);
+    }
+  } catch (error) {
+    if (error instanceof PayloadTooLargeError) throw error;
+    // The client went away, or the body guard gave up on a stalled body (and answered already).
+    throw new InvalidRequestError([{ path: '', message: 'the request body was cut off before it ended' }]);
+  } finally {
+    reader.releaseLock();
+  }
+  return Buffer.concat(chunks);
+}
 
 /**
  * Reads a JSON object body. An empty body reads as `{}` (several spec operations send none).
  * Anything that is not a JSON object is `Request.Invalid`; the size is capped while reading.
  */
 export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
-  const declared = Number(request.headers.get('content-length') ?? '0');
-  if (declared > MAX_JSON_BYTES) throw new PayloadTooLargeError(MAX_JSON_BYTES);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  if (request.body) {
-    for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-      total += chunk.byteLength;
-      if (total > MAX_JSON_BYTES) throw new PayloadTooLargeError(MAX_JSON_BYTES);
-      chunks.push(chunk);
-    }
-  }
-  const text = Buffer.concat(chunks).toString('utf8').trim();
+  const text = (await readBodyBytes(request, MAX_JSON_BYTES)).toString('utf8').trim();
   if (text === '') return {};
   const contentType = request.headers.get('content-type') ?? '';
   if (contentType !== '' && !/^application\/(.+\+)?json\b/i.test(contentType)) {

@@ -22,15 +22,26 @@ function readFieldValue(name: string, value: string): unknown {
 }
 
 /**
+ * Room for the multipart framing and the text fields around the file: a body larger than the file
+ * limit plus this cannot hold an acceptable upload (20 fields of at most 64 KB, part headers).
+ */
+export const MULTIPART_OVERHEAD_BYTES = 2 * 1024 * 1024;
+
+/**
  * Reads a `multipart/form-data` body with one file part named `fileField` and text fields.
- * The file is handed to `stage` as a stream while it arrives (nothing is buffered here). When
- * `stage` refuses it (too large, not a PDF, unknown envelope), the rest of the body is read and
- * dropped so the connection can carry the answer; the refusal is then rethrown.
+ * The file is handed to `stage` as a stream while it arrives (nothing is buffered here).
+ *
+ * A refusal stops reading at once: when `stage` refuses the file (not a PDF...), when the file
+ * passes `maxFileBytes` or the body `maxFileBytes + MULTIPART_OVERHEAD_BYTES` (`tooLarge()`), or
+ * when the form is wrong. The rest of the body is not waited for: the answer goes out while it is
+ * still arriving, and the server closes the connection after it (see body-guard.ts).
  */
 export async function receiveMultipartUpload<Staged>(options: {
   request: Request;
   nodeRequest: IncomingMessage | undefined;
   fileField: string;
+  maxFileBytes: number;
+  tooLarge: () => Error;
   stage: (stream: Readable, filename: string | undefined) => Promise<Staged>;
   discard: (staged: Staged) => Promise<void>;
 }): Promise<MultipartUpload<Staged>> {
@@ -38,6 +49,8 @@ export async function receiveMultipartUpload<Staged>(options: {
   if (!/^multipart\/form-data\b/i.test(contentType)) {
     throw new InvalidRequestError([{ path: '', message: 'the body must be multipart/form-data with the file in the `document` part' }]);
   }
+  const maxBodyBytes = options.maxFileBytes + MULTIPART_OVERHEAD_BYTES;
+  if (Number(options.request.headers.get('content-length') ?? '0') > maxBodyBytes) throw options.tooLarge();
   const source: Readable = options.nodeRequest ?? Readable.fromWeb(options.request.body as import('node:stream/web').ReadableStream);
   let parser: busboy.Busboy;
   try {
@@ -54,65 +67,93 @@ export async function receiveMultipartUpload<Staged>(options: {
   }
   const fields: Record<string, unknown> = {};
   let staging: Promise<Staged> | undefined;
+  let fileStream: PassThrough | undefined;
   let failure: unknown;
   let malformed: InvalidRequestError | undefined;
 
   const finished = new Promise<void>((resolve) => {
+    let stopped = false;
+    // Ends the read on the first refusal: busboy is detached from the request (whose remaining
+    // bytes the server drops while closing), and a file still being staged fails, so the stager
+    // deletes its partial file.
+    const stop = (problem: unknown) => {
+      failure ??= problem;
+      if (stopped) return;
+      stopped = true;
+      source.unpipe(parser);
+      source.off('data', countBody);
+      if (fileStream && !fileStream.writableFinished) fileStream.destroy(new Error('upload refused'));
+      resolve();
+    };
+    let bodyBytes = 0;
+    const countBody = (chunk: Buffer) => {
+      bodyBytes += chunk.length;
+      if (bodyBytes > maxBodyBytes) stop(options.tooLarge());
+    };
+    source.on('data', countBody);
+
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated) {
-        failure ??= new InvalidRequestError([{ path: name, message: `must be at most ${MAX_TEXT_FIELD_BYTES} bytes` }]);
+        stop(new InvalidRequestError([{ path: name, message: `must be at most ${MAX_TEXT_FIELD_BYTES} bytes` }]));
         return;
       }
       fields[name] = readFieldValue(name, value);
     });
     parser.on('file', (name, file, info) => {
       if (name !== options.fileField || staging) {
-        failure ??= new InvalidRequestError([{ path: name, message: `unexpected file part; send exactly one file, in \`${options.fileField}\`` }]);
         file.resume();
+        stop(new InvalidRequestError([{ path: name, message: `unexpected file part; send exactly one file, in \`${options.fileField}\`` }]));
         return;
       }
-      // The stager reads a pass-through, not busboy's own stream, so that if it gives up early
-      // busboy's stream can still be drained and parsing can reach the end of the body.
+      // The stager reads a pass-through, not busboy's own stream: it is cut off at the size limit
+      // (the stager then sees an error and deletes its partial file) without stopping busboy.
       const passThrough = new PassThrough();
-      file.pipe(passThrough);
-      // A body cut off mid-file errors busboy's stream; pipe() would not pass that on. The stager
-      // may attach its own listeners only later (after its envelope check), so the pass-through
-      // keeps a listener of its own: the problem is reported through the parser's error.
+      fileStream = passThrough;
+      let fileBytes = 0;
+      file.on('data', (chunk: Buffer) => {
+        if (stopped) return;
+        fileBytes += chunk.length;
+        if (fileBytes > options.maxFileBytes) {
+          stop(options.tooLarge());
+          return;
+        }
+        if (!passThrough.write(chunk)) file.pause();
+      });
+      passThrough.on('drain', () => file.resume());
+      file.once('end', () => passThrough.end());
+      // A body cut off mid-file errors busboy's stream; it is passed on to the stager. The stager
+      // may attach its own listeners only later, so the pass-through keeps a listener of its own.
       passThrough.on('error', () => {});
       file.once('error', (error) => passThrough.destroy(error));
       staging = options.stage(passThrough, info.filename || undefined);
-      staging.catch((error) => {
-        failure ??= error;
-        file.unpipe(passThrough);
-        file.resume();
-      });
+      staging.catch((error) => stop(error));
     });
     parser.on('filesLimit', () => {
-      failure ??= new InvalidRequestError([{ path: options.fileField, message: 'send exactly one file per request' }]);
+      stop(new InvalidRequestError([{ path: options.fileField, message: 'send exactly one file per request' }]));
     });
     parser.on('error', (error) => {
       malformed = new InvalidRequestError([{ path: '', message: `malformed multipart body: ${(error as Error).message}` }]);
+      stop(undefined);
+    });
+    parser.on('close', () => {
+      stopped = true;
+      source.off('data', countBody);
       resolve();
     });
-    parser.on('close', () => resolve());
     // A client that goes away mid-body: busboy never sees the end, so stop it here. Destroying it
     // fails the file stream, which makes the stager delete its partial file.
     const abandon = () => {
       if (source.readableEnded) return;
       malformed ??= new InvalidRequestError([{ path: '', message: 'the request body was cut off before it ended' }]);
       parser.destroy(new Error('request aborted'));
-      resolve();
+      stop(undefined);
     };
     source.once('close', abandon);
     source.once('error', abandon);
+    source.pipe(parser);
   });
-  source.pipe(parser);
 
   await finished;
-  if (malformed) {
-    source.unpipe(parser);
-    source.resume();
-  }
   const staged = staging ? await staging.catch(() => undefined) : undefined;
   // A malformed body is the caller's first problem, whatever the file stage made of the pieces.
   const problem = malformed ?? failure;

@@ -46,6 +46,17 @@ export class PayloadTooLargeError extends DomainError {
   }
 }
 
+/** `Request.Timeout`: the request body stalled, trickled or took too long; nothing was done with it. */
+export class RequestTimeoutError extends DomainError {
+  constructor(limits: { idleMs: number; minBytesPerSecond: number; totalMs: number }) {
+    super(
+      'Request.Timeout',
+      `The request body did not arrive in time (no byte for ${limits.idleMs / 1000} s, under ${limits.minBytesPerSecond} bytes/s, or over ${limits.totalMs / 1000} s in all); nothing was done with it.`,
+      limits,
+    );
+  }
+}
+
 /** `Route.NotFound`: no REST route matches the method and path. */
 export class RouteNotFoundError extends DomainError {
   constructor(method: string, path: string) {
@@ -95,6 +106,7 @@ export class ServiceUnavailableError extends DomainError {
 const statusByName: Record<string, number> = {
   'Request.Invalid': 400,
   'Request.PayloadTooLarge': 413,
+  'Request.Timeout': 408,
   'Request.IdempotencyKeyReused': 409,
   'Request.RateLimited': 429,
   'Route.NotFound': 404,
@@ -110,6 +122,7 @@ const statusByName: Record<string, number> = {
   'Envelope.NotSendable': 409,
   'Envelope.NotFinalized': 409,
   'Envelope.NotDeletable': 409,
+  'Envelope.Busy': 409,
   'Envelope.AuditNotFound': 404,
   'Recipient.HasFields': 409,
   'Envelope.CapacityExceeded': 422,

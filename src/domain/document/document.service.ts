@@ -33,22 +33,40 @@ export type StagedDocument = {
 };
 
 /**
- * Receives an upload for a draft envelope: checks the envelope first (so a wrong id, or an
- * envelope that is no longer a draft, costs no upload), streams the bytes to a staging file while hashing and counting (never holding the
- * file in memory), then checks by content that it is a complete, unencrypted PDF and reads its
- * page geometry. Anything refused is deleted at once: no partial file stays behind.
+ * The checks an upload must pass before any of its bytes are read: the caller is authenticated
+ * and the envelope is theirs and a draft (`Envelope.NotFound`, `Envelope.NotDraft`). One cheap
+ * read, no lock; the draft rule is checked again under the lock when the document is added.
  *
  * With an `Idempotency-Key` the draft check waits for `addDocument`: a repeat of an upload that
  * succeeded before the envelope was sent must still get its first answer, and whether it is a
  * repeat depends on the file's hash, known only once it has arrived.
  */
+export async function checkUploadTarget(context: ServiceContext, options: { envelopeId: string; idempotencyKey?: string }): Promise<void> {
+  const caller = await context.caller();
+  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
+  if (envelope.status !== 'draft' && options.idempotencyKey === undefined) throw new EnvelopeNotDraftError(envelope.id, envelope.status);
+}
+
+/**
+ * Receives an upload for a draft envelope: checks the envelope first (so a wrong id, or an
+ * envelope that is no longer a draft, costs no upload), then stages the file (`stageDocumentFile`).
+ */
 export async function stageDocumentUpload(
   context: ServiceContext,
   options: { envelopeId: string; stream: Readable; filename: string | undefined; idempotencyKey?: string },
 ): Promise<StagedDocument> {
-  const caller = await context.caller();
-  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
-  if (envelope.status !== 'draft' && options.idempotencyKey === undefined) throw new EnvelopeNotDraftError(envelope.id, envelope.status);
+  await checkUploadTarget(context, options);
+  return stageDocumentFile(context, options);
+}
+
+/**
+ * Streams the bytes to a staging file while hashing and counting (never holding the file in
+ * memory), then checks by content that it is a complete, unencrypted PDF and reads its page
+ * geometry. Anything refused is deleted at once: no partial file stays behind. This is all done
+ * before `addDocument` takes the envelope's row lock, so a slow upload never holds the lock (or a
+ * database connection). The caller has run `checkUploadTarget` first.
+ */
+export function stageDocumentFile(context: ServiceContext, options: { stream: Readable; filename: string | undefined }): Promise<StagedDocument> {
   return stagePdf(context, options);
 }
 

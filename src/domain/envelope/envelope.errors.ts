@@ -24,3 +24,17 @@ export class EnvelopeNotDeletableError extends DomainError {
     });
   }
 }
+
+/**
+ * `Envelope.Busy`: other changes to this envelope (or a burst of the team's changes) are queued
+ * ahead of this one, or another request holds the envelope's lock, for longer than a change may
+ * wait. Nothing changed; retry after `context.retryAfterSeconds` (also the `Retry-After` header).
+ */
+export class EnvelopeBusyError extends DomainError {
+  constructor(envelopeId: string, retryAfterSeconds: number) {
+    super('Envelope.Busy', 'Other changes to this envelope are in progress; nothing changed. Retry after context.retryAfterSeconds seconds.', {
+      envelopeId,
+      retryAfterSeconds,
+    });
+  }
+}

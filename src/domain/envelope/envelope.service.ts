@@ -1,4 +1,4 @@
-import { LockMode } from '@mikro-orm/core';
+import { LockMode, LockWaitTimeoutException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { isUuid } from '../../shared/ids.ts';
@@ -12,7 +12,8 @@ import { afterCursor, createdAtCursor, keysetPageInput, LISTING_ORDER, takePage 
 import { boundedInteger, jsonObject, parseInput, readableName } from '../validation.ts';
 import { Envelope, envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
 import { readEnvelope, type EnvelopeData, type EnvelopeInclude } from './envelope.read.ts';
-import { EnvelopeNotDeletableError, EnvelopeNotDraftError, EnvelopeNotFoundError } from './envelope.errors.ts';
+import { draftGateFor } from './draft-gate.ts';
+import { EnvelopeBusyError, EnvelopeNotDeletableError, EnvelopeNotDraftError, EnvelopeNotFoundError } from './envelope.errors.ts';
 
 export const DEFAULT_EXPIRATION_PERIOD_DAYS = 30;
 
@@ -66,10 +67,49 @@ export async function findTeamEnvelope(
 export type DraftChange = { em: EntityManager; envelope: Envelope; caller: TeamCaller; now: Date };
 
 /**
+ * How long a change to a draft may wait for its turn in this process (draft-gate.ts), and then,
+ * inside its transaction, for the envelope's row lock (`lock_timeout`, against other processes
+ * and sends). Either running out is `Envelope.Busy` (409, Retry-After).
+ */
+export const DRAFT_LOCK_TIMEOUT_MS = 5_000;
+const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** PostgreSQL's lock_not_available (55P03): `lock_timeout` ran out. */
+function isLockTimeout(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth += 1) {
+    if (current instanceof LockWaitTimeoutException || (current as { code?: unknown }).code === '55P03') return true;
+  }
+  return false;
+}
+
+/**
+ * Runs `work` in a transaction that will take the envelope's row lock, fairly: after its turn at
+ * the draft gate (holding no connection while it waits) and with the lock wait bounded. Staging
+ * (an upload's bytes, its PDF inspection) happens before this, never inside it.
+ */
+async function inDraftTransaction<T>(context: ServiceContext, caller: TeamCaller, envelopeId: string, work: (em: EntityManager) => Promise<T>): Promise<T> {
+  const poolMax = (context.em.config.get('pool') as { max?: number } | undefined)?.max ?? 10;
+  const leave = await draftGateFor(context.em.config, poolMax).enter(caller.teamId, envelopeId, DRAFT_LOCK_TIMEOUT_MS);
+  if (!leave) throw new EnvelopeBusyError(envelopeId, BUSY_RETRY_AFTER_SECONDS);
+  try {
+    return await context.em.transactional(async (em) => {
+      await em.execute(`set local lock_timeout = ${DRAFT_LOCK_TIMEOUT_MS}`);
+      return work(em);
+    });
+  } catch (error) {
+    if (isLockTimeout(error)) throw new EnvelopeBusyError(envelopeId, BUSY_RETRY_AFTER_SECONDS);
+    throw error;
+  } finally {
+    leave();
+  }
+}
+
+/**
  * Runs a change to a draft envelope (its settings, documents, recipients or fields) in one
  * transaction that holds the envelope's row lock. Sending takes the same lock (its guarded
  * `status` update), so a change and a send never interleave: the change either lands before the
- * send or is refused with `Envelope.NotDraft` and changes nothing.
+ * send or is refused with `Envelope.NotDraft` and changes nothing. A change that cannot get its
+ * turn or the lock in time is `Envelope.Busy` and changes nothing.
  */
 export async function changeDraftEnvelope<T>(
   context: ServiceContext,
@@ -77,7 +117,7 @@ export async function changeDraftEnvelope<T>(
   change: (draft: DraftChange) => Promise<T>,
 ): Promise<T> {
   const caller = await context.caller();
-  return context.em.transactional(async (em) => {
+  return inDraftTransaction(context, caller, envelopeId, async (em) => {
     const envelope = await findTeamEnvelope(em, caller, envelopeId, { lock: true });
     if (envelope.status !== 'draft') throw new EnvelopeNotDraftError(envelope.id, envelope.status);
     return change({ em, envelope, caller, now: context.clock.now() });
@@ -203,7 +243,7 @@ export async function updateEnvelope(context: ServiceContext, options: { envelop
  */
 export async function deleteEnvelope(context: ServiceContext, options: { envelopeId: string }): Promise<void> {
   const caller = await context.caller();
-  await context.em.transactional(async (em) => {
+  await inDraftTransaction(context, caller, options.envelopeId, async (em) => {
     const envelope = await findTeamEnvelope(em, caller, options.envelopeId, { lock: true });
     if (envelope.status !== 'draft') throw new EnvelopeNotDeletableError(envelope.id, envelope.status);
     await auditChange(context, { em, caller, now: context.clock.now() }, {

@@ -1,4 +1,5 @@
-import { addDocument, deleteDocument, stageDocumentUpload, updateDocument } from '../../domain/document/document.service.ts';
+import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
+import { addDocument, checkUploadTarget, deleteDocument, stageDocumentFile, updateDocument } from '../../domain/document/document.service.ts';
 import { readDocument, readDocuments } from '../../domain/envelope/envelope.read.ts';
 import { readJsonObject } from '../body.ts';
 import { receiveMultipartUpload } from '../multipart.ts';
@@ -10,12 +11,17 @@ export const documentRoutes: RestRoute[] = [
     method: 'POST',
     path: '/envelopes/:envelopeId/documents',
     async handler({ request, nodeRequest, params, context }) {
+      // Everything that can refuse the upload from its head is checked before the body is read:
+      // the key, the envelope (one read), then the declared size (in receiveMultipartUpload).
+      await checkUploadTarget(context, { envelopeId: params.envelopeId, idempotencyKey: context.idempotencyKey });
+      const maxFileBytes = context.limits.maxDocumentBytes;
       const upload = await receiveMultipartUpload({
         request,
         nodeRequest,
         fileField: 'document',
-        stage: (stream, filename) =>
-          stageDocumentUpload(context, { envelopeId: params.envelopeId, stream, filename, idempotencyKey: context.idempotencyKey }),
+        maxFileBytes,
+        tooLarge: () => new DocumentTooLargeError(maxFileBytes),
+        stage: (stream, filename) => stageDocumentFile(context, { stream, filename }),
         discard: (staged) => staged.blob.discard(),
       });
       const document = await addDocument(context, {
