@@ -8,6 +8,7 @@ import { ensureDefaultTeam } from './domain/team/team.service.ts';
 import { listen } from './server.ts';
 import { createFileBlobStore } from './shared/blob-store.ts';
 import { createClock } from './shared/clock.ts';
+import { createPdfWorkerPool } from './domain/document/pdf-worker-pool.ts';
 import { createLogger } from './shared/logger.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
 
@@ -54,6 +55,9 @@ const apiKeyCache = new ApiKeyCache();
 const revocationListener =
   config.databaseUrl === undefined ? undefined : await listenForApiKeyRevocations({ connectionString: config.databaseUrl, cache: apiKeyCache, logger });
 
+// PDF inspection runs in these threads, never on the event loop (one pool for the process).
+const pdfWorkers = createPdfWorkerPool();
+
 const app = createApp({
   orm: database.orm,
   config,
@@ -61,6 +65,7 @@ const app = createApp({
   clock: createClock(),
   blobStore: createFileBlobStore(path.join(config.dataDir, 'blobs')),
   auditKey: loadAuditKey(config),
+  pdfWorkers,
   apiKeyCache,
 });
 const running = await listen(app, { port: config.port, maxUploadBytes: config.maxDocumentBytes });
@@ -76,6 +81,8 @@ async function shutdown(signal: string) {
   logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
   await running.close();
   await app.dispose();
+  // After the server has finished its requests: no upload is waiting for a worker any more.
+  await pdfWorkers.close();
   await revocationListener?.close();
   apiKeyCache.close();
   await database.close();

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { BlobSourceError, BlobTooLargeError, type StagedBlob } from '../../shared/blob-store.ts';
+import { ServerBusyError } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { Envelope } from '../envelope/envelope.entity.ts';
 import { EnvelopeNotDraftError } from '../envelope/envelope.errors.ts';
@@ -13,13 +14,15 @@ import { boundedInteger, boundedText, characterCount, jsonObject, parseInput } f
 import { Document } from './document.entity.ts';
 import {
   DocumentEncryptedError,
+  DocumentInspectionLimitExceededError,
   DocumentInvalidPdfError,
   DocumentNotFoundError,
   DocumentNotPdfError,
   DocumentTooLargeError,
   DocumentUploadIncompleteError,
 } from './document.errors.ts';
-import { inspectPdfFile, PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
+import { PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
+import { PdfWorkersBusyError, PdfWorkLimitError } from './pdf-worker-pool.ts';
 
 export const MAX_DOCUMENT_NAME_LENGTH = 140;
 
@@ -33,8 +36,8 @@ export type StagedDocument = {
 /**
  * Receives an upload for a draft envelope: checks the envelope first (so a wrong id, or an
  * envelope that is no longer a draft, costs no upload), streams the bytes to a staging file while hashing and counting (never holding the
- * file in memory), then checks by content that it is a complete, unencrypted PDF and reads its
- * page geometry. Anything refused is deleted at once: no partial file stays behind.
+ * file in memory), then checks by content, in a PDF worker thread, that it is a complete,
+ * unencrypted PDF and reads its page geometry. Anything refused is deleted at once: no partial file stays behind.
  *
  * With an `Idempotency-Key` the draft check waits for `addDocument`: a repeat of an upload that
  * succeeded before the envelope was sent must still get its first answer, and whether it is a
@@ -61,7 +64,9 @@ async function stagePdf(context: ServiceContext, options: { stream: Readable; fi
     throw error;
   }
   try {
-    const inspection = await inspectPdfFile(blob.stagingPath);
+    // In a worker thread, with a time and a memory limit: a PDF's structure can cost seconds
+    // to read, and the event loop serves every other request meanwhile.
+    const inspection = await context.pdfWorkers.inspect(blob.stagingPath);
     return { blob, filename: options.filename, inspection };
   } catch (error) {
     await blob.discard();
@@ -69,6 +74,10 @@ async function stagePdf(context: ServiceContext, options: { stream: Readable; fi
       if (error.reason === 'not_pdf') throw new DocumentNotPdfError();
       if (error.reason === 'encrypted') throw new DocumentEncryptedError();
       throw new DocumentInvalidPdfError(error.detail);
+    }
+    if (error instanceof PdfWorkLimitError) throw new DocumentInspectionLimitExceededError(error.limit, error.value);
+    if (error instanceof PdfWorkersBusyError) {
+      throw new ServerBusyError('The service is checking too many documents right now; nothing was stored. Retry in a few seconds.', { reason: error.reason });
     }
     throw error;
   }
