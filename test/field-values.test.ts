@@ -10,6 +10,7 @@ import {
   summariseBiometricValue,
   type BiometricPoint,
 } from '../src/domain/field/field-values.ts';
+import { compileTextPattern, type TextPatternMatcher } from '../src/domain/field/text-pattern.ts';
 
 const C = 'fields[0].config';
 const V = 'fields[0].value';
@@ -168,7 +169,7 @@ describe('text fields', () => {
   });
 
   it('refuses what RE2 cannot match in linear time, naming the supported syntax', () => {
-    for (const pattern of ['(a)\\1', '(?<n>a)\\k<n>', '(?=a)a', '(?!a)b', 'a(?<=a)', 'b(?<!a)', 'a{1001}']) {
+    for (const pattern of ['(a)\\1', '(?<n>a)\\k<n>', '(?=a)a', '(?!a)b', 'a(?<=a)', 'b(?<!a)', 'a{1001}', '\\p{Letter}']) {
       const issues = config('text', { pattern }).issues;
       expect(issues).toHaveLength(1);
       expect(issues[0].path).toBe(`${C}.pattern`);
@@ -189,10 +190,34 @@ describe('text fields', () => {
     expect(accepts('(?<year>[0-9]{4})-[0-9]{2}', '2026-11')).toBe(true);
     expect(accepts('\\p{Lu}\\p{Ll}+', 'Ada')).toBe(true);
     expect(accepts('\\p{Lu}\\p{Ll}+', 'ada')).toBe(false);
+    // JavaScript spells scripts and categories with a name= prefix; RE2 without.
+    expect(accepts('\\p{Script=Greek}+', 'αβγ')).toBe(true);
+    expect(accepts('\\p{Script=Greek}+', 'abc')).toBe(false);
+    expect(accepts('[\\p{gc=Lu}\\P{sc=Latin}]', 'Д')).toBe(true);
     // Case-sensitive, and `.` matches one character (a code point), never a line break.
     expect(accepts('abc', 'ABC')).toBe(false);
     expect(accepts('.', '😀')).toBe(true);
     expect(value('text', { text: 'a\nb' }, { pattern: 'a.b', multiline: true }).issues).toHaveLength(1);
+  });
+
+  it('matches every character exactly as JavaScript (u flag) did, where the two syntaxes read alike but RE2 differs', () => {
+    // RE2's `.` lets \r, U+2028 and U+2029 through and its \s is ASCII only; [\b] and \cX are
+    // not RE2 at all. The pattern is rewritten so that none of this shows.
+    const patterns = ['.', '\\s', '\\S', '[\\s]', '[^\\s]', '[a\\s]', '[.]', '\\.', '\\w', '\\W', '\\d', '\\p{L}', '[^a]', '\\v', '[\\b]', '\\cJ', '[\\cA-\\cZ]', '[\\u00C0-\\u017F]'];
+    const characters: string[] = [];
+    for (let codePoint = 0; codePoint <= 0x3100; codePoint += 1) characters.push(String.fromCodePoint(codePoint));
+    characters.push('\ufeff', '\u{1F600}');
+    for (const pattern of patterns) {
+      const compiled = compileTextPattern(pattern, 1);
+      if (!('matcher' in compiled)) throw new Error(`${pattern}: ${compiled.problem}`);
+      const javascript = new RegExp(`^(?:${pattern})$`, 'u');
+      const differing = characters.filter((character) => javascript.test(character) !== compiled.matcher.matches(character));
+      expect({ pattern, differing }).toEqual({ pattern, differing: [] });
+    }
+    const both = (pattern: string, text: string) => [new RegExp(`^(?:${pattern})$`, 'u').test(text), (compileTextPattern(pattern, 100) as { matcher: TextPatternMatcher }).matcher.matches(text)];
+    expect(both('a.*b', 'a\r\nb')).toEqual([false, false]);
+    expect(both('a[\\s\\S]*b', 'a\r\n\u2028b')).toEqual([true, true]);
+    expect(both('\\\\.', '\\x')).toEqual([true, true]);
   });
 
   it('refuses a pattern too costly for the field\'s maxLength, and says what to change', () => {

@@ -8,12 +8,13 @@ import { RE2JS } from 're2js';
  * with re2js (RE2's automata: time grows with text length × pattern size, never exponentially).
  *
  * A pattern must be both RE2 syntax and a valid JavaScript regular expression with the `u` flag
- * (what the service promised before): every pattern accepted so far that uses neither
- * backreferences nor lookaround keeps its meaning, and a signing page can still check the same
- * pattern in the browser. RE2 still has a cost per character that grows with the compiled
- * program, and with a cold automaton (every check compiles afresh, see below) a program of
- * thousands of steps costs ~100 ns per step per character; so the program size times the
- * field's `maxLength` is bounded as well, which keeps one match in the tens of milliseconds.
+ * (what the service promised before), and it is rewritten where the two read the same text
+ * differently (`.`, `\s`, `\u` escapes; see toRe2Syntax): patterns accepted so far keep their
+ * meaning or are refused with a reason (backreferences, lookaround, long Unicode property names,
+ * counts above 1000), and a signing page can still check the same pattern in the browser.
+ * RE2's cost per character still grows with the compiled program, faster when many paths run
+ * side by side (optional parts, alternatives); so (branches + 1) × steps × `maxLength` is bounded too, which keeps one match within tens of
+ * milliseconds even with a cold automaton (every check compiles afresh, see below).
  */
 
 export const patternLimits = {
@@ -65,35 +66,77 @@ export function compileTextPattern(pattern: string, maxLength: number): { matche
 
 function compileRe2(pattern: string): { re2: RE2JS } | { problem: string } {
   try {
-    return { re2: RE2JS.compile(withRe2UnicodeEscapes(pattern)) };
+    return { re2: RE2JS.compile(toRe2Syntax(pattern)) };
   } catch (error) {
     const detail = (error as Error).message.replace(/^error parsing regexp: /, '');
     return {
       problem:
         `must use RE2 syntax, which is matched in linear time: backreferences (\\1, \\k<name>), lookahead and lookbehind ` +
-        `((?=, (?!, (?<=, (?<!) and repetition counts above 1000 are not supported (${detail})`,
+        `((?=, (?!, (?<=, (?<!), long Unicode property names (write \\p{L} or \\p{Script=Greek}, not \\p{Letter}, ` +
+        `\\p{Script_Extensions=Greek} or \\p{Alphabetic}) and repetition counts above 1000 are not supported (${detail})`,
     };
   }
 }
 
 const unicodeEscape = /u(?:([0-9A-Fa-f]{4})|\{([0-9A-Fa-f]{1,6})\})/y;
+const unicodeProperty = /([pP])\{(?:Script|sc|General_Category|gc)=([A-Za-z_]+)\}/y;
+
+// JavaScript's white space (WhiteSpace and LineTerminator); RE2's `\s` is only [\t\n\f\r ].
+const javascriptSpaces = '\\t\\n\\x{b}\\f\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}';
+// What `.` leaves out in JavaScript; RE2's `.` leaves out only \n.
+const javascriptLineTerminators = '\\n\\r\\x{2028}\\x{2029}';
 
 /**
- * JavaScript's `\uXXXX` and `\u{X…}` escapes written as RE2's `\x{X…}`; RE2 has no `\u`, and
- * patterns like `[A-Za-z\u00C0-\u017F]` were valid before. A surrogate pair written as two
- * escapes means one character under the `u` flag, so it becomes one. Every other escape is
- * copied as it is, together with the character after the backslash, so `\\u0041` (a backslash,
- * then "u0041") stays what it was.
+ * Rewrites a pattern (already valid JavaScript with the u flag) so that RE2 reads it as
+ * JavaScript does, where the two differ on common syntax:
+ * - `\uXXXX` and `\u{X…}` (RE2 has no `\u`) become `\x{X…}`; two escapes forming a surrogate
+ *   pair are one character under the u flag, so they become one;
+ * - `.` excludes \r, U+2028 and U+2029 as well as \n;
+ * - `\s` and `\S` mean JavaScript's Unicode white space, not ASCII only (except `\S` inside a
+ *   character class, which RE2 cannot complement there; it keeps RE2's meaning);
+ * - `[\b]` (a backspace) and `\cX` (a control character) become `\x{…}`;
+ * - `\p{Script=X}`, `\p{sc=X}`, `\p{General_Category=X}` and `\p{gc=X}` become `\p{X}`.
+ * Every other escape is copied with the character after its backslash, so `\\u0041` (a
+ * backslash, then "u0041") and `\.` stay what they were. Classes do not nest in JavaScript
+ * without the v flag, so one flag tracks whether we are inside one.
  */
-function withRe2UnicodeEscapes(pattern: string): string {
-  if (!pattern.includes('\\u')) return pattern;
+function toRe2Syntax(pattern: string): string {
   let result = '';
+  let inClass = false;
   let index = 0;
   while (index < pattern.length) {
     const character = pattern[index];
     if (character !== '\\') {
-      result += character;
+      if (character === '[' && !inClass) inClass = true;
+      else if (character === ']' && inClass) inClass = false;
+      result += character === '.' && !inClass ? `[^${javascriptLineTerminators}]` : character;
       index += 1;
+      continue;
+    }
+    const escaped = pattern[index + 1];
+    if (escaped === 's') {
+      result += inClass ? javascriptSpaces : `[${javascriptSpaces}]`;
+      index += 2;
+      continue;
+    }
+    if (escaped === 'S' && !inClass) {
+      result += `[^${javascriptSpaces}]`;
+      index += 2;
+      continue;
+    }
+    // Backspace inside a class, and control letters (\cJ is a line feed): RE2 has neither.
+    const control = escaped === 'c' ? pattern[index + 2] : undefined;
+    if ((escaped === 'b' && inClass) || (control !== undefined && /^[A-Za-z]$/.test(control))) {
+      result += `\\x{${(control === undefined ? 8 : control.charCodeAt(0) % 32).toString(16)}}`;
+      index += control === undefined ? 2 : 3;
+      continue;
+    }
+    // \p{Script=Greek} and \p{gc=Lu} are JavaScript's spellings of RE2's \p{Greek} and \p{Lu}.
+    unicodeProperty.lastIndex = index + 1;
+    const property = unicodeProperty.exec(pattern);
+    if (property !== null) {
+      result += `\\${property[1]}{${property[2]}}`;
+      index = unicodeProperty.lastIndex;
       continue;
     }
     const first = readUnicodeEscape(pattern, index + 1);
