@@ -146,7 +146,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       // A worker that loaded and later died (time or memory limit) is replaced at once, so the
       // next file does not wait for a thread to start. One that never loaded is not: it would
       // fail again, and in a loop; the next task starts one and reports its failure.
-      if (slot.ready && slots.size < settings.threads) slots.add(spawn());
+      if (slot.ready && slots.size < settings.threads) spawn();
       dispatchWaiting();
     });
     slots.add(slot);
