@@ -14,6 +14,7 @@ import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { Document } from '../src/domain/document/document.entity.ts';
+import { createPdfWorkerPool } from '../src/domain/document/pdf-worker-pool.ts';
 import { Envelope } from '../src/domain/envelope/envelope.entity.ts';
 import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Field } from '../src/domain/field/field.entity.ts';
@@ -39,6 +40,7 @@ const database = await openDatabase(config, {
     statements += 1;
   },
 });
+const pdfWorkers = createPdfWorkerPool({ threads: 1 });
 const app = createApp({
   orm: database.orm,
   config,
@@ -46,6 +48,7 @@ const app = createApp({
   clock: createClock(),
   blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
   auditKey: Buffer.alloc(32, 7),
+  pdfWorkers,
   // As in production: the key is verified once, then served from the cache.
   apiKeyCache: new ApiKeyCache(),
 });
@@ -112,6 +115,7 @@ try {
   for (const row of rows) console.log(line(row));
 } finally {
   await running.close(1000);
+  await pdfWorkers.close();
   await database.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 }

@@ -7,6 +7,7 @@ import type { Clock } from './shared/clock.ts';
 import { MissingApiKeyError } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
 import type { BlobStore } from './shared/blob-store.ts';
+import type { PdfWorkers } from './domain/document/pdf-worker-pool.ts';
 import type { RequestMetadata } from './shared/request-metadata.ts';
 import type { ServiceContext } from './domain/service-context.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -20,6 +21,8 @@ export type AppDependencies = {
   blobStore: BlobStore;
   /** Keys the audit hash chain (see domain/audit). */
   auditKey: Buffer;
+  /** The process's PDF worker threads (created once, closed on shutdown). */
+  pdfWorkers: PdfWorkers;
   /** Verified API keys, shared by all requests. Absent: every request looks its key up (tools, benchmarks). */
   apiKeyCache?: ApiKeyCache;
   /** Request budgets (src/rate-limit.ts). Absent: createApp makes a process-local one from the config. */

@@ -9,6 +9,7 @@ import { createRateLimiter } from './rate-limit.ts';
 import { listen } from './server.ts';
 import { createFileBlobStore } from './shared/blob-store.ts';
 import { createClock } from './shared/clock.ts';
+import { createPdfWorkerPool } from './domain/document/pdf-worker-pool.ts';
 import { createLogger } from './shared/logger.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
 
@@ -65,6 +66,8 @@ const rateLimiter = createRateLimiter({
       : { kind: 'postgres', connectionString: config.databaseUrl, preparedStatements: config.databasePreparedStatements },
   logger,
 });
+// PDF inspection runs in these threads, never on the event loop (one pool for the process).
+const pdfWorkers = createPdfWorkerPool();
 
 const app = createApp({
   orm: database.orm,
@@ -73,6 +76,7 @@ const app = createApp({
   clock: createClock(),
   blobStore: createFileBlobStore(path.join(config.dataDir, 'blobs')),
   auditKey: loadAuditKey(config),
+  pdfWorkers,
   apiKeyCache,
   rateLimiter,
 });
@@ -89,6 +93,8 @@ async function shutdown(signal: string) {
   logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
   await running.close();
   await app.dispose();
+  // After the server has finished its requests: no upload is waiting for a worker any more.
+  await pdfWorkers.close();
   await revocationListener?.close();
   apiKeyCache.close();
   await rateLimiter.close();

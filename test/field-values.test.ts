@@ -10,6 +10,7 @@ import {
   summariseBiometricValue,
   type BiometricPoint,
 } from '../src/domain/field/field-values.ts';
+import { compileTextPattern, type TextPatternMatcher } from '../src/domain/field/text-pattern.ts';
 
 const C = 'fields[0].config';
 const V = 'fields[0].value';
@@ -155,6 +156,101 @@ describe('text fields', () => {
     expect(paths(value('text', { text: 'a12345' }, rule))).toEqual([`${V}.text`]);
     // An alternation must not escape the anchors.
     expect(paths(value('text', { text: 'xb' }, { pattern: 'a|b' }))).toEqual([`${V}.text`]);
+  });
+
+  it('matches nested quantifiers in linear time: (a+)+b against 32 a\'s answers at once', () => {
+    // On JavaScript's backtracking RegExp this one check took 23 s, blocking every request.
+    const started = performance.now();
+    expect(value('text', { text: 'a'.repeat(32) }, { pattern: '(a+)+b' }).issues).toEqual([
+      { path: `${V}.text`, message: "must match the field's pattern /(a+)+b/" },
+    ]);
+    expect(value('text', { text: `${'a'.repeat(9_999)}b` }, { pattern: '(a+)+b', maxLength: 10_000 }).issues).toEqual([]);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('refuses what RE2 cannot match in linear time, naming the supported syntax', () => {
+    for (const pattern of ['(a)\\1', '(?<n>a)\\k<n>', '(?=a)a', '(?!a)b', 'a(?<=a)', 'b(?<!a)', 'a{1001}', '\\p{Letter}']) {
+      const issues = config('text', { pattern }).issues;
+      expect(issues).toHaveLength(1);
+      expect(issues[0].path).toBe(`${C}.pattern`);
+      expect(issues[0].message).toMatch(/^must use RE2 syntax, which is matched in linear time: backreferences .* lookahead and lookbehind .* are not supported \(.+\)$/);
+    }
+  });
+
+  it('keeps the meaning of patterns valid in both syntaxes, \\u escapes included', () => {
+    const accepts = (pattern: string, text: string) => value('text', { text }, { pattern }).issues.length === 0;
+    expect(accepts('[A-Za-z\\u00C0-\\u017F]+', 'Zoë')).toBe(true);
+    expect(accepts('[A-Za-z\\u00C0-\\u017F]+', 'Zoë!')).toBe(false);
+    expect(accepts('\\u{1F600}+', '😀😀')).toBe(true);
+    // Two escapes of one surrogate pair are one character under the u flag.
+    expect(accepts('\\uD83D\\uDE00', '😀')).toBe(true);
+    // An escaped backslash followed by "u0041" is not an escape of "A".
+    expect(accepts('\\\\u0041', '\\u0041')).toBe(true);
+    expect(accepts('\\\\u0041', 'A')).toBe(false);
+    expect(accepts('(?<year>[0-9]{4})-[0-9]{2}', '2026-11')).toBe(true);
+    expect(accepts('\\p{Lu}\\p{Ll}+', 'Ada')).toBe(true);
+    expect(accepts('\\p{Lu}\\p{Ll}+', 'ada')).toBe(false);
+    // JavaScript spells scripts and categories with a name= prefix; RE2 without.
+    expect(accepts('\\p{Script=Greek}+', 'αβγ')).toBe(true);
+    expect(accepts('\\p{Script=Greek}+', 'abc')).toBe(false);
+    expect(accepts('[\\p{gc=Lu}\\P{sc=Latin}]', 'Д')).toBe(true);
+    // Case-sensitive, and `.` matches one character (a code point), never a line break.
+    expect(accepts('abc', 'ABC')).toBe(false);
+    expect(accepts('.', '😀')).toBe(true);
+    expect(value('text', { text: 'a\nb' }, { pattern: 'a.b', multiline: true }).issues).toHaveLength(1);
+  });
+
+  it('matches every character exactly as JavaScript (u flag) did, where the two syntaxes read alike but RE2 differs', () => {
+    // RE2's `.` lets \r, U+2028 and U+2029 through and its \s is ASCII only; [\b] and \cX are
+    // not RE2 at all. The pattern is rewritten so that none of this shows.
+    const patterns = ['.', '\\s', '\\S', '[\\s]', '[^\\s]', '[a\\s]', '[.]', '\\.', '\\w', '\\W', '\\d', '\\p{L}', '[^a]', '\\v', '[\\b]', '\\cJ', '[\\cA-\\cZ]', '[\\u00C0-\\u017F]'];
+    const characters: string[] = [];
+    for (let codePoint = 0; codePoint <= 0x3100; codePoint += 1) characters.push(String.fromCodePoint(codePoint));
+    characters.push('\ufeff', '\u{1F600}');
+    for (const pattern of patterns) {
+      const compiled = compileTextPattern(pattern, 1);
+      if (!('matcher' in compiled)) throw new Error(`${pattern}: ${compiled.problem}`);
+      const javascript = new RegExp(`^(?:${pattern})$`, 'u');
+      const differing = characters.filter((character) => javascript.test(character) !== compiled.matcher.matches(character));
+      expect({ pattern, differing }).toEqual({ pattern, differing: [] });
+    }
+    const both = (pattern: string, text: string) => [new RegExp(`^(?:${pattern})$`, 'u').test(text), (compileTextPattern(pattern, 100) as { matcher: TextPatternMatcher }).matcher.matches(text)];
+    expect(both('a.*b', 'a\r\nb')).toEqual([false, false]);
+    expect(both('a[\\s\\S]*b', 'a\r\n\u2028b')).toEqual([true, true]);
+    expect(both('\\\\.', '\\x')).toEqual([true, true]);
+  });
+
+  it('refuses a pattern too costly for the field\'s maxLength, and says what to change', () => {
+    // (.?){150} has 150 branches; every character would advance up to 150 paths at once.
+    const [issue] = config('text', { pattern: '(.?){150}', maxLength: 1000 }).issues;
+    expect(issue.path).toBe(`${C}.pattern`);
+    expect(issue.message).toMatch(/^is too complex for maxLength 1000: it compiles to \d+ steps with 150 branches, .*or a lower maxLength$/);
+    expect(config('text', { pattern: '(.?){150}', maxLength: 150 }).issues).toEqual([]);
+    // Ordinary patterns are far below the bound, at the longest maxLength too.
+    expect(config('text', { pattern: '[A-Z]{2}[0-9]{2}[A-Z0-9]{1,30}', maxLength: 10_000 }).issues).toEqual([]);
+    expect(config('text', { pattern: '[^@\\s]+@[^@\\s]+\\.[^@\\s]{2,}', maxLength: 10_000 }).issues).toEqual([]);
+  });
+
+  it('keeps every accepted pattern fast: the costliest one at its maxLength matches within 100 ms', () => {
+    const pattern = '(\\p{L}?){150}';
+    const cost = (maxLength: number) => config('text', { pattern, maxLength }).issues.length === 0;
+    let maxLength = 1;
+    while (cost(maxLength + 1)) maxLength += 1;
+    for (const text of ['é'.repeat(maxLength), `${'é'.repeat(maxLength - 1)}!`]) {
+      const started = performance.now();
+      value('text', { text }, { pattern, maxLength });
+      expect(performance.now() - started).toBeLessThan(100);
+    }
+  });
+
+  it('refuses values of a field whose stored pattern is no longer accepted, instead of failing', () => {
+    // A config stored before patterns had to be RE2 (parseFieldConfig would refuse it now).
+    const stored = { maxLength: 1000, multiline: false, pattern: '(a)\\1' };
+    const result = parseFieldValue('text', { text: 'aa' }, stored, V);
+    expect(result.value).toBeNull();
+    expect(result.issues).toEqual([
+      { path: `${V}.text`, message: expect.stringMatching(/^cannot be checked: the field's pattern is no longer accepted \(it must use RE2 syntax.*\); the sender must change the pattern$/) },
+    ]);
   });
 
   it('allows line breaks only when multiline', () => {

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BlobStore } from '../shared/blob-store.ts';
 import type { Clock } from '../shared/clock.ts';
+import type { PdfWorkers } from './document/pdf-worker-pool.ts';
 import type { RequestMetadata } from '../shared/request-metadata.ts';
 import type { ReadDb } from './read-model.ts';
 import type { TeamCaller } from './team/team.service.ts';
@@ -8,7 +9,7 @@ import type { TeamCaller } from './team/team.service.ts';
 /**
  * What every domain service receives from either face: a request-scoped entity manager, the
  * authenticated caller (resolved lazily), the request's metadata for the audit log, and the
- * process-wide parts (clock, blob store, audit key, limits).
+ * process-wide parts (clock, blob store, audit key, limits, PDF workers).
  */
 export type ServiceContext = {
   em: EntityManager;
@@ -23,4 +24,6 @@ export type ServiceContext = {
   blobStore: BlobStore;
   auditKey: Buffer;
   limits: { maxDocumentBytes: number };
+  /** Worker threads for PDF work (inspection): no PDF is ever parsed on the event loop. */
+  pdfWorkers: PdfWorkers;
 };

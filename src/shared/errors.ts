@@ -99,6 +99,13 @@ export class ServiceUnavailableError extends DomainError {
   }
 }
 
+/** `Server.Busy`: too much work of one kind is waiting (e.g. PDFs to inspect); nothing was stored, retry shortly. */
+export class ServerBusyError extends DomainError {
+  constructor(description: string, context: Record<string, unknown> = {}) {
+    super('Server.Busy', description, context);
+  }
+}
+
 /**
  * The one table from error names to HTTP statuses (contract §4). Exact names first, then the
  * `*.Reason` suffix rules, then 400 for anything else a caller caused.
@@ -117,6 +124,7 @@ const statusByName: Record<string, number> = {
   'Document.NotPdf': 415,
   'Document.InvalidPdf': 422,
   'Document.Encrypted': 422,
+  'Document.InspectionLimitExceeded': 422,
   'Envelope.NotDraft': 409,
   'Envelope.Closed': 409,
   'Envelope.NotSendable': 409,
@@ -134,6 +142,7 @@ const statusByName: Record<string, number> = {
   'Sandbox.Disabled': 403,
   'Server.Internal': 500,
   'Server.Unavailable': 503,
+  'Server.Busy': 503,
 };
 
 export function httpStatusForError(name: string): number {

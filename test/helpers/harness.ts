@@ -13,6 +13,7 @@ import { createRateLimiter } from '../../src/rate-limit.ts';
 import { listen } from '../../src/server.ts';
 import { createFileBlobStore } from '../../src/shared/blob-store.ts';
 import { createClock } from '../../src/shared/clock.ts';
+import { createPdfWorkerPool, type PdfWorkerPoolOptions } from '../../src/domain/document/pdf-worker-pool.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 
 export type TestApp = {
@@ -37,6 +38,8 @@ export type TestAppOptions = {
    * with the app while it runs, and no notification crosses its single backend).
    */
   apiKeyCache?: false | { ttlMs?: number; listen?: boolean };
+  /** The PDF worker pool's settings (defaults: main.ts's), e.g. a short time limit. */
+  pdfWorkers?: PdfWorkerPoolOptions;
 };
 
 /**
@@ -86,6 +89,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     clock: createClock(),
     blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
     auditKey: Buffer.from('test-audit-key-0123456789abcdef0123456789'),
+    pdfWorkers: createPdfWorkerPool(options.pdfWorkers),
     apiKeyCache,
     rateLimiter,
   };
@@ -100,6 +104,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     resetStatements: () => statements.splice(0, statements.length),
     async close() {
       await running.close(1000);
+      await dependencies.pdfWorkers.close();
       await revocationListener?.close();
       apiKeyCache?.close();
       await rateLimiter.close();

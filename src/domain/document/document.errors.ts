@@ -48,3 +48,21 @@ export class DocumentUploadIncompleteError extends DomainError {
     super('Document.UploadIncomplete', 'The upload ended before the whole file arrived; nothing was stored. Send it again.');
   }
 }
+
+/**
+ * `Document.InspectionLimitExceeded` (422): reading the PDF's structure needed more time or memory
+ * than one file may use (a worker's limits, see pdf-worker-pool.ts); nothing was stored. 422, not
+ * 413: the file is within the size limit, and what makes it costly is how it is built (e.g. a
+ * page dictionary of hundreds of thousands of keys), so a smaller upload is not the remedy; a
+ * re-saved or re-exported copy is.
+ */
+export class DocumentInspectionLimitExceededError extends DomainError {
+  constructor(limit: 'time' | 'memory', value: number) {
+    const spent = limit === 'time' ? `more than ${value / 1000} s` : `more than ${value} MB of memory`;
+    super(
+      'Document.InspectionLimitExceeded',
+      `Reading this PDF's structure took ${spent}, more than one file may use; nothing was stored. Re-save or re-export the PDF (e.g. "Print to PDF") and upload that copy.`,
+      limit === 'time' ? { limit, limitMs: value } : { limit, limitMb: value },
+    );
+  }
+}

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { BlobSourceError, BlobTooLargeError, type StagedBlob } from '../../shared/blob-store.ts';
+import { ServerBusyError } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { Envelope } from '../envelope/envelope.entity.ts';
@@ -15,13 +16,15 @@ import { boundedInteger, characterCount, jsonObject, parseInput, readableName, u
 import { Document } from './document.entity.ts';
 import {
   DocumentEncryptedError,
+  DocumentInspectionLimitExceededError,
   DocumentInvalidPdfError,
   DocumentNotFoundError,
   DocumentNotPdfError,
   DocumentTooLargeError,
   DocumentUploadIncompleteError,
 } from './document.errors.ts';
-import { inspectPdfFile, PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
+import { PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
+import { PdfWorkersBusyError, PdfWorkLimitError } from './pdf-worker-pool.ts';
 
 export const MAX_DOCUMENT_NAME_LENGTH = 140;
 
@@ -61,7 +64,7 @@ export async function stageDocumentUpload(
 
 /**
  * Streams the bytes to a staging file while hashing and counting (never holding the file in
- * memory), then checks by content that it is a complete, unencrypted PDF and reads its page
+ * memory), then checks by content, in a PDF worker thread, that it is a complete, unencrypted PDF and reads its page
  * geometry. Anything refused is deleted at once: no partial file stays behind. This is all done
  * before `addDocument` takes the envelope's row lock, so a slow upload never holds the lock (or a
  * database connection). The caller has run `checkUploadTarget` first.
@@ -81,7 +84,9 @@ async function stagePdf(context: ServiceContext, options: { stream: Readable; fi
     throw error;
   }
   try {
-    const inspection = await inspectPdfFile(blob.stagingPath);
+    // In a worker thread, with a time and a memory limit: a PDF's structure can cost seconds
+    // to read, and the event loop serves every other request meanwhile.
+    const inspection = await context.pdfWorkers.inspect(blob.stagingPath);
     return { blob, filename: options.filename, inspection };
   } catch (error) {
     await blob.discard();
@@ -89,6 +94,10 @@ async function stagePdf(context: ServiceContext, options: { stream: Readable; fi
       if (error.reason === 'not_pdf') throw new DocumentNotPdfError();
       if (error.reason === 'encrypted') throw new DocumentEncryptedError();
       throw new DocumentInvalidPdfError(error.detail);
+    }
+    if (error instanceof PdfWorkLimitError) throw new DocumentInspectionLimitExceededError(error.limit, error.value);
+    if (error instanceof PdfWorkersBusyError) {
+      throw new ServerBusyError('The service is checking too many documents right now; nothing was stored. Retry in a few seconds.', { reason: error.reason });
     }
     throw error;
   }

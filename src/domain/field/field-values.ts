@@ -3,6 +3,7 @@ import { crc32 } from 'node:zlib';
 import { z } from 'zod';
 import type { ValidationIssue } from '../../shared/errors.ts';
 import type { FieldType } from './field.entity.ts';
+import { compileTextPattern } from './text-pattern.ts';
 
 /**
  * The per-type shapes of a field's `config` (set by the sender) and `value` (pre-filled by the
@@ -19,7 +20,7 @@ export type TextConfig = {
   /** In characters (Unicode code points). */
   maxLength: number;
   multiline: boolean;
-  /** A JavaScript regular expression (compiled with the `u` flag) the whole text must match. */
+  /** RE2 syntax that is also a valid JavaScript regular expression (`u` flag); the whole text must match (text-pattern.ts). */
   pattern?: string;
 };
 /** A checkbox is a single box; what it means is the field's `label` or the document's text. */
@@ -222,21 +223,6 @@ const pngDataUrl = z.string().superRefine((url, ctx) => {
 // Config schemas
 // ---------------------------------------------------------------------------------------------
 
-function regexpProblem(pattern: string): string | undefined {
-  try {
-    new RegExp(pattern, 'u');
-    new RegExp(fullMatchSource(pattern), 'u');
-    return undefined;
-  } catch (error) {
-    return `must be a valid JavaScript regular expression (u flag): ${(error as Error).message}`;
-  }
-}
-
-/** The pattern must match the whole text, not a part of it, whatever anchors it carries. */
-function fullMatchSource(pattern: string): string {
-  return `^(?:${pattern})$`;
-}
-
 const textConfigSchema = z.strictObject({
   placeholder: boundedString({ min: 0, max: fieldLimits.textPlaceholderMaxLength }).optional(),
   maxLength: z
@@ -245,7 +231,16 @@ const textConfigSchema = z.strictObject({
     .max(fieldLimits.textMaxLengthMax)
     .default(fieldLimits.textMaxLengthDefault),
   multiline: z.boolean().default(false),
-  pattern: boundedString({ min: 1, max: fieldLimits.textPatternMaxLength }, regexpProblem).optional(),
+  pattern: boundedString({ min: 1, max: fieldLimits.textPatternMaxLength }).optional(),
+}).superRefine((config, ctx) => {
+  // Checked on the whole config because the cost bound depends on maxLength. Zod runs this even
+  // when other keys failed, so nothing here trusts the shape: a pattern whose string rules
+  // failed is already reported, and an invalid maxLength leaves only the syntax to check.
+  const { pattern, maxLength } = config as { pattern?: unknown; maxLength?: unknown };
+  if (typeof pattern !== 'string' || stringProblem(pattern, { min: 1, max: fieldLimits.textPatternMaxLength }) !== undefined) return;
+  const validMaxLength = Number.isInteger(maxLength) && (maxLength as number) >= fieldLimits.textMaxLengthMin && (maxLength as number) <= fieldLimits.textMaxLengthMax;
+  const compiled = compileTextPattern(pattern, validMaxLength ? (maxLength as number) : fieldLimits.textMaxLengthMin);
+  if ('problem' in compiled) ctx.addIssue({ code: 'custom', path: ['pattern'], message: compiled.problem });
 });
 
 const checkboxConfigSchema = z.strictObject(
@@ -322,7 +317,7 @@ const configSchemas: { [T in FieldType]: z.ZodType<FieldConfigByType[T]> } = {
 // ---------------------------------------------------------------------------------------------
 
 function textValueSchema(config: TextConfig) {
-  const pattern = config.pattern === undefined ? undefined : new RegExp(fullMatchSource(config.pattern), 'u');
+  const pattern = config.pattern === undefined ? undefined : compileTextPattern(config.pattern, config.maxLength);
   const rules: StringRules = {
     min: 1,
     max: config.maxLength,
@@ -331,9 +326,12 @@ function textValueSchema(config: TextConfig) {
     lineBreakMessage: 'must be a single line: this field is not multiline',
   };
   return z.strictObject({
-    text: boundedString(rules, (text) =>
-      pattern === undefined || pattern.test(text) ? undefined : `must match the field's pattern /${config.pattern}/`,
-    ),
+    text: boundedString(rules, (text) => {
+      if (pattern === undefined) return undefined;
+      // Only a field stored before patterns had to be RE2 gets here with a refused pattern.
+      if ('problem' in pattern) return `cannot be checked: the field's pattern is no longer accepted (it ${pattern.problem}); the sender must change the pattern`;
+      return pattern.matcher.matches(text) ? undefined : `must match the field's pattern /${config.pattern}/`;
+    }),
   });
 }
 
@@ -610,8 +608,11 @@ function schemaForConfig(type: FieldType): z.ZodType {
 function schemaForValue(type: FieldType, config: Record<string, unknown>): z.ZodType {
   // Re-parsing is cheap and guarantees the defaults the value rules read; a config that fails
   // here was never accepted by parseFieldConfig, which is a programming error, not a request one.
-  const parsed = schemaForConfig(type).safeParse(config);
+  // The one exception is a text pattern stored before patterns had to be RE2: it is set aside
+  // here and refuses values with a clear message (textValueSchema) rather than failing.
+  const { pattern, ...withoutPattern } = config;
+  const parsed = schemaForConfig(type).safeParse(type === 'text' ? withoutPattern : config);
   if (!parsed.success) throw new TypeError(`parseFieldValue needs a ${type} config accepted by parseFieldConfig`);
   const build = valueSchemaBuilders[type] as (config: unknown) => z.ZodType;
-  return build(parsed.data);
+  return build(type === 'text' && typeof pattern === 'string' ? { ...(parsed.data as object), pattern } : parsed.data);
 }

@@ -1,0 +1,231 @@
+/**
+ * A small, process-wide pool of worker threads for PDF work, so that no PDF, however it is
+ * built, costs the event loop anything but a message. Inspection runs here today; rendering and
+ * sealing are meant to join it.
+ *
+ * Why threads: the inspector's cost grows with the size of the PDF's dictionaries, and on the
+ * main thread a valid 14 MB one-page file with a huge page dictionary held every request of
+ * every team for 2.6 s. Why our own pool rather than piscina: the time limit must count from
+ * the moment a worker starts on a file, not from when the file joined the queue (under a burst
+ * of uploads, waiting is not the file's fault), and a worker that runs out of its heap must be
+ * told apart from other failures. Both take a few lines here.
+ *
+ * Every worker has a heap limit (`resourceLimits`); a file that needs more ends that worker
+ * (`ERR_WORKER_OUT_OF_MEMORY`) without touching the main thread. A file that takes longer than
+ * the time limit has its worker terminated. Either way the caller gets `PdfWorkLimitError` and a
+ * fresh worker takes the dead one's place. The queue is bounded in length and in waiting time
+ * (`PdfWorkersBusyError`), so a burst of uploads gets a quick "retry" instead of piling up.
+ */
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
+import type { PdfTask, PdfTaskAnswer } from './pdf-worker-protocol.ts';
+
+export type PdfWorkerPoolOptions = {
+  /** Worker threads. Default: one per core but one (the event loop's), at least 1, at most 4. */
+  threads?: number;
+  /** Files waiting for a worker, beyond which uploads are refused as busy. */
+  maxQueue?: number;
+  /** How long a file may wait for a worker before it is refused as busy. */
+  queueTimeoutMs?: number;
+  /** How long one worker may spend on one file. */
+  taskTimeoutMs?: number;
+  /** Each worker's V8 heap (old generation) limit. */
+  maxHeapMb?: number;
+};
+
+export const PDF_WORKER_DEFAULTS = {
+  threads: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
+  maxQueue: 64,
+  queueTimeoutMs: 30_000,
+  // Ordinary files take milliseconds, hostile ones of 48 MB a few seconds: ten is generous.
+  taskTimeoutMs: 10_000,
+  // The inspector keeps at most a 16 MB window, 32 MB of decoded stream and 16 MB of cached
+  // object streams (outside the heap, as Buffers); what lives on the heap is the parsed objects.
+  maxHeapMb: 128,
+} as const;
+
+/** The file needed more time or memory than one worker may spend on it. */
+export class PdfWorkLimitError extends Error {
+  readonly limit: 'time' | 'memory';
+  readonly value: number;
+
+  constructor(limit: 'time' | 'memory', value: number) {
+    super(limit === 'time' ? `PDF work took longer than ${value} ms` : `PDF work needed more than ${value} MB of heap`);
+    this.name = 'PdfWorkLimitError';
+    this.limit = limit;
+    this.value = value;
+  }
+}
+
+/** No worker could take the file: the queue is full, or the file waited too long, or the pool is closing. */
+export class PdfWorkersBusyError extends Error {
+  readonly reason: 'queue_full' | 'queue_timeout' | 'closed';
+
+  constructor(reason: 'queue_full' | 'queue_timeout' | 'closed') {
+    super(`PDF workers unavailable (${reason})`);
+    this.name = 'PdfWorkersBusyError';
+    this.reason = reason;
+  }
+}
+
+export type PdfWorkers = {
+  /** pdf-inspector's `inspectPdfFile`, in a worker: same answers and `PdfInspectionError`s, plus the pool's errors. */
+  inspect(filePath: string): Promise<PdfInspection>;
+  /** Ends every worker; waiting and running tasks are refused as busy (`closed`). */
+  close(): Promise<void>;
+};
+
+type Pending = {
+  task: PdfTask;
+  resolve(answer: PdfTaskAnswer): void;
+  reject(error: Error): void;
+  queueTimer?: NodeJS.Timeout;
+};
+
+type Slot = {
+  worker: Worker;
+  /** Set once the worker has loaded its module: only such a worker is replaced when it dies. */
+  ready: boolean;
+  running: { pending: Pending; timer: NodeJS.Timeout } | undefined;
+  exited: Promise<void>;
+};
+
+const workerUrl = new URL('./pdf-worker.ts', import.meta.url);
+
+export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWorkers {
+  const settings = { ...PDF_WORKER_DEFAULTS, ...options };
+  /** Workers that take tasks. */
+  const slots = new Set<Slot>();
+  /** Every thread not yet exited, including those leaving the pool (what close() waits for). */
+  const living = new Set<Slot>();
+  const queue: Pending[] = [];
+  let nextTaskId = 1;
+  let closed = false;
+
+  function spawn(): Slot {
+    const worker = new Worker(workerUrl, {
+      resourceLimits: { maxOldGenerationSizeMb: settings.maxHeapMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+      // Run only the module; flags for the main thread (a larger heap, inspector ports) stay there.
+      execArgv: [],
+      name: 'pdf-worker',
+    });
+    let exitedResolve!: () => void;
+    const slot: Slot = { worker, ready: false, running: undefined, exited: new Promise((resolve) => (exitedResolve = resolve)) };
+    // Idle workers must not keep the process alive; a running task refs its worker.
+    worker.unref();
+    worker.on('message', (message: PdfTaskAnswer | { ready: true }) => {
+      if ('ready' in message) {
+        slot.ready = true;
+        return;
+      }
+      const running = slot.running;
+      if (running === undefined || running.pending.task.id !== message.id) return;
+      finish(slot);
+      running.pending.resolve(message);
+      dispatchWaiting();
+    });
+    worker.on('error', (error: Error & { code?: string }) => {
+      // The thread is ending: from now on it takes no task.
+      slots.delete(slot);
+      const running = slot.running;
+      if (running === undefined) return;
+      finish(slot);
+      running.pending.reject(error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new PdfWorkLimitError('memory', settings.maxHeapMb) : error);
+    });
+    worker.on('exit', () => {
+      slots.delete(slot);
+      living.delete(slot);
+      const running = slot.running;
+      if (running !== undefined) {
+        finish(slot);
+        running.pending.reject(closed ? new PdfWorkersBusyError('closed') : new Error('a PDF worker stopped unexpectedly'));
+      }
+      exitedResolve();
+      if (closed) return;
+      // A worker that loaded and later died (time or memory limit) is replaced at once, so the
+      // next file does not wait for a thread to start. One that never loaded is not: it would
+      // fail again, and in a loop; the next task starts one and reports its failure.
+      if (slot.ready && slots.size < settings.threads) spawn();
+      dispatchWaiting();
+    });
+    slots.add(slot);
+    living.add(slot);
+    return slot;
+  }
+
+  function finish(slot: Slot): void {
+    if (slot.running === undefined) return;
+    clearTimeout(slot.running.timer);
+    slot.running = undefined;
+    slot.worker.unref();
+  }
+
+  function idleSlot(): Slot | undefined {
+    for (const slot of slots) if (slot.running === undefined) return slot;
+    return slots.size < settings.threads ? spawn() : undefined;
+  }
+
+  function dispatch(slot: Slot, pending: Pending): void {
+    clearTimeout(pending.queueTimer);
+    const timer = setTimeout(() => {
+      // The worker may be deep in synchronous parsing: only terminating the thread stops it.
+      // It leaves the pool now, so no other file is sent to it while it ends.
+      slots.delete(slot);
+      finish(slot);
+      pending.reject(new PdfWorkLimitError('time', settings.taskTimeoutMs));
+      void slot.worker.terminate();
+    }, settings.taskTimeoutMs);
+    slot.running = { pending, timer };
+    slot.worker.ref();
+    slot.worker.postMessage(pending.task);
+  }
+
+  function dispatchWaiting(): void {
+    while (!closed && queue.length > 0) {
+      const slot = idleSlot();
+      if (slot === undefined) return;
+      dispatch(slot, queue.shift()!);
+    }
+  }
+
+  function submit(task: Omit<PdfTask, 'id'>): Promise<PdfTaskAnswer> {
+    return new Promise<PdfTaskAnswer>((resolve, reject) => {
+      if (closed) return reject(new PdfWorkersBusyError('closed'));
+      const pending: Pending = { task: { ...task, id: nextTaskId++ }, resolve, reject };
+      const slot = idleSlot();
+      if (slot !== undefined) return dispatch(slot, pending);
+      if (queue.length >= settings.maxQueue) return reject(new PdfWorkersBusyError('queue_full'));
+      pending.queueTimer = setTimeout(() => {
+        const index = queue.indexOf(pending);
+        if (index === -1) return;
+        queue.splice(index, 1);
+        reject(new PdfWorkersBusyError('queue_timeout'));
+      }, settings.queueTimeoutMs);
+      queue.push(pending);
+    });
+  }
+
+  // Started now, so the first upload does not wait for threads to load their code.
+  for (let index = 0; index < settings.threads; index++) spawn();
+
+  return {
+    async inspect(filePath) {
+      const answer = await submit({ kind: 'inspect', path: filePath });
+      if (answer.outcome === 'done') return answer.inspection;
+      if (answer.outcome === 'refused') throw new PdfInspectionError(answer.reason, answer.detail);
+      throw Object.assign(new Error(answer.message), { code: answer.code });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const pending of queue.splice(0)) {
+        clearTimeout(pending.queueTimer);
+        pending.reject(new PdfWorkersBusyError('closed'));
+      }
+      const exits = [...living].map((slot) => slot.exited);
+      for (const slot of living) void slot.worker.terminate();
+      await Promise.all(exits);
+    },
+  };
+}

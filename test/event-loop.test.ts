@@ -1,0 +1,340 @@
+/**
+ * Nothing a caller sends may hold the event loop: while one team's hostile pattern or PDF is
+ * being checked, every other request (and /healthz) must still be answered.
+ *
+ * The harness runs the server in this process, so the event loop measured here is the server's.
+ * Delays are measured with perf_hooks' event-loop delay histogram while the hostile requests run,
+ * against a baseline taken the same way just before (the machine may be busy with other work).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPdfWorkerPool, PdfWorkLimitError } from '../src/domain/document/pdf-worker-pool.ts';
+import { makeHugePageDictionaryPdf, makeLargePdf, makePdf } from './fixtures/pdfs.ts';
+import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+
+/** The most the event loop may stall while hostile input is handled, beyond the baseline. */
+const MAX_DELAY_MS = 100;
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => {
+  await app.close();
+});
+
+/** The longest event-loop stall (ms) in this process while `work` runs. */
+async function withEventLoopDelay<T>(work: () => Promise<T>): Promise<{ result: T; maxDelayMs: number }> {
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  histogram.enable();
+  try {
+    const result = await work();
+    return { result, maxDelayMs: histogram.max / 1e6 };
+  } finally {
+    histogram.disable();
+  }
+}
+
+/** The longest stall while idle for `durationMs`: what the (possibly busy) machine itself costs us. */
+async function baselineDelayMs(durationMs = 1000): Promise<number> {
+  return (await withEventLoopDelay(() => sleep(durationMs))).maxDelayMs;
+}
+
+const createFieldsMutation =
+  'mutation($envelopeId: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $envelopeId, fields: $fields) { id identifier } }';
+const updateFieldMutation =
+  'mutation($envelopeId: ID!, $fieldId: ID!, $input: UpdateFieldInput!) { updateField(envelopeId: $envelopeId, fieldId: $fieldId, input: $input) { id value } }';
+
+async function newDraft(testApp: TestApp = app) {
+  const team = await seedTeam(testApp);
+  const draft = await createDraftWithDocumentAndSigner(testApp, team.apiKey);
+  return { ...draft, team, rest: restClient(testApp, team.apiKey), graphql: graphqlClient(testApp, team.apiKey) };
+}
+type Draft = Awaited<ReturnType<typeof newDraft>>;
+
+function textField(draft: Draft, identifier: string, extra: Record<string, unknown>) {
+  return {
+    type: 'text',
+    recipientId: draft.signerId,
+    identifier,
+    views: [{ documentId: draft.documentId, page: 0, location: { x: 50, y: 50 }, size: { width: 120, height: 30 } }],
+    ...extra,
+  };
+}
+
+describe('user patterns', () => {
+  // (a+)+b against 32 a's: 2^32 ways to split the a's, all tried by a backtracking engine (23 s).
+  const hostile = { config: { pattern: '(a+)+b' }, value: { text: 'a'.repeat(32) } };
+  const mismatch = { path: 'fields[0].value.text', message: "must match the field's pattern /(a+)+b/" };
+
+  it('checks a nested-quantifier pattern at once on both faces while the event loop stays free', async () => {
+    const draft = await newDraft();
+    const baseline = await baselineDelayMs();
+    const { result, maxDelayMs } = await withEventLoopDelay(() =>
+      Promise.all([
+        draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [textField(draft, 'rest', hostile)] }),
+        draft.graphql(createFieldsMutation, { envelopeId: draft.envelopeId, fields: [textField(draft, 'graphql', hostile)] }),
+      ]),
+    );
+    const [rest, graphql] = result;
+    expect(rest.status).toBe(400);
+    expect(rest.body.error.name).toBe('Request.Invalid');
+    expect(rest.body.error.context.issues).toEqual([mismatch]);
+    expect(firstErrorName(graphql)).toBe('Request.Invalid');
+    expect(graphql.errors![0].extensions.context.issues).toEqual([mismatch]);
+    expect(maxDelayMs).toBeLessThan(MAX_DELAY_MS + baseline);
+
+    // The same pattern still does its job: a text that matches is stored.
+    const matching = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, {
+      fields: [textField(draft, 'matching', { config: { pattern: '(a+)+b' }, value: { text: `${'a'.repeat(31)}b` } })],
+    });
+    expect(matching.status).toBe(200);
+  });
+
+  it('checks a hostile value sent by updateField on both faces without stalling', async () => {
+    const draft = await newDraft();
+    const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [textField(draft, 'code', { config: { pattern: '(a+)+b' } })] });
+    expect(created.status).toBe(200);
+    const fieldId = created.body.payload.fields[0].id;
+    const baseline = await baselineDelayMs();
+    const { result, maxDelayMs } = await withEventLoopDelay(() =>
+      Promise.all([
+        draft.rest.patch(`/envelopes/${draft.envelopeId}/fields/${fieldId}`, { field: { value: hostile.value } }),
+        draft.graphql(updateFieldMutation, { envelopeId: draft.envelopeId, fieldId, input: { value: hostile.value } }),
+      ]),
+    );
+    const [rest, graphql] = result;
+    const issue = { path: 'field.value.text', message: "must match the field's pattern /(a+)+b/" };
+    expect(rest.status).toBe(400);
+    expect(rest.body.error.context.issues).toEqual([issue]);
+    expect(firstErrorName(graphql)).toBe('Request.Invalid');
+    expect(graphql.errors![0].extensions.context.issues).toEqual([issue]);
+    expect(maxDelayMs).toBeLessThan(MAX_DELAY_MS + baseline);
+  });
+
+  it('refuses, on both faces, a pattern RE2 cannot match in linear time, naming the supported syntax', async () => {
+    const draft = await newDraft();
+    for (const pattern of ['(a)\\1', '(?=a)a']) {
+      const field = textField(draft, 'backreference', { config: { pattern } });
+      const rest = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [field] });
+      const graphql = await draft.graphql(createFieldsMutation, { envelopeId: draft.envelopeId, fields: [field] });
+      for (const issues of [rest.body.error.context.issues, graphql.errors![0].extensions.context.issues]) {
+        expect(issues).toEqual([{ path: 'fields[0].config.pattern', message: expect.stringMatching(/^must use RE2 syntax, which is matched in linear time: backreferences/) }]);
+      }
+      expect(rest.status).toBe(400);
+      expect(firstErrorName(graphql)).toBe('Request.Invalid');
+    }
+    const fields = await draft.rest.get(`/envelopes/${draft.envelopeId}?includeFields=true`);
+    expect(fields.body.payload.fields).toEqual([]);
+  });
+
+  it('refuses, on both faces, a pattern too costly for its maxLength', async () => {
+    const draft = await newDraft();
+    const field = textField(draft, 'costly', { config: { pattern: '(.?){150}', maxLength: 10_000 } });
+    const rest = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [field] });
+    const graphql = await draft.graphql(createFieldsMutation, { envelopeId: draft.envelopeId, fields: [field] });
+    for (const issues of [rest.body.error.context.issues, graphql.errors![0].extensions.context.issues]) {
+      expect(issues).toEqual([{ path: 'fields[0].config.pattern', message: expect.stringMatching(/^is too complex for maxLength 10000: /) }]);
+    }
+  });
+});
+
+/** A GraphQL multipart upload (graphql-multipart-request-spec) of one file. */
+async function uploadThroughGraphql(testApp: TestApp, apiKey: string, envelopeId: string, bytes: Uint8Array) {
+  const form = new FormData();
+  form.append(
+    'operations',
+    JSON.stringify({
+      query: 'mutation($envelopeId: ID!, $input: AddDocumentInput!) { addDocument(envelopeId: $envelopeId, input: $input) { id pageCount } }',
+      variables: { envelopeId, input: { file: null } },
+    }),
+  );
+  form.append('map', JSON.stringify({ 0: ['variables.input.file'] }));
+  form.append('0', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), 'upload.pdf');
+  const response = await fetch(`${testApp.url}/graphql`, { method: 'POST', headers: { 'x-service-api-key': apiKey }, body: form });
+  return (await response.json()) as { data?: any; errors?: any[] };
+}
+
+async function uploadThroughRest(testApp: TestApp, apiKey: string, envelopeId: string, bytes: Uint8Array) {
+  const form = new FormData();
+  form.append('document', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), 'upload.pdf');
+  const response = await fetch(`${testApp.url}/api/v1/key/envelopes/${envelopeId}/documents`, { method: 'POST', headers: { 'x-service-api-key': apiKey }, body: form });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+function stagingFiles(testApp: TestApp): string[] {
+  const directory = path.join(testApp.dataDir, 'blobs', 'tmp');
+  return fs.existsSync(directory) ? fs.readdirSync(directory) : [];
+}
+
+describe('PDF inspection', () => {
+  type Round = { maxDelayMs: number; healthMaxMs: number; healthAnswers: number; durationMs: number };
+
+  /** Runs `work` while /healthz is asked every 25 ms: the longest event-loop stall and the slowest /healthz answer. */
+  async function probed<T>(work: () => Promise<T>): Promise<Round & { result: T }> {
+    // An open connection first, so that no answer below includes setting one up.
+    await (await fetch(`${app.url}/healthz`)).text();
+    const healthLatencies: number[] = [];
+    let working = true;
+    const healthProbe = (async () => {
+      while (working) {
+        const started = performance.now();
+        const response = await fetch(`${app.url}/healthz`);
+        await response.text();
+        expect(response.status).toBe(200);
+        healthLatencies.push(performance.now() - started);
+        await sleep(25);
+      }
+    })();
+    const started = performance.now();
+    const { result, maxDelayMs } = await withEventLoopDelay(async () => {
+      try {
+        return await work();
+      } finally {
+        working = false;
+        await healthProbe;
+      }
+    });
+    return { result, maxDelayMs, healthMaxMs: Math.max(...healthLatencies), healthAnswers: healthLatencies.length, durationMs: performance.now() - started };
+  }
+
+  /** Four uploads of `bytes` at once, two per face; the page counts answered. */
+  async function uploadFour(draft: Draft, bytes: Uint8Array): Promise<number[]> {
+    const answers = await Promise.all([
+      uploadThroughRest(app, draft.team.apiKey, draft.envelopeId, bytes),
+      uploadThroughRest(app, draft.team.apiKey, draft.envelopeId, bytes),
+      uploadThroughGraphql(app, draft.team.apiKey, draft.envelopeId, bytes),
+      uploadThroughGraphql(app, draft.team.apiKey, draft.envelopeId, bytes),
+    ]);
+    return [
+      answers[0].body.payload?.document?.pageCount,
+      answers[1].body.payload?.document?.pageCount,
+      answers[2].data?.addDocument?.pageCount,
+      answers[3].data?.addDocument?.pageCount,
+    ];
+  }
+
+  it('inspects hostile PDFs in parallel off the event loop, and /healthz answers promptly meanwhile', async () => {
+    const draft = await newDraft();
+    // ~1.4 MB, one page, a page dictionary of 100 000 keys: a third of a second of parsing each,
+    // which on the event loop (the old code) stalled everything for that long, file after file.
+    const hostile = makeHugePageDictionaryPdf(100_000);
+    // The baseline: the same uploads of an ordinary PDF of the same size (three pages, one big
+    // image, cheap to inspect), so what receiving four uploads in this process costs is in both.
+    const ordinary = await probed(() => uploadFour(draft, makeLargePdf(hostile.length)));
+    expect(ordinary.result).toEqual([3, 3, 3, 3]);
+    // Other processes share this machine's cores and can stall it for a moment at any time. A
+    // stall the hostile files cause recurs in every round (on the old code, every round stalled
+    // for about as long as one file's parsing); a hiccup of the machine rarely does twice. So a
+    // second round is allowed, and each round is compared with an idle stretch just as long.
+    let verdict: { attacked: Round; allowedDelayMs: number; allowedHealthMs: number } | undefined;
+    for (let round = 0; round < 2; round += 1) {
+      const attacked = await probed(() => uploadFour(draft, hostile));
+      // Hostile but valid: each is accepted, only it no longer costs anyone else anything.
+      expect(attacked.result).toEqual([1, 1, 1, 1]);
+      const idle = await probed(() => sleep(attacked.durationMs));
+      verdict = {
+        attacked,
+        allowedDelayMs: MAX_DELAY_MS + Math.max(ordinary.maxDelayMs, idle.maxDelayMs),
+        allowedHealthMs: MAX_DELAY_MS + Math.max(ordinary.healthMaxMs, idle.healthMaxMs),
+      };
+      if (attacked.maxDelayMs < verdict.allowedDelayMs && attacked.healthMaxMs < verdict.allowedHealthMs) break;
+    }
+    expect(verdict!.attacked.maxDelayMs).toBeLessThan(verdict!.allowedDelayMs);
+    expect(verdict!.attacked.healthAnswers).toBeGreaterThan(3);
+    expect(verdict!.attacked.healthMaxMs).toBeLessThan(verdict!.allowedHealthMs);
+  });
+});
+
+describe('PDF inspection limits', () => {
+  // One worker, no queue, one second per file: small enough to reach every limit quickly.
+  let limited: TestApp;
+  beforeAll(async () => {
+    limited = await startTestApp({ pdfWorkers: { threads: 1, maxQueue: 0, taskTimeoutMs: 1000 } });
+  });
+  afterAll(async () => {
+    await limited.close();
+  });
+  // ~15 MB, 1 000 000 keys: about two seconds of parsing, past the one-second limit.
+  let slow: Uint8Array;
+  beforeAll(() => {
+    slow = makeHugePageDictionaryPdf(1_000_000);
+  });
+
+  async function documentCount(draft: Draft): Promise<number> {
+    const read = await draft.rest.get(`/envelopes/${draft.envelopeId}?includeDocuments=true`);
+    return read.body.payload.documents.length;
+  }
+
+  it('refuses a file over the time limit with Document.InspectionLimitExceeded (422) on REST, keeping nothing', async () => {
+    const draft = await newDraft(limited);
+    const rest = await uploadThroughRest(limited, draft.team.apiKey, draft.envelopeId, slow);
+    expect(rest.status).toBe(422);
+    expect(rest.body.error).toMatchObject({ name: 'Document.InspectionLimitExceeded', context: { limit: 'time', limitMs: 1000 } });
+    expect(rest.body.error.description).toMatch(/more than 1 s/);
+    expect(stagingFiles(limited)).toEqual([]);
+    expect(await documentCount(draft)).toBe(1);
+    // The stopped worker was replaced: the next file is inspected as usual.
+    const ordinary = await uploadThroughRest(limited, draft.team.apiKey, draft.envelopeId, await makePdf({ pages: 2 }));
+    expect(ordinary.body.payload.document.pageCount).toBe(2);
+  });
+
+  it('refuses a file over the time limit with Document.InspectionLimitExceeded on GraphQL, keeping nothing', async () => {
+    const draft = await newDraft(limited);
+    const graphql = await uploadThroughGraphql(limited, draft.team.apiKey, draft.envelopeId, slow);
+    expect(graphql.errors?.[0]?.extensions?.code).toBe('Document.InspectionLimitExceeded');
+    expect(graphql.errors?.[0]?.extensions?.context).toMatchObject({ limit: 'time', limitMs: 1000 });
+    expect(stagingFiles(limited)).toEqual([]);
+    expect(await documentCount(draft)).toBe(1);
+    const ordinary = await uploadThroughGraphql(limited, draft.team.apiKey, draft.envelopeId, await makePdf({ pages: 2 }));
+    expect(ordinary.data.addDocument.pageCount).toBe(2);
+  });
+
+  it('answers Server.Busy (503) on both faces when every worker is taken and the queue is full', async () => {
+    const draft = await newDraft(limited);
+    const ordinary = await makePdf({ pages: 1 });
+    const occupying = uploadThroughRest(limited, draft.team.apiKey, draft.envelopeId, slow);
+    // The slow file is with the worker once it has arrived whole (inspection follows at once).
+    for (let attempt = 0; attempt < 200; attempt += 1) {
+      const staged = stagingFiles(limited).map((name) => fs.statSync(path.join(limited.dataDir, 'blobs', 'tmp', name)).size);
+      if (staged.includes(slow.length)) break;
+      await sleep(10);
+    }
+    const [rest, graphql] = await Promise.all([
+      uploadThroughRest(limited, draft.team.apiKey, draft.envelopeId, ordinary),
+      uploadThroughGraphql(limited, draft.team.apiKey, draft.envelopeId, ordinary),
+    ]);
+    expect(rest.status).toBe(503);
+    expect(rest.body.error).toMatchObject({ name: 'Server.Busy', context: { reason: 'queue_full' } });
+    expect(graphql.errors?.[0]?.extensions?.code).toBe('Server.Busy');
+    expect((await occupying).body.error.name).toBe('Document.InspectionLimitExceeded');
+    expect(stagingFiles(limited)).toEqual([]);
+    expect(await documentCount(draft)).toBe(1);
+  });
+});
+
+describe('PDF worker pool', () => {
+  it('ends a worker that exceeds its heap limit, refuses that file as a memory limit, and goes on with a fresh worker', async () => {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'pdf-workers-'));
+    const pool = createPdfWorkerPool({ threads: 1, maxHeapMb: 32, taskTimeoutMs: 30_000 });
+    try {
+      const hungry = path.join(directory, 'hungry.pdf');
+      // 300 000 parsed entries need far more than 32 MB of heap.
+      fs.writeFileSync(hungry, makeHugePageDictionaryPdf(300_000));
+      const ordinary = path.join(directory, 'ordinary.pdf');
+      fs.writeFileSync(ordinary, await makePdf({ pages: 3 }));
+      const refusal = await pool.inspect(hungry).catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(PdfWorkLimitError);
+      expect(refusal).toMatchObject({ limit: 'memory', value: 32 });
+      expect((await pool.inspect(ordinary)).pageCount).toBe(3);
+    } finally {
+      await pool.close();
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
