@@ -89,9 +89,10 @@ export function guardRequestBody(request: IncomingMessage, response: ServerRespo
   // Once its answer is written, Node forgets the request: when the socket closes later, the
   // request stream is neither ended nor failed, and whatever still reads it (a file being staged
   // when the body stalled) would wait forever. End it here, so readers clean up after themselves.
-  socket.once('close', () => {
+  const endAbandonedRequest = () => {
     if (!request.complete && !request.destroyed) request.destroy();
-  });
+  };
+  socket.once('close', endAbandonedRequest);
 
   const writeHead = response.writeHead;
   response.writeHead = function writeHeadClosingEarly(this: ServerResponse, ...args: unknown[]) {
@@ -127,9 +128,16 @@ export function guardRequestBody(request: IncomingMessage, response: ServerRespo
   const timer = setInterval(check, tickMs);
   timer.unref();
   const stop = () => clearInterval(timer);
-  response.once('finish', stop);
-  response.once('close', stop);
   socket.once('close', stop);
+  // A kept-alive socket serves many requests: its listeners for this one must go with it, or
+  // every request stays reachable from the socket (and its memory with it) until the socket closes.
+  const release = () => {
+    stop();
+    socket.off('close', stop);
+    if (request.complete) socket.off('close', endAbandonedRequest);
+  };
+  response.once('finish', release);
+  response.once('close', release);
 
   function check() {
     if (request.complete || response.writableEnded || socket.destroyed) {
