@@ -138,7 +138,7 @@ export function createRateLimiter(options: { limits: RateLimits; store: RateLimi
   const pending = new Map<string, Promise<RateLimitDecision | undefined>>();
 
   /** One request counted straight in the store (memory), or a chunk of them (PostgreSQL, see Lease). */
-  async function take(scope: RateLimitScope, key: string, limiter: RateLimiterAbstract, points: number): Promise<{ result: RateLimiterRes; allowed: boolean } | undefined> {
+  async function take(key: string, limiter: RateLimiterAbstract, points: number): Promise<{ result: RateLimiterRes; allowed: boolean } | undefined> {
     try {
       return { result: await limiter.consume(key, points), allowed: true };
     } catch (rejection) {
@@ -154,7 +154,7 @@ export function createRateLimiter(options: { limits: RateLimits; store: RateLimi
     // Never ask for more than the shared counter had left last time: a refused chunk would still be
     // counted, and the requests it stood for would be refused although some of them fit.
     const chunk = Math.max(1, Math.min(chunkOf(limiter.points), previous ? previous.sharedRemaining : chunkOf(limiter.points)));
-    const taken = await take(scope, key, limiter, chunk);
+    const taken = await take(key, limiter, chunk);
     if (!taken) return undefined;
     if (!taken.allowed) return decisionOf(scope, limiter.points, taken.result, false);
     const expiresAt = Date.now() + Math.max(0, taken.result.msBeforeNext);
@@ -168,7 +168,7 @@ export function createRateLimiter(options: { limits: RateLimits; store: RateLimi
       const limiter = limiters.get(scope);
       if (!limiter) return undefined;
       if (!leasing) {
-        const taken = await take(scope, key, limiter, 1);
+        const taken = await take(key, limiter, 1);
         return taken && decisionOf(scope, limiter.points, taken.result, taken.allowed);
       }
       const leaseKey = `${scope}:${key}`;

@@ -5,7 +5,7 @@ import { canonicalJson } from '../src/domain/audit/audit.service.ts';
 import { schema } from '../src/graphql/schema.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { uploadDocument } from './helpers/envelopes.ts';
-import { graphqlClient, restClient, seedTeam, startTestApp, type GraphQLResult, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { restClient, seedTeam, startTestApp, type GraphQLResult, type SeededTeam, type TestApp } from './helpers/harness.ts';
 
 /*
  * The GraphQL/idempotency contract: a failing mutation never hides a committed sibling (mutation

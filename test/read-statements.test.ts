@@ -120,6 +120,17 @@ describe('one SQL statement per read, however deep', () => {
     }
   });
 
+  it('reads the calling team (REST /me, GraphQL viewer) in one statement, in the same shape on both faces', async () => {
+    const team = await seedTeam(app);
+    await warmKey(team.apiKey);
+    let rest: any;
+    let graphql: any;
+    expect(await statementsFor(async () => (rest = await restClient(app, team.apiKey).get('/me')))).toHaveLength(1);
+    expect(await statementsFor(async () => (graphql = await graphqlClient(app, team.apiKey)('{ viewer { id name workspaceId createdAt } }')))).toHaveLength(1);
+    expect(rest.body.payload.team).toEqual({ id: team.teamId, name: expect.any(String), workspaceId: team.workspaceId, createdAt: expect.stringMatching(/Z$/) });
+    expect(graphql.data.viewer).toEqual(rest.body.payload.team);
+  });
+
   it('reads only the columns a GraphQL query selects, however the selection is spelled', async () => {
     const team = await seedTeam(app);
     await seedEnvelopes(team.teamId, 2);

@@ -38,15 +38,8 @@ export function decodeCursorPosition(cursor: string): CursorPosition {
   }
 }
 
-/** The filter for "strictly after this cursor" in (createdAt desc, id desc) order; `{}` without one. */
-export function afterCursor(cursor: string | undefined) {
-  if (cursor === undefined) return {};
-  const after = decodeCursorPosition(cursor);
-  return { $or: [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, id: { $lt: after.id } }] };
-}
-
 /**
- * A case-insensitive "contains" pattern for `$ilike`, or undefined for no search. `%`, `_` and
+ * A case-insensitive "contains" pattern for `ilike`, or undefined for no search. `%`, `_` and
  * `\` in the caller's text match themselves, not as wildcards.
  */
 export function containsPattern(search: string | undefined): string | undefined {
@@ -61,6 +54,4 @@ export function takePage<T extends { createdAt: Date | string; id: string }>(row
   const page = hasMore ? rows.slice(0, limit) : rows;
   return { rows: page, nextCursor: hasMore ? createdAtCursor(page[page.length - 1]) : null };
 }
-
-export const LISTING_ORDER = [{ createdAt: 'desc' }, { id: 'desc' }] as const;
 

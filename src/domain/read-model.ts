@@ -15,6 +15,12 @@ type Json = unknown;
 
 /** The columns the read model selects, per table (the migrations are the authority). */
 export type ReadDatabase = {
+  team: {
+    id: string;
+    created_at: Timestamp;
+    workspace_id: string;
+    name: string;
+  };
   envelope: {
     id: string;
     created_at: Timestamp;

@@ -1,7 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { InvalidRequestError } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { auditChange, inTransaction } from '../envelope/envelope.service.ts';
 import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';

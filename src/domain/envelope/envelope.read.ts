@@ -9,7 +9,6 @@ import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.t
 import { isoTimestamp, runRead, shapeOfKeys, type ReadDatabase, type ReadDb, type Slot } from '../read-model.ts';
 import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
-import type { TeamCaller } from '../team/team.service.ts';
 import { parseInput } from '../validation.ts';
 import { envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
 import { EnvelopeNotFoundError } from './envelope.errors.ts';

@@ -4,7 +4,7 @@ import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.t
 import { isUuid } from '../../shared/ids.ts';
 import { Document, type PageSize } from '../document/document.entity.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
-import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
+import { auditChange, changeDraftEnvelope, createInDraftEnvelope } from '../envelope/envelope.service.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
 import { readField, readFields, type FieldData } from '../envelope/envelope.read.ts';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
-import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelope } from '../envelope/envelope.service.ts';
+import { auditChange, changeDraftEnvelope, createInDraftEnvelope } from '../envelope/envelope.service.ts';
 import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
 import { readRecipient, type RecipientData } from '../envelope/envelope.read.ts';
 import type { ServiceContext } from '../service-context.ts';

@@ -118,9 +118,3 @@ export async function ensureDefaultTeam(em: EntityManager): Promise<(IssuedApiKe
     return createTeam(transaction, { name: 'Default team', workspaceName: 'Default workspace' });
   });
 }
-
-export async function getTeam(em: EntityManager, teamId: string): Promise<Team> {
-  const team = await em.findOne(Team, { id: teamId });
-  if (!team) throw new TeamNotFoundError(teamId);
-  return team;
-}

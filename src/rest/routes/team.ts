@@ -1,4 +1,4 @@
-import { getTeam } from '../../domain/team/team.service.ts';
+import { readCallerTeam } from '../../domain/team/team.read.ts';
 import type { RestRoute } from '../router.ts';
 
 /** `GET /me`: the calling team, so a caller can check its key (an addition to the spec). */
@@ -7,9 +7,7 @@ export const teamRoutes: RestRoute[] = [
     method: 'GET',
     path: '/me',
     async handler({ context }) {
-      const caller = await context.caller();
-      const team = await getTeam(context.em, caller.teamId);
-      return { team: { id: team.id, name: team.name, workspaceId: caller.workspaceId, createdAt: team.createdAt.toISOString() } };
+      return { team: await readCallerTeam(context) };
     },
   },
 ];
