@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { createDraftWithDocumentAndSigner, unknownId } from './helpers/envelopes.ts';
 
 let app: TestApp;
@@ -98,7 +98,7 @@ describe('conditional GET of an envelope (ETag / If-None-Match)', () => {
 });
 
 describe('forged cursors', () => {
-  it('refuses a cursor whose date PostgreSQL cannot hold as Request.Invalid, on every listing', async () => {
+  it('refuses a cursor whose date PostgreSQL cannot hold as Request.Invalid, on every listing of both faces', async () => {
     const team = await seedTeam(app);
     const rest = restClient(app, team.apiKey);
     for (const date of ['-271821-04-20T00:00:00.000Z', '+275760-09-13T00:00:00.000Z']) {
@@ -107,6 +107,10 @@ describe('forged cursors', () => {
         const answer = await rest.get(`${listing}?cursor=${cursor}`);
         expect(answer.status, listing).toBe(400);
         expect(answer.body.error.name).toBe('Request.Invalid');
+      }
+      for (const listing of ['envelopes', 'contacts', 'contactGroups', 'users']) {
+        const answer = await graphqlClient(app, team.apiKey)(`query($after: String) { ${listing}(after: $after) { pageInfo { hasNextPage } } }`, { after: cursor });
+        expect(firstErrorName(answer), listing).toBe('Request.Invalid');
       }
     }
   });
