@@ -24,4 +24,4 @@ EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 
-CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=256", "src/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=256", "--expose-gc", "src/main.ts"]

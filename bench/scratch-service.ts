@@ -24,7 +24,7 @@ export type RunningService = { label: string; url: string; child: ChildProcess }
 
 export type Scratch = {
   databaseUrl: string;
-  startService(label: string, env?: Record<string, string>): Promise<RunningService>;
+  startService(label: string, env?: Record<string, string>, options?: { leaveOutFlags?: string[] }): Promise<RunningService>;
   createTeam(): Promise<{ teamId: string; apiKey: string }>;
   /** Envelopes shaped like `npm run bench`'s (3 documents, 3 recipients × 2 agents), with `fieldsPerRecipient` fields of `viewsPerField` views. */
   seedEnvelopes(teamId: string, count: number, shape?: { fieldsPerRecipient?: number; viewsPerField?: number }): Promise<void>;
@@ -38,6 +38,8 @@ export async function createScratch(name: string): Promise<Scratch> {
   databaseUrl.pathname = `/${databaseName}`;
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), `envelope-bench-${name}-`));
   const children: ChildProcess[] = [];
+  // A service that exits before close() is a finding (a crash, an out-of-memory abort): say so.
+  let closing = false;
   const admin = async (sql: string) => {
     const client = new pg.Client({ connectionString: adminUrl.toString() });
     await client.connect();
@@ -59,14 +61,18 @@ export async function createScratch(name: string): Promise<Scratch> {
 
   return {
     databaseUrl: databaseUrl.toString(),
-    async startService(label, env = {}) {
+    async startService(label, env = {}, options = {}) {
       const port = 4600 + Math.floor(Math.random() * 300) + children.length;
       const child = spawnService(
         // The limiter on (its counting is part of a request's cost), with the highest budget it accepts.
         { DATABASE_URL: databaseUrl.toString(), PORT: String(port), DATA_DIR: path.join(directory, label), LOG_LEVEL: 'warn', AUDIT_HMAC_KEY: 'b'.repeat(40), RATE_LIMIT_PER_MINUTE: '1000000', ...env },
         { stdio: ['ignore', 'ignore', 'inherit'] },
+        options,
       );
       children.push(child);
+      child.once('exit', (code, signal) => {
+        if (!closing) console.error(`${label} exited: code ${code}, signal ${signal}`);
+      });
       const url = `http://127.0.0.1:${port}`;
       for (let attempt = 0; attempt < 150; attempt += 1) {
         try {
@@ -102,6 +108,7 @@ export async function createScratch(name: string): Promise<Scratch> {
         await em.flush();
       }),
     async close() {
+      closing = true;
       for (const child of children) child.kill('SIGKILL');
       await new Promise((resolve) => setTimeout(resolve, 300));
       await admin(`drop database if exists ${databaseName} with (force)`).catch(() => {});
@@ -118,6 +125,7 @@ export function cpuMs(pid: number): number {
 
 /** Resident memory of a process, in MiB. */
 export function rssMiB(pid: number): number {
+  if (!fs.existsSync(`/proc/${pid}/status`)) throw new Error(`process ${pid} is gone`);
   const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((entry) => entry.startsWith('VmRSS:'));
   return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
 }

@@ -5,11 +5,17 @@ import path from 'node:path';
 /**
  * Starts the service exactly as `npm start` does (the same environment settings and Node flags,
  * read from package.json's start script) but as a direct child, so that benchmarks read the
- * service's own process (CPU, memory) rather than npm's.
+ * service's own process (CPU, memory) rather than npm's. `leaveOutFlags` drops start flags, for a
+ * side-by-side run without one of them.
  */
-export function spawnService(env: Record<string, string | undefined>, options: Omit<SpawnOptions, 'env'> = {}): ChildProcess {
+export function spawnService(
+  env: Record<string, string | undefined>,
+  options: Omit<SpawnOptions, 'env'> = {},
+  { leaveOutFlags = [] }: { leaveOutFlags?: string[] } = {},
+): ChildProcess {
   const start = serviceStartCommand();
-  return spawn(path.resolve('node_modules/.bin/node'), start.args, { ...options, env: { ...process.env, ...start.env, ...env } });
+  const args = start.args.filter((arg) => !leaveOutFlags.includes(arg));
+  return spawn(path.resolve('node_modules/.bin/node'), args, { ...options, env: { ...process.env, ...start.env, ...env } });
 }
 
 /** `npm start`'s environment assignments and node arguments (flags and the entry file). */

@@ -6,6 +6,7 @@ import { EmbeddedDatabaseLockedError } from './db/embedded-postgres.ts';
 import { ApiKeyCache, listenForApiKeyRevocations } from './domain/team/api-key-cache.ts';
 import { ensureDefaultTeam } from './domain/team/team.service.ts';
 import { createRateLimiter } from './rate-limit.ts';
+import { startIdleMemoryTrim } from './memory-trim.ts';
 import { listen } from './server.ts';
 import { createFileBlobStore } from './shared/blob-store.ts';
 import { createClock } from './shared/clock.ts';
@@ -86,11 +87,15 @@ logger.info(
   `listening on ${running.url}: GraphQL and GraphiQL at ${config.publicUrl}/graphql, REST at ${config.publicUrl}/api/v1/key`,
 );
 
+// After a burst of large answers, give the heap's pages back once the server is idle (memory-trim.ts).
+const memoryTrim = startIdleMemoryTrim({ server: running.server, logger });
+
 let shuttingDown = false;
 async function shutdown(signal: string) {
   if (shuttingDown) return;
   shuttingDown = true;
   logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+  memoryTrim.stop();
   await running.close();
   await app.dispose();
   // After the server has finished its requests: no upload is waiting for a worker any more.
