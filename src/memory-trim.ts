@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { Logger } from './shared/logger.ts';
 
-type GarbageCollector = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+export type GarbageCollector = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
 
 export type IdleMemoryTrim = { stop(): void };
 
@@ -27,14 +27,17 @@ export function startIdleMemoryTrim({
   idleMs = 2_000,
   growthBytes = 32 * MiB,
   checkEveryMs = 1_000,
+  collectGarbage = (globalThis as { gc?: GarbageCollector }).gc,
 }: {
   server: http.Server;
   logger: Logger;
   idleMs?: number;
   growthBytes?: number;
   checkEveryMs?: number;
+  /** V8's `gc`, present when node runs with `--expose-gc`; tests pass their own. */
+  collectGarbage?: GarbageCollector;
 }): IdleMemoryTrim {
-  const collect = (globalThis as { gc?: GarbageCollector }).gc;
+  const collect = collectGarbage;
   if (!collect) {
     logger.debug('memory trim off: node was started without --expose-gc');
     return { stop() {} };

@@ -1,0 +1,69 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startIdleMemoryTrim, type IdleMemoryTrim } from '../src/memory-trim.ts';
+import { createLogger } from '../src/shared/logger.ts';
+
+// The trim's contract: a collection only once the server is idle (nothing in flight for idleMs)
+// and only after growth; never while an answer is being written.
+describe('idle memory trim', () => {
+  let server: http.Server | undefined;
+  let trim: IdleMemoryTrim | undefined;
+  afterEach(async () => {
+    trim?.stop();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  });
+
+  async function startServer(handler: http.RequestListener): Promise<string> {
+    server = http.createServer(handler);
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', () => resolve()));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('collects only after the server has been idle for idleMs, never while a request is in flight', async () => {
+    let finishSlowAnswer: () => void = () => {};
+    const url = await startServer((request, response) => {
+      if (request.url === '/slow') {
+        finishSlowAnswer = () => response.end('done');
+        return;
+      }
+      response.end('ok');
+    });
+    const collections: number[] = [];
+    // No growth threshold, so the test does not depend on this process's allocations.
+    trim = startIdleMemoryTrim({
+      server: server!,
+      logger: createLogger('silent'),
+      idleMs: 100,
+      growthBytes: -Infinity,
+      checkEveryMs: 20,
+      collectGarbage: () => collections.push(Date.now()),
+    });
+    const slow = fetch(`${url}/slow`);
+    await sleep(300);
+    expect(collections).toHaveLength(0);
+    finishSlowAnswer();
+    await (await slow).text();
+    await sleep(60);
+    expect(collections).toHaveLength(0);
+    await sleep(250);
+    expect(collections.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('does not collect when memory has not grown past the threshold', async () => {
+    const url = await startServer((_request, response) => response.end('ok'));
+    const collections: number[] = [];
+    trim = startIdleMemoryTrim({
+      server: server!,
+      logger: createLogger('silent'),
+      idleMs: 50,
+      growthBytes: 1024 * 1024 * 1024,
+      checkEveryMs: 20,
+      collectGarbage: () => collections.push(Date.now()),
+    });
+    await (await fetch(url)).text();
+    await sleep(300);
+    expect(collections).toHaveLength(0);
+  });
+});
