@@ -1,0 +1,137 @@
+/**
+ * Fair sharing, side by side: how much one team's burst slows another team's reads, with the
+ * per-key rate limit on (the service as `npm start` runs it, RATE_LIMIT_PER_MINUTE at its default
+ * of 600) and off (RATE_LIMIT_PER_MINUTE=0: the same service without limits, which is what a
+ * service without a limiter gives).
+ *
+ * For each service: the steady team reads one full envelope (documents, recipients, fields) at a
+ * paced 8 requests per second (480 a minute, inside its budget) for `--seconds`, alone; then again
+ * while the bursting team's integration, in another process (autocannon, 8 connections), asks for
+ * its 100-envelope page, first as fast as it is answered, then at a paced 100 requests per second.
+ * Prints the steady team's p50 and p99 in each phase, and the ratio of p99 during a burst to p99
+ * alone.
+ *
+ *   npm run bench:fairness [-- --seconds 45]
+ * Uses DATABASE_URL's server (default 127.0.0.1:5432) for a scratch database.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createScratch, type RunningService } from './scratch-service.ts';
+
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '45' } } });
+const seconds = Number(values.seconds);
+const STEADY_INTERVAL_MS = 125;
+
+function percentile(sorted: number[], fraction: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)];
+}
+
+/** Reads at a fixed pace (a request every STEADY_INTERVAL_MS, whether or not the last one is back) and records each latency. */
+async function steadyReads(url: string, apiKey: string, durationMs: number): Promise<{ latencies: number[]; failures: number }> {
+  const latencies: number[] = [];
+  let failures = 0;
+  const inFlight: Promise<void>[] = [];
+  const endAt = performance.now() + durationMs;
+  while (performance.now() < endAt) {
+    const started = performance.now();
+    inFlight.push(
+      fetch(url, { headers: { 'x-service-api-key': apiKey } }).then(async (response) => {
+        await response.arrayBuffer();
+        if (response.status === 200) latencies.push(performance.now() - started);
+        else failures += 1;
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, STEADY_INTERVAL_MS));
+  }
+  await Promise.all(inFlight);
+  return { latencies: latencies.sort((a, b) => a - b), failures };
+}
+
+/** autocannon in a child process, so the burst's client work does not share the steady reader's event loop. */
+function startBurst(url: string, apiKey: string, durationSeconds: number, requestsPerSecond?: number): Promise<{ served: number; refused: number }> {
+  const pace = requestsPerSecond === undefined ? [] : ['-R', String(requestsPerSecond)];
+  const child = spawn(
+    path.resolve('node_modules/.bin/node'),
+    [path.resolve('node_modules/autocannon/autocannon.js'), '--json', '-c', '8', ...pace, '-d', String(durationSeconds), '-H', `x-service-api-key=${apiKey}`, url],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', () => {
+      const result = JSON.parse(output) as { '2xx': number; non2xx: number };
+      resolve({ served: result['2xx'], refused: result.non2xx });
+    });
+  });
+}
+
+type Phase = { label: string; p50: number; p99: number; samples: number; failures: number; burst?: { served: number; refused: number } };
+
+/** Two bursts: an integration retrying in a loop with no pause (8 connections), and one at a paced 100 requests/s (ten times a 600/min budget). */
+const BURSTS: [string, number | undefined][] = [
+  ['during a flood (no pause)', undefined],
+  ['during a paced burst (100/s)', 100],
+];
+
+async function measure(service: RunningService, steady: { apiKey: string; envelopeId: string }, bursting: { apiKey: string }) {
+  const readUrl = `${service.url}/api/v1/key/envelopes/${steady.envelopeId}?includeDocuments=true&includeRecipients=true&includeFields=true`;
+  // Warm-up: key caches, compiled statements, JIT.
+  await steadyReads(readUrl, steady.apiKey, 3000);
+  const phase = (label: string, reading: { latencies: number[]; failures: number }, burst?: { served: number; refused: number }): Phase => ({
+    label,
+    p50: percentile(reading.latencies, 0.5),
+    p99: percentile(reading.latencies, 0.99),
+    samples: reading.latencies.length,
+    failures: reading.failures,
+    burst,
+  });
+  const phases = [phase('alone', await steadyReads(readUrl, steady.apiKey, seconds * 1000))];
+  for (const [label, requestsPerSecond] of BURSTS) {
+    // Each burst starts with a fresh minute of the bursting key's budget.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const [during, burst] = await Promise.all([
+      steadyReads(readUrl, steady.apiKey, seconds * 1000),
+      startBurst(`${service.url}/api/v1/key/envelopes?limit=100`, bursting.apiKey, seconds, requestsPerSecond),
+    ]);
+    phases.push(phase(label, during, burst));
+  }
+  return phases;
+}
+
+const scratch = await createScratch('fairness');
+try {
+  const rows: string[] = [];
+  let teams: { steady: { apiKey: string; envelopeId: string }; bursting: { apiKey: string } } | undefined;
+  for (const [label, limit] of [
+    ['rate limit on (600/min per key)', '600'],
+    ['rate limit off', '0'],
+  ] as const) {
+    const service = await scratch.startService(label.replace(/\W+/g, '-'), { RATE_LIMIT_PER_MINUTE: limit });
+    if (!teams) {
+      // The first service has applied the migrations; both read the same data.
+      const steadyTeam = await scratch.createTeam();
+      const burstingTeam = await scratch.createTeam();
+      await scratch.seedEnvelopes(steadyTeam.teamId, 1);
+      await scratch.seedEnvelopes(burstingTeam.teamId, 100);
+      const page = await (await fetch(`${service.url}/api/v1/key/envelopes?limit=1`, { headers: { 'x-service-api-key': steadyTeam.apiKey } })).json();
+      teams = { steady: { apiKey: steadyTeam.apiKey, envelopeId: page.payload.envelopes[0].id }, bursting: { apiKey: burstingTeam.apiKey } };
+    }
+    const [alone, ...bursts] = await measure(service, teams.steady, teams.bursting);
+    service.child.removeAllListeners('exit');
+    service.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    for (const phase of [alone, ...bursts]) {
+      rows.push(
+        `| ${label} | ${phase.label} | ${phase.samples} | ${phase.failures} | ${phase.p50.toFixed(1)} | ${phase.p99.toFixed(1)} | ${phase.burst ? (phase.p99 / alone.p99).toFixed(2) : ''} | ${phase.burst ? `${phase.burst.served} / ${phase.burst.refused}` : ''} |`,
+      );
+    }
+  }
+  console.log(`Steady team: 8 reads/s of one full envelope for ${seconds} s per phase. Bursts: the other team's 100-envelope page over 8 connections.`);
+  console.log('| service | steady team reads | samples | failed | p50 ms | p99 ms | p99 ratio (burst / alone) | burst served / refused |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+  for (const row of rows) console.log(row);
+} finally {
+  await scratch.close();
+}
