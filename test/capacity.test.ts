@@ -6,7 +6,7 @@ import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Field } from '../src/domain/field/field.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { makePdf } from './fixtures/pdfs.ts';
-import { createDraftWithDocumentAndSigner, uploadDocument } from './helpers/envelopes.ts';
+import { createDraftWithDocumentAndSigner, uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
@@ -42,6 +42,9 @@ describe('capacity of an envelope and of a contact group', () => {
     const refused = await uploadDocument(app, team.apiKey, envelopeId, { bytes: await makePdf({ pages: 1 }) });
     expect(refused.status).toBe(422);
     expect(refused.body.error).toMatchObject({ name: 'Envelope.CapacityExceeded', context: { what: 'documents', limit: ENVELOPE_CAPACITY.documents, current: ENVELOPE_CAPACITY.documents, adding: 1 } });
+    const viaGraphql = await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes: await makePdf({ pages: 1 }) });
+    expect(viaGraphql.body.errors[0].extensions).toMatchObject({ code: 'Envelope.CapacityExceeded', context: { what: 'documents', limit: ENVELOPE_CAPACITY.documents } });
+    expect(viaGraphql.body.data).toEqual({ addDocument: null });
     const documents = await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}/documents`);
     expect(documents.body.payload.documents).toHaveLength(ENVELOPE_CAPACITY.documents);
   });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
 import { cutFinalEofMarker, makeEncryptedPdf, makeExactSizePdf, makePdf, notAPdf, truncate } from './fixtures/pdfs.ts';
-import { forceEnvelopeStatus, unknownId, uploadDocument } from './helpers/envelopes.ts';
+import { forceEnvelopeStatus, unknownId, uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
@@ -16,28 +16,6 @@ afterAll(async () => {
 
 async function newDraft(apiKey: string, name = 'Contract'): Promise<string> {
   return (await restClient(app, apiKey).post('/envelopes', { name })).body.payload.envelopeId;
-}
-
-/** A GraphQL multipart request (graphql-multipart-request-spec) uploading one file. */
-async function uploadThroughGraphql(
-  apiKey: string,
-  envelopeId: string,
-  file: { bytes: Uint8Array; filename?: string },
-  input: Record<string, unknown> = {},
-): Promise<{ status: number; body: any }> {
-  const form = new FormData();
-  form.append(
-    'operations',
-    JSON.stringify({
-      query:
-        'mutation($envelopeId: ID!, $input: AddDocumentInput!) { addDocument(envelopeId: $envelopeId, input: $input) { id name order pageCount pages { index width height rotation } sha256 context } }',
-      variables: { envelopeId, input: { ...input, file: null } },
-    }),
-  );
-  form.append('map', JSON.stringify({ 0: ['variables.input.file'] }));
-  form.append('0', new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), file.filename ?? 'upload.pdf');
-  const response = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'x-service-api-key': apiKey }, body: form });
-  return { status: response.status, body: await response.json() };
 }
 
 function stagingFiles(): string[] {
@@ -67,7 +45,7 @@ describe('uploading documents', () => {
   it.each([1, 3, 12])('accepts a %i-page PDF through the GraphQL multipart request spec', async (pages) => {
     const team = await seedTeam(app);
     const envelopeId = await newDraft(team.apiKey);
-    const uploaded = await uploadThroughGraphql(team.apiKey, envelopeId, { bytes: await makePdf({ pages }), filename: 'gql.pdf' });
+    const uploaded = await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes: await makePdf({ pages }), filename: 'gql.pdf' });
     expect(uploaded.body.errors).toBeUndefined();
     expect(uploaded.body.data.addDocument).toMatchObject({ name: 'gql.pdf', pageCount: pages, order: 0 });
     expect(uploaded.body.data.addDocument.pages).toHaveLength(pages);
@@ -83,7 +61,7 @@ describe('uploading documents', () => {
     expect(second.body.payload.document).toMatchObject({ name: 'annex.pdf', order: 1 });
     const explicit = await uploadDocument(app, team.apiKey, envelopeId, { bytes }, { order: '7' });
     expect(explicit.body.payload.document.order).toBe(7);
-    const viaGraphql = await uploadThroughGraphql(team.apiKey, envelopeId, { bytes }, { name: 'Via GraphQL', order: 3, context: { a: 1 } });
+    const viaGraphql = await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes }, { name: 'Via GraphQL', order: 3, context: { a: 1 } });
     expect(viaGraphql.body.data.addDocument).toMatchObject({ name: 'Via GraphQL', order: 3, context: { a: 1 } });
     const listed = await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}?includeDocuments=true`);
     expect(listed.body.payload.documents.map((document: { name: string }) => document.name)).toEqual([
@@ -103,7 +81,7 @@ describe('uploading documents', () => {
     const refused = await uploadDocument(app, team.apiKey, envelopeId, { bytes }, { name: 'n'.repeat(141) });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ name: 'Request.Invalid', context: { issues: [{ path: 'name', message: expect.any(String) }] } });
-    const viaGraphql = await uploadThroughGraphql(team.apiKey, envelopeId, { bytes }, { name: 'n'.repeat(141) });
+    const viaGraphql = await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes }, { name: 'n'.repeat(141) });
     expect(viaGraphql.body.errors[0].extensions.code).toBe('Request.Invalid');
     // A long file name is cut to 140 characters when it becomes the default name.
     const longFile = await uploadDocument(app, team.apiKey, envelopeId, { bytes, filename: `${'f'.repeat(150)}.pdf` });
@@ -123,7 +101,7 @@ describe('uploading documents', () => {
       const rest = await uploadDocument(app, team.apiKey, envelopeId, { bytes, filename: 'contract.pdf', type: 'application/pdf' });
       expect(rest.status).toBe(415);
       expect(rest.body.error.name).toBe('Document.NotPdf');
-      const graphql = await uploadThroughGraphql(team.apiKey, envelopeId, { bytes, filename: 'contract.pdf' });
+      const graphql = await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes, filename: 'contract.pdf' });
       expect(graphql.body.errors[0].extensions.code).toBe('Document.NotPdf');
     }
     expect((await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}/documents`)).body.payload.documents).toEqual([]);
@@ -139,7 +117,7 @@ describe('uploading documents', () => {
       expect(rest.status).toBe(422);
       expect(rest.body.error.name).toBe('Document.InvalidPdf');
     }
-    const graphql = await uploadThroughGraphql(team.apiKey, envelopeId, { bytes: truncate(whole, 0.5) });
+    const graphql = await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes: truncate(whole, 0.5) });
     expect(graphql.body.errors[0].extensions.code).toBe('Document.InvalidPdf');
     expect(stagingFiles()).toEqual([]);
   });
@@ -151,7 +129,7 @@ describe('uploading documents', () => {
     const rest = await uploadDocument(app, team.apiKey, envelopeId, { bytes });
     expect(rest.status).toBe(422);
     expect(rest.body.error.name).toBe('Document.Encrypted');
-    const graphql = await uploadThroughGraphql(team.apiKey, envelopeId, { bytes });
+    const graphql = await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes });
     expect(graphql.body.errors[0].extensions.code).toBe('Document.Encrypted');
   });
 
@@ -164,7 +142,7 @@ describe('uploading documents', () => {
     const rest = await uploadDocument(app, team.apiKey, envelopeId, { bytes: tooLarge });
     expect(rest.status).toBe(413);
     expect(rest.body.error).toMatchObject({ name: 'Document.TooLarge', context: { limitBytes: limit } });
-    const graphql = await uploadThroughGraphql(team.apiKey, envelopeId, { bytes: tooLarge });
+    const graphql = await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes: tooLarge });
     expect(graphql.body.errors[0].extensions.code).toBe('Document.TooLarge');
     expect(stagingFiles()).toEqual([]);
     expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
@@ -268,7 +246,7 @@ describe('renaming and deleting documents', () => {
     const upload = await uploadDocument(app, team.apiKey, envelopeId, { bytes });
     expect(upload.status).toBe(409);
     expect(upload.body.error).toMatchObject({ name: 'Envelope.NotDraft', context: { status: 'sent' } });
-    expect((await uploadThroughGraphql(team.apiKey, envelopeId, { bytes })).body.errors[0].extensions.code).toBe('Envelope.NotDraft');
+    expect((await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes })).body.errors[0].extensions.code).toBe('Envelope.NotDraft');
     const rest = restClient(app, team.apiKey);
     expect((await rest.patch(`/envelopes/${envelopeId}/documents/${documentId}`, { name: 'Changed' })).body.error.name).toBe('Envelope.NotDraft');
     expect((await rest.delete(`/envelopes/${envelopeId}/documents/${documentId}`)).body.error.name).toBe('Envelope.NotDraft');

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPdfWorkerPool, PdfWorkLimitError } from '../src/domain/document/pdf-worker-pool.ts';
 import { makeHugePageDictionaryPdf, makeLargePdf, makePdf } from './fixtures/pdfs.ts';
-import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
+import { createDraftWithDocumentAndSigner, uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 /** The most the event loop may stall while hostile input is handled, beyond the baseline. */
@@ -144,27 +144,12 @@ describe('user patterns', () => {
   });
 });
 
-/** A GraphQL multipart upload (graphql-multipart-request-spec) of one file. */
 async function uploadThroughGraphql(testApp: TestApp, apiKey: string, envelopeId: string, bytes: Uint8Array) {
-  const form = new FormData();
-  form.append(
-    'operations',
-    JSON.stringify({
-      query: 'mutation($envelopeId: ID!, $input: AddDocumentInput!) { addDocument(envelopeId: $envelopeId, input: $input) { id pageCount } }',
-      variables: { envelopeId, input: { file: null } },
-    }),
-  );
-  form.append('map', JSON.stringify({ 0: ['variables.input.file'] }));
-  form.append('0', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), 'upload.pdf');
-  const response = await fetch(`${testApp.url}/graphql`, { method: 'POST', headers: { 'x-service-api-key': apiKey }, body: form });
-  return (await response.json()) as { data?: any; errors?: any[] };
+  return (await uploadDocumentThroughGraphql(testApp, apiKey, envelopeId, { bytes })).body as { data?: any; errors?: any[] };
 }
 
-async function uploadThroughRest(testApp: TestApp, apiKey: string, envelopeId: string, bytes: Uint8Array) {
-  const form = new FormData();
-  form.append('document', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), 'upload.pdf');
-  const response = await fetch(`${testApp.url}/api/v1/key/envelopes/${envelopeId}/documents`, { method: 'POST', headers: { 'x-service-api-key': apiKey }, body: form });
-  return { status: response.status, body: (await response.json()) as any };
+function uploadThroughRest(testApp: TestApp, apiKey: string, envelopeId: string, bytes: Uint8Array) {
+  return uploadDocument(testApp, apiKey, envelopeId, { bytes });
 }
 
 function stagingFiles(testApp: TestApp): string[] {

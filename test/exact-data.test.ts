@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePdf } from './fixtures/pdfs.ts';
-import { createDraftWithDocumentAndSigner, uploadDocument } from './helpers/envelopes.ts';
+import { createDraftWithDocumentAndSigner, uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
@@ -62,18 +62,7 @@ async function uploadWithRawFilename(envelopeId: string, filename: string): Prom
 }
 
 async function uploadThroughGraphql(envelopeId: string, filename: string, input: Record<string, unknown> = {}) {
-  const form = new FormData();
-  form.append(
-    'operations',
-    JSON.stringify({
-      query: 'mutation($envelopeId: ID!, $input: AddDocumentInput!) { addDocument(envelopeId: $envelopeId, input: $input) { id name context } }',
-      variables: { envelopeId, input: { ...input, file: null } },
-    }),
-  );
-  form.append('map', JSON.stringify({ 0: ['variables.input.file'] }));
-  form.append('0', new Blob([pdf as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), filename);
-  const response = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form });
-  return (await response.json()) as { data?: any; errors?: any[] };
+  return (await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes: pdf, filename }, input)).body as { data?: any; errors?: any[] };
 }
 
 async function newDraft(): Promise<string> {

@@ -30,6 +30,29 @@ export async function uploadDocument(
   return { status: response.status, body: await response.json() };
 }
 
+/** A GraphQL multipart request (graphql-multipart-request-spec) uploading one file. */
+export async function uploadDocumentThroughGraphql(
+  app: TestApp,
+  apiKey: string,
+  envelopeId: string,
+  file: { bytes: Uint8Array; filename?: string },
+  input: Record<string, unknown> = {},
+): Promise<{ status: number; body: any }> {
+  const form = new FormData();
+  form.append(
+    'operations',
+    JSON.stringify({
+      query:
+        'mutation($envelopeId: ID!, $input: AddDocumentInput!) { addDocument(envelopeId: $envelopeId, input: $input) { id name order pageCount pages { index width height rotation } sha256 context } }',
+      variables: { envelopeId, input: { ...input, file: null } },
+    }),
+  );
+  form.append('map', JSON.stringify({ 0: ['variables.input.file'] }));
+  form.append('0', new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), file.filename ?? 'upload.pdf');
+  const response = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'x-service-api-key': apiKey }, body: form });
+  return { status: response.status, body: await response.json() };
+}
+
 export type DraftSetup = {
   envelopeId: string;
   documentId: string;
