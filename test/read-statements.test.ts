@@ -168,6 +168,7 @@ describe('one SQL statement per read, however deep', () => {
       [`query($e: ID!, $d: ID!) { document(envelopeId: $e, documentId: $d) { id pages { width } } }`, { e: envelope.id, d: envelope.documents[0].id }],
       [`query($e: ID!, $r: ID!) { recipient(envelopeId: $e, recipientId: $r) { id agents { id } } }`, { e: envelope.id, r: envelope.recipients[0].id }],
       [`query($e: ID!, $f: ID!) { field(envelopeId: $e, fieldId: $f) { id views { page } } }`, { e: envelope.id, f: envelope.fields[0].id }],
+      [`query($e: ID!) { verifyAuditChain(envelopeId: $e) { valid } }`, { e: envelope.id }],
     ];
     for (const [query, variables] of reads) {
       let result: any;
@@ -195,6 +196,7 @@ describe('one SQL statement per read, however deep', () => {
       `/envelopes/${envelopeId}/recipients`,
       `/envelopes/${envelopeId}/fields`,
       `/envelopes/${envelopeId}/audit`,
+      `/envelopes/${envelopeId}/audit/verify`,
     ]) {
       let answer: any;
       const statements = await statementsFor(async () => (answer = await rest.get(path)));

@@ -3,7 +3,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JsonObject } from '../../db/columns.ts';
 import type { RequestMetadata } from '../../shared/request-metadata.ts';
 import { AuditEvent, type AuditActorType } from './audit-event.entity.ts';
-import { findTeamEnvelope } from '../envelope/envelope.service.ts';
+import type { ExpressionBuilder } from 'kysely';
+import { isUuid } from '../../shared/ids.ts';
+import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
+import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 
 export const GENESIS_HASH = '0'.repeat(64);
@@ -34,8 +37,11 @@ export function canonicalJson(value: unknown): string {
 
 type HashedContent = Pick<
   AuditEvent,
-  'streamId' | 'envelopeId' | 'teamId' | 'seq' | 'type' | 'at' | 'actorType' | 'actorId' | 'ip' | 'userAgent' | 'details' | 'prevHash'
->;
+  'streamId' | 'envelopeId' | 'teamId' | 'seq' | 'type' | 'actorType' | 'actorId' | 'ip' | 'userAgent' | 'details' | 'prevHash'
+> & {
+  /** A Date, or the text `toISOString()` gives for it (as the read model writes timestamps). */
+  at: Date | string;
+};
 
 /** The chain link: HMAC over the previous hash and the event's canonical content. */
 export function hashAuditEvent(key: Buffer, event: HashedContent): string {
@@ -45,7 +51,7 @@ export function hashAuditEvent(key: Buffer, event: HashedContent): string {
     teamId: event.teamId,
     seq: event.seq,
     type: event.type,
-    at: event.at.toISOString(),
+    at: typeof event.at === 'string' ? event.at : event.at.toISOString(),
     actorType: event.actorType,
     actorId: event.actorId,
     ip: event.ip,
@@ -94,9 +100,10 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
 
 export type ChainVerification = { valid: true; length: number; headHash: string } | { valid: false; brokenAtSeq: number; reason: string };
 
-/** Recomputes a chain and reports the first broken link (a rewritten, removed or reordered event). */
-export async function verifyAuditChain(em: EntityManager, auditKey: Buffer, streamId: string): Promise<ChainVerification> {
-  const events = await em.find(AuditEvent, { streamId }, { orderBy: { seq: 'asc' } });
+type ChainLink = HashedContent & { hash: string };
+
+/** Recomputes a chain from its events in `seq` order and reports the first broken link (a rewritten, removed or reordered event). */
+function checkChain(auditKey: Buffer, events: ChainLink[]): ChainVerification {
   let previousHash = GENESIS_HASH;
   for (const [index, event] of events.entries()) {
     if (event.seq !== index + 1) return { valid: false, brokenAtSeq: index + 1, reason: 'missing event' };
@@ -107,13 +114,58 @@ export async function verifyAuditChain(em: EntityManager, auditKey: Buffer, stre
   return { valid: true, length: events.length, headHash: previousHash };
 }
 
+/** Every hashed column of an audit event, as plain data (timestamps as `toISOString()` text). */
+function chainColumns(eb: ExpressionBuilder<ReadDatabase & { a: ReadDatabase['audit_event'] }, 'a'>) {
+  return [
+    'a.stream_id as streamId',
+    'a.envelope_id as envelopeId',
+    'a.team_id as teamId',
+    'a.seq as seq',
+    'a.type as type',
+    isoTimestamp(eb.ref('a.at')).as('at'),
+    'a.actor_type as actorType',
+    'a.actor_id as actorId',
+    'a.ip as ip',
+    'a.user_agent as userAgent',
+    'a.details as details',
+    'a.prev_hash as prevHash',
+    'a.hash as hash',
+  ] as const;
+}
+
+/** Verifies one chain (an envelope's or a team's) by id, for operators (the CLI): one statement, plain rows. */
+export async function verifyAuditChain(em: EntityManager, auditKey: Buffer, streamId: string): Promise<ChainVerification> {
+  const events = await readerOf(em)
+    .selectFrom('audit_event as a')
+    .select((eb) => chainColumns(eb))
+    .where('a.stream_id', '=', streamId)
+    .orderBy('a.seq')
+    .execute();
+  return checkChain(auditKey, events as ChainLink[]);
+}
+
 export async function listAuditEvents(em: EntityManager, streamId: string): Promise<AuditEvent[]> {
   return em.find(AuditEvent, { streamId }, { orderBy: { seq: 'asc' } });
 }
 
-/** Verifies an envelope's audit chain for its own team (unknown and foreign ids: Envelope.NotFound). */
+/**
+ * Verifies an envelope's audit chain for its own team (unknown and foreign ids: Envelope.NotFound).
+ * One statement: the team's envelope, left-joined to its events, so the tenant check and the chain
+ * are read together and an envelope without events still answers.
+ */
 export async function verifyEnvelopeAuditChain(context: ServiceContext, options: { envelopeId: string }): Promise<ChainVerification> {
   const caller = await context.caller();
-  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
-  return verifyAuditChain(context.em, context.auditKey, envelope.id);
+  if (!isUuid(options.envelopeId)) throw new EnvelopeNotFoundError(options.envelopeId);
+  const rows = await context.reader
+    .selectFrom('envelope as e')
+    .leftJoin('audit_event as a', 'a.stream_id', 'e.id')
+    .select((eb) => chainColumns(eb as unknown as ExpressionBuilder<ReadDatabase & { a: ReadDatabase['audit_event'] }, 'a'>))
+    // The tenant filter: only the caller's team's envelope; another team's id reads as unknown.
+    .where('e.team_id', '=', caller.teamId)
+    .where('e.id', '=', options.envelopeId)
+    .orderBy('a.seq')
+    .execute();
+  if (rows.length === 0) throw new EnvelopeNotFoundError(options.envelopeId);
+  const events = (rows as (ChainLink | { seq: null })[]).filter((row): row is ChainLink => row.seq !== null);
+  return checkChain(context.auditKey, events);
 }
