@@ -11,6 +11,7 @@ import { schema } from './graphql/schema.ts';
 import { createRequestMetadataReader, type NodeServerContext, type RequestMetadataReader } from './request-metadata.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { restPlugin } from './rest/plugin.ts';
+import { GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin } from './graphql/graphiql.ts';
 import { createSecurityHeaders } from './security-headers.ts';
 
 export type App = YogaServerInstance<NodeServerContext, RequestContext>;
@@ -93,7 +94,11 @@ export function createApp(given: AppDependencies): App {
     renderGraphiQL: securityHeaders.renderGraphiQL,
     // Replaced by graphqlBodyLimitPlugin: REST's 1 MB, answered as Request.PayloadTooLarge.
     maxRequestBodySize: false,
-    graphiql: { title: 'Envelope service', headers: JSON.stringify({ 'X-Service-Api-Key': '<your team key>' }) },
+    graphiql: {
+      title: 'Envelope service',
+      headers: JSON.stringify({ 'X-Service-Api-Key': '<your team key>' }, null, 2),
+      defaultQuery: GRAPHIQL_EXAMPLE_OPERATION,
+    },
     maskedErrors: { maskError: createErrorMask(logger) },
     logging: {
       debug: (...args) => logger.debug(args.map(String).join(' ')),
@@ -110,6 +115,7 @@ export function createApp(given: AppDependencies): App {
       }),
     plugins: [
       securityHeaders.plugin,
+      graphiqlAssetsPlugin(),
       requestLogPlugin(dependencies, requestMetadataOf),
       restPlugin(dependencies, requestMetadataOf),
       graphqlRateLimitPlugin(rateLimiter),

@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto';
-import { renderGraphiQL, type GraphiQLOptions, type Plugin } from 'graphql-yoga';
-
-/**
- * Where GraphiQL's page gets what it runs: yoga's page loads its script, styles and editor
- * workers from unpkg (the workers are fetched and started from blob: URLs), its icon from GitHub,
- * and sends queries to this server.
- */
-const GRAPHIQL_ASSETS = 'https://unpkg.com';
-const GRAPHIQL_ICON = 'https://raw.githubusercontent.com';
+import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
+import { renderLocalGraphiQL } from './graphql/graphiql.ts';
 
 /** Answers that are not pages (JSON, files) may run nothing and be framed nowhere. */
 const NON_HTML_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
@@ -23,17 +16,20 @@ function inlineScriptHashes(html: string): string[] {
   return hashes;
 }
 
-/** A strict policy for the GraphiQL page: only its own inline scripts (by hash) and its assets. */
+/**
+ * A strict policy for the GraphiQL page: its own inline scripts (by hash) and this service's
+ * assets (graphql/graphiql.ts), and no other host for anything.
+ */
 export function graphiqlContentSecurityPolicy(html: string): string {
   return [
     "default-src 'none'",
-    `script-src ${[...inlineScriptHashes(html), GRAPHIQL_ASSETS].join(' ')}`,
+    `script-src 'self' ${inlineScriptHashes(html).join(' ')}`,
     // The editor sets styles inline as it lays itself out.
-    `style-src 'unsafe-inline' ${GRAPHIQL_ASSETS}`,
-    `img-src 'self' data: ${GRAPHIQL_ICON}`,
-    `font-src data: ${GRAPHIQL_ASSETS}`,
-    `connect-src 'self' ${GRAPHIQL_ASSETS}`,
-    'worker-src blob:',
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "worker-src 'self'",
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",
@@ -44,8 +40,8 @@ export function graphiqlContentSecurityPolicy(html: string): string {
  * Security headers on every answer: `X-Content-Type-Options: nosniff` (a browser never guesses
  * another type than the one sent, e.g. runs an uploaded file as a page), no framing, no referrer,
  * and a Content-Security-Policy: strict for the GraphiQL page, "nothing at all" for everything
- * else. The GraphiQL page is rendered by yoga's own renderer through `renderGraphiQL` here, so
- * the policy's script hashes are taken from exactly the page that is served.
+ * else. The GraphiQL page is rendered through `renderGraphiQL` here (graphql/graphiql.ts), so the
+ * policy's script hashes are taken from exactly the page that is served.
  */
 export function createSecurityHeaders() {
   let graphiqlPolicy: string | undefined;
@@ -64,7 +60,7 @@ export function createSecurityHeaders() {
   return {
     plugin,
     renderGraphiQL(options: GraphiQLOptions): string {
-      const html = renderGraphiQL(options);
+      const html = renderLocalGraphiQL(options);
       graphiqlPolicy = graphiqlContentSecurityPolicy(html);
       return html;
     },
