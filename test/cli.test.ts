@@ -1,4 +1,7 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AuditEvent } from '../src/domain/audit/audit-event.entity.ts';
@@ -85,5 +88,52 @@ describe('the command line', () => {
     const unknown = await cli('audit', 'verify', '--envelope', '00000000-0000-4000-8000-000000000000');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr.trim()).toBe('Envelope.NotFound: No audit events exist for this envelope id.');
+  });
+});
+
+describe('the command line beside a server on the embedded database', () => {
+  it('creates a team and a key while the server holds the database, and the key works against that server at once', { timeout: 120_000 }, async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-cli-beside-'));
+    const port = 5200 + Math.floor(Math.random() * 600);
+    // DATABASE_URL empty: the embedded PostgreSQL under DATA_DIR, as on a fresh clone.
+    const env = { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', AUDIT_HMAC_KEY: '' };
+    const server = spawn(process.execPath, ['src/main.ts'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      await expect.poll(async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.status, { timeout: 60_000, interval: 250 }).toBe(200);
+
+      const runBeside = async (...args: string[]) => {
+        const { stdout } = await run(process.execPath, ['src/cli/main.ts', ...args], { env });
+        return JSON.parse(stdout);
+      };
+      const team = await runBeside('team', 'create', '--name', 'Beside the server');
+      const key = await runBeside('key', 'create', '--team', team.teamId, '--label', 'second');
+      for (const apiKey of [team.apiKey, key.apiKey]) {
+        const me = await fetch(`${url}/api/v1/key/me`, { headers: { 'x-service-api-key': apiKey } });
+        expect(me.status).toBe(200);
+        expect(((await me.json()) as any).payload.team).toMatchObject({ id: team.teamId, name: 'Beside the server' });
+      }
+      // The server kept serving throughout, and still does.
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    } finally {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('says plainly why when the process holding the database does not share it', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-cli-held-'));
+    // A live process (this one, seen from the child) holds the lock but publishes no address.
+    fs.mkdirSync(path.join(dataDir, 'postgres'), { recursive: true });
+    fs.writeFileSync(path.join(dataDir, 'postgres', 'embedded.pid'), String(process.pid));
+    try {
+      const failure = await run(process.execPath, ['src/cli/main.ts', 'team', 'create', '--name', 'X'], { env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir } }).catch((error) => error);
+      expect(failure.code).toBe(1);
+      expect(failure.stderr).toContain(`is in use by process ${process.pid}`);
+      expect(failure.stderr).toContain('DATABASE_URL');
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -62,7 +62,8 @@ try {
 
 let database;
 try {
-  database = await openDatabase(config);
+  // Beside a server running on the embedded database, the command line uses that server's database.
+  database = await openDatabase(config, { shareRunningEmbedded: true });
 } catch (error) {
   fail(`could not open the database: ${(error as Error).message}`);
 }

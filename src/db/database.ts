@@ -2,7 +2,7 @@ import path from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { createOrmConfig } from '../../mikro-orm.config.ts';
 import type { Config } from '../config.ts';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.ts';
+import { findSharedEmbeddedPostgres, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.ts';
 
 export type Database = {
   orm: MikroORM;
@@ -16,29 +16,42 @@ export type Database = {
  */
 export async function openDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databaseAcquireTimeoutMs'> & Partial<Pick<Config, 'databasePreparedStatements'>>,
-  options: { onQuery?: (sql: string) => void } = {},
+  options: {
+    onQuery?: (sql: string) => void;
+    /**
+     * For short-lived tools (the command line): when the embedded database is held by a running
+     * server, use it through that server's socket rather than fail. Its migrations are the
+     * server's business, so none are applied then.
+     */
+    shareRunningEmbedded?: boolean;
+  } = {},
 ): Promise<Database> {
   let embedded: EmbeddedPostgres | undefined;
   let clientUrl = config.databaseUrl;
-  if (clientUrl === undefined) {
-    embedded = await startEmbeddedPostgres(path.join(config.dataDir, 'postgres'));
+  const embeddedDirectory = path.join(config.dataDir, 'postgres');
+  const shared = clientUrl === undefined && options.shareRunningEmbedded ? findSharedEmbeddedPostgres(embeddedDirectory) : undefined;
+  if (shared) {
+    clientUrl = shared;
+  } else if (clientUrl === undefined) {
+    embedded = await startEmbeddedPostgres(embeddedDirectory);
     clientUrl = embedded.url;
   }
+  const isEmbedded = embedded !== undefined || shared !== undefined;
   try {
     const orm = await MikroORM.init(
       createOrmConfig({
         clientUrl,
-        poolMax: embedded ? 1 : 10,
+        poolMax: isEmbedded ? 1 : 10,
         acquireTimeoutMs: config.databaseAcquireTimeoutMs,
         onQuery: options.onQuery,
         // PGlite shares prepared statements among its connections; see db/prepared-statements.ts.
-        prepareStatements: embedded === undefined && (config.databasePreparedStatements ?? true),
+        prepareStatements: !isEmbedded && (config.databasePreparedStatements ?? true),
       }),
     );
-    await orm.migrator.up();
+    if (!shared) await orm.migrator.up();
     return {
       orm,
-      isEmbedded: embedded !== undefined,
+      isEmbedded,
       async close() {
         await orm.close(true);
         await embedded?.stop();

@@ -27,12 +27,16 @@ function isProcessAlive(pid: number): boolean {
   }
 }
 
+const LOCK_FILE = 'embedded.pid';
+/** Where the owning process writes the address it serves the database on, for other local tools. */
+const ADDRESS_FILE = 'embedded.url';
+
 /**
  * PGlite keeps no lock of its own and two processes writing one data directory corrupt it, so a
  * pid file guards the directory. A stale file (its process is gone, e.g. after kill -9) is taken over.
  */
 function lockDataDirectory(dataDirectory: string): () => void {
-  const lockPath = path.join(dataDirectory, 'embedded.pid');
+  const lockPath = path.join(dataDirectory, LOCK_FILE);
   for (;;) {
     try {
       fs.writeFileSync(lockPath, String(process.pid), { flag: 'wx' });
@@ -65,10 +69,15 @@ export async function startEmbeddedPostgres(dataDirectory: string, options: { ma
     const database = await PGlite.create(path.join(dataDirectory, 'pgdata'));
     const server = new PGLiteSocketServer({ db: database, host: '127.0.0.1', port: 0, maxConnections: options.maxConnections ?? 4 });
     await server.start();
-    const address = server.getServerConn();
+    const url = `postgresql://postgres@${server.getServerConn()}/postgres`;
+    // Published so the command line can work beside the running server (findSharedEmbeddedPostgres).
+    const addressPath = path.join(dataDirectory, ADDRESS_FILE);
+    fs.writeFileSync(`${addressPath}.tmp`, url);
+    fs.renameSync(`${addressPath}.tmp`, addressPath);
     return {
-      url: `postgresql://postgres@${address}/postgres`,
+      url,
       async stop() {
+        fs.rmSync(addressPath, { force: true });
         await server.stop();
         await database.close();
         unlock();
@@ -77,5 +86,23 @@ export async function startEmbeddedPostgres(dataDirectory: string, options: { ma
   } catch (error) {
     unlock();
     throw error;
+  }
+}
+
+/**
+ * The address of the embedded PostgreSQL that another live process (the running server) serves
+ * from this data directory, or undefined when none does. Its socket server takes several
+ * connections and keeps each transaction to the connection that began it (it only runs queries of
+ * that connection until the transaction ends), so a short-lived tool such as the command line can
+ * share the database with the server instead of being refused.
+ */
+export function findSharedEmbeddedPostgres(dataDirectory: string): string | undefined {
+  try {
+    const owner = Number.parseInt(fs.readFileSync(path.join(dataDirectory, LOCK_FILE), 'utf8'), 10);
+    if (!Number.isInteger(owner) || owner === process.pid || !isProcessAlive(owner)) return undefined;
+    const url = fs.readFileSync(path.join(dataDirectory, ADDRESS_FILE), 'utf8').trim();
+    return url.startsWith('postgresql://') ? url : undefined;
+  } catch {
+    return undefined;
   }
 }
