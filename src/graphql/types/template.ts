@@ -1,0 +1,134 @@
+import type { RecipientType } from '../../domain/recipient/recipient.entity.ts';
+import { createdAtCursor } from '../../domain/pagination.ts';
+import { readTemplate, readTemplatePage, type TemplateData, type TemplatePageData, type TemplateRecipientData } from '../../domain/template/template.read.ts';
+import { createTemplate, deleteTemplate, updateTemplate } from '../../domain/template/template.service.ts';
+import { builder } from '../builder.ts';
+import { withoutNulls } from '../input.ts';
+import { connectionNodesOf, nested, selectionOf, templateIncludeOf } from '../selection.ts';
+import { DeletedPayload, PageInfo } from './common.ts';
+import { DocumentType } from './document.ts';
+import { FieldType } from './field.ts';
+import { RecipientTypeEnum } from './recipient.ts';
+
+export const TemplateRecipientType = builder.objectRef<TemplateRecipientData>('TemplateRecipient').implement({
+  description:
+    'A role of a template (spec §2.7): as an envelope recipient, plus `fixed` and an optional pre-assigned person (a team user, a contact, or a contact group whose members all become agents).',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    identifier: t.exposeString('identifier', { description: 'Your stable slug for the role, unique in the template; jumpstart entries name roles by it.' }),
+    roleName: t.exposeString('roleName'),
+    type: t.field({ type: RecipientTypeEnum, resolve: (role) => role.type as RecipientType }),
+    order: t.exposeInt('order', { description: 'Lower orders act first; equal orders act in parallel.' }),
+    required: t.exposeBoolean('required'),
+    color: t.exposeString('color'),
+    hostedById: t.id({ nullable: true, resolve: (role) => role.hostedById }),
+    delegatedById: t.id({ nullable: true, resolve: (role) => role.delegatedById }),
+    fixed: t.exposeBoolean('fixed', {
+      description: 'true: a jumpstart always uses the pre-assigned person and ignores its entry. false: the pre-assignment is a default an entry replaces.',
+    }),
+    userId: t.id({ nullable: true, description: 'Pre-assigned team user.', resolve: (role) => role.userId }),
+    contactId: t.id({ nullable: true, description: 'Pre-assigned contact.', resolve: (role) => role.contactId }),
+    contactGroupId: t.id({ nullable: true, description: 'Pre-assigned contact group: every member becomes an agent.', resolve: (role) => role.contactGroupId }),
+    createdAt: t.field({ type: 'DateTime', resolve: (role) => role.createdAt }),
+  }),
+});
+
+export const TemplateType = builder.objectRef<TemplateData>('Template').implement({
+  description: 'A reusable blueprint of documents, recipient roles and fields; jumpstartEnvelope makes a draft envelope from it in one request.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name', { description: '2–48 characters.' }),
+    description: t.string({ nullable: true, resolve: (template) => template.description }),
+    teamScope: t.idList({ description: 'Other teams of your workspace that may read and jumpstart it (only the owning team changes it).', resolve: (template) => template.teamScope }),
+    teamId: t.id({ description: 'The owning team.', resolve: (template) => template.teamId }),
+    createdAt: t.field({ type: 'DateTime', resolve: (template) => template.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (template) => template.updatedAt }),
+    documents: t.field({ type: [DocumentType], description: 'The documents, in display order.', resolve: (template) => nested(template.documents, 'Template.documents') }),
+    recipients: t.field({ type: [TemplateRecipientType], description: 'The roles, in signing order.', resolve: (template) => nested(template.recipients, 'Template.recipients') }),
+    fields: t.field({ type: [FieldType], resolve: (template) => nested(template.fields, 'Template.fields') }),
+  }),
+});
+
+const TemplateEdge = builder.objectRef<TemplateData>('TemplateEdge').implement({
+  description: 'A template in a page, with its position for `after`.',
+  fields: (t) => ({
+    cursor: t.string({ resolve: (template) => createdAtCursor(template) }),
+    node: t.field({ type: TemplateType, resolve: (template) => template }),
+  }),
+});
+
+const TemplateConnection = builder.objectRef<TemplatePageData>('TemplateConnection').implement({
+  description: 'A page of the templates your team may use (its own and those shared with it), newest first.',
+  fields: (t) => ({
+    edges: t.field({ type: [TemplateEdge], resolve: (page) => page.templates }),
+    nodes: t.field({ type: [TemplateType], resolve: (page) => page.templates }),
+    pageInfo: t.field({ type: PageInfo, resolve: (page) => ({ hasNextPage: page.nextCursor !== null, endCursor: page.nextCursor }) }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  template: t.field({
+    type: TemplateType,
+    description: 'One template your team owns or that is shared with it. Any other id gives Template.NotFound.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, context, info) => readTemplate(context, String(args.id), templateIncludeOf(selectionOf(info))),
+  }),
+  templates: t.field({
+    type: TemplateConnection,
+    description: 'The templates your team may use, newest first.',
+    args: {
+      first: t.arg.int({ required: false, description: '1–100, default 20.' }),
+      after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
+    },
+    resolve: (_root, args, context, info) =>
+      readTemplatePage(context, { limit: args.first ?? undefined, cursor: args.after ?? undefined }, templateIncludeOf(connectionNodesOf(selectionOf(info)))),
+  }),
+}));
+
+const CreateTemplateInput = builder.inputType('CreateTemplateInput', {
+  description: 'A new template (REST: POST /templates).',
+  fields: (t) => ({
+    name: t.string({ required: true, description: '2–48 characters.' }),
+    description: t.string({ required: false, description: 'At most 2000 characters.' }),
+    teamScope: t.idList({ required: false, description: 'Other teams of your workspace that may use it.' }),
+  }),
+});
+
+const UpdateTemplateInput = builder.inputType('UpdateTemplateInput', {
+  description: 'Only the given keys change; teamScope, when given, replaces the whole list. Owning team only.',
+  fields: (t) => ({
+    name: t.string({ required: false }),
+    description: t.string({ required: false, description: 'null clears it.' }),
+    teamScope: t.idList({ required: false }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createTemplate: t.field({
+    type: TemplateType,
+    nullable: true,
+    description: 'Creates a template (REST: POST /templates). Honours the Idempotency-Key header.',
+    args: { input: t.arg({ type: CreateTemplateInput, required: true }) },
+    resolve: (_root, args, context) => createTemplate(context, { input: withoutNulls(args.input), idempotencyKey: context.idempotencyKey }),
+  }),
+  updateTemplate: t.field({
+    type: TemplateType,
+    nullable: true,
+    description: 'Changes a template your team owns (REST: PATCH /templates/{id}).',
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateTemplateInput, required: true }) },
+    resolve: async (_root, args, context, info) => {
+      await updateTemplate(context, { templateId: String(args.id), input: withoutNulls(args.input, { keepNull: ['description'] }) });
+      return readTemplate(context, String(args.id), templateIncludeOf(selectionOf(info)));
+    },
+  }),
+  deleteTemplate: t.field({
+    type: DeletedPayload,
+    nullable: true,
+    description: 'Deletes a template your team owns, with its documents, roles and fields (REST: DELETE /templates/{id}). Envelopes made from it are unaffected.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, args, context) => {
+      await deleteTemplate(context, { templateId: String(args.id) });
+      return { id: String(args.id) };
+    },
+  }),
+}));
