@@ -146,9 +146,10 @@ describe('teamScope', () => {
         } else {
           const answer = await owner.graphql(gql.update, { id: templateId, input: { teamScope: [id] } });
           expect(firstErrorName(answer)).toBe('Request.Invalid');
-          answers.push(answer.errors?.[0].extensions.issues);
+          answers.push(answer.errors?.[0].extensions.context.issues);
         }
       }
+      expect(answers[0]).toEqual([{ path: face === 'rest' ? 'teamScope[1]' : 'teamScope[0]', message: 'must be the id of a team of your workspace' }]);
       expect(answers[0]).toEqual(answers[1]);
       expect(answers[0]).toEqual(answers[2]);
     }

@@ -16,7 +16,7 @@ import { EnvelopeBusyError, EnvelopeNotDeletableError, EnvelopeNotDraftError, En
 
 export const DEFAULT_EXPIRATION_PERIOD_DAYS = 30;
 
-const envelopeSettings = {
+export const envelopeSettings = {
   name: readableName(2, 48),
   expirationPeriodDays: boundedInteger(1, 90),
   reminderInitialDelayDays: boundedInteger(0, 30),

@@ -90,7 +90,7 @@ const AgentInfoInput = builder.inputType('AgentInfoInput', {
   }),
 });
 
-const AgentInput = builder.inputType('AgentInput', {
+export const AgentInput = builder.inputType('AgentInput', {
   description: 'Exactly one of info, contactId, groupId, userId.',
   fields: (t) => ({
     info: t.field({ type: AgentInfoInput, required: false }),

@@ -11,7 +11,9 @@ import { connectionNodesOf, nested, selectionOf, templateIncludeOf } from '../se
 import { DeletedPayload, PageInfo } from './common.ts';
 import { AddDocumentInput, DocumentType, openUpload, UpdateDocumentInput } from './document.ts';
 import { FieldInput, fieldInputOptions, FieldType, UpdateFieldInput } from './field.ts';
-import { RecipientTypeEnum } from './recipient.ts';
+import { AgentInput, RecipientTypeEnum } from './recipient.ts';
+import { EnvelopeType } from './envelope.ts';
+import { jumpstartEnvelope } from '../../domain/template/jumpstart.service.ts';
 
 export const TemplateRecipientType = builder.objectRef<TemplateRecipientData>('TemplateRecipient').implement({
   description:
@@ -273,3 +275,41 @@ builder.mutationFields((t) => ({
     },
   }),
 }));
+
+const JumpstartRecipientInput = builder.inputType('JumpstartRecipientInput', {
+  description: 'The people of one role of the template, named by exactly one of identifier or id. Ignored for a fixed role.',
+  fields: (t) => ({
+    identifier: t.string({ required: false, description: 'The role identifier, exactly as in the template.' }),
+    id: t.id({ required: false, description: "The template role's id." }),
+    agents: t.field({ type: [AgentInput], required: false }),
+  }),
+});
+
+const JumpstartEnvelopeInput = builder.inputType('JumpstartEnvelopeInput', {
+  description: 'A draft envelope from a template (REST: POST /envelopes/jumpstart/{templateId}).',
+  fields: (t) => ({
+    name: t.string({ required: false, description: "2–48 characters; defaults to the template's name." }),
+    expirationPeriodDays: t.int({ required: false, description: '1–90, default 30.' }),
+    reminderInitialDelayDays: t.int({ required: false, description: '0–30, default 0.' }),
+    reminderRepeatIntervalDays: t.int({ required: false, description: '0–30, default 0.' }),
+    reminderBeforeExpirationDays: t.int({ required: false, description: '0–30, default 0.' }),
+    context: t.field({ type: 'JSONObject', required: false }),
+    recipients: t.field({ type: [JumpstartRecipientInput], required: false, description: 'At most one entry per role.' }),
+  }),
+});
+
+builder.mutationField('jumpstartEnvelope', (t) =>
+  t.field({
+    type: EnvelopeType,
+    nullable: true,
+    description:
+      'Creates a draft envelope from a template your team owns or that is shared with it: copies of its documents, roles and fields, people from the entries or the template. Honours the Idempotency-Key header.',
+    args: { templateId: t.arg.id({ required: true }), input: t.arg({ type: JumpstartEnvelopeInput, required: false }) },
+    resolve: (_root, args, context) =>
+      jumpstartEnvelope(context, {
+        templateId: String(args.templateId),
+        input: withoutNulls(args.input ?? {}, { opaque: JSON_VALUE_KEYS }),
+        idempotencyKey: context.idempotencyKey,
+      }),
+  }),
+);

@@ -5,6 +5,7 @@ import { stageDocumentFile } from '../../domain/document/document.service.ts';
 import { addTemplateDocument, checkTemplateUploadTarget, deleteTemplateDocument, updateTemplateDocument } from '../../domain/template/template-document.service.ts';
 import { createTemplateFields, deleteTemplateField, updateTemplateField } from '../../domain/template/template-field.service.ts';
 import { addTemplateRecipient, deleteTemplateRecipient, updateTemplateRecipient } from '../../domain/template/template-recipient.service.ts';
+import { jumpstartEnvelope } from '../../domain/template/jumpstart.service.ts';
 import { readJsonObject } from '../body.ts';
 import { receiveMultipartUpload } from '../multipart.ts';
 import { readRecipientBody } from './recipients.ts';
@@ -13,6 +14,15 @@ import type { RestRoute } from '../router.ts';
 
 /** Spec §4.7 and contract §5: templates. Every answer shows a template with its documents, roles and fields. */
 export const templateRoutes: RestRoute[] = [
+  // Spec §4.5: a draft envelope from a template in one request.
+  {
+    method: 'POST',
+    path: '/envelopes/jumpstart/:templateId',
+    async handler({ request, params, context }) {
+      const envelope = await jumpstartEnvelope(context, { templateId: params.templateId, input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
+      return { envelopeId: envelope.id };
+    },
+  },
   {
     method: 'POST',
     path: '/templates',
