@@ -316,3 +316,27 @@ describe('idempotency, shared blobs and template deletion', () => {
     expect(audit[0].details.templateId).toBe(ready.templateId);
   });
 });
+
+describe('limits of a jumpstart', () => {
+  it('refuses a pre-assigned group of more than 50 members as a role’s agents, and a team in scope may jumpstart through GraphQL', async () => {
+    const owner = callerOf(await seedTeam(app));
+    const sibling = callerOf(await seedTeam(app, { workspaceId: owner.team.workspaceId }));
+    const ready = await createReadyTemplate(app, owner.team.apiKey, { teamScope: [sibling.team.teamId] });
+    const shared = await sibling.graphql(jumpstartMutation, { t: ready.templateId, input: { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Sib' } }] }] } });
+    expect(shared.errors).toBeUndefined();
+    expect(shared.data.jumpstartEnvelope.templateId).toBe(ready.templateId);
+    expect(await envelopeCount(sibling.team.teamId)).toBe(1);
+
+    const group = (await owner.rest.post('/contact-groups', { name: 'Everyone' })).body.payload.contactGroup;
+    for (let index = 0; index < 51; index += 1) {
+      const contact = (await owner.rest.post('/contacts', { name: `Person ${index}` })).body.payload.contact;
+      await owner.rest.post(`/contact-groups/${group.id}/members/${contact.id}`);
+    }
+    await owner.rest.post(`/templates/${ready.templateId}/recipients`, { recipient: { type: 'viewer', identifier: 'everyone', roleName: 'Everyone', contactGroupId: group.id } });
+    const refused = await owner.rest.post(`/envelopes/jumpstart/${ready.templateId}`, {});
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toMatchObject({ name: 'Envelope.CapacityExceeded', context: { limit: 50, adding: 51 } });
+    expect(firstErrorName(await owner.graphql(jumpstartMutation, { t: ready.templateId }))).toBe('Envelope.CapacityExceeded');
+    expect(await envelopeCount(owner.team.teamId)).toBe(0);
+  });
+});

@@ -295,3 +295,39 @@ describe('who may change a template’s content', () => {
     expect(patched.body.payload.field.label).toBe('Sign here');
   });
 });
+
+describe('template capacity and idempotency', () => {
+  it('refuses a role past 50 per template with Template.CapacityExceeded, on both faces', async () => {
+    const caller = callerOf(await seedTeam(app));
+    const templateId = await newTemplate(caller);
+    for (let index = 0; index < 50; index += 1) {
+      const added = await caller.rest.post(`/templates/${templateId}/recipients`, { recipient: { type: 'viewer', identifier: `r${index}`, roleName: `Role ${index}` } });
+      expect(added.status).toBe(200);
+    }
+    const refused = await caller.rest.post(`/templates/${templateId}/recipients`, { recipient: { type: 'viewer', identifier: 'r50', roleName: 'One too many' } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toMatchObject({ name: 'Template.CapacityExceeded', context: { what: 'recipients', limit: 50, current: 50, adding: 1 } });
+    expect(refused.body.error.description).toBe('A template holds at most 50 recipients; it has 50 and this request adds 1.');
+    const graphql = await caller.graphql('mutation($t: ID!) { addTemplateRecipient(templateId: $t, input: { type: viewer, identifier: "g50", roleName: "G" }) { id } }', { t: templateId });
+    expect(firstErrorName(graphql)).toBe('Template.CapacityExceeded');
+    expect((await caller.rest.get(`/templates/${templateId}`)).body.payload.template.recipients).toHaveLength(50);
+  });
+
+  it('honours Idempotency-Key when creating a template and its parts', async () => {
+    const caller = callerOf(await seedTeam(app));
+    const key = { 'idempotency-key': 'template-create-1' };
+    const first = await caller.rest.post('/templates', { name: 'Once' }, key);
+    const again = await caller.rest.post('/templates', { name: 'Once' }, key);
+    expect(again.body.payload.templateId).toBe(first.body.payload.templateId);
+    expect((await caller.rest.post('/templates', { name: 'Twice' }, key)).body.error.name).toBe('Request.IdempotencyKeyReused');
+    const templateId = first.body.payload.templateId;
+    const roleKey = { 'idempotency-key': 'template-role-1' };
+    const role = await caller.rest.post(`/templates/${templateId}/recipients`, { recipient: { type: 'signer', identifier: 'a', roleName: 'A' } }, roleKey);
+    await caller.rest.patch(`/templates/${templateId}/recipients/${role.body.payload.recipient.id}`, { recipient: { roleName: 'Changed' } });
+    const replay = await caller.rest.post(`/templates/${templateId}/recipients`, { recipient: { type: 'signer', identifier: 'a', roleName: 'A' } }, roleKey);
+    expect(replay.body.payload.recipient).toEqual(role.body.payload.recipient);
+    const listed = (await caller.rest.get('/templates')).body.payload.templates;
+    expect(listed.map((template: { id: string }) => template.id)).toEqual([templateId]);
+    expect(listed[0].recipients).toHaveLength(1);
+  });
+});
