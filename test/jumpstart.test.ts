@@ -340,3 +340,23 @@ describe('limits of a jumpstart', () => {
     expect(await envelopeCount(owner.team.teamId)).toBe(0);
   });
 });
+
+describe('jumpstart racing template changes', () => {
+  it('copies one whole state of the template: jumpstarts racing its deletion either copy everything or find no template', async () => {
+    const caller = callerOf(await seedTeam(app));
+    const ready = await createReadyTemplate(app, caller.team.apiKey);
+    const jumpstarts = Array.from({ length: 6 }, () => caller.rest.post(`/envelopes/jumpstart/${ready.templateId}`, {}));
+    const deletion = caller.rest.delete(`/templates/${ready.templateId}`);
+    const answers = await Promise.all(jumpstarts);
+    expect((await deletion).body.payload).toEqual({ deleted: true });
+    for (const answer of answers) {
+      if (answer.status === 200) {
+        const full = await fullEnvelope(caller, answer.body.payload.envelopeId);
+        expect([full.documents.length, full.recipients.length, full.fields.length, full.fields[0].views.length]).toEqual([1, 1, 1, 1]);
+      } else {
+        expect(answer.body.error.name).toBe('Template.NotFound');
+      }
+    }
+    expect(await envelopeCount(caller.team.teamId)).toBe(answers.filter((answer) => answer.status === 200).length);
+  });
+});
