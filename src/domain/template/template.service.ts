@@ -5,7 +5,7 @@ import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.t
 import { isUuid } from '../../shared/ids.ts';
 import { MAX_TEMPLATE_TEAM_SCOPE } from '../capacity.ts';
 import { auditChange, inTransaction } from '../envelope/envelope.service.ts';
-import { answerOf, findIdempotentResult, runIdempotently } from '../idempotency/idempotency.service.ts';
+import { answerOf, createIdempotentlyUnderLock, runIdempotently } from '../idempotency/idempotency.service.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { Team } from '../team/team.entity.ts';
 import type { TeamCaller } from '../team/team.service.ts';
@@ -98,21 +98,16 @@ export async function createInTemplate<T>(
   read: (context: ServiceContext, resourceId: string) => Promise<T>,
 ): Promise<T> {
   const caller = await context.caller();
-  const idempotent = {
-    teamId: caller.teamId,
-    key: options.idempotencyKey,
-    fingerprintOf: { ...options.request, templateId: options.templateId.toLowerCase() },
-  };
-  const readAgain = (resourceId: string) => read(context, resourceId);
-  const earlier = await findIdempotentResult<T>(context.em, idempotent);
-  if (earlier !== null) return answerOf(earlier, readAgain);
-  const outcome = await changeTemplate(context, options.templateId, (change) =>
-    runIdempotently(change.em, idempotent, {
-      perform: () => create(change),
-      answer: (resourceId) => read(inTransaction(context, change.em), resourceId),
-    }),
+  return createIdempotentlyUnderLock<T, TemplateChange>(
+    {
+      em: context.em,
+      request: { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { ...options.request, templateId: options.templateId.toLowerCase() } },
+      underLock: (work) => changeTemplate(context, options.templateId, work),
+    },
+    create,
+    (em, resourceId) => read(inTransaction(context, em), resourceId),
+    (resourceId) => read(context, resourceId),
   );
-  return answerOf(outcome, readAgain);
 }
 
 /** Appends a template change to the owning team's audit chain (templates have no chain of their own). */
