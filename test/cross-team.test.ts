@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePdf } from './fixtures/pdfs.ts';
 import { createDraftWithDocumentAndSigner, unknownId, uploadDocument } from './helpers/envelopes.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { createReadyTemplate, uploadTemplateDocument } from './helpers/templates.ts';
 
 let app: TestApp;
 let owner: SeededTeam;
@@ -221,5 +222,112 @@ describe('another team’s data is indistinguishable from data that does not exi
 
   it('left the owner’s envelope exactly as it was', async () => {
     expect(await ownerSnapshot()).toEqual(snapshotBefore);
+  });
+});
+
+describe('another team’s template is indistinguishable from one that does not exist', () => {
+  type TemplateIds = { templateId: string; documentId: string; signerId: string; fieldId: string };
+  let theirTemplate: TemplateIds;
+  let myTemplate: TemplateIds;
+  let templateBefore: unknown;
+  const unknownTemplateIds: TemplateIds = {
+    templateId: unknownId,
+    documentId: '00000000-0000-4000-8000-000000000001',
+    signerId: '00000000-0000-4000-8000-000000000002',
+    fieldId: '00000000-0000-4000-8000-000000000003',
+  };
+  const templateIdsOf = (ids: TemplateIds) => [ids.templateId, ids.documentId, ids.signerId, ids.fieldId];
+  const ownerTemplate = async () => (await restClient(app, owner.apiKey).get(`/templates/${theirTemplate.templateId}`)).body.payload;
+
+  beforeAll(async () => {
+    // Not shared: the intruder is in the owner's workspace but not in the template's teamScope.
+    const ready = await createReadyTemplate(app, owner.apiKey);
+    theirTemplate = { templateId: ready.templateId, documentId: ready.documentId, signerId: ready.signerId, fieldId: ready.fieldId };
+    const mine = await createReadyTemplate(app, intruder.apiKey);
+    myTemplate = { templateId: mine.templateId, documentId: mine.documentId, signerId: mine.signerId, fieldId: mine.fieldId };
+    templateBefore = await ownerTemplate();
+  });
+
+  const fieldBody = (ids: TemplateIds) => ({
+    fields: [{ type: 'text', recipientId: ids.signerId, identifier: 'probe', views: [{ documentId: ids.documentId, page: 0, location: { x: 1, y: 1 }, size: { width: 10, height: 10 } }] }],
+  });
+
+  const templateProbes: [string, (ids: TemplateIds) => Promise<{ status: number; body: unknown }>][] = [
+    ['GET template', (ids) => restClient(app, intruder.apiKey).get(`/templates/${ids.templateId}`)],
+    ['PATCH template', (ids) => restClient(app, intruder.apiKey).patch(`/templates/${ids.templateId}`, { name: 'Hijacked' })],
+    ['DELETE template', (ids) => restClient(app, intruder.apiKey).delete(`/templates/${ids.templateId}`)],
+    ['POST template document', async (ids) => uploadTemplateDocument(app, intruder.apiKey, ids.templateId, { bytes: await makePdf({ pages: 1 }) })],
+    ['PATCH template document', (ids) => restClient(app, intruder.apiKey).patch(`/templates/${ids.templateId}/documents/${ids.documentId}`, { name: 'Hijacked' })],
+    ['DELETE template document', (ids) => restClient(app, intruder.apiKey).delete(`/templates/${ids.templateId}/documents/${ids.documentId}`)],
+    ['POST template recipient', (ids) => restClient(app, intruder.apiKey).post(`/templates/${ids.templateId}/recipients`, probeBody.recipient)],
+    ['PATCH template recipient', (ids) => restClient(app, intruder.apiKey).patch(`/templates/${ids.templateId}/recipients/${ids.signerId}`, { recipient: { roleName: 'Hijacked' } })],
+    ['DELETE template recipient', (ids) => restClient(app, intruder.apiKey).delete(`/templates/${ids.templateId}/recipients/${ids.signerId}`)],
+    ['POST template fields', (ids) => restClient(app, intruder.apiKey).post(`/templates/${ids.templateId}/fields`, fieldBody(ids))],
+    ['PATCH template field', (ids) => restClient(app, intruder.apiKey).patch(`/templates/${ids.templateId}/fields/${ids.fieldId}`, { field: { label: 'Hijacked' } })],
+    ['DELETE template field', (ids) => restClient(app, intruder.apiKey).delete(`/templates/${ids.templateId}/fields/${ids.fieldId}`)],
+    ['POST jumpstart', (ids) => restClient(app, intruder.apiKey).post(`/envelopes/jumpstart/${ids.templateId}`, { recipients: [{ identifier: 'buyer' }] })],
+  ];
+
+  it.each(templateProbes)('REST %s', async (_name, call) => {
+    const foreign = await call(theirTemplate);
+    const missing = await call(unknownTemplateIds);
+    expect(foreign.status).toBe(404);
+    expect((foreign.body as any).error.name).toBe('Template.NotFound');
+    expect(comparable(foreign.body, templateIdsOf(theirTemplate))).toBe(comparable(missing.body, templateIdsOf(unknownTemplateIds)));
+  });
+
+  it.each([
+    ['document', (ids: TemplateIds) => `/templates/${myTemplate.templateId}/documents/${ids.documentId}`],
+    ['recipient', (ids: TemplateIds) => `/templates/${myTemplate.templateId}/recipients/${ids.signerId}`],
+    ['field', (ids: TemplateIds) => `/templates/${myTemplate.templateId}/fields/${ids.fieldId}`],
+  ])('REST: a %s of another team’s template, named in my template, is not found', async (_name, pathFor) => {
+    const rest = restClient(app, intruder.apiKey);
+    const foreign = await rest.delete(pathFor(theirTemplate));
+    const missing = await rest.delete(pathFor(unknownTemplateIds));
+    expect(foreign.status).toBe(404);
+    expect(comparable(foreign.body, templateIdsOf(theirTemplate))).toBe(comparable(missing.body, templateIdsOf(unknownTemplateIds)));
+    const placed = await rest.post(`/templates/${myTemplate.templateId}/fields`, fieldBody({ ...myTemplate, documentId: theirTemplate.documentId, signerId: theirTemplate.signerId }));
+    const placedMissing = await rest.post(`/templates/${myTemplate.templateId}/fields`, fieldBody({ ...myTemplate, documentId: unknownTemplateIds.documentId, signerId: unknownTemplateIds.signerId }));
+    expect(placed.status).toBe(400);
+    expect(comparable(placed.body, templateIdsOf(theirTemplate))).toBe(comparable(placedMissing.body, templateIdsOf(unknownTemplateIds)));
+  });
+
+  const templateOperations: [string, string, (ids: TemplateIds) => Record<string, unknown>][] = [
+    ['template', 'query($t: ID!) { template(id: $t) { id documents { id } recipients { id } fields { id } } }', (ids) => ({ t: ids.templateId })],
+    ['updateTemplate', 'mutation($t: ID!) { updateTemplate(id: $t, input: { name: "Hijacked" }) { id } }', (ids) => ({ t: ids.templateId })],
+    ['deleteTemplate', 'mutation($t: ID!) { deleteTemplate(id: $t) { id } }', (ids) => ({ t: ids.templateId })],
+    ['updateTemplateDocument', 'mutation($t: ID!, $d: ID!) { updateTemplateDocument(templateId: $t, documentId: $d, input: { name: "Hijacked" }) { id } }', (ids) => ({ t: ids.templateId, d: ids.documentId })],
+    ['deleteTemplateDocument', 'mutation($t: ID!, $d: ID!) { deleteTemplateDocument(templateId: $t, documentId: $d) { id } }', (ids) => ({ t: ids.templateId, d: ids.documentId })],
+    ['addTemplateRecipient', 'mutation($t: ID!) { addTemplateRecipient(templateId: $t, input: { type: signer, identifier: "probe", roleName: "Probe" }) { id } }', (ids) => ({ t: ids.templateId })],
+    ['updateTemplateRecipient', 'mutation($t: ID!, $r: ID!) { updateTemplateRecipient(templateId: $t, recipientId: $r, input: { roleName: "Hijacked" }) { id } }', (ids) => ({ t: ids.templateId, r: ids.signerId })],
+    ['deleteTemplateRecipient', 'mutation($t: ID!, $r: ID!) { deleteTemplateRecipient(templateId: $t, recipientId: $r) { id } }', (ids) => ({ t: ids.templateId, r: ids.signerId })],
+    [
+      'createTemplateFields',
+      'mutation($t: ID!, $r: ID!, $d: ID!) { createTemplateFields(templateId: $t, fields: [{ type: text, recipientId: $r, identifier: "probe", views: [{ documentId: $d, page: 0, location: { x: 1, y: 1 }, size: { width: 10, height: 10 } }] }]) { id } }',
+      (ids) => ({ t: ids.templateId, r: ids.signerId, d: ids.documentId }),
+    ],
+    ['updateTemplateField', 'mutation($t: ID!, $f: ID!) { updateTemplateField(templateId: $t, fieldId: $f, input: { label: "Hijacked" }) { id } }', (ids) => ({ t: ids.templateId, f: ids.fieldId })],
+    ['deleteTemplateField', 'mutation($t: ID!, $f: ID!) { deleteTemplateField(templateId: $t, fieldId: $f) { id } }', (ids) => ({ t: ids.templateId, f: ids.fieldId })],
+    ['jumpstartEnvelope', 'mutation($t: ID!) { jumpstartEnvelope(templateId: $t, input: { recipients: [{ identifier: "buyer" }] }) { id } }', (ids) => ({ t: ids.templateId })],
+  ];
+
+  it.each(templateOperations)('GraphQL %s', async (_name, document, variables) => {
+    const graphql = graphqlClient(app, intruder.apiKey);
+    const foreign = await graphql(document, variables(theirTemplate));
+    const missing = await graphql(document, variables(unknownTemplateIds));
+    expect(foreign.errors?.[0]?.extensions?.code).toBe('Template.NotFound');
+    expect(foreign.status).toBe(missing.status);
+    expect(comparable({ data: foreign.data, errors: foreign.errors }, templateIdsOf(theirTemplate))).toBe(
+      comparable({ data: missing.data, errors: missing.errors }, templateIdsOf(unknownTemplateIds)),
+    );
+  });
+
+  it('GraphQL: the template listing never shows another team’s templates', async () => {
+    const listed = await graphqlClient(app, intruder.apiKey)('{ templates(first: 100) { nodes { id } } }');
+    expect(listed.data.templates.nodes.map((node: { id: string }) => node.id)).toEqual([myTemplate.templateId]);
+  });
+
+  it('left the owner’s template exactly as it was', async () => {
+    expect(await ownerTemplate()).toEqual(templateBefore);
   });
 });

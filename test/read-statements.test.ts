@@ -9,6 +9,8 @@ import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { TeamUser } from '../src/domain/team/team-user.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
+import { Template } from '../src/domain/template/template.entity.ts';
+import { TemplateRecipient } from '../src/domain/template/template-recipient.entity.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
@@ -42,6 +44,42 @@ async function seedEnvelopes(teamId: string, count: number) {
       em.create(Agent, { recipient, kind: 'info', info: { name: `${identifier} ${index}` }, position: 0 });
       em.create(Agent, { recipient, kind: 'info', info: { name: `${identifier} deputy ${index}` }, position: 1 });
       const field = em.create(Field, { envelope, recipient, identifier: `${identifier}-signature`, type: 'simple_signature', required: true, config: {} });
+      em.create(FieldView, { field, document, page: 0, position: 0, x: 10, y: 10, width: 100, height: 30 });
+      em.create(FieldView, { field, document, page: 1, position: 1, x: 10, y: 10, width: 100, height: 30 });
+    }
+  }
+  await em.flush();
+}
+
+/**
+ * Writes `count` complete templates straight through the ORM, each with two pages, two roles and
+ * a field per role on both pages, half of them owned by `teamId` and half shared with it by
+ * `sharedByTeamId`.
+ */
+async function seedTemplates(teamId: string, sharedByTeamId: string, count: number) {
+  const em = app.orm.em.fork();
+  for (let index = 0; index < count; index += 1) {
+    const shared = index % 2 === 1;
+    const template = em.create(Template, {
+      team: em.getReference(Team, shared ? sharedByTeamId : teamId),
+      name: `Template ${index}`,
+      teamScope: shared ? [teamId] : [],
+    });
+    const document = em.create(Document, {
+      template,
+      name: 'doc.pdf',
+      order: 0,
+      pageCount: 2,
+      pages: [
+        { width: 595, height: 842, rotation: 0 },
+        { width: 595, height: 842, rotation: 0 },
+      ],
+      contentSha256: 'b'.repeat(64),
+      byteSize: 1000,
+    });
+    for (const identifier of ['buyer', 'seller']) {
+      const role = em.create(TemplateRecipient, { template, identifier, roleName: identifier, type: 'signer', color: '#2563EB' });
+      const field = em.create(Field, { template, templateRecipient: role, identifier: `${identifier}-signature`, type: 'simple_signature', required: true, config: {} });
       em.create(FieldView, { field, document, page: 0, position: 0, x: 10, y: 10, width: 100, height: 30 });
       em.create(FieldView, { field, document, page: 1, position: 1, x: 10, y: 10, width: 100, height: 30 });
     }
@@ -274,5 +312,40 @@ describe('one SQL statement per read, however deep', () => {
       check(answer.body.payload);
       expect(statements, path).toHaveLength(1);
     }
+  });
+
+  it('reads templates (pages of 1, 20, 100 with everything nested, one template, on both faces) in one statement each', async () => {
+    const team = await seedTeam(app);
+    const sibling = await seedTeam(app, { workspaceId: team.workspaceId });
+    await seedTemplates(team.teamId, sibling.teamId, 100);
+    const graphql = graphqlClient(app, team.apiKey);
+    const rest = restClient(app, team.apiKey);
+    await warmKey(team.apiKey);
+    const nestedTemplates = `query($first: Int) { templates(first: $first) {
+      nodes { id name teamScope documents { id pages { index } } recipients { id identifier fixed } fields { id views { documentId page } } }
+      edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }`;
+    for (const first of [1, 20, 100]) {
+      let result: any;
+      const statements = await statementsFor(async () => (result = await graphql(nestedTemplates, { first })));
+      expect(result.errors).toBeUndefined();
+      expect(result.data.templates.nodes).toHaveLength(first);
+      for (const template of result.data.templates.nodes) {
+        expect(template.documents[0].pages).toHaveLength(2);
+        expect(template.recipients).toHaveLength(2);
+        expect(template.fields.map((field: any) => field.views.length)).toEqual([2, 2]);
+      }
+      expect(statements).toHaveLength(1);
+      let page: any;
+      const restStatements = await statementsFor(async () => (page = await rest.get(`/templates?limit=${first}`)));
+      expect(page.body.payload.templates).toHaveLength(first);
+      expect(restStatements).toHaveLength(1);
+    }
+    const templateId = (await rest.get('/templates?limit=1')).body.payload.templates[0].id;
+    let one: any;
+    expect(await statementsFor(async () => (one = await graphql('query($id: ID!) { template(id: $id) { id documents { id } recipients { id } fields { views { page } } } }', { id: templateId })))).toHaveLength(1);
+    expect(one.data.template.fields).toHaveLength(2);
+    let answer: any;
+    expect(await statementsFor(async () => (answer = await rest.get(`/templates/${templateId}`)))).toHaveLength(1);
+    expect(answer.body.payload.template.recipients).toHaveLength(2);
   });
 });

@@ -13,20 +13,32 @@ export const ENVELOPE_CAPACITY = {
   views: 5_000,
 } as const;
 
+/**
+ * How much one template may hold: the envelope's caps, so that every envelope jumpstarted from a
+ * template fits its own caps.
+ */
+export const TEMPLATE_CAPACITY = ENVELOPE_CAPACITY;
+
+/** How many other teams one template may be shared with (`teamScope`). */
+export const MAX_TEMPLATE_TEAM_SCOPE = 100;
+
 export const CONTACT_GROUP_CAPACITY = { members: 1_000 } as const;
 
 export type EnvelopeCapacity = keyof typeof ENVELOPE_CAPACITY;
 
+export type CapacityOwner = 'Envelope' | 'Template' | 'ContactGroup';
+const OWNER_NOUNS: Record<CapacityOwner, string> = { Envelope: 'An envelope', Template: 'A template', ContactGroup: 'A contact group' };
+
 /**
- * `Envelope.CapacityExceeded` / `ContactGroup.CapacityExceeded`: the change would take the envelope
- * (or group) past one of its documented caps; `context` says which, the cap, how many there are
+ * `Envelope.CapacityExceeded` / `Template.CapacityExceeded` / `ContactGroup.CapacityExceeded`: the
+ * change would take the envelope (template, group) past one of its documented caps; `context` says which, the cap, how many there are
  * and how many the request adds. Nothing was changed.
  */
 export class CapacityExceededError extends DomainError {
-  constructor(owner: 'Envelope' | 'ContactGroup', what: string, limit: number, current: number, adding: number) {
+  constructor(owner: CapacityOwner, what: string, limit: number, current: number, adding: number) {
     super(
       `${owner}.CapacityExceeded`,
-      `${owner === 'Envelope' ? 'An envelope' : 'A contact group'} holds at most ${limit} ${what}; it has ${current} and this request adds ${adding}.`,
+      `${OWNER_NOUNS[owner]} holds at most ${limit} ${what}; it has ${current} and this request adds ${adding}.`,
       { what, limit, current, adding },
     );
   }
@@ -34,9 +46,9 @@ export class CapacityExceededError extends DomainError {
 
 /**
  * Refuses a change that would go past a cap. Callers count under the lock that serialises changes
- * of the owner (the envelope's draft lock, the group's row lock), so two racing requests cannot
+ * of the owner (the envelope's draft lock, the template's or group's row lock), so two racing requests cannot
  * both fit into the last free place.
  */
-export function ensureCapacity(owner: 'Envelope' | 'ContactGroup', what: string, limit: number, current: number, adding: number): void {
+export function ensureCapacity(owner: CapacityOwner, what: string, limit: number, current: number, adding: number): void {
   if (current + adding > limit) throw new CapacityExceededError(owner, what, limit, current, adding);
 }

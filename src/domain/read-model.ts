@@ -26,6 +26,7 @@ export type ReadDatabase = {
     created_at: Timestamp;
     updated_at: Timestamp;
     team_id: string;
+    template_id: string | null;
     name: string;
     status: string;
     expiration_period_days: number;
@@ -37,6 +38,32 @@ export type ReadDatabase = {
     expires_at: Timestamp | null;
     completed_at: Timestamp | null;
     voided_at: Timestamp | null;
+  };
+  template: {
+    id: string;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+    team_id: string;
+    name: string;
+    description: string | null;
+    team_scope: string[];
+  };
+  template_recipient: {
+    id: string;
+    created_at: Timestamp;
+    template_id: string;
+    identifier: string;
+    role_name: string;
+    type: string;
+    order: number;
+    required: boolean;
+    color: string;
+    fixed: boolean;
+    hosted_by_id: string | null;
+    delegated_by_id: string | null;
+    user_id: string | null;
+    contact_id: string | null;
+    contact_group_id: string | null;
   };
   document: {
     id: string;

@@ -1,5 +1,6 @@
 import { Kind, valueFromASTUntyped, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import type { ContactGroupInclude } from '../domain/contact/contact.read.ts';
+import type { TemplateInclude } from '../domain/template/template.read.ts';
 import { MAX_AUDIT_EVENTS_PER_PAGE, parseAuditEventPage, type AuditEventPage, type EnvelopeInclude } from '../domain/envelope/envelope.read.ts';
 
 /**
@@ -83,6 +84,22 @@ export function envelopeIncludeOf(envelope: SelectionTree): EnvelopeInclude {
       recipient: keysOf(selectedAt(envelope, 'recipients')),
       field: keysOf(selectedAt(envelope, 'fields')),
       auditEvent: keysOf(selectedAt(envelope, 'auditEvents')),
+    },
+  };
+}
+
+/** What a `Template` selection needs, nested lists and keys, for the read model. */
+export function templateIncludeOf(template: SelectionTree): TemplateInclude {
+  return {
+    documents: template.has('documents'),
+    recipients: template.has('recipients'),
+    fields: template.has('fields'),
+    views: selectedAt(template, 'fields').has('views'),
+    keys: {
+      template: keysOf(template),
+      document: keysOf(selectedAt(template, 'documents')),
+      recipient: keysOf(selectedAt(template, 'recipients')),
+      field: keysOf(selectedAt(template, 'fields')),
     },
   };
 }

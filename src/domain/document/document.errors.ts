@@ -2,8 +2,8 @@ import { DomainError } from '../../shared/errors.ts';
 
 /** `Document.NotFound`: no document with this id in this envelope (or template). */
 export class DocumentNotFoundError extends DomainError {
-  constructor(documentId: string) {
-    super('Document.NotFound', 'No document with this id exists in this envelope.', { documentId });
+  constructor(documentId: string, owner: 'envelope' | 'template' = 'envelope') {
+    super('Document.NotFound', `No document with this id exists in this ${owner}.`, { documentId });
   }
 }
 

@@ -10,6 +10,7 @@ import { auditChange, changeDraftEnvelope, createInDraftEnvelope, findTeamEnvelo
 import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
 import { readDocument, type DocumentData } from '../envelope/envelope.read.ts';
 import { Field } from '../field/field.entity.ts';
+import type { Template } from '../template/template.entity.ts';
 import { FieldView } from '../field/field-view.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedInteger, characterCount, jsonObject, parseInput, readableName, unreadableNameProblem } from '../validation.ts';
@@ -122,6 +123,44 @@ function defaultNameFor(filename: string | undefined): string {
   return characterCount(base) <= MAX_DOCUMENT_NAME_LENGTH ? base : [...base].slice(0, MAX_DOCUMENT_NAME_LENGTH).join('');
 }
 
+export type DocumentOwner = { envelope: Envelope; template: null } | { envelope: null; template: Template };
+
+/** An upload's form fields (name, order, context), checked; the name defaults to the file name. */
+export function parseDocumentFields(upload: StagedDocument, fields: unknown): { name: string; order: number | undefined; context: Record<string, unknown> } {
+  const input = parseInput(addDocumentInput, fields);
+  return { name: input.name ?? defaultNameFor(upload.filename), order: input.order, context: input.context };
+}
+
+/**
+ * Stores a staged upload's bytes under their SHA-256 (before the row that points at it commits, so
+ * metadata never names a missing file; the same bytes are stored once for every owner) and writes
+ * the document row for its owner, an envelope or a template. `existing` is how many documents the
+ * owner has: the default order puts the new one after them.
+ */
+export async function storeDocument(
+  em: ServiceContext['em'],
+  owner: DocumentOwner,
+  upload: StagedDocument,
+  fields: ReturnType<typeof parseDocumentFields>,
+  existing: number,
+): Promise<Document> {
+  const stored = await upload.blob.commit();
+  const document = em.create(Document, {
+    ...owner,
+    name: fields.name,
+    order: fields.order ?? existing,
+    context: fields.context,
+    status: null,
+    pageCount: upload.inspection.pageCount,
+    pages: upload.inspection.pages,
+    contentSha256: stored.sha256,
+    byteSize: stored.byteSize,
+  });
+  em.persist(document);
+  await em.flush();
+  return document;
+}
+
 /**
  * Adds a staged upload to a draft envelope: stores the original once under its SHA-256 (before
  * the row that points at it commits, so metadata never names a missing file), records page count
@@ -134,8 +173,7 @@ export async function addDocument(
 ): Promise<DocumentData> {
   const { upload } = options;
   try {
-    const input = parseInput(addDocumentInput, options.fields);
-    const name = input.name ?? defaultNameFor(upload.filename);
+    const fields = parseDocumentFields(upload, options.fields);
     return await createInDraftEnvelope(
       context,
       {
@@ -146,26 +184,11 @@ export async function addDocument(
       async (draft) => {
         const existing = await draft.em.count(Document, { envelope: draft.envelope });
         ensureCapacity('Envelope', 'documents', ENVELOPE_CAPACITY.documents, existing, 1);
-        const order = input.order ?? existing;
-        const stored = await upload.blob.commit();
-        const document = draft.em.create(Document, {
-          envelope: draft.envelope,
-          template: null,
-          name,
-          order,
-          context: input.context,
-          status: null,
-          pageCount: upload.inspection.pageCount,
-          pages: upload.inspection.pages,
-          contentSha256: stored.sha256,
-          byteSize: stored.byteSize,
-        });
-        draft.em.persist(document);
-        await draft.em.flush();
+        const document = await storeDocument(draft.em, { envelope: draft.envelope, template: null }, upload, fields, existing);
         await auditChange(context, draft, {
           envelopeId: draft.envelope.id,
           type: 'document.added',
-          details: { documentId: document.id, name: document.name, sha256: stored.sha256, pageCount: document.pageCount, byteSize: stored.byteSize },
+          details: documentAddedDetails(document),
         });
         return document.id;
       },
@@ -177,6 +200,11 @@ export async function addDocument(
   }
 }
 
+/** What `document.added` records of a new document. */
+export function documentAddedDetails(document: Document) {
+  return { documentId: document.id, name: document.name, sha256: document.contentSha256, pageCount: document.pageCount, byteSize: document.byteSize };
+}
+
 async function findDraftDocument(em: ServiceContext['em'], envelope: Envelope, documentId: string): Promise<Document> {
   if (!isUuid(documentId)) throw new DocumentNotFoundError(documentId);
   const document = await em.findOne(Document, { id: documentId, envelope });
@@ -184,7 +212,7 @@ async function findDraftDocument(em: ServiceContext['em'], envelope: Envelope, d
   return document;
 }
 
-const updateDocumentInput = z.strictObject({
+export const updateDocumentInput = z.strictObject({
   name: readableName(1, MAX_DOCUMENT_NAME_LENGTH).optional(),
   order: boundedInteger(0, 10_000).optional(),
   context: jsonObject.optional(),
@@ -210,6 +238,24 @@ export async function updateDocument(
 }
 
 /**
+ * Deletes a document (of an envelope or a template) and every field of the same owner left with
+ * no placement at all (spec §3.1 rule 3); its placements go by foreign-key cascade. Answers the
+ * ids of the removed fields.
+ */
+export async function removeDocument(em: ServiceContext['em'], document: Document): Promise<string[]> {
+  const placed = await em.find(FieldView, { document }, { fields: ['field'] });
+  const affectedFieldIds = [...new Set(placed.map((view) => view.field.id))];
+  const owner = document.envelope ? { envelope: document.envelope.id } : { template: document.template!.id };
+  await em.nativeDelete(Document, { id: document.id });
+  if (affectedFieldIds.length === 0) return [];
+  const stillPlaced = await em.find(FieldView, { field: { $in: affectedFieldIds } }, { fields: ['field'] });
+  const keep = new Set(stillPlaced.map((view) => view.field.id));
+  const removedFieldIds = affectedFieldIds.filter((id) => !keep.has(id));
+  if (removedFieldIds.length > 0) await em.nativeDelete(Field, { id: { $in: removedFieldIds }, ...owner });
+  return removedFieldIds;
+}
+
+/**
  * Removes a document from a draft envelope. Its placements go with it (foreign-key cascade), and
  * so does every field that is left with no placement at all (spec §3.1 rule 3): a field placed on
  * this document and on another one keeps its other placements.
@@ -217,16 +263,7 @@ export async function updateDocument(
 export async function deleteDocument(context: ServiceContext, options: { envelopeId: string; documentId: string }): Promise<void> {
   await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
     const document = await findDraftDocument(draft.em, draft.envelope, options.documentId);
-    const placed = await draft.em.find(FieldView, { document }, { fields: ['field'] });
-    const affectedFieldIds = [...new Set(placed.map((view) => view.field.id))];
-    await draft.em.nativeDelete(Document, { id: document.id });
-    let removedFieldIds: string[] = [];
-    if (affectedFieldIds.length > 0) {
-      const stillPlaced = await draft.em.find(FieldView, { field: { $in: affectedFieldIds } }, { fields: ['field'] });
-      const keep = new Set(stillPlaced.map((view) => view.field.id));
-      removedFieldIds = affectedFieldIds.filter((id) => !keep.has(id));
-      if (removedFieldIds.length > 0) await draft.em.nativeDelete(Field, { id: { $in: removedFieldIds }, envelope: draft.envelope });
-    }
+    const removedFieldIds = await removeDocument(draft.em, document);
     await auditChange(context, draft, {
       envelopeId: draft.envelope.id,
       type: 'document.removed',

@@ -115,6 +115,8 @@ export type EnvelopeData = {
   expiresAt: string | null;
   completedAt: string | null;
   voidedAt: string | null;
+  /** The template the envelope was jumpstarted from; null when made directly or once that template is deleted. */
+  templateId: string | null;
   /** Each nested list is present exactly when the include asked for it. */
   documents?: DocumentData[];
   recipients?: RecipientData[];
@@ -167,13 +169,13 @@ export function envelopeOnly(envelope: EnvelopeData) {
 
 type Eb = ExpressionBuilder<ReadDatabase & { e: ReadDatabase['envelope'] }, 'e'>;
 type AnyEb = ExpressionBuilder<any, any>;
-type Keys = ReadonlySet<string> | undefined;
+export type Keys = ReadonlySet<string> | undefined;
 
 /** A key of an answer object and how to compute it, built only when the key is wanted. */
-type Column = [key: string, build: () => AliasableExpression<unknown>];
+export type Column = [key: string, build: () => AliasableExpression<unknown>];
 
 /** The selection of `columns` a caller wants (and the `always` ones), each aliased to its key. */
-function pick(columns: Column[], keys: Keys, always: readonly string[] = ['id']) {
+export function pick(columns: Column[], keys: Keys, always: readonly string[] = ['id']) {
   return columns.filter(([key]) => keys === undefined || keys.has(key) || always.includes(key)).map(([key, build]) => build().as(key));
 }
 
@@ -181,7 +183,8 @@ function pick(columns: Column[], keys: Keys, always: readonly string[] = ['id'])
 // Selections. Each takes the SQL reference of its parent's id and returns a correlated subquery
 // (nested lists) or the columns of one row.
 
-function documentColumns(eb: AnyEb, alias: string, keys: Keys) {
+/** A document row's columns under `alias` (envelope and template documents alike). */
+export function documentColumns(eb: AnyEb, alias: string, keys: Keys) {
   const column = (name: string) => () => eb.ref(`${alias}.${name}`);
   return pick(
     [
@@ -269,7 +272,7 @@ function recipientsOf(eb: AnyEb, envelopeId: string, include: Pick<EnvelopeInclu
   );
 }
 
-function viewsOf(eb: AnyEb, fieldId: string) {
+export function viewsOf(eb: AnyEb, fieldId: string) {
   return eb
     .selectFrom('field_view as v')
     .select(
@@ -280,14 +283,18 @@ function viewsOf(eb: AnyEb, fieldId: string) {
     .whereRef('v.field_id', '=', fieldId);
 }
 
-function fieldColumns(eb: AnyEb, alias: string, include: Pick<EnvelopeInclude, 'views'>, keys: Keys) {
+/**
+ * A field row's columns under `alias`. A template's field names its role in
+ * `template_recipient_id`; both answer it as `recipientId`.
+ */
+export function fieldColumns(eb: AnyEb, alias: string, include: Pick<EnvelopeInclude, 'views'>, keys: Keys, recipientColumn: 'recipient_id' | 'template_recipient_id' = 'recipient_id') {
   const column = (name: string) => () => eb.ref(`${alias}.${name}`);
   return pick(
     [
       ['id', column('id')],
       ['identifier', column('identifier')],
       ['type', column('type')],
-      ['recipientId', column('recipient_id')],
+      ['recipientId', column(recipientColumn)],
       ['label', column('label')],
       ['tooltip', column('tooltip')],
       ['required', column('required')],
@@ -366,6 +373,7 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
       ['expiresAt', timestamp('expires_at')],
       ['completedAt', timestamp('completed_at')],
       ['voidedAt', timestamp('voided_at')],
+      ['templateId', column('template_id')],
     ],
     keys.envelope,
     // A page's cursor is made of these.

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { isUuid } from '../../shared/ids.ts';
 import { appendAuditEvent } from '../audit/audit.service.ts';
-import { answerOf, findIdempotentResult, runIdempotently } from '../idempotency/idempotency.service.ts';
+import { answerOf, createIdempotentlyUnderLock, runIdempotently } from '../idempotency/idempotency.service.ts';
 import { readerOf } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team.service.ts';
@@ -16,7 +16,7 @@ import { EnvelopeBusyError, EnvelopeNotDeletableError, EnvelopeNotDraftError, En
 
 export const DEFAULT_EXPIRATION_PERIOD_DAYS = 30;
 
-const envelopeSettings = {
+export const envelopeSettings = {
   name: readableName(2, 48),
   expirationPeriodDays: boundedInteger(1, 90),
   reminderInitialDelayDays: boundedInteger(0, 30),
@@ -138,21 +138,16 @@ export async function createInDraftEnvelope<T>(
   read: (context: ServiceContext, resourceId: string) => Promise<T>,
 ): Promise<T> {
   const caller = await context.caller();
-  const idempotent = {
-    teamId: caller.teamId,
-    key: options.idempotencyKey,
-    fingerprintOf: { ...options.request, envelopeId: options.envelopeId.toLowerCase() },
-  };
-  const readAgain = (resourceId: string) => read(context, resourceId);
-  const earlier = await findIdempotentResult<T>(context.em, idempotent);
-  if (earlier !== null) return answerOf(earlier, readAgain);
-  const outcome = await changeDraftEnvelope(context, options.envelopeId, (draft) =>
-    runIdempotently(draft.em, idempotent, {
-      perform: () => create(draft),
-      answer: (resourceId) => read(inTransaction(context, draft.em), resourceId),
-    }),
+  return createIdempotentlyUnderLock<T, DraftChange>(
+    {
+      em: context.em,
+      request: { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { ...options.request, envelopeId: options.envelopeId.toLowerCase() } },
+      underLock: (work) => changeDraftEnvelope(context, options.envelopeId, work),
+    },
+    create,
+    (em, resourceId) => read(inTransaction(context, em), resourceId),
+    (resourceId) => read(context, resourceId),
   );
-  return answerOf(outcome, readAgain);
 }
 
 /** The context with reads on a write's transaction, so they see what it wrote before it commits. */

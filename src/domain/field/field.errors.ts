@@ -2,8 +2,8 @@ import { DomainError } from '../../shared/errors.ts';
 
 /** `Field.NotFound`: no field with this id in this envelope (or template). */
 export class FieldNotFoundError extends DomainError {
-  constructor(fieldId: string) {
-    super('Field.NotFound', 'No field with this id exists in this envelope.', { fieldId });
+  constructor(fieldId: string, owner: 'envelope' | 'template' = 'envelope') {
+    super('Field.NotFound', `No field with this id exists in this ${owner}.`, { fieldId });
   }
 }
 

@@ -5,7 +5,7 @@ import { isUuid } from '../../shared/ids.ts';
 import { Document, type PageSize } from '../document/document.entity.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
 import { auditChange, changeDraftEnvelope, createInDraftEnvelope } from '../envelope/envelope.service.ts';
-import { Recipient } from '../recipient/recipient.entity.ts';
+import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
 import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
 import { readField, readFields, type FieldData } from '../envelope/envelope.read.ts';
 import type { ServiceContext } from '../service-context.ts';
@@ -58,7 +58,7 @@ const createFieldSchema = z.strictObject({
  * The request's outer shape only: each field's shape is checked on its own (`parseEachField`),
  * so that one malformed field does not hide the problems of the others.
  */
-const createFieldsInput = z.strictObject({
+export const createFieldsInput = z.strictObject({
   fields: z
     .array(z.unknown())
     .min(1, 'must contain at least one field')
@@ -68,7 +68,7 @@ const createFieldsInput = z.strictObject({
 type CreateFieldInput = z.output<typeof createFieldSchema>;
 
 /** Each field's shape, in request order: the parsed field, or `null` with its issues. */
-function parseEachField(fields: unknown[]): { field: CreateFieldInput | null; issues: ValidationIssue[] }[] {
+export function parseEachField(fields: unknown[]): { field: CreateFieldInput | null; issues: ValidationIssue[] }[] {
   return fields.map((input, index) => {
     const result = createFieldSchema.safeParse(input);
     if (result.success) return { field: result.data, issues: [] };
@@ -76,14 +76,17 @@ function parseEachField(fields: unknown[]): { field: CreateFieldInput | null; is
   });
 }
 
-const updateFieldInput = z.strictObject({ field: z.strictObject(fieldShape).partial() });
+export const updateFieldInput = z.strictObject({ field: z.strictObject(fieldShape).partial() });
 
 type ViewInput = z.output<typeof viewSchema>;
 
+/** A recipient a field can be assigned to: an envelope's recipient or a template's role. */
+type Assignee = { id: string; type: RecipientType };
+
 /** A field as it will be written, after every check passed. */
-type CheckedField = {
+export type CheckedField<R extends Assignee = Recipient> = {
   type: FieldType;
-  recipient: Recipient;
+  recipient: R;
   identifier: string;
   label: string | null;
   tooltip: string | null;
@@ -107,15 +110,24 @@ type FieldCandidate = {
   views: ViewInput[];
 };
 
-/** What placements and assignments are checked against: the envelope's documents and recipients. */
-type FieldTargets = { documents: Map<string, Document>; recipients: Map<string, Recipient> };
+/**
+ * What placements and assignments are checked against: the owner's (an envelope's or a
+ * template's) documents and recipients.
+ */
+export type FieldTargets<R extends Assignee = Recipient> = { documents: Map<string, Document>; recipients: Map<string, R>; ownerNoun: 'envelope' | 'template' };
 
-async function loadTargets(em: EntityManager, envelope: Envelope): Promise<FieldTargets> {
-  const [documents, recipients] = await Promise.all([em.find(Document, { envelope }), em.find(Recipient, { envelope })]);
+/** The targets of an owner, from its documents and recipients. */
+export function fieldTargets<R extends Assignee>(documents: Document[], recipients: R[], ownerNoun: 'envelope' | 'template'): FieldTargets<R> {
   return {
     documents: new Map(documents.map((document) => [document.id, document])),
     recipients: new Map(recipients.map((recipient) => [recipient.id, recipient])),
+    ownerNoun,
   };
+}
+
+async function loadTargets(em: EntityManager, envelope: Envelope): Promise<FieldTargets> {
+  const [documents, recipients] = await Promise.all([em.find(Document, { envelope }), em.find(Recipient, { envelope })]);
+  return fieldTargets(documents, recipients, 'envelope');
 }
 
 /** A box must lie on its page: within the page's displayed width and height, in points. */
@@ -134,11 +146,11 @@ function checkViewBox(view: ViewInput, page: PageSize, path: string, issues: Val
  * value fit the type (docs/fields.md); a readonly field carries its value; each view's document
  * belongs to the envelope, its page exists and its box lies on the page.
  */
-function checkField(candidate: FieldCandidate, targets: FieldTargets, path: string, issues: ValidationIssue[]): CheckedField | null {
+function checkField<R extends Assignee>(candidate: FieldCandidate, targets: FieldTargets<R>, path: string, issues: ValidationIssue[]): CheckedField<R> | null {
   const before = issues.length;
   const recipient = isUuid(candidate.recipientId) ? targets.recipients.get(candidate.recipientId) : undefined;
   if (!recipient) {
-    issues.push({ path: `${path}.recipientId`, message: 'must be the id of a recipient in this envelope' });
+    issues.push({ path: `${path}.recipientId`, message: `must be the id of a recipient in this ${targets.ownerNoun}` });
   } else if (recipient.type === 'viewer') {
     issues.push({ path: `${path}.recipientId`, message: 'names a viewer; viewers only receive the finished copy and hold no fields' });
   }
@@ -149,12 +161,12 @@ function checkField(candidate: FieldCandidate, targets: FieldTargets, path: stri
   if (candidate.readonly && candidate.value == null) {
     issues.push({ path: `${path}.value`, message: 'is required for a readonly field: the signer cannot fill it in' });
   }
-  const views: CheckedField['views'] = [];
+  const views: CheckedField<R>['views'] = [];
   candidate.views.forEach((view, index) => {
     const viewPath = `${path}.views[${index}]`;
     const document = isUuid(view.documentId) ? targets.documents.get(view.documentId) : undefined;
     if (!document) {
-      issues.push({ path: `${viewPath}.documentId`, message: 'must be the id of a document in this envelope' });
+      issues.push({ path: `${viewPath}.documentId`, message: `must be the id of a document in this ${targets.ownerNoun}` });
       return;
     }
     const page = document.pages[view.page];
@@ -180,12 +192,107 @@ function checkField(candidate: FieldCandidate, targets: FieldTargets, path: stri
   };
 }
 
+/**
+ * Checks a batch of new fields against their owner's targets, all at once: every problem of every
+ * field is collected and reported in one `Request.Invalid` (a malformed field reports its shape
+ * problems only; its content cannot be trusted), including identifiers repeated within the batch.
+ * Answers the checked fields in request order and their identifiers, which the caller checks
+ * against the owner's existing fields.
+ */
+export async function checkFieldBatch<R extends Assignee>(
+  shaped: ReturnType<typeof parseEachField>,
+  targets: FieldTargets<R>,
+): Promise<{ checked: CheckedField<R>[]; identifiers: string[] }> {
+  const issues: ValidationIssue[] = [];
+  const seen = new Map<string, number>();
+  // Up to 500 fields, each with a pattern to compile and match (tens of ms at worst): the loop
+  // gives other requests their turn between fields instead of holding the event loop.
+  const yieldNow = createEventLoopYielder();
+  const checked: Array<CheckedField<R> | null> = [];
+  for (const [index, { field: input, issues: shapeIssues }] of shaped.entries()) {
+    await yieldNow();
+    if (input === null) {
+      issues.push(...shapeIssues);
+      checked.push(null);
+      continue;
+    }
+    const path = formatPath(['fields', index]);
+    const earlier = seen.get(input.identifier);
+    if (earlier !== undefined) {
+      issues.push({ path: `${path}.identifier`, message: `repeats the identifier of fields[${earlier}]` });
+    } else {
+      seen.set(input.identifier, index);
+    }
+    checked.push(
+      checkField(
+        {
+          ...input,
+          label: input.label ?? null,
+          tooltip: input.tooltip ?? null,
+          required: input.required ?? SIGNATURE_TYPES.includes(input.type),
+          readonly: input.readonly ?? false,
+          value: input.value,
+          config: input.config,
+        },
+        targets,
+        path,
+        issues,
+      ),
+    );
+  }
+  if (issues.length > 0) throw new InvalidRequestError(issues);
+  return { checked: checked as CheckedField<R>[], identifiers: [...seen.keys()] };
+}
+
+/**
+ * A field changed by a patch, checked whole as if it were new (see updateField): only given keys
+ * change, `views` replaces all views, a type change starts from the new type's default config.
+ * `Request.Invalid` with every problem otherwise.
+ */
+export function checkFieldPatch<R extends Assignee>(
+  field: Field,
+  current: { recipientId: string; views: FieldView[] },
+  patch: z.output<typeof updateFieldInput>['field'],
+  targets: FieldTargets<R>,
+): CheckedField<R> {
+  const issues: ValidationIssue[] = [];
+  const typeChanged = patch.type !== undefined && patch.type !== field.type;
+  const checked = checkField(
+    {
+      type: patch.type ?? field.type,
+      recipientId: patch.recipientId ?? current.recipientId,
+      identifier: patch.identifier ?? field.identifier,
+      label: patch.label !== undefined ? patch.label : (field.label ?? null),
+      tooltip: patch.tooltip !== undefined ? patch.tooltip : (field.tooltip ?? null),
+      required: patch.required ?? field.required,
+      readonly: patch.readonly ?? field.readonly,
+      // A new type starts from its default config unless one is given; the value is kept and
+      // re-checked against the new type, so a pre-filled value is never lost silently.
+      config: patch.config !== undefined ? patch.config : typeChanged ? {} : field.config,
+      value: patch.value !== undefined ? patch.value : field.value,
+      views:
+        patch.views ??
+        current.views.map((view) => ({
+          documentId: view.document.id,
+          page: view.page,
+          location: { x: Number(view.x), y: Number(view.y) },
+          size: { width: Number(view.width), height: Number(view.height) },
+        })),
+    },
+    targets,
+    'field',
+    issues,
+  );
+  if (issues.length > 0 || !checked) throw new InvalidRequestError(issues);
+  return checked;
+}
+
 /** Placements of every field of an envelope (the views cap). */
 async function countEnvelopeViews(em: EntityManager, envelope: Envelope): Promise<number> {
   return em.count(FieldView, { field: { envelope } });
 }
 
-function writeViews(em: EntityManager, field: Field, views: CheckedField['views']) {
+export function writeViews(em: EntityManager, field: Field, views: CheckedField<Assignee>['views']) {
   views.forEach((view, position) => em.persist(em.create(FieldView, { field, position, ...view })));
 }
 
@@ -205,57 +312,16 @@ export async function createFields(
     { envelopeId: options.envelopeId, idempotencyKey: options.idempotencyKey, request: { operation: 'createFields', input: options.input } },
     async (draft) => {
       const { em, envelope } = draft;
-      const targets = await loadTargets(em, envelope);
-      const issues: ValidationIssue[] = [];
-      const seen = new Map<string, number>();
-      // Every field is checked, malformed or not, so the answer lists all problems at once;
-      // a malformed field reports its shape problems only (its content cannot be trusted).
-      // Up to 500 fields, each with a pattern to compile and match (tens of ms at worst): the
-      // loop gives other requests their turn between fields instead of holding the event loop.
-      const yieldNow = createEventLoopYielder();
-      const checked: Array<CheckedField | null> = [];
-      for (const [index, { field: input, issues: shapeIssues }] of shaped.entries()) {
-        await yieldNow();
-        if (input === null) {
-          issues.push(...shapeIssues);
-          checked.push(null);
-          continue;
-        }
-        const path = formatPath(['fields', index]);
-        const earlier = seen.get(input.identifier);
-        if (earlier !== undefined) {
-          issues.push({ path: `${path}.identifier`, message: `repeats the identifier of fields[${earlier}]` });
-        } else {
-          seen.set(input.identifier, index);
-        }
-        checked.push(
-          checkField(
-            {
-              ...input,
-              label: input.label ?? null,
-              tooltip: input.tooltip ?? null,
-              required: input.required ?? SIGNATURE_TYPES.includes(input.type),
-              readonly: input.readonly ?? false,
-              value: input.value,
-              config: input.config,
-            },
-            targets,
-            path,
-            issues,
-          ),
-        );
-      }
-      if (issues.length > 0) throw new InvalidRequestError(issues);
-      const taken = await em.find(Field, { envelope, identifier: { $in: [...seen.keys()] } }, { fields: ['identifier'] });
+      const { checked: batch, identifiers } = await checkFieldBatch(shaped, await loadTargets(em, envelope));
+      const taken = await em.find(Field, { envelope, identifier: { $in: identifiers } }, { fields: ['identifier'] });
       if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
-      const batch = checked as CheckedField[];
       ensureCapacity('Envelope', 'fields', ENVELOPE_CAPACITY.fields, await em.count(Field, { envelope }), batch.length);
       const addedViews = batch.reduce((sum, field) => sum + field.views.length, 0);
       ensureCapacity('Envelope', 'field views', ENVELOPE_CAPACITY.views, await countEnvelopeViews(em, envelope), addedViews);
       // One creation time for the whole batch: listings order by it, then by identifier, so a
       // batch always lists the same way instead of depending on which millisecond each row got.
       const createdAt = draft.now;
-      const created = (checked as CheckedField[]).map((field) => {
+      const created = batch.map((field) => {
         const { views, ...values } = field;
         const entity = em.create(Field, { ...values, createdAt, envelope, template: null, templateRecipient: null });
         em.persist(entity);
@@ -307,36 +373,7 @@ export async function updateField(
     const field = await findField(em, envelope, options.fieldId);
     if (Object.keys(patch).length === 0) return;
     const currentViews = await em.find(FieldView, { field }, { orderBy: { position: 'asc' } });
-    const targets = await loadTargets(em, envelope);
-    const issues: ValidationIssue[] = [];
-    const typeChanged = patch.type !== undefined && patch.type !== field.type;
-    const checked = checkField(
-      {
-        type: patch.type ?? field.type,
-        recipientId: patch.recipientId ?? field.recipient?.id ?? '',
-        identifier: patch.identifier ?? field.identifier,
-        label: patch.label !== undefined ? patch.label : (field.label ?? null),
-        tooltip: patch.tooltip !== undefined ? patch.tooltip : (field.tooltip ?? null),
-        required: patch.required ?? field.required,
-        readonly: patch.readonly ?? field.readonly,
-        // A new type starts from its default config unless one is given; the value is kept and
-        // re-checked against the new type, so a pre-filled value is never lost silently.
-        config: patch.config !== undefined ? patch.config : typeChanged ? {} : field.config,
-        value: patch.value !== undefined ? patch.value : field.value,
-        views:
-          patch.views ??
-          currentViews.map((view) => ({
-            documentId: view.document.id,
-            page: view.page,
-            location: { x: Number(view.x), y: Number(view.y) },
-            size: { width: Number(view.width), height: Number(view.height) },
-          })),
-      },
-      targets,
-      'field',
-      issues,
-    );
-    if (issues.length > 0 || !checked) throw new InvalidRequestError(issues);
+    const checked = checkFieldPatch(field, { recipientId: field.recipient?.id ?? '', views: currentViews }, patch, await loadTargets(em, envelope));
     if (checked.identifier !== field.identifier) {
       const taken = await em.findOne(Field, { envelope, identifier: checked.identifier }, { fields: ['id'] });
       if (taken) throw new FieldDuplicateIdentifierError([checked.identifier]);

@@ -119,3 +119,32 @@ export async function findIdempotentResult<T>(em: EntityManager, request: Idempo
   if (existing.fingerprint !== fingerprintOf(request)) throw new IdempotencyKeyReusedError(request.key);
   return replayOf(existing.response);
 }
+
+/**
+ * A creating write inside something that is changed under a lock (a draft envelope, a template),
+ * idempotent per key: a repeat of a completed request answers the stored first answer without
+ * taking the lock, even if the owner has moved on since (sent, changed, the created thing
+ * deleted); otherwise `underLock` runs the write in its transaction, `answer` reads the answer in
+ * that same transaction and it is stored with the key. `readAgain` reads a resource outside it
+ * (for records written before answers were stored).
+ */
+export async function createIdempotentlyUnderLock<T, Change extends { em: EntityManager }>(
+  options: {
+    em: EntityManager;
+    request: IdempotentRequest;
+    underLock: (work: (change: Change) => Promise<IdempotentOutcome<T>>) => Promise<IdempotentOutcome<T>>;
+  },
+  create: (change: Change) => Promise<string>,
+  answer: (em: EntityManager, resourceId: string) => Promise<T>,
+  readAgain: (resourceId: string) => Promise<T>,
+): Promise<T> {
+  const earlier = await findIdempotentResult<T>(options.em, options.request);
+  if (earlier !== null) return answerOf(earlier, readAgain);
+  const outcome = await options.underLock((change) =>
+    runIdempotently(change.em, options.request, {
+      perform: () => create(change),
+      answer: (resourceId) => answer(change.em, resourceId),
+    }),
+  );
+  return answerOf(outcome, readAgain);
+}

@@ -69,23 +69,24 @@ export async function resolveAgentInputs(
   teamId: string,
   agents: AgentInput[],
   pathPrefix: string,
+  /** Where an agent's reference sits in the request, for the error's `context.path`. */
+  pathOf: (index: number, key: 'contactId' | 'groupId' | 'userId') => string = (index, key) => `${pathPrefix}[${index}].${key}`,
 ): Promise<ResolvedAgent[]> {
   const resolved: ResolvedAgent[] = [];
   for (const [index, agent] of agents.entries()) {
-    const path = `${pathPrefix}[${index}]`;
     if (agent.info) {
       resolved.push({ kind: 'info', info: normaliseInfo(agent.info), contact: null, group: null, user: null });
     } else if (agent.contactId !== undefined) {
       const contact = isUuid(agent.contactId) ? await em.findOne(Contact, { id: agent.contactId, team: teamId }, { lockMode: LockMode.PESSIMISTIC_READ }) : null;
-      if (!contact) throw new ContactNotFoundError(agent.contactId, `${path}.contactId`);
+      if (!contact) throw new ContactNotFoundError(agent.contactId, pathOf(index, 'contactId'));
       resolved.push({ kind: 'contact', info: null, contact, group: null, user: null });
     } else if (agent.groupId !== undefined) {
       const group = isUuid(agent.groupId) ? await em.findOne(ContactGroup, { id: agent.groupId, team: teamId }, { lockMode: LockMode.PESSIMISTIC_READ }) : null;
-      if (!group) throw new ContactGroupNotFoundError(agent.groupId, `${path}.groupId`);
+      if (!group) throw new ContactGroupNotFoundError(agent.groupId, pathOf(index, 'groupId'));
       resolved.push({ kind: 'group', info: null, contact: null, group, user: null });
     } else if (agent.userId !== undefined) {
       const user = isUuid(agent.userId) ? await em.findOne(TeamUser, { id: agent.userId, team: teamId }, { lockMode: LockMode.PESSIMISTIC_READ }) : null;
-      if (!user) throw new UserNotFoundError(agent.userId, `${path}.userId`);
+      if (!user) throw new UserNotFoundError(agent.userId, pathOf(index, 'userId'));
       resolved.push({ kind: 'user', info: null, contact: null, group: null, user });
     }
   }

@@ -2,15 +2,15 @@ import { DomainError } from '../../shared/errors.ts';
 
 /** `Recipient.NotFound`: no recipient with this id in this envelope (or template). */
 export class RecipientNotFoundError extends DomainError {
-  constructor(recipientId: string) {
-    super('Recipient.NotFound', 'No recipient with this id exists in this envelope.', { recipientId });
+  constructor(recipientId: string, owner: 'envelope' | 'template' = 'envelope') {
+    super('Recipient.NotFound', `No recipient with this id exists in this ${owner}.`, { recipientId });
   }
 }
 
 /** `Recipient.DuplicateIdentifier` (409): identifiers are unique within an envelope. */
 export class RecipientDuplicateIdentifierError extends DomainError {
-  constructor(identifier: string) {
-    super('Recipient.DuplicateIdentifier', `Another recipient of this envelope already has the identifier "${identifier}".`, { identifier });
+  constructor(identifier: string, owner: 'envelope' | 'template' = 'envelope') {
+    super('Recipient.DuplicateIdentifier', `Another recipient of this ${owner} already has the identifier "${identifier}".`, { identifier });
   }
 }
 

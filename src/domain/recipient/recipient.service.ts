@@ -25,7 +25,8 @@ export const RECIPIENT_COLOR_PALETTE = ['#2563EB', '#DC2626', '#059669', '#D9770
 
 const colorSchema = z.string().regex(/^#[0-9A-Fa-f]{6}$/, 'must be a hex colour like #2563EB');
 
-const recipientShape = {
+/** A recipient's own keys, as envelopes and template roles share them (templates add their own). */
+export const recipientShape = {
   type: z.enum(recipientTypes, { error: `must be one of ${recipientTypes.join(', ')}` }),
   identifier: identifierSlug,
   roleName: readableName(1, 100),
@@ -52,27 +53,28 @@ const createRecipientInput = z.strictObject({
 const updateRecipientInput = z.strictObject(recipientShape).partial();
 
 /**
- * The links between recipients, checked against the envelope's other recipients:
- * an `in_person_signer` must name a `host` of the same envelope in `hostedById` (and only it may);
- * `delegatedById` must name another recipient of the same envelope.
+ * The links between recipients (of an envelope, or roles of a template), checked against the
+ * owner's other recipients, which `findSibling` looks up by id within the same owner:
+ * an `in_person_signer` must name a `host` of the same owner in `hostedById` (and only it may);
+ * `delegatedById` must name another recipient of the same owner.
  */
-async function checkRecipientLinks(
-  em: EntityManager,
-  envelope: Envelope,
+export async function checkRecipientLinks<Sibling extends { id: string; type: RecipientType }>(
   recipient: { id?: string; type: RecipientType; hostedById: string | null; delegatedById: string | null },
   pathPrefix: string,
-): Promise<{ hostedBy: Recipient | null; delegatedBy: Recipient | null }> {
+  findSibling: (id: string) => Promise<Sibling | null>,
+  ownerNoun: 'envelope' | 'template' = 'envelope',
+): Promise<{ hostedBy: Sibling | null; delegatedBy: Sibling | null }> {
   const issues: ValidationIssue[] = [];
-  let hostedBy: Recipient | null = null;
-  let delegatedBy: Recipient | null = null;
+  let hostedBy: Sibling | null = null;
+  let delegatedBy: Sibling | null = null;
   if (recipient.type === 'in_person_signer') {
     if (!recipient.hostedById) {
       issues.push({ path: `${pathPrefix}.hostedById`, message: 'is required for an in_person_signer: name the host recipient' });
     } else {
-      hostedBy = isUuid(recipient.hostedById) ? await em.findOne(Recipient, { id: recipient.hostedById, envelope }) : null;
+      hostedBy = isUuid(recipient.hostedById) ? await findSibling(recipient.hostedById) : null;
       // A recipient never hosts itself: on a type change its stored type may still read `host`.
       if (!hostedBy || hostedBy.type !== 'host' || hostedBy.id === recipient.id) {
-        issues.push({ path: `${pathPrefix}.hostedById`, message: 'must be the id of a recipient of type host in this envelope' });
+        issues.push({ path: `${pathPrefix}.hostedById`, message: `must be the id of a recipient of type host in this ${ownerNoun}` });
         hostedBy = null;
       }
     }
@@ -80,14 +82,38 @@ async function checkRecipientLinks(
     issues.push({ path: `${pathPrefix}.hostedById`, message: 'is only allowed for an in_person_signer' });
   }
   if (recipient.delegatedById) {
-    delegatedBy = isUuid(recipient.delegatedById) ? await em.findOne(Recipient, { id: recipient.delegatedById, envelope }) : null;
+    delegatedBy = isUuid(recipient.delegatedById) ? await findSibling(recipient.delegatedById) : null;
     if (!delegatedBy || delegatedBy.id === recipient.id) {
-      issues.push({ path: `${pathPrefix}.delegatedById`, message: 'must be the id of another recipient in this envelope' });
+      issues.push({ path: `${pathPrefix}.delegatedById`, message: `must be the id of another recipient in this ${ownerNoun}` });
       delegatedBy = null;
     }
   }
   if (issues.length > 0) throw new InvalidRequestError(issues);
   return { hostedBy, delegatedBy };
+}
+
+function envelopeSibling(em: EntityManager, envelope: Envelope) {
+  return (id: string) => em.findOne(Recipient, { id, envelope });
+}
+
+/**
+ * The rules of a recipient's type change, for envelopes and templates alike: a host that still
+ * hosts in-person signers keeps its type (`Recipient.HostRecipientBound`), and a recipient holding
+ * fields cannot become a viewer (`Recipient.HasFields`).
+ */
+export async function checkTypeChange(
+  recipient: { id: string; type: RecipientType },
+  type: RecipientType,
+  bound: { hostedIds: () => Promise<string[]>; fieldIds: () => Promise<string[]> },
+): Promise<void> {
+  if (recipient.type === 'host' && type !== 'host') {
+    const hosted = await bound.hostedIds();
+    if (hosted.length > 0) throw new RecipientHostBoundError(recipient.id, hosted);
+  }
+  if (type === 'viewer' && recipient.type !== 'viewer') {
+    const held = await bound.fieldIds();
+    if (held.length > 0) throw new RecipientHasFieldsError(recipient.id, held);
+  }
 }
 
 /**
@@ -97,11 +123,13 @@ async function checkRecipientLinks(
  */
 async function defaultRecipientColor(em: EntityManager, envelope: Envelope): Promise<string> {
   const existing = await em.find(Recipient, { envelope });
-  const used = new Set(existing.map((recipient) => recipient.color.toUpperCase()));
-  return (
-    RECIPIENT_COLOR_PALETTE.find((color) => !used.has(color.toUpperCase())) ??
-    RECIPIENT_COLOR_PALETTE[existing.length % RECIPIENT_COLOR_PALETTE.length]
-  );
+  return firstFreeColor(existing.map((recipient) => recipient.color));
+}
+
+/** The default colour given the colours an owner's recipients use (see defaultRecipientColor). */
+export function firstFreeColor(usedColors: string[]): string {
+  const used = new Set(usedColors.map((color) => color.toUpperCase()));
+  return RECIPIENT_COLOR_PALETTE.find((color) => !used.has(color.toUpperCase())) ?? RECIPIENT_COLOR_PALETTE[usedColors.length % RECIPIENT_COLOR_PALETTE.length];
 }
 
 async function ensureIdentifierFree(em: EntityManager, envelope: Envelope, identifier: string, exceptId?: string) {
@@ -139,10 +167,9 @@ export async function addRecipient(
       ensureCapacity('Envelope', 'recipients', ENVELOPE_CAPACITY.recipients, await em.count(Recipient, { envelope }), 1);
       await ensureIdentifierFree(em, envelope, input.identifier);
       const links = await checkRecipientLinks(
-        em,
-        envelope,
         { type: input.type, hostedById: input.hostedById ?? null, delegatedById: input.delegatedById ?? null },
         'recipient',
+        envelopeSibling(em, envelope),
       );
       const agents = await resolveAgentInputs(em, draft.caller.teamId, input.agents, 'recipient.agents');
       const recipient = em.create(Recipient, {
@@ -199,17 +226,11 @@ export async function updateRecipient(
       await ensureIdentifierFree(em, envelope, input.identifier, recipient.id);
     }
     const type = input.type ?? recipient.type;
-    if (recipient.type === 'host' && type !== 'host') {
-      const hosted = await boundRecipientIds(em, recipient, 'hostedBy');
-      if (hosted.length > 0) throw new RecipientHostBoundError(recipient.id, hosted);
-    }
-    if (type === 'viewer' && recipient.type !== 'viewer') {
-      const held = await em.find(Field, { recipient }, { fields: ['id'] });
-      if (held.length > 0) throw new RecipientHasFieldsError(recipient.id, held.map((field) => field.id));
-    }
+    await checkTypeChange(recipient, type, {
+      hostedIds: () => boundRecipientIds(em, recipient, 'hostedBy'),
+      fieldIds: async () => (await em.find(Field, { recipient }, { fields: ['id'] })).map((field) => field.id),
+    });
     const links = await checkRecipientLinks(
-      em,
-      envelope,
       {
         id: recipient.id,
         type,
@@ -217,6 +238,7 @@ export async function updateRecipient(
         delegatedById: input.delegatedById !== undefined ? input.delegatedById : (recipient.delegatedBy?.id ?? null),
       },
       'recipient',
+      envelopeSibling(em, envelope),
     );
     const agents = input.agents === undefined ? undefined : await resolveAgentInputs(em, draft.caller.teamId, input.agents, 'recipient.agents');
     em.assign(recipient, {
@@ -243,6 +265,21 @@ export async function updateRecipient(
 }
 
 /**
+ * The removal rule of a recipient (of an envelope, or a template role): refused while another one
+ * is hosted by it (`Recipient.HostRecipientBound`) or delegates through it
+ * (`Recipient.DelegatorRecipientBound`), since that one would be left pointing at nothing.
+ */
+export async function checkRemovable(
+  recipientId: string,
+  bound: { hostedIds: () => Promise<string[]>; delegatingIds: () => Promise<string[]> },
+): Promise<void> {
+  const hosted = await bound.hostedIds();
+  if (hosted.length > 0) throw new RecipientHostBoundError(recipientId, hosted);
+  const delegating = await bound.delegatingIds();
+  if (delegating.length > 0) throw new RecipientDelegatorBoundError(recipientId, delegating);
+}
+
+/**
  * Removes a recipient from a draft envelope, with its agents and the fields assigned to it
  * (foreign-key cascades; spec §3.1 rule 3). Refused while another recipient is hosted by it or
  * delegates through it: removing it would leave that recipient pointing at nothing.
@@ -250,10 +287,10 @@ export async function updateRecipient(
 export async function deleteRecipient(context: ServiceContext, options: { envelopeId: string; recipientId: string }): Promise<void> {
   await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
     const recipient = await findRecipient(draft.em, draft.envelope, options.recipientId);
-    const hosted = await boundRecipientIds(draft.em, recipient, 'hostedBy');
-    if (hosted.length > 0) throw new RecipientHostBoundError(recipient.id, hosted);
-    const delegating = await boundRecipientIds(draft.em, recipient, 'delegatedBy');
-    if (delegating.length > 0) throw new RecipientDelegatorBoundError(recipient.id, delegating);
+    await checkRemovable(recipient.id, {
+      hostedIds: () => boundRecipientIds(draft.em, recipient, 'hostedBy'),
+      delegatingIds: () => boundRecipientIds(draft.em, recipient, 'delegatedBy'),
+    });
     await draft.em.nativeDelete(Recipient, { id: recipient.id, envelope: draft.envelope });
     await auditChange(context, draft, {
       envelopeId: draft.envelope.id,

@@ -17,7 +17,7 @@ import { nested } from '../selection.ts';
  * the file by rejecting or throwing here, before the domain sees any bytes: that is the caller's
  * `Document.UploadIncomplete`, the same answer REST gives for a cut-off body.
  */
-async function openUpload(file: Upload): Promise<{ stream: Readable; filename: string | undefined }> {
+export async function openUpload(file: Upload): Promise<{ stream: Readable; filename: string | undefined }> {
   try {
     const upload = await file.promise;
     return { stream: uploadedFileStream(upload.createReadStream()), filename: upload.filename || undefined };
@@ -76,7 +76,7 @@ builder.objectField(EnvelopeType, 'documents', (t) =>
   }),
 );
 
-const AddDocumentInput = builder.inputType('AddDocumentInput', {
+export const AddDocumentInput = builder.inputType('AddDocumentInput', {
   description: 'An upload: the file part of a GraphQL multipart request, and its display details.',
   fields: (t) => ({
     file: t.field({ type: 'Upload', required: true, description: 'The PDF, at most 48 MB.' }),
@@ -86,7 +86,7 @@ const AddDocumentInput = builder.inputType('AddDocumentInput', {
   }),
 });
 
-const UpdateDocumentInput = builder.inputType('UpdateDocumentInput', {
+export const UpdateDocumentInput = builder.inputType('UpdateDocumentInput', {
   description: 'Only the given keys change. Drafts only.',
   fields: (t) => ({
     name: t.string({ required: false }),

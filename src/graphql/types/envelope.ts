@@ -29,6 +29,11 @@ export const EnvelopeType = builder.objectRef<EnvelopeData>('Envelope').implemen
     expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.expiresAt }),
     completedAt: t.field({ type: 'DateTime', nullable: true, description: 'Set when the envelope is finalized.', resolve: (envelope) => envelope.completedAt }),
     voidedAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.voidedAt }),
+    templateId: t.id({
+      nullable: true,
+      description: 'The template it was jumpstarted from (null when created directly, or once that template is deleted).',
+      resolve: (envelope) => envelope.templateId,
+    }),
   }),
 });
 

@@ -73,7 +73,7 @@ const FieldViewInput = builder.inputType('FieldViewInput', {
   }),
 });
 
-const FieldInput = builder.inputType('FieldInput', {
+export const FieldInput = builder.inputType('FieldInput', {
   description: 'A new field; config and value shapes per type are in docs/fields.md.',
   fields: (t) => ({
     type: t.field({ type: FieldTypeEnum, required: true }),
@@ -89,7 +89,7 @@ const FieldInput = builder.inputType('FieldInput', {
   }),
 });
 
-const UpdateFieldInput = builder.inputType('UpdateFieldInput', {
+export const UpdateFieldInput = builder.inputType('UpdateFieldInput', {
   description: 'Only the given keys change; views, when given, replace all views.',
   fields: (t) => ({
     type: t.field({ type: FieldTypeEnum, required: false }),
@@ -105,7 +105,7 @@ const UpdateFieldInput = builder.inputType('UpdateFieldInput', {
   }),
 });
 
-const fieldInputOptions = { keepNull: ['label', 'tooltip', 'value'], opaque: ['value', 'config'] };
+export const fieldInputOptions = { keepNull: ['label', 'tooltip', 'value'], opaque: ['value', 'config'] };
 
 builder.mutationFields((t) => ({
   createFields: t.field({

@@ -8,7 +8,7 @@ import { withoutNulls } from '../input.ts';
 import { DeletedPayload } from './common.ts';
 import { EnvelopeType } from './envelope.ts';
 
-const RecipientTypeEnum = builder.enumType('RecipientType', {
+export const RecipientTypeEnum = builder.enumType('RecipientType', {
   description:
     'signer: signs remotely. host: runs an in-person session. in_person_signer: signs on its host’s device. delegator: may hand its role to another person. viewer: gets the finished copy.',
   values: recipientTypes,
@@ -90,7 +90,7 @@ const AgentInfoInput = builder.inputType('AgentInfoInput', {
   }),
 });
 
-const AgentInput = builder.inputType('AgentInput', {
+export const AgentInput = builder.inputType('AgentInput', {
   description: 'Exactly one of info, contactId, groupId, userId.',
   fields: (t) => ({
     info: t.field({ type: AgentInfoInput, required: false }),

@@ -5,7 +5,7 @@ import { readJsonObject } from '../body.ts';
 import type { RestRoute } from '../router.ts';
 
 /** The spec wraps one recipient in `{ recipient: {...} }`. */
-async function readRecipientBody(request: Request): Promise<unknown> {
+export async function readRecipientBody(request: Request): Promise<unknown> {
   const body = await readJsonObject(request);
   if (typeof body.recipient !== 'object' || body.recipient === null || Array.isArray(body.recipient)) {
     throw new InvalidRequestError([{ path: 'recipient', message: 'must be an object with the recipient' }]);

@@ -1,0 +1,338 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { newId } from '../../shared/ids.ts';
+import { CapacityExceededError } from '../capacity.ts';
+import { ContactGroupMember } from '../contact/contact-group.entity.ts';
+import type { Contact } from '../contact/contact.entity.ts';
+import { Document } from '../document/document.entity.ts';
+import { Envelope } from '../envelope/envelope.entity.ts';
+import { readEnvelope, type EnvelopeData, type EnvelopeInclude } from '../envelope/envelope.read.ts';
+import { auditChange, DEFAULT_EXPIRATION_PERIOD_DAYS, envelopeSettings, inTransaction } from '../envelope/envelope.service.ts';
+import { FieldView } from '../field/field-view.entity.ts';
+import { Field } from '../field/field.entity.ts';
+import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
+import { Agent, type AgentInfo, type Locale, type PhoneContactMethod } from '../recipient/agent.entity.ts';
+import { agentsSchema, MAX_AGENTS_PER_RECIPIENT, resolveAgentInputs, type ResolvedAgent } from '../recipient/agent-input.ts';
+import { Recipient } from '../recipient/recipient.entity.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { Team } from '../team/team.entity.ts';
+import type { TeamUser } from '../team/team-user.entity.ts';
+import type { TeamCaller } from '../team/team.service.ts';
+import { parseInput } from '../validation.ts';
+import { TemplateRecipient } from './template-recipient.entity.ts';
+import type { Template } from './template.entity.ts';
+import { JumpstartDuplicateRecipientError, JumpstartUnknownRecipientError, TemplateNotReadyError, type TemplateReadinessIssue } from './template.errors.ts';
+import { findVisibleTemplate } from './template.service.ts';
+
+/*
+ * Jumpstart (spec §4.5): a draft envelope made from a template in one request and one
+ * transaction, with copies of the template's documents (the same stored blobs), roles and fields,
+ * every id new and every reference remapped, and people taken from the request or the template.
+ */
+
+const jumpstartEntry = z
+  .strictObject({
+    identifier: z.string({ error: 'must be a role identifier of the template' }).optional(),
+    id: z.string({ error: 'must be a role id of the template' }).optional(),
+    agents: agentsSchema.default([]),
+  })
+  .superRefine((entry, check) => {
+    if ((entry.identifier === undefined) === (entry.id === undefined)) {
+      check.addIssue({ code: 'custom', path: [], message: 'must name the role by exactly one of identifier or id' });
+    }
+  });
+
+const jumpstartInput = z.strictObject({
+  name: envelopeSettings.name.optional(),
+  expirationPeriodDays: envelopeSettings.expirationPeriodDays.default(DEFAULT_EXPIRATION_PERIOD_DAYS),
+  reminderInitialDelayDays: envelopeSettings.reminderInitialDelayDays.default(0),
+  reminderRepeatIntervalDays: envelopeSettings.reminderRepeatIntervalDays.default(0),
+  reminderBeforeExpirationDays: envelopeSettings.reminderBeforeExpirationDays.default(0),
+  context: envelopeSettings.context.default({}),
+  // A template has at most 50 roles, so a longer list names a role twice or one that is not there.
+  recipients: z.array(jumpstartEntry).max(50, 'at most 50 entries, one per role of the template').default([]),
+});
+
+type JumpstartInput = z.output<typeof jumpstartInput>;
+type JumpstartEntry = z.output<typeof jumpstartEntry>;
+
+/** Everything a new envelope's answer can show (as `createEnvelope` answers), stored with an Idempotency-Key. */
+const JUMPSTARTED_ENVELOPE_INCLUDE: EnvelopeInclude = { documents: true, recipients: true, agents: true, fields: true, views: true, auditEvents: true };
+
+type TemplateContent = {
+  documents: Document[];
+  roles: TemplateRecipient[];
+  fields: Field[];
+  views: FieldView[];
+};
+
+async function loadTemplateContent(em: EntityManager, template: Template): Promise<TemplateContent> {
+  const [documents, roles, fields, views] = await Promise.all([
+    em.find(Document, { template }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } }),
+    em.find(TemplateRecipient, { template }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } }),
+    em.find(Field, { template }, { orderBy: { createdAt: 'asc', identifier: 'asc' } }),
+    em.find(FieldView, { field: { template } }, { orderBy: { position: 'asc' } }),
+  ]);
+  return { documents, roles, fields, views };
+}
+
+/**
+ * Spec §4.7 rule 3: a template needs a document, roles, and fields placed on its documents and
+ * assigned to its roles. A template field always has both (a field keeps at least one view, and
+ * the database requires its role), so "no field" is the one field problem to report.
+ */
+function readinessIssues(content: TemplateContent): TemplateReadinessIssue[] {
+  const issues: TemplateReadinessIssue[] = [];
+  if (content.documents.length === 0) issues.push({ path: 'documents', message: 'the template has no document' });
+  if (content.roles.length === 0) issues.push({ path: 'recipients', message: 'the template has no recipient role' });
+  if (content.fields.length === 0) issues.push({ path: 'fields', message: 'the template has no field placed on a document and assigned to a role' });
+  return issues;
+}
+
+/**
+ * Which entry of the request gives each role its people, by `identifier` (exact) or by `id`.
+ * Every entry naming no role, then every role named twice, is refused by name with all such
+ * entries listed.
+ */
+function matchEntries(roles: TemplateRecipient[], entries: JumpstartEntry[]): Map<string, { entry: JumpstartEntry; index: number }> {
+  const byIdentifier = new Map(roles.map((role) => [role.identifier, role]));
+  const byId = new Map(roles.map((role) => [role.id, role]));
+  const matched = new Map<string, { entry: JumpstartEntry; index: number }>();
+  const unknown: { path: string; identifier?: string; id?: string }[] = [];
+  const duplicates: { path: string; recipientId: string; identifier: string }[] = [];
+  entries.forEach((entry, index) => {
+    const path = `recipients[${index}]`;
+    const role = entry.identifier !== undefined ? byIdentifier.get(entry.identifier) : byId.get(entry.id!.toLowerCase());
+    if (!role) {
+      unknown.push(entry.identifier !== undefined ? { path, identifier: entry.identifier } : { path, id: entry.id });
+      return;
+    }
+    const earlier = matched.get(role.id);
+    if (earlier) {
+      if (!duplicates.some((duplicate) => duplicate.path === `recipients[${earlier.index}]`)) {
+        duplicates.push({ path: `recipients[${earlier.index}]`, recipientId: role.id, identifier: role.identifier });
+      }
+      duplicates.push({ path, recipientId: role.id, identifier: role.identifier });
+      return;
+    }
+    matched.set(role.id, { entry, index });
+  });
+  if (unknown.length > 0) throw new JumpstartUnknownRecipientError(unknown);
+  if (duplicates.length > 0) throw new JumpstartDuplicateRecipientError(duplicates);
+  return matched;
+}
+
+function infoOfContact(contact: Contact): AgentInfo {
+  return {
+    name: contact.name,
+    email: contact.email ?? null,
+    phone: contact.phone ?? null,
+    locale: (contact.locale as Locale | null | undefined) ?? null,
+    phoneContactMethod: (contact.phoneContactMethod as PhoneContactMethod | null | undefined) ?? null,
+  };
+}
+
+function infoOfUser(user: TeamUser): AgentInfo {
+  return { name: user.name, email: user.email, phone: user.phone ?? null, locale: user.locale as Locale, phoneContactMethod: null };
+}
+
+const asInfo = (info: AgentInfo): ResolvedAgent => ({ kind: 'info', info, contact: null, group: null, user: null });
+
+/**
+ * The people a role's pre-assignment gives. A contact group gives each member, oldest membership
+ * first. For the owning team they stay references (resolved and snapshotted at send, like any
+ * agent reference); for a team the template is shared with, the owner's address book is not
+ * theirs to reference, so the people are copied inline as they are now.
+ */
+async function preAssignedAgents(em: EntityManager, role: TemplateRecipient, byOwner: boolean): Promise<ResolvedAgent[]> {
+  if (role.user) {
+    const user = await role.user.load();
+    if (!user) return [];
+    return [byOwner ? { kind: 'user', info: null, contact: null, group: null, user } : asInfo(infoOfUser(user))];
+  }
+  if (role.contact) {
+    const contact = await role.contact.load();
+    if (!contact) return [];
+    return [byOwner ? { kind: 'contact', info: null, contact, group: null, user: null } : asInfo(infoOfContact(contact))];
+  }
+  if (role.contactGroup) {
+    const members = await em.find(ContactGroupMember, { group: role.contactGroup.id }, { populate: ['contact'], orderBy: { createdAt: 'asc', contact: 'asc' } });
+    if (members.length > MAX_AGENTS_PER_RECIPIENT) {
+      throw new CapacityExceededError('Envelope', `agents per recipient (role "${role.identifier}" is pre-assigned a group)`, MAX_AGENTS_PER_RECIPIENT, 0, members.length);
+    }
+    return members.map((member) => {
+      const contact = member.contact.getEntity();
+      return byOwner ? { kind: 'contact' as const, info: null, contact, group: null, user: null } : asInfo(infoOfContact(contact));
+    });
+  }
+  return [];
+}
+
+/**
+ * The agents of a role: a fixed role always gets the template's person and ignores its entry; a
+ * variable role gets its entry's agents (checked against the caller's team, as for any recipient)
+ * or, when it has no entry or an entry without agents, the template's person. A role may end up
+ * with nobody: allowed in a draft, refused at send.
+ */
+async function agentsFor(
+  em: EntityManager,
+  caller: TeamCaller,
+  template: Template,
+  role: TemplateRecipient,
+  matched: { entry: JumpstartEntry; index: number } | undefined,
+): Promise<ResolvedAgent[]> {
+  if (!role.fixed && matched && matched.entry.agents.length > 0) {
+    return resolveAgentInputs(em, caller.teamId, matched.entry.agents, `recipients[${matched.index}].agents`);
+  }
+  return preAssignedAgents(em, role, template.team.id === caller.teamId);
+}
+
+/** Writes the envelope and the copies; answers the new envelope's id. */
+async function copyTemplate(context: ServiceContext, em: EntityManager, caller: TeamCaller, templateId: string, input: JumpstartInput): Promise<string> {
+  // A share lock: a change to the template waits for this copy (and this copy for it), so the
+  // envelope is made from one consistent state of the template.
+  const template = await findVisibleTemplate(em, caller, templateId, { lock: 'share' });
+  const content = await loadTemplateContent(em, template);
+  const issues = readinessIssues(content);
+  if (issues.length > 0) throw new TemplateNotReadyError(template.id, issues);
+  const matched = matchEntries(content.roles, input.recipients);
+  const now = context.clock.now();
+
+  const { recipients: _entries, name, ...settings } = input;
+  const envelope = em.create(Envelope, {
+    id: newId(),
+    ...settings,
+    name: name ?? template.name,
+    team: em.getReference(Team, caller.teamId),
+    template,
+    status: 'draft',
+    createdAt: now,
+    updatedAt: now,
+  });
+  // The same stored original for every copy: only the row is new.
+  const documents = new Map(
+    content.documents.map((document) => [
+      document.id,
+      em.create(Document, {
+        id: newId(),
+        envelope,
+        template: null,
+        name: document.name,
+        order: document.order,
+        context: document.context,
+        status: null,
+        pageCount: document.pageCount,
+        pages: document.pages,
+        contentSha256: document.contentSha256,
+        byteSize: document.byteSize,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    ]),
+  );
+  await em.flush();
+  await auditChange(context, { em, caller, now }, {
+    envelopeId: envelope.id,
+    type: 'envelope.created',
+    details: {
+      name: envelope.name,
+      templateId: template.id,
+      documents: content.documents.length,
+      recipients: content.roles.length,
+      fields: content.fields.length,
+    },
+  });
+
+  const recipients = new Map<string, Recipient>();
+  for (const role of content.roles) {
+    recipients.set(
+      role.id,
+      em.create(Recipient, {
+        id: newId(),
+        envelope,
+        identifier: role.identifier,
+        roleName: role.roleName,
+        type: role.type,
+        order: role.order,
+        required: role.required,
+        color: role.color,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
+  }
+  for (const role of content.roles) {
+    const recipient = recipients.get(role.id)!;
+    em.assign(recipient, {
+      hostedBy: role.hostedBy ? recipients.get(role.hostedBy.id)! : null,
+      delegatedBy: role.delegatedBy ? recipients.get(role.delegatedBy.id)! : null,
+    });
+    const agents = await agentsFor(em, caller, template, role, matched.get(role.id));
+    agents.forEach((agent, position) => em.create(Agent, { recipient, position, ...agent }));
+  }
+
+  const fields = new Map<string, Field>();
+  for (const field of content.fields) {
+    fields.set(
+      field.id,
+      em.create(Field, {
+        id: newId(),
+        envelope,
+        template: null,
+        recipient: recipients.get(field.templateRecipient!.id)!,
+        templateRecipient: null,
+        identifier: field.identifier,
+        type: field.type,
+        label: field.label ?? null,
+        tooltip: field.tooltip ?? null,
+        required: field.required,
+        readonly: field.readonly,
+        value: field.value ?? null,
+        config: field.config,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
+  }
+  for (const view of content.views) {
+    em.create(FieldView, {
+      field: fields.get(view.field.id)!,
+      document: documents.get(view.document.id)!,
+      position: view.position,
+      page: view.page,
+      x: view.x,
+      y: view.y,
+      width: view.width,
+      height: view.height,
+    });
+  }
+  await em.flush();
+  return envelope.id;
+}
+
+/**
+ * Creates a draft envelope from a template the caller's team may use (its own or one shared with
+ * it), all in one transaction: a failure anywhere leaves nothing behind. `name` defaults to the
+ * template's; the settings are a new envelope's. Idempotent per `Idempotency-Key`: a repeat
+ * answers the stored first answer, even after the template or the envelope changed.
+ */
+export async function jumpstartEnvelope(context: ServiceContext, options: { templateId: string; input: unknown; idempotencyKey?: string }): Promise<EnvelopeData> {
+  const input = parseInput(jumpstartInput, options.input);
+  const caller = await context.caller();
+  const outcome = await context.em.transactional((em) =>
+    runIdempotently(
+      em,
+      {
+        teamId: caller.teamId,
+        key: options.idempotencyKey,
+        fingerprintOf: { operation: 'jumpstartEnvelope', templateId: options.templateId.toLowerCase(), input: options.input },
+      },
+      {
+        perform: () => copyTemplate(context, em, caller, options.templateId, input),
+        answer: (envelopeId) => readEnvelope(inTransaction(context, em), envelopeId, JUMPSTARTED_ENVELOPE_INCLUDE),
+      },
+    ),
+  );
+  return answerOf(outcome, (envelopeId) => readEnvelope(context, envelopeId, JUMPSTARTED_ENVELOPE_INCLUDE));
+}
+

@@ -1,0 +1,198 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
+import { isUuid } from '../../shared/ids.ts';
+import { MAX_TEMPLATE_TEAM_SCOPE } from '../capacity.ts';
+import { auditChange, inTransaction } from '../envelope/envelope.service.ts';
+import { answerOf, createIdempotentlyUnderLock, runIdempotently } from '../idempotency/idempotency.service.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { Team } from '../team/team.entity.ts';
+import type { TeamCaller } from '../team/team.service.ts';
+import { isStorableText, parseInput, readableName } from '../validation.ts';
+import { Template } from './template.entity.ts';
+import { TemplateNotFoundError, TemplateNotOwnerError } from './template.errors.ts';
+import { readTemplate, FULL_TEMPLATE_INCLUDE, type TemplateData } from './template.read.ts';
+
+const MAX_DESCRIPTION_LENGTH = 2_000;
+
+const templateSettings = {
+  name: readableName(2, 48),
+  description: z
+    .string({ error: 'must be a text' })
+    .max(MAX_DESCRIPTION_LENGTH, `must be at most ${MAX_DESCRIPTION_LENGTH} characters`)
+    .refine(isStorableText, 'must not contain NUL characters or broken Unicode')
+    .nullable(),
+  teamScope: z.array(z.string({ error: 'must be a team id' })).max(MAX_TEMPLATE_TEAM_SCOPE, `at most ${MAX_TEMPLATE_TEAM_SCOPE} teams`),
+};
+
+const createTemplateInput = z.strictObject({
+  name: templateSettings.name,
+  description: templateSettings.description.optional(),
+  teamScope: templateSettings.teamScope.default([]),
+});
+
+const updateTemplateInput = z.strictObject(templateSettings).partial();
+
+/** A change to a template, made by its owning team under the template's row lock. */
+export type TemplateChange = { em: EntityManager; template: Template; caller: TeamCaller; now: Date };
+
+/**
+ * The tenant boundary for templates in writes, in one place: a template is visible to its own
+ * team and to the teams its `teamScope` names. Unknown, malformed and invisible ids all give the
+ * same `Template.NotFound`. The visibility test is in the statement, so another team's template
+ * is never locked or loaded.
+ */
+export async function findVisibleTemplate(
+  em: EntityManager,
+  caller: TeamCaller,
+  templateId: string,
+  options: { lock?: 'share' | 'write' } = {},
+): Promise<Template> {
+  if (!isUuid(templateId)) throw new TemplateNotFoundError(templateId);
+  const lockMode = options.lock === 'write' ? LockMode.PESSIMISTIC_WRITE : options.lock === 'share' ? LockMode.PESSIMISTIC_READ : undefined;
+  const template = await em.findOne(
+    Template,
+    { id: templateId, $or: [{ team: caller.teamId }, { teamScope: { $contains: [caller.teamId] } }] },
+    lockMode === undefined ? {} : { lockMode },
+  );
+  if (!template) throw new TemplateNotFoundError(templateId);
+  return template;
+}
+
+/**
+ * A template the caller may change: visible (else `Template.NotFound`) and owned by the caller's
+ * team. A team it is only shared with can see it, so it is told why (`Template.NotOwner`) rather
+ * than told it does not exist.
+ */
+export async function findOwnTemplate(em: EntityManager, caller: TeamCaller, templateId: string, options: { lock?: boolean } = {}): Promise<Template> {
+  const template = await findVisibleTemplate(em, caller, templateId, options.lock ? { lock: 'write' } : {});
+  if (template.team.id !== caller.teamId) throw new TemplateNotOwnerError(template.id);
+  return template;
+}
+
+/**
+ * Runs a change to a template (its settings, documents, roles or fields) in one transaction that
+ * holds the template's row lock, so changes of one template never interleave: capacity counts,
+ * identifier checks and link checks see every earlier change. A jumpstart takes the same row with
+ * a share lock, so it copies a template either wholly before or wholly after a change.
+ */
+export async function changeTemplate<T>(context: ServiceContext, templateId: string, change: (change: TemplateChange) => Promise<T>): Promise<T> {
+  const caller = await context.caller();
+  return context.em.transactional(async (em) => {
+    const template = await findOwnTemplate(em, caller, templateId, { lock: true });
+    return change({ em, template, caller, now: context.clock.now() });
+  });
+}
+
+/**
+ * Creates something inside a template (a document, a role, fields), idempotent per
+ * `Idempotency-Key` as the envelope's `createInDraftEnvelope` is: a repeat answers the stored
+ * first answer; otherwise `create` runs under the template's lock and `read` answers in the same
+ * transaction.
+ */
+export async function createInTemplate<T>(
+  context: ServiceContext,
+  options: { templateId: string; idempotencyKey: string | undefined; request: Record<string, unknown> },
+  create: (change: TemplateChange) => Promise<string>,
+  read: (context: ServiceContext, resourceId: string) => Promise<T>,
+): Promise<T> {
+  const caller = await context.caller();
+  return createIdempotentlyUnderLock<T, TemplateChange>(
+    {
+      em: context.em,
+      request: { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { ...options.request, templateId: options.templateId.toLowerCase() } },
+      underLock: (work) => changeTemplate(context, options.templateId, work),
+    },
+    create,
+    (em, resourceId) => read(inTransaction(context, em), resourceId),
+    (resourceId) => read(context, resourceId),
+  );
+}
+
+/** Appends a template change to the owning team's audit chain (templates have no chain of their own). */
+export function auditTemplateChange(
+  context: ServiceContext,
+  change: Pick<TemplateChange, 'em' | 'caller' | 'now'> & { templateId: string },
+  type: string,
+  details: Record<string, unknown> = {},
+) {
+  return auditChange(context, change, { envelopeId: null, type, details: { templateId: change.templateId, ...details } });
+}
+
+/**
+ * `teamScope` names other teams of the caller's workspace. An id that is malformed, unknown, or a
+ * team of another workspace is refused alike (the answer never tells which), each at its index.
+ * Ids are kept lower-case and once each, in the order given.
+ */
+async function checkTeamScope(em: EntityManager, caller: TeamCaller, teamScope: string[]): Promise<string[]> {
+  const normalised = teamScope.map((id) => id.toLowerCase());
+  const wellFormed = [...new Set(normalised.filter(isUuid))];
+  const found = wellFormed.length === 0 ? [] : await em.find(Team, { id: { $in: wellFormed }, workspace: caller.workspaceId }, { fields: ['id'] });
+  const known = new Set(found.map((team) => team.id));
+  const issues: ValidationIssue[] = [];
+  normalised.forEach((id, index) => {
+    if (!known.has(id)) issues.push({ path: `teamScope[${index}]`, message: 'must be the id of a team of your workspace' });
+  });
+  if (issues.length > 0) throw new InvalidRequestError(issues);
+  return [...new Set(normalised)];
+}
+
+/** Creates a template (spec §4.7) owned by the caller's team. Idempotent per `Idempotency-Key`. */
+export async function createTemplate(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<TemplateData> {
+  const input = parseInput(createTemplateInput, options.input);
+  const caller = await context.caller();
+  const outcome = await context.em.transactional(async (em) => {
+    const teamScope = await checkTeamScope(em, caller, input.teamScope);
+    return runIdempotently(
+      em,
+      { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createTemplate', input: options.input } },
+      {
+        perform: async () => {
+          const now = context.clock.now();
+          const template = em.create(Template, {
+            team: em.getReference(Team, caller.teamId),
+            name: input.name,
+            description: input.description ?? null,
+            teamScope,
+            createdAt: now,
+            updatedAt: now,
+          });
+          await em.persist(template).flush();
+          await auditTemplateChange(context, { em, caller, now, templateId: template.id }, 'template.created', { name: template.name, teamScope });
+          return template.id;
+        },
+        answer: (templateId) => readTemplate(inTransaction(context, em), templateId, FULL_TEMPLATE_INCLUDE),
+      },
+    );
+  });
+  return answerOf(outcome, (templateId) => readTemplate(context, templateId, FULL_TEMPLATE_INCLUDE));
+}
+
+/** Changes a template's settings; only the given keys change. Owning team only. */
+export async function updateTemplate(context: ServiceContext, options: { templateId: string; input: unknown }): Promise<void> {
+  const input = parseInput(updateTemplateInput, options.input);
+  await changeTemplate(context, options.templateId, async (change) => {
+    const changed = Object.keys(input).filter((key) => input[key as keyof typeof input] !== undefined);
+    if (changed.length === 0) return;
+    const teamScope = input.teamScope === undefined ? undefined : await checkTeamScope(change.em, change.caller, input.teamScope);
+    change.em.assign(change.template, {
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.description !== undefined ? { description: input.description } : {}),
+      ...(teamScope !== undefined ? { teamScope } : {}),
+    });
+    await auditTemplateChange(context, { ...change, templateId: change.template.id }, 'template.updated', { changed });
+  });
+}
+
+/**
+ * Deletes a template with its documents, roles and fields (foreign-key cascades; spec §4.7 rule
+ * 1). Envelopes jumpstarted from it keep their own copies; their documents' stored originals are
+ * shared by content hash and never removed with a template. Owning team only.
+ */
+export async function deleteTemplate(context: ServiceContext, options: { templateId: string }): Promise<void> {
+  await changeTemplate(context, options.templateId, async (change) => {
+    await auditTemplateChange(context, { ...change, templateId: change.template.id }, 'template.deleted', { name: change.template.name });
+    await change.em.nativeDelete(Template, { id: change.template.id, team: change.caller.teamId });
+  });
+}

@@ -1,0 +1,315 @@
+import type { RecipientType } from '../../domain/recipient/recipient.entity.ts';
+import { createdAtCursor } from '../../domain/pagination.ts';
+import { readTemplate, readTemplatePage, type TemplateData, type TemplatePageData, type TemplateRecipientData } from '../../domain/template/template.read.ts';
+import { createTemplate, deleteTemplate, updateTemplate } from '../../domain/template/template.service.ts';
+import { addTemplateDocument, deleteTemplateDocument, stageTemplateDocumentUpload, updateTemplateDocument } from '../../domain/template/template-document.service.ts';
+import { createTemplateFields, deleteTemplateField, updateTemplateField } from '../../domain/template/template-field.service.ts';
+import { addTemplateRecipient, deleteTemplateRecipient, updateTemplateRecipient } from '../../domain/template/template-recipient.service.ts';
+import { builder } from '../builder.ts';
+import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
+import { connectionNodesOf, nested, selectionOf, templateIncludeOf } from '../selection.ts';
+import { DeletedPayload, PageInfo } from './common.ts';
+import { AddDocumentInput, DocumentType, openUpload, UpdateDocumentInput } from './document.ts';
+import { FieldInput, fieldInputOptions, FieldType, UpdateFieldInput } from './field.ts';
+import { AgentInput, RecipientTypeEnum } from './recipient.ts';
+import { EnvelopeType } from './envelope.ts';
+import { jumpstartEnvelope } from '../../domain/template/jumpstart.service.ts';
+
+export const TemplateRecipientType = builder.objectRef<TemplateRecipientData>('TemplateRecipient').implement({
+  description:
+    'A role of a template (spec §2.7): as an envelope recipient, plus `fixed` and an optional pre-assigned person (a team user, a contact, or a contact group whose members all become agents).',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    identifier: t.exposeString('identifier', { description: 'Your stable slug for the role, unique in the template; jumpstart entries name roles by it.' }),
+    roleName: t.exposeString('roleName'),
+    type: t.field({ type: RecipientTypeEnum, resolve: (role) => role.type as RecipientType }),
+    order: t.exposeInt('order', { description: 'Lower orders act first; equal orders act in parallel.' }),
+    required: t.exposeBoolean('required'),
+    color: t.exposeString('color'),
+    hostedById: t.id({ nullable: true, resolve: (role) => role.hostedById }),
+    delegatedById: t.id({ nullable: true, resolve: (role) => role.delegatedById }),
+    fixed: t.exposeBoolean('fixed', {
+      description: 'true: a jumpstart always uses the pre-assigned person and ignores its entry. false: the pre-assignment is a default an entry replaces.',
+    }),
+    userId: t.id({ nullable: true, description: 'Pre-assigned team user.', resolve: (role) => role.userId }),
+    contactId: t.id({ nullable: true, description: 'Pre-assigned contact.', resolve: (role) => role.contactId }),
+    contactGroupId: t.id({ nullable: true, description: 'Pre-assigned contact group: every member becomes an agent.', resolve: (role) => role.contactGroupId }),
+    createdAt: t.field({ type: 'DateTime', resolve: (role) => role.createdAt }),
+  }),
+});
+
+export const TemplateType = builder.objectRef<TemplateData>('Template').implement({
+  description: 'A reusable blueprint of documents, recipient roles and fields; jumpstartEnvelope makes a draft envelope from it in one request.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name', { description: '2–48 characters.' }),
+    description: t.string({ nullable: true, resolve: (template) => template.description }),
+    teamScope: t.idList({ description: 'Other teams of your workspace that may read and jumpstart it (only the owning team changes it).', resolve: (template) => template.teamScope }),
+    teamId: t.id({ description: 'The owning team.', resolve: (template) => template.teamId }),
+    createdAt: t.field({ type: 'DateTime', resolve: (template) => template.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (template) => template.updatedAt }),
+    documents: t.field({ type: [DocumentType], description: 'The documents, in display order.', resolve: (template) => nested(template.documents, 'Template.documents') }),
+    recipients: t.field({ type: [TemplateRecipientType], description: 'The roles, in signing order.', resolve: (template) => nested(template.recipients, 'Template.recipients') }),
+    fields: t.field({ type: [FieldType], resolve: (template) => nested(template.fields, 'Template.fields') }),
+  }),
+});
+
+const TemplateEdge = builder.objectRef<TemplateData>('TemplateEdge').implement({
+  description: 'A template in a page, with its position for `after`.',
+  fields: (t) => ({
+    cursor: t.string({ resolve: (template) => createdAtCursor(template) }),
+    node: t.field({ type: TemplateType, resolve: (template) => template }),
+  }),
+});
+
+const TemplateConnection = builder.objectRef<TemplatePageData>('TemplateConnection').implement({
+  description: 'A page of the templates your team may use (its own and those shared with it), newest first.',
+  fields: (t) => ({
+    edges: t.field({ type: [TemplateEdge], resolve: (page) => page.templates }),
+    nodes: t.field({ type: [TemplateType], resolve: (page) => page.templates }),
+    pageInfo: t.field({ type: PageInfo, resolve: (page) => ({ hasNextPage: page.nextCursor !== null, endCursor: page.nextCursor }) }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  template: t.field({
+    type: TemplateType,
+    description: 'One template your team owns or that is shared with it. Any other id gives Template.NotFound.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, context, info) => readTemplate(context, String(args.id), templateIncludeOf(selectionOf(info))),
+  }),
+  templates: t.field({
+    type: TemplateConnection,
+    description: 'The templates your team may use, newest first.',
+    args: {
+      first: t.arg.int({ required: false, description: '1–100, default 20.' }),
+      after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
+    },
+    resolve: (_root, args, context, info) =>
+      readTemplatePage(context, { limit: args.first ?? undefined, cursor: args.after ?? undefined }, templateIncludeOf(connectionNodesOf(selectionOf(info)))),
+  }),
+}));
+
+const CreateTemplateInput = builder.inputType('CreateTemplateInput', {
+  description: 'A new template (REST: POST /templates).',
+  fields: (t) => ({
+    name: t.string({ required: true, description: '2–48 characters.' }),
+    description: t.string({ required: false, description: 'At most 2000 characters.' }),
+    teamScope: t.idList({ required: false, description: 'Other teams of your workspace that may use it.' }),
+  }),
+});
+
+const UpdateTemplateInput = builder.inputType('UpdateTemplateInput', {
+  description: 'Only the given keys change; teamScope, when given, replaces the whole list. Owning team only.',
+  fields: (t) => ({
+    name: t.string({ required: false }),
+    description: t.string({ required: false, description: 'null clears it.' }),
+    teamScope: t.idList({ required: false }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createTemplate: t.field({
+    type: TemplateType,
+    nullable: true,
+    description: 'Creates a template (REST: POST /templates). Honours the Idempotency-Key header.',
+    args: { input: t.arg({ type: CreateTemplateInput, required: true }) },
+    resolve: (_root, args, context) => createTemplate(context, { input: withoutNulls(args.input), idempotencyKey: context.idempotencyKey }),
+  }),
+  updateTemplate: t.field({
+    type: TemplateType,
+    nullable: true,
+    description: 'Changes a template your team owns (REST: PATCH /templates/{id}).',
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateTemplateInput, required: true }) },
+    resolve: async (_root, args, context, info) => {
+      await updateTemplate(context, { templateId: String(args.id), input: withoutNulls(args.input, { keepNull: ['description'] }) });
+      return readTemplate(context, String(args.id), templateIncludeOf(selectionOf(info)));
+    },
+  }),
+  deleteTemplate: t.field({
+    type: DeletedPayload,
+    nullable: true,
+    description: 'Deletes a template your team owns, with its documents, roles and fields (REST: DELETE /templates/{id}). Envelopes made from it are unaffected.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, args, context) => {
+      await deleteTemplate(context, { templateId: String(args.id) });
+      return { id: String(args.id) };
+    },
+  }),
+}));
+
+const AddTemplateRecipientInput = builder.inputType('AddTemplateRecipientInput', {
+  description: 'A role of a template (REST body: { recipient: {...} }): the envelope recipient keys without agents, plus fixed and at most one pre-assigned person.',
+  fields: (t) => ({
+    type: t.field({ type: RecipientTypeEnum, required: true }),
+    identifier: t.string({ required: true }),
+    roleName: t.string({ required: true }),
+    order: t.int({ required: false, description: 'Default 0.' }),
+    required: t.boolean({ required: false, description: 'Default true.' }),
+    color: t.string({ required: false, description: '#RRGGBB; a distinct default per role.' }),
+    hostedById: t.id({ required: false, description: 'For an in_person_signer: the host role.' }),
+    delegatedById: t.id({ required: false }),
+    fixed: t.boolean({ required: false, description: 'Default false.' }),
+    userId: t.id({ required: false, description: 'Pre-assigned team user.' }),
+    contactId: t.id({ required: false, description: 'Pre-assigned contact.' }),
+    contactGroupId: t.id({ required: false, description: 'Pre-assigned contact group.' }),
+  }),
+});
+
+const UpdateTemplateRecipientInput = builder.inputType('UpdateTemplateRecipientInput', {
+  description: 'Only the given keys change. Giving userId, contactId or contactGroupId replaces the pre-assignment; null clears it (and hostedById/delegatedById).',
+  fields: (t) => ({
+    type: t.field({ type: RecipientTypeEnum, required: false }),
+    identifier: t.string({ required: false }),
+    roleName: t.string({ required: false }),
+    order: t.int({ required: false }),
+    required: t.boolean({ required: false }),
+    color: t.string({ required: false }),
+    hostedById: t.id({ required: false }),
+    delegatedById: t.id({ required: false }),
+    fixed: t.boolean({ required: false }),
+    userId: t.id({ required: false }),
+    contactId: t.id({ required: false }),
+    contactGroupId: t.id({ required: false }),
+  }),
+});
+
+function roleInput(input: object) {
+  return withoutNulls(input, { keepNull: ['hostedById', 'delegatedById', 'userId', 'contactId', 'contactGroupId'] }) as Record<string, unknown>;
+}
+
+builder.mutationFields((t) => ({
+  addTemplateDocument: t.field({
+    type: DocumentType,
+    nullable: true,
+    description: 'Uploads a PDF to a template your team owns (REST: POST /templates/{id}/documents). Honours the Idempotency-Key header.',
+    args: { templateId: t.arg.id({ required: true }), input: t.arg({ type: AddDocumentInput, required: true }) },
+    resolve: async (_root, args, context) => {
+      const { file, ...fields } = args.input;
+      const templateId = String(args.templateId);
+      const { stream, filename } = await openUpload(file);
+      const staged = await stageTemplateDocumentUpload(context, { templateId, stream, filename }).catch((error) => {
+        // Refused before or while reading: drop the rest of the file so the request can finish.
+        stream.destroy();
+        throw error;
+      });
+      return addTemplateDocument(context, { templateId, upload: staged, fields: withoutNulls(fields, { opaque: JSON_VALUE_KEYS }), idempotencyKey: context.idempotencyKey });
+    },
+  }),
+  updateTemplateDocument: t.field({
+    type: DocumentType,
+    nullable: true,
+    description: 'Renames or reorders a document of a template (REST: PATCH /templates/{id}/documents/{documentId}).',
+    args: { templateId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }), input: t.arg({ type: UpdateDocumentInput, required: true }) },
+    resolve: (_root, args, context) =>
+      updateTemplateDocument(context, {
+        templateId: String(args.templateId),
+        documentId: String(args.documentId),
+        input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }),
+      }),
+  }),
+  deleteTemplateDocument: t.field({
+    type: DeletedPayload,
+    nullable: true,
+    description: 'Removes a document of a template, and fields left without a placement (REST: DELETE /templates/{id}/documents/{documentId}).',
+    args: { templateId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, context) => {
+      await deleteTemplateDocument(context, { templateId: String(args.templateId), documentId: String(args.documentId) });
+      return { id: String(args.documentId) };
+    },
+  }),
+  addTemplateRecipient: t.field({
+    type: TemplateRecipientType,
+    nullable: true,
+    description: 'Adds a role to a template (REST: POST /templates/{id}/recipients). Honours the Idempotency-Key header.',
+    args: { templateId: t.arg.id({ required: true }), input: t.arg({ type: AddTemplateRecipientInput, required: true }) },
+    resolve: (_root, args, context) =>
+      addTemplateRecipient(context, { templateId: String(args.templateId), input: roleInput(args.input), idempotencyKey: context.idempotencyKey }),
+  }),
+  updateTemplateRecipient: t.field({
+    type: TemplateRecipientType,
+    nullable: true,
+    description: 'Changes a role of a template (REST: PATCH /templates/{id}/recipients/{recipientId}).',
+    args: { templateId: t.arg.id({ required: true }), recipientId: t.arg.id({ required: true }), input: t.arg({ type: UpdateTemplateRecipientInput, required: true }) },
+    resolve: (_root, args, context) =>
+      updateTemplateRecipient(context, { templateId: String(args.templateId), recipientId: String(args.recipientId), input: roleInput(args.input) }),
+  }),
+  deleteTemplateRecipient: t.field({
+    type: DeletedPayload,
+    nullable: true,
+    description: 'Removes a role and its fields from a template (REST: DELETE /templates/{id}/recipients/{recipientId}); refused while another role is hosted by or delegates through it.',
+    args: { templateId: t.arg.id({ required: true }), recipientId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, context) => {
+      await deleteTemplateRecipient(context, { templateId: String(args.templateId), recipientId: String(args.recipientId) });
+      return { id: String(args.recipientId) };
+    },
+  }),
+  createTemplateFields: t.field({
+    type: [FieldType],
+    nullable: true,
+    description: 'Adds many fields to a template at once, all or nothing (REST: POST /templates/{id}/fields). Allowed at any time.',
+    args: { templateId: t.arg.id({ required: true }), fields: t.arg({ type: [FieldInput], required: true }) },
+    resolve: (_root, args, context) =>
+      createTemplateFields(context, {
+        templateId: String(args.templateId),
+        input: { fields: withoutNulls(args.fields, fieldInputOptions) },
+        idempotencyKey: context.idempotencyKey,
+      }),
+  }),
+  updateTemplateField: t.field({
+    type: FieldType,
+    nullable: true,
+    description: 'Changes a field of a template (REST: PATCH /templates/{id}/fields/{fieldId}). Allowed at any time.',
+    args: { templateId: t.arg.id({ required: true }), fieldId: t.arg.id({ required: true }), input: t.arg({ type: UpdateFieldInput, required: true }) },
+    resolve: (_root, args, context) =>
+      updateTemplateField(context, { templateId: String(args.templateId), fieldId: String(args.fieldId), input: { field: withoutNulls(args.input, fieldInputOptions) } }),
+  }),
+  deleteTemplateField: t.field({
+    type: DeletedPayload,
+    nullable: true,
+    description: 'Removes a field from a template (REST: DELETE /templates/{id}/fields/{fieldId}).',
+    args: { templateId: t.arg.id({ required: true }), fieldId: t.arg.id({ required: true }) },
+    resolve: async (_root, args, context) => {
+      await deleteTemplateField(context, { templateId: String(args.templateId), fieldId: String(args.fieldId) });
+      return { id: String(args.fieldId) };
+    },
+  }),
+}));
+
+const JumpstartRecipientInput = builder.inputType('JumpstartRecipientInput', {
+  description: 'The people of one role of the template, named by exactly one of identifier or id. Ignored for a fixed role.',
+  fields: (t) => ({
+    identifier: t.string({ required: false, description: 'The role identifier, exactly as in the template.' }),
+    id: t.id({ required: false, description: "The template role's id." }),
+    agents: t.field({ type: [AgentInput], required: false }),
+  }),
+});
+
+const JumpstartEnvelopeInput = builder.inputType('JumpstartEnvelopeInput', {
+  description: 'A draft envelope from a template (REST: POST /envelopes/jumpstart/{templateId}).',
+  fields: (t) => ({
+    name: t.string({ required: false, description: "2–48 characters; defaults to the template's name." }),
+    expirationPeriodDays: t.int({ required: false, description: '1–90, default 30.' }),
+    reminderInitialDelayDays: t.int({ required: false, description: '0–30, default 0.' }),
+    reminderRepeatIntervalDays: t.int({ required: false, description: '0–30, default 0.' }),
+    reminderBeforeExpirationDays: t.int({ required: false, description: '0–30, default 0.' }),
+    context: t.field({ type: 'JSONObject', required: false }),
+    recipients: t.field({ type: [JumpstartRecipientInput], required: false, description: 'At most one entry per role.' }),
+  }),
+});
+
+builder.mutationField('jumpstartEnvelope', (t) =>
+  t.field({
+    type: EnvelopeType,
+    nullable: true,
+    description:
+      'Creates a draft envelope from a template your team owns or that is shared with it: copies of its documents, roles and fields, people from the entries or the template. Honours the Idempotency-Key header.',
+    args: { templateId: t.arg.id({ required: true }), input: t.arg({ type: JumpstartEnvelopeInput, required: false }) },
+    resolve: (_root, args, context) =>
+      jumpstartEnvelope(context, {
+        templateId: String(args.templateId),
+        input: withoutNulls(args.input ?? {}, { opaque: JSON_VALUE_KEYS }),
+        idempotencyKey: context.idempotencyKey,
+      }),
+  }),
+);

@@ -1,0 +1,163 @@
+import { FULL_TEMPLATE_INCLUDE, readTemplate, readTemplatePage } from '../../domain/template/template.read.ts';
+import { createTemplate, deleteTemplate, updateTemplate } from '../../domain/template/template.service.ts';
+import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
+import { stageDocumentFile } from '../../domain/document/document.service.ts';
+import { addTemplateDocument, checkTemplateUploadTarget, deleteTemplateDocument, updateTemplateDocument } from '../../domain/template/template-document.service.ts';
+import { createTemplateFields, deleteTemplateField, updateTemplateField } from '../../domain/template/template-field.service.ts';
+import { addTemplateRecipient, deleteTemplateRecipient, updateTemplateRecipient } from '../../domain/template/template-recipient.service.ts';
+import { jumpstartEnvelope } from '../../domain/template/jumpstart.service.ts';
+import { readJsonObject } from '../body.ts';
+import { receiveMultipartUpload } from '../multipart.ts';
+import { readRecipientBody } from './recipients.ts';
+import { integerQuery } from '../query.ts';
+import type { RestRoute } from '../router.ts';
+
+/** Spec §4.7 and contract §5: templates. Every answer shows a template with its documents, roles and fields. */
+export const templateRoutes: RestRoute[] = [
+  // Spec §4.5: a draft envelope from a template in one request.
+  {
+    method: 'POST',
+    path: '/envelopes/jumpstart/:templateId',
+    async handler({ request, params, context }) {
+      const envelope = await jumpstartEnvelope(context, { templateId: params.templateId, input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
+      return { envelopeId: envelope.id };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/templates',
+    async handler({ request, context }) {
+      const template = await createTemplate(context, { input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
+      return { templateId: template.id };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/templates',
+    async handler({ url, context }) {
+      return readTemplatePage(context, { limit: integerQuery(url, 'limit'), cursor: url.searchParams.get('cursor') ?? undefined }, FULL_TEMPLATE_INCLUDE);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/templates/:templateId',
+    async handler({ params, context }) {
+      return { template: await readTemplate(context, params.templateId, FULL_TEMPLATE_INCLUDE) };
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/templates/:templateId',
+    async handler({ request, params, context }) {
+      await updateTemplate(context, { templateId: params.templateId, input: await readJsonObject(request) });
+      return { template: await readTemplate(context, params.templateId, FULL_TEMPLATE_INCLUDE) };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/templates/:templateId',
+    async handler({ params, context }) {
+      await deleteTemplate(context, { templateId: params.templateId });
+      return { deleted: true };
+    },
+  },
+  // Documents: the envelope's multipart upload, checked before the body is read.
+  {
+    method: 'POST',
+    path: '/templates/:templateId/documents',
+    async handler({ request, nodeRequest, params, context }) {
+      await checkTemplateUploadTarget(context, { templateId: params.templateId });
+      const maxFileBytes = context.limits.maxDocumentBytes;
+      const upload = await receiveMultipartUpload({
+        request,
+        nodeRequest,
+        fileField: 'document',
+        maxFileBytes,
+        tooLarge: () => new DocumentTooLargeError(maxFileBytes),
+        stage: (stream, filename) => stageDocumentFile(context, { stream, filename }),
+        discard: (staged) => staged.blob.discard(),
+      });
+      const document = await addTemplateDocument(context, {
+        templateId: params.templateId,
+        upload: upload.staged,
+        fields: upload.fields,
+        idempotencyKey: context.idempotencyKey,
+      });
+      return { document };
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/templates/:templateId/documents/:documentId',
+    async handler({ request, params, context }) {
+      const document = await updateTemplateDocument(context, { templateId: params.templateId, documentId: params.documentId, input: await readJsonObject(request) });
+      return { document };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/templates/:templateId/documents/:documentId',
+    async handler({ params, context }) {
+      await deleteTemplateDocument(context, { templateId: params.templateId, documentId: params.documentId });
+      return { deleted: true };
+    },
+  },
+  // Roles: `{ recipient: {...} }` as for envelopes.
+  {
+    method: 'POST',
+    path: '/templates/:templateId/recipients',
+    async handler({ request, params, context }) {
+      const recipient = await addTemplateRecipient(context, {
+        templateId: params.templateId,
+        input: await readRecipientBody(request),
+        idempotencyKey: context.idempotencyKey,
+      });
+      return { recipient };
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/templates/:templateId/recipients/:recipientId',
+    async handler({ request, params, context }) {
+      const recipient = await updateTemplateRecipient(context, {
+        templateId: params.templateId,
+        recipientId: params.recipientId,
+        input: await readRecipientBody(request),
+      });
+      return { recipient };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/templates/:templateId/recipients/:recipientId',
+    async handler({ params, context }) {
+      await deleteTemplateRecipient(context, { templateId: params.templateId, recipientId: params.recipientId });
+      return { deleted: true };
+    },
+  },
+  // Fields: the envelope's body (spec §4.7: "same body as 4.4").
+  {
+    method: 'POST',
+    path: '/templates/:templateId/fields',
+    async handler({ request, params, context }) {
+      const fields = await createTemplateFields(context, { templateId: params.templateId, input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
+      return { fields };
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/templates/:templateId/fields/:fieldId',
+    async handler({ request, params, context }) {
+      const field = await updateTemplateField(context, { templateId: params.templateId, fieldId: params.fieldId, input: await readJsonObject(request) });
+      return { field };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/templates/:templateId/fields/:fieldId',
+    async handler({ params, context }) {
+      await deleteTemplateField(context, { templateId: params.templateId, fieldId: params.fieldId });
+      return { deleted: true };
+    },
+  },
+];
