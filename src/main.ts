@@ -9,6 +9,7 @@ import { createRateLimiter } from './rate-limit.ts';
 import { listen } from './server.ts';
 import { createFileBlobStore } from './shared/blob-store.ts';
 import { createClock } from './shared/clock.ts';
+import { startExpirySweeper } from './domain/signing/closing.service.ts';
 import { createPdfWorkerPool } from './domain/document/pdf-worker-pool.ts';
 import { createLogger } from './shared/logger.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
@@ -69,13 +70,15 @@ const rateLimiter = createRateLimiter({
 // PDF inspection runs in these threads, never on the event loop (one pool for the process).
 const pdfWorkers = createPdfWorkerPool();
 
+const clock = createClock();
+const auditKey = loadAuditKey(config);
 const app = createApp({
   orm: database.orm,
   config,
   logger,
-  clock: createClock(),
+  clock,
   blobStore: createFileBlobStore(path.join(config.dataDir, 'blobs')),
-  auditKey: loadAuditKey(config),
+  auditKey,
   pdfWorkers,
   apiKeyCache,
   rateLimiter,
@@ -86,6 +89,10 @@ logger.info(
   `listening on ${running.url}: GraphQL and GraphiQL at ${config.publicUrl}/graphql, REST at ${config.publicUrl}/api/v1/key`,
 );
 
+// Envelopes past expiresAt are closed by this sweep (safe with several instances sweeping); a
+// submission after expiresAt is refused even before it runs.
+const expirySweeper = startExpirySweeper({ em: database.orm.em, auditKey, publicUrl: config.publicUrl, clock, logger, intervalMs: 30_000 });
+
 let shuttingDown = false;
 async function shutdown(signal: string) {
   if (shuttingDown) return;
@@ -93,6 +100,7 @@ async function shutdown(signal: string) {
   logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
   await running.close();
   await app.dispose();
+  await expirySweeper.stop();
   // After the server has finished its requests: no upload is waiting for a worker any more.
   await pdfWorkers.close();
   await revocationListener?.close();

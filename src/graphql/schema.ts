@@ -8,6 +8,7 @@ import './types/recipient.ts';
 import './types/field.ts';
 import './types/audit.ts';
 import './types/contact.ts';
+import './types/signing.ts';
 
 /** The whole GraphQL schema; `npm run schema:print` writes it to schema.graphql. */
 export const schema = builder.toSchema({ sortSchema: false });

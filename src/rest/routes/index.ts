@@ -6,6 +6,7 @@ import { envelopeRoutes } from './envelopes.ts';
 import { fieldRoutes } from './fields.ts';
 import { recipientRoutes } from './recipients.ts';
 import { teamRoutes } from './team.ts';
+import { workflowRoutes } from './workflow.ts';
 
 /** Every REST route, by feature. */
-export const restRoutes: RestRoute[] = [...teamRoutes, ...envelopeRoutes, ...documentRoutes, ...recipientRoutes, ...fieldRoutes, ...auditRoutes, ...contactRoutes];
+export const restRoutes: RestRoute[] = [...teamRoutes, ...envelopeRoutes, ...documentRoutes, ...recipientRoutes, ...fieldRoutes, ...auditRoutes, ...contactRoutes, ...workflowRoutes];
