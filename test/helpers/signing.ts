@@ -103,7 +103,8 @@ export type Invitation = {
 export async function invitationsOf(app: TestApp, envelopeId: string): Promise<Invitation[]> {
   const rows = await app.orm.em
     .fork()
-    .execute<{ payload: any }[]>(`select payload from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ? order by created_at, id`, [envelopeId]);
+    .execute<{ payload: any }[]>(`select payload from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ?
+        order by created_at, payload ->> 'recipientId', payload -> 'to' ->> 'name', (payload ->> 'personIndex')::int`, [envelopeId]);
   return rows.map(({ payload }) => ({
     recipientId: payload.recipientId,
     agentId: payload.agentId,

@@ -27,7 +27,7 @@ async function resolvePeople(em: EntityManager, agent: Agent): Promise<AgentInfo
     return user ? [{ name: user.name, email: user.email, phone: user.phone ?? null, locale: (user.locale as AgentInfo['locale']) ?? null, phoneContactMethod: null }] : [];
   }
   if (!agent.group) return [];
-  const members = await em.find(ContactGroupMember, { group: agent.group.id }, { populate: ['contact'], orderBy: { createdAt: 'asc' } });
+  const members = await em.find(ContactGroupMember, { group: agent.group.id }, { populate: ['contact'], orderBy: { createdAt: 'asc', contact: 'asc' } });
   return members.map((member) => personOf(member.contact.getEntity()));
 }
 
