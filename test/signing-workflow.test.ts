@@ -406,17 +406,17 @@ describe('the recipient side: values and refusals (each changes nothing)', () =>
   });
 
   it('a submission at or after expiresAt is refused before the sweep has run, and changes nothing', async () => {
-    const built = await buildEnvelope(app, team.apiKey, { expirationPeriodDays: 1, recipients: [{ identifier: 'late' }] });
+    const built = await buildEnvelope(app, team.apiKey, { expirationPeriodDays: 30, recipients: [{ identifier: 'late' }] });
     await send(built.envelopeId);
     const token = await tokenFor(app, built.envelopeId, built.recipients.late);
     const session = (await signingClient(app, token)(SESSION_QUERY)).data.signingSession;
     const before = await snapshot(built.envelopeId);
     // This app's clock only (no sweep runs in tests unless asked): other test files are unaffected.
-    app.dependencies.clock.advance(24 * 3600);
+    app.dependencies.clock.advance(30 * 24 * 3600);
     const refused = await signingClient(app, token)(SUBMIT_MUTATION, { values: [{ fieldId: session.fields[0].id, value: typedSignature }], complete: true });
     expect(firstErrorName(refused)).toBe('Signing.Expired');
     expect(await snapshot(built.envelopeId)).toEqual(before);
     expect((await signingClient(app, token)(SESSION_QUERY)).data.signingSession.isExpired).toBe(true);
-    app.dependencies.clock.advance(-24 * 3600);
+    app.dependencies.clock.advance(-30 * 24 * 3600);
   });
 });
