@@ -102,21 +102,19 @@ function sessionInTransaction(em: EntityManager, tokenId: string, now: Date) {
 export async function openSigningSession(context: ServiceContext): Promise<SigningSessionData> {
   const found = await lookUpToken(context);
   const now = context.clock.now();
-  const first = await context.em.fork().transactional(async (em) => {
+  await context.em.fork().transactional(async (em) => {
     // Shares the envelope row with other readers but waits for a closing change: a view is
     // never recorded after the envelope closed.
     const [envelope] = await em.execute<{ status: string }[]>('select status from envelope where id = ? for share', [found.envelope_id]);
-    if (!envelope || envelope.status !== 'sent') return false;
+    if (!envelope || envelope.status !== 'sent') return;
     const changed = await em.nativeUpdate(SigningToken, { id: found.id, lastUsedAt: null, revokedAt: null }, { lastUsedAt: now });
-    if (changed !== 1) return false;
+    if (changed !== 1) return;
     await recordEvent(
       { em, auditKey: context.auditKey, publicUrl: context.publicUrl, teamId: found.team_id, envelopeId: found.envelope_id, now, actor: { type: 'agent', id: found.agent_id }, request: context.metadata },
       'signing.viewed',
       { recipientId: found.recipient_id, agentId: found.agent_id, tokenId: found.id },
     );
-    return true;
   });
-  void first;
   return readSigningSession(context.reader, found.id, now);
 }
 
