@@ -95,8 +95,8 @@ describe('the expiry sweep', () => {
     sandbox.dependencies.clock.advance(DAY);
     const dependencies = { auditKey: sandbox.dependencies.auditKey, publicUrl: 'http://test', clock: sandbox.dependencies.clock };
     const counts = await Promise.all([
-      expireDueEnvelopes({ ...dependencies, em: sandbox.orm.em as never }),
-      expireDueEnvelopes({ ...dependencies, em: plain.orm.em as never }),
+      expireDueEnvelopes({ ...dependencies, em: sandbox.orm.em }),
+      expireDueEnvelopes({ ...dependencies, em: plain.orm.em }),
     ]);
     expect(counts[0] + counts[1]).toBeGreaterThanOrEqual(envelopes.length);
     for (const built of envelopes) {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
+import { markOutboxMessageDelivered } from '../src/domain/notification/outbox.service.ts';
 import { hashSecret } from '../src/shared/ids.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { unknownId } from './helpers/envelopes.ts';
@@ -24,7 +25,7 @@ async function envelopeState(envelopeId: string) {
 }
 
 async function auditTypes(envelopeId: string) {
-  return (await listAuditEvents(app.orm.em.fork() as never, envelopeId)).map((event) => event.type);
+  return (await listAuditEvents(app.orm.em.fork(), envelopeId)).map((event) => event.type);
 }
 
 describe('sending (PUT /envelopes/{id}/send, sendEnvelope)', () => {
@@ -100,15 +101,24 @@ describe('sending (PUT /envelopes/{id}/send, sendEnvelope)', () => {
     expect(stored.map((row) => row.token_hash)).toEqual([hashSecret(invitations[0].token)]);
 
     expect(await auditTypes(built.envelopeId)).toEqual(expect.arrayContaining(['envelope.sent', 'recipient.activated', 'invitation.queued']));
-    const events = await listAuditEvents(app.orm.em.fork() as never, built.envelopeId);
+    const events = await listAuditEvents(app.orm.em.fork(), built.envelopeId);
     const sentEvent = events.find((event) => event.type === 'envelope.sent')!;
     expect(sentEvent.actorType).toBe('api_key');
     expect(sentEvent.ip).toBe('127.0.0.1');
 
+    // Once its message is delivered, the raw token is nowhere in the database.
+    const em = app.orm.em.fork();
+    const [message] = await em.execute<{ id: string }[]>(`select id from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ?`, [built.envelopeId]);
+    expect(await markOutboxMessageDelivered(em, { messageId: message.id, now: new Date() })).toBe(true);
+    expect(await markOutboxMessageDelivered(em, { messageId: message.id, now: new Date() })).toBe(false);
+    const [leftover] = await em.execute<{ count: string }[]>(`select count(*) from outbox_message where strpos(payload::text, ?) > 0`, [invitations[0].token]);
+    expect(Number(leftover.count)).toBe(0);
+
     // Sending twice is refused and queues nothing more.
     const again = await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`);
     expect(again.body.error.name).toBe('Envelope.NotDraft');
-    expect(await invitationsOf(app, built.envelopeId)).toHaveLength(1);
+    const [queued] = await em.execute<{ count: string }[]>(`select count(*) from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ?`, [built.envelopeId]);
+    expect(Number(queued.count)).toBe(1);
     // A sent envelope's contents are frozen.
     const edit = await restClient(app, team.apiKey).patch(`/envelopes/${built.envelopeId}`, { name: 'Changed' });
     expect(edit.body.error.name).toBe('Envelope.NotDraft');
