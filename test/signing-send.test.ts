@@ -54,6 +54,20 @@ describe('sending (PUT /envelopes/{id}/send, sendEnvelope)', () => {
     expect(await invitationsOf(app, envelopeId)).toEqual([]);
   });
 
+  it('refuses a signer left without fields when the document they were on was removed', async () => {
+    const rest = restClient(app, team.apiKey);
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'signer' }] });
+    expect((await rest.delete(`/envelopes/${built.envelopeId}/documents/${built.documentId}`)).status).toBe(200);
+    const fields = (await rest.get(`/envelopes/${built.envelopeId}/fields`)).body.payload.fields;
+    const refused = await rest.put(`/envelopes/${built.envelopeId}/send`);
+    expect(refused.body.error.name).toBe('Envelope.NotSendable');
+    const paths = refused.body.error.context.issues.map((issue: { path: string }) => issue.path);
+    expect(paths).toContain('documents');
+    // The field went with its last view (field service), so the signer is left without one.
+    expect(fields).toEqual([]);
+    expect(paths.sort()).toEqual(['documents', 'recipients[signer].fields']);
+  });
+
   it('refuses a draft with no recipients, and one whose only recipient is a viewer', async () => {
     const rest = restClient(app, team.apiKey);
     const empty = (await rest.post('/envelopes', { name: 'Empty' })).body.payload.envelopeId;
@@ -102,6 +116,8 @@ describe('sending (PUT /envelopes/{id}/send, sendEnvelope)', () => {
 
     expect(await auditTypes(built.envelopeId)).toEqual(expect.arrayContaining(['envelope.sent', 'recipient.activated', 'invitation.queued']));
     const events = await listAuditEvents(app.orm.em.fork(), built.envelopeId);
+    // The trail records the invitation, never the link.
+    expect(JSON.stringify(events)).not.toContain(invitations[0].token);
     const sentEvent = events.find((event) => event.type === 'envelope.sent')!;
     expect(sentEvent.actorType).toBe('api_key');
     expect(sentEvent.ip).toBe('127.0.0.1');
