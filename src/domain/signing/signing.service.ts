@@ -40,7 +40,7 @@ import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockE
  * expired envelope, or a dead or unknown token.
  */
 
-type TokenRow = { id: string; revoked_at: Date | null; recipient_id: string; agent_id: string; envelope_id: string; team_id: string; status: string };
+type TokenRow = { id: string; revoked_at: Date | null; last_used_at: Date | null; recipient_id: string; agent_id: string; envelope_id: string; team_id: string; status: string };
 
 const CLOSED = new Set(['finalized', 'voided', 'expired']);
 
@@ -49,7 +49,7 @@ async function lookUpToken(context: ServiceContext): Promise<TokenRow> {
   const token = context.signingToken;
   if (!token) throw new SigningTokenMissingError();
   const [row] = await context.em.execute<TokenRow[]>(
-    `select t.id, t.revoked_at, t.recipient_id, t.agent_id, r.envelope_id, e.team_id, e.status
+    `select t.id, t.revoked_at, t.last_used_at, t.recipient_id, t.agent_id, r.envelope_id, e.team_id, e.status
        from signing_token t join recipient r on r.id = t.recipient_id join envelope e on e.id = r.envelope_id
       where t.token_hash = ?`,
     [hashSecret(token)],
@@ -102,6 +102,12 @@ function sessionInTransaction(em: EntityManager, tokenId: string, now: Date) {
 export async function openSigningSession(context: ServiceContext): Promise<SigningSessionData> {
   const found = await lookUpToken(context);
   const now = context.clock.now();
+  // A link opened before costs no transaction: its view is on record.
+  if (found.last_used_at === null) await recordFirstView(context, found, now);
+  return readSigningSession(context.reader, found.id, now);
+}
+
+async function recordFirstView(context: ServiceContext, found: TokenRow, now: Date) {
   await context.em.fork().transactional(async (em) => {
     // Shares the envelope row with other readers but waits for a closing change: a view is
     // never recorded after the envelope closed.
@@ -115,7 +121,6 @@ export async function openSigningSession(context: ServiceContext): Promise<Signi
       { recipientId: found.recipient_id, agentId: found.agent_id, tokenId: found.id },
     );
   });
-  return readSigningSession(context.reader, found.id, now);
 }
 
 const submitInput = z.strictObject({
