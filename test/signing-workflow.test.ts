@@ -156,9 +156,15 @@ describe('turns', () => {
     state = await poll(built.envelopeId);
     expect(state.envelope.status).toBe('finalized');
     expect(state.recipientById[built.recipients['later-optional']].completedAt).toBeNull();
-    // ... but not after it closed.
-    const late = await signingClient(app, await tokenFor(app, built.envelopeId, built.recipients['later-optional']))(SUBMIT_MUTATION, { values: [], complete: true });
+    // ... but not after it closed: refused, and nothing changes.
+    const closedBefore = await snapshot(built.envelopeId);
+    const late = await signingClient(app, await tokenFor(app, built.envelopeId, built.recipients['later-optional']))(SUBMIT_MUTATION, {
+      values: [{ fieldId: built.fields['later-optional-signature'], value: typedSignature }],
+      complete: true,
+    });
     expect(firstErrorName(late)).toBe('Envelope.Closed');
+    expect(firstErrorName(await signingClient(app, optionalToken)(DECLINE_MUTATION, { reason: 'Too late' }))).toBe('Envelope.Closed');
+    expect(await snapshot(built.envelopeId)).toEqual(closedBefore);
   });
 
   it('a role with several agents is done when any one completes it; the others see it done', async () => {
@@ -258,7 +264,12 @@ describe('delegation, decline, void', () => {
     const role = state.recipientById[built.recipients.delegator];
     expect(role.delegatedAt).toBe(delegated.data.delegateSigning.delegatedAt);
     expect(role.agents).toEqual([expect.objectContaining({ kind: 'info', info: expect.objectContaining({ name: 'Dee Legate', email: 'dee@example.com' }) })]);
+    // The old link is dead: refused by name, and nothing changes.
+    const deadBefore = await snapshot(built.envelopeId);
     expect(firstErrorName(await signingClient(app, oldToken)(SESSION_QUERY))).toBe('Signing.InvalidToken');
+    const deadSubmit = await signingClient(app, oldToken)(SUBMIT_MUTATION, { values: [{ fieldId: built.fields['delegator-signature'], value: typedSignature }], complete: true });
+    expect(firstErrorName(deadSubmit)).toBe('Signing.InvalidToken');
+    expect(await snapshot(built.envelopeId)).toEqual(deadBefore);
 
     const newToken = await tokenFor(app, built.envelopeId, built.recipients.delegator, 1);
     expect((await invitationsOf(app, built.envelopeId)).at(-1)!.to.email).toBe('dee@example.com');
