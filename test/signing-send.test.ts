@@ -106,6 +106,8 @@ describe('sending (PUT /envelopes/{id}/send, sendEnvelope)', () => {
     const invitations = await invitationsOf(app, built.envelopeId);
     expect(invitations.map((invitation) => invitation.recipientId)).toEqual([built.recipients.first]);
     expect(invitations[0].to.email).toBe('first@example.com');
+    const [payload] = await app.orm.em.fork().execute<{ payload: any }[]>(`select payload from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ?`, [built.envelopeId]);
+    expect(payload.payload).toEqual(expect.objectContaining({ envelopeName: 'Workflow test', roleName: 'first', channel: 'email', expiresAt: state.envelope.expiresAt }));
     // At least 128 bits of randomness (base64url of 32 bytes after the prefix), stored hashed only.
     expect(invitations[0].token).toMatch(/^sgn_[A-Za-z0-9_-]{43}$/);
     const stored = await app.orm.em.fork().execute<{ token_hash: string }[]>(

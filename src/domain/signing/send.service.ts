@@ -116,6 +116,8 @@ export async function sendEnvelope(context: ServiceContext, options: { envelopeI
     await em.flush();
     const changed = await em.nativeUpdate(Envelope, { id: envelope.id, status: 'draft' }, { status: 'sent', sentAt: now, expiresAt, updatedAt: now });
     if (changed !== 1) throw new EnvelopeNotDraftError(envelope.id, envelope.status);
+    // The invitations quote the envelope as it is now sent (its expiresAt).
+    await em.findOne(Envelope, { id: envelope.id }, { refresh: true });
     const workflow = apiKeyWorkflow(context, { em, caller, envelopeId: envelope.id, now });
     await recordEvent(workflow, 'envelope.sent', { sentAt: now.toISOString(), expiresAt: expiresAt.toISOString() });
     await advanceTurns(workflow);
