@@ -334,9 +334,15 @@ describe('delegation, decline, void', () => {
     const answer = await graphql(VOID, { id: viaGraphql.envelopeId });
     expect(answer.errors).toBeUndefined();
     expect(answer.data.voidEnvelope).toEqual(expect.objectContaining({ status: 'voided', documents: [{ status: 'voided' }] }));
+    // A JSON null reason is no reason.
+    const noReason = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'a' }] });
+    await send(noReason.envelopeId);
+    expect((await rest.post(`/envelopes/${noReason.envelopeId}/void`, { reason: null })).status).toBe(200);
+    expect((await auditEvents(noReason.envelopeId)).find((entry) => entry.type === 'envelope.voided').details.reason).toBeNull();
     // A foreign envelope is not found, on both faces.
     const other = await seedTeam(app);
     expect((await restClient(app, other.apiKey).post(`/envelopes/${viaGraphql.envelopeId}/void`, {})).body.error.name).toBe('Envelope.NotFound');
+    expect(firstErrorName(await graphqlClient(app, other.apiKey)(VOID, { id: viaGraphql.envelopeId }))).toBe('Envelope.NotFound');
   });
 });
 

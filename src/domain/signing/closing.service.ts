@@ -10,7 +10,7 @@ import { apiKeyWorkflow, closeEnvelope, type Workflow } from './workflow.ts';
 
 export const MAX_VOID_REASON_LENGTH = 500;
 
-const voidInput = z.strictObject({ reason: boundedText(0, MAX_VOID_REASON_LENGTH).optional() });
+const voidInput = z.strictObject({ reason: boundedText(0, MAX_VOID_REASON_LENGTH).nullish() });
 
 /**
  * `sent → voided` by the sender (contract §5): documents become `voided`, every link dies, the
@@ -27,7 +27,7 @@ export async function voidEnvelope(context: ServiceContext, options: { envelopeI
     if (envelope.status !== 'sent') throw new EnvelopeClosedError(envelope.id, envelope.status);
     if (envelope.expiresAt && now >= envelope.expiresAt) throw new EnvelopeClosedError(envelope.id, 'expired');
     const workflow = apiKeyWorkflow(context, { em, caller, envelopeId: envelope.id, now });
-    const reason = input.reason === undefined || input.reason.trim() === '' ? null : input.reason;
+    const reason = input.reason == null || input.reason.trim() === '' ? null : input.reason;
     await closeEnvelope(workflow, { status: 'voided', reason, documentStatus: 'voided', cause: 'void' });
   });
 }
