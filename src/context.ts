@@ -72,6 +72,9 @@ export function createRequestContext(
       return log;
     },
     limits: { maxDocumentBytes: dependencies.config.maxDocumentBytes },
+    publicUrl: dependencies.config.publicUrl,
+    sandboxClock: dependencies.config.sandboxClock,
+    signingToken: headers.get('x-signing-token')?.trim() || undefined,
     idempotencyKey: headers.get('idempotency-key') ?? undefined,
     caller() {
       if (!callerPromise) {

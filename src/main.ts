@@ -10,6 +10,7 @@ import { startIdleMemoryTrim } from './memory-trim.ts';
 import { listen } from './server.ts';
 import { createFileBlobStore } from './shared/blob-store.ts';
 import { createClock } from './shared/clock.ts';
+import { startExpirySweeper } from './domain/signing/closing.service.ts';
 import { createPdfWorkerPool } from './domain/document/pdf-worker-pool.ts';
 import { createLogger } from './shared/logger.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
@@ -70,13 +71,15 @@ const rateLimiter = createRateLimiter({
 // PDF inspection runs in these threads, never on the event loop (one pool for the process).
 const pdfWorkers = createPdfWorkerPool();
 
+const clock = createClock();
+const auditKey = loadAuditKey(config);
 const app = createApp({
   orm: database.orm,
   config,
   logger,
-  clock: createClock(),
+  clock,
   blobStore: createFileBlobStore(path.join(config.dataDir, 'blobs')),
-  auditKey: loadAuditKey(config),
+  auditKey,
   pdfWorkers,
   apiKeyCache,
   rateLimiter,
@@ -89,6 +92,9 @@ logger.info(
 
 // After a burst of large answers, give the heap's pages back once the server is idle (memory-trim.ts).
 const memoryTrim = startIdleMemoryTrim({ server: running.server, logger });
+// Envelopes past expiresAt are closed by this sweep (safe with several instances sweeping); a
+// submission after expiresAt is refused even before it runs.
+const expirySweeper = startExpirySweeper({ em: database.orm.em, auditKey, publicUrl: config.publicUrl, clock, logger, intervalMs: 30_000 });
 
 let shuttingDown = false;
 async function shutdown(signal: string) {
@@ -98,6 +104,7 @@ async function shutdown(signal: string) {
   memoryTrim.stop();
   await running.close();
   await app.dispose();
+  await expirySweeper.stop();
   // After the server has finished its requests: no upload is waiting for a worker any more.
   await pdfWorkers.close();
   await revocationListener?.close();

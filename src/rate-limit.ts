@@ -2,13 +2,14 @@ import pg from 'pg';
 import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { DomainError } from './shared/errors.ts';
+import { hashSecret } from './shared/ids.ts';
 import type { Logger } from './shared/logger.ts';
 
 /**
  * Who a request is counted against. `apiKey`: an authenticated caller, by key id (each key of a
  * team has its own budget, so one integration cannot starve another). `client`: a request
- * without a valid key, by client address. `signingToken`: a signer's link, by token id; nothing
- * calls it yet (signing arrives with a later issue), the signing routes use `consume` with it.
+ * without a valid key, by client address. `signingToken`: a signer's link (a request carrying
+ * `X-Signing-Token`), by a hash of the token, so a leaked link cannot hammer the service.
  */
 export type RateLimitScope = 'apiKey' | 'client' | 'signingToken';
 
@@ -211,8 +212,14 @@ export function createRateLimiter(options: { limits: RateLimits; store: RateLimi
  */
 export async function consumeForRequest(
   limiter: RateLimiter,
-  context: { caller(): Promise<{ apiKeyId: string }>; metadata: { ip: string | null } },
+  context: { caller(): Promise<{ apiKeyId: string }>; metadata: { ip: string | null }; signingToken?: string },
 ): Promise<RateLimitDecision | undefined> {
+  // The recipient side carries a link: each link has its own budget. The request still counts
+  // against its key or address too, so inventing tokens never buys anyone a fresh budget.
+  if (context.signingToken) {
+    const perLink = await limiter.consume('signingToken', hashSecret(context.signingToken));
+    if (perLink && !perLink.allowed) return perLink;
+  }
   const caller = await context.caller().catch(() => undefined);
   if (caller) return limiter.consume('apiKey', caller.apiKeyId);
   return limiter.consume('client', context.metadata.ip ?? 'unknown');

@@ -12,6 +12,7 @@ import { Team } from '../src/domain/team/team.entity.ts';
 import { Template } from '../src/domain/template/template.entity.ts';
 import { TemplateRecipient } from '../src/domain/template/template-recipient.entity.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { buildEnvelope, SESSION_QUERY, signingClient, tokenFor } from './helpers/signing.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -347,5 +348,24 @@ describe('one SQL statement per read, however deep', () => {
     let answer: any;
     expect(await statementsFor(async () => (answer = await rest.get(`/templates/${templateId}`)))).toHaveLength(1);
     expect(answer.body.payload.template.recipients).toHaveLength(2);
+  });
+});
+
+describe('the signing session', () => {
+  it('reads a link opened before with two statements (the token, then the whole session), however many fields and documents', async () => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [{ identifier: 'signer', fields: Array.from({ length: 10 }, (_, index) => ({ identifier: `f${index}`, type: 'text' })) }, { identifier: 'other' }],
+    });
+    expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const client = signingClient(app, await tokenFor(app, built.envelopeId, built.recipients.signer));
+    expect((await client(SESSION_QUERY)).errors).toBeUndefined();
+    let result: any;
+    const statements = await statementsFor(async () => (result = await client(SESSION_QUERY)));
+    expect(result.errors).toBeUndefined();
+    expect(result.data.signingSession.fields).toHaveLength(10);
+    expect(result.data.signingSession.fields[0].views).toHaveLength(1);
+    expect(result.data.signingSession.documents[0].pages).toHaveLength(2);
+    expect(statements).toHaveLength(2);
   });
 });

@@ -105,6 +105,15 @@ export type ReadDatabase = {
     contact_id: string | null;
     group_id: string | null;
     user_id: string | null;
+    snapshot: Json;
+    revoked_at: Timestamp | null;
+  };
+  signing_token: {
+    id: string;
+    recipient_id: string;
+    agent_id: string;
+    person_index: number;
+    revoked_at: Timestamp | null;
   };
   field: {
     id: string;

@@ -23,6 +23,12 @@ export type ServiceContext = {
   clock: Clock;
   blobStore: BlobStore;
   auditKey: Buffer;
+  /** Base of the links the service sends (signing links): PUBLIC_URL. */
+  publicUrl: string;
+  /** SANDBOX_CLOCK: whether callers may move the clock (contract §8). */
+  sandboxClock: boolean;
+  /** The `X-Signing-Token` header: the recipient side's credential (contract §7). */
+  signingToken: string | undefined;
   limits: { maxDocumentBytes: number };
   /** Worker threads for PDF work (inspection): no PDF is ever parsed on the event loop. */
   pdfWorkers: PdfWorkers;

@@ -9,6 +9,7 @@ import './types/field.ts';
 import './types/audit.ts';
 import './types/contact.ts';
 import './types/template.ts';
+import './types/signing.ts';
 
 /** The whole GraphQL schema; `npm run schema:print` writes it to schema.graphql. */
 export const schema = builder.toSchema({ sortSchema: false });

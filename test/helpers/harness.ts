@@ -161,7 +161,7 @@ export function restClient(app: TestApp, apiKey: string | undefined) {
 export type GraphQLResult = { status: number; data: any; errors: any[] | undefined };
 
 /** A GraphQL caller for one key, over HTTP POST. */
-export function graphqlClient(app: TestApp, apiKey: string | undefined) {
+export function graphqlClient(app: TestApp, apiKey: string | undefined, extraHeaders: Record<string, string> = {}) {
   return async function query(document: string, variables: Record<string, unknown> = {}): Promise<GraphQLResult> {
     const response = await fetch(`${app.url}/graphql`, {
       method: 'POST',
@@ -169,6 +169,7 @@ export function graphqlClient(app: TestApp, apiKey: string | undefined) {
         'content-type': 'application/json',
         accept: 'application/graphql-response+json, application/json',
         ...(apiKey === undefined ? {} : { 'x-service-api-key': apiKey }),
+        ...extraHeaders,
       },
       body: JSON.stringify({ query: document, variables }),
     });

@@ -209,7 +209,7 @@ export function documentColumns(eb: AnyEb, alias: string, keys: Keys) {
   );
 }
 
-function documentsOf(eb: AnyEb, envelopeId: string, keys: Keys) {
+export function documentsOf(eb: AnyEb, envelopeId: string, keys: Keys) {
   return jsonArrayFrom(
     eb
       .selectFrom('document as d')
@@ -233,7 +233,9 @@ function agentsOf(eb: AnyEb, recipientId: string) {
           else (select to_json(user_agent) from (select a.id, a.kind, a.user_id as "userId") user_agent) end
         order by a.position), '[]'::json)`.as('agents'),
     )
-    .whereRef('a.recipient_id', '=', recipientId);
+    .whereRef('a.recipient_id', '=', recipientId)
+    // A delegated role shows the person it was handed to, not the one whose link died.
+    .where('a.revoked_at', 'is', null);
 }
 
 function recipientColumns(eb: AnyEb, alias: string, include: Pick<EnvelopeInclude, 'agents'>, keys: Keys) {

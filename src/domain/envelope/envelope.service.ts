@@ -87,8 +87,17 @@ function isLockTimeout(error: unknown): boolean {
  * (an upload's bytes, its PDF inspection) happens before this, never inside it.
  */
 async function inDraftTransaction<T>(context: ServiceContext, caller: TeamCaller, envelopeId: string, work: (em: EntityManager) => Promise<T>): Promise<T> {
+  return inEnvelopeTransaction(context, caller.teamId, envelopeId, work);
+}
+
+/**
+ * The same fair turn for any change that takes an envelope's row lock (draft changes, sending,
+ * signing, voiding): signers of one envelope finishing at once queue here holding no connection,
+ * one at a time, instead of each holding a pooled connection while waiting for the row.
+ */
+export async function inEnvelopeTransaction<T>(context: Pick<ServiceContext, 'em'>, teamId: string, envelopeId: string, work: (em: EntityManager) => Promise<T>): Promise<T> {
   const poolMax = (context.em.config.get('pool') as { max?: number } | undefined)?.max ?? 10;
-  const leave = await draftGateFor(context.em.config, poolMax).enter(caller.teamId, envelopeId, DRAFT_LOCK_TIMEOUT_MS);
+  const leave = await draftGateFor(context.em.config, poolMax).enter(teamId, envelopeId, DRAFT_LOCK_TIMEOUT_MS);
   if (!leave) throw new EnvelopeBusyError(envelopeId, BUSY_RETRY_AFTER_SECONDS);
   try {
     return await context.em.transactional(async (em) => {

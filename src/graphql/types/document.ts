@@ -42,7 +42,7 @@ const DocumentStatusEnum = builder.enumType('DocumentStatus', {
   values: documentStatuses,
 });
 
-const PageType = builder.objectRef<PageData>('Page').implement({
+export const PageType = builder.objectRef<PageData>('Page').implement({
   description: 'One page of a document, sized in PDF points (1/72 inch) as displayed, rotation applied.',
   fields: (t) => ({
     index: t.exposeInt('index', { description: 'Zero-based page index, as used in field views.' }),

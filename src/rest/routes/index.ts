@@ -7,6 +7,17 @@ import { fieldRoutes } from './fields.ts';
 import { recipientRoutes } from './recipients.ts';
 import { teamRoutes } from './team.ts';
 import { templateRoutes } from './templates.ts';
+import { workflowRoutes } from './workflow.ts';
 
 /** Every REST route, by feature. */
-export const restRoutes: RestRoute[] = [...teamRoutes, ...envelopeRoutes, ...documentRoutes, ...recipientRoutes, ...fieldRoutes, ...auditRoutes, ...contactRoutes, ...templateRoutes];
+export const restRoutes: RestRoute[] = [
+  ...teamRoutes,
+  ...envelopeRoutes,
+  ...documentRoutes,
+  ...recipientRoutes,
+  ...fieldRoutes,
+  ...auditRoutes,
+  ...contactRoutes,
+  ...templateRoutes,
+  ...workflowRoutes,
+];

@@ -1,0 +1,127 @@
+import { DomainError, type ValidationIssue } from '../../shared/errors.ts';
+import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
+
+/**
+ * `Envelope.NotSendable`: the draft is not ready to send (workflow.md "Sending"). Every problem is
+ * listed in `context.issues` at once; nothing changed.
+ */
+export class EnvelopeNotSendableError extends DomainError {
+  constructor(envelopeId: string, issues: ValidationIssue[]) {
+    super('Envelope.NotSendable', 'The envelope cannot be sent yet; context.issues lists every missing thing. Nothing changed.', { envelopeId, issues });
+  }
+}
+
+/** `Envelope.Closed`: the envelope is finalized, voided or expired and never changes again. */
+export class EnvelopeClosedError extends DomainError {
+  constructor(envelopeId: string, status: EnvelopeStatus) {
+    super('Envelope.Closed', `The envelope is ${status}; a closed envelope never changes.`, { envelopeId, status });
+  }
+}
+
+/** `Envelope.NotSent`: the operation (void) needs a sent envelope; a draft is deleted instead. */
+export class EnvelopeNotSentError extends DomainError {
+  constructor(envelopeId: string, status: EnvelopeStatus) {
+    super('Envelope.NotSent', `The envelope is ${status}; only a sent envelope can be voided (delete a draft instead).`, { envelopeId, status });
+  }
+}
+
+/** `Signing.MissingToken`: a recipient-side operation without the `X-Signing-Token` header. */
+export class SigningTokenMissingError extends DomainError {
+  constructor() {
+    super('Signing.MissingToken', 'This operation needs the signing link token in the X-Signing-Token header.');
+  }
+}
+
+/**
+ * `Signing.InvalidToken`: the token is unknown, or its link died (the role was delegated to
+ * someone else). Unknown and dead tokens are deliberately not told apart.
+ */
+export class SigningTokenInvalidError extends DomainError {
+  constructor() {
+    super('Signing.InvalidToken', 'The signing link is not valid (unknown, or no longer in use).');
+  }
+}
+
+/** `Signing.Expired`: the envelope's `expiresAt` has passed (even if the sweep has not closed it yet). Nothing changed. */
+export class SigningExpiredError extends DomainError {
+  constructor(envelopeId: string, expiresAt: Date) {
+    super('Signing.Expired', 'The envelope expired; nothing can be submitted any more.', { envelopeId, expiresAt: expiresAt.toISOString() });
+  }
+}
+
+/** `Signing.NotYourTurn`: the recipient's turn has not begun (recipients of a lower order are still signing). Nothing changed. */
+export class SigningNotYourTurnError extends DomainError {
+  constructor(recipientId: string) {
+    super('Signing.NotYourTurn', 'It is not this recipient’s turn yet; recipients of a lower order must complete first.', { recipientId });
+  }
+}
+
+/** `Signing.RecipientCompleted`: the role is already complete (by this person or another agent of the role). Nothing changed. */
+export class SigningRecipientCompletedError extends DomainError {
+  constructor(recipientId: string) {
+    super('Signing.RecipientCompleted', 'This role has already been completed; nothing more can be submitted for it.', { recipientId });
+  }
+}
+
+/** `Signing.FieldNotAssigned`: a value for a field that is not this recipient's (another recipient's, or no such field). Nothing changed. */
+export class SigningFieldNotAssignedError extends DomainError {
+  constructor(fieldIds: string[]) {
+    super('Signing.FieldNotAssigned', 'Values were given for fields that are not assigned to this recipient; nothing was saved.', { fieldIds });
+  }
+}
+
+/** `Signing.FieldReadonly`: a value for a readonly field, which keeps its pre-filled value. Nothing changed. */
+export class SigningFieldReadonlyError extends DomainError {
+  constructor(fieldIds: string[]) {
+    super('Signing.FieldReadonly', 'Readonly fields keep their pre-filled value; nothing was saved.', { fieldIds });
+  }
+}
+
+/** `Signing.RequiredFieldsMissing`: completing needs a value in every required field of the recipient. Nothing changed. */
+export class SigningRequiredFieldsMissingError extends DomainError {
+  constructor(fieldIds: string[]) {
+    super('Signing.RequiredFieldsMissing', 'Required fields have no value yet; fill them to complete. Nothing was saved.', { fieldIds });
+  }
+}
+
+/** `Signing.NotDelegator`: only a `delegator` recipient may hand its role to another person. */
+export class SigningNotDelegatorError extends DomainError {
+  constructor(recipientId: string) {
+    super('Signing.NotDelegator', 'Only a delegator recipient can delegate its role.', { recipientId });
+  }
+}
+
+/** `Signing.AlreadyDelegated`: the role was delegated once; the new person signs it and cannot hand it on again. */
+export class SigningAlreadyDelegatedError extends DomainError {
+  constructor(recipientId: string) {
+    super('Signing.AlreadyDelegated', 'This role has already been delegated once.', { recipientId });
+  }
+}
+
+/** `Signing.NotHost`: hosted (in-person) signing is started from a host's link only. */
+export class SigningNotHostError extends DomainError {
+  constructor(recipientId: string) {
+    super('Signing.NotHost', 'Only a host recipient can start in-person signing.', { recipientId });
+  }
+}
+
+/** `Signing.NotHostedSigner`: the recipient is not an in_person_signer hosted by this host. */
+export class SigningNotHostedSignerError extends DomainError {
+  constructor(recipientId: string) {
+    super('Signing.NotHostedSigner', 'No in-person signer with this id is hosted by this host.', { recipientId });
+  }
+}
+
+/** `Signing.HostCannotSubmit`: a host has no fields of its own; it completes when its hosted signers have. */
+export class SigningHostCannotSubmitError extends DomainError {
+  constructor(recipientId: string) {
+    super('Signing.HostCannotSubmit', 'A host does not sign itself: start a hosted session for each in-person signer instead.', { recipientId });
+  }
+}
+
+/** `Sandbox.Disabled`: the sandbox clock works only when the service runs with SANDBOX_CLOCK=true. */
+export class SandboxDisabledError extends DomainError {
+  constructor() {
+    super('Sandbox.Disabled', 'The sandbox clock is disabled on this service (SANDBOX_CLOCK is not true).');
+  }
+}

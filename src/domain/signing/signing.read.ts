@@ -1,0 +1,97 @@
+import { sql, type ExpressionBuilder } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { documentsOf, fieldColumns, type DocumentData, type FieldData } from '../envelope/envelope.read.ts';
+import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
+import { isoTimestamp, runRead, type ReadDb } from '../read-model.ts';
+
+/*
+ * The recipient side's read model: what one signing link may see, in one statement. Nothing
+ * outside the link's own envelope is reachable, and of the envelope only what a signer needs:
+ * its documents (with page sizes), this recipient's fields (with views and current values),
+ * whose turn it is, and for a host the in-person signers it hosts.
+ */
+
+export type SigningRoleData = {
+  id: string;
+  identifier: string;
+  roleName: string;
+  type: string;
+  order: number;
+  required: boolean;
+  activatedAt: string | null;
+  completedAt: string | null;
+  delegatedAt: string | null;
+  declinedAt: string | null;
+};
+
+export type SigningSessionData = {
+  envelope: { id: string; name: string; status: EnvelopeStatus; sentAt: string | null; expiresAt: string | null; completedAt: string | null };
+  recipient: SigningRoleData;
+  /** The person this link belongs to. */
+  signerName: string;
+  documents: DocumentData[];
+  fields: FieldData[];
+  /** Acting roles whose turn it is now (activated, not completed). */
+  activeRecipients: SigningRoleData[];
+  /** For a host: the in-person signers it hosts. */
+  hostedSigners: SigningRoleData[];
+  /** Computed from the above (see withTurn). */
+  isExpired: boolean;
+  isMyTurn: boolean;
+  requiredFieldIds: string[];
+};
+
+type RawSession = Omit<SigningSessionData, 'isExpired' | 'isMyTurn' | 'requiredFieldIds'>;
+
+function roleObject(alias: string) {
+  const ref = (column: string) => sql.ref(`${alias}.${column}`);
+  return sql<SigningRoleData>`json_build_object(
+    'id', ${ref('id')}, 'identifier', ${ref('identifier')}, 'roleName', ${ref('role_name')}, 'type', ${ref('type')},
+    'order', ${ref('order')}, 'required', ${ref('required')},
+    'activatedAt', ${isoTimestamp(ref('activated_at'))}, 'completedAt', ${isoTimestamp(ref('completed_at'))},
+    'delegatedAt', ${isoTimestamp(ref('delegated_at'))}, 'declinedAt', ${isoTimestamp(ref('declined_at'))})`;
+}
+
+/** The session of one signing token (by id; the caller has authenticated it). */
+export async function readSigningSession(reader: ReadDb, tokenId: string, now: Date): Promise<SigningSessionData> {
+  const [row] = await runRead<RawSession>(
+    reader,
+    'signing-session',
+    (db, slot) =>
+      db
+        .selectFrom('signing_token as t')
+        .innerJoin('recipient as r', 'r.id', 't.recipient_id')
+        .innerJoin('envelope as e', 'e.id', 'r.envelope_id')
+        .innerJoin('agent as a', 'a.id', 't.agent_id')
+        .where('t.id', '=', slot(0))
+        .select((eb: ExpressionBuilder<any, any>) => [
+          sql`json_build_object('id', e.id, 'name', e.name, 'status', e.status, 'sentAt', ${isoTimestamp(sql.ref('e.sent_at'))},
+            'expiresAt', ${isoTimestamp(sql.ref('e.expires_at'))}, 'completedAt', ${isoTimestamp(sql.ref('e.completed_at'))})`.as('envelope'),
+          roleObject('r').as('recipient'),
+          sql<string>`coalesce(a.snapshot -> t.person_index ->> 'name', a.info ->> 'name', '')`.as('signerName'),
+          documentsOf(eb, 'e.id', new Set(['id', 'name', 'order', 'status', 'pageCount', 'pages'])).as('documents'),
+          jsonArrayFrom(
+            eb
+              .selectFrom('field as f')
+              .select((inner: ExpressionBuilder<any, any>) => fieldColumns(inner, 'f', { views: true }, undefined))
+              .whereRef('f.recipient_id', '=', 'r.id')
+              .orderBy('f.created_at')
+              .orderBy('f.identifier'),
+          ).as('fields'),
+          sql`(select coalesce(json_agg(${roleObject('x')} order by x.order, x.created_at, x.id), '[]'::json) from recipient x
+            where x.envelope_id = e.id and x.activated_at is not null and x.completed_at is null and x.type <> 'viewer')`.as('activeRecipients'),
+          sql`(select coalesce(json_agg(${roleObject('h')} order by h.order, h.created_at, h.id), '[]'::json) from recipient h
+            where h.hosted_by_id = r.id)`.as('hostedSigners'),
+        ]),
+    [tokenId],
+  );
+  return withTurn(row, now);
+}
+
+function withTurn(session: RawSession, now: Date): SigningSessionData {
+  const isExpired = session.envelope.status === 'expired' || (session.envelope.expiresAt !== null && now.getTime() >= Date.parse(session.envelope.expiresAt));
+  const isMyTurn =
+    session.envelope.status === 'sent' && !isExpired && session.recipient.activatedAt !== null && session.recipient.completedAt === null && session.recipient.type !== 'host';
+  const requiredFieldIds = session.fields.filter((field) => field.required && field.value === null).map((field) => field.id);
+  return { ...session, isExpired, isMyTurn, requiredFieldIds };
+}

@@ -1,0 +1,291 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
+import { hashSecret, isUuid } from '../../shared/ids.ts';
+import type { Envelope } from '../envelope/envelope.entity.ts';
+import { inEnvelopeTransaction } from '../envelope/envelope.service.ts';
+import { Field } from '../field/field.entity.ts';
+import { parseFieldValue, summariseBiometricValue } from '../field/field-values.ts';
+import { readerOf } from '../read-model.ts';
+import { agentInfoSchema } from '../recipient/agent-input.ts';
+import { Agent } from '../recipient/agent.entity.ts';
+import { Recipient } from '../recipient/recipient.entity.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { boundedText, parseInput } from '../validation.ts';
+import {
+  EnvelopeClosedError,
+  SigningAlreadyDelegatedError,
+  SigningExpiredError,
+  SigningFieldNotAssignedError,
+  SigningFieldReadonlyError,
+  SigningHostCannotSubmitError,
+  SigningNotDelegatorError,
+  SigningNotHostedSignerError,
+  SigningNotHostError,
+  SigningNotYourTurnError,
+  SigningRecipientCompletedError,
+  SigningRequiredFieldsMissingError,
+  SigningTokenInvalidError,
+  SigningTokenMissingError,
+} from './signing.errors.ts';
+import { readSigningSession, type SigningSessionData } from './signing.read.ts';
+import { SigningToken } from './signing-token.entity.ts';
+import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, recordEvent, type Workflow } from './workflow.ts';
+
+/*
+ * The recipient side (contract §7): every operation is authorised by the signing link's token
+ * (`X-Signing-Token`), bound to one recipient and one person. Changes run under the envelope's
+ * row lock, re-checking the token and the envelope there, and are refused with a named error and
+ * no change when out of turn, for another recipient's field, for a completed role, a closed or
+ * expired envelope, or a dead or unknown token.
+ */
+
+type TokenRow = { id: string; revoked_at: Date | null; last_used_at: Date | null; recipient_id: string; agent_id: string; envelope_id: string; team_id: string; status: string };
+
+const CLOSED = new Set(['finalized', 'voided', 'expired']);
+
+/** Finds the token's envelope (to queue for its lock); unknown tokens and dead links are refused by name. */
+async function lookUpToken(context: ServiceContext): Promise<TokenRow> {
+  const token = context.signingToken;
+  if (!token) throw new SigningTokenMissingError();
+  const [row] = await context.em.execute<TokenRow[]>(
+    `select t.id, t.revoked_at, t.last_used_at, t.recipient_id, t.agent_id, r.envelope_id, e.team_id, e.status
+       from signing_token t join recipient r on r.id = t.recipient_id join envelope e on e.id = r.envelope_id
+      where t.token_hash = ?`,
+    [hashSecret(token)],
+  );
+  if (!row) throw new SigningTokenInvalidError();
+  if (CLOSED.has(row.status)) throw new EnvelopeClosedError(row.envelope_id, row.status as Envelope['status']);
+  if (row.revoked_at) throw new SigningTokenInvalidError();
+  return row;
+}
+
+type Acting = { workflow: Workflow; envelope: Envelope; token: SigningToken; recipient: Recipient };
+
+/**
+ * Runs a recipient's change under the envelope lock, after checking again (now that nothing can
+ * move) that the link is alive and the envelope is sent and not past `expiresAt`.
+ */
+async function actWithToken<T>(context: ServiceContext, work: (acting: Acting) => Promise<T>): Promise<T> {
+  const found = await lookUpToken(context);
+  return inEnvelopeTransaction(context, found.team_id, found.envelope_id, async (em) => {
+    const envelope = await lockEnvelope(em, found.envelope_id);
+    const token = await em.findOne(SigningToken, { id: found.id }, { refresh: true });
+    if (!envelope || !token) throw new SigningTokenInvalidError();
+    if (envelope.status !== 'sent') throw new EnvelopeClosedError(envelope.id, envelope.status);
+    if (token.revokedAt) throw new SigningTokenInvalidError();
+    const now = context.clock.now();
+    if (envelope.expiresAt && now >= envelope.expiresAt) throw new SigningExpiredError(envelope.id, envelope.expiresAt);
+    const recipient = await em.findOneOrFail(Recipient, { id: found.recipient_id }, { refresh: true });
+    const workflow: Workflow = {
+      em,
+      auditKey: context.auditKey,
+      publicUrl: context.publicUrl,
+      teamId: found.team_id,
+      envelopeId: envelope.id,
+      now,
+      actor: { type: 'agent', id: found.agent_id },
+      request: context.metadata,
+    };
+    return work({ workflow, envelope, token, recipient });
+  });
+}
+
+function sessionInTransaction(em: EntityManager, tokenId: string, now: Date) {
+  return readSigningSession(readerOf(em), tokenId, now);
+}
+
+/**
+ * The signing session of a link. The first open of each link records `signing.viewed` (a
+ * guarded update on the token decides "first", so two tabs opening at once record it once).
+ */
+export async function openSigningSession(context: ServiceContext): Promise<SigningSessionData> {
+  const found = await lookUpToken(context);
+  const now = context.clock.now();
+  // A link opened before costs no transaction: its view is on record.
+  if (found.last_used_at === null) await recordFirstView(context, found, now);
+  return readSigningSession(context.reader, found.id, now);
+}
+
+async function recordFirstView(context: ServiceContext, found: TokenRow, now: Date) {
+  await context.em.fork().transactional(async (em) => {
+    // Shares the envelope row with other readers but waits for a closing change: a view is
+    // never recorded after the envelope closed.
+    const [envelope] = await em.execute<{ status: string }[]>('select status from envelope where id = ? for share', [found.envelope_id]);
+    if (!envelope || envelope.status !== 'sent') return;
+    const changed = await em.nativeUpdate(SigningToken, { id: found.id, lastUsedAt: null, revokedAt: null }, { lastUsedAt: now });
+    if (changed !== 1) return;
+    await recordEvent(
+      { em, auditKey: context.auditKey, publicUrl: context.publicUrl, teamId: found.team_id, envelopeId: found.envelope_id, now, actor: { type: 'agent', id: found.agent_id }, request: context.metadata },
+      'signing.viewed',
+      { recipientId: found.recipient_id, agentId: found.agent_id, tokenId: found.id },
+    );
+  });
+}
+
+const submitInput = z.strictObject({
+  values: z
+    .array(z.strictObject({ fieldId: z.string(), value: z.unknown() }))
+    .max(500, 'at most 500 values at a time')
+    .default([]),
+  complete: z.boolean().default(false),
+});
+
+function ensureMayAct(recipient: Recipient) {
+  if (recipient.completedAt) throw new SigningRecipientCompletedError(recipient.id);
+  if (!recipient.activatedAt) throw new SigningNotYourTurnError(recipient.id);
+}
+
+/** A host is done when every in-person signer it hosts is. */
+async function completeHostIfDone(workflow: Workflow, hostId: string) {
+  const host = await workflow.em.findOneOrFail(Recipient, { id: hostId });
+  if (host.completedAt) return;
+  const hosted = await workflow.em.find(Recipient, { hostedBy: hostId });
+  if (hosted.some((signer) => !signer.completedAt)) return;
+  host.completedAt = workflow.now;
+  await recordEvent(workflow, 'recipient.completed', { recipientId: host.id, identifier: host.identifier, hosted: hosted.map((signer) => signer.id) });
+}
+
+/**
+ * Saves values for some or all of the recipient's fields, and with `complete` completes the
+ * recipient (every required field must then have a value): `completedAt` and the fields'
+ * `submittedAt` are set and the turns move on, finalizing the envelope when it was the last
+ * required recipient. Every value is checked against its field's type and config; a readonly
+ * field keeps its value. Any refusal changes nothing (the whole submission is one transaction).
+ */
+export async function submitSigning(context: ServiceContext, options: { input: unknown }): Promise<SigningSessionData> {
+  const input = parseInput(submitInput, options.input);
+  return actWithToken(context, async ({ workflow, token, recipient }) => {
+    const { em, now } = workflow;
+    if (recipient.type === 'host') throw new SigningHostCannotSubmitError(recipient.id);
+    ensureMayAct(recipient);
+    const fields = await em.find(Field, { recipient }, { orderBy: { createdAt: 'asc', identifier: 'asc' } });
+    const fieldById = new Map(fields.map((field) => [field.id, field]));
+    const foreign = input.values.filter((entry) => !fieldById.has(entry.fieldId.toLowerCase())).map((entry) => entry.fieldId);
+    if (foreign.length > 0) throw new SigningFieldNotAssignedError(foreign);
+    const readonly = input.values.filter((entry) => fieldById.get(entry.fieldId.toLowerCase())!.readonly).map((entry) => entry.fieldId);
+    if (readonly.length > 0) throw new SigningFieldReadonlyError(readonly);
+    const issues: ValidationIssue[] = [];
+    const seen = new Set<string>();
+    const accepted: { field: Field; value: Record<string, unknown> | null }[] = [];
+    for (const [index, entry] of input.values.entries()) {
+      const field = fieldById.get(entry.fieldId.toLowerCase())!;
+      if (seen.has(field.id)) issues.push({ path: `values[${index}].fieldId`, message: 'the same field is given twice' });
+      seen.add(field.id);
+      const parsed = parseFieldValue(field.type, entry.value, field.config, `values[${index}].value`);
+      issues.push(...parsed.issues);
+      accepted.push({ field, value: parsed.value });
+    }
+    if (issues.length > 0) throw new InvalidRequestError(issues);
+    for (const { field, value } of accepted) field.value = value;
+    if (accepted.length > 0) {
+      await recordEvent(workflow, 'field.submitted', {
+        recipientId: recipient.id,
+        agentId: token.agent.id,
+        fields: accepted.map(({ field, value }) => ({
+          fieldId: field.id,
+          identifier: field.identifier,
+          type: field.type,
+          cleared: value === null,
+          // The strokes stay with the field as evidence; the trail keeps their summary and hash.
+          ...(field.type === 'biometric_signature' && value ? { biometric: summariseBiometricValue(value) } : {}),
+        })),
+      });
+    }
+    if (input.complete) {
+      const missing = fields.filter((field) => field.required && (field.value === null || field.value === undefined)).map((field) => field.id);
+      if (missing.length > 0) throw new SigningRequiredFieldsMissingError(missing);
+      recipient.completedAt = now;
+      for (const field of fields) if (field.value !== null && field.value !== undefined) field.submittedAt = now;
+      await recordEvent(workflow, 'recipient.completed', { recipientId: recipient.id, identifier: recipient.identifier, agentId: token.agent.id, personIndex: token.personIndex });
+      if (recipient.type === 'in_person_signer' && recipient.hostedBy) await completeHostIfDone(workflow, recipient.hostedBy.id);
+      await advanceTurns(workflow);
+    }
+    await em.flush();
+    return sessionInTransaction(em, token.id, now);
+  });
+}
+
+const declineInput = z.strictObject({ reason: boundedText(1, 500) });
+
+/**
+ * Declines on behalf of the recipient (on its turn): the envelope closes as `voided`, the
+ * documents become `declined`, and the trail names who declined and why.
+ */
+export async function declineSigning(context: ServiceContext, options: { input: unknown }): Promise<SigningSessionData> {
+  const input = parseInput(declineInput, options.input);
+  return actWithToken(context, async ({ workflow, token, recipient }) => {
+    ensureMayAct(recipient);
+    recipient.declinedAt = workflow.now;
+    recipient.declineReason = input.reason;
+    await recordEvent(workflow, 'recipient.declined', { recipientId: recipient.id, identifier: recipient.identifier, agentId: token.agent.id, personIndex: token.personIndex, reason: input.reason });
+    await closeEnvelope(workflow, { status: 'voided', reason: input.reason, documentStatus: 'declined', cause: 'decline', recipientId: recipient.id });
+    return sessionInTransaction(workflow.em, token.id, workflow.now);
+  });
+}
+
+const delegateInput = z.strictObject({ person: agentInfoSchema }).superRefine((value, check) => {
+  if (!value.person.email && !value.person.phone) check.addIssue({ code: 'custom', path: ['person'], message: 'needs an email or a phone to be invited' });
+});
+
+/**
+ * A delegator hands its role to another person instead of signing: `delegatedAt` is set, the
+ * role's agents are replaced by the new person (who is invited with a link of its own), and
+ * every link of the old agents dies. A role is delegated at most once.
+ */
+export async function delegateSigning(context: ServiceContext, options: { input: unknown }): Promise<{ recipientId: string; delegatedAt: string }> {
+  const input = parseInput(delegateInput, options.input);
+  return actWithToken(context, async ({ workflow, token, recipient }) => {
+    const { em, now } = workflow;
+    if (recipient.type !== 'delegator') throw new SigningNotDelegatorError(recipient.id);
+    if (recipient.delegatedAt) throw new SigningAlreadyDelegatedError(recipient.id);
+    ensureMayAct(recipient);
+    const previous = await em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
+    for (const agent of previous) agent.revokedAt = now;
+    await em.nativeUpdate(SigningToken, { recipient, revokedAt: null }, { revokedAt: now });
+    const person = {
+      name: input.person.name,
+      email: input.person.email ?? null,
+      phone: input.person.phone ?? null,
+      locale: input.person.locale ?? null,
+      phoneContactMethod: input.person.phoneContactMethod ?? null,
+    };
+    const [last] = await em.find(Agent, { recipient }, { orderBy: { position: 'desc' }, limit: 1 });
+    const agent = em.create(Agent, { recipient, position: (last?.position ?? 0) + 1, kind: 'info', info: person, snapshot: [person], snapshotAt: now, createdAt: now });
+    em.persist(agent);
+    recipient.delegatedAt = now;
+    await recordEvent(workflow, 'recipient.delegated', {
+      recipientId: recipient.id,
+      identifier: recipient.identifier,
+      fromAgentId: token.agent.id,
+      toAgentId: agent.id,
+      to: { name: person.name, email: person.email, phone: person.phone },
+    });
+    await inviteRecipient(workflow, recipient);
+    await em.flush();
+    return { recipientId: recipient.id, delegatedAt: now.toISOString() };
+  });
+}
+
+/**
+ * A host starts the in-person session of one hosted signer whose turn it is: a fresh link for
+ * that signer, answered to the host's device only (it is never sent anywhere), with which the
+ * device then acts as the signer.
+ */
+export async function startHostedSigning(context: ServiceContext, options: { recipientId: string }): Promise<{ recipientId: string; token: string }> {
+  return actWithToken(context, async ({ workflow, recipient }) => {
+    const { em, now } = workflow;
+    if (recipient.type !== 'host') throw new SigningNotHostError(recipient.id);
+    const target = isUuid(options.recipientId)
+      ? await em.findOne(Recipient, { envelope: workflow.envelopeId, hostedBy: recipient.id, type: 'in_person_signer', id: options.recipientId.toLowerCase() })
+      : null;
+    if (!target) throw new SigningNotHostedSignerError(options.recipientId);
+    ensureMayAct(target);
+    const [agent] = await em.find(Agent, { recipient: target, revokedAt: null }, { orderBy: { position: 'asc' }, limit: 1 });
+    if (!agent) throw new SigningNotHostedSignerError(options.recipientId);
+    const { token, entity } = createSigningToken(em, target, agent, 0, now);
+    await em.flush();
+    await recordEvent(workflow, 'signing.hosted', { hostRecipientId: recipient.id, recipientId: target.id, agentId: agent.id, tokenId: entity.id });
+    return { recipientId: target.id, token };
+  });
+}

@@ -1,0 +1,260 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { hashSecret, newSecret } from '../../shared/ids.ts';
+import type { RequestMetadata } from '../../shared/request-metadata.ts';
+import { appendAuditEvent, type AuditActor } from '../audit/audit.service.ts';
+import { Document } from '../document/document.entity.ts';
+import { Envelope } from '../envelope/envelope.entity.ts';
+import { apiKeyActor } from '../envelope/envelope.service.ts';
+import type { ServiceContext } from '../service-context.ts';
+import type { TeamCaller } from '../team/team.service.ts';
+import { OutboxMessage } from '../notification/outbox-message.entity.ts';
+import { Agent, type AgentInfo } from '../recipient/agent.entity.ts';
+import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
+import { SigningToken } from './signing-token.entity.ts';
+
+/*
+ * The envelope state machine after sending (workflow.md "Turns" and "Closing"). Every function
+ * here runs inside a transaction that holds the envelope's row lock (`select ... for update`), so
+ * the changes of one envelope happen one at a time; the status itself still only moves through
+ * guarded single-row updates (`where status = 'sent'`), which is what makes "finalized exactly
+ * once" hold even for a caller that forgot the lock.
+ */
+
+/** Recipient types that act; hosts act through their hosted signers, viewers never act. */
+export const SIGNING_TYPES: readonly RecipientType[] = ['signer', 'in_person_signer', 'delegator'];
+
+/** Outbox topics, the contract with the notifications and artefacts issues. */
+export const OUTBOX_TOPICS = {
+  /** A signing link to deliver; `secret.link` is removed by the deliverer once sent. */
+  invitation: 'signing.invitation',
+  /** Seal the finalized envelope's documents and send the final copy (artefacts issue). */
+  sealArtefacts: 'artefact.seal',
+  /** Tell an invited person the envelope closed without finalizing (void, decline, expiry). */
+  closedNotice: 'envelope.closed.notice',
+} as const;
+
+export type Workflow = {
+  em: EntityManager;
+  auditKey: Buffer;
+  publicUrl: string;
+  teamId: string;
+  envelopeId: string;
+  now: Date;
+  actor: AuditActor;
+  /** The request behind the change; null for the sweeper (actor `system`). */
+  request: RequestMetadata | null;
+};
+
+/** The workflow of a change made by the calling team's API key (send, void). */
+export function apiKeyWorkflow(
+  context: Pick<ServiceContext, 'auditKey' | 'publicUrl' | 'metadata'>,
+  options: { em: EntityManager; caller: TeamCaller; envelopeId: string; now: Date },
+): Workflow {
+  return {
+    em: options.em,
+    auditKey: context.auditKey,
+    publicUrl: context.publicUrl,
+    teamId: options.caller.teamId,
+    envelopeId: options.envelopeId,
+    now: options.now,
+    actor: apiKeyActor(options.caller),
+    request: context.metadata,
+  };
+}
+
+/** Appends one event to the envelope's chain and flushes, so the next event sees it as the head. */
+export async function recordEvent(workflow: Workflow, type: string, details: Record<string, unknown>, actor: AuditActor = workflow.actor) {
+  await workflow.em.flush();
+  await appendAuditEvent(workflow.em, workflow.auditKey, {
+    teamId: workflow.teamId,
+    envelopeId: workflow.envelopeId,
+    type,
+    actor,
+    request: actor.type === 'system' ? null : workflow.request,
+    details,
+    at: workflow.now,
+  });
+  await workflow.em.flush();
+}
+
+/** Takes the envelope's row lock in this transaction and answers its current row. */
+export async function lockEnvelope(em: EntityManager, envelopeId: string): Promise<Envelope | null> {
+  const [row] = await em.execute<{ id: string }[]>('select id from envelope where id = ? for update', [envelopeId]);
+  if (!row) return null;
+  return em.findOne(Envelope, { id: envelopeId }, { refresh: true });
+}
+
+/** The people an agent stands for: its send-time snapshot (a group agent is several people). */
+export function peopleOf(agent: Agent): AgentInfo[] {
+  return agent.snapshot ?? (agent.info ? [agent.info] : []);
+}
+
+/**
+ * Makes a signing link for one person of one agent: a 256-bit random token of which only the
+ * SHA-256 is stored. The raw token leaves this function once, in the outbox message (or the
+ * host's answer), and nowhere else.
+ */
+export function createSigningToken(em: EntityManager, recipient: Recipient, agent: Agent, personIndex: number, now: Date): { token: string; entity: SigningToken } {
+  const token = newSecret('sgn');
+  const entity = em.create(SigningToken, { recipient, agent, personIndex, tokenHash: hashSecret(token), createdAt: now });
+  em.persist(entity);
+  return { token, entity };
+}
+
+export function signingLink(publicUrl: string, token: string): string {
+  return `${publicUrl}/sign/${token}`;
+}
+
+/**
+ * Invites every person of the recipient's live agents: a token each, and an invitation in the
+ * outbox in this same transaction (nothing is sent for a change that rolls back, nothing lost
+ * for one that commits). The link sits under `secret` so the deliverer can drop it once sent.
+ */
+export async function inviteRecipient(workflow: Workflow, recipient: Recipient, options: { onBehalfOf?: Recipient } = {}) {
+  const agents = await workflow.em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
+  const envelope = await workflow.em.findOneOrFail(Envelope, { id: workflow.envelopeId });
+  for (const agent of agents) {
+    for (const [personIndex, person] of peopleOf(agent).entries()) {
+      const { token, entity } = createSigningToken(workflow.em, recipient, agent, personIndex, workflow.now);
+      const channel = person.email ? 'email' : person.phone ? (person.phoneContactMethod ?? 'sms') : 'none';
+      workflow.em.persist(
+        workflow.em.create(OutboxMessage, {
+          topic: OUTBOX_TOPICS.invitation,
+          createdAt: workflow.now,
+          availableAt: workflow.now,
+          payload: {
+            envelopeId: workflow.envelopeId,
+            envelopeName: envelope.name,
+            recipientId: recipient.id,
+            roleName: recipient.roleName,
+            hostFor: options.onBehalfOf ? options.onBehalfOf.id : null,
+            agentId: agent.id,
+            personIndex,
+            tokenId: entity.id,
+            channel,
+            to: { name: person.name, email: person.email ?? null, phone: person.phone ?? null, locale: person.locale ?? null },
+            expiresAt: envelope.expiresAt?.toISOString() ?? null,
+            secret: { link: signingLink(workflow.publicUrl, token) },
+          },
+        }),
+      );
+      await recordEvent(workflow, 'invitation.queued', { recipientId: recipient.id, agentId: agent.id, personIndex, tokenId: entity.id, channel });
+    }
+  }
+}
+
+async function activate(workflow: Workflow, recipient: Recipient, recipients: Recipient[]) {
+  recipient.activatedAt = workflow.now;
+  await recordEvent(workflow, 'recipient.activated', { recipientId: recipient.id, identifier: recipient.identifier, order: recipient.order });
+  if (recipient.type !== 'in_person_signer') {
+    await inviteRecipient(workflow, recipient);
+    return;
+  }
+  // An in-person signer is reached through its host: the host is invited (once) and its session
+  // lists the hosted signers whose turn it is.
+  const host = recipients.find((candidate) => candidate.id === recipient.hostedBy?.id);
+  if (host && !host.activatedAt) {
+    host.activatedAt = workflow.now;
+    await recordEvent(workflow, 'recipient.activated', { recipientId: host.id, identifier: host.identifier, order: host.order, hostFor: recipient.id });
+    await inviteRecipient(workflow, host, { onBehalfOf: recipient });
+  }
+}
+
+/**
+ * Moves the turns on after a send or a completion: every acting recipient up to the first order
+ * that still has an incomplete required recipient is active (non-required ones never hold the
+ * line); when no required recipient is left, the envelope finalizes. Answers whether it did.
+ */
+export async function advanceTurns(workflow: Workflow): Promise<{ finalized: boolean }> {
+  const recipients = await workflow.em.find(Recipient, { envelope: workflow.envelopeId }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } });
+  const signing = recipients.filter((recipient) => SIGNING_TYPES.includes(recipient.type));
+  const pending = signing.filter((recipient) => recipient.required && !recipient.completedAt);
+  if (pending.length === 0) return { finalized: await finalizeEnvelope(workflow) };
+  const currentOrder = Math.min(...pending.map((recipient) => recipient.order));
+  for (const recipient of signing) {
+    if (recipient.order <= currentOrder && !recipient.activatedAt) await activate(workflow, recipient, recipients);
+  }
+  await workflow.em.flush();
+  return { finalized: false };
+}
+
+/** Every live link of the envelope dies (it closed). */
+async function revokeTokens(workflow: Workflow) {
+  await workflow.em.execute(
+    'update signing_token set revoked_at = ? where revoked_at is null and recipient_id in (select id from recipient where envelope_id = ?)',
+    [workflow.now, workflow.envelopeId],
+  );
+}
+
+/**
+ * `sent → finalized`, exactly once: the guarded single-row update decides, and only the caller
+ * whose update changed the row records the event and queues the one artefact job (whose dedupe
+ * key would refuse a second one anyway).
+ */
+export async function finalizeEnvelope(workflow: Workflow): Promise<boolean> {
+  await workflow.em.flush();
+  const changed = await workflow.em.nativeUpdate(Envelope, { id: workflow.envelopeId, status: 'sent' }, { status: 'finalized', completedAt: workflow.now });
+  if (changed !== 1) return false;
+  await workflow.em.nativeUpdate(Document, { envelope: workflow.envelopeId }, { status: 'completed' });
+  await revokeTokens(workflow);
+  await recordEvent(workflow, 'envelope.finalized', { completedAt: workflow.now.toISOString() });
+  workflow.em.persist(
+    workflow.em.create(OutboxMessage, {
+      topic: OUTBOX_TOPICS.sealArtefacts,
+      createdAt: workflow.now,
+      availableAt: workflow.now,
+      dedupeKey: `${OUTBOX_TOPICS.sealArtefacts}:${workflow.envelopeId}`,
+      payload: { envelopeId: workflow.envelopeId, teamId: workflow.teamId },
+    }),
+  );
+  await workflow.em.flush();
+  return true;
+}
+
+export type Closing =
+  | { status: 'voided'; reason: string | null; documentStatus: 'voided' | 'declined'; cause: 'void' | 'decline'; recipientId?: string }
+  | { status: 'expired' };
+
+/**
+ * `sent → voided | expired` through the guarded update. Answers false when the envelope was no
+ * longer `sent` (someone else closed it first); then nothing was changed or recorded.
+ */
+export async function closeEnvelope(workflow: Workflow, closing: Closing): Promise<boolean> {
+  await workflow.em.flush();
+  const changes =
+    closing.status === 'voided'
+      ? { status: 'voided' as const, voidedAt: workflow.now, voidReason: closing.reason }
+      : { status: 'expired' as const, expiredAt: workflow.now };
+  const changed = await workflow.em.nativeUpdate(Envelope, { id: workflow.envelopeId, status: 'sent' }, changes);
+  if (changed !== 1) return false;
+  if (closing.status === 'voided') await workflow.em.nativeUpdate(Document, { envelope: workflow.envelopeId }, { status: closing.documentStatus });
+  await revokeTokens(workflow);
+  if (closing.status === 'voided') {
+    await recordEvent(workflow, 'envelope.voided', { reason: closing.reason, cause: closing.cause, ...(closing.recipientId ? { recipientId: closing.recipientId } : {}) });
+  } else {
+    await recordEvent(workflow, 'envelope.expired', { expiredAt: workflow.now.toISOString() }, { type: 'system', id: null });
+  }
+  // Everyone who was invited is told (the notifications issue delivers these).
+  const invited = await workflow.em.find(Agent, { recipient: { envelope: workflow.envelopeId, activatedAt: { $ne: null } }, revokedAt: null }, { populate: ['recipient'] });
+  for (const agent of invited) {
+    for (const person of peopleOf(agent)) {
+      workflow.em.persist(
+        workflow.em.create(OutboxMessage, {
+          topic: OUTBOX_TOPICS.closedNotice,
+          createdAt: workflow.now,
+          availableAt: workflow.now,
+          payload: {
+            envelopeId: workflow.envelopeId,
+            status: closing.status,
+            cause: closing.status === 'voided' ? closing.cause : 'expiry',
+            reason: closing.status === 'voided' ? closing.reason : null,
+            recipientId: agent.recipient.id,
+            to: { name: person.name, email: person.email ?? null, phone: person.phone ?? null, locale: person.locale ?? null },
+          },
+        }),
+      );
+    }
+  }
+  await workflow.em.flush();
+  return true;
+}

@@ -1,0 +1,190 @@
+import type { DocumentData } from '../../domain/envelope/envelope.read.ts';
+import { readEnvelope } from '../../domain/envelope/envelope.read.ts';
+import { advanceSandboxClock, voidEnvelope } from '../../domain/signing/closing.service.ts';
+import { sendEnvelope } from '../../domain/signing/send.service.ts';
+import type { SigningRoleData, SigningSessionData } from '../../domain/signing/signing.read.ts';
+import { declineSigning, delegateSigning, openSigningSession, startHostedSigning, submitSigning } from '../../domain/signing/signing.service.ts';
+import { builder } from '../builder.ts';
+import { withoutNulls } from '../input.ts';
+import { envelopeIncludeOf, selectionOf } from '../selection.ts';
+import { PageType } from './document.ts';
+import { EnvelopeStatusEnum, EnvelopeType } from './envelope.ts';
+import { FieldType } from './field.ts';
+
+// The sender's side of the workflow: send and void (REST: PUT /send, POST /void).
+builder.mutationFields((t) => ({
+  sendEnvelope: t.field({
+    type: EnvelopeType,
+    nullable: true,
+    description:
+      'Sends a draft (REST: PUT /envelopes/{id}/send): every check at once (Envelope.NotSendable lists them in context.issues), agents snapshotted, the first turn activated and its invitations queued.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, args, context, info) => {
+      await sendEnvelope(context, { envelopeId: String(args.id) });
+      return readEnvelope(context, String(args.id), envelopeIncludeOf(selectionOf(info)));
+    },
+  }),
+  voidEnvelope: t.field({
+    type: EnvelopeType,
+    nullable: true,
+    description: 'Voids a sent envelope (REST: POST /envelopes/{id}/void); documents become voided. A closed envelope gives Envelope.Closed.',
+    args: { id: t.arg.id({ required: true }), reason: t.arg.string({ required: false, description: 'At most 500 characters.' }) },
+    resolve: async (_root, args, context, info) => {
+      await voidEnvelope(context, { envelopeId: String(args.id), input: args.reason == null ? {} : { reason: args.reason } });
+      return readEnvelope(context, String(args.id), envelopeIncludeOf(selectionOf(info)));
+    },
+  }),
+  advanceSandboxClock: t.field({
+    type: builder.objectRef<{ now: string; expiredEnvelopes: number }>('SandboxClock').implement({
+      description: 'The service clock after moving it, and what fell due.',
+      fields: (f) => ({
+        now: f.field({ type: 'DateTime', resolve: (clock) => clock.now }),
+        expiredEnvelopes: f.exposeInt('expiredEnvelopes', { description: 'Envelopes that expired because of this move.' }),
+      }),
+    }),
+    nullable: true,
+    description: 'Moves the service clock forward; due expiries fire before the answer (REST: POST /sandbox/clock). Only with SANDBOX_CLOCK=true, else Sandbox.Disabled.',
+    args: { seconds: t.arg.int({ required: true }) },
+    resolve: (_root, args, context) => advanceSandboxClock(context, { input: { seconds: args.seconds } }),
+  }),
+}));
+
+// The recipient side (contract §7): authorised by X-Signing-Token, never by a team key.
+
+const SigningDocumentType = builder.objectRef<DocumentData>('SigningDocument').implement({
+  description: 'A document as a signer sees it: name, order and page sizes.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    order: t.exposeInt('order'),
+    pageCount: t.exposeInt('pageCount'),
+    pages: t.field({ type: [PageType], resolve: (document) => document.pages }),
+  }),
+});
+
+const SigningRoleType = builder.objectRef<SigningRoleData>('SigningRole').implement({
+  description: 'A recipient role as the signing page shows it.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    identifier: t.exposeString('identifier'),
+    roleName: t.exposeString('roleName'),
+    type: t.exposeString('type', { description: 'signer, host, in_person_signer, delegator or viewer.' }),
+    order: t.exposeInt('order'),
+    required: t.exposeBoolean('required'),
+    activatedAt: t.field({ type: 'DateTime', nullable: true, resolve: (role) => role.activatedAt }),
+    completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (role) => role.completedAt }),
+    delegatedAt: t.field({ type: 'DateTime', nullable: true, resolve: (role) => role.delegatedAt }),
+    declinedAt: t.field({ type: 'DateTime', nullable: true, resolve: (role) => role.declinedAt }),
+  }),
+});
+
+const SigningEnvelopeType = builder.objectRef<SigningSessionData['envelope']>('SigningEnvelope').implement({
+  description: 'The envelope a signing link belongs to.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    status: t.field({ type: EnvelopeStatusEnum, resolve: (envelope) => envelope.status }),
+    sentAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.sentAt }),
+    expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.expiresAt }),
+    completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.completedAt }),
+  }),
+});
+
+const SigningSessionType = builder.objectRef<SigningSessionData>('SigningSession').implement({
+  description: 'What one signing link may see: the envelope, its documents, this recipient’s fields, and whose turn it is.',
+  fields: (t) => ({
+    envelope: t.field({ type: SigningEnvelopeType, resolve: (session) => session.envelope }),
+    recipient: t.field({ type: SigningRoleType, resolve: (session) => session.recipient }),
+    signerName: t.exposeString('signerName', { description: 'The person this link belongs to.' }),
+    documents: t.field({ type: [SigningDocumentType], resolve: (session) => session.documents }),
+    fields: t.field({ type: [FieldType], description: 'This recipient’s fields, with views and current values.', resolve: (session) => session.fields }),
+    isMyTurn: t.exposeBoolean('isMyTurn', { description: 'Whether this recipient may submit now.' }),
+    isExpired: t.exposeBoolean('isExpired'),
+    requiredFieldIds: t.idList({ description: 'Required fields of this recipient that have no value yet.', resolve: (session) => session.requiredFieldIds }),
+    activeRecipients: t.field({ type: [SigningRoleType], description: 'The roles whose turn it is now.', resolve: (session) => session.activeRecipients }),
+    hostedSigners: t.field({ type: [SigningRoleType], description: 'For a host: the in-person signers it hosts.', resolve: (session) => session.hostedSigners }),
+  }),
+});
+
+const SigningValueInput = builder.inputType('SigningValueInput', {
+  description: 'A value for one of your fields (shapes per type in docs/fields.md); null clears it.',
+  fields: (t) => ({
+    fieldId: t.id({ required: true }),
+    value: t.field({ type: 'JSONObject', required: false }),
+  }),
+});
+
+const SigningPersonInput = builder.inputType('SigningPersonInput', {
+  description: 'The person a delegator hands its role to: a name, and an email and/or a phone (E.164).',
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    email: t.string({ required: false }),
+    phone: t.string({ required: false }),
+    locale: t.string({ required: false, description: 'en-US or tr-TR.' }),
+    phoneContactMethod: t.string({ required: false, description: 'sms or whatsapp.' }),
+  }),
+});
+
+const DelegationType = builder.objectRef<{ recipientId: string; delegatedAt: string }>('Delegation').implement({
+  description: 'A role handed on: the new person has been invited; this link no longer works.',
+  fields: (t) => ({
+    recipientId: t.exposeID('recipientId'),
+    delegatedAt: t.field({ type: 'DateTime', resolve: (delegation) => delegation.delegatedAt }),
+  }),
+});
+
+const HostedSigningType = builder.objectRef<{ recipientId: string; token: string }>('HostedSigning').implement({
+  description: 'A link for an in-person signer on the host’s device: send it as X-Signing-Token to act as that signer.',
+  fields: (t) => ({
+    recipientId: t.exposeID('recipientId'),
+    token: t.exposeString('token'),
+  }),
+});
+
+builder.queryField('signingSession', (t) =>
+  t.field({
+    type: SigningSessionType,
+    description: 'The session of the signing link in X-Signing-Token. The first open of a link records signing.viewed.',
+    resolve: (_root, _args, context) => openSigningSession(context),
+  }),
+);
+
+builder.mutationFields((t) => ({
+  submitSigning: t.field({
+    type: SigningSessionType,
+    nullable: true,
+    description: 'Saves values for your fields; with complete: true also completes your role (every required field must have a value).',
+    args: {
+      values: t.arg({ type: [SigningValueInput], required: false }),
+      complete: t.arg.boolean({ required: false }),
+    },
+    resolve: (_root, args, context) =>
+      submitSigning(context, {
+        input: {
+          values: (args.values ?? []).map((entry) => ({ fieldId: String(entry.fieldId), value: entry.value ?? null })),
+          complete: args.complete ?? false,
+        },
+      }),
+  }),
+  declineSigning: t.field({
+    type: SigningSessionType,
+    nullable: true,
+    description: 'Declines to sign: the envelope is voided and its documents declined.',
+    args: { reason: t.arg.string({ required: true, description: '1–500 characters.' }) },
+    resolve: (_root, args, context) => declineSigning(context, { input: { reason: args.reason } }),
+  }),
+  delegateSigning: t.field({
+    type: DelegationType,
+    nullable: true,
+    description: 'For a delegator: hands the role to another person, who is invited; this link stops working.',
+    args: { person: t.arg({ type: SigningPersonInput, required: true }) },
+    resolve: (_root, args, context) => delegateSigning(context, { input: { person: withoutNulls(args.person) } }),
+  }),
+  startHostedSigning: t.field({
+    type: HostedSigningType,
+    nullable: true,
+    description: 'For a host: a link for one hosted in-person signer whose turn it is, to sign on this device.',
+    args: { recipientId: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) => startHostedSigning(context, { recipientId: String(args.recipientId) }),
+  }),
+}));

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { buildEnvelope, invitationsOf, signingClient, SUBMIT_MUTATION, typedSignature } from './helpers/signing.ts';
+
+/*
+ * "Finalized exactly once": many recipients of one order completing at the same instant, again
+ * and again; and a void racing the last completion. The request budgets are off here: the test
+ * sends far more requests a minute than one key or address may.
+ */
+
+let app: TestApp;
+/** A second instance on the same database: its in-process queue is its own, so only the database's locks and guards keep the two apart. */
+let otherInstance: TestApp;
+let team: SeededTeam;
+beforeAll(async () => {
+  const env = { RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0', RATE_LIMIT_SIGNING_PER_MINUTE: '0' };
+  app = await startTestApp({ env });
+  otherInstance = await startTestApp({ env });
+  team = await seedTeam(app);
+});
+afterAll(async () => {
+  await app.close();
+  await otherInstance.close();
+});
+
+const REPETITIONS = 20;
+
+async function countOf(sql: string, envelopeId: string): Promise<number> {
+  const [row] = await app.orm.em.fork().execute<{ count: string }[]>(sql, [envelopeId]);
+  return Number(row.count);
+}
+
+const finalizedEvents = (envelopeId: string) => countOf(`select count(*) from audit_event where stream_id = ? and type = 'envelope.finalized'`, envelopeId);
+const voidedEvents = (envelopeId: string) => countOf(`select count(*) from audit_event where stream_id = ? and type = 'envelope.voided'`, envelopeId);
+const artefactJobs = (envelopeId: string) => countOf(`select count(*) from outbox_message where topic = 'artefact.seal' and payload ->> 'envelopeId' = ?`, envelopeId);
+
+/** An envelope of `count` required signers of one order, sent; answers each signer's link and field. */
+async function sentEnvelopeWithSigners(count: number) {
+  const built = await buildEnvelope(app, team.apiKey, { recipients: Array.from({ length: count }, (_, index) => ({ identifier: `s${index}`, order: 1 })) });
+  expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+  const invitations = await invitationsOf(app, built.envelopeId);
+  expect(invitations).toHaveLength(count);
+  const signers = invitations.map((invitation) => {
+    const identifier = Object.entries(built.recipients).find(([, id]) => id === invitation.recipientId)![0];
+    return { token: invitation.token, fieldId: built.fields[`${identifier}-signature`] };
+  });
+  return { envelopeId: built.envelopeId, signers };
+}
+
+/** Half of the signers go through each instance. */
+function complete(signer: { token: string; fieldId: string }, index = 0) {
+  return signingClient(index % 2 === 0 ? app : otherInstance, signer.token)(SUBMIT_MUTATION, { values: [{ fieldId: signer.fieldId, value: typedSignature }], complete: true });
+}
+
+describe.each([5, 20])('%i recipients of one order completing at the same instant', (count) => {
+  it(`finalizes exactly once, with one audit event and one artefact job, ${REPETITIONS} times over`, async () => {
+    for (let repetition = 0; repetition < REPETITIONS; repetition += 1) {
+      const { envelopeId, signers } = await sentEnvelopeWithSigners(count);
+      const answers = await Promise.all(signers.map(complete));
+      for (const answer of answers) {
+        expect(answer.status).toBe(200);
+        expect(answer.errors, JSON.stringify(answer.errors)).toBeUndefined();
+      }
+      // Exactly one of the answers saw its completion finalize the envelope... the last one.
+      const state = await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}?includeDocuments=true&includeRecipients=true`);
+      expect(state.body.payload.envelope.status).toBe('finalized');
+      expect(state.body.payload.recipients.every((recipient: any) => recipient.completedAt !== null)).toBe(true);
+      expect(state.body.payload.envelope.completedAt).toBe(
+        state.body.payload.recipients.map((recipient: any) => recipient.completedAt).sort().at(-1),
+      );
+      expect(await finalizedEvents(envelopeId)).toBe(1);
+      expect(await artefactJobs(envelopeId)).toBe(1);
+      const chain = await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}/audit/verify`);
+      expect(chain.body.payload.verification.valid).toBe(true);
+    }
+  }, 240_000);
+});
+
+describe('a void racing the last completion', () => {
+  it(`one wins, the other is refused by name, the state is consistent (${REPETITIONS} races)`, async () => {
+    const winners = { void: 0, completion: 0 };
+    for (let repetition = 0; repetition < REPETITIONS; repetition += 1) {
+      const { envelopeId, signers } = await sentEnvelopeWithSigners(2);
+      expect((await complete(signers[0])).errors).toBeUndefined();
+      const [voided, completed] = await Promise.all([restClient(app, team.apiKey).post(`/envelopes/${envelopeId}/void`, { reason: 'race' }), complete(signers[1], 1)]);
+      const state = (await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}?includeDocuments=true`)).body.payload;
+      if (voided.status === 200) {
+        winners.void += 1;
+        expect(firstErrorName(completed)).toBe('Envelope.Closed');
+        expect(state.envelope.status).toBe('voided');
+        expect(state.documents.map((document: any) => document.status)).toEqual(['voided']);
+        expect(await voidedEvents(envelopeId)).toBe(1);
+        expect(await finalizedEvents(envelopeId)).toBe(0);
+        expect(await artefactJobs(envelopeId)).toBe(0);
+      } else {
+        winners.completion += 1;
+        expect(voided.status).toBe(409);
+        expect(voided.body.error.name).toBe('Envelope.Closed');
+        expect(completed.errors).toBeUndefined();
+        expect(state.envelope.status).toBe('finalized');
+        expect(state.documents.map((document: any) => document.status)).toEqual(['completed']);
+        expect(await voidedEvents(envelopeId)).toBe(0);
+        expect(await finalizedEvents(envelopeId)).toBe(1);
+        expect(await artefactJobs(envelopeId)).toBe(1);
+      }
+    }
+    expect(winners.void + winners.completion).toBe(REPETITIONS);
+  }, 240_000);
+});
