@@ -210,15 +210,24 @@ export function createRateLimiter(options: { limits: RateLimits; store: RateLimi
  * once per request and remembered, and a request with a bad key still gets its own error later,
  * in the same order as before (this only decides whom to count it against).
  */
+/** Signing links already counted against their client address in the current window (bounded). */
+const linksSeenThisWindow = new LRUCache<string, true>({ max: 50_000, ttl: WINDOW_SECONDS * 1000 });
+
 export async function consumeForRequest(
   limiter: RateLimiter,
   context: { caller(): Promise<{ apiKeyId: string }>; metadata: { ip: string | null }; signingToken?: string },
 ): Promise<RateLimitDecision | undefined> {
-  // The recipient side carries a link: each link has its own budget. The request still counts
-  // against its key or address too, so inventing tokens never buys anyone a fresh budget.
+  // The recipient side carries a link: each link has its own budget.
   if (context.signingToken) {
-    const perLink = await limiter.consume('signingToken', hashSecret(context.signingToken));
+    const linkHash = hashSecret(context.signingToken);
+    const perLink = await limiter.consume('signingToken', linkHash);
     if (perLink && !perLink.allowed) return perLink;
+    // A link counts against its client address only the first time this process sees it in a
+    // window: inventing links still spends the address's budget (one request per invented link),
+    // while fifty colleagues signing from one office address cost it fifty requests a minute, not
+    // every request of every page they have open.
+    if (linksSeenThisWindow.has(linkHash)) return perLink;
+    linksSeenThisWindow.set(linkHash, true);
   }
   const caller = await context.caller().catch(() => undefined);
   if (caller) return limiter.consume('apiKey', caller.apiKeyId);

@@ -120,3 +120,32 @@ describe('rate limits per signing link', () => {
     expect((await signingClient(sandbox, tokenB)(SESSION_QUERY)).status).toBe(200);
   });
 });
+
+describe('signing links and their client address', () => {
+  it('counts a link against its address once per window: colleagues signing from one address are served, invented links still spend its budget', async () => {
+    // The office's own address (behind one trusted proxy): budgets are shared through the test database, so no other test's requests count here.
+    const office = await startTestApp({ env: { RATE_LIMIT_ANONYMOUS_PER_MINUTE: '3', RATE_LIMIT_SIGNING_PER_MINUTE: '100', TRUST_PROXY_HOPS: '1' } });
+    const address = `203.0.113.${1 + Math.floor(Math.random() * 250)}`;
+    const signingFromOffice = (token: string) => graphqlClient(office, undefined, { 'x-signing-token': token, 'x-forwarded-for': address });
+    try {
+      const owner = await seedTeam(office);
+      const built = await buildEnvelope(office, owner.apiKey, { expirationPeriodDays: 60, recipients: [{ identifier: 'a' }, { identifier: 'b' }] });
+      expect((await restClient(office, owner.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+      const links = [await tokenFor(office, built.envelopeId, built.recipients.a), await tokenFor(office, built.envelopeId, built.recipients.b)];
+      // Ten requests from one address, over two links: two of the address's three.
+      for (let round = 0; round < 5; round += 1) {
+        for (const link of links) expect((await signingFromOffice(link)(SESSION_QUERY)).status).toBe(200);
+      }
+      // An invented link is a new link: it takes the last one, and the next invented one is refused.
+      const invented = await signingFromOffice(`${'x'.repeat(40)}1`)(SESSION_QUERY);
+      expect(firstErrorName(invented)).toBe('Signing.InvalidToken');
+      const refused = await signingFromOffice(`${'x'.repeat(40)}2`)(SESSION_QUERY);
+      expect(refused.status).toBe(429);
+      expect(firstErrorName(refused)).toBe('Request.RateLimited');
+      // The real links keep working.
+      expect((await signingFromOffice(links[0])(SESSION_QUERY)).status).toBe(200);
+    } finally {
+      await office.close();
+    }
+  });
+});
