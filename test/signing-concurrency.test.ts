@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { finalizeEnvelope } from '../src/domain/signing/workflow.ts';
 import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, invitationsOf, signingClient, SUBMIT_MUTATION, typedSignature } from './helpers/signing.ts';
 
@@ -106,4 +107,32 @@ describe('a void racing the last completion', () => {
     }
     expect(winners.void + winners.completion).toBe(REPETITIONS);
   }, 240_000);
+});
+
+describe('the sent → finalized transition itself', () => {
+  // The requests above are also queued by the audit chain's lock, so they would finalize once even
+  // without the status guard. This calls the transition from two transactions at once, as two
+  // instances' last completions would: only the guard in the update keeps it to one.
+  it('lets exactly one of two concurrent transactions finalize, with one event and one artefact job', async () => {
+    for (let repetition = 0; repetition < 5; repetition += 1) {
+      const { envelopeId } = await sentEnvelopeWithSigners(1);
+      const attempt = () =>
+        app.orm.em.fork().transactional((em) =>
+          finalizeEnvelope({
+            em,
+            auditKey: app.dependencies.auditKey,
+            publicUrl: 'http://localhost',
+            teamId: team.teamId,
+            envelopeId,
+            now: new Date(),
+            actor: { type: 'system', id: null },
+            request: null,
+          }),
+        );
+      const outcomes = await Promise.all([attempt(), attempt()]);
+      expect(outcomes.filter(Boolean)).toHaveLength(1);
+      expect(await finalizedEvents(envelopeId)).toBe(1);
+      expect(await artefactJobs(envelopeId)).toBe(1);
+    }
+  });
 });
