@@ -12,6 +12,7 @@ import { createRequestMetadataReader, type NodeServerContext, type RequestMetada
 import { createRateLimiter } from './rate-limit.ts';
 import { restPlugin } from './rest/plugin.ts';
 import { GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin } from './graphql/graphiql.ts';
+import { referenceAssetsPlugin } from './rest/routes/reference.ts';
 import { createSecurityHeaders } from './security-headers.ts';
 
 export type App = YogaServerInstance<NodeServerContext, RequestContext>;
@@ -116,6 +117,7 @@ export function createApp(given: AppDependencies): App {
     plugins: [
       securityHeaders.plugin,
       graphiqlAssetsPlugin(),
+      referenceAssetsPlugin(),
       requestLogPlugin(dependencies, requestMetadataOf),
       restPlugin(dependencies, requestMetadataOf),
       graphqlRateLimitPlugin(rateLimiter),

@@ -87,7 +87,7 @@ const app = createApp({
 const running = await listen(app, { port: config.port, maxUploadBytes: config.maxDocumentBytes });
 logger.info(
   { address: running.url, publicUrl: config.publicUrl },
-  `listening on ${running.url}: GraphQL and GraphiQL at ${config.publicUrl}/graphql, REST at ${config.publicUrl}/api/v1/key`,
+  `listening on ${running.url}: GraphQL and GraphiQL at ${config.publicUrl}/graphql, REST at ${config.publicUrl}/api/v1/key, its reference at ${config.publicUrl}/api/v1/key/docs`,
 );
 
 // After a burst of large answers, give the heap's pages back once the server is idle (memory-trim.ts).

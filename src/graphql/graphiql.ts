@@ -1,9 +1,5 @@
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
+import { installedPackage, staticAssetsPlugin, type StaticAsset } from '../static-assets.ts';
 
 /*
  * GraphiQL served by the service itself. yoga's built-in page fetches its script, styles and
@@ -13,15 +9,13 @@ import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
  * a versioned path so that browsers may cache it for good.
  */
 
-const require = createRequire(import.meta.url);
-const packageDirectory = path.dirname(require.resolve('@graphql-yoga/graphiql/package.json'));
-const packageVersion = (JSON.parse(fs.readFileSync(path.join(packageDirectory, 'package.json'), 'utf8')) as { version: string }).version;
+const graphiqlPackage = installedPackage('@graphql-yoga/graphiql');
 
 /** Where the page's assets live: versioned, so a new GraphiQL never meets a cached old file. */
-export const GRAPHIQL_ASSET_PATH = `/graphiql/${packageVersion}/`;
+export const GRAPHIQL_ASSET_PATH = `/graphiql/${graphiqlPackage.version}/`;
 
 const JAVASCRIPT = 'text/javascript; charset=utf-8';
-const GRAPHIQL_ASSETS: Record<string, { file: string; type: string }> = {
+const GRAPHIQL_ASSETS: Record<string, StaticAsset> = {
   'graphiql.js': { file: 'dist/yoga-graphiql.umd.js', type: JAVASCRIPT },
   'graphiql.css': { file: 'dist/graphiql.css', type: 'text/css; charset=utf-8' },
   'editor.worker.js': { file: 'dist/monacoeditorwork/editor.worker.bundle.js', type: JAVASCRIPT },
@@ -114,51 +108,7 @@ export function renderLocalGraphiQL(options: GraphiQLOptions): string {
   ].join('');
 }
 
-const compress = promisify(gzip);
-
-/**
- * Serves the page's assets under GRAPHIQL_ASSET_PATH, gzipped when the browser accepts it (the
- * script is 5 MB, about 1.4 MB compressed; each file is compressed once, off the event loop, and
- * kept). Anything else under the path is a plain 404; nothing outside the package is reachable.
- */
+/** The page's assets (see static-assets.ts): gzipped, cached for good, nothing else reachable. */
 export function graphiqlAssetsPlugin(): Plugin {
-  const compressed = new Map<string, Promise<Buffer>>();
-  const plain = new Map<string, Promise<Buffer>>();
-  const read = (name: string) => {
-    let bytes = plain.get(name);
-    if (!bytes) {
-      bytes = fs.promises.readFile(path.join(packageDirectory, GRAPHIQL_ASSETS[name].file));
-      plain.set(name, bytes);
-    }
-    return bytes;
-  };
-  const readCompressed = (name: string) => {
-    let bytes = compressed.get(name);
-    if (!bytes) {
-      bytes = read(name).then((content) => compress(content, { level: 9 }));
-      compressed.set(name, bytes);
-    }
-    return bytes;
-  };
-  return {
-    async onRequest({ request, url, endResponse, fetchAPI }) {
-      if (!url.pathname.startsWith('/graphiql/')) return;
-      const name = url.pathname.startsWith(GRAPHIQL_ASSET_PATH) ? url.pathname.slice(GRAPHIQL_ASSET_PATH.length) : '';
-      const asset = Object.hasOwn(GRAPHIQL_ASSETS, name) ? GRAPHIQL_ASSETS[name] : undefined;
-      if (!asset || (request.method !== 'GET' && request.method !== 'HEAD')) {
-        endResponse(new fetchAPI.Response('Not found', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } }));
-        return;
-      }
-      const gzipped = /\bgzip\b/i.test(request.headers.get('accept-encoding') ?? '');
-      const body = gzipped ? await readCompressed(name) : await read(name);
-      const headers: Record<string, string> = {
-        'content-type': asset.type,
-        'content-length': String(body.byteLength),
-        'cache-control': 'public, max-age=31536000, immutable',
-        vary: 'accept-encoding',
-      };
-      if (gzipped) headers['content-encoding'] = 'gzip';
-      endResponse(new fetchAPI.Response(request.method === 'HEAD' ? null : new Uint8Array(body), { status: 200, headers }));
-    },
-  };
+  return staticAssetsPlugin({ prefix: GRAPHIQL_ASSET_PATH, directory: graphiqlPackage.directory, assets: GRAPHIQL_ASSETS });
 }

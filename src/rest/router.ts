@@ -1,4 +1,5 @@
 import type { RequestContext } from '../context.ts';
+import type { ZodType } from 'zod';
 import type { RestReply } from './respond.ts';
 
 export type RestRequest = {
@@ -13,7 +14,32 @@ export type RestRequest = {
 /** A handler returns the success payload, a reply with its own status or headers, or a ready Response for binary downloads. */
 export type RestHandler = (request: RestRequest) => Promise<Record<string, unknown> | RestReply | Response>;
 
-export type RestRoute = { method: string; path: string; handler: RestHandler };
+/**
+ * What the OpenAPI document (rest/openapi.ts) says of a route. It sits beside the handler and the
+ * type requires it, so a route cannot be added without being documented. Request bodies are the
+ * domain's own zod schemas, converted, never a second description written by hand.
+ */
+export type RouteDoc = {
+  summary: string;
+  /** A longer explanation, Markdown. */
+  description?: string;
+  /** The JSON body: the schema the domain validates it with; `wrap` when the body nests it under one key (`{ recipient: {...} }`). */
+  body?: { schema: ZodType; wrap?: string; example: unknown; required?: boolean };
+  /** A multipart upload: the file part's name and the other parts' schema. */
+  multipart?: { filePart: string; fields: ZodType };
+  /** Query parameters. */
+  query?: { name: string; description: string; schema: Record<string, unknown> }[];
+  /** Errors this route answers beyond those every route of its kind does (see openapi.ts). */
+  errors?: string[];
+  /** Answered without an API key. */
+  isPublic?: boolean;
+  /** The success answer's type when it is not the `{ version, success, payload }` body (a page, the OpenAPI document). */
+  produces?: 'text/html' | 'application/json';
+  /** Honours `Idempotency-Key`. */
+  isIdempotent?: boolean;
+};
+
+export type RestRoute = { method: string; path: string; doc: RouteDoc; handler: RestHandler };
 
 type CompiledRoute = RestRoute & { segments: string[] };
 

@@ -69,9 +69,9 @@ export function isReferenced(usage: ReferenceUsage): boolean {
 // ---------------------------------------------------------------------------------------------
 // Contacts.
 
-const createContactInput = agentInfoSchema;
+export const createContactInput = agentInfoSchema;
 
-const updateContactInput = z.strictObject({
+export const updateContactInput = z.strictObject({
   name: agentInfoSchema.shape.name.optional(),
   email: agentInfoSchema.shape.email,
   phone: agentInfoSchema.shape.phone,
@@ -200,8 +200,8 @@ export async function deleteContact(context: ServiceContext, options: { contactI
 
 const groupName = readableName(1, 200);
 
-const createContactGroupInput = z.strictObject({ name: groupName });
-const updateContactGroupInput = z.strictObject({ name: groupName.optional() });
+export const createContactGroupInput = z.strictObject({ name: groupName });
+export const updateContactGroupInput = z.strictObject({ name: groupName.optional() });
 
 export type CreateContactGroupInput = z.input<typeof createContactGroupInput>;
 export type UpdateContactGroupInput = z.input<typeof updateContactGroupInput>;

@@ -104,7 +104,7 @@ async function stagePdf(context: ServiceContext, options: { stream: Readable; fi
   }
 }
 
-const addDocumentInput = z.strictObject({
+export const addDocumentInput = z.strictObject({
   name: readableName(1, MAX_DOCUMENT_NAME_LENGTH).optional(),
   order: boundedInteger(0, 10_000).optional(),
   context: jsonObject.default({}),

@@ -25,7 +25,7 @@ export const envelopeSettings = {
   context: jsonObject,
 };
 
-const createEnvelopeInput = z.strictObject({
+export const createEnvelopeInput = z.strictObject({
   name: envelopeSettings.name,
   expirationPeriodDays: envelopeSettings.expirationPeriodDays.default(DEFAULT_EXPIRATION_PERIOD_DAYS),
   reminderInitialDelayDays: envelopeSettings.reminderInitialDelayDays.default(0),
@@ -34,7 +34,7 @@ const createEnvelopeInput = z.strictObject({
   context: envelopeSettings.context.default({}),
 });
 
-const updateEnvelopeInput = z.strictObject(envelopeSettings).partial();
+export const updateEnvelopeInput = z.strictObject(envelopeSettings).partial();
 
 export type CreateEnvelopeInput = z.input<typeof createEnvelopeInput>;
 export type UpdateEnvelopeInput = z.input<typeof updateEnvelopeInput>;

@@ -38,7 +38,7 @@ export const recipientShape = {
   agents: agentsSchema,
 };
 
-const createRecipientInput = z.strictObject({
+export const createRecipientInput = z.strictObject({
   type: recipientShape.type,
   identifier: recipientShape.identifier,
   roleName: recipientShape.roleName,
@@ -50,7 +50,7 @@ const createRecipientInput = z.strictObject({
   agents: recipientShape.agents.default([]),
 });
 
-const updateRecipientInput = z.strictObject(recipientShape).partial();
+export const updateRecipientInput = z.strictObject(recipientShape).partial();
 
 /**
  * The links between recipients (of an envelope, or roles of a template), checked against the

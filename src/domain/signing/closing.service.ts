@@ -10,7 +10,7 @@ import { apiKeyWorkflow, closeEnvelope, type Workflow } from './workflow.ts';
 
 export const MAX_VOID_REASON_LENGTH = 500;
 
-const voidInput = z.strictObject({ reason: boundedText(0, MAX_VOID_REASON_LENGTH).nullish() });
+export const voidInput = z.strictObject({ reason: boundedText(0, MAX_VOID_REASON_LENGTH).nullish() });
 
 /**
  * `sent → voided` by the sender (contract §5): documents become `voided`, every link dies, the
@@ -93,7 +93,7 @@ export function startExpirySweeper(dependencies: SweepDependencies & { logger: L
 }
 
 const MAX_SANDBOX_ADVANCE_SECONDS = 10 * 366 * 24 * 60 * 60;
-const advanceInput = z.strictObject({
+export const advanceInput = z.strictObject({
   seconds: z
     .number({ error: 'must be a number of seconds' })
     .int('must be a whole number of seconds')

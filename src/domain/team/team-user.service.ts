@@ -17,14 +17,14 @@ export const DEFAULT_USER_LOCALE = 'en-US';
 
 const userEmail = z.email('must be an email address').max(320, 'must be at most 320 characters');
 
-const createUserInput = z.strictObject({
+export const createUserInput = z.strictObject({
   name: agentInfoSchema.shape.name,
   email: userEmail,
   phone: agentInfoSchema.shape.phone,
   locale: agentInfoSchema.shape.locale,
 });
 
-const updateUserInput = z.strictObject({
+export const updateUserInput = z.strictObject({
   name: agentInfoSchema.shape.name.optional(),
   email: userEmail.optional(),
   phone: agentInfoSchema.shape.phone,

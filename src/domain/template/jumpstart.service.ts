@@ -42,7 +42,7 @@ const jumpstartEntry = z
     }
   });
 
-const jumpstartInput = z.strictObject({
+export const jumpstartInput = z.strictObject({
   name: envelopeSettings.name.optional(),
   expirationPeriodDays: envelopeSettings.expirationPeriodDays.default(DEFAULT_EXPIRATION_PERIOD_DAYS),
   reminderInitialDelayDays: envelopeSettings.reminderInitialDelayDays.default(0),

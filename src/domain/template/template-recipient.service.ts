@@ -37,7 +37,7 @@ function atMostOneAssignment(role: Partial<Record<AssignmentKey, string | null>>
   if (given.length > 1) check.addIssue({ code: 'custom', path: [given[1]], message: 'a role has at most one pre-assigned person: give one of userId, contactId, contactGroupId' });
 }
 
-const createRoleInput = z
+export const createRoleInput = z
   .strictObject({
     type: recipientShape.type,
     identifier: recipientShape.identifier,
@@ -55,7 +55,7 @@ const createRoleInput = z
   .superRefine(atMostOneAssignment);
 
 const { agents: _agents, ...roleShape } = recipientShape;
-const updateRoleInput = z.strictObject({ ...roleShape, ...assignmentShape }).partial().superRefine(atMostOneAssignment);
+export const updateRoleInput = z.strictObject({ ...roleShape, ...assignmentShape }).partial().superRefine(atMostOneAssignment);
 
 type Assignment = { user: TeamUser | null; contact: Contact | null; contactGroup: ContactGroup | null };
 

@@ -26,13 +26,13 @@ const templateSettings = {
   teamScope: z.array(z.string({ error: 'must be a team id' })).max(MAX_TEMPLATE_TEAM_SCOPE, `at most ${MAX_TEMPLATE_TEAM_SCOPE} teams`),
 };
 
-const createTemplateInput = z.strictObject({
+export const createTemplateInput = z.strictObject({
   name: templateSettings.name,
   description: templateSettings.description.optional(),
   teamScope: templateSettings.teamScope.default([]),
 });
 
-const updateTemplateInput = z.strictObject(templateSettings).partial();
+export const updateTemplateInput = z.strictObject(templateSettings).partial();
 
 /** A change to a template, made by its owning team under the template's row lock. */
 export type TemplateChange = { em: EntityManager; template: Template; caller: TeamCaller; now: Date };

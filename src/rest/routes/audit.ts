@@ -8,6 +8,7 @@ export const auditRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/audit',
+    doc: { summary: 'Read an envelope’s audit events', query: [{ name: 'limit', description: 'At most this many events (1–1000, default 1000).', schema: { type: 'integer', minimum: 1, maximum: 1000 } }, { name: 'afterSeq', description: 'Events after this sequence number.', schema: { type: 'integer', minimum: 0 } }] },
     async handler({ url, params, context }) {
       // Oldest first, at most `limit` (1–1000, default 1000) after `afterSeq`; `nextAfterSeq`
       // continues the trail, null at its end.
@@ -21,6 +22,7 @@ export const auditRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/audit/verify',
+    doc: { summary: 'Verify an envelope’s audit hash chain' },
     async handler({ params, context }) {
       return { verification: await verifyEnvelopeAuditChain(context, { envelopeId: params.envelopeId }) };
     },

@@ -1,5 +1,5 @@
 import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
-import { addDocument, checkUploadTarget, deleteDocument, stageDocumentFile, updateDocument } from '../../domain/document/document.service.ts';
+import { addDocument, addDocumentInput, checkUploadTarget, deleteDocument, stageDocumentFile, updateDocument, updateDocumentInput } from '../../domain/document/document.service.ts';
 import { readDocument, readDocuments } from '../../domain/envelope/envelope.read.ts';
 import { readJsonObject } from '../body.ts';
 import { receiveMultipartUpload } from '../multipart.ts';
@@ -10,6 +10,7 @@ export const documentRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/envelopes/:envelopeId/documents',
+    doc: { summary: 'Upload a PDF to a draft', multipart: { filePart: 'document', fields: addDocumentInput }, isIdempotent: true, errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Envelope.CapacityExceeded', 'Document.TooLarge', 'Document.NotPdf', 'Document.InvalidPdf', 'Document.Encrypted', 'Document.InspectionLimitExceeded', 'Document.UploadIncomplete', 'Request.PayloadTooLarge', 'Request.Timeout', 'Server.Busy'] },
     async handler({ request, nodeRequest, params, context }) {
       // Everything that can refuse the upload from its head is checked before the body is read:
       // the key, the envelope (one read), then the declared size (in receiveMultipartUpload).
@@ -36,6 +37,7 @@ export const documentRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/documents',
+    doc: { summary: 'List an envelope’s documents' },
     async handler({ params, context }) {
       return { documents: await readDocuments(context, { envelopeId: params.envelopeId }) };
     },
@@ -43,6 +45,7 @@ export const documentRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/documents/:documentId',
+    doc: { summary: 'Read a document' },
     async handler({ params, context }) {
       return { document: await readDocument(context, { envelopeId: params.envelopeId, documentId: params.documentId }) };
     },
@@ -50,6 +53,7 @@ export const documentRoutes: RestRoute[] = [
   {
     method: 'PATCH',
     path: '/envelopes/:envelopeId/documents/:documentId',
+    doc: { summary: 'Rename or reorder a document of a draft', body: { schema: updateDocumentInput, example: { name: 'Contract.pdf' } }, errors: ['Envelope.NotDraft', 'Envelope.Busy'] },
     async handler({ request, params, context }) {
       const document = await updateDocument(context, {
         envelopeId: params.envelopeId,
@@ -62,6 +66,7 @@ export const documentRoutes: RestRoute[] = [
   {
     method: 'DELETE',
     path: '/envelopes/:envelopeId/documents/:documentId',
+    doc: { summary: 'Remove a document from a draft', errors: ['Envelope.NotDraft', 'Envelope.Busy'] },
     async handler({ params, context }) {
       await deleteDocument(context, { envelopeId: params.envelopeId, documentId: params.documentId });
       return { deleted: true };

@@ -1,5 +1,5 @@
 import { readField, readFields } from '../../domain/envelope/envelope.read.ts';
-import { createFields, deleteField, updateField } from '../../domain/field/field.service.ts';
+import { createFields, createFieldsInput, deleteField, updateField, updateFieldInput } from '../../domain/field/field.service.ts';
 import { readJsonObject } from '../body.ts';
 import type { RestRoute } from '../router.ts';
 
@@ -8,6 +8,7 @@ export const fieldRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/envelopes/:envelopeId/fields',
+    doc: { summary: 'Place fields (all or none)', body: { schema: createFieldsInput, example: { fields: [{ type: 'simple_signature', identifier: 'buyer-signature', recipientId: '<recipientId>', views: [{ documentId: '<documentId>', page: 0, location: { x: 72, y: 700 }, size: { width: 180, height: 40 } }] }] } }, isIdempotent: true, errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Envelope.CapacityExceeded', 'Recipient.NotFound', 'Document.NotFound'] },
     async handler({ request, params, context }) {
       const fields = await createFields(context, {
         envelopeId: params.envelopeId,
@@ -20,6 +21,7 @@ export const fieldRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/fields',
+    doc: { summary: 'List an envelope’s fields' },
     async handler({ params, context }) {
       return { fields: await readFields(context, { envelopeId: params.envelopeId }) };
     },
@@ -27,6 +29,7 @@ export const fieldRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/fields/:fieldId',
+    doc: { summary: 'Read a field' },
     async handler({ params, context }) {
       return { field: await readField(context, { envelopeId: params.envelopeId, fieldId: params.fieldId }) };
     },
@@ -34,6 +37,7 @@ export const fieldRoutes: RestRoute[] = [
   {
     method: 'PATCH',
     path: '/envelopes/:envelopeId/fields/:fieldId',
+    doc: { summary: 'Change a field of a draft', body: { schema: updateFieldInput, example: { field: { required: false } } }, errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Envelope.CapacityExceeded'] },
     async handler({ request, params, context }) {
       const field = await updateField(context, { envelopeId: params.envelopeId, fieldId: params.fieldId, input: await readJsonObject(request) });
       return { field };
@@ -42,6 +46,7 @@ export const fieldRoutes: RestRoute[] = [
   {
     method: 'DELETE',
     path: '/envelopes/:envelopeId/fields/:fieldId',
+    doc: { summary: 'Remove a field from a draft', errors: ['Envelope.NotDraft', 'Envelope.Busy'] },
     async handler({ params, context }) {
       await deleteField(context, { envelopeId: params.envelopeId, fieldId: params.fieldId });
       return { deleted: true };

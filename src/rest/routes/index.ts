@@ -6,6 +6,7 @@ import { envelopeRoutes } from './envelopes.ts';
 import { fieldRoutes } from './fields.ts';
 import { recipientRoutes } from './recipients.ts';
 import { teamRoutes } from './team.ts';
+import { referenceRoutes } from './reference.ts';
 import { templateRoutes } from './templates.ts';
 import { workflowRoutes } from './workflow.ts';
 
@@ -21,3 +22,5 @@ export const restRoutes: RestRoute[] = [
   ...templateRoutes,
   ...workflowRoutes,
 ];
+// The OpenAPI document and the reference page describe the whole table, themselves included.
+restRoutes.push(...referenceRoutes(() => restRoutes));

@@ -1,5 +1,5 @@
 import { readRecipient, readRecipients } from '../../domain/envelope/envelope.read.ts';
-import { addRecipient, deleteRecipient, updateRecipient } from '../../domain/recipient/recipient.service.ts';
+import { addRecipient, createRecipientInput, deleteRecipient, updateRecipient, updateRecipientInput } from '../../domain/recipient/recipient.service.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { readJsonObject } from '../body.ts';
 import type { RestRoute } from '../router.ts';
@@ -20,6 +20,7 @@ export const recipientRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/envelopes/:envelopeId/recipients',
+    doc: { summary: 'Add a recipient role with its people', body: { schema: createRecipientInput, wrap: 'recipient', example: { recipient: { type: 'signer', identifier: 'buyer', roleName: 'Buyer', order: 1, agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] } } }, isIdempotent: true, errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Envelope.CapacityExceeded', 'Recipient.DuplicateIdentifier', 'Contact.NotFound', 'ContactGroup.NotFound', 'User.NotFound'] },
     async handler({ request, params, context }) {
       const recipient = await addRecipient(context, {
         envelopeId: params.envelopeId,
@@ -32,6 +33,7 @@ export const recipientRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/recipients',
+    doc: { summary: 'List an envelope’s recipients' },
     async handler({ params, context }) {
       return { recipients: await readRecipients(context, { envelopeId: params.envelopeId }) };
     },
@@ -39,6 +41,7 @@ export const recipientRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/recipients/:recipientId',
+    doc: { summary: 'Read a recipient' },
     async handler({ params, context }) {
       return { recipient: await readRecipient(context, { envelopeId: params.envelopeId, recipientId: params.recipientId }) };
     },
@@ -46,6 +49,7 @@ export const recipientRoutes: RestRoute[] = [
   {
     method: 'PATCH',
     path: '/envelopes/:envelopeId/recipients/:recipientId',
+    doc: { summary: 'Change a recipient of a draft', body: { schema: updateRecipientInput, wrap: 'recipient', example: { recipient: { roleName: 'Purchaser' } } }, errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Recipient.HasFields', 'Recipient.DuplicateIdentifier'] },
     async handler({ request, params, context }) {
       const recipient = await updateRecipient(context, {
         envelopeId: params.envelopeId,
@@ -58,6 +62,7 @@ export const recipientRoutes: RestRoute[] = [
   {
     method: 'DELETE',
     path: '/envelopes/:envelopeId/recipients/:recipientId',
+    doc: { summary: 'Remove a recipient from a draft (and its fields)', errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Recipient.HostRecipientBound', 'Recipient.DelegatorRecipientBound'] },
     async handler({ params, context }) {
       await deleteRecipient(context, { envelopeId: params.envelopeId, recipientId: params.recipientId });
       return { deleted: true };

@@ -6,6 +6,7 @@ export const teamRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/me',
+    doc: { summary: 'The calling team' },
     async handler({ context }) {
       return { team: await readCallerTeam(context) };
     },

@@ -1,4 +1,4 @@
-import { advanceSandboxClock, voidEnvelope } from '../../domain/signing/closing.service.ts';
+import { advanceInput, advanceSandboxClock, voidEnvelope, voidInput } from '../../domain/signing/closing.service.ts';
 import { sendEnvelope } from '../../domain/signing/send.service.ts';
 import { readJsonObject } from '../body.ts';
 import type { RestRoute } from '../router.ts';
@@ -8,6 +8,7 @@ export const workflowRoutes: RestRoute[] = [
   {
     method: 'PUT',
     path: '/envelopes/:envelopeId/send',
+    doc: { summary: 'Send a draft', errors: ['Envelope.NotDraft', 'Envelope.NotSendable', 'Envelope.Busy'] },
     async handler({ params, context }) {
       await sendEnvelope(context, { envelopeId: params.envelopeId });
       return { completed: true };
@@ -16,6 +17,7 @@ export const workflowRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/envelopes/:envelopeId/void',
+    doc: { summary: 'Void a sent envelope', body: { schema: voidInput, example: { reason: 'Terms changed' }, required: false }, errors: ['Envelope.NotSent', 'Envelope.Closed'] },
     async handler({ request, params, context }) {
       await voidEnvelope(context, { envelopeId: params.envelopeId, input: await readJsonObject(request) });
       return { voided: true };
@@ -24,6 +26,7 @@ export const workflowRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/sandbox/clock',
+    doc: { summary: 'Move the sandbox clock forward (SANDBOX_CLOCK=true only)', body: { schema: advanceInput, example: { seconds: 86400 } }, errors: ['Sandbox.Disabled'] },
     async handler({ request, context }) {
       return advanceSandboxClock(context, { input: await readJsonObject(request) });
     },

@@ -1,0 +1,139 @@
+import fs from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { restRoutes } from '../src/rest/routes/index.ts';
+import { httpStatusForError } from '../src/shared/errors.ts';
+import { makePdf } from './fixtures/pdfs.ts';
+import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
+import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
+import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+
+let app: TestApp;
+let document: any;
+beforeAll(async () => {
+  app = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0' } });
+  const response = await fetch(`${app.url}/api/v1/key/openapi.json`);
+  expect(response.status).toBe(200);
+  document = await response.json();
+});
+afterAll(async () => {
+  await app.close();
+});
+
+const operationKey = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
+const documentedOperations = () =>
+  Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, operations]) =>
+    Object.entries(operations).map(([method, operation]) => ({ key: operationKey(method, path), path, method, operation })),
+  );
+
+describe('the OpenAPI document', () => {
+  it('is served without a key and is valid OpenAPI 3.1', async () => {
+    expect(document.openapi).toBe('3.1.0');
+    const validation = await new Validator().validate(structuredClone(document));
+    expect(validation.errors ?? []).toEqual([]);
+    expect(validation.valid).toBe(true);
+  });
+
+  it('documents every route of the route table, and nothing else', () => {
+    const routes = restRoutes.map((route) => operationKey(route.method, route.path.replace(/:(\w+)/g, '{$1}'))).sort();
+    expect(documentedOperations().map((operation) => operation.key).sort()).toEqual(routes);
+  });
+
+  it('documents each error under its status, and every error name it uses is in docs/errors.md', () => {
+    const errorsDoc = fs.readFileSync('docs/errors.md', 'utf8');
+    for (const { key, operation } of documentedOperations()) {
+      for (const name of operation['x-error-names'] as string[]) {
+        expect(errorsDoc, `${key}: ${name}`).toContain(`\`${name}\``);
+        const response = operation.responses[String(httpStatusForError(name))];
+        expect(response?.description, `${key}: ${name}`).toContain(`\`${name}\``);
+      }
+    }
+  });
+
+  it('says which routes honour Idempotency-Key exactly where the handler reads it', () => {
+    for (const route of restRoutes) {
+      expect(Boolean(route.doc.isIdempotent), `${route.method} ${route.path}`).toBe(route.handler.toString().includes('idempotencyKey'));
+    }
+  });
+
+  it('answers every documented operation, called once with its documented example, with a documented status', { timeout: 120_000 }, async () => {
+    const team = await seedTeam(app);
+    const rest = restClient(app, team.apiKey);
+    const draft = await createDraftWithDocumentAndSigner(app, team.apiKey);
+    const field = await rest.post(`/envelopes/${draft.envelopeId}/fields`, {
+      fields: [{ type: 'text', identifier: 'note', recipientId: draft.signerId, views: [{ documentId: draft.documentId, page: 0, location: { x: 10, y: 10 }, size: { width: 50, height: 20 } }] }],
+    });
+    const contact = await rest.post('/contacts', { name: 'Ada Lovelace', email: 'ada@example.com' });
+    const group = await rest.post('/contact-groups', { name: 'Reference group' });
+    const user = await rest.post('/users', { name: 'Grace Hopper', email: `grace-${Date.now()}@example.com` });
+    const template = await rest.post('/templates', { name: 'Reference template' });
+    const ids: Record<string, string> = {
+      envelopeId: draft.envelopeId,
+      documentId: draft.documentId,
+      recipientId: draft.signerId,
+      fieldId: field.body.payload.fields[0].id,
+      contactId: contact.body.payload.contact.id,
+      groupId: group.body.payload.contactGroup.id,
+      userId: user.body.payload.user.id,
+      templateId: template.body.payload.templateId,
+    };
+    const fill = (text: string) => text.replace(/<(\w+)>/g, (_, name) => ids[name] ?? name);
+    const pdf = await makePdf({ pages: 1 });
+    // Deletions last, so every other operation finds what it names.
+    const operations = documentedOperations().sort((a, b) => Number(a.method === 'delete') - Number(b.method === 'delete'));
+    const statuses: Record<string, number> = {};
+    for (const { key, path, method, operation } of operations) {
+      const url = `${app.url}/api/v1/key${path.replace(/\{(\w+)\}/g, (_, name) => ids[name])}`;
+      const headers: Record<string, string> = { 'x-service-api-key': team.apiKey };
+      let body: BodyInit | undefined;
+      const content = operation.requestBody?.content;
+      if (content?.['application/json']) {
+        headers['content-type'] = 'application/json';
+        body = fill(JSON.stringify(content['application/json'].example));
+      } else if (content?.['multipart/form-data']) {
+        const form = new FormData();
+        form.append('document', new Blob([pdf as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), 'reference.pdf');
+        body = form;
+      }
+      const response = await fetch(url, { method: method.toUpperCase(), headers, body });
+      await response.arrayBuffer();
+      statuses[key] = response.status;
+      expect(Object.keys(operation.responses), `${key} answered ${response.status}`).toContain(String(response.status));
+    }
+    // Most succeed with real ids and the documented examples (the rest are documented refusals, such as Sandbox.Disabled).
+    expect(Object.values(statuses).filter((status) => status === 200).length, JSON.stringify(statuses)).toBeGreaterThan(operations.length * 0.75);
+  });
+});
+
+describe('the API reference page', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchOfflineChromium();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('renders the document with no other host reachable and no script inline', async () => {
+    const page = await browser.newPage();
+    const foreign: string[] = [];
+    const errors: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(app.url) && !request.url().startsWith('data:')) foreign.push(request.url());
+    });
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
+    page.on('pageerror', (error) => errors.push(error.message));
+    const response = await page.goto(`${app.url}/api/v1/key/docs`);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
+    await page.getByText('Create a draft envelope').first().waitFor({ timeout: 30_000 });
+    await page.getByText('Envelope service REST API').first().waitFor();
+    await page.screenshot({ path: screenshotPath('api-reference.png'), fullPage: false });
+    expect(foreign).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
+});
