@@ -8,6 +8,7 @@ import { ensureDefaultTeam } from './domain/team/team.service.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { startIdleMemoryTrim } from './memory-trim.ts';
 import { listen } from './server.ts';
+import { startupBanner } from './startup-banner.ts';
 import { createFileBlobStore } from './shared/blob-store.ts';
 import { createClock } from './shared/clock.ts';
 import { startExpirySweeper } from './domain/signing/closing.service.ts';
@@ -42,14 +43,6 @@ try {
 logger.info({ embedded: database.isEmbedded, dataDir: config.dataDir }, 'database ready, migrations applied');
 
 const defaultTeam = await ensureDefaultTeam(database.orm.em.fork());
-if (defaultTeam) {
-  // Printed once, on the first start with an empty database: the only time this key is shown.
-  console.log(
-    `\nCreated the default team. Its API key (shown only now):\n\n  ${defaultTeam.apiKey}\n\n` +
-      `  teamId=${defaultTeam.teamId} workspaceId=${defaultTeam.workspaceId}\n` +
-      `  Use it in the X-Service-Api-Key header. More keys: npm run cli -- key create --team ${defaultTeam.teamId}\n`,
-  );
-}
 
 // Verified keys are remembered for a few seconds. Other instances' revocations arrive by
 // LISTEN/NOTIFY on a PostgreSQL server; the embedded database belongs to this process alone
@@ -89,6 +82,10 @@ logger.info(
   { address: running.url, publicUrl: config.publicUrl },
   `listening on ${running.url}: GraphQL and GraphiQL at ${config.publicUrl}/graphql, REST at ${config.publicUrl}/api/v1/key, its reference at ${config.publicUrl}/api/v1/key/docs`,
 );
+
+// The default team's key is printed once, on the first start with an empty database: the only
+// time it is shown. Later starts show the addresses to a person at a terminal.
+if (defaultTeam || process.stdout.isTTY) console.log(startupBanner({ publicUrl: config.publicUrl, defaultTeam: defaultTeam ?? undefined }));
 
 // After a burst of large answers, give the heap's pages back once the server is idle (memory-trim.ts).
 const memoryTrim = startIdleMemoryTrim({ server: running.server, logger });
