@@ -13,7 +13,14 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   try {
     const { stdout, stderr } = await run(process.execPath, ['src/cli/main.ts', ...args], {
       // The same audit key as the test app, so the CLI can verify the chains the app wrote.
-      env: { ...process.env, DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'silent', AUDIT_HMAC_KEY: app.dependencies.auditKey.toString('utf8') },
+      env: {
+        ...process.env,
+        DATABASE_URL: inject('databaseUrl'),
+        // The embedded test database is reached by URL here, and PGlite shares prepared statements between connections.
+        DATABASE_PREPARED_STATEMENTS: inject('databaseKind') === 'embedded' ? 'false' : 'true',
+        LOG_LEVEL: 'silent',
+        AUDIT_HMAC_KEY: app.dependencies.auditKey.toString('utf8'),
+      },
     });
     return { code: 0, stdout, stderr };
   } catch (error) {
@@ -82,7 +89,7 @@ describe('the command line', () => {
     expect(JSON.parse(valid.stdout)).toEqual({ envelopeId, valid: true, length: 1, headHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
     await app.orm.em.fork().nativeUpdate(AuditEvent, { streamId: envelopeId, seq: 1 }, { type: 'envelope.rewritten' });
     const broken = await cli('audit', 'verify', '--envelope', envelopeId);
-    expect(broken.code).toBe(2);
+    expect(broken.code, broken.stderr).toBe(2);
     expect(JSON.parse(broken.stdout)).toEqual({ envelopeId, valid: false, brokenAtSeq: 1, reason: 'content does not match its hash' });
     expect((await cli('audit', 'verify', '--envelope', 'nope')).code).toBe(1);
     const unknown = await cli('audit', 'verify', '--envelope', '00000000-0000-4000-8000-000000000000');

@@ -114,8 +114,11 @@ function expectReadsStayFast(baseline: number[], during: number[]) {
   expect(during.length).toBeGreaterThanOrEqual(5);
   const baselineP99 = percentile(baseline, 0.99);
   const duringP99 = percentile(during, 0.99);
+  // The embedded database has one connection for everything, so there a read does queue behind
+  // the upload transactions ahead of it (each short, never the whole burst): a wider floor.
+  const floorMs = inject('databaseKind') === 'embedded' ? 1500 : 500;
   expect(duringP99, `reads p99 ${duringP99.toFixed(0)} ms during the burst, baseline p99 ${baselineP99.toFixed(0)} ms`).toBeLessThan(
-    Math.max(500, baselineP99 * 10),
+    Math.max(floorMs, baselineP99 * 10),
   );
 }
 
