@@ -13,8 +13,21 @@ import { createRateLimiter } from './rate-limit.ts';
 import { restPlugin } from './rest/plugin.ts';
 import { GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin } from './graphql/graphiql.ts';
 import { createSecurityHeaders } from './security-headers.ts';
+import { EnvelopeEventHub, publishOnCommit } from './domain/live/envelope-event-hub.ts';
 
 export type App = YogaServerInstance<NodeServerContext, RequestContext>;
+
+/** One hub per ORM when none was brought: fed by this process's own commits (the embedded database, tools). */
+const hubsByOrm = new WeakMap<AppDependencies['orm'], EnvelopeEventHub>();
+function inProcessEnvelopeEvents(orm: AppDependencies['orm']): EnvelopeEventHub {
+  let hub = hubsByOrm.get(orm);
+  if (!hub) {
+    hub = new EnvelopeEventHub();
+    publishOnCommit(orm, hub);
+    hubsByOrm.set(orm, hub);
+  }
+  return hub;
+}
 
 /** Per-operation limits (depth, cost, aliases, directives, tokens): src/graphql/limits.ts, docs/limits.md. */
 export { GRAPHQL_LIMITS } from './graphql/limits.ts';
@@ -82,7 +95,8 @@ export function createApp(given: AppDependencies): App {
   const { logger } = given;
   // A process-local limiter unless main (or a test) brought a shared one.
   const rateLimiter = given.rateLimiter ?? createRateLimiter({ limits: given.config.rateLimits, store: { kind: 'memory' }, logger });
-  const dependencies: AppDependencies = { ...given, rateLimiter };
+  const envelopeEvents = given.envelopeEvents ?? inProcessEnvelopeEvents(given.orm);
+  const dependencies = { ...given, rateLimiter, envelopeEvents };
   const securityHeaders = createSecurityHeaders();
   const requestMetadataOf = createRequestMetadataReader({ trustedProxyHops: dependencies.config.trustedProxyHops });
   return createYoga<NodeServerContext, RequestContext>({
@@ -112,6 +126,7 @@ export function createApp(given: AppDependencies): App {
       createRequestContext(dependencies, {
         headers: request.headers,
         metadata: requestMetadataOf(request, serverContext as NodeServerContext),
+        liveConnection: (serverContext as NodeServerContext).liveConnection,
       }),
     plugins: [
       securityHeaders.plugin,
