@@ -140,7 +140,7 @@ export async function seedTeam(app: TestApp, options: { workspaceId?: string } =
 export type RestResult = { status: number; headers: Headers; body: any };
 
 /** A REST caller for one key, speaking the contract's JSON body. */
-export function restClient(app: TestApp, apiKey: string | undefined) {
+export function restClient(app: Pick<TestApp, 'url'>, apiKey: string | undefined) {
   async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<RestResult> {
     const response = await fetch(`${app.url}/api/v1/key${path}`, {
       method,

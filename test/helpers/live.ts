@@ -3,7 +3,7 @@ import { createClient as createWsClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import type { TestApp } from './harness.ts';
 
-export type LiveResult = { data?: any; errors?: any[] };
+export type LiveResult = { data?: any; errors?: any[]; status?: number };
 
 export type Transport = 'ws' | 'sse' | 'graphql-sse';
 export const TRANSPORTS: Transport[] = ['ws', 'sse', 'graphql-sse'];
@@ -34,7 +34,16 @@ function watcherOf(iterator: AsyncIterator<LiveResult>, stop: () => void | Promi
         wake?.();
       }
     } catch (error) {
-      results.push({ errors: [{ message: String(error), extensions: { code: 'Client.Error' } }] });
+      // graphql-sse refuses a non-2xx answer (an authentication failure is a 401): its body is the GraphQL result.
+      const response = (error as { response?: Response }).response;
+      const body = response ? await response.text().catch(() => '') : '';
+      try {
+        // The body is the event stream itself (a `next` event with the errors, then `complete`).
+        const data = /^data: (\{.*)$/m.exec(body)?.[1] ?? body;
+        results.push({ ...(JSON.parse(data) as LiveResult), status: response?.status });
+      } catch {
+        results.push({ errors: [{ message: String(error), extensions: { code: 'Client.Error' } }] });
+      }
     } finally {
       ended = true;
       wake?.();
@@ -110,7 +119,7 @@ function headersFor(credentials: Credentials): Record<string, string> {
 }
 
 /** Opens a subscription with a real client of the transport. */
-export function subscribe(app: TestApp, transport: Transport, credentials: Credentials, query: string, variables: Record<string, unknown> = {}): Watcher {
+export function subscribe(app: Pick<TestApp, 'url'>, transport: Transport, credentials: Credentials, query: string, variables: Record<string, unknown> = {}): Watcher {
   const url = `${app.url}/graphql`;
   if (transport === 'ws') {
     const client = createWsClient({
