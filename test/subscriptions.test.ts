@@ -286,6 +286,25 @@ describe('subscription limits', () => {
   });
 });
 
+describe('subscriptions and the rate limit', () => {
+  it('opening a subscription counts once against the key’s budget; past it the opening is refused by name, on both transports', async () => {
+    const limitedApp = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
+    try {
+      const team = await seedTeam(limitedApp);
+      const open = [subscribe(limitedApp, 'ws', { apiKey: team.apiKey }, STATUS_CHANGED), subscribe(limitedApp, 'sse', { apiKey: team.apiKey }, STATUS_CHANGED)];
+      await untilWatching(limitedApp, 2);
+      for (const transport of ['ws', 'sse'] as const) {
+        const refused = subscribe(limitedApp, transport, { apiKey: team.apiKey }, STATUS_CHANGED);
+        await refused.ended;
+        expect(refused.results.map((result) => result.errors?.[0]?.extensions?.code), transport).toEqual(['Request.RateLimited']);
+      }
+      for (const watcher of open) await watcher.close();
+    } finally {
+      await limitedApp.close();
+    }
+  });
+});
+
 /** A small deterministic generator (mulberry32), so a failing seed can be replayed. */
 function seeded(seed: number): () => number {
   let state = seed >>> 0;
