@@ -14,6 +14,7 @@ import { restPlugin } from './rest/plugin.ts';
 import { GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin } from './graphql/graphiql.ts';
 import { createSecurityHeaders } from './security-headers.ts';
 import { EnvelopeEventHub, publishOnCommit } from './domain/live/envelope-event-hub.ts';
+import { liveSsePlugin, sharedSubscriptionPlugin } from './graphql/live-fanout.ts';
 
 export type App = YogaServerInstance<NodeServerContext, RequestContext>;
 
@@ -140,6 +141,9 @@ export function createApp(given: AppDependencies): App {
       protoKeyLiteralPlugin,
       graphqlBodyLimitPlugin(requestMetadataOf),
       ...(dependencies.config.graphqlJit ? [useGraphQlJit()] : []),
+      // Live events: executed once per distinct (operation, variables, team), serialised once.
+      sharedSubscriptionPlugin(),
+      liveSsePlugin(),
     ],
   });
 }

@@ -3,6 +3,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { appendAuditEvent } from '../src/domain/audit/audit.service.ts';
 import { revokeApiKey } from '../src/domain/team/team.service.ts';
+import { createRequestContext, type ServingDependencies } from '../src/context.ts';
+import { subscribeEnvelopeEvents } from '../src/domain/live/live.service.ts';
+import { fanoutCounters } from '../src/graphql/live-fanout.ts';
 import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { ENVELOPE_EVENTS, STATUS_CHANGED, subscribe, TRANSPORTS, untilWatching, type LiveResult } from './helpers/live.ts';
 import { startServerProcess } from './helpers/process.ts';
@@ -34,8 +37,8 @@ async function sendAndSign(apiKey: string, built: BuiltEnvelope) {
 }
 
 /** The envelope's stored trail, as the table holds it. */
-async function storedTrail(envelopeId: string) {
-  return app.orm.em.fork().execute<{ seq: number; type: string }[]>('select seq, type from audit_event where stream_id = ? order by seq', [envelopeId]);
+async function storedTrail(envelopeId: string, on: TestApp = app) {
+  return on.orm.em.fork().execute<{ seq: number; type: string }[]>('select seq, type from audit_event where stream_id = ? order by seq', [envelopeId]);
 }
 
 describe('subscriptions', () => {
@@ -250,7 +253,7 @@ describe.skipIf(inject('databaseKind') === 'embedded')('across instances (a Post
 describe('subscription limits', () => {
   let limited: TestApp;
   beforeAll(async () => {
-    limited = await startTestApp({ liveLimits: { perApiKey: 3, perConnection: 2 } });
+    limited = await startTestApp({ liveLimits: { perApiKey: 3, perConnection: 2, maxQueuedEvents: 3 } });
   });
   afterAll(async () => {
     await limited.close();
@@ -284,6 +287,28 @@ describe('subscription limits', () => {
     for (const stop of stops) stop();
     await client.dispose();
   });
+  it('a reader that lets its events pile up is dropped with Subscription.Interrupted, and resumes by sequence without loss', async () => {
+    const team = await seedTeam(limited);
+    const built = await buildEnvelope(limited, team.apiKey, { recipients: [{ identifier: 'ada' }] });
+    const context = createRequestContext(limited.dependencies as ServingDependencies, {
+      headers: new Headers({ 'x-service-api-key': team.apiKey }),
+      metadata: { requestId: 'slow-reader-test', ip: null, userAgent: null },
+    });
+    const head = (await storedTrail(built.envelopeId, limited)).length;
+    // Subscribed, and then not read at all while five events arrive (three may wait).
+    const stream = (await subscribeEnvelopeEvents(context, { envelopeId: built.envelopeId, afterSequence: head }))[Symbol.asyncIterator]();
+    for (let index = 0; index < 5; index += 1) {
+      expect((await restClient(limited, team.apiKey).patch(`/envelopes/${built.envelopeId}`, { name: `Change ${index}` })).status).toBe(200);
+    }
+    const first = await stream.next();
+    expect(first.value).toMatchObject({ ended: { name: 'Subscription.Interrupted', context: { reason: 'slow_reader', lastSequence: null } } });
+    expect((await stream.next()).done).toBe(true);
+    expect(limited.dependencies.envelopeEvents!.watcherCount).toBe(0);
+    // Resuming from what it had misses nothing.
+    const resumed = subscribe(limited, 'sse', { apiKey: team.apiKey }, ENVELOPE_EVENTS, { envelopeId: built.envelopeId, afterSequence: head });
+    expect(events(await resumed.waitFor(5), 'envelopeEvents').map((event) => event.sequence)).toEqual([1, 2, 3, 4, 5].map((step) => head + step));
+    await resumed.close();
+  });
 });
 
 describe('subscriptions and the rate limit', () => {
@@ -302,6 +327,32 @@ describe('subscriptions and the rate limit', () => {
     } finally {
       await limitedApp.close();
     }
+  });
+});
+
+describe('fan-out', () => {
+  it('executes and serialises an event once for every subscriber sharing operation, variables and team; others get their own', async () => {
+    const team = await seedTeam(app);
+    const other = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'ada' }] });
+    const sharing = Array.from({ length: 20 }, () => subscribe(app, 'sse', { apiKey: team.apiKey }, STATUS_CHANGED, { envelopeId: built.envelopeId }));
+    const teamWide = subscribe(app, 'sse', { apiKey: team.apiKey }, STATUS_CHANGED);
+    const otherTeam = subscribe(app, 'sse', { apiKey: other.apiKey }, STATUS_CHANGED);
+    await untilWatching(app, 22);
+    const before = { ...fanoutCounters };
+    await sendAndSign(team.apiKey, built);
+    const expected = [
+      ['envelope.sent', 'sent'],
+      ['envelope.finalized', 'finalized'],
+    ];
+    for (const watcher of [...sharing, teamWide]) {
+      expect(events(await watcher.waitFor(2), 'envelopeStatusChanged').map((event) => [event.type, event.status])).toEqual(expected);
+    }
+    // Two events, each executed and serialised once for the twenty, once for the team-wide watcher.
+    expect(fanoutCounters.executions - before.executions).toBe(4);
+    expect(fanoutCounters.serialisations - before.serialisations).toBe(4);
+    expect(otherTeam.results).toEqual([]);
+    for (const watcher of [...sharing, teamWide, otherTeam]) await watcher.close();
   });
 });
 

@@ -45,7 +45,12 @@ class LiveStream implements AsyncIterableIterator<LiveItem> {
     return this.#finished;
   }
 
-  push(item: EnvelopeEvent): void {
+  /**
+   * Queues an event for the reader. `live`: it came from the hub, and counts against the bound;
+   * events read back from the table do not (their pages are bounded, and the next page waits for
+   * room, see `room()`).
+   */
+  push(item: EnvelopeEvent, live = true): void {
     if (this.#finished) return;
     if (this.#waiting) {
       const resolve = this.#waiting;
@@ -55,7 +60,24 @@ class LiveStream implements AsyncIterableIterator<LiveItem> {
       return;
     }
     this.#queue.push(item);
-    if (this.#queue.length - this.#head > this.maxQueued) this.end(new SubscriptionInterruptedError('slow_reader', this.lastDelivered));
+    if (live && this.#queue.length - this.#head > this.maxQueued) this.end(new SubscriptionInterruptedError('slow_reader', this.lastDelivered));
+    else this.#roomCheck?.();
+  }
+
+  #roomCheck: (() => void) | undefined;
+
+  /** Resolves once the reader has taken all but a few queued events (or the stream ended). */
+  room(): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.#finished || this.#queue.length - this.#head <= 1) {
+          this.#roomCheck = undefined;
+          resolve();
+        }
+      };
+      this.#roomCheck = check;
+      check();
+    });
   }
 
   /** Ends with an error, delivered after nothing else (what was queued is dropped: the reader resumes by sequence). */
@@ -74,6 +96,7 @@ class LiveStream implements AsyncIterableIterator<LiveItem> {
 
   #release() {
     this.#finished = true;
+    this.#roomCheck?.();
     const cleanups = this.#cleanups;
     this.#cleanups = [];
     for (const cleanup of cleanups) cleanup();
@@ -88,6 +111,7 @@ class LiveStream implements AsyncIterableIterator<LiveItem> {
         this.#head = 0;
       }
       if ('sequence' in value) this.lastDelivered = value.sequence;
+      this.#roomCheck?.();
       return Promise.resolve({ value, done: false });
     }
     if (this.#finished) return Promise.resolve({ value: undefined, done: true });
@@ -154,18 +178,20 @@ export async function subscribeEnvelopeEvents(context: LiveContext, options: { e
   let held: EnvelopeEvent[] = [];
   let catchingUp = true;
 
-  function pass(event: EnvelopeEvent) {
+  function pass(event: EnvelopeEvent, live = true) {
     last = event.sequence;
-    stream.push(event);
+    stream.push(event, live);
   }
 
   async function catchUp(from: number) {
     let after = from;
     for (;;) {
       const page = await readEnvelopeEventsAfter(context.reader, caller.teamId, envelopeId, after);
-      for (const event of page.events) pass(event);
-      if (page.events.length < REPLAY_PAGE) return;
+      for (const event of page.events) pass(event, false);
+      if (page.events.length < REPLAY_PAGE || stream.finished) return;
       after = page.events[page.events.length - 1].sequence;
+      // The next page once the reader has taken this one: a long backlog never sits in memory whole.
+      await stream.room();
     }
   }
 
@@ -208,6 +234,8 @@ export async function subscribeEnvelopeEvents(context: LiveContext, options: { e
       if (event.teamId !== caller.teamId) return;
       if (catchingUp) {
         held.push(event);
+        // Held while the backlog is read: bounded like the queue, or a slow catch-up could grow without end.
+        if (held.length > context.envelopeEvents.limits.maxQueuedEvents) stream.end(new SubscriptionInterruptedError('slow_reader', stream.lastDelivered));
         return;
       }
       if (last !== null && event.sequence <= last) return;
