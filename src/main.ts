@@ -61,7 +61,12 @@ const revocationListener =
 
 // Live envelope events for subscriptions: every instance hears every instance's commits by
 // LISTEN/NOTIFY on a PostgreSQL server; on the embedded database, this process's own commits.
-const envelopeEvents = await startEnvelopeEvents({ orm: database.orm, connectionString: config.databaseUrl, logger });
+const envelopeEvents = await startEnvelopeEvents({
+  orm: database.orm,
+  connectionString: config.databaseUrl,
+  logger,
+  limits: { perApiKey: config.subscriptionsPerKey },
+});
 
 // Request budgets are shared through PostgreSQL by every instance on one server; the embedded
 // database serves this process alone, so there they are counted in memory.
