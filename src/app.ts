@@ -15,6 +15,10 @@ import { GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin } from './graphql/grap
 import { createSecurityHeaders } from './security-headers.ts';
 import { EnvelopeEventHub, publishOnCommit } from './domain/live/envelope-event-hub.ts';
 import { liveSsePlugin, sharedSubscriptionPlugin } from './graphql/live-fanout.ts';
+import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
+
+/** Where graphql-sse clients in single connection mode connect (distinct connections use /graphql). */
+export const GRAPHQL_SSE_ENDPOINT = '/graphql/stream';
 
 export type App = YogaServerInstance<NodeServerContext, RequestContext>;
 
@@ -144,6 +148,8 @@ export function createApp(given: AppDependencies): App {
       // Live events: executed once per distinct (operation, variables, team), serialised once.
       sharedSubscriptionPlugin(),
       liveSsePlugin(),
+      // graphql-sse's single connection mode (one event stream carrying many operations).
+      useGraphQLSSE({ endpoint: GRAPHQL_SSE_ENDPOINT }),
     ],
   });
 }

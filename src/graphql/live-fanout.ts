@@ -68,7 +68,9 @@ function mapAsync<T, U>(source: AsyncIterable<T>, map: (value: T) => U | Promise
 
 async function subscribeShared(args: ExecutionArgs): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
   const source = await createSourceEventStream(args);
-  if (!isAsyncIterable(source)) return source as ExecutionResult;
+  // A refusal (auth, not found, limits) with `data: null`, which graphql-sse's single connection
+  // mode needs to tell a result from arguments (graphql-js leaves `data` out here).
+  if (!isAsyncIterable(source)) return { data: null, ...(source as ExecutionResult) };
   const context = args.contextValue as RequestContext;
   // Authenticated already (subscribing asked for the caller); the team is part of the key.
   const teamId = await context.caller().then(

@@ -5,8 +5,9 @@ import type { TestApp } from './harness.ts';
 
 export type LiveResult = { data?: any; errors?: any[]; status?: number };
 
-export type Transport = 'ws' | 'sse' | 'graphql-sse';
-export const TRANSPORTS: Transport[] = ['ws', 'sse', 'graphql-sse'];
+export type Transport = 'ws' | 'sse' | 'graphql-sse' | 'graphql-sse-single';
+/** graphql-ws over WebSocket, SSE by hand, and the graphql-sse client in both of its modes. */
+export const TRANSPORTS: Transport[] = ['ws', 'sse', 'graphql-sse', 'graphql-sse-single'];
 
 /**
  * One open subscription seen from the client: every result it received, in order, and whether
@@ -24,6 +25,7 @@ export type Watcher = {
 function watcherOf(iterator: AsyncIterator<LiveResult>, stop: () => void | Promise<void>): Watcher {
   const results: LiveResult[] = [];
   let ended = false;
+  let closing = false;
   let wake: (() => void) | undefined;
   const endedPromise = (async () => {
     try {
@@ -34,6 +36,8 @@ function watcherOf(iterator: AsyncIterator<LiveResult>, stop: () => void | Promi
         wake?.();
       }
     } catch (error) {
+      // A client told to stop may report its own abort: that is not something the server said.
+      if (closing) return;
       // graphql-sse refuses a non-2xx answer (an authentication failure is a 401): its body is the GraphQL result.
       const response = (error as { response?: Response }).response;
       const body = response ? await response.text().catch(() => '') : '';
@@ -70,6 +74,7 @@ function watcherOf(iterator: AsyncIterator<LiveResult>, stop: () => void | Promi
       return results;
     },
     async close() {
+      closing = true;
       await stop();
       await Promise.race([endedPromise, new Promise((resolve) => setTimeout(resolve, 2_000))]);
     },
@@ -133,6 +138,14 @@ export function subscribe(app: Pick<TestApp, 'url'>, transport: Transport, crede
     return watcherOf(iterator, async () => {
       await iterator.return?.();
       await client.dispose();
+    });
+  }
+  if (transport === 'graphql-sse-single') {
+    const client = createSseClient({ url: `${url}/stream`, headers: headersFor(credentials), singleConnection: true, retryAttempts: 0, lazy: true });
+    const iterator = client.iterate({ query, variables }) as AsyncIterableIterator<LiveResult>;
+    return watcherOf(iterator, async () => {
+      await iterator.return?.();
+      client.dispose();
     });
   }
   if (transport === 'graphql-sse') {
