@@ -21,7 +21,7 @@ afterAll(async () => {
   await app.close();
 });
 
-function events(results: LiveResult[], field: 'envelopeEvents' | 'envelopeStatusChanged') {
+function events(results: LiveResult[], field: 'envelopeEvents' | 'envelopeStatusChanged' | 'signingSessionChanged') {
   return results.map((result) => {
     expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
     return result.data[field];
@@ -216,6 +216,35 @@ describe('subscriptions', () => {
   });
 });
 
+describe('a signing page’s subscription', () => {
+  const SIGNING_CHANGED = 'subscription { signingSessionChanged { envelopeId sequence type status } }';
+
+  it.each(TRANSPORTS)('over %s: its link sees its envelope close, then the subscription completes; a bad link is refused by name', async (transport) => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'ada' }, { identifier: 'bob' }] });
+    expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const ada = subscribe(app, transport, { signingToken: await tokenFor(app, built.envelopeId, built.recipients.ada) }, SIGNING_CHANGED);
+    await untilWatching(app, 1);
+    // Bob signing changes no status: nothing arrives for that.
+    const signed = await signAndComplete(app, await tokenFor(app, built.envelopeId, built.recipients.bob));
+    expect(signed.errors).toBeUndefined();
+    expect((await restClient(app, team.apiKey).post(`/envelopes/${built.envelopeId}/void`, { reason: 'Wrong contract' })).status).toBe(200);
+    await ada.ended;
+    expect(events(ada.results, 'signingSessionChanged').map((event) => [event.envelopeId, event.type, event.status])).toEqual([[built.envelopeId, 'envelope.voided', 'voided']]);
+    expect(app.dependencies.envelopeEvents!.watcherCount).toBe(0);
+
+    const unknown = subscribe(app, transport, { signingToken: 'sgn_not_a_link' }, SIGNING_CHANGED);
+    const closed = subscribe(app, transport, { signingToken: await tokenFor(app, built.envelopeId, built.recipients.ada) }, SIGNING_CHANGED);
+    for (const [watcher, code] of [
+      [unknown, 'Signing.InvalidToken'],
+      [closed, 'Envelope.Closed'],
+    ] as const) {
+      await watcher.ended;
+      expect(watcher.results.map((result) => result.errors?.[0]?.extensions?.code), code).toEqual([code]);
+    }
+  });
+});
+
 describe.skipIf(inject('databaseKind') === 'embedded')('across instances (a PostgreSQL server; the embedded database belongs to one process)', () => {
   it('an event caused on one service process reaches watchers on another, both ways, on every transport', async () => {
     const team = await seedTeam(app);
@@ -287,6 +316,20 @@ describe('subscription limits', () => {
     for (const stop of stops) stop();
     await client.dispose();
   });
+  it('refuses a signing link’s subscription past the limit by name', async () => {
+    const team = await seedTeam(limited);
+    const built = await buildEnvelope(limited, team.apiKey, { recipients: [{ identifier: 'ada' }] });
+    expect((await restClient(limited, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const signingToken = await tokenFor(limited, built.envelopeId, built.recipients.ada);
+    const query = 'subscription { signingSessionChanged { sequence } }';
+    const open = [0, 1, 2].map(() => subscribe(limited, 'sse', { signingToken }, query));
+    await untilWatching(limited, 3);
+    const refused = subscribe(limited, 'ws', { signingToken }, query);
+    await refused.ended;
+    expect(refused.results[0].errors?.[0]?.extensions).toMatchObject({ code: 'Subscription.TooMany', context: { scope: 'signingLink', limit: 3 } });
+    for (const watcher of open) await watcher.close();
+  });
+
   it('a reader that lets its events pile up is dropped with Subscription.Interrupted, and resumes by sequence without loss', async () => {
     const team = await seedTeam(limited);
     const built = await buildEnvelope(limited, team.apiKey, { recipients: [{ identifier: 'ada' }] });

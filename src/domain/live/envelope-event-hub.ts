@@ -95,9 +95,9 @@ export class EnvelopeEventHub {
   }
 
   /** Counts an open subscription of the key; refused by name past the limit. Answers its release (idempotent). */
-  open(apiKeyId: string): () => void {
+  open(apiKeyId: string, scope: 'apiKey' | 'signingLink' = 'apiKey'): () => void {
     const open = this.#openByKey.get(apiKeyId) ?? 0;
-    if (open >= this.limits.perApiKey) throw new SubscriptionLimitError('apiKey', this.limits.perApiKey);
+    if (open >= this.limits.perApiKey) throw new SubscriptionLimitError(scope, this.limits.perApiKey);
     this.#openByKey.set(apiKeyId, open + 1);
     let released = false;
     return () => {

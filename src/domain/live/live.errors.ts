@@ -2,16 +2,16 @@ import { DomainError } from '../../shared/errors.ts';
 
 /**
  * `Subscription.TooMany`: the key (or the WebSocket connection) already holds as many open
- * subscriptions as allowed; `context.scope` is `apiKey` or `connection`, `context.limit` the
+ * subscriptions as allowed; `context.scope` is `apiKey`, `signingLink` or `connection`, `context.limit` the
  * number. Nothing was subscribed. Close one first.
  */
 export class SubscriptionLimitError extends DomainError {
-  constructor(scope: 'apiKey' | 'connection', limit: number) {
+  constructor(scope: 'apiKey' | 'signingLink' | 'connection', limit: number) {
     super(
       'Subscription.TooMany',
-      scope === 'apiKey'
-        ? `This API key already holds ${limit} open subscriptions, the most allowed; close one first.`
-        : `This connection already holds ${limit} open subscriptions, the most allowed; close one or open another connection.`,
+      scope === 'connection'
+        ? `This connection already holds ${limit} open subscriptions, the most allowed; close one or open another connection.`
+        : `This ${scope === 'apiKey' ? 'API key' : 'signing link'} already holds ${limit} open subscriptions, the most allowed; close one first.`,
       { scope, limit },
     );
   }

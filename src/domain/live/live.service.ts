@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { setsStatus, type EnvelopeEvent } from './envelope-event.ts';
 import { REPLAY_PAGE, readEnvelopeEventsAfter, readEnvelopeStatus } from './envelope-event.read.ts';
 import type { EnvelopeEventHub } from './envelope-event-hub.ts';
+import { lookUpToken } from '../signing/signing.service.ts';
 import { SubscriptionInterruptedError, SubscriptionKeyRevokedError, SubscriptionLimitError, SubscriptionUnavailableError } from './live.errors.ts';
 
 /** What a subscription yields: an event, or, last of all, the error it ended with. */
@@ -80,6 +81,15 @@ class LiveStream implements AsyncIterableIterator<LiveItem> {
     });
   }
 
+  /** Ends normally once the reader has taken what is queued. */
+  complete(): void {
+    if (this.#finished) return;
+    this.#release();
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    waiting?.({ value: undefined, done: true });
+  }
+
   /** Ends with an error, delivered after nothing else (what was queued is dropped: the reader resumes by sequence). */
   end(error: DomainError): void {
     if (this.#finished) return;
@@ -139,12 +149,13 @@ class LiveStream implements AsyncIterableIterator<LiveItem> {
  * Opens a stream for the caller: checks the limits (per key in the hub, per connection here) and
  * that events are arriving, and ends it when the key is revoked or events stop arriving.
  */
-function openStream(context: LiveContext, apiKeyId: string): LiveStream {
+function openStream(context: LiveContext, apiKeyId: string, scope: 'apiKey' | 'signingLink' = 'apiKey'): LiveStream {
+  // (For a signing link, `apiKeyId` is the link's own key in the count: `signing:<token id>`.)
   const hub = context.envelopeEvents;
   if (!hub.available) throw new SubscriptionUnavailableError();
   const connection = context.liveConnection;
   if (connection && connection.open >= hub.limits.perConnection) throw new SubscriptionLimitError('connection', hub.limits.perConnection);
-  const release = hub.open(apiKeyId);
+  const release = hub.open(apiKeyId, scope);
   const stream = new LiveStream(hub.limits.maxQueuedEvents);
   stream.onEnd(release);
   if (connection) {
@@ -289,5 +300,26 @@ export async function subscribeEnvelopeStatusChanged(context: LiveContext, optio
     await stream.return();
     throw error;
   }
+  return stream;
+}
+
+const CLOSED_STATUSES = new Set(['finalized', 'voided', 'expired']);
+
+/**
+ * `signingSessionChanged`: a signing page (its `X-Signing-Token`, no team key) watches its own
+ * envelope's status from now on: the envelope closing (finalized, voided, expired) arrives, and
+ * then the subscription completes, as the link is dead from then on. A missing, unknown or dead
+ * link, or a closed envelope, is refused as `signingSession` refuses it.
+ */
+export async function subscribeSigningSessionChanged(context: LiveContext): Promise<AsyncIterable<LiveItem>> {
+  const link = await lookUpToken(context);
+  const stream = openStream(context, `signing:${link.id}`, 'signingLink');
+  stream.onEnd(
+    context.envelopeEvents.watchEnvelope(link.envelope_id, (event) => {
+      if (event.teamId !== link.team_id || !setsStatus(event.type)) return;
+      stream.push(event);
+      if (event.status !== null && CLOSED_STATUSES.has(event.status)) stream.complete();
+    }),
+  );
   return stream;
 }

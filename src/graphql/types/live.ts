@@ -1,5 +1,5 @@
 import type { EnvelopeEvent } from '../../domain/live/envelope-event.ts';
-import { subscribeEnvelopeEvents, subscribeEnvelopeStatusChanged, type LiveItem } from '../../domain/live/live.service.ts';
+import { subscribeEnvelopeEvents, subscribeEnvelopeStatusChanged, subscribeSigningSessionChanged, type LiveItem } from '../../domain/live/live.service.ts';
 import { builder } from '../builder.ts';
 import { EnvelopeStatusEnum } from './envelope.ts';
 
@@ -48,6 +48,16 @@ builder.subscriptionField('envelopeEvents', (t) =>
       afterSequence: t.arg.int({ required: false, description: 'The last sequence you saw (0: from the start).' }),
     },
     subscribe: (_root, args, context) => subscribeEnvelopeEvents(context, { envelopeId: String(args.envelopeId), afterSequence: args.afterSequence }),
+    resolve: (item: LiveItem) => eventOf(item),
+  }),
+);
+
+builder.subscriptionField('signingSessionChanged', (t) =>
+  t.field({
+    type: EnvelopeEventType,
+    description:
+      'For a signing page (X-Signing-Token, no team key): its envelope’s status changes from now on; when the envelope closes (finalized, voided, expired) that event arrives and the subscription completes. Refused as signingSession refuses.',
+    subscribe: (_root, _args, context) => subscribeSigningSessionChanged(context),
     resolve: (item: LiveItem) => eventOf(item),
   }),
 );
