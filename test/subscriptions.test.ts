@@ -66,6 +66,8 @@ describe('subscriptions', () => {
     expect(all.find((event) => event.type === 'envelope.sent')).toMatchObject({ status: 'sent' });
     await teamWatcher.close();
     await eventWatcher.close();
+    // A client that goes away releases what its subscription held on the server.
+    await expect.poll(() => app.dependencies.envelopeEvents!.watcherCount, { timeout: 5_000 }).toBe(0);
   });
 
   it('a watcher that reconnects with afterSequence while events keep arriving loses nothing and repeats nothing (many seeds)', async () => {
