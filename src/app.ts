@@ -14,8 +14,26 @@ import { restPlugin } from './rest/plugin.ts';
 import { GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin } from './graphql/graphiql.ts';
 import { referenceAssetsPlugin } from './rest/routes/reference.ts';
 import { createSecurityHeaders } from './security-headers.ts';
+import { EnvelopeEventHub, publishOnCommit } from './domain/live/envelope-event-hub.ts';
+import { liveSsePlugin, sharedSubscriptionPlugin } from './graphql/live-fanout.ts';
+import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
+
+/** Where graphql-sse clients in single connection mode connect (distinct connections use /graphql). */
+export const GRAPHQL_SSE_ENDPOINT = '/graphql/stream';
 
 export type App = YogaServerInstance<NodeServerContext, RequestContext>;
+
+/** One hub per ORM when none was brought: fed by this process's own commits (the embedded database, tools). */
+const hubsByOrm = new WeakMap<AppDependencies['orm'], EnvelopeEventHub>();
+function inProcessEnvelopeEvents(orm: AppDependencies['orm']): EnvelopeEventHub {
+  let hub = hubsByOrm.get(orm);
+  if (!hub) {
+    hub = new EnvelopeEventHub();
+    publishOnCommit(orm, hub);
+    hubsByOrm.set(orm, hub);
+  }
+  return hub;
+}
 
 /** Per-operation limits (depth, cost, aliases, directives, tokens): src/graphql/limits.ts, docs/limits.md. */
 export { GRAPHQL_LIMITS } from './graphql/limits.ts';
@@ -83,7 +101,8 @@ export function createApp(given: AppDependencies): App {
   const { logger } = given;
   // A process-local limiter unless main (or a test) brought a shared one.
   const rateLimiter = given.rateLimiter ?? createRateLimiter({ limits: given.config.rateLimits, store: { kind: 'memory' }, logger });
-  const dependencies: AppDependencies = { ...given, rateLimiter };
+  const envelopeEvents = given.envelopeEvents ?? inProcessEnvelopeEvents(given.orm);
+  const dependencies = { ...given, rateLimiter, envelopeEvents };
   const securityHeaders = createSecurityHeaders();
   const requestMetadataOf = createRequestMetadataReader({ trustedProxyHops: dependencies.config.trustedProxyHops });
   return createYoga<NodeServerContext, RequestContext>({
@@ -113,6 +132,7 @@ export function createApp(given: AppDependencies): App {
       createRequestContext(dependencies, {
         headers: request.headers,
         metadata: requestMetadataOf(request, serverContext as NodeServerContext),
+        liveConnection: (serverContext as NodeServerContext).liveConnection,
       }),
     plugins: [
       securityHeaders.plugin,
@@ -127,6 +147,11 @@ export function createApp(given: AppDependencies): App {
       protoKeyLiteralPlugin,
       graphqlBodyLimitPlugin(requestMetadataOf),
       ...(dependencies.config.graphqlJit ? [useGraphQlJit()] : []),
+      // Live events: executed once per distinct (operation, variables, team), serialised once.
+      sharedSubscriptionPlugin(),
+      liveSsePlugin(),
+      // graphql-sse's single connection mode (one event stream carrying many operations).
+      useGraphQLSSE({ endpoint: GRAPHQL_SSE_ENDPOINT }),
     ],
   });
 }

@@ -34,6 +34,8 @@ export type Config = {
   graphqlIntrospection: boolean;
   /** Requests per minute per API key, per client address without a key, per signing link (0: no limit). */
   rateLimits: { apiKey: number; client: number; signingToken: number };
+  /** Open subscriptions one API key may hold on one instance (SUBSCRIPTIONS_PER_KEY). */
+  subscriptionsPerKey: number;
 };
 
 export class ConfigError extends Error {
@@ -97,6 +99,12 @@ const variables = {
   RATE_LIMIT_PER_MINUTE: perMinute(600),
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: perMinute(300),
   RATE_LIMIT_SIGNING_PER_MINUTE: perMinute(120),
+  SUBSCRIPTIONS_PER_KEY: z.coerce
+    .number({ error: 'must be an integer from 1 to 1000000' })
+    .int('must be an integer from 1 to 1000000')
+    .min(1, 'must be an integer from 1 to 1000000')
+    .max(1_000_000, 'must be an integer from 1 to 1000000')
+    .default(1_000),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
@@ -149,5 +157,6 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       client: values.RATE_LIMIT_ANONYMOUS_PER_MINUTE as number,
       signingToken: values.RATE_LIMIT_SIGNING_PER_MINUTE as number,
     },
+    subscriptionsPerKey: values.SUBSCRIPTIONS_PER_KEY as number,
   };
 }

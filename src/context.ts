@@ -11,6 +11,8 @@ import type { PdfWorkers } from './domain/document/pdf-worker-pool.ts';
 import type { RequestMetadata } from './shared/request-metadata.ts';
 import type { ServiceContext } from './domain/service-context.ts';
 import type { RateLimiter } from './rate-limit.ts';
+import type { EnvelopeEventHub } from './domain/live/envelope-event-hub.ts';
+import type { LiveConnection } from './domain/live/live.service.ts';
 
 /** What the process shares between requests: built once in main, passed to the app. */
 export type AppDependencies = {
@@ -27,9 +29,17 @@ export type AppDependencies = {
   apiKeyCache?: ApiKeyCache;
   /** Request budgets (src/rate-limit.ts). Absent: createApp makes a process-local one from the config. */
   rateLimiter?: RateLimiter;
+  /**
+   * Live envelope events (subscriptions). Absent: createApp makes one fed by this process's own
+   * commits; main (and tests) bring one fed by LISTEN/NOTIFY on a PostgreSQL server.
+   */
+  envelopeEvents?: EnvelopeEventHub;
 };
 
 export type { RequestMetadata };
+
+/** The dependencies as the app serves with them: createApp has filled in what was left out. */
+export type ServingDependencies = AppDependencies & { envelopeEvents: EnvelopeEventHub };
 
 /**
  * The one request context both faces use. `em` is a fresh fork per request, so no identity map
@@ -45,11 +55,14 @@ export type RequestContext = AppDependencies &
     caller(): Promise<TeamCaller>;
     /** The `Idempotency-Key` header, for creating writes on either face. */
     idempotencyKey: string | undefined;
+    envelopeEvents: EnvelopeEventHub;
+    /** The WebSocket connection an operation came on (per-connection subscription limit); absent over HTTP. */
+    liveConnection?: LiveConnection;
   };
 
 export function createRequestContext(
-  dependencies: AppDependencies,
-  { headers, metadata }: { headers: Headers; metadata: RequestMetadata },
+  dependencies: ServingDependencies,
+  { headers, metadata, liveConnection }: { headers: Headers; metadata: RequestMetadata; liveConnection?: LiveConnection },
 ): RequestContext {
   const apiKey = headers.get('x-service-api-key')?.trim() ?? '';
   let callerPromise: Promise<TeamCaller> | undefined;
@@ -76,6 +89,7 @@ export function createRequestContext(
     sandboxClock: dependencies.config.sandboxClock,
     signingToken: headers.get('x-signing-token')?.trim() || undefined,
     idempotencyKey: headers.get('idempotency-key') ?? undefined,
+    liveConnection,
     caller() {
       if (!callerPromise) {
         callerPromise = apiKey === '' ? Promise.reject(new MissingApiKeyError()) : authenticateApiKey(() => context.em, apiKey, dependencies.apiKeyCache);

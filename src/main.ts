@@ -12,6 +12,7 @@ import { startupBanner } from './startup-banner.ts';
 import { createFileBlobStore } from './shared/blob-store.ts';
 import { createClock } from './shared/clock.ts';
 import { startExpirySweeper } from './domain/signing/closing.service.ts';
+import { startEnvelopeEvents } from './domain/live/envelope-event-hub.ts';
 import { createPdfWorkerPool } from './domain/document/pdf-worker-pool.ts';
 import { createLogger } from './shared/logger.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
@@ -51,6 +52,15 @@ const apiKeyCache = new ApiKeyCache();
 const revocationListener =
   config.databaseUrl === undefined ? undefined : await listenForApiKeyRevocations({ connectionString: config.databaseUrl, cache: apiKeyCache, logger });
 
+// Live envelope events for subscriptions: every instance hears every instance's commits by
+// LISTEN/NOTIFY on a PostgreSQL server; on the embedded database, this process's own commits.
+const envelopeEvents = await startEnvelopeEvents({
+  orm: database.orm,
+  connectionString: config.databaseUrl,
+  logger,
+  limits: { perApiKey: config.subscriptionsPerKey },
+});
+
 // Request budgets are shared through PostgreSQL by every instance on one server; the embedded
 // database serves this process alone, so there they are counted in memory.
 const rateLimiter = createRateLimiter({
@@ -76,6 +86,7 @@ const app = createApp({
   pdfWorkers,
   apiKeyCache,
   rateLimiter,
+  envelopeEvents: envelopeEvents.hub,
 });
 const running = await listen(app, { port: config.port, maxUploadBytes: config.maxDocumentBytes });
 logger.info(
@@ -99,6 +110,9 @@ async function shutdown(signal: string) {
   shuttingDown = true;
   logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
   memoryTrim.stop();
+  // Open subscriptions end first (Subscription.Interrupted, reason shutting_down), so their
+  // streams finish like any other request; clients resume elsewhere by sequence.
+  await envelopeEvents.close();
   await running.close();
   await app.dispose();
   await expirySweeper.stop();

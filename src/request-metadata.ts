@@ -1,11 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { RequestMetadata } from './shared/request-metadata.ts';
+import type { LiveConnection } from './domain/live/live.service.ts';
 
 const acceptableRequestId = /^[A-Za-z0-9._:-]{8,64}$/;
 
 /** The server context the Node adapter hands to yoga: the raw request, when there is one. */
-export type NodeServerContext = { req?: IncomingMessage };
+export type NodeServerContext = { req?: IncomingMessage; liveConnection?: LiveConnection };
 
 export type RequestMetadataReader = (request: Request, serverContext: NodeServerContext | undefined) => RequestMetadata;
 

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { App } from './app.ts';
 import { BODY_TIMEOUTS, guardRequestBody, type BodyTimeouts } from './body-guard.ts';
 import { withGraphQLUploads } from './graphql/uploads.ts';
+import { attachGraphQLWebSocket } from './graphql/websocket.ts';
 
 export type RunningServer = {
   server: http.Server;
@@ -30,6 +31,8 @@ export async function listen(
   // links must still get through (see BODY_TIMEOUTS.totalMs).
   server.requestTimeout = timeouts.totalMs + timeouts.headersMs + 5_000;
   server.headersTimeout = timeouts.headersMs;
+  // Subscriptions (and any operation) over WebSocket on the same port and path.
+  const webSocket = attachGraphQLWebSocket(server, app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -39,7 +42,9 @@ export async function listen(
   return {
     server,
     url: `http://${shownHost === '[::]' || shownHost === '0.0.0.0' ? 'localhost' : shownHost}:${address.port}`,
-    close(graceMs = 10_000) {
+    async close(graceMs = 10_000) {
+      // Open WebSockets and event streams never finish by themselves: they are told to go first.
+      await webSocket.close();
       return new Promise<void>((resolve) => {
         const forceTimer = setTimeout(() => server.closeAllConnections(), graceMs);
         forceTimer.unref();

@@ -1,8 +1,5 @@
-import { execFile, spawn } from 'node:child_process';
-import fs from 'node:fs';
+import { execFile } from 'node:child_process';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -11,6 +8,7 @@ import { ApiKey } from '../src/domain/team/api-key.entity.ts';
 import { API_KEY_REVOKED_CHANNEL, ApiKeyCache, listenForApiKeyRevocations } from '../src/domain/team/api-key-cache.ts';
 import { createApiKey, revokeApiKey } from '../src/domain/team/team.service.ts';
 import { createLogger } from '../src/shared/logger.ts';
+import { startServerProcess } from './helpers/process.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 const onServer = inject('databaseKind') === 'server';
@@ -139,32 +137,10 @@ describe('the API key cache', () => {
 describe.skipIf(!onServer)('revocations from other processes (skipped on the embedded database: no other process can open it while a server runs)', () => {
   it('reach a running server within one second of the CLI revoking the key', async () => {
     const team = await seedTeam(app);
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-keycache-'));
-    const environment = {
-      ...process.env,
-      DATABASE_URL: inject('databaseUrl'),
-      PORT: '0',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'info',
-      AUDIT_HMAC_KEY: app.dependencies.auditKey.toString('utf8'),
-    };
-    const server = spawn(process.execPath, ['src/main.ts'], { env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    server.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise((resolve) => server.once('exit', resolve));
+    const server = await startServerProcess(app);
+    const { url, environment } = server;
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output}`)), 30_000);
-        server.stdout.on('data', (chunk: Buffer) => {
-          output += chunk.toString();
-          const match = /"address":"(http:\/\/[^"]+)"/.exec(output);
-          if (match) {
-            clearTimeout(timer);
-            resolve(match[1]);
-          }
-        });
-      });
-      expect(output).toContain('listening for API key revocations');
+      expect(server.output()).toContain('listening for API key revocations');
       const me = () => fetch(`${url}/api/v1/key/me`, { headers: { 'x-service-api-key': team.apiKey } });
 
       expect((await me()).status).toBe(200);
@@ -192,9 +168,7 @@ describe.skipIf(!onServer)('revocations from other processes (skipped on the emb
       expect(((await response.json()) as any).error.name).toBe('Auth.InvalidApiKey');
       expect(elapsed).toBeLessThan(1_000);
     } finally {
-      server.kill('SIGTERM');
-      await exited;
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await server.stop();
     }
   });
 

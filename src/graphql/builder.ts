@@ -22,3 +22,7 @@ export const builder = new SchemaBuilder<{
 
 builder.queryType({ description: 'Reads. Every field needs the team key in X-Service-Api-Key unless noted.' });
 builder.mutationType({ description: 'Writes. Each mirrors one REST operation of /api/v1/key and follows the same rules.' });
+builder.subscriptionType({
+  description:
+    'Live events, over SSE (GraphQL over SSE, distinct connections) and WebSocket (graphql-ws) on /graphql. Every field needs the team key: the X-Service-Api-Key header over SSE, connectionParams { "X-Service-Api-Key": ... } over WebSocket.',
+});

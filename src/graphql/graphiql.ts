@@ -38,6 +38,10 @@ const FAVICON =
 /** What a new user sees in the first tab: a real question about their own team's data. */
 export const GRAPHIQL_EXAMPLE_OPERATION = `# Your team's newest envelopes, with their documents and recipients.
 # Put your team's API key in the Headers tab below, then press the run button.
+#
+# Live status: paste one of these into a new tab (+) and run it; events stream in as envelopes change.
+#   subscription { envelopeStatusChanged { envelopeId sequence type status at } }
+#   subscription { envelopeEvents(envelopeId: "<an envelope id>", afterSequence: 0) { sequence type status at } }
 query NewestEnvelopes {
   envelopes(first: 5) {
     nodes {

@@ -1,4 +1,4 @@
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 import { consumeForRequest, RateLimitedError, rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../rate-limit.ts';
@@ -12,27 +12,30 @@ import { consumeForRequest, RateLimitedError, rateLimitHeaders, type RateLimitDe
  */
 export function graphqlRateLimitPlugin(limiter: RateLimiter): Plugin {
   const decisions = new WeakMap<Request, RateLimitDecision>();
+  async function consume(contextValue: unknown, setResultAndStopExecution: (result: ExecutionResult) => void) {
+    const context = contextValue as RequestContext & { request: Request };
+    const decision = await consumeForRequest(limiter, context);
+    if (!decision) return;
+    decisions.set(context.request, decision);
+    if (decision.allowed) return;
+    const error = new RateLimitedError(decision);
+    setResultAndStopExecution({
+      errors: [
+        new GraphQLError(error.description, {
+          extensions: {
+            code: error.name,
+            name: error.name,
+            context: error.context,
+            http: { status: 429, headers: rateLimitHeaders(decision) },
+          },
+        }),
+      ],
+    });
+  }
   return {
-    async onExecute({ args, setResultAndStopExecution }) {
-      const context = args.contextValue as unknown as RequestContext & { request: Request };
-      const decision = await consumeForRequest(limiter, context);
-      if (!decision) return;
-      decisions.set(context.request, decision);
-      if (decision.allowed) return;
-      const error = new RateLimitedError(decision);
-      setResultAndStopExecution({
-        errors: [
-          new GraphQLError(error.description, {
-            extensions: {
-              code: error.name,
-              name: error.name,
-              context: error.context,
-              http: { status: 429, headers: rateLimitHeaders(decision) },
-            },
-          }),
-        ],
-      });
-    },
+    // A subscription counts once, when it is opened; the events it delivers later are not requests.
+    onExecute: ({ args, setResultAndStopExecution }) => consume(args.contextValue, setResultAndStopExecution),
+    onSubscribe: ({ args, setResultAndStopExecution }) => consume(args.contextValue, setResultAndStopExecution),
     onResponse({ request, response }) {
       const decision = decisions.get(request);
       if (!decision) return;

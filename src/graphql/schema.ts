@@ -10,6 +10,7 @@ import './types/audit.ts';
 import './types/contact.ts';
 import './types/template.ts';
 import './types/signing.ts';
+import './types/live.ts';
 
 /** The whole GraphQL schema; `npm run schema:print` writes it to schema.graphql. */
 export const schema = builder.toSchema({ sortSchema: false });

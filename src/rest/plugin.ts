@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import { createRequestContext, type AppDependencies } from '../context.ts';
+import { createRequestContext, type ServingDependencies } from '../context.ts';
 import { isDatabaseReady } from '../db/database.ts';
 import type { NodeServerContext, RequestMetadataReader } from '../request-metadata.ts';
 import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
@@ -17,7 +17,7 @@ export const REST_PREFIX = '/api/v1/key';
  * every failure becomes the contract's error body here, in one place.
  */
 export function restPlugin(
-  dependencies: AppDependencies,
+  dependencies: ServingDependencies,
   requestMetadataOf: RequestMetadataReader,
   routes: RestRoute[] = restRoutes,
 ): Plugin<NodeServerContext> {

@@ -160,6 +160,8 @@ const statusByName: Record<string, number> = {
   'Signing.HostCannotSubmit': 409,
   'Server.Internal': 500,
   'Server.Unavailable': 503,
+  'Subscription.Unavailable': 503,
+  'Subscription.TooMany': 429,
   'Server.Busy': 503,
 };
 

@@ -15,6 +15,7 @@ import { createFileBlobStore } from '../../src/shared/blob-store.ts';
 import { createClock } from '../../src/shared/clock.ts';
 import { createPdfWorkerPool, type PdfWorkerPoolOptions } from '../../src/domain/document/pdf-worker-pool.ts';
 import { createLogger } from '../../src/shared/logger.ts';
+import { startEnvelopeEvents, type LiveLimits } from '../../src/domain/live/envelope-event-hub.ts';
 
 export type TestApp = {
   url: string;
@@ -40,6 +41,8 @@ export type TestAppOptions = {
   apiKeyCache?: false | { ttlMs?: number; listen?: boolean };
   /** The PDF worker pool's settings (defaults: main.ts's), e.g. a short time limit. */
   pdfWorkers?: PdfWorkerPoolOptions;
+  /** Subscription limits (defaults: LIVE_LIMITS). */
+  liveLimits?: Partial<LiveLimits>;
 };
 
 /**
@@ -75,6 +78,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     store: inject('databaseKind') === 'server' ? { kind: 'postgres', connectionString: inject('databaseUrl'), preparedStatements: true } : { kind: 'memory' },
     logger: createLogger('silent'),
   });
+  // As main.ts wires it: LISTEN/NOTIFY on a server, this process's commits on the embedded database.
+  const envelopeEvents = await startEnvelopeEvents({
+    orm,
+    connectionString: inject('databaseKind') === 'server' ? inject('databaseUrl') : undefined,
+    logger: createLogger('silent'),
+    limits: options.liveLimits,
+  });
   const dependencies: AppDependencies = {
     orm,
     config,
@@ -92,6 +102,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     pdfWorkers: createPdfWorkerPool(options.pdfWorkers),
     apiKeyCache,
     rateLimiter,
+    envelopeEvents: envelopeEvents.hub,
   };
   const app = createApp(dependencies);
   const running = await listen(app, { port: 0, host: '127.0.0.1', maxUploadBytes: config.maxDocumentBytes });
@@ -103,6 +114,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     statements,
     resetStatements: () => statements.splice(0, statements.length),
     async close() {
+      await envelopeEvents.close();
       await running.close(1000);
       await dependencies.pdfWorkers.close();
       await revocationListener?.close();
@@ -128,7 +140,7 @@ export async function seedTeam(app: TestApp, options: { workspaceId?: string } =
 export type RestResult = { status: number; headers: Headers; body: any };
 
 /** A REST caller for one key, speaking the contract's JSON body. */
-export function restClient(app: TestApp, apiKey: string | undefined) {
+export function restClient(app: Pick<TestApp, 'url'>, apiKey: string | undefined) {
   async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<RestResult> {
     const response = await fetch(`${app.url}/api/v1/key${path}`, {
       method,

@@ -8,6 +8,7 @@ import { isUuid } from '../../shared/ids.ts';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
+import { HEAD_AND_NOTIFY_SQL, headAndNotifyParameters, stashUntilCommit, statusAfter } from '../live/envelope-event.ts';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -74,10 +75,16 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
   if (!em.isInTransaction()) throw new Error('appendAuditEvent must run inside the transaction of the change it records');
   const streamId = input.envelopeId ?? input.teamId;
   await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [streamId], 'run');
-  const [head] = await em.execute<{ seq: number; hash: string }[]>(
-    'select seq, hash from audit_event where stream_id = ? order by seq desc limit 1',
-    [streamId],
-  );
+  // An envelope's event is also announced to live watchers (domain/live): the NOTIFY is sent in
+  // this transaction, so PostgreSQL delivers it only if the change commits, in commit order; it
+  // rides on the head read, so appending costs no extra round trip.
+  const [head] =
+    input.envelopeId === null
+      ? await em.execute<{ seq: number; hash: string }[]>('select seq, hash from audit_event where stream_id = ? order by seq desc limit 1', [streamId])
+      : await em.execute<{ seq: number | null; hash: string | null; status: string | null }[]>(
+          HEAD_AND_NOTIFY_SQL,
+          headAndNotifyParameters({ envelopeId: input.envelopeId, teamId: input.teamId, type: input.type, at: input.at }),
+        );
   const event = em.create(AuditEvent, {
     teamId: input.teamId,
     streamId,
@@ -95,6 +102,17 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
   });
   event.hash = hashAuditEvent(auditKey, event);
   em.persist(event);
+  if (input.envelopeId !== null) {
+    // On the embedded database the hub publishes this once the transaction commits (no NOTIFY crosses its one backend).
+    stashUntilCommit(em, {
+      envelopeId: input.envelopeId,
+      teamId: input.teamId,
+      sequence: event.seq,
+      type: input.type,
+      status: statusAfter(input.type, (head as { status?: string | null } | undefined)?.status ?? null),
+      at: input.at.toISOString(),
+    });
+  }
   return event;
 }
 

@@ -40,12 +40,13 @@ import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockE
  * expired envelope, or a dead or unknown token.
  */
 
-type TokenRow = { id: string; revoked_at: Date | null; last_used_at: Date | null; recipient_id: string; agent_id: string; envelope_id: string; team_id: string; status: string };
+export type TokenRow = { id: string; revoked_at: Date | null; last_used_at: Date | null; recipient_id: string; agent_id: string; envelope_id: string; team_id: string; status: string };
 
 const CLOSED = new Set(['finalized', 'voided', 'expired']);
 
 /** Finds the token's envelope (to queue for its lock); unknown tokens and dead links are refused by name. */
-async function lookUpToken(context: ServiceContext): Promise<TokenRow> {
+/** The link of the request's `X-Signing-Token`, alive, of an envelope not closed (else its refusal by name). */
+export async function lookUpToken(context: ServiceContext): Promise<TokenRow> {
   const token = context.signingToken;
   if (!token) throw new SigningTokenMissingError();
   const [row] = await context.em.execute<TokenRow[]>(

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import pg from 'pg';
 import type { Logger } from '../../shared/logger.ts';
+import { listenForNotifications } from '../../db/notification-listener.ts';
 import type { TeamCaller } from './team.service.ts';
 
 /** The PostgreSQL channel a revocation is announced on; the payload is the key's id. */
@@ -81,9 +81,18 @@ export class ApiKeyCache {
   }
 }
 
+/** Who else in this process must hear of a revocation at once (live subscriptions opened with the key end). */
+const revocationWatchersInProcess = new Set<(apiKeyId: string) => void>();
+
+export function onApiKeyRevokedInProcess(watcher: (apiKeyId: string) => void): () => void {
+  revocationWatchersInProcess.add(watcher);
+  return () => revocationWatchersInProcess.delete(watcher);
+}
+
 /** Called by `revokeApiKey` once the revocation has committed. */
 export function evictApiKeyInProcess(apiKeyId: string): void {
   for (const cache of cachesInProcess) cache.evictKey(apiKeyId);
+  for (const watcher of revocationWatchersInProcess) watcher(apiKeyId);
 }
 
 export type RevocationListener = {
@@ -104,61 +113,16 @@ export async function listenForApiKeyRevocations(options: {
   logger: Logger;
   retryMs?: { first: number; max: number };
 }): Promise<RevocationListener> {
-  const { connectionString, cache, logger } = options;
-  const retry = options.retryMs ?? { first: 100, max: 5_000 };
-  let delay = retry.first;
-  let current: pg.Client | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let closed = false;
-
-  function lost(client: pg.Client, error?: unknown) {
-    if (current !== client) return;
-    current = undefined;
-    cache.suspend();
-    client.end().catch(() => {});
-    if (closed) return;
-    logger.warn({ err: error, retryInMs: delay }, 'API key revocation listener disconnected: key cache off until it is back');
-    timer = setTimeout(() => void connect(), delay);
-    delay = Math.min(delay * 2, retry.max);
-  }
-
-  async function connect() {
-    timer = undefined;
-    const client = new pg.Client({
-      connectionString,
-      keepAlive: true,
-      connectionTimeoutMillis: 5_000,
-      application_name: 'envelope-service api-key-revocations',
-    });
-    current = client;
-    client.on('notification', (message) => {
-      if (message.channel === API_KEY_REVOKED_CHANNEL && message.payload) cache.evictKey(message.payload);
-    });
-    client.on('error', (error) => lost(client, error));
-    client.on('end', () => lost(client, new Error('connection ended')));
-    try {
-      await client.connect();
-      await client.query(`listen ${API_KEY_REVOKED_CHANNEL}`);
-    } catch (error) {
-      lost(client, error);
-      return;
-    }
-    if (current !== client) return;
-    delay = retry.first;
-    cache.resume();
-    logger.info({ channel: API_KEY_REVOKED_CHANNEL }, 'listening for API key revocations: key cache on');
-  }
-
-  cache.suspend();
-  await connect();
-  return {
-    async close() {
-      closed = true;
-      clearTimeout(timer);
-      const client = current;
-      current = undefined;
-      cache.suspend();
-      await client?.end().catch(() => {});
-    },
-  };
+  const { cache } = options;
+  return listenForNotifications({
+    connectionString: options.connectionString,
+    channels: [API_KEY_REVOKED_CHANNEL],
+    name: 'api-key-revocations',
+    messages: { up: 'listening for API key revocations: key cache on', down: 'API key revocation listener disconnected: key cache off until it is back' },
+    logger: options.logger,
+    retryMs: options.retryMs,
+    onNotification: (_channel, keyId) => cache.evictKey(keyId),
+    onUp: () => cache.resume(),
+    onDown: () => cache.suspend(),
+  });
 }

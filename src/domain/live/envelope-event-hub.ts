@@ -1,0 +1,208 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { listenForNotifications, type NotificationListener } from '../../db/notification-listener.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { API_KEY_REVOKED_CHANNEL, onApiKeyRevokedInProcess } from '../team/api-key-cache.ts';
+import { ENVELOPE_EVENT_CHANNEL, fromNotifyPayload, takePending, type EnvelopeEvent } from './envelope-event.ts';
+import { SubscriptionLimitError } from './live.errors.ts';
+
+export type LiveLimits = {
+  /** Open subscriptions one API key may hold on one instance. */
+  perApiKey: number;
+  /** Open subscriptions on one WebSocket connection. */
+  perConnection: number;
+  /** Events queued for one subscriber that is not reading; past it the subscriber is dropped (it resumes by sequence). */
+  maxQueuedEvents: number;
+};
+
+export const LIVE_LIMITS: LiveLimits = { perApiKey: 1_000, perConnection: 100, maxQueuedEvents: 1_000 };
+
+type Listener = (event: EnvelopeEvent) => void;
+
+function add<K, V>(map: Map<K, Set<V>>, key: K, value: V): () => void {
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  set.add(value);
+  return () => {
+    set.delete(value);
+    if (set.size === 0 && map.get(key) === set) map.delete(key);
+  };
+}
+
+/**
+ * The process's switchboard for live envelope events: whoever watches an envelope (or a team) is
+ * called with each event published for it, in publication order. It holds no events itself;
+ * catching up is the subscription's business (from the audit table, by sequence).
+ *
+ * Events come in after their transaction committed, never before: on a PostgreSQL server from
+ * the NOTIFY each append sends in its transaction (`listenForEnvelopeEvents`, one connection per
+ * instance, so every instance hears every instance's events in commit order); on the embedded
+ * database from the ORM's after-commit hook (`publishOnCommit`).
+ */
+export class EnvelopeEventHub {
+  readonly limits: LiveLimits;
+  readonly #byEnvelope = new Map<string, Set<Listener>>();
+  readonly #byTeam = new Map<string, Set<Listener>>();
+  readonly #byRevokedKey = new Map<string, Set<() => void>>();
+  readonly #onInterrupted = new Set<(reason: 'connection_lost' | 'shutting_down') => void>();
+  readonly #openByKey = new Map<string, number>();
+  #available = true;
+  readonly #stopWatchingRevocations: () => void;
+
+  constructor(limits: Partial<LiveLimits> = {}) {
+    this.limits = { ...LIVE_LIMITS, ...limits };
+    this.#stopWatchingRevocations = onApiKeyRevokedInProcess((apiKeyId) => this.keyRevoked(apiKeyId));
+  }
+
+  publish(event: EnvelopeEvent): void {
+    for (const listener of this.#byEnvelope.get(event.envelopeId) ?? []) listener(event);
+    for (const listener of this.#byTeam.get(event.teamId) ?? []) listener(event);
+  }
+
+  watchEnvelope(envelopeId: string, listener: Listener): () => void {
+    return add(this.#byEnvelope, envelopeId, listener);
+  }
+
+  watchTeam(teamId: string, listener: Listener): () => void {
+    return add(this.#byTeam, teamId, listener);
+  }
+
+  /** Calls `ended` once the key is revoked (in this process or, on a server, any other). */
+  watchRevocation(apiKeyId: string, ended: () => void): () => void {
+    return add(this.#byRevokedKey, apiKeyId, ended);
+  }
+
+  keyRevoked(apiKeyId: string): void {
+    for (const ended of [...(this.#byRevokedKey.get(apiKeyId) ?? [])]) ended();
+  }
+
+  /** Calls `ended` when events stop arriving (the event connection dropped, or shutdown). */
+  watchInterruption(ended: (reason: 'connection_lost' | 'shutting_down') => void): () => void {
+    this.#onInterrupted.add(ended);
+    return () => this.#onInterrupted.delete(ended);
+  }
+
+  interrupt(reason: 'connection_lost' | 'shutting_down'): void {
+    for (const ended of [...this.#onInterrupted]) ended(reason);
+  }
+
+  /** False while this instance hears no events (its listener is reconnecting): subscribing is refused then. */
+  get available(): boolean {
+    return this.#available;
+  }
+
+  setAvailable(available: boolean): void {
+    this.#available = available;
+  }
+
+  /** Counts an open subscription of the key; refused by name past the limit. Answers its release (idempotent). */
+  open(apiKeyId: string, scope: 'apiKey' | 'signingLink' = 'apiKey'): () => void {
+    const open = this.#openByKey.get(apiKeyId) ?? 0;
+    if (open >= this.limits.perApiKey) throw new SubscriptionLimitError(scope, this.limits.perApiKey);
+    this.#openByKey.set(apiKeyId, open + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const now = (this.#openByKey.get(apiKeyId) ?? 1) - 1;
+      if (now <= 0) this.#openByKey.delete(apiKeyId);
+      else this.#openByKey.set(apiKeyId, now);
+    };
+  }
+
+  /** Watchers registered now (envelopes and teams), for tests and metrics. */
+  get watcherCount(): number {
+    let count = 0;
+    for (const set of this.#byEnvelope.values()) count += set.size;
+    for (const set of this.#byTeam.values()) count += set.size;
+    return count;
+  }
+
+  close(): void {
+    this.interrupt('shutting_down');
+    this.#stopWatchingRevocations();
+  }
+}
+
+/**
+ * Publishes, on the embedded database, the events each transaction appended once it commits
+ * (never those of one that rolls back). The embedded database serves one transaction at a time
+ * (a pool of one), so a savepoint's events wait for the one outer transaction's commit.
+ */
+export function publishOnCommit(orm: MikroORM, hub: EnvelopeEventHub): void {
+  let fromSavepoints: EnvelopeEvent[] = [];
+  orm.em.getEventManager().registerSubscriber({
+    afterTransactionCommit({ transaction }) {
+      if (!transaction) return;
+      const events = takePending(transaction);
+      if ('savepointName' in transaction && transaction.savepointName) {
+        fromSavepoints.push(...events);
+        return;
+      }
+      const all = [...fromSavepoints, ...events].sort((a, b) => a.sequence - b.sequence);
+      fromSavepoints = [];
+      for (const event of all) hub.publish(event);
+    },
+    afterTransactionRollback({ transaction }) {
+      if (!transaction) return;
+      takePending(transaction);
+      if (!('savepointName' in transaction && transaction.savepointName)) fromSavepoints = [];
+    },
+  });
+}
+
+/**
+ * Feeds the hub from a PostgreSQL server: envelope events and key revocations from every
+ * instance sharing it, this one included, in commit order. While the connection is down the hub
+ * is unavailable (new subscriptions are refused by name) and open subscriptions end with
+ * `Subscription.Interrupted` (they resume by sequence), since events may be missed meanwhile.
+ */
+export function listenForEnvelopeEvents(options: { connectionString: string; hub: EnvelopeEventHub; logger: Logger }): Promise<NotificationListener> {
+  const { hub } = options;
+  return listenForNotifications({
+    connectionString: options.connectionString,
+    channels: [ENVELOPE_EVENT_CHANNEL, API_KEY_REVOKED_CHANNEL],
+    name: 'live-events',
+    messages: { up: 'listening for envelope events', down: 'envelope event listener disconnected: live subscriptions ended, new ones refused until it is back' },
+    logger: options.logger,
+    onNotification(channel, payload) {
+      if (channel === API_KEY_REVOKED_CHANNEL) {
+        hub.keyRevoked(payload);
+        return;
+      }
+      const event = fromNotifyPayload(payload);
+      if (event) hub.publish(event);
+    },
+    onUp: () => hub.setAvailable(true),
+    onDown() {
+      // Called at the start as well: nothing was open yet, so nothing is interrupted then.
+      hub.setAvailable(false);
+      hub.interrupt('connection_lost');
+    },
+  });
+}
+
+/**
+ * The hub as main.ts wires it: on a PostgreSQL server (`connectionString`) fed by LISTEN, so
+ * every instance hears every instance's events; on the embedded database (it belongs to this
+ * process alone, and no notification crosses its single backend) by this process's commits.
+ */
+export async function startEnvelopeEvents(options: {
+  orm: MikroORM;
+  connectionString: string | undefined;
+  logger: Logger;
+  limits?: Partial<LiveLimits>;
+}): Promise<{ hub: EnvelopeEventHub; close(): Promise<void> }> {
+  const hub = new EnvelopeEventHub(options.limits);
+  if (options.connectionString === undefined) {
+    publishOnCommit(options.orm, hub);
+    return { hub, close: async () => hub.close() };
+  }
+  const listener = await listenForEnvelopeEvents({ connectionString: options.connectionString, hub, logger: options.logger });
+  return {
+    hub,
+    async close() {
+      hub.close();
+      await listener.close();
+    },
+  };
+}
