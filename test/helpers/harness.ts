@@ -15,6 +15,14 @@ import { createFileBlobStore } from '../../src/shared/blob-store.ts';
 import { createClock } from '../../src/shared/clock.ts';
 import { createPdfWorkerPool, type PdfWorkerPoolOptions } from '../../src/domain/document/pdf-worker-pool.ts';
 import { createLogger } from '../../src/shared/logger.ts';
+import { loadSealCertificate, type SealCertificate } from '../../src/domain/artefact/seal-certificate.ts';
+
+/** One self-signed seal for the test run's apps (generating an RSA key per app would cost seconds). */
+let sealCertificate: SealCertificate | undefined;
+function testSealCertificate(): SealCertificate {
+  sealCertificate ??= loadSealCertificate({ sealP12Path: undefined, sealP12Password: undefined, dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-seal-')) });
+  return sealCertificate;
+}
 
 export type TestApp = {
   url: string;
@@ -90,6 +98,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
     auditKey: Buffer.from('test-audit-key-0123456789abcdef0123456789'),
     pdfWorkers: createPdfWorkerPool(options.pdfWorkers),
+    seal: testSealCertificate(),
     apiKeyCache,
     rateLimiter,
   };

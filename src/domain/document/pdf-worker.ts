@@ -3,15 +3,32 @@
  * answers every task with a message; inspection refusals are answers, not errors, because an
  * Error loses its class (and the refusal's reason) when it crosses the thread boundary.
  *
- * Only Node built-ins and pdf-inspector.ts are imported: Node loads this file itself in the
- * thread (types stripped), outside any bundler or test transform.
+ * Only Node built-ins, the PDF libraries and the modules doing the work are imported: Node loads
+ * this file itself in the thread (types stripped), outside any bundler or test transform.
  */
+import fs from 'node:fs';
 import { parentPort } from 'node:worker_threads';
+import { PDFDocument } from 'pdf-lib';
 import { inspectPdfFile, PdfInspectionError } from './pdf-inspector.ts';
+import { loadForRendering, renderFields } from '../artefact/pdf-render.ts';
+import { sealPdf } from '../artefact/pades.ts';
 import type { PdfTask, PdfTaskAnswer } from './pdf-worker-protocol.ts';
 
 async function run(task: PdfTask): Promise<PdfTaskAnswer> {
   try {
+    if (task.kind === 'render') {
+      const pdf = await loadForRendering(await fs.promises.readFile(task.sourcePath));
+      await renderFields(pdf, { fields: task.fields, draft: task.draft });
+      const bytes = task.seal === undefined ? await pdf.save({ updateFieldAppearances: false }) : await sealPdf(pdf, task.seal.material, task.seal.info);
+      await fs.promises.writeFile(task.outputPath, bytes);
+      return { id: task.id, outcome: 'written', byteSize: bytes.length };
+    }
+    if (task.kind === 'seal') {
+      const pdf = await PDFDocument.load(await fs.promises.readFile(task.sourcePath), { updateMetadata: false });
+      const bytes = await sealPdf(pdf, task.seal.material, task.seal.info);
+      await fs.promises.writeFile(task.outputPath, bytes);
+      return { id: task.id, outcome: 'written', byteSize: bytes.length };
+    }
     return { id: task.id, outcome: 'done', inspection: await inspectPdfFile(task.path) };
   } catch (error) {
     if (error instanceof PdfInspectionError) return { id: task.id, outcome: 'refused', reason: error.reason, detail: error.detail };

@@ -60,6 +60,11 @@ export type OutboxWorkerOptions = {
   /** Messages handled at once by this worker. */
   concurrency?: number;
   random?: () => number;
+  /**
+   * Only rows whose payload contains this object (`payload @> …`). Tests on a shared database use
+   * it to keep a worker to their own team's rows; production workers take every row.
+   */
+  payloadMatch?: Record<string, string>;
 };
 
 export const OUTBOX_WORKER_DEFAULTS = {
@@ -100,12 +105,20 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
          where id in (
            select id from outbox_message
             where processed_at is null and failed_at is null and available_at <= ?
-              and (locked_until is null or locked_until <= ?) and topic in (${topics.map(() => "?").join(", ")})
+              and (locked_until is null or locked_until <= ?) and topic in (${topics.map(() => '?').join(', ')})
+              ${settings.payloadMatch === undefined ? '' : 'and payload @> ?::jsonb'}
             order by available_at, id
             limit ?
             for update skip locked)
        returning id, topic, payload, attempts`,
-      [new Date(now.getTime() + settings.leaseMs), now, now, ...topics, count],
+      [
+        new Date(now.getTime() + settings.leaseMs),
+        now,
+        now,
+        ...topics,
+        ...(settings.payloadMatch === undefined ? [] : [JSON.stringify(settings.payloadMatch)]),
+        count,
+      ],
     );
     return rows.map((row) => ({ id: row.id, topic: row.topic, payload: row.payload, attempt: row.attempts }));
   }

@@ -1,0 +1,100 @@
+/**
+ * PAdES baseline B-B sealing (ETSI EN 319 142-1): a CMS SignedData, detached, SHA-256, with the
+ * content-type, message-digest and signing-certificate-v2 signed attributes, placed by @signpdf
+ * into a `/SubFilter /ETSI.CAdES.detached` signature whose byte range covers the whole file.
+ * pkijs builds the CMS (node-forge cannot write the signing-certificate-v2 attribute). Runs in a
+ * PDF worker thread: only Node built-ins and the libraries are imported.
+ */
+import { createHash, webcrypto } from 'node:crypto';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+import { pdflibAddPlaceholder } from '@signpdf/placeholder-pdf-lib';
+import { SignPdf } from '@signpdf/signpdf';
+import { Signer, SUBFILTER_ETSI_CADES_DETACHED } from '@signpdf/utils';
+import type { PDFDocument } from 'pdf-lib';
+
+/** What the seal needs, as plain bytes so it crosses to a worker thread. */
+export type SealMaterial = {
+  /** PKCS#8 DER of the RSA private key. */
+  keyPkcs8: Uint8Array;
+  /** DER certificates, the signer's first. */
+  certificates: Uint8Array[];
+};
+
+export type SealInfo = { reason: string; location?: string; contactInfo?: string; name: string; signingTime: Date };
+
+const oids = {
+  data: '1.2.840.113549.1.7.1',
+  signedData: '1.2.840.113549.1.7.2',
+  contentType: '1.2.840.113549.1.9.3',
+  messageDigest: '1.2.840.113549.1.9.4',
+  signingCertificateV2: '1.2.840.113549.1.9.16.2.47',
+};
+
+pkijs.setEngine('node', new pkijs.CryptoEngine({ name: 'node', crypto: webcrypto as unknown as Crypto }));
+
+function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+}
+
+export class PadesSigner extends Signer {
+  readonly material: SealMaterial;
+
+  constructor(material: SealMaterial) {
+    super();
+    this.material = material;
+  }
+
+  override async sign(pdfBuffer: Buffer): Promise<Buffer> {
+    const certificates = this.material.certificates.map((der) => pkijs.Certificate.fromBER(toArrayBuffer(der)));
+    const signer = certificates[0]!;
+    const key = await webcrypto.subtle.importKey('pkcs8', toArrayBuffer(this.material.keyPkcs8), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']);
+    const digest = createHash('sha256').update(pdfBuffer).digest();
+    const certificateHash = createHash('sha256').update(this.material.certificates[0]!).digest();
+    // SigningCertificateV2 ::= SEQUENCE { certs SEQUENCE OF ESSCertIDv2 }; ESSCertIDv2 with the
+    // default hash algorithm (SHA-256) is SEQUENCE { certHash OCTET STRING }.
+    const signingCertificateV2 = new asn1js.Sequence({
+      value: [new asn1js.Sequence({ value: [new asn1js.Sequence({ value: [new asn1js.OctetString({ valueHex: toArrayBuffer(certificateHash) })] })] })],
+    });
+    const signedData = new pkijs.SignedData({
+      version: 1,
+      encapContentInfo: new pkijs.EncapsulatedContentInfo({ eContentType: oids.data }),
+      signerInfos: [
+        new pkijs.SignerInfo({
+          version: 1,
+          sid: new pkijs.IssuerAndSerialNumber({ issuer: signer.issuer, serialNumber: signer.serialNumber }),
+          signedAttrs: new pkijs.SignedAndUnsignedAttributes({
+            type: 0,
+            attributes: [
+              new pkijs.Attribute({ type: oids.contentType, values: [new asn1js.ObjectIdentifier({ value: oids.data })] }),
+              new pkijs.Attribute({ type: oids.messageDigest, values: [new asn1js.OctetString({ valueHex: toArrayBuffer(digest) })] }),
+              new pkijs.Attribute({ type: oids.signingCertificateV2, values: [signingCertificateV2] }),
+            ],
+          }),
+        }),
+      ],
+      certificates,
+    });
+    await signedData.sign(key as unknown as CryptoKey, 0, 'SHA-256');
+    const contentInfo = new pkijs.ContentInfo({ contentType: oids.signedData, content: signedData.toSchema(true) });
+    return Buffer.from(contentInfo.toSchema().toBER(false));
+  }
+}
+
+/** Adds the signature placeholder to `pdf`, saves it and signs it: the whole file is covered. */
+export async function sealPdf(pdf: PDFDocument, material: SealMaterial, info: SealInfo): Promise<Buffer> {
+  pdflibAddPlaceholder({
+    pdfDoc: pdf,
+    reason: info.reason,
+    contactInfo: info.contactInfo ?? '',
+    name: info.name,
+    location: info.location ?? '',
+    signingTime: info.signingTime,
+    subFilter: SUBFILTER_ETSI_CADES_DETACHED,
+    // In hex digits (so even): room for the CMS (certificates, attributes, signature value) twice over.
+    signatureLength: 2 * (4096 + material.certificates.reduce((sum, der) => sum + der.length, 0)),
+    widgetRect: [0, 0, 0, 0],
+  });
+  const unsigned = Buffer.from(await pdf.save({ useObjectStreams: false, updateFieldAppearances: false }));
+  return new SignPdf().sign(unsigned, new PadesSigner(material));
+}
