@@ -52,6 +52,8 @@ export type OutboxWorkerOptions = {
   pollIntervalMs?: number;
   /** How long a claim holds before another worker may take the row (renewed while the handler runs). */
   leaseMs?: number;
+  /** How often a running handler's lease is renewed (default a third of the lease). */
+  renewIntervalMs?: number;
   /** Claims per message before it is recorded as failed. */
   maxAttempts?: number;
   /** Backoff after the n-th failed attempt: min(maxBackoffMs, baseBackoffMs · 2^(n-1)), then full jitter in [50 %, 100 %]. */
@@ -91,7 +93,9 @@ export function outboxBackoffMs(attempt: number, options: { baseBackoffMs: numbe
 }
 
 export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
-  const settings = { ...OUTBOX_WORKER_DEFAULTS, random: Math.random, ...options };
+  // An option given as undefined keeps its default.
+  const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as OutboxWorkerOptions;
+  const settings = { ...OUTBOX_WORKER_DEFAULTS, random: Math.random, ...given };
   const topics = [...settings.handlers.keys()];
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -157,7 +161,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
           message.attempt,
         ])
         .catch(() => undefined);
-    }, Math.max(1000, Math.floor(settings.leaseMs / 3)));
+    }, settings.renewIntervalMs ?? Math.max(1000, Math.floor(settings.leaseMs / 3)));
     renew.unref();
     try {
       await handler(message, { em: settings.em.fork(), now: settings.clock.now(), logger: settings.logger });

@@ -1,0 +1,234 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { artefactSealHandler, sealEnvelopeArtefacts } from '../src/domain/artefact/artefact.service.ts';
+import type { PdfWorkers } from '../src/domain/document/pdf-worker-pool.ts';
+import { createOutboxWorker } from '../src/domain/notification/outbox-worker.ts';
+import { OUTBOX_TOPICS } from '../src/domain/signing/workflow.ts';
+import { createLogger } from '../src/shared/logger.ts';
+import { makePdf } from './fixtures/pdfs.ts';
+import { uploadDocument, unknownId } from './helpers/envelopes.ts';
+import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
+import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
+
+let app: TestApp;
+let team: SeededTeam;
+let directory: string;
+beforeAll(async () => {
+  app = await startTestApp();
+  team = await seedTeam(app);
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'artefacts-'));
+});
+afterAll(async () => {
+  fs.rmSync(directory, { recursive: true, force: true });
+  await app.close();
+});
+
+function dependencies(pdfWorkers: PdfWorkers = app.dependencies.pdfWorkers) {
+  const { blobStore, seal, auditKey, clock, config } = app.dependencies;
+  return { blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl };
+}
+
+/** The outbox worker as main.ts runs it, kept to this test's team (other files share the database). */
+function workerFor(teamId: string, options: { pdfWorkers?: PdfWorkers; leaseMs?: number; renewIntervalMs?: number } = {}) {
+  return createOutboxWorker({
+    em: app.orm.em,
+    clock: app.dependencies.clock,
+    logger: createLogger('silent'),
+    leaseMs: options.leaseMs,
+    renewIntervalMs: options.renewIntervalMs,
+    payloadMatch: { teamId },
+    handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, artefactSealHandler(dependencies(options.pdfWorkers))]]),
+  });
+}
+
+/** A sent envelope with one signer; `documents` extra documents besides buildEnvelope's one. */
+async function sentEnvelope(apiKey: string, options: { extraDocuments?: { name: string }[] } = {}) {
+  const built = await buildEnvelope(app, apiKey, {
+    recipients: [
+      {
+        identifier: 'signer',
+        fields: [
+          { identifier: 'signature', required: true },
+          { identifier: 'note', type: 'text', required: false, value: { text: 'Peşin ödeme' } },
+        ],
+      },
+    ],
+  });
+  const documentIds = [built.documentId];
+  for (const extra of options.extraDocuments ?? []) {
+    const uploaded = await uploadDocument(app, apiKey, built.envelopeId, { bytes: await makePdf({ pages: 1 }) }, { name: extra.name });
+    expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(200);
+    documentIds.push(uploaded.body.payload.document.id);
+  }
+  expect((await restClient(app, apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+  return { ...built, documentIds };
+}
+
+async function finalize(built: { envelopeId: string; recipients: Record<string, string> }, apiKey = team.apiKey) {
+  const result = await signAndComplete(app, await tokenFor(app, built.envelopeId, built.recipients.signer!));
+  expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
+  const status = await restClient(app, apiKey).get(`/envelopes/${built.envelopeId}`);
+  expect(status.body.payload.envelope.status).toBe('finalized');
+}
+
+async function download(apiKey: string, url: string): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
+  const response = await fetch(`${app.url}/api/v1/key${url}`, { headers: { 'x-service-api-key': apiKey } });
+  return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) };
+}
+
+function save(bytes: Buffer, name: string): string {
+  const file = path.join(directory, name);
+  fs.writeFileSync(file, bytes);
+  return file;
+}
+
+async function sealedHashes(envelopeId: string): Promise<(string | null)[]> {
+  const rows = await app.orm.em.fork().execute<{ sealed_sha256: string | null }[]>(`select sealed_sha256 from document where envelope_id = ? order by "order", id`, [envelopeId]);
+  return rows.map((row) => row.sealed_sha256);
+}
+
+async function auditTypes(envelopeId: string): Promise<{ type: string; details: any }[]> {
+  return app.orm.em.fork().execute(`select type, details from audit_event where stream_id = ? order by seq`, [envelopeId]);
+}
+
+describe('downloads before finalization', () => {
+  it('give a draft copy: values drawn, every page marked, no seal', async () => {
+    const built = await sentEnvelope(team.apiKey);
+    const answer = await download(team.apiKey, `/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('application/pdf');
+    const file = save(answer.bytes, 'draft.pdf');
+    const pages = wordBoxes(file);
+    expect(pages).toHaveLength(2);
+    for (const words of pages) expect(words.map((word) => word.text)).toContain('DRAFT');
+    expect(pages[0]!.map((word) => word.text)).toContain('Peşin');
+    expect(pdfsig(file)).toMatch(/does not contain any signatures/);
+    const events = await auditTypes(built.envelopeId);
+    expect(events.at(-1)).toMatchObject({ type: 'artefact.downloaded', details: { format: 'pdf', sealed: false, documentIds: [built.documentId] } });
+  });
+});
+
+describe('sealing after finalization', () => {
+  it('the artefact job seals each document once: pdfsig reports a valid ETSI.CAdES.detached signature over the whole file, one flipped byte breaks it', async () => {
+    const built = await sentEnvelope(team.apiKey, { extraDocuments: [{ name: 'Annex' }] });
+    await finalize(built);
+    expect(await sealedHashes(built.envelopeId)).toEqual([null, null]);
+    const worker = workerFor(team.teamId);
+    expect(await worker.drain()).toBeGreaterThanOrEqual(1);
+    const hashes = await sealedHashes(built.envelopeId);
+    expect(hashes.every((hash) => typeof hash === 'string')).toBe(true);
+
+    const answer = await download(team.apiKey, `/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`);
+    expect(answer.status).toBe(200);
+    expect(createHash('sha256').update(answer.bytes).digest('hex')).toBe(hashes[0]);
+    const file = save(answer.bytes, 'sealed.pdf');
+    const report = pdfsig(file);
+    expect(report).toContain('Signature Type: ETSI.CAdES.detached');
+    expect(report).toContain('Signing Hash Algorithm: SHA-256');
+    expect(report).toContain('Total document signed');
+    expect(report).toContain('Signature Validation: Signature is Valid.');
+    const words = wordBoxes(file).flat().map((word) => word.text);
+    expect(words).toContain('Lovelace');
+    expect(words).not.toContain('DRAFT');
+
+    // One byte in the middle of the first signed range (before the signature's /Contents).
+    const firstRangeEnd = Number(/\/ByteRange \[0 (\d+)/.exec(answer.bytes.toString('latin1'))![1]);
+    const flipped = Buffer.from(answer.bytes);
+    flipped[Math.floor(firstRangeEnd / 2)] ^= 0x01;
+    expect(pdfsig(save(flipped, 'flipped.pdf'))).not.toContain('Signature is Valid.');
+
+    const sealedEvents = (await auditTypes(built.envelopeId)).filter((event) => event.type === 'artefact.sealed');
+    expect(sealedEvents.map((event) => event.details.sealedSha256).sort()).toEqual([...hashes].sort());
+  });
+
+  it('a job that dies mid-way is taken again after its lease: every document sealed exactly once', async () => {
+    const other = await seedTeam(app);
+    const built = await sentEnvelope(other.apiKey, { extraDocuments: [{ name: 'Two' }, { name: 'Three' }] });
+    await finalize(built, other.apiKey);
+    // The first run seals one document, then its process "dies" on the second: the render never
+    // returns and, as in a killed process, nothing renews its lease any more.
+    let renders = 0;
+    const dying: PdfWorkers = {
+      ...app.dependencies.pdfWorkers,
+      render: (task, options) => (++renders === 2 ? new Promise(() => undefined) : app.dependencies.pdfWorkers.render(task, options)),
+    };
+    void workerFor(other.teamId, { pdfWorkers: dying, leaseMs: 1500, renewIntervalMs: 3_600_000 }).drain(1);
+    for (let waited = 0; (await sealedHashes(built.envelopeId)).filter(Boolean).length < 1 && waited < 100; waited++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await sealedHashes(built.envelopeId)).filter(Boolean)).toHaveLength(1);
+    expect(renders).toBe(2);
+    // The restarted instance finds the claim still leased, then takes it once the lease ran out.
+    const restarted = workerFor(other.teamId);
+    expect(await restarted.drain()).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    expect(await restarted.drain()).toBe(1);
+    const hashes = await sealedHashes(built.envelopeId);
+    expect(hashes.every((hash) => typeof hash === 'string')).toBe(true);
+    const sealedEvents = (await auditTypes(built.envelopeId)).filter((event) => event.type === 'artefact.sealed');
+    expect(sealedEvents).toHaveLength(3);
+    expect(new Set(sealedEvents.map((event) => event.details.documentId)).size).toBe(3);
+    const [row] = await app.orm.em.fork().execute<{ attempts: number; processed_at: unknown }[]>(`select attempts, processed_at from outbox_message where dedupe_key = ?`, [
+      `artefact.seal:${built.envelopeId}`,
+    ]);
+    expect(row).toMatchObject({ attempts: 2 });
+    expect(row!.processed_at).not.toBeNull();
+  });
+
+  it('two sealers racing (the job and a download) record one sealed file per document', async () => {
+    const other = await seedTeam(app);
+    const built = await sentEnvelope(other.apiKey, { extraDocuments: [{ name: 'Two' }] });
+    await finalize(built, other.apiKey);
+    const [first, second] = await Promise.all([
+      sealEnvelopeArtefacts({ ...dependencies(), em: app.orm.em.fork() }, built.envelopeId),
+      sealEnvelopeArtefacts({ ...dependencies(), em: app.orm.em.fork() }, built.envelopeId),
+    ]);
+    expect(first + second).toBeGreaterThanOrEqual(2);
+    const sealedEvents = (await auditTypes(built.envelopeId)).filter((event) => event.type === 'artefact.sealed');
+    expect(sealedEvents).toHaveLength(2);
+    const hashes = await sealedHashes(built.envelopeId);
+    expect(sealedEvents.map((event) => event.details.sealedSha256).sort()).toEqual([...hashes].sort());
+  });
+});
+
+describe('the ZIP of all documents', () => {
+  it('holds one entry per document, named safely and uniquely, each identical to the single download', async () => {
+    const built = await sentEnvelope(team.apiKey, { extraDocuments: [{ name: 'Ek: şartlar/2026' }, { name: 'Ek: şartlar/2026' }] });
+    await finalize(built);
+    const zip = await download(team.apiKey, `/envelopes/${built.envelopeId}/pdf`);
+    expect(zip.status).toBe(200);
+    expect(zip.headers.get('content-type')).toBe('application/zip');
+    const zipFile = save(zip.bytes, 'all.zip');
+    const listing = execFileSync('zipinfo', ['-1', zipFile], { encoding: 'utf8' }).trim().split('\n');
+    expect(listing).toHaveLength(3);
+    expect(listing.slice(1)).toEqual(['Ek_ şartlar_2026.pdf', 'Ek_ şartlar_2026 (2).pdf']);
+    for (const [index, documentId] of built.documentIds.entries()) {
+      const single = await download(team.apiKey, `/envelopes/${built.envelopeId}/documents/${documentId}/pdf`);
+      const entry = execFileSync('unzip', ['-p', zipFile, listing[index]!.replace(/([[\]*?])/g, '\\$1')]);
+      expect(Buffer.compare(entry, single.bytes)).toBe(0);
+    }
+    const downloads = (await auditTypes(built.envelopeId)).filter((event) => event.type === 'artefact.downloaded');
+    expect(downloads[0]).toMatchObject({ details: { format: 'zip', sealed: true, documentIds: built.documentIds } });
+  });
+});
+
+describe('refusals', () => {
+  it('another team’s envelope or document is byte-identical to an unknown one', async () => {
+    const built = await sentEnvelope(team.apiKey);
+    const stranger = await seedTeam(app);
+    const foreign = await download(stranger.apiKey, `/envelopes/${built.envelopeId}/pdf`);
+    const unknown = await download(stranger.apiKey, `/envelopes/${unknownId}/pdf`);
+    expect(foreign.status).toBe(404);
+    expect(JSON.parse(foreign.bytes.toString()).error.name).toBe('Envelope.NotFound');
+    const strip = (bytes: Buffer) => bytes.toString().replace(unknownId, built.envelopeId).replace(/"requestId":"[^"]*"/, '');
+    expect(strip(unknown.bytes)).toBe(strip(foreign.bytes));
+    const foreignDocument = await download(stranger.apiKey, `/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`);
+    expect(JSON.parse(foreignDocument.bytes.toString()).error.name).toBe('Envelope.NotFound');
+    const missingDocument = await download(team.apiKey, `/envelopes/${built.envelopeId}/documents/${unknownId}/pdf`);
+    expect(missingDocument.status).toBe(404);
+    expect(JSON.parse(missingDocument.bytes.toString()).error.name).toBe('Document.NotFound');
+  });
+});
