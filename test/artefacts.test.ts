@@ -11,7 +11,7 @@ import { OUTBOX_TOPICS } from '../src/domain/signing/workflow.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { uploadDocument, unknownId } from './helpers/envelopes.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 
@@ -158,7 +158,7 @@ describe('sealing after finalization', () => {
       render: (task, options) => (++renders === 2 ? new Promise(() => undefined) : app.dependencies.pdfWorkers.render(task, options)),
     };
     void workerFor(other.teamId, { pdfWorkers: dying, leaseMs: 1500, renewIntervalMs: 3_600_000 }).drain(1);
-    for (let waited = 0; (await sealedHashes(built.envelopeId)).filter(Boolean).length < 1 && waited < 100; waited++) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let waited = 0; renders < 2 && waited < 100; waited++) await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await sealedHashes(built.envelopeId)).filter(Boolean)).toHaveLength(1);
     expect(renders).toBe(2);
     // The restarted instance finds the claim still leased, then takes it once the lease ran out.
@@ -230,5 +230,51 @@ describe('refusals', () => {
     const missingDocument = await download(team.apiKey, `/envelopes/${built.envelopeId}/documents/${unknownId}/pdf`);
     expect(missingDocument.status).toBe(404);
     expect(JSON.parse(missingDocument.bytes.toString()).error.name).toBe('Document.NotFound');
+  });
+});
+
+describe('signed download URLs (GraphQL)', () => {
+  const QUERY = 'query($envelopeId: ID!, $documentId: ID) { downloadUrl(envelopeId: $envelopeId, documentId: $documentId) { url expiresAt } }';
+  /** The URL is built on PUBLIC_URL; the test server listens elsewhere. */
+  const local = (url: string) => `${app.url}${new URL(url).pathname}`;
+
+  it('fetch the same file as the REST download without the key header, for a few minutes only; altered links are refused', async () => {
+    const built = await sentEnvelope(team.apiKey);
+    await finalize(built);
+    const answer = await graphqlClient(app, team.apiKey)(QUERY, { envelopeId: built.envelopeId, documentId: built.documentId });
+    expect(answer.errors).toBeUndefined();
+    const link = answer.data.downloadUrl;
+    expect(Date.parse(link.expiresAt) - Date.now()).toBeLessThanOrEqual(300_000);
+    const fetched = await fetch(local(link.url));
+    expect(fetched.status).toBe(200);
+    expect(fetched.headers.get('content-type')).toBe('application/pdf');
+    const rest = await download(team.apiKey, `/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`);
+    expect(Buffer.compare(Buffer.from(await fetched.arrayBuffer()), rest.bytes)).toBe(0);
+
+    const zipLink = (await graphqlClient(app, team.apiKey)(QUERY, { envelopeId: built.envelopeId })).data.downloadUrl;
+    const zip = await fetch(local(zipLink.url));
+    expect(zip.headers.get('content-type')).toBe('application/zip');
+    await zip.arrayBuffer();
+
+    const downloads = (await auditTypes(built.envelopeId)).filter((event) => event.type === 'artefact.downloaded');
+    expect(downloads.map((event) => event.details.format)).toEqual(['pdf', 'pdf', 'zip']);
+
+    const altered = local(link.url).replace(/.$/, (last) => (last === 'A' ? 'B' : 'A'));
+    const refused = await fetch(altered);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as any).error.name).toBe('Download.InvalidLink');
+
+    app.dependencies.clock.advance(301);
+    const expired = await fetch(local(link.url));
+    expect(expired.status).toBe(403);
+    expect(((await expired.json()) as any).error).toMatchObject({ name: 'Download.InvalidLink', context: { reason: 'expired' } });
+  });
+
+  it('are refused for another team’s envelope and an unknown document as the downloads are', async () => {
+    const built = await sentEnvelope(team.apiKey);
+    const stranger = await seedTeam(app);
+    expect(firstErrorName(await graphqlClient(app, stranger.apiKey)(QUERY, { envelopeId: built.envelopeId }))).toBe('Envelope.NotFound');
+    expect(firstErrorName(await graphqlClient(app, stranger.apiKey)(QUERY, { envelopeId: unknownId }))).toBe('Envelope.NotFound');
+    expect(firstErrorName(await graphqlClient(app, team.apiKey)(QUERY, { envelopeId: built.envelopeId, documentId: unknownId }))).toBe('Document.NotFound');
   });
 });

@@ -15,6 +15,7 @@ import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { renderDraftCopy, sealEnvelopeArtefacts } from './artefact.service.ts';
+import { DOWNLOAD_URL_TTL_SECONDS, signDownloadToken, verifyDownloadToken } from './download-url.ts';
 
 type DocumentRow = { documentId: string; name: string; contentSha256: string; sealedSha256: string | null };
 type Located = { envelopeId: string; teamId: string; status: string; documents: DocumentRow[] };
@@ -106,6 +107,30 @@ export function safeFileNames(names: string[]): string[] {
     used.add(candidate.toLowerCase());
     return candidate;
   });
+}
+
+/**
+ * A signed URL for one document's PDF (or, without `documentId`, the ZIP), valid for a few
+ * minutes; the target is checked now, so an unknown one is refused as the download would be.
+ */
+export async function issueDownloadUrl(context: ServiceContext, options: { envelopeId: string; documentId?: string | null }): Promise<{ url: string; expiresAt: Date }> {
+  const located = await locate(context, options.envelopeId);
+  const documentId = options.documentId ?? null;
+  if (documentId !== null && (!isUuid(documentId) || !located.documents.some((document) => document.documentId === documentId))) {
+    throw new DocumentNotFoundError(documentId);
+  }
+  const expiresAt = new Date(context.clock.now().getTime() + DOWNLOAD_URL_TTL_SECONDS * 1000);
+  const token = signDownloadToken(context.auditKey, await context.caller(), { envelopeId: located.envelopeId, documentId }, expiresAt);
+  return { url: `${context.publicUrl}/api/v1/key/downloads/${token}`, expiresAt };
+}
+
+/** The download a signed URL names, as the key that asked for it. */
+export async function downloadBySignedUrl(context: ServiceContext, token: string): Promise<Download> {
+  const claims = verifyDownloadToken(context.auditKey, token, context.clock.now());
+  const asIssuer: ServiceContext = Object.assign(Object.create(Object.getPrototypeOf(context) as object) as ServiceContext, context, { caller: async () => claims.caller });
+  return claims.documentId === null
+    ? downloadEnvelopeZip(asIssuer, { envelopeId: claims.envelopeId })
+    : downloadDocumentPdf(asIssuer, { envelopeId: claims.envelopeId, documentId: claims.documentId });
 }
 
 export type Download = { fileName: string; contentType: string; stream: Readable; sealed: boolean };

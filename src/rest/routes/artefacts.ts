@@ -1,4 +1,4 @@
-import { downloadDocumentPdf, downloadEnvelopeZip, downloadResponse } from '../../domain/artefact/download.service.ts';
+import { downloadBySignedUrl, downloadDocumentPdf, downloadEnvelopeZip, downloadResponse } from '../../domain/artefact/download.service.ts';
 import type { RestRoute } from '../router.ts';
 
 /** Spec §4.6: the signed documents (a draft copy before finalization), one PDF or all as a ZIP. */
@@ -15,6 +15,14 @@ export const artefactRoutes: RestRoute[] = [
     path: '/envelopes/:envelopeId/pdf',
     async handler({ params, context }) {
       return downloadResponse(await downloadEnvelopeZip(context, { envelopeId: params.envelopeId }));
+    },
+  },
+  {
+    // A signed URL from GraphQL's downloadUrl: no key header; the URL is the credential.
+    method: 'GET',
+    path: '/downloads/:token',
+    async handler({ params, context }) {
+      return downloadResponse(await downloadBySignedUrl(context, params.token));
     },
   },
 ];
