@@ -18,7 +18,7 @@ export class DownloadLinkInvalidError extends DomainError {
   }
 }
 
-type Claims = { t: string; w: string; k: string; e: string; d: string | null; x: number };
+type Claims = { t: string; w: string; k: string; e: string; d: string | null; x: number; a?: string };
 
 function macKey(auditKey: Buffer): Buffer {
   return createHmac('sha256', auditKey).update('download-url-v1').digest();
@@ -28,13 +28,19 @@ function mac(auditKey: Buffer, payload: string): string {
   return createHmac('sha256', macKey(auditKey)).update(payload).digest('base64url');
 }
 
-export function signDownloadToken(auditKey: Buffer, caller: TeamCaller, target: { envelopeId: string; documentId: string | null }, expiresAt: Date): string {
+export function signDownloadToken(
+  auditKey: Buffer,
+  caller: TeamCaller,
+  target: { envelopeId: string; documentId: string | null; auditLocale?: string },
+  expiresAt: Date,
+): string {
   const claims: Claims = { t: caller.teamId, w: caller.workspaceId, k: caller.apiKeyId, e: target.envelopeId, d: target.documentId, x: Math.floor(expiresAt.getTime() / 1000) };
+  if (target.auditLocale !== undefined) claims.a = target.auditLocale;
   const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
   return `${payload}.${mac(auditKey, payload)}`;
 }
 
-export function verifyDownloadToken(auditKey: Buffer, token: string, now: Date): { caller: TeamCaller; envelopeId: string; documentId: string | null } {
+export function verifyDownloadToken(auditKey: Buffer, token: string, now: Date): { caller: TeamCaller; envelopeId: string; documentId: string | null; auditLocale: string | undefined } {
   const [payload, signature, ...rest] = token.split('.');
   if (payload === undefined || signature === undefined || rest.length > 0) throw new DownloadLinkInvalidError('malformed');
   const expected = Buffer.from(mac(auditKey, payload));
@@ -42,5 +48,5 @@ export function verifyDownloadToken(auditKey: Buffer, token: string, now: Date):
   if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw new DownloadLinkInvalidError('malformed');
   const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Claims;
   if (claims.x * 1000 <= now.getTime()) throw new DownloadLinkInvalidError('expired');
-  return { caller: { teamId: claims.t, workspaceId: claims.w, apiKeyId: claims.k }, envelopeId: claims.e, documentId: claims.d };
+  return { caller: { teamId: claims.t, workspaceId: claims.w, apiKeyId: claims.k }, envelopeId: claims.e, documentId: claims.d, auditLocale: claims.a };
 }

@@ -11,7 +11,10 @@ import { Readable } from 'node:stream';
 import { ZipArchive } from 'archiver';
 import { appendAuditEvent } from '../audit/audit.service.ts';
 import { DocumentNotFoundError } from '../document/document.errors.ts';
-import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
+import { EnvelopeNotFinalizedError, EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
+import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
+import { auditLogPdf } from './audit-pdf.service.ts';
+import type { AuditPdfLocale } from './audit-pdf.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { renderDraftCopy, sealEnvelopeArtefacts } from './artefact.service.ts';
@@ -128,9 +131,19 @@ export async function issueDownloadUrl(context: ServiceContext, options: { envel
 export async function downloadBySignedUrl(context: ServiceContext, token: string): Promise<Download> {
   const claims = verifyDownloadToken(context.auditKey, token, context.clock.now());
   const asIssuer: ServiceContext = Object.assign(Object.create(Object.getPrototypeOf(context) as object) as ServiceContext, context, { caller: async () => claims.caller });
+  if (claims.auditLocale !== undefined) return auditLogPdf(asIssuer, { envelopeId: claims.envelopeId, locale: claims.auditLocale as AuditPdfLocale });
   return claims.documentId === null
     ? downloadEnvelopeZip(asIssuer, { envelopeId: claims.envelopeId })
     : downloadDocumentPdf(asIssuer, { envelopeId: claims.envelopeId, documentId: claims.documentId });
+}
+
+/** A signed URL for the audit-log PDF; refused now as the download would be (Envelope.NotFinalized before the envelope closes). */
+export async function issueAuditPdfUrl(context: ServiceContext, options: { envelopeId: string; locale: AuditPdfLocale }): Promise<{ url: string; expiresAt: Date }> {
+  const located = await locate(context, options.envelopeId);
+  if (!['finalized', 'voided', 'expired'].includes(located.status)) throw new EnvelopeNotFinalizedError(located.envelopeId, located.status as EnvelopeStatus);
+  const expiresAt = new Date(context.clock.now().getTime() + DOWNLOAD_URL_TTL_SECONDS * 1000);
+  const token = signDownloadToken(context.auditKey, await context.caller(), { envelopeId: located.envelopeId, documentId: null, auditLocale: options.locale }, expiresAt);
+  return { url: `${context.publicUrl}/api/v1/key/downloads/${token}`, expiresAt };
 }
 
 export type Download = { fileName: string; contentType: string; stream: Readable; sealed: boolean };

@@ -362,3 +362,12 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
     }
   }
 }
+
+/** The embedded sans-serif family, for documents the service writes itself (the audit log). */
+export type TextFamily = EmbeddedFamily;
+export async function embedSans(pdf: PDFDocument): Promise<TextFamily> {
+  pdf.registerFontkit(fontkit);
+  const family = loadFamilies().sans;
+  return { family, fonts: await Promise.all(family.files.map((bytes) => pdf.embedFont(bytes, { subset: true }))) };
+}
+export { wrap as wrapText, drawLine as drawTextLine, widthOf as textWidth };

@@ -19,7 +19,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
-import type { PdfTask, PdfTaskAnswer, RenderTask, SealTask } from './pdf-worker-protocol.ts';
+import type { AuditPdfTask, PdfTask, PdfTaskAnswer, RenderTask, SealTask } from './pdf-worker-protocol.ts';
 
 export type PdfWorkerPoolOptions = {
   /** Worker threads. Default: one per core but one (the event loop's), at least 1, at most 4. */
@@ -77,6 +77,8 @@ export type PdfWorkers = {
    * `outputPath`. Rendering a large envelope takes longer than inspecting a file: its own time limit.
    */
   render(task: Omit<RenderTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
+  /** Lays out and seals the audit-log PDF into `outputPath`. */
+  auditPdf(task: Omit<AuditPdfTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
   /** Seals a PDF file into `outputPath`. */
   seal(task: Omit<SealTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
   /** Ends every worker; waiting and running tasks are refused as busy (`closed`). */
@@ -238,6 +240,9 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     },
     async render(task, options = {}) {
       return written(await submit({ ...task, kind: 'render' }, options.timeoutMs ?? RENDER_TIMEOUT_MS));
+    },
+    async auditPdf(task, options = {}) {
+      return written(await submit({ ...task, kind: 'audit-pdf' }, options.timeoutMs ?? RENDER_TIMEOUT_MS));
     },
     async seal(task, options = {}) {
       return written(await submit({ ...task, kind: 'seal' }, options.timeoutMs ?? RENDER_TIMEOUT_MS));

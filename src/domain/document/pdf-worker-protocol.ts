@@ -1,6 +1,7 @@
 import type { PdfInspection, PdfInspectionFailureReason } from './pdf-inspector.ts';
 import type { RenderField } from '../artefact/pdf-render.ts';
 import type { SealInfo, SealMaterial } from '../artefact/pades.ts';
+import type { AuditPdfData, AuditPdfLocale } from '../artefact/audit-pdf.ts';
 
 /** Draw field values into a PDF (and seal it), reading `sourcePath` and writing `outputPath`. */
 export type RenderTask = {
@@ -15,8 +16,11 @@ export type RenderTask = {
 /** Seal a PDF made on the main thread's behalf (the audit log), reading and writing files. */
 export type SealTask = { kind: 'seal'; sourcePath: string; outputPath: string; seal: { material: SealMaterial; info: SealInfo } };
 
+/** Lay out and seal the audit-log PDF. */
+export type AuditPdfTask = { kind: 'audit-pdf'; data: AuditPdfData; locale: AuditPdfLocale; outputPath: string; seal: { material: SealMaterial; info: SealInfo } };
+
 /** What the pool sends a PDF worker: one task at a time. */
-export type PdfTask = { id: number } & ({ kind: 'inspect'; path: string } | RenderTask | SealTask);
+export type PdfTask = { id: number } & ({ kind: 'inspect'; path: string } | RenderTask | SealTask | AuditPdfTask);
 
 /** What a worker answers, always with the task's id. */
 export type PdfTaskAnswer =

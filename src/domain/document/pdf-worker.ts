@@ -12,6 +12,7 @@ import { PDFDocument } from 'pdf-lib';
 import { inspectPdfFile, PdfInspectionError } from './pdf-inspector.ts';
 import { loadForRendering, renderFields } from '../artefact/pdf-render.ts';
 import { sealPdf } from '../artefact/pades.ts';
+import { buildAuditPdf } from '../artefact/audit-pdf.ts';
 import type { PdfTask, PdfTaskAnswer } from './pdf-worker-protocol.ts';
 
 async function run(task: PdfTask): Promise<PdfTaskAnswer> {
@@ -20,6 +21,11 @@ async function run(task: PdfTask): Promise<PdfTaskAnswer> {
       const pdf = await loadForRendering(await fs.promises.readFile(task.sourcePath));
       await renderFields(pdf, { fields: task.fields, draft: task.draft });
       const bytes = task.seal === undefined ? await pdf.save({ updateFieldAppearances: false }) : await sealPdf(pdf, task.seal.material, task.seal.info);
+      await fs.promises.writeFile(task.outputPath, bytes);
+      return { id: task.id, outcome: 'written', byteSize: bytes.length };
+    }
+    if (task.kind === 'audit-pdf') {
+      const bytes = await sealPdf(await buildAuditPdf(task.data, task.locale), task.seal.material, task.seal.info);
       await fs.promises.writeFile(task.outputPath, bytes);
       return { id: task.id, outcome: 'written', byteSize: bytes.length };
     }

@@ -1,4 +1,4 @@
-import { issueDownloadUrl } from '../../domain/artefact/download.service.ts';
+import { issueAuditPdfUrl, issueDownloadUrl } from '../../domain/artefact/download.service.ts';
 import { builder } from '../builder.ts';
 
 const DownloadUrl = builder.objectRef<{ url: string; expiresAt: Date }>('DownloadUrl').implement({
@@ -19,5 +19,21 @@ builder.queryField('downloadUrl', (t) =>
     args: { envelopeId: t.arg.id({ required: true }), documentId: t.arg.id({ required: false }) },
     resolve: (_root, args, context) =>
       issueDownloadUrl(context, { envelopeId: String(args.envelopeId), documentId: args.documentId === null || args.documentId === undefined ? null : String(args.documentId) }),
+  }),
+);
+
+const AuditPdfLocaleEnum = builder.enumType('AuditPdfLocale', {
+  description: 'The language of the audit-log PDF.',
+  values: { EN_US: { value: 'en-US' }, TR_TR: { value: 'tr-TR' } } as const,
+});
+
+builder.queryField('auditLogPdfUrl', (t) =>
+  t.field({
+    type: DownloadUrl,
+    description:
+      'A signed URL, valid for 5 minutes, for the sealed audit-log PDF (REST: GET /envelopes/{id}/audit/pdf?locale=). Only for finalized, voided or expired envelopes: ' +
+      'Envelope.NotFinalized otherwise, with the status in context.',
+    args: { envelopeId: t.arg.id({ required: true }), locale: t.arg({ type: AuditPdfLocaleEnum, required: false }) },
+    resolve: (_root, args, context) => issueAuditPdfUrl(context, { envelopeId: String(args.envelopeId), locale: args.locale ?? 'en-US' }),
   }),
 );
