@@ -10,6 +10,7 @@ import { createOutboxWorker } from '../src/domain/notification/outbox-worker.ts'
 import { OUTBOX_TOPICS } from '../src/domain/signing/workflow.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { makePdf } from './fixtures/pdfs.ts';
+import { PDFDocument } from 'pdf-lib';
 import { uploadDocument, unknownId } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
@@ -276,5 +277,70 @@ describe('signed download URLs (GraphQL)', () => {
     expect(firstErrorName(await graphqlClient(app, stranger.apiKey)(QUERY, { envelopeId: built.envelopeId }))).toBe('Envelope.NotFound');
     expect(firstErrorName(await graphqlClient(app, stranger.apiKey)(QUERY, { envelopeId: unknownId }))).toBe('Envelope.NotFound');
     expect(firstErrorName(await graphqlClient(app, team.apiKey)(QUERY, { envelopeId: built.envelopeId, documentId: unknownId }))).toBe('Document.NotFound');
+  });
+});
+
+describe('PDFs from the wild', () => {
+  async function encrypted(args: string[]): Promise<Buffer> {
+    const plain = save(Buffer.from(await makePdf({ pages: 1 })), `plain-${args.join('-')}.pdf`);
+    const out = `${plain}.enc.pdf`;
+    execFileSync('qpdf', ['--allow-weak-crypto', '--encrypt', ...args, '--', plain, out]);
+    return fs.readFileSync(out);
+  }
+
+  it.each([
+    ['RC4-40', ['', 'owner-secret', '40']],
+    ['AES-128', ['', 'owner-secret', '128', '--use-aes=y']],
+    ['AES-256', ['', 'owner-secret', '256']],
+  ])('an owner-password-only PDF (%s) uploads as it came, is signed, sealed and validates', async (_name, args) => {
+    const bytes = await encrypted(args);
+    const other = await seedTeam(app);
+    const rest = restClient(app, other.apiKey);
+    const envelopeId = (await rest.post('/envelopes', { name: 'Restricted form' })).body.payload.envelopeId;
+    const uploaded = await uploadDocument(app, other.apiKey, envelopeId, { bytes }, { name: 'Bank form' });
+    expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(200);
+    const document = uploaded.body.payload.document;
+    // The original is kept byte for byte.
+    expect(document.sha256 ?? document.contentSha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+    const signer = (await rest.post(`/envelopes/${envelopeId}/recipients`, {
+      recipient: { type: 'signer', identifier: 'signer', roleName: 'Signer', order: 1, required: true, agents: [{ info: { name: 'Ayşe', email: 'ayse@example.com' } }] },
+    })).body.payload.recipient.id;
+    const field = await rest.post(`/envelopes/${envelopeId}/fields`, {
+      fields: [{ type: 'simple_signature', recipientId: signer, identifier: 'sig', required: true, views: [{ documentId: document.id, page: 0, location: { x: 40, y: 40 }, size: { width: 150, height: 30 } }] }],
+    });
+    expect(field.status, JSON.stringify(field.body)).toBe(200);
+    expect((await rest.put(`/envelopes/${envelopeId}/send`)).status).toBe(200);
+    await finalize({ envelopeId, recipients: { signer } }, other.apiKey);
+    const sealed = await download(other.apiKey, `/envelopes/${envelopeId}/documents/${document.id}/pdf`);
+    expect(sealed.status).toBe(200);
+    const file = save(sealed.bytes, `sealed-${_name}.pdf`);
+    expect(pdfsig(file)).toContain('Signature is Valid.');
+    expect(pdfsig(file)).toContain('Total document signed');
+    expect(wordBoxes(file)[0]!.map((word) => word.text)).toContain('Lovelace');
+  });
+
+  it('a PDF that needs a password to open stays refused with Document.Encrypted', async () => {
+    const bytes = await encrypted(['user-secret', 'owner-secret', '256']);
+    const envelopeId = (await restClient(app, team.apiKey).post('/envelopes', { name: 'Locked' })).body.payload.envelopeId;
+    const uploaded = await uploadDocument(app, team.apiKey, envelopeId, { bytes });
+    expect(uploaded.status).toBe(422);
+    expect(uploaded.body.error.name).toBe('Document.Encrypted');
+  });
+
+  it('a CropBox larger than its MediaBox gives the MediaBox size; a PDF already signed is accepted', async () => {
+    const pdf = await PDFDocument.create();
+    const page = pdf.addPage([612, 792]);
+    page.setCropBox(-50, -50, 800, 1000);
+    const envelopeId = (await restClient(app, team.apiKey).post('/envelopes', { name: 'Boxes' })).body.payload.envelopeId;
+    const uploaded = await uploadDocument(app, team.apiKey, envelopeId, { bytes: await pdf.save() });
+    expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(200);
+    const read = await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}/documents/${uploaded.body.payload.document.id}`);
+    expect(JSON.stringify(read.body.payload.document)).toMatch(/"width":612,"height":792/);
+
+    const built = await sentEnvelope(team.apiKey);
+    await finalize(built);
+    const signed = await download(team.apiKey, `/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`);
+    const again = await uploadDocument(app, team.apiKey, envelopeId, { bytes: signed.bytes }, { name: 'Already signed' });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
   });
 });

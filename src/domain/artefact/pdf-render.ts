@@ -257,9 +257,10 @@ export type RenderOptions = {
   draftLabel?: string;
 };
 
-/** Loads a PDF for drawing; encrypted files must have been decrypted before (document.service.ts). */
+/** Loads a PDF for drawing; an encrypted one must be decrypted first (pdf-worker.ts, pdf-decrypt.ts). */
 export async function loadForRendering(bytes: Uint8Array): Promise<PDFDocument> {
-  const pdf = await PDFDocument.load(bytes, { updateMetadata: false });
+  // Encrypted files load (to be recognised by `isEncrypted`) but are drawn only once decrypted.
+  const pdf = await PDFDocument.load(bytes, { updateMetadata: false, ignoreEncryption: true });
   pdf.registerFontkit(fontkit);
   return pdf;
 }

@@ -9,16 +9,30 @@
 import fs from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { PDFDocument } from 'pdf-lib';
+import { decryptWithoutPassword } from './pdf-decrypt.ts';
 import { inspectPdfFile, PdfInspectionError } from './pdf-inspector.ts';
 import { loadForRendering, renderFields } from '../artefact/pdf-render.ts';
 import { sealPdf } from '../artefact/pades.ts';
 import { buildAuditPdf } from '../artefact/audit-pdf.ts';
 import type { PdfTask, PdfTaskAnswer } from './pdf-worker-protocol.ts';
 
+/** The file loaded for drawing; an owner-password-only original is read through a decrypted copy (pdf-decrypt.ts). */
+async function loadDecrypted(sourcePath: string, besidePath: string): Promise<PDFDocument> {
+  const original = await loadForRendering(await fs.promises.readFile(sourcePath));
+  if (!original.isEncrypted) return original;
+  const decryptedPath = `${besidePath}.decrypted`;
+  if (!(await decryptWithoutPassword(sourcePath, decryptedPath))) throw new Error('the document is encrypted and qpdf could not decrypt it');
+  try {
+    return await loadForRendering(await fs.promises.readFile(decryptedPath));
+  } finally {
+    await fs.promises.rm(decryptedPath, { force: true });
+  }
+}
+
 async function run(task: PdfTask): Promise<PdfTaskAnswer> {
   try {
     if (task.kind === 'render') {
-      const pdf = await loadForRendering(await fs.promises.readFile(task.sourcePath));
+      const pdf = await loadDecrypted(task.sourcePath, task.outputPath);
       await renderFields(pdf, { fields: task.fields, draft: task.draft });
       const bytes = task.seal === undefined ? await pdf.save({ updateFieldAppearances: false }) : await sealPdf(pdf, task.seal.material, task.seal.info);
       await fs.promises.writeFile(task.outputPath, bytes);
