@@ -12,7 +12,7 @@ import { createLogger } from '../src/shared/logger.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { PDFDocument } from 'pdf-lib';
 import { uploadDocument, unknownId } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, testSealDataDir, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 
@@ -342,5 +342,40 @@ describe('PDFs from the wild', () => {
     const signed = await download(team.apiKey, `/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`);
     const again = await uploadDocument(app, team.apiKey, envelopeId, { bytes: signed.bytes }, { name: 'Already signed' });
     expect(again.status, JSON.stringify(again.body)).toBe(200);
+  });
+});
+
+describe('npm run cli -- verify FILE.pdf', () => {
+  function verify(file: string): { code: number; report: any } {
+    try {
+      const stdout = execFileSync(process.execPath, ['src/cli/main.ts', 'verify', file], { env: { ...process.env, DATA_DIR: testSealDataDir(), LOG_LEVEL: 'silent' }, encoding: 'utf8' });
+      return { code: 0, report: JSON.parse(stdout) };
+    } catch (error) {
+      const failure = error as { status: number; stdout: string };
+      return { code: failure.status, report: JSON.parse(failure.stdout) };
+    }
+  }
+
+  it('checks a sealed PDF offline: valid, whole file, our seal, which envelope and document; a changed byte fails with exit 2', async () => {
+    const built = await sentEnvelope(team.apiKey);
+    await finalize(built);
+    const sealed = await download(team.apiKey, `/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`);
+    const good = verify(save(sealed.bytes, 'verify-good.pdf'));
+    expect(good.code).toBe(0);
+    expect(good.report).toMatchObject({ valid: true, ours: true, envelopeId: built.envelopeId });
+    expect(good.report.signatures[0]).toMatchObject({ subFilter: 'ETSI.CAdES.detached', valid: true, coversWholeFile: true, documentId: built.documentId, timestamp: false });
+    expect(good.report.signatures[0].signer.subject).toContain('CN=Envelope Service Seal');
+
+    const firstRangeEnd = Number(/\/ByteRange \[0 (\d+)/.exec(sealed.bytes.toString('latin1'))![1]);
+    const changed = Buffer.from(sealed.bytes);
+    changed[Math.floor(firstRangeEnd / 2)] ^= 0x01;
+    const bad = verify(save(changed, 'verify-bad.pdf'));
+    expect(bad.code).toBe(2);
+    expect(bad.report.valid).toBe(false);
+
+    // Bytes appended after the seal (an incremental update) are not covered.
+    const appended = verify(save(Buffer.concat([sealed.bytes, Buffer.from('\n% appended\n')]), 'verify-appended.pdf'));
+    expect(appended.code).toBe(2);
+    expect(appended.report.signatures[0].coversWholeFile).toBe(false);
   });
 });

@@ -19,9 +19,17 @@ import { loadSealCertificate, type SealCertificate } from '../../src/domain/arte
 
 /** One self-signed seal for the test run's apps (generating an RSA key per app would cost seconds). */
 let sealCertificate: SealCertificate | undefined;
+let sealDataDir: string | undefined;
 function testSealCertificate(): SealCertificate {
-  sealCertificate ??= loadSealCertificate({ sealP12Path: undefined, sealP12Password: undefined, dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-seal-')) });
+  sealDataDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-seal-'));
+  sealCertificate ??= loadSealCertificate({ sealP12Path: undefined, sealP12Password: undefined, dataDir: sealDataDir });
   return sealCertificate;
+}
+
+/** The DATA_DIR holding the test apps' seal (seal/seal.pem), for the command line's `verify`. */
+export function testSealDataDir(): string {
+  testSealCertificate();
+  return sealDataDir!;
 }
 
 export type TestApp = {
