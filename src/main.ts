@@ -31,6 +31,19 @@ try {
   throw error;
 }
 
+// A broken, mismatched or expired sealing certificate stops start-up with one line, before
+// anything else starts (like invalid configuration).
+let seal: SealCertificate;
+try {
+  seal = loadSealCertificate(config);
+} catch (error) {
+  if (error instanceof SealCertificateError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
+
 const logger = createLogger(config.logLevel);
 let database: Database;
 try {
@@ -77,17 +90,6 @@ const pdfWorkers = createPdfWorkerPool();
 
 const clock = createClock();
 const auditKey = loadAuditKey(config);
-// A broken, mismatched or expired sealing certificate stops start-up with one line.
-let seal: SealCertificate;
-try {
-  seal = loadSealCertificate(config);
-} catch (error) {
-  if (error instanceof SealCertificateError) {
-    console.error(error.message);
-    process.exit(1);
-  }
-  throw error;
-}
 const blobStore = createFileBlobStore(path.join(config.dataDir, 'blobs'));
 const app = createApp({
   orm: database.orm,
