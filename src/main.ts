@@ -35,7 +35,7 @@ try {
 // anything else starts (like invalid configuration).
 let seal: SealCertificate;
 try {
-  seal = loadSealCertificate(config);
+  seal = { ...loadSealCertificate(config), tsaUrl: config.tsaUrl };
 } catch (error) {
   if (error instanceof SealCertificateError) {
     console.error(error.message);

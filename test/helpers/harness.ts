@@ -106,7 +106,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
     auditKey: Buffer.from('test-audit-key-0123456789abcdef0123456789'),
     pdfWorkers: createPdfWorkerPool(options.pdfWorkers),
-    seal: testSealCertificate(),
+    seal: { ...testSealCertificate(), tsaUrl: config.tsaUrl },
     apiKeyCache,
     rateLimiter,
   };

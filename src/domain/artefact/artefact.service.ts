@@ -80,6 +80,7 @@ async function sealDocument(dependencies: ArtefactDependencies, envelope: { id: 
           location: dependencies.publicUrl,
           contactInfo: '',
           signingTime: envelope.completedAt,
+          tsaUrl: dependencies.seal.tsaUrl,
         },
       },
     });

@@ -123,7 +123,7 @@ export async function auditLogPdf(context: ServiceContext, options: { envelopeId
       outputPath,
       seal: {
         material: { keyPkcs8: context.seal.keyPkcs8, certificates: context.seal.certificates },
-        info: { reason: `Audit log sealed by the envelope service: envelope ${envelope.id}`, name: 'Envelope service', location: context.publicUrl, signingTime: context.clock.now() },
+        info: { reason: `Audit log sealed by the envelope service: envelope ${envelope.id}`, name: 'Envelope service', location: context.publicUrl, signingTime: context.clock.now(), tsaUrl: context.seal.tsaUrl },
       },
     });
   } catch (error) {

@@ -17,6 +17,7 @@ import { auditLogPdf } from './audit-pdf.service.ts';
 import type { AuditPdfLocale } from './audit-pdf.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { isUuid } from '../../shared/ids.ts';
+import { ServerBusyError } from '../../shared/errors.ts';
 import { renderDraftCopy, sealEnvelopeArtefacts } from './artefact.service.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, signDownloadToken, verifyDownloadToken } from './download-url.ts';
 
@@ -51,10 +52,16 @@ async function locate(context: ServiceContext, envelopeId: string): Promise<Loca
  */
 async function ensureSealed(context: ServiceContext, located: Located): Promise<Located> {
   if (located.status !== 'finalized' || located.documents.every((document) => document.sealedSha256 !== null)) return located;
-  await sealEnvelopeArtefacts(
+  try {
+    await sealEnvelopeArtefacts(
     { em: context.em, blobStore: context.blobStore, pdfWorkers: context.pdfWorkers, seal: context.seal, auditKey: context.auditKey, clock: context.clock, publicUrl: context.publicUrl },
-    located.envelopeId,
-  );
+      located.envelopeId,
+    );
+  } catch {
+    // The job retries what failed here (a timestamp authority that is down, say): the caller is
+    // told to come back rather than given a file that is not the final one.
+    throw new ServerBusyError('The signed documents are still being prepared; retry in a minute.', { envelopeId: located.envelopeId });
+  }
   return locate(context, located.envelopeId);
 }
 

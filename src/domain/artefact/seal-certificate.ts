@@ -23,6 +23,8 @@ export type SealCertificate = SealMaterial & {
   /** SHA-256 of the signer certificate's DER: how a verifier tells our seal from others. */
   fingerprintSha256: string;
   selfSigned: boolean;
+  /** TSA_URL: seals carry an RFC 3161 signature timestamp from it (set by the caller, not the file). */
+  tsaUrl?: string;
 };
 
 function derOf(certificate: forge.pki.Certificate): Uint8Array {

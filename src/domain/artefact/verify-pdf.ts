@@ -18,7 +18,8 @@ export type SignatureReport = {
   coversWholeFile: boolean;
   signer: { subject: string; notBefore: string; notAfter: string; sha256: string } | null;
   signingTime: string | null;
-  timestamp: boolean;
+  /** The RFC 3161 signature timestamp: its time, and whether its token is intact and stamps this signature. */
+  timestamp: { time: string; valid: boolean } | null;
   reason: string | null;
   ours: boolean;
   envelopeId: string | null;
@@ -44,6 +45,23 @@ function pdfString(region: string, key: string): string | null {
   return bytes.toString('latin1');
 }
 
+async function checkTimestamp(token: unknown, signerInfo: pkijs.SignerInfo): Promise<{ time: string; valid: boolean }> {
+  const signedData = new pkijs.SignedData({ schema: new pkijs.ContentInfo({ schema: token as never }).content });
+  const content = signedData.encapContentInfo.eContent!.getValue();
+  const tstInfo = pkijs.TSTInfo.fromBER(content);
+  const expected = createHash('sha256').update(signerInfo.signature.valueBlock.valueHexView).digest();
+  const imprintMatches = Buffer.from(tstInfo.messageImprint.hashedMessage.valueBlock.valueHexView).equals(expected);
+  let tokenIntact = false;
+  try {
+    // For a timestamp token pkijs checks the TSTInfo's imprint against `data`, the stamped bytes:
+    // here the seal's signature value.
+    tokenIntact = (await signedData.verify({ signer: 0, checkChain: false, data: toArrayBuffer(signerInfo.signature.valueBlock.valueHexView) })) === true;
+  } catch {
+    tokenIntact = false;
+  }
+  return { time: tstInfo.genTime.toISOString(), valid: imprintMatches && tokenIntact };
+}
+
 export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: string[] }): Promise<PdfVerification> {
   const text = file.toString('latin1');
   const signatures: SignatureReport[] = [];
@@ -57,7 +75,7 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
       coversWholeFile: a === 0 && c + d === file.length,
       signer: null,
       signingTime: pdfString(region, 'M'),
-      timestamp: false,
+      timestamp: null,
       reason: pdfString(region, 'Reason'),
       ours: false,
       envelopeId: null,
@@ -74,7 +92,8 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
       const signedData = new pkijs.SignedData({ schema: contentInfo.content });
       const signed = Buffer.concat([file.subarray(a, a + b), file.subarray(c, c + d)]);
       const signerInfo = signedData.signerInfos[0]!;
-      report.timestamp = (signerInfo.unsignedAttrs?.attributes ?? []).some((attribute) => attribute.type === '1.2.840.113549.1.9.16.2.14');
+      const stamp = (signerInfo.unsignedAttrs?.attributes ?? []).find((attribute) => attribute.type === '1.2.840.113549.1.9.16.2.14');
+      if (stamp !== undefined) report.timestamp = await checkTimestamp(stamp.values[0], signerInfo);
       const certificate = (signedData.certificates ?? []).find((candidate): candidate is pkijs.Certificate => candidate instanceof pkijs.Certificate);
       if (certificate) {
         const der = Buffer.from(certificate.toSchema().toBER(false));
@@ -89,7 +108,7 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
         report.ours = options.ourCertificateSha256.includes(report.signer.sha256);
       }
       const result = await signedData.verify({ signer: 0, data: toArrayBuffer(signed), checkChain: false, extendedMode: true });
-      report.valid = result.signatureVerified === true;
+      report.valid = result.signatureVerified === true && (report.timestamp === null || report.timestamp.valid);
       if (!report.valid) report.problem = 'the signature does not match the signed bytes (the file was changed after sealing)';
     } catch (error) {
       report.valid = false;
