@@ -216,6 +216,33 @@ describe('the ZIP of all documents', () => {
   });
 });
 
+describe('the ZIP when the client goes away', () => {
+  it('stops rendering the remaining documents', async () => {
+    const built = await sentEnvelope(team.apiKey, { extraDocuments: [{ name: 'b' }, { name: 'c' }, { name: 'd' }, { name: 'e' }, { name: 'f' }] });
+    const pool = app.dependencies.pdfWorkers;
+    const original = pool.render;
+    let renders = 0;
+    // Each draft copy is slow to render, as a large document would be.
+    pool.render = async (task, options) => {
+      renders += 1;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return original(task, options);
+    };
+    try {
+      const controller = new AbortController();
+      const response = await fetch(`${app.url}/api/v1/key/envelopes/${built.envelopeId}/pdf`, { headers: { 'x-service-api-key': team.apiKey }, signal: controller.signal });
+      const reader = response.body!.getReader();
+      await reader.read();
+      controller.abort();
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      // Without the check, all six would be rendered within these 2.5 s.
+      expect(renders).toBeLessThanOrEqual(3);
+    } finally {
+      pool.render = original;
+    }
+  });
+});
+
 describe('refusals', () => {
   it('another team’s envelope or document is byte-identical to an unknown one', async () => {
     const built = await sentEnvelope(team.apiKey);
