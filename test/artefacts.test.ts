@@ -216,6 +216,45 @@ describe('the ZIP of all documents', () => {
   });
 });
 
+describe('GraphQL verifySealedPdf', () => {
+  const QUERY =
+    'query($file: Upload!) { verifySealedPdf(file: $file) { valid ours envelopeId signatures { subFilter valid coversWholeFile ours documentId signerSubject timestamp { valid } } auditChain { valid } } }';
+  async function verifyThroughGraphql(apiKey: string, bytes: Buffer) {
+    const form = new FormData();
+    form.append('operations', JSON.stringify({ query: QUERY, variables: { file: null } }));
+    form.append('map', JSON.stringify({ 0: ['variables.file'] }));
+    form.append('0', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), 'sealed.pdf');
+    const response = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'x-service-api-key': apiKey }, body: form });
+    return (await response.json()) as { data?: any; errors?: any[] };
+  }
+
+  it('reports the seal and the named envelope’s audit chain; a changed byte is invalid; another team sees no chain', async () => {
+    const built = await sentEnvelope(team.apiKey);
+    await finalize(built);
+    const sealed = await download(team.apiKey, `/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`);
+    const good = await verifyThroughGraphql(team.apiKey, sealed.bytes);
+    expect(good.errors, JSON.stringify(good.errors)).toBeUndefined();
+    expect(good.data.verifySealedPdf).toMatchObject({ valid: true, ours: true, envelopeId: built.envelopeId, auditChain: { valid: true } });
+    expect(good.data.verifySealedPdf.signatures[0]).toMatchObject({ subFilter: 'ETSI.CAdES.detached', valid: true, coversWholeFile: true, documentId: built.documentId, timestamp: null });
+
+    const firstRangeEnd = Number(/\/ByteRange \[0 (\d+)/.exec(sealed.bytes.toString('latin1'))![1]);
+    const changed = Buffer.from(sealed.bytes);
+    changed[Math.floor(firstRangeEnd / 2)] ^= 0x01;
+    expect((await verifyThroughGraphql(team.apiKey, changed)).data.verifySealedPdf.valid).toBe(false);
+
+    const stranger = await seedTeam(app);
+    const foreign = await verifyThroughGraphql(stranger.apiKey, sealed.bytes);
+    expect(foreign.data.verifySealedPdf).toMatchObject({ valid: true, ours: true, auditChain: null });
+
+    // The REST twin: POST /verify, multipart, the file in `document`.
+    const form = new FormData();
+    form.append('document', new Blob([sealed.bytes as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), 'sealed.pdf');
+    const rest = await fetch(`${app.url}/api/v1/key/verify`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form });
+    const body = (await rest.json()) as any;
+    expect(body.payload.verification).toMatchObject({ valid: true, ours: true, envelopeId: built.envelopeId, auditChain: { valid: true } });
+  });
+});
+
 describe('the ZIP when the client goes away', () => {
   it('stops rendering the remaining documents', async () => {
     const built = await sentEnvelope(team.apiKey, { extraDocuments: [{ name: 'b' }, { name: 'c' }, { name: 'd' }, { name: 'e' }, { name: 'f' }] });

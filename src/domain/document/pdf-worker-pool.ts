@@ -19,6 +19,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
+import type { PdfVerification } from '../artefact/verify-pdf.ts';
 import type { AuditPdfTask, PdfTask, PdfTaskAnswer, RenderTask, SealTask } from './pdf-worker-protocol.ts';
 
 export type PdfWorkerPoolOptions = {
@@ -79,6 +80,8 @@ export type PdfWorkers = {
   render(task: Omit<RenderTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
   /** Lays out and seals the audit-log PDF into `outputPath`. */
   auditPdf(task: Omit<AuditPdfTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
+  /** Checks a sealed PDF's signatures (verify-pdf.ts). */
+  verify(filePath: string, ourCertificateSha256: string[]): Promise<PdfVerification>;
   /** Seals a PDF file into `outputPath`. */
   seal(task: Omit<SealTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
   /** Ends every worker; waiting and running tasks are refused as busy (`closed`). */
@@ -243,6 +246,12 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     },
     async auditPdf(task, options = {}) {
       return written(await submit({ ...task, kind: 'audit-pdf' }, options.timeoutMs ?? RENDER_TIMEOUT_MS));
+    },
+    async verify(filePath, ourCertificateSha256) {
+      const answer = await submit({ kind: 'verify', path: filePath, ourCertificateSha256 }, RENDER_TIMEOUT_MS);
+      if (answer.outcome === 'verified') return answer.verification;
+      if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
+      throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
     },
     async seal(task, options = {}) {
       return written(await submit({ ...task, kind: 'seal' }, options.timeoutMs ?? RENDER_TIMEOUT_MS));

@@ -2,6 +2,7 @@ import type { PdfInspection, PdfInspectionFailureReason } from './pdf-inspector.
 import type { RenderField } from '../artefact/pdf-render.ts';
 import type { SealInfo, SealMaterial } from '../artefact/pades.ts';
 import type { AuditPdfData, AuditPdfLocale } from '../artefact/audit-pdf.ts';
+import type { PdfVerification } from '../artefact/verify-pdf.ts';
 
 /** Draw field values into a PDF (and seal it), reading `sourcePath` and writing `outputPath`. */
 export type RenderTask = {
@@ -19,12 +20,16 @@ export type SealTask = { kind: 'seal'; sourcePath: string; outputPath: string; s
 /** Lay out and seal the audit-log PDF. */
 export type AuditPdfTask = { kind: 'audit-pdf'; data: AuditPdfData; locale: AuditPdfLocale; outputPath: string; seal: { material: SealMaterial; info: SealInfo } };
 
+/** Check a sealed PDF's signatures (verify-pdf.ts). */
+export type VerifyTask = { kind: 'verify'; path: string; ourCertificateSha256: string[] };
+
 /** What the pool sends a PDF worker: one task at a time. */
-export type PdfTask = { id: number } & ({ kind: 'inspect'; path: string } | RenderTask | SealTask | AuditPdfTask);
+export type PdfTask = { id: number } & ({ kind: 'inspect'; path: string } | RenderTask | SealTask | AuditPdfTask | VerifyTask);
 
 /** What a worker answers, always with the task's id. */
 export type PdfTaskAnswer =
   | { id: number; outcome: 'done'; inspection: PdfInspection }
   | { id: number; outcome: 'written'; byteSize: number }
+  | { id: number; outcome: 'verified'; verification: PdfVerification }
   | { id: number; outcome: 'refused'; reason: PdfInspectionFailureReason; detail: string }
   | { id: number; outcome: 'failed'; message: string; code: string | undefined };

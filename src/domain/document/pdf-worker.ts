@@ -14,6 +14,7 @@ import { inspectPdfFile, PdfInspectionError } from './pdf-inspector.ts';
 import { loadForRendering, renderFields } from '../artefact/pdf-render.ts';
 import { sealPdf } from '../artefact/pades.ts';
 import { buildAuditPdf } from '../artefact/audit-pdf.ts';
+import { verifyPdf } from '../artefact/verify-pdf.ts';
 import type { PdfTask, PdfTaskAnswer } from './pdf-worker-protocol.ts';
 
 /** The file loaded for drawing; an owner-password-only original is read through a decrypted copy (pdf-decrypt.ts). */
@@ -37,6 +38,9 @@ async function run(task: PdfTask): Promise<PdfTaskAnswer> {
       const bytes = task.seal === undefined ? await pdf.save({ updateFieldAppearances: false }) : await sealPdf(pdf, task.seal.material, task.seal.info);
       await fs.promises.writeFile(task.outputPath, bytes);
       return { id: task.id, outcome: 'written', byteSize: bytes.length };
+    }
+    if (task.kind === 'verify') {
+      return { id: task.id, outcome: 'verified', verification: await verifyPdf(await fs.promises.readFile(task.path), { ourCertificateSha256: task.ourCertificateSha256 }) };
     }
     if (task.kind === 'audit-pdf') {
       const bytes = await sealPdf(await buildAuditPdf(task.data, task.locale), task.seal.material, task.seal.info);

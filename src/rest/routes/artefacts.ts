@@ -1,5 +1,8 @@
 import { downloadBySignedUrl, downloadDocumentPdf, downloadEnvelopeZip, downloadResponse } from '../../domain/artefact/download.service.ts';
 import type { RestRoute } from '../router.ts';
+import { verifyUploadedPdf } from '../../domain/artefact/verify.service.ts';
+import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
+import { receiveMultipartUpload } from '../multipart.ts';
 
 /** Spec §4.6: the signed documents (a draft copy before finalization), one PDF or all as a ZIP. */
 export const artefactRoutes: RestRoute[] = [
@@ -15,6 +18,25 @@ export const artefactRoutes: RestRoute[] = [
     path: '/envelopes/:envelopeId/pdf',
     async handler({ params, context }) {
       return downloadResponse(await downloadEnvelopeZip(context, { envelopeId: params.envelopeId }));
+    },
+  },
+  {
+    // GraphQL verifySealedPdf's twin: multipart with the PDF in the `document` field.
+    method: 'POST',
+    path: '/verify',
+    async handler({ request, nodeRequest, context }) {
+      await context.caller();
+      const maxFileBytes = context.limits.maxDocumentBytes;
+      const upload = await receiveMultipartUpload({
+        request,
+        nodeRequest,
+        fileField: 'document',
+        maxFileBytes,
+        tooLarge: () => new DocumentTooLargeError(maxFileBytes),
+        stage: (stream) => verifyUploadedPdf(context, { stream }),
+        discard: async () => undefined,
+      });
+      return { verification: upload.staged };
     },
   },
   {
