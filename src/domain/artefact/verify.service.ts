@@ -5,23 +5,14 @@
  */
 import type { Readable } from 'node:stream';
 import { verifyEnvelopeAuditChain, type ChainVerification } from '../audit/audit.service.ts';
-import { DocumentTooLargeError, DocumentUploadIncompleteError } from '../document/document.errors.ts';
+import { stageUploadedFile } from '../document/document.service.ts';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { BlobSourceError, BlobTooLargeError, type StagedBlob } from '../../shared/blob-store.ts';
 import type { PdfVerification } from './verify-pdf.ts';
 
 export async function verifyUploadedPdf(context: ServiceContext, options: { stream: Readable }): Promise<PdfVerification & { auditChain: ChainVerification | null }> {
   await context.caller();
-  const limit = context.limits.maxDocumentBytes;
-  let staged: StagedBlob;
-  try {
-    staged = await context.blobStore.stage(options.stream, { limitBytes: limit });
-  } catch (error) {
-    if (error instanceof BlobTooLargeError) throw new DocumentTooLargeError(limit);
-    if (error instanceof BlobSourceError) throw new DocumentUploadIncompleteError();
-    throw error;
-  }
+  const staged = await stageUploadedFile(context, options.stream);
   let verification: PdfVerification;
   try {
     verification = await context.pdfWorkers.verify(staged.stagingPath, [context.seal.fingerprintSha256]);

@@ -95,16 +95,20 @@ async function inspectDecryptingOwnerOnly(context: ServiceContext, filePath: str
   }
 }
 
-async function stagePdf(context: ServiceContext, options: { stream: Readable; filename: string | undefined }): Promise<StagedDocument> {
+/** Receives an uploaded file into the blob store's staging area; too large or cut off are refused by name. */
+export async function stageUploadedFile(context: ServiceContext, stream: Readable): Promise<StagedBlob> {
   const limit = context.limits.maxDocumentBytes;
-  let blob: StagedBlob;
   try {
-    blob = await context.blobStore.stage(options.stream, { limitBytes: limit });
+    return await context.blobStore.stage(stream, { limitBytes: limit });
   } catch (error) {
     if (error instanceof BlobTooLargeError) throw new DocumentTooLargeError(limit);
     if (error instanceof BlobSourceError) throw new DocumentUploadIncompleteError();
     throw error;
   }
+}
+
+async function stagePdf(context: ServiceContext, options: { stream: Readable; filename: string | undefined }): Promise<StagedDocument> {
+  const blob = await stageUploadedFile(context, options.stream);
   try {
     // In a worker thread, with a time and a memory limit: a PDF's structure can cost seconds
     // to read, and the event loop serves every other request meanwhile.
