@@ -20,6 +20,8 @@ export type Config = {
   /** The replaced service answered every error with HTTP 200; some callers depend on that. */
   restErrorsHttp200: boolean;
   sandboxClock: boolean;
+  /** Whether this instance runs the outbox worker (durable jobs: sealing, later delivery). */
+  outboxWorker: boolean;
   /** Largest accepted document upload, in bytes (spec §8: 48 MB). */
   maxDocumentBytes: number;
   /** How long a request may wait for a database connection before failing instead of hanging. */
@@ -83,6 +85,7 @@ const variables = {
     .default('info'),
   REST_ERRORS_HTTP_200: booleanFlag.default(false),
   SANDBOX_CLOCK: booleanFlag.default(false),
+  OUTBOX_WORKER: booleanFlag.default(true),
   DATABASE_ACQUIRE_TIMEOUT_MS: z.coerce
     .number({ error: 'must be a positive integer (milliseconds)' })
     .int('must be a positive integer (milliseconds)')
@@ -141,6 +144,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     logLevel: values.LOG_LEVEL as Config['logLevel'],
     restErrorsHttp200: values.REST_ERRORS_HTTP_200 as boolean,
     sandboxClock: values.SANDBOX_CLOCK as boolean,
+    outboxWorker: values.OUTBOX_WORKER as boolean,
     maxDocumentBytes: MAX_DOCUMENT_BYTES,
     databaseAcquireTimeoutMs: values.DATABASE_ACQUIRE_TIMEOUT_MS as number,
     auditHmacKey: values.AUDIT_HMAC_KEY as string | undefined,

@@ -123,7 +123,8 @@ const outboxWorker = createOutboxWorker({
   logger,
   handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })]]),
 });
-outboxWorker.start();
+// OUTBOX_WORKER=false keeps an instance to serving requests (other instances run the jobs).
+if (config.outboxWorker) outboxWorker.start();
 
 let shuttingDown = false;
 async function shutdown(signal: string) {

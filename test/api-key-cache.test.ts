@@ -147,6 +147,8 @@ describe.skipIf(!onServer)('revocations from other processes (skipped on the emb
       DATA_DIR: dataDir,
       LOG_LEVEL: 'info',
       AUDIT_HMAC_KEY: app.dependencies.auditKey.toString('utf8'),
+      // No outbox worker: on the shared test database it would take other files' jobs.
+      OUTBOX_WORKER: 'false',
     };
     const server = spawn(process.execPath, ['src/main.ts'], { env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
