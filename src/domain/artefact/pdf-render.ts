@@ -20,6 +20,7 @@ import {
   clip,
   concatTransformationMatrix,
   endPath,
+  LineCapStyle,
   PDFArray,
   PDFDocument,
   PDFName,
@@ -28,6 +29,7 @@ import {
   rectangle,
   rgb,
   type PDFFont,
+  type PDFImage,
   type PDFPage,
 } from 'pdf-lib';
 
@@ -213,8 +215,14 @@ function drawChoice(page: PDFPage, label: string, embedded: EmbeddedFamily, widt
   drawLine(page, label, embedded, { x: side * 1.3, y: (height - fitted * 0.72) / 2, size: fitted });
 }
 
-async function drawImage(pdf: PDFDocument, page: PDFPage, dataUrl: string, width: number, height: number) {
-  const image = await pdf.embedPng(Buffer.from(dataUrl.slice(dataUrl.indexOf(',') + 1), 'base64'));
+async function drawImage(pdf: PDFDocument, images: Map<string, Promise<PDFImage>>, page: PDFPage, dataUrl: string, width: number, height: number) {
+  // A signature placed at several views is embedded once.
+  let embedded = images.get(dataUrl);
+  if (embedded === undefined) {
+    embedded = pdf.embedPng(Buffer.from(dataUrl.slice(dataUrl.indexOf(',') + 1), 'base64'));
+    images.set(dataUrl, embedded);
+  }
+  const image = await embedded;
   const scale = Math.min(width / image.width, height / image.height);
   const drawnWidth = image.width * scale;
   const drawnHeight = image.height * scale;
@@ -245,7 +253,7 @@ function drawStrokes(page: PDFPage, strokes: Point[][], width: number, height: n
     for (let index = 1; index < stroke.length; index++) {
       // Pressure widens the line a little, as ink would.
       const pressure = (stroke[index - 1]!.p + stroke[index]!.p) / 2;
-      page.drawLine({ start: local(stroke[index - 1]!), end: local(stroke[index]!), thickness: thickness * (0.6 + 0.8 * pressure), color: ink, lineCap: 1 as never });
+      page.drawLine({ start: local(stroke[index - 1]!), end: local(stroke[index]!), thickness: thickness * (0.6 + 0.8 * pressure), color: ink, lineCap: LineCapStyle.Round });
     }
   }
 }
@@ -277,6 +285,7 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
   const pages = pdf.getPages();
   const boxes = new Map<number, VisibleBox>();
   const prepared = new Set<number>();
+  const images = new Map<string, Promise<PDFImage>>();
 
   // The original content goes into q … Q once per page, before our first drawing on it.
   const prepare = (index: number): { page: PDFPage; box: VisibleBox } => {
@@ -336,7 +345,7 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
           } else if (typeof value.image === 'string') {
             const image = value.image;
             page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, view)), rectangle(0, 0, width, height), clip(), endPath());
-            await drawImage(pdf, page, image, width, height);
+            await drawImage(pdf, images, page, image, width, height);
             page.pushOperators(popGraphicsState());
           }
           break;
