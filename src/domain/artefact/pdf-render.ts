@@ -175,12 +175,12 @@ function within(page: PDFPage, box: VisibleBox, view: { x: number; y: number; wi
 
 const ink = rgb(0, 0, 0.35);
 
-function drawTextBox(page: PDFPage, text: string, embedded: EmbeddedFamily, width: number, height: number, multiline: boolean) {
+function drawTextBox(page: PDFPage, text: string, embedded: EmbeddedFamily, width: number, height: number, multiline: boolean, maxSize = 12) {
   const padding = Math.min(2, width / 10, height / 10);
   const innerWidth = Math.max(1, width - 2 * padding);
   if (!multiline) {
     // One line: as large as the box allows up to 12 pt, smaller (down to 6 pt) for a long value, clipped beyond.
-    let size = Math.max(4, Math.min(12, height * 0.7));
+    let size = Math.max(4, Math.min(maxSize, height * 0.7));
     const measured = widthOf(text, embedded, size);
     if (measured > innerWidth) size = Math.max(Math.min(size, 6), (size * innerWidth) / measured);
     drawLine(page, text, embedded, { x: padding, y: (height - size * 0.72) / 2, size });
@@ -341,7 +341,8 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
         case 'simple_signature': {
           if (value.kind === 'typed') {
             const family = value.font === 'cursive' ? (script ??= await embed(loaded.script)) : sans;
-            within(page, box, view, () => drawTextBox(page, String(value.text ?? ''), family, width, height, false));
+            // A typed signature fills its box as a handwritten one would (up to 36 pt).
+            within(page, box, view, () => drawTextBox(page, String(value.text ?? ''), family, width, height, false, 36));
           } else if (typeof value.image === 'string') {
             const image = value.image;
             page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, view)), rectangle(0, 0, width, height), clip(), endPath());
