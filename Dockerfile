@@ -10,6 +10,9 @@ ENV NODE_ENV=production \
     PORT=4000 \
     DATA_DIR=/var/lib/envelope-service
 
+# qpdf decrypts owner-password-only PDFs on upload (src/domain/document/pdf-decrypt.ts).
+RUN apt-get update && apt-get install -y --no-install-recommends qpdf && rm -rf /var/lib/apt/lists/*
+
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force

@@ -26,6 +26,7 @@ import { createTeam } from '../src/domain/team/team.service.ts';
 import { listen } from '../src/server.ts';
 import { createFileBlobStore } from '../src/shared/blob-store.ts';
 import { createClock } from '../src/shared/clock.ts';
+import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
 import { createLogger } from '../src/shared/logger.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' } } });
@@ -48,6 +49,7 @@ const app = createApp({
   clock: createClock(),
   blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
   auditKey: Buffer.alloc(32, 7),
+  seal: loadSealCertificate(config),
   pdfWorkers,
   // As in production: the key is verified once, then served from the cache.
   apiKeyCache: new ApiKeyCache(),

@@ -14,10 +14,14 @@ export type Config = {
   smtpUrl: string | undefined;
   sealP12Path: string | undefined;
   sealP12Password: string | undefined;
+  /** RFC 3161 timestamp authority: when set, every seal carries a signature timestamp (PAdES B-T). */
+  tsaUrl: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** The replaced service answered every error with HTTP 200; some callers depend on that. */
   restErrorsHttp200: boolean;
   sandboxClock: boolean;
+  /** Whether this instance runs the outbox worker (durable jobs: sealing, later delivery). */
+  outboxWorker: boolean;
   /** Largest accepted document upload, in bytes (spec §8: 48 MB). */
   maxDocumentBytes: number;
   /** How long a request may wait for a database connection before failing instead of hanging. */
@@ -75,6 +79,7 @@ const variables = {
   SMTP_URL: z.string().regex(/^smtps?:\/\/.+/, 'must be an smtp:// or smtps:// URL').optional(),
   SEAL_P12: z.string().min(1, 'must name a PKCS#12 file').optional(),
   SEAL_P12_PASSWORD: z.string().optional(),
+  TSA_URL: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL of an RFC 3161 timestamp authority' }).optional(),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'must be one of fatal, error, warn, info, debug, trace, silent',
@@ -82,6 +87,7 @@ const variables = {
     .default('info'),
   REST_ERRORS_HTTP_200: booleanFlag.default(false),
   SANDBOX_CLOCK: booleanFlag.default(false),
+  OUTBOX_WORKER: booleanFlag.default(true),
   DATABASE_ACQUIRE_TIMEOUT_MS: z.coerce
     .number({ error: 'must be a positive integer (milliseconds)' })
     .int('must be a positive integer (milliseconds)')
@@ -142,9 +148,11 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     smtpUrl: values.SMTP_URL as string | undefined,
     sealP12Path: values.SEAL_P12 as string | undefined,
     sealP12Password: values.SEAL_P12_PASSWORD as string | undefined,
+    tsaUrl: values.TSA_URL as string | undefined,
     logLevel: values.LOG_LEVEL as Config['logLevel'],
     restErrorsHttp200: values.REST_ERRORS_HTTP_200 as boolean,
     sandboxClock: values.SANDBOX_CLOCK as boolean,
+    outboxWorker: values.OUTBOX_WORKER as boolean,
     maxDocumentBytes: MAX_DOCUMENT_BYTES,
     databaseAcquireTimeoutMs: values.DATABASE_ACQUIRE_TIMEOUT_MS as number,
     auditHmacKey: values.AUDIT_HMAC_KEY as string | undefined,

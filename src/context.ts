@@ -8,6 +8,7 @@ import { MissingApiKeyError } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
 import type { BlobStore } from './shared/blob-store.ts';
 import type { PdfWorkers } from './domain/document/pdf-worker-pool.ts';
+import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
 import type { RequestMetadata } from './shared/request-metadata.ts';
 import type { ServiceContext } from './domain/service-context.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -25,6 +26,8 @@ export type AppDependencies = {
   auditKey: Buffer;
   /** The process's PDF worker threads (created once, closed on shutdown). */
   pdfWorkers: PdfWorkers;
+  /** The sealing certificate (SEAL_P12, or the self-signed one under DATA_DIR). */
+  seal: SealCertificate;
   /** Verified API keys, shared by all requests. Absent: every request looks its key up (tools, benchmarks). */
   apiKeyCache?: ApiKeyCache;
   /** Request budgets (src/rate-limit.ts). Absent: createApp makes a process-local one from the config. */

@@ -15,6 +15,10 @@ import { startExpirySweeper } from './domain/signing/closing.service.ts';
 import { startEnvelopeEvents } from './domain/live/envelope-event-hub.ts';
 import { createPdfWorkerPool } from './domain/document/pdf-worker-pool.ts';
 import { createLogger } from './shared/logger.ts';
+import { loadSealCertificate, SealCertificateError, type SealCertificate } from './domain/artefact/seal-certificate.ts';
+import { createOutboxWorker } from './domain/notification/outbox-worker.ts';
+import { artefactSealHandler } from './domain/artefact/artefact.service.ts';
+import { OUTBOX_TOPICS } from './domain/signing/workflow.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
 
 // Start: configuration → database → app → listen. Nothing else happens here.
@@ -23,6 +27,19 @@ try {
   config = loadConfig();
 } catch (error) {
   if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
+
+// A broken, mismatched or expired sealing certificate stops start-up with one line, before
+// anything else starts (like invalid configuration).
+let seal: SealCertificate;
+try {
+  seal = { ...loadSealCertificate(config), tsaUrl: config.tsaUrl };
+} catch (error) {
+  if (error instanceof SealCertificateError) {
     console.error(error.message);
     process.exit(1);
   }
@@ -76,14 +93,16 @@ const pdfWorkers = createPdfWorkerPool();
 
 const clock = createClock();
 const auditKey = loadAuditKey(config);
+const blobStore = createFileBlobStore(path.join(config.dataDir, 'blobs'));
 const app = createApp({
   orm: database.orm,
   config,
   logger,
   clock,
-  blobStore: createFileBlobStore(path.join(config.dataDir, 'blobs')),
+  blobStore,
   auditKey,
   pdfWorkers,
+  seal,
   apiKeyCache,
   rateLimiter,
   envelopeEvents: envelopeEvents.hub,
@@ -104,6 +123,17 @@ const memoryTrim = startIdleMemoryTrim({ server: running.server, logger });
 // submission after expiresAt is refused even before it runs.
 const expirySweeper = startExpirySweeper({ em: database.orm.em, auditKey, publicUrl: config.publicUrl, clock, logger, intervalMs: 30_000 });
 
+// Durable jobs written by the domain (outbox_message): each topic's handler runs here, on every
+// instance (claims never overlap). Notification delivery will register its topics beside this one.
+const outboxWorker = createOutboxWorker({
+  em: database.orm.em,
+  clock,
+  logger,
+  handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })]]),
+});
+// OUTBOX_WORKER=false keeps an instance to serving requests (other instances run the jobs).
+if (config.outboxWorker) outboxWorker.start();
+
 let shuttingDown = false;
 async function shutdown(signal: string) {
   if (shuttingDown) return;
@@ -116,6 +146,8 @@ async function shutdown(signal: string) {
   await running.close();
   await app.dispose();
   await expirySweeper.stop();
+  // Jobs in hand finish (or their lease runs out and another instance retakes them).
+  await outboxWorker.stop();
   // After the server has finished its requests: no upload is waiting for a worker any more.
   await pdfWorkers.close();
   await revocationListener?.close();

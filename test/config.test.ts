@@ -42,6 +42,8 @@ describe('configuration', () => {
     [{ REST_ERRORS_HTTP_200: 'maybe' }, /^Invalid configuration: REST_ERRORS_HTTP_200 must be one of true, false/],
     [{ SMTP_URL: 'http://mail' }, /^Invalid configuration: SMTP_URL /],
     [{ SEAL_P12: '/tmp/seal.p12' }, /^Invalid configuration: SEAL_P12_PASSWORD must be set when SEAL_P12 is set$/],
+    [{ TSA_URL: 'tsa.example.com' }, /^Invalid configuration: TSA_URL must be an absolute http\(s\) URL of an RFC 3161 timestamp authority/],
+    [{ OUTBOX_WORKER: 'sometimes' }, /^Invalid configuration: OUTBOX_WORKER must be one of true, false/],
   ])('refuses %o with one line naming the variable', (environment, expected) => {
     const message = problemFor(environment);
     expect(message).toMatch(expected);
@@ -49,7 +51,8 @@ describe('configuration', () => {
   });
 
   it('reads boolean flags', () => {
-    expect(loadConfig({ REST_ERRORS_HTTP_200: 'true', SANDBOX_CLOCK: '1' })).toMatchObject({ restErrorsHttp200: true, sandboxClock: true });
+    expect(loadConfig({ REST_ERRORS_HTTP_200: 'true', SANDBOX_CLOCK: '1' })).toMatchObject({ restErrorsHttp200: true, sandboxClock: true, outboxWorker: true });
+    expect(loadConfig({ OUTBOX_WORKER: 'false' })).toMatchObject({ outboxWorker: false });
   });
 });
 

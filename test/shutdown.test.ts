@@ -19,7 +19,8 @@ afterAll(async () => {
 async function startService() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-shutdown-'));
   const child = spawn(process.execPath, ['src/main.ts'], {
-    env: { ...process.env, DATABASE_URL: inject('databaseUrl'), PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+    // No outbox worker: on the shared test database it would take other files' jobs.
+    env: { ...process.env, DATABASE_URL: inject('databaseUrl'), PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', OUTBOX_WORKER: 'false' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

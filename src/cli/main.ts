@@ -5,8 +5,13 @@
  *   npm run cli -- key create --team ID [--label TEXT]
  *   npm run cli -- key revoke --key-id ID
  *   npm run cli -- audit verify --envelope ID     (exit 2 when the chain is broken)
+ *   npm run cli -- verify FILE.pdf                 (offline; exit 2 when the seal is not valid)
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { verifyPdf } from '../domain/artefact/verify-pdf.ts';
+import { loadSealCertificate } from '../domain/artefact/seal-certificate.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import { createApiKey, createTeam, revokeApiKey } from '../domain/team/team.service.ts';
@@ -19,7 +24,8 @@ const usage = `usage:
   cli team create --name NAME [--workspace ID]
   cli key create --team ID [--label TEXT]
   cli key revoke --key-id ID
-  cli audit verify --envelope ID`;
+  cli audit verify --envelope ID
+  cli verify FILE.pdf`;
 
 function fail(message: string): never {
   console.error(message);
@@ -27,6 +33,30 @@ function fail(message: string): never {
 }
 
 const [resource, action, ...rest] = process.argv.slice(2);
+
+// Offline: needs no database, only the file (and the seal certificate, to say whether it is ours).
+if (resource === 'verify') {
+  if (action === undefined || rest.length > 0) fail(usage);
+  let bytes: Buffer;
+  try {
+    bytes = fs.readFileSync(action);
+  } catch (error) {
+    fail(`cannot read ${action}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const ours: string[] = [];
+  try {
+    const verifyConfig = loadConfig();
+    // The generated seal is only read here, never created: a verifier must not mint certificates.
+    if (verifyConfig.sealP12Path !== undefined || fs.existsSync(path.join(verifyConfig.dataDir, 'seal', 'seal.pem'))) {
+      ours.push(loadSealCertificate(verifyConfig).fingerprintSha256);
+    }
+  } catch {
+    // Without a readable configuration the file is still checked; it is just not recognised as ours.
+  }
+  const report = await verifyPdf(bytes, { ourCertificateSha256: ours });
+  console.log(JSON.stringify(report));
+  process.exit(report.valid ? 0 : 2);
+}
 const { values } = (() => {
   try {
     return parseArgs({

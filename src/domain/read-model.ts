@@ -78,6 +78,7 @@ export type ReadDatabase = {
     pages: Json;
     content_sha256: string;
     byte_size: string;
+    sealed_sha256: string | null;
   };
   recipient: {
     id: string;

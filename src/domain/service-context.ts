@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BlobStore } from '../shared/blob-store.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { PdfWorkers } from './document/pdf-worker-pool.ts';
+import type { SealCertificate } from './artefact/seal-certificate.ts';
 import type { RequestMetadata } from '../shared/request-metadata.ts';
 import type { ReadDb } from './read-model.ts';
 import type { TeamCaller } from './team/team.service.ts';
@@ -32,4 +33,6 @@ export type ServiceContext = {
   limits: { maxDocumentBytes: number };
   /** Worker threads for PDF work (inspection): no PDF is ever parsed on the event loop. */
   pdfWorkers: PdfWorkers;
+  /** The sealing certificate: final PDFs and audit-log PDFs carry its PAdES seal. */
+  seal: SealCertificate;
 };

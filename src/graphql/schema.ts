@@ -7,6 +7,7 @@ import './types/document.ts';
 import './types/recipient.ts';
 import './types/field.ts';
 import './types/audit.ts';
+import './types/artefact.ts';
 import './types/contact.ts';
 import './types/template.ts';
 import './types/signing.ts';

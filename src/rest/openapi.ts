@@ -40,7 +40,7 @@ export function errorsOfRoute(route: RestRoute): string[] {
     names.add('Auth.InvalidApiKey');
   }
   const parameters = pathParameters(route.path);
-  for (const parameter of parameters) names.add(`${RESOURCE_OF_PARAMETER[parameter] ?? 'Resource'}.NotFound`);
+  for (const parameter of parameters) if (RESOURCE_OF_PARAMETER[parameter]) names.add(`${RESOURCE_OF_PARAMETER[parameter]}.NotFound`);
   if (route.doc.body || route.doc.multipart || route.doc.query?.length) names.add('Request.Invalid');
   if (route.doc.body) {
     names.add('Request.PayloadTooLarge');
@@ -97,7 +97,9 @@ function operationId(method: string, path: string): string {
 function responsesOf(route: RestRoute, errorNames: string[]): Record<string, unknown> {
   const responses: Record<string, unknown> = {
     '200':
-      route.doc.produces === 'text/html'
+      route.doc.produces === 'application/pdf' || route.doc.produces === 'application/zip'
+        ? { description: 'The file, streamed, as an attachment.', content: { [route.doc.produces]: { schema: { type: 'string', format: 'binary' } } } }
+        : route.doc.produces === 'text/html'
         ? { description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } }
         : route.doc.produces === 'application/json'
           ? { description: 'The document itself, not wrapped.', content: { 'application/json': { schema: { type: 'object' } } } }
@@ -133,7 +135,7 @@ export function buildOpenApiDocument(routes: RestRoute[], { serverUrl }: { serve
     const openApiPath = route.path.replace(/:(\w+)/g, '{$1}');
     const errorNames = errorsOfRoute(route);
     const parameters: Record<string, unknown>[] = [
-      ...pathParameters(route.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string', format: 'uuid' } })),
+      ...pathParameters(route.path).map((name) => ({ name, in: 'path', required: true, schema: RESOURCE_OF_PARAMETER[name] ? { type: 'string', format: 'uuid' } : { type: 'string' } })),
       ...(route.doc.query ?? []).map((parameter) => ({ name: parameter.name, in: 'query', required: false, description: parameter.description, schema: parameter.schema })),
     ];
     if (route.doc.isIdempotent) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });

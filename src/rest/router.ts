@@ -33,8 +33,8 @@ export type RouteDoc = {
   errors?: string[];
   /** Answered without an API key. */
   isPublic?: boolean;
-  /** The success answer's type when it is not the `{ version, success, payload }` body (a page, the OpenAPI document). */
-  produces?: 'text/html' | 'application/json';
+  /** The success answer's type when it is not the `{ version, success, payload }` body (a page, a file, the OpenAPI document). */
+  produces?: 'text/html' | 'application/json' | 'application/pdf' | 'application/zip';
   /** Honours `Idempotency-Key`. */
   isIdempotent?: boolean;
 };

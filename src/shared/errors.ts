@@ -140,6 +140,7 @@ const statusByName: Record<string, number> = {
   'ContactGroup.MemberNotFound': 404,
   'User.InUse': 409,
   'Sandbox.Disabled': 403,
+  'Download.InvalidLink': 403,
   'Template.NotOwner': 403,
   'Template.NotReady': 409,
   'Template.CapacityExceeded': 422,

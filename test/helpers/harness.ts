@@ -16,6 +16,22 @@ import { createClock } from '../../src/shared/clock.ts';
 import { createPdfWorkerPool, type PdfWorkerPoolOptions } from '../../src/domain/document/pdf-worker-pool.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { startEnvelopeEvents, type LiveLimits } from '../../src/domain/live/envelope-event-hub.ts';
+import { loadSealCertificate, type SealCertificate } from '../../src/domain/artefact/seal-certificate.ts';
+
+/** One self-signed seal for the test run's apps (generating an RSA key per app would cost seconds). */
+let sealCertificate: SealCertificate | undefined;
+let sealDataDir: string | undefined;
+function testSealCertificate(): SealCertificate {
+  sealDataDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-seal-'));
+  sealCertificate ??= loadSealCertificate({ sealP12Path: undefined, sealP12Password: undefined, dataDir: sealDataDir });
+  return sealCertificate;
+}
+
+/** The DATA_DIR holding the test apps' seal (seal/seal.pem), for the command line's `verify`. */
+export function testSealDataDir(): string {
+  testSealCertificate();
+  return sealDataDir!;
+}
 
 export type TestApp = {
   url: string;
@@ -100,6 +116,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
     auditKey: Buffer.from('test-audit-key-0123456789abcdef0123456789'),
     pdfWorkers: createPdfWorkerPool(options.pdfWorkers),
+    seal: { ...testSealCertificate(), tsaUrl: config.tsaUrl },
     apiKeyCache,
     rateLimiter,
     envelopeEvents: envelopeEvents.hub,

@@ -25,6 +25,8 @@ export async function startServerProcess(app: TestApp, env: Record<string, strin
     PORT: '0',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'info',
+    // No outbox worker: on the shared test database it would take other test files' jobs.
+    OUTBOX_WORKER: 'false',
     AUDIT_HMAC_KEY: app.dependencies.auditKey.toString('utf8'),
     ...env,
   };

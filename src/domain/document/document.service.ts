@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import { decryptWithoutPassword } from './pdf-decrypt.ts';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { BlobSourceError, BlobTooLargeError, type StagedBlob } from '../../shared/blob-store.ts';
@@ -74,20 +76,43 @@ export function stageDocumentFile(context: ServiceContext, options: { stream: Re
   return stagePdf(context, options);
 }
 
-async function stagePdf(context: ServiceContext, options: { stream: Readable; filename: string | undefined }): Promise<StagedDocument> {
-  const limit = context.limits.maxDocumentBytes;
-  let blob: StagedBlob;
+/**
+ * Inspects an upload; an encrypted one that opens without a password (owner password only) is
+ * inspected through its decrypted copy (pdf-decrypt.ts), the rest stay `encrypted`.
+ */
+async function inspectDecryptingOwnerOnly(context: ServiceContext, filePath: string) {
   try {
-    blob = await context.blobStore.stage(options.stream, { limitBytes: limit });
+    return await context.pdfWorkers.inspect(filePath);
+  } catch (error) {
+    if (!(error instanceof PdfInspectionError) || error.reason !== 'encrypted') throw error;
+    const decryptedPath = `${filePath}.decrypted`;
+    if (!(await decryptWithoutPassword(filePath, decryptedPath))) throw error;
+    try {
+      return await context.pdfWorkers.inspect(decryptedPath);
+    } finally {
+      await fs.promises.rm(decryptedPath, { force: true });
+    }
+  }
+}
+
+/** Receives an uploaded file into the blob store's staging area; too large or cut off are refused by name. */
+export async function stageUploadedFile(context: ServiceContext, stream: Readable): Promise<StagedBlob> {
+  const limit = context.limits.maxDocumentBytes;
+  try {
+    return await context.blobStore.stage(stream, { limitBytes: limit });
   } catch (error) {
     if (error instanceof BlobTooLargeError) throw new DocumentTooLargeError(limit);
     if (error instanceof BlobSourceError) throw new DocumentUploadIncompleteError();
     throw error;
   }
+}
+
+async function stagePdf(context: ServiceContext, options: { stream: Readable; filename: string | undefined }): Promise<StagedDocument> {
+  const blob = await stageUploadedFile(context, options.stream);
   try {
     // In a worker thread, with a time and a memory limit: a PDF's structure can cost seconds
     // to read, and the event loop serves every other request meanwhile.
-    const inspection = await context.pdfWorkers.inspect(blob.stagingPath);
+    const inspection = await inspectDecryptingOwnerOnly(context, blob.stagingPath);
     return { blob, filename: options.filename, inspection };
   } catch (error) {
     await blob.discard();

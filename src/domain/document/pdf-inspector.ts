@@ -1003,9 +1003,18 @@ async function readRotation(reader: ObjectReader, node: PdfDictionary): Promise<
 
 function measurePage(attributes: InheritedPageAttributes, objectNumber: number): PdfPage {
   if (!attributes.mediaBox) invalid(`page ${objectNumber} has no /MediaBox, neither its own nor inherited`);
-  const [left, bottom, right, top] = attributes.cropBox ?? attributes.mediaBox;
-  const width = roundToHundredths(Math.abs(right - left));
-  const height = roundToHundredths(Math.abs(top - bottom));
+  // ISO 32000 §14.11.2: the CropBox is intersected with the MediaBox; one that misses it
+  // entirely is ignored (what viewers, and the renderer, show is then the MediaBox).
+  const normal = ([x1, y1, x2, y2]: PageBox) => [Math.min(x1, x2), Math.min(y1, y2), Math.max(x1, x2), Math.max(y1, y2)] as const;
+  const media = normal(attributes.mediaBox);
+  let [left, bottom, right, top] = media;
+  if (attributes.cropBox) {
+    const crop = normal(attributes.cropBox);
+    const clipped = [Math.max(media[0], crop[0]), Math.max(media[1], crop[1]), Math.min(media[2], crop[2]), Math.min(media[3], crop[3])] as const;
+    if (clipped[2] > clipped[0] && clipped[3] > clipped[1]) [left, bottom, right, top] = clipped;
+  }
+  const width = roundToHundredths(right - left);
+  const height = roundToHundredths(top - bottom);
   if (width === 0 || height === 0) invalid(`page ${objectNumber} has an empty page box`);
   const rotation = attributes.rotation ?? 0;
   // Sizes are reported as displayed: a quarter turn puts the long side the other way.

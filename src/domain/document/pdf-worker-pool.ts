@@ -19,7 +19,8 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
-import type { PdfTask, PdfTaskAnswer } from './pdf-worker-protocol.ts';
+import type { PdfVerification } from '../artefact/verify-pdf.ts';
+import type { AuditPdfTask, PdfTask, PdfTaskAnswer, RenderTask, SealTask } from './pdf-worker-protocol.ts';
 
 export type PdfWorkerPoolOptions = {
   /** Worker threads. Default: one per core but one (the event loop's), at least 1, at most 4. */
@@ -72,12 +73,24 @@ export class PdfWorkersBusyError extends Error {
 export type PdfWorkers = {
   /** pdf-inspector's `inspectPdfFile`, in a worker: same answers and `PdfInspectionError`s, plus the pool's errors. */
   inspect(filePath: string): Promise<PdfInspection>;
+  /**
+   * Draws field values into a copy of a PDF (sealing it when asked) and writes it to
+   * `outputPath`. Rendering a large envelope takes longer than inspecting a file: its own time limit.
+   */
+  render(task: Omit<RenderTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
+  /** Lays out and seals the audit-log PDF into `outputPath`. */
+  auditPdf(task: Omit<AuditPdfTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
+  /** Checks a sealed PDF's signatures (verify-pdf.ts). */
+  verify(filePath: string, ourCertificateSha256: string[]): Promise<PdfVerification>;
+  /** Seals a PDF file into `outputPath`. */
+  seal(task: Omit<SealTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
   /** Ends every worker; waiting and running tasks are refused as busy (`closed`). */
   close(): Promise<void>;
 };
 
 type Pending = {
   task: PdfTask;
+  timeoutMs: number;
   resolve(answer: PdfTaskAnswer): void;
   reject(error: Error): void;
   queueTimer?: NodeJS.Timeout;
@@ -90,6 +103,17 @@ type Slot = {
   running: { pending: Pending; timer: NodeJS.Timeout } | undefined;
   exited: Promise<void>;
 };
+
+type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
+
+/** Rendering and sealing a large envelope's document (hundreds of pages) may take this long. */
+const RENDER_TIMEOUT_MS = 300_000;
+
+function written(answer: PdfTaskAnswer): { byteSize: number } {
+  if (answer.outcome === 'written') return { byteSize: answer.byteSize };
+  if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
+  throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
+}
 
 const workerUrl = new URL('./pdf-worker.ts', import.meta.url);
 
@@ -173,9 +197,9 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       // It leaves the pool now, so no other file is sent to it while it ends.
       slots.delete(slot);
       finish(slot);
-      pending.reject(new PdfWorkLimitError('time', settings.taskTimeoutMs));
+      pending.reject(new PdfWorkLimitError('time', pending.timeoutMs));
       void slot.worker.terminate();
-    }, settings.taskTimeoutMs);
+    }, pending.timeoutMs);
     slot.running = { pending, timer };
     slot.worker.ref();
     slot.worker.postMessage(pending.task);
@@ -189,10 +213,10 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     }
   }
 
-  function submit(task: Omit<PdfTask, 'id'>): Promise<PdfTaskAnswer> {
+  function submit(task: DistributiveOmit<PdfTask, 'id'>, timeoutMs: number = settings.taskTimeoutMs): Promise<PdfTaskAnswer> {
     return new Promise<PdfTaskAnswer>((resolve, reject) => {
       if (closed) return reject(new PdfWorkersBusyError('closed'));
-      const pending: Pending = { task: { ...task, id: nextTaskId++ }, resolve, reject };
+      const pending: Pending = { task: { ...task, id: nextTaskId++ } as PdfTask, timeoutMs, resolve, reject };
       const slot = idleSlot();
       if (slot !== undefined) return dispatch(slot, pending);
       if (queue.length >= settings.maxQueue) return reject(new PdfWorkersBusyError('queue_full'));
@@ -214,7 +238,23 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       const answer = await submit({ kind: 'inspect', path: filePath });
       if (answer.outcome === 'done') return answer.inspection;
       if (answer.outcome === 'refused') throw new PdfInspectionError(answer.reason, answer.detail);
-      throw Object.assign(new Error(answer.message), { code: answer.code });
+      if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
+      throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
+    },
+    async render(task, options = {}) {
+      return written(await submit({ ...task, kind: 'render' }, options.timeoutMs ?? RENDER_TIMEOUT_MS));
+    },
+    async auditPdf(task, options = {}) {
+      return written(await submit({ ...task, kind: 'audit-pdf' }, options.timeoutMs ?? RENDER_TIMEOUT_MS));
+    },
+    async verify(filePath, ourCertificateSha256) {
+      const answer = await submit({ kind: 'verify', path: filePath, ourCertificateSha256 }, RENDER_TIMEOUT_MS);
+      if (answer.outcome === 'verified') return answer.verification;
+      if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
+      throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
+    },
+    async seal(task, options = {}) {
+      return written(await submit({ ...task, kind: 'seal' }, options.timeoutMs ?? RENDER_TIMEOUT_MS));
     },
     async close() {
       if (closed) return;

@@ -1,10 +1,35 @@
 import type { PdfInspection, PdfInspectionFailureReason } from './pdf-inspector.ts';
+import type { RenderField } from '../artefact/pdf-render.ts';
+import type { SealInfo, SealMaterial } from '../artefact/pades.ts';
+import type { AuditPdfData, AuditPdfLocale } from '../artefact/audit-pdf.ts';
+import type { PdfVerification } from '../artefact/verify-pdf.ts';
 
-/** What the pool sends a PDF worker: one task at a time. Rendering and sealing will add kinds. */
-export type PdfTask = { id: number; kind: 'inspect'; path: string };
+/** Draw field values into a PDF (and seal it), reading `sourcePath` and writing `outputPath`. */
+export type RenderTask = {
+  kind: 'render';
+  sourcePath: string;
+  outputPath: string;
+  fields: RenderField[];
+  draft: boolean;
+  seal?: { material: SealMaterial; info: SealInfo };
+};
+
+/** Seal a PDF made on the main thread's behalf (the audit log), reading and writing files. */
+export type SealTask = { kind: 'seal'; sourcePath: string; outputPath: string; seal: { material: SealMaterial; info: SealInfo } };
+
+/** Lay out and seal the audit-log PDF. */
+export type AuditPdfTask = { kind: 'audit-pdf'; data: AuditPdfData; locale: AuditPdfLocale; outputPath: string; seal: { material: SealMaterial; info: SealInfo } };
+
+/** Check a sealed PDF's signatures (verify-pdf.ts). */
+export type VerifyTask = { kind: 'verify'; path: string; ourCertificateSha256: string[] };
+
+/** What the pool sends a PDF worker: one task at a time. */
+export type PdfTask = { id: number } & ({ kind: 'inspect'; path: string } | RenderTask | SealTask | AuditPdfTask | VerifyTask);
 
 /** What a worker answers, always with the task's id. */
 export type PdfTaskAnswer =
   | { id: number; outcome: 'done'; inspection: PdfInspection }
+  | { id: number; outcome: 'written'; byteSize: number }
+  | { id: number; outcome: 'verified'; verification: PdfVerification }
   | { id: number; outcome: 'refused'; reason: PdfInspectionFailureReason; detail: string }
   | { id: number; outcome: 'failed'; message: string; code: string | undefined };

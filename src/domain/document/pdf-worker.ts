@@ -3,15 +3,56 @@
  * answers every task with a message; inspection refusals are answers, not errors, because an
  * Error loses its class (and the refusal's reason) when it crosses the thread boundary.
  *
- * Only Node built-ins and pdf-inspector.ts are imported: Node loads this file itself in the
- * thread (types stripped), outside any bundler or test transform.
+ * Only Node built-ins, the PDF libraries and the modules doing the work are imported: Node loads
+ * this file itself in the thread (types stripped), outside any bundler or test transform.
  */
+import fs from 'node:fs';
 import { parentPort } from 'node:worker_threads';
+import { PDFDocument } from 'pdf-lib';
+import { decryptWithoutPassword } from './pdf-decrypt.ts';
 import { inspectPdfFile, PdfInspectionError } from './pdf-inspector.ts';
+import { loadForRendering, renderFields } from '../artefact/pdf-render.ts';
+import { sealPdf } from '../artefact/pades.ts';
+import { buildAuditPdf } from '../artefact/audit-pdf.ts';
+import { verifyPdf } from '../artefact/verify-pdf.ts';
 import type { PdfTask, PdfTaskAnswer } from './pdf-worker-protocol.ts';
+
+/** The file loaded for drawing; an owner-password-only original is read through a decrypted copy (pdf-decrypt.ts). */
+async function loadDecrypted(sourcePath: string, besidePath: string): Promise<PDFDocument> {
+  const original = await loadForRendering(await fs.promises.readFile(sourcePath));
+  if (!original.isEncrypted) return original;
+  const decryptedPath = `${besidePath}.decrypted`;
+  if (!(await decryptWithoutPassword(sourcePath, decryptedPath))) throw new Error('the document is encrypted and qpdf could not decrypt it');
+  try {
+    return await loadForRendering(await fs.promises.readFile(decryptedPath));
+  } finally {
+    await fs.promises.rm(decryptedPath, { force: true });
+  }
+}
 
 async function run(task: PdfTask): Promise<PdfTaskAnswer> {
   try {
+    if (task.kind === 'render') {
+      const pdf = await loadDecrypted(task.sourcePath, task.outputPath);
+      await renderFields(pdf, { fields: task.fields, draft: task.draft });
+      const bytes = task.seal === undefined ? await pdf.save({ updateFieldAppearances: false }) : await sealPdf(pdf, task.seal.material, task.seal.info);
+      await fs.promises.writeFile(task.outputPath, bytes);
+      return { id: task.id, outcome: 'written', byteSize: bytes.length };
+    }
+    if (task.kind === 'verify') {
+      return { id: task.id, outcome: 'verified', verification: await verifyPdf(await fs.promises.readFile(task.path), { ourCertificateSha256: task.ourCertificateSha256 }) };
+    }
+    if (task.kind === 'audit-pdf') {
+      const bytes = await sealPdf(await buildAuditPdf(task.data, task.locale), task.seal.material, task.seal.info);
+      await fs.promises.writeFile(task.outputPath, bytes);
+      return { id: task.id, outcome: 'written', byteSize: bytes.length };
+    }
+    if (task.kind === 'seal') {
+      const pdf = await PDFDocument.load(await fs.promises.readFile(task.sourcePath), { updateMetadata: false });
+      const bytes = await sealPdf(pdf, task.seal.material, task.seal.info);
+      await fs.promises.writeFile(task.outputPath, bytes);
+      return { id: task.id, outcome: 'written', byteSize: bytes.length };
+    }
     return { id: task.id, outcome: 'done', inspection: await inspectPdfFile(task.path) };
   } catch (error) {
     if (error instanceof PdfInspectionError) return { id: task.id, outcome: 'refused', reason: error.reason, detail: error.detail };

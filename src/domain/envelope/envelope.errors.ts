@@ -38,3 +38,17 @@ export class EnvelopeBusyError extends DomainError {
     });
   }
 }
+
+/** `Envelope.NotFinalized` (409): the audit-log PDF exists only for finalized, voided or expired envelopes. */
+export class EnvelopeNotFinalizedError extends DomainError {
+  constructor(envelopeId: string, status: EnvelopeStatus) {
+    super('Envelope.NotFinalized', `The envelope is ${status}; its audit log is available once it is finalized, voided or expired.`, { envelopeId, status });
+  }
+}
+
+/** `Envelope.AuditNotFound` (404): the audit log could not be produced (the envelope has no audit trail). */
+export class EnvelopeAuditNotFoundError extends DomainError {
+  constructor(envelopeId: string) {
+    super('Envelope.AuditNotFound', 'The audit log of this envelope could not be produced.', { envelopeId });
+  }
+}

@@ -18,6 +18,8 @@ export const OutboxMessageSchema = defineEntity({
     attempts: p.integer().default(0),
     lockedUntil: p.datetime().nullable(),
     processedAt: p.datetime().nullable(),
+    /** Set when the worker gave up (attempts exhausted or a permanent error): never claimed again. */
+    failedAt: p.datetime().nullable(),
     lastError: p.text().nullable(),
   },
   indexes: [

@@ -46,7 +46,7 @@ builder.objectField(EnvelopeType, 'auditEvents', (t) =>
   }),
 );
 
-const AuditChainVerification = builder.objectRef<ChainVerification>('AuditChainVerification').implement({
+export const AuditChainVerification = builder.objectRef<ChainVerification>('AuditChainVerification').implement({
   description: 'The result of recomputing an envelope’s audit hash chain.',
   fields: (t) => ({
     valid: t.boolean({ resolve: (result) => result.valid }),

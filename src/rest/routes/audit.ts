@@ -2,6 +2,8 @@ import { verifyEnvelopeAuditChain } from '../../domain/audit/audit.service.ts';
 import { readAuditEvents } from '../../domain/envelope/envelope.read.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
+import { auditLogPdf, auditPdfLocaleOf } from '../../domain/artefact/audit-pdf.service.ts';
+import { downloadResponse } from '../../domain/artefact/download.service.ts';
 
 /** Contract §5: an envelope's audit events, oldest first. */
 export const auditRoutes: RestRoute[] = [
@@ -25,6 +27,20 @@ export const auditRoutes: RestRoute[] = [
     doc: { summary: 'Verify an envelope’s audit hash chain' },
     async handler({ params, context }) {
       return { verification: await verifyEnvelopeAuditChain(context, { envelopeId: params.envelopeId }) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/envelopes/:envelopeId/audit/pdf',
+    doc: {
+      summary: 'The sealed audit-log PDF of a closed envelope',
+      query: [{ name: 'locale', description: '`en-US` (default) or `tr-TR`; otherwise `Accept-Language` decides.', schema: { type: 'string', enum: ['en-US', 'tr-TR'] } }],
+      produces: 'application/pdf',
+      errors: ['Envelope.NotFinalized', 'Envelope.AuditNotFound', 'Server.Busy'],
+    },
+    async handler({ request, url, params, context }) {
+      const locale = auditPdfLocaleOf(url.searchParams.get('locale'), request.headers.get('accept-language'));
+      return downloadResponse(await auditLogPdf(context, { envelopeId: params.envelopeId, locale }));
     },
   },
 ];

@@ -1,4 +1,5 @@
 import type { RestRoute } from '../router.ts';
+import { artefactRoutes } from './artefacts.ts';
 import { auditRoutes } from './audit.ts';
 import { contactRoutes } from './contacts.ts';
 import { documentRoutes } from './documents.ts';
@@ -18,6 +19,7 @@ export const restRoutes: RestRoute[] = [
   ...recipientRoutes,
   ...fieldRoutes,
   ...auditRoutes,
+  ...artefactRoutes,
   ...contactRoutes,
   ...templateRoutes,
   ...workflowRoutes,

@@ -1,0 +1,152 @@
+/**
+ * Artefact benchmark, two parts, printing a table each:
+ *
+ * 1. Finalization rendering: a 100-page, 50-field document (text, checkbox, typed and drawn
+ *    signatures) rendered and sealed by the service's PDF worker (what the artefact job does per
+ *    document), against raw pdf-lib stamping of the same values with a standard font and no seal.
+ * 2. The ZIP download: the service started as `npm start` runs it (embedded database unless
+ *    DATABASE_URL is set), ten 5 MB documents uploaded, then `GET /envelopes/{id}/pdf` (draft
+ *    copies, the heavier path: each document is rendered as the ZIP is written): time to first
+ *    byte, total time, and the server's peak resident-memory growth.
+ *
+ *   npm run bench:artefacts [-- --runs 3]
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { createPdfWorkerPool } from '../src/domain/document/pdf-worker-pool.ts';
+import type { RenderField } from '../src/domain/artefact/pdf-render.ts';
+import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
+import { makeExactSizePdf, makePdf } from '../test/fixtures/pdfs.ts';
+import { blackPngDataUrl } from '../test/helpers/pdf-tools.ts';
+import { spawnService } from './service-process.ts';
+
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
+const runs = Number(values.runs);
+const workDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-artefacts-'));
+
+function table(header: string[], rows: string[][]) {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((cell, column) => cell.padStart(widths[column]!)).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`);
+  for (const row of rows) console.log(line(row));
+}
+
+const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+
+// ---- 1. rendering ---------------------------------------------------------------------------
+const sourcePath = path.join(workDirectory, 'hundred.pdf');
+fs.writeFileSync(sourcePath, await makePdf({ pages: 100 }));
+const image = blackPngDataUrl(200, 60);
+const fields: RenderField[] = Array.from({ length: 50 }, (_, index) => {
+  const view = [{ page: index * 2, x: 60, y: 100 + (index % 10) * 40, width: 200, height: 30 }];
+  switch (index % 4) {
+    case 0:
+      return { type: 'text', config: {}, value: { text: `Değer ${index}: şartları kabul ediyorum` }, views: view };
+    case 1:
+      return { type: 'checkbox', config: {}, value: { checked: true }, views: view };
+    case 2:
+      return { type: 'simple_signature', config: {}, value: { kind: 'typed', text: `Ayşe Yılmaz ${index}`, font: 'cursive' }, views: view };
+    default:
+      return { type: 'simple_signature', config: {}, value: { kind: 'drawn', image }, views: view };
+  }
+});
+
+async function rawStamping(): Promise<number> {
+  const started = process.hrtime.bigint();
+  const pdf = await PDFDocument.load(fs.readFileSync(sourcePath));
+  const font = await pdf.embedFont(StandardFonts.Helvetica);
+  const png = await pdf.embedPng(Buffer.from(image.split(',')[1]!, 'base64'));
+  const pages = pdf.getPages();
+  for (const field of fields) {
+    const view = field.views[0]!;
+    const page = pages[view.page]!;
+    const y = page.getHeight() - view.y - view.height;
+    if (field.type === 'simple_signature' && (field.value as { kind: string }).kind === 'drawn') page.drawImage(png, { x: view.x, y, width: view.width, height: view.height });
+    // WinAnsi has no ğ, ş, ı: the raw baseline draws what Helvetica can.
+    else page.drawText(JSON.stringify(field.value).replace(/[^\x20-\x7e]/g, '?').slice(0, 40), { x: view.x, y: y + 8, size: 10, font });
+  }
+  fs.writeFileSync(path.join(workDirectory, 'raw.pdf'), await pdf.save());
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+const pool = createPdfWorkerPool({ threads: 1 });
+const seal = loadSealCertificate({ sealP12Path: undefined, sealP12Password: undefined, dataDir: workDirectory });
+async function serviceRender(sealed: boolean): Promise<number> {
+  const started = process.hrtime.bigint();
+  await pool.render({
+    sourcePath,
+    outputPath: path.join(workDirectory, `service-${sealed}.pdf`),
+    fields,
+    draft: false,
+    seal: sealed ? { material: seal, info: { reason: 'bench', name: 'bench', signingTime: new Date() } } : undefined,
+  });
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+const renderRows: string[][] = [];
+for (let run = 1; run <= runs; run++) {
+  renderRows.push(['raw pdf-lib stamping (main thread, Helvetica, no seal)', String(run), (await rawStamping()).toFixed(0)]);
+  renderRows.push(['service render (worker, embedded fonts), unsealed', String(run), (await serviceRender(false)).toFixed(0)]);
+  renderRows.push(['service render + PAdES seal (the artefact job)', String(run), (await serviceRender(true)).toFixed(0)]);
+}
+await pool.close();
+console.log('\n100 pages, 50 fields\n');
+table(['what', 'run', 'ms'], renderRows);
+
+// ---- 2. the ZIP -----------------------------------------------------------------------------
+const port = 4900 + Math.floor(Math.random() * 90);
+const server = spawnService({ PORT: String(port), DATA_DIR: path.join(workDirectory, 'data'), LOG_LEVEL: 'warn' }, { stdio: ['ignore', 'pipe', 'inherit'] });
+let output = '';
+server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+const residentBytes = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+
+try {
+  for (let attempt = 0; ; attempt++) {
+    if (attempt > 240) throw new Error('the service did not start');
+    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((response) => response.ok, () => false)) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const apiKey = /esk_[A-Za-z0-9_-]+/.exec(output)?.[0];
+  if (!apiKey) throw new Error('no API key printed');
+  const api = `http://127.0.0.1:${port}/api/v1/key`;
+  const headers = { 'x-service-api-key': apiKey };
+  const created = await fetch(`${api}/envelopes`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ZIP bench' }) });
+  const envelopeId = ((await created.json()) as { payload: { envelopeId: string } }).payload.envelopeId;
+  const fiveMb = makeExactSizePdf(5 * 1024 * 1024);
+  for (let index = 0; index < 10; index++) {
+    const form = new FormData();
+    form.append('document', new Blob([fiveMb as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), `doc-${index}.pdf`);
+    const uploaded = await fetch(`${api}/envelopes/${envelopeId}/documents`, { method: 'POST', headers, body: form });
+    if (!uploaded.ok) throw new Error(`upload failed: ${uploaded.status} ${await uploaded.text()}`);
+  }
+  const zipRows: string[][] = [];
+  for (let run = 1; run <= runs; run++) {
+    const baseline = residentBytes(server.pid!);
+    let peak = baseline;
+    const sampler = setInterval(() => (peak = Math.max(peak, residentBytes(server.pid!))), 10);
+    const started = process.hrtime.bigint();
+    const response = await fetch(`${api}/envelopes/${envelopeId}/pdf`, { headers });
+    const reader = response.body!.getReader();
+    let firstByteMs = 0;
+    let bytes = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (bytes === 0) firstByteMs = Number(process.hrtime.bigint() - started) / 1e6;
+      bytes += value.length;
+    }
+    const totalMs = Number(process.hrtime.bigint() - started) / 1e6;
+    clearInterval(sampler);
+    zipRows.push([String(run), mib(bytes), firstByteMs.toFixed(0), totalMs.toFixed(0), mib(baseline), mib(peak - baseline)]);
+  }
+  console.log('\nZIP of ten 5 MB documents (draft copies, rendered while streaming)\n');
+  table(['run', 'ZIP MiB', 'first byte ms', 'total ms', 'RSS before MiB', 'peak growth MiB'], zipRows);
+} finally {
+  server.kill('SIGTERM');
+  await new Promise((resolve) => server.once('exit', resolve));
+  fs.rmSync(workDirectory, { recursive: true, force: true });
+}

@@ -1,0 +1,149 @@
+/**
+ * Signed artefacts (docs/artefacts.md): the finalized envelope's documents with every value
+ * drawn in and the service's PAdES seal, stored content-addressed; draft copies before that.
+ *
+ * Sealing is the `artefact.seal` outbox job (one per finalized envelope) and is idempotent: a
+ * document whose `sealed_sha256` is set is never sealed again, and the hash is recorded by a
+ * guarded update (`... where sealed_sha256 is null`), so a job that crashed after storing a file
+ * and is run again (or a download that seals a document the job has not reached yet) records one
+ * sealed file per document, whoever finishes first. A file stored by a run whose update lost
+ * stays in the blob store unreferenced (content-addressed: harmless).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { appendAuditEvent } from '../audit/audit.service.ts';
+import type { PdfWorkers } from '../document/pdf-worker-pool.ts';
+import { PermanentOutboxError, type OutboxHandler } from '../notification/outbox-worker.ts';
+import type { BlobStore } from '../../shared/blob-store.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { RenderField } from './pdf-render.ts';
+import type { SealCertificate } from './seal-certificate.ts';
+
+export type ArtefactDependencies = {
+  em: EntityManager;
+  blobStore: BlobStore;
+  pdfWorkers: PdfWorkers;
+  seal: SealCertificate;
+  auditKey: Buffer;
+  clock: Clock;
+  publicUrl: string;
+};
+
+/** The seal's reason names the envelope and document: how `verify` tells which envelope a file is. */
+export function sealReason(envelopeId: string, documentId: string): string {
+  return `Sealed by the envelope service: envelope ${envelopeId}, document ${documentId}`;
+}
+
+export const SEAL_REASON_PATTERN = /envelope ([0-9a-f-]{36}), document ([0-9a-f-]{36})/;
+
+type DocumentRow = { id: string; name: string; content_sha256: string; sealed_sha256: string | null };
+
+/** Every field with a view on the document, with its value and views: what the renderer draws. */
+export async function renderFieldsOf(em: EntityManager, documentId: string): Promise<RenderField[]> {
+  const rows = await em.fork().execute<{ type: RenderField['type']; value: RenderField['value']; config: RenderField['config']; views: RenderField['views'] }[]>(
+    `select f.type, f.value, f.config,
+            json_agg(json_build_object('page', v.page, 'x', v.x, 'y', v.y, 'width', v.width, 'height', v.height) order by v.position) as views
+       from field f join field_view v on v.field_id = f.id
+      where v.document_id = ?
+      group by f.id, f.type, f.value, f.config
+      order by min(f.created_at), f.id`,
+    [documentId],
+  );
+  return rows.map((row) => ({ type: row.type, value: row.value, config: row.config ?? {}, views: row.views }));
+}
+
+async function withTemporaryFile<T>(work: (filePath: string) => Promise<T>): Promise<T> {
+  const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'artefact-'));
+  try {
+    return await work(path.join(directory, 'out.pdf'));
+  } finally {
+    await fs.promises.rm(directory, { recursive: true, force: true });
+  }
+}
+
+/** Renders and seals one document, stores it, and records its hash unless another run did first. */
+async function sealDocument(dependencies: ArtefactDependencies, envelope: { id: string; teamId: string; completedAt: Date }, document: DocumentRow): Promise<string> {
+  const fields = await renderFieldsOf(dependencies.em, document.id);
+  const stored = await withTemporaryFile(async (outputPath) => {
+    await dependencies.pdfWorkers.render({
+      sourcePath: dependencies.blobStore.pathFor(document.content_sha256),
+      outputPath,
+      fields,
+      draft: false,
+      seal: {
+        material: { keyPkcs8: dependencies.seal.keyPkcs8, certificates: dependencies.seal.certificates },
+        info: {
+          reason: sealReason(envelope.id, document.id),
+          name: 'Envelope service',
+          location: dependencies.publicUrl,
+          contactInfo: '',
+          signingTime: envelope.completedAt,
+          tsaUrl: dependencies.seal.tsaUrl,
+        },
+      },
+    });
+    const staged = await dependencies.blobStore.stage(fs.createReadStream(outputPath));
+    return staged.commit();
+  });
+  return dependencies.em.fork().transactional(async (em) => {
+    const updated = await em.execute<{ id: string }[]>(`update document set sealed_sha256 = ? where id = ? and sealed_sha256 is null returning id`, [stored.sha256, document.id]);
+    if (updated.length === 0) {
+      const [row] = await em.execute<{ sealed_sha256: string }[]>(`select sealed_sha256 from document where id = ?`, [document.id]);
+      return row!.sealed_sha256;
+    }
+    await appendAuditEvent(em, dependencies.auditKey, {
+      teamId: envelope.teamId,
+      envelopeId: envelope.id,
+      type: 'artefact.sealed',
+      actor: { type: 'system', id: null },
+      request: null,
+      details: { documentId: document.id, originalSha256: document.content_sha256, sealedSha256: stored.sha256, byteSize: stored.byteSize },
+      at: dependencies.clock.now(),
+    });
+    return stored.sha256;
+  });
+}
+
+/**
+ * Seals every document of a finalized envelope that is not sealed yet; answers how many this call
+ * recorded. Safe to run any number of times, concurrently too.
+ */
+export async function sealEnvelopeArtefacts(dependencies: ArtefactDependencies, envelopeId: string): Promise<number> {
+  const em = dependencies.em.fork();
+  const [envelope] = await em.execute<{ id: string; team_id: string; status: string; completed_at: Date | string | null }[]>(
+    `select id, team_id, status, completed_at from envelope where id = ?`,
+    [envelopeId],
+  );
+  if (envelope === undefined) throw new PermanentOutboxError(`envelope ${envelopeId} does not exist`);
+  if (envelope.status !== 'finalized') throw new PermanentOutboxError(`envelope ${envelopeId} is ${envelope.status}, not finalized`);
+  const documents = await em.execute<DocumentRow[]>(
+    `select id, name, content_sha256, sealed_sha256 from document where envelope_id = ? order by "order", id`,
+    [envelopeId],
+  );
+  let sealed = 0;
+  const completedAt = envelope.completed_at === null ? dependencies.clock.now() : new Date(envelope.completed_at);
+  for (const document of documents) {
+    if (document.sealed_sha256 !== null) continue;
+    await sealDocument(dependencies, { id: envelope.id, teamId: envelope.team_id, completedAt }, document);
+    sealed += 1;
+  }
+  return sealed;
+}
+
+/** The `artefact.seal` handler for the outbox worker. */
+export function artefactSealHandler(dependencies: Omit<ArtefactDependencies, 'em'>): OutboxHandler {
+  return async (message, context) => {
+    const envelopeId = message.payload.envelopeId;
+    if (typeof envelopeId !== 'string') throw new PermanentOutboxError('the message names no envelopeId');
+    const count = await sealEnvelopeArtefacts({ ...dependencies, em: context.em }, envelopeId);
+    context.logger.info({ envelopeId, sealedDocuments: count }, 'sealed the envelope artefacts');
+  };
+}
+
+/** Renders the current state of a document, unsealed, each page marked as a draft copy, into `outputPath`. */
+export async function renderDraftCopy(dependencies: Pick<ArtefactDependencies, 'em' | 'blobStore' | 'pdfWorkers'>, document: { id: string; contentSha256: string }, outputPath: string): Promise<void> {
+  const fields = await renderFieldsOf(dependencies.em, document.id);
+  await dependencies.pdfWorkers.render({ sourcePath: dependencies.blobStore.pathFor(document.contentSha256), outputPath, fields, draft: true });
+}

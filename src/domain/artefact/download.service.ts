@@ -1,0 +1,232 @@
+/**
+ * Downloads of an envelope's documents (docs/artefacts.md): after finalization the stored sealed
+ * files, before it (and for voided or expired envelopes, which are never finalized) a draft copy
+ * rendered now: the values submitted so far drawn in, unsealed, every page marked as a draft.
+ * Every download appends `artefact.downloaded` to the envelope's audit chain.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { ZipArchive } from 'archiver';
+import { appendAuditEvent } from '../audit/audit.service.ts';
+import { DocumentNotFoundError } from '../document/document.errors.ts';
+import { EnvelopeNotFinalizedError, EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
+import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
+import { auditLogPdf } from './audit-pdf.service.ts';
+import type { AuditPdfLocale } from './audit-pdf.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { isUuid } from '../../shared/ids.ts';
+import { ServerBusyError } from '../../shared/errors.ts';
+import { renderDraftCopy, sealEnvelopeArtefacts } from './artefact.service.ts';
+import { DOWNLOAD_URL_TTL_SECONDS, signDownloadToken, verifyDownloadToken } from './download-url.ts';
+
+type DocumentRow = { documentId: string; name: string; contentSha256: string; sealedSha256: string | null };
+type Located = { envelopeId: string; teamId: string; status: string; documents: DocumentRow[] };
+
+/** The team's envelope and its documents, in order (one statement; foreign and unknown ids alike are not found). */
+async function locate(context: ServiceContext, envelopeId: string): Promise<Located> {
+  const caller = await context.caller();
+  if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
+  const rows = await context.reader
+    .selectFrom('envelope as e')
+    .leftJoin('document as d', 'd.envelope_id', 'e.id')
+    .select(['e.id as envelopeId', 'e.status as status', 'd.id as documentId', 'd.name as name', 'd.content_sha256 as contentSha256', 'd.sealed_sha256 as sealedSha256'])
+    .where('e.team_id', '=', caller.teamId)
+    .where('e.id', '=', envelopeId)
+    .orderBy('d.order')
+    .orderBy('d.id')
+    .execute();
+  if (rows.length === 0) throw new EnvelopeNotFoundError(envelopeId);
+  return {
+    envelopeId,
+    teamId: caller.teamId,
+    status: rows[0]!.status,
+    documents: rows.filter((row) => row.documentId !== null).map((row) => ({ documentId: row.documentId!, name: row.name!, contentSha256: row.contentSha256!, sealedSha256: row.sealedSha256 })),
+  };
+}
+
+/**
+ * After finalization, every document has its sealed file: a document the artefact job has not
+ * reached yet is sealed now (the job's own idempotent step, so it is still sealed once).
+ */
+async function ensureSealed(context: ServiceContext, located: Located): Promise<Located> {
+  if (located.status !== 'finalized' || located.documents.every((document) => document.sealedSha256 !== null)) return located;
+  try {
+    await sealEnvelopeArtefacts(
+    { em: context.em, blobStore: context.blobStore, pdfWorkers: context.pdfWorkers, seal: context.seal, auditKey: context.auditKey, clock: context.clock, publicUrl: context.publicUrl },
+      located.envelopeId,
+    );
+  } catch {
+    // The job retries what failed here (a timestamp authority that is down, say): the caller is
+    // told to come back rather than given a file that is not the final one.
+    throw new ServerBusyError('The signed documents are still being prepared; retry in a minute.', { envelopeId: located.envelopeId });
+  }
+  return locate(context, located.envelopeId);
+}
+
+async function recordDownload(context: ServiceContext, located: Located, details: { format: 'pdf' | 'zip'; documentIds: string[]; sealed: boolean }): Promise<void> {
+  const caller = await context.caller();
+  await context.em.fork().transactional(async (em) => {
+    await appendAuditEvent(em, context.auditKey, {
+      teamId: located.teamId,
+      envelopeId: located.envelopeId,
+      type: 'artefact.downloaded',
+      actor: { type: 'api_key', id: caller.apiKeyId },
+      request: context.metadata,
+      details,
+      at: context.clock.now(),
+    });
+  });
+}
+
+/** A file to send: its stream, and what to remove once it has been sent (a rendered draft copy). */
+type Source = { stream: Readable; cleanup(): Promise<void> };
+
+async function openSource(context: ServiceContext, located: Located, document: DocumentRow): Promise<Source> {
+  if (located.status === 'finalized' && document.sealedSha256 !== null) {
+    return { stream: fs.createReadStream(context.blobStore.pathFor(document.sealedSha256)), cleanup: async () => undefined };
+  }
+  const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'draft-'));
+  const cleanup = () => fs.promises.rm(directory, { recursive: true, force: true });
+  try {
+    const outputPath = path.join(directory, 'draft.pdf');
+    await renderDraftCopy(context, { id: document.documentId, contentSha256: document.contentSha256 }, outputPath);
+    const stream = fs.createReadStream(outputPath);
+    stream.once('close', () => void cleanup());
+    return { stream, cleanup };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+/** File names inside the ZIP: the document's name made safe for every file system, with `.pdf`, unique. */
+export function safeFileNames(names: string[]): string[] {
+  const used = new Set<string>();
+  return names.map((name) => {
+    let base = name
+      .normalize('NFC')
+      .replace(/[\u0000-\u001f\u007f/\\:*?"<>|]/g, '_')
+      .replace(/^[\s.]+|[\s.]+$/g, '')
+      .slice(0, 120);
+    if (base === '') base = 'document';
+    base = base.replace(/\.pdf$/i, '');
+    let candidate = `${base}.pdf`;
+    for (let copy = 2; used.has(candidate.toLowerCase()); copy++) candidate = `${base} (${copy}).pdf`;
+    used.add(candidate.toLowerCase());
+    return candidate;
+  });
+}
+
+/**
+ * A signed URL for one document's PDF (or, without `documentId`, the ZIP), valid for a few
+ * minutes; the target is checked now, so an unknown one is refused as the download would be.
+ */
+export async function issueDownloadUrl(context: ServiceContext, options: { envelopeId: string; documentId?: string | null }): Promise<{ url: string; expiresAt: Date }> {
+  const located = await locate(context, options.envelopeId);
+  const documentId = options.documentId ?? null;
+  if (documentId !== null && (!isUuid(documentId) || !located.documents.some((document) => document.documentId === documentId))) {
+    throw new DocumentNotFoundError(documentId);
+  }
+  const expiresAt = new Date(context.clock.now().getTime() + DOWNLOAD_URL_TTL_SECONDS * 1000);
+  const token = signDownloadToken(context.auditKey, await context.caller(), { envelopeId: located.envelopeId, documentId }, expiresAt);
+  return { url: `${context.publicUrl}/api/v1/key/downloads/${token}`, expiresAt };
+}
+
+/** The download a signed URL names, as the key that asked for it. */
+export async function downloadBySignedUrl(context: ServiceContext, token: string): Promise<Download> {
+  const claims = verifyDownloadToken(context.auditKey, token, context.clock.now());
+  const asIssuer: ServiceContext = Object.assign(Object.create(Object.getPrototypeOf(context) as object) as ServiceContext, context, { caller: async () => claims.caller });
+  if (claims.auditLocale !== undefined) return auditLogPdf(asIssuer, { envelopeId: claims.envelopeId, locale: claims.auditLocale as AuditPdfLocale });
+  return claims.documentId === null
+    ? downloadEnvelopeZip(asIssuer, { envelopeId: claims.envelopeId })
+    : downloadDocumentPdf(asIssuer, { envelopeId: claims.envelopeId, documentId: claims.documentId });
+}
+
+/** A signed URL for the audit-log PDF; refused now as the download would be (Envelope.NotFinalized before the envelope closes). */
+export async function issueAuditPdfUrl(context: ServiceContext, options: { envelopeId: string; locale: AuditPdfLocale }): Promise<{ url: string; expiresAt: Date }> {
+  const located = await locate(context, options.envelopeId);
+  if (!['finalized', 'voided', 'expired'].includes(located.status)) throw new EnvelopeNotFinalizedError(located.envelopeId, located.status as EnvelopeStatus);
+  const expiresAt = new Date(context.clock.now().getTime() + DOWNLOAD_URL_TTL_SECONDS * 1000);
+  const token = signDownloadToken(context.auditKey, await context.caller(), { envelopeId: located.envelopeId, documentId: null, auditLocale: options.locale }, expiresAt);
+  return { url: `${context.publicUrl}/api/v1/key/downloads/${token}`, expiresAt };
+}
+
+export type Download = { fileName: string; contentType: string; stream: Readable; sealed: boolean };
+
+/** `GET /envelopes/{id}/documents/{documentId}/pdf`. */
+export async function downloadDocumentPdf(context: ServiceContext, options: { envelopeId: string; documentId: string }): Promise<Download> {
+  let located = await locate(context, options.envelopeId);
+  if (!isUuid(options.documentId) || !located.documents.some((document) => document.documentId === options.documentId)) {
+    throw new DocumentNotFoundError(options.documentId);
+  }
+  located = await ensureSealed(context, located);
+  const index = located.documents.findIndex((document) => document.documentId === options.documentId);
+  const document = located.documents[index]!;
+  const sealed = located.status === 'finalized';
+  const source = await openSource(context, located, document);
+  await recordDownload(context, located, { format: 'pdf', documentIds: [document.documentId], sealed });
+  return { fileName: safeFileNames(located.documents.map((entry) => entry.name))[index]!, contentType: 'application/pdf', stream: source.stream, sealed };
+}
+
+/**
+ * `GET /envelopes/{id}/pdf`: one ZIP entry per document, streamed. Each document is opened (or
+ * rendered) only when the previous entry is written, so memory stays flat, the first bytes leave
+ * before the last document is read, and a client that goes away (the stream is destroyed) stops
+ * the work before the next document.
+ */
+export async function downloadEnvelopeZip(context: ServiceContext, options: { envelopeId: string }): Promise<Download> {
+  const located = await ensureSealed(context, await locate(context, options.envelopeId));
+  const names = safeFileNames(located.documents.map((document) => document.name));
+  const sealed = located.status === 'finalized';
+  await recordDownload(context, located, { format: 'zip', documentIds: located.documents.map((document) => document.documentId), sealed });
+  // PDFs barely compress; a low level keeps the CPU for the next request.
+  const archive = new ZipArchive({ zlib: { level: 1 } });
+  const feed = async () => {
+    for (const [index, document] of located.documents.entries()) {
+      if (archive.destroyed) return;
+      const source = await openSource(context, located, document);
+      const written = new Promise<void>((resolve) => {
+        const done = () => {
+          archive.off('entry', done);
+          archive.off('close', done);
+          archive.off('error', done);
+          resolve();
+        };
+        archive.on('entry', done);
+        archive.on('close', done);
+        archive.on('error', done);
+      });
+      archive.append(source.stream, { name: names[index]!, date: new Date(0) });
+      await written;
+      if (archive.destroyed) {
+        source.stream.destroy();
+        await source.cleanup();
+        return;
+      }
+    }
+    await archive.finalize();
+  };
+  feed().catch((error: unknown) => archive.destroy(error instanceof Error ? error : new Error(String(error))));
+  return { fileName: `${names.length === 1 ? names[0]!.replace(/\.pdf$/, '') : 'envelope'}-${located.envelopeId}.zip`, contentType: 'application/zip', stream: archive, sealed };
+}
+
+/** A Content-Disposition header value for an attachment, with a UTF-8 name (RFC 6266). */
+export function attachmentDisposition(fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+}
+
+/** A web Response streaming the download (REST and signed-URL downloads). */
+export function downloadResponse(download: Download): Response {
+  return new Response(Readable.toWeb(download.stream) as ReadableStream, {
+    status: 200,
+    headers: {
+      'content-type': download.contentType,
+      'content-disposition': attachmentDisposition(download.fileName),
+      'cache-control': 'private, no-store',
+      'x-artefact-sealed': String(download.sealed),
+    },
+  });
+}

@@ -1,0 +1,164 @@
+/**
+ * PAdES baseline B-B sealing (ETSI EN 319 142-1): a CMS SignedData, detached, SHA-256, with the
+ * content-type, message-digest and signing-certificate-v2 signed attributes, placed by @signpdf
+ * into a `/SubFilter /ETSI.CAdES.detached` signature whose byte range covers the whole file.
+ * pkijs builds the CMS (node-forge cannot write the signing-certificate-v2 attribute). Runs in a
+ * PDF worker thread: only Node built-ins and the libraries are imported.
+ */
+import { createHash, randomBytes, webcrypto } from 'node:crypto';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+import { pdflibAddPlaceholder } from '@signpdf/placeholder-pdf-lib';
+import { SignPdf } from '@signpdf/signpdf';
+import { Signer, SUBFILTER_ETSI_CADES_DETACHED } from '@signpdf/utils';
+import type { PDFDocument } from 'pdf-lib';
+
+/** What the seal needs, as plain bytes so it crosses to a worker thread. */
+export type SealMaterial = {
+  /** PKCS#8 DER of the RSA private key. */
+  keyPkcs8: Uint8Array;
+  /** DER certificates, the signer's first. */
+  certificates: Uint8Array[];
+};
+
+export type SealInfo = {
+  reason: string;
+  location?: string;
+  contactInfo?: string;
+  name: string;
+  signingTime: Date;
+  /** An RFC 3161 timestamp authority: the signature value is timestamped (PAdES B-T). */
+  tsaUrl?: string;
+};
+
+const oids = {
+  data: '1.2.840.113549.1.7.1',
+  signedData: '1.2.840.113549.1.7.2',
+  contentType: '1.2.840.113549.1.9.3',
+  messageDigest: '1.2.840.113549.1.9.4',
+  signingCertificateV2: '1.2.840.113549.1.9.16.2.47',
+  signatureTimeStampToken: '1.2.840.113549.1.9.16.2.14',
+  sha256: '2.16.840.1.101.3.4.2.1',
+};
+
+/** A TSA that cannot give a timestamp: the seal fails (and the job retries), it never goes out without one. */
+export class TimestampError extends Error {
+  constructor(message: string) {
+    super(`timestamp authority: ${message}`);
+    this.name = 'TimestampError';
+  }
+}
+
+/** Asks the TSA (RFC 3161 over HTTP) to timestamp `digest` (SHA-256); answers the token (a CMS ContentInfo). */
+async function requestTimestamp(tsaUrl: string, digest: Buffer): Promise<asn1js.AsnType> {
+  const nonce = randomBytes(8);
+  nonce[0]! &= 0x7f;
+  const request = new pkijs.TimeStampReq({
+    version: 1,
+    messageImprint: new pkijs.MessageImprint({
+      hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: oids.sha256 }),
+      hashedMessage: new asn1js.OctetString({ valueHex: toArrayBuffer(digest) }),
+    }),
+    nonce: new asn1js.Integer({ valueHex: toArrayBuffer(nonce) }),
+    certReq: true,
+  });
+  let response: Response;
+  try {
+    response = await fetch(tsaUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/timestamp-query' },
+      body: Buffer.from(request.toSchema().toBER(false)),
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (error) {
+    throw new TimestampError(`unreachable (${(error as Error).message})`);
+  }
+  if (!response.ok) throw new TimestampError(`answered HTTP ${response.status}`);
+  let parsed: pkijs.TimeStampResp;
+  try {
+    parsed = pkijs.TimeStampResp.fromBER(await response.arrayBuffer());
+  } catch (error) {
+    throw new TimestampError(`sent something that is not a timestamp response (${(error as Error).message})`);
+  }
+  if (parsed.status.status > 1 || parsed.timeStampToken === undefined) throw new TimestampError(`refused the request (status ${parsed.status.status})`);
+  return parsed.timeStampToken.toSchema();
+}
+
+pkijs.setEngine('node', new pkijs.CryptoEngine({ name: 'node', crypto: webcrypto as unknown as Crypto }));
+
+function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+}
+
+export class PadesSigner extends Signer {
+  readonly material: SealMaterial;
+  readonly tsaUrl: string | undefined;
+
+  constructor(material: SealMaterial, tsaUrl?: string) {
+    super();
+    this.material = material;
+    this.tsaUrl = tsaUrl;
+  }
+
+  override async sign(pdfBuffer: Buffer): Promise<Buffer> {
+    const certificates = this.material.certificates.map((der) => pkijs.Certificate.fromBER(toArrayBuffer(der)));
+    const signer = certificates[0]!;
+    const key = await webcrypto.subtle.importKey('pkcs8', toArrayBuffer(this.material.keyPkcs8), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']);
+    const digest = createHash('sha256').update(pdfBuffer).digest();
+    const certificateHash = createHash('sha256').update(this.material.certificates[0]!).digest();
+    // SigningCertificateV2 ::= SEQUENCE { certs SEQUENCE OF ESSCertIDv2 }; ESSCertIDv2 with the
+    // default hash algorithm (SHA-256) is SEQUENCE { certHash OCTET STRING }.
+    const signingCertificateV2 = new asn1js.Sequence({
+      value: [new asn1js.Sequence({ value: [new asn1js.Sequence({ value: [new asn1js.OctetString({ valueHex: toArrayBuffer(certificateHash) })] })] })],
+    });
+    const signedData = new pkijs.SignedData({
+      version: 1,
+      encapContentInfo: new pkijs.EncapsulatedContentInfo({ eContentType: oids.data }),
+      signerInfos: [
+        new pkijs.SignerInfo({
+          version: 1,
+          sid: new pkijs.IssuerAndSerialNumber({ issuer: signer.issuer, serialNumber: signer.serialNumber }),
+          signedAttrs: new pkijs.SignedAndUnsignedAttributes({
+            type: 0,
+            attributes: [
+              new pkijs.Attribute({ type: oids.contentType, values: [new asn1js.ObjectIdentifier({ value: oids.data })] }),
+              new pkijs.Attribute({ type: oids.messageDigest, values: [new asn1js.OctetString({ valueHex: toArrayBuffer(digest) })] }),
+              new pkijs.Attribute({ type: oids.signingCertificateV2, values: [signingCertificateV2] }),
+            ],
+          }),
+        }),
+      ],
+      certificates,
+    });
+    await signedData.sign(key as unknown as CryptoKey, 0, 'SHA-256');
+    if (this.tsaUrl !== undefined) {
+      const signerInfo = signedData.signerInfos[0]!;
+      const token = await requestTimestamp(this.tsaUrl, createHash('sha256').update(signerInfo.signature.valueBlock.valueHexView).digest());
+      signerInfo.unsignedAttrs = new pkijs.SignedAndUnsignedAttributes({
+        type: 1,
+        attributes: [new pkijs.Attribute({ type: oids.signatureTimeStampToken, values: [token] })],
+      });
+    }
+    const contentInfo = new pkijs.ContentInfo({ contentType: oids.signedData, content: signedData.toSchema(true) });
+    return Buffer.from(contentInfo.toSchema().toBER(false));
+  }
+}
+
+/** Adds the signature placeholder to `pdf`, saves it and signs it: the whole file is covered. */
+export async function sealPdf(pdf: PDFDocument, material: SealMaterial, info: SealInfo): Promise<Buffer> {
+  pdflibAddPlaceholder({
+    pdfDoc: pdf,
+    reason: info.reason,
+    contactInfo: info.contactInfo ?? '',
+    name: info.name,
+    location: info.location ?? '',
+    signingTime: info.signingTime,
+    subFilter: SUBFILTER_ETSI_CADES_DETACHED,
+    // In hex digits (so even): room for the CMS (certificates, attributes, signature value) twice over.
+    // A timestamp token carries the TSA's certificates: room for 12 KB more.
+    signatureLength: 2 * (4096 + (info.tsaUrl === undefined ? 0 : 12_288) + material.certificates.reduce((sum, der) => sum + der.length, 0)),
+    widgetRect: [0, 0, 0, 0],
+  });
+  const unsigned = Buffer.from(await pdf.save({ useObjectStreams: false, updateFieldAppearances: false }));
+  return new SignPdf().sign(unsigned, new PadesSigner(material, info.tsaUrl));
+}

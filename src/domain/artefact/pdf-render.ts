@@ -1,0 +1,384 @@
+/**
+ * Draws every field value into a copy of the original PDF (docs/artefacts.md). Runs in a PDF
+ * worker thread (pdf-worker.ts), so it imports only Node built-ins, pdf-lib and fontkit.
+ *
+ * Geometry: a view's box is in points from the top-left corner of the page as a viewer shows it,
+ * that is the visible box (CropBox ∩ MediaBox, ISO 32000 §14.11.2) turned by `/Rotate`. Each box
+ * gets a transformation matrix mapping an upright local system (origin at the box's bottom-left
+ * as displayed, y up) into the page's user space, so every field type is drawn in one way
+ * whatever the MediaBox origin or rotation.
+ *
+ * The original content is left as it is: it is wrapped in q … Q (so a content stream that leaves
+ * its graphics state changed cannot move our drawings) and our drawings follow in a stream of
+ * their own. AcroForm fields of the original are kept as they are (not flattened).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import fontkit from '@pdf-lib/fontkit';
+import {
+  clip,
+  concatTransformationMatrix,
+  endPath,
+  LineCapStyle,
+  PDFArray,
+  PDFDocument,
+  PDFName,
+  popGraphicsState,
+  pushGraphicsState,
+  rectangle,
+  rgb,
+  type PDFFont,
+  type PDFImage,
+  type PDFPage,
+} from 'pdf-lib';
+
+export type RenderView = { page: number; x: number; y: number; width: number; height: number };
+export type RenderField = {
+  type: 'simple_signature' | 'biometric_signature' | 'text' | 'checkbox' | 'radio' | 'binary_choice';
+  value: Record<string, unknown> | null;
+  config: Record<string, unknown>;
+  views: RenderView[];
+};
+
+/** The visible box of a page in user space, and its rotation (0, 90, 180 or 270, clockwise). */
+export type VisibleBox = { left: number; bottom: number; right: number; top: number; rotation: number };
+
+const require = createRequire(import.meta.url);
+
+function fontFile(pkg: string, file: string): Uint8Array {
+  // The packages export only CSS; their font files sit beside it.
+  return fs.readFileSync(path.join(path.dirname(require.resolve(pkg)), 'files', file));
+}
+
+type FontFamily = { coverage: { hasGlyphForCodePoint(codePoint: number): boolean }[]; files: Uint8Array[] };
+
+let families: { sans: FontFamily; script: FontFamily } | undefined;
+function loadFamilies() {
+  // Each package ships Latin and Latin Extended (ğ, ş, ı, İ …) as separate files: a character is
+  // drawn with the first file that has its glyph.
+  const family = (pkg: string, base: string): FontFamily => {
+    const files = ['latin', 'latin-ext'].map((subset) => fontFile(pkg, `${base}-${subset}-400-normal.woff`));
+    return { files, coverage: files.map((bytes) => fontkit.create(bytes)) };
+  };
+  families ??= { sans: family('@fontsource/noto-sans', 'noto-sans'), script: family('@fontsource/dancing-script', 'dancing-script') };
+  return families;
+}
+
+type EmbeddedFamily = { family: FontFamily; fonts: PDFFont[] };
+
+/** Splits text into runs, each drawable with one font of the family (the last one takes what none has). */
+function runsOf(text: string, embedded: EmbeddedFamily): { text: string; font: PDFFont }[] {
+  const runs: { text: string; font: PDFFont }[] = [];
+  for (const character of text) {
+    const codePoint = character.codePointAt(0)!;
+    let index = embedded.family.coverage.findIndex((font) => font.hasGlyphForCodePoint(codePoint));
+    if (index === -1) index = 0;
+    const font = embedded.fonts[index]!;
+    const last = runs.at(-1);
+    if (last !== undefined && last.font === font) last.text += character;
+    else runs.push({ text: character, font });
+  }
+  return runs;
+}
+
+function widthOf(text: string, embedded: EmbeddedFamily, size: number): number {
+  return runsOf(text, embedded).reduce((sum, run) => sum + run.font.widthOfTextAtSize(run.text, size), 0);
+}
+
+function drawLine(page: PDFPage, text: string, embedded: EmbeddedFamily, options: { x: number; y: number; size: number; color?: ReturnType<typeof rgb> }) {
+  let x = options.x;
+  for (const run of runsOf(text, embedded)) {
+    page.drawText(run.text, { x, y: options.y, size: options.size, font: run.font, color: options.color ?? rgb(0, 0, 0.35) });
+    x += run.font.widthOfTextAtSize(run.text, options.size);
+  }
+}
+
+/** Greedy word wrap; a word longer than the line is broken by characters. */
+function wrap(text: string, embedded: EmbeddedFamily, size: number, maxWidth: number): string[] {
+  const lines: string[] = [];
+  for (const paragraph of text.replace(/\t/g, '    ').split(/\r\n|[\n\r\u2028\u2029]/)) {
+    let line = '';
+    for (const word of paragraph.split(/(?<= )/)) {
+      const candidate = line + word;
+      if (widthOf(candidate.trimEnd(), embedded, size) <= maxWidth || line === '') {
+        if (widthOf(candidate.trimEnd(), embedded, size) <= maxWidth) {
+          line = candidate;
+          continue;
+        }
+        // A single word wider than the box: break it.
+        let piece = '';
+        for (const character of word) {
+          if (widthOf(piece + character, embedded, size) > maxWidth && piece !== '') {
+            lines.push(piece);
+            piece = '';
+          }
+          piece += character;
+        }
+        line = piece;
+        continue;
+      }
+      lines.push(line.trimEnd());
+      line = word;
+    }
+    lines.push(line.trimEnd());
+  }
+  return lines;
+}
+
+/** The page's visible box (CropBox ∩ MediaBox) and rotation. */
+export function visibleBoxOf(page: PDFPage): VisibleBox {
+  const media = page.getMediaBox();
+  const crop = page.getCropBox();
+  const left = Math.max(Math.min(media.x, media.x + media.width), Math.min(crop.x, crop.x + crop.width));
+  const bottom = Math.max(Math.min(media.y, media.y + media.height), Math.min(crop.y, crop.y + crop.height));
+  const right = Math.min(Math.max(media.x, media.x + media.width), Math.max(crop.x, crop.x + crop.width));
+  const top = Math.min(Math.max(media.y, media.y + media.height), Math.max(crop.y, crop.y + crop.height));
+  const rotation = (((page.getRotation().angle % 360) + 360) % 360) as number;
+  // A crop box outside the media box leaves nothing: the media box is then what viewers show.
+  if (right <= left || top <= bottom) {
+    return { left: media.x, bottom: media.y, right: media.x + media.width, top: media.y + media.height, rotation };
+  }
+  return { left, bottom, right, top, rotation };
+}
+
+/**
+ * The matrix [a b c d e f] mapping local box coordinates (origin at the box's bottom-left as
+ * displayed, x right, y up) to user space, for a box at (x, y) from the displayed top-left.
+ */
+export function boxMatrix(box: VisibleBox, view: { x: number; y: number; height: number }): [number, number, number, number, number, number] {
+  const { left, bottom, right, top } = box;
+  const { x, y, height: h } = view;
+  switch (box.rotation) {
+    case 90:
+      return [0, 1, -1, 0, left + y + h, bottom + x];
+    case 180:
+      return [-1, 0, 0, -1, right - x, bottom + y + h];
+    case 270:
+      return [0, -1, 1, 0, right - y - h, top - x];
+    default:
+      return [1, 0, 0, 1, left + x, top - y - h];
+  }
+}
+
+function within(page: PDFPage, box: VisibleBox, view: { x: number; y: number; width: number; height: number }, draw: () => void): void {
+  page.pushOperators(
+    pushGraphicsState(),
+    concatTransformationMatrix(...boxMatrix(box, view)),
+    rectangle(0, 0, view.width, view.height),
+    clip(),
+    endPath(),
+  );
+  draw();
+  page.pushOperators(popGraphicsState());
+}
+
+const ink = rgb(0, 0, 0.35);
+
+function drawTextBox(page: PDFPage, text: string, embedded: EmbeddedFamily, width: number, height: number, multiline: boolean, maxSize = 12) {
+  const padding = Math.min(2, width / 10, height / 10);
+  const innerWidth = Math.max(1, width - 2 * padding);
+  if (!multiline) {
+    // One line: as large as the box allows up to 12 pt, smaller (down to 6 pt) for a long value, clipped beyond.
+    let size = Math.max(4, Math.min(maxSize, height * 0.7));
+    const measured = widthOf(text, embedded, size);
+    if (measured > innerWidth) size = Math.max(Math.min(size, 6), (size * innerWidth) / measured);
+    drawLine(page, text, embedded, { x: padding, y: (height - size * 0.72) / 2, size });
+    return;
+  }
+  const size = Math.max(4, Math.min(10, height * 0.7));
+  const leading = size * 1.2;
+  let y = height - padding - size;
+  for (const line of wrap(text, embedded, size, innerWidth)) {
+    if (y < -size) break;
+    drawLine(page, line, embedded, { x: padding, y, size });
+    y -= leading;
+  }
+}
+
+function drawCheck(page: PDFPage, x: number, y: number, side: number) {
+  const thickness = Math.max(0.8, side / 8);
+  page.drawLine({ start: { x: x + side * 0.15, y: y + side * 0.5 }, end: { x: x + side * 0.42, y: y + side * 0.2 }, thickness, color: ink });
+  page.drawLine({ start: { x: x + side * 0.42, y: y + side * 0.2 }, end: { x: x + side * 0.88, y: y + side * 0.85 }, thickness, color: ink });
+}
+
+/** A mark and a label: the chosen option of a radio or binary choice. */
+function drawChoice(page: PDFPage, label: string, embedded: EmbeddedFamily, width: number, height: number, mark: 'dot' | 'check') {
+  const side = Math.min(height, 12);
+  const markY = (height - side) / 2;
+  if (mark === 'dot') page.drawCircle({ x: side / 2, y: markY + side / 2, size: side * 0.3, color: ink });
+  else drawCheck(page, 0, markY, side);
+  const size = Math.max(4, Math.min(12, height * 0.7));
+  const available = Math.max(1, width - side * 1.3);
+  const measured = widthOf(label, embedded, size);
+  const fitted = measured > available ? Math.max(Math.min(size, 6), (size * available) / measured) : size;
+  drawLine(page, label, embedded, { x: side * 1.3, y: (height - fitted * 0.72) / 2, size: fitted });
+}
+
+async function drawImage(pdf: PDFDocument, images: Map<string, Promise<PDFImage>>, page: PDFPage, dataUrl: string, width: number, height: number) {
+  // A signature placed at several views is embedded once.
+  let embedded = images.get(dataUrl);
+  if (embedded === undefined) {
+    embedded = pdf.embedPng(Buffer.from(dataUrl.slice(dataUrl.indexOf(',') + 1), 'base64'));
+    images.set(dataUrl, embedded);
+  }
+  const image = await embedded;
+  const scale = Math.min(width / image.width, height / image.height);
+  const drawnWidth = image.width * scale;
+  const drawnHeight = image.height * scale;
+  page.drawImage(image, { x: (width - drawnWidth) / 2, y: (height - drawnHeight) / 2, width: drawnWidth, height: drawnHeight });
+}
+
+type Point = { x: number; y: number; p: number };
+
+/** The pen strokes as vector paths, scaled to fit the box (capture surfaces count y downwards). */
+function drawStrokes(page: PDFPage, strokes: Point[][], width: number, height: number) {
+  const points = strokes.flat();
+  const minX = Math.min(...points.map((point) => point.x));
+  const maxX = Math.max(...points.map((point) => point.x));
+  const minY = Math.min(...points.map((point) => point.y));
+  const maxY = Math.max(...points.map((point) => point.y));
+  const padding = Math.min(2, width / 10, height / 10);
+  const scale = Math.min((width - 2 * padding) / Math.max(maxX - minX, 1e-6), (height - 2 * padding) / Math.max(maxY - minY, 1e-6));
+  const offsetX = (width - (maxX - minX) * scale) / 2;
+  const offsetY = (height - (maxY - minY) * scale) / 2;
+  const local = (point: Point) => ({ x: offsetX + (point.x - minX) * scale, y: height - offsetY - (point.y - minY) * scale });
+  const thickness = Math.max(0.6, Math.min(2.5, height / 30));
+  for (const stroke of strokes) {
+    if (stroke.length === 1) {
+      const at = local(stroke[0]!);
+      page.drawCircle({ x: at.x, y: at.y, size: thickness / 2, color: ink });
+      continue;
+    }
+    for (let index = 1; index < stroke.length; index++) {
+      // Pressure widens the line a little, as ink would.
+      const pressure = (stroke[index - 1]!.p + stroke[index]!.p) / 2;
+      page.drawLine({ start: local(stroke[index - 1]!), end: local(stroke[index]!), thickness: thickness * (0.6 + 0.8 * pressure), color: ink, lineCap: LineCapStyle.Round });
+    }
+  }
+}
+
+export type RenderOptions = {
+  fields: RenderField[];
+  /** Before finalization: every page is marked as a draft copy. */
+  draft: boolean;
+  draftLabel?: string;
+};
+
+/** Loads a PDF for drawing; an encrypted one must be decrypted first (pdf-worker.ts, pdf-decrypt.ts). */
+export async function loadForRendering(bytes: Uint8Array): Promise<PDFDocument> {
+  // Encrypted files load (to be recognised by `isEncrypted`) but are drawn only once decrypted.
+  const pdf = await PDFDocument.load(bytes, { updateMetadata: false, ignoreEncryption: true });
+  pdf.registerFontkit(fontkit);
+  return pdf;
+}
+
+/** Draws the values into `pdf` (in place). */
+export async function renderFields(pdf: PDFDocument, options: RenderOptions): Promise<void> {
+  const loaded = loadFamilies();
+  const embed = async (family: FontFamily): Promise<EmbeddedFamily> => ({
+    family,
+    fonts: await Promise.all(family.files.map((bytes) => pdf.embedFont(bytes, { subset: true }))),
+  });
+  const sans = await embed(loaded.sans);
+  let script: EmbeddedFamily | undefined;
+  const pages = pdf.getPages();
+  const boxes = new Map<number, VisibleBox>();
+  const prepared = new Set<number>();
+  const images = new Map<string, Promise<PDFImage>>();
+
+  // The original content goes into q … Q once per page, before our first drawing on it.
+  const prepare = (index: number): { page: PDFPage; box: VisibleBox } => {
+    const page = pages[index]!;
+    if (!prepared.has(index)) {
+      prepared.add(index);
+      const contents = page.node.Contents();
+      if (contents !== undefined) {
+        const open = pdf.context.register(pdf.context.stream('q'));
+        const close = pdf.context.register(pdf.context.stream('Q'));
+        const array = PDFArray.withContext(pdf.context);
+        array.push(open);
+        if (contents instanceof PDFArray) for (let item = 0; item < contents.size(); item++) array.push(contents.get(item));
+        else array.push(page.node.get(PDFName.of('Contents'))!);
+        array.push(close);
+        page.node.set(PDFName.of('Contents'), array);
+      }
+      boxes.set(index, visibleBoxOf(page));
+    }
+    return { page, box: boxes.get(index)! };
+  };
+
+  for (const field of options.fields) {
+    const value = field.value;
+    if (value === null) continue;
+    for (const view of field.views) {
+      if (view.page < 0 || view.page >= pages.length) continue;
+      const { page, box } = prepare(view.page);
+      const { width, height } = view;
+      switch (field.type) {
+        case 'text':
+          within(page, box, view, () => drawTextBox(page, String(value.text ?? ''), sans, width, height, field.config.multiline === true));
+          break;
+        case 'checkbox': {
+          const side = Math.min(width, height);
+          within(page, box, view, () => {
+            page.drawRectangle({ x: (width - side) / 2, y: (height - side) / 2, width: side, height: side, borderColor: ink, borderWidth: Math.max(0.5, side / 20) });
+            if (value.checked === true) drawCheck(page, (width - side) / 2, (height - side) / 2, side);
+          });
+          break;
+        }
+        case 'radio': {
+          const options = (field.config.options as { value: string; label: string }[] | undefined) ?? [];
+          const label = options.find((option) => option.value === value.selected)?.label ?? String(value.selected ?? '');
+          within(page, box, view, () => drawChoice(page, label, sans, width, height, 'dot'));
+          break;
+        }
+        case 'binary_choice': {
+          const label = String(value.choice === 'accept' ? field.config.acceptLabel : field.config.declineLabel);
+          within(page, box, view, () => drawChoice(page, label, sans, width, height, 'check'));
+          break;
+        }
+        case 'simple_signature': {
+          if (value.kind === 'typed') {
+            const family = value.font === 'cursive' ? (script ??= await embed(loaded.script)) : sans;
+            // A typed signature fills its box as a handwritten one would (up to 36 pt).
+            within(page, box, view, () => drawTextBox(page, String(value.text ?? ''), family, width, height, false, 36));
+          } else if (typeof value.image === 'string') {
+            const image = value.image;
+            page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, view)), rectangle(0, 0, width, height), clip(), endPath());
+            await drawImage(pdf, images, page, image, width, height);
+            page.pushOperators(popGraphicsState());
+          }
+          break;
+        }
+        case 'biometric_signature': {
+          const strokes = (value.strokes as Point[][] | undefined)?.filter((stroke) => stroke.length > 0) ?? [];
+          if (strokes.length > 0) within(page, box, view, () => drawStrokes(page, strokes, width, height));
+          break;
+        }
+      }
+    }
+  }
+
+  if (options.draft) {
+    const label = options.draftLabel ?? 'DRAFT COPY: not finalized, not sealed';
+    for (let index = 0; index < pages.length; index++) {
+      const { page, box } = prepare(index);
+      const displayedWidth = box.rotation % 180 === 0 ? box.right - box.left : box.top - box.bottom;
+      const band = { x: 0, y: 0, width: displayedWidth, height: 14 };
+      within(page, box, band, () => {
+        page.drawRectangle({ x: 0, y: 0, width: displayedWidth, height: 14, color: rgb(1, 0.93, 0.93), opacity: 0.85 });
+        drawLine(page, label, sans, { x: 4, y: 3.5, size: 9, color: rgb(0.7, 0, 0) });
+      });
+    }
+  }
+}
+
+/** The embedded sans-serif family, for documents the service writes itself (the audit log). */
+export type TextFamily = EmbeddedFamily;
+export async function embedSans(pdf: PDFDocument): Promise<TextFamily> {
+  pdf.registerFontkit(fontkit);
+  const family = loadFamilies().sans;
+  return { family, fonts: await Promise.all(family.files.map((bytes) => pdf.embedFont(bytes, { subset: true }))) };
+}
+export { wrap as wrapText, drawLine as drawTextLine, widthOf as textWidth };

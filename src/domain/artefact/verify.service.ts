@@ -1,0 +1,31 @@
+/**
+ * GraphQL `verifySealedPdf`: the offline check of `npm run cli -- verify` on an uploaded file (in a
+ * PDF worker thread), plus, when the seal is ours and names one of the caller's envelopes, that
+ * envelope's audit-chain verification. Another team's envelope is not disclosed: the chain is null.
+ */
+import type { Readable } from 'node:stream';
+import { verifyEnvelopeAuditChain, type ChainVerification } from '../audit/audit.service.ts';
+import { stageUploadedFile } from '../document/document.service.ts';
+import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
+import type { ServiceContext } from '../service-context.ts';
+import type { PdfVerification } from './verify-pdf.ts';
+
+export async function verifyUploadedPdf(context: ServiceContext, options: { stream: Readable }): Promise<PdfVerification & { auditChain: ChainVerification | null }> {
+  await context.caller();
+  const staged = await stageUploadedFile(context, options.stream);
+  let verification: PdfVerification;
+  try {
+    verification = await context.pdfWorkers.verify(staged.stagingPath, [context.seal.fingerprintSha256]);
+  } finally {
+    await staged.discard();
+  }
+  let auditChain: ChainVerification | null = null;
+  if (verification.ours && verification.envelopeId !== null) {
+    try {
+      auditChain = await verifyEnvelopeAuditChain(context, { envelopeId: verification.envelopeId });
+    } catch (error) {
+      if (!(error instanceof EnvelopeNotFoundError)) throw error;
+    }
+  }
+  return { ...verification, auditChain };
+}

@@ -1,0 +1,218 @@
+/**
+ * The generic outbox worker: runs the handler registered for each due `outbox_message` row's
+ * topic, acknowledges it, retries failures with backoff, and records the ones it gives up on.
+ *
+ * Claiming is one statement (`for update skip locked` inside an `update ... returning`), so
+ * several instances never take the same row at once, and it works unchanged on the embedded
+ * database. A claim is a lease (`locked_until`), renewed while the handler runs: a worker that
+ * crashes between claim and acknowledgement leaves a lease that runs out, and the row is taken
+ * again. Every claim increments `attempts`, and the acknowledgement, the retry and the failure are
+ * guarded by that number: a worker whose lease was lost and retaken cannot acknowledge (or
+ * reschedule) the newer claim. Handlers must therefore be idempotent (a crash after the work and
+ * before the acknowledgement runs it again); the artefact handler is (artefact.service.ts).
+ *
+ * Topics without a handler are never claimed: a row waits until a build that knows its topic runs.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { JsonObject } from '../../db/columns.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { Logger } from '../../shared/logger.ts';
+
+export type OutboxMessageClaim = {
+  id: string;
+  topic: string;
+  payload: JsonObject;
+  /** This claim's number (1 for the first); also the fencing token of the acknowledgement. */
+  attempt: number;
+};
+
+export type OutboxHandlerContext = {
+  /** A fresh entity manager for this message (not in a transaction). */
+  em: EntityManager;
+  now: Date;
+  logger: Logger;
+};
+
+export type OutboxHandler = (message: OutboxMessageClaim, context: OutboxHandlerContext) => Promise<void>;
+
+/** A handler throws this for a failure no retry can fix (e.g. the envelope is gone): recorded at once. */
+export class PermanentOutboxError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PermanentOutboxError';
+  }
+}
+
+export type OutboxWorkerOptions = {
+  em: EntityManager;
+  clock: Clock;
+  logger: Logger;
+  handlers: ReadonlyMap<string, OutboxHandler>;
+  /** Pause between polls when nothing was due. */
+  pollIntervalMs?: number;
+  /** How long a claim holds before another worker may take the row (renewed while the handler runs). */
+  leaseMs?: number;
+  /** How often a running handler's lease is renewed (default a third of the lease). */
+  renewIntervalMs?: number;
+  /** Claims per message before it is recorded as failed. */
+  maxAttempts?: number;
+  /** Backoff after the n-th failed attempt: min(maxBackoffMs, baseBackoffMs · 2^(n-1)), then full jitter in [50 %, 100 %]. */
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Messages handled at once by this worker. */
+  concurrency?: number;
+  random?: () => number;
+  /**
+   * Only rows whose payload contains this object (`payload @> …`). Tests on a shared database use
+   * it to keep a worker to their own team's rows; production workers take every row.
+   */
+  payloadMatch?: Record<string, string>;
+};
+
+export const OUTBOX_WORKER_DEFAULTS = {
+  pollIntervalMs: 1000,
+  leaseMs: 5 * 60_000,
+  maxAttempts: 10,
+  baseBackoffMs: 5_000,
+  maxBackoffMs: 30 * 60_000,
+  concurrency: 2,
+} as const;
+
+export type OutboxWorker = {
+  start(): void;
+  /** Claims and handles due messages until none is left (or `limit` were handled); answers how many were handled. */
+  drain(limit?: number): Promise<number>;
+  /** Stops polling and waits for the messages in hand. */
+  stop(): Promise<void>;
+};
+
+/** The delay before the next attempt after `attempt` failed ones. */
+export function outboxBackoffMs(attempt: number, options: { baseBackoffMs: number; maxBackoffMs: number; random: () => number }): number {
+  const exponential = Math.min(options.maxBackoffMs, options.baseBackoffMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(exponential * (0.5 + 0.5 * options.random()));
+}
+
+export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
+  // An option given as undefined keeps its default.
+  const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as OutboxWorkerOptions;
+  const settings = { ...OUTBOX_WORKER_DEFAULTS, random: Math.random, ...given };
+  const topics = [...settings.handlers.keys()];
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let polling: Promise<unknown> = Promise.resolve();
+
+  async function claim(count: number): Promise<OutboxMessageClaim[]> {
+    if (topics.length === 0) return [];
+    const now = settings.clock.now();
+    const rows = await settings.em.fork().execute<{ id: string; topic: string; payload: JsonObject; attempts: number }[]>(
+      `update outbox_message set attempts = attempts + 1, locked_until = ?
+         where id in (
+           select id from outbox_message
+            where processed_at is null and failed_at is null and available_at <= ?
+              and (locked_until is null or locked_until <= ?) and topic in (${topics.map(() => '?').join(', ')})
+              ${settings.payloadMatch === undefined ? '' : 'and payload @> ?::jsonb'}
+            order by available_at, id
+            limit ?
+            for update skip locked)
+       returning id, topic, payload, attempts`,
+      [
+        new Date(now.getTime() + settings.leaseMs),
+        now,
+        now,
+        ...topics,
+        ...(settings.payloadMatch === undefined ? [] : [JSON.stringify(settings.payloadMatch)]),
+        count,
+      ],
+    );
+    return rows.map((row) => ({ id: row.id, topic: row.topic, payload: row.payload, attempt: row.attempts }));
+  }
+
+  async function settle(message: OutboxMessageClaim, error: unknown): Promise<void> {
+    const now = settings.clock.now();
+    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    const permanent = error instanceof PermanentOutboxError || message.attempt >= settings.maxAttempts;
+    const em = settings.em.fork();
+    if (permanent) {
+      await em.execute(
+        `update outbox_message set failed_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null`,
+        [now, text.slice(0, 2000), message.id, message.attempt],
+      );
+      settings.logger.error({ messageId: message.id, topic: message.topic, attempt: message.attempt, err: { message: text } }, 'outbox message failed for good');
+      return;
+    }
+    const delay = outboxBackoffMs(message.attempt, settings);
+    await em.execute(
+      `update outbox_message set available_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null`,
+      [new Date(now.getTime() + delay), text.slice(0, 2000), message.id, message.attempt],
+    );
+    settings.logger.warn({ messageId: message.id, topic: message.topic, attempt: message.attempt, retryInMs: delay, err: { message: text } }, 'outbox message failed; will retry');
+  }
+
+  async function handle(message: OutboxMessageClaim): Promise<void> {
+    const handler = settings.handlers.get(message.topic)!;
+    // The lease is renewed while the handler runs, so a long job (a large envelope) is not taken
+    // by another worker; a crashed worker stops renewing and its lease runs out.
+    const renew = setInterval(() => {
+      void settings.em
+        .fork()
+        .execute(`update outbox_message set locked_until = ? where id = ? and attempts = ? and processed_at is null`, [
+          new Date(settings.clock.now().getTime() + settings.leaseMs),
+          message.id,
+          message.attempt,
+        ])
+        .catch(() => undefined);
+    }, settings.renewIntervalMs ?? Math.max(1000, Math.floor(settings.leaseMs / 3)));
+    renew.unref();
+    try {
+      await handler(message, { em: settings.em.fork(), now: settings.clock.now(), logger: settings.logger });
+    } catch (error) {
+      clearInterval(renew);
+      await settle(message, error);
+      return;
+    }
+    clearInterval(renew);
+    const acknowledged = await settings.em
+      .fork()
+      .execute<{ id: string }[]>(
+        `update outbox_message set processed_at = ?, locked_until = null, last_error = null where id = ? and attempts = ? and processed_at is null returning id`,
+        [settings.clock.now(), message.id, message.attempt],
+      );
+    if (acknowledged.length === 0) {
+      settings.logger.warn({ messageId: message.id, topic: message.topic, attempt: message.attempt }, 'outbox claim was lost before acknowledgement (taken again after its lease ran out)');
+    }
+  }
+
+  async function drain(limit = Number.POSITIVE_INFINITY): Promise<number> {
+    let handled = 0;
+    while (!stopped && handled < limit) {
+      const batch = await claim(Math.min(settings.concurrency, limit - handled));
+      if (batch.length === 0) break;
+      await Promise.all(batch.map((message) => handle(message)));
+      handled += batch.length;
+    }
+    return handled;
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      polling = drain()
+        .catch((error: unknown) => settings.logger.warn({ err: { message: (error as Error)?.message } }, 'outbox poll failed'))
+        .finally(schedule);
+    }, settings.pollIntervalMs);
+    timer.unref();
+  }
+
+  return {
+    start() {
+      stopped = false;
+      schedule();
+    },
+    drain,
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await polling;
+    },
+  };
+}

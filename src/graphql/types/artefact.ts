@@ -1,0 +1,97 @@
+import { issueAuditPdfUrl, issueDownloadUrl } from '../../domain/artefact/download.service.ts';
+import type { Upload } from 'graphql-upload-minimal';
+import { builder } from '../builder.ts';
+import { verifyUploadedPdf } from '../../domain/artefact/verify.service.ts';
+import type { SignatureReport } from '../../domain/artefact/verify-pdf.ts';
+import { AuditChainVerification } from './audit.ts';
+import { openUpload } from './document.ts';
+
+const DownloadUrl = builder.objectRef<{ url: string; expiresAt: Date }>('DownloadUrl').implement({
+  description: 'A short-lived signed URL a browser can fetch without the key header.',
+  fields: (t) => ({
+    url: t.exposeString('url', { description: 'GET it for the file (application/pdf, or application/zip for the whole envelope).' }),
+    expiresAt: t.field({ type: 'DateTime', resolve: (link) => link.expiresAt }),
+  }),
+});
+
+builder.queryField('downloadUrl', (t) =>
+  t.field({
+    type: DownloadUrl,
+    description:
+      'A signed URL, valid for 5 minutes, for one document’s PDF (REST: GET /envelopes/{id}/documents/{documentId}/pdf) or, without documentId, ' +
+      'the ZIP of every document (GET /envelopes/{id}/pdf). Before finalization the files are draft copies; after it, the sealed files. ' +
+      'Each fetch is recorded as artefact.downloaded.',
+    args: { envelopeId: t.arg.id({ required: true }), documentId: t.arg.id({ required: false }) },
+    resolve: (_root, args, context) =>
+      issueDownloadUrl(context, { envelopeId: String(args.envelopeId), documentId: args.documentId === null || args.documentId === undefined ? null : String(args.documentId) }),
+  }),
+);
+
+const AuditPdfLocaleEnum = builder.enumType('AuditPdfLocale', {
+  description: 'The language of the audit-log PDF.',
+  values: { EN_US: { value: 'en-US' }, TR_TR: { value: 'tr-TR' } } as const,
+});
+
+builder.queryField('auditLogPdfUrl', (t) =>
+  t.field({
+    type: DownloadUrl,
+    description:
+      'A signed URL, valid for 5 minutes, for the sealed audit-log PDF (REST: GET /envelopes/{id}/audit/pdf?locale=). Only for finalized, voided or expired envelopes: ' +
+      'Envelope.NotFinalized otherwise, with the status in context.',
+    args: { envelopeId: t.arg.id({ required: true }), locale: t.arg({ type: AuditPdfLocaleEnum, required: false }) },
+    resolve: (_root, args, context) => issueAuditPdfUrl(context, { envelopeId: String(args.envelopeId), locale: args.locale ?? 'en-US' }),
+  }),
+);
+
+const PdfSignatureTimestamp = builder.objectRef<{ time: string; valid: boolean }>('PdfSignatureTimestamp').implement({
+  description: 'An RFC 3161 signature timestamp embedded in a seal.',
+  fields: (t) => ({
+    time: t.field({ type: 'DateTime', resolve: (stamp) => new Date(stamp.time) }),
+    valid: t.exposeBoolean('valid', { description: 'The token is intact and stamps this signature.' }),
+  }),
+});
+
+const PdfSignatureReport = builder.objectRef<SignatureReport>('PdfSignatureReport').implement({
+  description: 'One signature of a PDF, checked against the bytes its /ByteRange covers.',
+  fields: (t) => ({
+    subFilter: t.string({ nullable: true, resolve: (report) => report.subFilter }),
+    valid: t.exposeBoolean('valid', { description: 'The CMS signature matches the covered bytes (and its timestamp, if any, is valid).' }),
+    problem: t.string({ nullable: true, resolve: (report) => report.problem }),
+    coversWholeFile: t.exposeBoolean('coversWholeFile'),
+    signerSubject: t.string({ nullable: true, resolve: (report) => report.signer?.subject ?? null }),
+    signerNotAfter: t.field({ type: 'DateTime', nullable: true, resolve: (report) => (report.signer ? new Date(report.signer.notAfter) : null) }),
+    signerCertificateSha256: t.string({ nullable: true, resolve: (report) => report.signer?.sha256 ?? null }),
+    timestamp: t.field({ type: PdfSignatureTimestamp, nullable: true, resolve: (report) => report.timestamp }),
+    reason: t.string({ nullable: true, resolve: (report) => report.reason }),
+    ours: t.exposeBoolean('ours', { description: 'Signed with this service’s seal certificate.' }),
+    envelopeId: t.id({ nullable: true, resolve: (report) => report.envelopeId }),
+    documentId: t.id({ nullable: true, resolve: (report) => report.documentId }),
+  }),
+});
+
+const SealedPdfVerification = builder.objectRef<Awaited<ReturnType<typeof verifyUploadedPdf>>>('SealedPdfVerification').implement({
+  description: 'What npm run cli -- verify reports, and the audit chain of the envelope the seal names.',
+  fields: (t) => ({
+    valid: t.exposeBoolean('valid', { description: 'Every signature is valid and the last one covers the whole file.' }),
+    ours: t.exposeBoolean('ours'),
+    envelopeId: t.id({ nullable: true, resolve: (report) => report.envelopeId }),
+    signatures: t.field({ type: [PdfSignatureReport], resolve: (report) => report.signatures }),
+    auditChain: t.field({
+      type: AuditChainVerification,
+      nullable: true,
+      description: 'The named envelope’s audit chain, when the seal is ours and the envelope is your team’s; null otherwise.',
+      resolve: (report) => report.auditChain,
+    }),
+  }),
+});
+
+builder.queryField('verifySealedPdf', (t) =>
+  t.field({
+    type: SealedPdfVerification,
+    description:
+      'Checks an uploaded PDF (a multipart request, at most 48 MB) as npm run cli -- verify does: each signature, whether the last covers the whole file, ' +
+      'the certificate, any timestamp, whether the seal is this service’s and for which envelope; and that envelope’s audit chain.',
+    args: { file: t.arg({ type: 'Upload', required: true }) },
+    resolve: async (_root, args, context) => verifyUploadedPdf(context, { stream: (await openUpload(args.file as Upload)).stream }),
+  }),
+);

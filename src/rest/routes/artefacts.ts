@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { downloadBySignedUrl, downloadDocumentPdf, downloadEnvelopeZip, downloadResponse } from '../../domain/artefact/download.service.ts';
+import type { RestRoute } from '../router.ts';
+import { verifyUploadedPdf } from '../../domain/artefact/verify.service.ts';
+import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
+import { receiveMultipartUpload } from '../multipart.ts';
+
+/** Spec §4.6: the signed documents (a draft copy before finalization), one PDF or all as a ZIP. */
+export const artefactRoutes: RestRoute[] = [
+  {
+    method: 'GET',
+    path: '/envelopes/:envelopeId/documents/:documentId/pdf',
+    doc: { summary: 'Download one document: sealed once finalized, a marked draft copy before', produces: 'application/pdf', errors: ['Server.Busy'] },
+    async handler({ params, context }) {
+      return downloadResponse(await downloadDocumentPdf(context, { envelopeId: params.envelopeId, documentId: params.documentId }));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/envelopes/:envelopeId/pdf',
+    doc: { summary: 'Download every document as a ZIP (streamed)', produces: 'application/zip', errors: ['Server.Busy'] },
+    async handler({ params, context }) {
+      return downloadResponse(await downloadEnvelopeZip(context, { envelopeId: params.envelopeId }));
+    },
+  },
+  {
+    // GraphQL verifySealedPdf's twin: multipart with the PDF in the `document` field.
+    method: 'POST',
+    path: '/verify',
+    doc: {
+      summary: 'Check a sealed PDF offline: signature, coverage, certificate, timestamp, and the envelope it names',
+      multipart: { filePart: 'document', fields: z.strictObject({}) },
+      errors: ['Document.TooLarge', 'Document.UploadIncomplete', 'Request.PayloadTooLarge', 'Request.Timeout', 'Server.Busy'],
+    },
+    async handler({ request, nodeRequest, context }) {
+      await context.caller();
+      const maxFileBytes = context.limits.maxDocumentBytes;
+      const upload = await receiveMultipartUpload({
+        request,
+        nodeRequest,
+        fileField: 'document',
+        maxFileBytes,
+        tooLarge: () => new DocumentTooLargeError(maxFileBytes),
+        stage: (stream) => verifyUploadedPdf(context, { stream }),
+        discard: async () => undefined,
+      });
+      return { verification: upload.staged };
+    },
+  },
+  {
+    // A signed URL from GraphQL's downloadUrl: no key header; the URL is the credential.
+    method: 'GET',
+    path: '/downloads/:token',
+    doc: { summary: 'Download through a signed URL from GraphQL’s downloadUrl (no key: the URL is the credential, valid 5 minutes)', produces: 'application/pdf', isPublic: true, errors: ['Download.InvalidLink', 'Envelope.NotFound', 'Document.NotFound', 'Server.Busy'] },
+    async handler({ params, context }) {
+      return downloadResponse(await downloadBySignedUrl(context, params.token));
+    },
+  },
+];

@@ -1,0 +1,132 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unknownId } from './helpers/envelopes.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { blackPngDataUrl, pdfsig } from './helpers/pdf-tools.ts';
+import { buildEnvelope, signAndComplete, signingClient, SUBMIT_MUTATION, tokenFor } from './helpers/signing.ts';
+
+let app: TestApp;
+let team: SeededTeam;
+let directory: string;
+beforeAll(async () => {
+  app = await startTestApp();
+  team = await seedTeam(app);
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'audit-pdf-'));
+});
+afterAll(async () => {
+  fs.rmSync(directory, { recursive: true, force: true });
+  await app.close();
+});
+
+const strokes = [
+  [
+    { x: 1, y: 2, t: 0, p: 0.25 },
+    { x: 5, y: 8, t: 40, p: 0.75 },
+  ],
+  [{ x: 9, y: 3, t: 90, p: 0.5 }],
+];
+
+async function sentEnvelope() {
+  const built = await buildEnvelope(app, team.apiKey, {
+    name: 'Kira sözleşmesi',
+    recipients: [{ identifier: 'signer', fields: [{ identifier: 'signature', required: true }, { identifier: 'pen', type: 'biometric_signature', required: false }] }],
+  });
+  expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+  return built;
+}
+
+async function finalizedEnvelope() {
+  const built = await sentEnvelope();
+  const token = await tokenFor(app, built.envelopeId, built.recipients.signer!);
+  const pen = await signingClient(app, token)(SUBMIT_MUTATION, { values: [{ fieldId: built.fields.pen, value: { image: blackPngDataUrl(), strokes } }] });
+  expect(pen.errors, JSON.stringify(pen.errors)).toBeUndefined();
+  expect((await signAndComplete(app, token)).errors).toBeUndefined();
+  return built;
+}
+
+async function fetchAuditPdf(envelopeId: string, query = '', headers: Record<string, string> = {}) {
+  const response = await fetch(`${app.url}/api/v1/key/envelopes/${envelopeId}/audit/pdf${query}`, { headers: { 'x-service-api-key': team.apiKey, ...headers } });
+  return { status: response.status, type: response.headers.get('content-type'), bytes: Buffer.from(await response.arrayBuffer()) };
+}
+
+function textOf(bytes: Buffer, name: string): { file: string; text: string } {
+  const file = path.join(directory, name);
+  fs.writeFileSync(file, bytes);
+  // -raw: the text in drawing order, so wrapped long lines (hashes, JSON) are not interleaved.
+  return { file, text: execFileSync('pdftotext', ['-raw', file, '-'], { encoding: 'utf8' }) };
+}
+
+describe('the audit-log PDF', () => {
+  it('is refused with Envelope.NotFinalized (status in context) while the envelope is sent, on both faces', async () => {
+    const built = await sentEnvelope();
+    const rest = await fetchAuditPdf(built.envelopeId);
+    expect(rest.status).toBe(409);
+    expect(JSON.parse(rest.bytes.toString()).error).toMatchObject({ name: 'Envelope.NotFinalized', context: { status: 'sent' } });
+    const graphql = await graphqlClient(app, team.apiKey)('query($id: ID!) { auditLogPdfUrl(envelopeId: $id) { url } }', { id: built.envelopeId });
+    expect(firstErrorName(graphql)).toBe('Envelope.NotFinalized');
+    expect(graphql.errors![0].extensions.context.status).toBe('sent');
+  });
+
+  it('lists the envelope, documents with both hashes, recipients, every event, biometric summaries and the chain head, sealed (en-US)', async () => {
+    const built = await finalizedEnvelope();
+    const verify = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/audit/verify`)).body.payload.verification;
+    const answer = await fetchAuditPdf(built.envelopeId);
+    expect(answer.status).toBe(200);
+    expect(answer.type).toBe('application/pdf');
+    const { file, text } = textOf(answer.bytes, 'audit-en.pdf');
+    const report = pdfsig(file);
+    expect(report).toContain('Signature Type: ETSI.CAdES.detached');
+    expect(report).toContain('Total document signed');
+    expect(report).toContain('Signature is Valid.');
+    const flat = text.replace(/\s+/g, ' ');
+    expect(flat).toContain('Audit log: Kira sözleşmesi');
+    expect(flat).toContain(built.envelopeId);
+    const document = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/documents/${built.documentId}`)).body.payload.document;
+    expect(flat).toContain(document.sha256 ?? document.contentSha256);
+    for (const type of ['envelope.created', 'envelope.sent', 'field.submitted', 'recipient.completed', 'envelope.finalized']) expect(flat).toContain(type);
+    expect(flat).toContain('Person signer');
+    expect(flat).toMatch(/pen: 2 strokes, 3 points, 90 ms, pressure 0.25–0.75/);
+    expect(flat).toContain(`Chain head: ${verify.headHash}`);
+    expect(flat).toContain(`The chain of ${verify.length} events verifies.`);
+    // The download itself joins the trail.
+    const trail = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/audit`)).body.payload.events;
+    expect(trail.at(-1)).toMatchObject({ type: 'artefact.downloaded', details: { format: 'audit-pdf', locale: 'en-US', chainHead: verify.headHash } });
+  });
+
+  it('speaks Turkish when asked (locale=tr-TR or Accept-Language: tr), and refuses other locales by name', async () => {
+    const built = await finalizedEnvelope();
+    for (const [query, headers] of [
+      ['?locale=tr-TR', {}],
+      ['', { 'accept-language': 'tr-TR,tr;q=0.9' }],
+    ] as const) {
+      const answer = await fetchAuditPdf(built.envelopeId, query, headers);
+      expect(answer.status).toBe(200);
+      const flat = textOf(answer.bytes, 'audit-tr.pdf').text.replace(/\s+/g, ' ');
+      expect(flat).toContain('Denetim kaydı: Kira sözleşmesi');
+      expect(flat).toContain('Özet zinciri');
+      expect(flat).toContain('Biyometrik imzalar');
+    }
+    const invalid = await fetchAuditPdf(built.envelopeId, '?locale=de-DE');
+    expect(invalid.status).toBe(400);
+    expect(JSON.parse(invalid.bytes.toString()).error.context.issues[0].path).toBe('locale');
+  });
+
+  it('comes through a signed GraphQL URL too; a foreign envelope is not found on both faces', async () => {
+    const built = await finalizedEnvelope();
+    const link = await graphqlClient(app, team.apiKey)('query($id: ID!) { auditLogPdfUrl(envelopeId: $id, locale: TR_TR) { url } }', { id: built.envelopeId });
+    expect(link.errors).toBeUndefined();
+    const fetched = await fetch(`${app.url}${new URL(link.data.auditLogPdfUrl.url).pathname}`);
+    expect(fetched.status).toBe(200);
+    expect(textOf(Buffer.from(await fetched.arrayBuffer()), 'audit-link.pdf').text).toContain('Denetim kaydı');
+
+    const stranger = await seedTeam(app);
+    const foreign = await fetch(`${app.url}/api/v1/key/envelopes/${built.envelopeId}/audit/pdf`, { headers: { 'x-service-api-key': stranger.apiKey } });
+    expect(foreign.status).toBe(404);
+    expect(((await foreign.json()) as any).error.name).toBe('Envelope.NotFound');
+    expect(firstErrorName(await graphqlClient(app, stranger.apiKey)('query($id: ID!) { auditLogPdfUrl(envelopeId: $id) { url } }', { id: built.envelopeId }))).toBe('Envelope.NotFound');
+    expect(firstErrorName(await graphqlClient(app, stranger.apiKey)('query($id: ID!) { auditLogPdfUrl(envelopeId: $id) { url } }', { id: unknownId }))).toBe('Envelope.NotFound');
+  });
+});

@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MikroORM } from '@mikro-orm/postgresql';
+import { inject } from 'vitest';
+import { createOrmConfig } from '../mikro-orm.config.ts';
+import { createOutboxWorker, outboxBackoffMs, PermanentOutboxError, type OutboxHandler } from '../src/domain/notification/outbox-worker.ts';
+import { createClock } from '../src/shared/clock.ts';
+import { newId } from '../src/shared/ids.ts';
+import { createLogger } from '../src/shared/logger.ts';
+import { startTestApp, type TestApp } from './helpers/harness.ts';
+
+/*
+ * The outbox worker against the real database. Every test uses a topic of its own, so rows of
+ * other test files (invitations, artefact jobs) are never claimed here, nor these by them.
+ */
+
+let app: TestApp;
+let secondOrm: MikroORM;
+const logger = createLogger('silent');
+beforeAll(async () => {
+  app = await startTestApp();
+  // A second ORM stands for a second instance of the service: its own connection pool.
+  secondOrm = await MikroORM.init(
+    createOrmConfig({ clientUrl: inject('databaseUrl'), poolMax: inject('databaseKind') === 'embedded' ? 1 : 4, prepareStatements: inject('databaseKind') === 'server' }),
+  );
+});
+afterAll(async () => {
+  await secondOrm.close(true);
+  await app.close();
+});
+
+function uniqueTopic(): string {
+  return `test.${newId().slice(0, 8)}`;
+}
+
+async function insertMessages(topic: string, count: number): Promise<string[]> {
+  const ids = Array.from({ length: count }, () => newId());
+  for (const id of ids) {
+    await app.orm.em.fork().execute(`insert into outbox_message (id, created_at, topic, payload, available_at, attempts) values (?, now(), ?, ?, now() - interval '1 second', 0)`, [
+      id,
+      topic,
+      JSON.stringify({ n: id }),
+    ]);
+  }
+  return ids;
+}
+
+async function rowOf(id: string) {
+  const [row] = await app.orm.em.fork().execute<{ attempts: number; processed_at: Date | null; failed_at: Date | null; available_at: Date; last_error: string | null; locked_until: Date | null }[]>(
+    `select attempts, processed_at, failed_at, available_at, last_error, locked_until from outbox_message where id = ?`,
+    [id],
+  );
+  // Raw rows carry timestamps as the driver gives them (a string on some): one type here.
+  return { ...row!, available_at: new Date(row!.available_at) };
+}
+
+describe('the outbox worker', () => {
+  it('runs the handler of each due message once and acknowledges it; other topics are left alone', async () => {
+    const topic = uniqueTopic();
+    const other = uniqueTopic();
+    const ids = await insertMessages(topic, 3);
+    const [untouched] = await insertMessages(other, 1);
+    const seen: string[] = [];
+    const worker = createOutboxWorker({ em: app.orm.em, clock: createClock(), logger, handlers: new Map([[topic, async (message) => void seen.push(message.id)]]) });
+    expect(await worker.drain()).toBe(3);
+    expect(seen.sort()).toEqual([...ids].sort());
+    for (const id of ids) expect((await rowOf(id)).processed_at).not.toBeNull();
+    expect(await rowOf(untouched!)).toMatchObject({ attempts: 0, processed_at: null });
+    expect(await worker.drain()).toBe(0);
+  });
+
+  it('takes a message again when the worker that claimed it crashed before acknowledging (its lease ran out)', async () => {
+    const topic = uniqueTopic();
+    const [id] = await insertMessages(topic, 1);
+    let crashedRuns = 0;
+    // The first worker claims and then never comes back, as a process killed mid-job.
+    const crashed = createOutboxWorker({
+      em: app.orm.em,
+      clock: createClock(),
+      logger,
+      leaseMs: 300,
+      handlers: new Map<string, OutboxHandler>([[topic, () => ((crashedRuns += 1), new Promise<void>(() => undefined))]]),
+    });
+    void crashed.drain(1);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(crashedRuns).toBe(1);
+    const survivor = createOutboxWorker({ em: secondOrm.em, clock: createClock(), logger, handlers: new Map([[topic, async () => undefined]]) });
+    // Within the lease nobody else takes it.
+    expect(await survivor.drain()).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await survivor.drain()).toBe(1);
+    expect(await rowOf(id!)).toMatchObject({ attempts: 2, failed_at: null });
+    expect((await rowOf(id!)).processed_at).not.toBeNull();
+  });
+
+  it('never hands one message to two workers, however they race', async () => {
+    const topic = uniqueTopic();
+    const ids = await insertMessages(topic, 40);
+    const runs = new Map<string, number>();
+    const handler: OutboxHandler = async (message) => {
+      runs.set(message.id, (runs.get(message.id) ?? 0) + 1);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    const workers = [app.orm.em, secondOrm.em, app.orm.em, secondOrm.em].map((em) =>
+      createOutboxWorker({ em, clock: createClock(), logger, concurrency: 3, handlers: new Map([[topic, handler]]) }),
+    );
+    const handled = await Promise.all(workers.map((worker) => worker.drain()));
+    expect(handled.reduce((sum, count) => sum + count, 0)).toBe(40);
+    expect([...runs.keys()].sort()).toEqual([...ids].sort());
+    expect([...runs.values()].every((count) => count === 1)).toBe(true);
+    for (const id of ids) expect((await rowOf(id)).attempts).toBe(1);
+  });
+
+  it('retries a failing message after an exponential, jittered backoff and records it as failed after the last attempt', async () => {
+    const topic = uniqueTopic();
+    const [id] = await insertMessages(topic, 1);
+    const clock = createClock();
+    let calls = 0;
+    const worker = createOutboxWorker({
+      em: app.orm.em,
+      clock,
+      logger,
+      maxAttempts: 3,
+      baseBackoffMs: 60_000,
+      random: () => 1,
+      handlers: new Map([
+        [
+          topic,
+          async () => {
+            calls += 1;
+            throw new Error(`broken ${calls}`);
+          },
+        ],
+      ]),
+    });
+    const before = clock.now().getTime();
+    expect(await worker.drain()).toBe(1);
+    let row = await rowOf(id!);
+    expect(row).toMatchObject({ attempts: 1, processed_at: null, failed_at: null, last_error: 'Error: broken 1', locked_until: null });
+    expect(row.available_at.getTime() - before).toBeGreaterThanOrEqual(60_000);
+    expect(row.available_at.getTime() - before).toBeLessThan(70_000);
+    // Not due yet: nothing happens.
+    expect(await worker.drain()).toBe(0);
+    clock.advance(61);
+    expect(await worker.drain()).toBe(1);
+    row = await rowOf(id!);
+    // The second wait is twice the first.
+    expect(row.available_at.getTime() - clock.now().getTime()).toBeGreaterThan(110_000);
+    clock.advance(121);
+    expect(await worker.drain()).toBe(1);
+    row = await rowOf(id!);
+    expect(row.failed_at).not.toBeNull();
+    expect(row.last_error).toBe('Error: broken 3');
+    clock.advance(3600);
+    expect(await worker.drain()).toBe(0);
+    expect(calls).toBe(3);
+  });
+
+  it('records a permanent error at once, without retrying', async () => {
+    const topic = uniqueTopic();
+    const [id] = await insertMessages(topic, 1);
+    const worker = createOutboxWorker({
+      em: app.orm.em,
+      clock: createClock(),
+      logger,
+      handlers: new Map([
+        [
+          topic,
+          async () => {
+            throw new PermanentOutboxError('the envelope is gone');
+          },
+        ],
+      ]),
+    });
+    expect(await worker.drain()).toBe(1);
+    expect(await rowOf(id!)).toMatchObject({ attempts: 1, processed_at: null, last_error: 'PermanentOutboxError: the envelope is gone' });
+    expect((await rowOf(id!)).failed_at).not.toBeNull();
+  });
+
+  it('backoff doubles per attempt, is capped, and jitters between half and all of it', () => {
+    const options = { baseBackoffMs: 1000, maxBackoffMs: 10_000 };
+    expect(outboxBackoffMs(1, { ...options, random: () => 1 })).toBe(1000);
+    expect(outboxBackoffMs(3, { ...options, random: () => 1 })).toBe(4000);
+    expect(outboxBackoffMs(10, { ...options, random: () => 1 })).toBe(10_000);
+    expect(outboxBackoffMs(3, { ...options, random: () => 0 })).toBe(2000);
+  });
+});
