@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRAPHIQL_ASSET_PATH } from '../src/graphql/graphiql.ts';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
 import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { buildEnvelope } from './helpers/signing.ts';
 
 let app: TestApp;
 let browser: Browser;
@@ -67,6 +68,33 @@ describe('GraphiQL, served by the service', () => {
 
     expect(seen.foreignRequests).toEqual([]);
     expect(seen.failedRequests).toEqual([]);
+    expect(seen.consoleErrors.filter((text) => /content security policy|refused/i.test(text))).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('runs a subscription (over SSE): the stored events, then the live ones when the envelope is sent', async () => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'signer' }] });
+    const page = await browser.newPage();
+    const seen = watch(page);
+    // From sequence 0: the stored events first, then live ones, so the send below is seen however
+    // soon after the stream opens it happens.
+    const subscription = `subscription Watch { envelopeEvents(envelopeId: "${built.envelopeId}", afterSequence: 0) { envelopeId sequence status type } }`;
+    await page.goto(`${app.url}/graphql?query=${encodeURIComponent(subscription)}`);
+    await page.getByText('envelopeEvents').first().waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: /headers/i }).first().click();
+    const headersEditor = page.locator('.monaco-editor[data-uri$="headers.json"]');
+    await headersEditor.click();
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.type(JSON.stringify({ 'X-Service-Api-Key': team.apiKey }));
+    await page.locator('.graphiql-execute-button').click();
+    const result = page.locator('.graphiql-response');
+    await expect.poll(async () => (await result.innerText()).replace(/\u00a0/g, ' '), { timeout: 20_000 }).toContain('"status": "draft"');
+    expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    await expect.poll(async () => (await result.innerText()).replace(/\u00a0/g, ' '), { timeout: 20_000 }).toContain('"status": "sent"');
+    await page.screenshot({ path: screenshotPath('graphiql-subscription.png') });
+    expect(seen.foreignRequests).toEqual([]);
     expect(seen.consoleErrors.filter((text) => /content security policy|refused/i.test(text))).toEqual([]);
     await page.close();
   }, 90_000);

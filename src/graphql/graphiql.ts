@@ -106,7 +106,8 @@ export function renderLocalGraphiQL(options: GraphiQLOptions): string {
     // Same-origin workers start from their URLs directly (the CDN page had to copy them into blob: URLs).
     `<script>self.MonacoEnvironment={globalAPI:false,getWorkerUrl:function(_,label){var workers=${scriptJson(EDITOR_WORKERS)};return workers[label]||workers.editorWorkerService}}</script>`,
     `<script src="${GRAPHIQL_ASSET_PATH}graphiql.js"></script>`,
-    `<script>YogaGraphiQL.renderYogaGraphiQL(document.getElementById('root'),${scriptJson(pageOptions(options))})</script>`,
+    // A `?query=` in the address (a shared link) wins over the example, as on yoga's own page.
+    `<script>var options=${scriptJson(pageOptions(options))};options.query=new URLSearchParams(location.search).get('query')||options.query;YogaGraphiQL.renderYogaGraphiQL(document.getElementById('root'),options)</script>`,
     '</body>',
     '</html>',
   ].join('');
