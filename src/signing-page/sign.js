@@ -469,7 +469,7 @@ function openSignatureEditor(field, title, returnFocus) {
         return;
       }
       if (pad.strokes.length === 0) throw new Error(t.drawFirst);
-      const image = pad.element.toDataURL('image/png');
+      const image = pad.image();
       await save(field, biometric ? { image, strokes: pad.strokes } : { kind: 'drawn', image });
     });
   handle = openDialog(
@@ -547,6 +547,21 @@ function createSignaturePad() {
       const box = canvas.getBoundingClientRect();
       canvas.width = Math.max(1, Math.round(box.width * ratio));
       canvas.height = Math.max(1, Math.round(box.height * ratio));
+    },
+    /** The drawing as a PNG, cut to the strokes (with a margin) so that it fills its box on the page and in the PDF. */
+    image() {
+      const ratio = canvas.width / canvas.getBoundingClientRect().width || 1;
+      const points = strokes.flat();
+      const margin = 6;
+      const left = Math.max(0, (Math.min(...points.map((p) => p.x)) - margin) * ratio);
+      const top = Math.max(0, (Math.min(...points.map((p) => p.y)) - margin) * ratio);
+      const right = Math.min(canvas.width, (Math.max(...points.map((p) => p.x)) + margin) * ratio);
+      const bottom = Math.min(canvas.height, (Math.max(...points.map((p) => p.y)) + margin) * ratio);
+      const cut = document.createElement('canvas');
+      cut.width = Math.max(1, Math.round(right - left));
+      cut.height = Math.max(1, Math.round(bottom - top));
+      cut.getContext('2d').drawImage(canvas, left, top, cut.width, cut.height, 0, 0, cut.width, cut.height);
+      return cut.toDataURL('image/png');
     },
     clear() {
       strokes.length = 0;
