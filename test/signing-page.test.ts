@@ -303,4 +303,44 @@ describe('the signing page', () => {
     expect(problems).toEqual([]);
     await page.close();
   }, 90_000);
+
+  it('hosts two in-person signers on one device, with a hand-back screen between them', async () => {
+    const built = await sentEnvelope([
+      { identifier: 'host', type: 'host', order: 1 },
+      { identifier: 'guest-one', type: 'in_person_signer', order: 1, hostedBy: 'host' },
+      { identifier: 'guest-two', type: 'in_person_signer', order: 2, hostedBy: 'host' },
+    ]);
+    const hostToken = await tokenFor(app, built.envelopeId, built.recipients.host);
+    const page = await browser.newPage({ viewport: PHONE, locale: 'en-US' });
+    const problems = watch(page);
+    await openLink(page, hostToken);
+    await waitForScreen(page, 'host');
+    // Only the signer whose turn it is can be handed the device.
+    expect(await page.locator('[data-hosted]').evaluateAll((buttons) => buttons.map((button) => (button as HTMLElement).dataset.hosted))).toEqual([built.recipients['guest-one']]);
+    await screenshots(page, 'host');
+
+    for (const guest of ['guest-one', 'guest-two']) {
+      await page.click(`[data-hosted="${built.recipients[guest]}"]`);
+      await waitForScreen(page, 'signing');
+      await expect.poll(() => page.locator('.signer').innerText()).toBe(STRINGS['en-US'].signingAs(guest));
+      await page.click(`[data-field="${guest}-signature"]`);
+      await page.click('[role="tab"][data-mode="type"]');
+      await page.fill('#typed-signature', `Guest ${guest}`);
+      await page.click('#save-signature');
+      await page.locator('dialog').waitFor({ state: 'detached' });
+      await page.click('#finish');
+      await page.click('#confirm-signing');
+      await waitForScreen(page, 'hand-back');
+      if (guest === 'guest-one') await screenshots(page, 'hand-back');
+      await page.click('#back-to-host');
+      await waitForScreen(page, guest === 'guest-one' ? 'host' : 'finalized');
+    }
+
+    const envelope = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}?includeFields=true&includeRecipients=true`)).body.payload;
+    expect(envelope.envelope.status).toBe('finalized');
+    expect(Object.fromEntries(envelope.fields.map((field: any) => [field.identifier, field.value.text]))).toEqual({ 'guest-one-signature': 'Guest guest-one', 'guest-two-signature': 'Guest guest-two' });
+    expect((await auditEvents(built.envelopeId)).filter((event) => event.type === 'signing.hosted')).toHaveLength(2);
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
 });

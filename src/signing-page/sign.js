@@ -6,7 +6,11 @@ import { LOCALES, STRINGS } from './strings.js';
 
 pdfjs.GlobalWorkerOptions.workerSrc = new URL('./pdf.worker.mjs', import.meta.url).href;
 
-const token = decodeURIComponent(location.pathname.split('/')[2] ?? '');
+const linkToken = decodeURIComponent(location.pathname.split('/')[2] ?? '');
+/** The token the page acts with: the link's, or a hosted signer's while a host hands the device over. */
+let token = linkToken;
+/** While an in-person signer signs on the host's device: that signer's role name. */
+let hostedSigner = null;
 const app = document.getElementById('app');
 const localeSelect = document.getElementById('locale');
 
@@ -18,6 +22,7 @@ const SESSION_SELECTION = `envelope { id name status } signerName locale isMyTur
 const SESSION_QUERY = `query SigningPage { signingSession { ${SESSION_SELECTION} } }`;
 const SUBMIT = `mutation SigningPageSubmit($values: [SigningValueInput!], $complete: Boolean, $consent: String) {
   submitSigning(values: $values, complete: $complete, consent: $consent) { ${SESSION_SELECTION} } }`;
+const HOSTED = `mutation SigningPageHost($recipientId: ID!) { startHostedSigning(recipientId: $recipientId) { recipientId token } }`;
 const DECLINE = `mutation SigningPageDecline($reason: String!) { declineSigning(reason: $reason) { envelope { status } } }`;
 
 /** @type {any} */ let session = null;
@@ -119,7 +124,8 @@ function errorScreen(error) {
 }
 
 function show(next) {
-  screen = next;
+  // An in-person signer who is done (or declined) hands the device back to the host.
+  screen = hostedSigner && ['done', 'finalized', 'declined', 'voided'].includes(next) ? 'hand-back' : next;
   clearTimeout(pollTimer);
   // Waiting for one's turn: look again now and then (the invitation also arrives by message).
   if (screen === 'not-your-turn') pollTimer = setTimeout(load, 5000);
@@ -134,6 +140,14 @@ function render() {
   }
   if (screen === 'signing') {
     renderSigning();
+    return;
+  }
+  if (screen === 'host') {
+    renderHost();
+    return;
+  }
+  if (screen === 'hand-back') {
+    renderHandBack();
     return;
   }
   const messages = {
@@ -160,6 +174,66 @@ function render() {
   );
   document.title = title;
   app.focus();
+}
+
+// ---------------------------------------------------------------- in person
+
+/** The host's page: the hosted signers whose turn it is, each handed the device in turn. */
+function renderHost() {
+  const waiting = session.hostedSigners.filter((signer) => signer.activatedAt && !signer.completedAt);
+  const done = session.hostedSigners.filter((signer) => signer.completedAt);
+  app.replaceChildren(
+    el(
+      'section',
+      { class: 'state state-host', 'aria-labelledby': 'state-title' },
+      el('h1', { id: 'state-title' }, t.hostTitle),
+      el('p', { class: 'envelope-name' }, session.envelope.name),
+      el('p', {}, t.hostText),
+      el(
+        'ul',
+        { class: 'hosted' },
+        waiting.map((signer) =>
+          el('li', {}, el('button', { type: 'button', class: 'primary', 'data-hosted': signer.id, onclick: () => handOver(signer) }, t.handTo(signer.roleName))),
+        ),
+        done.map((signer) => el('li', { class: 'hosted-done' }, t.hostedDone(signer.roleName))),
+      ),
+      waiting.length === 0 && done.length < session.hostedSigners.length ? el('p', {}, t.notYourTurnText) : null,
+    ),
+  );
+  document.title = t.hostTitle;
+  app.focus();
+}
+
+async function handOver(signer) {
+  try {
+    const data = await gql(HOSTED, { recipientId: signer.id });
+    token = data.startHostedSigning.token;
+    hostedSigner = signer.roleName;
+    await load();
+  } catch (error) {
+    show(errorScreen(error));
+  }
+}
+
+/** Between two signers: the device goes back to the host before anyone sees the next session. */
+function renderHandBack() {
+  app.replaceChildren(
+    el(
+      'section',
+      { class: 'state state-hand-back', 'aria-labelledby': 'state-title' },
+      el('h1', { id: 'state-title' }, t.handBackTitle),
+      el('p', {}, t.handBackText(hostedSigner ?? '')),
+      el('button', { type: 'button', class: 'primary', id: 'back-to-host', onclick: backToHost }, t.backToHost),
+    ),
+  );
+  document.title = t.handBackTitle;
+  app.focus();
+}
+
+async function backToHost() {
+  token = linkToken;
+  hostedSigner = null;
+  await load();
 }
 
 // ---------------------------------------------------------------- signing
@@ -207,7 +281,7 @@ function renderSigning() {
     ),
   );
   app.replaceChildren(
-    el('section', { class: 'summary' }, el('h1', {}, session.envelope.name), el('p', { class: 'signer' }, t.signingAs(session.signerName)), progress),
+    el('section', { class: 'summary' }, el('h1', {}, session.envelope.name), el('p', { class: 'signer' }, t.signingAs(hostedSigner ?? session.signerName)), progress),
     toolbar,
     el('div', { class: 'documents' }, documents),
   );
