@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, signAndComplete, tokenFor, type RecipientSpec } from './helpers/signing.ts';
+import { buildEnvelope, invitationsOf, signAndComplete, tokenFor, type RecipientSpec } from './helpers/signing.ts';
 
 let app: TestApp;
 let browser: Browser;
@@ -343,4 +343,28 @@ describe('the signing page', () => {
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);
+
+  it('a delegator hands the role to another person, who is invited; the old link stops working', async () => {
+    const built = await sentEnvelope([{ identifier: 'boss', type: 'delegator' }]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.boss);
+    const page = await browser.newPage({ viewport: PHONE, locale: 'tr-TR' });
+    const problems = watch(page);
+    await openLink(page, token);
+    await waitForScreen(page, 'signing');
+    await page.click('#delegate');
+    await page.fill('#delegate-name', 'Zeynep Çelik');
+    await page.fill('#delegate-email', 'zeynep@example.com');
+    await page.click('#confirm-delegate');
+    await waitForScreen(page, 'delegated');
+    await screenshots(page, 'delegated');
+    const invitations = await invitationsOf(app, built.envelopeId);
+    expect(invitations.at(-1)!.to).toEqual(expect.objectContaining({ name: 'Zeynep Çelik', email: 'zeynep@example.com' }));
+    await openLink(page, token);
+    await waitForScreen(page, 'invalid');
+    await openLink(page, invitations.at(-1)!.token);
+    await waitForScreen(page, 'signing');
+    await expect.poll(() => page.locator('.signer').innerText()).toBe(STRINGS['tr-TR'].signingAs('Zeynep Çelik'));
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 90_000);
 });

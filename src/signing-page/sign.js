@@ -23,6 +23,7 @@ const SESSION_QUERY = `query SigningPage { signingSession { ${SESSION_SELECTION}
 const SUBMIT = `mutation SigningPageSubmit($values: [SigningValueInput!], $complete: Boolean, $consent: String) {
   submitSigning(values: $values, complete: $complete, consent: $consent) { ${SESSION_SELECTION} } }`;
 const HOSTED = `mutation SigningPageHost($recipientId: ID!) { startHostedSigning(recipientId: $recipientId) { recipientId token } }`;
+const DELEGATE = `mutation SigningPageDelegate($person: SigningPersonInput!) { delegateSigning(person: $person) { recipientId delegatedAt } }`;
 const DECLINE = `mutation SigningPageDecline($reason: String!) { declineSigning(reason: $reason) { envelope { status } } }`;
 
 /** @type {any} */ let session = null;
@@ -156,6 +157,7 @@ function render() {
     voided: [t.voidedTitle, t.voidedText],
     expired: [t.expiredTitle, t.expiredText],
     declined: [t.declinedTitle, t.declinedText],
+    delegated: [t.delegatedTitle, t.delegatedText],
     'not-your-turn': [t.notYourTurnTitle, t.notYourTurnText],
     invalid: [t.invalidTitle, t.invalidText],
     host: [t.hostTitle, t.hostText],
@@ -264,6 +266,7 @@ function renderSigning() {
     'div',
     { class: 'toolbar', role: 'toolbar', 'aria-label': t.brand },
     el('button', { type: 'button', id: 'next-field', onclick: goToNextField }, t.nextField),
+    session.recipient.type === 'delegator' ? el('button', { type: 'button', id: 'delegate', class: 'secondary', onclick: openDelegate }, t.delegate) : null,
     el('button', { type: 'button', id: 'decline', class: 'secondary', onclick: openDecline }, t.decline),
     el('button', { type: 'button', id: 'finish', class: 'primary', onclick: openFinish }, t.finish),
   );
@@ -674,6 +677,36 @@ function openFinish() {
       t.confirm,
     ),
   ]);
+}
+
+/** A delegator hands the role to another person, who is invited; this link stops working. */
+function openDelegate() {
+  const name = el('input', { id: 'delegate-name', type: 'text', maxlength: 200, autocomplete: 'off' });
+  const email = el('input', { id: 'delegate-email', type: 'email', maxlength: 254, autocomplete: 'off' });
+  let handle;
+  handle = openDialog(
+    t.delegateTitle,
+    el('div', {}, el('p', {}, t.delegateText), el('label', { for: 'delegate-name' }, t.delegateName), name, el('label', { for: 'delegate-email' }, t.delegateEmail), email),
+    [
+      cancelButton(() => handle),
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'primary',
+          id: 'confirm-delegate',
+          onclick: () =>
+            attempt(handle, async () => {
+              if (name.value.trim() === '' || email.value.trim() === '') throw new Error(t.empty);
+              await gql(DELEGATE, { person: { name: name.value.trim(), email: email.value.trim(), locale } });
+              show('delegated');
+            }),
+        },
+        t.delegateConfirm,
+      ),
+    ],
+  );
+  name.focus();
 }
 
 function openDecline() {
