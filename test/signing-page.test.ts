@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
@@ -365,6 +367,47 @@ describe('the signing page', () => {
     await waitForScreen(page, 'signing');
     await expect.poll(() => page.locator('.signer').innerText()).toBe(STRINGS['tr-TR'].signingAs('Zeynep Çelik'));
     expect(problems).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('has no serious accessibility violations (axe-core) while signing, in a dialog, and on a closed envelope’s screen', async () => {
+    const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    const audit = async (page: Page) => {
+      // Evaluated through the DevTools protocol: the page's own policy still allows no inline script.
+      await page.evaluate(axeSource);
+      const result = await page.evaluate(() => (window as any).axe.run(document, { resultTypes: ['violations'] }));
+      return (result.violations as any[]).filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => `${violation.id}: ${violation.nodes.map((node: any) => node.target.join(' ')).join(', ')}`);
+    };
+    const built = await sentEnvelope([
+      {
+        identifier: 'ada',
+        fields: [
+          { identifier: 'note', type: 'text', required: true },
+          { identifier: 'plan', type: 'radio', config: { options: [{ value: 'a', label: 'Seçenek A' }, { value: 'b', label: 'Seçenek B' }] } },
+          { identifier: 'sig', type: 'simple_signature' },
+        ],
+      },
+    ]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.ada);
+    const page = await browser.newPage({ viewport: PHONE, locale: 'tr-TR' });
+    await openLink(page, token);
+    await waitForScreen(page, 'signing');
+    await page.waitForFunction(() => document.body.dataset.pagesDrawn === 'true', undefined, { timeout: 20_000 });
+    expect(await audit(page)).toEqual([]);
+    await page.click('[data-field="sig"]');
+    expect(await audit(page)).toEqual([]);
+    await page.keyboard.press('Escape');
+    await page.locator('dialog').waitFor({ state: 'detached' });
+    // Keyboard: the focus returns to the field; Tab reaches the fields in reading order.
+    await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.field)).toBe('sig');
+
+    const voided = await restClient(app, team.apiKey).post(`/envelopes/${built.envelopeId}/void`, { reason: 'Yanlış belge' });
+    expect(voided.status).toBe(200);
+    await openLink(page, token);
+    await waitForScreen(page, 'voided');
+    await expect.poll(() => page.locator('h1').innerText()).toBe(STRINGS['tr-TR'].voidedTitle);
+    expect(await audit(page)).toEqual([]);
+    await screenshots(page, 'voided');
     await page.close();
   }, 90_000);
 });

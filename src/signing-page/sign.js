@@ -343,7 +343,9 @@ function valuePreview(field) {
 
 function fieldElement(field) {
   const classes = ['field', `field-${field.type}`, field.required ? 'required' : '', field.value !== null ? 'filled' : '', field.readonly ? 'readonly' : ''].filter(Boolean).join(' ');
-  const label = `${fieldName(field)}${field.required ? ` (${t.required})` : ''}${field.readonly ? ` (${t.readonly})` : ''}`;
+  // The accessible name starts with what the box shows (WCAG 2.5.3, label in name), then says which field it is.
+  const shown = valuePreview(field).textContent.trim();
+  const label = `${shown ? `${shown} – ` : ''}${fieldName(field)}${field.required ? ` (${t.required})` : ''}${field.readonly ? ` (${t.readonly})` : ''}`;
   if (field.readonly) return el('div', { class: classes, 'data-field': field.identifier, role: 'note', 'aria-label': label, title: label }, valuePreview(field));
   if (field.type === 'checkbox') {
     return el(
