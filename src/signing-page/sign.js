@@ -110,6 +110,7 @@ async function load() {
     session = data.signingSession;
     if (screen === 'loading') setLocale(pickLocale(session.locale));
     show(screenOf(session));
+    if (['signing', 'not-your-turn', 'host'].includes(screen)) watchEnvelope();
   } catch (error) {
     show(errorScreen(error));
   }
@@ -124,10 +125,31 @@ function errorScreen(error) {
   return 'error';
 }
 
+/**
+ * The signer's own last action (complete, decline, delegate): the live stream is ended first, so
+ * the event this very action causes (say, envelope.voided by a decline) does not replace the
+ * screen that answers it; if the action fails, watching resumes.
+ */
+async function closingAction(action) {
+  stopWatching();
+  try {
+    return await action();
+  } catch (error) {
+    watchEnvelope();
+    throw error;
+  }
+}
+
+function stopWatching() {
+  watching?.controller.abort();
+  watching = null;
+}
+
 function show(next) {
   // An in-person signer who is done (or declined) hands the device back to the host.
   screen = hostedSigner && ['done', 'finalized', 'declined', 'voided'].includes(next) ? 'hand-back' : next;
   clearTimeout(pollTimer);
+  if (!['signing', 'not-your-turn', 'host'].includes(screen)) stopWatching();
   // Waiting for one's turn: look again now and then (the invitation also arrives by message).
   if (screen === 'not-your-turn') pollTimer = setTimeout(load, 5000);
   render();
@@ -176,6 +198,48 @@ function render() {
   );
   document.title = title;
   app.focus();
+}
+
+// ---------------------------------------------------------------- live
+
+let watching = null;
+
+/**
+ * While a session is open, the envelope's status changes arrive over GraphQL over SSE
+ * (`signingSessionChanged`, a fetch stream: EventSource cannot send X-Signing-Token). When the
+ * envelope closes (voided by the sender, finalized, expired) the page shows it at once.
+ */
+function watchEnvelope() {
+  if (watching?.token === token) return;
+  watching?.controller.abort();
+  const controller = new AbortController();
+  watching = { token, controller };
+  void (async () => {
+    try {
+      const response = await fetch('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-signing-token': token },
+        body: JSON.stringify({ query: 'subscription SigningPageLive { signingSessionChanged { status } }' }),
+        signal: controller.signal,
+      });
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          // Only a page still waiting or signing looks again; a screen the signer reached stays.
+          if (/^event:\s*next/m.test(block) && ['signing', 'not-your-turn', 'host'].includes(screen)) void load();
+        }
+      }
+    } catch {
+      // Aborted, or the connection dropped: the next load watches again.
+    }
+    if (watching?.controller === controller) watching = null;
+  })();
 }
 
 // ---------------------------------------------------------------- in person
@@ -671,7 +735,7 @@ function openFinish() {
         id: 'confirm-signing',
         onclick: () =>
           attempt(handle, async () => {
-            const data = await gql(SUBMIT, { values: [], complete: true, consent });
+            const data = await closingAction(() => gql(SUBMIT, { values: [], complete: true, consent }));
             session = data.submitSigning;
             show(screenOf(session));
           }),
@@ -700,7 +764,7 @@ function openDelegate() {
           onclick: () =>
             attempt(handle, async () => {
               if (name.value.trim() === '' || email.value.trim() === '') throw new Error(t.empty);
-              await gql(DELEGATE, { person: { name: name.value.trim(), email: email.value.trim(), locale } });
+              await closingAction(() => gql(DELEGATE, { person: { name: name.value.trim(), email: email.value.trim(), locale } }));
               show('delegated');
             }),
         },
@@ -725,7 +789,7 @@ function openDecline() {
         onclick: () =>
           attempt(handle, async () => {
             if (reason.value.trim() === '') throw new Error(t.empty);
-            await gql(DECLINE, { reason: reason.value.trim() });
+            await closingAction(() => gql(DECLINE, { reason: reason.value.trim() }));
             show('declined');
           }),
       },
