@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
 import { untilWatching } from './helpers/live.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, invitationsOf, signAndComplete, tokenFor, type RecipientSpec } from './helpers/signing.ts';
+import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { buildEnvelope, invitationsOf, SESSION_QUERY, signAndComplete, signingClient, tokenFor, typedSignature, type RecipientSpec } from './helpers/signing.ts';
 
 let app: TestApp;
 let browser: Browser;
@@ -20,6 +20,9 @@ afterAll(async () => {
   await browser?.close();
   await app?.close();
 });
+
+const SUBMIT_WITH_CONSENT = `mutation($values: [SigningValueInput!], $complete: Boolean, $consent: String) {
+  submitSigning(values: $values, complete: $complete, consent: $consent) { recipient { completedAt } } }`;
 
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
@@ -416,4 +419,21 @@ describe('the signing page', () => {
     await screenshots(page, 'voided');
     await page.close();
   }, 90_000);
+
+  it('records the consent text with the completion; an over-long consent is refused by name and completes nothing', async () => {
+    const built = await sentEnvelope([{ identifier: 'ada' }]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.ada);
+    const client = signingClient(app, token);
+    const fieldId = built.fields['ada-signature'];
+    const saved = await client(SUBMIT_WITH_CONSENT, { values: [{ fieldId, value: typedSignature }], complete: false });
+    expect(saved.errors).toBeUndefined();
+    const tooLong = await client(SUBMIT_WITH_CONSENT, { values: [], complete: true, consent: 'x'.repeat(2001) });
+    expect(firstErrorName(tooLong)).toBe('Request.Invalid');
+    expect(tooLong.errors![0].extensions.context.issues).toEqual([expect.objectContaining({ path: 'consent' })]);
+    expect((await client(SESSION_QUERY)).data.signingSession.recipient.completedAt).toBeNull();
+    const done = await client(SUBMIT_WITH_CONSENT, { values: [], complete: true, consent: 'Ben imzalıyorum.' });
+    expect(done.errors).toBeUndefined();
+    const completed = (await auditEvents(built.envelopeId)).find((event) => event.type === 'recipient.completed');
+    expect(completed.details.consent).toBe('Ben imzalıyorum.');
+  });
 });
