@@ -258,6 +258,8 @@ describe('the signing page', () => {
     expect(values.bio.image).toMatch(/^data:image\/png;base64,/);
     expect(values.bio.strokes.map((stroke: any[]) => stroke.length)).toEqual([4, 2]);
     expect(values.bio.strokes.flat().map((point: any) => point.p)).toEqual([0.2, 0.45, 0.7, 0.9, 0.3, 0.6]);
+    expect(new Set(values.bio.strokes.flat().map((point: any) => point.pointerType))).toEqual(new Set(['pen']));
+    // The simple signature's drawing was a mouse's; the biometric one a pen's: the evidence says which.
     const [first, second] = values.bio.strokes;
     expect(first[1].x - first[0].x).toBeCloseTo(40, 0);
     expect(second[0].t).toBeGreaterThanOrEqual(first[3].t);

@@ -627,7 +627,7 @@ function openSignatureEditor(field, title, returnFocus) {
 
 /**
  * A drawing surface that keeps what Pointer Events report, per point: position (CSS pixels from
- * the top-left), time (ms since the first touch), pressure (0–1), in stroke order. A mouse
+ * the top-left), time (ms since the first touch), pressure (0–1) and pointer type, in stroke order. A mouse
  * reports 0.5 while pressed; a pen or finger its own pressure.
  */
 function createSignaturePad() {
@@ -643,7 +643,8 @@ function createSignaturePad() {
     const tValue = Math.max(lastT, Math.round((event.timeStamp - origin) * 10) / 10);
     lastT = tValue;
     const pressure = event.pressure > 0 ? event.pressure : 0.5;
-    return { x: Math.round((event.clientX - box.left) * 10) / 10, y: Math.round((event.clientY - box.top) * 10) / 10, t: tValue, p: Math.min(1, Math.round(pressure * 1000) / 1000) };
+    const sample = { x: Math.round((event.clientX - box.left) * 10) / 10, y: Math.round((event.clientY - box.top) * 10) / 10, t: tValue, p: Math.min(1, Math.round(pressure * 1000) / 1000) };
+    return ['mouse', 'pen', 'touch'].includes(event.pointerType) ? { ...sample, pointerType: event.pointerType } : sample;
   };
   const segment = (from, to) => {
     const ratio = canvas.width / canvas.getBoundingClientRect().width || 1;
