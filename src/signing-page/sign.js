@@ -452,8 +452,20 @@ async function save(field, value) {
   app.querySelector(`[data-field="${CSS.escape(field.identifier)}"]`)?.focus();
 }
 
-async function drawPages() {
+/** One drawing at a time: pdf.js refuses two renders on one canvas (a resize during a locale switch). */
+let drawing = Promise.resolve();
+let drawingsPending = 0;
+function drawPages() {
   document.body.dataset.pagesDrawn = 'false';
+  drawingsPending += 1;
+  drawing = drawing.then(drawPagesNow).finally(() => {
+    drawingsPending -= 1;
+    if (drawingsPending === 0) document.body.dataset.pagesDrawn = 'true';
+  });
+  return drawing;
+}
+
+async function drawPagesNow() {
   for (const document of session.documents) {
     let pdf = pdfDocuments.get(document.id);
     try {
@@ -477,7 +489,6 @@ async function drawPages() {
       console.error('could not draw', document.name, error);
     }
   }
-  document.body.dataset.pagesDrawn = 'true';
 }
 
 // ---------------------------------------------------------------- dialogs
@@ -799,6 +810,18 @@ function openDecline() {
   ]);
   reason.focus();
 }
+
+// A page drawn for one width is drawn again for another (a phone turned, a window resized).
+let resizeTimer = 0;
+let drawnWidth = window.innerWidth;
+window.addEventListener('resize', () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
+    if (screen !== 'signing' || window.innerWidth === drawnWidth) return;
+    drawnWidth = window.innerWidth;
+    void drawPages();
+  }, 200);
+});
 
 setLocale(pickLocale(null));
 void load();
