@@ -14,6 +14,7 @@ import { restPlugin } from './rest/plugin.ts';
 import { GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin } from './graphql/graphiql.ts';
 import { referenceAssetsPlugin } from './rest/routes/reference.ts';
 import { createSecurityHeaders } from './security-headers.ts';
+import { signingPagePlugins } from './signing-page/plugin.ts';
 import { EnvelopeEventHub, publishOnCommit } from './domain/live/envelope-event-hub.ts';
 import { liveSsePlugin, sharedSubscriptionPlugin } from './graphql/live-fanout.ts';
 import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
@@ -138,6 +139,7 @@ export function createApp(given: AppDependencies): App {
       securityHeaders.plugin,
       graphiqlAssetsPlugin(),
       referenceAssetsPlugin(),
+      ...signingPagePlugins(dependencies, requestMetadataOf),
       requestLogPlugin(dependencies, requestMetadataOf),
       restPlugin(dependencies, requestMetadataOf),
       graphqlRateLimitPlugin(rateLimiter),

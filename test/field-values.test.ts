@@ -549,12 +549,12 @@ describe('biometric_signature fields', () => {
     ];
     const result = value('biometric_signature', { image: tinyPng, strokes: [bad] });
     expect(result.issues).toEqual([
-      { path: `${V}.strokes[0][0].z`, message: 'unknown key; allowed keys are x, y, t, p' },
+      { path: `${V}.strokes[0][0].z`, message: 'unknown key; allowed keys are x, y, t, p, pointerType' },
       { path: `${V}.strokes[0][1].x`, message: 'must be a finite number, not NaN' },
       { path: `${V}.strokes[0][2].y`, message: 'must be a finite number, not Infinity' },
       { path: `${V}.strokes[0][3].p`, message: 'must be at most 1' },
       { path: `${V}.strokes[0][4].p`, message: 'must be at least 0' },
-      { path: `${V}.strokes[0][5].extra`, message: 'unknown key; allowed keys are x, y, t, p' },
+      { path: `${V}.strokes[0][5].extra`, message: 'unknown key; allowed keys are x, y, t, p, pointerType' },
       { path: `${V}.strokes[0][6].x`, message: 'must be a finite number, not a string' },
       { path: `${V}.strokes[0][6].p`, message: 'is required' },
     ]);
@@ -635,6 +635,17 @@ describe('biometric_signature fields', () => {
       const moved = structuredClone(strokes);
       moved[1][0].x = 5.0001;
       expect(summariseBiometricValue({ strokes: moved }).strokesSha256).not.toBe(first.strokesSha256);
+    });
+
+    it('keeps each point’s pointer type when given, hashes it after y, and refuses an unknown one', () => {
+      const typed = [[{ x: 1, y: 2, t: 0, p: 0.5, pointerType: 'pen' }], [{ x: 3, y: 4, t: 10, p: 0.6 }]];
+      const parsed = value('biometric_signature', { image: tinyPng, strokes: typed });
+      expect(parsed.issues).toEqual([]);
+      expect((parsed.value as any).strokes[0][0].pointerType).toBe('pen');
+      const canonical = '[[{"p":0.5,"t":0,"x":1,"y":2,"pointerType":"pen"}],[{"p":0.6,"t":10,"x":3,"y":4}]]';
+      expect(summariseBiometricValue(parsed.value!).strokesSha256).toBe(createHash('sha256').update(canonical).digest('hex'));
+      const refused = value('biometric_signature', { image: tinyPng, strokes: [[{ x: 1, y: 2, t: 0, p: 0.5, pointerType: 'stylus' }]] });
+      expect(refused.issues.map((issue) => issue.path)).toEqual(['fields[0].value.strokes[0][0].pointerType']);
     });
 
     it('reports no pressure when every sample has the same pressure', () => {

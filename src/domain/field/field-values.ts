@@ -40,7 +40,8 @@ export type TypedSignatureValue = { kind: 'typed'; text: string; font: Signature
 export type SimpleSignatureValue = DrawnSignatureValue | TypedSignatureValue;
 export type SignatureFont = 'cursive' | 'serif';
 /** One pen sample: position, time in ms (any fixed origin), pressure 0..1. */
-export type BiometricPoint = { x: number; y: number; t: number; p: number };
+/** `pointerType`: what Pointer Events reported for the sample (mouse, pen, touch), when the capture kept it. */
+export type BiometricPoint = { x: number; y: number; t: number; p: number; pointerType?: 'mouse' | 'pen' | 'touch' };
 export type BiometricSignatureValue = { image: string; strokes: BiometricPoint[][] };
 
 export type FieldConfigByType = {
@@ -382,6 +383,7 @@ const biometricPointSchema = z.strictObject({
   y: z.number(),
   t: z.number().min(0),
   p: z.number().min(0).max(1),
+  pointerType: z.enum(['mouse', 'pen', 'touch']).optional(),
 });
 
 function biometricSignatureValueSchema(config: BiometricSignatureConfig) {
@@ -596,7 +598,8 @@ export function summariseBiometricValue(value: Record<string, unknown>): Biometr
 }
 
 function canonicalStrokesJson(strokes: BiometricPoint[][]): string {
-  return JSON.stringify(strokes.map((stroke) => stroke.map(({ p, t, x, y }) => ({ p, t, x, y }))));
+  // The pointer type follows y only when the point has one, so points without it hash as before.
+  return JSON.stringify(strokes.map((stroke) => stroke.map(({ p, t, x, y, pointerType }) => (pointerType === undefined ? { p, t, x, y } : { p, t, x, y, pointerType }))));
 }
 
 function schemaForConfig(type: FieldType): z.ZodType {

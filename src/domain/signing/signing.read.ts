@@ -18,6 +18,8 @@ export type SigningRoleData = {
   type: string;
   order: number;
   required: boolean;
+  /** The recipient's colour (#rrggbb), for its fields on the page. */
+  color: string;
   activatedAt: string | null;
   completedAt: string | null;
   delegatedAt: string | null;
@@ -29,6 +31,8 @@ export type SigningSessionData = {
   recipient: SigningRoleData;
   /** The person this link belongs to. */
   signerName: string;
+  /** The person's locale (en-US, tr-TR) when the sender gave one. */
+  locale: string | null;
   documents: DocumentData[];
   fields: FieldData[];
   /** Acting roles whose turn it is now (activated, not completed). */
@@ -47,7 +51,7 @@ function roleObject(alias: string) {
   const ref = (column: string) => sql.ref(`${alias}.${column}`);
   return sql<SigningRoleData>`json_build_object(
     'id', ${ref('id')}, 'identifier', ${ref('identifier')}, 'roleName', ${ref('role_name')}, 'type', ${ref('type')},
-    'order', ${ref('order')}, 'required', ${ref('required')},
+    'order', ${ref('order')}, 'required', ${ref('required')}, 'color', ${ref('color')},
     'activatedAt', ${isoTimestamp(ref('activated_at'))}, 'completedAt', ${isoTimestamp(ref('completed_at'))},
     'delegatedAt', ${isoTimestamp(ref('delegated_at'))}, 'declinedAt', ${isoTimestamp(ref('declined_at'))})`;
 }
@@ -69,6 +73,7 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
             'expiresAt', ${isoTimestamp(sql.ref('e.expires_at'))}, 'completedAt', ${isoTimestamp(sql.ref('e.completed_at'))})`.as('envelope'),
           roleObject('r').as('recipient'),
           sql<string>`coalesce(a.snapshot -> t.person_index ->> 'name', a.info ->> 'name', '')`.as('signerName'),
+          sql<string | null>`coalesce(a.snapshot -> t.person_index ->> 'locale', a.info ->> 'locale')`.as('locale'),
           documentsOf(eb, 'e.id', new Set(['id', 'name', 'order', 'status', 'pageCount', 'pages'])).as('documents'),
           jsonArrayFrom(
             eb

@@ -1,4 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import fs from 'node:fs';
+import type { Readable } from 'node:stream';
+import { DocumentNotFoundError } from '../document/document.errors.ts';
 import { z } from 'zod';
 import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
 import { hashSecret, isUuid } from '../../shared/ids.ts';
@@ -130,6 +133,8 @@ const submitInput = z.strictObject({
     .max(500, 'at most 500 values at a time')
     .default([]),
   complete: z.boolean().default(false),
+  /** The text the signer agreed to when completing (the signing page's confirmation), kept in the audit log. */
+  consent: boundedText(1, 2000).optional(),
 });
 
 function ensureMayAct(recipient: Recipient) {
@@ -198,7 +203,7 @@ export async function submitSigning(context: ServiceContext, options: { input: u
       if (missing.length > 0) throw new SigningRequiredFieldsMissingError(missing);
       recipient.completedAt = now;
       for (const field of fields) if (field.value !== null && field.value !== undefined) field.submittedAt = now;
-      await recordEvent(workflow, 'recipient.completed', { recipientId: recipient.id, identifier: recipient.identifier, agentId: token.agent.id, personIndex: token.personIndex });
+      await recordEvent(workflow, 'recipient.completed', { recipientId: recipient.id, identifier: recipient.identifier, agentId: token.agent.id, personIndex: token.personIndex, ...(input.consent ? { consent: input.consent } : {}) });
       if (recipient.type === 'in_person_signer' && recipient.hostedBy) await completeHostIfDone(workflow, recipient.hostedBy.id);
       await advanceTurns(workflow);
     }
@@ -289,4 +294,22 @@ export async function startHostedSigning(context: ServiceContext, options: { rec
     await recordEvent(workflow, 'signing.hosted', { hostRecipientId: recipient.id, recipientId: target.id, agentId: agent.id, tokenId: entity.id });
     return { recipientId: target.id, token };
   });
+}
+
+/**
+ * The original PDF of one document of the link's envelope, for the signing page to render
+ * (pdf.js draws the pages; the fields are overlaid by the page itself). Refused as the session
+ * is refused (dead link, closed envelope); a document of another envelope is simply not found.
+ */
+export async function openSigningDocument(context: ServiceContext, documentId: string): Promise<{ stream: Readable; byteSize: number }> {
+  const found = await lookUpToken(context);
+  if (!isUuid(documentId)) throw new DocumentNotFoundError(documentId);
+  const document = await context.reader
+    .selectFrom('document')
+    .select(['content_sha256 as contentSha256', 'byte_size as byteSize'])
+    .where('envelope_id', '=', found.envelope_id)
+    .where('id', '=', documentId)
+    .executeTakeFirst();
+  if (!document) throw new DocumentNotFoundError(documentId);
+  return { stream: fs.createReadStream(context.blobStore.pathFor(document.contentSha256)), byteSize: Number(document.byteSize) };
 }

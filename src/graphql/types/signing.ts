@@ -71,6 +71,7 @@ const SigningRoleType = builder.objectRef<SigningRoleData>('SigningRole').implem
     type: t.exposeString('type', { description: 'signer, host, in_person_signer, delegator or viewer.' }),
     order: t.exposeInt('order'),
     required: t.exposeBoolean('required'),
+    color: t.exposeString('color', { description: 'The recipient’s colour (#rrggbb), for its fields on the signing page.' }),
     activatedAt: t.field({ type: 'DateTime', nullable: true, resolve: (role) => role.activatedAt }),
     completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (role) => role.completedAt }),
     delegatedAt: t.field({ type: 'DateTime', nullable: true, resolve: (role) => role.delegatedAt }),
@@ -96,6 +97,7 @@ const SigningSessionType = builder.objectRef<SigningSessionData>('SigningSession
     envelope: t.field({ type: SigningEnvelopeType, resolve: (session) => session.envelope }),
     recipient: t.field({ type: SigningRoleType, resolve: (session) => session.recipient }),
     signerName: t.exposeString('signerName', { description: 'The person this link belongs to.' }),
+    locale: t.string({ nullable: true, description: 'The person’s locale (en-US or tr-TR) when the sender gave one: the signing page’s language.', resolve: (session) => session.locale }),
     documents: t.field({ type: [SigningDocumentType], resolve: (session) => session.documents }),
     fields: t.field({ type: [FieldType], description: 'This recipient’s fields, with views and current values.', resolve: (session) => session.fields }),
     isMyTurn: t.exposeBoolean('isMyTurn', { description: 'Whether this recipient may submit now.' }),
@@ -157,12 +159,14 @@ builder.mutationFields((t) => ({
     args: {
       values: t.arg({ type: [SigningValueInput], required: false }),
       complete: t.arg.boolean({ required: false }),
+      consent: t.arg.string({ required: false, description: 'With complete: the statement the signer agreed to (at most 2000 characters), recorded in the recipient.completed audit event.' }),
     },
     resolve: (_root, args, context) =>
       submitSigning(context, {
         input: {
           values: (args.values ?? []).map((entry) => ({ fieldId: String(entry.fieldId), value: entry.value ?? null })),
           complete: args.complete ?? false,
+          ...(args.consent == null ? {} : { consent: args.consent }),
         },
       }),
   }),

@@ -1,0 +1,148 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Readable } from 'node:stream';
+import type { Plugin } from 'graphql-yoga';
+import { createRequestContext, type ServingDependencies } from '../context.ts';
+import { openSigningDocument } from '../domain/signing/signing.service.ts';
+import { consumeForRequest, RateLimitedError, rateLimitHeaders } from '../rate-limit.ts';
+import type { NodeServerContext, RequestMetadataReader } from '../request-metadata.ts';
+import { errorResponse } from '../rest/respond.ts';
+import { normalizeError } from '../shared/normalize-error.ts';
+import { installedPackage, staticAssetsPlugin, type StaticAsset } from '../static-assets.ts';
+
+/*
+ * The signing page (issue 13): `GET /sign/{token}`, the link every invitation carries. One HTML
+ * page with no inline script, a plain ES module (sign.js) and pdf.js (pdfjs-dist, installed by
+ * `npm install`), every asset served by this process under a versioned prefix. The page talks to
+ * the recipient side of the GraphQL API with the token from its own URL as X-Signing-Token.
+ */
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const pdfjs = installedPackage('pdfjs-dist');
+const JAVASCRIPT = 'text/javascript; charset=utf-8';
+
+const OWN_FILES = ['sign.js', 'sign.css', 'strings.js'] as const;
+
+/** The prefix changes whenever the page's own files or pdf.js change, so browsers may cache for good. */
+const version = createHash('sha256')
+  .update(pdfjs.version)
+  .update(OWN_FILES.map((name) => fs.readFileSync(path.join(here, name), 'utf8')).join('\0'))
+  .digest('hex')
+  .slice(0, 12);
+
+export const SIGNING_ASSET_PATH = `/sign-assets/${version}/`;
+
+const ASSETS: Record<string, StaticAsset> = {
+  'sign.js': { file: path.join(here, 'sign.js'), type: JAVASCRIPT },
+  'strings.js': { file: path.join(here, 'strings.js'), type: JAVASCRIPT },
+  'sign.css': { file: path.join(here, 'sign.css'), type: 'text/css; charset=utf-8' },
+  'pdf.mjs': { file: path.join(pdfjs.directory, 'build/pdf.min.mjs'), type: JAVASCRIPT },
+  'pdf.worker.mjs': { file: path.join(pdfjs.directory, 'build/pdf.worker.min.mjs'), type: JAVASCRIPT },
+};
+
+/**
+ * Scripts only from this service and none inline; styles only from its stylesheet (the script
+ * sets positions through the CSSOM, which CSP allows); images drawn by the page (data: and blob:
+ * for signatures and canvases); no framing; no form posts anywhere.
+ */
+export const SIGNING_PAGE_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const PAGE = `<!doctype html>
+<html lang="en-US">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex, nofollow">
+<title>Sign</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${SIGNING_ASSET_PATH}sign.css">
+<script type="module" src="${SIGNING_ASSET_PATH}sign.js"></script>
+</head>
+<body>
+<header class="bar">
+  <span class="brand" id="brand">Envelope</span>
+  <label class="locale"><span id="locale-label">Language</span>
+    <select id="locale"><option value="en-US">English</option><option value="tr-TR">Türkçe</option></select>
+  </label>
+</header>
+<main id="app" tabindex="-1"><p class="loading">…</p></main>
+<noscript>This page needs JavaScript to sign. / İmzalamak için JavaScript gerekir.</noscript>
+</body>
+</html>
+`;
+
+/** Tokens are URL-safe random strings; anything else is answered by the page itself as an invalid link. */
+const SIGN_PATH = /^\/sign\/([A-Za-z0-9_-]{1,200})\/?$/;
+
+/** `GET /signing/documents/{documentId}` (X-Signing-Token): the original PDF, for pdf.js to draw. */
+const DOCUMENT_PATH = /^\/signing\/documents\/([^/]+)$/;
+
+/**
+ * The document route of the signing page. Not part of the REST face (whose routes take a team
+ * key; signing is GraphQL only, contract §7): it answers the page's one need GraphQL cannot, the
+ * file's bytes, authorised by the link as GraphQL's recipient side is, with REST's error body and
+ * the link's own rate-limit budget.
+ */
+function signingDocumentPlugin(dependencies: ServingDependencies, requestMetadataOf: RequestMetadataReader): Plugin<NodeServerContext> {
+  return {
+    async onRequest({ request, url, endResponse, serverContext, fetchAPI }) {
+      const match = DOCUMENT_PATH.exec(url.pathname);
+      if (!match || request.method !== 'GET') return;
+      const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
+      const context = createRequestContext(dependencies, { headers: request.headers, metadata });
+      const limit = dependencies.rateLimiter ? await consumeForRequest(dependencies.rateLimiter, context) : undefined;
+      const answer = (response: Response) => {
+        if (limit) for (const [name, value] of Object.entries(rateLimitHeaders(limit))) response.headers.set(name, value);
+        endResponse(response);
+      };
+      try {
+        if (limit && !limit.allowed) throw new RateLimitedError(limit);
+        const document = await openSigningDocument(context, decodeURIComponent(match[1]!));
+        answer(
+          new fetchAPI.Response(Readable.toWeb(document.stream) as ReadableStream, {
+            status: 200,
+            headers: { 'content-type': 'application/pdf', 'content-length': String(document.byteSize), 'cache-control': 'private, no-store' },
+          }),
+        );
+      } catch (error) {
+        answer(errorResponse(normalizeError(error, context.log), { requestId: metadata.requestId, alwaysHttp200: false }, fetchAPI.Response));
+      }
+    },
+  };
+}
+
+export function signingPagePlugins(dependencies: ServingDependencies, requestMetadataOf: RequestMetadataReader): Plugin<NodeServerContext>[] {
+  const page: Plugin = {
+    onRequest({ request, url, endResponse, fetchAPI }) {
+      if (!SIGN_PATH.test(url.pathname)) return;
+      if (request.method !== 'GET' && request.method !== 'HEAD') return;
+      endResponse(
+        new fetchAPI.Response(request.method === 'HEAD' ? null : PAGE, {
+          status: 200,
+          headers: {
+            'content-type': 'text/html; charset=utf-8',
+            'content-security-policy': SIGNING_PAGE_POLICY,
+            // The token is in the URL: never cached by a shared cache, never sent on as a referrer.
+            'cache-control': 'no-store',
+            'referrer-policy': 'no-referrer',
+          },
+        }),
+      );
+    },
+  };
+  return [page, staticAssetsPlugin({ prefix: SIGNING_ASSET_PATH, directory: '/', assets: ASSETS }), signingDocumentPlugin(dependencies, requestMetadataOf)];
+}

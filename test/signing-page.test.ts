@@ -1,0 +1,441 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STRINGS } from '../src/signing-page/strings.js';
+import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
+import { untilWatching } from './helpers/live.ts';
+import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { buildEnvelope, invitationsOf, SESSION_QUERY, signAndComplete, signingClient, tokenFor, typedSignature, type RecipientSpec } from './helpers/signing.ts';
+
+let app: TestApp;
+let browser: Browser;
+let team: SeededTeam;
+beforeAll(async () => {
+  app = await startTestApp();
+  browser = await launchOfflineChromium();
+  team = await seedTeam(app);
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+});
+
+const SUBMIT_WITH_CONSENT = `mutation($values: [SigningValueInput!], $complete: Boolean, $consent: String) {
+  submitSigning(values: $values, complete: $complete, consent: $consent) { recipient { completedAt } } }`;
+
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 900 };
+
+/** Every request to another host, failed request and CSP refusal: the page must need none. */
+function watch(page: Page) {
+  const problems: string[] = [];
+  const origin = new URL(app.url).origin;
+  page.on('request', (request) => {
+    const url = request.url();
+    if (!url.startsWith(origin) && !url.startsWith('data:') && !url.startsWith('blob:')) problems.push(`foreign request ${url}`);
+  });
+  page.on('requestfailed', (request) => {
+    // The page ends its live stream itself when it leaves a session (another signer, a final screen).
+    if (request.headers().accept === 'text/event-stream' && request.failure()?.errorText === 'net::ERR_ABORTED') return;
+    problems.push(`failed ${request.url()}: ${request.failure()?.errorText}`);
+  });
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /content security policy|refused/i.test(message.text())) problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  return problems;
+}
+
+async function sentEnvelope(recipients: RecipientSpec[]) {
+  const built = await buildEnvelope(app, team.apiKey, { name: 'Kira sözleşmesi / Lease', recipients });
+  const sent = await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`);
+  expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+  return built;
+}
+
+async function openLink(page: Page, token: string) {
+  const response = await page.goto(`${app.url}/sign/${token}`);
+  expect(response?.status()).toBe(200);
+  return response!;
+}
+
+async function screenOf(page: Page): Promise<string> {
+  return page.evaluate(() => document.body.dataset.screen ?? '');
+}
+
+async function waitForScreen(page: Page, screen: string, timeout = 20_000) {
+  await page.waitForFunction((wanted) => document.body.dataset.screen === wanted, screen, { timeout });
+}
+
+/** The state on screen at a phone and a desktop size, in both languages (test-results/). */
+async function screenshots(page: Page, name: string) {
+  for (const locale of ['en-US', 'tr-TR']) {
+    await page.selectOption('#locale', locale);
+    for (const [label, size] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+      await page.setViewportSize(size);
+      if ((await screenOf(page)) === 'signing') await page.waitForFunction(() => document.body.dataset.pagesDrawn === 'true', undefined, { timeout: 20_000 });
+      await page.screenshot({ path: screenshotPath(`signing-page-${name}-${locale}-${label}.png`), fullPage: true });
+    }
+  }
+  await page.selectOption('#locale', 'en-US');
+  await page.setViewportSize(PHONE);
+}
+
+async function auditEvents(envelopeId: string): Promise<any[]> {
+  return (await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}/audit`)).body.payload.events;
+}
+
+/** Draws on the open pad with Pointer Events as a pen reports them: position, time and a varying pressure. */
+async function drawWithPen(page: Page, selector: string, strokes: { x: number; y: number; p: number }[][]) {
+  await page.locator(selector).evaluate(async (canvas, given) => {
+    const box = canvas.getBoundingClientRect();
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 8));
+    const fire = (type: string, point: { x: number; y: number; p: number }) =>
+      canvas.dispatchEvent(
+        new PointerEvent(type, { bubbles: true, cancelable: true, pointerId: 7, pointerType: 'pen', isPrimary: true, pressure: point.p, clientX: box.left + point.x, clientY: box.top + point.y, buttons: type === 'pointerup' ? 0 : 1 }),
+      );
+    for (const stroke of given) {
+      fire('pointerdown', stroke[0]);
+      for (const point of stroke.slice(1)) {
+        await pause();
+        fire('pointermove', point);
+      }
+      await pause();
+      fire('pointerup', stroke.at(-1)!);
+      await pause();
+    }
+  }, strokes);
+}
+
+describe('the signing page', () => {
+  it('is served by the service with a strict policy, no referrer and no framing', async () => {
+    const built = await sentEnvelope([{ identifier: 'ada' }]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.ada);
+    const response = await fetch(`${app.url}/sign/${token}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const policy = response.headers.get('content-security-policy')!;
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).not.toContain('unsafe-inline');
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    const html = await response.text();
+    // No inline script: every <script> has a src on this service.
+    expect([...html.matchAll(/<script\b[^>]*>/g)].every((tag) => /src="\/sign-assets\//.test(tag[0]))).toBe(true);
+    expect(html).not.toContain(token);
+  });
+
+  it('hands the original PDF to the link’s holder only', async () => {
+    const built = await sentEnvelope([{ identifier: 'ada' }]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.ada);
+    const ok = await fetch(`${app.url}/signing/documents/${built.documentId}`, { headers: { 'x-signing-token': token } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('content-type')).toBe('application/pdf');
+    expect(Buffer.from(await ok.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    const other = await sentEnvelope([{ identifier: 'bob' }]);
+    const foreign = await fetch(`${app.url}/signing/documents/${other.documentId}`, { headers: { 'x-signing-token': token } });
+    expect(foreign.status).toBe(404);
+    expect((await foreign.json()).error.name).toBe('Document.NotFound');
+    const missing = await fetch(`${app.url}/signing/documents/${built.documentId}`);
+    expect(missing.status).toBe(401);
+    expect((await missing.json()).error.name).toBe('Signing.MissingToken');
+  });
+
+  it('signs every field type in Chromium, a pen-drawn biometric signature included, and the envelope finalizes', async () => {
+    const built = await sentEnvelope([
+      {
+        identifier: 'ada',
+        fields: [
+          { identifier: 'postcode', type: 'text', required: true, config: { placeholder: 'Postcode', maxLength: 5, pattern: '[0-9]{5}' } },
+          { identifier: 'agree', type: 'checkbox', required: true },
+          { identifier: 'plan', type: 'radio', required: true, config: { options: [{ value: 'monthly', label: 'Aylık / Monthly' }, { value: 'yearly', label: 'Yıllık / Yearly' }] } },
+          { identifier: 'terms', type: 'binary_choice', required: true, config: { acceptLabel: 'I agree', declineLabel: 'I do not agree' } },
+          { identifier: 'drawn', type: 'simple_signature', required: true },
+          { identifier: 'typed', type: 'simple_signature', required: false },
+          { identifier: 'bio', type: 'biometric_signature', required: true, config: { minPoints: 5 } },
+          { identifier: 'fixed', type: 'text', readonly: true, value: { text: 'Şartlar v2' } },
+        ],
+      },
+    ]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.ada);
+    const page = await browser.newPage({ viewport: PHONE, locale: 'en-US' });
+    const problems = watch(page);
+    await openLink(page, token);
+    await waitForScreen(page, 'signing');
+    await page.waitForFunction(() => document.body.dataset.pagesDrawn === 'true', undefined, { timeout: 20_000 });
+    await expect.poll(() => page.locator('#progress').innerText()).toBe('0 of 6 required fields done');
+    // The readonly field shows the sender's value; every field sits over its box in the recipient's colour.
+    await expect.poll(() => page.locator('[data-field="fixed"]').innerText()).toBe('Şartlar v2');
+    const boxes = await page.locator('.field').evaluateAll((elements) => elements.map((element) => ({ field: (element as HTMLElement).dataset.field, color: getComputedStyle(element).borderTopColor, rect: element.getBoundingClientRect().toJSON() })));
+    expect(boxes).toHaveLength(8);
+    for (let index = 1; index < boxes.length; index += 1) expect(boxes[index].rect.top).toBeGreaterThanOrEqual(boxes[index - 1].rect.bottom - 0.5);
+    await screenshots(page, 'signing-empty');
+
+    // Next field takes the signer to the first required field without a value.
+    await page.click('#next-field');
+    await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.field)).toBe('postcode');
+
+    // Text: the pattern is checked before sending.
+    await page.click('[data-field="postcode"]');
+    await page.fill('#field-input', 'abc');
+    await page.click('dialog .primary');
+    await expect.poll(() => page.locator('dialog .error').innerText()).toBe(STRINGS['en-US'].patternMismatch);
+    await page.fill('#field-input', '75011');
+    await page.click('dialog .primary');
+    await page.locator('dialog').waitFor({ state: 'detached' });
+
+    await page.click('[data-field="agree"]');
+    await expect.poll(() => page.locator('[data-field="agree"]').getAttribute('aria-checked')).toBe('true');
+
+    await page.click('[data-field="plan"]');
+    await page.getByLabel('Yıllık / Yearly').check();
+    await page.click('dialog .primary');
+    await page.locator('dialog').waitFor({ state: 'detached' });
+
+    await page.click('[data-field="terms"]');
+    await page.click('dialog [data-choice="accept"]');
+    await page.locator('dialog').waitFor({ state: 'detached' });
+
+    // A simple signature drawn with the mouse.
+    await page.click('[data-field="drawn"]');
+    const pad = await page.locator('.signature-pad').boundingBox();
+    await page.mouse.move(pad!.x + 20, pad!.y + 60);
+    await page.mouse.down();
+    await page.mouse.move(pad!.x + 120, pad!.y + 30, { steps: 8 });
+    await page.mouse.move(pad!.x + 200, pad!.y + 90, { steps: 8 });
+    await page.mouse.up();
+    await page.click('#save-signature');
+    await page.locator('dialog').waitFor({ state: 'detached' });
+
+    // A simple signature typed in a script font.
+    await page.click('[data-field="typed"]');
+    await page.click('[role="tab"][data-mode="type"]');
+    await page.fill('#typed-signature', 'Ada Lovelace');
+    await page.click('#save-signature');
+    await page.locator('dialog').waitFor({ state: 'detached' });
+
+    // The biometric signature: two pen strokes with their pressure.
+    await page.click('[data-field="bio"]');
+    await drawWithPen(page, '.signature-pad', [
+      [
+        { x: 20, y: 80, p: 0.2 },
+        { x: 60, y: 40, p: 0.45 },
+        { x: 100, y: 70, p: 0.7 },
+        { x: 140, y: 30, p: 0.9 },
+      ],
+      [
+        { x: 160, y: 60, p: 0.3 },
+        { x: 220, y: 62, p: 0.6 },
+      ],
+    ]);
+    await page.screenshot({ path: screenshotPath('signing-page-biometric-en-US-phone.png') });
+    await page.click('#save-signature');
+    await page.locator('dialog').waitFor({ state: 'detached' });
+    await expect.poll(() => page.locator('#progress').innerText()).toBe('6 of 6 required fields done');
+    await screenshots(page, 'signing-filled');
+
+    // The confirmation states what signing means; that text is what the audit log keeps.
+    await page.click('#finish');
+    await expect.poll(() => page.locator('#consent-text').innerText()).toBe(STRINGS['en-US'].consent);
+    await page.screenshot({ path: screenshotPath('signing-page-confirm-en-US-phone.png') });
+    await page.click('#confirm-signing');
+    await waitForScreen(page, 'finalized');
+    await screenshots(page, 'finalized');
+
+    const envelope = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}?includeFields=true`)).body.payload;
+    expect(envelope.envelope.status).toBe('finalized');
+    const values = Object.fromEntries(envelope.fields.map((field: any) => [field.identifier, field.value]));
+    expect(values.postcode).toEqual({ text: '75011' });
+    expect(values.agree).toEqual({ checked: true });
+    expect(values.plan).toEqual({ selected: 'yearly' });
+    expect(values.terms).toEqual({ choice: 'accept' });
+    expect(values.drawn).toEqual({ kind: 'drawn', image: expect.stringMatching(/^data:image\/png;base64,/) });
+    expect(values.typed).toEqual({ kind: 'typed', text: 'Ada Lovelace', font: 'cursive' });
+    expect(values.fixed).toEqual({ text: 'Şartlar v2' });
+    expect(values.bio.image).toMatch(/^data:image\/png;base64,/);
+    expect(values.bio.strokes.map((stroke: any[]) => stroke.length)).toEqual([4, 2]);
+    expect(values.bio.strokes.flat().map((point: any) => point.p)).toEqual([0.2, 0.45, 0.7, 0.9, 0.3, 0.6]);
+    expect(new Set(values.bio.strokes.flat().map((point: any) => point.pointerType))).toEqual(new Set(['pen']));
+    // The simple signature's drawing was a mouse's; the biometric one a pen's: the evidence says which.
+    const [first, second] = values.bio.strokes;
+    expect(first[1].x - first[0].x).toBeCloseTo(40, 0);
+    expect(second[0].t).toBeGreaterThanOrEqual(first[3].t);
+
+    const events = await auditEvents(built.envelopeId);
+    const completed = events.find((event) => event.type === 'recipient.completed');
+    expect(completed.details.consent).toBe(STRINGS['en-US'].consent);
+    const bioSummary = events.filter((event) => event.type === 'field.submitted').flatMap((event) => event.details.fields).find((field: any) => field.identifier === 'bio');
+    expect(bioSummary.biometric).toEqual(expect.objectContaining({ strokeCount: 2, pointCount: 6, pressureCaptured: true }));
+    expect(events.some((event) => event.type === 'envelope.finalized')).toBe(true);
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 180_000);
+
+  it('speaks Turkish to a Turkish agent, declines with a reason and shows the declined screen', async () => {
+    const built = await sentEnvelope([{ identifier: 'ayse', agents: [{ info: { name: 'Ayşe Yılmaz', email: 'ayse@example.com', locale: 'tr-TR' } }] }]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.ayse);
+    const page = await browser.newPage({ viewport: DESKTOP, locale: 'en-US' });
+    const problems = watch(page);
+    await openLink(page, token);
+    await waitForScreen(page, 'signing');
+    expect(await page.evaluate(() => document.documentElement.lang)).toBe('tr-TR');
+    await expect.poll(() => page.locator('.signer').innerText()).toBe('Ayşe Yılmaz olarak imzalıyorsunuz');
+    await page.click('#decline');
+    await page.fill('#decline-reason', 'Kira bedeli yanlış');
+    await page.click('#confirm-decline');
+    await waitForScreen(page, 'declined');
+    await expect.poll(() => page.locator('h1').innerText()).toBe(STRINGS['tr-TR'].declinedTitle);
+    await screenshots(page, 'declined');
+    const envelope = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}`)).body.payload.envelope;
+    expect(envelope.status).toBe('voided');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('a later signer signs once invited; a signer who completed sees the done screen', async () => {
+    const built = await sentEnvelope([
+      { identifier: 'first', order: 1 },
+      { identifier: 'second', order: 2 },
+    ]);
+    const firstToken = await tokenFor(app, built.envelopeId, built.recipients.first);
+    expect((await signAndComplete(app, firstToken)).errors).toBeUndefined();
+    const page = await browser.newPage({ viewport: PHONE, locale: 'tr-TR' });
+    const problems = watch(page);
+    await openLink(page, firstToken);
+    await waitForScreen(page, 'done');
+    // Picked from the browser's language when the sender gave none.
+    await expect.poll(() => page.locator('h1').innerText()).toBe(STRINGS['tr-TR'].doneTitle);
+    await screenshots(page, 'done');
+    await openLink(page, await tokenFor(app, built.envelopeId, built.recipients.second));
+    await waitForScreen(page, 'signing');
+    await expect.poll(() => page.locator('#progress').innerText()).toBe(STRINGS['tr-TR'].progress(0, 1));
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('hosts two in-person signers on one device, with a hand-back screen between them', async () => {
+    const built = await sentEnvelope([
+      { identifier: 'host', type: 'host', order: 1 },
+      { identifier: 'guest-one', type: 'in_person_signer', order: 1, hostedBy: 'host' },
+      { identifier: 'guest-two', type: 'in_person_signer', order: 2, hostedBy: 'host' },
+    ]);
+    const hostToken = await tokenFor(app, built.envelopeId, built.recipients.host);
+    const page = await browser.newPage({ viewport: PHONE, locale: 'en-US' });
+    const problems = watch(page);
+    await openLink(page, hostToken);
+    await waitForScreen(page, 'host');
+    // Only the signer whose turn it is can be handed the device.
+    expect(await page.locator('[data-hosted]').evaluateAll((buttons) => buttons.map((button) => (button as HTMLElement).dataset.hosted))).toEqual([built.recipients['guest-one']]);
+    await screenshots(page, 'host');
+
+    for (const guest of ['guest-one', 'guest-two']) {
+      await page.click(`[data-hosted="${built.recipients[guest]}"]`);
+      await waitForScreen(page, 'signing');
+      await expect.poll(() => page.locator('.signer').innerText()).toBe(STRINGS['en-US'].signingAs(guest));
+      await page.click(`[data-field="${guest}-signature"]`);
+      await page.click('[role="tab"][data-mode="type"]');
+      await page.fill('#typed-signature', `Guest ${guest}`);
+      await page.click('#save-signature');
+      await page.locator('dialog').waitFor({ state: 'detached' });
+      await page.click('#finish');
+      await page.click('#confirm-signing');
+      await waitForScreen(page, 'hand-back');
+      if (guest === 'guest-one') await screenshots(page, 'hand-back');
+      await page.click('#back-to-host');
+      await waitForScreen(page, guest === 'guest-one' ? 'host' : 'finalized');
+    }
+
+    const envelope = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}?includeFields=true&includeRecipients=true`)).body.payload;
+    expect(envelope.envelope.status).toBe('finalized');
+    expect(Object.fromEntries(envelope.fields.map((field: any) => [field.identifier, field.value.text]))).toEqual({ 'guest-one-signature': 'Guest guest-one', 'guest-two-signature': 'Guest guest-two' });
+    expect((await auditEvents(built.envelopeId)).filter((event) => event.type === 'signing.hosted')).toHaveLength(2);
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it('a delegator hands the role to another person, who is invited; the old link stops working', async () => {
+    const built = await sentEnvelope([{ identifier: 'boss', type: 'delegator' }]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.boss);
+    const page = await browser.newPage({ viewport: PHONE, locale: 'tr-TR' });
+    const problems = watch(page);
+    await openLink(page, token);
+    await waitForScreen(page, 'signing');
+    await page.click('#delegate');
+    await page.fill('#delegate-name', 'Zeynep Çelik');
+    await page.fill('#delegate-email', 'zeynep@example.com');
+    await page.click('#confirm-delegate');
+    await waitForScreen(page, 'delegated');
+    await screenshots(page, 'delegated');
+    const invitations = await invitationsOf(app, built.envelopeId);
+    expect(invitations.at(-1)!.to).toEqual(expect.objectContaining({ name: 'Zeynep Çelik', email: 'zeynep@example.com' }));
+    await openLink(page, token);
+    await waitForScreen(page, 'invalid');
+    await openLink(page, invitations.at(-1)!.token);
+    await waitForScreen(page, 'signing');
+    await expect.poll(() => page.locator('.signer').innerText()).toBe(STRINGS['tr-TR'].signingAs('Zeynep Çelik'));
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('has no serious accessibility violations (axe-core) while signing, in a dialog, and on the voided screen, which appears live when the sender voids', async () => {
+    const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    const audit = async (page: Page) => {
+      // Evaluated through the DevTools protocol: the page's own policy still allows no inline script.
+      await page.evaluate(axeSource);
+      const result = await page.evaluate(() => (window as any).axe.run(document, { resultTypes: ['violations'] }));
+      return (result.violations as any[]).filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => `${violation.id}: ${violation.nodes.map((node: any) => node.target.join(' ')).join(', ')}`);
+    };
+    const built = await sentEnvelope([
+      {
+        identifier: 'ada',
+        fields: [
+          { identifier: 'note', type: 'text', required: true },
+          { identifier: 'plan', type: 'radio', config: { options: [{ value: 'a', label: 'Seçenek A' }, { value: 'b', label: 'Seçenek B' }] } },
+          { identifier: 'sig', type: 'simple_signature' },
+        ],
+      },
+    ]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.ada);
+    const page = await browser.newPage({ viewport: PHONE, locale: 'tr-TR' });
+    await openLink(page, token);
+    await waitForScreen(page, 'signing');
+    await page.waitForFunction(() => document.body.dataset.pagesDrawn === 'true', undefined, { timeout: 20_000 });
+    expect(await audit(page)).toEqual([]);
+    await page.click('[data-field="sig"]');
+    expect(await audit(page)).toEqual([]);
+    await page.keyboard.press('Escape');
+    await page.locator('dialog').waitFor({ state: 'detached' });
+    // Keyboard: the focus returns to the field; Tab reaches the fields in reading order.
+    await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.field)).toBe('sig');
+
+    // The sender voids the envelope while the page is open: the page shows it live (signingSessionChanged).
+    await untilWatching(app, 1);
+    const voided = await restClient(app, team.apiKey).post(`/envelopes/${built.envelopeId}/void`, { reason: 'Yanlış belge' });
+    expect(voided.status).toBe(200);
+    await waitForScreen(page, 'voided', 5_000);
+    await expect.poll(() => page.locator('h1').innerText()).toBe(STRINGS['tr-TR'].voidedTitle);
+    expect(await audit(page)).toEqual([]);
+    await screenshots(page, 'voided');
+    await page.close();
+  }, 90_000);
+
+  it('records the consent text with the completion; an over-long consent is refused by name and completes nothing', async () => {
+    const built = await sentEnvelope([{ identifier: 'ada' }]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.ada);
+    const client = signingClient(app, token);
+    const fieldId = built.fields['ada-signature'];
+    const saved = await client(SUBMIT_WITH_CONSENT, { values: [{ fieldId, value: typedSignature }], complete: false });
+    expect(saved.errors).toBeUndefined();
+    const tooLong = await client(SUBMIT_WITH_CONSENT, { values: [], complete: true, consent: 'x'.repeat(2001) });
+    expect(firstErrorName(tooLong)).toBe('Request.Invalid');
+    expect(tooLong.errors![0].extensions.context.issues).toEqual([expect.objectContaining({ path: 'consent' })]);
+    expect((await client(SESSION_QUERY)).data.signingSession.recipient.completedAt).toBeNull();
+    const done = await client(SUBMIT_WITH_CONSENT, { values: [], complete: true, consent: 'Ben imzalıyorum.' });
+    expect(done.errors).toBeUndefined();
+    const completed = (await auditEvents(built.envelopeId)).find((event) => event.type === 'recipient.completed');
+    expect(completed.details.consent).toBe('Ben imzalıyorum.');
+  });
+});
