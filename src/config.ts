@@ -12,6 +12,8 @@ export type Config = {
   databaseUrl: string | undefined;
   dataDir: string;
   smtpUrl: string | undefined;
+  /** The From of every mail: `MAIL_FROM`, else `no-reply@` the public host. */
+  mailFrom: string;
   sealP12Path: string | undefined;
   sealP12Password: string | undefined;
   /** RFC 3161 timestamp authority: when set, every seal carries a signature timestamp (PAdES B-T). */
@@ -77,6 +79,8 @@ const variables = {
     .optional(),
   DATA_DIR: z.string().min(1, 'must not be empty').default('./.data'),
   SMTP_URL: z.string().regex(/^smtps?:\/\/.+/, 'must be an smtp:// or smtps:// URL').optional(),
+  // One line: a line break would let the value write headers of its own.
+  MAIL_FROM: z.string().regex(/^[^\r\n]{3,200}$/, 'must be one line, e.g. "Envelopes <no-reply@sign.example.com>"').optional(),
   SEAL_P12: z.string().min(1, 'must name a PKCS#12 file').optional(),
   SEAL_P12_PASSWORD: z.string().optional(),
   TSA_URL: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL of an RFC 3161 timestamp authority' }).optional(),
@@ -146,6 +150,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     databaseUrl: values.DATABASE_URL as string | undefined,
     dataDir: path.resolve(values.DATA_DIR as string),
     smtpUrl: values.SMTP_URL as string | undefined,
+    mailFrom: (values.MAIL_FROM as string | undefined) ?? `no-reply@${new URL(publicUrl).hostname}`,
     sealP12Path: values.SEAL_P12 as string | undefined,
     sealP12Password: values.SEAL_P12_PASSWORD as string | undefined,
     tsaUrl: values.TSA_URL as string | undefined,

@@ -123,8 +123,11 @@ export async function inviteRecipient(workflow: Workflow, recipient: Recipient, 
           createdAt: workflow.now,
           availableAt: workflow.now,
           payload: {
+            teamId: workflow.teamId,
             envelopeId: workflow.envelopeId,
             envelopeName: envelope.name,
+            // The first invitations go out with the send; later ones tell the person it is their turn.
+            kind: envelope.sentAt && envelope.sentAt.getTime() < workflow.now.getTime() ? 'your_turn' : 'invitation',
             recipientId: recipient.id,
             roleName: recipient.roleName,
             hostFor: options.onBehalfOf ? options.onBehalfOf.id : null,
@@ -244,6 +247,7 @@ export async function closeEnvelope(workflow: Workflow, closing: Closing): Promi
           createdAt: workflow.now,
           availableAt: workflow.now,
           payload: {
+            teamId: workflow.teamId,
             envelopeId: workflow.envelopeId,
             status: closing.status,
             cause: closing.status === 'voided' ? closing.cause : 'expiry',

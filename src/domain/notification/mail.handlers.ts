@@ -1,0 +1,132 @@
+/**
+ * Outbox handlers that deliver the workflow's mails (invitation, your turn, closing notices).
+ *
+ * A message's Message-ID is its outbox row's id at the public host: the same on every delivery
+ * of that row, so a mail sent again after a crash (between the send and the acknowledgement) is
+ * recognisably the same mail. The audit event of a delivery (`invitation.sent`,
+ * `notice.sent`) is written in the acknowledgement's transaction, so it is recorded once however
+ * many times the work ran; the acknowledgement also drops the signing link from the row.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { appendAuditEvent } from '../audit/audit.service.ts';
+import { OUTBOX_TOPICS } from '../signing/workflow.ts';
+import { mailLocale, renderMail, type MailKind, type MailValues } from './mail-templates.ts';
+import type { Mailer } from './mailer.ts';
+import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxMessageClaim } from './outbox-worker.ts';
+
+export type MailHandlerOptions = { mailer: Mailer; publicUrl: string; auditKey: Buffer };
+
+type Person = { name: string | null; email: string | null; phone: string | null; locale: string | null };
+
+/** The Message-ID of an outbox row's mail (without angle brackets). */
+export function mailMessageId(outboxId: string, publicUrl: string): string {
+  return `${outboxId}@${new URL(publicUrl).hostname}`;
+}
+
+async function envelopeOf(em: EntityManager, envelopeId: string): Promise<{ name: string; teamId: string; status: string }> {
+  const [row] = await em.execute<{ name: string; team_id: string; status: string }[]>('select name, team_id, status from envelope where id = ?', [envelopeId]);
+  if (!row) throw new PermanentOutboxError(`envelope ${envelopeId} does not exist`);
+  return { name: row.name, teamId: row.team_id, status: row.status };
+}
+
+function emailOf(message: OutboxMessageClaim): { person: Person; address: string } {
+  const person = message.payload.to as Person | undefined;
+  // SMS and WhatsApp have no provider yet: such a message fails visibly rather than vanishing.
+  if (!person?.email) throw new PermanentOutboxError(`no email address, and no ${person?.phone ? 'SMS/WhatsApp provider' : 'other channel'} to reach the person`);
+  return { person, address: person.email };
+}
+
+/** Renders the message's mail in its person's locale and sends it; answers the Message-ID. */
+async function sendMailOf(options: MailHandlerOptions, message: OutboxMessageClaim, kind: MailKind, values: Omit<MailValues, 'name'>): Promise<string> {
+  const { person, address } = emailOf(message);
+  const locale = mailLocale(person.locale);
+  const content = renderMail(kind, locale, { name: person.name, ...values });
+  const messageId = mailMessageId(message.id, options.publicUrl);
+  await options.mailer.send({ messageId, to: { name: person.name, address }, language: locale, ...content });
+  return messageId;
+}
+
+async function systemEvent(em: EntityManager, auditKey: Buffer, input: { teamId: string; envelopeId: string; type: string; at: Date; details: Record<string, unknown> }): Promise<void> {
+  await appendAuditEvent(em, auditKey, {
+    teamId: input.teamId,
+    envelopeId: input.envelopeId,
+    type: input.type,
+    actor: { type: 'system', id: null },
+    request: null,
+    details: input.details as never,
+    at: input.at,
+  });
+  await em.flush();
+}
+
+/** `signing.invitation`: the first invitation with the send, or "your turn" for a later order. */
+export function invitationMailHandler(options: MailHandlerOptions): OutboxHandler {
+  return async (message, { em, now, logger }) => {
+    const payload = message.payload as Record<string, unknown>;
+    const envelopeId = String(payload.envelopeId);
+    const envelope = await envelopeOf(em, envelopeId);
+    const link = (payload.secret as { link?: string } | undefined)?.link;
+    if (!link) throw new PermanentOutboxError('the invitation has no signing link');
+    // A link that died before its mail went out (the envelope closed, the role was delegated
+    // away) is not sent: the closing notice or the new person's invitation says what happened.
+    const [token] = await em.execute<{ revoked_at: Date | null }[]>('select revoked_at from signing_token where id = ?', [String(payload.tokenId)]);
+    if (!token || token.revoked_at !== null || envelope.status !== 'sent') {
+      logger.info({ messageId: message.id, envelopeId }, 'invitation not sent: its link is no longer live');
+      return;
+    }
+    const kind: MailKind = payload.kind === 'your_turn' ? 'your_turn' : 'invitation';
+    const messageId = await sendMailOf(options, message, kind, { envelopeName: envelope.name, link, expiresAt: (payload.expiresAt as string | null) ?? null });
+    return (tx) =>
+      systemEvent(tx, options.auditKey, {
+        teamId: envelope.teamId,
+        envelopeId,
+        type: 'invitation.sent',
+        at: now,
+        details: { recipientId: payload.recipientId, agentId: payload.agentId, personIndex: payload.personIndex, tokenId: payload.tokenId, channel: 'email', kind, messageId },
+      });
+  };
+}
+
+/** `envelope.closed.notice`: voided, declined or expired, to everyone who was invited. */
+export function closedNoticeMailHandler(options: MailHandlerOptions): OutboxHandler {
+  return async (message, { em, now }) => {
+    const payload = message.payload as Record<string, unknown>;
+    const envelopeId = String(payload.envelopeId);
+    const envelope = await envelopeOf(em, envelopeId);
+    const kind: MailKind = payload.cause === 'decline' ? 'declined' : payload.cause === 'expiry' || payload.status === 'expired' ? 'expired' : 'voided';
+    const messageId = await sendMailOf(options, message, kind, { envelopeName: envelope.name, reason: (payload.reason as string | null) ?? null });
+    return (tx) =>
+      systemEvent(tx, options.auditKey, {
+        teamId: envelope.teamId,
+        envelopeId,
+        type: 'notice.sent',
+        at: now,
+        details: { recipientId: payload.recipientId, channel: 'email', kind, messageId },
+      });
+  };
+}
+
+export function mailHandlers(options: MailHandlerOptions): Map<string, OutboxHandler> {
+  return new Map([
+    [OUTBOX_TOPICS.invitation, invitationMailHandler(options)],
+    [OUTBOX_TOPICS.closedNotice, closedNoticeMailHandler(options)],
+  ]);
+}
+
+/** A message given up for good shows in the envelope's trail as `notification.failed`. */
+export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
+  const topics = new Set<string>([OUTBOX_TOPICS.invitation, OUTBOX_TOPICS.closedNotice]);
+  return async (message, error, { em, now }) => {
+    if (!topics.has(message.topic)) return;
+    const payload = message.payload as Record<string, unknown>;
+    const [row] = await em.execute<{ team_id: string }[]>('select team_id from envelope where id = ?', [String(payload.envelopeId)]);
+    if (!row) return;
+    await systemEvent(em, auditKey, {
+      teamId: row.team_id,
+      envelopeId: String(payload.envelopeId),
+      type: 'notification.failed',
+      at: now,
+      details: { topic: message.topic, recipientId: payload.recipientId ?? null, agentId: payload.agentId ?? null, attempts: message.attempt, error },
+    });
+  };
+}
