@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { simpleParser, type ParsedMail } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
+import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mailHandlers, notificationFailureHook } from '../src/domain/notification/mail.handlers.ts';
 import { createMailer, type Mailer } from '../src/domain/notification/mailer.ts';
@@ -10,6 +9,7 @@ import { createClock } from '../src/shared/clock.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, SESSION_QUERY, signAndComplete, signingClient } from './helpers/signing.ts';
+import { signingLinkIn, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './helpers/smtp.ts';
 
 /*
  * Mail delivery through the outbox worker, against a real SMTP server (smtp-server) that
@@ -17,38 +17,21 @@ import { buildEnvelope, SESSION_QUERY, signAndComplete, signingClient } from './
  * other test files' invitations are never delivered by it.
  */
 
-type Received = { rcptTo: string[]; mail: ParsedMail; raw: string };
+type Received = ReceivedMail;
 
 const logger = createLogger('silent');
 let app: TestApp;
-let smtp: SMTPServer;
-let smtpUrl: string;
-const received: Received[] = [];
+let smtp: TestSmtpServer;
+let received: ReceivedMail[];
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        void simpleParser(raw).then((mail) => {
-          received.push({ rcptTo: session.envelope.rcptTo.map((address) => address.address), mail, raw });
-          callback();
-        }, callback);
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as { port: number }).port}`;
-  app = await startTestApp({ env: { SMTP_URL: smtpUrl } });
+  smtp = await startSmtpServer();
+  received = smtp.received;
+  app = await startTestApp({ env: { SMTP_URL: smtp.url } });
 });
 afterAll(async () => {
   await app.close();
-  await new Promise<void>((resolve) => smtp.close(resolve));
+  await smtp.close();
 });
 
 function mailerFor(): Mailer {
@@ -70,13 +53,13 @@ function workerFor(team: SeededTeam, options: { handlers?: Map<string, OutboxHan
 }
 
 function mailsTo(address: string): Received[] {
-  return received.filter((entry) => entry.rcptTo.includes(address));
+  return smtp.to(address);
 }
 
 function linkIn(entry: Received): string {
-  const match = /https?:\/\/\S+\/sign\/(sgn_[A-Za-z0-9_-]+)/.exec(entry.mail.text ?? '');
-  expect(match, entry.mail.text).not.toBeNull();
-  return match![0];
+  const found = signingLinkIn(entry);
+  expect(found, entry.mail.text).not.toBeNull();
+  return found!.link;
 }
 
 async function auditEventsOf(envelopeId: string, type: string) {

@@ -59,7 +59,7 @@ async function systemEvent(em: EntityManager, auditKey: Buffer, input: { teamId:
   await em.flush();
 }
 
-/** `signing.invitation`: the first invitation with the send, or "your turn" for a later order. */
+/** `signing.invitation` (the first invitation with the send, or "your turn" for a later order) and `signing.reminder`. */
 export function invitationMailHandler(options: MailHandlerOptions): OutboxHandler {
   return async (message, { em, now, logger }) => {
     const payload = message.payload as Record<string, unknown>;
@@ -69,20 +69,33 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
     if (!link) throw new PermanentOutboxError('the invitation has no signing link');
     // A link that died before its mail went out (the envelope closed, the role was delegated
     // away) is not sent: the closing notice or the new person's invitation says what happened.
-    const [token] = await em.execute<{ revoked_at: Date | null }[]>('select revoked_at from signing_token where id = ?', [String(payload.tokenId)]);
-    if (!token || token.revoked_at !== null || envelope.status !== 'sent') {
-      logger.info({ messageId: message.id, envelopeId }, 'invitation not sent: its link is no longer live');
+    // Nor is one to a recipient who has completed meanwhile (a reminder queued just before).
+    const [token] = await em.execute<{ revoked_at: Date | null; completed_at: Date | null }[]>(
+      'select t.revoked_at, r.completed_at from signing_token t join recipient r on r.id = t.recipient_id where t.id = ?',
+      [String(payload.tokenId)],
+    );
+    if (!token || token.revoked_at !== null || token.completed_at !== null || envelope.status !== 'sent') {
+      logger.info({ messageId: message.id, envelopeId }, 'invitation not sent: its link is no longer live or its recipient is done');
       return;
     }
-    const kind: MailKind = payload.kind === 'your_turn' ? 'your_turn' : 'invitation';
+    const kind: MailKind = payload.kind === 'your_turn' ? 'your_turn' : payload.kind === 'reminder' ? 'reminder' : 'invitation';
     const messageId = await sendMailOf(options, message, kind, { envelopeName: envelope.name, link, expiresAt: (payload.expiresAt as string | null) ?? null });
     return (tx) =>
       systemEvent(tx, options.auditKey, {
         teamId: envelope.teamId,
         envelopeId,
-        type: 'invitation.sent',
+        type: kind === 'reminder' ? 'reminder.sent' : 'invitation.sent',
         at: now,
-        details: { recipientId: payload.recipientId, agentId: payload.agentId, personIndex: payload.personIndex, tokenId: payload.tokenId, channel: 'email', kind, messageId },
+        details: {
+          recipientId: payload.recipientId,
+          agentId: payload.agentId,
+          personIndex: payload.personIndex,
+          tokenId: payload.tokenId,
+          channel: 'email',
+          kind,
+          ...(kind === 'reminder' ? { window: payload.window } : {}),
+          messageId,
+        },
       });
   };
 }
@@ -109,13 +122,14 @@ export function closedNoticeMailHandler(options: MailHandlerOptions): OutboxHand
 export function mailHandlers(options: MailHandlerOptions): Map<string, OutboxHandler> {
   return new Map([
     [OUTBOX_TOPICS.invitation, invitationMailHandler(options)],
+    [OUTBOX_TOPICS.reminder, invitationMailHandler(options)],
     [OUTBOX_TOPICS.closedNotice, closedNoticeMailHandler(options)],
   ]);
 }
 
 /** A message given up for good shows in the envelope's trail as `notification.failed`. */
 export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
-  const topics = new Set<string>([OUTBOX_TOPICS.invitation, OUTBOX_TOPICS.closedNotice]);
+  const topics = new Set<string>([OUTBOX_TOPICS.invitation, OUTBOX_TOPICS.reminder, OUTBOX_TOPICS.closedNotice]);
   return async (message, error, { em, now }) => {
     if (!topics.has(message.topic)) return;
     const payload = message.payload as Record<string, unknown>;
