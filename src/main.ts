@@ -19,6 +19,7 @@ import { loadSealCertificate, SealCertificateError, type SealCertificate } from 
 import { createOutboxWorker } from './domain/notification/outbox-worker.ts';
 import { mailHandlers, notificationFailureHook } from './domain/notification/mail.handlers.ts';
 import { createMailer } from './domain/notification/mailer.ts';
+import { createPhoneProvider } from './domain/notification/sms.ts';
 import { artefactSealHandler } from './domain/artefact/artefact.service.ts';
 import { OUTBOX_TOPICS } from './domain/signing/workflow.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
@@ -125,7 +126,8 @@ const memoryTrim = startIdleMemoryTrim({ server: running.server, logger });
 // submission after expiresAt is refused even before it runs.
 const expirySweeper = startExpirySweeper({ em: database.orm.em, auditKey, publicUrl: config.publicUrl, clock, logger, intervalMs: 30_000 });
 
-// Mail goes to SMTP_URL, else to .eml files under DATA_DIR/mail (and a log line).
+// Mail goes to SMTP_URL, else to .eml files under DATA_DIR/mail (and a log line); SMS and
+// WhatsApp to SMS_PROVIDER_URL, else to files under DATA_DIR/sms.
 const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, logger });
 // Durable jobs written by the domain (outbox_message): each topic's handler runs here, on every
 // instance (claims never overlap): sealing, and the mails of the workflow.
@@ -135,7 +137,7 @@ const outboxWorker = createOutboxWorker({
   logger,
   handlers: new Map([
     [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })],
-    ...mailHandlers({ mailer, publicUrl: config.publicUrl, auditKey }),
+    ...mailHandlers({ mailer, phone: createPhoneProvider({ provider: config.smsProvider, dataDir: config.dataDir, logger }), publicUrl: config.publicUrl, auditKey }),
   ]),
   onFailed: notificationFailureHook(auditKey),
 });

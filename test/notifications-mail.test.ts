@@ -1,9 +1,11 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mailHandlers, notificationFailureHook } from '../src/domain/notification/mail.handlers.ts';
 import { createMailer, type Mailer } from '../src/domain/notification/mailer.ts';
+import { createPhoneProvider, type PhoneProvider } from '../src/domain/notification/sms.ts';
 import { createOutboxWorker, type OutboxHandler } from '../src/domain/notification/outbox-worker.ts';
 import { createClock } from '../src/shared/clock.ts';
 import { createLogger } from '../src/shared/logger.ts';
@@ -38,8 +40,12 @@ function mailerFor(): Mailer {
   return createMailer({ smtpUrl: app.dependencies.config.smtpUrl, from: app.dependencies.config.mailFrom, dataDir: app.dataDir, logger });
 }
 
-function workerFor(team: SeededTeam, options: { handlers?: Map<string, OutboxHandler>; leaseMs?: number; maxAttempts?: number } = {}) {
-  const handlers = options.handlers ?? mailHandlers({ mailer: mailerFor(), publicUrl: app.dependencies.config.publicUrl, auditKey: app.dependencies.auditKey });
+function handlersFor(phone: PhoneProvider = createPhoneProvider({ provider: undefined, dataDir: app.dataDir, logger })) {
+  return mailHandlers({ mailer: mailerFor(), phone, publicUrl: app.dependencies.config.publicUrl, auditKey: app.dependencies.auditKey });
+}
+
+function workerFor(team: SeededTeam, options: { handlers?: Map<string, OutboxHandler>; leaseMs?: number; maxAttempts?: number; baseBackoffMs?: number } = {}) {
+  const handlers = options.handlers ?? handlersFor();
   return createOutboxWorker({
     em: app.orm.em,
     clock: createClock(),
@@ -48,6 +54,7 @@ function workerFor(team: SeededTeam, options: { handlers?: Map<string, OutboxHan
     payloadMatch: { teamId: team.teamId },
     leaseMs: options.leaseMs,
     maxAttempts: options.maxAttempts,
+    baseBackoffMs: options.baseBackoffMs,
     onFailed: notificationFailureHook(app.dependencies.auditKey),
   });
 }
@@ -194,19 +201,83 @@ describe('invitation mails', () => {
     expect(await auditEventsOf(built.envelopeId, 'notice.sent')).toHaveLength(2);
   });
 
-  it('a person without an email (SMS, no provider yet) fails for good, visibly: failed_at and a notification.failed event', async () => {
+  it('SMS and WhatsApp go to the HTTP provider with an Idempotency-Key: three 500s are retried, a 400 fails for good and visibly', async () => {
     const team = await seedTeam(app);
-    const built = await buildEnvelope(app, team.apiKey, {
-      recipients: [{ identifier: 'phone', agents: [{ info: { name: 'Phone Only', phone: '+905551234567' } }] }],
+    const calls: { headers: http.IncomingHttpHeaders; body: any }[] = [];
+    let failuresLeft = 3;
+    const provider = http.createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        calls.push({ headers: request.headers, body });
+        if (body.to === '+905550000400') response.statusCode = 400;
+        else if (failuresLeft-- > 0) response.statusCode = 500;
+        else response.statusCode = 200;
+        response.end('{}');
+      });
     });
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(provider.address() as { port: number }).port}/send`;
+      const phone = createPhoneProvider({
+        provider: { url, authorization: 'Bearer test-token', bodyTemplate: '{"to":"{{to}}","channel":"{{channel}}","message":{"text":"{{text}}"},"ref":"{{messageId}}"}' },
+        dataDir: app.dataDir,
+        logger,
+      });
+      const built = await buildEnvelope(app, team.apiKey, {
+        name: 'Quote " and \\ backslash',
+        recipients: [
+          { identifier: 'wa', agents: [{ info: { name: 'Zeynep', phone: '+905551234567', phoneContactMethod: 'whatsapp', locale: 'tr-TR' } }] },
+          { identifier: 'bad', agents: [{ info: { name: 'Bad Number', phone: '+905550000400' } }] },
+        ],
+      });
+      await send(team, built.envelopeId);
+      const worker = workerFor(team, { handlers: handlersFor(phone), baseBackoffMs: 20, maxAttempts: 6 });
+      for (let round = 0; round < 40; round += 1) {
+        await worker.drain();
+        const rows = await outboxRowsOf(built.envelopeId);
+        if (rows.every((row) => row.processed_at !== null || row.failed_at !== null)) break;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      }
+      const rows = await outboxRowsOf(built.envelopeId);
+      const wa = rows.find((row) => row.payload.recipientId === built.recipients.wa)!;
+      const bad = rows.find((row) => row.payload.recipientId === built.recipients.bad)!;
+      // WhatsApp: 3 failures, then delivered; every attempt under the same Idempotency-Key.
+      const waCalls = calls.filter((call) => call.body.to === '+905551234567');
+      expect(waCalls).toHaveLength(4);
+      expect(new Set(waCalls.map((call) => call.headers['idempotency-key']))).toEqual(new Set([`${wa.id}@${new URL(app.dependencies.config.publicUrl).hostname}`]));
+      expect(waCalls[0]!.headers.authorization).toBe('Bearer test-token');
+      expect(waCalls[0]!.body).toMatchObject({ channel: 'whatsapp', ref: waCalls[0]!.headers['idempotency-key'] });
+      // The template's shape holds whatever the values contain (quotes, backslashes).
+      expect(waCalls[0]!.body.message.text).toMatch(/^“Quote " and \\ backslash” imzanızı bekliyor: http:\/\/\S+\/sign\/sgn_/);
+      expect(wa.processed_at).not.toBeNull();
+      expect(wa.payload.secret).toBeUndefined();
+      const [sent] = await auditEventsOf(built.envelopeId, 'invitation.sent');
+      expect(sent!.details).toMatchObject({ recipientId: built.recipients.wa, channel: 'whatsapp' });
+      // The link sent by WhatsApp opens the session.
+      const token = /\/sign\/(sgn_[A-Za-z0-9_-]+)/.exec(waCalls[3]!.body.message.text)![1];
+      expect((await signingClient(app, token)(SESSION_QUERY)).data.signingSession.recipient.id).toBe(built.recipients.wa);
+      // A 400: one call, no retry, failed_at, and notification.failed in the trail.
+      expect(calls.filter((call) => call.body.to === '+905550000400')).toHaveLength(1);
+      expect(bad.failed_at).not.toBeNull();
+      expect(bad.last_error).toContain('HTTP 400');
+      const failed = await auditEventsOf(built.envelopeId, 'notification.failed');
+      expect(failed).toHaveLength(1);
+      expect(failed[0]!.details).toMatchObject({ topic: 'signing.invitation', recipientId: built.recipients.bad });
+    } finally {
+      await new Promise<void>((resolve) => provider.close(() => resolve()));
+    }
+  });
+
+  it('without a provider, phone messages are written under DATA_DIR/sms', async () => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, { name: 'By SMS', recipients: [{ identifier: 'sms', agents: [{ info: { name: 'Sam', phone: '+905551112233' } }] }] });
     await send(team, built.envelopeId);
-    await workerFor(team).drain();
+    expect(await workerFor(team).drain()).toBe(1);
     const [row] = await outboxRowsOf(built.envelopeId);
-    expect(row!.failed_at).not.toBeNull();
-    expect(row!.last_error).toContain('no email address');
-    const [failed] = await auditEventsOf(built.envelopeId, 'notification.failed');
-    expect(failed!.details).toMatchObject({ topic: 'signing.invitation', recipientId: built.recipients.phone });
-    expect(await auditEventsOf(built.envelopeId, 'notification.failed')).toHaveLength(1);
+    const file = path.join(app.dataDir, 'sms', `${row!.id}_${new URL(app.dependencies.config.publicUrl).hostname}.json`);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ to: '+905551112233', channel: 'sms', text: expect.stringMatching(/^“By SMS” is waiting for your signature: /) });
   });
 });
 
@@ -219,7 +290,7 @@ describe('crashes between claim and acknowledgement', () => {
       recipients: people.map((identifier) => ({ identifier, agents: [{ info: { name: identifier, email: `${identifier}-crash@example.com` } }] })),
     });
     await send(team, built.envelopeId);
-    const real = mailHandlers({ mailer: mailerFor(), publicUrl: app.dependencies.config.publicUrl, auditKey: app.dependencies.auditKey });
+    const real = handlersFor();
     const never = new Promise<never>(() => undefined);
     // Crash point 1: claimed, the process dies before sending.
     const beforeSend = new Map([...real.keys()].map((topic) => [topic, (async () => never) as OutboxHandler]));

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOrmConfig } from '../mikro-orm.config.ts';
 import { mailHandlers } from '../src/domain/notification/mail.handlers.ts';
 import { createMailer } from '../src/domain/notification/mailer.ts';
+import { createPhoneProvider } from '../src/domain/notification/sms.ts';
 import { createOutboxWorker } from '../src/domain/notification/outbox-worker.ts';
 import { dueReminderWindow, queueDueReminders } from '../src/domain/signing/reminder.service.ts';
 import { createClock, type Clock } from '../src/shared/clock.ts';
@@ -99,7 +100,12 @@ describe('the reminder schedule', () => {
         em: orm.em,
         clock,
         logger,
-        handlers: mailHandlers({ mailer: createMailer({ smtpUrl: smtp.url, from: 'no-reply@localhost', dataDir: app.dataDir, logger }), publicUrl, auditKey }),
+        handlers: mailHandlers({
+          mailer: createMailer({ smtpUrl: smtp.url, from: 'no-reply@localhost', dataDir: app.dataDir, logger }),
+          phone: createPhoneProvider({ provider: undefined, dataDir: app.dataDir, logger }),
+          publicUrl,
+          auditKey,
+        }),
         payloadMatch: { teamId: team.teamId },
       }),
     );

@@ -166,3 +166,27 @@ ${reason ? `<p>${e(words.reason!)} ${e(reason)}</p>\n` : ''}${
 `;
   return { subject: words.subject(values.envelopeName), text, html };
 }
+
+/** The short texts of SMS and WhatsApp messages (plain text: nothing to escape, no markup). */
+const SHORT: Record<Locale, Record<MailKind, (values: MailValues) => string>> = {
+  'en-US': {
+    invitation: (values) => `“${values.envelopeName}” is waiting for your signature: ${values.link}`,
+    your_turn: (values) => `Your turn to sign “${values.envelopeName}”: ${values.link}`,
+    reminder: (values) => `Reminder: “${values.envelopeName}” is waiting for your signature: ${values.link}`,
+    voided: (values) => `“${values.envelopeName}” was cancelled by the sender.${values.reason ? ` Reason: ${values.reason}` : ''}`,
+    declined: (values) => `“${values.envelopeName}” was declined and closed.${values.reason ? ` Reason: ${values.reason}` : ''}`,
+    expired: (values) => `“${values.envelopeName}” expired before everyone had signed.`,
+  },
+  'tr-TR': {
+    invitation: (values) => `“${values.envelopeName}” imzanızı bekliyor: ${values.link}`,
+    your_turn: (values) => `“${values.envelopeName}” için imza sırası sizde: ${values.link}`,
+    reminder: (values) => `Hatırlatma: “${values.envelopeName}” imzanızı bekliyor: ${values.link}`,
+    voided: (values) => `“${values.envelopeName}” gönderen tarafından iptal edildi.${values.reason ? ` Neden: ${values.reason}` : ''}`,
+    declined: (values) => `“${values.envelopeName}” reddedildi ve kapatıldı.${values.reason ? ` Neden: ${values.reason}` : ''}`,
+    expired: (values) => `“${values.envelopeName}” belgesinin süresi herkes imzalamadan doldu.`,
+  },
+};
+
+export function renderShortText(kind: MailKind, locale: Locale, values: MailValues): string {
+  return SHORT[locale][kind](values);
+}

@@ -10,11 +10,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendAuditEvent } from '../audit/audit.service.ts';
 import { OUTBOX_TOPICS } from '../signing/workflow.ts';
-import { mailLocale, renderMail, type MailKind, type MailValues } from './mail-templates.ts';
+import { mailLocale, renderMail, renderShortText, type MailKind, type MailValues } from './mail-templates.ts';
+import type { PhoneChannel, PhoneProvider } from './sms.ts';
 import type { Mailer } from './mailer.ts';
 import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxMessageClaim } from './outbox-worker.ts';
 
-export type MailHandlerOptions = { mailer: Mailer; publicUrl: string; auditKey: Buffer };
+export type MailHandlerOptions = { mailer: Mailer; phone: PhoneProvider; publicUrl: string; auditKey: Buffer };
 
 type Person = { name: string | null; email: string | null; phone: string | null; locale: string | null };
 
@@ -29,21 +30,27 @@ async function envelopeOf(em: EntityManager, envelopeId: string): Promise<{ name
   return { name: row.name, teamId: row.team_id, status: row.status };
 }
 
-function emailOf(message: OutboxMessageClaim): { person: Person; address: string } {
-  const person = message.payload.to as Person | undefined;
-  // SMS and WhatsApp have no provider yet: such a message fails visibly rather than vanishing.
-  if (!person?.email) throw new PermanentOutboxError(`no email address, and no ${person?.phone ? 'SMS/WhatsApp provider' : 'other channel'} to reach the person`);
-  return { person, address: person.email };
-}
+type Delivery = { channel: 'email' | PhoneChannel; messageId: string };
 
-/** Renders the message's mail in its person's locale and sends it; answers the Message-ID. */
-async function sendMailOf(options: MailHandlerOptions, message: OutboxMessageClaim, kind: MailKind, values: Omit<MailValues, 'name'>): Promise<string> {
-  const { person, address } = emailOf(message);
-  const locale = mailLocale(person.locale);
-  const content = renderMail(kind, locale, { name: person.name, ...values });
+/**
+ * Delivers the message in its person's locale: by mail when the person has an email address,
+ * else by SMS or WhatsApp (the invitation's `channel`, SMS for notices) when they have a phone.
+ */
+async function deliver(options: MailHandlerOptions, message: OutboxMessageClaim, kind: MailKind, values: Omit<MailValues, 'name'>): Promise<Delivery> {
+  const person = message.payload.to as Person | undefined;
+  const locale = mailLocale(person?.locale);
   const messageId = mailMessageId(message.id, options.publicUrl);
-  await options.mailer.send({ messageId, to: { name: person.name, address }, language: locale, ...content });
-  return messageId;
+  if (person?.email) {
+    const content = renderMail(kind, locale, { name: person.name, ...values });
+    await options.mailer.send({ messageId, to: { name: person.name, address: person.email }, language: locale, ...content });
+    return { channel: 'email', messageId };
+  }
+  if (person?.phone) {
+    const channel: PhoneChannel = message.payload.channel === 'whatsapp' ? 'whatsapp' : 'sms';
+    await options.phone.send({ messageId, to: person.phone, channel, text: renderShortText(kind, locale, { name: person.name, ...values }) });
+    return { channel, messageId };
+  }
+  throw new PermanentOutboxError('the person has neither an email address nor a phone number');
 }
 
 async function systemEvent(em: EntityManager, auditKey: Buffer, input: { teamId: string; envelopeId: string; type: string; at: Date; details: Record<string, unknown> }): Promise<void> {
@@ -79,7 +86,7 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
       return;
     }
     const kind: MailKind = payload.kind === 'your_turn' ? 'your_turn' : payload.kind === 'reminder' ? 'reminder' : 'invitation';
-    const messageId = await sendMailOf(options, message, kind, { envelopeName: envelope.name, link, expiresAt: (payload.expiresAt as string | null) ?? null });
+    const { channel, messageId } = await deliver(options, message, kind, { envelopeName: envelope.name, link, expiresAt: (payload.expiresAt as string | null) ?? null });
     return (tx) =>
       systemEvent(tx, options.auditKey, {
         teamId: envelope.teamId,
@@ -91,7 +98,7 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
           agentId: payload.agentId,
           personIndex: payload.personIndex,
           tokenId: payload.tokenId,
-          channel: 'email',
+          channel,
           kind,
           ...(kind === 'reminder' ? { window: payload.window } : {}),
           messageId,
@@ -107,14 +114,14 @@ export function closedNoticeMailHandler(options: MailHandlerOptions): OutboxHand
     const envelopeId = String(payload.envelopeId);
     const envelope = await envelopeOf(em, envelopeId);
     const kind: MailKind = payload.cause === 'decline' ? 'declined' : payload.cause === 'expiry' || payload.status === 'expired' ? 'expired' : 'voided';
-    const messageId = await sendMailOf(options, message, kind, { envelopeName: envelope.name, reason: (payload.reason as string | null) ?? null });
+    const { channel, messageId } = await deliver(options, message, kind, { envelopeName: envelope.name, reason: (payload.reason as string | null) ?? null });
     return (tx) =>
       systemEvent(tx, options.auditKey, {
         teamId: envelope.teamId,
         envelopeId,
         type: 'notice.sent',
         at: now,
-        details: { recipientId: payload.recipientId, channel: 'email', kind, messageId },
+        details: { recipientId: payload.recipientId, channel, kind, messageId },
       });
   };
 }
