@@ -12,6 +12,10 @@ export type Config = {
   databaseUrl: string | undefined;
   dataDir: string;
   smtpUrl: string | undefined;
+  /** Generic HTTP SMS/WhatsApp provider; undefined writes messages under dataDir/sms. */
+  smsProvider: { url: string; authorization: string | undefined; bodyTemplate: string } | undefined;
+  /** The From of every mail: `MAIL_FROM`, else `no-reply@` the public host. */
+  mailFrom: string;
   sealP12Path: string | undefined;
   sealP12Password: string | undefined;
   /** RFC 3161 timestamp authority: when set, every seal carries a signature timestamp (PAdES B-T). */
@@ -77,6 +81,21 @@ const variables = {
     .optional(),
   DATA_DIR: z.string().min(1, 'must not be empty').default('./.data'),
   SMTP_URL: z.string().regex(/^smtps?:\/\/.+/, 'must be an smtp:// or smtps:// URL').optional(),
+  SMS_PROVIDER_URL: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }).optional(),
+  SMS_PROVIDER_AUTHORIZATION: z.string().regex(/^[^\r\n]+$/, 'must be one line (the Authorization header value)').optional(),
+  SMS_PROVIDER_BODY: z
+    .string()
+    .refine((value) => {
+      try {
+        JSON.parse(value.replace(/\{\{\w+\}\}/g, 'x'));
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be a JSON template whose {{to}}, {{channel}}, {{text}}, {{messageId}} sit inside strings')
+    .optional(),
+  // One line: a line break would let the value write headers of its own.
+  MAIL_FROM: z.string().regex(/^[^\r\n]{3,200}$/, 'must be one line, e.g. "Envelopes <no-reply@sign.example.com>"').optional(),
   SEAL_P12: z.string().min(1, 'must name a PKCS#12 file').optional(),
   SEAL_P12_PASSWORD: z.string().optional(),
   TSA_URL: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL of an RFC 3161 timestamp authority' }).optional(),
@@ -117,7 +136,10 @@ const variables = {
 const MAX_DOCUMENT_BYTES = 48 * 1024 * 1024;
 
 /** Variables whose value may be or contain a secret. */
-const SECRET_VARIABLES = new Set(['DATABASE_URL', 'SMTP_URL', 'SEAL_P12_PASSWORD', 'AUDIT_HMAC_KEY']);
+/** The generic SMS provider's default body: values are JSON-escaped into the strings. */
+export const DEFAULT_SMS_BODY = '{"to":"{{to}}","channel":"{{channel}}","text":"{{text}}","messageId":"{{messageId}}"}';
+
+const SECRET_VARIABLES = new Set(['DATABASE_URL', 'SMTP_URL', 'SEAL_P12_PASSWORD', 'AUDIT_HMAC_KEY', 'SMS_PROVIDER_AUTHORIZATION']);
 
 /**
  * Parses and validates the environment. Empty strings count as unset, so `FOO=` in a .env file
@@ -146,6 +168,15 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     databaseUrl: values.DATABASE_URL as string | undefined,
     dataDir: path.resolve(values.DATA_DIR as string),
     smtpUrl: values.SMTP_URL as string | undefined,
+    smsProvider:
+      values.SMS_PROVIDER_URL === undefined
+        ? undefined
+        : {
+            url: values.SMS_PROVIDER_URL as string,
+            authorization: values.SMS_PROVIDER_AUTHORIZATION as string | undefined,
+            bodyTemplate: (values.SMS_PROVIDER_BODY as string | undefined) ?? DEFAULT_SMS_BODY,
+          },
+    mailFrom: (values.MAIL_FROM as string | undefined) ?? `no-reply@${new URL(publicUrl).hostname}`,
     sealP12Path: values.SEAL_P12 as string | undefined,
     sealP12Password: values.SEAL_P12_PASSWORD as string | undefined,
     tsaUrl: values.TSA_URL as string | undefined,

@@ -17,6 +17,9 @@ import { createPdfWorkerPool } from './domain/document/pdf-worker-pool.ts';
 import { createLogger } from './shared/logger.ts';
 import { loadSealCertificate, SealCertificateError, type SealCertificate } from './domain/artefact/seal-certificate.ts';
 import { createOutboxWorker } from './domain/notification/outbox-worker.ts';
+import { mailHandlers, notificationFailureHook } from './domain/notification/mail.handlers.ts';
+import { createMailer } from './domain/notification/mailer.ts';
+import { createPhoneProvider } from './domain/notification/sms.ts';
 import { artefactSealHandler } from './domain/artefact/artefact.service.ts';
 import { OUTBOX_TOPICS } from './domain/signing/workflow.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
@@ -123,13 +126,20 @@ const memoryTrim = startIdleMemoryTrim({ server: running.server, logger });
 // submission after expiresAt is refused even before it runs.
 const expirySweeper = startExpirySweeper({ em: database.orm.em, auditKey, publicUrl: config.publicUrl, clock, logger, intervalMs: 30_000 });
 
+// Mail goes to SMTP_URL, else to .eml files under DATA_DIR/mail (and a log line); SMS and
+// WhatsApp to SMS_PROVIDER_URL, else to files under DATA_DIR/sms.
+const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, logger });
 // Durable jobs written by the domain (outbox_message): each topic's handler runs here, on every
-// instance (claims never overlap). Notification delivery will register its topics beside this one.
+// instance (claims never overlap): sealing, and the mails of the workflow.
 const outboxWorker = createOutboxWorker({
   em: database.orm.em,
   clock,
   logger,
-  handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })]]),
+  handlers: new Map([
+    [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })],
+    ...mailHandlers({ mailer, phone: createPhoneProvider({ provider: config.smsProvider, dataDir: config.dataDir, logger }), publicUrl: config.publicUrl, auditKey }),
+  ]),
+  onFailed: notificationFailureHook(auditKey),
 });
 // OUTBOX_WORKER=false keeps an instance to serving requests (other instances run the jobs).
 if (config.outboxWorker) outboxWorker.start();
@@ -148,6 +158,7 @@ async function shutdown(signal: string) {
   await expirySweeper.stop();
   // Jobs in hand finish (or their lease runs out and another instance retakes them).
   await outboxWorker.stop();
+  mailer.close();
   // After the server has finished its requests: no upload is waiting for a worker any more.
   await pdfWorkers.close();
   await revocationListener?.close();

@@ -44,6 +44,11 @@ describe('configuration', () => {
     [{ SEAL_P12: '/tmp/seal.p12' }, /^Invalid configuration: SEAL_P12_PASSWORD must be set when SEAL_P12 is set$/],
     [{ TSA_URL: 'tsa.example.com' }, /^Invalid configuration: TSA_URL must be an absolute http\(s\) URL of an RFC 3161 timestamp authority/],
     [{ OUTBOX_WORKER: 'sometimes' }, /^Invalid configuration: OUTBOX_WORKER must be one of true, false/],
+    [{ MAIL_FROM: 'a@b.c\r\nBcc: x@y.z' }, /^Invalid configuration: MAIL_FROM must be one line/],
+    [{ SMS_PROVIDER_URL: 'sms.example.com' }, /^Invalid configuration: SMS_PROVIDER_URL must be an absolute http\(s\) URL/],
+    [{ SMS_PROVIDER_BODY: '{"to": {{to}}}' }, /^Invalid configuration: SMS_PROVIDER_BODY must be a JSON template/],
+    // A secret is never repeated.
+    [{ SMS_PROVIDER_AUTHORIZATION: 'Bearer s3cret\nx' }, /^Invalid configuration: SMS_PROVIDER_AUTHORIZATION must be one line \(the Authorization header value\)$/],
   ])('refuses %o with one line naming the variable', (environment, expected) => {
     const message = problemFor(environment);
     expect(message).toMatch(expected);

@@ -5,7 +5,7 @@ import { buildEnvelope, SESSION_QUERY, signingClient, tokenFor } from './helpers
 
 /*
  * Expiry and the sandbox clock (contract §8). The sandbox clock is the app's own, but its sweep
- * sees the whole test database: every move here stays under four days in all, and envelopes of
+ * sees the whole test database: every move here stays under five days in all, and envelopes of
  * other test files live 10 days or more, so they are never swept by these moves.
  */
 
@@ -147,5 +147,30 @@ describe('signing links and their client address', () => {
     } finally {
       await office.close();
     }
+  });
+});
+
+describe('reminders on the sandbox clock', () => {
+  it('advanceSandboxClock queues the reminder whose window it passes, once (the full schedule: notifications-reminders.test.ts)', async () => {
+    const built = await buildEnvelope(sandbox, team.apiKey, {
+      expirationPeriodDays: 3,
+      reminders: { reminderInitialDelayDays: 1 },
+      recipients: [{ identifier: 'reminded' }],
+    });
+    expect((await restClient(sandbox, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const reminders = async () =>
+      sandbox.orm.em
+        .fork()
+        .execute<{ payload: any }[]>(`select payload from outbox_message where topic = 'signing.reminder' and payload ->> 'envelopeId' = ?`, [built.envelopeId]);
+    expect((await restClient(sandbox, team.apiKey).post('/sandbox/clock', { seconds: DAY / 2 })).status).toBe(200);
+    expect(await reminders()).toHaveLength(0);
+    expect((await graphqlClient(sandbox, team.apiKey)(ADVANCE, { seconds: DAY / 2 + 60 })).errors).toBeUndefined();
+    const [reminder] = await reminders();
+    expect(reminder!.payload).toMatchObject({ kind: 'reminder', window: 'n1', recipientId: built.recipients.reminded });
+    // The reminder's own link opens the recipient's session.
+    const session = await signingClient(sandbox, String(reminder!.payload.secret.link).split('/sign/')[1])(SESSION_QUERY);
+    expect(session.data.signingSession.recipient.id).toBe(built.recipients.reminded);
+    expect((await restClient(sandbox, team.apiKey).post('/sandbox/clock', { seconds: 60 })).status).toBe(200);
+    expect(await reminders()).toHaveLength(1);
   });
 });

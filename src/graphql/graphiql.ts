@@ -1,3 +1,4 @@
+import { escapeHtml } from '../shared/html.ts';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { installedPackage, staticAssetsPlugin, type StaticAsset } from '../static-assets.ts';
 
@@ -73,10 +74,6 @@ query NewestEnvelopes {
 /** JSON inside an inline `<script>`: nothing in it can close the element or start a comment. */
 function scriptJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 }
 
 /**

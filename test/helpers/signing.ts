@@ -36,10 +36,15 @@ export type BuiltEnvelope = {
 export async function buildEnvelope(
   app: TestApp,
   apiKey: string,
-  spec: { name?: string; expirationPeriodDays?: number; recipients: RecipientSpec[] },
+  spec: {
+    name?: string;
+    expirationPeriodDays?: number;
+    reminders?: { reminderInitialDelayDays?: number; reminderRepeatIntervalDays?: number; reminderBeforeExpirationDays?: number };
+    recipients: RecipientSpec[];
+  },
 ): Promise<BuiltEnvelope> {
   const rest = restClient(app, apiKey);
-  const created = await rest.post('/envelopes', { name: spec.name ?? 'Workflow test', expirationPeriodDays: spec.expirationPeriodDays ?? 90 });
+  const created = await rest.post('/envelopes', { name: spec.name ?? 'Workflow test', expirationPeriodDays: spec.expirationPeriodDays ?? 90, ...spec.reminders });
   expect(created.status).toBe(200);
   const envelopeId = created.body.payload.envelopeId as string;
   const document = await uploadDocument(app, apiKey, envelopeId, { bytes: await makePdf({ pages: 2 }) });

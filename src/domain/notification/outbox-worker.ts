@@ -17,6 +17,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JsonObject } from '../../db/columns.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { markOutboxMessageDelivered } from './outbox.service.ts';
 
 export type OutboxMessageClaim = {
   id: string;
@@ -33,7 +34,16 @@ export type OutboxHandlerContext = {
   logger: Logger;
 };
 
-export type OutboxHandler = (message: OutboxMessageClaim, context: OutboxHandlerContext) => Promise<void>;
+/**
+ * Runs a message's work. It may answer a step to run inside the acknowledgement's transaction
+ * (e.g. the `invitation.sent` audit event): that step happens once per message, only with the
+ * acknowledgement that wins, even when the work itself ran twice.
+ */
+export type OutboxHandler = (message: OutboxMessageClaim, context: OutboxHandlerContext) => Promise<void | OutboxAcknowledgementStep>;
+export type OutboxAcknowledgementStep = (em: EntityManager) => Promise<void>;
+
+/** Called once when a message is given up for good (after its row records the failure). */
+export type OutboxFailureHook = (message: OutboxMessageClaim, error: string, context: { em: EntityManager; now: Date }) => Promise<void>;
 
 /** A handler throws this for a failure no retry can fix (e.g. the envelope is gone): recorded at once. */
 export class PermanentOutboxError extends Error {
@@ -67,6 +77,8 @@ export type OutboxWorkerOptions = {
    * it to keep a worker to their own team's rows; production workers take every row.
    */
   payloadMatch?: Record<string, string>;
+  /** Makes a permanent failure visible beyond the row (an audit event for notifications). */
+  onFailed?: OutboxFailureHook;
 };
 
 export const OUTBOX_WORKER_DEFAULTS = {
@@ -133,10 +145,14 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     const permanent = error instanceof PermanentOutboxError || message.attempt >= settings.maxAttempts;
     const em = settings.em.fork();
     if (permanent) {
-      await em.execute(
-        `update outbox_message set failed_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null`,
-        [now, text.slice(0, 2000), message.id, message.attempt],
-      );
+      // The row's failure and the hook's record commit together, once (the guarded update decides).
+      await em.transactional(async (tx) => {
+        const failed = await tx.execute<{ id: string }[]>(
+          `update outbox_message set failed_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null and failed_at is null returning id`,
+          [now, text.slice(0, 2000), message.id, message.attempt],
+        );
+        if (failed.length === 1 && settings.onFailed) await settings.onFailed(message, text.slice(0, 2000), { em: tx, now });
+      });
       settings.logger.error({ messageId: message.id, topic: message.topic, attempt: message.attempt, err: { message: text } }, 'outbox message failed for good');
       return;
     }
@@ -163,21 +179,22 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
         .catch(() => undefined);
     }, settings.renewIntervalMs ?? Math.max(1000, Math.floor(settings.leaseMs / 3)));
     renew.unref();
+    let step: void | OutboxAcknowledgementStep;
     try {
-      await handler(message, { em: settings.em.fork(), now: settings.clock.now(), logger: settings.logger });
+      step = await handler(message, { em: settings.em.fork(), now: settings.clock.now(), logger: settings.logger });
     } catch (error) {
       clearInterval(renew);
       await settle(message, error);
       return;
     }
     clearInterval(renew);
-    const acknowledged = await settings.em
-      .fork()
-      .execute<{ id: string }[]>(
-        `update outbox_message set processed_at = ?, locked_until = null, last_error = null where id = ? and attempts = ? and processed_at is null returning id`,
-        [settings.clock.now(), message.id, message.attempt],
-      );
-    if (acknowledged.length === 0) {
+    // The acknowledgement also drops the payload's `secret` (a signing link): nothing sent keeps it.
+    const acknowledged = await settings.em.fork().transactional(async (tx) => {
+      const marked = await markOutboxMessageDelivered(tx, { messageId: message.id, now: settings.clock.now(), attempt: message.attempt });
+      if (marked && step) await step(tx);
+      return marked;
+    });
+    if (!acknowledged) {
       settings.logger.warn({ messageId: message.id, topic: message.topic, attempt: message.attempt }, 'outbox claim was lost before acknowledgement (taken again after its lease ran out)');
     }
   }

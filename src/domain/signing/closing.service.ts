@@ -6,6 +6,7 @@ import { findTeamEnvelope, inEnvelopeTransaction } from '../envelope/envelope.se
 import type { ServiceContext } from '../service-context.ts';
 import { boundedText, parseInput } from '../validation.ts';
 import { EnvelopeClosedError, EnvelopeNotSentError, SandboxDisabledError } from './signing.errors.ts';
+import { queueDueReminders } from './reminder.service.ts';
 import { apiKeyWorkflow, closeEnvelope, type Workflow } from './workflow.ts';
 
 export const MAX_VOID_REASON_LENGTH = 500;
@@ -70,14 +71,24 @@ export async function expireDueEnvelopes(dependencies: SweepDependencies): Promi
   }
 }
 
-/** Runs the expiry sweep every `intervalMs` until stopped; a failed sweep is logged and retried next time. */
+/** Expiry first: an envelope that just expired gets its notice, not a reminder. */
+export async function sweepDue(dependencies: SweepDependencies): Promise<{ expired: number; reminders: number }> {
+  const expired = await expireDueEnvelopes(dependencies);
+  const reminders = await queueDueReminders(dependencies);
+  return { expired, reminders };
+}
+
+/**
+ * Runs the sweep every `intervalMs` until stopped: expiry, then the reminders that fell due
+ * (reminder.service.ts); a failed sweep is logged and retried next time.
+ */
 export function startExpirySweeper(dependencies: SweepDependencies & { logger: Logger; intervalMs: number }): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
     running = running.then(() =>
-      expireDueEnvelopes(dependencies).then(
-        (count) => {
-          if (count > 0) dependencies.logger.info({ expired: count }, 'expired envelopes');
+      sweepDue(dependencies).then(
+        ({ expired, reminders }) => {
+          if (expired > 0 || reminders > 0) dependencies.logger.info({ expired, reminders }, 'expired envelopes, queued reminders');
         },
         (error: unknown) => dependencies.logger.warn({ err: { message: (error as Error)?.message } }, 'expiry sweep failed'),
       ),
@@ -103,7 +114,7 @@ export const advanceInput = z.strictObject({
 
 /**
  * Moves the service clock forward (contract §8), then runs what fell due (expiry) before
- * answering. Only with SANDBOX_CLOCK=true (`Sandbox.Disabled` otherwise); any team key may call
+ * answering, and queues the reminders that fell due. Only with SANDBOX_CLOCK=true (`Sandbox.Disabled` otherwise); any team key may call
  * it. The clock is the process's: every team on a sandbox instance sees the same time.
  */
 export async function advanceSandboxClock(context: ServiceContext, options: { input: unknown }): Promise<{ now: string; expiredEnvelopes: number }> {
@@ -111,6 +122,6 @@ export async function advanceSandboxClock(context: ServiceContext, options: { in
   if (!context.sandboxClock) throw new SandboxDisabledError();
   const input = parseInput(advanceInput, options.input);
   context.clock.advance(input.seconds);
-  const expiredEnvelopes = await expireDueEnvelopes({ em: context.em, auditKey: context.auditKey, publicUrl: context.publicUrl, clock: context.clock });
+  const { expired: expiredEnvelopes } = await sweepDue({ em: context.em, auditKey: context.auditKey, publicUrl: context.publicUrl, clock: context.clock });
   return { now: context.clock.now().toISOString(), expiredEnvelopes };
 }

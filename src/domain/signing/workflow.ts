@@ -27,6 +27,8 @@ export const SIGNING_TYPES: readonly RecipientType[] = ['signer', 'in_person_sig
 export const OUTBOX_TOPICS = {
   /** A signing link to deliver; `secret.link` is removed by the deliverer once sent. */
   invitation: 'signing.invitation',
+  /** A reminder with a fresh signing link (same payload as an invitation, `kind: 'reminder'`). */
+  reminder: 'signing.reminder',
   /** Seal the finalized envelope's documents and send the final copy (artefacts issue). */
   sealArtefacts: 'artefact.seal',
   /** Tell an invited person the envelope closed without finalizing (void, decline, expiry). */
@@ -110,21 +112,28 @@ export function signingLink(publicUrl: string, token: string): string {
  * outbox in this same transaction (nothing is sent for a change that rolls back, nothing lost
  * for one that commits). The link sits under `secret` so the deliverer can drop it once sent.
  */
-export async function inviteRecipient(workflow: Workflow, recipient: Recipient, options: { onBehalfOf?: Recipient } = {}) {
+export async function inviteRecipient(workflow: Workflow, recipient: Recipient, options: { onBehalfOf?: Recipient; reminderWindow?: string } = {}) {
   const agents = await workflow.em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
   const envelope = await workflow.em.findOneOrFail(Envelope, { id: workflow.envelopeId });
   for (const agent of agents) {
     for (const [personIndex, person] of peopleOf(agent).entries()) {
       const { token, entity } = createSigningToken(workflow.em, recipient, agent, personIndex, workflow.now);
       const channel = person.email ? 'email' : person.phone ? (person.phoneContactMethod ?? 'sms') : 'none';
+      const reminder = options.reminderWindow;
       workflow.em.persist(
         workflow.em.create(OutboxMessage, {
-          topic: OUTBOX_TOPICS.invitation,
+          topic: reminder ? OUTBOX_TOPICS.reminder : OUTBOX_TOPICS.invitation,
           createdAt: workflow.now,
           availableAt: workflow.now,
+          // One reminder per window and person, whatever raced: the unique key refuses a second.
+          dedupeKey: reminder ? `reminder:${recipient.id}:${reminder}:${agent.id}:${personIndex}` : null,
           payload: {
+            teamId: workflow.teamId,
             envelopeId: workflow.envelopeId,
             envelopeName: envelope.name,
+            // The first invitations go out with the send; later ones tell the person it is their turn.
+            kind: reminder ? 'reminder' : envelope.sentAt && envelope.sentAt.getTime() < workflow.now.getTime() ? 'your_turn' : 'invitation',
+            ...(reminder ? { window: reminder } : {}),
             recipientId: recipient.id,
             roleName: recipient.roleName,
             hostFor: options.onBehalfOf ? options.onBehalfOf.id : null,
@@ -138,7 +147,7 @@ export async function inviteRecipient(workflow: Workflow, recipient: Recipient, 
           },
         }),
       );
-      await recordEvent(workflow, 'invitation.queued', { recipientId: recipient.id, agentId: agent.id, personIndex, tokenId: entity.id, channel });
+      if (!reminder) await recordEvent(workflow, 'invitation.queued', { recipientId: recipient.id, agentId: agent.id, personIndex, tokenId: entity.id, channel });
     }
   }
 }
@@ -244,6 +253,7 @@ export async function closeEnvelope(workflow: Workflow, closing: Closing): Promi
           createdAt: workflow.now,
           availableAt: workflow.now,
           payload: {
+            teamId: workflow.teamId,
             envelopeId: workflow.envelopeId,
             status: closing.status,
             cause: closing.status === 'voided' ? closing.cause : 'expiry',

@@ -1,0 +1,192 @@
+/**
+ * The mails' words, in every locale an agent may have (agent.entity.ts `locales`): each template
+ * is a full translation, so a tr-TR mail has no English in it. User values (names, envelope
+ * names, reasons) are only ever inserted through `escapeHtml` in the HTML part; header values
+ * are made one line by the mailer.
+ */
+import { escapeHtml } from '../../shared/html.ts';
+import { locales, type Locale } from '../recipient/agent.entity.ts';
+
+export type MailKind = 'invitation' | 'your_turn' | 'reminder' | 'voided' | 'declined' | 'expired';
+
+export type MailValues = {
+  name: string | null;
+  envelopeName: string;
+  /** The signing link (invitation, your turn, reminder). */
+  link?: string;
+  /** When the envelope expires (ISO), if it does. */
+  expiresAt?: string | null;
+  /** The void or decline reason. */
+  reason?: string | null;
+};
+
+type Words = {
+  subject: (envelope: string) => string;
+  greeting: (name: string | null) => string;
+  lead: (envelope: string) => string;
+  action?: string;
+  expires?: (date: string) => string;
+  reason?: string;
+  footer: string;
+};
+
+const EN: Record<MailKind, Words> = {
+  invitation: {
+    subject: (envelope) => `Please sign: ${envelope}`,
+    greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
+    lead: (envelope) => `You have been asked to review and sign “${envelope}”.`,
+    action: 'Review and sign',
+    expires: (date) => `This link can be used until ${date}.`,
+    footer: 'If you did not expect this message, you can ignore it. Do not forward it: the link is yours alone.',
+  },
+  your_turn: {
+    subject: (envelope) => `Your turn to sign: ${envelope}`,
+    greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
+    lead: (envelope) => `Everyone before you has signed “${envelope}”. It is now your turn.`,
+    action: 'Review and sign',
+    expires: (date) => `This link can be used until ${date}.`,
+    footer: 'If you did not expect this message, you can ignore it. Do not forward it: the link is yours alone.',
+  },
+  reminder: {
+    subject: (envelope) => `Reminder: “${envelope}” is waiting for your signature`,
+    greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
+    lead: (envelope) => `“${envelope}” is still waiting for your signature.`,
+    action: 'Review and sign',
+    expires: (date) => `This link can be used until ${date}.`,
+    footer: 'If you did not expect this message, you can ignore it. Do not forward it: the link is yours alone.',
+  },
+  voided: {
+    subject: (envelope) => `Cancelled: ${envelope}`,
+    greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
+    lead: (envelope) => `The sender cancelled “${envelope}”. Nothing more is needed from you, and its links no longer work.`,
+    reason: 'Reason given:',
+    footer: 'This message was sent automatically.',
+  },
+  declined: {
+    subject: (envelope) => `Declined: ${envelope}`,
+    greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
+    lead: (envelope) => `A recipient declined to sign “${envelope}”, so it was closed. Nothing more is needed from you, and its links no longer work.`,
+    reason: 'Reason given:',
+    footer: 'This message was sent automatically.',
+  },
+  expired: {
+    subject: (envelope) => `Expired: ${envelope}`,
+    greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
+    lead: (envelope) => `“${envelope}” expired before everyone had signed. Nothing more is needed from you, and its links no longer work.`,
+    footer: 'This message was sent automatically.',
+  },
+};
+
+const TR: Record<MailKind, Words> = {
+  invitation: {
+    subject: (envelope) => `İmzanız bekleniyor: ${envelope}`,
+    greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
+    lead: (envelope) => `“${envelope}” belgesini incelemeniz ve imzalamanız istendi.`,
+    action: 'İncele ve imzala',
+    expires: (date) => `Bu bağlantı ${date} tarihine kadar kullanılabilir.`,
+    footer: 'Bu iletiyi beklemiyorsanız dikkate almayabilirsiniz. Lütfen iletmeyin: bağlantı yalnızca size aittir.',
+  },
+  your_turn: {
+    subject: (envelope) => `İmza sırası sizde: ${envelope}`,
+    greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
+    lead: (envelope) => `Sizden önceki herkes “${envelope}” belgesini imzaladı. Şimdi sıra sizde.`,
+    action: 'İncele ve imzala',
+    expires: (date) => `Bu bağlantı ${date} tarihine kadar kullanılabilir.`,
+    footer: 'Bu iletiyi beklemiyorsanız dikkate almayabilirsiniz. Lütfen iletmeyin: bağlantı yalnızca size aittir.',
+  },
+  reminder: {
+    subject: (envelope) => `Hatırlatma: “${envelope}” imzanızı bekliyor`,
+    greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
+    lead: (envelope) => `“${envelope}” hâlâ imzanızı bekliyor.`,
+    action: 'İncele ve imzala',
+    expires: (date) => `Bu bağlantı ${date} tarihine kadar kullanılabilir.`,
+    footer: 'Bu iletiyi beklemiyorsanız dikkate almayabilirsiniz. Lütfen iletmeyin: bağlantı yalnızca size aittir.',
+  },
+  voided: {
+    subject: (envelope) => `İptal edildi: ${envelope}`,
+    greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
+    lead: (envelope) => `Gönderen “${envelope}” belgesini iptal etti. Sizden başka bir işlem beklenmiyor ve bağlantıları artık çalışmıyor.`,
+    reason: 'Belirtilen neden:',
+    footer: 'Bu ileti otomatik olarak gönderildi.',
+  },
+  declined: {
+    subject: (envelope) => `Reddedildi: ${envelope}`,
+    greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
+    lead: (envelope) => `Bir alıcı “${envelope}” belgesini imzalamayı reddetti, bu yüzden belge kapatıldı. Sizden başka bir işlem beklenmiyor ve bağlantıları artık çalışmıyor.`,
+    reason: 'Belirtilen neden:',
+    footer: 'Bu ileti otomatik olarak gönderildi.',
+  },
+  expired: {
+    subject: (envelope) => `Süresi doldu: ${envelope}`,
+    greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
+    lead: (envelope) => `“${envelope}” belgesinin süresi herkes imzalamadan doldu. Sizden başka bir işlem beklenmiyor ve bağlantıları artık çalışmıyor.`,
+    footer: 'Bu ileti otomatik olarak gönderildi.',
+  },
+};
+
+const WORDS: Record<Locale, Record<MailKind, Words>> = { 'en-US': EN, 'tr-TR': TR };
+
+/** The agent's locale when it is one we write in, else en-US. */
+export function mailLocale(locale: string | null | undefined): Locale {
+  return (locales as readonly string[]).includes(locale ?? '') ? (locale as Locale) : 'en-US';
+}
+
+function formatDate(iso: string, locale: Locale): string {
+  return `${new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(iso))} UTC`;
+}
+
+export function renderMail(kind: MailKind, locale: Locale, values: MailValues): { subject: string; text: string; html: string } {
+  const words = WORDS[locale][kind];
+  const expires = words.expires && values.expiresAt ? words.expires(formatDate(values.expiresAt, locale)) : null;
+  const reason = words.reason && values.reason ? values.reason : null;
+  const text = [
+    words.greeting(values.name),
+    '',
+    words.lead(values.envelopeName),
+    ...(reason ? ['', `${words.reason} ${reason}`] : []),
+    ...(words.action && values.link ? ['', `${words.action}: ${values.link}`] : []),
+    ...(expires ? ['', expires] : []),
+    '',
+    '--',
+    words.footer,
+    '',
+  ].join('\n');
+  const e = escapeHtml;
+  const html = `<!doctype html>
+<html lang="${e(locale)}"><head><meta charset="utf-8"><title>${e(words.subject(values.envelopeName))}</title></head>
+<body style="font-family: Arial, sans-serif; line-height: 1.5; color: #1f2328;">
+<p>${e(words.greeting(values.name))}</p>
+<p>${e(words.lead(values.envelopeName))}</p>
+${reason ? `<p>${e(words.reason!)} ${e(reason)}</p>\n` : ''}${
+    words.action && values.link
+      ? `<p><a href="${e(values.link)}" style="display: inline-block; padding: 10px 18px; background: #0b5cad; color: #ffffff; text-decoration: none; border-radius: 4px;">${e(words.action)}</a></p>\n`
+      : ''
+  }${expires ? `<p>${e(expires)}</p>\n` : ''}<p style="color: #57606a; font-size: 12px;">${e(words.footer)}</p>
+</body></html>
+`;
+  return { subject: words.subject(values.envelopeName), text, html };
+}
+
+/** The short texts of SMS and WhatsApp messages (plain text: nothing to escape, no markup). */
+const SHORT: Record<Locale, Record<MailKind, (values: MailValues) => string>> = {
+  'en-US': {
+    invitation: (values) => `“${values.envelopeName}” is waiting for your signature: ${values.link}`,
+    your_turn: (values) => `Your turn to sign “${values.envelopeName}”: ${values.link}`,
+    reminder: (values) => `Reminder: “${values.envelopeName}” is waiting for your signature: ${values.link}`,
+    voided: (values) => `“${values.envelopeName}” was cancelled by the sender.${values.reason ? ` Reason: ${values.reason}` : ''}`,
+    declined: (values) => `“${values.envelopeName}” was declined and closed.${values.reason ? ` Reason: ${values.reason}` : ''}`,
+    expired: (values) => `“${values.envelopeName}” expired before everyone had signed.`,
+  },
+  'tr-TR': {
+    invitation: (values) => `“${values.envelopeName}” imzanızı bekliyor: ${values.link}`,
+    your_turn: (values) => `“${values.envelopeName}” için imza sırası sizde: ${values.link}`,
+    reminder: (values) => `Hatırlatma: “${values.envelopeName}” imzanızı bekliyor: ${values.link}`,
+    voided: (values) => `“${values.envelopeName}” gönderen tarafından iptal edildi.${values.reason ? ` Neden: ${values.reason}` : ''}`,
+    declined: (values) => `“${values.envelopeName}” reddedildi ve kapatıldı.${values.reason ? ` Neden: ${values.reason}` : ''}`,
+    expired: (values) => `“${values.envelopeName}” belgesinin süresi herkes imzalamadan doldu.`,
+  },
+};
+
+export function renderShortText(kind: MailKind, locale: Locale, values: MailValues): string {
+  return SHORT[locale][kind](values);
+}

@@ -1,0 +1,76 @@
+/**
+ * Sends mail: nodemailer over `SMTP_URL`, else `.eml` files under `DATA_DIR/mail` and a log line
+ * (a service without a mail server still shows what it would have sent).
+ *
+ * Every message carries the Message-ID given by its caller, derived from the outbox row: a
+ * message sent again after a crash (sent, then the process died before the acknowledgement) has
+ * the same Message-ID, so the receiving side can tell it is the same mail, and the file default
+ * writes the same file again rather than a second one.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import type { Logger } from '../../shared/logger.ts';
+
+export type MailMessage = {
+  /** Without angle brackets: `<local>@<host>`. */
+  messageId: string;
+  to: { name: string | null; address: string };
+  subject: string;
+  text: string;
+  html: string;
+  language: string;
+};
+
+export type Mailer = {
+  send(message: MailMessage): Promise<void>;
+  close(): void;
+};
+
+/** Header values never carry a line break (or another control character): no header injection. */
+export function oneLine(value: string): string {
+  return value.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').trim();
+}
+
+function mailOptions(from: string, message: MailMessage) {
+  return {
+    from: oneLine(from),
+    // An address object: nodemailer quotes and encodes the display name itself.
+    to: { name: oneLine(message.to.name ?? ''), address: oneLine(message.to.address) },
+    subject: oneLine(message.subject),
+    text: message.text,
+    html: message.html,
+    messageId: `<${oneLine(message.messageId)}>`,
+    headers: { 'Content-Language': oneLine(message.language), 'Auto-Submitted': 'auto-generated' },
+    // No address may be read from a header the caller could influence.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  };
+}
+
+export function createMailer(options: { smtpUrl: string | undefined; from: string; dataDir: string; logger: Logger }): Mailer {
+  if (options.smtpUrl) {
+    const transport = nodemailer.createTransport(options.smtpUrl);
+    return {
+      async send(message) {
+        await transport.sendMail(mailOptions(options.from, message));
+      },
+      close: () => transport.close(),
+    };
+  }
+  const directory = path.join(options.dataDir, 'mail');
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    async send(message) {
+      const info = await transport.sendMail(mailOptions(options.from, message));
+      await fs.mkdir(directory, { recursive: true });
+      // Named by the Message-ID: a message written again replaces its own file.
+      const file = path.join(directory, `${message.messageId.replace(/[^A-Za-z0-9._-]/g, '_')}.eml`);
+      const temporary = `${file}.tmp`;
+      await fs.writeFile(temporary, info.message as Buffer);
+      await fs.rename(temporary, file);
+      options.logger.info({ file, to: message.to.address, subject: message.subject }, 'mail written (SMTP_URL is not set)');
+    },
+    close: () => transport.close(),
+  };
+}

@@ -1,0 +1,371 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { simpleParser } from 'mailparser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mailHandlers, notificationFailureHook } from '../src/domain/notification/mail.handlers.ts';
+import { createMailer, type Mailer } from '../src/domain/notification/mailer.ts';
+import { createPhoneProvider, type PhoneProvider } from '../src/domain/notification/sms.ts';
+import { createOutboxWorker, type OutboxHandler } from '../src/domain/notification/outbox-worker.ts';
+import { createClock } from '../src/shared/clock.ts';
+import { createLogger } from '../src/shared/logger.ts';
+import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { buildEnvelope, SESSION_QUERY, signAndComplete, signingClient } from './helpers/signing.ts';
+import { signingLinkIn, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './helpers/smtp.ts';
+
+/*
+ * Mail delivery through the outbox worker, against a real SMTP server (smtp-server) that
+ * records what arrives. Every worker here is kept to its own team's rows (`payloadMatch`), so
+ * other test files' invitations are never delivered by it.
+ */
+
+type Received = ReceivedMail;
+
+const logger = createLogger('silent');
+let app: TestApp;
+let smtp: TestSmtpServer;
+let received: ReceivedMail[];
+
+beforeAll(async () => {
+  smtp = await startSmtpServer();
+  received = smtp.received;
+  app = await startTestApp({ env: { SMTP_URL: smtp.url } });
+});
+afterAll(async () => {
+  await app.close();
+  await smtp.close();
+});
+
+function mailerFor(): Mailer {
+  return createMailer({ smtpUrl: app.dependencies.config.smtpUrl, from: app.dependencies.config.mailFrom, dataDir: app.dataDir, logger });
+}
+
+function handlersFor(phone: PhoneProvider = createPhoneProvider({ provider: undefined, dataDir: app.dataDir, logger })) {
+  return mailHandlers({ mailer: mailerFor(), phone, publicUrl: app.dependencies.config.publicUrl, auditKey: app.dependencies.auditKey });
+}
+
+function workerFor(team: SeededTeam, options: { handlers?: Map<string, OutboxHandler>; leaseMs?: number; maxAttempts?: number; baseBackoffMs?: number } = {}) {
+  const handlers = options.handlers ?? handlersFor();
+  return createOutboxWorker({
+    em: app.orm.em,
+    clock: createClock(),
+    logger,
+    handlers,
+    payloadMatch: { teamId: team.teamId },
+    leaseMs: options.leaseMs,
+    maxAttempts: options.maxAttempts,
+    baseBackoffMs: options.baseBackoffMs,
+    onFailed: notificationFailureHook(app.dependencies.auditKey),
+  });
+}
+
+function mailsTo(address: string): Received[] {
+  return smtp.to(address);
+}
+
+function linkIn(entry: Received): string {
+  const found = signingLinkIn(entry);
+  expect(found, entry.mail.text).not.toBeNull();
+  return found!.link;
+}
+
+async function auditEventsOf(envelopeId: string, type: string) {
+  return app.orm.em.fork().execute<{ details: any }[]>('select details from audit_event where envelope_id = ? and type = ? order by seq', [envelopeId, type]);
+}
+
+async function outboxRowsOf(envelopeId: string) {
+  return app.orm.em
+    .fork()
+    .execute<{ id: string; topic: string; payload: any; processed_at: Date | null; failed_at: Date | null; last_error: string | null }[]>(
+      `select id, topic, payload, processed_at, failed_at, last_error from outbox_message where payload ->> 'envelopeId' = ? order by created_at, id`,
+      [envelopeId],
+    );
+}
+
+async function send(team: SeededTeam, envelopeId: string) {
+  expect((await restClient(app, team.apiKey).put(`/envelopes/${envelopeId}/send`)).status).toBe(200);
+}
+
+describe('invitation mails', () => {
+  it('reach each person in their locale (en-US, tr-TR), escaped, with a link that opens a working session; the link leaves the database', async () => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, {
+      name: 'Lease <script>alert(1)</script> & "terms"',
+      recipients: [
+        { identifier: 'ada', agents: [{ info: { name: 'Ada <b>Lovelace</b>', email: 'ada@example.com', locale: 'en-US' } }] },
+        { identifier: 'ayse', agents: [{ info: { name: 'Ayşe Yılmaz', email: 'ayse@example.com', locale: 'tr-TR' } }] },
+        { identifier: 'nolocale', agents: [{ info: { name: 'No Locale', email: 'nolocale@example.com' } }] },
+      ],
+    });
+    await send(team, built.envelopeId);
+    expect(await workerFor(team).drain()).toBe(3);
+
+    const [ada] = mailsTo('ada@example.com');
+    expect(mailsTo('ada@example.com')).toHaveLength(1);
+    expect(ada!.rcptTo).toEqual(['ada@example.com']);
+    expect(ada!.mail.to).toMatchObject({ value: [{ address: 'ada@example.com', name: 'Ada <b>Lovelace</b>' }] });
+    expect(ada!.mail.subject).toBe('Please sign: Lease <script>alert(1)</script> & "terms"');
+    expect(ada!.mail.headers.get('content-language')).toBe('en-US');
+    expect(ada!.mail.text).toContain('Hello Ada <b>Lovelace</b>,');
+    // Every user value is escaped in the HTML part.
+    expect(ada!.mail.html).not.toContain('<script>');
+    expect(ada!.mail.html).not.toContain('<b>Lovelace');
+    expect(ada!.mail.html).toContain('Lease &#60;script&#62;alert(1)&#60;/script&#62; &#38; &#34;terms&#34;');
+    expect(ada!.mail.html).toContain('Ada &#60;b&#62;Lovelace&#60;/b&#62;');
+
+    const [ayse] = mailsTo('ayse@example.com');
+    expect(mailsTo('ayse@example.com')).toHaveLength(1);
+    expect(ayse!.mail.subject).toBe('İmzanız bekleniyor: Lease <script>alert(1)</script> & "terms"');
+    expect(ayse!.mail.headers.get('content-language')).toBe('tr-TR');
+    expect(ayse!.mail.text).toContain('Merhaba Ayşe Yılmaz,');
+    expect(ayse!.mail.text).toContain('İncele ve imzala: ');
+    // No English words of the en-US template in the tr-TR mail (both parts).
+    for (const part of [ayse!.mail.text ?? '', String(ayse!.mail.html)]) {
+      for (const english of ['Hello', 'Please', 'Review', 'sign:', 'link', 'expect', 'until']) expect(part).not.toContain(english);
+    }
+    expect(ayse!.mail.html).toContain('lang="tr-TR"');
+
+    // Without a locale: en-US.
+    expect(mailsTo('nolocale@example.com')[0]!.mail.subject).toBe('Please sign: Lease <script>alert(1)</script> & "terms"');
+
+    // Each Message-ID is the outbox row's, at the public host.
+    const rows = await outboxRowsOf(built.envelopeId);
+    const invitations = rows.filter((row) => row.topic === 'signing.invitation');
+    const host = new URL(app.dependencies.config.publicUrl).hostname;
+    expect(new Set([ada, ayse, mailsTo('nolocale@example.com')[0]].map((entry) => entry!.mail.messageId))).toEqual(new Set(invitations.map((row) => `<${row.id}@${host}>`)));
+    // Delivered rows no longer hold the link, and each delivery is in the trail once.
+    for (const row of invitations) {
+      expect(row.processed_at).not.toBeNull();
+      expect(row.payload.secret).toBeUndefined();
+    }
+    const sent = await auditEventsOf(built.envelopeId, 'invitation.sent');
+    expect(sent.map((event) => event.details.recipientId).sort()).toEqual(Object.values(built.recipients).sort());
+
+    // The mailed link opens a working session (the token is the one in the link).
+    const token = linkIn(ayse!).split('/sign/')[1]!;
+    expect(linkIn(ayse!)).toBe(`${app.dependencies.config.publicUrl}/sign/${token}`);
+    const session = await signingClient(app, token)(SESSION_QUERY);
+    expect(session.errors).toBeUndefined();
+    expect(session.data.signingSession).toMatchObject({ envelope: { id: built.envelopeId, status: 'sent' }, recipient: { id: built.recipients.ayse }, isMyTurn: true });
+  });
+
+  it('a later order gets "your turn" once the earlier ones signed; the worker runs nothing twice', async () => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, {
+      name: 'Two steps',
+      recipients: [
+        { identifier: 'first', order: 1, agents: [{ info: { name: 'First', email: 'first-turn@example.com' } }] },
+        { identifier: 'second', order: 2, agents: [{ info: { name: 'İkinci', email: 'second-turn@example.com', locale: 'tr-TR' } }] },
+      ],
+    });
+    await send(team, built.envelopeId);
+    const worker = workerFor(team);
+    expect(await worker.drain()).toBe(1);
+    expect(mailsTo('second-turn@example.com')).toHaveLength(0);
+    const firstToken = linkIn(mailsTo('first-turn@example.com')[0]!).split('/sign/')[1]!;
+    expect((await signAndComplete(app, firstToken)).errors).toBeUndefined();
+    expect(await worker.drain()).toBe(1);
+    expect(await worker.drain()).toBe(0);
+    const [second] = mailsTo('second-turn@example.com');
+    expect(mailsTo('second-turn@example.com')).toHaveLength(1);
+    expect(second!.mail.subject).toBe('İmza sırası sizde: Two steps');
+    expect(second!.mail.text).toContain('Şimdi sıra sizde.');
+    const session = await signingClient(app, linkIn(second!).split('/sign/')[1])(SESSION_QUERY);
+    expect(session.data.signingSession).toMatchObject({ recipient: { id: built.recipients.second }, isMyTurn: true });
+    expect((await auditEventsOf(built.envelopeId, 'invitation.sent')).map((event) => event.details.kind)).toEqual(['invitation', 'your_turn']);
+  });
+
+  it('an invitation whose link died before delivery (the envelope was voided) is not sent; the voided notice is, with its reason', async () => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, {
+      name: 'Called off',
+      recipients: [
+        { identifier: 'en', agents: [{ info: { name: 'Eve', email: 'void-en@example.com' } }] },
+        { identifier: 'tr', agents: [{ info: { name: 'Emre', email: 'void-tr@example.com', locale: 'tr-TR' } }] },
+      ],
+    });
+    await send(team, built.envelopeId);
+    expect((await restClient(app, team.apiKey).post(`/envelopes/${built.envelopeId}/void`, { reason: 'Wrong <party>' })).status).toBe(200);
+    await workerFor(team).drain();
+    expect(mailsTo('void-en@example.com').map((entry) => entry.mail.subject)).toEqual(['Cancelled: Called off']);
+    expect(mailsTo('void-en@example.com')[0]!.mail.text).toContain('Reason given: Wrong <party>');
+    expect(mailsTo('void-en@example.com')[0]!.mail.html).toContain('Wrong &#60;party&#62;');
+    const [tr] = mailsTo('void-tr@example.com');
+    expect(mailsTo('void-tr@example.com')).toHaveLength(1);
+    expect(tr!.mail.subject).toBe('İptal edildi: Called off');
+    expect(tr!.mail.text).toContain('Belirtilen neden: Wrong <party>');
+    // The invitations were settled without a mail, and their links left the database.
+    const rows = await outboxRowsOf(built.envelopeId);
+    expect(rows.every((row) => row.processed_at !== null && row.payload.secret === undefined)).toBe(true);
+    expect(await auditEventsOf(built.envelopeId, 'invitation.sent')).toHaveLength(0);
+    expect(await auditEventsOf(built.envelopeId, 'notice.sent')).toHaveLength(2);
+  });
+
+  it('SMS and WhatsApp go to the HTTP provider with an Idempotency-Key: three 500s are retried, a 400 fails for good and visibly', async () => {
+    const team = await seedTeam(app);
+    const calls: { headers: http.IncomingHttpHeaders; body: any }[] = [];
+    let failuresLeft = 3;
+    const provider = http.createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        calls.push({ headers: request.headers, body });
+        if (body.to === '+905550000400') response.statusCode = 400;
+        else if (failuresLeft-- > 0) response.statusCode = 500;
+        else response.statusCode = 200;
+        response.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(provider.address() as { port: number }).port}/send`;
+      const phone = createPhoneProvider({
+        provider: { url, authorization: 'Bearer test-token', bodyTemplate: '{"to":"{{to}}","channel":"{{channel}}","message":{"text":"{{text}}"},"ref":"{{messageId}}"}' },
+        dataDir: app.dataDir,
+        logger,
+      });
+      const built = await buildEnvelope(app, team.apiKey, {
+        name: 'Quote " and \\ backslash',
+        recipients: [
+          { identifier: 'wa', agents: [{ info: { name: 'Zeynep', phone: '+905551234567', phoneContactMethod: 'whatsapp', locale: 'tr-TR' } }] },
+          { identifier: 'bad', agents: [{ info: { name: 'Bad Number', phone: '+905550000400' } }] },
+        ],
+      });
+      await send(team, built.envelopeId);
+      const worker = workerFor(team, { handlers: handlersFor(phone), baseBackoffMs: 20, maxAttempts: 6 });
+      for (let round = 0; round < 40; round += 1) {
+        await worker.drain();
+        const rows = await outboxRowsOf(built.envelopeId);
+        if (rows.every((row) => row.processed_at !== null || row.failed_at !== null)) break;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      }
+      const rows = await outboxRowsOf(built.envelopeId);
+      const wa = rows.find((row) => row.payload.recipientId === built.recipients.wa)!;
+      const bad = rows.find((row) => row.payload.recipientId === built.recipients.bad)!;
+      // WhatsApp: 3 failures, then delivered; every attempt under the same Idempotency-Key.
+      const waCalls = calls.filter((call) => call.body.to === '+905551234567');
+      expect(waCalls).toHaveLength(4);
+      expect(new Set(waCalls.map((call) => call.headers['idempotency-key']))).toEqual(new Set([`${wa.id}@${new URL(app.dependencies.config.publicUrl).hostname}`]));
+      expect(waCalls[0]!.headers.authorization).toBe('Bearer test-token');
+      expect(waCalls[0]!.body).toMatchObject({ channel: 'whatsapp', ref: waCalls[0]!.headers['idempotency-key'] });
+      // The template's shape holds whatever the values contain (quotes, backslashes).
+      expect(waCalls[0]!.body.message.text).toMatch(/^“Quote " and \\ backslash” imzanızı bekliyor: http:\/\/\S+\/sign\/sgn_/);
+      expect(wa.processed_at).not.toBeNull();
+      expect(wa.payload.secret).toBeUndefined();
+      const [sent] = await auditEventsOf(built.envelopeId, 'invitation.sent');
+      expect(sent!.details).toMatchObject({ recipientId: built.recipients.wa, channel: 'whatsapp' });
+      // The link sent by WhatsApp opens the session.
+      const token = /\/sign\/(sgn_[A-Za-z0-9_-]+)/.exec(waCalls[3]!.body.message.text)![1];
+      expect((await signingClient(app, token)(SESSION_QUERY)).data.signingSession.recipient.id).toBe(built.recipients.wa);
+      // A 400: one call, no retry, failed_at, and notification.failed in the trail.
+      expect(calls.filter((call) => call.body.to === '+905550000400')).toHaveLength(1);
+      expect(bad.failed_at).not.toBeNull();
+      expect(bad.last_error).toContain('HTTP 400');
+      const failed = await auditEventsOf(built.envelopeId, 'notification.failed');
+      expect(failed).toHaveLength(1);
+      expect(failed[0]!.details).toMatchObject({ topic: 'signing.invitation', recipientId: built.recipients.bad });
+    } finally {
+      await new Promise<void>((resolve) => provider.close(() => resolve()));
+    }
+  });
+
+  it('without a provider, phone messages are written under DATA_DIR/sms', async () => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, { name: 'By SMS', recipients: [{ identifier: 'sms', agents: [{ info: { name: 'Sam', phone: '+905551112233' } }] }] });
+    await send(team, built.envelopeId);
+    expect(await workerFor(team).drain()).toBe(1);
+    const [row] = await outboxRowsOf(built.envelopeId);
+    const file = path.join(app.dataDir, 'sms', `${row!.id}_${new URL(app.dependencies.config.publicUrl).hostname}.json`);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ to: '+905551112233', channel: 'sms', text: expect.stringMatching(/^“By SMS” is waiting for your signature: /) });
+  });
+});
+
+describe('crashes between claim and acknowledgement', () => {
+  it('every mail arrives, each under one Message-ID, and each delivery is recorded once', async () => {
+    const team = await seedTeam(app);
+    const people = ['c1', 'c2', 'c3', 'c4'];
+    const built = await buildEnvelope(app, team.apiKey, {
+      name: 'Crash test',
+      recipients: people.map((identifier) => ({ identifier, agents: [{ info: { name: identifier, email: `${identifier}-crash@example.com` } }] })),
+    });
+    await send(team, built.envelopeId);
+    const real = handlersFor();
+    const never = new Promise<never>(() => undefined);
+    // Crash point 1: claimed, the process dies before sending.
+    const beforeSend = new Map([...real.keys()].map((topic) => [topic, (async () => never) as OutboxHandler]));
+    // Crash point 2: sent, the process dies before acknowledging.
+    const afterSend = new Map(
+      [...real.entries()].map(([topic, handler]) => [
+        topic,
+        (async (message, context) => {
+          await handler(message, context);
+          return never;
+        }) as OutboxHandler,
+      ]),
+    );
+    // Leases of 300 ms that are never renewed (the process is gone).
+    const crashed1 = createOutboxWorker({ em: app.orm.em, clock: createClock(), logger, handlers: beforeSend, payloadMatch: { teamId: team.teamId }, leaseMs: 300, renewIntervalMs: 3_600_000 });
+    const crashed2 = createOutboxWorker({ em: app.orm.em, clock: createClock(), logger, handlers: afterSend, payloadMatch: { teamId: team.teamId }, leaseMs: 300, renewIntervalMs: 3_600_000 });
+    void crashed1.drain(2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    void crashed2.drain(2);
+    // Both crashed workers hold two claims each; wait for the second's sends to arrive.
+    const deadline = Date.now() + 5000;
+    while (received.filter((entry) => entry.mail.subject === 'Please sign: Crash test').length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(received.filter((entry) => entry.mail.subject === 'Please sign: Crash test')).toHaveLength(2);
+
+    // The leases run out; a healthy worker (a restarted instance) takes the four again.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await workerFor(team).drain()).toBe(4);
+    expect(await workerFor(team).drain()).toBe(0);
+
+    const arrived = received.filter((entry) => entry.mail.subject === 'Please sign: Crash test');
+    // Every person got the invitation; the two sent before the crash were sent again under the
+    // same Message-ID (6 transmissions, 4 distinct messages), so a receiver keeps one of each.
+    const byId = new Map<string, Received[]>();
+    for (const entry of arrived) byId.set(entry.mail.messageId!, [...(byId.get(entry.mail.messageId!) ?? []), entry]);
+    expect(byId.size).toBe(4);
+    expect(arrived).toHaveLength(6);
+    for (const identifier of people) {
+      const ids = new Set(mailsTo(`${identifier}-crash@example.com`).map((entry) => entry.mail.messageId));
+      expect(ids.size).toBe(1);
+    }
+    // One `invitation.sent` per invitation, whatever ran twice.
+    expect(await auditEventsOf(built.envelopeId, 'invitation.sent')).toHaveLength(4);
+    const rows = await outboxRowsOf(built.envelopeId);
+    expect(rows.every((row) => row.processed_at !== null && row.payload.secret === undefined)).toBe(true);
+  });
+});
+
+describe('the mailer', () => {
+  it('never lets a value write a header: line breaks in the name, subject or Message-ID stay on their line', async () => {
+    await mailerFor().send({
+      messageId: 'inject@example.org\r\nBcc: victim@example.com',
+      to: { name: 'Mallory\r\nBcc: victim@example.com', address: 'mallory@example.com' },
+      subject: 'Hi\r\nBcc: victim@example.com\r\nX-Evil: 1',
+      text: 'body',
+      html: '<p>body</p>',
+      language: 'en-US',
+    });
+    const [entry] = mailsTo('mallory@example.com');
+    expect(entry!.rcptTo).toEqual(['mallory@example.com']);
+    expect(entry!.mail.bcc).toBeUndefined();
+    expect(entry!.mail.headers.has('x-evil')).toBe(false);
+    expect(received.some((other) => other.rcptTo.includes('victim@example.com'))).toBe(false);
+    expect(entry!.raw).not.toMatch(/^Bcc:/im);
+  });
+
+  it('without SMTP_URL writes one .eml file per Message-ID under DATA_DIR/mail (sending again replaces it)', async () => {
+    const dataDir = fs.mkdtempSync(path.join(app.dataDir, 'files-'));
+    const mailer = createMailer({ smtpUrl: undefined, from: 'no-reply@localhost', dataDir, logger });
+    const message = { messageId: 'row-1@localhost', to: { name: 'Ada', address: 'ada@example.com' }, subject: 'Please sign: X', text: 'text part', html: '<p>html part</p>', language: 'en-US' };
+    await mailer.send(message);
+    await mailer.send(message);
+    const files = fs.readdirSync(path.join(dataDir, 'mail'));
+    expect(files).toEqual(['row-1_localhost.eml']);
+    const parsed = await simpleParser(fs.readFileSync(path.join(dataDir, 'mail', files[0]!)));
+    expect(parsed).toMatchObject({ messageId: '<row-1@localhost>', subject: 'Please sign: X', text: 'text part' });
+    expect(parsed.to).toMatchObject({ value: [{ address: 'ada@example.com' }] });
+  });
+});
