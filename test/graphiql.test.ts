@@ -34,6 +34,20 @@ function watch(page: Page) {
   return { foreignRequests, failedRequests, consoleErrors };
 }
 
+/** Opens the Headers tab and replaces its content with the key header, typed as a person would. */
+async function typeKeyIntoHeaders(page: Page, apiKey: string, { expectPlaceholder = false } = {}) {
+  await page.getByRole('button', { name: /headers/i }).first().click();
+  const headersEditor = page.locator('.monaco-editor[data-uri$="headers.json"]');
+  await headersEditor.waitFor();
+  // Monaco draws spaces as no-break spaces.
+  if (expectPlaceholder) await expect.poll(async () => (await headersEditor.innerText()).replace(/\u00a0/g, ' ')).toContain('<your team key>');
+  await headersEditor.click();
+  await page.keyboard.press('ControlOrMeta+A');
+  await page.keyboard.press('Delete');
+  // Key by key (the editor types over the quotes and braces it closed itself).
+  await page.keyboard.type(JSON.stringify({ 'X-Service-Api-Key': apiKey }));
+}
+
 describe('GraphiQL, served by the service', () => {
   it('renders with no other host reachable, runs the example operation with a real key and shows the team’s envelope', async () => {
     const team = await seedTeam(app);
@@ -46,16 +60,7 @@ describe('GraphiQL, served by the service', () => {
 
     // The example operation is in the first tab; the key header is ready to fill in.
     await page.getByText('NewestEnvelopes').first().waitFor({ timeout: 30_000 });
-    await page.getByRole('button', { name: /headers/i }).first().click();
-    const headersEditor = page.locator('.monaco-editor[data-uri$="headers.json"]');
-    await headersEditor.waitFor();
-    // Monaco draws spaces as no-break spaces.
-    await expect.poll(async () => (await headersEditor.innerText()).replace(/\u00a0/g, ' ')).toContain('<your team key>');
-    await headersEditor.click();
-    await page.keyboard.press('ControlOrMeta+A');
-    await page.keyboard.press('Delete');
-    // Typed key by key, as a person would (the editor types over the quotes and braces it closed itself).
-    await page.keyboard.type(JSON.stringify({ 'X-Service-Api-Key': team.apiKey }));
+    await typeKeyIntoHeaders(page, team.apiKey, { expectPlaceholder: true });
 
     await page.locator('.graphiql-execute-button').click();
     const result = page.locator('.graphiql-response');
@@ -82,12 +87,7 @@ describe('GraphiQL, served by the service', () => {
     const subscription = `subscription Watch { envelopeEvents(envelopeId: "${built.envelopeId}", afterSequence: 0) { envelopeId sequence status type } }`;
     await page.goto(`${app.url}/graphql?query=${encodeURIComponent(subscription)}`);
     await page.getByText('envelopeEvents').first().waitFor({ timeout: 30_000 });
-    await page.getByRole('button', { name: /headers/i }).first().click();
-    const headersEditor = page.locator('.monaco-editor[data-uri$="headers.json"]');
-    await headersEditor.click();
-    await page.keyboard.press('ControlOrMeta+A');
-    await page.keyboard.press('Delete');
-    await page.keyboard.type(JSON.stringify({ 'X-Service-Api-Key': team.apiKey }));
+    await typeKeyIntoHeaders(page, team.apiKey);
     await page.locator('.graphiql-execute-button').click();
     const result = page.locator('.graphiql-response');
     await expect.poll(async () => (await result.innerText()).replace(/\u00a0/g, ' '), { timeout: 20_000 }).toContain('"status": "draft"');

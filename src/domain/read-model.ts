@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LRUCache } from 'lru-cache';
 import { CompiledQuery, sql, type Compilable, type Expression, type Kysely, type RawBuilder } from 'kysely';
+import { isUuid } from '../shared/ids.ts';
 
 /*
  * The read model's common parts. Reads never hydrate entities: each read function builds one SQL
@@ -256,4 +257,40 @@ export async function runRead<Row>(
 /** A stable text for a set of keys, for shape names. */
 export function shapeOfKeys(keys: ReadonlySet<string> | undefined): string {
   return keys === undefined ? '*' : [...keys].sort().join(',');
+}
+
+/** An id that matches nothing, for a malformed child id: the owner is still checked first, so errors keep their order. */
+const NO_ROW_ID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * One child list of an owner row (an envelope, a template) in one statement. `build` selects the
+ * owner rows the caller may see (its tenant filter, the caller's team in slot 0), narrowed to the
+ * owner id in slot 1, with the child list as the column `child`; the child's own values go in
+ * slots from 2 on. No owner row (unknown, malformed or another team's id) is `notFound()`, so all
+ * three read the same.
+ */
+export async function readOwnerChild<T>(
+  context: { reader: ReadDb; caller(): Promise<{ teamId: string }> },
+  options: { shape: string; ownerId: string; notFound: () => Error; build: (db: ReadDb, slot: Slot) => Compilable<unknown>; childValues?: readonly unknown[] },
+): Promise<T> {
+  const caller = await context.caller();
+  if (!isUuid(options.ownerId)) throw options.notFound();
+  const [row] = await runRead<{ child: T }>(context.reader, options.shape, options.build, [caller.teamId, options.ownerId, ...(options.childValues ?? [])]);
+  if (!row) throw options.notFound();
+  return row.child;
+}
+
+/**
+ * One item of an owner's child list by id: `readChild` reads the list with the item id as its slot
+ * 2 value (a malformed id becomes one that matches nothing, after the owner check), and an empty
+ * list is the item's `notFound()`.
+ */
+export async function readOwnerChildItem<T>(
+  itemId: string,
+  readChild: (itemIdValue: string) => Promise<T[]>,
+  notFound: () => Error,
+): Promise<T> {
+  const items = await readChild(isUuid(itemId) ? itemId : NO_ROW_ID);
+  if (items.length === 0) throw notFound();
+  return items[0];
 }

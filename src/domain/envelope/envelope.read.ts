@@ -6,7 +6,7 @@ import { isUuid } from '../../shared/ids.ts';
 import { DocumentNotFoundError } from '../document/document.errors.ts';
 import { FieldNotFoundError } from '../field/field.errors.ts';
 import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
-import { isoTimestamp, runRead, shapeOfKeys, type ReadDatabase, type ReadDb, type Slot } from '../read-model.ts';
+import { isoTimestamp, readOwnerChild, readOwnerChildItem, runRead, shapeOfKeys, type ReadDatabase, type ReadDb, type Slot } from '../read-model.ts';
 import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
@@ -499,33 +499,27 @@ export async function readEnvelopePage(
  * decides `Envelope.NotFound`, the child column the rest. `shape` names the child subquery; the
  * child's own values go in slots from 2 on.
  */
-async function readInEnvelope<T>(
+function readInEnvelope<T>(
   context: ServiceContext,
   envelopeId: string,
   shape: string,
   child: (eb: Eb, slot: Slot) => ReturnType<typeof jsonArrayFrom>,
   childValues: readonly unknown[] = [],
 ): Promise<T> {
-  const caller = await context.caller();
-  if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
-  const [row] = await runRead<{ child: T }>(
-    context.reader,
-    `in-envelope:${shape}`,
-    (db, slot) =>
+  return readOwnerChild<T>(context, {
+    shape: `in-envelope:${shape}`,
+    ownerId: envelopeId,
+    notFound: () => new EnvelopeNotFoundError(envelopeId),
+    build: (db, slot) =>
       teamEnvelopes(db, slot(0))
         .select((eb) => child(eb, slot).as('child'))
         .where('e.id', '=', slot(1)),
-    [caller.teamId, envelopeId, ...childValues],
-  );
-  if (!row) throw new EnvelopeNotFoundError(envelopeId);
-  return row.child;
+    childValues,
+  });
 }
 
-/** An id that matches nothing, for a malformed child id: the envelope is still checked first, so errors keep their order. */
-const NO_ROW_ID = '00000000-0000-0000-0000-000000000000';
-
 /** One item of a team envelope's child list, by id (slot 2): the list subquery filtered to that id. */
-async function readOneInEnvelope<T>(
+function readOneInEnvelope<T>(
   context: ServiceContext,
   envelopeId: string,
   itemId: string,
@@ -533,9 +527,7 @@ async function readOneInEnvelope<T>(
   child: (eb: Eb, itemIdSlot: unknown) => ReturnType<typeof jsonArrayFrom>,
   notFound: () => Error,
 ): Promise<T> {
-  const items = await readInEnvelope<T[]>(context, envelopeId, shape, (eb, slot) => child(eb, slot(2)), [isUuid(itemId) ? itemId : NO_ROW_ID]);
-  if (items.length === 0) throw notFound();
-  return items[0];
+  return readOwnerChildItem<T>(itemId, (itemIdValue) => readInEnvelope<T[]>(context, envelopeId, shape, (eb, slot) => child(eb, slot(2)), [itemIdValue]), notFound);
 }
 
 export function readDocuments(context: ServiceContext, options: { envelopeId: string }): Promise<DocumentData[]> {

@@ -13,7 +13,7 @@ import {
 } from '../envelope/envelope.read.ts';
 import { FieldNotFoundError } from '../field/field.errors.ts';
 import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
-import { isoTimestamp, runRead, shapeOfKeys, type ReadDatabase, type ReadDb, type Slot } from '../read-model.ts';
+import { isoTimestamp, readOwnerChild, readOwnerChildItem, runRead, shapeOfKeys, type ReadDatabase, type ReadDb, type Slot } from '../read-model.ts';
 import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
@@ -232,36 +232,30 @@ export async function readTemplatePage(
   return { templates: page.rows, nextCursor: page.nextCursor };
 }
 
-/** An id that matches nothing, for a malformed child id: the template is still checked first. */
-const NO_ROW_ID = '00000000-0000-0000-0000-000000000000';
-
 /**
  * One child list of a visible template in one statement: the template row decides
  * `Template.NotFound`, the child column the rest. The child's own values go in slots from 2 on.
  */
-async function readInTemplate<T>(
+function readInTemplate<T>(
   context: ServiceContext,
   templateId: string,
   shape: string,
   child: (eb: Eb, slot: Slot) => ReturnType<typeof jsonArrayFrom>,
   childValues: readonly unknown[] = [],
 ): Promise<T> {
-  const caller = await context.caller();
-  if (!isUuid(templateId)) throw new TemplateNotFoundError(templateId);
-  const [row] = await runRead<{ child: T }>(
-    context.reader,
-    `in-template:${shape}`,
-    (db, slot) =>
+  return readOwnerChild<T>(context, {
+    shape: `in-template:${shape}`,
+    ownerId: templateId,
+    notFound: () => new TemplateNotFoundError(templateId),
+    build: (db, slot) =>
       visibleTemplates(db, slot(0))
         .select((eb) => child(eb, slot).as('child'))
         .where('t.id', '=', slot(1)),
-    [caller.teamId, templateId, ...childValues],
-  );
-  if (!row) throw new TemplateNotFoundError(templateId);
-  return row.child;
+    childValues,
+  });
 }
 
-async function readOneInTemplate<T>(
+function readOneInTemplate<T>(
   context: ServiceContext,
   templateId: string,
   itemId: string,
@@ -269,9 +263,7 @@ async function readOneInTemplate<T>(
   child: (eb: Eb, itemId: string) => ReturnType<typeof jsonArrayFrom>,
   notFound: () => Error,
 ): Promise<T> {
-  const items = await readInTemplate<T[]>(context, templateId, shape, (eb, slot) => child(eb, slot(2)), [isUuid(itemId) ? itemId : NO_ROW_ID]);
-  if (items.length === 0) throw notFound();
-  return items[0];
+  return readOwnerChildItem<T>(itemId, (itemIdValue) => readInTemplate<T[]>(context, templateId, shape, (eb, slot) => child(eb, slot(2)), [itemIdValue]), notFound);
 }
 
 export function readTemplateDocument(context: ServiceContext, options: { templateId: string; documentId: string }): Promise<DocumentData> {
