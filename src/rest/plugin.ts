@@ -1,10 +1,10 @@
 import type { Plugin } from 'graphql-yoga';
-import { createRequestContext, type ServingDependencies } from '../context.ts';
+import { createRequestContext, type RequestContext, type ServingDependencies } from '../context.ts';
 import { isDatabaseReady } from '../db/database.ts';
 import type { NodeServerContext, RequestMetadataReader } from '../request-metadata.ts';
 import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
 import { normalizeError } from '../shared/normalize-error.ts';
-import { consumeForRequest, RateLimitedError, rateLimitHeaders } from '../rate-limit.ts';
+import { consumeForRequest, RateLimitedError, rateLimitHeaders, type RateLimiter } from '../rate-limit.ts';
 import { errorResponse, replyResponse, RestReply, successResponse } from './respond.ts';
 import { createRouter, type RestRoute } from './router.ts';
 import { restRoutes } from './routes/index.ts';
@@ -38,14 +38,15 @@ export function restPlugin(
       const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
       const context = createRequestContext(dependencies, { headers: request.headers, metadata });
       const path = url.pathname.slice(REST_PREFIX.length) || '/';
-      // Counted before anything else runs; every answer, refusals included, carries the budget.
-      const limit = dependencies.rateLimiter ? await consumeForRequest(dependencies.rateLimiter, context) : undefined;
-      const answer = (response: Response) => {
-        if (limit) for (const [name, value] of Object.entries(rateLimitHeaders(limit))) response.headers.set(name, value);
-        endResponse(response);
+      const counted = {
+        rateLimiter: dependencies.rateLimiter,
+        context,
+        requestId: metadata.requestId,
+        alwaysHttp200: dependencies.config.restErrorsHttp200,
+        endResponse,
+        ResponseImpl: fetchAPI.Response,
       };
-      try {
-        if (limit && !limit.allowed) throw new RateLimitedError(limit);
+      await answerCounted(counted, async () => {
         const match = router.match(request.method, path);
         if (match.kind === 'not-found') throw new RouteNotFoundError(request.method, url.pathname);
         if (match.kind === 'method-not-allowed') throw new MethodNotAllowedError(request.method, match.allowed);
@@ -56,13 +57,46 @@ export function restPlugin(
           context,
           nodeRequest: (serverContext as NodeServerContext | undefined)?.req,
         });
-        if (result instanceof RestReply) answer(replyResponse(result, fetchAPI.Response));
-        else if (result instanceof fetchAPI.Response || result instanceof Response) answer(result);
-        else answer(successResponse(result, {}, fetchAPI.Response));
-      } catch (error) {
-        const domainError = normalizeError(error, context.log);
-        answer(errorResponse(domainError, { requestId: metadata.requestId, alwaysHttp200: dependencies.config.restErrorsHttp200 }, fetchAPI.Response));
-      }
+        if (result instanceof RestReply) return replyResponse(result, fetchAPI.Response);
+        if (result instanceof fetchAPI.Response || result instanceof Response) return result;
+        return successResponse(result, {}, fetchAPI.Response);
+      });
     },
   };
+}
+
+/**
+ * How a request outside GraphQL is answered (the REST face, the signing page's document route):
+ * counted against its budget before anything else runs, refused when over it, every answer (refusals
+ * included) carrying the budget's headers, and any failure turned into the contract's error body.
+ */
+export async function answerCounted(
+  {
+    rateLimiter,
+    context,
+    requestId,
+    alwaysHttp200,
+    endResponse,
+    ResponseImpl,
+  }: {
+    rateLimiter: RateLimiter | undefined;
+    context: RequestContext;
+    requestId: string;
+    /** REST_ERRORS_HTTP200 for the REST face; routes outside it keep real statuses. */
+    alwaysHttp200: boolean;
+    endResponse: (response: Response) => void;
+    ResponseImpl: typeof Response;
+  },
+  work: () => Promise<Response>,
+): Promise<void> {
+  const limit = rateLimiter ? await consumeForRequest(rateLimiter, context) : undefined;
+  let response: Response;
+  try {
+    if (limit && !limit.allowed) throw new RateLimitedError(limit);
+    response = await work();
+  } catch (error) {
+    response = errorResponse(normalizeError(error, context.log), { requestId, alwaysHttp200 }, ResponseImpl);
+  }
+  if (limit) for (const [name, value] of Object.entries(rateLimitHeaders(limit))) response.headers.set(name, value);
+  endResponse(response);
 }

@@ -6,10 +6,8 @@ import { Readable } from 'node:stream';
 import type { Plugin } from 'graphql-yoga';
 import { createRequestContext, type ServingDependencies } from '../context.ts';
 import { openSigningDocument } from '../domain/signing/signing.service.ts';
-import { consumeForRequest, RateLimitedError, rateLimitHeaders } from '../rate-limit.ts';
 import type { NodeServerContext, RequestMetadataReader } from '../request-metadata.ts';
-import { errorResponse } from '../rest/respond.ts';
-import { normalizeError } from '../shared/normalize-error.ts';
+import { answerCounted } from '../rest/plugin.ts';
 import { installedPackage, staticAssetsPlugin, type StaticAsset } from '../static-assets.ts';
 
 /*
@@ -104,23 +102,14 @@ function signingDocumentPlugin(dependencies: ServingDependencies, requestMetadat
       if (!match || request.method !== 'GET') return;
       const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
       const context = createRequestContext(dependencies, { headers: request.headers, metadata });
-      const limit = dependencies.rateLimiter ? await consumeForRequest(dependencies.rateLimiter, context) : undefined;
-      const answer = (response: Response) => {
-        if (limit) for (const [name, value] of Object.entries(rateLimitHeaders(limit))) response.headers.set(name, value);
-        endResponse(response);
-      };
-      try {
-        if (limit && !limit.allowed) throw new RateLimitedError(limit);
+      const counted = { rateLimiter: dependencies.rateLimiter, context, requestId: metadata.requestId, alwaysHttp200: false, endResponse, ResponseImpl: fetchAPI.Response };
+      await answerCounted(counted, async () => {
         const document = await openSigningDocument(context, decodeURIComponent(match[1]!));
-        answer(
-          new fetchAPI.Response(Readable.toWeb(document.stream) as ReadableStream, {
-            status: 200,
-            headers: { 'content-type': 'application/pdf', 'content-length': String(document.byteSize), 'cache-control': 'private, no-store' },
-          }),
-        );
-      } catch (error) {
-        answer(errorResponse(normalizeError(error, context.log), { requestId: metadata.requestId, alwaysHttp200: false }, fetchAPI.Response));
-      }
+        return new fetchAPI.Response(Readable.toWeb(document.stream) as ReadableStream, {
+          status: 200,
+          headers: { 'content-type': 'application/pdf', 'content-length': String(document.byteSize), 'cache-control': 'private, no-store' },
+        });
+      });
     },
   };
 }
