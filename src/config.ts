@@ -44,6 +44,10 @@ export type Config = {
   rateLimits: { apiKey: number; client: number; signingToken: number };
   /** Open subscriptions one API key may hold on one instance (SUBSCRIPTIONS_PER_KEY). */
   subscriptionsPerKey: number;
+  /** Webhook endpoints may name loopback and private addresses (development and tests only). */
+  webhookAllowPrivate: boolean;
+  /** How long one webhook POST may take before it counts as failed (WEBHOOK_TIMEOUT_MS). */
+  webhookTimeoutMs: number;
 };
 
 export class ConfigError extends Error {
@@ -130,6 +134,13 @@ const variables = {
     .min(1, 'must be an integer from 1 to 1000000')
     .max(1_000_000, 'must be an integer from 1 to 1000000')
     .default(1_000),
+  WEBHOOK_ALLOW_PRIVATE: booleanFlag.default(false),
+  WEBHOOK_TIMEOUT_MS: z.coerce
+    .number({ error: 'must be an integer from 1000 to 60000 (milliseconds)' })
+    .int('must be an integer from 1000 to 60000 (milliseconds)')
+    .min(1000, 'must be an integer from 1000 to 60000 (milliseconds)')
+    .max(60_000, 'must be an integer from 1000 to 60000 (milliseconds)')
+    .default(10_000),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
@@ -197,5 +208,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       signingToken: values.RATE_LIMIT_SIGNING_PER_MINUTE as number,
     },
     subscriptionsPerKey: values.SUBSCRIPTIONS_PER_KEY as number,
+    webhookAllowPrivate: values.WEBHOOK_ALLOW_PRIVATE as boolean,
+    webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS as number,
   };
 }
