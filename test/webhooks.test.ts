@@ -102,9 +102,9 @@ async function auditTrail(envelopeId: string) {
   return app.orm.em.fork().execute<{ id: string; seq: number; type: string }[]>('select id, seq, type from audit_event where stream_id = ? order by seq', [envelopeId]);
 }
 
-const DELIVERIES_QUERY = `query($id: ID!, $first: Int, $after: String) { webhook(id: $id) { id enabled disabledReason disabledAt
-  deliveries(first: $first, after: $after) { nodes { id eventType envelopeId sequence state attemptCount lastStatusCode nextAttemptAt deliveredAt failedAt payload
-    attempts { statusCode durationMs error nextRetryAt } } pageInfo { hasNextPage endCursor } } } }`;
+const DELIVERIES_QUERY = `query($id: ID!, $first: Int, $after: String) { webhook(id: $id) { id enabled disabledReason disabledAt }
+  deliveries: webhookDeliveries(webhookId: $id, first: $first, after: $after) { nodes { id eventType envelopeId sequence state attemptCount lastStatusCode nextAttemptAt deliveredAt failedAt payload
+    attempts { statusCode durationMs error nextRetryAt } } pageInfo { hasNextPage endCursor } } }`;
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
@@ -361,7 +361,7 @@ describe('webhook deliveries', () => {
 
       const viaGraphql = await clients(team).graphql(DELIVERIES_QUERY, { id: webhook.id });
       expect(viaGraphql.errors).toBeUndefined();
-      const node = viaGraphql.data.webhook.deliveries.nodes[0];
+      const node = viaGraphql.data.deliveries.nodes[0];
       expect(node).toMatchObject({ id: delivery.id, state: 'delivered', attemptCount: 4, sequence: delivery.sequence, envelopeId: delivery.envelopeId });
       expect(node.attempts.map((attempt: any) => attempt.statusCode)).toEqual([200, 500, 500, 500]);
       const one = await rest.get(`/webhooks/${webhook.id}/deliveries/${delivery.id}`);
@@ -393,7 +393,7 @@ describe('webhook deliveries', () => {
       expect(read.disabledAt).not.toBeNull();
       const viaGraphql = await graphql(DELIVERIES_QUERY, { id: webhook.id });
       expect(viaGraphql.data.webhook).toMatchObject({ enabled: false, disabledReason: read.disabledReason, disabledAt: read.disabledAt });
-      const [failed] = viaGraphql.data.webhook.deliveries.nodes;
+      const [failed] = viaGraphql.data.deliveries.nodes;
       expect(failed).toMatchObject({ state: 'failed', attemptCount: 2, nextAttemptAt: null });
       expect(failed.failedAt).not.toBeNull();
       expect(failed.attempts.map((attempt: any) => attempt.statusCode)).toEqual([500, 500]);
@@ -451,6 +451,78 @@ describe('webhook deliveries', () => {
     }
   });
 
+  it('check the addresses a host name resolves to when connecting: allowed by WEBHOOK_ALLOW_PRIVATE, else refused for good', async () => {
+    const team = await seedTeam(app);
+    const receiver = await startReceiver();
+    try {
+      // Saved by name (localhost), so the connection goes through the resolver and its check.
+      const { webhook } = await createEndpoint(team, { url: receiver.url.replace('127.0.0.1', 'localhost'), eventTypes: ['envelope.sent'] });
+      await sendEnvelope(team);
+      expect(await webhookWorker(team).drain()).toBe(1);
+      expect(receiver.received.map((entry) => entry.json.type)).toEqual(['envelope.sent']);
+      const rest = clients(team).rest;
+      const [delivery] = (await rest.get(`/webhooks/${webhook.id}/deliveries`)).body.payload.deliveries;
+      expect(delivery.state).toBe('delivered');
+
+      // A worker without the allowance refuses the same name at connect time: nothing is sent, the
+      // delivery fails at once (no retry can fix it) and the endpoint is disabled.
+      expect((await rest.post(`/webhooks/${webhook.id}/deliveries/${delivery.id}/redeliver`)).status).toBe(200);
+      const strict = webhookWorker(team, { handler: webhookDeliveryHandler({ auditKey: app.dependencies.auditKey, allowPrivate: false, timeoutMs: 2000 }) });
+      expect(await strict.drain()).toBe(1);
+      expect(receiver.received).toHaveLength(1);
+      const after = (await rest.get(`/webhooks/${webhook.id}/deliveries/${delivery.id}`)).body.payload.delivery;
+      expect(after.state).toBe('failed');
+      expect(after.attempts[0]).toMatchObject({ statusCode: null, nextRetryAt: null });
+      expect(after.attempts[0].error).toMatch(/resolves to a non-public address/);
+      const read = (await rest.get(`/webhooks/${webhook.id}`)).body.payload.webhook;
+      expect(read.enabled).toBe(false);
+      expect(read.disabledReason).toMatch(/failed for good after 2 attempt\(s\): PermanentOutboxError: localhost resolves to a non-public address/);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('count a redirect as a failure (never followed) and a receiver that does not answer in time as a failure, both retried', async () => {
+    const team = await seedTeam(app);
+    const redirecting = await startReceiver(() => 302);
+    const silent = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const toRedirect = await createEndpoint(team, { url: redirecting.url, eventTypes: ['envelope.sent'] });
+      const toSilent = await createEndpoint(team, { url: `http://127.0.0.1:${(silent.address() as { port: number }).port}/`, eventTypes: ['envelope.sent'] });
+      await sendEnvelope(team);
+      const worker = webhookWorker(team, { handler: webhookDeliveryHandler({ auditKey: app.dependencies.auditKey, allowPrivate: true, timeoutMs: 1000 }) });
+      expect(await worker.drain()).toBe(2);
+      const rest = clients(team).rest;
+      const [redirected] = (await rest.get(`/webhooks/${toRedirect.webhook.id}/deliveries`)).body.payload.deliveries;
+      expect(redirected).toMatchObject({ state: 'pending', lastStatusCode: 302, lastError: 'HTTP 302' });
+      expect(redirected.nextAttemptAt).not.toBeNull();
+      expect(redirecting.received).toHaveLength(1);
+      const [timedOut] = (await rest.get(`/webhooks/${toSilent.webhook.id}/deliveries`)).body.payload.deliveries;
+      expect(timedOut).toMatchObject({ state: 'pending', lastStatusCode: null, lastError: 'no answer within 1000 ms' });
+      expect(timedOut.attempts[0].durationMs).toBeGreaterThanOrEqual(900);
+      expect(timedOut.nextAttemptAt).not.toBeNull();
+    } finally {
+      await redirecting.close();
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
+  it('drop the queued deliveries of a deleted endpoint without calling it', async () => {
+    const team = await seedTeam(app);
+    const receiver = await startReceiver();
+    try {
+      const { webhook } = await createEndpoint(team, { url: receiver.url });
+      await sendEnvelope(team);
+      expect((await clients(team).rest.delete(`/webhooks/${webhook.id}`)).status).toBe(200);
+      expect(await webhookWorker(team).drain()).toBeGreaterThan(0);
+      expect(receiver.received).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('page the delivery log newest first on both faces', async () => {
     const team = await seedTeam(app);
     const { webhook } = await createEndpoint(team, { url: 'https://example.com/never-called' });
@@ -468,9 +540,9 @@ describe('webhook deliveries', () => {
     expect(second.body.payload.deliveries.map((delivery: any) => [delivery.payload.data.name, delivery.sequence])).toEqual([['One', 1]]);
     const graphql = clients(team).graphql;
     const page = await graphql(DELIVERIES_QUERY, { id: webhook.id, first: 2 });
-    expect(page.data.webhook.deliveries.pageInfo.hasNextPage).toBe(true);
-    const rest2 = await graphql(DELIVERIES_QUERY, { id: webhook.id, first: 2, after: page.data.webhook.deliveries.pageInfo.endCursor });
-    expect(rest2.data.webhook.deliveries.nodes.map((node: any) => node.payload.data.name)).toEqual(['One']);
+    expect(page.data.deliveries.pageInfo.hasNextPage).toBe(true);
+    const rest2 = await graphql(DELIVERIES_QUERY, { id: webhook.id, first: 2, after: page.data.deliveries.pageInfo.endCursor });
+    expect(rest2.data.deliveries.nodes.map((node: any) => node.payload.data.name)).toEqual(['One']);
     expect((await rest.get(`/webhooks/${webhook.id}/deliveries?limit=0`)).body.error.name).toBe('Request.Invalid');
     expect((await rest.get(`/webhooks/${webhook.id}/deliveries?cursor=bogus`)).body.error.name).toBe('Request.Invalid');
   });

@@ -88,15 +88,15 @@ export async function updateWebhook(context: ServiceContext, options: { webhookI
   const eventTypes = checkEventTypes(input.eventTypes);
   const caller = await context.caller();
   if (!isUuid(options.webhookId)) throw new WebhookNotFoundError(options.webhookId);
-  const sets: string[] = ['updated_at = ?'];
-  const values: unknown[] = [context.clock.now()];
-  if (url !== undefined) sets.push('url = ?'), values.push(url);
-  if (eventTypes !== undefined) sets.push('event_types = ?::text[]'), values.push(toTextArray(eventTypes));
-  if (input.description !== undefined) sets.push('description = ?'), values.push(emptyToNull(input.description));
-  if (input.enabled !== undefined) {
-    sets.push('enabled = ?'), values.push(input.enabled);
-    if (input.enabled) sets.push('disabled_reason = null', 'disabled_at = null');
-  }
+  const changes: [string, unknown][] = [['updated_at = ?', context.clock.now()]];
+  if (url !== undefined) changes.push(['url = ?', url]);
+  if (eventTypes !== undefined) changes.push(['event_types = ?::text[]', toTextArray(eventTypes)]);
+  if (input.description !== undefined) changes.push(['description = ?', emptyToNull(input.description)]);
+  if (input.enabled !== undefined) changes.push(['enabled = ?', input.enabled]);
+  const sets = changes.map(([assignment]) => assignment);
+  const values = changes.map(([, value]) => value);
+  // Enabling clears the reason the service recorded when it disabled the endpoint.
+  if (input.enabled === true) sets.push('disabled_reason = null', 'disabled_at = null');
   const rows = await context.em.execute<{ id: string }[]>(`update webhook_endpoint set ${sets.join(', ')} where id = ? and team_id = ? returning id`, [
     ...values,
     options.webhookId,

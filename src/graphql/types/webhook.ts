@@ -43,16 +43,6 @@ export const WebhookType = builder.objectRef<WebhookData>('Webhook').implement({
     disabledAt: t.field({ type: 'DateTime', nullable: true, resolve: (webhook) => webhook.disabledAt }),
     createdAt: t.field({ type: 'DateTime', resolve: (webhook) => webhook.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (webhook) => webhook.updatedAt }),
-    deliveries: t.field({
-      type: WebhookDeliveryConnection,
-      description: 'The delivery log, newest first (REST: GET /webhooks/{id}/deliveries).',
-      args: {
-        first: t.arg.int({ required: false, description: '1–100, default 20.' }),
-        after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
-      },
-      resolve: (webhook, args, context) =>
-        readWebhookDeliveryPage(context, { webhookId: webhook.id, limit: args.first ?? undefined, cursor: args.after ?? undefined }),
-    }),
   }),
 });
 
@@ -157,6 +147,18 @@ builder.queryFields((t) => ({
       after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
     },
     resolve: (_root, args, context) => readWebhookPage(context, { limit: args.first ?? undefined, cursor: args.after ?? undefined }),
+  }),
+  // A root field rather than Webhook.deliveries: every root field is one statement, also under a list of webhooks.
+  webhookDeliveries: t.field({
+    type: WebhookDeliveryConnection,
+    description: "An endpoint's delivery log, newest first, each delivery with its attempts (REST: GET /webhooks/{id}/deliveries).",
+    args: {
+      webhookId: t.arg.id({ required: true }),
+      first: t.arg.int({ required: false, description: '1–100, default 20.' }),
+      after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
+    },
+    resolve: (_root, args, context) =>
+      readWebhookDeliveryPage(context, { webhookId: String(args.webhookId), limit: args.first ?? undefined, cursor: args.after ?? undefined }),
   }),
   webhookDelivery: t.field({
     type: WebhookDeliveryType,
