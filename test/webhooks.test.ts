@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
 import { createMailer } from '../src/domain/notification/mailer.ts';
 import { createOutboxWorker, type OutboxHandler } from '../src/domain/notification/outbox-worker.ts';
 import {
@@ -554,5 +555,25 @@ describe('webhook deliveries', () => {
       .fork()
       .execute<{ count: number }[]>(`select count(*)::int as count from outbox_message where topic = ? and payload ->> 'teamId' = ?`, [WEBHOOK_TOPICS.delivery, team.teamId]);
     expect(counted!.count).toBe(0);
+  });
+});
+
+describe('webhook configuration', () => {
+  it('defaults to public addresses only and a 10 s limit, and refuses bad values by name', () => {
+    expect(loadConfig({})).toMatchObject({ webhookAllowPrivate: false, webhookTimeoutMs: 10_000 });
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '2500' })).toMatchObject({ webhookAllowPrivate: true, webhookTimeoutMs: 2500 });
+    for (const [name, value] of [
+      ['WEBHOOK_ALLOW_PRIVATE', 'maybe'],
+      ['WEBHOOK_TIMEOUT_MS', '10'],
+      ['WEBHOOK_TIMEOUT_MS', '120000'],
+      ['WEBHOOK_TIMEOUT_MS', 'soon'],
+    ] as const) {
+      expect(() => loadConfig({ [name]: value }), `${name}=${value}`).toThrow(ConfigError);
+      try {
+        loadConfig({ [name]: value });
+      } catch (error) {
+        expect((error as ConfigError).variable).toBe(name);
+      }
+    }
   });
 });

@@ -44,7 +44,10 @@ export const WEBHOOK_HEADERS = {
 
 export type WebhookDeliveryOptions = { auditKey: Buffer; allowPrivate: boolean; timeoutMs: number };
 
-type PostResult = { statusCode: number | null; durationMs: number; error: string | null };
+/** `refused`: the address is not one a webhook may reach (no retry can change that). */
+type PostResult = { statusCode: number | null; durationMs: number; error: string | null; refused?: boolean };
+
+const ADDRESS_NOT_ALLOWED = 'EADDRNOTALLOWED';
 
 /** Resolves like the system resolver, then refuses when any answer is a non-public address (the SSRF check at connect time). */
 function guardedLookup(allowPrivate: boolean): LookupFunction {
@@ -53,7 +56,7 @@ function guardedLookup(allowPrivate: boolean): LookupFunction {
       if (error) return callback(error, '', 0);
       const list = addresses as dns.LookupAddress[];
       const refused = !allowPrivate && list.find((entry) => isNonPublicAddress(entry.address));
-      if (refused) return callback(Object.assign(new Error(`${hostname} resolves to a non-public address (${refused.address})`), { code: 'EADDRNOTALLOWED' }), '', 0);
+      if (refused) return callback(Object.assign(new Error(`${hostname} resolves to a non-public address (${refused.address})`), { code: ADDRESS_NOT_ALLOWED }), '', 0);
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
       const first = list[0];
       if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
@@ -61,8 +64,6 @@ function guardedLookup(allowPrivate: boolean): LookupFunction {
     });
   };
 }
-
-class AddressNotAllowed extends Error {}
 
 /** One POST: no redirects followed (a 3xx is an answer like any other non-2xx), a hard time limit, the answer's body ignored. */
 function post(urlText: string, body: string, headers: Record<string, string>, options: WebhookDeliveryOptions): Promise<PostResult> {
@@ -73,7 +74,7 @@ function post(urlText: string, body: string, headers: Record<string, string>, op
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     // A literal address never reaches the resolver: check it here.
     if (!options.allowPrivate && isIP(host) !== 0 && isNonPublicAddress(host)) {
-      resolve({ statusCode: null, durationMs: 0, error: new AddressNotAllowed(`${host} is not a public address`).message });
+      resolve({ statusCode: null, durationMs: 0, error: `${host} is not a public address`, refused: true });
       return;
     }
     const client = url.protocol === 'https:' ? https : http;
@@ -102,7 +103,7 @@ function post(urlText: string, body: string, headers: Record<string, string>, op
       request.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
     }, options.timeoutMs);
     request.on('error', (error: NodeJS.ErrnoException) => {
-      finish({ statusCode: null, durationMs: elapsed(), error: error.message.slice(0, 500) });
+      finish({ statusCode: null, durationMs: elapsed(), error: error.message.slice(0, 500), refused: error.code === ADDRESS_NOT_ALLOWED });
     });
     request.end(body);
   });
@@ -151,7 +152,7 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
       [newId(), now, deliveryId, result.statusCode, result.durationMs, error, result.statusCode, error, now],
     );
     if (!delivered) {
-      if (result.error?.includes('non-public address') || result.error?.includes('is not a public address')) throw new PermanentOutboxError(result.error);
+      if (result.refused) throw new PermanentOutboxError(error ?? 'address not allowed');
       throw new Error(error ?? 'failed');
     }
     return async (tx: EntityManager) => {
