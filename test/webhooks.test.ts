@@ -109,7 +109,7 @@ const DELIVERIES_QUERY = `query($id: ID!, $first: Int, $after: String) { webhook
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
-  app = await startTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', SMTP_URL: smtp.url } });
+  app = await startTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', SMTP_URL: smtp.url }, countStatements: true });
   strictApp = await startTestApp();
 });
 afterAll(async () => {
@@ -548,8 +548,11 @@ describe('webhook deliveries', () => {
     expect((await rest.get(`/webhooks/${webhook.id}/deliveries?cursor=bogus`)).body.error.name).toBe('Request.Invalid');
   });
 
-  it('cost a team without endpoints nothing but the one probe: no delivery and no queue row', async () => {
+  it('cost a team without endpoints nothing but the one probe per event: no delivery and no queue row', async () => {
     const team = await seedTeam(app);
+    app.resetStatements();
+    expect((await clients(team).rest.post('/contacts', { name: 'Probe' })).status).toBe(200);
+    expect(app.statements.filter((statement) => statement.includes('webhook'))).toHaveLength(1);
     await sendEnvelope(team);
     const [counted] = await app.orm.em
       .fork()
