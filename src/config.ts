@@ -44,6 +44,8 @@ export type Config = {
   rateLimits: { apiKey: number; client: number; signingToken: number };
   /** Open subscriptions one API key may hold on one instance (SUBSCRIPTIONS_PER_KEY). */
   subscriptionsPerKey: number;
+  /** Origins whose pages may show the signing page in a frame (SIGNING_FRAME_ANCESTORS; empty: none). */
+  signingFrameAncestors: string[];
 };
 
 export class ConfigError extends Error {
@@ -64,6 +66,29 @@ function perMinute(defaultValue: number) {
   const message = 'must be an integer from 0 (no limit) to 1000000 (requests per minute)';
   return z.coerce.number({ error: message }).int(message).min(0, message).max(1_000_000, message).default(defaultValue);
 }
+
+/**
+ * Origins, separated by spaces or commas, each `https://host[:port]` or, for development,
+ * `http://localhost[:port]`: exactly what CSP `frame-ancestors` takes, nothing that widens it
+ * (no paths, no wildcards, no schemes alone).
+ */
+const originList = z.string().transform((value, check) => {
+  const origins = value.split(/[\s,]+/).filter((origin) => origin !== '');
+  for (const origin of origins) {
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    const allowed = url !== undefined && url.origin === origin.toLowerCase() && (url.protocol === 'https:' || (url.protocol === 'http:' && url.hostname === 'localhost'));
+    if (!allowed) {
+      check.addIssue({ code: 'custom', message: `must be origins separated by spaces or commas, each https://host[:port] or http://localhost[:port]; ${JSON.stringify(origin)} is not` });
+      return z.NEVER;
+    }
+  }
+  return origins.map((origin) => origin.toLowerCase());
+});
 
 const variables = {
   PORT: z.coerce
@@ -130,6 +155,7 @@ const variables = {
     .min(1, 'must be an integer from 1 to 1000000')
     .max(1_000_000, 'must be an integer from 1 to 1000000')
     .default(1_000),
+  SIGNING_FRAME_ANCESTORS: originList.optional(),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
@@ -197,5 +223,6 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       signingToken: values.RATE_LIMIT_SIGNING_PER_MINUTE as number,
     },
     subscriptionsPerKey: values.SUBSCRIPTIONS_PER_KEY as number,
+    signingFrameAncestors: (values.SIGNING_FRAME_ANCESTORS as string[] | undefined) ?? [],
   };
 }
