@@ -39,7 +39,7 @@ export async function issueSigningFinalCopyUrl(context: ServiceContext): Promise
       sql<boolean>`a.revoked_at is not null or (t.revoked_at is not null
         and t.revoked_at < coalesce(e.completed_at, e.voided_at, e.expired_at, 'infinity'::timestamptz))`.as('diedBeforeClosing'),
     ])
-    .where('t.token_hash', '=', hashSecret(token))
+    .where(sql<string>`t.token_hash`, '=', hashSecret(token))
     .executeTakeFirst()) as LinkRow | undefined;
   if (!row || row.diedBeforeClosing) throw new SigningTokenInvalidError();
   if (row.status !== 'finalized') throw new EnvelopeNotFinalizedError(row.envelopeId, row.status, 'finalCopy');
