@@ -81,7 +81,7 @@ const originList = z.string().transform((value, check) => {
     } catch {
       url = undefined;
     }
-    const allowed = url !== undefined && url.origin === origin.toLowerCase() && (url.protocol === 'https:' || (url.protocol === 'http:' && url.hostname === 'localhost'));
+    const allowed = url !== undefined && url.origin === origin.toLowerCase() && /^[a-z0-9.-]+$/.test(url.hostname) && (url.protocol === 'https:' || (url.protocol === 'http:' && url.hostname === 'localhost'));
     if (!allowed) {
       check.addIssue({ code: 'custom', message: `must be origins separated by spaces or commas, each https://host[:port] or http://localhost[:port]; ${JSON.stringify(origin)} is not` });
       return z.NEVER;
