@@ -413,6 +413,29 @@ function renderFields() {
       sheet.querySelector('.overlays').append(box);
     }
   }
+  fitTypedSignatures();
+}
+
+/**
+ * A typed signature fills its box as a drawn one does, and never runs out of it: the font is
+ * sized to the box's height, then shrunk until the name fits its width (a long name in a small
+ * box on a phone). Measured, as only the browser knows how wide a name is in the font it has.
+ */
+function fitTypedSignatures() {
+  for (const text of app.querySelectorAll('.field .typed')) {
+    const box = text.parentElement;
+    const style = getComputedStyle(box);
+    const width = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const height = box.clientHeight;
+    if (width <= 0 || height <= 0) continue;
+    text.style.lineHeight = '1';
+    let size = height * 0.8;
+    text.style.fontSize = `${size}px`;
+    for (let attempt = 0; attempt < 3 && text.offsetWidth > width; attempt += 1) {
+      size *= (width / text.offsetWidth) * 0.98;
+      text.style.fontSize = `${size}px`;
+    }
+  }
 }
 
 function fieldName(field) {
@@ -861,6 +884,7 @@ function openDecline() {
 let resizeTimer = 0;
 let drawnWidth = window.innerWidth;
 window.addEventListener('resize', () => {
+  if (screen === 'signing') fitTypedSignatures();
   clearTimeout(resizeTimer);
   resizeTimer = setTimeout(() => {
     if (screen !== 'signing' || window.innerWidth === drawnWidth) return;
