@@ -7,6 +7,7 @@
  * the same Message-ID, so the receiving side can tell it is the same mail, and the file default
  * writes the same file again rather than a second one.
  */
+import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
@@ -20,7 +21,11 @@ export type MailMessage = {
   text: string;
   html: string;
   language: string;
+  /** Files from the blob store (the sealed PDFs of a completion mail). */
+  attachments?: MailAttachment[];
 };
+
+export type MailAttachment = { filename: string; path: string };
 
 export type Mailer = {
   send(message: MailMessage): Promise<void>;
@@ -42,6 +47,12 @@ function mailOptions(from: string, message: MailMessage) {
     html: message.html,
     messageId: `<${oneLine(message.messageId)}>`,
     headers: { 'Content-Language': oneLine(message.language), 'Auto-Submitted': 'auto-generated' },
+    // Read here as streams: `disableFileAccess` below refuses file paths nodemailer would open itself.
+    attachments: (message.attachments ?? []).map((attachment) => ({
+      filename: oneLine(attachment.filename),
+      content: createReadStream(attachment.path),
+      contentType: 'application/pdf',
+    })),
     // No address may be read from a header the caller could influence.
     disableFileAccess: true,
     disableUrlAccess: true,
