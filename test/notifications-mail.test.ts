@@ -10,7 +10,7 @@ import { OUTBOX_TOPICS } from '../src/domain/signing/workflow.ts';
 import { createMailer, type Mailer } from '../src/domain/notification/mailer.ts';
 import { createPhoneProvider, type PhoneProvider } from '../src/domain/notification/sms.ts';
 import { createOutboxWorker, type OutboxHandler } from '../src/domain/notification/outbox-worker.ts';
-import { createClock } from '../src/shared/clock.ts';
+import { createClock, type Clock } from '../src/shared/clock.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, DELEGATE_MUTATION, SESSION_QUERY, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
@@ -45,14 +45,14 @@ function mailerFor(): Mailer {
 
 function handlersFor(
   phone: PhoneProvider = createPhoneProvider({ provider: undefined, dataDir: app.dataDir, logger }),
-  options: { attachmentLimitBytes?: number } = {},
+  options: { attachmentLimitBytes?: number; mailer?: Mailer } = {},
 ) {
   const { blobStore, pdfWorkers, seal, auditKey, clock, config } = app.dependencies;
   return new Map([
     // Sealing queues the final copies, as main.ts runs it.
     [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })],
     ...mailHandlers({
-      mailer: mailerFor(),
+      mailer: options.mailer ?? mailerFor(),
       phone,
       publicUrl: config.publicUrl,
       auditKey,
@@ -62,11 +62,11 @@ function handlersFor(
   ]);
 }
 
-function workerFor(team: SeededTeam, options: { handlers?: Map<string, OutboxHandler>; leaseMs?: number; maxAttempts?: number; baseBackoffMs?: number } = {}) {
+function workerFor(team: SeededTeam, options: { handlers?: Map<string, OutboxHandler>; leaseMs?: number; maxAttempts?: number; baseBackoffMs?: number; clock?: Clock } = {}) {
   const handlers = options.handlers ?? handlersFor();
   return createOutboxWorker({
     em: app.orm.em,
-    clock: createClock(),
+    clock: options.clock ?? createClock(),
     logger,
     handlers,
     payloadMatch: { teamId: team.teamId },
@@ -454,6 +454,81 @@ describe('final copies and hand-overs', () => {
     const session = await signingClient(app, linkIn(deputy!).split('/sign/')[1])(SESSION_QUERY);
     expect(session.data.signingSession.recipient.id).toBe(built.recipients.boss);
     expect((await auditEventsOf(built.envelopeId, 'invitation.sent')).map((event) => event.details.kind)).toEqual(['invitation', 'delegated']);
+  });
+});
+
+describe('a failing mail server', () => {
+  it('deferrals are retried until accepted, a bounce fails at once and shows on its agent, and neither holds up finalization or sealing', async () => {
+    let deferralsLeft = 3;
+    const deferred: string[] = [];
+    const failing = await startSmtpServer({
+      refuse(address) {
+        if (address === 'smtp-bounce@example.com') return { code: 550, message: 'No such user here' };
+        if (address === 'smtp-deferred@example.com' && deferralsLeft > 0) {
+          deferralsLeft -= 1;
+          deferred.push(address);
+          return { code: 451, message: 'Try again later' };
+        }
+        return null;
+      },
+    });
+    try {
+      const team = await seedTeam(app);
+      const mailer = createMailer({ smtpUrl: failing.url, from: 'no-reply@localhost', dataDir: app.dataDir, logger });
+      const handlers = handlersFor(undefined, { mailer });
+      const clock = createClock();
+      const built = await buildEnvelope(app, team.apiKey, {
+        name: 'Despite the mail server',
+        recipients: [
+          { identifier: 'signer', agents: [{ info: { name: 'Deferred', email: 'smtp-deferred@example.com' } }] },
+          { identifier: 'watcher', type: 'viewer', agents: [{ info: { name: 'Bounced', email: 'smtp-bounce@example.com' } }] },
+        ],
+      });
+      await send(team, built.envelopeId);
+      const token = await tokenFor(app, built.envelopeId, built.recipients.signer!);
+      // Backoff of a minute or more: nothing failed is retried within this part of the test.
+      const worker = workerFor(team, { handlers, clock, baseBackoffMs: 60_000 });
+      expect(await worker.drain()).toBe(1);
+      expect(deferred).toHaveLength(1);
+
+      // The signer signs (the link reached them some other way); the envelope finalizes and is
+      // sealed while its invitation is still waiting to be retried.
+      expect((await signAndComplete(app, token)).errors).toBeUndefined();
+      while ((await worker.drain()) > 0);
+      const [envelope] = await app.orm.em.fork().execute<{ status: string }[]>('select status from envelope where id = ?', [built.envelopeId]);
+      expect(envelope!.status).toBe('finalized');
+      const [document] = await app.orm.em.fork().execute<{ sealed_sha256: string | null }[]>('select sealed_sha256 from document where envelope_id = ?', [built.envelopeId]);
+      expect(document!.sealed_sha256).not.toBeNull();
+
+      // The bounce failed at once (one try), visibly; the deferred mails wait for their retry.
+      const rows = await outboxRowsOf(built.envelopeId);
+      const bounce = rows.find((row) => row.payload.to?.email === 'smtp-bounce@example.com')!;
+      expect(bounce.failed_at).not.toBeNull();
+      expect(bounce.last_error).toMatch(/550/);
+      const graphql = await graphqlClient(app, team.apiKey)(`query($id: ID!) { envelope(id: $id) { recipients { identifier agents { notification { failure { kind channel error attempts } } } } } }`, {
+        id: built.envelopeId,
+      });
+      const watcher = graphql.data.envelope.recipients.find((recipient: any) => recipient.identifier === 'watcher');
+      expect(watcher.agents[0].notification.failure).toMatchObject({ kind: 'completed', channel: 'email', attempts: 1, error: expect.stringMatching(/550 No such user here/) });
+      const pending = rows.filter((row) => row.payload.to?.email === 'smtp-deferred@example.com');
+      expect(pending.map((row) => [row.topic, row.processed_at, row.failed_at])).toEqual([
+        ['signing.invitation', null, null],
+        ['envelope.completed.notice', null, null],
+      ]);
+      expect(pending.every((row) => /451/.test(row.last_error ?? ''))).toBe(true);
+
+      // Hours later the server accepts again: the final copy arrives once; the invitation of a
+      // closed envelope is settled without a mail.
+      clock.advance(2 * 3600);
+      while ((await worker.drain()) > 0) clock.advance(2 * 3600);
+      expect(deferred).toHaveLength(3);
+      expect(failing.to('smtp-deferred@example.com').map((entry) => entry.mail.subject)).toEqual(['Completed: Despite the mail server']);
+      expect(failing.to('smtp-bounce@example.com')).toHaveLength(0);
+      const settled = await outboxRowsOf(built.envelopeId);
+      expect(settled.filter((row) => row.payload.to?.email === 'smtp-deferred@example.com').every((row) => row.processed_at !== null)).toBe(true);
+    } finally {
+      await failing.close();
+    }
   });
 });
 

@@ -12,6 +12,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Logger } from '../../shared/logger.ts';
+import { PermanentOutboxError } from './outbox-worker.ts';
 
 export type MailMessage = {
   /** Without angle brackets: `<local>@<host>`. */
@@ -59,12 +60,30 @@ function mailOptions(from: string, message: MailMessage) {
   };
 }
 
+/**
+ * A 5xx reply to the recipient or the message (no such mailbox, message refused) is final:
+ * retrying cannot change it, so the message fails at once and the sender sees it. Everything
+ * else (4xx deferrals, a server that is down, an authentication problem an operator can fix)
+ * is retried with backoff.
+ */
+export function classifySmtpError(error: unknown): Error {
+  const smtp = error as { code?: string; responseCode?: number; response?: string; message?: string };
+  const permanent =
+    (smtp.code === 'EENVELOPE' || smtp.code === 'EMESSAGE') && typeof smtp.responseCode === 'number' && smtp.responseCode >= 500 && smtp.responseCode < 600 && smtp.responseCode !== 503;
+  if (!permanent) return error instanceof Error ? error : new Error(String(error));
+  return new PermanentOutboxError(`the mail server refused the message: ${oneLine(smtp.response ?? smtp.message ?? String(smtp.responseCode))}`);
+}
+
 export function createMailer(options: { smtpUrl: string | undefined; from: string; dataDir: string; logger: Logger }): Mailer {
   if (options.smtpUrl) {
     const transport = nodemailer.createTransport(options.smtpUrl);
     return {
       async send(message) {
-        await transport.sendMail(mailOptions(options.from, message));
+        try {
+          await transport.sendMail(mailOptions(options.from, message));
+        } catch (error) {
+          throw classifySmtpError(error);
+        }
       },
       close: () => transport.close(),
     };
