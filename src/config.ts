@@ -16,6 +16,8 @@ export type Config = {
   smsProvider: { url: string; authorization: string | undefined; bodyTemplate: string } | undefined;
   /** The From of every mail: `MAIL_FROM`, else `no-reply@` the public host. */
   mailFrom: string;
+  /** The completion mail attaches the sealed PDFs when together they are at most this many bytes (0: never). */
+  mailAttachmentLimitBytes: number;
   sealP12Path: string | undefined;
   sealP12Password: string | undefined;
   /** RFC 3161 timestamp authority: when set, every seal carries a signature timestamp (PAdES B-T). */
@@ -156,6 +158,12 @@ const variables = {
     .max(1_000_000, 'must be an integer from 1 to 1000000')
     .default(1_000),
   SIGNING_FRAME_ANCESTORS: originList.optional(),
+  MAIL_ATTACHMENT_LIMIT_BYTES: z.coerce
+    .number({ error: 'must be an integer from 0 to 26214400 (25 MiB)' })
+    .int('must be an integer from 0 to 26214400 (25 MiB)')
+    .min(0, 'must be an integer from 0 to 26214400 (25 MiB)')
+    .max(25 * 1024 * 1024, 'must be an integer from 0 to 26214400 (25 MiB)')
+    .default(10 * 1024 * 1024),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
@@ -203,6 +211,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
             bodyTemplate: (values.SMS_PROVIDER_BODY as string | undefined) ?? DEFAULT_SMS_BODY,
           },
     mailFrom: (values.MAIL_FROM as string | undefined) ?? `no-reply@${new URL(publicUrl).hostname}`,
+    mailAttachmentLimitBytes: values.MAIL_ATTACHMENT_LIMIT_BYTES as number,
     sealP12Path: values.SEAL_P12 as string | undefined,
     sealP12Password: values.SEAL_P12_PASSWORD as string | undefined,
     tsaUrl: values.TSA_URL as string | undefined,
