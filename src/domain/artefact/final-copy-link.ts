@@ -50,3 +50,11 @@ export function verifyFinalCopyLink(auditKey: Buffer, signed: string, now: Date)
 export function finalCopyUrl(publicUrl: string, signed: string): string {
   return `${publicUrl}/api/v1/key/final-copy/${signed}`;
 }
+
+/** The completion mail's link maker (mail.handlers.ts `finalCopyLink`): valid FINAL_COPY_LINK_TTL_SECONDS. */
+export function finalCopyLinkMaker(auditKey: Buffer, publicUrl: string) {
+  return (target: FinalCopyTarget, now: Date): { url: string; expiresAt: Date } => {
+    const expiresAt = new Date(now.getTime() + FINAL_COPY_LINK_TTL_SECONDS * 1000);
+    return { url: finalCopyUrl(publicUrl, signFinalCopyLink(auditKey, target, expiresAt)), expiresAt };
+  };
+}
