@@ -18,7 +18,6 @@ import { createLogger } from './shared/logger.ts';
 import { loadSealCertificate, SealCertificateError, type SealCertificate } from './domain/artefact/seal-certificate.ts';
 import { createOutboxWorker } from './domain/notification/outbox-worker.ts';
 import { mailHandlers, notificationFailureHook } from './domain/notification/mail.handlers.ts';
-import { finalCopyLinkMaker } from './domain/artefact/final-copy-link.ts';
 import { createMailer } from './domain/notification/mailer.ts';
 import { createPhoneProvider } from './domain/notification/sms.ts';
 import { artefactSealHandler } from './domain/artefact/artefact.service.ts';
@@ -145,7 +144,6 @@ const outboxWorker = createOutboxWorker({
       auditKey,
       blobStore,
       attachmentLimitBytes: config.mailAttachmentLimitBytes,
-      finalCopyLink: finalCopyLinkMaker(auditKey, config.publicUrl),
     }),
   ]),
   onFailed: notificationFailureHook(auditKey),

@@ -12,6 +12,7 @@ import fs from 'node:fs/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BlobStore } from '../../shared/blob-store.ts';
 import { safeFileNames } from '../artefact/download.service.ts';
+import { finalCopyLinkMaker } from '../artefact/final-copy-link.ts';
 import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
 import { appendAuditEvent } from '../audit/audit.service.ts';
 import { OUTBOX_TOPICS } from '../signing/workflow.ts';
@@ -28,8 +29,6 @@ export type MailHandlerOptions = {
   blobStore: Pick<BlobStore, 'pathFor'>;
   /** The sealed documents are attached to the completion mail when together they are at most this large. */
   attachmentLimitBytes: number;
-  /** A link that downloads the final copy for one agent (no key, no signing token needed). */
-  finalCopyLink?: (target: { envelopeId: string; recipientId: string; agentId: string }, now: Date) => { url: string; expiresAt: Date };
 };
 
 type Person = { name: string | null; email: string | null; phone: string | null; locale: string | null };
@@ -218,14 +217,9 @@ export function completedNoticeMailHandler(options: MailHandlerOptions): OutboxH
     );
     const total = files.reduce((sum, file) => sum + file.size, 0);
     const attachments = total <= options.attachmentLimitBytes ? files.map(({ filename, path }) => ({ filename, path })) : [];
-    const link = options.finalCopyLink?.({ envelopeId, recipientId: String(payload.recipientId), agentId: String(payload.agentId) }, now);
-    const { channel, messageId } = await deliver(
-      options,
-      message,
-      'completed',
-      { envelopeName: envelope.name, link: link?.url, expiresAt: link?.expiresAt.toISOString() ?? null },
-      attachments,
-    );
+    // This person's own link to the sealed copy (the signing link died at the closing).
+    const link = finalCopyLinkMaker(options.auditKey, options.publicUrl)({ envelopeId, recipientId: String(payload.recipientId), agentId: String(payload.agentId) }, now);
+    const { channel, messageId } = await deliver(options, message, 'completed', { envelopeName: envelope.name, link: link.url, expiresAt: link.expiresAt.toISOString() }, attachments);
     return acknowledgeDelivery(options, {
       teamId: envelope.teamId,
       envelopeId,
