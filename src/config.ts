@@ -16,6 +16,8 @@ export type Config = {
   smsProvider: { url: string; authorization: string | undefined; bodyTemplate: string } | undefined;
   /** The From of every mail: `MAIL_FROM`, else `no-reply@` the public host. */
   mailFrom: string;
+  /** The completion mail attaches the sealed PDFs when together they are at most this many bytes (0: never). */
+  mailAttachmentLimitBytes: number;
   sealP12Path: string | undefined;
   sealP12Password: string | undefined;
   /** RFC 3161 timestamp authority: when set, every seal carries a signature timestamp (PAdES B-T). */
@@ -44,6 +46,8 @@ export type Config = {
   rateLimits: { apiKey: number; client: number; signingToken: number };
   /** Open subscriptions one API key may hold on one instance (SUBSCRIPTIONS_PER_KEY). */
   subscriptionsPerKey: number;
+  /** Origins whose pages may show the signing page in a frame (SIGNING_FRAME_ANCESTORS; empty: none). */
+  signingFrameAncestors: string[];
   /** Webhook endpoints may name loopback and private addresses (development and tests only). */
   webhookAllowPrivate: boolean;
   /** How long one webhook POST may take before it counts as failed (WEBHOOK_TIMEOUT_MS). */
@@ -68,6 +72,29 @@ function perMinute(defaultValue: number) {
   const message = 'must be an integer from 0 (no limit) to 1000000 (requests per minute)';
   return z.coerce.number({ error: message }).int(message).min(0, message).max(1_000_000, message).default(defaultValue);
 }
+
+/**
+ * Origins, separated by spaces or commas, each `https://host[:port]` or, for development,
+ * `http://localhost[:port]`: exactly what CSP `frame-ancestors` takes, nothing that widens it
+ * (no paths, no wildcards, no schemes alone).
+ */
+const originList = z.string().transform((value, check) => {
+  const origins = value.split(/[\s,]+/).filter((origin) => origin !== '');
+  for (const origin of origins) {
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    const allowed = url !== undefined && url.origin === origin.toLowerCase() && /^[a-z0-9.-]+$/.test(url.hostname) && (url.protocol === 'https:' || (url.protocol === 'http:' && url.hostname === 'localhost'));
+    if (!allowed) {
+      check.addIssue({ code: 'custom', message: `must be origins separated by spaces or commas, each https://host[:port] or http://localhost[:port]; ${JSON.stringify(origin)} is not` });
+      return z.NEVER;
+    }
+  }
+  return origins.map((origin) => origin.toLowerCase());
+});
 
 const variables = {
   PORT: z.coerce
@@ -134,6 +161,13 @@ const variables = {
     .min(1, 'must be an integer from 1 to 1000000')
     .max(1_000_000, 'must be an integer from 1 to 1000000')
     .default(1_000),
+  SIGNING_FRAME_ANCESTORS: originList.optional(),
+  MAIL_ATTACHMENT_LIMIT_BYTES: z.coerce
+    .number({ error: 'must be an integer from 0 to 26214400 (25 MiB)' })
+    .int('must be an integer from 0 to 26214400 (25 MiB)')
+    .min(0, 'must be an integer from 0 to 26214400 (25 MiB)')
+    .max(25 * 1024 * 1024, 'must be an integer from 0 to 26214400 (25 MiB)')
+    .default(10 * 1024 * 1024),
   WEBHOOK_ALLOW_PRIVATE: booleanFlag.default(false),
   WEBHOOK_TIMEOUT_MS: z.coerce
     .number({ error: 'must be an integer from 1000 to 60000 (milliseconds)' })
@@ -188,6 +222,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
             bodyTemplate: (values.SMS_PROVIDER_BODY as string | undefined) ?? DEFAULT_SMS_BODY,
           },
     mailFrom: (values.MAIL_FROM as string | undefined) ?? `no-reply@${new URL(publicUrl).hostname}`,
+    mailAttachmentLimitBytes: values.MAIL_ATTACHMENT_LIMIT_BYTES as number,
     sealP12Path: values.SEAL_P12 as string | undefined,
     sealP12Password: values.SEAL_P12_PASSWORD as string | undefined,
     tsaUrl: values.TSA_URL as string | undefined,
@@ -208,6 +243,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       signingToken: values.RATE_LIMIT_SIGNING_PER_MINUTE as number,
     },
     subscriptionsPerKey: values.SUBSCRIPTIONS_PER_KEY as number,
+    signingFrameAncestors: (values.SIGNING_FRAME_ANCESTORS as string[] | undefined) ?? [],
     webhookAllowPrivate: values.WEBHOOK_ALLOW_PRIVATE as boolean,
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS as number,
   };

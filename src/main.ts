@@ -138,7 +138,14 @@ const outboxWorker = createOutboxWorker({
   logger,
   handlers: new Map([
     [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })],
-    ...mailHandlers({ mailer, phone: createPhoneProvider({ provider: config.smsProvider, dataDir: config.dataDir, logger }), publicUrl: config.publicUrl, auditKey }),
+    ...mailHandlers({
+      mailer,
+      phone: createPhoneProvider({ provider: config.smsProvider, dataDir: config.dataDir, logger }),
+      publicUrl: config.publicUrl,
+      auditKey,
+      blobStore,
+      attachmentLimitBytes: config.mailAttachmentLimitBytes,
+    }),
     [OUTBOX_TOPICS.webhookDisabledNotice, webhookDisabledNoticeHandler({ mailer, publicUrl: config.publicUrl })],
   ]),
   onFailed: notificationFailureHook(auditKey),

@@ -18,7 +18,13 @@ export type RunningServer = {
  */
 export async function listen(
   app: App,
-  { port, host, maxUploadBytes, bodyTimeouts }: { port: number; host?: string; maxUploadBytes: number; bodyTimeouts?: Partial<BodyTimeouts> },
+  {
+    port,
+    host,
+    maxUploadBytes,
+    bodyTimeouts,
+    webSocketIdleMs,
+  }: { port: number; host?: string; maxUploadBytes: number; bodyTimeouts?: Partial<BodyTimeouts>; webSocketIdleMs?: number },
 ): Promise<RunningServer> {
   const timeouts: BodyTimeouts = { ...BODY_TIMEOUTS, ...bodyTimeouts };
   const handle = withGraphQLUploads(app, { graphqlPath: app.graphqlEndpoint, maxFileBytes: maxUploadBytes });
@@ -32,7 +38,7 @@ export async function listen(
   server.requestTimeout = timeouts.totalMs + timeouts.headersMs + 5_000;
   server.headersTimeout = timeouts.headersMs;
   // Subscriptions (and any operation) over WebSocket on the same port and path.
-  const webSocket = attachGraphQLWebSocket(server, app);
+  const webSocket = attachGraphQLWebSocket(server, app, { idleMs: webSocketIdleMs });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -1,16 +1,19 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { artefactSealHandler } from '../src/domain/artefact/artefact.service.ts';
 import { mailHandlers, notificationFailureHook } from '../src/domain/notification/mail.handlers.ts';
+import { OUTBOX_TOPICS } from '../src/domain/signing/workflow.ts';
 import { createMailer, type Mailer } from '../src/domain/notification/mailer.ts';
 import { createPhoneProvider, type PhoneProvider } from '../src/domain/notification/sms.ts';
 import { createOutboxWorker, type OutboxHandler } from '../src/domain/notification/outbox-worker.ts';
-import { createClock } from '../src/shared/clock.ts';
+import { createClock, type Clock } from '../src/shared/clock.ts';
 import { createLogger } from '../src/shared/logger.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, SESSION_QUERY, signAndComplete, signingClient } from './helpers/signing.ts';
+import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { buildEnvelope, DELEGATE_MUTATION, SESSION_QUERY, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
 import { signingLinkIn, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './helpers/smtp.ts';
 
 /*
@@ -40,15 +43,30 @@ function mailerFor(): Mailer {
   return createMailer({ smtpUrl: app.dependencies.config.smtpUrl, from: app.dependencies.config.mailFrom, dataDir: app.dataDir, logger });
 }
 
-function handlersFor(phone: PhoneProvider = createPhoneProvider({ provider: undefined, dataDir: app.dataDir, logger })) {
-  return mailHandlers({ mailer: mailerFor(), phone, publicUrl: app.dependencies.config.publicUrl, auditKey: app.dependencies.auditKey });
+function handlersFor(
+  phone: PhoneProvider = createPhoneProvider({ provider: undefined, dataDir: app.dataDir, logger }),
+  options: { attachmentLimitBytes?: number; mailer?: Mailer } = {},
+) {
+  const { blobStore, pdfWorkers, seal, auditKey, clock, config } = app.dependencies;
+  return new Map([
+    // Sealing queues the final copies, as main.ts runs it.
+    [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })],
+    ...mailHandlers({
+      mailer: options.mailer ?? mailerFor(),
+      phone,
+      publicUrl: config.publicUrl,
+      auditKey,
+      blobStore,
+      attachmentLimitBytes: options.attachmentLimitBytes ?? config.mailAttachmentLimitBytes,
+    }),
+  ]);
 }
 
-function workerFor(team: SeededTeam, options: { handlers?: Map<string, OutboxHandler>; leaseMs?: number; maxAttempts?: number; baseBackoffMs?: number } = {}) {
+function workerFor(team: SeededTeam, options: { handlers?: Map<string, OutboxHandler>; leaseMs?: number; maxAttempts?: number; baseBackoffMs?: number; clock?: Clock } = {}) {
   const handlers = options.handlers ?? handlersFor();
   return createOutboxWorker({
     em: app.orm.em,
-    clock: createClock(),
+    clock: options.clock ?? createClock(),
     logger,
     handlers,
     payloadMatch: { teamId: team.teamId },
@@ -264,7 +282,17 @@ describe('invitation mails', () => {
       expect(bad.last_error).toContain('HTTP 400');
       const failed = await auditEventsOf(built.envelopeId, 'notification.failed');
       expect(failed).toHaveLength(1);
-      expect(failed[0]!.details).toMatchObject({ topic: 'signing.invitation', recipientId: built.recipients.bad });
+      expect(failed[0]!.details).toMatchObject({ topic: 'signing.invitation', kind: 'invitation', channel: 'sms', recipientId: built.recipients.bad });
+      // The sender sees on the agent, on both faces, whom the envelope did not reach and why.
+      const graphql = await graphqlClient(app, team.apiKey)(
+        `query($id: ID!) { envelope(id: $id) { recipients { identifier agents { notification { lastDeliveredAt failure { kind channel error attempts failedAt } } } } } }`,
+        { id: built.envelopeId },
+      );
+      const agentsBy = (identifier: string) => graphql.data.envelope.recipients.find((recipient: any) => recipient.identifier === identifier).agents;
+      expect(agentsBy('bad')[0].notification).toMatchObject({ lastDeliveredAt: null, failure: { kind: 'invitation', channel: 'sms', error: expect.stringContaining('HTTP 400'), attempts: 1 } });
+      expect(agentsBy('wa')[0].notification).toMatchObject({ lastDeliveredAt: expect.any(String), failure: null });
+      const rest = await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/recipients/${built.recipients.bad}`);
+      expect(rest.body.payload.recipient.agents[0].notification.failure).toMatchObject({ kind: 'invitation', channel: 'sms', error: expect.stringContaining('HTTP 400') });
     } finally {
       await new Promise<void>((resolve) => provider.close(() => resolve()));
     }
@@ -335,6 +363,181 @@ describe('crashes between claim and acknowledgement', () => {
     expect(await auditEventsOf(built.envelopeId, 'invitation.sent')).toHaveLength(4);
     const rows = await outboxRowsOf(built.envelopeId);
     expect(rows.every((row) => row.processed_at !== null && row.payload.secret === undefined)).toBe(true);
+  });
+});
+
+describe('final copies and hand-overs', () => {
+  /** Runs the worker until nothing is due (sealing, then the completion mails it queues). */
+  async function deliverAll(team: SeededTeam, handlers?: Map<string, OutboxHandler>) {
+    const worker = workerFor(team, { handlers });
+    while ((await worker.drain()) > 0);
+  }
+
+  async function sealedSha256Of(envelopeId: string): Promise<string[]> {
+    const rows = await app.orm.em.fork().execute<{ sealed_sha256: string }[]>('select sealed_sha256 from document where envelope_id = ? order by "order", id', [envelopeId]);
+    return rows.map((row) => row.sealed_sha256);
+  }
+
+  it('once sealed, every signer and viewer gets the final copy once, in their locale, with the sealed PDF attached', async () => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, {
+      name: 'Lease <2026>',
+      recipients: [
+        { identifier: 'tenant', agents: [{ info: { name: 'Tess', email: 'final-tenant@example.com' } }] },
+        { identifier: 'watcher', type: 'viewer', agents: [{ info: { name: 'Vedat', email: 'final-viewer@example.com', locale: 'tr-TR' } }] },
+      ],
+    });
+    await send(team, built.envelopeId);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.tenant!);
+    await deliverAll(team);
+    expect((await signAndComplete(app, token)).errors).toBeUndefined();
+    await deliverAll(team);
+    await deliverAll(team);
+
+    const [sealed] = await sealedSha256Of(built.envelopeId);
+    expect(sealed).toMatch(/^[0-9a-f]{64}$/);
+    const tenant = mailsTo('final-tenant@example.com').filter((entry) => entry.mail.subject?.startsWith('Completed'));
+    expect(tenant.map((entry) => entry.mail.subject)).toEqual(['Completed: Lease <2026>']);
+    expect(tenant[0]!.mail.text).toContain('The signed documents are attached to this message.');
+    expect(tenant[0]!.mail.html).toContain('Lease &#60;2026&#62;');
+    const [attachment] = tenant[0]!.mail.attachments;
+    expect(tenant[0]!.mail.attachments).toHaveLength(1);
+    expect(attachment!.contentType).toBe('application/pdf');
+    // The attachment is the sealed document itself, byte for byte.
+    expect(createHash('sha256').update(attachment!.content).digest('hex')).toBe(sealed);
+
+    // The mail's link (this person's own; the signing link died at the closing) downloads the same sealed PDF.
+    const link = /https?:\/\/\S+\/api\/v1\/key\/final-copy\/[A-Za-z0-9._-]+/.exec(tenant[0]!.mail.text ?? '')?.[0];
+    expect(link, tenant[0]!.mail.text).toBeDefined();
+    expect(tenant[0]!.mail.text).toMatch(/This download link works until /);
+    const downloaded = await fetch(`${app.url}${new URL(link!).pathname}`);
+    expect(downloaded.status).toBe(200);
+    expect(createHash('sha256').update(Buffer.from(await downloaded.arrayBuffer())).digest('hex')).toBe(sealed);
+
+    const viewer = mailsTo('final-viewer@example.com');
+    expect(viewer.map((entry) => entry.mail.subject)).toEqual(['Tamamlandı: Lease <2026>']);
+    expect(viewer[0]!.mail.text).toContain('İmzalı belgeler bu iletinin ekinde yer alıyor.');
+    expect(viewer[0]!.mail.text).not.toMatch(/signed|attached/i);
+    expect(viewer[0]!.mail.attachments).toHaveLength(1);
+
+    const notices = (await auditEventsOf(built.envelopeId, 'notice.sent')).filter((event) => event.details.kind === 'completed');
+    expect(notices.map((event) => event.details.attachedDocuments)).toEqual([1, 1]);
+  });
+
+  it('sealed documents over the attachment limit are not attached', async () => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, { name: 'Too big to attach', recipients: [{ identifier: 'only', agents: [{ info: { name: 'Olga', email: 'final-big@example.com' } }] }] });
+    await send(team, built.envelopeId);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.only!);
+    const handlers = handlersFor(undefined, { attachmentLimitBytes: 100 });
+    await deliverAll(team, handlers);
+    expect((await signAndComplete(app, token)).errors).toBeUndefined();
+    await deliverAll(team, handlers);
+    const [final] = mailsTo('final-big@example.com').filter((entry) => entry.mail.subject === 'Completed: Too big to attach');
+    expect(final!.mail.attachments).toHaveLength(0);
+    expect(final!.mail.text).not.toContain('attached');
+    expect(final!.mail.text).toMatch(/Download the signed copy: https?:\/\/\S+\/api\/v1\/key\/final-copy\//);
+  });
+
+  it('a delegation tells the delegator whom the role went to, and invites the new person in its name', async () => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, {
+      name: 'Hand it on',
+      recipients: [{ identifier: 'boss', type: 'delegator', agents: [{ info: { name: 'Berk', email: 'handover-boss@example.com', locale: 'tr-TR' } }] }],
+    });
+    await send(team, built.envelopeId);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.boss!);
+    await deliverAll(team);
+    const delegated = await signingClient(app, token)(DELEGATE_MUTATION, { person: { name: 'Deniz <Assistant>', email: 'handover-deputy@example.com' } });
+    expect(delegated.errors).toBeUndefined();
+    await deliverAll(team);
+
+    const boss = mailsTo('handover-boss@example.com').map((entry) => entry.mail);
+    expect(boss.map((mail) => mail.subject)).toEqual(['İmzanız bekleniyor: Hand it on', 'Devredildi: Hand it on']);
+    expect(boss[1]!.text).toContain('“Hand it on” belgesini Deniz <Assistant> devrettiniz');
+    expect(boss[1]!.html).toContain('Deniz &#60;Assistant&#62;');
+    const [deputy] = mailsTo('handover-deputy@example.com');
+    expect(mailsTo('handover-deputy@example.com')).toHaveLength(1);
+    expect(deputy!.mail.subject).toBe('Please sign: Hand it on');
+    expect(deputy!.mail.text).toContain('Berk asked you to review and sign “Hand it on” in their place.');
+    const session = await signingClient(app, linkIn(deputy!).split('/sign/')[1])(SESSION_QUERY);
+    expect(session.data.signingSession.recipient.id).toBe(built.recipients.boss);
+    expect((await auditEventsOf(built.envelopeId, 'invitation.sent')).map((event) => event.details.kind)).toEqual(['invitation', 'delegated']);
+  });
+});
+
+describe('a failing mail server', () => {
+  it('deferrals are retried until accepted, a bounce fails at once and shows on its agent, and neither holds up finalization or sealing', async () => {
+    let deferralsLeft = 3;
+    const deferred: string[] = [];
+    const failing = await startSmtpServer({
+      refuse(address) {
+        if (address === 'smtp-bounce@example.com') return { code: 550, message: 'No such user here' };
+        if (address === 'smtp-deferred@example.com' && deferralsLeft > 0) {
+          deferralsLeft -= 1;
+          deferred.push(address);
+          return { code: 451, message: 'Try again later' };
+        }
+        return null;
+      },
+    });
+    try {
+      const team = await seedTeam(app);
+      const mailer = createMailer({ smtpUrl: failing.url, from: 'no-reply@localhost', dataDir: app.dataDir, logger });
+      const handlers = handlersFor(undefined, { mailer });
+      const clock = createClock();
+      const built = await buildEnvelope(app, team.apiKey, {
+        name: 'Despite the mail server',
+        recipients: [
+          { identifier: 'signer', agents: [{ info: { name: 'Deferred', email: 'smtp-deferred@example.com' } }] },
+          { identifier: 'watcher', type: 'viewer', agents: [{ info: { name: 'Bounced', email: 'smtp-bounce@example.com' } }] },
+        ],
+      });
+      await send(team, built.envelopeId);
+      const token = await tokenFor(app, built.envelopeId, built.recipients.signer!);
+      // Backoff of a minute or more: nothing failed is retried within this part of the test.
+      const worker = workerFor(team, { handlers, clock, baseBackoffMs: 60_000 });
+      expect(await worker.drain()).toBe(1);
+      expect(deferred).toHaveLength(1);
+
+      // The signer signs (the link reached them some other way); the envelope finalizes and is
+      // sealed while its invitation is still waiting to be retried.
+      expect((await signAndComplete(app, token)).errors).toBeUndefined();
+      while ((await worker.drain()) > 0);
+      const [envelope] = await app.orm.em.fork().execute<{ status: string }[]>('select status from envelope where id = ?', [built.envelopeId]);
+      expect(envelope!.status).toBe('finalized');
+      const [document] = await app.orm.em.fork().execute<{ sealed_sha256: string | null }[]>('select sealed_sha256 from document where envelope_id = ?', [built.envelopeId]);
+      expect(document!.sealed_sha256).not.toBeNull();
+
+      // The bounce failed at once (one try), visibly; the deferred mails wait for their retry.
+      const rows = await outboxRowsOf(built.envelopeId);
+      const bounce = rows.find((row) => row.payload.to?.email === 'smtp-bounce@example.com')!;
+      expect(bounce.failed_at).not.toBeNull();
+      expect(bounce.last_error).toMatch(/550/);
+      const graphql = await graphqlClient(app, team.apiKey)(`query($id: ID!) { envelope(id: $id) { recipients { identifier agents { notification { failure { kind channel error attempts } } } } } }`, {
+        id: built.envelopeId,
+      });
+      const watcher = graphql.data.envelope.recipients.find((recipient: any) => recipient.identifier === 'watcher');
+      expect(watcher.agents[0].notification.failure).toMatchObject({ kind: 'completed', channel: 'email', attempts: 1, error: expect.stringMatching(/550 No such user here/) });
+      const pending = rows.filter((row) => row.payload.to?.email === 'smtp-deferred@example.com');
+      expect(pending.map((row) => [row.topic, row.processed_at, row.failed_at])).toEqual([
+        ['signing.invitation', null, null],
+        ['envelope.completed.notice', null, null],
+      ]);
+      expect(pending.every((row) => /451/.test(row.last_error ?? ''))).toBe(true);
+
+      // Hours later the server accepts again: the final copy arrives once; the invitation of a
+      // closed envelope is settled without a mail.
+      clock.advance(2 * 3600);
+      while ((await worker.drain()) > 0) clock.advance(2 * 3600);
+      expect(deferred).toHaveLength(3);
+      expect(failing.to('smtp-deferred@example.com').map((entry) => entry.mail.subject)).toEqual(['Completed: Despite the mail server']);
+      expect(failing.to('smtp-bounce@example.com')).toHaveLength(0);
+      const settled = await outboxRowsOf(built.envelopeId);
+      expect(settled.filter((row) => row.payload.to?.email === 'smtp-deferred@example.com').every((row) => row.processed_at !== null)).toBe(true);
+    } finally {
+      await failing.close();
+    }
   });
 });
 

@@ -103,6 +103,8 @@ describe('the reminder schedule', () => {
         handlers: mailHandlers({
           mailer: createMailer({ smtpUrl: smtp.url, from: 'no-reply@localhost', dataDir: app.dataDir, logger }),
           phone: createPhoneProvider({ provider: undefined, dataDir: app.dataDir, logger }),
+          blobStore: app.dependencies.blobStore,
+          attachmentLimitBytes: app.dependencies.config.mailAttachmentLimitBytes,
           publicUrl,
           auditKey,
         }),

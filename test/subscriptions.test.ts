@@ -284,7 +284,7 @@ describe.skipIf(inject('databaseKind') === 'embedded')('across instances (a Post
 describe('subscription limits', () => {
   let limited: TestApp;
   beforeAll(async () => {
-    limited = await startTestApp({ liveLimits: { perApiKey: 3, perConnection: 2, maxQueuedEvents: 3 } });
+    limited = await startTestApp({ liveLimits: { perApiKey: 3, perConnection: 2, maxQueuedEvents: 3 }, webSocketIdleMs: 400 });
   });
   afterAll(async () => {
     await limited.close();
@@ -317,6 +317,25 @@ describe('subscription limits', () => {
     await elsewhere.close();
     for (const stop of stops) stop();
     await client.dispose();
+  });
+  it('closes a WebSocket connection that runs no operation (credentials or not), but not one with a live subscription', async () => {
+    const team = await seedTeam(limited);
+    const url = limited.url.replace(/^http/, 'ws') + '/graphql';
+    const idle = new WebSocket(url, 'graphql-transport-ws');
+    const idleClosed = new Promise<number>((resolve) => idle.once('close', (code) => resolve(code)));
+    await new Promise((resolve) => idle.once('open', resolve));
+    idle.send(JSON.stringify({ type: 'connection_init', payload: {} }));
+    const started = Date.now();
+    expect(await idleClosed).toBe(4408);
+    expect(Date.now() - started).toBeLessThan(3_000);
+
+    // One holding a subscription stays open well past the idle time, and its subscription lives.
+    const busy = subscribe(limited, 'ws', { apiKey: team.apiKey }, STATUS_CHANGED);
+    await untilWatching(limited, 1);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(busy.results).toEqual([]);
+    expect(limited.dependencies.envelopeEvents!.watcherCount).toBe(1);
+    await busy.close();
   });
   it('refuses a signing link’s subscription past the limit by name', async () => {
     const team = await seedTeam(limited);

@@ -1,12 +1,19 @@
 import type http from 'node:http';
 import type { ExecutionArgs } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { App } from '../app.ts';
 import type { LiveConnection } from '../domain/live/live.service.ts';
 
 /** A WebSocket message larger than this closes the connection (the GraphQL POST body limit). */
 const MAX_MESSAGE_BYTES = 1024 * 1024;
+
+/**
+ * A connection with no operation running for this long is closed (4408, "Idle"). Credentials are
+ * only checked per operation (so a missing key is answered by name, as on HTTP), which would
+ * otherwise let anyone hold sockets open for free, kept alive by our own pings.
+ */
+export const WEBSOCKET_IDLE_MS = 60_000;
 
 /** The credentials a client may put in `connectionParams`, read as the HTTP face reads its headers. */
 const PARAM_HEADERS = ['x-service-api-key', 'x-signing-token'] as const;
@@ -36,11 +43,33 @@ function headersOf(upgrade: http.IncomingMessage, connectionParams: Readonly<Rec
  * server: every operation runs through the same yoga plugins (limits, error mask, rate limits) as
  * over HTTP. Keep-alive pings every 12 s keep proxies from cutting idle connections.
  */
-export function attachGraphQLWebSocket(server: http.Server, app: App): { close(): Promise<void> } {
+export function attachGraphQLWebSocket(server: http.Server, app: App, options: { idleMs?: number } = {}): { close(): Promise<void> } {
   const wsServer = new WebSocketServer({ server, path: app.graphqlEndpoint, maxPayload: MAX_MESSAGE_BYTES });
   const connections = new WeakMap<object, LiveConnection>();
+  const idleMs = options.idleMs ?? WEBSOCKET_IDLE_MS;
+  const activity = new WeakMap<object, { running: number; timer: NodeJS.Timeout | undefined }>();
+  const stateOf = (socket: WebSocket) => {
+    let state = activity.get(socket);
+    if (!state) activity.set(socket, (state = { running: 0, timer: undefined }));
+    return state;
+  };
+  const armIdleClose = (socket: WebSocket) => {
+    const state = stateOf(socket);
+    clearTimeout(state.timer);
+    state.timer = setTimeout(() => socket.close(4408, 'Idle'), idleMs);
+    state.timer.unref();
+  };
+  wsServer.on('connection', (socket) => {
+    armIdleClose(socket);
+    socket.once('close', () => clearTimeout(stateOf(socket).timer));
+  });
   const disposable = useServer(
     {
+      onComplete: (ctx) => {
+        const state = stateOf(ctx.extra.socket);
+        state.running = Math.max(0, state.running - 1);
+        if (state.running === 0) armIdleClose(ctx.extra.socket);
+      },
       execute: (args) => ((args as ExecutionArgs).rootValue as Enveloped).execute(args as ExecutionArgs),
       subscribe: (args) => ((args as ExecutionArgs).rootValue as Enveloped).subscribe(args as ExecutionArgs),
       onSubscribe: async (ctx, _id, payload) => {
@@ -52,6 +81,10 @@ export function attachGraphQLWebSocket(server: http.Server, app: App): { close()
         const document = enveloped.parse(payload.query);
         const errors = enveloped.validate(enveloped.schema, document);
         if (errors.length > 0) return errors;
+        // From here the operation runs until onComplete: the connection is not idle.
+        const state = stateOf(ctx.extra.socket);
+        state.running += 1;
+        clearTimeout(state.timer);
         return {
           schema: enveloped.schema,
           operationName: payload.operationName,

@@ -25,6 +25,7 @@ const SUBMIT = `mutation SigningPageSubmit($values: [SigningValueInput!], $compl
 const HOSTED = `mutation SigningPageHost($recipientId: ID!) { startHostedSigning(recipientId: $recipientId) { recipientId token } }`;
 const DELEGATE = `mutation SigningPageDelegate($person: SigningPersonInput!) { delegateSigning(person: $person) { recipientId delegatedAt } }`;
 const DECLINE = `mutation SigningPageDecline($reason: String!) { declineSigning(reason: $reason) { envelope { status } } }`;
+const FINAL_COPY = `query SigningPageFinalCopy { signingFinalCopy { url } }`;
 
 /** @type {any} */ let session = null;
 /** What is on screen: a state name ('signing', 'done', 'voided', …). */
@@ -33,6 +34,8 @@ let locale = 'en-US';
 let t = STRINGS[locale];
 const pdfDocuments = new Map();
 let pollTimer = 0;
+/** Waiting for one's turn, the live stream says when it comes; this slow look only covers a stream that could not be kept open. */
+const FALLBACK_POLL_MS = 60_000;
 
 // ---------------------------------------------------------------- helpers
 
@@ -150,8 +153,7 @@ function show(next) {
   screen = hostedSigner && ['done', 'finalized', 'declined', 'voided'].includes(next) ? 'hand-back' : next;
   clearTimeout(pollTimer);
   if (!['signing', 'not-your-turn', 'host'].includes(screen)) stopWatching();
-  // Waiting for one's turn: look again now and then (the invitation also arrives by message).
-  if (screen === 'not-your-turn') pollTimer = setTimeout(load, 5000);
+  if (screen === 'not-your-turn') pollTimer = setTimeout(load, FALLBACK_POLL_MS);
   render();
 }
 
@@ -194,6 +196,7 @@ function render() {
       session && screen !== 'invalid' && screen !== 'error' ? el('p', { class: 'envelope-name' }, session.envelope.name) : null,
       el('p', {}, text),
       screen === 'error' ? el('button', { type: 'button', class: 'primary', onclick: () => load() }, t.retry) : null,
+      screen === 'finalized' ? finalCopyButton() : null,
     ),
   );
   document.title = title;
@@ -238,8 +241,40 @@ function watchEnvelope() {
     } catch {
       // Aborted, or the connection dropped: the next load watches again.
     }
-    if (watching?.controller === controller) watching = null;
+    if (watching?.controller === controller) {
+      watching = null;
+      // The stream ended without the page asking (a restart, a proxy's timeout): look again soon,
+      // which also opens a new stream.
+      if (['signing', 'not-your-turn', 'host'].includes(screen)) {
+        clearTimeout(pollTimer);
+        pollTimer = setTimeout(load, 5000);
+      }
+    }
   })();
+}
+
+// ---------------------------------------------------------------- final copy
+
+/**
+ * The finalized screen's download: the link's own token is dead by now, but still names this
+ * recipient, so the service answers a short-lived final-copy URL for it (asked on click, so it
+ * never expires on an open page); the browser downloads the file from there.
+ */
+function finalCopyButton() {
+  const status = el('p', { class: 'error', role: 'alert', id: 'final-copy-error' });
+  const button = el('button', { type: 'button', class: 'primary', id: 'download-final-copy', onclick: () => downloadFinalCopy(status) }, t.downloadFinalCopy);
+  return el('div', { class: 'final-copy' }, button, status);
+}
+
+async function downloadFinalCopy(status) {
+  status.textContent = '';
+  try {
+    const data = await gql(FINAL_COPY);
+    // Same service as this page: its path, whatever host name PUBLIC_URL gives the service.
+    location.assign(new URL(data.signingFinalCopy.url).pathname);
+  } catch (error) {
+    status.textContent = errorMessage(error);
+  }
 }
 
 // ---------------------------------------------------------------- in person
@@ -378,6 +413,29 @@ function renderFields() {
       sheet.querySelector('.overlays').append(box);
     }
   }
+  fitTypedSignatures();
+}
+
+/**
+ * A typed signature fills its box as a drawn one does, and never runs out of it: the font is
+ * sized to the box's height, then shrunk until the name fits its width (a long name in a small
+ * box on a phone). Measured, as only the browser knows how wide a name is in the font it has.
+ */
+function fitTypedSignatures() {
+  for (const text of app.querySelectorAll('.field .typed')) {
+    const box = text.parentElement;
+    const style = getComputedStyle(box);
+    const width = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const height = box.clientHeight;
+    if (width <= 0 || height <= 0) continue;
+    text.style.lineHeight = '1';
+    let size = height * 0.8;
+    text.style.fontSize = `${size}px`;
+    for (let attempt = 0; attempt < 3 && text.offsetWidth > width; attempt += 1) {
+      size *= (width / text.offsetWidth) * 0.98;
+      text.style.fontSize = `${size}px`;
+    }
+  }
 }
 
 function fieldName(field) {
@@ -505,13 +563,24 @@ function openDialog(title, body, actions, onClose) {
   return { dialog, fail: (message) => (error.textContent = message) };
 }
 
-/** Runs an action of a dialog: closes it on success, shows the service's message otherwise. */
+/**
+ * What to tell the signer about a failure, in the page's language: the service's refusals by
+ * name (its own messages are English), a generic sentence for any other; the page's own checks
+ * already speak the language.
+ */
+function errorMessage(error) {
+  if (error instanceof ApiError) return t.errors[error.code] ?? t.errors.generic;
+  if (error instanceof TypeError) return t.errors.generic; // the network: fetch failed
+  return error.message;
+}
+
+/** Runs an action of a dialog: closes it on success, shows a translated message otherwise. */
 async function attempt(handle, action) {
   try {
     await action();
     handle.dialog.close();
   } catch (error) {
-    handle.fail(error.message);
+    handle.fail(errorMessage(error));
   }
 }
 
@@ -815,6 +884,7 @@ function openDecline() {
 let resizeTimer = 0;
 let drawnWidth = window.innerWidth;
 window.addEventListener('resize', () => {
+  if (screen === 'signing') fitTypedSignatures();
   clearTimeout(resizeTimer);
   resizeTimer = setTimeout(() => {
     if (screen !== 'signing' || window.innerWidth === drawnWidth) return;

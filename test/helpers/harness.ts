@@ -59,6 +59,8 @@ export type TestAppOptions = {
   pdfWorkers?: PdfWorkerPoolOptions;
   /** Subscription limits (defaults: LIVE_LIMITS). */
   liveLimits?: Partial<LiveLimits>;
+  /** How long a WebSocket connection may run no operation before it is closed (default WEBSOCKET_IDLE_MS). */
+  webSocketIdleMs?: number;
 };
 
 /**
@@ -122,7 +124,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     envelopeEvents: envelopeEvents.hub,
   };
   const app = createApp(dependencies);
-  const running = await listen(app, { port: 0, host: '127.0.0.1', maxUploadBytes: config.maxDocumentBytes });
+  const running = await listen(app, { port: 0, host: '127.0.0.1', maxUploadBytes: config.maxDocumentBytes, webSocketIdleMs: options.webSocketIdleMs });
   return {
     url: running.url,
     orm,

@@ -11,13 +11,24 @@ export type TestSmtpServer = {
   close(): Promise<void>;
 };
 
-/** A real SMTP server on a free local port that records (and parses) every mail it accepts. */
-export async function startSmtpServer(): Promise<TestSmtpServer> {
+/**
+ * A real SMTP server on a free local port that records (and parses) every mail it accepts.
+ * `refuse` may answer an SMTP reply (e.g. `{ code: 550, message: 'No such user' }`) for a
+ * recipient address, to play a server that bounces or defers mail.
+ */
+export async function startSmtpServer(options: { refuse?: (address: string) => { code: number; message: string } | null } = {}): Promise<TestSmtpServer> {
   const received: ReceivedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    onRcptTo(address, _session, callback) {
+      const refusal = options.refuse?.(address.address);
+      if (!refusal) return callback();
+      const error = new Error(refusal.message) as Error & { responseCode: number };
+      error.responseCode = refusal.code;
+      return callback(error);
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));

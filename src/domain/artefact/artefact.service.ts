@@ -16,6 +16,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendAuditEvent } from '../audit/audit.service.ts';
 import type { PdfWorkers } from '../document/pdf-worker-pool.ts';
 import { PermanentOutboxError, type OutboxHandler } from '../notification/outbox-worker.ts';
+import { queueCompletionNotices } from '../signing/workflow.ts';
 import type { BlobStore } from '../../shared/blob-store.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { RenderField } from './pdf-render.ts';
@@ -139,6 +140,11 @@ export function artefactSealHandler(dependencies: Omit<ArtefactDependencies, 'em
     if (typeof envelopeId !== 'string') throw new PermanentOutboxError('the message names no envelopeId');
     const count = await sealEnvelopeArtefacts({ ...dependencies, em: context.em }, envelopeId);
     context.logger.info({ envelopeId, sealedDocuments: count }, 'sealed the envelope artefacts');
+    // With the acknowledgement (once, whoever sealed): everyone gets the final copy now that it exists.
+    const teamId = String(message.payload.teamId);
+    return async (tx) => {
+      await queueCompletionNotices(tx, { teamId, envelopeId, now: context.now });
+    };
   };
 }
 

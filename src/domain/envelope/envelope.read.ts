@@ -6,6 +6,7 @@ import { isUuid } from '../../shared/ids.ts';
 import { DocumentNotFoundError } from '../document/document.errors.ts';
 import { FieldNotFoundError } from '../field/field.errors.ts';
 import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
+import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
 import { isoTimestamp, readOwnerChild, readOwnerChildItem, runRead, shapeOfKeys, type ReadDatabase, type ReadDb, type Slot } from '../read-model.ts';
 import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
@@ -45,6 +46,15 @@ export type AgentData = {
   contactId?: string | null;
   groupId?: string | null;
   userId?: string | null;
+  /** Delivery of the messages to this agent's people (invitation, reminders, notices); absent until one was delivered or failed. */
+  notification?: AgentNotificationData;
+};
+
+export type AgentNotificationData = {
+  /** The last time a message to this agent was delivered to its provider. */
+  lastDeliveredAt: string | null;
+  /** The last message given up for good (a later delivery clears it). */
+  failure: AgentNotificationFailure | null;
 };
 
 export type RecipientData = {
@@ -223,14 +233,19 @@ export function documentsOf(eb: AnyEb, envelopeId: string, keys: Keys) {
 
 function agentsOf(eb: AnyEb, recipientId: string) {
   // The reference key shown depends on the kind, as in the REST contract.
+  const agent = sql`case a.kind
+      when 'info' then (select to_json(info_agent) from (select a.id, a.kind, a.info) info_agent)
+      when 'contact' then (select to_json(contact_agent) from (select a.id, a.kind, a.contact_id as "contactId") contact_agent)
+      when 'group' then (select to_json(group_agent) from (select a.id, a.kind, a.group_id as "groupId") group_agent)
+      else (select to_json(user_agent) from (select a.id, a.kind, a.user_id as "userId") user_agent) end`;
+  // Once a message to the agent was delivered or given up, the sender sees it (`notification`);
+  // a draft's agents keep the spec's shape.
+  const notification = sql`json_build_object('lastDeliveredAt', ${isoTimestamp(sql`a.notified_at`)}, 'failure', a.notification_failure)`;
   return eb
     .selectFrom('agent as a')
     .select(
-      sql<AgentData[]>`coalesce(json_agg(case a.kind
-          when 'info' then (select to_json(info_agent) from (select a.id, a.kind, a.info) info_agent)
-          when 'contact' then (select to_json(contact_agent) from (select a.id, a.kind, a.contact_id as "contactId") contact_agent)
-          when 'group' then (select to_json(group_agent) from (select a.id, a.kind, a.group_id as "groupId") group_agent)
-          else (select to_json(user_agent) from (select a.id, a.kind, a.user_id as "userId") user_agent) end
+      sql<AgentData[]>`coalesce(json_agg(case when a.notified_at is null and a.notification_failure is null then ${agent}
+          else (${agent}::jsonb || jsonb_build_object('notification', ${notification}))::json end
         order by a.position), '[]'::json)`.as('agents'),
     )
     .whereRef('a.recipient_id', '=', recipientId)

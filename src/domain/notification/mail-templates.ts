@@ -7,7 +7,7 @@
 import { escapeHtml } from '../../shared/html.ts';
 import { locales, type Locale } from '../recipient/agent.entity.ts';
 
-export type MailKind = 'invitation' | 'your_turn' | 'reminder' | 'voided' | 'declined' | 'expired';
+export type MailKind = 'invitation' | 'your_turn' | 'delegated' | 'reminder' | 'voided' | 'declined' | 'expired' | 'handed_over' | 'completed';
 
 export type MailValues = {
   name: string | null;
@@ -18,12 +18,20 @@ export type MailValues = {
   expiresAt?: string | null;
   /** The void or decline reason. */
   reason?: string | null;
+  /** Who handed the role on (a delegated invitation). */
+  from?: string | null;
+  /** Who the role was handed to (the hand-over notice to the delegator). */
+  handedTo?: string | null;
+  /** The signed copies are attached (completion). */
+  attached?: boolean;
 };
 
 type Words = {
   subject: (envelope: string) => string;
   greeting: (name: string | null) => string;
-  lead: (envelope: string) => string;
+  lead: (envelope: string, values: MailValues) => string;
+  /** A line said when the signed copies are attached. */
+  attached?: string;
   action?: string;
   expires?: (date: string) => string;
   reason?: string;
@@ -43,6 +51,14 @@ const EN: Record<MailKind, Words> = {
     subject: (envelope) => `Your turn to sign: ${envelope}`,
     greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
     lead: (envelope) => `Everyone before you has signed “${envelope}”. It is now your turn.`,
+    action: 'Review and sign',
+    expires: (date) => `This link can be used until ${date}.`,
+    footer: 'If you did not expect this message, you can ignore it. Do not forward it: the link is yours alone.',
+  },
+  delegated: {
+    subject: (envelope) => `Please sign: ${envelope}`,
+    greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
+    lead: (envelope, values) => `${values.from ?? 'A recipient'} asked you to review and sign “${envelope}” in their place.`,
     action: 'Review and sign',
     expires: (date) => `This link can be used until ${date}.`,
     footer: 'If you did not expect this message, you can ignore it. Do not forward it: the link is yours alone.',
@@ -75,6 +91,22 @@ const EN: Record<MailKind, Words> = {
     lead: (envelope) => `“${envelope}” expired before everyone had signed. Nothing more is needed from you, and its links no longer work.`,
     footer: 'This message was sent automatically.',
   },
+  handed_over: {
+    subject: (envelope) => `Handed over: ${envelope}`,
+    greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
+    lead: (envelope, values) =>
+      `You handed “${envelope}” over to ${values.handedTo ?? 'another person'}, who has been invited to sign in your place. Nothing more is needed from you, and your link no longer works.`,
+    footer: 'This message was sent automatically.',
+  },
+  completed: {
+    subject: (envelope) => `Completed: ${envelope}`,
+    greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
+    lead: (envelope) => `Everyone has signed “${envelope}”. The signed and sealed copy is ready.`,
+    attached: 'The signed documents are attached to this message.',
+    action: 'Download the signed copy',
+    expires: (date) => `This download link works until ${date}.`,
+    footer: 'This message was sent automatically. Keep the signed copy for your records.',
+  },
 };
 
 const TR: Record<MailKind, Words> = {
@@ -90,6 +122,14 @@ const TR: Record<MailKind, Words> = {
     subject: (envelope) => `İmza sırası sizde: ${envelope}`,
     greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
     lead: (envelope) => `Sizden önceki herkes “${envelope}” belgesini imzaladı. Şimdi sıra sizde.`,
+    action: 'İncele ve imzala',
+    expires: (date) => `Bu bağlantı ${date} tarihine kadar kullanılabilir.`,
+    footer: 'Bu iletiyi beklemiyorsanız dikkate almayabilirsiniz. Lütfen iletmeyin: bağlantı yalnızca size aittir.',
+  },
+  delegated: {
+    subject: (envelope) => `İmzanız bekleniyor: ${envelope}`,
+    greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
+    lead: (envelope, values) => `${values.from ?? 'Bir alıcı'}, “${envelope}” belgesini kendi yerine incelemenizi ve imzalamanızı istedi.`,
     action: 'İncele ve imzala',
     expires: (date) => `Bu bağlantı ${date} tarihine kadar kullanılabilir.`,
     footer: 'Bu iletiyi beklemiyorsanız dikkate almayabilirsiniz. Lütfen iletmeyin: bağlantı yalnızca size aittir.',
@@ -122,6 +162,22 @@ const TR: Record<MailKind, Words> = {
     lead: (envelope) => `“${envelope}” belgesinin süresi herkes imzalamadan doldu. Sizden başka bir işlem beklenmiyor ve bağlantıları artık çalışmıyor.`,
     footer: 'Bu ileti otomatik olarak gönderildi.',
   },
+  handed_over: {
+    subject: (envelope) => `Devredildi: ${envelope}`,
+    greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
+    lead: (envelope, values) =>
+      `“${envelope}” belgesini ${values.handedTo ?? 'başka bir kişiye'} devrettiniz; sizin yerinize imzalamaya davet edildi. Sizden başka bir işlem beklenmiyor ve bağlantınız artık çalışmıyor.`,
+    footer: 'Bu ileti otomatik olarak gönderildi.',
+  },
+  completed: {
+    subject: (envelope) => `Tamamlandı: ${envelope}`,
+    greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
+    lead: (envelope) => `Herkes “${envelope}” belgesini imzaladı. İmzalı ve mühürlü kopya hazır.`,
+    attached: 'İmzalı belgeler bu iletinin ekinde yer alıyor.',
+    action: 'İmzalı kopyayı indir',
+    expires: (date) => `Bu indirme bağlantısı ${date} tarihine kadar çalışır.`,
+    footer: 'Bu ileti otomatik olarak gönderildi. İmzalı kopyayı kayıtlarınız için saklayın.',
+  },
 };
 
 const WORDS: Record<Locale, Record<MailKind, Words>> = { 'en-US': EN, 'tr-TR': TR };
@@ -139,11 +195,14 @@ export function renderMail(kind: MailKind, locale: Locale, values: MailValues): 
   const words = WORDS[locale][kind];
   const expires = words.expires && values.expiresAt ? words.expires(formatDate(values.expiresAt, locale)) : null;
   const reason = words.reason && values.reason ? values.reason : null;
+  const lead = words.lead(values.envelopeName, values);
+  const attached = words.attached && values.attached ? words.attached : null;
   const text = [
     words.greeting(values.name),
     '',
-    words.lead(values.envelopeName),
+    lead,
     ...(reason ? ['', `${words.reason} ${reason}`] : []),
+    ...(attached ? ['', attached] : []),
     ...(words.action && values.link ? ['', `${words.action}: ${values.link}`] : []),
     ...(expires ? ['', expires] : []),
     '',
@@ -156,8 +215,8 @@ export function renderMail(kind: MailKind, locale: Locale, values: MailValues): 
 <html lang="${e(locale)}"><head><meta charset="utf-8"><title>${e(words.subject(values.envelopeName))}</title></head>
 <body style="font-family: Arial, sans-serif; line-height: 1.5; color: #1f2328;">
 <p>${e(words.greeting(values.name))}</p>
-<p>${e(words.lead(values.envelopeName))}</p>
-${reason ? `<p>${e(words.reason!)} ${e(reason)}</p>\n` : ''}${
+<p>${e(lead)}</p>
+${reason ? `<p>${e(words.reason!)} ${e(reason)}</p>\n` : ''}${attached ? `<p>${e(attached)}</p>\n` : ''}${
     words.action && values.link
       ? `<p><a href="${e(values.link)}" style="display: inline-block; padding: 10px 18px; background: #0b5cad; color: #ffffff; text-decoration: none; border-radius: 4px;">${e(words.action)}</a></p>\n`
       : ''
@@ -176,6 +235,9 @@ const SHORT: Record<Locale, Record<MailKind, (values: MailValues) => string>> = 
     voided: (values) => `“${values.envelopeName}” was cancelled by the sender.${values.reason ? ` Reason: ${values.reason}` : ''}`,
     declined: (values) => `“${values.envelopeName}” was declined and closed.${values.reason ? ` Reason: ${values.reason}` : ''}`,
     expired: (values) => `“${values.envelopeName}” expired before everyone had signed.`,
+    delegated: (values) => `${values.from ?? 'A recipient'} asked you to sign “${values.envelopeName}” in their place: ${values.link}`,
+    handed_over: (values) => `You handed “${values.envelopeName}” over to ${values.handedTo ?? 'another person'}.`,
+    completed: (values) => `Everyone has signed “${values.envelopeName}”. Download the signed copy: ${values.link}`,
   },
   'tr-TR': {
     invitation: (values) => `“${values.envelopeName}” imzanızı bekliyor: ${values.link}`,
@@ -184,6 +246,9 @@ const SHORT: Record<Locale, Record<MailKind, (values: MailValues) => string>> = 
     voided: (values) => `“${values.envelopeName}” gönderen tarafından iptal edildi.${values.reason ? ` Neden: ${values.reason}` : ''}`,
     declined: (values) => `“${values.envelopeName}” reddedildi ve kapatıldı.${values.reason ? ` Neden: ${values.reason}` : ''}`,
     expired: (values) => `“${values.envelopeName}” belgesinin süresi herkes imzalamadan doldu.`,
+    delegated: (values) => `${values.from ?? 'Bir alıcı'}, “${values.envelopeName}” belgesini kendi yerine imzalamanızı istedi: ${values.link}`,
+    handed_over: (values) => `“${values.envelopeName}” belgesini ${values.handedTo ?? 'başka bir kişiye'} devrettiniz.`,
+    completed: (values) => `Herkes “${values.envelopeName}” belgesini imzaladı. İmzalı kopyayı indirin: ${values.link}`,
   },
 };
 

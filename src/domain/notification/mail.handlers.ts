@@ -1,5 +1,6 @@
 /**
- * Outbox handlers that deliver the workflow's mails (invitation, your turn, closing notices).
+ * Outbox handlers that deliver the workflow's mails (invitation, your turn, delegated invitation,
+ * reminder, closing notices, hand-over notice, final copy).
  *
  * A message's Message-ID is its outbox row's id at the public host: the same on every delivery
  * of that row, so a mail sent again after a crash (between the send and the acknowledgement) is
@@ -7,15 +8,28 @@
  * `notice.sent`) is written in the acknowledgement's transaction, so it is recorded once however
  * many times the work ran; the acknowledgement also drops the signing link from the row.
  */
+import fs from 'node:fs/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { BlobStore } from '../../shared/blob-store.ts';
+import { safeFileNames } from '../artefact/download.service.ts';
+import { finalCopyLinkMaker } from '../artefact/final-copy-link.ts';
+import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
 import { appendAuditEvent } from '../audit/audit.service.ts';
 import { OUTBOX_TOPICS } from '../signing/workflow.ts';
 import { mailLocale, renderMail, renderShortText, type MailKind, type MailValues } from './mail-templates.ts';
 import type { PhoneChannel, PhoneProvider } from './sms.ts';
-import type { Mailer } from './mailer.ts';
+import type { MailAttachment, Mailer } from './mailer.ts';
 import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxMessageClaim } from './outbox-worker.ts';
 
-export type MailHandlerOptions = { mailer: Mailer; phone: PhoneProvider; publicUrl: string; auditKey: Buffer };
+export type MailHandlerOptions = {
+  mailer: Mailer;
+  phone: PhoneProvider;
+  publicUrl: string;
+  auditKey: Buffer;
+  blobStore: Pick<BlobStore, 'pathFor'>;
+  /** The sealed documents are attached to the completion mail when together they are at most this large. */
+  attachmentLimitBytes: number;
+};
 
 type Person = { name: string | null; email: string | null; phone: string | null; locale: string | null };
 
@@ -32,17 +46,24 @@ async function envelopeOf(em: EntityManager, envelopeId: string): Promise<{ name
 
 type Delivery = { channel: 'email' | PhoneChannel; messageId: string };
 
+
 /**
  * Delivers the message in its person's locale: by mail when the person has an email address,
  * else by SMS or WhatsApp (the invitation's `channel`, SMS for notices) when they have a phone.
  */
-async function deliver(options: MailHandlerOptions, message: OutboxMessageClaim, kind: MailKind, values: Omit<MailValues, 'name'>): Promise<Delivery> {
+async function deliver(
+  options: MailHandlerOptions,
+  message: OutboxMessageClaim,
+  kind: MailKind,
+  values: Omit<MailValues, 'name'>,
+  attachments: MailAttachment[] = [],
+): Promise<Delivery> {
   const person = message.payload.to as Person | undefined;
   const locale = mailLocale(person?.locale);
   const messageId = mailMessageId(message.id, options.publicUrl);
   if (person?.email) {
-    const content = renderMail(kind, locale, { name: person.name, ...values });
-    await options.mailer.send({ messageId, to: { name: person.name, address: person.email }, language: locale, ...content });
+    const content = renderMail(kind, locale, { name: person.name, ...values, attached: attachments.length > 0 });
+    await options.mailer.send({ messageId, to: { name: person.name, address: person.email }, language: locale, ...content, attachments });
     return { channel: 'email', messageId };
   }
   if (person?.phone) {
@@ -51,6 +72,19 @@ async function deliver(options: MailHandlerOptions, message: OutboxMessageClaim,
     return { channel, messageId };
   }
   throw new PermanentOutboxError('the person has neither an email address nor a phone number');
+}
+
+/**
+ * The acknowledgement of a delivered message: its audit event, and the agent marked as reached
+ * (which clears an earlier failure shown to the sender).
+ */
+function acknowledgeDelivery(options: MailHandlerOptions, input: { teamId: string; envelopeId: string; agentId: unknown; type: string; at: Date; details: Record<string, unknown> }) {
+  return async (tx: EntityManager) => {
+    await systemEvent(tx, options.auditKey, input);
+    if (typeof input.agentId === 'string') {
+      await tx.execute('update agent set notified_at = ?, notification_failure = null where id = ?', [input.at, input.agentId]);
+    }
+  };
 }
 
 async function systemEvent(em: EntityManager, auditKey: Buffer, input: { teamId: string; envelopeId: string; type: string; at: Date; details: Record<string, unknown> }): Promise<void> {
@@ -85,12 +119,17 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
       logger.info({ messageId: message.id, envelopeId }, 'invitation not sent: its link is no longer live or its recipient is done');
       return;
     }
-    const kind: MailKind = payload.kind === 'your_turn' ? 'your_turn' : payload.kind === 'reminder' ? 'reminder' : 'invitation';
-    const { channel, messageId } = await deliver(options, message, kind, { envelopeName: envelope.name, link, expiresAt: (payload.expiresAt as string | null) ?? null });
-    return (tx) =>
-      systemEvent(tx, options.auditKey, {
+    const kind = messageKind(message);
+    const { channel, messageId } = await deliver(options, message, kind, {
+      envelopeName: envelope.name,
+      link,
+      expiresAt: (payload.expiresAt as string | null) ?? null,
+      from: (payload.from as string | null | undefined) ?? null,
+    });
+    return acknowledgeDelivery(options, {
         teamId: envelope.teamId,
         envelopeId,
+        agentId: payload.agentId,
         type: kind === 'reminder' ? 'reminder.sent' : 'invitation.sent',
         at: now,
         details: {
@@ -107,47 +146,131 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
   };
 }
 
-/** `envelope.closed.notice`: voided, declined or expired, to everyone who was invited. */
-export function closedNoticeMailHandler(options: MailHandlerOptions): OutboxHandler {
+/** What a message is, for its mail's words and for the sender's view of a failure. */
+export function messageKind(message: OutboxMessageClaim): MailKind {
+  const payload = message.payload as Record<string, unknown>;
+  switch (message.topic) {
+    case OUTBOX_TOPICS.reminder:
+      return 'reminder';
+    case OUTBOX_TOPICS.invitation:
+      return payload.kind === 'your_turn' ? 'your_turn' : payload.kind === 'delegated' ? 'delegated' : payload.kind === 'reminder' ? 'reminder' : 'invitation';
+    case OUTBOX_TOPICS.closedNotice:
+      return payload.cause === 'decline' ? 'declined' : payload.cause === 'expiry' || payload.status === 'expired' ? 'expired' : 'voided';
+    case OUTBOX_TOPICS.handoverNotice:
+      return 'handed_over';
+    default:
+      return 'completed';
+  }
+}
+
+/**
+ * `envelope.closed.notice` (voided, declined or expired, to everyone who was invited) and
+ * `recipient.handover.notice` (to a delegator, naming who the role went to).
+ */
+export function noticeMailHandler(options: MailHandlerOptions): OutboxHandler {
   return async (message, { em, now }) => {
     const payload = message.payload as Record<string, unknown>;
     const envelopeId = String(payload.envelopeId);
     const envelope = await envelopeOf(em, envelopeId);
-    const kind: MailKind = payload.cause === 'decline' ? 'declined' : payload.cause === 'expiry' || payload.status === 'expired' ? 'expired' : 'voided';
-    const { channel, messageId } = await deliver(options, message, kind, { envelopeName: envelope.name, reason: (payload.reason as string | null) ?? null });
-    return (tx) =>
-      systemEvent(tx, options.auditKey, {
-        teamId: envelope.teamId,
-        envelopeId,
-        type: 'notice.sent',
-        at: now,
-        details: { recipientId: payload.recipientId, channel, kind, messageId },
-      });
+    const kind = messageKind(message);
+    const { channel, messageId } = await deliver(options, message, kind, {
+      envelopeName: envelope.name,
+      reason: (payload.reason as string | null) ?? null,
+      handedTo: (payload.handedTo as string | null | undefined) ?? null,
+    });
+    return acknowledgeDelivery(options, {
+      teamId: envelope.teamId,
+      envelopeId,
+      agentId: payload.agentId,
+      type: 'notice.sent',
+      at: now,
+      details: { recipientId: payload.recipientId, agentId: payload.agentId ?? null, channel, kind, messageId },
+    });
   };
 }
+
+/**
+ * `envelope.completed.notice`: the final copy to one person, once sealed. The mail carries a
+ * download link for this agent (valid for weeks; no key or signing link needed) and, when the
+ * sealed documents together fit under the attachment limit, the PDFs themselves; a phone gets the
+ * link only.
+ */
+export function completedNoticeMailHandler(options: MailHandlerOptions): OutboxHandler {
+  return async (message, { em, now }) => {
+    const payload = message.payload as Record<string, unknown>;
+    const envelopeId = String(payload.envelopeId);
+    const envelope = await envelopeOf(em, envelopeId);
+    if (envelope.status !== 'finalized') throw new PermanentOutboxError(`envelope ${envelopeId} is ${envelope.status}, not finalized`);
+    const documents = await em.execute<{ name: string; sealed_sha256: string | null }[]>(
+      'select name, sealed_sha256 from document where envelope_id = ? order by "order", id',
+      [envelopeId],
+    );
+    // Queued by the seal job after sealing, so this only happens if a document was added to the
+    // envelope's rows in a way the workflow never does; retrying cannot help.
+    if (documents.some((document) => document.sealed_sha256 === null)) throw new PermanentOutboxError(`envelope ${envelopeId} has documents that are not sealed`);
+    const names = safeFileNames(documents.map((document) => document.name));
+    const files = await Promise.all(
+      documents.map(async (document, index) => {
+        const filePath = options.blobStore.pathFor(document.sealed_sha256!);
+        return { filename: names[index]!, path: filePath, size: (await fs.stat(filePath)).size };
+      }),
+    );
+    const total = files.reduce((sum, file) => sum + file.size, 0);
+    const attachments = total <= options.attachmentLimitBytes ? files.map(({ filename, path }) => ({ filename, path })) : [];
+    // This person's own link to the sealed copy (the signing link died at the closing).
+    const link = finalCopyLinkMaker(options.auditKey, options.publicUrl)({ envelopeId, recipientId: String(payload.recipientId), agentId: String(payload.agentId) }, now);
+    const { channel, messageId } = await deliver(options, message, 'completed', { envelopeName: envelope.name, link: link.url, expiresAt: link.expiresAt.toISOString() }, attachments);
+    return acknowledgeDelivery(options, {
+      teamId: envelope.teamId,
+      envelopeId,
+      agentId: payload.agentId,
+      type: 'notice.sent',
+      at: now,
+      details: { recipientId: payload.recipientId, agentId: payload.agentId ?? null, channel, kind: 'completed', attachedDocuments: channel === 'email' ? attachments.length : 0, messageId },
+    });
+  };
+}
+
+const NOTIFICATION_TOPICS = new Set<string>([
+  OUTBOX_TOPICS.invitation,
+  OUTBOX_TOPICS.reminder,
+  OUTBOX_TOPICS.closedNotice,
+  OUTBOX_TOPICS.handoverNotice,
+  OUTBOX_TOPICS.completedNotice,
+]);
 
 export function mailHandlers(options: MailHandlerOptions): Map<string, OutboxHandler> {
   return new Map([
     [OUTBOX_TOPICS.invitation, invitationMailHandler(options)],
     [OUTBOX_TOPICS.reminder, invitationMailHandler(options)],
-    [OUTBOX_TOPICS.closedNotice, closedNoticeMailHandler(options)],
+    [OUTBOX_TOPICS.closedNotice, noticeMailHandler(options)],
+    [OUTBOX_TOPICS.handoverNotice, noticeMailHandler(options)],
+    [OUTBOX_TOPICS.completedNotice, completedNoticeMailHandler(options)],
   ]);
 }
 
-/** A message given up for good shows in the envelope's trail as `notification.failed`. */
+/**
+ * A message given up for good shows in the envelope's trail as `notification.failed` and on its
+ * agent (`notification.failure`, both faces), so the sender sees whom the envelope did not reach.
+ */
 export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
-  const topics = new Set<string>([OUTBOX_TOPICS.invitation, OUTBOX_TOPICS.reminder, OUTBOX_TOPICS.closedNotice]);
   return async (message, error, { em, now }) => {
-    if (!topics.has(message.topic)) return;
+    if (!NOTIFICATION_TOPICS.has(message.topic)) return;
     const payload = message.payload as Record<string, unknown>;
     const [row] = await em.execute<{ team_id: string }[]>('select team_id from envelope where id = ?', [String(payload.envelopeId)]);
     if (!row) return;
+    const kind = messageKind(message);
+    const channel = typeof payload.channel === 'string' && payload.channel !== 'none' ? payload.channel : null;
     await systemEvent(em, auditKey, {
       teamId: row.team_id,
       envelopeId: String(payload.envelopeId),
       type: 'notification.failed',
       at: now,
-      details: { topic: message.topic, recipientId: payload.recipientId ?? null, agentId: payload.agentId ?? null, attempts: message.attempt, error },
+      details: { topic: message.topic, kind, channel, recipientId: payload.recipientId ?? null, agentId: payload.agentId ?? null, attempts: message.attempt, error },
     });
+    if (typeof payload.agentId === 'string') {
+      const failure: AgentNotificationFailure = { kind, channel, error, attempts: message.attempt, failedAt: now.toISOString() };
+      await em.execute('update agent set notification_failure = ?::jsonb where id = ?', [JSON.stringify(failure), payload.agentId]);
+    }
   };
 }

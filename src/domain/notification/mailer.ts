@@ -7,10 +7,12 @@
  * the same Message-ID, so the receiving side can tell it is the same mail, and the file default
  * writes the same file again rather than a second one.
  */
+import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Logger } from '../../shared/logger.ts';
+import { PermanentOutboxError } from './outbox-worker.ts';
 
 export type MailMessage = {
   /** Without angle brackets: `<local>@<host>`. */
@@ -20,7 +22,11 @@ export type MailMessage = {
   text: string;
   html: string;
   language: string;
+  /** Files from the blob store (the sealed PDFs of a completion mail). */
+  attachments?: MailAttachment[];
 };
+
+export type MailAttachment = { filename: string; path: string };
 
 export type Mailer = {
   send(message: MailMessage): Promise<void>;
@@ -42,10 +48,30 @@ function mailOptions(from: string, message: MailMessage) {
     html: message.html,
     messageId: `<${oneLine(message.messageId)}>`,
     headers: { 'Content-Language': oneLine(message.language), 'Auto-Submitted': 'auto-generated' },
+    // Read here as streams: `disableFileAccess` below refuses file paths nodemailer would open itself.
+    attachments: (message.attachments ?? []).map((attachment) => ({
+      filename: oneLine(attachment.filename),
+      content: createReadStream(attachment.path),
+      contentType: 'application/pdf',
+    })),
     // No address may be read from a header the caller could influence.
     disableFileAccess: true,
     disableUrlAccess: true,
   };
+}
+
+/**
+ * A 5xx reply to the recipient or the message (no such mailbox, message refused) is final:
+ * retrying cannot change it, so the message fails at once and the sender sees it. Everything
+ * else (4xx deferrals, a server that is down, an authentication problem an operator can fix)
+ * is retried with backoff.
+ */
+export function classifySmtpError(error: unknown): Error {
+  const smtp = error as { code?: string; responseCode?: number; response?: string; message?: string };
+  const permanent =
+    (smtp.code === 'EENVELOPE' || smtp.code === 'EMESSAGE') && typeof smtp.responseCode === 'number' && smtp.responseCode >= 500 && smtp.responseCode < 600 && smtp.responseCode !== 503;
+  if (!permanent) return error instanceof Error ? error : new Error(String(error));
+  return new PermanentOutboxError(`the mail server refused the message: ${oneLine(smtp.response ?? smtp.message ?? String(smtp.responseCode))}`);
 }
 
 export function createMailer(options: { smtpUrl: string | undefined; from: string; dataDir: string; logger: Logger }): Mailer {
@@ -53,7 +79,11 @@ export function createMailer(options: { smtpUrl: string | undefined; from: strin
     const transport = nodemailer.createTransport(options.smtpUrl);
     return {
       async send(message) {
-        await transport.sendMail(mailOptions(options.from, message));
+        try {
+          await transport.sendMail(mailOptions(options.from, message));
+        } catch (error) {
+          throw classifySmtpError(error);
+        }
       },
       close: () => transport.close(),
     };

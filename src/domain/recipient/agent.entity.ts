@@ -22,6 +22,16 @@ export type AgentInfo = {
   phoneContactMethod?: PhoneContactMethod | null;
 };
 
+/** What the sender sees on an agent whose message could not be delivered (both faces). */
+export type AgentNotificationFailure = {
+  /** What the message was: invitation, your_turn, reminder, voided, completed, … */
+  kind: string;
+  channel: string | null;
+  error: string;
+  attempts: number;
+  failedAt: string;
+};
+
 /**
  * A person (or a reference to people) behind a recipient role: inline `info`, or a contact,
  * contact group or team user of the same team. References are resolved and copied into
@@ -42,6 +52,10 @@ export const AgentSchema = defineEntity({
     snapshot: p.json<AgentInfo[]>().nullable(),
     snapshotAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),
+    /** When a message to this agent's people was last delivered (invitation, reminder, notice). */
+    notifiedAt: p.datetime().nullable(),
+    /** The last message to this agent that was given up for good; cleared by a later delivery. */
+    notificationFailure: p.json<AgentNotificationFailure>().nullable(),
   },
   indexes: [{ name: 'agent_recipient_position_idx', properties: ['recipient', 'position'] }],
 });

@@ -33,7 +33,7 @@ import {
 } from './signing.errors.ts';
 import { readSigningSession, type SigningSessionData } from './signing.read.ts';
 import { SigningToken } from './signing-token.entity.ts';
-import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, recordEvent, type Workflow } from './workflow.ts';
+import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, peopleOf, queueHandoverNotice, recordEvent, type Workflow } from './workflow.ts';
 
 /*
  * The recipient side (contract §7): every operation is authorised by the signing link's token
@@ -267,7 +267,10 @@ export async function delegateSigning(context: ServiceContext, options: { input:
       toAgentId: agent.id,
       to: { name: person.name, email: person.email, phone: person.phone },
     });
-    await inviteRecipient(workflow, recipient);
+    const delegatingAgent = previous.find((candidate) => candidate.id === token.agent.id);
+    const delegating = delegatingAgent ? peopleOf(delegatingAgent)[token.personIndex] : undefined;
+    if (delegating) queueHandoverNotice(workflow, { recipientId: recipient.id, agentId: token.agent.id, person: delegating, handedTo: person.name });
+    await inviteRecipient(workflow, recipient, { delegatedBy: delegating?.name ?? null });
     await em.flush();
     return { recipientId: recipient.id, delegatedAt: now.toISOString() };
   });

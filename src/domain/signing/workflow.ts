@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { hashSecret, newSecret } from '../../shared/ids.ts';
+import { hashSecret, newId, newSecret } from '../../shared/ids.ts';
 import type { RequestMetadata } from '../../shared/request-metadata.ts';
 import { appendAuditEvent, type AuditActor } from '../audit/audit.service.ts';
 import { Document } from '../document/document.entity.ts';
@@ -34,6 +34,10 @@ export const OUTBOX_TOPICS = {
   sealArtefacts: 'artefact.seal',
   /** Tell an invited person the envelope closed without finalizing (void, decline, expiry). */
   closedNotice: 'envelope.closed.notice',
+  /** Tell a delegator that the role went to the person it named. */
+  handoverNotice: 'recipient.handover.notice',
+  /** Send every person of the envelope the final copy, once it is sealed (queued by the seal job). */
+  completedNotice: 'envelope.completed.notice',
   /** A webhook delivery (run by the webhook worker, with its own retry policy) and the notice of a disabled endpoint. */
   webhookDelivery: WEBHOOK_TOPICS.delivery,
   webhookDisabledNotice: WEBHOOK_TOPICS.disabledNotice,
@@ -116,7 +120,7 @@ export function signingLink(publicUrl: string, token: string): string {
  * outbox in this same transaction (nothing is sent for a change that rolls back, nothing lost
  * for one that commits). The link sits under `secret` so the deliverer can drop it once sent.
  */
-export async function inviteRecipient(workflow: Workflow, recipient: Recipient, options: { onBehalfOf?: Recipient; reminderWindow?: string } = {}) {
+export async function inviteRecipient(workflow: Workflow, recipient: Recipient, options: { onBehalfOf?: Recipient; reminderWindow?: string; delegatedBy?: string | null } = {}) {
   const agents = await workflow.em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
   const envelope = await workflow.em.findOneOrFail(Envelope, { id: workflow.envelopeId });
   for (const agent of agents) {
@@ -136,8 +140,15 @@ export async function inviteRecipient(workflow: Workflow, recipient: Recipient, 
             envelopeId: workflow.envelopeId,
             envelopeName: envelope.name,
             // The first invitations go out with the send; later ones tell the person it is their turn.
-            kind: reminder ? 'reminder' : envelope.sentAt && envelope.sentAt.getTime() < workflow.now.getTime() ? 'your_turn' : 'invitation',
+            kind: reminder
+              ? 'reminder'
+              : options.delegatedBy !== undefined
+                ? 'delegated'
+                : envelope.sentAt && envelope.sentAt.getTime() < workflow.now.getTime()
+                  ? 'your_turn'
+                  : 'invitation',
             ...(reminder ? { window: reminder } : {}),
+            ...(options.delegatedBy !== undefined ? { from: options.delegatedBy } : {}),
             recipientId: recipient.id,
             roleName: recipient.roleName,
             hostFor: options.onBehalfOf ? options.onBehalfOf.id : null,
@@ -145,7 +156,7 @@ export async function inviteRecipient(workflow: Workflow, recipient: Recipient, 
             personIndex,
             tokenId: entity.id,
             channel,
-            to: { name: person.name, email: person.email ?? null, phone: person.phone ?? null, locale: person.locale ?? null },
+            to: addressee(person),
             expiresAt: envelope.expiresAt?.toISOString() ?? null,
             secret: { link: signingLink(workflow.publicUrl, token) },
           },
@@ -263,7 +274,8 @@ export async function closeEnvelope(workflow: Workflow, closing: Closing): Promi
             cause: closing.status === 'voided' ? closing.cause : 'expiry',
             reason: closing.status === 'voided' ? closing.reason : null,
             recipientId: agent.recipient.id,
-            to: { name: person.name, email: person.email ?? null, phone: person.phone ?? null, locale: person.locale ?? null },
+            agentId: agent.id,
+            to: addressee(person),
           },
         }),
       );
@@ -271,4 +283,71 @@ export async function closeEnvelope(workflow: Workflow, closing: Closing): Promi
   }
   await workflow.em.flush();
   return true;
+}
+
+/** The person a message goes to, as outbox payloads carry it. */
+function addressee(person: AgentInfo) {
+  return { name: person.name, email: person.email ?? null, phone: person.phone ?? null, locale: person.locale ?? null };
+}
+
+/**
+ * Tells the delegating person that the role went to the one it named (in the delegation's
+ * transaction, like every message).
+ */
+export function queueHandoverNotice(workflow: Workflow, options: { recipientId: string; agentId: string; person: AgentInfo; handedTo: string }) {
+  workflow.em.persist(
+    workflow.em.create(OutboxMessage, {
+      topic: OUTBOX_TOPICS.handoverNotice,
+      createdAt: workflow.now,
+      availableAt: workflow.now,
+      payload: {
+        teamId: workflow.teamId,
+        envelopeId: workflow.envelopeId,
+        kind: 'handed_over',
+        recipientId: options.recipientId,
+        agentId: options.agentId,
+        handedTo: options.handedTo,
+        channel: options.person.email ? 'email' : options.person.phone ? (options.person.phoneContactMethod ?? 'sms') : 'none',
+        to: addressee(options.person),
+      },
+    }),
+  );
+}
+
+/**
+ * Queues the final copy for every person of every live agent of the envelope (signers, hosts,
+ * in-person signers, viewers; not a delegator who handed its role on). Called by the seal job in
+ * its acknowledgement, once the sealed documents exist; the dedupe key makes a second call a
+ * no-op, so nobody receives the final copy twice.
+ */
+export async function queueCompletionNotices(em: EntityManager, options: { teamId: string; envelopeId: string; now: Date }): Promise<number> {
+  const agents = await em.find(Agent, { recipient: { envelope: options.envelopeId }, revokedAt: null }, { populate: ['recipient'], orderBy: { recipient: { order: 'asc' }, position: 'asc' } });
+  let queued = 0;
+  for (const agent of agents) {
+    for (const [personIndex, person] of peopleOf(agent).entries()) {
+      const rows = await em.execute<{ id: string }[]>(
+        `insert into outbox_message (id, created_at, topic, payload, dedupe_key, available_at, attempts)
+         values (?, ?, ?, ?::jsonb, ?, ?, 0) on conflict (dedupe_key) do nothing returning id`,
+        [
+          newId(),
+          options.now,
+          OUTBOX_TOPICS.completedNotice,
+          JSON.stringify({
+            teamId: options.teamId,
+            envelopeId: options.envelopeId,
+            kind: 'completed',
+            recipientId: agent.recipient.id,
+            agentId: agent.id,
+            personIndex,
+            channel: person.email ? 'email' : person.phone ? (person.phoneContactMethod ?? 'sms') : 'none',
+            to: addressee(person),
+          }),
+          `completed:${options.envelopeId}:${agent.id}:${personIndex}`,
+          options.now,
+        ],
+      );
+      queued += rows.length;
+    }
+  }
+  return queued;
 }

@@ -1,5 +1,5 @@
-import { readRecipient, type AgentData, type AgentInfoData, type RecipientData } from '../../domain/envelope/envelope.read.ts';
-import { agentKinds, locales, phoneContactMethods } from '../../domain/recipient/agent.entity.ts';
+import { readRecipient, type AgentData, type AgentInfoData, type AgentNotificationData, type RecipientData } from '../../domain/envelope/envelope.read.ts';
+import { agentKinds, locales, phoneContactMethods, type AgentNotificationFailure } from '../../domain/recipient/agent.entity.ts';
 import { recipientTypes, type RecipientType } from '../../domain/recipient/recipient.entity.ts';
 import { addRecipient, deleteRecipient, updateRecipient } from '../../domain/recipient/recipient.service.ts';
 import { nested } from '../selection.ts';
@@ -39,6 +39,27 @@ const AgentInfoType = builder
     }),
   });
 
+const AgentNotificationFailureType = builder
+  .objectRef<AgentNotificationFailure>('AgentNotificationFailure')
+  .implement({
+    description: 'A message to this agent that was given up for good (bad address, provider refusal, retries exhausted).',
+    fields: (t) => ({
+      kind: t.exposeString('kind', { description: 'What the message was: invitation, your_turn, reminder, voided, declined, expired, completed, handed_over, …' }),
+      channel: t.exposeString('channel', { nullable: true, description: 'email, sms or whatsapp (null when the person had no address at all).' }),
+      error: t.exposeString('error', { description: 'The last error, as the provider or the worker reported it.' }),
+      attempts: t.exposeInt('attempts'),
+      failedAt: t.field({ type: 'DateTime', resolve: (failure) => failure.failedAt }),
+    }),
+  });
+
+const AgentNotificationType = builder.objectRef<AgentNotificationData>('AgentNotification').implement({
+  description: 'Whether the messages to this agent’s people (invitation, reminders, notices) were delivered.',
+  fields: (t) => ({
+    lastDeliveredAt: t.field({ type: 'DateTime', nullable: true, resolve: (notification) => notification.lastDeliveredAt }),
+    failure: t.field({ type: AgentNotificationFailureType, nullable: true, resolve: (notification) => notification.failure }),
+  }),
+});
+
 const AgentType = builder.objectRef<AgentData>('Agent').implement({
   description: 'A person behind a recipient role: inline info, or a contact, contact group or team user reference.',
   fields: (t) => ({
@@ -48,6 +69,7 @@ const AgentType = builder.objectRef<AgentData>('Agent').implement({
     contactId: t.id({ nullable: true, resolve: (agent) => agent.contactId ?? null }),
     groupId: t.id({ nullable: true, resolve: (agent) => agent.groupId ?? null }),
     userId: t.id({ nullable: true, resolve: (agent) => agent.userId ?? null }),
+    notification: t.field({ type: AgentNotificationType, resolve: (agent) => agent.notification ?? { lastDeliveredAt: null, failure: null } }),
   }),
 });
 

@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261122195133_webhooks extends Migration {
+export class Migration20261122201000_webhooks extends Migration {
 
-  override name = 'Migration20261122195133_webhooks';
+  override name = 'Migration20261122201000_webhooks';
 
   override up(): void | Promise<void> {
     this.addSql(`create table "webhook_endpoint" ("id" uuid not null, "created_at" timestamptz not null, "updated_at" timestamptz not null, "team_id" uuid not null, "url" varchar(2000) not null, "event_types" text[] not null default '{}', "enabled" boolean not null default true, "description" varchar(500) null, "secret_ciphertext" text not null, "disabled_reason" varchar(1000) null, "disabled_at" timestamptz null, primary key ("id"));`);
