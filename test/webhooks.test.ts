@@ -241,6 +241,16 @@ describe('webhook endpoints', () => {
     expect(firstErrorName(await graphql(`query($id: ID!) { webhook(id: $id) { id } }`, { id: webhook.id }))).toBe('Webhook.NotFound');
     expect(firstErrorName(await graphql(`mutation($id: ID!) { rotateWebhookSecret(id: $id) { secret } }`, { id: webhook.id }))).toBe('Webhook.NotFound');
     expect(firstErrorName(await graphql(`mutation($id: ID!) { deleteWebhook(id: $id) { id } }`, { id: webhook.id }))).toBe('Webhook.NotFound');
+    expect(
+      firstErrorName(await graphql(`mutation($id: ID!) { updateWebhook(id: $id, input: { enabled: false }) { id } }`, { id: webhook.id })),
+    ).toBe('Webhook.NotFound');
+    expect(firstErrorName(await graphql(`query($id: ID!) { webhookDeliveries(webhookId: $id) { nodes { id } } }`, { id: webhook.id }))).toBe('Webhook.NotFound');
+    expect(firstErrorName(await graphql(`query($w: ID!, $id: ID!) { webhookDelivery(webhookId: $w, id: $id) { id } }`, { w: webhook.id, id: someId }))).toBe(
+      'Webhook.NotFound',
+    );
+    expect(
+      firstErrorName(await graphql(`mutation($w: ID!, $id: ID!) { redeliverWebhookDelivery(webhookId: $w, id: $id) { id } }`, { w: webhook.id, id: someId })),
+    ).toBe('Webhook.NotFound');
     expect((await rest.get('/webhooks')).body.payload.webhooks).toEqual([]);
     // The owner's endpoint is untouched, and its own unknown delivery is WebhookDelivery.NotFound.
     const own = clients(owner).rest;
@@ -309,6 +319,8 @@ describe('webhook deliveries', () => {
       // The log shows every delivery delivered; nothing is left to do.
       const log = await clients(team).rest.get(`/webhooks/${webhook.id}/deliveries?limit=100`);
       expect(log.body.payload.deliveries).toHaveLength(trail.length);
+      // One delivery per audit event, naming it.
+      expect(log.body.payload.deliveries.map((delivery: any) => delivery.eventId).sort()).toEqual(trail.map((event) => event.id).sort());
       expect(log.body.payload.deliveries.every((delivery: any) => delivery.state === 'delivered' && delivery.attempts[0].statusCode === 200)).toBe(true);
       expect(await webhookWorker(team).drain()).toBe(0);
     } finally {
@@ -367,6 +379,17 @@ describe('webhook deliveries', () => {
       expect(node.attempts.map((attempt: any) => attempt.statusCode)).toEqual([200, 500, 500, 500]);
       const one = await rest.get(`/webhooks/${webhook.id}/deliveries/${delivery.id}`);
       expect(one.body.payload.delivery).toEqual(delivery);
+      const oneViaGraphql = await clients(team).graphql(
+        `query($w: ID!, $id: ID!) { webhookDelivery(webhookId: $w, id: $id) { id webhookId eventId state attempts { statusCode } } }`,
+        { w: webhook.id, id: delivery.id },
+      );
+      expect(oneViaGraphql.data.webhookDelivery).toEqual({
+        id: delivery.id,
+        webhookId: webhook.id,
+        eventId: delivery.eventId,
+        state: 'delivered',
+        attempts: [{ statusCode: 200 }, { statusCode: 500 }, { statusCode: 500 }, { statusCode: 500 }],
+      });
     } finally {
       await receiver.close();
     }
