@@ -16,6 +16,8 @@ export type Config = {
   smsProvider: { url: string; authorization: string | undefined; bodyTemplate: string } | undefined;
   /** The From of every mail: `MAIL_FROM`, else `no-reply@` the public host. */
   mailFrom: string;
+  /** Settled queue rows and webhook deliveries are deleted after this many days (DELIVERY_HISTORY_RETENTION_DAYS). */
+  deliveryHistoryRetentionDays: number;
   /** The completion mail attaches the sealed PDFs when together they are at most this many bytes (0: never). */
   mailAttachmentLimitBytes: number;
   sealP12Path: string | undefined;
@@ -162,6 +164,12 @@ const variables = {
     .max(1_000_000, 'must be an integer from 1 to 1000000')
     .default(1_000),
   SIGNING_FRAME_ANCESTORS: originList.optional(),
+  DELIVERY_HISTORY_RETENTION_DAYS: z.coerce
+    .number({ error: 'must be an integer from 1 to 3650 (days)' })
+    .int('must be an integer from 1 to 3650 (days)')
+    .min(1, 'must be an integer from 1 to 3650 (days)')
+    .max(3650, 'must be an integer from 1 to 3650 (days)')
+    .default(30),
   MAIL_ATTACHMENT_LIMIT_BYTES: z.coerce
     .number({ error: 'must be an integer from 0 to 26214400 (25 MiB)' })
     .int('must be an integer from 0 to 26214400 (25 MiB)')
@@ -223,6 +231,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
           },
     mailFrom: (values.MAIL_FROM as string | undefined) ?? `no-reply@${new URL(publicUrl).hostname}`,
     mailAttachmentLimitBytes: values.MAIL_ATTACHMENT_LIMIT_BYTES as number,
+    deliveryHistoryRetentionDays: values.DELIVERY_HISTORY_RETENTION_DAYS as number,
     sealP12Path: values.SEAL_P12 as string | undefined,
     sealP12Password: values.SEAL_P12_PASSWORD as string | undefined,
     tsaUrl: values.TSA_URL as string | undefined,

@@ -16,6 +16,7 @@ import { startEnvelopeEvents } from './domain/live/envelope-event-hub.ts';
 import { createPdfWorkerPool } from './domain/document/pdf-worker-pool.ts';
 import { createLogger } from './shared/logger.ts';
 import { loadSealCertificate, SealCertificateError, type SealCertificate } from './domain/artefact/seal-certificate.ts';
+import { startHousekeeping } from './domain/notification/housekeeping.ts';
 import { createOutboxWorker } from './domain/notification/outbox-worker.ts';
 import { mailHandlers, notificationFailureHook } from './domain/notification/mail.handlers.ts';
 import { createMailer } from './domain/notification/mailer.ts';
@@ -162,6 +163,10 @@ const webhookWorker = createOutboxWorker({
   onRetry: webhookRetryHook,
 });
 // OUTBOX_WORKER=false keeps an instance to serving requests (other instances run the jobs).
+// Settled delivery history (queue rows, webhook deliveries) older than the retention is pruned hourly.
+const housekeeping = config.outboxWorker
+  ? startHousekeeping({ em: database.orm.em, clock, logger, retentionDays: config.deliveryHistoryRetentionDays, intervalMs: 60 * 60_000 })
+  : undefined;
 if (config.outboxWorker) {
   outboxWorker.start();
   webhookWorker.start();
@@ -179,6 +184,7 @@ async function shutdown(signal: string) {
   await running.close();
   await app.dispose();
   await expirySweeper.stop();
+  await housekeeping?.stop();
   // Jobs in hand finish (or their lease runs out and another instance retakes them).
   await outboxWorker.stop();
   await webhookWorker.stop();

@@ -3,6 +3,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { createMailer } from '../src/domain/notification/mailer.ts';
+import { pruneDeliveryHistory } from '../src/domain/notification/housekeeping.ts';
 import { createOutboxWorker, type OutboxHandler } from '../src/domain/notification/outbox-worker.ts';
 import {
   WEBHOOK_RETRY_POLICY,
@@ -26,6 +27,7 @@ import { startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
  */
 
 const logger = createLogger('silent');
+const DAY_MS = 24 * 60 * 60 * 1000;
 let app: TestApp;
 let strictApp: TestApp;
 let smtp: TestSmtpServer;
@@ -581,6 +583,49 @@ describe('webhook deliveries', () => {
       .fork()
       .execute<{ count: number }[]>(`select count(*)::int as count from outbox_message where topic = ? and payload ->> 'teamId' = ?`, [WEBHOOK_TOPICS.delivery, team.teamId]);
     expect(counted!.count).toBe(0);
+  });
+});
+
+describe('delivery history retention', () => {
+  it('prunes settled queue rows and webhook deliveries (with their attempts) older than the retention, and nothing pending or recent', async () => {
+    const team = await seedTeam(app);
+    const receiver = await startReceiver();
+    try {
+      const { webhook } = await createEndpoint(team, { url: receiver.url, eventTypes: ['envelope.sent'] });
+      const envelopeId = await sendEnvelope(team);
+      expect(await webhookWorker(team).drain()).toBe(1);
+      expect(receiver.received).toHaveLength(1);
+      // A second envelope's delivery stays queued (no worker runs): pending is never pruned.
+      await sendEnvelope(team);
+      const countOf = async () =>
+        (
+          await app.orm.em.fork().execute<{ outbox: string; deliveries: string; attempts: string }[]>(
+            `select (select count(*) from outbox_message where payload ->> 'teamId' = ?) as outbox,
+                    (select count(*) from webhook_delivery where team_id = ?) as deliveries,
+                    (select count(*) from webhook_attempt a join webhook_delivery d on d.id = a.delivery_id where d.team_id = ?) as attempts`,
+            [team.teamId, team.teamId, team.teamId],
+          )
+        )[0]!;
+      const before = await countOf();
+      expect(Number(before.deliveries)).toBe(2);
+      expect(Number(before.attempts)).toBe(1);
+
+      // 29 days later nothing is old enough; 31 days later the settled rows go.
+      const now = Date.now();
+      expect(await pruneDeliveryHistory({ em: app.orm.em, now: new Date(now + 29 * DAY_MS), retentionDays: 30, teamId: team.teamId })).toEqual({ outboxMessages: 0, webhookDeliveries: 0 });
+      const pruned = await pruneDeliveryHistory({ em: app.orm.em, now: new Date(now + 31 * DAY_MS), retentionDays: 30, teamId: team.teamId });
+      expect(pruned.webhookDeliveries).toBe(1);
+      // Of the queue rows only the delivered webhook's is settled (no mail worker ran: the invitations wait).
+      expect(pruned.outboxMessages).toBe(1);
+      const after = await countOf();
+      expect(Number(after.deliveries)).toBe(1);
+      expect(Number(after.attempts)).toBe(0);
+      expect(Number(after.outbox)).toBe(Number(before.outbox) - 1);
+      const log = await clients(team).graphql(DELIVERIES_QUERY, { id: webhook.id });
+      expect(log.data.deliveries.nodes.map((node: any) => [node.envelopeId === envelopeId, node.state])).toEqual([[false, 'pending']]);
+    } finally {
+      await receiver.close();
+    }
   });
 });
 

@@ -25,6 +25,9 @@ export const OutboxMessageSchema = defineEntity({
   indexes: [
     // Workers poll for due, unprocessed messages.
     { name: 'outbox_message_due_idx', properties: ['availableAt'], where: { processedAt: null } },
+    // The housekeeping prune finds settled rows by age (housekeeping.ts).
+    { name: 'outbox_message_processed_idx', properties: ['processedAt'] },
+    { name: 'outbox_message_failed_idx', properties: ['failedAt'] },
   ],
 });
 

@@ -61,7 +61,11 @@ export const WebhookDeliverySchema = defineEntity({
     failedAt: p.datetime().nullable(),
     outboxMessageId: p.uuid().nullable(),
   },
-  indexes: [{ name: 'webhook_delivery_endpoint_created_idx', properties: ['endpoint', 'createdAt', 'id'] }],
+  indexes: [
+    { name: 'webhook_delivery_endpoint_created_idx', properties: ['endpoint', 'createdAt', 'id'] },
+    // The housekeeping prune finds settled deliveries by age (housekeeping.ts).
+    { name: 'webhook_delivery_state_created_idx', properties: ['state', 'createdAt'] },
+  ],
   uniques: [{ name: 'webhook_delivery_endpoint_event_unique', properties: ['endpoint', 'eventId'] }],
 });
 
