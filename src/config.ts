@@ -46,6 +46,8 @@ export type Config = {
   rateLimits: { apiKey: number; client: number; signingToken: number };
   /** Open subscriptions one API key may hold on one instance (SUBSCRIPTIONS_PER_KEY). */
   subscriptionsPerKey: number;
+  /** SMS/WhatsApp messages (invitations, reminders, one-time codes) per person in any 24 hours; 0: no cap. */
+  phoneMessagesPerDay: number;
 };
 
 export class ConfigError extends Error {
@@ -138,6 +140,12 @@ const variables = {
     .min(0, 'must be an integer from 0 to 26214400 (25 MiB)')
     .max(25 * 1024 * 1024, 'must be an integer from 0 to 26214400 (25 MiB)')
     .default(10 * 1024 * 1024),
+  PHONE_MESSAGES_PER_DAY: z.coerce
+    .number({ error: 'must be an integer from 0 (no cap) to 1000' })
+    .int('must be an integer from 0 (no cap) to 1000')
+    .min(0, 'must be an integer from 0 (no cap) to 1000')
+    .max(1000, 'must be an integer from 0 (no cap) to 1000')
+    .default(10),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
@@ -206,5 +214,6 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       signingToken: values.RATE_LIMIT_SIGNING_PER_MINUTE as number,
     },
     subscriptionsPerKey: values.SUBSCRIPTIONS_PER_KEY as number,
+    phoneMessagesPerDay: values.PHONE_MESSAGES_PER_DAY as number,
   };
 }

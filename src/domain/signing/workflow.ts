@@ -37,6 +37,8 @@ export const OUTBOX_TOPICS = {
   handoverNotice: 'recipient.handover.notice',
   /** Send every person of the envelope the final copy, once it is sealed (queued by the seal job). */
   completedNotice: 'envelope.completed.notice',
+  /** A one-time passcode to text to a signer (otp.service.ts); `secret.code` is removed by the deliverer once sent. */
+  signingOtp: 'signing.otp',
 } as const;
 
 export type Workflow = {
