@@ -9,7 +9,8 @@ import { queueDueReminders } from '../src/domain/signing/reminder.service.ts';
 import { OUTBOX_TOPICS } from '../src/domain/signing/workflow.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, DECLINE_MUTATION, SUBMIT_MUTATION, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
+import { loadConfig } from '../src/config.ts';
+import { buildEnvelope, DECLINE_MUTATION, DELEGATE_MUTATION, HOSTED_MUTATION, SUBMIT_MUTATION, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
 
 /*
  * One-time passcodes for signers with a phone, through GraphQL with X-Signing-Token, delivered
@@ -28,7 +29,10 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      texts.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      texts.push(body);
+      // A number the provider refuses (a permanent failure).
+      response.statusCode = body.to === '+905550000400' ? 400 : 200;
       response.end('{}');
     });
   });
@@ -233,6 +237,54 @@ describe('one-time passcodes', () => {
     expect(firstErrorName(hourly)).toBe('Signing.OtpRateLimited');
     expect(hourly.errors![0].extensions.context.limit).toBe('hour');
     expect(hourly.errors![0].extensions.context.retryAfterSeconds).toBeGreaterThan(3000);
+  });
+
+  it('gate delegating and a host’s in-person session; the in-person signer’s own link needs no code', async () => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, {
+      name: 'Hosted',
+      recipients: [
+        { identifier: 'host', type: 'host', agents: [{ info: { name: 'Hana Host', phone: '+905551230031' } }] },
+        { identifier: 'guest', type: 'in_person_signer', hostedBy: 'host', agents: [{ info: { name: 'Gül Guest', phone: '+905551230032' } }] },
+        { identifier: 'delegator', type: 'delegator', agents: [{ info: { name: 'Deniz', phone: '+905551230033' } }] },
+      ],
+    });
+    expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const delegator = signingClient(app, await tokenFor(app, built.envelopeId, built.recipients.delegator!));
+    expect(firstErrorName(await delegator(DELEGATE_MUTATION, { person: { name: 'Other', email: 'other@example.com' } }))).toBe('Signing.OtpRequired');
+
+    const host = signingClient(app, await tokenFor(app, built.envelopeId, built.recipients.host!));
+    expect((await host(SESSION)).data.signingSession.otp).toMatchObject({ required: true, verified: false });
+    expect(firstErrorName(await host(HOSTED_MUTATION, { recipientId: built.recipients.guest }))).toBe('Signing.OtpRequired');
+    expect((await host(REQUEST)).errors).toBeUndefined();
+    await workerFor(team).drain();
+    expect((await host(VERIFY, { code: codesTo('+905551230031')[0]! })).errors).toBeUndefined();
+    const started = await host(HOSTED_MUTATION, { recipientId: built.recipients.guest });
+    expect(started.errors).toBeUndefined();
+    const guest = signingClient(app, started.data.startHostedSigning.token);
+    expect((await guest(SESSION)).data.signingSession.otp.required).toBe(false);
+    expect(firstErrorName(await guest(REQUEST))).toBe('Signing.OtpNotRequired');
+    expect((await signWith(guest)).errors).toBeUndefined();
+  });
+
+  it('a code that cannot be delivered fails visibly and leaves no code behind', async () => {
+    const team = await seedTeam(app);
+    const { client, envelopeId } = await sentTo(team, { name: 'Unreachable', phone: '+905550000400' });
+    expect((await client(REQUEST)).errors).toBeUndefined();
+    await workerFor(team).drain();
+    const [row] = await app.orm.em
+      .fork()
+      .execute<{ payload: any; failed_at: Date | null }[]>(`select payload, failed_at from outbox_message where topic = 'signing.otp' and payload ->> 'envelopeId' = ?`, [envelopeId]);
+    expect(row!.failed_at).not.toBeNull();
+    expect(row!.payload.secret).toBeUndefined();
+    expect((await auditEvents(envelopeId, 'notification.failed')).map((event) => event.details.topic).sort()).toEqual(['signing.invitation', 'signing.otp']);
+  });
+
+  it('PHONE_MESSAGES_PER_DAY: 10 by default, 0 turns the cap off, anything else is refused at start-up', () => {
+    expect(loadConfig({}).phoneMessagesPerDay).toBe(10);
+    expect(loadConfig({ PHONE_MESSAGES_PER_DAY: '0' }).phoneMessagesPerDay).toBe(0);
+    expect(() => loadConfig({ PHONE_MESSAGES_PER_DAY: '-1' })).toThrow(/^Invalid configuration: PHONE_MESSAGES_PER_DAY must be an integer from 0 \(no cap\) to 1000/);
+    expect(() => loadConfig({ PHONE_MESSAGES_PER_DAY: 'many' })).toThrow(/PHONE_MESSAGES_PER_DAY/);
   });
 
   it(`cap phone messages per person at ${PER_DAY} a day across invitations, codes and reminders: codes are refused by name, reminders skipped and recorded`, async () => {
