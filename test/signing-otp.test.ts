@@ -136,7 +136,7 @@ describe('one-time passcodes', () => {
     expect(texts.filter((text) => text.to === phone)).toHaveLength(2);
     const sent = codeTextsTo(phone);
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ channel: 'whatsapp', text: expect.stringMatching(/^\d{6}: “Kira sözleşmesi” belgesini imzalamak için kodunuz\. 5 dakika geçerlidir\./) });
+    expect(sent[0]).toMatchObject({ channel: 'whatsapp', text: expect.stringMatching(/^\d{6}: “Kira sözleşmesi” belgesini imzalamak için kodunuz\. 5 dakika geçerlidir\. Kimseyle paylaşmayın\.$/) });
     const code = codesTo(phone)[0]!;
     expect(code).toMatch(/^\d{6}$/);
 
@@ -182,6 +182,8 @@ describe('one-time passcodes', () => {
     const sent = codeTextsTo(phone);
     expect(sent[0]).toMatchObject({ channel: 'sms', text: expect.stringMatching(/^\d{6} is your code to sign “Loan agreement”\. It expires in 5 minutes\./) });
     const code = codesTo(phone)[0]!;
+    // The origin-bound last line phones use to offer the code on the page's own site.
+    expect(sent[0]!.text.endsWith(`\n\n@${new URL(app.dependencies.config.publicUrl).hostname} #${code}`)).toBe(true);
     app.dependencies.clock.advance(5 * 60 + 1);
     const expired = await client(VERIFY, { code });
     expect(firstErrorName(expired)).toBe('Signing.OtpExpired');

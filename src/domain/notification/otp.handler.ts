@@ -33,7 +33,10 @@ export function signingOtpHandler(options: OtpHandlerOptions): OutboxHandler {
     if (!to?.phone) throw new PermanentOutboxError('the person has no phone number');
     const channel: PhoneChannel = payload.channel === 'whatsapp' ? 'whatsapp' : 'sms';
     const messageId = mailMessageId(message.id, options.publicUrl);
-    const text = renderOtpText(mailLocale(to.locale), { code, envelopeName: envelope.name, minutes: Math.round(OTP_POLICY.codeTtlMs / 60_000) });
+    const words = renderOtpText(mailLocale(to.locale), { code, envelopeName: envelope.name, minutes: Math.round(OTP_POLICY.codeTtlMs / 60_000) });
+    // An SMS ends with the origin-bound line (`@host #code`) that lets phones offer the code only
+    // on the signing page's own site (WebOTP, iOS autofill); WhatsApp does not autofill.
+    const text = channel === 'sms' ? `${words}\n\n@${new URL(options.publicUrl).hostname} #${code}` : words;
     await options.phone.send({ messageId, to: to.phone, channel, text });
     return (tx) =>
       systemEvent(tx, options.auditKey, {
