@@ -60,6 +60,8 @@ function workerFor(team: SeededTeam) {
         phone,
         publicUrl: config.publicUrl,
         auditKey,
+        blobStore: app.dependencies.blobStore,
+        attachmentLimitBytes: config.mailAttachmentLimitBytes,
         phoneMessagesPerDay: config.phoneMessagesPerDay,
       }),
       [OUTBOX_TOPICS.signingOtp, signingOtpHandler({ phone, publicUrl: config.publicUrl, auditKey })],
@@ -328,6 +330,9 @@ describe('one-time passcodes', () => {
     expect(sent.some((text) => text.text.startsWith('Reminder:'))).toBe(false);
     const [skipped] = await auditEvents(built.envelopeId, 'notification.capped');
     expect(skipped!.details).toMatchObject({ recipientId: built.recipients.signer, kind: 'reminder', channel: 'sms', limit: PER_DAY });
+    // The sender sees it on the agent, like a failed delivery.
+    const [agent] = await app.orm.em.fork().execute<{ notification_failure: any }[]>('select notification_failure from agent where id = ?', [skipped!.details.agentId]);
+    expect(agent!.notification_failure).toMatchObject({ kind: 'reminder', channel: 'sms', error: expect.stringContaining('PHONE_MESSAGES_PER_DAY') });
     // Settled, not retried; and its link left the database.
     const [reminder] = await app.orm.em
       .fork()

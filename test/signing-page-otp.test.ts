@@ -56,7 +56,7 @@ function workerFor(team: SeededTeam) {
     clock: app.dependencies.clock,
     logger,
     handlers: new Map([
-      ...mailHandlers({ mailer: createMailer({ smtpUrl: undefined, from: config.mailFrom, dataDir: app.dataDir, logger }), phone, publicUrl: config.publicUrl, auditKey }),
+      ...mailHandlers({ mailer: createMailer({ smtpUrl: undefined, from: config.mailFrom, dataDir: app.dataDir, logger }), phone, publicUrl: config.publicUrl, auditKey, blobStore: app.dependencies.blobStore, attachmentLimitBytes: config.mailAttachmentLimitBytes }),
       [OUTBOX_TOPICS.signingOtp, signingOtpHandler({ phone, publicUrl: config.publicUrl, auditKey })],
     ]),
     payloadMatch: { teamId: team.teamId },
