@@ -71,7 +71,7 @@ function workerFor(team: SeededTeam) {
   });
 }
 
-const OTP_STATUS = `otp { required verified verifiedUntil maskedPhone channel resendAvailableAt }`;
+const OTP_STATUS = `otp { required verified verifiedUntil maskedPhone channel resendAvailableAt resendInSeconds }`;
 const SESSION = `{ signingSession { recipient { id completedAt } ${OTP_STATUS} fields { id } } }`;
 const REQUEST = `mutation { requestSigningOtp { channel maskedPhone expiresAt resendAvailableAt } }`;
 const VERIFY = `mutation($code: String!) { verifySigningOtp(code: $code) { recipient { id } ${OTP_STATUS} } }`;
@@ -112,7 +112,7 @@ describe('one-time passcodes', () => {
     const team = await seedTeam(app);
     const { client } = await sentTo(team, { name: 'Mail Only', email: 'mail-only@example.com' });
     const session = await client(SESSION);
-    expect(session.data.signingSession.otp).toEqual({ required: false, verified: false, verifiedUntil: null, maskedPhone: null, channel: null, resendAvailableAt: null });
+    expect(session.data.signingSession.otp).toEqual({ required: false, verified: false, verifiedUntil: null, maskedPhone: null, channel: null, resendAvailableAt: null, resendInSeconds: 0 });
     expect(firstErrorName(await client(REQUEST))).toBe('Signing.OtpNotRequired');
     expect(firstErrorName(await client(VERIFY, { code: '123456' }))).toBe('Signing.OtpNotRequired');
     expect((await signWith(client)).errors).toBeUndefined();
@@ -232,6 +232,8 @@ describe('one-time passcodes', () => {
     expect(tooSoon.errors![0].extensions.context.retryAfterSeconds).toBeLessThanOrEqual(30);
     const session = await client(SESSION);
     expect(Date.parse(session.data.signingSession.otp.resendAvailableAt)).toBeGreaterThan(app.dependencies.clock.now().getTime());
+    expect(session.data.signingSession.otp.resendInSeconds).toBeGreaterThan(25);
+    expect(session.data.signingSession.otp.resendInSeconds).toBeLessThanOrEqual(30);
     for (let sent = 1; sent < 5; sent += 1) {
       app.dependencies.clock.advance(31);
       expect((await client(REQUEST)).errors).toBeUndefined();

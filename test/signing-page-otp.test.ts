@@ -159,6 +159,22 @@ describe('the signing page’s one-time code step', () => {
     await page.locator('#otp-code').press('Enter');
     await waitForScreen(page, 'signing');
 
+    // An hour later the verification has lapsed: saving a value brings the code step back.
+    app.dependencies.clock.advance(60 * 60 + 1);
+    await page.click('[data-field="zeynep-signature"]');
+    await page.click('[role="tab"][data-mode="type"]');
+    await page.fill('#typed-signature', 'Zeynep Kaya');
+    await page.click('#save-signature');
+    await waitForScreen(page, 'verify');
+    await page.click('#otp-send');
+    await page.locator('#otp-code').waitFor({ state: 'visible' });
+    await worker.drain();
+    const second = texts.filter((text) => text.to === phone && /^\d{6}/.test(text.text));
+    expect(second).toHaveLength(2);
+    await page.locator('#otp-code').fill(second[1]!.text.slice(0, 6));
+    await page.click('#otp-verify');
+    await waitForScreen(page, 'signing');
+
     // Now signing works as for anyone.
     await page.click('[data-field="zeynep-signature"]');
     await page.click('[role="tab"][data-mode="type"]');
@@ -172,7 +188,7 @@ describe('the signing page’s one-time code step', () => {
     const events = await app.orm.em
       .fork()
       .execute<{ type: string; user_agent: string | null }[]>(`select type, user_agent from audit_event where envelope_id = ? and type like 'otp.%' order by seq`, [built.envelopeId]);
-    expect(events.map((event) => event.type)).toEqual(['otp.requested', 'otp.sent', 'otp.failed', 'otp.verified']);
+    expect(events.map((event) => event.type)).toEqual(['otp.requested', 'otp.sent', 'otp.failed', 'otp.verified', 'otp.requested', 'otp.sent', 'otp.verified']);
     expect(events.find((event) => event.type === 'otp.verified')!.user_agent).toMatch(/Chrome/);
     expect(problems).toEqual([]);
     await page.close();

@@ -19,13 +19,13 @@ const SESSION_SELECTION = `envelope { id name status } signerName locale isMyTur
   documents { id name order pageCount pages { index width height } }
   fields { id identifier type label tooltip required readonly value config views { documentId page location { x y } size { width height } } }
   hostedSigners { id roleName activatedAt completedAt }
-  otp { required verified maskedPhone channel resendAvailableAt }`;
+  otp { required verified maskedPhone channel resendInSeconds }`;
 const SESSION_QUERY = `query SigningPage { signingSession { ${SESSION_SELECTION} } }`;
 const SUBMIT = `mutation SigningPageSubmit($values: [SigningValueInput!], $complete: Boolean, $consent: String) {
   submitSigning(values: $values, complete: $complete, consent: $consent) { ${SESSION_SELECTION} } }`;
 const HOSTED = `mutation SigningPageHost($recipientId: ID!) { startHostedSigning(recipientId: $recipientId) { recipientId token } }`;
 const DELEGATE = `mutation SigningPageDelegate($person: SigningPersonInput!) { delegateSigning(person: $person) { recipientId delegatedAt } }`;
-const OTP_REQUEST = `mutation SigningPageOtpRequest { requestSigningOtp { channel maskedPhone expiresAt resendAvailableAt } }`;
+const OTP_REQUEST = `mutation SigningPageOtpRequest { requestSigningOtp { channel maskedPhone resendInSeconds } }`;
 const OTP_VERIFY = `mutation SigningPageOtpVerify($code: String!) { verifySigningOtp(code: $code) { otp { verified } } }`;
 const DECLINE = `mutation SigningPageDecline($reason: String!) { declineSigning(reason: $reason) { envelope { status } } }`;
 
@@ -258,18 +258,27 @@ function watchEnvelope() {
  * and counts down until a new code may be asked for. Nothing here ever sees the code but the input.
  */
 
-/** The code step's own state, kept across re-renders (a language switch) and reset per link. */
-const otpStep = { token: null, sentTo: null, resendAt: 0, message: '', timer: 0 };
+/**
+ * The code step's own state, kept across re-renders (a language switch) and reset per link.
+ * `resendAt` is on this device's clock, from the service's "in N seconds" (never its timestamps:
+ * a phone's clock may be off by minutes).
+ */
+const otpStep = { token: null, sentTo: null, resendAt: 0, message: '', timer: 0, session: null };
 
 function needsCode(current) {
   return Boolean(current.otp?.required && !current.otp.verified && current.recipient.activatedAt);
 }
 
 function otpStepState() {
-  if (otpStep.token !== token) Object.assign(otpStep, { token, sentTo: null, resendAt: 0, message: '' });
+  if (otpStep.token !== token) Object.assign(otpStep, { token, sentTo: null, resendAt: 0, message: '', session: null });
   // A code asked for earlier (a reload): the next one waits out the interval, and the input is open.
-  const serverResendAt = session.otp.resendAvailableAt ? Date.parse(session.otp.resendAvailableAt) : 0;
-  if (serverResendAt > otpStep.resendAt) otpStep.resendAt = serverResendAt;
+  // A freshly read session is the service's word: a recent code (a reload) keeps the input open
+  // and the countdown; none (or a verification that lapsed) starts the step from the beginning.
+  if (otpStep.session !== session) {
+    otpStep.session = session;
+    otpStep.resendAt = session.otp.resendInSeconds > 0 ? Date.now() + session.otp.resendInSeconds * 1000 : 0;
+    if (otpStep.resendAt === 0) otpStep.sentTo = null;
+  }
   return otpStep;
 }
 
@@ -344,7 +353,7 @@ async function requestCode() {
   try {
     const data = await gql(OTP_REQUEST);
     otpStep.sentTo = data.requestSigningOtp.maskedPhone;
-    otpStep.resendAt = Date.parse(data.requestSigningOtp.resendAvailableAt);
+    otpStep.resendAt = Date.now() + data.requestSigningOtp.resendInSeconds * 1000;
     otpStep.message = '';
   } catch (error) {
     if (error instanceof ApiError && error.code === 'Signing.OtpRateLimited') otpStep.resendAt = Date.now() + error.context.retryAfterSeconds * 1000;

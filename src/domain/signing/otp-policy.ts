@@ -33,6 +33,8 @@ export type SigningOtpStatus = {
   channel: OtpChannel | null;
   /** When the next code may be requested (the resend interval after the last one), if later than now. */
   resendAvailableAt: string | null;
+  /** The same as seconds from now (0 when a code may be requested): pages count down with it, whatever their own clock says. */
+  resendInSeconds: number;
 };
 
 /** Hides a phone number but for its first three and last two characters (`+90•••••••12`). */
@@ -63,7 +65,7 @@ export function otpStatus(input: {
   now: Date;
 }): SigningOtpStatus {
   const required = isOtpRequired(input.phone, input.recipientType);
-  if (!required || !input.phone) return { required: false, verified: false, verifiedUntil: null, maskedPhone: null, channel: null, resendAvailableAt: null };
+  if (!required || !input.phone) return { required: false, verified: false, verifiedUntil: null, maskedPhone: null, channel: null, resendAvailableAt: null, resendInSeconds: 0 };
   const until = input.lastVerifiedAt ? Date.parse(input.lastVerifiedAt) + OTP_POLICY.verificationTtlMs : null;
   const verified = until !== null && input.now.getTime() < until;
   const resend = input.lastRequestedAt ? Date.parse(input.lastRequestedAt) + OTP_POLICY.resendIntervalMs : null;
@@ -74,5 +76,6 @@ export function otpStatus(input: {
     maskedPhone: maskPhone(input.phone),
     channel: otpChannelOf(input.phoneContactMethod),
     resendAvailableAt: resend !== null && resend > input.now.getTime() ? new Date(resend).toISOString() : null,
+    resendInSeconds: resend !== null && resend > input.now.getTime() ? Math.ceil((resend - input.now.getTime()) / 1000) : 0,
   };
 }

@@ -44,7 +44,7 @@ function secondsUntil(at: number, now: Date): number {
   return Math.max(1, Math.ceil((at - now.getTime()) / 1000));
 }
 
-export type SigningOtpRequest = { channel: OtpChannel; maskedPhone: string; expiresAt: string; resendAvailableAt: string };
+export type SigningOtpRequest = { channel: OtpChannel; maskedPhone: string; expiresAt: string; resendAvailableAt: string; resendInSeconds: number };
 
 /**
  * Texts a fresh code to the link's person (SMS or WhatsApp, their contact method) through the
@@ -132,7 +132,13 @@ export async function requestSigningOtp(context: ServiceContext): Promise<Signin
       phone: maskedPhone,
       expiresAt: expiresAt.toISOString(),
     });
-    return { channel, maskedPhone, expiresAt: expiresAt.toISOString(), resendAvailableAt: new Date(now.getTime() + OTP_POLICY.resendIntervalMs).toISOString() };
+    return {
+      channel,
+      maskedPhone,
+      expiresAt: expiresAt.toISOString(),
+      resendAvailableAt: new Date(now.getTime() + OTP_POLICY.resendIntervalMs).toISOString(),
+      resendInSeconds: Math.ceil(OTP_POLICY.resendIntervalMs / 1000),
+    };
   });
 }
 

@@ -206,6 +206,7 @@ const SigningOtpStatusType = builder.objectRef<SigningOtpStatus>('SigningOtpStat
     maskedPhone: t.string({ nullable: true, description: 'The phone the code goes to, mostly hidden (e.g. +90•••••••12).', resolve: (status) => status.maskedPhone }),
     channel: t.string({ nullable: true, description: 'sms or whatsapp.', resolve: (status) => status.channel }),
     resendAvailableAt: t.field({ type: 'DateTime', nullable: true, description: 'When the next code may be requested, while that is in the future.', resolve: (status) => status.resendAvailableAt }),
+    resendInSeconds: t.exposeInt('resendInSeconds', { description: 'Seconds until the next code may be requested (0: now); count down with this rather than the device clock.' }),
   }),
 });
 
@@ -220,6 +221,7 @@ const SigningOtpRequestType = builder.objectRef<SigningOtpRequest>('SigningOtpRe
     maskedPhone: t.exposeString('maskedPhone'),
     expiresAt: t.field({ type: 'DateTime', description: 'Until when the code can be entered.', resolve: (request) => request.expiresAt }),
     resendAvailableAt: t.field({ type: 'DateTime', description: 'When another code may be requested.', resolve: (request) => request.resendAvailableAt }),
+    resendInSeconds: t.exposeInt('resendInSeconds', { description: 'Seconds until another code may be requested.' }),
   }),
 });
 
