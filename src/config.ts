@@ -48,6 +48,12 @@ export type Config = {
   subscriptionsPerKey: number;
   /** SMS/WhatsApp messages (invitations, reminders, one-time codes) per person in any 24 hours; 0: no cap. */
   phoneMessagesPerDay: number;
+  /** Origins whose pages may show the signing page in a frame (SIGNING_FRAME_ANCESTORS; empty: none). */
+  signingFrameAncestors: string[];
+  /** Webhook endpoints may name loopback and private addresses (development and tests only). */
+  webhookAllowPrivate: boolean;
+  /** How long one webhook POST may take before it counts as failed (WEBHOOK_TIMEOUT_MS). */
+  webhookTimeoutMs: number;
 };
 
 export class ConfigError extends Error {
@@ -68,6 +74,29 @@ function perMinute(defaultValue: number) {
   const message = 'must be an integer from 0 (no limit) to 1000000 (requests per minute)';
   return z.coerce.number({ error: message }).int(message).min(0, message).max(1_000_000, message).default(defaultValue);
 }
+
+/**
+ * Origins, separated by spaces or commas, each `https://host[:port]` or, for development,
+ * `http://localhost[:port]`: exactly what CSP `frame-ancestors` takes, nothing that widens it
+ * (no paths, no wildcards, no schemes alone).
+ */
+const originList = z.string().transform((value, check) => {
+  const origins = value.split(/[\s,]+/).filter((origin) => origin !== '');
+  for (const origin of origins) {
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    const allowed = url !== undefined && url.origin === origin.toLowerCase() && /^[a-z0-9.-]+$/.test(url.hostname) && (url.protocol === 'https:' || (url.protocol === 'http:' && url.hostname === 'localhost'));
+    if (!allowed) {
+      check.addIssue({ code: 'custom', message: `must be origins separated by spaces or commas, each https://host[:port] or http://localhost[:port]; ${JSON.stringify(origin)} is not` });
+      return z.NEVER;
+    }
+  }
+  return origins.map((origin) => origin.toLowerCase());
+});
 
 const variables = {
   PORT: z.coerce
@@ -134,6 +163,7 @@ const variables = {
     .min(1, 'must be an integer from 1 to 1000000')
     .max(1_000_000, 'must be an integer from 1 to 1000000')
     .default(1_000),
+  SIGNING_FRAME_ANCESTORS: originList.optional(),
   MAIL_ATTACHMENT_LIMIT_BYTES: z.coerce
     .number({ error: 'must be an integer from 0 to 26214400 (25 MiB)' })
     .int('must be an integer from 0 to 26214400 (25 MiB)')
@@ -146,6 +176,13 @@ const variables = {
     .min(0, 'must be an integer from 0 (no cap) to 1000')
     .max(1000, 'must be an integer from 0 (no cap) to 1000')
     .default(10),
+  WEBHOOK_ALLOW_PRIVATE: booleanFlag.default(false),
+  WEBHOOK_TIMEOUT_MS: z.coerce
+    .number({ error: 'must be an integer from 1000 to 60000 (milliseconds)' })
+    .int('must be an integer from 1000 to 60000 (milliseconds)')
+    .min(1000, 'must be an integer from 1000 to 60000 (milliseconds)')
+    .max(60_000, 'must be an integer from 1000 to 60000 (milliseconds)')
+    .default(10_000),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
@@ -215,5 +252,8 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     },
     subscriptionsPerKey: values.SUBSCRIPTIONS_PER_KEY as number,
     phoneMessagesPerDay: values.PHONE_MESSAGES_PER_DAY as number,
+    signingFrameAncestors: (values.SIGNING_FRAME_ANCESTORS as string[] | undefined) ?? [],
+    webhookAllowPrivate: values.WEBHOOK_ALLOW_PRIVATE as boolean,
+    webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS as number,
   };
 }

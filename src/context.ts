@@ -90,6 +90,7 @@ export function createRequestContext(
     limits: { maxDocumentBytes: dependencies.config.maxDocumentBytes, phoneMessagesPerDay: dependencies.config.phoneMessagesPerDay },
     publicUrl: dependencies.config.publicUrl,
     sandboxClock: dependencies.config.sandboxClock,
+    webhooks: { allowPrivate: dependencies.config.webhookAllowPrivate },
     signingToken: headers.get('x-signing-token')?.trim() || undefined,
     idempotencyKey: headers.get('idempotency-key') ?? undefined,
     liveConnection,

@@ -24,6 +24,7 @@ import { signingOtpHandler } from './domain/notification/otp.handler.ts';
 import { artefactSealHandler } from './domain/artefact/artefact.service.ts';
 import { OUTBOX_TOPICS } from './domain/signing/workflow.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
+import { WEBHOOK_RETRY_POLICY, webhookDeliveryHandler, webhookDisabledNoticeHandler, webhookFailureHook, webhookRetryHook } from './domain/webhook/webhook-delivery.ts';
 
 // Start: configuration → database → app → listen. Nothing else happens here.
 let config;
@@ -149,11 +150,26 @@ const outboxWorker = createOutboxWorker({
       phoneMessagesPerDay: config.phoneMessagesPerDay,
     }),
     [OUTBOX_TOPICS.signingOtp, signingOtpHandler({ phone, publicUrl: config.publicUrl, auditKey })],
+    [OUTBOX_TOPICS.webhookDisabledNotice, webhookDisabledNoticeHandler({ mailer, publicUrl: config.publicUrl })],
   ]),
   onFailed: notificationFailureHook(auditKey),
 });
+// Webhook deliveries have a worker of their own: the same generic worker over the one topic,
+// with a retry policy of its own (at least 24 hours of attempts; webhook-delivery.ts).
+const webhookWorker = createOutboxWorker({
+  em: database.orm.em,
+  clock,
+  logger,
+  handlers: new Map([[OUTBOX_TOPICS.webhookDelivery, webhookDeliveryHandler({ auditKey, allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs })]]),
+  ...WEBHOOK_RETRY_POLICY,
+  onFailed: webhookFailureHook,
+  onRetry: webhookRetryHook,
+});
 // OUTBOX_WORKER=false keeps an instance to serving requests (other instances run the jobs).
-if (config.outboxWorker) outboxWorker.start();
+if (config.outboxWorker) {
+  outboxWorker.start();
+  webhookWorker.start();
+}
 
 let shuttingDown = false;
 async function shutdown(signal: string) {
@@ -169,6 +185,7 @@ async function shutdown(signal: string) {
   await expirySweeper.stop();
   // Jobs in hand finish (or their lease runs out and another instance retakes them).
   await outboxWorker.stop();
+  await webhookWorker.stop();
   mailer.close();
   // After the server has finished its requests: no upload is waiting for a worker any more.
   await pdfWorkers.close();

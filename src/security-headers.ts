@@ -38,7 +38,8 @@ export function graphiqlContentSecurityPolicy(html: string): string {
 
 /**
  * Security headers on every answer: `X-Content-Type-Options: nosniff` (a browser never guesses
- * another type than the one sent, e.g. runs an uploaded file as a page), no framing, no referrer,
+ * another type than the one sent, e.g. runs an uploaded file as a page), no framing (but for the
+ * signing page's SIGNING_FRAME_ANCESTORS), no referrer,
  * and a Content-Security-Policy: strict for the GraphiQL page, "nothing at all" for everything
  * else. The GraphiQL page is rendered through `renderGraphiQL` here (graphql/graphiql.ts), so the
  * policy's script hashes are taken from exactly the page that is served.
@@ -49,12 +50,17 @@ export function createSecurityHeaders() {
     onResponse({ response }) {
       const headers = response.headers;
       headers.set('x-content-type-options', 'nosniff');
-      headers.set('x-frame-options', 'DENY');
       headers.set('referrer-policy', 'no-referrer');
       const isHtml = /^text\/html\b/i.test(headers.get('content-type') ?? '');
       if (!headers.has('content-security-policy')) {
         headers.set('content-security-policy', isHtml && graphiqlPolicy ? graphiqlPolicy : NON_HTML_POLICY);
       }
+      // X-Frame-Options (for browsers without CSP frame-ancestors) can only say "nowhere": a page
+      // whose policy names origins that may frame it (the signing page with
+      // SIGNING_FRAME_ANCESTORS) goes without it, as DENY would refuse those origins too.
+      const ancestors = /(?:^|;)\s*frame-ancestors\s+([^;]*)/.exec(headers.get('content-security-policy') ?? '')?.[1]?.trim();
+      if (ancestors !== undefined && ancestors !== "'none'") headers.delete('x-frame-options');
+      else headers.set('x-frame-options', 'DENY');
     },
   };
   return {

@@ -406,6 +406,14 @@ describe('final copies and hand-overs', () => {
     // The attachment is the sealed document itself, byte for byte.
     expect(createHash('sha256').update(attachment!.content).digest('hex')).toBe(sealed);
 
+    // The mail's link (this person's own; the signing link died at the closing) downloads the same sealed PDF.
+    const link = /https?:\/\/\S+\/api\/v1\/key\/final-copy\/[A-Za-z0-9._-]+/.exec(tenant[0]!.mail.text ?? '')?.[0];
+    expect(link, tenant[0]!.mail.text).toBeDefined();
+    expect(tenant[0]!.mail.text).toMatch(/This download link works until /);
+    const downloaded = await fetch(`${app.url}${new URL(link!).pathname}`);
+    expect(downloaded.status).toBe(200);
+    expect(createHash('sha256').update(Buffer.from(await downloaded.arrayBuffer())).digest('hex')).toBe(sealed);
+
     const viewer = mailsTo('final-viewer@example.com');
     expect(viewer.map((entry) => entry.mail.subject)).toEqual(['Tamamlandı: Lease <2026>']);
     expect(viewer[0]!.mail.text).toContain('İmzalı belgeler bu iletinin ekinde yer alıyor.');
@@ -428,6 +436,7 @@ describe('final copies and hand-overs', () => {
     const [final] = mailsTo('final-big@example.com').filter((entry) => entry.mail.subject === 'Completed: Too big to attach');
     expect(final!.mail.attachments).toHaveLength(0);
     expect(final!.mail.text).not.toContain('attached');
+    expect(final!.mail.text).toMatch(/Download the signed copy: https?:\/\/\S+\/api\/v1\/key\/final-copy\//);
   });
 
   it('a delegation tells the delegator whom the role went to, and invites the new person in its name', async () => {

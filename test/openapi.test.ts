@@ -60,6 +60,8 @@ describe('the OpenAPI document', () => {
   it('answers every documented operation, called once with its documented example, with a documented status', { timeout: 120_000 }, async () => {
     const team = await seedTeam(app);
     const rest = restClient(app, team.apiKey);
+    // A webhook first, so the changes below leave deliveries in its log.
+    const webhook = await rest.post('/webhooks', { url: 'https://example.com/reference-hook' });
     const draft = await createDraftWithDocumentAndSigner(app, team.apiKey);
     const draftPdf = await makePdf({ pages: 1 });
     const field = await rest.post(`/envelopes/${draft.envelopeId}/fields`, {
@@ -88,7 +90,11 @@ describe('the OpenAPI document', () => {
     await rest.post(`/envelopes/${sendable.envelopeId}/fields`, {
       fields: [{ type: 'simple_signature', identifier: 'sign', recipientId: sendable.signerId, views: [{ documentId: sendable.documentId, page: 0, location: { x: 10, y: 10 }, size: { width: 120, height: 30 } }] }],
     });
+    const webhookId = webhook.body.payload.webhook.id;
+    const deliveries = await rest.get(`/webhooks/${webhookId}/deliveries?limit=1`);
     const ids: Record<string, string> = {
+      webhookId,
+      deliveryId: deliveries.body.payload.deliveries[0].id,
       envelopeId: draft.envelopeId,
       documentId: draft.documentId,
       recipientId: draft.signerId,

@@ -9,7 +9,9 @@ let ids: Record<string, string>;
 let workflowEnvelopeId: string;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // Every write route gets every hostile body from one key: far past the per-key budget, which is
+  // not under test here (rate-limit.test.ts tests it).
+  app = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '0' } });
   team = await seedTeam(app);
   const draft = await createDraftWithDocumentAndSigner(app, team.apiKey);
   const field = await restClient(app, team.apiKey).post(`/envelopes/${draft.envelopeId}/fields`, {

@@ -114,6 +114,42 @@ describe('security headers', () => {
   });
 });
 
+describe('framing the signing page (SIGNING_FRAME_ANCESTORS)', () => {
+  it('by default no page may frame it; with origins set, exactly those may, and X-Frame-Options is left out for it alone', async () => {
+    const plain = await fetch(`${app.url}/sign/sgn_anything`);
+    await plain.arrayBuffer();
+    expect(directives(plain.headers.get('content-security-policy')).get('frame-ancestors')).toEqual(["'none'"]);
+    expect(plain.headers.get('x-frame-options')).toBe('DENY');
+
+    const embedding = await startTestApp({ env: { SIGNING_FRAME_ANCESTORS: 'https://crm.example.com, https://portal.example.org:8443 http://localhost:3000' } });
+    try {
+      const page = await fetch(`${embedding.url}/sign/sgn_anything`);
+      await page.arrayBuffer();
+      const policy = directives(page.headers.get('content-security-policy'));
+      expect(policy.get('frame-ancestors')).toEqual(['https://crm.example.com', 'https://portal.example.org:8443', 'http://localhost:3000']);
+      expect(policy.get('script-src')).toEqual(["'self'"]);
+      expect(page.headers.get('x-frame-options')).toBeNull();
+      // Everything else is still framed nowhere.
+      for (const path of ['/healthz', '/api/v1/key/envelopes', '/graphql?query=%7B__typename%7D']) {
+        const other = await fetch(`${embedding.url}${path}`);
+        await other.arrayBuffer();
+        expect(other.headers.get('x-frame-options'), path).toBe('DENY');
+        expect(directives(other.headers.get('content-security-policy')).get('frame-ancestors'), path).toEqual(["'none'"]);
+      }
+    } finally {
+      await embedding.close();
+    }
+  });
+
+  it('takes only https origins (or http://localhost), nothing that would widen the policy', () => {
+    expect(loadConfig({}).signingFrameAncestors).toEqual([]);
+    expect(loadConfig({ SIGNING_FRAME_ANCESTORS: ' HTTPS://CRM.example.com ,http://localhost:5173 ' }).signingFrameAncestors).toEqual(['https://crm.example.com', 'http://localhost:5173']);
+    for (const bad of ['http://crm.example.com', '*', 'https://*.example.com', 'https://crm.example.com/path', "'self'", 'crm.example.com', 'https://a.example; script-src *']) {
+      expect(() => loadConfig({ SIGNING_FRAME_ANCESTORS: bad }), bad).toThrow(/^Invalid configuration: SIGNING_FRAME_ANCESTORS must be origins/);
+    }
+  });
+});
+
 describe('no secret in an answer or a log line', () => {
   it('a refused configuration names the variable but never repeats a secret or a URL with a password', () => {
     const refusal = (environment: Record<string, string>) => {

@@ -38,6 +38,8 @@ function watch(page: Page) {
   page.on('requestfailed', (request) => {
     // The page ends its live stream itself when it leaves a session (another signer, a final screen).
     if (request.headers().accept === 'text/event-stream' && request.failure()?.errorText === 'net::ERR_ABORTED') return;
+    // A download (the final copy) ends its navigation as aborted: the file is saved instead.
+    if (request.url().includes('/api/v1/key/final-copy/') && request.failure()?.errorText === 'net::ERR_ABORTED') return;
     problems.push(`failed ${request.url()}: ${request.failure()?.errorText}`);
   });
   page.on('console', (message) => {
@@ -77,6 +79,22 @@ async function screenshots(page: Page, name: string) {
       if ((await screenOf(page)) === 'signing') await page.waitForFunction(() => document.body.dataset.pagesDrawn === 'true', undefined, { timeout: 20_000 });
       await page.screenshot({ path: screenshotPath(`signing-page-${name}-${locale}-${label}.png`), fullPage: true });
     }
+  }
+  await page.selectOption('#locale', 'en-US');
+  await page.setViewportSize(PHONE);
+}
+
+/** A dialog at a phone and a desktop size, in both languages: opened anew in each language, as its text is set when it opens. */
+async function dialogScreenshots(page: Page, name: string, open: () => Promise<void>) {
+  for (const locale of ['en-US', 'tr-TR']) {
+    await page.selectOption('#locale', locale);
+    await open();
+    for (const [label, size] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+      await page.setViewportSize(size);
+      await page.screenshot({ path: screenshotPath(`signing-page-${name}-${locale}-${label}.png`) });
+    }
+    await page.keyboard.press('Escape');
+    await page.locator('dialog').waitFor({ state: 'detached' });
   }
   await page.selectOption('#locale', 'en-US');
   await page.setViewportSize(PHONE);
@@ -213,9 +231,25 @@ describe('the signing page', () => {
     // A simple signature typed in a script font.
     await page.click('[data-field="typed"]');
     await page.click('[role="tab"][data-mode="type"]');
-    await page.fill('#typed-signature', 'Ada Lovelace');
+    await page.fill('#typed-signature', 'Ada Augusta King-Noel');
     await page.click('#save-signature');
     await page.locator('dialog').waitFor({ state: 'detached' });
+    // A long typed name fits its box on a phone: scaled down, nothing cut off.
+    const typedFit = async () =>
+      page.locator('[data-field="typed"]').evaluate((box) => {
+        const text = box.querySelector('.typed') as HTMLElement;
+        const style = getComputedStyle(box);
+        return {
+          overflowsWidth: text.offsetWidth > box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) + 0.5,
+          overflowsHeight: text.getBoundingClientRect().height > box.getBoundingClientRect().height + 0.5,
+          fontSize: parseFloat(getComputedStyle(text).fontSize),
+        };
+      });
+    const fitted = await typedFit();
+    expect(fitted).toMatchObject({ overflowsWidth: false, overflowsHeight: false });
+    expect(fitted.fontSize).toBeGreaterThan(5);
+    await page.locator('[data-field="typed"]').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: screenshotPath('signing-page-typed-signature-en-US-phone.png') });
 
     // The biometric signature: two pen strokes with their pressure.
     await page.click('[data-field="bio"]');
@@ -244,6 +278,12 @@ describe('the signing page', () => {
     await page.click('#confirm-signing');
     await waitForScreen(page, 'finalized');
     await screenshots(page, 'finalized');
+    // The finalized screen hands the signer the sealed copy (the link itself is dead by now).
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download-final-copy')]);
+    expect(download.suggestedFilename()).toMatch(/\.pdf$/);
+    expect(fs.readFileSync(await download.path()).subarray(0, 5).toString()).toBe('%PDF-');
+    const adaAgent = (await invitationsOf(app, built.envelopeId))[0]!.agentId;
+    await expect.poll(async () => (await auditEvents(built.envelopeId)).filter((event) => event.type === 'artefact.downloaded').map((event) => event.actor)).toEqual([{ type: 'agent', id: adaAgent }]);
 
     const envelope = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}?includeFields=true`)).body.payload;
     expect(envelope.envelope.status).toBe('finalized');
@@ -253,7 +293,7 @@ describe('the signing page', () => {
     expect(values.plan).toEqual({ selected: 'yearly' });
     expect(values.terms).toEqual({ choice: 'accept' });
     expect(values.drawn).toEqual({ kind: 'drawn', image: expect.stringMatching(/^data:image\/png;base64,/) });
-    expect(values.typed).toEqual({ kind: 'typed', text: 'Ada Lovelace', font: 'cursive' });
+    expect(values.typed).toEqual({ kind: 'typed', text: 'Ada Augusta King-Noel', font: 'cursive' });
     expect(values.fixed).toEqual({ text: 'Şartlar v2' });
     expect(values.bio.image).toMatch(/^data:image\/png;base64,/);
     expect(values.bio.strokes.map((stroke: any[]) => stroke.length)).toEqual([4, 2]);
@@ -283,6 +323,11 @@ describe('the signing page', () => {
     await waitForScreen(page, 'signing');
     expect(await page.evaluate(() => document.documentElement.lang)).toBe('tr-TR');
     await expect.poll(() => page.locator('.signer').innerText()).toBe('Ayşe Yılmaz olarak imzalıyorsunuz');
+    await dialogScreenshots(page, 'decline-dialog', async () => {
+      await page.click('#decline');
+      await page.fill('#decline-reason', 'Kira bedeli yanlış');
+    });
+    await page.selectOption('#locale', 'tr-TR');
     await page.click('#decline');
     await page.fill('#decline-reason', 'Kira bedeli yanlış');
     await page.click('#confirm-decline');
@@ -363,6 +408,13 @@ describe('the signing page', () => {
     const problems = watch(page);
     await openLink(page, token);
     await waitForScreen(page, 'signing');
+    await dialogScreenshots(page, 'delegate-dialog', async () => {
+      await page.click('#delegate');
+      await page.fill('#delegate-name', 'Zeynep Çelik');
+      await page.fill('#delegate-email', 'zeynep@example.com');
+    });
+    // The person handed the role is invited in the page's language.
+    await page.selectOption('#locale', 'tr-TR');
     await page.click('#delegate');
     await page.fill('#delegate-name', 'Zeynep Çelik');
     await page.fill('#delegate-email', 'zeynep@example.com');
@@ -438,4 +490,66 @@ describe('the signing page', () => {
     const completed = (await auditEvents(built.envelopeId)).find((event) => event.type === 'recipient.completed');
     expect(completed.details.consent).toBe('Ben imzalıyorum.');
   });
+  it('a host waiting for the next hosted signer’s turn sees it come live, without a reload, when the signer in between completes', async () => {
+    // A plain signer has no link before its turn (links are made when a turn comes), so the page
+    // that waits for a turn is the host's: guest-two signs after bob, who signs after guest-one.
+    const built = await sentEnvelope([
+      { identifier: 'host', type: 'host', order: 1 },
+      { identifier: 'guest-one', type: 'in_person_signer', order: 1, hostedBy: 'host' },
+      { identifier: 'bob', order: 2 },
+      { identifier: 'guest-two', type: 'in_person_signer', order: 3, hostedBy: 'host' },
+    ]);
+    const hostToken = await tokenFor(app, built.envelopeId, built.recipients.host);
+    const hostClient = signingClient(app, hostToken);
+    const hosted = await hostClient(`mutation($recipientId: ID!) { startHostedSigning(recipientId: $recipientId) { token } }`, { recipientId: built.recipients['guest-one'] });
+    expect((await signAndComplete(app, hosted.data.startHostedSigning.token)).errors).toBeUndefined();
+
+    const page = await browser.newPage({ viewport: PHONE, locale: 'en-US' });
+    const problems = watch(page);
+    await openLink(page, hostToken);
+    await waitForScreen(page, 'host');
+    expect(await page.locator('[data-hosted]').count()).toBe(0);
+    await expect.poll(() => page.locator('.state-host').innerText()).toContain(STRINGS['en-US'].notYourTurnText);
+    await screenshots(page, 'host-waiting');
+    await page.evaluate(() => ((window as any).sameDocument = true));
+    await untilWatching(app, 1);
+
+    expect((await signAndComplete(app, await tokenFor(app, built.envelopeId, built.recipients.bob))).errors).toBeUndefined();
+    await page.locator(`[data-hosted="${built.recipients['guest-two']}"]`).waitFor({ timeout: 5_000 });
+    expect(await page.evaluate(() => (window as any).sameDocument)).toBe(true);
+    await page.click(`[data-hosted="${built.recipients['guest-two']}"]`);
+    await waitForScreen(page, 'signing');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it('tells a refused change in the page’s language (tr-TR), and shows the expired screen', async () => {
+    // Ada and Bob sign side by side; Ada's role is completed elsewhere (another device) while her page is open.
+    const built = await sentEnvelope([{ identifier: 'ada' }, { identifier: 'bob' }]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.ada);
+    const page = await browser.newPage({ viewport: PHONE, locale: 'tr-TR' });
+    const problems = watch(page);
+    await openLink(page, token);
+    await waitForScreen(page, 'signing');
+    expect((await signAndComplete(app, token)).errors).toBeUndefined();
+    await page.click('[data-field="ada-signature"]');
+    await page.click('[role="tab"][data-mode="type"]');
+    await page.fill('#typed-signature', 'Ada Yılmaz');
+    await page.click('#save-signature');
+    await expect.poll(() => page.locator('dialog .error').innerText()).toBe(STRINGS['tr-TR'].errors['Signing.RecipientCompleted']);
+    await page.screenshot({ path: screenshotPath('signing-page-refused-tr-TR-phone.png') });
+    await page.keyboard.press('Escape');
+
+    // An envelope past its expiry: the expired screen, even before the sweep closes it.
+    const expiring = await buildEnvelope(app, team.apiKey, { name: 'Kısa süreli / Short-lived', expirationPeriodDays: 1, recipients: [{ identifier: 'eda' }] });
+    expect((await restClient(app, team.apiKey).put(`/envelopes/${expiring.envelopeId}/send`)).status).toBe(200);
+    const expiringToken = await tokenFor(app, expiring.envelopeId, expiring.recipients.eda);
+    app.dependencies.clock.advance(2 * 24 * 3600);
+    await openLink(page, expiringToken);
+    await waitForScreen(page, 'expired');
+    await expect.poll(() => page.locator('h1').innerText()).toBe(STRINGS['tr-TR'].expiredTitle);
+    await screenshots(page, 'expired');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 90_000);
 });

@@ -19,6 +19,7 @@ import { WorkspaceSchema } from '../domain/team/workspace.entity.ts';
 import { TemplateRecipientSchema } from '../domain/template/template-recipient.entity.ts';
 import { TemplateSchema } from '../domain/template/template.entity.ts';
 import { RateLimitEntrySchema } from './rate-limit.entity.ts';
+import { WebhookAttemptSchema, WebhookDeliverySchema, WebhookEndpointSchema } from '../domain/webhook/webhook.entity.ts';
 
 /** The explicit entity list: no folder scanning, so start-up cannot pick up stray files. */
 export const entities = [
@@ -44,4 +45,7 @@ export const entities = [
   PhoneMessageSchema,
   IdempotencyRecordSchema,
   RateLimitEntrySchema,
+  WebhookEndpointSchema,
+  WebhookDeliverySchema,
+  WebhookAttemptSchema,
 ];

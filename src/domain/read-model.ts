@@ -194,6 +194,44 @@ export type ReadDatabase = {
     phone: string | null;
     locale: string;
   };
+  webhook_endpoint: {
+    id: string;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+    team_id: string;
+    url: string;
+    event_types: string[];
+    enabled: boolean;
+    description: string | null;
+    disabled_reason: string | null;
+    disabled_at: Timestamp | null;
+  };
+  webhook_delivery: {
+    id: string;
+    created_at: Timestamp;
+    team_id: string;
+    endpoint_id: string;
+    event_id: string;
+    event_type: string;
+    payload: Json;
+    state: string;
+    attempt_count: number;
+    last_status_code: number | null;
+    last_error: string | null;
+    last_attempt_at: Timestamp | null;
+    next_attempt_at: Timestamp | null;
+    delivered_at: Timestamp | null;
+    failed_at: Timestamp | null;
+  };
+  webhook_attempt: {
+    id: string;
+    created_at: Timestamp;
+    delivery_id: string;
+    status_code: number | null;
+    duration_ms: number;
+    error: string | null;
+    next_retry_at: Timestamp | null;
+  };
 };
 
 export type ReadDb = Kysely<ReadDatabase>;

@@ -28,6 +28,8 @@ export type ServiceContext = {
   publicUrl: string;
   /** SANDBOX_CLOCK: whether callers may move the clock (contract §8). */
   sandboxClock: boolean;
+  /** Webhook URL policy: WEBHOOK_ALLOW_PRIVATE lets endpoints name loopback and private addresses (development, tests). */
+  webhooks: { allowPrivate: boolean };
   /** The `X-Signing-Token` header: the recipient side's credential (contract §7). */
   signingToken: string | undefined;
   /** maxDocumentBytes: uploads; phoneMessagesPerDay: SMS/WhatsApp per person in 24 h (0: no cap). */

@@ -12,6 +12,7 @@ import './types/contact.ts';
 import './types/template.ts';
 import './types/signing.ts';
 import './types/live.ts';
+import './types/webhook.ts';
 
 /** The whole GraphQL schema; `npm run schema:print` writes it to schema.graphql. */
 export const schema = builder.toSchema({ sortSchema: false });

@@ -23,6 +23,8 @@ const RESOURCE_OF_PARAMETER: Record<string, string> = {
   groupId: 'ContactGroup',
   userId: 'User',
   templateId: 'Template',
+  webhookId: 'Webhook',
+  deliveryId: 'WebhookDelivery',
 };
 
 function pathParameters(path: string): string[] {

@@ -139,6 +139,8 @@ const statusByName: Record<string, number> = {
   'ContactGroup.InUse': 409,
   'ContactGroup.MemberNotFound': 404,
   'User.InUse': 409,
+  'Webhook.Disabled': 409,
+  'Webhook.CapacityExceeded': 422,
   'Sandbox.Disabled': 403,
   'Download.InvalidLink': 403,
   'Template.NotOwner': 403,

@@ -43,20 +43,23 @@ const ASSETS: Record<string, StaticAsset> = {
 /**
  * Scripts only from this service and none inline; styles only from its stylesheet (the script
  * sets positions through the CSSOM, which CSP allows); images drawn by the page (data: and blob:
- * for signatures and canvases); no framing; no form posts anywhere.
+ * for signatures and canvases); no form posts anywhere; framed by no page, or only by the
+ * origins of SIGNING_FRAME_ANCESTORS (an application that embeds signing in its own pages).
  */
-export const SIGNING_PAGE_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "worker-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function signingPagePolicy(frameAncestors: readonly string[] = []): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "worker-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    `frame-ancestors ${frameAncestors.length > 0 ? frameAncestors.join(' ') : "'none'"}`,
+  ].join('; ');
+}
 
 const PAGE = `<!doctype html>
 <html lang="en-US">
@@ -115,6 +118,7 @@ function signingDocumentPlugin(dependencies: ServingDependencies, requestMetadat
 }
 
 export function signingPagePlugins(dependencies: ServingDependencies, requestMetadataOf: RequestMetadataReader): Plugin<NodeServerContext>[] {
+  const policy = signingPagePolicy(dependencies.config.signingFrameAncestors);
   const page: Plugin = {
     onRequest({ request, url, endResponse, fetchAPI }) {
       if (!SIGN_PATH.test(url.pathname)) return;
@@ -124,7 +128,8 @@ export function signingPagePlugins(dependencies: ServingDependencies, requestMet
           status: 200,
           headers: {
             'content-type': 'text/html; charset=utf-8',
-            'content-security-policy': SIGNING_PAGE_POLICY,
+            // (With frame ancestors named, X-Frame-Options is left out: it cannot name origins; security-headers.ts.)
+            'content-security-policy': policy,
             // The token is in the URL: never cached by a shared cache, never sent on as a referrer.
             'cache-control': 'no-store',
             'referrer-policy': 'no-referrer',

@@ -28,6 +28,7 @@ const DELEGATE = `mutation SigningPageDelegate($person: SigningPersonInput!) { d
 const OTP_REQUEST = `mutation SigningPageOtpRequest { requestSigningOtp { channel maskedPhone resendInSeconds } }`;
 const OTP_VERIFY = `mutation SigningPageOtpVerify($code: String!) { verifySigningOtp(code: $code) { otp { verified } } }`;
 const DECLINE = `mutation SigningPageDecline($reason: String!) { declineSigning(reason: $reason) { envelope { status } } }`;
+const FINAL_COPY = `query SigningPageFinalCopy { signingFinalCopy { url } }`;
 
 /** @type {any} */ let session = null;
 /** What is on screen: a state name ('signing', 'done', 'voided', …). */
@@ -36,6 +37,8 @@ let locale = 'en-US';
 let t = STRINGS[locale];
 const pdfDocuments = new Map();
 let pollTimer = 0;
+/** Waiting for one's turn, the live stream says when it comes; this slow look only covers a stream that could not be kept open. */
+const FALLBACK_POLL_MS = 60_000;
 
 // ---------------------------------------------------------------- helpers
 
@@ -107,13 +110,16 @@ function screenOf(current) {
   return needsCode(current) ? 'verify' : 'signing';
 }
 
+/** Screens that follow the envelope live (a void, finalization or expiry shows at once). */
+const LIVE_SCREENS = ['signing', 'not-your-turn', 'host', 'verify'];
+
 async function load() {
   try {
     const data = await gql(SESSION_QUERY);
     session = data.signingSession;
     if (screen === 'loading') setLocale(pickLocale(session.locale));
     show(screenOf(session));
-    if (['signing', 'not-your-turn', 'host'].includes(screen)) watchEnvelope();
+    if (LIVE_SCREENS.includes(screen)) watchEnvelope();
   } catch (error) {
     show(errorScreen(error));
   }
@@ -152,9 +158,8 @@ function show(next) {
   // An in-person signer who is done (or declined) hands the device back to the host.
   screen = hostedSigner && ['done', 'finalized', 'declined', 'voided'].includes(next) ? 'hand-back' : next;
   clearTimeout(pollTimer);
-  if (!['signing', 'not-your-turn', 'host'].includes(screen)) stopWatching();
-  // Waiting for one's turn: look again now and then (the invitation also arrives by message).
-  if (screen === 'not-your-turn') pollTimer = setTimeout(load, 5000);
+  if (!LIVE_SCREENS.includes(screen)) stopWatching();
+  if (screen === 'not-your-turn') pollTimer = setTimeout(load, FALLBACK_POLL_MS);
   render();
 }
 
@@ -201,6 +206,7 @@ function render() {
       session && screen !== 'invalid' && screen !== 'error' ? el('p', { class: 'envelope-name' }, session.envelope.name) : null,
       el('p', {}, text),
       screen === 'error' ? el('button', { type: 'button', class: 'primary', onclick: () => load() }, t.retry) : null,
+      screen === 'finalized' ? finalCopyButton() : null,
     ),
   );
   document.title = title;
@@ -239,13 +245,21 @@ function watchEnvelope() {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           // Only a page still waiting or signing looks again; a screen the signer reached stays.
-          if (/^event:\s*next/m.test(block) && ['signing', 'not-your-turn', 'host'].includes(screen)) void load();
+          if (/^event:\s*next/m.test(block) && LIVE_SCREENS.includes(screen)) void load();
         }
       }
     } catch {
       // Aborted, or the connection dropped: the next load watches again.
     }
-    if (watching?.controller === controller) watching = null;
+    if (watching?.controller === controller) {
+      watching = null;
+      // The stream ended without the page asking (a restart, a proxy's timeout): look again soon,
+      // which also opens a new stream.
+      if (LIVE_SCREENS.includes(screen)) {
+        clearTimeout(pollTimer);
+        pollTimer = setTimeout(load, 5000);
+      }
+    }
   })();
 }
 
@@ -387,6 +401,30 @@ async function verifyCode(value) {
   }
 }
 
+// ---------------------------------------------------------------- final copy
+
+/**
+ * The finalized screen's download: the link's own token is dead by now, but still names this
+ * recipient, so the service answers a short-lived final-copy URL for it (asked on click, so it
+ * never expires on an open page); the browser downloads the file from there.
+ */
+function finalCopyButton() {
+  const status = el('p', { class: 'error', role: 'alert', id: 'final-copy-error' });
+  const button = el('button', { type: 'button', class: 'primary', id: 'download-final-copy', onclick: () => downloadFinalCopy(status) }, t.downloadFinalCopy);
+  return el('div', { class: 'final-copy' }, button, status);
+}
+
+async function downloadFinalCopy(status) {
+  status.textContent = '';
+  try {
+    const data = await gql(FINAL_COPY);
+    // Same service as this page: its path, whatever host name PUBLIC_URL gives the service.
+    location.assign(new URL(data.signingFinalCopy.url).pathname);
+  } catch (error) {
+    status.textContent = errorMessage(error);
+  }
+}
+
 // ---------------------------------------------------------------- in person
 
 /** The host's page: the hosted signers whose turn it is, each handed the device in turn. */
@@ -523,6 +561,29 @@ function renderFields() {
       sheet.querySelector('.overlays').append(box);
     }
   }
+  fitTypedSignatures();
+}
+
+/**
+ * A typed signature fills its box as a drawn one does, and never runs out of it: the font is
+ * sized to the box's height, then shrunk until the name fits its width (a long name in a small
+ * box on a phone). Measured, as only the browser knows how wide a name is in the font it has.
+ */
+function fitTypedSignatures() {
+  for (const text of app.querySelectorAll('.field .typed')) {
+    const box = text.parentElement;
+    const style = getComputedStyle(box);
+    const width = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const height = box.clientHeight;
+    if (width <= 0 || height <= 0) continue;
+    text.style.lineHeight = '1';
+    let size = height * 0.8;
+    text.style.fontSize = `${size}px`;
+    for (let attempt = 0; attempt < 3 && text.offsetWidth > width; attempt += 1) {
+      size *= (width / text.offsetWidth) * 0.98;
+      text.style.fontSize = `${size}px`;
+    }
+  }
 }
 
 function fieldName(field) {
@@ -650,7 +711,18 @@ function openDialog(title, body, actions, onClose) {
   return { dialog, fail: (message) => (error.textContent = message) };
 }
 
-/** Runs an action of a dialog: closes it on success, shows the service's message otherwise. */
+/**
+ * What to tell the signer about a failure, in the page's language: the service's refusals by
+ * name (its own messages are English), a generic sentence for any other; the page's own checks
+ * already speak the language.
+ */
+function errorMessage(error) {
+  if (error instanceof ApiError) return t.errors[error.code] ?? t.errors.generic;
+  if (error instanceof TypeError) return t.errors.generic; // the network: fetch failed
+  return error.message;
+}
+
+/** Runs an action of a dialog: closes it on success, shows a translated message otherwise. */
 async function attempt(handle, action) {
   try {
     await action();
@@ -662,7 +734,7 @@ async function attempt(handle, action) {
       void load();
       return;
     }
-    handle.fail(error.message);
+    handle.fail(errorMessage(error));
   }
 }
 
@@ -966,6 +1038,7 @@ function openDecline() {
 let resizeTimer = 0;
 let drawnWidth = window.innerWidth;
 window.addEventListener('resize', () => {
+  if (screen === 'signing') fitTypedSignatures();
   clearTimeout(resizeTimer);
   resizeTimer = setTimeout(() => {
     if (screen !== 'signing' || window.innerWidth === drawnWidth) return;

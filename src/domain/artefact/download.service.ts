@@ -22,17 +22,22 @@ import { renderDraftCopy, sealEnvelopeArtefacts } from './artefact.service.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, signDownloadToken, verifyDownloadToken } from './download-url.ts';
 
 type DocumentRow = { documentId: string; name: string; contentSha256: string; sealedSha256: string | null };
-type Located = { envelopeId: string; teamId: string; status: string; documents: DocumentRow[] };
+export type Located = { envelopeId: string; teamId: string; status: string; documents: DocumentRow[] };
 
 /** The team's envelope and its documents, in order (one statement; foreign and unknown ids alike are not found). */
 async function locate(context: ServiceContext, envelopeId: string): Promise<Located> {
   const caller = await context.caller();
+  return locateInTeam(context, caller.teamId, envelopeId);
+}
+
+/** As `locate`, for a team known otherwise (a recipient's final-copy link). */
+export async function locateInTeam(context: ServiceContext, teamId: string, envelopeId: string): Promise<Located> {
   if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
   const rows = await context.reader
     .selectFrom('envelope as e')
     .leftJoin('document as d', 'd.envelope_id', 'e.id')
     .select(['e.id as envelopeId', 'e.status as status', 'd.id as documentId', 'd.name as name', 'd.content_sha256 as contentSha256', 'd.sealed_sha256 as sealedSha256'])
-    .where('e.team_id', '=', caller.teamId)
+    .where('e.team_id', '=', teamId)
     .where('e.id', '=', envelopeId)
     .orderBy('d.order')
     .orderBy('d.id')
@@ -40,7 +45,7 @@ async function locate(context: ServiceContext, envelopeId: string): Promise<Loca
   if (rows.length === 0) throw new EnvelopeNotFoundError(envelopeId);
   return {
     envelopeId,
-    teamId: caller.teamId,
+    teamId,
     status: rows[0]!.status,
     documents: rows.filter((row) => row.documentId !== null).map((row) => ({ documentId: row.documentId!, name: row.name!, contentSha256: row.contentSha256!, sealedSha256: row.sealedSha256 })),
   };
@@ -50,7 +55,7 @@ async function locate(context: ServiceContext, envelopeId: string): Promise<Loca
  * After finalization, every document has its sealed file: a document the artefact job has not
  * reached yet is sealed now (the job's own idempotent step, so it is still sealed once).
  */
-async function ensureSealed(context: ServiceContext, located: Located): Promise<Located> {
+export async function ensureSealed(context: ServiceContext, located: Located): Promise<Located> {
   if (located.status !== 'finalized' || located.documents.every((document) => document.sealedSha256 !== null)) return located;
   try {
     await sealEnvelopeArtefacts(
@@ -62,17 +67,23 @@ async function ensureSealed(context: ServiceContext, located: Located): Promise<
     // told to come back rather than given a file that is not the final one.
     throw new ServerBusyError('The signed documents are still being prepared; retry in a minute.', { envelopeId: located.envelopeId });
   }
-  return locate(context, located.envelopeId);
+  return locateInTeam(context, located.teamId, located.envelopeId);
 }
 
-async function recordDownload(context: ServiceContext, located: Located, details: { format: 'pdf' | 'zip'; documentIds: string[]; sealed: boolean }): Promise<void> {
-  const caller = await context.caller();
+/** Who downloads: the team key that asked, or (a final-copy link) the recipient's agent. */
+export type Downloader = { type: 'api_key' | 'agent'; id: string };
+
+async function keyDownloader(context: ServiceContext): Promise<Downloader> {
+  return { type: 'api_key', id: (await context.caller()).apiKeyId };
+}
+
+async function recordDownload(context: ServiceContext, located: Located, details: { format: 'pdf' | 'zip'; documentIds: string[]; sealed: boolean }, actor: Downloader): Promise<void> {
   await context.em.fork().transactional(async (em) => {
     await appendAuditEvent(em, context.auditKey, {
       teamId: located.teamId,
       envelopeId: located.envelopeId,
       type: 'artefact.downloaded',
-      actor: { type: 'api_key', id: caller.apiKeyId },
+      actor,
       request: context.metadata,
       details,
       at: context.clock.now(),
@@ -157,16 +168,20 @@ export type Download = { fileName: string; contentType: string; stream: Readable
 
 /** `GET /envelopes/{id}/documents/{documentId}/pdf`. */
 export async function downloadDocumentPdf(context: ServiceContext, options: { envelopeId: string; documentId: string }): Promise<Download> {
-  let located = await locate(context, options.envelopeId);
+  const located = await locate(context, options.envelopeId);
   if (!isUuid(options.documentId) || !located.documents.some((document) => document.documentId === options.documentId)) {
     throw new DocumentNotFoundError(options.documentId);
   }
-  located = await ensureSealed(context, located);
-  const index = located.documents.findIndex((document) => document.documentId === options.documentId);
+  return documentPdfOf(context, await ensureSealed(context, located), options.documentId, await keyDownloader(context));
+}
+
+/** One located document's PDF, its download recorded as `actor`'s. */
+export async function documentPdfOf(context: ServiceContext, located: Located, documentId: string, actor: Downloader): Promise<Download> {
+  const index = located.documents.findIndex((document) => document.documentId === documentId);
   const document = located.documents[index]!;
   const sealed = located.status === 'finalized';
   const source = await openSource(context, located, document);
-  await recordDownload(context, located, { format: 'pdf', documentIds: [document.documentId], sealed });
+  await recordDownload(context, located, { format: 'pdf', documentIds: [document.documentId], sealed }, actor);
   return { fileName: safeFileNames(located.documents.map((entry) => entry.name))[index]!, contentType: 'application/pdf', stream: source.stream, sealed };
 }
 
@@ -177,10 +192,14 @@ export async function downloadDocumentPdf(context: ServiceContext, options: { en
  * the work before the next document.
  */
 export async function downloadEnvelopeZip(context: ServiceContext, options: { envelopeId: string }): Promise<Download> {
-  const located = await ensureSealed(context, await locate(context, options.envelopeId));
+  return envelopeZipOf(context, await ensureSealed(context, await locate(context, options.envelopeId)), await keyDownloader(context));
+}
+
+/** Every located document in one streamed ZIP, its download recorded as `actor`'s. */
+export async function envelopeZipOf(context: ServiceContext, located: Located, actor: Downloader): Promise<Download> {
   const names = safeFileNames(located.documents.map((document) => document.name));
   const sealed = located.status === 'finalized';
-  await recordDownload(context, located, { format: 'zip', documentIds: located.documents.map((document) => document.documentId), sealed });
+  await recordDownload(context, located, { format: 'zip', documentIds: located.documents.map((document) => document.documentId), sealed }, actor);
   // PDFs barely compress; a low level keeps the CPU for the next request.
   const archive = new ZipArchive({ zlib: { level: 1 } });
   const feed = async () => {

@@ -4,7 +4,8 @@ import type { JsonObject } from '../../db/columns.ts';
 import type { RequestMetadata } from '../../shared/request-metadata.ts';
 import { AuditEvent, type AuditActorType } from './audit-event.entity.ts';
 import type { ExpressionBuilder } from 'kysely';
-import { isUuid } from '../../shared/ids.ts';
+import { isUuid, newId } from '../../shared/ids.ts';
+import { enqueueWebhookDeliveries } from '../webhook/webhook.service.ts';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
@@ -67,6 +68,8 @@ export function hashAuditEvent(key: Buffer, event: HashedContent): string {
  * Appends one event to its chain (the envelope's, or the team's). Must run inside the
  * transaction of the change it records, so an event exists exactly when its change committed.
  *
+ * Also queues the event's webhook deliveries (one statement; webhook.service.ts).
+ *
  * Invariant guarded here: `seq` has no gaps and no duplicates per chain, and each event's
  * `prevHash` is its predecessor's hash. A transaction-scoped advisory lock on the chain id
  * serialises concurrent appenders; reading the chain head happens only after taking it.
@@ -86,6 +89,7 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
           headAndNotifyParameters({ envelopeId: input.envelopeId, teamId: input.teamId, type: input.type, at: input.at }),
         );
   const event = em.create(AuditEvent, {
+    id: newId(),
     teamId: input.teamId,
     streamId,
     envelopeId: input.envelopeId,
@@ -102,6 +106,16 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
   });
   event.hash = hashAuditEvent(auditKey, event);
   em.persist(event);
+  // The team's webhooks hear of the event in the same transaction: queued exactly when it commits.
+  await enqueueWebhookDeliveries(em, {
+    eventId: event.id,
+    teamId: input.teamId,
+    envelopeId: input.envelopeId,
+    sequence: event.seq,
+    type: input.type,
+    at: input.at,
+    details: event.details,
+  });
   if (input.envelopeId !== null) {
     // On the embedded database the hub publishes this once the transaction commits (no NOTIFY crosses its one backend).
     stashUntilCommit(em, {

@@ -39,10 +39,19 @@ export class EnvelopeBusyError extends DomainError {
   }
 }
 
-/** `Envelope.NotFinalized` (409): the audit-log PDF exists only for finalized, voided or expired envelopes. */
+/**
+ * `Envelope.NotFinalized` (409): the audit-log PDF exists only for finalized, voided or expired
+ * envelopes; a recipient's final copy only for finalized ones.
+ */
 export class EnvelopeNotFinalizedError extends DomainError {
-  constructor(envelopeId: string, status: EnvelopeStatus) {
-    super('Envelope.NotFinalized', `The envelope is ${status}; its audit log is available once it is finalized, voided or expired.`, { envelopeId, status });
+  constructor(envelopeId: string, status: EnvelopeStatus, wanted: 'auditLog' | 'finalCopy' = 'auditLog') {
+    super(
+      'Envelope.NotFinalized',
+      wanted === 'auditLog'
+        ? `The envelope is ${status}; its audit log is available once it is finalized, voided or expired.`
+        : `The envelope is ${status}; its signed copy exists only once everyone has signed and it is finalized.`,
+      { envelopeId, status },
+    );
   }
 }
 

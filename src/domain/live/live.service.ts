@@ -307,7 +307,8 @@ const CLOSED_STATUSES = new Set(['finalized', 'voided', 'expired']);
 
 /**
  * `signingSessionChanged`: a signing page (its `X-Signing-Token`, no team key) watches its own
- * envelope's status from now on: the envelope closing (finalized, voided, expired) arrives, and
+ * envelope's status and turns from now on: `recipient.activated` (someone's turn came, so a page
+ * waiting for its turn looks again), and the envelope closing (finalized, voided, expired), and
  * then the subscription completes, as the link is dead from then on. A missing, unknown or dead
  * link, or a closed envelope, is refused as `signingSession` refuses it.
  */
@@ -316,7 +317,8 @@ export async function subscribeSigningSessionChanged(context: LiveContext): Prom
   const stream = openStream(context, `signing:${link.id}`, 'signingLink');
   stream.onEnd(
     context.envelopeEvents.watchEnvelope(link.envelope_id, (event) => {
-      if (event.teamId !== link.team_id || !setsStatus(event.type)) return;
+      // Besides status changes, turns: a recipient activated (the page waiting for its turn looks again).
+      if (event.teamId !== link.team_id || !(setsStatus(event.type) || event.type === 'recipient.activated')) return;
       stream.push(event);
       if (event.status !== null && CLOSED_STATUSES.has(event.status)) stream.complete();
     }),

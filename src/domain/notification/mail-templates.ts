@@ -265,3 +265,42 @@ const OTP_TEXT: Record<Locale, (values: { code: string; envelopeName: string; mi
 export function renderOtpText(locale: Locale, values: { code: string; envelopeName: string; minutes: number }): string {
   return OTP_TEXT[locale](values);
 }
+
+/** The notice to a team's users that the service disabled one of the team's webhook endpoints. */
+export type WebhookDisabledValues = { name: string | null; url: string; reason: string };
+
+const WEBHOOK_DISABLED: Record<Locale, { subject: string; greeting: (name: string | null) => string; lead: (url: string) => string; reason: string; action: string; footer: string }> = {
+  'en-US': {
+    subject: 'A webhook endpoint was disabled',
+    greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
+    lead: (url) => `Your team's webhook endpoint ${url} kept failing, so it was disabled. No events are sent to it until it is enabled again.`,
+    reason: 'Reason:',
+    action: 'Fix the receiver, then enable the endpoint again (updateWebhook with enabled: true, or PATCH /api/v1/key/webhooks/{id}) and redeliver what it missed from its delivery log.',
+    footer: 'This message was sent automatically.',
+  },
+  'tr-TR': {
+    subject: 'Bir webhook uç noktası devre dışı bırakıldı',
+    greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
+    lead: (url) => `Ekibinizin ${url} webhook uç noktası sürekli hata verdiği için devre dışı bırakıldı. Yeniden etkinleştirilene kadar ona olay gönderilmeyecek.`,
+    reason: 'Neden:',
+    action: 'Alıcıyı düzeltin, ardından uç noktayı yeniden etkinleştirin (enabled: true ile updateWebhook veya PATCH /api/v1/key/webhooks/{id}) ve kaçırdıklarını teslimat kaydından yeniden gönderin.',
+    footer: 'Bu ileti otomatik olarak gönderildi.',
+  },
+};
+
+export function renderWebhookDisabledMail(locale: Locale, values: WebhookDisabledValues): { subject: string; text: string; html: string } {
+  const words = WEBHOOK_DISABLED[locale];
+  const text = [words.greeting(values.name), '', words.lead(values.url), '', `${words.reason} ${values.reason}`, '', words.action, '', '--', words.footer, ''].join('\n');
+  const e = escapeHtml;
+  const html = `<!doctype html>
+<html lang="${e(locale)}"><head><meta charset="utf-8"><title>${e(words.subject)}</title></head>
+<body style="font-family: Arial, sans-serif; line-height: 1.5; color: #1f2328;">
+<p>${e(words.greeting(values.name))}</p>
+<p>${e(words.lead(values.url))}</p>
+<p>${e(words.reason)} ${e(values.reason)}</p>
+<p>${e(words.action)}</p>
+<p style="color: #57606a; font-size: 12px;">${e(words.footer)}</p>
+</body></html>
+`;
+  return { subject: words.subject, text, html };
+}

@@ -12,6 +12,7 @@ import fs from 'node:fs/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BlobStore } from '../../shared/blob-store.ts';
 import { safeFileNames } from '../artefact/download.service.ts';
+import { finalCopyLinkMaker } from '../artefact/final-copy-link.ts';
 import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
 import { appendAuditEvent } from '../audit/audit.service.ts';
 import { OUTBOX_TOPICS } from '../signing/workflow.ts';
@@ -279,14 +280,9 @@ export function completedNoticeMailHandler(options: MailHandlerOptions): OutboxH
     );
     const total = files.reduce((sum, file) => sum + file.size, 0);
     const attachments = total <= options.attachmentLimitBytes ? files.map(({ filename, path }) => ({ filename, path })) : [];
-    const link = options.finalCopyLink?.({ envelopeId, recipientId: String(payload.recipientId), agentId: String(payload.agentId) }, now);
-    const { channel, messageId } = await deliver(
-      options,
-      message,
-      'completed',
-      { envelopeName: envelope.name, link: link?.url, expiresAt: link?.expiresAt.toISOString() ?? null },
-      attachments,
-    );
+    // This person's own link to the sealed copy (the signing link died at the closing).
+    const link = finalCopyLinkMaker(options.auditKey, options.publicUrl)({ envelopeId, recipientId: String(payload.recipientId), agentId: String(payload.agentId) }, now);
+    const { channel, messageId } = await deliver(options, message, 'completed', { envelopeName: envelope.name, link: link.url, expiresAt: link.expiresAt.toISOString() }, attachments);
     return acknowledgeDelivery(options, {
       teamId: envelope.teamId,
       envelopeId,

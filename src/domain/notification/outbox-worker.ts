@@ -45,6 +45,9 @@ export type OutboxAcknowledgementStep = (em: EntityManager) => Promise<void>;
 /** Called once when a message is given up for good (after its row records the failure). */
 export type OutboxFailureHook = (message: OutboxMessageClaim, error: string, context: { em: EntityManager; now: Date }) => Promise<void>;
 
+/** Called when a failed attempt was rescheduled, in the reschedule's transaction (e.g. the webhook log's "next retry"). */
+export type OutboxRetryHook = (message: OutboxMessageClaim, error: string, context: { em: EntityManager; now: Date; retryAt: Date }) => Promise<void>;
+
 /** A handler throws this for a failure no retry can fix (e.g. the envelope is gone): recorded at once. */
 export class PermanentOutboxError extends Error {
   constructor(message: string) {
@@ -79,6 +82,8 @@ export type OutboxWorkerOptions = {
   payloadMatch?: Record<string, string>;
   /** Makes a permanent failure visible beyond the row (an audit event for notifications). */
   onFailed?: OutboxFailureHook;
+  /** Makes a rescheduled attempt visible beyond the row (the webhook delivery log's next retry). */
+  onRetry?: OutboxRetryHook;
 };
 
 export const OUTBOX_WORKER_DEFAULTS = {
@@ -157,10 +162,21 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       return;
     }
     const delay = outboxBackoffMs(message.attempt, settings);
-    await em.execute(
-      `update outbox_message set available_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null`,
-      [new Date(now.getTime() + delay), text.slice(0, 2000), message.id, message.attempt],
-    );
+    const retryAt = new Date(now.getTime() + delay);
+    const reschedule = (tx: EntityManager) =>
+      tx.execute<{ id: string }[]>(
+        `update outbox_message set available_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null returning id`,
+        [retryAt, text.slice(0, 2000), message.id, message.attempt],
+      );
+    const onRetry = settings.onRetry;
+    if (onRetry) {
+      // The reschedule and the hook's record commit together, and only for the claim that still holds the row.
+      await em.transactional(async (tx) => {
+        if ((await reschedule(tx)).length === 1) await onRetry(message, text.slice(0, 2000), { em: tx, now, retryAt });
+      });
+    } else {
+      await reschedule(em);
+    }
     settings.logger.warn({ messageId: message.id, topic: message.topic, attempt: message.attempt, retryInMs: delay, err: { message: text } }, 'outbox message failed; will retry');
   }
 

@@ -11,6 +11,7 @@ import { OutboxMessage } from '../notification/outbox-message.entity.ts';
 import { Agent, type AgentInfo } from '../recipient/agent.entity.ts';
 import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
 import { SigningToken } from './signing-token.entity.ts';
+import { WEBHOOK_TOPICS } from '../webhook/webhook-topics.ts';
 
 /*
  * The envelope state machine after sending (workflow.md "Turns" and "Closing"). Every function
@@ -39,6 +40,9 @@ export const OUTBOX_TOPICS = {
   completedNotice: 'envelope.completed.notice',
   /** A one-time passcode to text to a signer (otp.service.ts); `secret.code` is removed by the deliverer once sent. */
   signingOtp: 'signing.otp',
+  /** A webhook delivery (run by the webhook worker, with its own retry policy) and the notice of a disabled endpoint. */
+  webhookDelivery: WEBHOOK_TOPICS.delivery,
+  webhookDisabledNotice: WEBHOOK_TOPICS.disabledNotice,
 } as const;
 
 export type Workflow = {

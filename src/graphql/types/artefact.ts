@@ -1,4 +1,5 @@
 import { issueAuditPdfUrl, issueDownloadUrl } from '../../domain/artefact/download.service.ts';
+import { issueSigningFinalCopyUrl } from '../../domain/artefact/final-copy.service.ts';
 import type { Upload } from 'graphql-upload-minimal';
 import { builder } from '../builder.ts';
 import { verifyUploadedPdf } from '../../domain/artefact/verify.service.ts';
@@ -24,6 +25,17 @@ builder.queryField('downloadUrl', (t) =>
     args: { envelopeId: t.arg.id({ required: true }), documentId: t.arg.id({ required: false }) },
     resolve: (_root, args, context) =>
       issueDownloadUrl(context, { envelopeId: String(args.envelopeId), documentId: args.documentId === null || args.documentId === undefined ? null : String(args.documentId) }),
+  }),
+);
+
+builder.queryField('signingFinalCopy', (t) =>
+  t.field({
+    type: DownloadUrl,
+    description:
+      'For a signing page (X-Signing-Token, no team key) once its envelope is finalized: a URL, valid for 5 minutes, for this recipient’s copy of the sealed documents ' +
+      '(GET /api/v1/key/final-copy/{link}: the PDF, or a ZIP for several). Envelope.NotFinalized before (status in context); Signing.InvalidToken for a link that died before ' +
+      'the envelope closed (its role was delegated away). Each fetch is recorded as artefact.downloaded with the recipient’s agent as actor.',
+    resolve: (_root, _args, context) => issueSigningFinalCopyUrl(context),
   }),
 );
 

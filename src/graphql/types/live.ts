@@ -56,7 +56,7 @@ builder.subscriptionField('signingSessionChanged', (t) =>
   t.field({
     type: EnvelopeEventType,
     description:
-      'For a signing page (X-Signing-Token, no team key): its envelope’s status changes from now on; when the envelope closes (finalized, voided, expired) that event arrives and the subscription completes. Refused as signingSession refuses.',
+      'For a signing page (X-Signing-Token, no team key): its envelope’s status changes and turns (recipient.activated) from now on; when the envelope closes (finalized, voided, expired) that event arrives and the subscription completes. Refused as signingSession refuses.',
     subscribe: (_root, _args, context) => subscribeSigningSessionChanged(context),
     resolve: (item: LiveItem) => eventOf(item),
   }),

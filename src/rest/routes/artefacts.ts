@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { downloadBySignedUrl, downloadDocumentPdf, downloadEnvelopeZip, downloadResponse } from '../../domain/artefact/download.service.ts';
+import { downloadFinalCopy } from '../../domain/artefact/final-copy.service.ts';
 import type { RestRoute } from '../router.ts';
 import { verifyUploadedPdf } from '../../domain/artefact/verify.service.ts';
 import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
@@ -54,6 +55,20 @@ export const artefactRoutes: RestRoute[] = [
     doc: { summary: 'Download through a signed URL from GraphQL’s downloadUrl (no key: the URL is the credential, valid 5 minutes)', produces: 'application/pdf', isPublic: true, errors: ['Download.InvalidLink', 'Envelope.NotFound', 'Document.NotFound', 'Server.Busy'] },
     async handler({ params, context }) {
       return downloadResponse(await downloadBySignedUrl(context, params.token));
+    },
+  },
+  {
+    // A recipient's final-copy link (signing page, completion mail): no key; the URL is the credential.
+    method: 'GET',
+    path: '/final-copy/:token',
+    doc: {
+      summary: 'A recipient’s copy of the sealed documents of a finalized envelope (the PDF, or a ZIP for several), through the link from the signing page or the completion mail',
+      produces: 'application/pdf',
+      isPublic: true,
+      errors: ['Download.InvalidLink', 'Envelope.NotFinalized', 'Envelope.NotFound', 'Server.Busy'],
+    },
+    async handler({ params, context }) {
+      return downloadResponse(await downloadFinalCopy(context, params.token));
     },
   },
 ];

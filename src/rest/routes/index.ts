@@ -10,6 +10,7 @@ import { teamRoutes } from './team.ts';
 import { referenceRoutes } from './reference.ts';
 import { templateRoutes } from './templates.ts';
 import { workflowRoutes } from './workflow.ts';
+import { webhookRoutes } from './webhooks.ts';
 
 /** Every REST route, by feature. */
 export const restRoutes: RestRoute[] = [
@@ -23,6 +24,7 @@ export const restRoutes: RestRoute[] = [
   ...contactRoutes,
   ...templateRoutes,
   ...workflowRoutes,
+  ...webhookRoutes,
 ];
 // The OpenAPI document and the reference page describe the whole table, themselves included.
 restRoutes.push(...referenceRoutes(() => restRoutes));

@@ -1,0 +1,224 @@
+/**
+ * Delivering webhooks: the outbox handler that POSTs one delivery, the hooks that keep the
+ * delivery log in step with the queue (next retry, given up), and the notice mail of a disabled
+ * endpoint.
+ *
+ * A delivery's body and `id` are fixed when it is queued; every attempt (retries, a run again
+ * after a crash between the POST and the acknowledgement, a manual redelivery) sends the same
+ * `id`, so receivers de-duplicate by it. Only the queue row a delivery currently names
+ * (`outbox_message_id`) changes its state, so an older row still running after a redelivery
+ * cannot overwrite the newer outcome.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import dns from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { mailLocale, renderWebhookDisabledMail } from '../notification/mail-templates.ts';
+import type { Mailer } from '../notification/mailer.ts';
+import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxRetryHook } from '../notification/outbox-worker.ts';
+import { newId } from '../../shared/ids.ts';
+import { decryptWebhookSecret, webhookSignature } from './webhook-secret.ts';
+import { WEBHOOK_TOPICS } from './webhook-topics.ts';
+import { isNonPublicAddress } from './webhook-url.ts';
+
+/**
+ * The webhook worker's retry policy (a worker of its own, so the generic defaults stay as they
+ * are): 20 attempts, backoff from 1 minute doubling to a 4-hour cap, with the worker's jitter
+ * (each wait 50–100 % of its step). The waits add up to at least 24 hours (about 36 on average)
+ * before a delivery is given up.
+ */
+export const WEBHOOK_RETRY_POLICY = {
+  maxAttempts: 20,
+  baseBackoffMs: 60_000,
+  maxBackoffMs: 4 * 60 * 60_000,
+  /** Several slow receivers must not hold up the others for long. */
+  concurrency: 4,
+} as const;
+
+export const WEBHOOK_HEADERS = {
+  id: 'X-Envelope-Webhook-Id',
+  timestamp: 'X-Envelope-Webhook-Timestamp',
+  signature: 'X-Envelope-Signature',
+} as const;
+
+export type WebhookDeliveryOptions = { auditKey: Buffer; allowPrivate: boolean; timeoutMs: number };
+
+/** `refused`: the address is not one a webhook may reach (no retry can change that). */
+type PostResult = { statusCode: number | null; durationMs: number; error: string | null; refused?: boolean };
+
+const ADDRESS_NOT_ALLOWED = 'EADDRNOTALLOWED';
+
+/** Resolves like the system resolver, then refuses when any answer is a non-public address (the SSRF check at connect time). */
+function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '', 0);
+      const list = addresses as dns.LookupAddress[];
+      const refused = !allowPrivate && list.find((entry) => isNonPublicAddress(entry.address));
+      if (refused) return callback(Object.assign(new Error(`${hostname} resolves to a non-public address (${refused.address})`), { code: ADDRESS_NOT_ALLOWED }), '', 0);
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+      const first = list[0];
+      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+/** One POST: no redirects followed (a 3xx is an answer like any other non-2xx), a hard time limit, the answer's body ignored. */
+function post(urlText: string, body: string, headers: Record<string, string>, options: WebhookDeliveryOptions): Promise<PostResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  return new Promise((resolve) => {
+    const url = new URL(urlText);
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    // A literal address never reaches the resolver: check it here.
+    if (!options.allowPrivate && isIP(host) !== 0 && isNonPublicAddress(host)) {
+      resolve({ statusCode: null, durationMs: 0, error: `${host} is not a public address`, refused: true });
+      return;
+    }
+    const client = url.protocol === 'https:' ? https : http;
+    let settled = false;
+    const finish = (result: PostResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    const request = client.request(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        lookup: guardedLookup(options.allowPrivate),
+        agent: false,
+      },
+      (response) => {
+        // Only the status matters; the body is drained and dropped.
+        response.resume();
+        finish({ statusCode: response.statusCode ?? null, durationMs: elapsed(), error: null });
+      },
+    );
+    const timer = setTimeout(() => {
+      request.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
+    }, options.timeoutMs);
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      finish({ statusCode: null, durationMs: elapsed(), error: error.message.slice(0, 500), refused: error.code === ADDRESS_NOT_ALLOWED });
+    });
+    request.end(body);
+  });
+}
+
+/** The exact bytes POSTed: the stored payload with its keys in the documented order. */
+export function webhookBody(payload: Record<string, unknown>): string {
+  const { id, type, occurredAt, teamId, envelopeId, sequence, data } = payload;
+  return JSON.stringify({ id, type, occurredAt, teamId, envelopeId, sequence, data });
+}
+
+/** `webhook.delivery`: POSTs the delivery, records the attempt, and marks it delivered on a 2xx answer. */
+export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxHandler {
+  return async (message, { em, now }) => {
+    const deliveryId = String(message.payload.deliveryId);
+    const [row] = await em.execute<{ payload: Record<string, unknown>; url: string; secret_ciphertext: string; enabled: boolean }[]>(
+      `select d.payload, e.url, e.secret_ciphertext, e.enabled from webhook_delivery d join webhook_endpoint e on e.id = d.endpoint_id where d.id = ?`,
+      [deliveryId],
+    );
+    // The endpoint was deleted (with its log): nothing to deliver.
+    if (!row) return;
+    if (!row.enabled) throw new PermanentOutboxError('the endpoint is disabled');
+    const body = webhookBody(row.payload);
+    const timestamp = Math.floor(now.getTime() / 1000);
+    const secret = decryptWebhookSecret(options.auditKey, row.secret_ciphertext);
+    const result = await post(
+      row.url,
+      body,
+      {
+        'content-type': 'application/json',
+        'user-agent': 'envelope-service-webhooks/1',
+        [WEBHOOK_HEADERS.id.toLowerCase()]: deliveryId,
+        [WEBHOOK_HEADERS.timestamp.toLowerCase()]: String(timestamp),
+        [WEBHOOK_HEADERS.signature.toLowerCase()]: webhookSignature(secret, timestamp, body),
+      },
+      options,
+    );
+    const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const error = delivered ? null : (result.error ?? `HTTP ${result.statusCode}`);
+    // The attempt is logged at once, whatever the queue does next (one statement).
+    await em.execute(
+      `with attempt as (
+         insert into webhook_attempt (id, created_at, delivery_id, status_code, duration_ms, error) values (?, ?, ?, ?, ?, ?) returning delivery_id)
+       update webhook_delivery set attempt_count = attempt_count + 1, last_status_code = ?, last_error = ?, last_attempt_at = ?
+        where id = (select delivery_id from attempt)`,
+      [newId(), now, deliveryId, result.statusCode, result.durationMs, error, result.statusCode, error, now],
+    );
+    if (!delivered) {
+      if (result.refused) throw new PermanentOutboxError(error ?? 'address not allowed');
+      throw new Error(error ?? 'failed');
+    }
+    return async (tx: EntityManager) => {
+      await tx.execute(
+        `update webhook_delivery set state = 'delivered', delivered_at = ?, next_attempt_at = null, failed_at = null where id = ? and outbox_message_id = ?`,
+        [now, deliveryId, message.id],
+      );
+    };
+  };
+}
+
+/** Records when the queue will try again, on the delivery and on its newest attempt. */
+export const webhookRetryHook: OutboxRetryHook = async (message, _error, { em, retryAt }) => {
+  if (message.topic !== WEBHOOK_TOPICS.delivery) return;
+  const deliveryId = String(message.payload.deliveryId);
+  await em.execute(
+    `with delivery as (update webhook_delivery set next_attempt_at = ? where id = ? and outbox_message_id = ? returning id)
+     update webhook_attempt set next_retry_at = ?
+      where id = (select a.id from webhook_attempt a where a.delivery_id = ? order by a.created_at desc, a.id desc limit 1)
+        and exists (select 1 from delivery)`,
+    [retryAt, deliveryId, message.id, retryAt, deliveryId],
+  );
+};
+
+/**
+ * A delivery given up for good (attempts exhausted after 24 hours and more, or a refused
+ * address) fails, and its endpoint is disabled with the reason recorded on it; the team's users
+ * are told by mail (one queued notice per user with an address). Disabling happens once: a
+ * second delivery failing for a disabled endpoint changes nothing more.
+ */
+export const webhookFailureHook: OutboxFailureHook = async (message, error, { em, now }) => {
+  if (message.topic !== WEBHOOK_TOPICS.delivery) return;
+  const deliveryId = String(message.payload.deliveryId);
+  const [failed] = await em.execute<{ endpoint_id: string; event_type: string; attempt_count: number }[]>(
+    `update webhook_delivery set state = 'failed', failed_at = ?, next_attempt_at = null, last_error = coalesce(last_error, ?)
+      where id = ? and outbox_message_id = ? returning endpoint_id, event_type, attempt_count`,
+    [now, error, deliveryId, message.id],
+  );
+  if (!failed) return;
+  const reason = `Delivery ${deliveryId} (${failed.event_type}) failed for good after ${failed.attempt_count} attempt(s): ${error}`.slice(0, 1000);
+  const [disabled] = await em.execute<{ id: string; url: string; team_id: string }[]>(
+    `update webhook_endpoint set enabled = false, disabled_reason = ?, disabled_at = ?, updated_at = ? where id = ? and enabled returning id, url, team_id`,
+    [reason, now, now, failed.endpoint_id],
+  );
+  if (!disabled) return;
+  await em.execute(
+    `insert into outbox_message (id, created_at, topic, payload, available_at, attempts)
+     select gen_random_uuid(), ?, ?, jsonb_build_object('teamId', ?::text, 'webhookId', ?::text, 'url', ?::text, 'reason', ?::text,
+              'to', jsonb_build_object('name', u.name, 'email', u.email, 'locale', u.locale)), ?, 0
+       from team_user u where u.team_id = ?`,
+    [now, WEBHOOK_TOPICS.disabledNotice, disabled.team_id, disabled.id, disabled.url, reason, now, disabled.team_id],
+  );
+};
+
+/** `webhook.disabled.notice`: the mail to one team user (run by the main worker, like the other mails). */
+export function webhookDisabledNoticeHandler(options: { mailer: Mailer; publicUrl: string }): OutboxHandler {
+  return async (message) => {
+    const payload = message.payload as { url?: string; reason?: string; to?: { name: string | null; email: string | null; locale: string | null } };
+    if (!payload.to?.email) throw new PermanentOutboxError('the user has no email address');
+    const locale = mailLocale(payload.to.locale);
+    const content = renderWebhookDisabledMail(locale, { name: payload.to.name, url: String(payload.url), reason: String(payload.reason) });
+    await options.mailer.send({
+      messageId: `${message.id}@${new URL(options.publicUrl).hostname}`,
+      to: { name: payload.to.name, address: payload.to.email },
+      language: locale,
+      ...content,
+    });
+  };
+}

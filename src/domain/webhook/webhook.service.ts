@@ -1,0 +1,216 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { isUuid, newId } from '../../shared/ids.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { boundedText, parseInput } from '../validation.ts';
+import { encryptWebhookSecret, newWebhookSecret } from './webhook-secret.ts';
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_TOPICS } from './webhook-topics.ts';
+import { checkWebhookUrl } from './webhook-url.ts';
+import {
+  WebhookCapacityExceededError,
+  WebhookDeliveryNotFoundError,
+  WebhookDisabledError,
+  WebhookNotFoundError,
+  WebhookUnknownEventTypeError,
+} from './webhook.errors.ts';
+import { readWebhook, readWebhookDelivery, type WebhookData, type WebhookDeliveryData } from './webhook.read.ts';
+
+/*
+ * Team webhook endpoints and their deliveries. Every write is one guarded statement scoped to the
+ * caller's team (another team's id reads as unknown); answers come from the read model.
+ */
+
+/** How many endpoints one team may have: each audit event costs one delivery per matching endpoint. */
+export const MAX_WEBHOOKS_PER_TEAM = 20;
+
+const knownTypes = new Set<string>(WEBHOOK_EVENT_TYPES);
+
+const eventTypesInput = z.array(z.string().max(64, 'must be at most 64 characters')).max(WEBHOOK_EVENT_TYPES.length, `must list at most ${WEBHOOK_EVENT_TYPES.length} types`);
+
+export const createWebhookInput = z.strictObject({
+  url: z.string().max(2000, 'must be at most 2000 characters'),
+  eventTypes: eventTypesInput.optional(),
+  enabled: z.boolean().optional(),
+  description: boundedText(0, 500).nullable().optional(),
+});
+
+export const updateWebhookInput = z.strictObject({
+  url: createWebhookInput.shape.url.optional(),
+  eventTypes: eventTypesInput.optional(),
+  enabled: z.boolean().optional(),
+  description: boundedText(0, 500).nullable().optional(),
+});
+
+/** A webhook with its signing secret: answered once, on creation and on rotation, never on reads. */
+export type WebhookWithSecret = { webhook: WebhookData; secret: string };
+
+function checkEventTypes(eventTypes: string[] | undefined): string[] | undefined {
+  if (eventTypes === undefined) return undefined;
+  const unknown = eventTypes.filter((type) => !knownTypes.has(type));
+  if (unknown.length > 0) throw new WebhookUnknownEventTypeError([...new Set(unknown)]);
+  return [...new Set(eventTypes)];
+}
+
+function urlPolicy(context: ServiceContext) {
+  return { allowPrivate: context.webhooks.allowPrivate, publicUrl: context.publicUrl };
+}
+
+/** Adds an endpoint; the answer carries its new signing secret (shown this once). */
+export async function createWebhook(context: ServiceContext, options: { input: unknown }): Promise<WebhookWithSecret> {
+  const input = parseInput(createWebhookInput, options.input);
+  const url = checkWebhookUrl(input.url, urlPolicy(context));
+  const eventTypes = checkEventTypes(input.eventTypes) ?? [];
+  const caller = await context.caller();
+  const secret = newWebhookSecret();
+  const now = context.clock.now();
+  const id = newId();
+  await context.em.transactional(async (em) => {
+    // The team row's lock serialises creations, so the count below cannot be raced past the cap.
+    await em.execute('select id from team where id = ? for update', [caller.teamId]);
+    const [counted] = await em.execute<{ count: number }[]>('select count(*)::int as count from webhook_endpoint where team_id = ?', [caller.teamId]);
+    if ((counted?.count ?? 0) >= MAX_WEBHOOKS_PER_TEAM) throw new WebhookCapacityExceededError(MAX_WEBHOOKS_PER_TEAM);
+    await em.execute(
+      `insert into webhook_endpoint (id, created_at, updated_at, team_id, url, event_types, enabled, description, secret_ciphertext)
+       values (?, ?, ?, ?, ?, ?::text[], ?, ?, ?)`,
+      [id, now, now, caller.teamId, url, toTextArray(eventTypes), input.enabled ?? true, emptyToNull(input.description), encryptWebhookSecret(context.auditKey, secret)],
+    );
+  });
+  return { webhook: await readWebhook(context, id), secret };
+}
+
+/**
+ * Changes an endpoint; only the given keys change, `description: null` clears it. Enabling an
+ * endpoint clears the reason the service recorded when it disabled it.
+ */
+export async function updateWebhook(context: ServiceContext, options: { webhookId: string; input: unknown }): Promise<WebhookData> {
+  const input = parseInput(updateWebhookInput, options.input);
+  const url = input.url === undefined ? undefined : checkWebhookUrl(input.url, urlPolicy(context));
+  const eventTypes = checkEventTypes(input.eventTypes);
+  const caller = await context.caller();
+  if (!isUuid(options.webhookId)) throw new WebhookNotFoundError(options.webhookId);
+  const changes: [string, unknown][] = [['updated_at = ?', context.clock.now()]];
+  if (url !== undefined) changes.push(['url = ?', url]);
+  if (eventTypes !== undefined) changes.push(['event_types = ?::text[]', toTextArray(eventTypes)]);
+  if (input.description !== undefined) changes.push(['description = ?', emptyToNull(input.description)]);
+  if (input.enabled !== undefined) changes.push(['enabled = ?', input.enabled]);
+  const sets = changes.map(([assignment]) => assignment);
+  const values = changes.map(([, value]) => value);
+  // Enabling clears the reason the service recorded when it disabled the endpoint.
+  if (input.enabled === true) sets.push('disabled_reason = null', 'disabled_at = null');
+  const rows = await context.em.execute<{ id: string }[]>(`update webhook_endpoint set ${sets.join(', ')} where id = ? and team_id = ? returning id`, [
+    ...values,
+    options.webhookId,
+    caller.teamId,
+  ]);
+  if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
+  return readWebhook(context, options.webhookId);
+}
+
+/** Deletes an endpoint with its delivery log; queued deliveries to it are dropped when their turn comes. */
+export async function deleteWebhook(context: ServiceContext, options: { webhookId: string }): Promise<void> {
+  const caller = await context.caller();
+  if (!isUuid(options.webhookId)) throw new WebhookNotFoundError(options.webhookId);
+  const rows = await context.em.execute<{ id: string }[]>('delete from webhook_endpoint where id = ? and team_id = ? returning id', [options.webhookId, caller.teamId]);
+  if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
+}
+
+/** Replaces the endpoint's signing secret; every delivery from now on (retries included) is signed with the new one. */
+export async function rotateWebhookSecret(context: ServiceContext, options: { webhookId: string }): Promise<WebhookWithSecret> {
+  const caller = await context.caller();
+  if (!isUuid(options.webhookId)) throw new WebhookNotFoundError(options.webhookId);
+  const secret = newWebhookSecret();
+  const rows = await context.em.execute<{ id: string }[]>(
+    'update webhook_endpoint set secret_ciphertext = ?, updated_at = ? where id = ? and team_id = ? returning id',
+    [encryptWebhookSecret(context.auditKey, secret), context.clock.now(), options.webhookId, caller.teamId],
+  );
+  if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
+  return { webhook: await readWebhook(context, options.webhookId), secret };
+}
+
+/**
+ * Queues a delivery again: the same body (same `id`) as a new attempt, now. The new queue row
+ * becomes the one whose outcome the delivery shows. Refused for a disabled endpoint.
+ */
+export async function redeliverWebhookDelivery(context: ServiceContext, options: { webhookId: string; deliveryId: string }): Promise<WebhookDeliveryData> {
+  const caller = await context.caller();
+  if (!isUuid(options.webhookId)) throw new WebhookNotFoundError(options.webhookId);
+  if (!isUuid(options.deliveryId)) throw new WebhookDeliveryNotFoundError(options.deliveryId);
+  const now = context.clock.now();
+  const messageId = newId();
+  const queued = await context.em.execute<{ id: string }[]>(
+    `with d as (
+       update webhook_delivery d
+          set state = 'pending', outbox_message_id = ?, next_attempt_at = ?, delivered_at = null, failed_at = null
+         from webhook_endpoint e
+        where d.id = ? and d.endpoint_id = ? and d.team_id = ? and e.id = d.endpoint_id and e.team_id = ? and e.enabled
+        returning d.id, d.team_id)
+     insert into outbox_message (id, created_at, topic, payload, available_at, attempts)
+     select ?, ?, ?, jsonb_build_object('teamId', d.team_id, 'deliveryId', d.id), ?, 0 from d
+     returning id`,
+    [messageId, now, options.deliveryId, options.webhookId, caller.teamId, caller.teamId, messageId, now, WEBHOOK_TOPICS.delivery, now],
+  );
+  if (queued.length === 0) {
+    // Only on refusal: tell an unknown delivery (or endpoint) from a disabled endpoint.
+    const [found] = await context.em.execute<{ enabled: boolean }[]>(
+      `select e.enabled from webhook_endpoint e left join webhook_delivery d on d.endpoint_id = e.id and d.id = ? where e.id = ? and e.team_id = ?`,
+      [options.deliveryId, options.webhookId, caller.teamId],
+    );
+    if (!found) throw new WebhookNotFoundError(options.webhookId);
+    const [delivery] = await context.em.execute<{ id: string }[]>('select id from webhook_delivery where id = ? and endpoint_id = ? and team_id = ?', [
+      options.deliveryId,
+      options.webhookId,
+      caller.teamId,
+    ]);
+    if (!delivery) throw new WebhookDeliveryNotFoundError(options.deliveryId);
+    throw new WebhookDisabledError(options.webhookId);
+  }
+  return readWebhookDelivery(context, { webhookId: options.webhookId, deliveryId: options.deliveryId });
+}
+
+export type WebhookEvent = {
+  eventId: string;
+  teamId: string;
+  envelopeId: string | null;
+  sequence: number;
+  type: string;
+  at: Date;
+  details: unknown;
+};
+
+/**
+ * Called by appendAuditEvent inside the event's transaction: one delivery, and one queue row,
+ * per enabled endpoint of the team that takes this type. ONE statement, which for a team without
+ * endpoints is an empty probe of the partial index `webhook_endpoint_team_enabled_idx`.
+ */
+export async function enqueueWebhookDeliveries(em: EntityManager, event: WebhookEvent): Promise<void> {
+  const body = {
+    type: event.type,
+    occurredAt: event.at.toISOString(),
+    teamId: event.teamId,
+    envelopeId: event.envelopeId,
+    sequence: event.sequence,
+    data: event.details ?? {},
+  };
+  await em.execute(
+    `with matched as (
+       select gen_random_uuid() as delivery_id, gen_random_uuid() as message_id, w.id as endpoint_id
+         from webhook_endpoint w
+        where w.team_id = ? and w.enabled and (cardinality(w.event_types) = 0 or ? = any(w.event_types))),
+     deliveries as (
+       insert into webhook_delivery (id, created_at, team_id, endpoint_id, event_id, event_type, payload, state, attempt_count, next_attempt_at, outbox_message_id)
+       select m.delivery_id, ?, ?, m.endpoint_id, ?, ?, jsonb_build_object('id', m.delivery_id) || ?::jsonb, 'pending', 0, ?, m.message_id from matched m
+       returning id, outbox_message_id)
+     insert into outbox_message (id, created_at, topic, payload, available_at, attempts)
+     select d.outbox_message_id, ?, ?, jsonb_build_object('teamId', ?::text, 'deliveryId', d.id), ?, 0 from deliveries d`,
+    [event.teamId, event.type, event.at, event.teamId, event.eventId, event.type, JSON.stringify(body), event.at, event.at, WEBHOOK_TOPICS.delivery, event.teamId, event.at],
+  );
+}
+
+function toTextArray(values: string[]): string {
+  // A PostgreSQL array literal; the types are known names (dotted lower case), nothing to escape.
+  return `{${values.join(',')}}`;
+}
+
+function emptyToNull(value: string | null | undefined): string | null {
+  return value === undefined || value === null || value.trim() === '' ? null : value;
+}
