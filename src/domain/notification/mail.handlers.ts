@@ -30,8 +30,6 @@ export type MailHandlerOptions = {
   blobStore: Pick<BlobStore, 'pathFor'>;
   /** The sealed documents are attached to the completion mail when together they are at most this large. */
   attachmentLimitBytes: number;
-  /** A link that downloads the final copy for one agent (no key, no signing token needed). */
-  finalCopyLink?: (target: { envelopeId: string; recipientId: string; agentId: string }, now: Date) => { url: string; expiresAt: Date };
   /** PHONE_MESSAGES_PER_DAY: invitations and reminders by phone past it are skipped (phone-cap.ts); absent or 0: no cap. */
   phoneMessagesPerDay?: number;
 };
@@ -76,7 +74,6 @@ async function phoneCapRefusal(options: MailHandlerOptions, message: OutboxMessa
   const channel: PhoneChannel = payload.channel === 'whatsapp' ? 'whatsapp' : 'sms';
   return { channel, limit: decision.limit, retryAt: decision.retryAt };
 }
-
 
 /**
  * Delivers the message in its person's locale: by mail when the person has an email address,
