@@ -48,6 +48,8 @@ export type Config = {
   rateLimits: { apiKey: number; client: number; signingToken: number };
   /** Open subscriptions one API key may hold on one instance (SUBSCRIPTIONS_PER_KEY). */
   subscriptionsPerKey: number;
+  /** SMS/WhatsApp messages (invitations, reminders, one-time codes) per person in any 24 hours; 0: no cap. */
+  phoneMessagesPerDay: number;
   /** Origins whose pages may show the signing page in a frame (SIGNING_FRAME_ANCESTORS; empty: none). */
   signingFrameAncestors: string[];
   /** Webhook endpoints may name loopback and private addresses (development and tests only). */
@@ -176,6 +178,12 @@ const variables = {
     .min(0, 'must be an integer from 0 to 26214400 (25 MiB)')
     .max(25 * 1024 * 1024, 'must be an integer from 0 to 26214400 (25 MiB)')
     .default(10 * 1024 * 1024),
+  PHONE_MESSAGES_PER_DAY: z.coerce
+    .number({ error: 'must be an integer from 0 (no cap) to 1000' })
+    .int('must be an integer from 0 (no cap) to 1000')
+    .min(0, 'must be an integer from 0 (no cap) to 1000')
+    .max(1000, 'must be an integer from 0 (no cap) to 1000')
+    .default(10),
   WEBHOOK_ALLOW_PRIVATE: booleanFlag.default(false),
   WEBHOOK_TIMEOUT_MS: z.coerce
     .number({ error: 'must be an integer from 1000 to 60000 (milliseconds)' })
@@ -252,6 +260,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       signingToken: values.RATE_LIMIT_SIGNING_PER_MINUTE as number,
     },
     subscriptionsPerKey: values.SUBSCRIPTIONS_PER_KEY as number,
+    phoneMessagesPerDay: values.PHONE_MESSAGES_PER_DAY as number,
     signingFrameAncestors: (values.SIGNING_FRAME_ANCESTORS as string[] | undefined) ?? [],
     webhookAllowPrivate: values.WEBHOOK_ALLOW_PRIVATE as boolean,
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS as number,

@@ -87,7 +87,7 @@ export function createRequestContext(
       log ??= dependencies.logger.child({ requestId: metadata.requestId });
       return log;
     },
-    limits: { maxDocumentBytes: dependencies.config.maxDocumentBytes },
+    limits: { maxDocumentBytes: dependencies.config.maxDocumentBytes, phoneMessagesPerDay: dependencies.config.phoneMessagesPerDay },
     publicUrl: dependencies.config.publicUrl,
     sandboxClock: dependencies.config.sandboxClock,
     webhooks: { allowPrivate: dependencies.config.webhookAllowPrivate },

@@ -21,6 +21,7 @@ import { createOutboxWorker } from './domain/notification/outbox-worker.ts';
 import { mailHandlers, notificationFailureHook } from './domain/notification/mail.handlers.ts';
 import { createMailer } from './domain/notification/mailer.ts';
 import { createPhoneProvider } from './domain/notification/sms.ts';
+import { signingOtpHandler } from './domain/notification/otp.handler.ts';
 import { artefactSealHandler } from './domain/artefact/artefact.service.ts';
 import { OUTBOX_TOPICS } from './domain/signing/workflow.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
@@ -131,6 +132,7 @@ const expirySweeper = startExpirySweeper({ em: database.orm.em, auditKey, public
 // Mail goes to SMTP_URL, else to .eml files under DATA_DIR/mail (and a log line); SMS and
 // WhatsApp to SMS_PROVIDER_URL, else to files under DATA_DIR/sms.
 const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, logger });
+const phone = createPhoneProvider({ provider: config.smsProvider, dataDir: config.dataDir, logger });
 // Durable jobs written by the domain (outbox_message): each topic's handler runs here, on every
 // instance (claims never overlap): sealing, and the mails of the workflow.
 const outboxWorker = createOutboxWorker({
@@ -141,12 +143,14 @@ const outboxWorker = createOutboxWorker({
     [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })],
     ...mailHandlers({
       mailer,
-      phone: createPhoneProvider({ provider: config.smsProvider, dataDir: config.dataDir, logger }),
+      phone,
       publicUrl: config.publicUrl,
       auditKey,
       blobStore,
       attachmentLimitBytes: config.mailAttachmentLimitBytes,
+      phoneMessagesPerDay: config.phoneMessagesPerDay,
     }),
+    [OUTBOX_TOPICS.signingOtp, signingOtpHandler({ phone, publicUrl: config.publicUrl, auditKey })],
     [OUTBOX_TOPICS.webhookDisabledNotice, webhookDisabledNoticeHandler({ mailer, publicUrl: config.publicUrl })],
   ]),
   onFailed: notificationFailureHook(auditKey),

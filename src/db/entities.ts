@@ -11,6 +11,8 @@ import { IdempotencyRecordSchema } from '../domain/idempotency/idempotency-recor
 import { OutboxMessageSchema } from '../domain/notification/outbox-message.entity.ts';
 import { RecipientSchema } from '../domain/recipient/recipient.entity.ts';
 import { SigningTokenSchema } from '../domain/signing/signing-token.entity.ts';
+import { SigningOtpSchema } from '../domain/signing/signing-otp.entity.ts';
+import { PhoneMessageSchema } from '../domain/notification/phone-message.entity.ts';
 import { TeamUserSchema } from '../domain/team/team-user.entity.ts';
 import { TeamSchema } from '../domain/team/team.entity.ts';
 import { WorkspaceSchema } from '../domain/team/workspace.entity.ts';
@@ -37,8 +39,10 @@ export const entities = [
   FieldSchema,
   FieldViewSchema,
   SigningTokenSchema,
+  SigningOtpSchema,
   AuditEventSchema,
   OutboxMessageSchema,
+  PhoneMessageSchema,
   IdempotencyRecordSchema,
   RateLimitEntrySchema,
   WebhookEndpointSchema,

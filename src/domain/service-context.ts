@@ -32,7 +32,8 @@ export type ServiceContext = {
   webhooks: { allowPrivate: boolean };
   /** The `X-Signing-Token` header: the recipient side's credential (contract §7). */
   signingToken: string | undefined;
-  limits: { maxDocumentBytes: number };
+  /** maxDocumentBytes: uploads; phoneMessagesPerDay: SMS/WhatsApp per person in 24 h (0: no cap). */
+  limits: { maxDocumentBytes: number; phoneMessagesPerDay: number };
   /** Worker threads for PDF work (inspection): no PDF is ever parsed on the event loop. */
   pdfWorkers: PdfWorkers;
   /** The sealing certificate: final PDFs and audit-log PDFs carry its PAdES seal. */

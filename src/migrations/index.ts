@@ -4,7 +4,17 @@ import { Migration20261122155122_rate_limit } from './Migration20261122155122_ra
 import { Migration20261122175208_outbox_failed_at } from './Migration20261122175208_outbox_failed_at.ts';
 import { Migration20261122200500_agent_notification } from './Migration20261122200500_agent_notification.ts';
 import { Migration20261122201000_webhooks } from './Migration20261122201000_webhooks.ts';
+import { Migration20261122201500_signing_otp } from './Migration20261122201500_signing_otp.ts';
 import { Migration20261122203000_delivery_history_indexes } from './Migration20261122203000_delivery_history_indexes.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
-export const migrations = [Migration20261122001538_initial, Migration20261122003526_listing_indexes, Migration20261122155122_rate_limit, Migration20261122175208_outbox_failed_at, Migration20261122200500_agent_notification, Migration20261122201000_webhooks, Migration20261122203000_delivery_history_indexes];
+export const migrations = [
+  Migration20261122001538_initial,
+  Migration20261122003526_listing_indexes,
+  Migration20261122155122_rate_limit,
+  Migration20261122175208_outbox_failed_at,
+  Migration20261122200500_agent_notification,
+  Migration20261122201000_webhooks,
+  Migration20261122201500_signing_otp,
+  Migration20261122203000_delivery_history_indexes,
+];

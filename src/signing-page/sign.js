@@ -18,12 +18,15 @@ const SESSION_SELECTION = `envelope { id name status } signerName locale isMyTur
   recipient { id type roleName color activatedAt completedAt declinedAt delegatedAt }
   documents { id name order pageCount pages { index width height } }
   fields { id identifier type label tooltip required readonly value config views { documentId page location { x y } size { width height } } }
-  hostedSigners { id roleName activatedAt completedAt }`;
+  hostedSigners { id roleName activatedAt completedAt }
+  otp { required verified maskedPhone channel resendInSeconds }`;
 const SESSION_QUERY = `query SigningPage { signingSession { ${SESSION_SELECTION} } }`;
 const SUBMIT = `mutation SigningPageSubmit($values: [SigningValueInput!], $complete: Boolean, $consent: String) {
   submitSigning(values: $values, complete: $complete, consent: $consent) { ${SESSION_SELECTION} } }`;
 const HOSTED = `mutation SigningPageHost($recipientId: ID!) { startHostedSigning(recipientId: $recipientId) { recipientId token } }`;
 const DELEGATE = `mutation SigningPageDelegate($person: SigningPersonInput!) { delegateSigning(person: $person) { recipientId delegatedAt } }`;
+const OTP_REQUEST = `mutation SigningPageOtpRequest { requestSigningOtp { channel maskedPhone resendInSeconds } }`;
+const OTP_VERIFY = `mutation SigningPageOtpVerify($code: String!) { verifySigningOtp(code: $code) { otp { verified } } }`;
 const DECLINE = `mutation SigningPageDecline($reason: String!) { declineSigning(reason: $reason) { envelope { status } } }`;
 const FINAL_COPY = `query SigningPageFinalCopy { signingFinalCopy { url } }`;
 
@@ -102,10 +105,13 @@ function screenOf(current) {
   if (current.envelope.status === 'finalized') return 'finalized';
   if (current.isExpired) return 'expired';
   if (current.recipient.completedAt) return 'done';
-  if (current.recipient.type === 'host') return 'host';
+  if (current.recipient.type === 'host') return needsCode(current) ? 'verify' : 'host';
   if (!current.isMyTurn) return 'not-your-turn';
-  return 'signing';
+  return needsCode(current) ? 'verify' : 'signing';
 }
+
+/** Screens that follow the envelope live (a void, finalization or expiry shows at once). */
+const LIVE_SCREENS = ['signing', 'not-your-turn', 'host', 'verify'];
 
 async function load() {
   try {
@@ -113,7 +119,7 @@ async function load() {
     session = data.signingSession;
     if (screen === 'loading') setLocale(pickLocale(session.locale));
     show(screenOf(session));
-    if (['signing', 'not-your-turn', 'host'].includes(screen)) watchEnvelope();
+    if (LIVE_SCREENS.includes(screen)) watchEnvelope();
   } catch (error) {
     show(errorScreen(error));
   }
@@ -152,7 +158,7 @@ function show(next) {
   // An in-person signer who is done (or declined) hands the device back to the host.
   screen = hostedSigner && ['done', 'finalized', 'declined', 'voided'].includes(next) ? 'hand-back' : next;
   clearTimeout(pollTimer);
-  if (!['signing', 'not-your-turn', 'host'].includes(screen)) stopWatching();
+  if (!LIVE_SCREENS.includes(screen)) stopWatching();
   if (screen === 'not-your-turn') pollTimer = setTimeout(load, FALLBACK_POLL_MS);
   render();
 }
@@ -173,6 +179,10 @@ function render() {
   }
   if (screen === 'hand-back') {
     renderHandBack();
+    return;
+  }
+  if (screen === 'verify') {
+    renderVerify();
     return;
   }
   const messages = {
@@ -235,7 +245,7 @@ function watchEnvelope() {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           // Only a page still waiting or signing looks again; a screen the signer reached stays.
-          if (/^event:\s*next/m.test(block) && ['signing', 'not-your-turn', 'host'].includes(screen)) void load();
+          if (/^event:\s*next/m.test(block) && LIVE_SCREENS.includes(screen)) void load();
         }
       }
     } catch {
@@ -245,12 +255,150 @@ function watchEnvelope() {
       watching = null;
       // The stream ended without the page asking (a restart, a proxy's timeout): look again soon,
       // which also opens a new stream.
-      if (['signing', 'not-your-turn', 'host'].includes(screen)) {
+      if (LIVE_SCREENS.includes(screen)) {
         clearTimeout(pollTimer);
         pollTimer = setTimeout(load, 5000);
       }
     }
   })();
+}
+
+// ---------------------------------------------------------------- one-time code
+
+/*
+ * A person with a phone confirms it is them before signing (contract §7): the session says
+ * whether a code is needed (`otp.required`) and verified. The step asks for a code, takes the 6
+ * digits (the phone's keyboard offers the code from the message: autocomplete="one-time-code"),
+ * and counts down until a new code may be asked for. Nothing here ever sees the code but the input.
+ */
+
+/**
+ * The code step's own state, kept across re-renders (a language switch) and reset per link.
+ * `resendAt` is on this device's clock, from the service's "in N seconds" (never its timestamps:
+ * a phone's clock may be off by minutes).
+ */
+const otpStep = { token: null, sentTo: null, resendAt: 0, message: '', timer: 0, session: null };
+
+function needsCode(current) {
+  return Boolean(current.otp?.required && !current.otp.verified && current.recipient.activatedAt);
+}
+
+function otpStepState() {
+  if (otpStep.token !== token) Object.assign(otpStep, { token, sentTo: null, resendAt: 0, message: '', session: null });
+  // A code asked for earlier (a reload): the next one waits out the interval, and the input is open.
+  // A freshly read session is the service's word: a recent code (a reload) keeps the input open
+  // and the countdown; none (or a verification that lapsed) starts the step from the beginning.
+  if (otpStep.session !== session) {
+    otpStep.session = session;
+    otpStep.resendAt = session.otp.resendInSeconds > 0 ? Date.now() + session.otp.resendInSeconds * 1000 : 0;
+    if (otpStep.resendAt === 0) otpStep.sentTo = null;
+  }
+  return otpStep;
+}
+
+function otpErrorText(error) {
+  const explain = error instanceof ApiError ? t.otpErrors[error.code] : undefined;
+  return explain ? explain(error.context) : error.message;
+}
+
+function renderVerify() {
+  const state = otpStepState();
+  const otp = session.otp;
+  const codeAsked = state.sentTo !== null || state.resendAt > 0;
+  document.title = `${t.otpTitle} · ${session.envelope.name}`;
+  const input = el('input', {
+    id: 'otp-code',
+    name: 'one-time-code',
+    type: 'text',
+    inputmode: 'numeric',
+    autocomplete: 'one-time-code',
+    pattern: '[0-9]*',
+    maxlength: 6,
+    required: true,
+    'aria-describedby': 'otp-help otp-error',
+    'aria-invalid': state.message ? 'true' : undefined,
+  });
+  const send = el('button', { type: 'button', id: 'otp-send', class: codeAsked ? 'secondary' : 'primary', onclick: () => requestCode() }, codeAsked ? t.otpResend : t.otpSend);
+  const form = el(
+    'form',
+    { class: 'otp-form', novalidate: true, onsubmit: (event) => (event.preventDefault(), void verifyCode(input.value)) },
+    el('label', { for: 'otp-code' }, t.otpLabel),
+    el('p', { id: 'otp-help', class: 'help' }, t.otpHelp),
+    input,
+    el('button', { type: 'submit', id: 'otp-verify', class: 'primary' }, t.otpVerify),
+  );
+  form.hidden = !codeAsked;
+  app.replaceChildren(
+    el(
+      'section',
+      { class: 'state state-verify', 'aria-labelledby': 'state-title' },
+      el('h1', { id: 'state-title' }, t.otpTitle),
+      el('p', { class: 'envelope-name' }, session.envelope.name),
+      el('p', {}, t.otpText(otp.maskedPhone, otp.channel)),
+      el('p', { id: 'otp-status', role: 'status' }, state.sentTo ? t.otpSent(state.sentTo) : ''),
+      form,
+      el('p', { id: 'otp-error', class: 'error', role: 'alert' }, state.message),
+      el('div', { class: 'actions otp-actions' }, send),
+    ),
+  );
+  tickResend();
+  if (codeAsked) input.focus();
+  else app.focus();
+}
+
+/** The resend button waits out the interval, saying how long is left. */
+function tickResend() {
+  clearInterval(otpStep.timer);
+  const update = () => {
+    const button = document.getElementById('otp-send');
+    if (screen !== 'verify' || !button) {
+      clearInterval(otpStep.timer);
+      return;
+    }
+    const seconds = Math.ceil((otpStep.resendAt - Date.now()) / 1000);
+    button.disabled = seconds > 0;
+    button.textContent = seconds > 0 ? t.otpResendIn(seconds) : otpStep.sentTo !== null || otpStep.resendAt > 0 ? t.otpResend : t.otpSend;
+  };
+  update();
+  otpStep.timer = setInterval(update, 1000);
+}
+
+async function requestCode() {
+  try {
+    const data = await gql(OTP_REQUEST);
+    otpStep.sentTo = data.requestSigningOtp.maskedPhone;
+    otpStep.resendAt = Date.now() + data.requestSigningOtp.resendInSeconds * 1000;
+    otpStep.message = '';
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'Signing.OtpRateLimited') otpStep.resendAt = Date.now() + error.context.retryAfterSeconds * 1000;
+    if (!(error instanceof ApiError) || !t.otpErrors[error.code]) {
+      show(errorScreen(error));
+      return;
+    }
+    otpStep.message = otpErrorText(error);
+  }
+  render();
+}
+
+async function verifyCode(value) {
+  const code = value.replace(/\s+/g, '');
+  if (!/^\d{6}$/.test(code)) {
+    otpStep.message = t.otpSixDigits;
+    render();
+    return;
+  }
+  try {
+    await gql(OTP_VERIFY, { code });
+    otpStep.message = '';
+    await load();
+  } catch (error) {
+    if (!(error instanceof ApiError) || !t.otpErrors[error.code]) {
+      show(errorScreen(error));
+      return;
+    }
+    otpStep.message = otpErrorText(error);
+    render();
+  }
 }
 
 // ---------------------------------------------------------------- final copy
@@ -580,6 +728,12 @@ async function attempt(handle, action) {
     await action();
     handle.dialog.close();
   } catch (error) {
+    // The code's verification lapsed while the page was open: back to the code step.
+    if (error instanceof ApiError && error.code === 'Signing.OtpRequired') {
+      handle.dialog.close();
+      void load();
+      return;
+    }
     handle.fail(errorMessage(error));
   }
 }

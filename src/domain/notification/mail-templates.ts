@@ -256,6 +256,16 @@ export function renderShortText(kind: MailKind, locale: Locale, values: MailValu
   return SHORT[locale][kind](values);
 }
 
+/** A one-time passcode's text (SMS or WhatsApp): the code first, so a phone's preview shows it. */
+const OTP_TEXT: Record<Locale, (values: { code: string; envelopeName: string; minutes: number }) => string> = {
+  'en-US': (values) => `${values.code} is your code to sign “${values.envelopeName}”. It expires in ${values.minutes} minutes. Do not share it with anyone.`,
+  'tr-TR': (values) => `${values.code}: “${values.envelopeName}” belgesini imzalamak için kodunuz. ${values.minutes} dakika geçerlidir. Kimseyle paylaşmayın.`,
+};
+
+export function renderOtpText(locale: Locale, values: { code: string; envelopeName: string; minutes: number }): string {
+  return OTP_TEXT[locale](values);
+}
+
 /** The notice to a team's users that the service disabled one of the team's webhook endpoints. */
 export type WebhookDisabledValues = { name: string | null; url: string; reason: string };
 

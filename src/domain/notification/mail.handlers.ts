@@ -19,6 +19,7 @@ import { OUTBOX_TOPICS } from '../signing/workflow.ts';
 import { mailLocale, renderMail, renderShortText, type MailKind, type MailValues } from './mail-templates.ts';
 import type { PhoneChannel, PhoneProvider } from './sms.ts';
 import type { MailAttachment, Mailer } from './mailer.ts';
+import { reservePhoneMessage } from './phone-cap.ts';
 import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxMessageClaim } from './outbox-worker.ts';
 
 export type MailHandlerOptions = {
@@ -29,6 +30,8 @@ export type MailHandlerOptions = {
   blobStore: Pick<BlobStore, 'pathFor'>;
   /** The sealed documents are attached to the completion mail when together they are at most this large. */
   attachmentLimitBytes: number;
+  /** PHONE_MESSAGES_PER_DAY: invitations and reminders by phone past it are skipped (phone-cap.ts); absent or 0: no cap. */
+  phoneMessagesPerDay?: number;
 };
 
 type Person = { name: string | null; email: string | null; phone: string | null; locale: string | null };
@@ -38,7 +41,7 @@ export function mailMessageId(outboxId: string, publicUrl: string): string {
   return `${outboxId}@${new URL(publicUrl).hostname}`;
 }
 
-async function envelopeOf(em: EntityManager, envelopeId: string): Promise<{ name: string; teamId: string; status: string }> {
+export async function envelopeOf(em: EntityManager, envelopeId: string): Promise<{ name: string; teamId: string; status: string }> {
   const [row] = await em.execute<{ name: string; team_id: string; status: string }[]>('select name, team_id, status from envelope where id = ?', [envelopeId]);
   if (!row) throw new PermanentOutboxError(`envelope ${envelopeId} does not exist`);
   return { name: row.name, teamId: row.team_id, status: row.status };
@@ -46,6 +49,31 @@ async function envelopeOf(em: EntityManager, envelopeId: string): Promise<{ name
 
 type Delivery = { channel: 'email' | PhoneChannel; messageId: string };
 
+/**
+ * For an invitation or reminder that will go by phone: its place in the person's daily allowance
+ * (phone-cap.ts), kept by the message across retries. Answers the refusal when the person already
+ * had the day's messages, else null (also when it goes by mail, or there is no cap).
+ */
+async function phoneCapRefusal(options: MailHandlerOptions, message: OutboxMessageClaim, subject: { em: EntityManager; now: Date }) {
+  const payload = message.payload as Record<string, unknown>;
+  const person = payload.to as Person | undefined;
+  const perDay = options.phoneMessagesPerDay ?? 0;
+  if (perDay <= 0 || person?.email || !person?.phone || typeof payload.agentId !== 'string') return null;
+  const decision = await subject.em.fork().transactional((tx) =>
+    reservePhoneMessage(tx, {
+      agentId: String(payload.agentId),
+      personIndex: Number(payload.personIndex ?? 0),
+      envelopeId: String(payload.envelopeId),
+      kind: message.topic === OUTBOX_TOPICS.reminder ? 'reminder' : 'invitation',
+      outboxMessageId: message.id,
+      now: subject.now,
+      perDay,
+    }),
+  );
+  if (decision.allowed) return null;
+  const channel: PhoneChannel = payload.channel === 'whatsapp' ? 'whatsapp' : 'sms';
+  return { channel, limit: decision.limit, retryAt: decision.retryAt };
+}
 
 /**
  * Delivers the message in its person's locale: by mail when the person has an email address,
@@ -87,7 +115,7 @@ function acknowledgeDelivery(options: MailHandlerOptions, input: { teamId: strin
   };
 }
 
-async function systemEvent(em: EntityManager, auditKey: Buffer, input: { teamId: string; envelopeId: string; type: string; at: Date; details: Record<string, unknown> }): Promise<void> {
+export async function systemEvent(em: EntityManager, auditKey: Buffer, input: { teamId: string; envelopeId: string; type: string; at: Date; details: Record<string, unknown> }): Promise<void> {
   await appendAuditEvent(em, auditKey, {
     teamId: input.teamId,
     envelopeId: input.envelopeId,
@@ -120,6 +148,38 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
       return;
     }
     const kind = messageKind(message);
+    const capped = await phoneCapRefusal(options, message, { em, now });
+    if (capped) {
+      // Not sent and not retried (it would be refused again for hours): the trail says so, and the
+      // sender sees it on the agent like a failed delivery.
+      logger.info({ messageId: message.id, envelopeId }, 'phone message skipped: the person reached the daily cap');
+      return async (tx) => {
+        await systemEvent(tx, options.auditKey, {
+          teamId: envelope.teamId,
+          envelopeId,
+          type: 'notification.capped',
+          at: now,
+          details: {
+            recipientId: payload.recipientId,
+            agentId: payload.agentId,
+            personIndex: payload.personIndex,
+            tokenId: payload.tokenId,
+            channel: capped.channel,
+            kind,
+            limit: capped.limit,
+            retryAt: capped.retryAt.toISOString(),
+          },
+        });
+        const failure: AgentNotificationFailure = {
+          kind,
+          channel: capped.channel,
+          error: `not sent: the person already received ${capped.limit} phone messages in 24 hours (PHONE_MESSAGES_PER_DAY)`,
+          attempts: message.attempt,
+          failedAt: now.toISOString(),
+        };
+        await tx.execute('update agent set notification_failure = ?::jsonb where id = ?', [JSON.stringify(failure), payload.agentId]);
+      };
+    }
     const { channel, messageId } = await deliver(options, message, kind, {
       envelopeName: envelope.name,
       link,
@@ -255,6 +315,10 @@ export function mailHandlers(options: MailHandlerOptions): Map<string, OutboxHan
  */
 export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
   return async (message, error, { em, now }) => {
+    if (message.topic === OUTBOX_TOPICS.signingOtp) {
+      await recordOtpFailure(auditKey, message, error, { em, now });
+      return;
+    }
     if (!NOTIFICATION_TOPICS.has(message.topic)) return;
     const payload = message.payload as Record<string, unknown>;
     const [row] = await em.execute<{ team_id: string }[]>('select team_id from envelope where id = ?', [String(payload.envelopeId)]);
@@ -273,4 +337,22 @@ export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
       await em.execute('update agent set notification_failure = ?::jsonb where id = ?', [JSON.stringify(failure), payload.agentId]);
     }
   };
+}
+
+/**
+ * A one-time code that could not be sent: `notification.failed` in the trail (the signer, who is
+ * waiting on the page, asks for another), and the code leaves the row as a delivered one would.
+ */
+async function recordOtpFailure(auditKey: Buffer, message: OutboxMessageClaim, error: string, { em, now }: { em: EntityManager; now: Date }) {
+  await em.execute(`update outbox_message set payload = payload - 'secret' where id = ?`, [message.id]);
+  const payload = message.payload as Record<string, unknown>;
+  const [row] = await em.execute<{ team_id: string }[]>('select team_id from envelope where id = ?', [String(payload.envelopeId)]);
+  if (!row) return;
+  await systemEvent(em, auditKey, {
+    teamId: row.team_id,
+    envelopeId: String(payload.envelopeId),
+    type: 'notification.failed',
+    at: now,
+    details: { topic: message.topic, kind: 'otp', channel: payload.channel ?? null, recipientId: payload.recipientId ?? null, agentId: payload.agentId ?? null, attempts: message.attempt, error },
+  });
 }

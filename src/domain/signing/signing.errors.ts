@@ -119,6 +119,69 @@ export class SigningHostCannotSubmitError extends DomainError {
   }
 }
 
+/** `Signing.OtpRequired`: the link's person has a phone and has not verified a one-time code on this link (or the verification lapsed). Nothing changed. */
+export class SigningOtpRequiredError extends DomainError {
+  constructor(recipientId: string) {
+    super('Signing.OtpRequired', 'Confirm it is you first: request a one-time code (requestSigningOtp) and enter it (verifySigningOtp). Nothing changed.', { recipientId });
+  }
+}
+
+/** `Signing.OtpNotRequired`: a one-time code was requested or entered on a link whose person has no phone. */
+export class SigningOtpNotRequiredError extends DomainError {
+  constructor(recipientId: string) {
+    super('Signing.OtpNotRequired', 'This signing link needs no one-time code (its person has no phone number).', { recipientId });
+  }
+}
+
+/** `Signing.OtpNotRequested`: a code was entered before any was requested on this link. */
+export class SigningOtpNotRequestedError extends DomainError {
+  constructor() {
+    super('Signing.OtpNotRequested', 'No one-time code was requested on this link yet; request one first.');
+  }
+}
+
+/** `Signing.OtpInvalid`: the code entered is not the live code of this link; the attempt is counted. */
+export class SigningOtpInvalidError extends DomainError {
+  constructor(attemptsLeft: number) {
+    super('Signing.OtpInvalid', `The code is not correct. ${attemptsLeft} attempt(s) left for this code.`, { attemptsLeft });
+  }
+}
+
+/** `Signing.OtpExpired`: the live code of this link is older than its validity; request a new one. */
+export class SigningOtpExpiredError extends DomainError {
+  constructor(expiresAt: Date) {
+    super('Signing.OtpExpired', 'The code has expired; request a new one.', { expiresAt: expiresAt.toISOString() });
+  }
+}
+
+/** `Signing.OtpAttemptsExhausted`: every attempt of the live code was used; request a new one. */
+export class SigningOtpAttemptsExhaustedError extends DomainError {
+  constructor(maxAttempts: number) {
+    super('Signing.OtpAttemptsExhausted', `The code was entered wrongly ${maxAttempts} times and no longer works; request a new one.`, { maxAttempts });
+  }
+}
+
+/**
+ * `Signing.OtpRateLimited`: codes are sent at most once per interval and a few times per hour per
+ * person; `context.retryAfterSeconds` says when the next one may be requested. Nothing was sent.
+ */
+export class SigningOtpRateLimitedError extends DomainError {
+  constructor(limit: 'interval' | 'hour', retryAfterSeconds: number) {
+    super('Signing.OtpRateLimited', `A new code can be requested in ${retryAfterSeconds} s.`, { limit, retryAfterSeconds });
+  }
+}
+
+/**
+ * `Signing.PhoneMessageCapReached`: the person already got the day's allowance of SMS/WhatsApp
+ * messages (invitations, reminders and codes together, PHONE_MESSAGES_PER_DAY in 24 hours).
+ * Nothing was sent; `context.retryAfterSeconds` says when one becomes possible again.
+ */
+export class SigningPhoneMessageCapReachedError extends DomainError {
+  constructor(limit: number, retryAfterSeconds: number) {
+    super('Signing.PhoneMessageCapReached', `This phone number received the most messages allowed in 24 hours (${limit}); try again in ${retryAfterSeconds} s.`, { limit, retryAfterSeconds });
+  }
+}
+
 /** `Sandbox.Disabled`: the sandbox clock works only when the service runs with SANDBOX_CLOCK=true. */
 export class SandboxDisabledError extends DomainError {
   constructor() {

@@ -3,6 +3,7 @@ import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { documentsOf, fieldColumns, type DocumentData, type FieldData } from '../envelope/envelope.read.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { isoTimestamp, runRead, type ReadDb } from '../read-model.ts';
+import { otpStatus, type SigningOtpStatus } from './otp-policy.ts';
 
 /*
  * The recipient side's read model: what one signing link may see, in one statement. Nothing
@@ -43,9 +44,14 @@ export type SigningSessionData = {
   isExpired: boolean;
   isMyTurn: boolean;
   requiredFieldIds: string[];
+  /** The link's one-time code: whether one is needed and verified (otp-policy.ts). */
+  otp: SigningOtpStatus;
 };
 
-type RawSession = Omit<SigningSessionData, 'isExpired' | 'isMyTurn' | 'requiredFieldIds'>;
+/** The one-time code's raw inputs, read with the session and turned into `otp` (never the phone itself). */
+type RawOtp = { phone: string | null; phoneContactMethod: string | null; lastVerifiedAt: string | null; lastRequestedAt: string | null };
+
+type RawSession = Omit<SigningSessionData, 'isExpired' | 'isMyTurn' | 'requiredFieldIds' | 'otp'> & { otpInputs: RawOtp };
 
 function roleObject(alias: string) {
   const ref = (column: string) => sql.ref(`${alias}.${column}`);
@@ -74,6 +80,13 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
           roleObject('r').as('recipient'),
           sql<string>`coalesce(a.snapshot -> t.person_index ->> 'name', a.info ->> 'name', '')`.as('signerName'),
           sql<string | null>`coalesce(a.snapshot -> t.person_index ->> 'locale', a.info ->> 'locale')`.as('locale'),
+          // The one-time code (otp.service.ts): the person's phone, the link's last verification,
+          // and the person's last request (resends are counted per person, not per link).
+          sql<RawOtp>`json_build_object(
+            'phone', coalesce(a.snapshot -> t.person_index ->> 'phone', a.info ->> 'phone'),
+            'phoneContactMethod', coalesce(a.snapshot -> t.person_index ->> 'phoneContactMethod', a.info ->> 'phoneContactMethod'),
+            'lastVerifiedAt', ${isoTimestamp(sql`(select max(o.verified_at) from signing_otp o where o.token_id = t.id)`)},
+            'lastRequestedAt', ${isoTimestamp(sql`(select max(o.created_at) from signing_otp o where o.agent_id = t.agent_id and o.person_index = t.person_index)`)})`.as('otpInputs'),
           documentsOf(eb, 'e.id', new Set(['id', 'name', 'order', 'status', 'pageCount', 'pages'])).as('documents'),
           jsonArrayFrom(
             eb
@@ -93,10 +106,11 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
   return withTurn(row, now);
 }
 
-function withTurn(session: RawSession, now: Date): SigningSessionData {
+function withTurn({ otpInputs, ...session }: RawSession, now: Date): SigningSessionData {
   const isExpired = session.envelope.status === 'expired' || (session.envelope.expiresAt !== null && now.getTime() >= Date.parse(session.envelope.expiresAt));
   const isMyTurn =
     session.envelope.status === 'sent' && !isExpired && session.recipient.activatedAt !== null && session.recipient.completedAt === null && session.recipient.type !== 'host';
   const requiredFieldIds = session.fields.filter((field) => field.required && field.value === null).map((field) => field.id);
-  return { ...session, isExpired, isMyTurn, requiredFieldIds };
+  const otp = otpStatus({ ...otpInputs, recipientType: session.recipient.type, now });
+  return { ...session, isExpired, isMyTurn, requiredFieldIds, otp };
 }

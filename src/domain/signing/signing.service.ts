@@ -31,6 +31,7 @@ import {
   SigningTokenInvalidError,
   SigningTokenMissingError,
 } from './signing.errors.ts';
+import { ensureOtpVerified } from './otp-gate.ts';
 import { readSigningSession, type SigningSessionData } from './signing.read.ts';
 import { SigningToken } from './signing-token.entity.ts';
 import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, peopleOf, queueHandoverNotice, recordEvent, type Workflow } from './workflow.ts';
@@ -64,13 +65,13 @@ export async function lookUpToken(context: ServiceContext): Promise<TokenRow> {
   return row;
 }
 
-type Acting = { workflow: Workflow; envelope: Envelope; token: SigningToken; recipient: Recipient };
+export type Acting = { workflow: Workflow; envelope: Envelope; token: SigningToken; recipient: Recipient };
 
 /**
  * Runs a recipient's change under the envelope lock, after checking again (now that nothing can
  * move) that the link is alive and the envelope is sent and not past `expiresAt`.
  */
-async function actWithToken<T>(context: ServiceContext, work: (acting: Acting) => Promise<T>): Promise<T> {
+export async function actWithToken<T>(context: ServiceContext, work: (acting: Acting) => Promise<T>): Promise<T> {
   const found = await lookUpToken(context);
   return inEnvelopeTransaction(context, found.team_id, found.envelope_id, async (em) => {
     const envelope = await lockEnvelope(em, found.envelope_id);
@@ -95,7 +96,7 @@ async function actWithToken<T>(context: ServiceContext, work: (acting: Acting) =
   });
 }
 
-function sessionInTransaction(em: EntityManager, tokenId: string, now: Date) {
+export function sessionInTransaction(em: EntityManager, tokenId: string, now: Date) {
   return readSigningSession(readerOf(em), tokenId, now);
 }
 
@@ -137,7 +138,7 @@ const submitInput = z.strictObject({
   consent: boundedText(1, 2000).optional(),
 });
 
-function ensureMayAct(recipient: Recipient) {
+export function ensureMayAct(recipient: Recipient) {
   if (recipient.completedAt) throw new SigningRecipientCompletedError(recipient.id);
   if (!recipient.activatedAt) throw new SigningNotYourTurnError(recipient.id);
 }
@@ -165,6 +166,7 @@ export async function submitSigning(context: ServiceContext, options: { input: u
     const { em, now } = workflow;
     if (recipient.type === 'host') throw new SigningHostCannotSubmitError(recipient.id);
     ensureMayAct(recipient);
+    await ensureOtpVerified(em, { token, recipient, now });
     const fields = await em.find(Field, { recipient }, { orderBy: { createdAt: 'asc', identifier: 'asc' } });
     const fieldById = new Map(fields.map((field) => [field.id, field]));
     const foreign = input.values.filter((entry) => !fieldById.has(entry.fieldId.toLowerCase())).map((entry) => entry.fieldId);
@@ -222,6 +224,7 @@ export async function declineSigning(context: ServiceContext, options: { input: 
   const input = parseInput(declineInput, options.input);
   return actWithToken(context, async ({ workflow, token, recipient }) => {
     ensureMayAct(recipient);
+    await ensureOtpVerified(workflow.em, { token, recipient, now: workflow.now });
     recipient.declinedAt = workflow.now;
     recipient.declineReason = input.reason;
     await recordEvent(workflow, 'recipient.declined', { recipientId: recipient.id, identifier: recipient.identifier, agentId: token.agent.id, personIndex: token.personIndex, reason: input.reason });
@@ -246,6 +249,7 @@ export async function delegateSigning(context: ServiceContext, options: { input:
     if (recipient.type !== 'delegator') throw new SigningNotDelegatorError(recipient.id);
     if (recipient.delegatedAt) throw new SigningAlreadyDelegatedError(recipient.id);
     ensureMayAct(recipient);
+    await ensureOtpVerified(em, { token, recipient, now });
     const previous = await em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
     for (const agent of previous) agent.revokedAt = now;
     await em.nativeUpdate(SigningToken, { recipient, revokedAt: null }, { revokedAt: now });
@@ -282,9 +286,11 @@ export async function delegateSigning(context: ServiceContext, options: { input:
  * device then acts as the signer.
  */
 export async function startHostedSigning(context: ServiceContext, options: { recipientId: string }): Promise<{ recipientId: string; token: string }> {
-  return actWithToken(context, async ({ workflow, recipient }) => {
+  return actWithToken(context, async ({ workflow, token: hostToken, recipient }) => {
     const { em, now } = workflow;
     if (recipient.type !== 'host') throw new SigningNotHostError(recipient.id);
+    // The host hands its device to the signer: a host with a phone confirms it is them first.
+    await ensureOtpVerified(em, { token: hostToken, recipient, now });
     const target = isUuid(options.recipientId)
       ? await em.findOne(Recipient, { envelope: workflow.envelopeId, hostedBy: recipient.id, type: 'in_person_signer', id: options.recipientId.toLowerCase() })
       : null;

@@ -38,6 +38,8 @@ export const OUTBOX_TOPICS = {
   handoverNotice: 'recipient.handover.notice',
   /** Send every person of the envelope the final copy, once it is sealed (queued by the seal job). */
   completedNotice: 'envelope.completed.notice',
+  /** A one-time passcode to text to a signer (otp.service.ts); `secret.code` is removed by the deliverer once sent. */
+  signingOtp: 'signing.otp',
   /** A webhook delivery (run by the webhook worker, with its own retry policy) and the notice of a disabled endpoint. */
   webhookDelivery: WEBHOOK_TOPICS.delivery,
   webhookDisabledNotice: WEBHOOK_TOPICS.disabledNotice,

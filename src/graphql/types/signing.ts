@@ -4,6 +4,8 @@ import { advanceSandboxClock, voidEnvelope } from '../../domain/signing/closing.
 import { sendEnvelope } from '../../domain/signing/send.service.ts';
 import type { SigningRoleData, SigningSessionData } from '../../domain/signing/signing.read.ts';
 import { declineSigning, delegateSigning, openSigningSession, startHostedSigning, submitSigning } from '../../domain/signing/signing.service.ts';
+import type { SigningOtpStatus } from '../../domain/signing/otp-policy.ts';
+import { requestSigningOtp, verifySigningOtp, type SigningOtpRequest } from '../../domain/signing/otp.service.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
 import { envelopeIncludeOf, selectionOf } from '../selection.ts';
@@ -190,5 +192,52 @@ builder.mutationFields((t) => ({
     description: 'For a host: a link for one hosted in-person signer whose turn it is, to sign on this device.',
     args: { recipientId: t.arg.id({ required: true }) },
     resolve: (_root, args, context) => startHostedSigning(context, { recipientId: String(args.recipientId) }),
+  }),
+}));
+
+// One-time passcodes for signers with a phone (contract §7; domain/signing/otp.service.ts).
+
+const SigningOtpStatusType = builder.objectRef<SigningOtpStatus>('SigningOtpStatus').implement({
+  description: 'Whether this link needs a one-time code sent to its person’s phone before submitting, declining or delegating, and whether one was verified.',
+  fields: (t) => ({
+    required: t.exposeBoolean('required', { description: 'The person has a phone: a verified code is needed to act.' }),
+    verified: t.exposeBoolean('verified', { description: 'A code was verified on this link and the verification still holds.' }),
+    verifiedUntil: t.field({ type: 'DateTime', nullable: true, resolve: (status) => status.verifiedUntil }),
+    maskedPhone: t.string({ nullable: true, description: 'The phone the code goes to, mostly hidden (e.g. +90•••••••12).', resolve: (status) => status.maskedPhone }),
+    channel: t.string({ nullable: true, description: 'sms or whatsapp.', resolve: (status) => status.channel }),
+    resendAvailableAt: t.field({ type: 'DateTime', nullable: true, description: 'When the next code may be requested, while that is in the future.', resolve: (status) => status.resendAvailableAt }),
+    resendInSeconds: t.exposeInt('resendInSeconds', { description: 'Seconds until the next code may be requested (0: now); count down with this rather than the device clock.' }),
+  }),
+});
+
+builder.objectField(SigningSessionType, 'otp', (t) =>
+  t.field({ type: SigningOtpStatusType, description: 'The link’s one-time code step.', resolve: (session) => session.otp }),
+);
+
+const SigningOtpRequestType = builder.objectRef<SigningOtpRequest>('SigningOtpRequest').implement({
+  description: 'A code is on its way (the code itself is never answered).',
+  fields: (t) => ({
+    channel: t.exposeString('channel', { description: 'sms or whatsapp.' }),
+    maskedPhone: t.exposeString('maskedPhone'),
+    expiresAt: t.field({ type: 'DateTime', description: 'Until when the code can be entered.', resolve: (request) => request.expiresAt }),
+    resendAvailableAt: t.field({ type: 'DateTime', description: 'When another code may be requested.', resolve: (request) => request.resendAvailableAt }),
+    resendInSeconds: t.exposeInt('resendInSeconds', { description: 'Seconds until another code may be requested.' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  requestSigningOtp: t.field({
+    type: SigningOtpRequestType,
+    nullable: true,
+    description:
+      'Sends a one-time code to the phone of this link’s person (SMS or WhatsApp), replacing any earlier code. Limited per person (Signing.OtpRateLimited, Signing.PhoneMessageCapReached).',
+    resolve: (_root, _args, context) => requestSigningOtp(context),
+  }),
+  verifySigningOtp: t.field({
+    type: SigningSessionType,
+    nullable: true,
+    description: 'Checks the code (6 digits, 5 tries per code); answers the session, now verified. Wrong, expired and used-up codes are refused by name.',
+    args: { code: t.arg.string({ required: true }) },
+    resolve: (_root, args, context) => verifySigningOtp(context, { input: { code: args.code } }),
   }),
 }));
