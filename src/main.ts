@@ -17,15 +17,10 @@ import { createPdfWorkerPool } from './domain/document/pdf-worker-pool.ts';
 import { createLogger } from './shared/logger.ts';
 import { loadSealCertificate, SealCertificateError, type SealCertificate } from './domain/artefact/seal-certificate.ts';
 import { startHousekeeping } from './domain/notification/housekeeping.ts';
-import { createOutboxWorker } from './domain/notification/outbox-worker.ts';
-import { mailHandlers, notificationFailureHook } from './domain/notification/mail.handlers.ts';
 import { createMailer } from './domain/notification/mailer.ts';
 import { createPhoneProvider } from './domain/notification/sms.ts';
-import { signingOtpHandler } from './domain/notification/otp.handler.ts';
-import { artefactSealHandler } from './domain/artefact/artefact.service.ts';
-import { OUTBOX_TOPICS } from './domain/signing/workflow.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
-import { WEBHOOK_RETRY_POLICY, webhookDeliveryHandler, webhookDisabledNoticeHandler, webhookFailureHook, webhookRetryHook } from './domain/webhook/webhook-delivery.ts';
+import { createMainWorker, createWebhookWorker } from './workers.ts';
 
 // Start: configuration → database → app → listen. Nothing else happens here.
 let config;
@@ -133,44 +128,17 @@ const expirySweeper = startExpirySweeper({ em: database.orm.em, auditKey, public
 // WhatsApp to SMS_PROVIDER_URL, else to files under DATA_DIR/sms.
 const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, logger });
 const phone = createPhoneProvider({ provider: config.smsProvider, dataDir: config.dataDir, logger });
-// Durable jobs written by the domain (outbox_message): each topic's handler runs here, on every
-// instance (claims never overlap): sealing, and the mails of the workflow.
-const outboxWorker = createOutboxWorker({
-  em: database.orm.em,
-  clock,
-  logger,
-  handlers: new Map([
-    [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })],
-    ...mailHandlers({
-      mailer,
-      phone,
-      publicUrl: config.publicUrl,
-      auditKey,
-      blobStore,
-      attachmentLimitBytes: config.mailAttachmentLimitBytes,
-      phoneMessagesPerDay: config.phoneMessagesPerDay,
-    }),
-    [OUTBOX_TOPICS.signingOtp, signingOtpHandler({ phone, publicUrl: config.publicUrl, auditKey })],
-    [OUTBOX_TOPICS.webhookDisabledNotice, webhookDisabledNoticeHandler({ mailer, publicUrl: config.publicUrl })],
-  ]),
-  onFailed: notificationFailureHook(auditKey),
-});
-// Webhook deliveries have a worker of their own: the same generic worker over the one topic,
-// with a retry policy of its own (at least 24 hours of attempts; webhook-delivery.ts).
-const webhookWorker = createOutboxWorker({
-  em: database.orm.em,
-  clock,
-  logger,
-  handlers: new Map([[OUTBOX_TOPICS.webhookDelivery, webhookDeliveryHandler({ auditKey, allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs })]]),
-  ...WEBHOOK_RETRY_POLICY,
-  onFailed: webhookFailureHook,
-  onRetry: webhookRetryHook,
-});
-// OUTBOX_WORKER=false keeps an instance to serving requests (other instances run the jobs).
+// Durable jobs written by the domain (outbox_message): each topic's handler runs on every
+// instance (claims never overlap): sealing, mails, SMS/WhatsApp, one-time codes, notices; webhook
+// deliveries on a worker of their own with a 24-hour retry policy (workers.ts).
+const workerDependencies = { em: database.orm.em, clock, logger, config, auditKey, blobStore, pdfWorkers, seal, mailer, phone };
+const outboxWorker = createMainWorker(workerDependencies);
+const webhookWorker = createWebhookWorker(workerDependencies);
 // Settled delivery history (queue rows, webhook deliveries) older than the retention is pruned hourly.
 const housekeeping = config.outboxWorker
   ? startHousekeeping({ em: database.orm.em, clock, logger, retentionDays: config.deliveryHistoryRetentionDays, intervalMs: 60 * 60_000 })
   : undefined;
+// OUTBOX_WORKER=false keeps an instance to serving requests (other instances run the jobs).
 if (config.outboxWorker) {
   outboxWorker.start();
   webhookWorker.start();

@@ -4,17 +4,16 @@ import http from 'node:http';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artefactSealHandler } from '../src/domain/artefact/artefact.service.ts';
-import { mailHandlers, notificationFailureHook } from '../src/domain/notification/mail.handlers.ts';
-import { OUTBOX_TOPICS } from '../src/domain/signing/workflow.ts';
 import { createMailer, type Mailer } from '../src/domain/notification/mailer.ts';
-import { createPhoneProvider, type PhoneProvider } from '../src/domain/notification/sms.ts';
-import { createOutboxWorker, type OutboxHandler } from '../src/domain/notification/outbox-worker.ts';
-import { createClock, type Clock } from '../src/shared/clock.ts';
+import { createPhoneProvider } from '../src/domain/notification/sms.ts';
+import type { OutboxHandler } from '../src/domain/notification/outbox-worker.ts';
+import { createClock } from '../src/shared/clock.ts';
+import { mainJobHandlers, type WorkerDependencies, type WorkerOverrides } from '../src/workers.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, DELEGATE_MUTATION, SESSION_QUERY, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
 import { signingLinkIn, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './helpers/smtp.ts';
+import { mainWorkerFor, workerDependencies } from './helpers/workers.ts';
 
 /*
  * Mail delivery through the outbox worker, against a real SMTP server (smtp-server) that
@@ -43,38 +42,11 @@ function mailerFor(): Mailer {
   return createMailer({ smtpUrl: app.dependencies.config.smtpUrl, from: app.dependencies.config.mailFrom, dataDir: app.dataDir, logger });
 }
 
-function handlersFor(
-  phone: PhoneProvider = createPhoneProvider({ provider: undefined, dataDir: app.dataDir, logger }),
-  options: { attachmentLimitBytes?: number; mailer?: Mailer } = {},
-) {
-  const { blobStore, pdfWorkers, seal, auditKey, clock, config } = app.dependencies;
-  return new Map([
-    // Sealing queues the final copies, as main.ts runs it.
-    [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })],
-    ...mailHandlers({
-      mailer: options.mailer ?? mailerFor(),
-      phone,
-      publicUrl: config.publicUrl,
-      auditKey,
-      blobStore,
-      attachmentLimitBytes: options.attachmentLimitBytes ?? config.mailAttachmentLimitBytes,
-    }),
-  ]);
-}
+type WorkerOptions = WorkerOverrides & { dependencies?: Partial<WorkerDependencies> };
 
-function workerFor(team: SeededTeam, options: { handlers?: Map<string, OutboxHandler>; leaseMs?: number; maxAttempts?: number; baseBackoffMs?: number; clock?: Clock } = {}) {
-  const handlers = options.handlers ?? handlersFor();
-  return createOutboxWorker({
-    em: app.orm.em,
-    clock: options.clock ?? createClock(),
-    logger,
-    handlers,
-    payloadMatch: { teamId: team.teamId },
-    leaseMs: options.leaseMs,
-    maxAttempts: options.maxAttempts,
-    baseBackoffMs: options.baseBackoffMs,
-    onFailed: notificationFailureHook(app.dependencies.auditKey),
-  });
+/** The main worker as main.ts runs it (sealing queues the final copies), kept to this team's rows. */
+function workerFor(team: SeededTeam, options: WorkerOptions = {}) {
+  return mainWorkerFor(app, team.teamId, options);
 }
 
 function mailsTo(address: string): Received[] {
@@ -251,7 +223,7 @@ describe('invitation mails', () => {
         ],
       });
       await send(team, built.envelopeId);
-      const worker = workerFor(team, { handlers: handlersFor(phone), baseBackoffMs: 20, maxAttempts: 6 });
+      const worker = workerFor(team, { dependencies: { phone }, baseBackoffMs: 20, maxAttempts: 6 });
       for (let round = 0; round < 40; round += 1) {
         await worker.drain();
         const rows = await outboxRowsOf(built.envelopeId);
@@ -318,7 +290,7 @@ describe('crashes between claim and acknowledgement', () => {
       recipients: people.map((identifier) => ({ identifier, agents: [{ info: { name: identifier, email: `${identifier}-crash@example.com` } }] })),
     });
     await send(team, built.envelopeId);
-    const real = handlersFor();
+    const real = mainJobHandlers(workerDependencies(app));
     const never = new Promise<never>(() => undefined);
     // Crash point 1: claimed, the process dies before sending.
     const beforeSend = new Map([...real.keys()].map((topic) => [topic, (async () => never) as OutboxHandler]));
@@ -333,8 +305,8 @@ describe('crashes between claim and acknowledgement', () => {
       ]),
     );
     // Leases of 300 ms that are never renewed (the process is gone).
-    const crashed1 = createOutboxWorker({ em: app.orm.em, clock: createClock(), logger, handlers: beforeSend, payloadMatch: { teamId: team.teamId }, leaseMs: 300, renewIntervalMs: 3_600_000 });
-    const crashed2 = createOutboxWorker({ em: app.orm.em, clock: createClock(), logger, handlers: afterSend, payloadMatch: { teamId: team.teamId }, leaseMs: 300, renewIntervalMs: 3_600_000 });
+    const crashed1 = workerFor(team, { handlers: beforeSend, leaseMs: 300, renewIntervalMs: 3_600_000 });
+    const crashed2 = workerFor(team, { handlers: afterSend, leaseMs: 300, renewIntervalMs: 3_600_000 });
     void crashed1.drain(2);
     await new Promise((resolve) => setTimeout(resolve, 100));
     void crashed2.drain(2);
@@ -368,8 +340,8 @@ describe('crashes between claim and acknowledgement', () => {
 
 describe('final copies and hand-overs', () => {
   /** Runs the worker until nothing is due (sealing, then the completion mails it queues). */
-  async function deliverAll(team: SeededTeam, handlers?: Map<string, OutboxHandler>) {
-    const worker = workerFor(team, { handlers });
+  async function deliverAll(team: SeededTeam, options: WorkerOptions = {}) {
+    const worker = workerFor(team, options);
     while ((await worker.drain()) > 0);
   }
 
@@ -429,10 +401,10 @@ describe('final copies and hand-overs', () => {
     const built = await buildEnvelope(app, team.apiKey, { name: 'Too big to attach', recipients: [{ identifier: 'only', agents: [{ info: { name: 'Olga', email: 'final-big@example.com' } }] }] });
     await send(team, built.envelopeId);
     const token = await tokenFor(app, built.envelopeId, built.recipients.only!);
-    const handlers = handlersFor(undefined, { attachmentLimitBytes: 100 });
-    await deliverAll(team, handlers);
+    const smallAttachments = { dependencies: { config: { ...app.dependencies.config, mailAttachmentLimitBytes: 100 } } };
+    await deliverAll(team, smallAttachments);
     expect((await signAndComplete(app, token)).errors).toBeUndefined();
-    await deliverAll(team, handlers);
+    await deliverAll(team, smallAttachments);
     const [final] = mailsTo('final-big@example.com').filter((entry) => entry.mail.subject === 'Completed: Too big to attach');
     expect(final!.mail.attachments).toHaveLength(0);
     expect(final!.mail.text).not.toContain('attached');
@@ -484,7 +456,6 @@ describe('a failing mail server', () => {
     try {
       const team = await seedTeam(app);
       const mailer = createMailer({ smtpUrl: failing.url, from: 'no-reply@localhost', dataDir: app.dataDir, logger });
-      const handlers = handlersFor(undefined, { mailer });
       const clock = createClock();
       const built = await buildEnvelope(app, team.apiKey, {
         name: 'Despite the mail server',
@@ -496,7 +467,7 @@ describe('a failing mail server', () => {
       await send(team, built.envelopeId);
       const token = await tokenFor(app, built.envelopeId, built.recipients.signer!);
       // Backoff of a minute or more: nothing failed is retried within this part of the test.
-      const worker = workerFor(team, { handlers, clock, baseBackoffMs: 60_000 });
+      const worker = workerFor(team, { dependencies: { mailer }, clock, baseBackoffMs: 60_000 });
       expect(await worker.drain()).toBe(1);
       expect(deferred).toHaveLength(1);
 

@@ -1,16 +1,12 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOrmConfig } from '../mikro-orm.config.ts';
-import { mailHandlers } from '../src/domain/notification/mail.handlers.ts';
-import { createMailer } from '../src/domain/notification/mailer.ts';
-import { createPhoneProvider } from '../src/domain/notification/sms.ts';
-import { createOutboxWorker } from '../src/domain/notification/outbox-worker.ts';
 import { dueReminderWindow, queueDueReminders } from '../src/domain/signing/reminder.service.ts';
 import { createClock, type Clock } from '../src/shared/clock.ts';
-import { createLogger } from '../src/shared/logger.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, SESSION_QUERY, signAndComplete, signingClient } from './helpers/signing.ts';
 import { signingLinkIn, startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
+import { mainWorkerFor } from './helpers/workers.ts';
 
 /*
  * Reminders through a whole schedule. The schedule moves a clock of this test's own (the sweeps
@@ -23,7 +19,6 @@ import { signingLinkIn, startSmtpServer, type TestSmtpServer } from './helpers/s
 
 const DAY = 24 * 3600;
 const AHEAD = 20 * DAY;
-const logger = createLogger('silent');
 let app: TestApp;
 let secondOrm: MikroORM;
 let smtp: TestSmtpServer;
@@ -95,22 +90,8 @@ describe('the reminder schedule', () => {
     const auditKey = app.dependencies.auditKey;
     const publicUrl = app.dependencies.config.publicUrl;
     const sweepers = [app.orm, secondOrm].map((orm) => () => queueDueReminders({ em: orm.em, auditKey, publicUrl, clock, teamId: team.teamId }));
-    const workers = [app.orm, secondOrm].map((orm) =>
-      createOutboxWorker({
-        em: orm.em,
-        clock,
-        logger,
-        handlers: mailHandlers({
-          mailer: createMailer({ smtpUrl: smtp.url, from: 'no-reply@localhost', dataDir: app.dataDir, logger }),
-          phone: createPhoneProvider({ provider: undefined, dataDir: app.dataDir, logger }),
-          blobStore: app.dependencies.blobStore,
-          attachmentLimitBytes: app.dependencies.config.mailAttachmentLimitBytes,
-          publicUrl,
-          auditKey,
-        }),
-        payloadMatch: { teamId: team.teamId },
-      }),
-    );
+    // Two instances' workers (one per connection pool), as main.ts runs them, on the schedule's clock.
+    const workers = [app.orm, secondOrm].map((orm) => mainWorkerFor(app, team.teamId, { clock, dependencies: { em: orm.em } }));
     const step = async () => {
       // Both instances sweep twice at once, then both workers deliver at once.
       await Promise.all([...sweepers, ...sweepers].map((sweep) => sweep()));

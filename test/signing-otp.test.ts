@@ -1,13 +1,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mailHandlers, notificationFailureHook } from '../src/domain/notification/mail.handlers.ts';
-import { createMailer } from '../src/domain/notification/mailer.ts';
-import { signingOtpHandler } from '../src/domain/notification/otp.handler.ts';
-import { createOutboxWorker } from '../src/domain/notification/outbox-worker.ts';
-import { createPhoneProvider } from '../src/domain/notification/sms.ts';
 import { queueDueReminders } from '../src/domain/signing/reminder.service.ts';
-import { OUTBOX_TOPICS } from '../src/domain/signing/workflow.ts';
-import { createLogger } from '../src/shared/logger.ts';
+import { mainWorkerFor } from './helpers/workers.ts';
 import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { loadConfig } from '../src/config.ts';
 import { buildEnvelope, DECLINE_MUTATION, DELEGATE_MUTATION, HOSTED_MUTATION, SUBMIT_MUTATION, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
@@ -17,7 +11,6 @@ import { buildEnvelope, DECLINE_MUTATION, DELEGATE_MUTATION, HOSTED_MUTATION, SU
  * by the outbox worker to a local HTTP SMS provider that records what arrives.
  */
 
-const logger = createLogger('silent');
 const PER_DAY = 6;
 let app: TestApp;
 let provider: http.Server;
@@ -45,30 +38,9 @@ afterAll(async () => {
   await new Promise<void>((resolve) => provider.close(() => resolve()));
 });
 
-/** The worker as main.ts wires it (same clock as the app), kept to one team's rows. */
+/** The main worker as main.ts runs it (the app's config and clock), kept to one team's rows. */
 function workerFor(team: SeededTeam) {
-  const config = app.dependencies.config;
-  const phone = createPhoneProvider({ provider: config.smsProvider, dataDir: app.dataDir, logger });
-  const auditKey = app.dependencies.auditKey;
-  return createOutboxWorker({
-    em: app.orm.em,
-    clock: app.dependencies.clock,
-    logger,
-    handlers: new Map([
-      ...mailHandlers({
-        mailer: createMailer({ smtpUrl: undefined, from: config.mailFrom, dataDir: app.dataDir, logger }),
-        phone,
-        publicUrl: config.publicUrl,
-        auditKey,
-        blobStore: app.dependencies.blobStore,
-        attachmentLimitBytes: config.mailAttachmentLimitBytes,
-        phoneMessagesPerDay: config.phoneMessagesPerDay,
-      }),
-      [OUTBOX_TOPICS.signingOtp, signingOtpHandler({ phone, publicUrl: config.publicUrl, auditKey })],
-    ]),
-    payloadMatch: { teamId: team.teamId },
-    onFailed: notificationFailureHook(auditKey),
-  });
+  return mainWorkerFor(app, team.teamId);
 }
 
 const OTP_STATUS = `otp { required verified verifiedUntil maskedPhone channel resendAvailableAt resendInSeconds }`;

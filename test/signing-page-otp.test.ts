@@ -3,17 +3,11 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mailHandlers } from '../src/domain/notification/mail.handlers.ts';
-import { createMailer } from '../src/domain/notification/mailer.ts';
-import { signingOtpHandler } from '../src/domain/notification/otp.handler.ts';
-import { createOutboxWorker } from '../src/domain/notification/outbox-worker.ts';
-import { createPhoneProvider } from '../src/domain/notification/sms.ts';
-import { OUTBOX_TOPICS } from '../src/domain/signing/workflow.ts';
-import { createLogger } from '../src/shared/logger.ts';
 import { STRINGS } from '../src/signing-page/strings.js';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, tokenFor } from './helpers/signing.ts';
+import { mainWorkerFor } from './helpers/workers.ts';
 
 /*
  * The signing page's code step in Chromium: a signer with a phone asks for a code, reads it from
@@ -21,7 +15,6 @@ import { buildEnvelope, tokenFor } from './helpers/signing.ts';
  * and signs.
  */
 
-const logger = createLogger('silent');
 let app: TestApp;
 let browser: Browser;
 let provider: http.Server;
@@ -47,20 +40,9 @@ afterAll(async () => {
   await new Promise<void>((resolve) => provider.close(() => resolve()));
 });
 
+/** The main worker as main.ts runs it (the app's config and clock), kept to one team's rows. */
 function workerFor(team: SeededTeam) {
-  const config = app.dependencies.config;
-  const phone = createPhoneProvider({ provider: config.smsProvider, dataDir: app.dataDir, logger });
-  const auditKey = app.dependencies.auditKey;
-  return createOutboxWorker({
-    em: app.orm.em,
-    clock: app.dependencies.clock,
-    logger,
-    handlers: new Map([
-      ...mailHandlers({ mailer: createMailer({ smtpUrl: undefined, from: config.mailFrom, dataDir: app.dataDir, logger }), phone, publicUrl: config.publicUrl, auditKey, blobStore: app.dependencies.blobStore, attachmentLimitBytes: config.mailAttachmentLimitBytes }),
-      [OUTBOX_TOPICS.signingOtp, signingOtpHandler({ phone, publicUrl: config.publicUrl, auditKey })],
-    ]),
-    payloadMatch: { teamId: team.teamId },
-  });
+  return mainWorkerFor(app, team.teamId);
 }
 
 /** Requests to other hosts, failed requests, CSP refusals and script errors: the step must cause none. */

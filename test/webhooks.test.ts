@@ -5,16 +5,11 @@ import { ConfigError, loadConfig } from '../src/config.ts';
 import { createMailer } from '../src/domain/notification/mailer.ts';
 import { pruneDeliveryHistory } from '../src/domain/notification/housekeeping.ts';
 import { createOutboxWorker, type OutboxHandler } from '../src/domain/notification/outbox-worker.ts';
-import {
-  WEBHOOK_RETRY_POLICY,
-  webhookDeliveryHandler,
-  webhookDisabledNoticeHandler,
-  webhookFailureHook,
-  webhookRetryHook,
-} from '../src/domain/webhook/webhook-delivery.ts';
+import { webhookDeliveryHandler, webhookDisabledNoticeHandler } from '../src/domain/webhook/webhook-delivery.ts';
 import { WEBHOOK_TOPICS } from '../src/domain/webhook/webhook-topics.ts';
 import { createClock, type Clock } from '../src/shared/clock.ts';
 import { createLogger } from '../src/shared/logger.ts';
+import { webhookWorkerFor } from './helpers/workers.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope } from './helpers/signing.ts';
 import { startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
@@ -66,22 +61,19 @@ function verifySignature(secret: string, header: string, body: string, tolerance
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-function webhookWorker(team: SeededTeam, options: { clock?: Clock; maxAttempts?: number; baseBackoffMs?: number; leaseMs?: number; handler?: OutboxHandler } = {}) {
-  return createOutboxWorker({
-    em: app.orm.em,
-    clock: options.clock ?? createClock(),
-    logger,
-    handlers: new Map([
-      [WEBHOOK_TOPICS.delivery, options.handler ?? webhookDeliveryHandler({ auditKey: app.dependencies.auditKey, allowPrivate: true, timeoutMs: 2000 })],
-    ]),
-    payloadMatch: { teamId: team.teamId },
-    ...WEBHOOK_RETRY_POLICY,
-    maxAttempts: options.maxAttempts ?? WEBHOOK_RETRY_POLICY.maxAttempts,
-    baseBackoffMs: options.baseBackoffMs ?? WEBHOOK_RETRY_POLICY.baseBackoffMs,
-    leaseMs: options.leaseMs,
+/**
+ * The webhook worker as main.ts runs it, kept to one team's rows, with a 2 s time limit per POST
+ * and no jitter (`random: () => 1`, so backoff waits are exact); `handler` replaces the delivery
+ * handler (a crash, a stricter address policy).
+ */
+function webhookWorker(team: SeededTeam, options: { clock?: Clock; maxAttempts?: number; baseBackoffMs?: number; leaseMs?: number; handler?: OutboxHandler; allowPrivate?: boolean } = {}) {
+  const { handler, allowPrivate, ...overrides } = options;
+  const config = { ...app.dependencies.config, webhookTimeoutMs: 2000, webhookAllowPrivate: allowPrivate ?? true };
+  return webhookWorkerFor(app, team.teamId, {
     random: () => 1,
-    onFailed: webhookFailureHook,
-    onRetry: webhookRetryHook,
+    dependencies: { config },
+    ...(handler ? { handlers: new Map([[WEBHOOK_TOPICS.delivery, handler]]) } : {}),
+    ...overrides,
   });
 }
 
@@ -493,7 +485,7 @@ describe('webhook deliveries', () => {
       // A worker without the allowance refuses the same name at connect time: nothing is sent, the
       // delivery fails at once (no retry can fix it) and the endpoint is disabled.
       expect((await rest.post(`/webhooks/${webhook.id}/deliveries/${delivery.id}/redeliver`)).status).toBe(200);
-      const strict = webhookWorker(team, { handler: webhookDeliveryHandler({ auditKey: app.dependencies.auditKey, allowPrivate: false, timeoutMs: 2000 }) });
+      const strict = webhookWorker(team, { allowPrivate: false });
       expect(await strict.drain()).toBe(1);
       expect(receiver.received).toHaveLength(1);
       const after = (await rest.get(`/webhooks/${webhook.id}/deliveries/${delivery.id}`)).body.payload.delivery;

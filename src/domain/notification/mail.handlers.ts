@@ -115,6 +115,12 @@ function acknowledgeDelivery(options: MailHandlerOptions, input: { teamId: strin
   };
 }
 
+/** The sender sees on the agent (both faces) that a message to its people was not delivered. */
+async function showFailureOnAgent(em: EntityManager, agentId: unknown, failure: AgentNotificationFailure): Promise<void> {
+  if (typeof agentId !== 'string') return;
+  await em.execute('update agent set notification_failure = ?::jsonb where id = ?', [JSON.stringify(failure), agentId]);
+}
+
 export async function systemEvent(em: EntityManager, auditKey: Buffer, input: { teamId: string; envelopeId: string; type: string; at: Date; details: Record<string, unknown> }): Promise<void> {
   await appendAuditEvent(em, auditKey, {
     teamId: input.teamId,
@@ -170,14 +176,13 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
             retryAt: capped.retryAt.toISOString(),
           },
         });
-        const failure: AgentNotificationFailure = {
+        await showFailureOnAgent(tx, payload.agentId, {
           kind,
           channel: capped.channel,
           error: `not sent: the person already received ${capped.limit} phone messages in 24 hours (PHONE_MESSAGES_PER_DAY)`,
           attempts: message.attempt,
           failedAt: now.toISOString(),
-        };
-        await tx.execute('update agent set notification_failure = ?::jsonb where id = ?', [JSON.stringify(failure), payload.agentId]);
+        });
       };
     }
     const { channel, messageId } = await deliver(options, message, kind, {
@@ -332,10 +337,7 @@ export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
       at: now,
       details: { topic: message.topic, kind, channel, recipientId: payload.recipientId ?? null, agentId: payload.agentId ?? null, attempts: message.attempt, error },
     });
-    if (typeof payload.agentId === 'string') {
-      const failure: AgentNotificationFailure = { kind, channel, error, attempts: message.attempt, failedAt: now.toISOString() };
-      await em.execute('update agent set notification_failure = ?::jsonb where id = ?', [JSON.stringify(failure), payload.agentId]);
-    }
+    await showFailureOnAgent(em, payload.agentId, { kind, channel, error, attempts: message.attempt, failedAt: now.toISOString() });
   };
 }
 

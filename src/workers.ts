@@ -1,0 +1,92 @@
+/**
+ * The background workers, wired once: which handler runs each outbox topic, with which retry
+ * policy and failure hooks. main.ts starts what this builds; the tests build their workers from
+ * the same functions (kept to their own team's rows with `payloadMatch`), so what they exercise
+ * is what production runs.
+ *
+ * Two workers share the one queue (`outbox_message`): the main one (sealing, mails, SMS and
+ * WhatsApp, one-time codes, notices) with the generic policy, and one for webhook deliveries,
+ * whose policy keeps trying for at least 24 hours (webhook-delivery.ts).
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from './config.ts';
+import { artefactSealHandler } from './domain/artefact/artefact.service.ts';
+import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
+import type { PdfWorkers } from './domain/document/pdf-worker-pool.ts';
+import { mailHandlers, notificationFailureHook } from './domain/notification/mail.handlers.ts';
+import type { Mailer } from './domain/notification/mailer.ts';
+import { signingOtpHandler } from './domain/notification/otp.handler.ts';
+import { createOutboxWorker, type OutboxHandler, type OutboxWorker, type OutboxWorkerOptions } from './domain/notification/outbox-worker.ts';
+import type { PhoneProvider } from './domain/notification/sms.ts';
+import { OUTBOX_TOPICS } from './domain/signing/workflow.ts';
+import { WEBHOOK_RETRY_POLICY, webhookDeliveryHandler, webhookDisabledNoticeHandler, webhookFailureHook, webhookRetryHook } from './domain/webhook/webhook-delivery.ts';
+import type { BlobStore } from './shared/blob-store.ts';
+import type { Clock } from './shared/clock.ts';
+import type { Logger } from './shared/logger.ts';
+
+export type WorkerDependencies = {
+  em: EntityManager;
+  clock: Clock;
+  logger: Logger;
+  config: Pick<Config, 'publicUrl' | 'mailAttachmentLimitBytes' | 'phoneMessagesPerDay' | 'webhookAllowPrivate' | 'webhookTimeoutMs'>;
+  auditKey: Buffer;
+  blobStore: BlobStore;
+  pdfWorkers: PdfWorkers;
+  seal: SealCertificate;
+  mailer: Mailer;
+  phone: PhoneProvider;
+};
+
+/** Every topic the main worker runs, and its handler. */
+export function mainJobHandlers(dependencies: WorkerDependencies): Map<string, OutboxHandler> {
+  const { config, auditKey, mailer, phone } = dependencies;
+  const publicUrl = config.publicUrl;
+  return new Map([
+    [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore: dependencies.blobStore, pdfWorkers: dependencies.pdfWorkers, seal: dependencies.seal, auditKey, clock: dependencies.clock, publicUrl })],
+    ...mailHandlers({
+      mailer,
+      phone,
+      publicUrl,
+      auditKey,
+      blobStore: dependencies.blobStore,
+      attachmentLimitBytes: config.mailAttachmentLimitBytes,
+      phoneMessagesPerDay: config.phoneMessagesPerDay,
+    }),
+    [OUTBOX_TOPICS.signingOtp, signingOtpHandler({ phone, publicUrl, auditKey })],
+    [OUTBOX_TOPICS.webhookDisabledNotice, webhookDisabledNoticeHandler({ mailer, publicUrl })],
+  ]);
+}
+
+/** The webhook worker's one topic and its handler. */
+export function webhookJobHandlers(dependencies: Pick<WorkerDependencies, 'auditKey' | 'config'>): Map<string, OutboxHandler> {
+  return new Map([
+    [OUTBOX_TOPICS.webhookDelivery, webhookDeliveryHandler({ auditKey: dependencies.auditKey, allowPrivate: dependencies.config.webhookAllowPrivate, timeoutMs: dependencies.config.webhookTimeoutMs })],
+  ]);
+}
+
+/** Options a caller may change (tests: shorter leases and backoff, their own clock, one team's rows, wrapped handlers). */
+export type WorkerOverrides = Partial<Omit<OutboxWorkerOptions, 'em' | 'logger' | 'onFailed' | 'onRetry'>>;
+
+export function createMainWorker(dependencies: WorkerDependencies, overrides: WorkerOverrides = {}): OutboxWorker {
+  return createOutboxWorker({
+    em: dependencies.em,
+    clock: dependencies.clock,
+    logger: dependencies.logger,
+    handlers: mainJobHandlers(dependencies),
+    onFailed: notificationFailureHook(dependencies.auditKey),
+    ...overrides,
+  });
+}
+
+export function createWebhookWorker(dependencies: WorkerDependencies, overrides: WorkerOverrides = {}): OutboxWorker {
+  return createOutboxWorker({
+    em: dependencies.em,
+    clock: dependencies.clock,
+    logger: dependencies.logger,
+    handlers: webhookJobHandlers(dependencies),
+    ...WEBHOOK_RETRY_POLICY,
+    onFailed: webhookFailureHook,
+    onRetry: webhookRetryHook,
+    ...overrides,
+  });
+}

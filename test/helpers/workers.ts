@@ -1,0 +1,42 @@
+import { createMailer } from '../../src/domain/notification/mailer.ts';
+import { createPhoneProvider } from '../../src/domain/notification/sms.ts';
+import { createLogger } from '../../src/shared/logger.ts';
+import { createMainWorker, createWebhookWorker, type WorkerDependencies, type WorkerOverrides } from '../../src/workers.ts';
+import type { TestApp } from './harness.ts';
+
+const logger = createLogger('silent');
+
+/**
+ * The workers' dependencies as main.ts builds them, from the test app's own (its config, clock,
+ * blob store, seal): mail to its SMTP_URL or DATA_DIR/mail, phone messages to its
+ * SMS_PROVIDER_URL or DATA_DIR/sms. `overrides` swaps a part (a failing mail server, a shorter
+ * attachment limit).
+ */
+export function workerDependencies(app: TestApp, overrides: Partial<WorkerDependencies> = {}): WorkerDependencies {
+  const { config, clock, auditKey, blobStore, pdfWorkers, seal } = app.dependencies;
+  return {
+    em: app.orm.em,
+    clock,
+    logger,
+    config,
+    auditKey,
+    blobStore,
+    pdfWorkers,
+    seal,
+    mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: app.dataDir, logger }),
+    phone: createPhoneProvider({ provider: config.smsProvider, dataDir: app.dataDir, logger }),
+    ...overrides,
+  };
+}
+
+/** The main worker as main.ts runs it, kept to one team's rows (other test files share the database). */
+export function mainWorkerFor(app: TestApp, teamId: string, options: WorkerOverrides & { dependencies?: Partial<WorkerDependencies> } = {}) {
+  const { dependencies, ...overrides } = options;
+  return createMainWorker(workerDependencies(app, dependencies), { payloadMatch: { teamId }, ...overrides });
+}
+
+/** The webhook worker as main.ts runs it, kept to one team's rows. */
+export function webhookWorkerFor(app: TestApp, teamId: string, options: WorkerOverrides & { dependencies?: Partial<WorkerDependencies> } = {}) {
+  const { dependencies, ...overrides } = options;
+  return createWebhookWorker(workerDependencies(app, dependencies), { payloadMatch: { teamId }, ...overrides });
+}
