@@ -52,13 +52,18 @@ async function startReceiver(respond: (request: Received) => number = () => 200)
 }
 
 /** The README's verification, written independently of the service's code. */
-function verifySignature(secret: string, header: string, body: string, toleranceSeconds = 300): boolean {
-  const parts = Object.fromEntries(header.split(',').map((part) => part.split('=', 2) as [string, string]));
-  const timestamp = Number(parts.t);
-  if (!Number.isInteger(timestamp) || Math.abs(Date.now() / 1000 - timestamp) > toleranceSeconds) return false;
-  const expected = createHmac('sha256', secret).update(`${parts.t}.${body}`).digest();
-  const given = Buffer.from(parts.v1 ?? '', 'hex');
-  return given.length === expected.length && timingSafeEqual(given, expected);
+function verifySignature(secret: string, header: string, body: string, toleranceSeconds = 300, nowSeconds = Date.now() / 1000): boolean {
+  const parts = header.split(',').map((part) => part.split('=', 2) as [string, string]);
+  const timestamp = Number(parts.find(([name]) => name === 't')?.[1]);
+  if (!Number.isInteger(timestamp) || Math.abs(nowSeconds - timestamp) > toleranceSeconds) return false;
+  const expected = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest();
+  // Any v1 may match: after a rotation the previous secret signs too, for a while.
+  return parts
+    .filter(([name]) => name === 'v1')
+    .some(([, value]) => {
+      const given = Buffer.from(value ?? '', 'hex');
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    });
 }
 
 /**
@@ -317,6 +322,62 @@ describe('webhook deliveries', () => {
       expect(log.body.payload.deliveries.map((delivery: any) => delivery.eventId).sort()).toEqual(trail.map((event) => event.id).sort());
       expect(log.body.payload.deliveries.every((delivery: any) => delivery.state === 'delivered' && delivery.attempts[0].statusCode === 200)).toBe(true);
       expect(await webhookWorker(team).drain()).toBe(0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('after a rotation sign with the previous secret too for its grace period (24 h by default, 0 ends it at once), on both faces', async () => {
+    const team = await seedTeam(app);
+    const { rest, graphql } = clients(team);
+    const receiver = await startReceiver();
+    try {
+      const { webhook, secret: first } = await createEndpoint(team, { url: receiver.url, eventTypes: ['envelope.sent'] });
+      const clock = createClock();
+      const rotated = await rest.post(`/webhooks/${webhook.id}/rotate-secret`);
+      const second = rotated.body.payload.secret as string;
+      const graceEnds = Date.parse(rotated.body.payload.webhook.previousSecretExpiresAt);
+      expect(Math.abs(graceEnds - (Date.now() + 24 * 3600_000))).toBeLessThan(60_000);
+
+      // Within the grace period: two v1 signatures, and either secret verifies.
+      await sendEnvelope(team);
+      expect(await webhookWorker(team, { clock }).drain()).toBe(1);
+      const during = receiver.received[0]!;
+      const header = during.headers['x-envelope-signature'] as string;
+      expect(header.match(/v1=/g)).toHaveLength(2);
+      expect(verifySignature(first, header, during.body)).toBe(true);
+      expect(verifySignature(second, header, during.body)).toBe(true);
+
+      // After it, only the new secret signs.
+      clock.advance(25 * 3600);
+      await sendEnvelope(team);
+      expect(await webhookWorker(team, { clock }).drain()).toBe(1);
+      const after = receiver.received[1]!;
+      const afterHeader = after.headers['x-envelope-signature'] as string;
+      const signedAt = clock.now().getTime() / 1000;
+      expect(afterHeader.match(/v1=/g)).toHaveLength(1);
+      expect(verifySignature(first, afterHeader, after.body, 300, signedAt)).toBe(false);
+      expect(verifySignature(second, afterHeader, after.body, 300, signedAt)).toBe(true);
+
+      // A leaked secret: rotating with 0 ends the old one at once.
+      const now = await graphql(`mutation($id: ID!) { rotateWebhookSecret(id: $id, previousSecretValidSeconds: 0) { secret webhook { previousSecretExpiresAt } } }`, { id: webhook.id });
+      expect(now.data.rotateWebhookSecret.webhook.previousSecretExpiresAt).toBeNull();
+      const third = now.data.rotateWebhookSecret.secret as string;
+      await sendEnvelope(team);
+      expect(await webhookWorker(team).drain()).toBe(1);
+      const last = receiver.received[2]!;
+      expect(verifySignature(second, last.headers['x-envelope-signature'] as string, last.body)).toBe(false);
+      expect(verifySignature(third, last.headers['x-envelope-signature'] as string, last.body)).toBe(true);
+
+      // Out of range: refused by name on both faces, the secret unchanged.
+      const refused = await rest.post(`/webhooks/${webhook.id}/rotate-secret`, { previousSecretValidSeconds: 8 * 24 * 3600 });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.name).toBe('Request.Invalid');
+      expect(firstErrorName(await graphql(`mutation($id: ID!) { rotateWebhookSecret(id: $id, previousSecretValidSeconds: -1) { secret } }`, { id: webhook.id }))).toBe('Request.Invalid');
+      await sendEnvelope(team);
+      expect(await webhookWorker(team).drain()).toBe(1);
+      const unchanged = receiver.received[3]!;
+      expect(verifySignature(third, unchanged.headers['x-envelope-signature'] as string, unchanged.body)).toBe(true);
     } finally {
       await receiver.close();
     }

@@ -6,6 +6,7 @@ import { Migration20261122200500_agent_notification } from './Migration202611222
 import { Migration20261122201000_webhooks } from './Migration20261122201000_webhooks.ts';
 import { Migration20261122201500_signing_otp } from './Migration20261122201500_signing_otp.ts';
 import { Migration20261122203000_delivery_history_indexes } from './Migration20261122203000_delivery_history_indexes.ts';
+import { Migration20261122204000_webhook_previous_secret } from './Migration20261122204000_webhook_previous_secret.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -17,4 +18,5 @@ export const migrations = [
   Migration20261122201000_webhooks,
   Migration20261122201500_signing_otp,
   Migration20261122203000_delivery_history_indexes,
+  Migration20261122204000_webhook_previous_secret,
 ];

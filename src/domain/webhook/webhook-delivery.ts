@@ -119,8 +119,11 @@ export function webhookBody(payload: Record<string, unknown>): string {
 export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxHandler {
   return async (message, { em, now }) => {
     const deliveryId = String(message.payload.deliveryId);
-    const [row] = await em.execute<{ payload: Record<string, unknown>; url: string; secret_ciphertext: string; enabled: boolean }[]>(
-      `select d.payload, e.url, e.secret_ciphertext, e.enabled from webhook_delivery d join webhook_endpoint e on e.id = d.endpoint_id where d.id = ?`,
+    const [row] = await em.execute<
+      { payload: Record<string, unknown>; url: string; secret_ciphertext: string; previous_secret_ciphertext: string | null; previous_secret_expires_at: Date | null; enabled: boolean }[]
+    >(
+      `select d.payload, e.url, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at, e.enabled
+         from webhook_delivery d join webhook_endpoint e on e.id = d.endpoint_id where d.id = ?`,
       [deliveryId],
     );
     // The endpoint was deleted (with its log): nothing to deliver.
@@ -128,7 +131,11 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
     if (!row.enabled) throw new PermanentOutboxError('the endpoint is disabled');
     const body = webhookBody(row.payload);
     const timestamp = Math.floor(now.getTime() / 1000);
-    const secret = decryptWebhookSecret(options.auditKey, row.secret_ciphertext);
+    const secrets = [decryptWebhookSecret(options.auditKey, row.secret_ciphertext)];
+    // In a rotation's grace period the previous secret signs too (a second v1).
+    if (row.previous_secret_ciphertext !== null && row.previous_secret_expires_at !== null && new Date(row.previous_secret_expires_at).getTime() > now.getTime()) {
+      secrets.push(decryptWebhookSecret(options.auditKey, row.previous_secret_ciphertext));
+    }
     const result = await post(
       row.url,
       body,
@@ -137,7 +144,7 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
         'user-agent': 'envelope-service-webhooks/1',
         [WEBHOOK_HEADERS.id.toLowerCase()]: deliveryId,
         [WEBHOOK_HEADERS.timestamp.toLowerCase()]: String(timestamp),
-        [WEBHOOK_HEADERS.signature.toLowerCase()]: webhookSignature(secret, timestamp, body),
+        [WEBHOOK_HEADERS.signature.toLowerCase()]: webhookSignature(secrets, timestamp, body),
       },
       options,
     );

@@ -41,8 +41,13 @@ export function decryptWebhookSecret(auditKey: Buffer, stored: string): string {
   return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
 }
 
-/** The `X-Envelope-Signature` value: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>`. */
-export function webhookSignature(secret: string, timestamp: number, body: string): string {
-  const digest = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
-  return `t=${timestamp},v1=${digest}`;
+/**
+ * The `X-Envelope-Signature` value: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed
+ * with the secret>`, with one `v1` per secret that signs (the current one first; after a
+ * rotation, the previous one too until its grace period ends), so a receiver that still holds the
+ * old secret keeps verifying while it is updated.
+ */
+export function webhookSignature(secrets: string[], timestamp: number, body: string): string {
+  const digests = secrets.map((secret) => `v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`);
+  return [`t=${timestamp}`, ...digests].join(',');
 }

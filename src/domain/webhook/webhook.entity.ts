@@ -21,6 +21,9 @@ export const WebhookEndpointSchema = defineEntity({
     enabled: p.boolean().default(true),
     description: p.string().length(500).nullable(),
     secretCiphertext: p.text(),
+    /** After a rotation, the old secret (encrypted the same way) also signs until `previousSecretExpiresAt`. */
+    previousSecretCiphertext: p.text().nullable(),
+    previousSecretExpiresAt: p.datetime().nullable(),
     /** Why the service turned the endpoint off (a delivery failed for good); cleared when re-enabled. */
     disabledReason: p.string().length(1000).nullable(),
     disabledAt: p.datetime().nullable(),

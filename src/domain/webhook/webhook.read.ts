@@ -22,6 +22,8 @@ export type WebhookData = {
   /** Set when the service disabled the endpoint (a delivery failed for good); cleared when it is enabled again. */
   disabledReason: string | null;
   disabledAt: string | null;
+  /** After a rotation: until when the previous secret also signs (null when it does not). */
+  previousSecretExpiresAt: string | null;
   createdAt: string;
   updatedAt: string;
 };
@@ -74,6 +76,7 @@ function webhookColumns(eb: AnyEb) {
     eb.ref('w.description').as('description'),
     eb.ref('w.disabled_reason').as('disabledReason'),
     isoTimestamp(eb.ref('w.disabled_at')).as('disabledAt'),
+    isoTimestamp(eb.ref('w.previous_secret_expires_at')).as('previousSecretExpiresAt'),
     isoTimestamp(eb.ref('w.created_at')).as('createdAt'),
     isoTimestamp(eb.ref('w.updated_at')).as('updatedAt'),
   ];

@@ -114,14 +114,39 @@ export async function deleteWebhook(context: ServiceContext, options: { webhookI
   if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
 }
 
-/** Replaces the endpoint's signing secret; every delivery from now on (retries included) is signed with the new one. */
-export async function rotateWebhookSecret(context: ServiceContext, options: { webhookId: string }): Promise<WebhookWithSecret> {
+/** How long the previous secret keeps signing after a rotation, unless the caller says otherwise. */
+export const PREVIOUS_SECRET_GRACE_SECONDS = 24 * 60 * 60;
+const MAX_PREVIOUS_SECRET_GRACE_SECONDS = 7 * 24 * 60 * 60;
+
+export const rotateWebhookSecretInput = z.strictObject({
+  previousSecretValidSeconds: z
+    .number({ error: 'must be a number of seconds' })
+    .int('must be a whole number of seconds')
+    .min(0, 'must be at least 0')
+    .max(MAX_PREVIOUS_SECRET_GRACE_SECONDS, `must be at most ${MAX_PREVIOUS_SECRET_GRACE_SECONDS} (7 days)`)
+    .optional(),
+});
+
+/**
+ * Replaces the endpoint's signing secret; every delivery from now on (retries included) is signed
+ * with the new one. The previous secret also signs (a second `v1`) for `previousSecretValidSeconds`
+ * (24 hours by default), so receivers can switch without refusing deliveries; 0 ends it at once
+ * (a leaked secret). A second rotation within the grace period drops the older secret.
+ */
+export async function rotateWebhookSecret(context: ServiceContext, options: { webhookId: string; input?: unknown }): Promise<WebhookWithSecret> {
+  const input = parseInput(rotateWebhookSecretInput, options.input ?? {});
   const caller = await context.caller();
   if (!isUuid(options.webhookId)) throw new WebhookNotFoundError(options.webhookId);
   const secret = newWebhookSecret();
+  const now = context.clock.now();
+  const graceSeconds = input.previousSecretValidSeconds ?? PREVIOUS_SECRET_GRACE_SECONDS;
+  const graceEnds = graceSeconds > 0 ? new Date(now.getTime() + graceSeconds * 1000) : null;
   const rows = await context.em.execute<{ id: string }[]>(
-    'update webhook_endpoint set secret_ciphertext = ?, updated_at = ? where id = ? and team_id = ? returning id',
-    [encryptWebhookSecret(context.auditKey, secret), context.clock.now(), options.webhookId, caller.teamId],
+    `update webhook_endpoint
+        set previous_secret_ciphertext = case when ?::timestamptz is null then null else secret_ciphertext end,
+            previous_secret_expires_at = ?::timestamptz, secret_ciphertext = ?, updated_at = ?
+      where id = ? and team_id = ? returning id`,
+    [graceEnds, graceEnds, encryptWebhookSecret(context.auditKey, secret), now, options.webhookId, caller.teamId],
   );
   if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
   return { webhook: await readWebhook(context, options.webhookId), secret };

@@ -41,6 +41,12 @@ export const WebhookType = builder.objectRef<WebhookData>('Webhook').implement({
       resolve: (webhook) => webhook.disabledReason,
     }),
     disabledAt: t.field({ type: 'DateTime', nullable: true, resolve: (webhook) => webhook.disabledAt }),
+    previousSecretExpiresAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'After a rotation: until when the previous secret also signs each delivery (a second v1 in X-Envelope-Signature).',
+      resolve: (webhook) => webhook.previousSecretExpiresAt,
+    }),
     createdAt: t.field({ type: 'DateTime', resolve: (webhook) => webhook.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (webhook) => webhook.updatedAt }),
   }),
@@ -216,9 +222,10 @@ builder.mutationFields((t) => ({
   rotateWebhookSecret: t.field({
     type: WebhookWithSecretType,
     nullable: true,
-    description: 'Replaces the signing secret (REST: POST /webhooks/{id}/rotate-secret); the answer shows the new one, once.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => rotateWebhookSecret(context, { webhookId: String(args.id) }),
+    description:
+      'Replaces the signing secret (REST: POST /webhooks/{id}/rotate-secret); the answer shows the new one, once. The previous secret also signs for previousSecretValidSeconds (default 86400, at most 7 days; 0 ends it at once).',
+    args: { id: t.arg.id({ required: true }), previousSecretValidSeconds: t.arg.int({ required: false }) },
+    resolve: (_root, args, context) => rotateWebhookSecret(context, { webhookId: String(args.id), input: withoutNulls({ previousSecretValidSeconds: args.previousSecretValidSeconds }) }),
   }),
   redeliverWebhookDelivery: t.field({
     type: WebhookDeliveryType,

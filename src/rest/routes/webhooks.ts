@@ -6,6 +6,7 @@ import {
   deleteWebhook,
   redeliverWebhookDelivery,
   rotateWebhookSecret,
+  rotateWebhookSecretInput,
   updateWebhook,
   updateWebhookInput,
 } from '../../domain/webhook/webhook.service.ts';
@@ -78,9 +79,14 @@ export const webhookRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/webhooks/:webhookId/rotate-secret',
-    doc: { summary: 'Replace a webhook endpoint’s signing secret', description: 'The answer carries the new `secret`, shown this once.' },
-    async handler({ params, context }) {
-      return rotateWebhookSecret(context, { webhookId: params.webhookId });
+    doc: {
+      summary: 'Replace a webhook endpoint’s signing secret',
+      description:
+        'The answer carries the new `secret`, shown this once. The previous secret also signs each delivery (a second `v1`) for `previousSecretValidSeconds` (default 86400, at most 7 days; 0 ends it at once). The body is optional.',
+      body: { schema: rotateWebhookSecretInput, example: { previousSecretValidSeconds: 3600 }, required: false },
+    },
+    async handler({ request, params, context }) {
+      return rotateWebhookSecret(context, { webhookId: params.webhookId, input: await readJsonObject(request) });
     },
   },
   {
