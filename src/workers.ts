@@ -85,7 +85,7 @@ export function createWebhookWorker(dependencies: WorkerDependencies, overrides:
     logger: dependencies.logger,
     handlers: webhookJobHandlers(dependencies),
     ...WEBHOOK_RETRY_POLICY,
-    onFailed: webhookFailureHook,
+    onFailed: webhookFailureHook(dependencies.auditKey),
     onRetry: webhookRetryHook,
     ...overrides,
   });

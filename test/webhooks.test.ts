@@ -143,6 +143,28 @@ describe('webhook endpoints', () => {
     expect(rotated.body.payload.secret).not.toBe(created.secret);
     expect((await rest.delete(`/webhooks/${id}`)).body.payload).toEqual({ deleted: true });
     expect((await rest.get(`/webhooks/${id}`)).body.error.name).toBe('Webhook.NotFound');
+
+    // Each change is in the team's trail, by the key that made it, and no secret ever is.
+    const trail = await app.orm.em
+      .fork()
+      .execute<{ type: string; actor_type: string; details: any }[]>(
+        `select type, actor_type, details from audit_event where team_id = ? and envelope_id is null and type like 'webhook.%' order by seq`,
+        [team.teamId],
+      );
+    expect(trail.map((event) => [event.type, event.details.webhookId])).toEqual([
+      ['webhook.created', id],
+      ['webhook.created', second.webhook.id],
+      ['webhook.updated', id],
+      ['webhook.secret_rotated', id],
+      ['webhook.deleted', id],
+    ]);
+    expect(trail.every((event) => event.actor_type === 'api_key')).toBe(true);
+    expect(trail[2]!.details.changed).toEqual(['eventTypes', 'enabled', 'description']);
+    expect(trail[3]!.details.previousSecretExpiresAt).toBe(rotated.body.payload.webhook.previousSecretExpiresAt);
+    const serialized = JSON.stringify(trail);
+    expect(serialized).not.toContain(created.secret);
+    expect(serialized).not.toContain(rotated.body.payload.secret);
+    expect(serialized).not.toContain('whsec_');
   });
 
   it('are managed through GraphQL too, with the secret only in the creation and rotation answers', async () => {
@@ -469,6 +491,10 @@ describe('webhook deliveries', () => {
       const read = (await rest.get(`/webhooks/${webhook.id}`)).body.payload.webhook;
       expect(read.enabled).toBe(false);
       expect(read.disabledReason).toMatch(/failed for good after 2 attempt\(s\): Error: HTTP 500/);
+      const [disabledEvent] = await app.orm.em
+        .fork()
+        .execute<{ actor_type: string; details: any }[]>(`select actor_type, details from audit_event where team_id = ? and type = 'webhook.disabled'`, [team.teamId]);
+      expect(disabledEvent).toMatchObject({ actor_type: 'system', details: { webhookId: webhook.id, reason: read.disabledReason } });
       expect(read.disabledAt).not.toBeNull();
       const viaGraphql = await graphql(DELIVERIES_QUERY, { id: webhook.id });
       expect(viaGraphql.data.webhook).toMatchObject({ enabled: false, disabledReason: read.disabledReason, disabledAt: read.disabledAt });
@@ -602,6 +628,25 @@ describe('webhook deliveries', () => {
     }
   });
 
+  it("deliver the webhooks' own configuration events only to endpoints that name them", async () => {
+    const team = await seedTeam(app);
+    const { rest } = clients(team);
+    const watcher = await createEndpoint(team, { url: 'https://example.com/config-watch', eventTypes: ['webhook.created', 'webhook.deleted'] });
+    const other = await createEndpoint(team, { url: 'https://example.com/everything' });
+    expect((await rest.post('/contacts', { name: 'Someone' })).status).toBe(200);
+    // The all-types endpoint hears of the contact, not of its own creation.
+    const everything = (await rest.get(`/webhooks/${other.webhook.id}/deliveries`)).body.payload.deliveries;
+    expect(everything.map((delivery: any) => delivery.eventType)).toEqual(['contact.created']);
+    expect((await rest.delete(`/webhooks/${other.webhook.id}`)).status).toBe(200);
+    const watched = (await rest.get(`/webhooks/${watcher.webhook.id}/deliveries`)).body.payload.deliveries;
+    // Newest first; the watcher, which names webhook.created, also heard of its own creation.
+    expect(watched.map((delivery: any) => [delivery.eventType, delivery.payload.data.webhookId])).toEqual([
+      ['webhook.deleted', other.webhook.id],
+      ['webhook.created', other.webhook.id],
+      ['webhook.created', watcher.webhook.id],
+    ]);
+  });
+
   it('page the delivery log newest first on both faces', async () => {
     const team = await seedTeam(app);
     const { webhook } = await createEndpoint(team, { url: 'https://example.com/never-called' });
@@ -616,7 +661,8 @@ describe('webhook deliveries', () => {
     ]);
     const second = await rest.get(`/webhooks/${webhook.id}/deliveries?limit=2&cursor=${first.body.payload.nextCursor}`);
     expect(second.body.payload).toMatchObject({ nextCursor: null });
-    expect(second.body.payload.deliveries.map((delivery: any) => [delivery.payload.data.name, delivery.sequence])).toEqual([['One', 1]]);
+    // Sequence 2 of the team's trail: the endpoint's own creation is 1 (not delivered to an all-types endpoint).
+    expect(second.body.payload.deliveries.map((delivery: any) => [delivery.payload.data.name, delivery.sequence])).toEqual([['One', 2]]);
     const graphql = clients(team).graphql;
     const page = await graphql(DELIVERIES_QUERY, { id: webhook.id, first: 2 });
     expect(page.data.deliveries.pageInfo.hasNextPage).toBe(true);

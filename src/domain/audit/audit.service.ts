@@ -5,7 +5,7 @@ import type { RequestMetadata } from '../../shared/request-metadata.ts';
 import { AuditEvent, type AuditActorType } from './audit-event.entity.ts';
 import type { ExpressionBuilder } from 'kysely';
 import { isUuid, newId } from '../../shared/ids.ts';
-import { enqueueWebhookDeliveries } from '../webhook/webhook.service.ts';
+import { enqueueWebhookDeliveries } from '../webhook/webhook-fanout.ts';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';

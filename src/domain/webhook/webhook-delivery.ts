@@ -14,6 +14,7 @@ import https from 'node:https';
 import dns from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { appendAuditEvent } from '../audit/audit.service.ts';
 import { mailLocale, renderWebhookDisabledMail } from '../notification/mail-templates.ts';
 import type { Mailer } from '../notification/mailer.ts';
 import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxRetryHook } from '../notification/outbox-worker.ts';
@@ -190,7 +191,7 @@ export const webhookRetryHook: OutboxRetryHook = async (message, _error, { em, r
  * are told by mail (one queued notice per user with an address). Disabling happens once: a
  * second delivery failing for a disabled endpoint changes nothing more.
  */
-export const webhookFailureHook: OutboxFailureHook = async (message, error, { em, now }) => {
+export const webhookFailureHook = (auditKey: Buffer): OutboxFailureHook => async (message, error, { em, now }) => {
   if (message.topic !== WEBHOOK_TOPICS.delivery) return;
   const deliveryId = String(message.payload.deliveryId);
   const [failed] = await em.execute<{ endpoint_id: string; event_type: string; attempt_count: number }[]>(
@@ -205,6 +206,17 @@ export const webhookFailureHook: OutboxFailureHook = async (message, error, { em
     [reason, now, now, failed.endpoint_id],
   );
   if (!disabled) return;
+  // The team's trail records it (a system event), like any change of the team's configuration.
+  await appendAuditEvent(em, auditKey, {
+    teamId: disabled.team_id,
+    envelopeId: null,
+    type: 'webhook.disabled',
+    actor: { type: 'system', id: null },
+    request: null,
+    details: { webhookId: disabled.id, url: disabled.url, reason },
+    at: now,
+  });
+  await em.flush();
   await em.execute(
     `insert into outbox_message (id, created_at, topic, payload, available_at, attempts)
      select gen_random_uuid(), ?, ?, jsonb_build_object('teamId', ?::text, 'webhookId', ?::text, 'url', ?::text, 'reason', ?::text,

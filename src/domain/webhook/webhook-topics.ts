@@ -9,7 +9,7 @@ export const WEBHOOK_TOPICS = {
 /**
  * The audit event types an endpoint may subscribe to (contract §5 and the ones added since):
  * every type the service records. `eventTypes: []` subscribes to all of them, including types
- * added later.
+ * added later, except the webhooks' own `webhook.*` events, which an endpoint must name.
  */
 export const WEBHOOK_EVENT_TYPES = [
   'envelope.created',
@@ -51,6 +51,11 @@ export const WEBHOOK_EVENT_TYPES = [
   'template.created',
   'template.updated',
   'template.deleted',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.secret_rotated',
+  'webhook.disabled',
   'contact.created',
   'contact.updated',
   'contact.removed',

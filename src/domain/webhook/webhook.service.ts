@@ -1,6 +1,6 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { isUuid, newId } from '../../shared/ids.ts';
+import { auditChange } from '../envelope/envelope.service.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedText, parseInput } from '../validation.ts';
 import { encryptWebhookSecret, newWebhookSecret } from './webhook-secret.ts';
@@ -74,6 +74,7 @@ export async function createWebhook(context: ServiceContext, options: { input: u
        values (?, ?, ?, ?, ?, ?::text[], ?, ?, ?)`,
       [id, now, now, caller.teamId, url, toTextArray(eventTypes), input.enabled ?? true, emptyToNull(input.description), encryptWebhookSecret(context.auditKey, secret)],
     );
+    await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'webhook.created', details: { webhookId: id, url, eventTypes, enabled: input.enabled ?? true } });
   });
   return { webhook: await readWebhook(context, id), secret };
 }
@@ -97,12 +98,17 @@ export async function updateWebhook(context: ServiceContext, options: { webhookI
   const values = changes.map(([, value]) => value);
   // Enabling clears the reason the service recorded when it disabled the endpoint.
   if (input.enabled === true) sets.push('disabled_reason = null', 'disabled_at = null');
-  const rows = await context.em.execute<{ id: string }[]>(`update webhook_endpoint set ${sets.join(', ')} where id = ? and team_id = ? returning id`, [
-    ...values,
-    options.webhookId,
-    caller.teamId,
-  ]);
-  if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
+  const now = context.clock.now();
+  await context.em.transactional(async (em) => {
+    const rows = await em.execute<{ id: string }[]>(`update webhook_endpoint set ${sets.join(', ')} where id = ? and team_id = ? returning id`, [
+      ...values,
+      options.webhookId,
+      caller.teamId,
+    ]);
+    if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
+    const changed = Object.keys(input).filter((key) => (input as Record<string, unknown>)[key] !== undefined);
+    await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'webhook.updated', details: { webhookId: options.webhookId, changed } });
+  });
   return readWebhook(context, options.webhookId);
 }
 
@@ -110,8 +116,11 @@ export async function updateWebhook(context: ServiceContext, options: { webhookI
 export async function deleteWebhook(context: ServiceContext, options: { webhookId: string }): Promise<void> {
   const caller = await context.caller();
   if (!isUuid(options.webhookId)) throw new WebhookNotFoundError(options.webhookId);
-  const rows = await context.em.execute<{ id: string }[]>('delete from webhook_endpoint where id = ? and team_id = ? returning id', [options.webhookId, caller.teamId]);
-  if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
+  await context.em.transactional(async (em) => {
+    const rows = await em.execute<{ id: string; url: string }[]>('delete from webhook_endpoint where id = ? and team_id = ? returning id, url', [options.webhookId, caller.teamId]);
+    if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
+    await auditChange(context, { em, caller, now: context.clock.now() }, { envelopeId: null, type: 'webhook.deleted', details: { webhookId: options.webhookId, url: rows[0]!.url } });
+  });
 }
 
 /** How long the previous secret keeps signing after a rotation, unless the caller says otherwise. */
@@ -141,14 +150,18 @@ export async function rotateWebhookSecret(context: ServiceContext, options: { we
   const now = context.clock.now();
   const graceSeconds = input.previousSecretValidSeconds ?? PREVIOUS_SECRET_GRACE_SECONDS;
   const graceEnds = graceSeconds > 0 ? new Date(now.getTime() + graceSeconds * 1000) : null;
-  const rows = await context.em.execute<{ id: string }[]>(
-    `update webhook_endpoint
-        set previous_secret_ciphertext = case when ?::timestamptz is null then null else secret_ciphertext end,
-            previous_secret_expires_at = ?::timestamptz, secret_ciphertext = ?, updated_at = ?
-      where id = ? and team_id = ? returning id`,
-    [graceEnds, graceEnds, encryptWebhookSecret(context.auditKey, secret), now, options.webhookId, caller.teamId],
-  );
-  if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
+  await context.em.transactional(async (em) => {
+    const rows = await em.execute<{ id: string }[]>(
+      `update webhook_endpoint
+          set previous_secret_ciphertext = case when ?::timestamptz is null then null else secret_ciphertext end,
+              previous_secret_expires_at = ?::timestamptz, secret_ciphertext = ?, updated_at = ?
+        where id = ? and team_id = ? returning id`,
+      [graceEnds, graceEnds, encryptWebhookSecret(context.auditKey, secret), now, options.webhookId, caller.teamId],
+    );
+    if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
+    // The trail says that and when the secret changed, never the secret.
+    await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'webhook.secret_rotated', details: { webhookId: options.webhookId, previousSecretExpiresAt: graceEnds?.toISOString() ?? null } });
+  });
   return { webhook: await readWebhook(context, options.webhookId), secret };
 }
 
@@ -190,45 +203,6 @@ export async function redeliverWebhookDelivery(context: ServiceContext, options:
     throw new WebhookDisabledError(options.webhookId);
   }
   return readWebhookDelivery(context, { webhookId: options.webhookId, deliveryId: options.deliveryId });
-}
-
-export type WebhookEvent = {
-  eventId: string;
-  teamId: string;
-  envelopeId: string | null;
-  sequence: number;
-  type: string;
-  at: Date;
-  details: unknown;
-};
-
-/**
- * Called by appendAuditEvent inside the event's transaction: one delivery, and one queue row,
- * per enabled endpoint of the team that takes this type. ONE statement, which for a team without
- * endpoints is an empty probe of the partial index `webhook_endpoint_team_enabled_idx`.
- */
-export async function enqueueWebhookDeliveries(em: EntityManager, event: WebhookEvent): Promise<void> {
-  const body = {
-    type: event.type,
-    occurredAt: event.at.toISOString(),
-    teamId: event.teamId,
-    envelopeId: event.envelopeId,
-    sequence: event.sequence,
-    data: event.details ?? {},
-  };
-  await em.execute(
-    `with matched as (
-       select gen_random_uuid() as delivery_id, gen_random_uuid() as message_id, w.id as endpoint_id
-         from webhook_endpoint w
-        where w.team_id = ? and w.enabled and (cardinality(w.event_types) = 0 or ? = any(w.event_types))),
-     deliveries as (
-       insert into webhook_delivery (id, created_at, team_id, endpoint_id, event_id, event_type, payload, state, attempt_count, next_attempt_at, outbox_message_id)
-       select m.delivery_id, ?, ?, m.endpoint_id, ?, ?, jsonb_build_object('id', m.delivery_id) || ?::jsonb, 'pending', 0, ?, m.message_id from matched m
-       returning id, outbox_message_id)
-     insert into outbox_message (id, created_at, topic, payload, available_at, attempts)
-     select d.outbox_message_id, ?, ?, jsonb_build_object('teamId', ?::text, 'deliveryId', d.id), ?, 0 from deliveries d`,
-    [event.teamId, event.type, event.at, event.teamId, event.eventId, event.type, JSON.stringify(body), event.at, event.at, WEBHOOK_TOPICS.delivery, event.teamId, event.at],
-  );
 }
 
 function toTextArray(values: string[]): string {

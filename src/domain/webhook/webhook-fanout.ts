@@ -1,0 +1,49 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { WEBHOOK_TOPICS } from './webhook-topics.ts';
+
+/*
+ * Where audit events become webhook deliveries. A module of its own, importing nothing of the
+ * domain, because the audit service calls it: the webhook service (which records its own changes
+ * in the trail) imports the audit service, and the arrows must not meet in a circle.
+ */
+
+export type WebhookEvent = {
+  eventId: string;
+  teamId: string;
+  envelopeId: string | null;
+  sequence: number;
+  type: string;
+  at: Date;
+  details: unknown;
+};
+
+/**
+ * Called by appendAuditEvent inside the event's transaction: one delivery, and one queue row,
+ * per enabled endpoint of the team that takes this type. An endpoint that takes every type
+ * (`eventTypes: []`) is not sent the webhooks' own configuration events (`webhook.*`, e.g. its
+ * own creation): those go only to endpoints that name them. ONE statement, which for a team without
+ * endpoints is an empty probe of the partial index `webhook_endpoint_team_enabled_idx`.
+ */
+export async function enqueueWebhookDeliveries(em: EntityManager, event: WebhookEvent): Promise<void> {
+  const body = {
+    type: event.type,
+    occurredAt: event.at.toISOString(),
+    teamId: event.teamId,
+    envelopeId: event.envelopeId,
+    sequence: event.sequence,
+    data: event.details ?? {},
+  };
+  await em.execute(
+    `with matched as (
+       select gen_random_uuid() as delivery_id, gen_random_uuid() as message_id, w.id as endpoint_id
+         from webhook_endpoint w
+        where w.team_id = ? and w.enabled and ((cardinality(w.event_types) = 0 and ? not like 'webhook.%') or ? = any(w.event_types))),
+     deliveries as (
+       insert into webhook_delivery (id, created_at, team_id, endpoint_id, event_id, event_type, payload, state, attempt_count, next_attempt_at, outbox_message_id)
+       select m.delivery_id, ?, ?, m.endpoint_id, ?, ?, jsonb_build_object('id', m.delivery_id) || ?::jsonb, 'pending', 0, ?, m.message_id from matched m
+       returning id, outbox_message_id)
+     insert into outbox_message (id, created_at, topic, payload, available_at, attempts)
+     select d.outbox_message_id, ?, ?, jsonb_build_object('teamId', ?::text, 'deliveryId', d.id), ?, 0 from deliveries d`,
+    [event.teamId, event.type, event.type, event.at, event.teamId, event.eventId, event.type, JSON.stringify(body), event.at, event.at, WEBHOOK_TOPICS.delivery, event.teamId, event.at],
+  );
+}
