@@ -2,6 +2,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueDueReminders } from '../src/domain/signing/reminder.service.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
+import { pruneDeliveryHistory } from '../src/domain/notification/housekeeping.ts';
 import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { loadConfig } from '../src/config.ts';
 import { buildEnvelope, DECLINE_MUTATION, DELEGATE_MUTATION, HOSTED_MUTATION, SUBMIT_MUTATION, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
@@ -78,6 +79,8 @@ async function signWith(client: ReturnType<typeof signingClient>) {
   const session = await client(SESSION);
   return client(SUBMIT_MUTATION, { values: session.data.signingSession.fields.map((field: any) => ({ fieldId: field.id, value: typedSignature })), complete: true });
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 describe('one-time passcodes', () => {
   it('are not required of a signer without a phone', async () => {
@@ -314,5 +317,19 @@ describe('one-time passcodes', () => {
     expect(reminder!.processed_at).not.toBeNull();
     expect(reminder!.payload.secret).toBeUndefined();
     expect(await auditEvents(built.envelopeId, 'reminder.sent')).toHaveLength(0);
+  });
+
+  it('leave their ledger rows (codes, phone messages) to the housekeeping prune once older than the retention', async () => {
+    const team = await seedTeam(app);
+    const phone = '+905551230099';
+    const { client } = await sentTo(team, { name: 'Pruned', phone });
+    expect((await client(REQUEST)).errors).toBeUndefined();
+    await workerFor(team).drain();
+    const now = app.dependencies.clock.now().getTime();
+    const prune = (days: number) => pruneDeliveryHistory({ em: app.orm.em, now: new Date(now + days * DAY_MS), retentionDays: 30, teamId: team.teamId });
+    expect(await prune(29)).toMatchObject({ phoneMessages: 0, signingOtps: 0 });
+    // The invitation and the code each took a place in the person's daily allowance.
+    expect(await prune(31)).toMatchObject({ phoneMessages: 2, signingOtps: 1 });
+    expect(await prune(31)).toEqual({ outboxMessages: 0, webhookDeliveries: 0, phoneMessages: 0, signingOtps: 0 });
   });
 });

@@ -711,7 +711,12 @@ describe('delivery history retention', () => {
 
       // 29 days later nothing is old enough; 31 days later the settled rows go.
       const now = Date.now();
-      expect(await pruneDeliveryHistory({ em: app.orm.em, now: new Date(now + 29 * DAY_MS), retentionDays: 30, teamId: team.teamId })).toEqual({ outboxMessages: 0, webhookDeliveries: 0 });
+      expect(await pruneDeliveryHistory({ em: app.orm.em, now: new Date(now + 29 * DAY_MS), retentionDays: 30, teamId: team.teamId })).toEqual({
+        outboxMessages: 0,
+        webhookDeliveries: 0,
+        phoneMessages: 0,
+        signingOtps: 0,
+      });
       const pruned = await pruneDeliveryHistory({ em: app.orm.em, now: new Date(now + 31 * DAY_MS), retentionDays: 30, teamId: team.teamId });
       expect(pruned.webhookDeliveries).toBe(1);
       // Of the queue rows only the delivered webhook's is settled (no mail worker ran: the invitations wait).

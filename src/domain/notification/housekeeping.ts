@@ -1,6 +1,7 @@
 /**
- * Keeps the delivery history from growing without end: settled queue rows (delivered, or given up)
- * and settled webhook deliveries (with their attempts) older than the retention are deleted, in
+ * Keeps the delivery history from growing without end: settled queue rows (delivered, or given up),
+ * settled webhook deliveries (with their attempts), and the phone-message ledger and one-time
+ * code rows (which matter for 24 hours and one hour) older than the retention are deleted, in
  * batches, by a sweep every instance with a worker runs (several at once only share the work:
  * `skip locked` keeps them off each other's rows). What is still pending is never touched, and
  * the audit trail (the record of what was sent) is not part of this: it is kept for good.
@@ -25,7 +26,7 @@ export type PruneOptions = {
 };
 
 /** Deletes settled history older than the retention; answers how many rows of each kind went. */
-export async function pruneDeliveryHistory(options: PruneOptions): Promise<{ outboxMessages: number; webhookDeliveries: number }> {
+export async function pruneDeliveryHistory(options: PruneOptions): Promise<{ outboxMessages: number; webhookDeliveries: number; phoneMessages: number; signingOtps: number }> {
   const cutoff = new Date(options.now.getTime() - options.retentionDays * DAY_MS);
   const em = options.em.fork();
   const outboxTeam = options.teamId === undefined ? '' : `and payload ->> 'teamId' = ?`;
@@ -57,7 +58,31 @@ export async function pruneDeliveryHistory(options: PruneOptions): Promise<{ out
     webhookDeliveries += rows.length;
     if (rows.length < BATCH) break;
   }
-  return { outboxMessages, webhookDeliveries };
+  const teamEnvelopes = 'select id from envelope where team_id = ?';
+  const phoneMessages = await deleteInBatches(
+    em,
+    `select id from phone_message where created_at < ? ${options.teamId === undefined ? '' : `and envelope_id in (${teamEnvelopes})`}`,
+    'phone_message',
+    [cutoff, ...team],
+  );
+  const signingOtps = await deleteInBatches(
+    em,
+    `select id from signing_otp where created_at < ? ${
+      options.teamId === undefined ? '' : `and agent_id in (select a.id from agent a join recipient r on r.id = a.recipient_id where r.envelope_id in (${teamEnvelopes}))`
+    }`,
+    'signing_otp',
+    [cutoff, ...team],
+  );
+  return { outboxMessages, webhookDeliveries, phoneMessages, signingOtps };
+}
+
+async function deleteInBatches(em: EntityManager, select: string, table: string, parameters: unknown[]): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const rows = await em.execute<{ id: string }[]>(`delete from ${table} where id in (${select} limit ${BATCH} for update skip locked) returning id`, parameters);
+    deleted += rows.length;
+    if (rows.length < BATCH) return deleted;
+  }
 }
 
 /** Runs the prune every `intervalMs` (and once shortly after start) until stopped; a failure is logged and retried next time. */
@@ -67,7 +92,7 @@ export function startHousekeeping(options: { em: EntityManager; clock: Clock; lo
     running = running.then(() =>
       pruneDeliveryHistory({ em: options.em, now: options.clock.now(), retentionDays: options.retentionDays }).then(
         (pruned) => {
-          if (pruned.outboxMessages > 0 || pruned.webhookDeliveries > 0) options.logger.info(pruned, 'pruned settled delivery history');
+          if (Object.values(pruned).some((count) => count > 0)) options.logger.info(pruned, 'pruned settled delivery history');
         },
         (error: unknown) => options.logger.warn({ err: { message: (error as Error)?.message } }, 'delivery history prune failed'),
       ),
