@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { createLogger } from '../src/shared/logger.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, DELEGATE_MUTATION, SESSION_QUERY, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
 import { signingLinkIn, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './helpers/smtp.ts';
+import { startRecordingServer } from './helpers/recording-server.ts';
 import { mainWorkerFor, workerDependencies } from './helpers/workers.ts';
 
 /*
@@ -193,23 +193,11 @@ describe('invitation mails', () => {
 
   it('SMS and WhatsApp go to the HTTP provider with an Idempotency-Key: three 500s are retried, a 400 fails for good and visibly', async () => {
     const team = await seedTeam(app);
-    const calls: { headers: http.IncomingHttpHeaders; body: any }[] = [];
     let failuresLeft = 3;
-    const provider = http.createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        calls.push({ headers: request.headers, body });
-        if (body.to === '+905550000400') response.statusCode = 400;
-        else if (failuresLeft-- > 0) response.statusCode = 500;
-        else response.statusCode = 200;
-        response.end('{}');
-      });
-    });
-    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    const provider = await startRecordingServer(({ json }) => (json.to === '+905550000400' ? 400 : failuresLeft-- > 0 ? 500 : 200), '/send');
+    const calls = provider.received;
     try {
-      const url = `http://127.0.0.1:${(provider.address() as { port: number }).port}/send`;
+      const url = provider.url;
       const phone = createPhoneProvider({
         provider: { url, authorization: 'Bearer test-token', bodyTemplate: '{"to":"{{to}}","channel":"{{channel}}","message":{"text":"{{text}}"},"ref":"{{messageId}}"}' },
         dataDir: app.dataDir,
@@ -234,22 +222,22 @@ describe('invitation mails', () => {
       const wa = rows.find((row) => row.payload.recipientId === built.recipients.wa)!;
       const bad = rows.find((row) => row.payload.recipientId === built.recipients.bad)!;
       // WhatsApp: 3 failures, then delivered; every attempt under the same Idempotency-Key.
-      const waCalls = calls.filter((call) => call.body.to === '+905551234567');
+      const waCalls = calls.filter((call) => call.json.to === '+905551234567');
       expect(waCalls).toHaveLength(4);
       expect(new Set(waCalls.map((call) => call.headers['idempotency-key']))).toEqual(new Set([`${wa.id}@${new URL(app.dependencies.config.publicUrl).hostname}`]));
       expect(waCalls[0]!.headers.authorization).toBe('Bearer test-token');
-      expect(waCalls[0]!.body).toMatchObject({ channel: 'whatsapp', ref: waCalls[0]!.headers['idempotency-key'] });
+      expect(waCalls[0]!.json).toMatchObject({ channel: 'whatsapp', ref: waCalls[0]!.headers['idempotency-key'] });
       // The template's shape holds whatever the values contain (quotes, backslashes).
-      expect(waCalls[0]!.body.message.text).toMatch(/^“Quote " and \\ backslash” imzanızı bekliyor: http:\/\/\S+\/sign\/sgn_/);
+      expect(waCalls[0]!.json.message.text).toMatch(/^“Quote " and \\ backslash” imzanızı bekliyor: http:\/\/\S+\/sign\/sgn_/);
       expect(wa.processed_at).not.toBeNull();
       expect(wa.payload.secret).toBeUndefined();
       const [sent] = await auditEventsOf(built.envelopeId, 'invitation.sent');
       expect(sent!.details).toMatchObject({ recipientId: built.recipients.wa, channel: 'whatsapp' });
       // The link sent by WhatsApp opens the session.
-      const token = /\/sign\/(sgn_[A-Za-z0-9_-]+)/.exec(waCalls[3]!.body.message.text)![1];
+      const token = /\/sign\/(sgn_[A-Za-z0-9_-]+)/.exec(waCalls[3]!.json.message.text)![1];
       expect((await signingClient(app, token)(SESSION_QUERY)).data.signingSession.recipient.id).toBe(built.recipients.wa);
       // A 400: one call, no retry, failed_at, and notification.failed in the trail.
-      expect(calls.filter((call) => call.body.to === '+905550000400')).toHaveLength(1);
+      expect(calls.filter((call) => call.json.to === '+905550000400')).toHaveLength(1);
       expect(bad.failed_at).not.toBeNull();
       expect(bad.last_error).toContain('HTTP 400');
       const failed = await auditEventsOf(built.envelopeId, 'notification.failed');
@@ -266,7 +254,7 @@ describe('invitation mails', () => {
       const rest = await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/recipients/${built.recipients.bad}`);
       expect(rest.body.payload.recipient.agents[0].notification.failure).toMatchObject({ kind: 'invitation', channel: 'sms', error: expect.stringContaining('HTTP 400') });
     } finally {
-      await new Promise<void>((resolve) => provider.close(() => resolve()));
+      await provider.close();
     }
   });
 

@@ -1,6 +1,6 @@
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueDueReminders } from '../src/domain/signing/reminder.service.ts';
+import { startRecordingServer, type RecordingServer } from './helpers/recording-server.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
 import { pruneDeliveryHistory } from '../src/domain/notification/housekeeping.ts';
 import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
@@ -14,29 +14,21 @@ import { buildEnvelope, DECLINE_MUTATION, DELEGATE_MUTATION, HOSTED_MUTATION, SU
 
 const PER_DAY = 6;
 let app: TestApp;
-let provider: http.Server;
-let texts: { to: string; channel: string; text: string; messageId: string }[];
+let provider: RecordingServer;
+
+/** Every text the SMS provider received, oldest first. */
+function texts(): { to: string; channel: string; text: string; messageId: string }[] {
+  return provider.received.map((request) => request.json);
+}
 
 beforeAll(async () => {
-  texts = [];
-  provider = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      texts.push(body);
-      // A number the provider refuses (a permanent failure).
-      response.statusCode = body.to === '+905550000400' ? 400 : 200;
-      response.end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(provider.address() as { port: number }).port}/send`;
-  app = await startTestApp({ env: { SMS_PROVIDER_URL: url, PHONE_MESSAGES_PER_DAY: String(PER_DAY) } });
+  // A number the provider refuses (a permanent failure).
+  provider = await startRecordingServer(({ json }) => (json.to === '+905550000400' ? 400 : 200), '/send');
+  app = await startTestApp({ env: { SMS_PROVIDER_URL: provider.url, PHONE_MESSAGES_PER_DAY: String(PER_DAY) } });
 });
 afterAll(async () => {
   await app.close();
-  await new Promise<void>((resolve) => provider.close(() => resolve()));
+  await provider.close();
 });
 
 /** The main worker as main.ts runs it (the app's config and clock), kept to one team's rows. */
@@ -60,7 +52,7 @@ async function auditEvents(envelopeId: string, type: string) {
 
 /** The texts with a code that reached a phone (invitations, delivered at the same time, left out), oldest first. */
 function codeTextsTo(phone: string) {
-  return texts.filter((text) => text.to === phone && /^\d{6}\b/.test(text.text));
+  return texts().filter((text) => text.to === phone && /^\d{6}\b/.test(text.text));
 }
 
 function codesTo(phone: string): string[] {
@@ -110,7 +102,7 @@ describe('one-time passcodes', () => {
     expect(JSON.stringify(requested)).not.toMatch(/\b\d{6}\b/);
     expect(await workerFor(team).drain()).toBe(2);
     // The invitation and the code: by WhatsApp, in Turkish.
-    expect(texts.filter((text) => text.to === phone)).toHaveLength(2);
+    expect(texts().filter((text) => text.to === phone)).toHaveLength(2);
     const sent = codeTextsTo(phone);
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatchObject({ channel: 'whatsapp', text: expect.stringMatching(/^\d{6}: “Kira sözleşmesi” belgesini imzalamak için kodunuz\. 5 dakika geçerlidir\. Kimseyle paylaşmayın\.$/) });
@@ -295,14 +287,14 @@ describe('one-time passcodes', () => {
     // The invitation leaves the 24 hours in about 4 minutes.
     expect(capped.errors![0].extensions.context.retryAfterSeconds).toBeGreaterThan(200);
     expect(capped.errors![0].extensions.context.retryAfterSeconds).toBeLessThanOrEqual(240);
-    expect(texts.filter((text) => text.to === phone)).toHaveLength(6);
+    expect(texts().filter((text) => text.to === phone)).toHaveLength(6);
 
     // A day after the invitation: it has left the window, one more code fits, then the reminder does not.
     moveTo(24 * 3600 + 60);
     expect((await client(REQUEST)).errors).toBeUndefined();
     await queueDueReminders({ em: app.orm.em, auditKey: app.dependencies.auditKey, publicUrl: app.dependencies.config.publicUrl, clock: app.dependencies.clock, teamId: team.teamId });
     expect(await worker.drain()).toBe(2);
-    const sent = texts.filter((text) => text.to === phone);
+    const sent = texts().filter((text) => text.to === phone);
     expect(sent).toHaveLength(7);
     expect(sent.some((text) => text.text.startsWith('Reminder:'))).toBe(false);
     const [skipped] = await auditEvents(built.envelopeId, 'notification.capped');

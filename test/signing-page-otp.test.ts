@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { STRINGS } from '../src/signing-page/strings.js';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, tokenFor } from './helpers/signing.ts';
+import { startRecordingServer, type RecordingServer } from './helpers/recording-server.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
 
 /*
@@ -17,27 +17,22 @@ import { mainWorkerFor } from './helpers/workers.ts';
 
 let app: TestApp;
 let browser: Browser;
-let provider: http.Server;
-let texts: { to: string; channel: string; text: string }[];
+let provider: RecordingServer;
+
+/** Every text the SMS provider received, oldest first. */
+function texts(): { to: string; channel: string; text: string }[] {
+  return provider.received.map((request) => request.json);
+}
 
 beforeAll(async () => {
-  texts = [];
-  provider = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      texts.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      response.end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-  app = await startTestApp({ env: { SMS_PROVIDER_URL: `http://127.0.0.1:${(provider.address() as { port: number }).port}/send` } });
+  provider = await startRecordingServer(undefined, '/send');
+  app = await startTestApp({ env: { SMS_PROVIDER_URL: provider.url } });
   browser = await launchOfflineChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
   await app?.close();
-  await new Promise<void>((resolve) => provider.close(() => resolve()));
+  await provider?.close();
 });
 
 /** The main worker as main.ts runs it (the app's config and clock), kept to one team's rows. */
@@ -116,7 +111,7 @@ describe('the signing page’s one-time code step', () => {
     expect(await resend.innerText()).toMatch(/^Yeni kod gönder \((\d+) sn\)$/);
 
     await worker.drain();
-    const message = texts.filter((text) => text.to === phone && /^\d{6}/.test(text.text));
+    const message = texts().filter((text) => text.to === phone && /^\d{6}/.test(text.text));
     expect(message).toHaveLength(1);
     expect(message[0]!.channel).toBe('whatsapp');
     const code = message[0]!.text.slice(0, 6);
@@ -151,7 +146,7 @@ describe('the signing page’s one-time code step', () => {
     await page.click('#otp-send');
     await page.locator('#otp-code').waitFor({ state: 'visible' });
     await worker.drain();
-    const second = texts.filter((text) => text.to === phone && /^\d{6}/.test(text.text));
+    const second = texts().filter((text) => text.to === phone && /^\d{6}/.test(text.text));
     expect(second).toHaveLength(2);
     await page.locator('#otp-code').fill(second[1]!.text.slice(0, 6));
     await page.click('#otp-verify');

@@ -9,6 +9,7 @@ import { webhookDeliveryHandler, webhookDisabledNoticeHandler } from '../src/dom
 import { WEBHOOK_TOPICS } from '../src/domain/webhook/webhook-topics.ts';
 import { createClock, type Clock } from '../src/shared/clock.ts';
 import { createLogger } from '../src/shared/logger.ts';
+import { startRecordingServer, type RecordedRequest, type RecordingServer } from './helpers/recording-server.ts';
 import { webhookWorkerFor } from './helpers/workers.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope } from './helpers/signing.ts';
@@ -27,28 +28,9 @@ let app: TestApp;
 let strictApp: TestApp;
 let smtp: TestSmtpServer;
 
-type Received = { headers: http.IncomingHttpHeaders; body: string; json: any };
-type Receiver = { url: string; received: Received[]; respond: (request: Received) => number; close(): Promise<void> };
-
 /** A webhook receiver on a free local port: records every POST, answers with `respond`'s status. */
-async function startReceiver(respond: (request: Received) => number = () => 200): Promise<Receiver> {
-  const received: Received[] = [];
-  const receiver: Receiver = { url: '', received, respond, close: async () => undefined };
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const entry = { headers: request.headers, body, json: JSON.parse(body) };
-      received.push(entry);
-      response.statusCode = receiver.respond(entry);
-      response.end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`;
-  receiver.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
-  return receiver;
+function startReceiver(respond?: (request: RecordedRequest) => number): Promise<RecordingServer> {
+  return startRecordingServer(respond, '/hooks');
 }
 
 /** The README's verification, written independently of the service's code. */

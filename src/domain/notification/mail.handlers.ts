@@ -192,22 +192,22 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
       from: (payload.from as string | null | undefined) ?? null,
     });
     return acknowledgeDelivery(options, {
-        teamId: envelope.teamId,
-        envelopeId,
+      teamId: envelope.teamId,
+      envelopeId,
+      agentId: payload.agentId,
+      type: kind === 'reminder' ? 'reminder.sent' : 'invitation.sent',
+      at: now,
+      details: {
+        recipientId: payload.recipientId,
         agentId: payload.agentId,
-        type: kind === 'reminder' ? 'reminder.sent' : 'invitation.sent',
-        at: now,
-        details: {
-          recipientId: payload.recipientId,
-          agentId: payload.agentId,
-          personIndex: payload.personIndex,
-          tokenId: payload.tokenId,
-          channel,
-          kind,
-          ...(kind === 'reminder' ? { window: payload.window } : {}),
-          messageId,
-        },
-      });
+        personIndex: payload.personIndex,
+        tokenId: payload.tokenId,
+        channel,
+        kind,
+        ...(kind === 'reminder' ? { window: payload.window } : {}),
+        messageId,
+      },
+    });
   };
 }
 

@@ -15,6 +15,7 @@ import dns from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendAuditEvent } from '../audit/audit.service.ts';
+import { mailMessageId } from '../notification/mail.handlers.ts';
 import { mailLocale, renderWebhookDisabledMail } from '../notification/mail-templates.ts';
 import type { Mailer } from '../notification/mailer.ts';
 import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxRetryHook } from '../notification/outbox-worker.ts';
@@ -234,7 +235,7 @@ export function webhookDisabledNoticeHandler(options: { mailer: Mailer; publicUr
     const locale = mailLocale(payload.to.locale);
     const content = renderWebhookDisabledMail(locale, { name: payload.to.name, url: String(payload.url), reason: String(payload.reason) });
     await options.mailer.send({
-      messageId: `${message.id}@${new URL(options.publicUrl).hostname}`,
+      messageId: mailMessageId(message.id, options.publicUrl),
       to: { name: payload.to.name, address: payload.to.email },
       language: locale,
       ...content,
