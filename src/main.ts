@@ -16,7 +16,8 @@ import { startEnvelopeEvents } from './domain/live/envelope-event-hub.ts';
 import { createPdfWorkerPool } from './domain/document/pdf-worker-pool.ts';
 import { createLogger } from './shared/logger.ts';
 import { loadSealCertificate, SealCertificateError, type SealCertificate } from './domain/artefact/seal-certificate.ts';
-import { startHousekeeping } from './domain/notification/housekeeping.ts';
+import { pruneDeliveryHistory } from './domain/notification/delivery-history.ts';
+import { startHousekeeping } from './domain/outbox/housekeeping.ts';
 import { createMailer } from './domain/notification/mailer.ts';
 import { createPhoneProvider } from './domain/notification/sms.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
@@ -136,7 +137,12 @@ const outboxWorker = createMainWorker(workerDependencies);
 const webhookWorker = createWebhookWorker(workerDependencies);
 // Settled delivery history (queue rows, webhook deliveries) older than the retention is pruned hourly.
 const housekeeping = config.outboxWorker
-  ? startHousekeeping({ em: database.orm.em, clock, logger, retentionDays: config.deliveryHistoryRetentionDays, intervalMs: 60 * 60_000 })
+  ? startHousekeeping({
+      clock,
+      logger,
+      intervalMs: 60 * 60_000,
+      prune: (now) => pruneDeliveryHistory({ em: database.orm.em, now, retentionDays: config.deliveryHistoryRetentionDays }),
+    })
   : undefined;
 // OUTBOX_WORKER=false keeps an instance to serving requests (other instances run the jobs).
 if (config.outboxWorker) {

@@ -5,7 +5,7 @@ import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMailer, type Mailer } from '../src/domain/notification/mailer.ts';
 import { createPhoneProvider } from '../src/domain/notification/sms.ts';
-import type { OutboxHandler } from '../src/domain/notification/outbox-worker.ts';
+import type { OutboxHandler } from '../src/domain/outbox/outbox-worker.ts';
 import { createClock } from '../src/shared/clock.ts';
 import { mainJobHandlers, type WorkerDependencies, type WorkerOverrides } from '../src/workers.ts';
 import { createLogger } from '../src/shared/logger.ts';

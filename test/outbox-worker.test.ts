@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { inject } from 'vitest';
 import { createOrmConfig } from '../mikro-orm.config.ts';
-import { createOutboxWorker, outboxBackoffMs, PermanentOutboxError, type OutboxHandler } from '../src/domain/notification/outbox-worker.ts';
+import { createOutboxWorker, outboxBackoffMs, PermanentOutboxError, type OutboxHandler } from '../src/domain/outbox/outbox-worker.ts';
 import { createClock } from '../src/shared/clock.ts';
 import { newId } from '../src/shared/ids.ts';
 import { createLogger } from '../src/shared/logger.ts';

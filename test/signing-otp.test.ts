@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueDueReminders } from '../src/domain/signing/reminder.service.ts';
 import { startRecordingServer, type RecordingServer } from './helpers/recording-server.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
-import { pruneDeliveryHistory } from '../src/domain/notification/housekeeping.ts';
+import { pruneDeliveryHistory } from '../src/domain/notification/delivery-history.ts';
 import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { loadConfig } from '../src/config.ts';
 import { buildEnvelope, DECLINE_MUTATION, DELEGATE_MUTATION, HOSTED_MUTATION, SUBMIT_MUTATION, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
-import { markOutboxMessageDelivered } from '../src/domain/notification/outbox.service.ts';
+import { markOutboxMessageDelivered } from '../src/domain/outbox/outbox.ts';
 import { hashSecret } from '../src/shared/ids.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { unknownId } from './helpers/envelopes.ts';

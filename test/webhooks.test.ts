@@ -3,10 +3,10 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { createMailer } from '../src/domain/notification/mailer.ts';
-import { pruneDeliveryHistory } from '../src/domain/notification/housekeeping.ts';
-import { createOutboxWorker, type OutboxHandler } from '../src/domain/notification/outbox-worker.ts';
+import { pruneDeliveryHistory } from '../src/domain/notification/delivery-history.ts';
+import { createOutboxWorker, type OutboxHandler } from '../src/domain/outbox/outbox-worker.ts';
 import { webhookDeliveryHandler, webhookDisabledNoticeHandler } from '../src/domain/webhook/webhook-delivery.ts';
-import { WEBHOOK_TOPICS } from '../src/domain/webhook/webhook-topics.ts';
+import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { createClock, type Clock } from '../src/shared/clock.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { startRecordingServer, type RecordedRequest, type RecordingServer } from './helpers/recording-server.ts';
@@ -59,7 +59,7 @@ function webhookWorker(team: SeededTeam, options: { clock?: Clock; maxAttempts?:
   return webhookWorkerFor(app, team.teamId, {
     random: () => 1,
     dependencies: { config },
-    ...(handler ? { handlers: new Map([[WEBHOOK_TOPICS.delivery, handler]]) } : {}),
+    ...(handler ? { handlers: new Map([[OUTBOX_TOPICS.webhookDelivery, handler]]) } : {}),
     ...overrides,
   });
 }
@@ -491,7 +491,7 @@ describe('webhook deliveries', () => {
         em: app.orm.em,
         clock,
         logger,
-        handlers: new Map([[WEBHOOK_TOPICS.disabledNotice, webhookDisabledNoticeHandler({ mailer, publicUrl: app.dependencies.config.publicUrl })]]),
+        handlers: new Map([[OUTBOX_TOPICS.webhookDisabledNotice, webhookDisabledNoticeHandler({ mailer, publicUrl: app.dependencies.config.publicUrl })]]),
         payloadMatch: { teamId: team.teamId },
       });
       expect(await notices.drain()).toBe(2);
@@ -662,7 +662,7 @@ describe('webhook deliveries', () => {
     await sendEnvelope(team);
     const [counted] = await app.orm.em
       .fork()
-      .execute<{ count: number }[]>(`select count(*)::int as count from outbox_message where topic = ? and payload ->> 'teamId' = ?`, [WEBHOOK_TOPICS.delivery, team.teamId]);
+      .execute<{ count: number }[]>(`select count(*)::int as count from outbox_message where topic = ? and payload ->> 'teamId' = ?`, [OUTBOX_TOPICS.webhookDelivery, team.teamId]);
     expect(counted!.count).toBe(0);
   });
 });

@@ -8,7 +8,7 @@ import { EnvelopeSchema } from '../domain/envelope/envelope.entity.ts';
 import { FieldViewSchema } from '../domain/field/field-view.entity.ts';
 import { FieldSchema } from '../domain/field/field.entity.ts';
 import { IdempotencyRecordSchema } from '../domain/idempotency/idempotency-record.entity.ts';
-import { OutboxMessageSchema } from '../domain/notification/outbox-message.entity.ts';
+import { OutboxMessageSchema } from '../domain/outbox/outbox-message.entity.ts';
 import { RecipientSchema } from '../domain/recipient/recipient.entity.ts';
 import { SigningTokenSchema } from '../domain/signing/signing-token.entity.ts';
 import { SigningOtpSchema } from '../domain/signing/signing-otp.entity.ts';

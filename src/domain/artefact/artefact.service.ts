@@ -15,7 +15,7 @@ import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendAuditEvent } from '../audit/audit.service.ts';
 import type { PdfWorkers } from '../document/pdf-worker-pool.ts';
-import { PermanentOutboxError, type OutboxHandler } from '../notification/outbox-worker.ts';
+import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
 import { queueCompletionNotices } from '../signing/workflow.ts';
 import type { BlobStore } from '../../shared/blob-store.ts';
 import type { Clock } from '../../shared/clock.ts';

@@ -15,12 +15,12 @@ import { safeFileNames } from '../artefact/download.service.ts';
 import { finalCopyLinkMaker } from '../artefact/final-copy-link.ts';
 import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
 import { appendAuditEvent } from '../audit/audit.service.ts';
-import { OUTBOX_TOPICS } from '../signing/workflow.ts';
+import { OUTBOX_TOPICS } from '../outbox/topics.ts';
 import { mailLocale, renderMail, renderShortText, type MailKind, type MailValues } from './mail-templates.ts';
 import type { PhoneChannel, PhoneProvider } from './sms.ts';
 import type { MailAttachment, Mailer } from './mailer.ts';
 import { reservePhoneMessage } from './phone-cap.ts';
-import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxMessageClaim } from './outbox-worker.ts';
+import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxMessageClaim } from '../outbox/outbox-worker.ts';
 
 export type MailHandlerOptions = {
   mailer: Mailer;

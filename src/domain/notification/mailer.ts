@@ -12,7 +12,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Logger } from '../../shared/logger.ts';
-import { PermanentOutboxError } from './outbox-worker.ts';
+import { PermanentOutboxError } from '../outbox/outbox-worker.ts';
 
 export type MailMessage = {
   /** Without angle brackets: `<local>@<host>`. */

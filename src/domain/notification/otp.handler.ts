@@ -7,7 +7,7 @@
 import { OTP_POLICY } from '../signing/otp-policy.ts';
 import { envelopeOf, mailMessageId, systemEvent } from './mail.handlers.ts';
 import { mailLocale, renderOtpText } from './mail-templates.ts';
-import { PermanentOutboxError, type OutboxHandler } from './outbox-worker.ts';
+import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
 import type { PhoneChannel, PhoneProvider } from './sms.ts';
 
 export type OtpHandlerOptions = { phone: PhoneProvider; publicUrl: string; auditKey: Buffer };

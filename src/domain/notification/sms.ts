@@ -13,7 +13,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
-import { PermanentOutboxError } from './outbox-worker.ts';
+import { PermanentOutboxError } from '../outbox/outbox-worker.ts';
 
 export type PhoneChannel = 'sms' | 'whatsapp';
 export type PhoneMessage = { messageId: string; to: string; channel: PhoneChannel; text: string };

@@ -2,7 +2,7 @@ import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { DomainError } from '../../shared/errors.ts';
 import { newId } from '../../shared/ids.ts';
-import { OutboxMessage } from '../notification/outbox-message.entity.ts';
+import { enqueue } from '../outbox/outbox.ts';
 import { reservePhoneMessage } from '../notification/phone-cap.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
@@ -20,7 +20,8 @@ import {
 import type { SigningSessionData } from './signing.read.ts';
 import { SigningOtp } from './signing-otp.entity.ts';
 import { actWithToken, ensureMayAct, sessionInTransaction } from './signing.service.ts';
-import { OUTBOX_TOPICS, recordEvent } from './workflow.ts';
+import { OUTBOX_TOPICS } from '../outbox/topics.ts';
+import { recordEvent } from './workflow.ts';
 
 /*
  * One-time passcodes for signers with a phone (contract §7, issue 12 item 4). A link whose person
@@ -100,26 +101,23 @@ export async function requestSigningOtp(context: ServiceContext): Promise<Signin
         expiresAt,
       }),
     );
-    em.persist(
-      em.create(OutboxMessage, {
-        id: outboxId,
-        topic: OUTBOX_TOPICS.signingOtp,
-        createdAt: now,
-        availableAt: now,
-        payload: {
-          teamId: workflow.teamId,
-          envelopeId: workflow.envelopeId,
-          recipientId: recipient.id,
-          agentId: agent.id,
-          personIndex: token.personIndex,
-          tokenId: token.id,
-          otpId,
-          channel,
-          to: { name: person.name, phone: person.phone, locale: person.locale ?? null },
-          expiresAt: expiresAt.toISOString(),
-          secret: { code },
-        },
-      }),
+    await enqueue(
+      em,
+      OUTBOX_TOPICS.signingOtp,
+      {
+        teamId: workflow.teamId,
+        envelopeId: workflow.envelopeId,
+        recipientId: recipient.id,
+        agentId: agent.id,
+        personIndex: token.personIndex,
+        tokenId: token.id,
+        otpId,
+        channel,
+        to: { name: person.name, phone: person.phone, locale: person.locale ?? null },
+        expiresAt: expiresAt.toISOString(),
+        secret: { code },
+      },
+      { id: outboxId, now },
     );
     const maskedPhone = maskPhone(person.phone);
     await recordEvent(workflow, 'otp.requested', {

@@ -273,7 +273,7 @@ export async function delegateSigning(context: ServiceContext, options: { input:
     });
     const delegatingAgent = previous.find((candidate) => candidate.id === token.agent.id);
     const delegating = delegatingAgent ? peopleOf(delegatingAgent)[token.personIndex] : undefined;
-    if (delegating) queueHandoverNotice(workflow, { recipientId: recipient.id, agentId: token.agent.id, person: delegating, handedTo: person.name });
+    if (delegating) await queueHandoverNotice(workflow, { recipientId: recipient.id, agentId: token.agent.id, person: delegating, handedTo: person.name });
     await inviteRecipient(workflow, recipient, { delegatedBy: delegating?.name ?? null });
     await em.flush();
     return { recipientId: recipient.id, delegatedAt: now.toISOString() };

@@ -7,11 +7,11 @@ import { Envelope } from '../envelope/envelope.entity.ts';
 import { apiKeyActor } from '../envelope/envelope.service.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team.service.ts';
-import { OutboxMessage } from '../notification/outbox-message.entity.ts';
+import { enqueue } from '../outbox/outbox.ts';
+import { OUTBOX_TOPICS, type Addressee, type MessageChannel } from '../outbox/topics.ts';
 import { Agent, type AgentInfo } from '../recipient/agent.entity.ts';
 import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
 import { SigningToken } from './signing-token.entity.ts';
-import { WEBHOOK_TOPICS } from '../webhook/webhook-topics.ts';
 
 /*
  * The envelope state machine after sending (workflow.md "Turns" and "Closing"). Every function
@@ -23,27 +23,6 @@ import { WEBHOOK_TOPICS } from '../webhook/webhook-topics.ts';
 
 /** Recipient types that act; hosts act through their hosted signers, viewers never act. */
 export const SIGNING_TYPES: readonly RecipientType[] = ['signer', 'in_person_signer', 'delegator'];
-
-/** Outbox topics, the contract with the notifications and artefacts issues. */
-export const OUTBOX_TOPICS = {
-  /** A signing link to deliver; `secret.link` is removed by the deliverer once sent. */
-  invitation: 'signing.invitation',
-  /** A reminder with a fresh signing link (same payload as an invitation, `kind: 'reminder'`). */
-  reminder: 'signing.reminder',
-  /** Seal the finalized envelope's documents and send the final copy (artefacts issue). */
-  sealArtefacts: 'artefact.seal',
-  /** Tell an invited person the envelope closed without finalizing (void, decline, expiry). */
-  closedNotice: 'envelope.closed.notice',
-  /** Tell a delegator that the role went to the person it named. */
-  handoverNotice: 'recipient.handover.notice',
-  /** Send every person of the envelope the final copy, once it is sealed (queued by the seal job). */
-  completedNotice: 'envelope.completed.notice',
-  /** A one-time passcode to text to a signer (otp.service.ts); `secret.code` is removed by the deliverer once sent. */
-  signingOtp: 'signing.otp',
-  /** A webhook delivery (run by the webhook worker, with its own retry policy) and the notice of a disabled endpoint. */
-  webhookDelivery: WEBHOOK_TOPICS.delivery,
-  webhookDisabledNotice: WEBHOOK_TOPICS.disabledNotice,
-} as const;
 
 export type Workflow = {
   em: EntityManager;
@@ -128,16 +107,12 @@ export async function inviteRecipient(workflow: Workflow, recipient: Recipient, 
   for (const agent of agents) {
     for (const [personIndex, person] of peopleOf(agent).entries()) {
       const { token, entity } = createSigningToken(workflow.em, recipient, agent, personIndex, workflow.now);
-      const channel = person.email ? 'email' : person.phone ? (person.phoneContactMethod ?? 'sms') : 'none';
+      const channel = channelOf(person);
       const reminder = options.reminderWindow;
-      workflow.em.persist(
-        workflow.em.create(OutboxMessage, {
-          topic: reminder ? OUTBOX_TOPICS.reminder : OUTBOX_TOPICS.invitation,
-          createdAt: workflow.now,
-          availableAt: workflow.now,
-          // One reminder per window and person, whatever raced: the unique key refuses a second.
-          dedupeKey: reminder ? `reminder:${recipient.id}:${reminder}:${agent.id}:${personIndex}` : null,
-          payload: {
+      await enqueue(
+        workflow.em,
+        reminder ? OUTBOX_TOPICS.reminder : OUTBOX_TOPICS.invitation,
+        {
             teamId: workflow.teamId,
             envelopeId: workflow.envelopeId,
             envelopeName: envelope.name,
@@ -161,8 +136,9 @@ export async function inviteRecipient(workflow: Workflow, recipient: Recipient, 
             to: addressee(person),
             expiresAt: envelope.expiresAt?.toISOString() ?? null,
             secret: { link: signingLink(workflow.publicUrl, token) },
-          },
-        }),
+        },
+        // One reminder per window and person, whatever raced: the unique key refuses a second.
+        { now: workflow.now, dedupeKey: reminder ? `reminder:${recipient.id}:${reminder}:${agent.id}:${personIndex}` : null },
       );
       if (!reminder) await recordEvent(workflow, 'invitation.queued', { recipientId: recipient.id, agentId: agent.id, personIndex, tokenId: entity.id, channel });
     }
@@ -224,15 +200,10 @@ export async function finalizeEnvelope(workflow: Workflow): Promise<boolean> {
   await workflow.em.nativeUpdate(Document, { envelope: workflow.envelopeId }, { status: 'completed' });
   await revokeTokens(workflow);
   await recordEvent(workflow, 'envelope.finalized', { completedAt: workflow.now.toISOString() });
-  workflow.em.persist(
-    workflow.em.create(OutboxMessage, {
-      topic: OUTBOX_TOPICS.sealArtefacts,
-      createdAt: workflow.now,
-      availableAt: workflow.now,
-      dedupeKey: `${OUTBOX_TOPICS.sealArtefacts}:${workflow.envelopeId}`,
-      payload: { envelopeId: workflow.envelopeId, teamId: workflow.teamId },
-    }),
-  );
+  await enqueue(workflow.em, OUTBOX_TOPICS.sealArtefacts, { envelopeId: workflow.envelopeId, teamId: workflow.teamId }, {
+    now: workflow.now,
+    dedupeKey: `${OUTBOX_TOPICS.sealArtefacts}:${workflow.envelopeId}`,
+  });
   await workflow.em.flush();
   return true;
 }
@@ -264,22 +235,20 @@ export async function closeEnvelope(workflow: Workflow, closing: Closing): Promi
   const invited = await workflow.em.find(Agent, { recipient: { envelope: workflow.envelopeId, activatedAt: { $ne: null } }, revokedAt: null }, { populate: ['recipient'] });
   for (const agent of invited) {
     for (const person of peopleOf(agent)) {
-      workflow.em.persist(
-        workflow.em.create(OutboxMessage, {
-          topic: OUTBOX_TOPICS.closedNotice,
-          createdAt: workflow.now,
-          availableAt: workflow.now,
-          payload: {
-            teamId: workflow.teamId,
-            envelopeId: workflow.envelopeId,
-            status: closing.status,
-            cause: closing.status === 'voided' ? closing.cause : 'expiry',
-            reason: closing.status === 'voided' ? closing.reason : null,
-            recipientId: agent.recipient.id,
-            agentId: agent.id,
-            to: addressee(person),
-          },
-        }),
+      await enqueue(
+        workflow.em,
+        OUTBOX_TOPICS.closedNotice,
+        {
+          teamId: workflow.teamId,
+          envelopeId: workflow.envelopeId,
+          status: closing.status,
+          cause: closing.status === 'voided' ? closing.cause : 'expiry',
+          reason: closing.status === 'voided' ? closing.reason : null,
+          recipientId: agent.recipient.id,
+          agentId: agent.id,
+          to: addressee(person),
+        },
+        { now: workflow.now },
       );
     }
   }
@@ -287,8 +256,13 @@ export async function closeEnvelope(workflow: Workflow, closing: Closing): Promi
   return true;
 }
 
+/** How a person is reached: mail first, then their phone's method. */
+function channelOf(person: AgentInfo): MessageChannel {
+  return person.email ? 'email' : person.phone ? (person.phoneContactMethod ?? 'sms') : 'none';
+}
+
 /** The person a message goes to, as outbox payloads carry it. */
-function addressee(person: AgentInfo) {
+function addressee(person: AgentInfo): Addressee {
   return { name: person.name, email: person.email ?? null, phone: person.phone ?? null, locale: person.locale ?? null };
 }
 
@@ -296,23 +270,21 @@ function addressee(person: AgentInfo) {
  * Tells the delegating person that the role went to the one it named (in the delegation's
  * transaction, like every message).
  */
-export function queueHandoverNotice(workflow: Workflow, options: { recipientId: string; agentId: string; person: AgentInfo; handedTo: string }) {
-  workflow.em.persist(
-    workflow.em.create(OutboxMessage, {
-      topic: OUTBOX_TOPICS.handoverNotice,
-      createdAt: workflow.now,
-      availableAt: workflow.now,
-      payload: {
-        teamId: workflow.teamId,
-        envelopeId: workflow.envelopeId,
-        kind: 'handed_over',
-        recipientId: options.recipientId,
-        agentId: options.agentId,
-        handedTo: options.handedTo,
-        channel: options.person.email ? 'email' : options.person.phone ? (options.person.phoneContactMethod ?? 'sms') : 'none',
-        to: addressee(options.person),
-      },
-    }),
+export async function queueHandoverNotice(workflow: Workflow, options: { recipientId: string; agentId: string; person: AgentInfo; handedTo: string }) {
+  await enqueue(
+    workflow.em,
+    OUTBOX_TOPICS.handoverNotice,
+    {
+      teamId: workflow.teamId,
+      envelopeId: workflow.envelopeId,
+      kind: 'handed_over',
+      recipientId: options.recipientId,
+      agentId: options.agentId,
+      handedTo: options.handedTo,
+      channel: channelOf(options.person),
+      to: addressee(options.person),
+    },
+    { now: workflow.now },
   );
 }
 
@@ -327,28 +299,22 @@ export async function queueCompletionNotices(em: EntityManager, options: { teamI
   let queued = 0;
   for (const agent of agents) {
     for (const [personIndex, person] of peopleOf(agent).entries()) {
-      const rows = await em.execute<{ id: string }[]>(
-        `insert into outbox_message (id, created_at, topic, payload, dedupe_key, available_at, attempts)
-         values (?, ?, ?, ?::jsonb, ?, ?, 0) on conflict (dedupe_key) do nothing returning id`,
-        [
-          newId(),
-          options.now,
-          OUTBOX_TOPICS.completedNotice,
-          JSON.stringify({
-            teamId: options.teamId,
-            envelopeId: options.envelopeId,
-            kind: 'completed',
-            recipientId: agent.recipient.id,
-            agentId: agent.id,
-            personIndex,
-            channel: person.email ? 'email' : person.phone ? (person.phoneContactMethod ?? 'sms') : 'none',
-            to: addressee(person),
-          }),
-          `completed:${options.envelopeId}:${agent.id}:${personIndex}`,
-          options.now,
-        ],
+      const queuedId = await enqueue(
+        em,
+        OUTBOX_TOPICS.completedNotice,
+        {
+          teamId: options.teamId,
+          envelopeId: options.envelopeId,
+          kind: 'completed',
+          recipientId: agent.recipient.id,
+          agentId: agent.id,
+          personIndex,
+          channel: channelOf(person),
+          to: addressee(person),
+        },
+        { now: options.now, dedupeKey: `completed:${options.envelopeId}:${agent.id}:${personIndex}`, skipDuplicate: true },
       );
-      queued += rows.length;
+      if (queuedId !== undefined) queued += 1;
     }
   }
   return queued;

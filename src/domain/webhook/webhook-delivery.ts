@@ -18,10 +18,11 @@ import { appendAuditEvent } from '../audit/audit.service.ts';
 import { mailMessageId } from '../notification/mail.handlers.ts';
 import { mailLocale, renderWebhookDisabledMail } from '../notification/mail-templates.ts';
 import type { Mailer } from '../notification/mailer.ts';
-import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxRetryHook } from '../notification/outbox-worker.ts';
+import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxRetryHook } from '../outbox/outbox-worker.ts';
 import { newId } from '../../shared/ids.ts';
 import { decryptWebhookSecret, webhookSignature } from './webhook-secret.ts';
-import { WEBHOOK_TOPICS } from './webhook-topics.ts';
+import { enqueueSelected } from '../outbox/outbox.ts';
+import { OUTBOX_TOPICS } from '../outbox/topics.ts';
 import { isNonPublicAddress } from './webhook-url.ts';
 
 /**
@@ -175,7 +176,7 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
 
 /** Records when the queue will try again, on the delivery and on its newest attempt. */
 export const webhookRetryHook: OutboxRetryHook = async (message, _error, { em, retryAt }) => {
-  if (message.topic !== WEBHOOK_TOPICS.delivery) return;
+  if (message.topic !== OUTBOX_TOPICS.webhookDelivery) return;
   const deliveryId = String(message.payload.deliveryId);
   await em.execute(
     `with delivery as (update webhook_delivery set next_attempt_at = ? where id = ? and outbox_message_id = ? returning id)
@@ -193,7 +194,7 @@ export const webhookRetryHook: OutboxRetryHook = async (message, _error, { em, r
  * second delivery failing for a disabled endpoint changes nothing more.
  */
 export const webhookFailureHook = (auditKey: Buffer): OutboxFailureHook => async (message, error, { em, now }) => {
-  if (message.topic !== WEBHOOK_TOPICS.delivery) return;
+  if (message.topic !== OUTBOX_TOPICS.webhookDelivery) return;
   const deliveryId = String(message.payload.deliveryId);
   const [failed] = await em.execute<{ endpoint_id: string; event_type: string; attempt_count: number }[]>(
     `update webhook_delivery set state = 'failed', failed_at = ?, next_attempt_at = null, last_error = coalesce(last_error, ?)
@@ -218,13 +219,14 @@ export const webhookFailureHook = (auditKey: Buffer): OutboxFailureHook => async
     at: now,
   });
   await em.flush();
-  await em.execute(
-    `insert into outbox_message (id, created_at, topic, payload, available_at, attempts)
-     select gen_random_uuid(), ?, ?, jsonb_build_object('teamId', ?::text, 'webhookId', ?::text, 'url', ?::text, 'reason', ?::text,
-              'to', jsonb_build_object('name', u.name, 'email', u.email, 'locale', u.locale)), ?, 0
-       from team_user u where u.team_id = ?`,
-    [now, WEBHOOK_TOPICS.disabledNotice, disabled.team_id, disabled.id, disabled.url, reason, now, disabled.team_id],
-  );
+  await enqueueSelected(em, OUTBOX_TOPICS.webhookDisabledNotice, {
+    now,
+    query: 'with source as (select u.name, u.email, u.locale from team_user u where u.team_id = ?)',
+    parameters: [disabled.team_id],
+    payload: `jsonb_build_object('teamId', ?::text, 'webhookId', ?::text, 'url', ?::text, 'reason', ?::text,
+              'to', jsonb_build_object('name', source.name, 'email', source.email, 'locale', source.locale))`,
+    payloadParameters: [disabled.team_id, disabled.id, disabled.url, reason],
+  });
 };
 
 /** `webhook.disabled.notice`: the mail to one team user (run by the main worker, like the other mails). */

@@ -1,11 +1,3 @@
-/** Outbox topics of webhooks (a leaf module: the audit service enqueues, main.ts wires the workers). */
-export const WEBHOOK_TOPICS = {
-  /** POST one webhook delivery (`payload.deliveryId`); run by the webhook worker with its own retry policy. */
-  delivery: 'webhook.delivery',
-  /** Tell a team user that an endpoint was disabled after a delivery failed for good. */
-  disabledNotice: 'webhook.disabled.notice',
-} as const;
-
 /**
  * The audit event types an endpoint may subscribe to (contract §5 and the ones added since):
  * every type the service records. `eventTypes: []` subscribes to all of them, including types

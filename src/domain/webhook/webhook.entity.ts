@@ -66,7 +66,7 @@ export const WebhookDeliverySchema = defineEntity({
   },
   indexes: [
     { name: 'webhook_delivery_endpoint_created_idx', properties: ['endpoint', 'createdAt', 'id'] },
-    // The housekeeping prune finds settled deliveries by age (housekeeping.ts).
+    // The housekeeping prune finds settled deliveries by age (notification/delivery-history.ts).
     { name: 'webhook_delivery_state_created_idx', properties: ['state', 'createdAt'] },
   ],
   uniques: [{ name: 'webhook_delivery_endpoint_event_unique', properties: ['endpoint', 'eventId'] }],

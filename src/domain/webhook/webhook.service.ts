@@ -4,7 +4,9 @@ import { auditChange } from '../envelope/envelope.service.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedText, parseInput } from '../validation.ts';
 import { encryptWebhookSecret, newWebhookSecret } from './webhook-secret.ts';
-import { WEBHOOK_EVENT_TYPES, WEBHOOK_TOPICS } from './webhook-topics.ts';
+import { enqueueSelected } from '../outbox/outbox.ts';
+import { OUTBOX_TOPICS } from '../outbox/topics.ts';
+import { WEBHOOK_EVENT_TYPES } from './webhook-topics.ts';
 import { checkWebhookUrl } from './webhook-url.ts';
 import {
   WebhookCapacityExceededError,
@@ -175,18 +177,18 @@ export async function redeliverWebhookDelivery(context: ServiceContext, options:
   if (!isUuid(options.deliveryId)) throw new WebhookDeliveryNotFoundError(options.deliveryId);
   const now = context.clock.now();
   const messageId = newId();
-  const queued = await context.em.execute<{ id: string }[]>(
-    `with d as (
+  const queued = await enqueueSelected(context.em, OUTBOX_TOPICS.webhookDelivery, {
+    now,
+    query: `with source as (
        update webhook_delivery d
           set state = 'pending', outbox_message_id = ?, next_attempt_at = ?, delivered_at = null, failed_at = null
          from webhook_endpoint e
         where d.id = ? and d.endpoint_id = ? and d.team_id = ? and e.id = d.endpoint_id and e.team_id = ? and e.enabled
-        returning d.id, d.team_id)
-     insert into outbox_message (id, created_at, topic, payload, available_at, attempts)
-     select ?, ?, ?, jsonb_build_object('teamId', d.team_id, 'deliveryId', d.id), ?, 0 from d
-     returning id`,
-    [messageId, now, options.deliveryId, options.webhookId, caller.teamId, caller.teamId, messageId, now, WEBHOOK_TOPICS.delivery, now],
-  );
+        returning d.id, d.team_id, d.outbox_message_id)`,
+    parameters: [messageId, now, options.deliveryId, options.webhookId, caller.teamId, caller.teamId],
+    idColumn: 'outbox_message_id',
+    payload: `jsonb_build_object('teamId', source.team_id, 'deliveryId', source.id)`,
+  });
   if (queued.length === 0) {
     // Only on refusal: tell an unknown delivery (or endpoint) from a disabled endpoint.
     const [found] = await context.em.execute<{ enabled: boolean }[]>(

@@ -11,10 +11,8 @@
  * redelivery needs its delivery row, which is kept as long as its log is shown.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Clock } from '../../shared/clock.ts';
-import type { Logger } from '../../shared/logger.ts';
+import { deleteInBatches, pruneSettledOutboxMessages, retentionCutoff } from '../outbox/housekeeping.ts';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
 const BATCH = 1000;
 
 export type PruneOptions = {
@@ -27,24 +25,12 @@ export type PruneOptions = {
 
 /** Deletes settled history older than the retention; answers how many rows of each kind went. */
 export async function pruneDeliveryHistory(options: PruneOptions): Promise<{ outboxMessages: number; webhookDeliveries: number; phoneMessages: number; signingOtps: number }> {
-  const cutoff = new Date(options.now.getTime() - options.retentionDays * DAY_MS);
+  const cutoff = retentionCutoff(options.now, options.retentionDays);
   const em = options.em.fork();
-  const outboxTeam = options.teamId === undefined ? '' : `and payload ->> 'teamId' = ?`;
   const deliveryTeam = options.teamId === undefined ? '' : 'and team_id = ?';
   const team = options.teamId === undefined ? [] : [options.teamId];
-  let outboxMessages = 0;
+  const outboxMessages = await pruneSettledOutboxMessages({ em, cutoff, teamId: options.teamId });
   let webhookDeliveries = 0;
-  for (;;) {
-    const rows = await em.execute<{ id: string }[]>(
-      `delete from outbox_message
-        where id in (select id from outbox_message where processed_at < ? ${outboxTeam} limit ${BATCH} for update skip locked)
-           or id in (select id from outbox_message where failed_at < ? ${outboxTeam} limit ${BATCH} for update skip locked)
-       returning id`,
-      [cutoff, ...team, cutoff, ...team],
-    );
-    outboxMessages += rows.length;
-    if (rows.length === 0) break;
-  }
   for (;;) {
     // Attempts go with their delivery (on delete cascade).
     const rows = await em.execute<{ id: string }[]>(
@@ -74,39 +60,4 @@ export async function pruneDeliveryHistory(options: PruneOptions): Promise<{ out
     [cutoff, ...team],
   );
   return { outboxMessages, webhookDeliveries, phoneMessages, signingOtps };
-}
-
-async function deleteInBatches(em: EntityManager, select: string, table: string, parameters: unknown[]): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    const rows = await em.execute<{ id: string }[]>(`delete from ${table} where id in (${select} limit ${BATCH} for update skip locked) returning id`, parameters);
-    deleted += rows.length;
-    if (rows.length < BATCH) return deleted;
-  }
-}
-
-/** Runs the prune every `intervalMs` (and once shortly after start) until stopped; a failure is logged and retried next time. */
-export function startHousekeeping(options: { em: EntityManager; clock: Clock; logger: Logger; retentionDays: number; intervalMs: number }): { stop(): Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
-  const run = () => {
-    running = running.then(() =>
-      pruneDeliveryHistory({ em: options.em, now: options.clock.now(), retentionDays: options.retentionDays }).then(
-        (pruned) => {
-          if (Object.values(pruned).some((count) => count > 0)) options.logger.info(pruned, 'pruned settled delivery history');
-        },
-        (error: unknown) => options.logger.warn({ err: { message: (error as Error)?.message } }, 'delivery history prune failed'),
-      ),
-    );
-  };
-  const first = setTimeout(run, 60_000);
-  first.unref();
-  const timer = setInterval(run, options.intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearTimeout(first);
-      clearInterval(timer);
-      await running;
-    },
-  };
 }

@@ -17,7 +17,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JsonObject } from '../../db/columns.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { markOutboxMessageDelivered } from './outbox.service.ts';
+import { markOutboxMessageDelivered } from './outbox.ts';
 
 export type OutboxMessageClaim = {
   id: string;
