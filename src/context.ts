@@ -1,6 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
-import { authenticateApiKey, type TeamCaller } from './domain/team/team.service.ts';
+import { authenticateApiKey } from './domain/team/team.service.ts';
+import type { TeamCaller } from './domain/team/team-caller.ts';
 import type { ApiKeyCache } from './domain/team/api-key-cache.ts';
 import { readerOf } from './domain/read-model.ts';
 import type { Clock } from './shared/clock.ts';

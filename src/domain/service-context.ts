@@ -5,7 +5,7 @@ import type { PdfWorkers } from './document/pdf-worker-pool.ts';
 import type { SealCertificate } from './artefact/seal-certificate.ts';
 import type { RequestMetadata } from '../shared/request-metadata.ts';
 import type { ReadDb } from './read-model.ts';
-import type { TeamCaller } from './team/team.service.ts';
+import type { TeamCaller } from './team/team-caller.ts';
 
 /**
  * What every domain service receives from either face: a request-scoped entity manager, the

@@ -21,6 +21,7 @@ import type { BlobStore } from '../../shared/blob-store.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { RenderField } from './pdf-render.ts';
 import type { SealCertificate } from './seal-certificate.ts';
+import { sealReason } from './seal-reason.ts';
 
 export type ArtefactDependencies = {
   em: EntityManager;
@@ -32,12 +33,6 @@ export type ArtefactDependencies = {
   publicUrl: string;
 };
 
-/** The seal's reason names the envelope and document: how `verify` tells which envelope a file is. */
-export function sealReason(envelopeId: string, documentId: string): string {
-  return `Sealed by the envelope service: envelope ${envelopeId}, document ${documentId}`;
-}
-
-export const SEAL_REASON_PATTERN = /envelope ([0-9a-f-]{36}), document ([0-9a-f-]{36})/;
 
 type DocumentRow = { id: string; name: string; content_sha256: string; sealed_sha256: string | null };
 

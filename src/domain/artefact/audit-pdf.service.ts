@@ -14,7 +14,7 @@ import type { ServiceContext } from '../service-context.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { auditPdfLocales, type AuditPdfData, type AuditPdfLocale } from './audit-pdf.ts';
-import type { Download } from './download.service.ts';
+import type { Download } from './download.ts';
 
 const closedStatuses = new Set(['finalized', 'voided', 'expired']);
 

@@ -7,7 +7,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { DomainError } from '../../shared/errors.ts';
-import type { TeamCaller } from '../team/team.service.ts';
+import type { TeamCaller } from '../team/team-caller.ts';
 
 export const DOWNLOAD_URL_TTL_SECONDS = 300;
 

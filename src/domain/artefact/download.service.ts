@@ -19,6 +19,7 @@ import type { ServiceContext } from '../service-context.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { ServerBusyError } from '../../shared/errors.ts';
 import { renderDraftCopy, sealEnvelopeArtefacts } from './artefact.service.ts';
+import type { Download } from './download.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, signDownloadToken, verifyDownloadToken } from './download-url.ts';
 
 type DocumentRow = { documentId: string; name: string; contentSha256: string; sealedSha256: string | null };
@@ -164,7 +165,6 @@ export async function issueAuditPdfUrl(context: ServiceContext, options: { envel
   return { url: `${context.publicUrl}/api/v1/key/downloads/${token}`, expiresAt };
 }
 
-export type Download = { fileName: string; contentType: string; stream: Readable; sealed: boolean };
 
 /** `GET /envelopes/{id}/documents/{documentId}/pdf`. */
 export async function downloadDocumentPdf(context: ServiceContext, options: { envelopeId: string; documentId: string }): Promise<Download> {

@@ -7,7 +7,7 @@
  */
 import { createHash, webcrypto } from 'node:crypto';
 import * as pkijs from 'pkijs';
-import { SEAL_REASON_PATTERN } from './artefact.service.ts';
+import { SEAL_REASON_PATTERN } from './seal-reason.ts';
 
 pkijs.setEngine('node', new pkijs.CryptoEngine({ name: 'node', crypto: webcrypto as unknown as Crypto }));
 

@@ -4,7 +4,7 @@ import { isUuid } from '../../shared/ids.ts';
 import { containsPattern, decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
 import { isoTimestamp, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
-import type { TeamCaller } from '../team/team.service.ts';
+import type { TeamCaller } from '../team/team-caller.ts';
 import { parseInput } from '../validation.ts';
 import { ContactGroupNotFoundError, ContactNotFoundError } from './contact.errors.ts';
 

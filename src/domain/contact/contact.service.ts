@@ -2,7 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { isUuid } from '../../shared/ids.ts';
-import { auditChange, inTransaction } from '../envelope/envelope.service.ts';
+import { auditChange, inTransaction } from '../change.ts';
 import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
 import { agentInfoSchema } from '../recipient/agent-input.ts';
 import type { ServiceContext } from '../service-context.ts';

@@ -4,7 +4,8 @@ import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.t
 import { isUuid } from '../../shared/ids.ts';
 import { Document, type PageSize } from '../document/document.entity.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
-import { auditChange, changeDraftEnvelope, createInDraftEnvelope } from '../envelope/envelope.service.ts';
+import { auditChange } from '../change.ts';
+import { changeDraftEnvelope, createInDraftEnvelope } from '../envelope/draft-edit.ts';
 import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
 import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
 import { readField, readFields, type FieldData } from '../envelope/envelope.read.ts';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
 import { hashSecret, isUuid } from '../../shared/ids.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
-import { inEnvelopeTransaction } from '../envelope/envelope.service.ts';
+import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import { Field } from '../field/field.entity.ts';
 import { parseFieldValue, summariseBiometricValue } from '../field/field-values.ts';
 import { readerOf } from '../read-model.ts';

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../shared/logger.ts';
 import { listenForNotifications } from '../../db/notification-listener.ts';
-import type { TeamCaller } from './team.service.ts';
+import type { TeamCaller } from './team-caller.ts';
 
 /** The PostgreSQL channel a revocation is announced on; the payload is the key's id. */
 export const API_KEY_REVOKED_CHANNEL = 'api_key_revoked';

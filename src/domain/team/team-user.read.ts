@@ -4,7 +4,7 @@ import { containsPattern, decodeCursorPosition, keysetPageInput, takePage } from
 import { isoTimestamp, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
-import type { TeamCaller } from './team.service.ts';
+import type { TeamCaller } from './team-caller.ts';
 import { UserNotFoundError } from './team-user.errors.ts';
 
 /*

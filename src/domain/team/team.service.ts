@@ -7,13 +7,9 @@ import { API_KEY_REVOKED_CHANNEL, evictApiKeyInProcess, type ApiKeyCache } from 
 import { ApiKeyNotFoundError, TeamNotFoundError, WorkspaceNotFoundError } from './team.errors.ts';
 import { Team } from './team.entity.ts';
 import { Workspace } from './workspace.entity.ts';
+import type { TeamCaller } from './team-caller.ts';
 
 /** The authenticated caller of the team-facing API: a team, acting through one of its keys. */
-export type TeamCaller = {
-  teamId: string;
-  workspaceId: string;
-  apiKeyId: string;
-};
 
 export type IssuedApiKey = { keyId: string; teamId: string; apiKey: string };
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isUuid, newId } from '../../shared/ids.ts';
-import { auditChange } from '../envelope/envelope.service.ts';
+import { auditChange } from '../change.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedText, parseInput } from '../validation.ts';
 import { encryptWebhookSecret, newWebhookSecret } from './webhook-secret.ts';

@@ -1,7 +1,14 @@
+import { LockWaitTimeoutException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ServiceContext } from '../service-context.ts';
+import { EnvelopeBusyError } from './envelope.errors.ts';
+
 /**
- * Keeps one envelope's (or one team's) burst of draft changes from taking the database pool.
+ * The envelope's row lock, taken fairly. Every change that locks an envelope's row (a draft
+ * edit, sending, a signer's action, voiding) runs in `inEnvelopeTransaction`, which keeps one
+ * envelope's (or one team's) burst of changes from taking the database pool.
  *
- * A draft change holds a pooled connection from its BEGIN to its COMMIT, including the time it
+ * A change holds a pooled connection from its BEGIN to its COMMIT, including the time it
  * waits for the envelope's row lock. Fifty uploads to one envelope would otherwise take every
  * connection just to queue on one row, and everyone else's reads would queue behind them for a
  * connection. So, in this process, a change first waits here, holding nothing: at most one
@@ -60,7 +67,7 @@ class Slots {
   }
 }
 
-export class DraftGate {
+export class EnvelopeLockQueue {
   private readonly envelopes = new Map<string, Slots>();
   private readonly teams = new Map<string, Slots>();
   private readonly perTeam: number;
@@ -111,14 +118,54 @@ export class DraftGate {
   }
 }
 
-/** One gate per connection pool (per ORM configuration object), made on first use. */
-const gates = new WeakMap<object, DraftGate>();
+/** One queue per connection pool (per ORM configuration object), made on first use. */
+const queues = new WeakMap<object, EnvelopeLockQueue>();
 
-export function draftGateFor(poolOwner: object, poolMax: number): DraftGate {
-  let gate = gates.get(poolOwner);
-  if (!gate) {
-    gate = new DraftGate({ perTeam: Math.max(1, Math.floor(poolMax / 2)) });
-    gates.set(poolOwner, gate);
+function lockQueueFor(poolOwner: object, poolMax: number): EnvelopeLockQueue {
+  let queue = queues.get(poolOwner);
+  if (!queue) {
+    queue = new EnvelopeLockQueue({ perTeam: Math.max(1, Math.floor(poolMax / 2)) });
+    queues.set(poolOwner, queue);
   }
-  return gate;
+  return queue;
+}
+
+/**
+ * How long a change may wait for its turn in this process, and then, inside its transaction, for
+ * the envelope's row lock (`lock_timeout`, against other processes). Either running out is
+ * `Envelope.Busy` (409, Retry-After).
+ */
+export const ENVELOPE_LOCK_TIMEOUT_MS = 5_000;
+const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** PostgreSQL's lock_not_available (55P03): `lock_timeout` ran out. */
+function isLockTimeout(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth += 1) {
+    if (current instanceof LockWaitTimeoutException || (current as { code?: unknown }).code === '55P03') return true;
+  }
+  return false;
+}
+
+/**
+ * Runs `work` in a transaction that will take the envelope's row lock, fairly: after its turn in
+ * this queue (holding no connection while it waits) and with the lock wait bounded. Signers of
+ * one envelope finishing at once queue here one at a time instead of each holding a pooled
+ * connection while waiting for the row. Staging (an upload's bytes, its PDF inspection) happens
+ * before this, never inside it.
+ */
+export async function inEnvelopeTransaction<T>(context: Pick<ServiceContext, 'em'>, teamId: string, envelopeId: string, work: (em: EntityManager) => Promise<T>): Promise<T> {
+  const poolMax = (context.em.config.get('pool') as { max?: number } | undefined)?.max ?? 10;
+  const leave = await lockQueueFor(context.em.config, poolMax).enter(teamId, envelopeId, ENVELOPE_LOCK_TIMEOUT_MS);
+  if (!leave) throw new EnvelopeBusyError(envelopeId, BUSY_RETRY_AFTER_SECONDS);
+  try {
+    return await context.em.transactional(async (em) => {
+      await em.execute(`set local lock_timeout = ${ENVELOPE_LOCK_TIMEOUT_MS}`);
+      return work(em);
+    });
+  } catch (error) {
+    if (isLockTimeout(error)) throw new EnvelopeBusyError(envelopeId, BUSY_RETRY_AFTER_SECONDS);
+    throw error;
+  } finally {
+    leave();
+  }
 }

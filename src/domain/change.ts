@@ -1,0 +1,46 @@
+/**
+ * The unit of work every audited change shares, whatever it changes (an envelope, a template, a
+ * contact, a webhook, a user): reads that see the change's own transaction, and the change's
+ * audit event written in that same transaction. A module of its own so that services import
+ * this, not each other.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { appendAuditEvent } from './audit/audit.service.ts';
+import { readerOf } from './read-model.ts';
+import type { ServiceContext } from './service-context.ts';
+import type { TeamCaller } from './team/team-caller.ts';
+
+/** A change in progress: its transaction, who makes it, and when (the service clock). */
+export type ChangeScope = { em: EntityManager; caller: TeamCaller; now: Date };
+
+/** The audit trail's actor for a change made through an API key. */
+export function apiKeyActor(caller: TeamCaller) {
+  return { type: 'api_key' as const, id: caller.apiKeyId };
+}
+
+/** The context with reads on a write's transaction, so they see what it wrote before it commits. */
+export function inTransaction(context: ServiceContext, em: EntityManager): ServiceContext {
+  return { ...context, em, reader: readerOf(em) };
+}
+
+/**
+ * Records a change made by the calling API key: appends its audit event and flushes, so the
+ * change and its event are written together in the caller's transaction.
+ */
+export async function auditChange(
+  context: ServiceContext,
+  change: ChangeScope,
+  event: { envelopeId: string | null; type: string; details?: Record<string, unknown> },
+) {
+  const appended = await appendAuditEvent(change.em, context.auditKey, {
+    teamId: change.caller.teamId,
+    envelopeId: event.envelopeId,
+    type: event.type,
+    actor: apiKeyActor(change.caller),
+    request: context.metadata,
+    details: event.details,
+    at: change.now,
+  });
+  await change.em.flush();
+  return appended;
+}
