@@ -5,7 +5,8 @@
  *     `import type` still says a name lives in the wrong module);
  *   - anything under src/domain/ imports a face (src/graphql, src/rest, src/signing-page) or the
  *     HTTP wing (src/http);
- *   - a face imports another face (they share src/http, never each other);
+ *   - a face imports another face, or the HTTP wing imports a face (the faces share src/http,
+ *     never each other);
  *   - a file outside the outbox module (src/domain/outbox/) writes into the outbox table.
  *
  *   npm run check:architecture [-- ROOT]     ROOT defaults to this repository
@@ -140,9 +141,11 @@ export function checkArchitecture(root: string): ArchitectureReport {
       const from = wingOf(relative);
       const to = wingOf(target);
       if (from === 'domain' && (FACES.includes(to as never) || to === 'http')) {
-        offences.push(`domain imports a face: ${relative} → ${target}`);
+        offences.push(`domain imports a face or the HTTP wing: ${relative} → ${target}`);
       }
-      if (to === 'http' && from === 'domain') continue;
+      if (from === 'http' && FACES.includes(to as never)) {
+        offences.push(`the HTTP wing imports a face: ${relative} → ${target}`);
+      }
       if (FACES.includes(from as never) && FACES.includes(to as never) && from !== to) {
         offences.push(`a face imports another face: ${relative} → ${target}`);
       }

@@ -8,12 +8,12 @@ import { graphqlLimitPlugins } from './graphql/limits.ts';
 import { graphqlRateLimitPlugin } from './graphql/rate-limit.ts';
 import { protoKeyInLiteralRule } from './graphql/scalars.ts';
 import { schema } from './graphql/schema.ts';
-import { createRequestMetadataReader, type NodeServerContext, type RequestMetadataReader } from './request-metadata.ts';
-import { createRateLimiter } from './rate-limit.ts';
+import { createRequestMetadataReader, type NodeServerContext, type RequestMetadataReader } from './http/request-metadata.ts';
+import { createRateLimiter } from './http/rate-limit.ts';
 import { restPlugin } from './rest/plugin.ts';
-import { GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin } from './graphql/graphiql.ts';
+import { GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin, renderLocalGraphiQL } from './graphql/graphiql.ts';
 import { referenceAssetsPlugin } from './rest/routes/reference.ts';
-import { createSecurityHeaders } from './security-headers.ts';
+import { createSecurityHeaders } from './http/security-headers.ts';
 import { signingPagePlugins } from './signing-page/plugin.ts';
 import { EnvelopeEventHub, publishOnCommit } from './domain/live/envelope-event-hub.ts';
 import { liveSsePlugin, sharedSubscriptionPlugin } from './graphql/live-fanout.ts';
@@ -104,7 +104,7 @@ export function createApp(given: AppDependencies): App {
   const rateLimiter = given.rateLimiter ?? createRateLimiter({ limits: given.config.rateLimits, store: { kind: 'memory' }, logger });
   const envelopeEvents = given.envelopeEvents ?? inProcessEnvelopeEvents(given.orm);
   const dependencies = { ...given, rateLimiter, envelopeEvents };
-  const securityHeaders = createSecurityHeaders();
+  const securityHeaders = createSecurityHeaders({ renderGraphiQL: renderLocalGraphiQL });
   const requestMetadataOf = createRequestMetadataReader({ trustedProxyHops: dependencies.config.trustedProxyHops });
   return createYoga<NodeServerContext, RequestContext>({
     schema,

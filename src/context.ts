@@ -12,7 +12,7 @@ import type { PdfWorkers } from './domain/document/pdf-worker-pool.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
 import type { RequestMetadata } from './shared/request-metadata.ts';
 import type { ServiceContext } from './domain/service-context.ts';
-import type { RateLimiter } from './rate-limit.ts';
+import type { RateLimiter } from './http/rate-limit.ts';
 import type { EnvelopeEventHub } from './domain/live/envelope-event-hub.ts';
 import type { LiveConnection } from './domain/live/live.service.ts';
 

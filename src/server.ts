@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { App } from './app.ts';
-import { BODY_TIMEOUTS, guardRequestBody, type BodyTimeouts } from './body-guard.ts';
+import { BODY_TIMEOUTS, guardRequestBody, type BodyTimeouts } from './http/body-guard.ts';
 import { withGraphQLUploads } from './graphql/uploads.ts';
 import { attachGraphQLWebSocket } from './graphql/websocket.ts';
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { BODY_TIMEOUTS, guardRequestBody } from '../src/body-guard.ts';
+import { BODY_TIMEOUTS, guardRequestBody } from '../src/http/body-guard.ts';
 
 describe('the body guard on kept-alive connections', () => {
   it('lets go of each request when its answer is done: a socket serving many requests keeps no listeners for them', async () => {

@@ -63,7 +63,7 @@ describe('configuration', () => {
 
 describe('the client address behind proxies', () => {
   it('takes the entry the trusted hops point at, never one the client could have written', async () => {
-    const { clientAddress } = await import('../src/request-metadata.ts');
+    const { clientAddress } = await import('../src/http/request-metadata.ts');
     expect(clientAddress('::ffff:10.0.0.2', null, 0)).toBe('10.0.0.2');
     expect(clientAddress('10.0.0.2', '1.1.1.1', 0)).toBe('10.0.0.2');
     expect(clientAddress('10.0.0.2', '6.6.6.6, 1.1.1.1', 1)).toBe('1.1.1.1');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GraphQLError } from 'graphql';
 import { createErrorMask } from '../src/graphql/errors.ts';
-import { errorResponse } from '../src/rest/respond.ts';
+import { errorResponse } from '../src/http/contract-body.ts';
 import { DomainError, httpStatusForError, InvalidRequestError } from '../src/shared/errors.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { normalizeError } from '../src/shared/normalize-error.ts';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createApiKey } from '../src/domain/team/team.service.ts';
-import { createRateLimiter } from '../src/rate-limit.ts';
+import { createRateLimiter } from '../src/http/rate-limit.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { uploadDocument } from './helpers/envelopes.ts';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { contentDisposition, downloadHeaders } from '../src/security-headers.ts';
+import { contentDisposition, downloadHeaders } from '../src/http/security-headers.ts';
 import { uploadDocument } from './helpers/envelopes.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';

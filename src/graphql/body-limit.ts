@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { NodeServerContext, RequestMetadataReader } from '../request-metadata.ts';
-import { MAX_JSON_BYTES, readBodyBytes } from '../rest/body.ts';
+import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
+import { MAX_JSON_BYTES, readBodyBytes } from '../http/body.ts';
 import { httpStatusForError, PayloadTooLargeError } from '../shared/errors.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { escapeHtml } from '../shared/html.ts';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
-import { installedPackage, staticAssetsPlugin, type StaticAsset } from '../static-assets.ts';
+import { installedPackage, staticAssetsPlugin, type StaticAsset } from '../http/static-assets.ts';
 
 /*
  * GraphiQL served by the service itself. yoga's built-in page fetches its script, styles and

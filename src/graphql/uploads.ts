@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import { processRequest } from 'graphql-upload-minimal';
-import { writeNodeRefusal } from '../body-guard.ts';
+import { writeNodeRefusal } from '../http/body-guard.ts';
 import { DocumentTooLargeError } from '../domain/document/document.errors.ts';
-import { MULTIPART_OVERHEAD_BYTES } from '../rest/multipart.ts';
-import { MAX_JSON_BYTES } from '../rest/body.ts';
+import { MULTIPART_OVERHEAD_BYTES } from '../http/multipart.ts';
+import { MAX_JSON_BYTES } from '../http/body.ts';
 import { InvalidRequestError, MissingApiKeyError, PayloadTooLargeError } from '../shared/errors.ts';
 
 type NodeListener = (request: IncomingMessage, response: ServerResponse) => void;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { httpStatusForError } from '../shared/errors.ts';
-import { REST_VERSION } from './respond.ts';
+import { REST_VERSION } from '../http/contract-body.ts';
 import type { RestRoute, RouteDoc } from './router.ts';
 
 /*

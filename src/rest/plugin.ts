@@ -1,11 +1,11 @@
 import type { Plugin } from 'graphql-yoga';
-import { createRequestContext, type RequestContext, type ServingDependencies } from '../context.ts';
+import { createRequestContext, type ServingDependencies } from '../context.ts';
 import { isDatabaseReady } from '../db/database.ts';
-import type { NodeServerContext, RequestMetadataReader } from '../request-metadata.ts';
+import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
 import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
-import { normalizeError } from '../shared/normalize-error.ts';
-import { consumeForRequest, RateLimitedError, rateLimitHeaders, type RateLimiter } from '../rate-limit.ts';
-import { errorResponse, replyResponse, RestReply, successResponse } from './respond.ts';
+import { answerCounted } from '../http/answer-counted.ts';
+import { successResponse } from '../http/contract-body.ts';
+import { replyResponse, RestReply } from './respond.ts';
 import { createRouter, type RestRoute } from './router.ts';
 import { restRoutes } from './routes/index.ts';
 
@@ -63,40 +63,4 @@ export function restPlugin(
       });
     },
   };
-}
-
-/**
- * How a request outside GraphQL is answered (the REST face, the signing page's document route):
- * counted against its budget before anything else runs, refused when over it, every answer (refusals
- * included) carrying the budget's headers, and any failure turned into the contract's error body.
- */
-export async function answerCounted(
-  {
-    rateLimiter,
-    context,
-    requestId,
-    alwaysHttp200,
-    endResponse,
-    ResponseImpl,
-  }: {
-    rateLimiter: RateLimiter | undefined;
-    context: RequestContext;
-    requestId: string;
-    /** REST_ERRORS_HTTP200 for the REST face; routes outside it keep real statuses. */
-    alwaysHttp200: boolean;
-    endResponse: (response: Response) => void;
-    ResponseImpl: typeof Response;
-  },
-  work: () => Promise<Response>,
-): Promise<void> {
-  const limit = rateLimiter ? await consumeForRequest(rateLimiter, context) : undefined;
-  let response: Response;
-  try {
-    if (limit && !limit.allowed) throw new RateLimitedError(limit);
-    response = await work();
-  } catch (error) {
-    response = errorResponse(normalizeError(error, context.log), { requestId, alwaysHttp200 }, ResponseImpl);
-  }
-  if (limit) for (const [name, value] of Object.entries(rateLimitHeaders(limit))) response.headers.set(name, value);
-  endResponse(response);
 }

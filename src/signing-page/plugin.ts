@@ -6,9 +6,9 @@ import { Readable } from 'node:stream';
 import type { Plugin } from 'graphql-yoga';
 import { createRequestContext, type ServingDependencies } from '../context.ts';
 import { openSigningDocument } from '../domain/signing/signing.service.ts';
-import type { NodeServerContext, RequestMetadataReader } from '../request-metadata.ts';
-import { answerCounted } from '../rest/plugin.ts';
-import { installedPackage, staticAssetsPlugin, type StaticAsset } from '../static-assets.ts';
+import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
+import { answerCounted } from '../http/answer-counted.ts';
+import { installedPackage, staticAssetsPlugin, type StaticAsset } from '../http/static-assets.ts';
 
 /*
  * The signing page (issue 13): `GET /sign/{token}`, the link every invitation carries. One HTML

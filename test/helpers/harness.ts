@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import type { AppDependencies } from '../../src/context.ts';
 import { ApiKeyCache, listenForApiKeyRevocations, type RevocationListener } from '../../src/domain/team/api-key-cache.ts';
 import { createTeam } from '../../src/domain/team/team.service.ts';
-import { createRateLimiter } from '../../src/rate-limit.ts';
+import { createRateLimiter } from '../../src/http/rate-limit.ts';
 import { listen } from '../../src/server.ts';
 import { createFileBlobStore } from '../../src/shared/blob-store.ts';
 import { createClock } from '../../src/shared/clock.ts';

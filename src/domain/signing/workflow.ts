@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { hashSecret, newId, newSecret } from '../../shared/ids.ts';
+import { hashSecret, newSecret } from '../../shared/ids.ts';
 import type { RequestMetadata } from '../../shared/request-metadata.ts';
 import { appendAuditEvent, type AuditActor } from '../audit/audit.service.ts';
 import { Document } from '../document/document.entity.ts';

@@ -4,7 +4,7 @@ import { downloadFinalCopy } from '../../domain/artefact/final-copy.service.ts';
 import type { RestRoute } from '../router.ts';
 import { verifyUploadedPdf } from '../../domain/artefact/verify.service.ts';
 import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
-import { receiveMultipartUpload } from '../multipart.ts';
+import { receiveMultipartUpload } from '../../http/multipart.ts';
 
 /** Spec §4.6: the signed documents (a draft copy before finalization), one PDF or all as a ZIP. */
 export const artefactRoutes: RestRoute[] = [

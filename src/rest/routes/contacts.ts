@@ -3,7 +3,7 @@ import { readContact, readContactGroup, readContactGroupMembers, readContactGrou
 import { addContactGroupMember, createContact, createContactGroup, createContactGroupInput, createContactInput, deleteContact, deleteContactGroup, removeContactGroupMember, updateContact, updateContactGroup, updateContactGroupInput, updateContactInput } from '../../domain/contact/contact.service.ts';
 import { readUser, readUserPage } from '../../domain/team/team-user.read.ts';
 import { createUser, createUserInput, deleteUser, updateUser, updateUserInput } from '../../domain/team/team-user.service.ts';
-import { readJsonObject } from '../body.ts';
+import { readJsonObject } from '../../http/body.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
 

@@ -1,8 +1,8 @@
 import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
 import { addDocument, addDocumentInput, checkUploadTarget, deleteDocument, stageDocumentFile, updateDocument, updateDocumentInput } from '../../domain/document/document.service.ts';
 import { readDocument, readDocuments } from '../../domain/envelope/envelope.read.ts';
-import { readJsonObject } from '../body.ts';
-import { receiveMultipartUpload } from '../multipart.ts';
+import { readJsonObject } from '../../http/body.ts';
+import { receiveMultipartUpload } from '../../http/multipart.ts';
 import type { RestRoute } from '../router.ts';
 
 /** Spec §4.2 and contract §5: documents of an envelope. */

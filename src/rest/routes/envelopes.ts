@@ -1,7 +1,7 @@
 import { PAGE_QUERY } from '../openapi-shared.ts';
 import { envelopeOnly, readEnvelope, readEnvelopeAnswer, readEnvelopePage } from '../../domain/envelope/envelope.read.ts';
 import { createEnvelope, createEnvelopeInput, deleteEnvelope, updateEnvelope, updateEnvelopeInput } from '../../domain/envelope/envelope.service.ts';
-import { readJsonObject } from '../body.ts';
+import { readJsonObject } from '../../http/body.ts';
 import { ifNoneMatchHits, notModifiedReply, RestReply } from '../respond.ts';
 import { booleanQuery, integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';

@@ -1,6 +1,6 @@
 import { readField, readFields } from '../../domain/envelope/envelope.read.ts';
 import { createFields, createFieldsInput, deleteField, updateField, updateFieldInput } from '../../domain/field/field.service.ts';
-import { readJsonObject } from '../body.ts';
+import { readJsonObject } from '../../http/body.ts';
 import type { RestRoute } from '../router.ts';
 
 /** Spec §4.4 and contract §5: fields of an envelope. */

@@ -1,7 +1,7 @@
 import { readRecipient, readRecipients } from '../../domain/envelope/envelope.read.ts';
 import { addRecipient, createRecipientInput, deleteRecipient, updateRecipient, updateRecipientInput } from '../../domain/recipient/recipient.service.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
-import { readJsonObject } from '../body.ts';
+import { readJsonObject } from '../../http/body.ts';
 import type { RestRoute } from '../router.ts';
 
 /** The spec wraps one recipient in `{ recipient: {...} }`. */

@@ -8,8 +8,8 @@ import { addTemplateDocument, checkTemplateUploadTarget, deleteTemplateDocument,
 import { createTemplateFields, deleteTemplateField, updateTemplateField } from '../../domain/template/template-field.service.ts';
 import { addTemplateRecipient, createRoleInput, deleteTemplateRecipient, updateRoleInput, updateTemplateRecipient } from '../../domain/template/template-recipient.service.ts';
 import { jumpstartEnvelope, jumpstartInput } from '../../domain/template/jumpstart.service.ts';
-import { readJsonObject } from '../body.ts';
-import { receiveMultipartUpload } from '../multipart.ts';
+import { readJsonObject } from '../../http/body.ts';
+import { receiveMultipartUpload } from '../../http/multipart.ts';
 import { readRecipientBody } from './recipients.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';

@@ -10,7 +10,7 @@ import {
   updateWebhook,
   updateWebhookInput,
 } from '../../domain/webhook/webhook.service.ts';
-import { readJsonObject } from '../body.ts';
+import { readJsonObject } from '../../http/body.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
 

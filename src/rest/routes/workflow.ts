@@ -1,6 +1,6 @@
 import { advanceInput, advanceSandboxClock, voidEnvelope, voidInput } from '../../domain/signing/closing.service.ts';
 import { sendEnvelope } from '../../domain/signing/send.service.ts';
-import { readJsonObject } from '../body.ts';
+import { readJsonObject } from '../../http/body.ts';
 import type { RestRoute } from '../router.ts';
 
 /** Spec §3.1/§4.1 send, contract §5 void and §8 sandbox clock. Signing itself is GraphQL only (contract §7). */

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
-import { renderLocalGraphiQL } from './graphql/graphiql.ts';
 
 /** Answers that are not pages (JSON, files) may run nothing and be framed nowhere. */
 const NON_HTML_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
@@ -41,10 +40,10 @@ export function graphiqlContentSecurityPolicy(html: string): string {
  * another type than the one sent, e.g. runs an uploaded file as a page), no framing (but for the
  * signing page's SIGNING_FRAME_ANCESTORS), no referrer,
  * and a Content-Security-Policy: strict for the GraphiQL page, "nothing at all" for everything
- * else. The GraphiQL page is rendered through `renderGraphiQL` here (graphql/graphiql.ts), so the
- * policy's script hashes are taken from exactly the page that is served.
+ * else. The GraphiQL page is rendered through `renderGraphiQL` here (with the GraphQL face's
+ * renderer, passed in), so the policy's script hashes are taken from exactly the page that is served.
  */
-export function createSecurityHeaders() {
+export function createSecurityHeaders(options: { renderGraphiQL: (options: GraphiQLOptions) => string }) {
   let graphiqlPolicy: string | undefined;
   const plugin: Plugin = {
     onResponse({ response }) {
@@ -65,8 +64,8 @@ export function createSecurityHeaders() {
   };
   return {
     plugin,
-    renderGraphiQL(options: GraphiQLOptions): string {
-      const html = renderLocalGraphiQL(options);
+    renderGraphiQL(graphiqlOptions: GraphiQLOptions): string {
+      const html = options.renderGraphiQL(graphiqlOptions);
       graphiqlPolicy = graphiqlContentSecurityPolicy(html);
       return html;
     },

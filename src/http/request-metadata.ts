@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { RequestMetadata } from './shared/request-metadata.ts';
-import type { LiveConnection } from './domain/live/live.service.ts';
+import type { RequestMetadata } from '../shared/request-metadata.ts';
+import type { LiveConnection } from '../domain/live/live.service.ts';
 
 const acceptableRequestId = /^[A-Za-z0-9._:-]{8,64}$/;
 

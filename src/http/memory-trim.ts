@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import type { Logger } from './shared/logger.ts';
+import type { Logger } from '../shared/logger.ts';
 
 export type GarbageCollector = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
 

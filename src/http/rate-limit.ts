@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { DomainError } from './shared/errors.ts';
-import { hashSecret } from './shared/ids.ts';
-import type { Logger } from './shared/logger.ts';
+import { DomainError } from '../shared/errors.ts';
+import { hashSecret } from '../shared/ids.ts';
+import type { Logger } from '../shared/logger.ts';
 
 /**
  * Who a request is counted against. `apiKey`: an authenticated caller, by key id (each key of a

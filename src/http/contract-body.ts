@@ -1,0 +1,43 @@
+/**
+ * The contract's JSON body, `{ version, success, payload | error }`: what the REST face answers,
+ * and what any other route outside GraphQL (the signing page's document route) answers on
+ * failure, so a caller reads one error shape everywhere.
+ */
+import { httpStatusForError, type DomainError } from '../shared/errors.ts';
+
+export const REST_VERSION = '1';
+
+const jsonHeaders = { 'content-type': 'application/json; charset=utf-8' };
+
+/**
+ * The Response class answers are built with. The plugin passes yoga's (`fetchAPI.Response`), which
+ * its Node adapter writes out directly; the platform's own costs a stream per answer.
+ */
+export type ResponseClass = typeof Response;
+
+/** `{ version, success: true, payload }` with HTTP 200 (contract §4). */
+export function successResponse(payload: Record<string, unknown>, headers: Record<string, string> = {}, ResponseImpl: ResponseClass = Response): Response {
+  return new ResponseImpl(JSON.stringify({ version: REST_VERSION, success: true, payload }), { status: 200, headers: { ...jsonHeaders, ...headers } });
+}
+
+/**
+ * `{ version, success: false, error: { name, description, context } }`. The status comes from the
+ * one error table, unless the operator asked for the replaced service's "always 200" behaviour;
+ * the body is identical either way. `context.requestId` ties the answer to the log lines.
+ */
+export function errorResponse(
+  error: DomainError,
+  { requestId, alwaysHttp200 }: { requestId: string; alwaysHttp200: boolean },
+  ResponseImpl: ResponseClass = Response,
+): Response {
+  const status = alwaysHttp200 ? 200 : httpStatusForError(error.name);
+  const body = {
+    version: REST_VERSION,
+    success: false,
+    error: { name: error.name, description: error.description, context: { ...error.context, requestId } },
+  };
+  const headers: Record<string, string> = { ...jsonHeaders };
+  const retryAfter = error.context.retryAfterSeconds;
+  if (typeof retryAfter === 'number') headers['retry-after'] = String(retryAfter);
+  return new ResponseImpl(JSON.stringify(body), { status, headers });
+}
