@@ -9,9 +9,12 @@ import { boundedInteger, isStorableText } from './validation.ts';
  * Stable under concurrent inserts, and each page is one index range scan however deep it goes.
  */
 
+/** Every paged listing's page size when none is asked for, and the largest it gives (both faces). */
+export const PAGE_SIZE = { default: 20, max: 100 } as const;
+
 /** `limit` 1–100 (default 20), an opaque `cursor` from a previous page, and an optional `search`. */
 export const keysetPageInput = z.strictObject({
-  limit: boundedInteger(1, 100).default(20),
+  limit: boundedInteger(1, PAGE_SIZE.max).default(PAGE_SIZE.default),
   cursor: z.string().max(200).optional(),
   search: z.string().max(200, 'must be at most 200 characters').refine(isStorableText, 'must not contain NUL characters or broken Unicode').optional(),
 });

@@ -39,6 +39,7 @@ export type ReadDatabase = {
     expires_at: Timestamp | null;
     completed_at: Timestamp | null;
     voided_at: Timestamp | null;
+    void_reason: string | null;
   };
   template: {
     id: string;

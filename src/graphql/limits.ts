@@ -23,6 +23,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { PAGE_SIZE } from '../domain/pagination.ts';
 
 /*
  * What one GraphQL operation may ask for, checked while the document is parsed and validated,
@@ -45,9 +46,9 @@ export const GRAPHQL_LIMITS = {
   tokens: 5000,
 } as const;
 
-/** The page size of a paged field without `first`, and the largest it accepts (domain/pagination.ts). */
-const DEFAULT_PAGE_SIZE = 20;
-const MAX_PAGE_SIZE = 100;
+/** The page size of a paged field without `first`, and the largest it accepts. */
+const DEFAULT_PAGE_SIZE = PAGE_SIZE.default;
+const MAX_PAGE_SIZE = PAGE_SIZE.max;
 /**
  * A list that is not paged (an envelope's documents, recipients and fields, a document's pages,
  * a group's members) is counted as this many items: typical, not worst-case, so that a full

@@ -12,11 +12,11 @@ import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { summariseBiometricValue } from '../field/field-values.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
-import { isUuid } from '../../shared/ids.ts';
 import { auditPdfLocales, type AuditPdfData, type AuditPdfLocale } from './audit-pdf.ts';
 import type { Download } from './download.ts';
+import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
+import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
 
-const closedStatuses = new Set(['finalized', 'voided', 'expired']);
 
 const iso = (value: Date | string | null): string | null => (value === null ? null : new Date(value).toISOString());
 
@@ -33,13 +33,14 @@ export function auditPdfLocaleOf(query: string | null, acceptLanguage: string | 
 
 export async function auditLogPdf(context: ServiceContext, options: { envelopeId: string; locale: AuditPdfLocale }): Promise<Download> {
   const caller = await context.caller();
-  if (!isUuid(options.envelopeId)) throw new EnvelopeNotFoundError(options.envelopeId);
   const em = context.em.fork();
-  const [envelope] = await em.execute<
-    { id: string; name: string; status: EnvelopeStatus; created_at: Date; sent_at: Date | null; completed_at: Date | null; voided_at: Date | null; void_reason: string | null }[]
-  >(`select id, name, status, created_at, sent_at, completed_at, voided_at, void_reason from envelope where id = ? and team_id = ?`, [options.envelopeId, caller.teamId]);
+  const row = await teamEnvelopes(context.reader, caller.teamId)
+    .select(['e.id', 'e.name', 'e.status', 'e.created_at', 'e.sent_at', 'e.completed_at', 'e.voided_at', 'e.void_reason'])
+    .where('e.id', '=', wellFormedEnvelopeId(options.envelopeId))
+    .executeTakeFirst();
+  const envelope = row && { ...row, status: row.status as EnvelopeStatus };
   if (envelope === undefined) throw new EnvelopeNotFoundError(options.envelopeId);
-  if (!closedStatuses.has(envelope.status)) throw new EnvelopeNotFinalizedError(envelope.id, envelope.status);
+  if (!isClosedEnvelopeStatus(envelope.status)) throw new EnvelopeNotFinalizedError(envelope.id, envelope.status);
 
   const [documents, recipients, events, biometricFields, chain] = await Promise.all([
     em.fork().execute<{ id: string; name: string; page_count: number; content_sha256: string; sealed_sha256: string | null }[]>(

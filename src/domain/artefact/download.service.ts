@@ -21,6 +21,8 @@ import { ServerBusyError } from '../../shared/errors.ts';
 import { renderDraftCopy, sealEnvelopeArtefacts } from './artefact.service.ts';
 import type { Download } from './download.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, signDownloadToken, verifyDownloadToken } from './download-url.ts';
+import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
+import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 
 type DocumentRow = { documentId: string; name: string; contentSha256: string; sealedSha256: string | null };
 export type Located = { envelopeId: string; teamId: string; status: string; documents: DocumentRow[] };
@@ -33,13 +35,10 @@ async function locate(context: ServiceContext, envelopeId: string): Promise<Loca
 
 /** As `locate`, for a team known otherwise (a recipient's final-copy link). */
 export async function locateInTeam(context: ServiceContext, teamId: string, envelopeId: string): Promise<Located> {
-  if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
-  const rows = await context.reader
-    .selectFrom('envelope as e')
+  const rows = await teamEnvelopes(context.reader, teamId)
     .leftJoin('document as d', 'd.envelope_id', 'e.id')
     .select(['e.id as envelopeId', 'e.status as status', 'd.id as documentId', 'd.name as name', 'd.content_sha256 as contentSha256', 'd.sealed_sha256 as sealedSha256'])
-    .where('e.team_id', '=', teamId)
-    .where('e.id', '=', envelopeId)
+    .where('e.id', '=', wellFormedEnvelopeId(envelopeId))
     .orderBy('d.order')
     .orderBy('d.id')
     .execute();
@@ -159,7 +158,7 @@ export async function downloadBySignedUrl(context: ServiceContext, token: string
 /** A signed URL for the audit-log PDF; refused now as the download would be (Envelope.NotFinalized before the envelope closes). */
 export async function issueAuditPdfUrl(context: ServiceContext, options: { envelopeId: string; locale: AuditPdfLocale }): Promise<{ url: string; expiresAt: Date }> {
   const located = await locate(context, options.envelopeId);
-  if (!['finalized', 'voided', 'expired'].includes(located.status)) throw new EnvelopeNotFinalizedError(located.envelopeId, located.status as EnvelopeStatus);
+  if (!isClosedEnvelopeStatus(located.status)) throw new EnvelopeNotFinalizedError(located.envelopeId, located.status as EnvelopeStatus);
   const expiresAt = new Date(context.clock.now().getTime() + DOWNLOAD_URL_TTL_SECONDS * 1000);
   const token = signDownloadToken(context.auditKey, await context.caller(), { envelopeId: located.envelopeId, documentId: null, auditLocale: options.locale }, expiresAt);
   return { url: `${context.publicUrl}/api/v1/key/downloads/${token}`, expiresAt };

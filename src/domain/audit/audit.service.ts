@@ -4,12 +4,13 @@ import type { JsonObject } from '../../db/columns.ts';
 import type { RequestMetadata } from '../../shared/request-metadata.ts';
 import { AuditEvent, type AuditActorType } from './audit-event.entity.ts';
 import type { ExpressionBuilder } from 'kysely';
-import { isUuid, newId } from '../../shared/ids.ts';
+import { newId } from '../../shared/ids.ts';
 import { enqueueWebhookDeliveries } from '../webhook/webhook-fanout.ts';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { HEAD_AND_NOTIFY_SQL, headAndNotifyParameters, stashUntilCommit, statusAfter } from '../live/envelope-event.ts';
+import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -187,14 +188,10 @@ export async function listAuditEvents(em: EntityManager, streamId: string): Prom
  */
 export async function verifyEnvelopeAuditChain(context: ServiceContext, options: { envelopeId: string }): Promise<ChainVerification> {
   const caller = await context.caller();
-  if (!isUuid(options.envelopeId)) throw new EnvelopeNotFoundError(options.envelopeId);
-  const rows = await context.reader
-    .selectFrom('envelope as e')
+  const rows = await teamEnvelopes(context.reader, caller.teamId)
     .leftJoin('audit_event as a', 'a.stream_id', 'e.id')
     .select((eb) => chainColumns(eb as unknown as ExpressionBuilder<ReadDatabase & { a: ReadDatabase['audit_event'] }, 'a'>))
-    // The tenant filter: only the caller's team's envelope; another team's id reads as unknown.
-    .where('e.team_id', '=', caller.teamId)
-    .where('e.id', '=', options.envelopeId)
+    .where('e.id', '=', wellFormedEnvelopeId(options.envelopeId))
     .orderBy('a.seq')
     .execute();
   if (rows.length === 0) throw new EnvelopeNotFoundError(options.envelopeId);

@@ -1,12 +1,11 @@
-import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { isUuid } from '../../shared/ids.ts';
 import { containsPattern, decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
 import { isoTimestamp, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
-import type { TeamCaller } from '../team/team-caller.ts';
 import { parseInput } from '../validation.ts';
 import { ContactGroupNotFoundError, ContactNotFoundError } from './contact.errors.ts';
+import { teamContactGroups, teamContacts, wellFormedContactGroupId, wellFormedContactId } from './team-contact.ts';
 
 /*
  * The address book's read model: contacts, and contact groups with their member count and (when
@@ -41,8 +40,6 @@ export type ContactGroupInclude = { members?: boolean };
 export type ContactPageData = { contacts: ContactData[]; nextCursor: string | null };
 export type ContactGroupPageData = { contactGroups: ContactGroupData[]; nextCursor: string | null };
 
-type ContactsQuery = SelectQueryBuilder<ReadDatabase & { c: ReadDatabase['contact'] }, 'c', {}>;
-type GroupsQuery = SelectQueryBuilder<ReadDatabase & { g: ReadDatabase['contact_group'] }, 'g', {}>;
 type GroupEb = ExpressionBuilder<ReadDatabase & { g: ReadDatabase['contact_group'] }, 'g'>;
 type AnyEb = ExpressionBuilder<any, any>;
 
@@ -104,18 +101,7 @@ function contactGroupColumns(eb: GroupEb, include: ContactGroupInclude) {
 // ---------------------------------------------------------------------------------------------
 // The tenant boundary of every address book read, in one place.
 
-/**
- * The caller's team's contacts, as `c`, and contact groups, as `g`. Every contact or group read
- * starts from one of these, so another team's row is never found: unknown, malformed and foreign
- * ids all read as "no row" and become the same `Contact.NotFound` / `ContactGroup.NotFound`.
- */
-function teamContacts(context: ServiceContext, caller: TeamCaller): ContactsQuery {
-  return context.reader.selectFrom('contact as c').where('c.team_id', '=', caller.teamId);
-}
 
-function teamContactGroups(context: ServiceContext, caller: TeamCaller): GroupsQuery {
-  return context.reader.selectFrom('contact_group as g').where('g.team_id', '=', caller.teamId);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Reads.
@@ -123,8 +109,8 @@ function teamContactGroups(context: ServiceContext, caller: TeamCaller): GroupsQ
 /** One contact of the caller's team; `Contact.NotFound` otherwise. */
 export async function readContact(context: ServiceContext, contactId: string): Promise<ContactData> {
   const caller = await context.caller();
-  if (!isUuid(contactId)) throw new ContactNotFoundError(contactId);
-  const row = await teamContacts(context, caller)
+  wellFormedContactId(contactId);
+  const row = await teamContacts(context.reader, caller.teamId)
     .select((eb) => contactColumns(eb, 'c'))
     .where('c.id', '=', contactId)
     .executeTakeFirst();
@@ -142,7 +128,7 @@ export async function readContactPage(context: ServiceContext, options: { limit?
   const caller = await context.caller();
   const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
   const pattern = containsPattern(input.search);
-  let query = teamContacts(context, caller).select((eb) => contactColumns(eb, 'c'));
+  let query = teamContacts(context.reader, caller.teamId).select((eb) => contactColumns(eb, 'c'));
   if (pattern !== undefined) query = query.where((eb) => eb.or([eb('c.name', 'ilike', pattern), eb('c.email', 'ilike', pattern)]));
   if (after) query = query.where((eb) => eb(eb.refTuple('c.created_at', 'c.id'), '<', eb.tuple(after.createdAt, after.id)));
   const rows = (await query.orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(input.limit + 1).execute()) as unknown as ContactData[];
@@ -153,8 +139,8 @@ export async function readContactPage(context: ServiceContext, options: { limit?
 /** One contact group of the caller's team with its member count (and members when asked); `ContactGroup.NotFound` otherwise. */
 export async function readContactGroup(context: ServiceContext, groupId: string, include: ContactGroupInclude = {}): Promise<ContactGroupData> {
   const caller = await context.caller();
-  if (!isUuid(groupId)) throw new ContactGroupNotFoundError(groupId);
-  const row = await teamContactGroups(context, caller)
+  wellFormedContactGroupId(groupId);
+  const row = await teamContactGroups(context.reader, caller.teamId)
     .select((eb) => contactGroupColumns(eb, include))
     .where('g.id', '=', groupId)
     .executeTakeFirst();
@@ -175,7 +161,7 @@ export async function readContactGroupPage(
   const caller = await context.caller();
   const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
   const pattern = containsPattern(input.search);
-  let query = teamContactGroups(context, caller).select((eb) => contactGroupColumns(eb, include));
+  let query = teamContactGroups(context.reader, caller.teamId).select((eb) => contactGroupColumns(eb, include));
   if (pattern !== undefined) query = query.where('g.name', 'ilike', pattern);
   if (after) query = query.where((eb) => eb(eb.refTuple('g.created_at', 'g.id'), '<', eb.tuple(after.createdAt, after.id)));
   const rows = (await query.orderBy('g.created_at', 'desc').orderBy('g.id', 'desc').limit(input.limit + 1).execute()) as unknown as ContactGroupData[];
@@ -186,8 +172,8 @@ export async function readContactGroupPage(
 /** The members of one group of the caller's team, oldest membership first; the group row decides `ContactGroup.NotFound`. */
 export async function readContactGroupMembers(context: ServiceContext, options: { groupId: string }): Promise<ContactData[]> {
   const caller = await context.caller();
-  if (!isUuid(options.groupId)) throw new ContactGroupNotFoundError(options.groupId);
-  const row = await teamContactGroups(context, caller)
+  wellFormedContactGroupId(options.groupId);
+  const row = await teamContactGroups(context.reader, caller.teamId)
     .select((eb) => membersOf(eb, 'g').as('members'))
     .where('g.id', '=', options.groupId)
     .executeTakeFirst();

@@ -1,7 +1,5 @@
-import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isUuid } from '../../shared/ids.ts';
 import { auditChange, inTransaction } from '../change.ts';
 import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
 import { agentInfoSchema } from '../recipient/agent-input.ts';
@@ -14,12 +12,11 @@ import { readContact, readContactGroup, type ContactData, type ContactGroupData,
 import {
   ContactGroupInUseError,
   ContactGroupMemberNotFoundError,
-  ContactGroupNotFoundError,
   ContactInUseError,
-  ContactNotFoundError,
   type ReferenceUsage,
 } from './contact.errors.ts';
 import { CONTACT_GROUP_CAPACITY, ensureCapacity } from '../capacity.ts';
+import { findTeamContact, findTeamContactGroup } from './team-contact.ts';
 
 // ---------------------------------------------------------------------------------------------
 // References from agents and template recipients.
@@ -94,27 +91,7 @@ function contactDetails(contact: Contact) {
   };
 }
 
-/**
- * The tenant boundary for contacts, in one place: a contact is visible only to its own team.
- * Unknown, malformed and foreign ids all give the same `Contact.NotFound`.
- */
-export async function findTeamContact(
-  em: EntityManager,
-  teamId: string,
-  contactId: string,
-  options: { lock?: 'share' | 'write' } = {},
-): Promise<Contact> {
-  if (!isUuid(contactId)) throw new ContactNotFoundError(contactId);
-  const contact = await em.findOne(Contact, { id: contactId, team: teamId }, lockOptions(options.lock));
-  if (!contact) throw new ContactNotFoundError(contactId);
-  return contact;
-}
 
-function lockOptions(lock: 'share' | 'write' | undefined) {
-  if (lock === 'write') return { lockMode: LockMode.PESSIMISTIC_WRITE };
-  if (lock === 'share') return { lockMode: LockMode.PESSIMISTIC_READ };
-  return {};
-}
 
 /** Adds a contact to the team's address book. Idempotent per `Idempotency-Key`. */
 export async function createContact(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<ContactData> {
@@ -206,18 +183,6 @@ export const updateContactGroupInput = z.strictObject({ name: groupName.optional
 export type CreateContactGroupInput = z.input<typeof createContactGroupInput>;
 export type UpdateContactGroupInput = z.input<typeof updateContactGroupInput>;
 
-/** The tenant boundary for contact groups: unknown, malformed and foreign ids all give `ContactGroup.NotFound`. */
-export async function findTeamContactGroup(
-  em: EntityManager,
-  teamId: string,
-  groupId: string,
-  options: { lock?: 'share' | 'write' } = {},
-): Promise<ContactGroup> {
-  if (!isUuid(groupId)) throw new ContactGroupNotFoundError(groupId);
-  const group = await em.findOne(ContactGroup, { id: groupId, team: teamId }, lockOptions(options.lock));
-  if (!group) throw new ContactGroupNotFoundError(groupId);
-  return group;
-}
 
 /**
  * Creates an empty contact group. Idempotent per `Idempotency-Key`. Like every group change below,

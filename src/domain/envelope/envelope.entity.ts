@@ -6,6 +6,13 @@ import { Template } from '../template/template.entity.ts';
 export const envelopeStatuses = ['draft', 'sent', 'finalized', 'voided', 'expired'] as const;
 export type EnvelopeStatus = (typeof envelopeStatuses)[number];
 
+/** The statuses an envelope never leaves: its artefacts and audit log are final, its links dead. */
+export const closedEnvelopeStatuses: readonly EnvelopeStatus[] = ['finalized', 'voided', 'expired'];
+
+export function isClosedEnvelopeStatus(status: string): boolean {
+  return (closedEnvelopeStatuses as readonly string[]).includes(status);
+}
+
 /**
  * One signing session. `status` only moves through guarded single-row updates
  * (`update ... where status = <expected>`), never read-then-write; `version` guards draft edits

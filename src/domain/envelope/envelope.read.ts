@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sql, type AliasableExpression, type AliasedExpression, type Expression, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type AliasableExpression, type AliasedExpression, type Expression, type ExpressionBuilder } from 'kysely';
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import { z } from 'zod';
 import { isUuid } from '../../shared/ids.ts';
@@ -7,12 +7,13 @@ import { DocumentNotFoundError } from '../document/document.errors.ts';
 import { FieldNotFoundError } from '../field/field.errors.ts';
 import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
 import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
-import { isoTimestamp, readOwnerChild, readOwnerChildItem, runRead, shapeOfKeys, type ReadDatabase, type ReadDb, type Slot } from '../read-model.ts';
+import { isoTimestamp, readOwnerChild, readOwnerChildItem, runRead, shapeOfKeys, type ReadDatabase, type Slot } from '../read-model.ts';
 import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
 import { EnvelopeNotFoundError } from './envelope.errors.ts';
+import { teamEnvelopes, wellFormedEnvelopeId } from './team-envelope.ts';
 
 /*
  * The envelope aggregate's read model: an envelope with any of its documents, recipients (with
@@ -398,19 +399,6 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
   ).concat(nested.map(([key, build]) => build().as(key)));
 }
 
-// ---------------------------------------------------------------------------------------------
-// The tenant boundary of every envelope read, in one place.
-
-/**
- * The caller's team's envelopes, as `e`. Every read of an envelope or of anything inside one
- * starts here, so another team's envelope is never found: unknown, malformed and foreign ids all
- * read as "no row" and become the same `*.NotFound`. `teamId` is the statement's slot for the
- * caller's team (see runRead).
- */
-function teamEnvelopes(db: ReadDb, teamId: unknown): SelectQueryBuilder<ReadDatabase & { e: ReadDatabase['envelope'] }, 'e', {}> {
-  return db.selectFrom('envelope as e').where('e.team_id', '=', teamId as string);
-}
-
 /** The text that decides an envelope read's SQL: nested lists and keys, never ids. */
 function shapeOfInclude(include: EnvelopeInclude): string {
   const flags = (['documents', 'recipients', 'agents', 'fields', 'views', 'auditEvents'] as const).map((flag) => (include[flag] ? '1' : '0')).join('');
@@ -426,7 +414,7 @@ function shapeOfInclude(include: EnvelopeInclude): string {
 /** One envelope of the caller's team with what `include` asks for; `Envelope.NotFound` otherwise. */
 export async function readEnvelope(context: ServiceContext, envelopeId: string, include: EnvelopeInclude = {}): Promise<EnvelopeData> {
   const caller = await context.caller();
-  if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
+  wellFormedEnvelopeId(envelopeId);
   const [row] = await runRead<EnvelopeData>(
     context.reader,
     `envelope:${shapeOfInclude(include)}`,
@@ -452,7 +440,7 @@ export async function readEnvelopeAnswer(
   include: EnvelopeInclude,
 ): Promise<{ tag: string; payloadJson: string }> {
   const caller = await context.caller();
-  if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
+  wellFormedEnvelopeId(envelopeId);
   const [row] = await runRead<{ text: string }>(
     context.reader,
     `envelope-answer:${shapeOfInclude(include)}`,

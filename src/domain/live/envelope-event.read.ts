@@ -1,8 +1,8 @@
-import { isUuid } from '../../shared/ids.ts';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { isoTimestamp, type ReadDb } from '../read-model.ts';
 import { STATUS_SET_BY_EVENT, setsStatus, type EnvelopeEvent } from './envelope-event.ts';
+import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
 
 /** Events read back per statement when a watcher catches up; a longer gap takes several. */
 export const REPLAY_PAGE = 500;
@@ -19,10 +19,9 @@ export type EnvelopeEventPage = { head: number; events: EnvelopeEvent[] };
  * `afterSequence` null: only the head is wanted (a watcher starting from now).
  */
 export async function readEnvelopeEventsAfter(reader: ReadDb, teamId: string, envelopeId: string, afterSequence: number | null): Promise<EnvelopeEventPage> {
-  if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
+  wellFormedEnvelopeId(envelopeId);
   const after = afterSequence ?? 2_147_483_647;
-  const rows = await reader
-    .selectFrom('envelope as e')
+  const rows = await teamEnvelopes(reader, teamId)
     .leftJoin(
       (eb) =>
         eb
@@ -56,7 +55,6 @@ export async function readEnvelopeEventsAfter(reader: ReadDb, teamId: string, en
       eb.selectFrom('audit_event as h').select((h) => h.fn.max('h.seq').as('head')).where('h.stream_id', '=', envelopeId).as('head'),
     ])
     .where('e.id', '=', envelopeId)
-    .where('e.team_id', '=', teamId)
     .orderBy('r.seq')
     .execute();
   if (rows.length === 0) throw new EnvelopeNotFoundError(envelopeId);
@@ -74,8 +72,7 @@ export async function readEnvelopeEventsAfter(reader: ReadDb, teamId: string, en
 
 /** The team's envelope's current status (`Envelope.NotFound` for a foreign or unknown id), one statement. */
 export async function readEnvelopeStatus(reader: ReadDb, teamId: string, envelopeId: string): Promise<EnvelopeStatus> {
-  if (!isUuid(envelopeId)) throw new EnvelopeNotFoundError(envelopeId);
-  const row = await reader.selectFrom('envelope').select('status').where('id', '=', envelopeId).where('team_id', '=', teamId).executeTakeFirst();
+  const row = await teamEnvelopes(reader, teamId).select('e.status').where('e.id', '=', wellFormedEnvelopeId(envelopeId)).executeTakeFirst();
   if (!row) throw new EnvelopeNotFoundError(envelopeId);
   return row.status as EnvelopeStatus;
 }

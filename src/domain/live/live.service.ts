@@ -7,6 +7,7 @@ import { REPLAY_PAGE, readEnvelopeEventsAfter, readEnvelopeStatus } from './enve
 import type { EnvelopeEventHub } from './envelope-event-hub.ts';
 import { lookUpToken } from '../signing/signing.service.ts';
 import { SubscriptionInterruptedError, SubscriptionKeyRevokedError, SubscriptionLimitError, SubscriptionUnavailableError } from './live.errors.ts';
+import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 
 /** What a subscription yields: an event, or, last of all, the error it ended with. */
 export type LiveItem = EnvelopeEvent | { ended: DomainError };
@@ -303,7 +304,6 @@ export async function subscribeEnvelopeStatusChanged(context: LiveContext, optio
   return stream;
 }
 
-const CLOSED_STATUSES = new Set(['finalized', 'voided', 'expired']);
 
 /**
  * `signingSessionChanged`: a signing page (its `X-Signing-Token`, no team key) watches its own
@@ -320,7 +320,7 @@ export async function subscribeSigningSessionChanged(context: LiveContext): Prom
       // Besides status changes, turns: a recipient activated (the page waiting for its turn looks again).
       if (event.teamId !== link.team_id || !(setsStatus(event.type) || event.type === 'recipient.activated')) return;
       stream.push(event);
-      if (event.status !== null && CLOSED_STATUSES.has(event.status)) stream.complete();
+      if (event.status !== null && isClosedEnvelopeStatus(event.status)) stream.complete();
     }),
   );
   return stream;

@@ -35,6 +35,7 @@ import { ensureOtpVerified } from './otp-gate.ts';
 import { readSigningSession, type SigningSessionData } from './signing.read.ts';
 import { SigningToken } from './signing-token.entity.ts';
 import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, peopleOf, queueHandoverNotice, recordEvent, type Workflow } from './workflow.ts';
+import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 
 /*
  * The recipient side (contract §7): every operation is authorised by the signing link's token
@@ -46,7 +47,6 @@ import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockE
 
 export type TokenRow = { id: string; revoked_at: Date | null; last_used_at: Date | null; recipient_id: string; agent_id: string; envelope_id: string; team_id: string; status: string };
 
-const CLOSED = new Set(['finalized', 'voided', 'expired']);
 
 /** Finds the token's envelope (to queue for its lock); unknown tokens and dead links are refused by name. */
 /** The link of the request's `X-Signing-Token`, alive, of an envelope not closed (else its refusal by name). */
@@ -60,7 +60,7 @@ export async function lookUpToken(context: ServiceContext): Promise<TokenRow> {
     [hashSecret(token)],
   );
   if (!row) throw new SigningTokenInvalidError();
-  if (CLOSED.has(row.status)) throw new EnvelopeClosedError(row.envelope_id, row.status as Envelope['status']);
+  if (isClosedEnvelopeStatus(row.status)) throw new EnvelopeClosedError(row.envelope_id, row.status as Envelope['status']);
   if (row.revoked_at) throw new SigningTokenInvalidError();
   return row;
 }

@@ -1,11 +1,10 @@
-import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
-import { isUuid } from '../../shared/ids.ts';
+import type { ExpressionBuilder } from 'kysely';
 import { containsPattern, decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
 import { isoTimestamp, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
-import type { TeamCaller } from './team-caller.ts';
 import { UserNotFoundError } from './team-user.errors.ts';
+import { teamUsers, wellFormedUserId } from './team-users.ts';
 
 /*
  * The team users' read model: one user or a page of users, each read with ONE statement, as plain
@@ -24,7 +23,6 @@ export type TeamUserData = {
 
 export type TeamUserPageData = { users: TeamUserData[]; nextCursor: string | null };
 
-type UsersQuery = SelectQueryBuilder<ReadDatabase & { u: ReadDatabase['team_user'] }, 'u', {}>;
 type UserEb = ExpressionBuilder<ReadDatabase & { u: ReadDatabase['team_user'] }, 'u'>;
 
 /** The columns of a user row, in the order the REST contract shows them. */
@@ -40,19 +38,12 @@ function userColumns(eb: UserEb) {
   ];
 }
 
-/**
- * The tenant boundary of every user read: the caller's team's users, as `u`. Unknown, malformed
- * and foreign ids all read as "no row" and become the same `User.NotFound`.
- */
-function teamUsers(context: ServiceContext, caller: TeamCaller): UsersQuery {
-  return context.reader.selectFrom('team_user as u').where('u.team_id', '=', caller.teamId);
-}
 
 /** One user of the caller's team; `User.NotFound` otherwise. */
 export async function readUser(context: ServiceContext, userId: string): Promise<TeamUserData> {
   const caller = await context.caller();
-  if (!isUuid(userId)) throw new UserNotFoundError(userId);
-  const row = await teamUsers(context, caller).select(userColumns).where('u.id', '=', userId).executeTakeFirst();
+  wellFormedUserId(userId);
+  const row = await teamUsers(context.reader, caller.teamId).select(userColumns).where('u.id', '=', userId).executeTakeFirst();
   if (!row) throw new UserNotFoundError(userId);
   return row as unknown as TeamUserData;
 }
@@ -66,7 +57,7 @@ export async function readUserPage(context: ServiceContext, options: { limit?: n
   const caller = await context.caller();
   const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
   const pattern = containsPattern(input.search);
-  let query = teamUsers(context, caller).select(userColumns);
+  let query = teamUsers(context.reader, caller.teamId).select(userColumns);
   if (pattern !== undefined) query = query.where((eb) => eb.or([eb('u.name', 'ilike', pattern), eb('u.email', 'ilike', pattern)]));
   if (after) query = query.where((eb) => eb(eb.refTuple('u.created_at', 'u.id'), '<', eb.tuple(after.createdAt, after.id)));
   const rows = (await query.orderBy('u.created_at', 'desc').orderBy('u.id', 'desc').limit(input.limit + 1).execute()) as unknown as TeamUserData[];

@@ -1,7 +1,6 @@
-import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { isUuid } from '../../shared/ids.ts';
 import { findDraftReferences, isReferenced } from '../contact/contact.service.ts';
 import { auditChange, inTransaction } from '../change.ts';
 import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
@@ -11,7 +10,8 @@ import { parseInput } from '../validation.ts';
 import { TeamUser } from './team-user.entity.ts';
 import { readUser, type TeamUserData } from './team-user.read.ts';
 import { Team } from './team.entity.ts';
-import { UserDuplicateEmailError, UserInUseError, UserNotFoundError } from './team-user.errors.ts';
+import { UserDuplicateEmailError, UserInUseError } from './team-user.errors.ts';
+import { findTeamUser } from './team-users.ts';
 
 export const DEFAULT_USER_LOCALE = 'en-US';
 
@@ -37,16 +37,6 @@ export type UpdateUserInput = z.input<typeof updateUserInput>;
 
 const userKeys = ['name', 'email', 'phone', 'locale'] as const;
 
-/**
- * The tenant boundary for team users: a user is visible only to its own team. Unknown, malformed
- * and foreign ids all give the same `User.NotFound`.
- */
-export async function findTeamUser(em: EntityManager, teamId: string, userId: string, options: { lock?: boolean } = {}): Promise<TeamUser> {
-  if (!isUuid(userId)) throw new UserNotFoundError(userId);
-  const user = await em.findOne(TeamUser, { id: userId, team: teamId }, options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
-  if (!user) throw new UserNotFoundError(userId);
-  return user;
-}
 
 /**
  * Invariant guarded here: no two users of a team share an email address, ignoring letter case.

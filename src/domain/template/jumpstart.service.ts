@@ -23,7 +23,8 @@ import { parseInput } from '../validation.ts';
 import { TemplateRecipient } from './template-recipient.entity.ts';
 import type { Template } from './template.entity.ts';
 import { JumpstartDuplicateRecipientError, JumpstartUnknownRecipientError, TemplateNotReadyError, type TemplateReadinessIssue } from './template.errors.ts';
-import { findVisibleTemplate } from './template.service.ts';
+import { } from './template.service.ts';
+import { findVisibleTemplate } from './team-template.ts';
 
 /*
  * Jumpstart (spec §4.5): a draft envelope made from a template in one request and one

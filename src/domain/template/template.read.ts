@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { isUuid } from '../../shared/ids.ts';
 import { DocumentNotFoundError } from '../document/document.errors.ts';
@@ -13,11 +13,12 @@ import {
 } from '../envelope/envelope.read.ts';
 import { FieldNotFoundError } from '../field/field.errors.ts';
 import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
-import { isoTimestamp, readOwnerChild, readOwnerChildItem, runRead, shapeOfKeys, type ReadDatabase, type ReadDb, type Slot } from '../read-model.ts';
+import { isoTimestamp, readOwnerChild, readOwnerChildItem, runRead, shapeOfKeys, type ReadDatabase, type Slot } from '../read-model.ts';
 import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { TemplateNotFoundError } from './template.errors.ts';
+import { visibleTemplates, wellFormedTemplateId } from './team-template.ts';
 
 /*
  * The template aggregate's read model: a template with any of its documents, roles and fields
@@ -162,19 +163,6 @@ function templateColumns(eb: Eb, include: TemplateInclude) {
 // ---------------------------------------------------------------------------------------------
 // The tenant boundary of every template read, in one place.
 
-/**
- * The templates the caller's team may see, as `t`: its own, and those whose `teamScope` names it
- * (teamScope only ever holds teams of the owner's workspace: the service checks it on every
- * write). Every read of a template or of anything inside one starts here, so any other template
- * reads as "no row" and becomes the same `Template.NotFound` as an unknown id. `teamId` is the
- * statement's slot for the caller's team. The scope test is written as array containment so the
- * GIN index on `team_scope` serves it.
- */
-function visibleTemplates(db: ReadDb, teamId: unknown): SelectQueryBuilder<TemplateDb, 't', {}> {
-  return db
-    .selectFrom('template as t')
-    .where((eb) => eb.or([eb('t.team_id', '=', teamId as string), sql<boolean>`t.team_scope @> array[${teamId}]::text[]`]));
-}
 
 function shapeOfInclude(include: TemplateInclude): string {
   const flags = (['documents', 'recipients', 'fields', 'views'] as const).map((flag) => (include[flag] ? '1' : '0')).join('');
@@ -188,7 +176,7 @@ function shapeOfInclude(include: TemplateInclude): string {
 /** One template visible to the caller's team with what `include` asks for; `Template.NotFound` otherwise. */
 export async function readTemplate(context: ServiceContext, templateId: string, include: TemplateInclude = {}): Promise<TemplateData> {
   const caller = await context.caller();
-  if (!isUuid(templateId)) throw new TemplateNotFoundError(templateId);
+  wellFormedTemplateId(templateId);
   const [row] = await runRead<TemplateData>(
     context.reader,
     `template:${shapeOfInclude(include)}`,

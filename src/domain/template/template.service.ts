@@ -1,4 +1,3 @@
-import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
@@ -11,8 +10,9 @@ import { Team } from '../team/team.entity.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
 import { isStorableText, parseInput, readableName } from '../validation.ts';
 import { Template } from './template.entity.ts';
-import { TemplateNotFoundError, TemplateNotOwnerError } from './template.errors.ts';
+import { TemplateNotOwnerError } from './template.errors.ts';
 import { readTemplate, FULL_TEMPLATE_INCLUDE, type TemplateData } from './template.read.ts';
+import { findVisibleTemplate } from './team-template.ts';
 
 const MAX_DESCRIPTION_LENGTH = 2_000;
 
@@ -37,28 +37,6 @@ export const updateTemplateInput = z.strictObject(templateSettings).partial();
 /** A change to a template, made by its owning team under the template's row lock. */
 export type TemplateChange = { em: EntityManager; template: Template; caller: TeamCaller; now: Date };
 
-/**
- * The tenant boundary for templates in writes, in one place: a template is visible to its own
- * team and to the teams its `teamScope` names. Unknown, malformed and invisible ids all give the
- * same `Template.NotFound`. The visibility test is in the statement, so another team's template
- * is never locked or loaded.
- */
-export async function findVisibleTemplate(
-  em: EntityManager,
-  caller: TeamCaller,
-  templateId: string,
-  options: { lock?: 'share' | 'write' } = {},
-): Promise<Template> {
-  if (!isUuid(templateId)) throw new TemplateNotFoundError(templateId);
-  const lockMode = options.lock === 'write' ? LockMode.PESSIMISTIC_WRITE : options.lock === 'share' ? LockMode.PESSIMISTIC_READ : undefined;
-  const template = await em.findOne(
-    Template,
-    { id: templateId, $or: [{ team: caller.teamId }, { teamScope: { $contains: [caller.teamId] } }] },
-    lockMode === undefined ? {} : { lockMode },
-  );
-  if (!template) throw new TemplateNotFoundError(templateId);
-  return template;
-}
 
 /**
  * A template the caller may change: visible (else `Template.NotFound`) and owned by the caller's

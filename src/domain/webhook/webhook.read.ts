@@ -1,11 +1,11 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { isUuid } from '../../shared/ids.ts';
 import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
 import { isoTimestamp } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { WebhookDeliveryNotFoundError, WebhookNotFoundError } from './webhook.errors.ts';
+import { teamWebhooks, wellFormedWebhookDeliveryId, wellFormedWebhookId } from './team-webhook.ts';
 
 /*
  * The webhooks' read model: endpoints (never their secret), and an endpoint's delivery log with
@@ -122,16 +122,11 @@ function deliveryColumns(eb: AnyEb) {
   ];
 }
 
-/** The caller's team's endpoints, as `w`: every read starts here (the tenant boundary). */
-async function teamWebhooks(context: ServiceContext) {
-  const caller = await context.caller();
-  return context.reader.selectFrom('webhook_endpoint as w').where('w.team_id', '=', caller.teamId);
-}
 
 /** One endpoint of the caller's team; `Webhook.NotFound` otherwise. */
 export async function readWebhook(context: ServiceContext, webhookId: string): Promise<WebhookData> {
-  const query = await teamWebhooks(context);
-  if (!isUuid(webhookId)) throw new WebhookNotFoundError(webhookId);
+  const query = teamWebhooks(context.reader, (await context.caller()).teamId);
+  wellFormedWebhookId(webhookId);
   const row = await query.select((eb) => webhookColumns(eb as AnyEb)).where('w.id', '=', webhookId).executeTakeFirst();
   if (!row) throw new WebhookNotFoundError(webhookId);
   return row as unknown as WebhookData;
@@ -141,7 +136,7 @@ export async function readWebhook(context: ServiceContext, webhookId: string): P
 export async function readWebhookPage(context: ServiceContext, options: { limit?: number; cursor?: string }): Promise<WebhookPageData> {
   const input = parseInput(keysetPageInput, options);
   const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
-  let query = (await teamWebhooks(context)).select((eb) => webhookColumns(eb as AnyEb));
+  let query = teamWebhooks(context.reader, (await context.caller()).teamId).select((eb) => webhookColumns(eb as AnyEb));
   if (after) query = query.where((eb) => eb(eb.refTuple('w.created_at', 'w.id'), '<', eb.tuple(after.createdAt, after.id)));
   const rows = (await query.orderBy('w.created_at', 'desc').orderBy('w.id', 'desc').limit(input.limit + 1).execute()) as unknown as WebhookData[];
   const page = takePage(rows, input.limit);
@@ -158,8 +153,8 @@ export async function readWebhookDeliveryPage(
 ): Promise<WebhookDeliveryPageData> {
   const input = parseInput(keysetPageInput, { limit: options.limit, cursor: options.cursor });
   const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
-  const query = await teamWebhooks(context);
-  if (!isUuid(options.webhookId)) throw new WebhookNotFoundError(options.webhookId);
+  const query = teamWebhooks(context.reader, (await context.caller()).teamId);
+  wellFormedWebhookId(options.webhookId);
   const row = await query
     .select((eb) =>
       jsonArrayFrom(
@@ -182,9 +177,9 @@ export async function readWebhookDeliveryPage(
 
 /** One delivery of one endpoint of the caller's team, with its attempts. */
 export async function readWebhookDelivery(context: ServiceContext, options: { webhookId: string; deliveryId: string }): Promise<WebhookDeliveryData> {
-  const query = await teamWebhooks(context);
-  if (!isUuid(options.webhookId)) throw new WebhookNotFoundError(options.webhookId);
-  if (!isUuid(options.deliveryId)) throw new WebhookDeliveryNotFoundError(options.deliveryId);
+  const query = teamWebhooks(context.reader, (await context.caller()).teamId);
+  wellFormedWebhookId(options.webhookId);
+  wellFormedWebhookDeliveryId(options.deliveryId);
   const row = await query
     .leftJoin('webhook_delivery as d', (join) => join.onRef('d.endpoint_id', '=', 'w.id').on('d.id', '=', options.deliveryId))
     .select((eb) => [eb.ref('w.id').as('endpointId'), ...deliveryColumns(eb as AnyEb)])

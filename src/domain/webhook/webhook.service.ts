@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isUuid, newId } from '../../shared/ids.ts';
+import { newId } from '../../shared/ids.ts';
 import { auditChange } from '../change.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedText, parseInput } from '../validation.ts';
@@ -16,6 +16,7 @@ import {
   WebhookUnknownEventTypeError,
 } from './webhook.errors.ts';
 import { readWebhook, readWebhookDelivery, type WebhookData, type WebhookDeliveryData } from './webhook.read.ts';
+import { wellFormedWebhookDeliveryId, wellFormedWebhookId } from './team-webhook.ts';
 
 /*
  * Team webhook endpoints and their deliveries. Every write is one guarded statement scoped to the
@@ -90,7 +91,7 @@ export async function updateWebhook(context: ServiceContext, options: { webhookI
   const url = input.url === undefined ? undefined : checkWebhookUrl(input.url, urlPolicy(context));
   const eventTypes = checkEventTypes(input.eventTypes);
   const caller = await context.caller();
-  if (!isUuid(options.webhookId)) throw new WebhookNotFoundError(options.webhookId);
+  wellFormedWebhookId(options.webhookId);
   const changes: [string, unknown][] = [['updated_at = ?', context.clock.now()]];
   if (url !== undefined) changes.push(['url = ?', url]);
   if (eventTypes !== undefined) changes.push(['event_types = ?::text[]', toTextArray(eventTypes)]);
@@ -117,7 +118,7 @@ export async function updateWebhook(context: ServiceContext, options: { webhookI
 /** Deletes an endpoint with its delivery log; queued deliveries to it are dropped when their turn comes. */
 export async function deleteWebhook(context: ServiceContext, options: { webhookId: string }): Promise<void> {
   const caller = await context.caller();
-  if (!isUuid(options.webhookId)) throw new WebhookNotFoundError(options.webhookId);
+  wellFormedWebhookId(options.webhookId);
   await context.em.transactional(async (em) => {
     const rows = await em.execute<{ id: string; url: string }[]>('delete from webhook_endpoint where id = ? and team_id = ? returning id, url', [options.webhookId, caller.teamId]);
     if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
@@ -147,7 +148,7 @@ export const rotateWebhookSecretInput = z.strictObject({
 export async function rotateWebhookSecret(context: ServiceContext, options: { webhookId: string; input?: unknown }): Promise<WebhookWithSecret> {
   const input = parseInput(rotateWebhookSecretInput, options.input ?? {});
   const caller = await context.caller();
-  if (!isUuid(options.webhookId)) throw new WebhookNotFoundError(options.webhookId);
+  wellFormedWebhookId(options.webhookId);
   const secret = newWebhookSecret();
   const now = context.clock.now();
   const graceSeconds = input.previousSecretValidSeconds ?? PREVIOUS_SECRET_GRACE_SECONDS;
@@ -173,8 +174,8 @@ export async function rotateWebhookSecret(context: ServiceContext, options: { we
  */
 export async function redeliverWebhookDelivery(context: ServiceContext, options: { webhookId: string; deliveryId: string }): Promise<WebhookDeliveryData> {
   const caller = await context.caller();
-  if (!isUuid(options.webhookId)) throw new WebhookNotFoundError(options.webhookId);
-  if (!isUuid(options.deliveryId)) throw new WebhookDeliveryNotFoundError(options.deliveryId);
+  wellFormedWebhookId(options.webhookId);
+  wellFormedWebhookDeliveryId(options.deliveryId);
   const now = context.clock.now();
   const messageId = newId();
   const queued = await enqueueSelected(context.em, OUTBOX_TOPICS.webhookDelivery, {

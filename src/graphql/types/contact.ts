@@ -18,14 +18,13 @@ import {
   updateContact,
   updateContactGroup,
 } from '../../domain/contact/contact.service.ts';
-import { createdAtCursor } from '../../domain/pagination.ts';
 import type { PhoneContactMethod } from '../../domain/recipient/agent.entity.ts';
 import { readUser, readUserPage, type TeamUserData, type TeamUserPageData } from '../../domain/team/team-user.read.ts';
 import { createUser, deleteUser, updateUser } from '../../domain/team/team-user.service.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
 import { connectionNodesOf, contactGroupIncludeOf, nested, selectionOf } from '../selection.ts';
-import { DeletedPayload, PageInfo } from './common.ts';
+import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
 import { LocaleEnum, PhoneContactMethodEnum } from './recipient.ts';
 
 /*
@@ -88,59 +87,22 @@ export const TeamUserType = builder.objectRef<TeamUserData>('TeamUser').implemen
 // ---------------------------------------------------------------------------------------------
 // Connections.
 
-function pageInfoOf(page: { nextCursor: string | null }) {
-  return { hasNextPage: page.nextCursor !== null, endCursor: page.nextCursor };
-}
-
-const ContactEdge = builder.objectRef<ContactData>('ContactEdge').implement({
-  description: 'One node of a page, with its position.',
-  fields: (t) => ({
-    cursor: t.string({ description: 'Pass as `after` to continue after this node.', resolve: (node) => createdAtCursor(node) }),
-    node: t.field({ type: ContactType, resolve: (node) => node }),
-  }),
-});
-
-const ContactConnection = builder.objectRef<ContactPageData>('ContactConnection').implement({
+const ContactConnection = keysetConnection('Contact', {
   description: "A page of the team's contacts, newest first.",
-  fields: (t) => ({
-    edges: t.field({ type: [ContactEdge], resolve: (page) => page.contacts }),
-    nodes: t.field({ type: [ContactType], resolve: (page) => page.contacts }),
-    pageInfo: t.field({ type: PageInfo, resolve: (page) => pageInfoOf(page) }),
-  }),
+  node: ContactType,
+  nodesOf: (page: ContactPageData) => page.contacts,
 });
 
-const ContactGroupEdge = builder.objectRef<ContactGroupData>('ContactGroupEdge').implement({
-  description: 'One node of a page, with its position.',
-  fields: (t) => ({
-    cursor: t.string({ description: 'Pass as `after` to continue after this node.', resolve: (node) => createdAtCursor(node) }),
-    node: t.field({ type: ContactGroupType, resolve: (node) => node }),
-  }),
-});
-
-const ContactGroupConnection = builder.objectRef<ContactGroupPageData>('ContactGroupConnection').implement({
+const ContactGroupConnection = keysetConnection('ContactGroup', {
   description: "A page of the team's contact groups, newest first.",
-  fields: (t) => ({
-    edges: t.field({ type: [ContactGroupEdge], resolve: (page) => page.contactGroups }),
-    nodes: t.field({ type: [ContactGroupType], resolve: (page) => page.contactGroups }),
-    pageInfo: t.field({ type: PageInfo, resolve: (page) => pageInfoOf(page) }),
-  }),
+  node: ContactGroupType,
+  nodesOf: (page: ContactGroupPageData) => page.contactGroups,
 });
 
-const TeamUserEdge = builder.objectRef<TeamUserData>('TeamUserEdge').implement({
-  description: 'One node of a page, with its position.',
-  fields: (t) => ({
-    cursor: t.string({ description: 'Pass as `after` to continue after this node.', resolve: (node) => createdAtCursor(node) }),
-    node: t.field({ type: TeamUserType, resolve: (node) => node }),
-  }),
-});
-
-const TeamUserConnection = builder.objectRef<TeamUserPageData>('TeamUserConnection').implement({
+const TeamUserConnection = keysetConnection('TeamUser', {
   description: "A page of the team's users, newest first.",
-  fields: (t) => ({
-    edges: t.field({ type: [TeamUserEdge], resolve: (page) => page.users }),
-    nodes: t.field({ type: [TeamUserType], resolve: (page) => page.users }),
-    pageInfo: t.field({ type: PageInfo, resolve: (page) => pageInfoOf(page) }),
-  }),
+  node: TeamUserType,
+  nodesOf: (page: TeamUserPageData) => page.users,
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -163,8 +125,7 @@ builder.queryFields((t) => ({
     type: ContactConnection,
     description: "Your team's contacts, newest first (REST: GET /contacts).",
     args: {
-      first: t.arg.int({ required: false, description: '1–100, default 20.' }),
-      after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
+      ...pageArgs(t.arg),
       search: t.arg.string({ required: false, description: SEARCH_DESCRIPTION }),
     },
     resolve: (_root, args, context) => readContactPage(context, pageOptions(args)),
@@ -179,8 +140,7 @@ builder.queryFields((t) => ({
     type: ContactGroupConnection,
     description: "Your team's contact groups, newest first (REST: GET /contact-groups).",
     args: {
-      first: t.arg.int({ required: false, description: '1–100, default 20.' }),
-      after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
+      ...pageArgs(t.arg),
       search: t.arg.string({ required: false, description: SEARCH_DESCRIPTION }),
     },
     resolve: (_root, args, context, info) =>
@@ -196,8 +156,7 @@ builder.queryFields((t) => ({
     type: TeamUserConnection,
     description: "Your team's users, newest first (REST: GET /users).",
     args: {
-      first: t.arg.int({ required: false, description: '1–100, default 20.' }),
-      after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
+      ...pageArgs(t.arg),
       search: t.arg.string({ required: false, description: SEARCH_DESCRIPTION }),
     },
     resolve: (_root, args, context) => readUserPage(context, pageOptions(args)),

@@ -1,11 +1,10 @@
 import { envelopeStatuses } from '../../domain/envelope/envelope.entity.ts';
 import { readEnvelope, readEnvelopePage, type EnvelopeData, type EnvelopePageData } from '../../domain/envelope/envelope.read.ts';
 import { createEnvelope, deleteEnvelope, updateEnvelope } from '../../domain/envelope/envelope.service.ts';
-import { createdAtCursor } from '../../domain/pagination.ts';
 import { builder } from '../builder.ts';
 import { connectionNodesOf, envelopeIncludeOf, selectionOf } from '../selection.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
-import { DeletedPayload, PageInfo } from './common.ts';
+import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
 
 export const EnvelopeStatusEnum = builder.enumType('EnvelopeStatus', {
   description: 'draft → sent → finalized | voided | expired. Only drafts can be edited.',
@@ -37,27 +36,11 @@ export const EnvelopeType = builder.objectRef<EnvelopeData>('Envelope').implemen
   }),
 });
 
-const EnvelopeEdge = builder.objectRef<EnvelopeData>('EnvelopeEdge').implement({
-  description: 'An envelope in a page, with its position for `after`.',
-  fields: (t) => ({
-    cursor: t.string({ resolve: (envelope) => createdAtCursor(envelope) }),
-    node: t.field({ type: EnvelopeType, resolve: (envelope) => envelope }),
-  }),
+const EnvelopeConnection = keysetConnection('Envelope', {
+  description: "A page of the team's envelopes, newest first.",
+  node: EnvelopeType,
+  nodesOf: (page: EnvelopePageData) => page.envelopes,
 });
-
-const EnvelopeConnection = builder
-  .objectRef<EnvelopePageData>('EnvelopeConnection')
-  .implement({
-    description: "A page of the team's envelopes, newest first.",
-    fields: (t) => ({
-      edges: t.field({ type: [EnvelopeEdge], resolve: (page) => page.envelopes }),
-      nodes: t.field({ type: [EnvelopeType], resolve: (page) => page.envelopes }),
-      pageInfo: t.field({
-        type: PageInfo,
-        resolve: (page) => ({ hasNextPage: page.nextCursor !== null, endCursor: page.nextCursor }),
-      }),
-    }),
-  });
 
 builder.queryFields((t) => ({
   envelope: t.field({
@@ -70,8 +53,7 @@ builder.queryFields((t) => ({
     type: EnvelopeConnection,
     description: "Your team's envelopes, newest first, optionally of one status.",
     args: {
-      first: t.arg.int({ required: false, description: '1–100, default 20.' }),
-      after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
+      ...pageArgs(t.arg),
       status: t.arg({ type: EnvelopeStatusEnum, required: false }),
     },
     resolve: (_root, args, context, info) =>

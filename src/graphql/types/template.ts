@@ -1,5 +1,4 @@
 import type { RecipientType } from '../../domain/recipient/recipient.entity.ts';
-import { createdAtCursor } from '../../domain/pagination.ts';
 import { readTemplate, readTemplatePage, type TemplateData, type TemplatePageData, type TemplateRecipientData } from '../../domain/template/template.read.ts';
 import { createTemplate, deleteTemplate, updateTemplate } from '../../domain/template/template.service.ts';
 import { addTemplateDocument, deleteTemplateDocument, stageTemplateDocumentUpload, updateTemplateDocument } from '../../domain/template/template-document.service.ts';
@@ -8,7 +7,7 @@ import { addTemplateRecipient, deleteTemplateRecipient, updateTemplateRecipient 
 import { builder } from '../builder.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
 import { connectionNodesOf, nested, selectionOf, templateIncludeOf } from '../selection.ts';
-import { DeletedPayload, PageInfo } from './common.ts';
+import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
 import { AddDocumentInput, DocumentType, openUpload, UpdateDocumentInput } from './document.ts';
 import { FieldInput, fieldInputOptions, FieldType, UpdateFieldInput } from './field.ts';
 import { AgentInput, RecipientTypeEnum } from './recipient.ts';
@@ -54,21 +53,10 @@ export const TemplateType = builder.objectRef<TemplateData>('Template').implemen
   }),
 });
 
-const TemplateEdge = builder.objectRef<TemplateData>('TemplateEdge').implement({
-  description: 'A template in a page, with its position for `after`.',
-  fields: (t) => ({
-    cursor: t.string({ resolve: (template) => createdAtCursor(template) }),
-    node: t.field({ type: TemplateType, resolve: (template) => template }),
-  }),
-});
-
-const TemplateConnection = builder.objectRef<TemplatePageData>('TemplateConnection').implement({
+const TemplateConnection = keysetConnection('Template', {
   description: 'A page of the templates your team may use (its own and those shared with it), newest first.',
-  fields: (t) => ({
-    edges: t.field({ type: [TemplateEdge], resolve: (page) => page.templates }),
-    nodes: t.field({ type: [TemplateType], resolve: (page) => page.templates }),
-    pageInfo: t.field({ type: PageInfo, resolve: (page) => ({ hasNextPage: page.nextCursor !== null, endCursor: page.nextCursor }) }),
-  }),
+  node: TemplateType,
+  nodesOf: (page: TemplatePageData) => page.templates,
 });
 
 builder.queryFields((t) => ({
@@ -82,8 +70,7 @@ builder.queryFields((t) => ({
     type: TemplateConnection,
     description: 'The templates your team may use, newest first.',
     args: {
-      first: t.arg.int({ required: false, description: '1–100, default 20.' }),
-      after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
+      ...pageArgs(t.arg),
     },
     resolve: (_root, args, context, info) =>
       readTemplatePage(context, { limit: args.first ?? undefined, cursor: args.after ?? undefined }, templateIncludeOf(connectionNodesOf(selectionOf(info)))),

@@ -1,4 +1,3 @@
-import { createdAtCursor } from '../../domain/pagination.ts';
 import {
   readWebhook,
   readWebhookDelivery,
@@ -20,7 +19,7 @@ import {
 } from '../../domain/webhook/webhook.service.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
-import { DeletedPayload, PageInfo } from './common.ts';
+import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
 
 /*
  * Team webhooks on the GraphQL face (REST: /webhooks). Answers come from the read model; the
@@ -100,42 +99,16 @@ const WebhookDeliveryType = builder.objectRef<WebhookDeliveryData>('WebhookDeliv
   }),
 });
 
-function pageInfoOf(page: { nextCursor: string | null }) {
-  return { hasNextPage: page.nextCursor !== null, endCursor: page.nextCursor };
-}
-
-const WebhookDeliveryEdge = builder.objectRef<WebhookDeliveryData>('WebhookDeliveryEdge').implement({
-  description: 'One node of a page, with its position.',
-  fields: (t) => ({
-    cursor: t.string({ description: 'Pass as `after` to continue after this node.', resolve: (node) => createdAtCursor(node) }),
-    node: t.field({ type: WebhookDeliveryType, resolve: (node) => node }),
-  }),
-});
-
-const WebhookDeliveryConnection = builder.objectRef<WebhookDeliveryPageData>('WebhookDeliveryConnection').implement({
+const WebhookDeliveryConnection = keysetConnection('WebhookDelivery', {
   description: "A page of an endpoint's deliveries, newest first.",
-  fields: (t) => ({
-    edges: t.field({ type: [WebhookDeliveryEdge], resolve: (page) => page.deliveries }),
-    nodes: t.field({ type: [WebhookDeliveryType], resolve: (page) => page.deliveries }),
-    pageInfo: t.field({ type: PageInfo, resolve: (page) => pageInfoOf(page) }),
-  }),
+  node: WebhookDeliveryType,
+  nodesOf: (page: WebhookDeliveryPageData) => page.deliveries,
 });
 
-const WebhookEdge = builder.objectRef<WebhookData>('WebhookEdge').implement({
-  description: 'One node of a page, with its position.',
-  fields: (t) => ({
-    cursor: t.string({ description: 'Pass as `after` to continue after this node.', resolve: (node) => createdAtCursor(node) }),
-    node: t.field({ type: WebhookType, resolve: (node) => node }),
-  }),
-});
-
-const WebhookConnection = builder.objectRef<WebhookPageData>('WebhookConnection').implement({
+const WebhookConnection = keysetConnection('Webhook', {
   description: "A page of the team's webhook endpoints, newest first.",
-  fields: (t) => ({
-    edges: t.field({ type: [WebhookEdge], resolve: (page) => page.webhooks }),
-    nodes: t.field({ type: [WebhookType], resolve: (page) => page.webhooks }),
-    pageInfo: t.field({ type: PageInfo, resolve: (page) => pageInfoOf(page) }),
-  }),
+  node: WebhookType,
+  nodesOf: (page: WebhookPageData) => page.webhooks,
 });
 
 builder.queryFields((t) => ({
@@ -149,8 +122,7 @@ builder.queryFields((t) => ({
     type: WebhookConnection,
     description: "Your team's webhook endpoints, newest first (REST: GET /webhooks).",
     args: {
-      first: t.arg.int({ required: false, description: '1–100, default 20.' }),
-      after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
+      ...pageArgs(t.arg),
     },
     resolve: (_root, args, context) => readWebhookPage(context, { limit: args.first ?? undefined, cursor: args.after ?? undefined }),
   }),
@@ -160,8 +132,7 @@ builder.queryFields((t) => ({
     description: "An endpoint's delivery log, newest first, each delivery with its attempts (REST: GET /webhooks/{id}/deliveries).",
     args: {
       webhookId: t.arg.id({ required: true }),
-      first: t.arg.int({ required: false, description: '1–100, default 20.' }),
-      after: t.arg.string({ required: false, description: 'The endCursor of the previous page.' }),
+      ...pageArgs(t.arg),
     },
     resolve: (_root, args, context) =>
       readWebhookDeliveryPage(context, { webhookId: String(args.webhookId), limit: args.first ?? undefined, cursor: args.after ?? undefined }),
