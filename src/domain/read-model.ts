@@ -97,6 +97,7 @@ export type ReadDatabase = {
     activated_at: Timestamp | null;
     completed_at: Timestamp | null;
     delegated_at: Timestamp | null;
+    declined_at: Timestamp | null;
     removed_at: Timestamp | null;
   };
   agent: {

@@ -16,6 +16,7 @@ import { auditPdfLocales, type AuditPdfData, type AuditPdfLocale } from './audit
 import type { Download } from './download.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
+import { sql } from 'kysely';
 
 
 const iso = (value: Date | string | null): string | null => (value === null ? null : new Date(value).toISOString());
@@ -33,7 +34,7 @@ export function auditPdfLocaleOf(query: string | null, acceptLanguage: string | 
 
 export async function auditLogPdf(context: ServiceContext, options: { envelopeId: string; locale: AuditPdfLocale }): Promise<Download> {
   const caller = await context.caller();
-  const em = context.em.fork();
+  const reader = context.reader;
   const row = await teamEnvelopes(context.reader, caller.teamId)
     .select(['e.id', 'e.name', 'e.status', 'e.created_at', 'e.sent_at', 'e.completed_at', 'e.voided_at', 'e.void_reason'])
     .where('e.id', '=', wellFormedEnvelopeId(options.envelopeId))
@@ -43,24 +44,53 @@ export async function auditLogPdf(context: ServiceContext, options: { envelopeId
   if (!isClosedEnvelopeStatus(envelope.status)) throw new EnvelopeNotFinalizedError(envelope.id, envelope.status);
 
   const [documents, recipients, events, biometricFields, chain] = await Promise.all([
-    em.fork().execute<{ id: string; name: string; page_count: number; content_sha256: string; sealed_sha256: string | null }[]>(
-      `select id, name, page_count, content_sha256, sealed_sha256 from document where envelope_id = ? order by "order", id`,
-      [envelope.id],
-    ),
-    em.fork().execute<{ id: string; role_name: string; type: string; order: number; completed_at: Date | null; declined_at: Date | null; agents: { info: any; snapshot: any[] | null }[] }[]>(
-      `select r.id, r.role_name, r.type, r."order", r.completed_at, r.declined_at,
-              coalesce((select json_agg(json_build_object('info', a.info, 'snapshot', a.snapshot) order by a.position) from agent a where a.recipient_id = r.id and a.revoked_at is null), '[]') as agents
-         from recipient r where r.envelope_id = ? and r.removed_at is null order by r."order", r.created_at, r.id`,
-      [envelope.id],
-    ),
-    em.fork().execute<{ seq: number; at: Date; type: string; actor_type: string; actor_id: string | null; ip: string | null; user_agent: string | null; details: unknown; hash: string }[]>(
-      `select seq, at, type, actor_type, actor_id, ip, user_agent, details, hash from audit_event where stream_id = ? order by seq`,
-      [envelope.id],
-    ),
-    em.fork().execute<{ identifier: string; value: Record<string, unknown> }[]>(
-      `select identifier, value from field where envelope_id = ? and type = 'biometric_signature' and value is not null order by identifier`,
-      [envelope.id],
-    ),
+    reader
+      .selectFrom('document')
+      .select(['id', 'name', 'page_count', 'content_sha256', 'sealed_sha256'])
+      .where('envelope_id', '=', envelope.id)
+      .orderBy('order')
+      .orderBy('id')
+      .execute(),
+    reader
+      .selectFrom('recipient as r')
+      .select((eb) => [
+        'r.id',
+        'r.role_name',
+        'r.type',
+        'r.order',
+        'r.completed_at',
+        'r.declined_at',
+        eb.fn
+          .coalesce(
+            eb
+              .selectFrom('agent as a')
+              .select(sql<{ info: any; snapshot: any[] | null }[]>`json_agg(json_build_object('info', a.info, 'snapshot', a.snapshot) order by a.position)`.as('agents'))
+              .whereRef('a.recipient_id', '=', 'r.id')
+              .where('a.revoked_at', 'is', null),
+            sql<{ info: any; snapshot: any[] | null }[]>`'[]'::json`,
+          )
+          .as('agents'),
+      ])
+      .where('r.envelope_id', '=', envelope.id)
+      .where('r.removed_at', 'is', null)
+      .orderBy('r.order')
+      .orderBy('r.created_at')
+      .orderBy('r.id')
+      .execute(),
+    reader
+      .selectFrom('audit_event')
+      .select(['seq', 'at', 'type', 'actor_type', 'actor_id', 'ip', 'user_agent', 'details', 'hash'])
+      .where('stream_id', '=', envelope.id)
+      .orderBy('seq')
+      .execute(),
+    reader
+      .selectFrom('field')
+      .select(['identifier', sql<Record<string, unknown>>`value`.as('value')])
+      .where('envelope_id', '=', envelope.id)
+      .where('type', '=', 'biometric_signature')
+      .where('value', 'is not', null)
+      .orderBy('identifier')
+      .execute(),
     verifyEnvelopeAuditChain(context, { envelopeId: envelope.id }),
   ]);
   if (events.length === 0) throw new EnvelopeAuditNotFoundError(envelope.id);
