@@ -16,6 +16,12 @@ type Json = unknown;
 
 /** The columns the read model selects, per table (the migrations are the authority). */
 export type ReadDatabase = {
+  api_key: {
+    id: string;
+    team_id: string;
+    prefix: string;
+    label: string | null;
+  };
   team: {
     id: string;
     created_at: Timestamp;

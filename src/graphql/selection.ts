@@ -83,7 +83,8 @@ export function envelopeIncludeOf(envelope: SelectionTree): EnvelopeInclude {
       document: keysOf(selectedAt(envelope, 'documents')),
       recipient: keysOf(selectedAt(envelope, 'recipients')),
       field: keysOf(selectedAt(envelope, 'fields')),
-      auditEvent: keysOf(selectedAt(envelope, 'auditEvents')),
+      // `seq` always: the field's window (`first`, `afterSeq`) is cut by it (auditEventWindow).
+      auditEvent: new Set([...keysOf(selectedAt(envelope, 'auditEvents')), 'seq']),
     },
   };
 }

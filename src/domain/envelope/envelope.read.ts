@@ -14,6 +14,7 @@ import { parseInput } from '../validation.ts';
 import { envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
 import { EnvelopeNotFoundError } from './envelope.errors.ts';
 import { teamEnvelopes, wellFormedEnvelopeId } from './team-envelope.ts';
+import { withActorNames } from '../audit/actor-names.ts';
 
 /*
  * The envelope aggregate's read model: an envelope with any of its documents, recipients (with
@@ -103,7 +104,8 @@ export type AuditEventData = {
   seq: number;
   type: string;
   at: string;
-  actor: { type: 'api_key' | 'agent' | 'system'; id: string | null };
+  /** `name` only where asked for (`withActorNames`, audit/actor-names.ts). */
+  actor: { type: 'api_key' | 'agent' | 'system'; id: string | null; name?: string | null };
   ip: string | null;
   userAgent: string | null;
   details: Record<string, unknown>;
@@ -634,6 +636,6 @@ export async function readAuditEvents(
     (eb, slot) => auditEventsOf(eb, 'e.id', undefined, { afterSeq: slot(2), limit: slot(3) }),
     [window.afterSeq, window.limit + 1],
   );
-  const page = events.slice(0, window.limit);
+  const page = await withActorNames(context, events.slice(0, window.limit));
   return { events: page, nextAfterSeq: events.length > window.limit ? page[page.length - 1].seq : null };
 }

@@ -2,6 +2,7 @@ import { auditActorTypes } from '../../domain/audit/audit-event.entity.ts';
 import type { AuditEventData } from '../../domain/envelope/envelope.read.ts';
 import { auditEventWindow, nested } from '../selection.ts';
 import { verifyEnvelopeAuditChain, type ChainVerification } from '../../domain/audit/audit.service.ts';
+import { actorName } from '../../domain/audit/actor-names.ts';
 import { builder } from '../builder.ts';
 import { EnvelopeType } from './envelope.ts';
 
@@ -15,6 +16,11 @@ const AuditActor = builder.objectRef<{ type: (typeof auditActorTypes)[number]; i
   fields: (t) => ({
     type: t.field({ type: AuditActorTypeEnum, resolve: (actor) => actor.type }),
     id: t.id({ nullable: true, resolve: (actor) => actor.id }),
+    name: t.string({
+      nullable: true,
+      description: 'The API key’s label (its prefix when unlabelled) or the person’s name; null for the system.',
+      resolve: (actor, _args, context) => actorName(context, actor),
+    }),
   }),
 });
 
