@@ -217,6 +217,7 @@ export type ReadDatabase = {
     state: string;
     attempt_count: number;
     last_status_code: number | null;
+    last_error_code: string | null;
     last_error: string | null;
     last_attempt_at: Timestamp | null;
     next_attempt_at: Timestamp | null;
@@ -229,6 +230,7 @@ export type ReadDatabase = {
     delivery_id: string;
     status_code: number | null;
     duration_ms: number;
+    error_code: string | null;
     error: string | null;
     next_retry_at: Timestamp | null;
   };
