@@ -18,6 +18,7 @@ import type { JsonObject } from '../../db/columns.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { failureDetail, failureReasonOf, ReasonedError, type FailureReason } from '../../shared/failure-reason.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { redactSecrets } from '../../shared/redact.ts';
 import { markOutboxMessageDelivered } from './outbox.service.ts';
 
 export type OutboxMessageClaim = {
@@ -158,7 +159,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     // Callers see the reason (through the hooks); `last_error`, read by operators only, also keeps
     // the detail; the log line keeps the error whole (its stack), under the message id.
     const reason = failureReasonOf(error);
-    const record = `${reason.code}: ${failureDetail(error)}`.slice(0, 2000);
+    const record = `${reason.code}: ${redactSecrets(failureDetail(error))}`.slice(0, 2000);
     const permanent = error instanceof PermanentOutboxError || message.attempt >= settings.maxAttempts;
     const em = settings.em.fork();
     if (permanent) {
