@@ -29,9 +29,12 @@ const CREDENTIAL_PATH = /\/(sign|final-copy|downloads)\/(?!\[redacted\])[^/?#\s"
 /** The service's prefixed secrets (shared/ids.ts `newSecret`): 43 base64url characters after the prefix. */
 const PREFIXED_SECRET = /\b(sgn|esk|whsec)_(?!\[redacted\])[A-Za-z0-9_-]+/g;
 
-/** A query parameter whose name says it carries a credential. */
+/**
+ * A query parameter whose name says it carries a credential. The name's parts around the word are
+ * bounded, so that a long run of text cannot make the match quadratic (a request path is logged).
+ */
 const CREDENTIAL_PARAMETER =
-  /([?&;][^=&#\s"'\\]*?(?:token|signature|sig|secret|password|passwd|pwd|api[_-]?key|apikey|key|code|auth|credential|jwt|session)[^=&#\s"'\\]*=)(?!\[redacted\])[^&#\s"'\\<>]+/gi;
+  /([?&;][\w.[\]-]{0,40}?(?:token|signature|sig|secret|password|passwd|pwd|api[_-]?key|apikey|key|code|auth|credential|jwt|session)[\w.[\]-]{0,40}=)(?!\[redacted\])[^&#\s"'\\<>]+/gi;
 
 /** An Authorization scheme and its credentials (long enough not to be a word of a sentence). */
 const AUTHORIZATION_VALUE = /\b(Bearer|Basic)\s+(?!\[redacted\])[A-Za-z0-9._~+/=-]{8,}/gi;
@@ -39,8 +42,8 @@ const AUTHORIZATION_VALUE = /\b(Bearer|Basic)\s+(?!\[redacted\])[A-Za-z0-9._~+/=
 /** A credential header in a logged header object (JSON or `name: value` text). */
 const CREDENTIAL_HEADER = /(["']?\b(?:authorization|proxy-authorization|cookie|set-cookie|x-service-api-key|x-signing-token)["']?\s*[:=]\s*["']?)(?!\[redacted\])[^"'\r\n,}]+/gi;
 
-/** `scheme://user:password@` */
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)(?!\[redacted\])[^/\s@"'\\<>]+@/gi;
+/** `scheme://user:password@` (bounded, as above). */
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]{0,30}:\/\/)(?!\[redacted\])[^/\s@"'\\<>]{1,512}@/gi;
 
 /** `text` with every bearer credential the service knows of replaced by `[redacted]`. */
 export function redactSecrets(text: string): string {
