@@ -14,6 +14,7 @@ import { restPlugin } from './rest/plugin.ts';
 import { GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin, renderLocalGraphiQL } from './graphql/graphiql.ts';
 import { referenceAssetsPlugin } from './rest/routes/reference.ts';
 import { createSecurityHeaders } from './http/security-headers.ts';
+import { redactSecrets } from './shared/redact.ts';
 import { signingPagePlugins } from './signing-page/plugin.ts';
 import { EnvelopeEventHub, publishOnCommit } from './domain/live/envelope-event-hub.ts';
 import { liveSsePlugin, sharedSubscriptionPlugin } from './graphql/live-fanout.ts';
@@ -54,8 +55,9 @@ function requestLogPlugin(dependencies: AppDependencies, requestMetadataOf: Requ
       const started = startedAt.get(request);
       const durationMs = started === undefined ? undefined : Number(process.hrtime.bigint() - started) / 1e6;
       const url = new URL(request.url);
+      // The path only (never the query), with its credential segments redacted: `/sign/[redacted]`.
       dependencies.logger.info(
-        { requestId: metadata.requestId, method: request.method, path: url.pathname, status: response.status, durationMs, ip: metadata.ip },
+        { requestId: metadata.requestId, method: request.method, path: redactSecrets(url.pathname), status: response.status, durationMs, ip: metadata.ip },
         'request',
       );
     },

@@ -157,6 +157,34 @@ describe('GraphQL operation limits', () => {
     expect((await rest.get('/contacts')).body.payload.contacts.length).toBe(before);
   });
 
+  it('answers a refusal HTTP 400 on POST and GET, whichever JSON media type the client accepts', async () => {
+    // graphql-over-http answers a plain validation error 200 to a client that accepts only the
+    // legacy application/json; the named limits are 400 for every client, as docs/errors.md says.
+    const aliased = `{ ${Array.from({ length: GRAPHQL_LIMITS.aliases + 1 }, (_, index) => `a${index}: __typename`).join(' ')} }`;
+    // Short tokens, so that the GET's URL stays within Node's 16 KB request head.
+    const tooManyTokens = `{ ${'a '.repeat(GRAPHQL_LIMITS.tokens)}}`;
+    const deep = `{ __type(name: "Envelope") { ${'ofType { '.repeat(GRAPHQL_LIMITS.depth - 1)}name${' }'.repeat(GRAPHQL_LIMITS.depth - 1)} } }`;
+    const cases: [string, string, number][] = [
+      [aliased, 'GraphQL.AliasLimit', GRAPHQL_LIMITS.aliases],
+      [tooManyTokens, 'GraphQL.TokenLimit', GRAPHQL_LIMITS.tokens],
+      [deep, 'GraphQL.DepthLimit', GRAPHQL_LIMITS.depth],
+    ];
+    for (const accept of ['application/json', 'application/graphql-response+json', undefined]) {
+      for (const [document, name, limit] of cases) {
+        const headers: Record<string, string> = { 'x-service-api-key': team.apiKey, ...(accept ? { accept } : {}) };
+        const viaPost = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query: document }) });
+        const viaGet = await fetch(`${app.url}/graphql?${new URLSearchParams({ query: document })}`, { headers });
+        for (const [transport, response] of [['POST', viaPost], ['GET', viaGet]] as const) {
+          const body = (await response.json()) as { data?: unknown; errors?: any[] };
+          expect(response.status, `${transport} ${accept} ${name}`).toBe(400);
+          expectRefused({ status: response.status, data: body.data, errors: body.errors }, name, limit);
+          // The transport's own hint never reaches the caller.
+          expect(body.errors?.[0]?.extensions?.http, `${transport} ${accept}`).toBeUndefined();
+        }
+      }
+    }
+  });
+
   it('refuses batched requests (an array body)', async () => {
     const response = await fetch(`${app.url}/graphql`, {
       method: 'POST',

@@ -242,17 +242,20 @@ describe('invitation mails', () => {
       expect(bad.last_error).toContain('HTTP 400');
       const failed = await auditEventsOf(built.envelopeId, 'notification.failed');
       expect(failed).toHaveLength(1);
-      expect(failed[0]!.details).toMatchObject({ topic: 'signing.invitation', kind: 'invitation', channel: 'sms', recipientId: built.recipients.bad });
+      // A stable reason and its words, never the worker's error class.
+      const why = { reason: 'phone_provider_refused', error: 'the SMS provider answered HTTP 400' };
+      expect(failed[0]!.details).toMatchObject({ topic: 'signing.invitation', kind: 'invitation', channel: 'sms', recipientId: built.recipients.bad, ...why });
       // The sender sees on the agent, on both faces, whom the envelope did not reach and why.
       const graphql = await graphqlClient(app, team.apiKey)(
-        `query($id: ID!) { envelope(id: $id) { recipients { identifier agents { notification { lastDeliveredAt failure { kind channel error attempts failedAt } } } } } }`,
+        `query($id: ID!) { envelope(id: $id) { recipients { identifier agents { notification { lastDeliveredAt failure { kind channel reason error attempts failedAt } } } } } }`,
         { id: built.envelopeId },
       );
       const agentsBy = (identifier: string) => graphql.data.envelope.recipients.find((recipient: any) => recipient.identifier === identifier).agents;
-      expect(agentsBy('bad')[0].notification).toMatchObject({ lastDeliveredAt: null, failure: { kind: 'invitation', channel: 'sms', error: expect.stringContaining('HTTP 400'), attempts: 1 } });
+      expect(agentsBy('bad')[0].notification).toMatchObject({ lastDeliveredAt: null, failure: { kind: 'invitation', channel: 'sms', ...why, attempts: 1 } });
       expect(agentsBy('wa')[0].notification).toMatchObject({ lastDeliveredAt: expect.any(String), failure: null });
       const rest = await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/recipients/${built.recipients.bad}`);
-      expect(rest.body.payload.recipient.agents[0].notification.failure).toMatchObject({ kind: 'invitation', channel: 'sms', error: expect.stringContaining('HTTP 400') });
+      expect(rest.body.payload.recipient.agents[0].notification.failure).toMatchObject({ kind: 'invitation', channel: 'sms', ...why });
+      expect(JSON.stringify([graphql.data, rest.body, failed[0]!.details])).not.toMatch(/Error\b|OutboxError/);
     } finally {
       await provider.close();
     }
@@ -473,11 +476,14 @@ describe('a failing mail server', () => {
       const bounce = rows.find((row) => row.payload.to?.email === 'smtp-bounce@example.com')!;
       expect(bounce.failed_at).not.toBeNull();
       expect(bounce.last_error).toMatch(/550/);
-      const graphql = await graphqlClient(app, team.apiKey)(`query($id: ID!) { envelope(id: $id) { recipients { identifier agents { notification { failure { kind channel error attempts } } } } } }`, {
+      const graphql = await graphqlClient(app, team.apiKey)(`query($id: ID!) { envelope(id: $id) { recipients { identifier agents { notification { failure { kind channel reason error attempts } } } } } }`, {
         id: built.envelopeId,
       });
       const watcher = graphql.data.envelope.recipients.find((recipient: any) => recipient.identifier === 'watcher');
-      expect(watcher.agents[0].notification.failure).toMatchObject({ kind: 'completed', channel: 'email', attempts: 1, error: expect.stringMatching(/550 No such user here/) });
+      // The reply's codes in words; its free text (which may name the relay) stays in the log and the row.
+      expect(watcher.agents[0].notification.failure).toMatchObject({ kind: 'completed', channel: 'email', attempts: 1, reason: 'mail_refused', error: expect.stringMatching(/^the mail server refused the message \(SMTP 550\b/) });
+      expect(watcher.agents[0].notification.failure.error).not.toMatch(/No such user here|Error/);
+      expect(bounce.last_error).toMatch(/^mail_refused: PermanentOutboxError: .*550 No such user here/);
       const pending = rows.filter((row) => row.payload.to?.email === 'smtp-deferred@example.com');
       expect(pending.map((row) => [row.topic, row.processed_at, row.failed_at])).toEqual([
         ['signing.invitation', null, null],

@@ -135,7 +135,7 @@ describe('the outbox worker', () => {
     const before = clock.now().getTime();
     expect(await worker.drain()).toBe(1);
     let row = await rowOf(id!);
-    expect(row).toMatchObject({ attempts: 1, processed_at: null, failed_at: null, last_error: 'Error: broken 1', locked_until: null });
+    expect(row).toMatchObject({ attempts: 1, processed_at: null, failed_at: null, last_error: 'internal_error: Error: broken 1', locked_until: null });
     expect(row.available_at.getTime() - before).toBeGreaterThanOrEqual(60_000);
     expect(row.available_at.getTime() - before).toBeLessThan(70_000);
     // Not due yet: nothing happens.
@@ -149,7 +149,7 @@ describe('the outbox worker', () => {
     expect(await worker.drain()).toBe(1);
     row = await rowOf(id!);
     expect(row.failed_at).not.toBeNull();
-    expect(row.last_error).toBe('Error: broken 3');
+    expect(row.last_error).toBe('internal_error: Error: broken 3');
     clock.advance(3600);
     expect(await worker.drain()).toBe(0);
     expect(calls).toBe(3);
@@ -166,14 +166,61 @@ describe('the outbox worker', () => {
         [
           topic,
           async () => {
-            throw new PermanentOutboxError('the envelope is gone');
+            throw new PermanentOutboxError({ code: 'envelope_missing', description: 'the envelope no longer exists' }, 'the envelope is gone');
           },
         ],
       ]),
     });
     expect(await worker.drain()).toBe(1);
-    expect(await rowOf(id!)).toMatchObject({ attempts: 1, processed_at: null, last_error: 'PermanentOutboxError: the envelope is gone' });
+    expect(await rowOf(id!)).toMatchObject({ attempts: 1, processed_at: null, last_error: 'envelope_missing: PermanentOutboxError: the envelope is gone' });
     expect((await rowOf(id!)).failed_at).not.toBeNull();
+  });
+
+  it('hands the retry and failure hooks (what callers read) a stable reason, never the error; the log keeps the detail', async () => {
+    const topic = uniqueTopic();
+    const [unexpected, permanent] = await insertMessages(topic, 2);
+    const lines: any[] = [];
+    const captured = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const seen: Record<string, unknown[]> = { retried: [], failed: [] };
+    const worker = createOutboxWorker({
+      em: app.orm.em,
+      clock: createClock(),
+      logger: captured,
+      maxAttempts: 2,
+      baseBackoffMs: 0,
+      maxBackoffMs: 0,
+      handlers: new Map([
+        [
+          topic,
+          async (message) => {
+            if (message.id === permanent) throw new PermanentOutboxError({ code: 'no_phone', description: 'the person has no phone number' }, 'row 42 has no to.phone');
+            throw new TypeError("Cannot read properties of undefined (reading 'phone') in /srv/app/src/domain/notification/sms.ts");
+          },
+        ],
+      ]),
+      onRetry: async (message, reason) => void seen.retried!.push([message.id, reason]),
+      onFailed: async (message, reason) => void seen.failed!.push([message.id, reason]),
+    });
+    while ((await worker.drain()) > 0);
+    const internal = { code: 'internal_error', description: expect.any(String) };
+    expect(seen.retried).toEqual([[unexpected, internal]]);
+    expect(seen.failed).toEqual(
+      expect.arrayContaining([
+        [permanent, { code: 'no_phone', description: 'the person has no phone number' }],
+        [unexpected, internal],
+      ]),
+    );
+    expect(JSON.stringify(seen)).not.toMatch(/Error|phone'\)|\/srv\/|row 42/);
+    // The operators' side: the row's last_error and the log line have the detail, under the message id.
+    expect((await rowOf(unexpected!)).last_error).toBe("internal_error: TypeError: Cannot read properties of undefined (reading 'phone') in /srv/app/src/domain/notification/sms.ts");
+    const failedLines = lines.filter((line) => line.msg === 'outbox message failed for good');
+    expect(failedLines.map((line) => [line.messageId, line.reason, line.err.type, line.err.message])).toEqual(
+      expect.arrayContaining([
+        [permanent, 'no_phone', 'PermanentOutboxError', 'row 42 has no to.phone'],
+        [unexpected, 'internal_error', 'TypeError', expect.stringContaining("reading 'phone'")],
+      ]),
+    );
+    expect(failedLines.every((line) => typeof line.err.stack === 'string')).toBe(true);
   });
 
   it('backoff doubles per attempt, is capped, and jitters between half and all of it', () => {

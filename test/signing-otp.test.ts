@@ -142,6 +142,57 @@ describe('one-time passcodes', () => {
     expect(await auditEvents(envelopeId, 'otp.sent')).toHaveLength(1);
   });
 
+  it('a used code never verifies again: entered again it is Signing.OtpAlreadyUsed, alone or racing itself, and takes no attempt', async () => {
+    const team = await seedTeam(app);
+    const phone = '+905551230061';
+    const { client, envelopeId } = await sentTo(team, { name: 'Twice', phone });
+    expect((await client(REQUEST)).errors).toBeUndefined();
+    await workerFor(team).drain();
+    const code = codesTo(phone)[0]!;
+    // The same right code three times at once: one verifies, the others are told it was used.
+    const raced = await Promise.all([client(VERIFY, { code }), client(VERIFY, { code }), client(VERIFY, { code })]);
+    expect(raced.filter((answer) => answer.errors === undefined)).toHaveLength(1);
+    expect(raced.map(firstErrorName).filter((name) => name !== undefined)).toEqual(['Signing.OtpAlreadyUsed', 'Signing.OtpAlreadyUsed']);
+    const again = await client(VERIFY, { code });
+    expect(firstErrorName(again)).toBe('Signing.OtpAlreadyUsed');
+    expect(again.data?.verifySigningOtp ?? null).toBeNull();
+    // After the verification lapses, the used code still does not bring it back.
+    app.dependencies.clock.advance(61 * 60);
+    expect((await client(SESSION)).data.signingSession.otp.verified).toBe(false);
+    expect(firstErrorName(await client(VERIFY, { code }))).toBe('Signing.OtpAlreadyUsed');
+    expect(firstErrorName(await signWith(client))).toBe('Signing.OtpRequired');
+    expect(await auditEvents(envelopeId, 'otp.verified')).toHaveLength(1);
+    expect((await auditEvents(envelopeId, 'otp.failed')).map((event) => event.details.reason)).toEqual(['already_used', 'already_used', 'already_used', 'already_used']);
+    const [row] = await app.orm.em
+      .fork()
+      .execute<{ attempts: number }[]>(`select o.attempts from signing_otp o join signing_token t on t.id = o.token_id join recipient r on r.id = t.recipient_id where r.envelope_id = ?`, [envelopeId]);
+    expect(row!.attempts).toBe(1);
+  });
+
+  it('read a code through spaces, dashes, invisible marks and fullwidth digits; malformed input is Request.Invalid and costs no attempt', async () => {
+    const team = await seedTeam(app);
+    const phone = '+905551230062';
+    const { client } = await sentTo(team, { name: 'Typist', phone });
+    expect((await client(REQUEST)).errors).toBeUndefined();
+    await workerFor(team).drain();
+    const code = codesTo(phone)[0]!;
+    for (const malformed of ['12345', '1234567', '12ab56', '12.34.56', '', ' ', '١٢٣٤٥٦', '1'.repeat(200)]) {
+      const refused = await client(VERIFY, { code: malformed });
+      expect(firstErrorName(refused), JSON.stringify(malformed)).toBe('Request.Invalid');
+    }
+    // A wrong code written with separators is read as six digits and counted: the first attempt.
+    const wrong = code === '999999' ? '999998' : '999999';
+    const counted = await client(VERIFY, { code: ` ${wrong.slice(0, 3)} ${wrong.slice(3)} ` });
+    expect(firstErrorName(counted)).toBe('Signing.OtpInvalid');
+    expect(counted.errors![0].extensions.context.attemptsLeft).toBe(4);
+    // The right code as a phone or a keyboard may paste it.
+    const fullwidth = [...code].map((digit) => String.fromCharCode(0xff10 + Number(digit))).join('');
+    const pasted = `\u200e${fullwidth.slice(0, 3)}\u2011${code.slice(3, 5)}\u3000${code.slice(5)}\n`;
+    const verified = await client(VERIFY, { code: pasted });
+    expect(verified.errors).toBeUndefined();
+    expect(verified.data.verifySigningOtp.otp.verified).toBe(true);
+  });
+
   it('an SMS signer in en-US gets the English text; a code expires after 5 minutes', async () => {
     const team = await seedTeam(app);
     const phone = '+14155550134';

@@ -225,6 +225,7 @@ export type ReadDatabase = {
     state: string;
     attempt_count: number;
     last_status_code: number | null;
+    last_error_code: string | null;
     last_error: string | null;
     last_attempt_at: Timestamp | null;
     next_attempt_at: Timestamp | null;
@@ -237,6 +238,7 @@ export type ReadDatabase = {
     delivery_id: string;
     status_code: number | null;
     duration_ms: number;
+    error_code: string | null;
     error: string | null;
     next_retry_at: Timestamp | null;
   };

@@ -24,6 +24,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { PAGE_SIZE } from '../domain/pagination.ts';
+import { httpStatusForError } from '../shared/errors.ts';
 
 /*
  * What one GraphQL operation may ask for, checked while the document is parsed and validated,
@@ -234,6 +235,32 @@ function hideSuggestionsPlugin(): Plugin {
   };
 }
 
+/**
+ * A document refused before execution (no `data`) with a named error (`GraphQL.AliasLimit`, the
+ * other limits, `Request.Invalid` for a `__proto__` literal) is answered with that name's status
+ * (400) on POST and GET, whichever JSON media type the client accepts. Yoga would answer these 200
+ * to a client that accepts only the legacy `application/json` (graphql-over-http's rule for
+ * validation errors, which it also forces on errors thrown while parsing, as the token limit's is);
+ * an unnamed validation or syntax error keeps that rule. The status is set on the result's
+ * `extensions.http`, which yoga reads for the status and leaves out of the answer.
+ * docs/decisions.md ("GraphQL refusals and HTTP status").
+ */
+function namedRefusalStatusPlugin(): Plugin {
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || !result || typeof result !== 'object' || 'data' in result || !('errors' in result) || !result.errors?.length) return;
+      const statuses = result.errors
+        .map((error) => (error as GraphQLError).extensions?.code)
+        .filter((code): code is string => typeof code === 'string' && /^[A-Z][A-Za-z]*\.[A-Z][A-Za-z]*$/.test(code))
+        .map(httpStatusForError);
+      if (statuses.length === 0) return;
+      const extensions = (result.extensions ?? {}) as Record<string, unknown>;
+      const http = (extensions.http ?? {}) as { status?: number };
+      setResult({ ...result, extensions: { ...extensions, http: { ...http, status: Math.max(http.status ?? 0, ...statuses) } } });
+    },
+  };
+}
+
 /** Every GraphQL limit of one operation, as yoga plugins; `introspection: false` also refuses introspection. */
 export function graphqlLimitPlugins(options: { introspection: boolean }): Plugin[] {
   const rules: ValidationRule[] = [
@@ -262,5 +289,6 @@ export function graphqlLimitPlugins(options: { introspection: boolean }): Plugin
       ],
     }) as Plugin,
     hideSuggestionsPlugin(),
+    namedRefusalStatusPlugin(),
   ];
 }

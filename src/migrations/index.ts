@@ -7,6 +7,7 @@ import { Migration20261122201000_webhooks } from './Migration20261122201000_webh
 import { Migration20261122201500_signing_otp } from './Migration20261122201500_signing_otp.ts';
 import { Migration20261122203000_delivery_history_indexes } from './Migration20261122203000_delivery_history_indexes.ts';
 import { Migration20261122204000_webhook_previous_secret } from './Migration20261122204000_webhook_previous_secret.ts';
+import { Migration20261123090000_failure_reasons } from './Migration20261123090000_failure_reasons.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -19,4 +20,5 @@ export const migrations = [
   Migration20261122201500_signing_otp,
   Migration20261122203000_delivery_history_indexes,
   Migration20261122204000_webhook_previous_secret,
+  Migration20261123090000_failure_reasons,
 ];

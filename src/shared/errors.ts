@@ -167,6 +167,7 @@ const statusByName: Record<string, number> = {
   'Signing.OtpInvalid': 400,
   'Signing.OtpExpired': 409,
   'Signing.OtpAttemptsExhausted': 409,
+  'Signing.OtpAlreadyUsed': 409,
   'Signing.OtpRateLimited': 429,
   'Signing.PhoneMessageCapReached': 429,
   'Server.Internal': 500,

@@ -381,8 +381,9 @@ async function requestCode() {
 }
 
 async function verifyCode(value) {
-  const code = value.replace(/\s+/g, '');
-  if (!/^\d{6}$/.test(code)) {
+  // As the service reads it (otp.service.ts normalizeOtpInput): fullwidth digits folded, spaces, dashes and invisible marks dropped.
+  const code = value.normalize('NFKC').replace(/[\s\p{Pd}\u2212\p{Cf}]+/gu, '');
+  if (!/^[0-9]{6}$/.test(code)) {
     otpStep.message = t.otpSixDigits;
     render();
     return;
@@ -397,7 +398,9 @@ async function verifyCode(value) {
       return;
     }
     otpStep.message = otpErrorText(error);
-    render();
+    // A used code (a second click): the session says whether the link is verified.
+    if (error.code === 'Signing.OtpAlreadyUsed') await load();
+    else render();
   }
 }
 

@@ -38,6 +38,8 @@ export type TestApp = {
   orm: MikroORM;
   dependencies: AppDependencies;
   dataDir: string;
+  /** Every line the app's logger wrote, as written (only with `captureLog`). */
+  logLines: string[];
   /** SQL statements seen since the last `resetStatements()` (only with `countStatements`). */
   statements: string[];
   resetStatements(): void;
@@ -61,6 +63,11 @@ export type TestAppOptions = {
   liveLimits?: Partial<LiveLimits>;
   /** How long a WebSocket connection may run no operation before it is closed (default WEBSOCKET_IDLE_MS). */
   webSocketIdleMs?: number;
+  /**
+   * Keep every line the app's logger writes, from level debug up, in `logLines` (else only errors
+   * are looked at). Give the app's logger (`dependencies.logger`) to workers too, to keep theirs.
+   */
+  captureLog?: boolean;
 };
 
 /**
@@ -71,6 +78,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-app-'));
   const config: Config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0', ...options.env });
   const statements: string[] = [];
+  const logLines: string[] = [];
   const unexpectedErrors: string[] = [];
   const orm = await MikroORM.init(
     createOrmConfig({
@@ -108,8 +116,9 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     config,
     // Errors are recorded: an unexpected one anywhere in a test file fails that file on close,
     // whether or not the test that caused it looked at the status code.
-    logger: createLogger('error', {
+    logger: createLogger(options.captureLog ? 'debug' : 'error', {
       write(line: string) {
+        if (options.captureLog) logLines.push(line);
         const entry = JSON.parse(line) as { msg?: string; err?: { message?: string } };
         if (entry.msg === 'unexpected error') unexpectedErrors.push(entry.err?.message ?? line);
       },
@@ -130,6 +139,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     orm,
     dependencies,
     dataDir,
+    logLines,
     statements,
     resetStatements: () => statements.splice(0, statements.length),
     async close() {

@@ -15,6 +15,7 @@ import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendAuditEvent } from '../audit/audit.service.ts';
 import type { PdfWorkers } from '../document/pdf-worker-pool.ts';
+import { DELIVERY_FAILURES } from '../notification/delivery-failures.ts';
 import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
 import { queueCompletionNotices } from '../signing/workflow.ts';
 import type { BlobStore } from '../../shared/blob-store.ts';
@@ -112,8 +113,8 @@ export async function sealEnvelopeArtefacts(dependencies: ArtefactDependencies, 
     `select id, team_id, status, completed_at from envelope where id = ?`,
     [envelopeId],
   );
-  if (envelope === undefined) throw new PermanentOutboxError(`envelope ${envelopeId} does not exist`);
-  if (envelope.status !== 'finalized') throw new PermanentOutboxError(`envelope ${envelopeId} is ${envelope.status}, not finalized`);
+  if (envelope === undefined) throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeMissing, `envelope ${envelopeId} does not exist`);
+  if (envelope.status !== 'finalized') throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeNotFinalized(envelope.status), `envelope ${envelopeId} is ${envelope.status}, not finalized`);
   const documents = await em.execute<DocumentRow[]>(
     `select id, name, content_sha256, sealed_sha256 from document where envelope_id = ? order by "order", id`,
     [envelopeId],
@@ -132,7 +133,7 @@ export async function sealEnvelopeArtefacts(dependencies: ArtefactDependencies, 
 export function artefactSealHandler(dependencies: Omit<ArtefactDependencies, 'em'>): OutboxHandler {
   return async (message, context) => {
     const envelopeId = message.payload.envelopeId;
-    if (typeof envelopeId !== 'string') throw new PermanentOutboxError('the message names no envelopeId');
+    if (typeof envelopeId !== 'string') throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the message names no envelopeId');
     const count = await sealEnvelopeArtefacts({ ...dependencies, em: context.em }, envelopeId);
     context.logger.info({ envelopeId, sealedDocuments: count }, 'sealed the envelope artefacts');
     // With the acknowledgement (once, whoever sealed): everyone gets the final copy now that it exists.

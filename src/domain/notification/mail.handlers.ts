@@ -11,6 +11,7 @@
 import fs from 'node:fs/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BlobStore } from '../../shared/blob-store.ts';
+import type { FailureReason } from '../../shared/failure-reason.ts';
 import { safeFileNames } from '../artefact/download.service.ts';
 import { finalCopyLinkMaker } from '../artefact/final-copy-link.ts';
 import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
@@ -19,6 +20,7 @@ import { OUTBOX_TOPICS } from '../outbox/topics.ts';
 import { mailLocale, renderMail, renderShortText, type MailKind, type MailValues } from './mail-templates.ts';
 import type { PhoneChannel, PhoneProvider } from './sms.ts';
 import type { MailAttachment, Mailer } from './mailer.ts';
+import { DELIVERY_FAILURES } from './delivery-failures.ts';
 import { reservePhoneMessage } from './phone-cap.ts';
 import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxMessageClaim } from '../outbox/outbox-worker.ts';
 
@@ -43,7 +45,7 @@ export function mailMessageId(outboxId: string, publicUrl: string): string {
 
 export async function envelopeOf(em: EntityManager, envelopeId: string): Promise<{ name: string; teamId: string; status: string }> {
   const [row] = await em.execute<{ name: string; team_id: string; status: string }[]>('select name, team_id, status from envelope where id = ?', [envelopeId]);
-  if (!row) throw new PermanentOutboxError(`envelope ${envelopeId} does not exist`);
+  if (!row) throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeMissing, `envelope ${envelopeId} does not exist`);
   return { name: row.name, teamId: row.team_id, status: row.status };
 }
 
@@ -99,7 +101,7 @@ async function deliver(
     await options.phone.send({ messageId, to: person.phone, channel, text: renderShortText(kind, locale, { name: person.name, ...values }) });
     return { channel, messageId };
   }
-  throw new PermanentOutboxError('the person has neither an email address nor a phone number');
+  throw new PermanentOutboxError(DELIVERY_FAILURES.noAddress);
 }
 
 /**
@@ -141,7 +143,7 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
     const envelopeId = String(payload.envelopeId);
     const envelope = await envelopeOf(em, envelopeId);
     const link = (payload.secret as { link?: string } | undefined)?.link;
-    if (!link) throw new PermanentOutboxError('the invitation has no signing link');
+    if (!link) throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the invitation has no signing link');
     // A link that died before its mail went out (the envelope closed, the role was delegated
     // away) is not sent: the closing notice or the new person's invitation says what happened.
     // Nor is one to a recipient who has completed meanwhile (a reminder queued just before).
@@ -176,10 +178,12 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
             retryAt: capped.retryAt.toISOString(),
           },
         });
+        const reason = DELIVERY_FAILURES.phoneCapReached(capped.limit);
         await showFailureOnAgent(tx, payload.agentId, {
           kind,
           channel: capped.channel,
-          error: `not sent: the person already received ${capped.limit} phone messages in 24 hours (PHONE_MESSAGES_PER_DAY)`,
+          reason: reason.code,
+          error: reason.description,
           attempts: message.attempt,
           failedAt: now.toISOString(),
         });
@@ -265,14 +269,14 @@ export function completedNoticeMailHandler(options: MailHandlerOptions): OutboxH
     const payload = message.payload as Record<string, unknown>;
     const envelopeId = String(payload.envelopeId);
     const envelope = await envelopeOf(em, envelopeId);
-    if (envelope.status !== 'finalized') throw new PermanentOutboxError(`envelope ${envelopeId} is ${envelope.status}, not finalized`);
+    if (envelope.status !== 'finalized') throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeNotFinalized(envelope.status), `envelope ${envelopeId} is ${envelope.status}, not finalized`);
     const documents = await em.execute<{ name: string; sealed_sha256: string | null }[]>(
       'select name, sealed_sha256 from document where envelope_id = ? order by "order", id',
       [envelopeId],
     );
     // Queued by the seal job after sealing, so this only happens if a document was added to the
     // envelope's rows in a way the workflow never does; retrying cannot help.
-    if (documents.some((document) => document.sealed_sha256 === null)) throw new PermanentOutboxError(`envelope ${envelopeId} has documents that are not sealed`);
+    if (documents.some((document) => document.sealed_sha256 === null)) throw new PermanentOutboxError(DELIVERY_FAILURES.documentsNotSealed, `envelope ${envelopeId} has documents that are not sealed`);
     const names = safeFileNames(documents.map((document) => document.name));
     const files = await Promise.all(
       documents.map(async (document, index) => {
@@ -319,9 +323,9 @@ export function mailHandlers(options: MailHandlerOptions): Map<string, OutboxHan
  * agent (`notification.failure`, both faces), so the sender sees whom the envelope did not reach.
  */
 export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
-  return async (message, error, { em, now }) => {
+  return async (message, reason, { em, now }) => {
     if (message.topic === OUTBOX_TOPICS.signingOtp) {
-      await recordOtpFailure(auditKey, message, error, { em, now });
+      await recordOtpFailure(auditKey, message, reason, { em, now });
       return;
     }
     if (!NOTIFICATION_TOPICS.has(message.topic)) return;
@@ -335,9 +339,9 @@ export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
       envelopeId: String(payload.envelopeId),
       type: 'notification.failed',
       at: now,
-      details: { topic: message.topic, kind, channel, recipientId: payload.recipientId ?? null, agentId: payload.agentId ?? null, attempts: message.attempt, error },
+      details: { topic: message.topic, kind, channel, recipientId: payload.recipientId ?? null, agentId: payload.agentId ?? null, attempts: message.attempt, reason: reason.code, error: reason.description },
     });
-    await showFailureOnAgent(em, payload.agentId, { kind, channel, error, attempts: message.attempt, failedAt: now.toISOString() });
+    await showFailureOnAgent(em, payload.agentId, { kind, channel, reason: reason.code, error: reason.description, attempts: message.attempt, failedAt: now.toISOString() });
   };
 }
 
@@ -345,7 +349,7 @@ export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
  * A one-time code that could not be sent: `notification.failed` in the trail (the signer, who is
  * waiting on the page, asks for another), and the code leaves the row as a delivered one would.
  */
-async function recordOtpFailure(auditKey: Buffer, message: OutboxMessageClaim, error: string, { em, now }: { em: EntityManager; now: Date }) {
+async function recordOtpFailure(auditKey: Buffer, message: OutboxMessageClaim, reason: FailureReason, { em, now }: { em: EntityManager; now: Date }) {
   await em.execute(`update outbox_message set payload = payload - 'secret' where id = ?`, [message.id]);
   const payload = message.payload as Record<string, unknown>;
   const [row] = await em.execute<{ team_id: string }[]>('select team_id from envelope where id = ?', [String(payload.envelopeId)]);
@@ -355,6 +359,15 @@ async function recordOtpFailure(auditKey: Buffer, message: OutboxMessageClaim, e
     envelopeId: String(payload.envelopeId),
     type: 'notification.failed',
     at: now,
-    details: { topic: message.topic, kind: 'otp', channel: payload.channel ?? null, recipientId: payload.recipientId ?? null, agentId: payload.agentId ?? null, attempts: message.attempt, error },
+    details: {
+      topic: message.topic,
+      kind: 'otp',
+      channel: payload.channel ?? null,
+      recipientId: payload.recipientId ?? null,
+      agentId: payload.agentId ?? null,
+      attempts: message.attempt,
+      reason: reason.code,
+      error: reason.description,
+    },
   });
 }

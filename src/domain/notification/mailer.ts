@@ -12,6 +12,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Logger } from '../../shared/logger.ts';
+import { ReasonedError } from '../../shared/failure-reason.ts';
+import { DELIVERY_FAILURES } from './delivery-failures.ts';
 import { PermanentOutboxError } from '../outbox/outbox-worker.ts';
 
 export type MailMessage = {
@@ -68,10 +70,13 @@ function mailOptions(from: string, message: MailMessage) {
  */
 export function classifySmtpError(error: unknown): Error {
   const smtp = error as { code?: string; responseCode?: number; response?: string; message?: string };
+  const detail = `the mail server answered: ${oneLine(smtp.response ?? smtp.message ?? String(smtp.responseCode))}`;
   const permanent =
     (smtp.code === 'EENVELOPE' || smtp.code === 'EMESSAGE') && typeof smtp.responseCode === 'number' && smtp.responseCode >= 500 && smtp.responseCode < 600 && smtp.responseCode !== 503;
-  if (!permanent) return error instanceof Error ? error : new Error(String(error));
-  return new PermanentOutboxError(`the mail server refused the message: ${oneLine(smtp.response ?? smtp.message ?? String(smtp.responseCode))}`);
+  // The reply's text (which may name the relay's hosts) is the detail, for the log; callers get the codes.
+  if (permanent) return new PermanentOutboxError(DELIVERY_FAILURES.mailRefused(smtp.responseCode, smtp.response), detail);
+  const deferred = typeof smtp.responseCode === 'number' && smtp.responseCode >= 400 && smtp.responseCode < 500;
+  return new ReasonedError(deferred ? DELIVERY_FAILURES.mailDeferred(smtp.responseCode!, smtp.response) : DELIVERY_FAILURES.mailUnavailable, detail, { cause: error });
 }
 
 export function createMailer(options: { smtpUrl: string | undefined; from: string; dataDir: string; logger: Logger }): Mailer {

@@ -5,6 +5,7 @@
  * requested, it was verified or expired, the link died) is settled without a message.
  */
 import { OTP_POLICY } from '../signing/otp-policy.ts';
+import { DELIVERY_FAILURES } from './delivery-failures.ts';
 import { envelopeOf, mailMessageId, systemEvent } from './mail.handlers.ts';
 import { mailLocale, renderOtpText } from './mail-templates.ts';
 import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
@@ -16,7 +17,7 @@ export function signingOtpHandler(options: OtpHandlerOptions): OutboxHandler {
   return async (message, { em, now, logger }) => {
     const payload = message.payload as Record<string, unknown>;
     const code = (payload.secret as { code?: string } | undefined)?.code;
-    if (!code) throw new PermanentOutboxError('the message has no code');
+    if (!code) throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the message has no code');
     const envelopeId = String(payload.envelopeId);
     const envelope = await envelopeOf(em, envelopeId);
     const [otp] = await em.execute<{ expires_at: Date; verified_at: Date | null; revoked_at: Date | null; newest: boolean }[]>(
@@ -30,7 +31,7 @@ export function signingOtpHandler(options: OtpHandlerOptions): OutboxHandler {
       return;
     }
     const to = payload.to as { phone?: string | null; locale?: string | null } | undefined;
-    if (!to?.phone) throw new PermanentOutboxError('the person has no phone number');
+    if (!to?.phone) throw new PermanentOutboxError(DELIVERY_FAILURES.noPhone);
     const channel: PhoneChannel = payload.channel === 'whatsapp' ? 'whatsapp' : 'sms';
     const messageId = mailMessageId(message.id, options.publicUrl);
     const words = renderOtpText(mailLocale(to.locale), { code, envelopeName: envelope.name, minutes: Math.round(OTP_POLICY.codeTtlMs / 60_000) });

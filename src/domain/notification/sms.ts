@@ -13,6 +13,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
+import { ReasonedError } from '../../shared/failure-reason.ts';
+import { DELIVERY_FAILURES } from './delivery-failures.ts';
 import { PermanentOutboxError } from '../outbox/outbox-worker.ts';
 
 export type PhoneChannel = 'sms' | 'whatsapp';
@@ -48,9 +50,10 @@ export function createPhoneProvider(options: {
         });
         await response.body?.cancel();
         if (response.ok) return;
-        const text = `the SMS provider answered HTTP ${response.status}`;
-        if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429) throw new PermanentOutboxError(text);
-        throw new Error(text);
+        if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429) {
+          throw new PermanentOutboxError(DELIVERY_FAILURES.phoneRefused(response.status));
+        }
+        throw new ReasonedError(DELIVERY_FAILURES.phoneUnavailable(response.status));
       },
     };
   }

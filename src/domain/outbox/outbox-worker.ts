@@ -16,7 +16,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JsonObject } from '../../db/columns.ts';
 import type { Clock } from '../../shared/clock.ts';
+import { failureDetail, failureReasonOf, ReasonedError, type FailureReason } from '../../shared/failure-reason.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { redactSecrets } from '../../shared/redact.ts';
 import { markOutboxMessageDelivered } from './outbox.ts';
 
 export type OutboxMessageClaim = {
@@ -42,16 +44,24 @@ export type OutboxHandlerContext = {
 export type OutboxHandler = (message: OutboxMessageClaim, context: OutboxHandlerContext) => Promise<void | OutboxAcknowledgementStep>;
 export type OutboxAcknowledgementStep = (em: EntityManager) => Promise<void>;
 
-/** Called once when a message is given up for good (after its row records the failure). */
-export type OutboxFailureHook = (message: OutboxMessageClaim, error: string, context: { em: EntityManager; now: Date }) => Promise<void>;
+/**
+ * Called once when a message is given up for good (after its row records the failure), with the
+ * reason its caller may see (shared/failure-reason.ts): never the error itself, which is logged.
+ */
+export type OutboxFailureHook = (message: OutboxMessageClaim, reason: FailureReason, context: { em: EntityManager; now: Date }) => Promise<void>;
 
 /** Called when a failed attempt was rescheduled, in the reschedule's transaction (e.g. the webhook log's "next retry"). */
-export type OutboxRetryHook = (message: OutboxMessageClaim, error: string, context: { em: EntityManager; now: Date; retryAt: Date }) => Promise<void>;
+export type OutboxRetryHook = (message: OutboxMessageClaim, reason: FailureReason, context: { em: EntityManager; now: Date; retryAt: Date }) => Promise<void>;
 
-/** A handler throws this for a failure no retry can fix (e.g. the envelope is gone): recorded at once. */
-export class PermanentOutboxError extends Error {
-  constructor(message: string) {
-    super(message);
+/**
+ * A handler throws this for a failure no retry can fix (e.g. the envelope is gone): recorded at
+ * once. The reason is what callers see; the detail (default: the reason's description) is logged.
+ * A handler throws a plain `ReasonedError` for a failure worth retrying that still has a reason
+ * to show; anything else thrown is shown as `internal_error`.
+ */
+export class PermanentOutboxError extends ReasonedError {
+  constructor(reason: FailureReason, detail?: string) {
+    super(reason, detail);
     this.name = 'PermanentOutboxError';
   }
 }
@@ -146,7 +156,10 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
 
   async function settle(message: OutboxMessageClaim, error: unknown): Promise<void> {
     const now = settings.clock.now();
-    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    // Callers see the reason (through the hooks); `last_error`, read by operators only, also keeps
+    // the detail; the log line keeps the error whole (its stack), under the message id.
+    const reason = failureReasonOf(error);
+    const record = `${reason.code}: ${redactSecrets(failureDetail(error))}`.slice(0, 2000);
     const permanent = error instanceof PermanentOutboxError || message.attempt >= settings.maxAttempts;
     const em = settings.em.fork();
     if (permanent) {
@@ -154,11 +167,11 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       await em.transactional(async (tx) => {
         const failed = await tx.execute<{ id: string }[]>(
           `update outbox_message set failed_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null and failed_at is null returning id`,
-          [now, text.slice(0, 2000), message.id, message.attempt],
+          [now, record, message.id, message.attempt],
         );
-        if (failed.length === 1 && settings.onFailed) await settings.onFailed(message, text.slice(0, 2000), { em: tx, now });
+        if (failed.length === 1 && settings.onFailed) await settings.onFailed(message, reason, { em: tx, now });
       });
-      settings.logger.error({ messageId: message.id, topic: message.topic, attempt: message.attempt, err: { message: text } }, 'outbox message failed for good');
+      settings.logger.error({ messageId: message.id, topic: message.topic, attempt: message.attempt, reason: reason.code, err: error }, 'outbox message failed for good');
       return;
     }
     const delay = outboxBackoffMs(message.attempt, settings);
@@ -166,18 +179,18 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     const reschedule = (tx: EntityManager) =>
       tx.execute<{ id: string }[]>(
         `update outbox_message set available_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null returning id`,
-        [retryAt, text.slice(0, 2000), message.id, message.attempt],
+        [retryAt, record, message.id, message.attempt],
       );
     const onRetry = settings.onRetry;
     if (onRetry) {
       // The reschedule and the hook's record commit together, and only for the claim that still holds the row.
       await em.transactional(async (tx) => {
-        if ((await reschedule(tx)).length === 1) await onRetry(message, text.slice(0, 2000), { em: tx, now, retryAt });
+        if ((await reschedule(tx)).length === 1) await onRetry(message, reason, { em: tx, now, retryAt });
       });
     } else {
       await reschedule(em);
     }
-    settings.logger.warn({ messageId: message.id, topic: message.topic, attempt: message.attempt, retryInMs: delay, err: { message: text } }, 'outbox message failed; will retry');
+    settings.logger.warn({ messageId: message.id, topic: message.topic, attempt: message.attempt, retryInMs: delay, reason: reason.code, err: error }, 'outbox message failed; will retry');
   }
 
   async function handle(message: OutboxMessageClaim): Promise<void> {

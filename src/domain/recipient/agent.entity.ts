@@ -27,6 +27,9 @@ export type AgentNotificationFailure = {
   /** What the message was: invitation, your_turn, reminder, voided, completed, … */
   kind: string;
   channel: string | null;
+  /** Why, as a stable code (docs/errors.md, "Delivery failure reasons"): `mail_refused`, `phone_provider_refused`, `no_address`, … */
+  reason: string;
+  /** The same for people: no class name, stack or detail of the service's infrastructure (those are in its log). */
   error: string;
   attempts: number;
   failedAt: string;

@@ -9,6 +9,7 @@ import { parseInput } from '../validation.ts';
 import { personOfToken } from './otp-gate.ts';
 import { isOtpRequired, maskPhone, OTP_POLICY, otpChannelOf, type OtpChannel } from './otp-policy.ts';
 import {
+  SigningOtpAlreadyUsedError,
   SigningOtpAttemptsExhaustedError,
   SigningOtpExpiredError,
   SigningOtpInvalidError,
@@ -140,22 +141,35 @@ export async function requestSigningOtp(context: ServiceContext): Promise<Signin
   });
 }
 
+/**
+ * A code as people type or paste it: compatibility forms folded (fullwidth digits, an ideographic
+ * space), then white space, dashes and invisible format characters (bidi marks, zero-width
+ * spaces that phones add around a pasted code) dropped. What is left must be 6 ASCII digits, else
+ * the input is `Request.Invalid` and takes no attempt (docs/errors.md, `Signing.OtpInvalid`).
+ */
+export function normalizeOtpInput(raw: string): string {
+  return raw.normalize('NFKC').replace(/[\s\p{Pd}\u2212\p{Cf}]+/gu, '');
+}
+
 const verifyInput = z.strictObject({
   code: z
     .string()
-    .transform((value) => value.replace(/\s+/g, ''))
-    .pipe(z.string().regex(/^\d{6}$/, 'must be the 6 digits of the code')),
+    .max(64, 'must be the 6 digits of the code')
+    .transform(normalizeOtpInput)
+    .pipe(z.string().regex(new RegExp(`^[0-9]{${OTP_POLICY.digits}}$`), 'must be the 6 digits of the code')),
 });
 
 type Verification = { session: SigningSessionData } | { refusal: DomainError };
 
 /**
  * Checks a code against the link's newest one. Each try takes one attempt through a guarded
- * update (`attempts < 5`), and the comparison runs only for a try that got one, so no number of
- * racing guesses makes more than five comparisons. The attempt and the `otp.failed` event commit
- * even when the code is refused (the refusal is raised after the commit). A right code marks the
- * code verified (`otp.verified`) and answers the session, now verified; entering the verified
- * code again answers the same.
+ * update (`attempts < 5 and verified_at is null`), and the comparison runs only for a try that got
+ * one, so no number of racing guesses makes more than five comparisons. A right code marks the code
+ * used with a second guarded update (`verified_at is null`): of several tries of the right code
+ * (racing or not) exactly one verifies (`otp.verified`, the session answered, now verified); every
+ * other, and any later try of a used code, is `Signing.OtpAlreadyUsed` and takes no attempt. The
+ * attempt and the `otp.failed` event commit even when the code is refused (the refusal is raised
+ * after the commit).
  */
 export async function verifySigningOtp(context: ServiceContext, options: { input: unknown }): Promise<SigningSessionData> {
   const input = parseInput(verifyInput, options.input);
@@ -170,16 +184,24 @@ export async function verifySigningOtp(context: ServiceContext, options: { input
     );
     if (!latest) throw new SigningOtpNotRequestedError();
     const details = { recipientId: recipient.id, agentId: token.agent.id, tokenId: token.id, otpId: latest.id };
+    const alreadyUsed = async (): Promise<Verification> => {
+      await recordEvent(workflow, 'otp.failed', { ...details, reason: 'already_used' });
+      return { refusal: new SigningOtpAlreadyUsedError() };
+    };
+    if (latest.verified_at !== null) return alreadyUsed();
     const expiresAt = new Date(latest.expires_at);
-    if (latest.verified_at === null && expiresAt.getTime() <= now.getTime()) {
+    if (expiresAt.getTime() <= now.getTime()) {
       await recordEvent(workflow, 'otp.failed', { ...details, reason: 'expired' });
       return { refusal: new SigningOtpExpiredError(expiresAt) };
     }
-    const [taken] = await em.execute<{ attempts: number; code_hash: string; verified_at: Date | null }[]>(
-      `update signing_otp set attempts = attempts + 1 where id = ? and (attempts < ? or verified_at is not null) returning attempts, code_hash, verified_at`,
+    const [taken] = await em.execute<{ attempts: number; code_hash: string }[]>(
+      `update signing_otp set attempts = attempts + 1 where id = ? and attempts < ? and verified_at is null returning attempts, code_hash`,
       [latest.id, OTP_POLICY.maxAttempts],
     );
     if (!taken) {
+      // No attempt left, or a racing try verified the code since it was read: tell which.
+      const [current] = await em.execute<{ verified_at: Date | null }[]>('select verified_at from signing_otp where id = ?', [latest.id]);
+      if (current?.verified_at) return alreadyUsed();
       await recordEvent(workflow, 'otp.failed', { ...details, reason: 'attempts_exhausted' });
       return { refusal: new SigningOtpAttemptsExhaustedError(OTP_POLICY.maxAttempts) };
     }
@@ -189,10 +211,10 @@ export async function verifySigningOtp(context: ServiceContext, options: { input
       await recordEvent(workflow, 'otp.failed', { ...details, reason: 'wrong_code', attempt: taken.attempts, attemptsLeft });
       return { refusal: new SigningOtpInvalidError(attemptsLeft) };
     }
-    if (taken.verified_at === null) {
-      await em.execute('update signing_otp set verified_at = ? where id = ? and verified_at is null', [now, latest.id]);
-      await recordEvent(workflow, 'otp.verified', { ...details, attempt: taken.attempts });
-    }
+    // The code is used by the one try whose update wins; its twin racing it is refused.
+    const [used] = await em.execute<{ id: string }[]>('update signing_otp set verified_at = ? where id = ? and verified_at is null returning id', [now, latest.id]);
+    if (!used) return alreadyUsed();
+    await recordEvent(workflow, 'otp.verified', { ...details, attempt: taken.attempts });
     return { session: await sessionInTransaction(em, token.id, now) };
   });
   if ('refusal' in outcome) throw outcome.refusal;

@@ -162,6 +162,17 @@ export class SigningOtpAttemptsExhaustedError extends DomainError {
 }
 
 /**
+ * `Signing.OtpAlreadyUsed`: the link's newest code was already entered rightly once (by this try's
+ * twin, racing it, or earlier); a code verifies once. The verification it made stands for its
+ * period (`signingSession.otp`); after that, request a new code. No attempt was taken.
+ */
+export class SigningOtpAlreadyUsedError extends DomainError {
+  constructor() {
+    super('Signing.OtpAlreadyUsed', 'This code was already used and cannot be entered again; if the link still asks for a code, request a new one.');
+  }
+}
+
+/**
  * `Signing.OtpRateLimited`: codes are sent at most once per interval and a few times per hour per
  * person; `context.retryAfterSeconds` says when the next one may be requested. Nothing was sent.
  */

@@ -19,7 +19,9 @@ import { mailMessageId } from '../notification/mail.handlers.ts';
 import { mailLocale, renderWebhookDisabledMail } from '../notification/mail-templates.ts';
 import type { Mailer } from '../notification/mailer.ts';
 import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxRetryHook } from '../outbox/outbox-worker.ts';
+import { failureDetail, ReasonedError, type FailureReason } from '../../shared/failure-reason.ts';
 import { newId } from '../../shared/ids.ts';
+import { DELIVERY_FAILURES } from '../notification/delivery-failures.ts';
 import { decryptWebhookSecret, webhookSignature } from './webhook-secret.ts';
 import { enqueueSelected } from '../outbox/outbox.ts';
 import { OUTBOX_TOPICS } from '../outbox/topics.ts';
@@ -47,10 +49,43 @@ export const WEBHOOK_HEADERS = {
 
 export type WebhookDeliveryOptions = { auditKey: Buffer; allowPrivate: boolean; timeoutMs: number };
 
-/** `refused`: the address is not one a webhook may reach (no retry can change that). */
-type PostResult = { statusCode: number | null; durationMs: number; error: string | null; refused?: boolean };
+/**
+ * `failure`: what the team sees of a failed attempt (a stable code and words; docs/errors.md,
+ * "Delivery failure reasons"), `detail`: the error as it happened, for the log only (it may name
+ * the address a host resolved to, which the team must not learn from us). `refused`: the address
+ * is not one a webhook may reach (no retry can change that).
+ */
+type PostResult = { statusCode: number | null; durationMs: number; failure: FailureReason | null; detail?: string; refused?: boolean };
 
 const ADDRESS_NOT_ALLOWED = 'EADDRNOTALLOWED';
+
+/** Why a webhook attempt failed, as the team sees it. */
+export const WEBHOOK_FAILURES = {
+  addressNotAllowed: { code: 'address_not_allowed', description: 'the endpoint’s address is not a public one; deliveries to it are refused' },
+  dnsFailed: { code: 'dns_failed', description: 'the endpoint’s host name could not be resolved' },
+  connectionRefused: { code: 'connection_refused', description: 'the endpoint refused the connection' },
+  connectionReset: { code: 'connection_reset', description: 'the connection was closed before the endpoint answered' },
+  unreachable: { code: 'unreachable', description: 'the endpoint could not be reached' },
+  timeout: (timeoutMs: number): FailureReason => ({ code: 'timeout', description: `no answer within ${timeoutMs} ms` }),
+  tlsFailed: (code: string): FailureReason => ({ code: 'tls_failed', description: `the TLS connection failed (${code})` }),
+  networkError: { code: 'network_error', description: 'the connection to the endpoint failed' },
+  httpStatus: (status: number): FailureReason => ({ code: 'http_status', description: `HTTP ${status}` }),
+  endpointDisabled: { code: 'endpoint_disabled', description: 'the endpoint is disabled' },
+} as const;
+
+/** A connection error, by its code (never its message, which may carry addresses). */
+function connectionFailure(error: NodeJS.ErrnoException, timeoutMs: number, timedOut: boolean): FailureReason {
+  if (timedOut) return WEBHOOK_FAILURES.timeout(timeoutMs);
+  const code = error.code ?? '';
+  if (code === ADDRESS_NOT_ALLOWED) return WEBHOOK_FAILURES.addressNotAllowed;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA' || code === 'EAI_NONAME') return WEBHOOK_FAILURES.dnsFailed;
+  if (code === 'ECONNREFUSED') return WEBHOOK_FAILURES.connectionRefused;
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNABORTED') return WEBHOOK_FAILURES.connectionReset;
+  if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EHOSTDOWN' || code === 'ENETDOWN') return WEBHOOK_FAILURES.unreachable;
+  // OpenSSL's and Node's certificate and handshake codes (CERT_HAS_EXPIRED, ERR_TLS_CERT_ALTNAME_INVALID, …): stable names worth showing.
+  if (/^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|UNABLE_TO_|HOSTNAME_MISMATCH)/.test(code)) return WEBHOOK_FAILURES.tlsFailed(code);
+  return WEBHOOK_FAILURES.networkError;
+}
 
 /** Resolves like the system resolver, then refuses when any answer is a non-public address (the SSRF check at connect time). */
 function guardedLookup(allowPrivate: boolean): LookupFunction {
@@ -77,7 +112,7 @@ function post(urlText: string, body: string, headers: Record<string, string>, op
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     // A literal address never reaches the resolver: check it here.
     if (!options.allowPrivate && isIP(host) !== 0 && isNonPublicAddress(host)) {
-      resolve({ statusCode: null, durationMs: 0, error: `${host} is not a public address`, refused: true });
+      resolve({ statusCode: null, durationMs: 0, failure: WEBHOOK_FAILURES.addressNotAllowed, detail: `${host} is not a public address`, refused: true });
       return;
     }
     const client = url.protocol === 'https:' ? https : http;
@@ -99,14 +134,24 @@ function post(urlText: string, body: string, headers: Record<string, string>, op
       (response) => {
         // Only the status matters; the body is drained and dropped.
         response.resume();
-        finish({ statusCode: response.statusCode ?? null, durationMs: elapsed(), error: null });
+        const statusCode = response.statusCode ?? null;
+        const delivered = statusCode !== null && statusCode >= 200 && statusCode < 300;
+        finish({ statusCode, durationMs: elapsed(), failure: delivered ? null : WEBHOOK_FAILURES.httpStatus(statusCode ?? 0) });
       },
     );
+    let timedOut = false;
     const timer = setTimeout(() => {
+      timedOut = true;
       request.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
     }, options.timeoutMs);
     request.on('error', (error: NodeJS.ErrnoException) => {
-      finish({ statusCode: null, durationMs: elapsed(), error: error.message.slice(0, 500), refused: error.code === ADDRESS_NOT_ALLOWED });
+      finish({
+        statusCode: null,
+        durationMs: elapsed(),
+        failure: connectionFailure(error, options.timeoutMs, timedOut),
+        detail: failureDetail(error),
+        refused: error.code === ADDRESS_NOT_ALLOWED,
+      });
     });
     request.end(body);
   });
@@ -131,7 +176,7 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
     );
     // The endpoint was deleted (with its log): nothing to deliver.
     if (!row) return;
-    if (!row.enabled) throw new PermanentOutboxError('the endpoint is disabled');
+    if (!row.enabled) throw new PermanentOutboxError(WEBHOOK_FAILURES.endpointDisabled);
     const body = webhookBody(row.payload);
     const timestamp = Math.floor(now.getTime() / 1000);
     const secrets = [decryptWebhookSecret(options.auditKey, row.secret_ciphertext)];
@@ -151,19 +196,20 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
       },
       options,
     );
-    const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    const error = delivered ? null : (result.error ?? `HTTP ${result.statusCode}`);
+    const failure = result.failure;
     // The attempt is logged at once, whatever the queue does next (one statement).
     await em.execute(
       `with attempt as (
-         insert into webhook_attempt (id, created_at, delivery_id, status_code, duration_ms, error) values (?, ?, ?, ?, ?, ?) returning delivery_id)
-       update webhook_delivery set attempt_count = attempt_count + 1, last_status_code = ?, last_error = ?, last_attempt_at = ?
+         insert into webhook_attempt (id, created_at, delivery_id, status_code, duration_ms, error_code, error) values (?, ?, ?, ?, ?, ?, ?) returning delivery_id)
+       update webhook_delivery set attempt_count = attempt_count + 1, last_status_code = ?, last_error_code = ?, last_error = ?, last_attempt_at = ?
         where id = (select delivery_id from attempt)`,
-      [newId(), now, deliveryId, result.statusCode, result.durationMs, error, result.statusCode, error, now],
+      [newId(), now, deliveryId, result.statusCode, result.durationMs, failure?.code ?? null, failure?.description ?? null, result.statusCode, failure?.code ?? null, failure?.description ?? null, now],
     );
-    if (!delivered) {
-      if (result.refused) throw new PermanentOutboxError(error ?? 'address not allowed');
-      throw new Error(error ?? 'failed');
+    if (failure) {
+      // The team sees the reason; the worker logs the detail with the message id.
+      const detail = `delivery ${deliveryId}: ${result.detail ?? failure.description}`;
+      if (result.refused) throw new PermanentOutboxError(failure, detail);
+      throw new ReasonedError(failure, detail);
     }
     return async (tx: EntityManager) => {
       await tx.execute(
@@ -193,16 +239,18 @@ export const webhookRetryHook: OutboxRetryHook = async (message, _error, { em, r
  * are told by mail (one queued notice per user with an address). Disabling happens once: a
  * second delivery failing for a disabled endpoint changes nothing more.
  */
-export const webhookFailureHook = (auditKey: Buffer): OutboxFailureHook => async (message, error, { em, now }) => {
+export const webhookFailureHook = (auditKey: Buffer): OutboxFailureHook => async (message, failure, { em, now }) => {
   if (message.topic !== OUTBOX_TOPICS.webhookDelivery) return;
   const deliveryId = String(message.payload.deliveryId);
-  const [failed] = await em.execute<{ endpoint_id: string; event_type: string; attempt_count: number }[]>(
-    `update webhook_delivery set state = 'failed', failed_at = ?, next_attempt_at = null, last_error = coalesce(last_error, ?)
-      where id = ? and outbox_message_id = ? returning endpoint_id, event_type, attempt_count`,
-    [now, error, deliveryId, message.id],
+  // The delivery keeps its last attempt's reason; one that never got an attempt (a disabled endpoint) gets this one.
+  const [failed] = await em.execute<{ endpoint_id: string; event_type: string; attempt_count: number; last_error: string }[]>(
+    `update webhook_delivery set state = 'failed', failed_at = ?, next_attempt_at = null,
+            last_error_code = case when last_error is null then ? else last_error_code end, last_error = coalesce(last_error, ?)
+      where id = ? and outbox_message_id = ? returning endpoint_id, event_type, attempt_count, last_error`,
+    [now, failure.code, failure.description, deliveryId, message.id],
   );
   if (!failed) return;
-  const reason = `Delivery ${deliveryId} (${failed.event_type}) failed for good after ${failed.attempt_count} attempt(s): ${error}`.slice(0, 1000);
+  const reason = `Delivery ${deliveryId} (${failed.event_type}) failed for good after ${failed.attempt_count} attempt(s): ${failed.last_error}`.slice(0, 1000);
   const [disabled] = await em.execute<{ id: string; url: string; team_id: string }[]>(
     `update webhook_endpoint set enabled = false, disabled_reason = ?, disabled_at = ?, updated_at = ? where id = ? and enabled returning id, url, team_id`,
     [reason, now, now, failed.endpoint_id],
@@ -233,7 +281,7 @@ export const webhookFailureHook = (auditKey: Buffer): OutboxFailureHook => async
 export function webhookDisabledNoticeHandler(options: { mailer: Mailer; publicUrl: string }): OutboxHandler {
   return async (message) => {
     const payload = message.payload as { url?: string; reason?: string; to?: { name: string | null; email: string | null; locale: string | null } };
-    if (!payload.to?.email) throw new PermanentOutboxError('the user has no email address');
+    if (!payload.to?.email) throw new PermanentOutboxError(DELIVERY_FAILURES.noEmail);
     const locale = mailLocale(payload.to.locale);
     const content = renderWebhookDisabledMail(locale, { name: payload.to.name, url: String(payload.url), reason: String(payload.reason) });
     await options.mailer.send({

@@ -57,6 +57,8 @@ export const WebhookDeliverySchema = defineEntity({
     state: p.string().length(16).default('pending'),
     attemptCount: p.integer().default(0),
     lastStatusCode: p.integer().nullable(),
+    /** Why the last attempt failed, as a stable code (webhook-delivery.ts WEBHOOK_FAILURES); `lastError` says it in words. */
+    lastErrorCode: p.string().length(64).nullable(),
     lastError: p.text().nullable(),
     lastAttemptAt: p.datetime().nullable(),
     nextAttemptAt: p.datetime().nullable(),
@@ -84,6 +86,8 @@ export const WebhookAttemptSchema = defineEntity({
     delivery: () => p.manyToOne(WebhookDelivery).ref().deleteRule('cascade'),
     statusCode: p.integer().nullable(),
     durationMs: p.integer(),
+    /** Why it failed, as a stable code (webhook-delivery.ts WEBHOOK_FAILURES); `error` says it in words. */
+    errorCode: p.string().length(64).nullable(),
     error: p.text().nullable(),
     /** When the queue tries again after this attempt (set once the worker has rescheduled it). */
     nextRetryAt: p.datetime().nullable(),

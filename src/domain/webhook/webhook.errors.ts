@@ -37,16 +37,25 @@ export class WebhookCredentialsInUrlError extends DomainError {
 
 /**
  * `Webhook.AddressNotAllowed` (400): the URL names a loopback, private, link-local or otherwise
- * non-public address (allowed only with WEBHOOK_ALLOW_PRIVATE=true), or this service itself.
+ * non-public address, also inside an IPv6 transition form, or a name that never leads outside
+ * (allowed only with WEBHOOK_ALLOW_PRIVATE=true), or this service itself. `context.range` names
+ * the special-purpose range (`loopback`, `private`, `link-local`, `6to4`, `teredo`, …) and
+ * `context.embeddedIPv4` the IPv4 address an IPv6 form carries.
  */
 export class WebhookAddressNotAllowedError extends DomainError {
-  constructor(host: string, reason: 'private' | 'self') {
+  constructor(host: string, reason: 'private' | 'self', detail: { range?: string; embeddedIPv4?: string } = {}) {
     super(
       'Webhook.AddressNotAllowed',
       reason === 'self'
         ? 'Webhook URLs must not point at this service itself.'
-        : 'Webhook URLs must name a public address; loopback, private and link-local addresses are refused unless the operator sets WEBHOOK_ALLOW_PRIVATE=true.',
-      { path: 'url', host, reason },
+        : 'Webhook URLs must name a public address; loopback, private, link-local and other special-purpose addresses (also inside IPv6 forms such as ::ffff:, 64:ff9b::, 6to4 and Teredo) are refused unless the operator sets WEBHOOK_ALLOW_PRIVATE=true.',
+      {
+        path: 'url',
+        host,
+        reason,
+        ...(detail.range === undefined ? {} : { range: detail.range }),
+        ...(detail.embeddedIPv4 === undefined ? {} : { embeddedIPv4: detail.embeddedIPv4 }),
+      },
     );
   }
 }

@@ -34,6 +34,9 @@ export type WebhookAttemptData = {
   /** The receiver's HTTP status; null when no answer came (network error, timeout, refused address). */
   statusCode: number | null;
   durationMs: number;
+  /** Why it failed, as a stable code (docs/errors.md, "Delivery failure reasons"); null for a 2xx. */
+  errorCode: string | null;
+  /** The same in words: the HTTP status, the timeout, the connection problem (never an address it resolved to). */
   error: string | null;
   /** When the queue tries again after this attempt; null after the last one. */
   nextRetryAt: string | null;
@@ -50,6 +53,8 @@ export type WebhookDeliveryData = {
   state: 'pending' | 'delivered' | 'failed';
   attemptCount: number;
   lastStatusCode: number | null;
+  /** Why the last attempt failed, as a stable code (docs/errors.md, "Delivery failure reasons"). */
+  lastErrorCode: string | null;
   lastError: string | null;
   lastAttemptAt: string | null;
   nextAttemptAt: string | null;
@@ -91,6 +96,7 @@ function attemptsOf(eb: AnyEb) {
         isoTimestamp(inner.ref('a.created_at')).as('at'),
         inner.ref('a.status_code').as('statusCode'),
         inner.ref('a.duration_ms').as('durationMs'),
+        inner.ref('a.error_code').as('errorCode'),
         inner.ref('a.error').as('error'),
         isoTimestamp(inner.ref('a.next_retry_at')).as('nextRetryAt'),
       ])
@@ -111,6 +117,7 @@ function deliveryColumns(eb: AnyEb) {
     eb.ref('d.state').as('state'),
     eb.ref('d.attempt_count').as('attemptCount'),
     eb.ref('d.last_status_code').as('lastStatusCode'),
+    eb.ref('d.last_error_code').as('lastErrorCode'),
     eb.ref('d.last_error').as('lastError'),
     isoTimestamp(eb.ref('d.last_attempt_at')).as('lastAttemptAt'),
     isoTimestamp(eb.ref('d.next_attempt_at')).as('nextAttemptAt'),

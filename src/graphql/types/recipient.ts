@@ -46,7 +46,10 @@ const AgentNotificationFailureType = builder
     fields: (t) => ({
       kind: t.exposeString('kind', { description: 'What the message was: invitation, your_turn, reminder, voided, declined, expired, completed, handed_over, …' }),
       channel: t.exposeString('channel', { nullable: true, description: 'email, sms or whatsapp (null when the person had no address at all).' }),
-      error: t.exposeString('error', { description: 'The last error, as the provider or the worker reported it.' }),
+      reason: t.exposeString('reason', {
+        description: 'Why, as a stable code: mail_refused, mail_deferred, mail_unavailable, phone_provider_refused, phone_provider_unavailable, phone_cap_reached, no_address, no_phone, internal_error, … (docs/errors.md).',
+      }),
+      error: t.exposeString('error', { description: 'The reason in words (the mail server’s SMTP codes, the SMS provider’s HTTP status); never the service’s internals.' }),
       attempts: t.exposeInt('attempts'),
       failedAt: t.field({ type: 'DateTime', resolve: (failure) => failure.failedAt }),
     }),

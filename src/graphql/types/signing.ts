@@ -236,7 +236,8 @@ builder.mutationFields((t) => ({
   verifySigningOtp: t.field({
     type: SigningSessionType,
     nullable: true,
-    description: 'Checks the code (6 digits, 5 tries per code); answers the session, now verified. Wrong, expired and used-up codes are refused by name.',
+    description:
+      'Checks the code (6 digits; spaces, dashes and fullwidth digits are read through; 5 tries per code); answers the session, now verified. A code verifies once: wrong, expired, used-up and already used codes are refused by name.',
     args: { code: t.arg.string({ required: true }) },
     resolve: (_root, args, context) => verifySigningOtp(context, { input: { code: args.code } }),
   }),

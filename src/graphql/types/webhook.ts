@@ -66,7 +66,12 @@ const WebhookAttemptType = builder.objectRef<WebhookAttemptData>('WebhookAttempt
     at: t.field({ type: 'DateTime', resolve: (attempt) => attempt.at }),
     statusCode: t.int({ nullable: true, description: 'The receiver’s status; null when no answer came.', resolve: (attempt) => attempt.statusCode }),
     durationMs: t.exposeInt('durationMs'),
-    error: t.string({ nullable: true, resolve: (attempt) => attempt.error }),
+    errorCode: t.string({
+      nullable: true,
+      description: 'Why it failed, as a stable code: http_status, timeout, connection_refused, connection_reset, dns_failed, unreachable, tls_failed, address_not_allowed, network_error.',
+      resolve: (attempt) => attempt.errorCode,
+    }),
+    error: t.string({ nullable: true, description: 'The same in words.', resolve: (attempt) => attempt.error }),
     nextRetryAt: t.field({ type: 'DateTime', nullable: true, description: 'When the queue tries again after this attempt.', resolve: (attempt) => attempt.nextRetryAt }),
   }),
 });
@@ -88,7 +93,8 @@ const WebhookDeliveryType = builder.objectRef<WebhookDeliveryData>('WebhookDeliv
     state: t.field({ type: WebhookDeliveryStateEnum, resolve: (delivery) => delivery.state }),
     attemptCount: t.exposeInt('attemptCount'),
     lastStatusCode: t.int({ nullable: true, resolve: (delivery) => delivery.lastStatusCode }),
-    lastError: t.string({ nullable: true, resolve: (delivery) => delivery.lastError }),
+    lastErrorCode: t.string({ nullable: true, description: 'Why the last attempt failed, as a stable code (as WebhookAttempt.errorCode, or endpoint_disabled).', resolve: (delivery) => delivery.lastErrorCode }),
+    lastError: t.string({ nullable: true, description: 'The same in words.', resolve: (delivery) => delivery.lastError }),
     lastAttemptAt: t.field({ type: 'DateTime', nullable: true, resolve: (delivery) => delivery.lastAttemptAt }),
     nextAttemptAt: t.field({ type: 'DateTime', nullable: true, resolve: (delivery) => delivery.nextAttemptAt }),
     deliveredAt: t.field({ type: 'DateTime', nullable: true, resolve: (delivery) => delivery.deliveredAt }),
