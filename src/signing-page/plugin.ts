@@ -12,16 +12,41 @@ import { installedPackage, staticAssetsPlugin, type StaticAsset } from '../http/
 
 /*
  * The signing page (issue 13): `GET /sign/{token}`, the link every invitation carries. One HTML
- * page with no inline script, a plain ES module (sign.js) and pdf.js (pdfjs-dist, installed by
- * `npm install`), every asset served by this process under a versioned prefix. The page talks to
- * the recipient side of the GraphQL API with the token from its own URL as X-Signing-Token.
+ * page with no inline script, plain ES modules (sign.js is the entry; docs/architecture.md lists
+ * them) and pdf.js (pdfjs-dist, installed by `npm install`), every asset served by this process
+ * under a versioned prefix, as it is on disk: nothing is built. The page talks to the recipient
+ * side of the GraphQL API with the token from its own URL as X-Signing-Token.
  */
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const pdfjs = installedPackage('pdfjs-dist');
 const JAVASCRIPT = 'text/javascript; charset=utf-8';
 
-const OWN_FILES = ['sign.js', 'sign.css', 'strings.js'] as const;
+/**
+ * The page's modules, served as they are (JavaScript checked by tsc through JSDoc: tsconfig.json
+ * here). A module missing here is a 404 for the browser, and the page stops (a test loads every
+ * import); a new one is added here.
+ */
+export const PAGE_MODULES = [
+  'sign.js',
+  'store.js',
+  'strings.js',
+  'dom.js',
+  'api.js',
+  'live.js',
+  'flow.js',
+  'dialogs.js',
+  'documents.js',
+  'signature-pad.js',
+  'field-editors.js',
+  'fields.js',
+  'screens/messages.js',
+  'screens/verify.js',
+  'screens/host.js',
+  'screens/signing.js',
+] as const;
+
+const OWN_FILES = [...PAGE_MODULES, 'sign.css'];
 
 /** The prefix changes whenever the page's own files or pdf.js change, so browsers may cache for good. */
 const version = createHash('sha256')
@@ -33,8 +58,7 @@ const version = createHash('sha256')
 export const SIGNING_ASSET_PATH = `/sign-assets/${version}/`;
 
 const ASSETS: Record<string, StaticAsset> = {
-  'sign.js': { file: path.join(here, 'sign.js'), type: JAVASCRIPT },
-  'strings.js': { file: path.join(here, 'strings.js'), type: JAVASCRIPT },
+  ...Object.fromEntries(PAGE_MODULES.map((name) => [name, { file: path.join(here, name), type: JAVASCRIPT }])),
   'sign.css': { file: path.join(here, 'sign.css'), type: 'text/css; charset=utf-8' },
   'pdf.mjs': { file: path.join(pdfjs.directory, 'build/pdf.min.mjs'), type: JAVASCRIPT },
   'pdf.worker.mjs': { file: path.join(pdfjs.directory, 'build/pdf.worker.min.mjs'), type: JAVASCRIPT },
@@ -72,6 +96,7 @@ const PAGE = `<!doctype html>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${SIGNING_ASSET_PATH}sign.css">
 <script type="module" src="${SIGNING_ASSET_PATH}sign.js"></script>
+${[...PAGE_MODULES.slice(1), 'pdf.mjs'].map((name) => `<link rel="modulepreload" href="${SIGNING_ASSET_PATH}${name}">`).join('\n')}
 </head>
 <body>
 <header class="bar">

@@ -1,0 +1,139 @@
+// The service as the page talks to it: the recipient side of the GraphQL API and the document
+// route, every request with the token the page acts with (store.js) as X-Signing-Token.
+import { state } from './store.js';
+/** @import { ErrorContext, FieldValue, Session } from './types.js' */
+
+const SESSION_SELECTION = `envelope { id name status } signerName locale isMyTurn isExpired requiredFieldIds
+  recipient { id type roleName color activatedAt completedAt declinedAt delegatedAt }
+  documents { id name order pageCount pages { index width height } }
+  fields { id identifier type label tooltip required readonly value config views { documentId page location { x y } size { width height } } }
+  hostedSigners { id roleName activatedAt completedAt }
+  otp { required verified maskedPhone channel resendInSeconds }`;
+const SESSION_QUERY = `query SigningPage { signingSession { ${SESSION_SELECTION} } }`;
+const SUBMIT = `mutation SigningPageSubmit($values: [SigningValueInput!], $complete: Boolean, $consent: String) {
+  submitSigning(values: $values, complete: $complete, consent: $consent) { ${SESSION_SELECTION} } }`;
+const HOSTED = `mutation SigningPageHost($recipientId: ID!) { startHostedSigning(recipientId: $recipientId) { recipientId token } }`;
+const DELEGATE = `mutation SigningPageDelegate($person: SigningPersonInput!) { delegateSigning(person: $person) { recipientId delegatedAt } }`;
+const OTP_REQUEST = `mutation SigningPageOtpRequest { requestSigningOtp { channel maskedPhone resendInSeconds } }`;
+const OTP_VERIFY = `mutation SigningPageOtpVerify($code: String!) { verifySigningOtp(code: $code) { otp { verified } } }`;
+const DECLINE = `mutation SigningPageDecline($reason: String!) { declineSigning(reason: $reason) { envelope { status } } }`;
+const FINAL_COPY = `query SigningPageFinalCopy { signingFinalCopy { url } }`;
+const LIVE = 'subscription SigningPageLive { signingSessionChanged { status } }';
+
+/** A refusal of the service: its error's name (`extensions.code`) and context. */
+export class ApiError extends Error {
+  /**
+   * @param {string} message
+   * @param {string | undefined} code
+   * @param {ErrorContext | undefined} context
+   */
+  constructor(message, code, context) {
+    super(message);
+    this.code = code;
+    /** @type {ErrorContext} */
+    this.context = context ?? {};
+  }
+}
+
+/**
+ * One GraphQL operation; its first error becomes an ApiError.
+ * @param {string} query
+ * @param {Record<string, unknown>} [variables]
+ * @returns {Promise<any>} the answer's `data`, as the operation selected it
+ */
+async function gql(query, variables = {}) {
+  const response = await fetch('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json', 'x-signing-token': state.token },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = await response.json();
+  if (body.errors?.length) {
+    const [error] = body.errors;
+    throw new ApiError(error.message, error.extensions?.code, error.extensions?.context);
+  }
+  return body.data;
+}
+
+/** @returns {Promise<Session>} */
+export async function readSession() {
+  return (await gql(SESSION_QUERY)).signingSession;
+}
+
+/**
+ * Saves values (`complete`: and finishes, with the consent text shown); answers the session after it.
+ * @param {{ values: { fieldId: string, value: FieldValue }[], complete?: boolean, consent?: string }} submission
+ * @returns {Promise<Session>}
+ */
+export async function submitSigning(submission) {
+  return (await gql(SUBMIT, submission)).submitSigning;
+}
+
+/**
+ * A host hands the device to one of its in-person signers: that signer's token.
+ * @param {string} recipientId
+ * @returns {Promise<{ recipientId: string, token: string }>}
+ */
+export async function startHostedSigning(recipientId) {
+  return (await gql(HOSTED, { recipientId })).startHostedSigning;
+}
+
+/**
+ * @param {{ name: string, email: string, locale: string }} person
+ * @returns {Promise<void>}
+ */
+export async function delegateSigning(person) {
+  await gql(DELEGATE, { person });
+}
+
+/** @returns {Promise<{ channel: string, maskedPhone: string, resendInSeconds: number }>} */
+export async function requestSigningOtp() {
+  return (await gql(OTP_REQUEST)).requestSigningOtp;
+}
+
+/**
+ * @param {string} code
+ * @returns {Promise<void>}
+ */
+export async function verifySigningOtp(code) {
+  await gql(OTP_VERIFY, { code });
+}
+
+/**
+ * @param {string} reason
+ * @returns {Promise<void>}
+ */
+export async function declineSigning(reason) {
+  await gql(DECLINE, { reason });
+}
+
+/** @returns {Promise<string>} a short-lived URL of this recipient's copy of the finalized envelope */
+export async function finalCopyUrl() {
+  return (await gql(FINAL_COPY)).signingFinalCopy.url;
+}
+
+/**
+ * The original PDF of one document (`GET /signing/documents/{id}`), for pdf.js to draw.
+ * @param {string} documentId
+ * @returns {Promise<Uint8Array>}
+ */
+export async function documentBytes(documentId) {
+  const response = await fetch(`/signing/documents/${encodeURIComponent(documentId)}`, { headers: { 'x-signing-token': state.token } });
+  if (!response.ok) throw new Error(`document ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+/**
+ * `signingSessionChanged` over GraphQL over SSE: the response whose body streams the events (a
+ * fetch stream, as EventSource cannot send X-Signing-Token). live.js reads it.
+ * @param {AbortSignal} signal
+ * @returns {Promise<Response>}
+ */
+export function openLiveStream(signal) {
+  return fetch('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-signing-token': state.token },
+    body: JSON.stringify({ query: LIVE }),
+    signal,
+  });
+}

@@ -1,0 +1,200 @@
+// The editor of each field type, opened from the field's box: a dialog that checks what it can
+// before sending and hands the value to `save` (fields.js saves it and draws the box again).
+// A checkbox has no editor: its box toggles.
+import { attempt, cancelButton, openDialog } from './dialogs.js';
+import { el, fieldBox } from './dom.js';
+import { createSignaturePad } from './signature-pad.js';
+import { currentSession, state } from './store.js';
+/** @import { DialogHandle } from './dialogs.js' */
+/** @import { BinaryChoiceField, Field, FieldValue, RadioField, SignatureField, TextField } from './types.js' */
+
+/** @typedef {(value: FieldValue) => Promise<void>} Save */
+
+/**
+ * The name a field goes by: its label, else its tooltip, else its identifier.
+ * @param {Field} field
+ */
+export function fieldName(field) {
+  return field.label || field.tooltip || field.identifier;
+}
+
+/**
+ * @param {Field} field
+ * @param {Save} save
+ */
+export function openEditor(field, save) {
+  const returnFocus = () => fieldBox(field.identifier)?.focus();
+  const title = fieldName(field);
+  if (field.type === 'text') {
+    openTextEditor(field, save, title, returnFocus);
+    return;
+  }
+  if (field.type === 'radio') {
+    openRadioEditor(field, save, title, returnFocus);
+    return;
+  }
+  if (field.type === 'binary_choice') {
+    openBinaryChoiceEditor(field, save, title, returnFocus);
+    return;
+  }
+  if (field.type === 'simple_signature' || field.type === 'biometric_signature') {
+    openSignatureEditor(field, save, title, returnFocus);
+  }
+}
+
+/**
+ * Text: one line or several, the config's placeholder and length; the pattern is checked here
+ * first (the service checks it again).
+ * @param {TextField} field
+ * @param {Save} save
+ * @param {string} title
+ * @param {() => void} returnFocus
+ */
+function openTextEditor(field, save, title, returnFocus) {
+  const config = field.config;
+  const input = config.multiline
+    ? el('textarea', { id: 'field-input', rows: 4, maxlength: config.maxLength, placeholder: config.placeholder ?? undefined })
+    : el('input', { id: 'field-input', type: 'text', maxlength: config.maxLength, placeholder: config.placeholder ?? undefined, autocomplete: 'off' });
+  input.value = field.value?.text ?? '';
+  /** @type {DialogHandle} */
+  let handle;
+  const submit = () =>
+    attempt(handle, async () => {
+      const { t } = state;
+      const text = input.value;
+      if (text.length === 0) throw new Error(t.empty);
+      if ([...text].length > config.maxLength) throw new Error(t.tooLong(config.maxLength));
+      if (config.pattern && !new RegExp(`^(?:${config.pattern})$`, 'u').test(text)) throw new Error(t.patternMismatch);
+      await save({ text });
+    });
+  handle = openDialog(title, el('div', {}, el('label', { for: 'field-input' }, title), input), [cancelButton(() => handle), el('button', { type: 'button', class: 'primary', onclick: submit }, state.t.save)], returnFocus);
+  input.addEventListener('keydown', (event) => {
+    if (/** @type {KeyboardEvent} */ (event).key === 'Enter' && !config.multiline) submit();
+  });
+  input.focus();
+}
+
+/**
+ * A radio group: one of the config's options.
+ * @param {RadioField} field
+ * @param {Save} save
+ * @param {string} title
+ * @param {() => void} returnFocus
+ */
+function openRadioEditor(field, save, title, returnFocus) {
+  const group = el(
+    'fieldset',
+    { class: 'choices' },
+    el('legend', {}, title),
+    (field.config.options ?? []).map((option, index) =>
+      el('label', { class: 'choice' }, el('input', { type: 'radio', name: 'field-radio', value: option.value, id: `option-${index}`, checked: field.value?.selected === option.value }), option.label),
+    ),
+  );
+  /** @type {DialogHandle} */
+  let handle;
+  const submit = () =>
+    attempt(handle, async () => {
+      const selected = /** @type {HTMLInputElement | null} */ (group.querySelector('input:checked'));
+      if (!selected) throw new Error(state.t.empty);
+      await save({ selected: selected.value });
+    });
+  handle = openDialog(title, group, [cancelButton(() => handle), el('button', { type: 'button', class: 'primary', onclick: submit }, state.t.save)], returnFocus);
+}
+
+/**
+ * Accept or decline, with the config's labels.
+ * @param {BinaryChoiceField} field
+ * @param {Save} save
+ * @param {string} title
+ * @param {() => void} returnFocus
+ */
+function openBinaryChoiceEditor(field, save, title, returnFocus) {
+  const { t } = state;
+  /** @type {DialogHandle} */
+  let handle;
+  /** @param {'accept' | 'decline'} choice */
+  const choose = (choice) => attempt(handle, () => save({ choice }));
+  handle = openDialog(
+    title,
+    el('p', {}, field.tooltip ?? ''),
+    [
+      cancelButton(() => handle),
+      el('button', { type: 'button', class: 'secondary', 'data-choice': 'decline', onclick: () => choose('decline') }, field.config.declineLabel ?? t.declineChoice),
+      el('button', { type: 'button', class: 'primary', 'data-choice': 'accept', onclick: () => choose('accept') }, field.config.acceptLabel ?? t.accept),
+    ],
+    returnFocus,
+  );
+}
+
+/**
+ * A signature: drawn on the pad, or (a simple signature that allows it) typed in one of two
+ * styles. A biometric signature sends the pad's samples with the image.
+ * @param {SignatureField} field
+ * @param {Save} save
+ * @param {string} title
+ * @param {() => void} returnFocus
+ */
+function openSignatureEditor(field, save, title, returnFocus) {
+  const { t } = state;
+  const session = currentSession();
+  const biometric = field.type === 'biometric_signature';
+  const allowDrawn = biometric || field.config.allowDrawn !== false;
+  const allowTyped = !biometric && field.config.allowTyped !== false;
+  const pad = createSignaturePad();
+  const typedInput = el('input', { id: 'typed-signature', type: 'text', maxlength: 100, autocomplete: 'name', value: session.signerName });
+  const fontSelect = el('select', { id: 'typed-font' }, el('option', { value: 'cursive' }, t.fontCursive), el('option', { value: 'serif' }, t.fontSerif));
+  const preview = el('p', { class: 'typed font-cursive', 'aria-hidden': 'true' }, session.signerName);
+  const syncPreview = () => {
+    preview.textContent = typedInput.value;
+    preview.className = `typed font-${fontSelect.value}`;
+  };
+  typedInput.addEventListener('input', syncPreview);
+  fontSelect.addEventListener('change', syncPreview);
+  const drawPanel = el('div', { class: 'panel', id: 'draw-panel' }, el('p', { class: 'help', id: 'draw-help' }, t.drawHere), pad.element, el('button', { type: 'button', class: 'link', onclick: () => pad.clear() }, t.clear));
+  const typePanel = el(
+    'div',
+    { class: 'panel', id: 'type-panel' },
+    el('label', { for: 'typed-signature' }, t.typeName),
+    typedInput,
+    el('label', { for: 'typed-font' }, t.font),
+    fontSelect,
+    preview,
+  );
+  /** @type {'draw' | 'type'} */
+  let mode = allowDrawn ? 'draw' : 'type';
+  const tabs = el('div', { class: 'tabs', role: 'tablist' });
+  /** @param {'draw' | 'type'} next */
+  const showMode = (next) => {
+    mode = next;
+    drawPanel.hidden = mode !== 'draw';
+    typePanel.hidden = mode !== 'type';
+    for (const tab of /** @type {HTMLCollectionOf<HTMLElement>} */ (tabs.children)) tab.setAttribute('aria-selected', String(tab.dataset.mode === mode));
+  };
+  if (allowDrawn && allowTyped) {
+    tabs.append(
+      el('button', { type: 'button', role: 'tab', 'data-mode': 'draw', onclick: () => showMode('draw') }, t.draw),
+      el('button', { type: 'button', role: 'tab', 'data-mode': 'type', onclick: () => showMode('type') }, t.type),
+    );
+  }
+  /** @type {DialogHandle} */
+  let handle;
+  const submit = () =>
+    attempt(handle, async () => {
+      if (mode === 'type') {
+        if (typedInput.value.trim() === '') throw new Error(state.t.typeFirst);
+        await save({ kind: 'typed', text: typedInput.value.trim(), font: fontSelect.value });
+        return;
+      }
+      if (pad.strokes.length === 0) throw new Error(state.t.drawFirst);
+      const image = pad.image();
+      await save(biometric ? { image, strokes: pad.strokes } : { kind: 'drawn', image });
+    });
+  handle = openDialog(
+    title,
+    el('div', { class: 'signature-editor' }, tabs, allowDrawn ? drawPanel : null, allowTyped ? typePanel : null),
+    [cancelButton(() => handle), el('button', { type: 'button', class: 'primary', id: 'save-signature', onclick: submit }, t.save)],
+    returnFocus,
+  );
+  showMode(mode);
+  pad.fit();
+}

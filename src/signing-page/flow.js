@@ -1,0 +1,164 @@
+// Which screen, and when: reading the session, choosing the screen it calls for, showing it,
+// following the envelope live while a screen waits or signs, and the page's language.
+import { ApiError, readSession } from './api.js';
+import { localeSelect } from './dom.js';
+import { follow, stopFollowing } from './live.js';
+import { state } from './store.js';
+import { LOCALES, STRINGS } from './strings.js';
+/** @import { Locale, Screen, Session } from './types.js' */
+
+/** Waiting for one's turn, the live stream says when it comes; this slow look only covers a stream that could not be kept open. */
+const FALLBACK_POLL_MS = 60_000;
+
+/** Screens that follow the envelope live (a void, finalization or expiry shows at once). */
+const LIVE_SCREENS = ['signing', 'not-your-turn', 'host', 'verify'];
+
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let pollTimer;
+
+/**
+ * Draws `state.screen`: set once by sign.js, the one module that knows every screen (a screen
+ * that imported it would close an import circle, as every screen uses load and show).
+ * @type {() => void}
+ */
+let renderScreen = () => {};
+
+/** @param {() => void} renderer */
+export function setScreenRenderer(renderer) {
+  renderScreen = renderer;
+}
+
+/** Draws the current screen again (after a change of language or of the screen's own state). */
+export function render() {
+  renderScreen();
+}
+
+/** @param {Screen} screen */
+function isLive(screen) {
+  return LIVE_SCREENS.includes(screen);
+}
+
+/** @param {string | null} preferred */
+export function pickLocale(preferred) {
+  if (preferred && isLocale(preferred)) return preferred;
+  for (const language of navigator.languages ?? [navigator.language]) {
+    const match = LOCALES.find((candidate) => candidate.toLowerCase() === language.toLowerCase() || candidate.slice(0, 2) === language.slice(0, 2).toLowerCase());
+    if (match) return match;
+  }
+  return 'en-US';
+}
+
+/**
+ * @param {string} value
+ * @returns {value is Locale}
+ */
+function isLocale(value) {
+  return /** @type {string[]} */ (LOCALES).includes(value);
+}
+
+/** @param {Locale} next */
+export function setLocale(next) {
+  state.locale = next;
+  state.t = STRINGS[next];
+  document.documentElement.lang = next;
+  localeSelect.value = next;
+  /** @type {HTMLElement} */ (document.getElementById('locale-label')).textContent = state.t.language;
+  /** @type {HTMLElement} */ (document.getElementById('brand')).textContent = state.t.brand;
+  render();
+}
+
+/** @param {Session} current */
+export function needsCode(current) {
+  return Boolean(current.otp?.required && !current.otp.verified && current.recipient.activatedAt);
+}
+
+/**
+ * @param {Session} current
+ * @returns {Screen}
+ */
+export function screenOf(current) {
+  if (current.recipient.declinedAt) return 'declined';
+  if (current.envelope.status === 'voided') return 'voided';
+  if (current.envelope.status === 'finalized') return 'finalized';
+  if (current.isExpired) return 'expired';
+  if (current.recipient.completedAt) return 'done';
+  if (current.recipient.type === 'host') return needsCode(current) ? 'verify' : 'host';
+  if (!current.isMyTurn) return 'not-your-turn';
+  return needsCode(current) ? 'verify' : 'signing';
+}
+
+/** Reads the session and shows the screen it calls for (the first read also picks the language). */
+export async function load() {
+  try {
+    const session = await readSession();
+    state.session = session;
+    if (state.screen === 'loading') setLocale(pickLocale(session.locale));
+    show(screenOf(session));
+    if (isLive(state.screen)) watchEnvelope();
+  } catch (error) {
+    show(errorScreen(error));
+  }
+}
+
+/**
+ * The screen a failure to read or act calls for.
+ * @param {unknown} error
+ * @returns {Screen}
+ */
+export function errorScreen(error) {
+  if (error instanceof ApiError) {
+    if (error.code === 'Envelope.Closed') return /** @type {Record<string, Screen>} */ ({ finalized: 'finalized', voided: 'voided', expired: 'expired' })[error.context.status] ?? 'voided';
+    if (error.code === 'Signing.Expired') return 'expired';
+    if (error.code === 'Signing.InvalidToken' || error.code === 'Signing.MissingToken') return 'invalid';
+  }
+  return 'error';
+}
+
+/**
+ * The signer's own last action (complete, decline, delegate): the live stream is ended first, so
+ * the event this very action causes (say, envelope.voided by a decline) does not replace the
+ * screen that answers it; if the action fails, watching resumes.
+ * @template T
+ * @param {() => Promise<T>} action
+ * @returns {Promise<T>}
+ */
+export async function closingAction(action) {
+  stopFollowing();
+  try {
+    return await action();
+  } catch (error) {
+    watchEnvelope();
+    throw error;
+  }
+}
+
+/** @param {Screen} next */
+export function show(next) {
+  // An in-person signer who is done (or declined) hands the device back to the host.
+  state.screen = state.hostedSigner && ['done', 'finalized', 'declined', 'voided'].includes(next) ? 'hand-back' : next;
+  clearTimeout(pollTimer);
+  if (!isLive(state.screen)) stopFollowing();
+  if (state.screen === 'not-your-turn') pollTimer = setTimeout(load, FALLBACK_POLL_MS);
+  render();
+}
+
+/**
+ * While a session is open, the envelope's status changes arrive live (live.js). When the
+ * envelope closes (voided by the sender, finalized, expired) the page shows it at once.
+ */
+function watchEnvelope() {
+  follow({
+    // Only a page still waiting or signing looks again; a screen the signer reached stays.
+    onEvent: () => {
+      if (isLive(state.screen)) void load();
+    },
+    // The stream ended without the page asking (a restart, a proxy's timeout): look again soon,
+    // which also opens a new stream.
+    onEnd: () => {
+      if (isLive(state.screen)) {
+        clearTimeout(pollTimer);
+        pollTimer = setTimeout(load, 5000);
+      }
+    },
+  });
+}

@@ -1,0 +1,157 @@
+// The signing screen: the summary, the toolbar (next field, delegate, decline, finish), the
+// documents with this recipient's fields over them, and the dialogs that end a signer's part:
+// the consent to sign electronically (finish), delegating and declining.
+import { declineSigning, delegateSigning, submitSigning } from '../api.js';
+import { attempt, cancelButton, openDialog } from '../dialogs.js';
+import { drawPages } from '../documents.js';
+import { app, el } from '../dom.js';
+import { fitTypedSignatures, goToNextField, renderFields, requiredCount } from '../fields.js';
+import { closingAction, screenOf, show } from '../flow.js';
+import { currentSession, state } from '../store.js';
+/** @import { DialogHandle } from '../dialogs.js' */
+
+export function renderSigning() {
+  const { t } = state;
+  const session = currentSession();
+  document.title = `${session.envelope.name} · ${t.brand}`;
+  const progress = el('p', { id: 'progress', class: 'progress', role: 'status' });
+  const toolbar = el(
+    'div',
+    { class: 'toolbar', role: 'toolbar', 'aria-label': t.brand },
+    el('button', { type: 'button', id: 'next-field', onclick: goToNextField }, t.nextField),
+    session.recipient.type === 'delegator' ? el('button', { type: 'button', id: 'delegate', class: 'secondary', onclick: openDelegate }, t.delegate) : null,
+    el('button', { type: 'button', id: 'decline', class: 'secondary', onclick: openDecline }, t.decline),
+    el('button', { type: 'button', id: 'finish', class: 'primary', onclick: openFinish }, t.finish),
+  );
+  const documents = session.documents.map((document) =>
+    el(
+      'section',
+      { class: 'document', 'aria-label': document.name },
+      el('h2', {}, document.name),
+      document.pages.map((page) => {
+        const canvas = el('canvas', { 'aria-hidden': 'true' });
+        const sheet = el('div', { class: 'page', 'data-document': document.id, 'data-page': page.index, role: 'group', 'aria-label': t.page(page.index + 1, document.pageCount) }, canvas, el('div', { class: 'overlays' }));
+        sheet.style.aspectRatio = `${page.width} / ${page.height}`;
+        return sheet;
+      }),
+    ),
+  );
+  app.replaceChildren(
+    el('section', { class: 'summary' }, el('h1', {}, session.envelope.name), el('p', { class: 'signer' }, t.signingAs(state.hostedSigner ?? session.signerName)), progress),
+    toolbar,
+    el('div', { class: 'documents' }, documents),
+  );
+  renderFields();
+  void drawPages();
+}
+
+/**
+ * Finishing: with a required field still empty, says so and goes to it; otherwise asks for the
+ * signer's consent to sign electronically, whose text is sent with the completion.
+ */
+function openFinish() {
+  const { t } = state;
+  const missing = currentSession().requiredFieldIds.length;
+  if (missing > 0) {
+    const status = document.getElementById('progress');
+    if (status) status.textContent = `${t.progress(requiredCount().done, requiredCount().total)} · ${t.missing(missing)}`;
+    goToNextField();
+    return;
+  }
+  /** @type {DialogHandle} */
+  let handle;
+  const consent = t.consent;
+  handle = openDialog(t.confirmTitle, el('p', { id: 'consent-text' }, consent), [
+    cancelButton(() => handle),
+    el(
+      'button',
+      {
+        type: 'button',
+        class: 'primary',
+        id: 'confirm-signing',
+        onclick: () =>
+          attempt(handle, async () => {
+            const session = await closingAction(() => submitSigning({ values: [], complete: true, consent }));
+            state.session = session;
+            show(screenOf(session));
+          }),
+      },
+      t.confirm,
+    ),
+  ]);
+}
+
+/** A delegator hands the role to another person, who is invited; this link stops working. */
+function openDelegate() {
+  const { t } = state;
+  const name = el('input', { id: 'delegate-name', type: 'text', maxlength: 200, autocomplete: 'off' });
+  const email = el('input', { id: 'delegate-email', type: 'email', maxlength: 254, autocomplete: 'off' });
+  /** @type {DialogHandle} */
+  let handle;
+  handle = openDialog(
+    t.delegateTitle,
+    el('div', {}, el('p', {}, t.delegateText), el('label', { for: 'delegate-name' }, t.delegateName), name, el('label', { for: 'delegate-email' }, t.delegateEmail), email),
+    [
+      cancelButton(() => handle),
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'primary',
+          id: 'confirm-delegate',
+          onclick: () =>
+            attempt(handle, async () => {
+              if (name.value.trim() === '' || email.value.trim() === '') throw new Error(state.t.empty);
+              await closingAction(() => delegateSigning({ name: name.value.trim(), email: email.value.trim(), locale: state.locale }));
+              show('delegated');
+            }),
+        },
+        t.delegateConfirm,
+      ),
+    ],
+  );
+  name.focus();
+}
+
+/** Declining ends the envelope for everyone, with the signer's reason. */
+function openDecline() {
+  const { t } = state;
+  const reason = el('textarea', { id: 'decline-reason', rows: 3, maxlength: 500, required: true });
+  /** @type {DialogHandle} */
+  let handle;
+  handle = openDialog(t.declineTitle, el('div', {}, el('p', {}, t.declineText), el('label', { for: 'decline-reason' }, t.reason), reason), [
+    cancelButton(() => handle),
+    el(
+      'button',
+      {
+        type: 'button',
+        class: 'danger',
+        id: 'confirm-decline',
+        onclick: () =>
+          attempt(handle, async () => {
+            if (reason.value.trim() === '') throw new Error(state.t.empty);
+            await closingAction(() => declineSigning(reason.value.trim()));
+            show('declined');
+          }),
+      },
+      t.declineConfirm,
+    ),
+  ]);
+  reason.focus();
+}
+
+/** A page drawn for one width is drawn again for another (a phone turned, a window resized). */
+export function redrawOnResize() {
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let resizeTimer;
+  let drawnWidth = window.innerWidth;
+  window.addEventListener('resize', () => {
+    if (state.screen === 'signing') fitTypedSignatures();
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      if (state.screen !== 'signing' || window.innerWidth === drawnWidth) return;
+      drawnWidth = window.innerWidth;
+      void drawPages();
+    }, 200);
+  });
+}

@@ -1,0 +1,89 @@
+// Types of the signing page (its modules are plain JavaScript checked by tsc through JSDoc, see
+// tsconfig.json here). Only the type checker reads this file; the browser never asks for it.
+// The shapes are the GraphQL answers as the page selects them (api.js, SESSION_SELECTION), and
+// the field values of docs/fields.md as the page reads and sends them.
+
+/** What is on screen: the value of `document.body.dataset.screen`. */
+export type Screen =
+  | 'loading'
+  | 'signing'
+  | 'host'
+  | 'hand-back'
+  | 'verify'
+  | MessageScreen;
+
+/** The screens that only say where the signer stands (screens/messages.js). */
+export type MessageScreen = 'done' | 'finalized' | 'voided' | 'expired' | 'declined' | 'delegated' | 'not-your-turn' | 'invalid' | 'error';
+
+export type Locale = 'en-US' | 'tr-TR';
+
+export type Session = {
+  envelope: { id: string; name: string; status: 'draft' | 'sent' | 'finalized' | 'voided' | 'expired' };
+  signerName: string;
+  locale: string | null;
+  isMyTurn: boolean;
+  isExpired: boolean;
+  requiredFieldIds: string[];
+  recipient: {
+    id: string;
+    type: 'signer' | 'host' | 'in_person_signer' | 'delegator' | 'viewer';
+    roleName: string;
+    color: string;
+    activatedAt: string | null;
+    completedAt: string | null;
+    declinedAt: string | null;
+    delegatedAt: string | null;
+  };
+  documents: SessionDocument[];
+  fields: Field[];
+  hostedSigners: HostedSigner[];
+  otp: {
+    required: boolean;
+    verified: boolean;
+    maskedPhone: string | null;
+    channel: string | null;
+    resendInSeconds: number;
+  };
+};
+
+export type SessionDocument = { id: string; name: string; order: number; pageCount: number; pages: { index: number; width: number; height: number }[] };
+
+export type HostedSigner = { id: string; roleName: string; activatedAt: string | null; completedAt: string | null };
+
+export type FieldView = { documentId: string; page: number; location: { x: number; y: number }; size: { width: number; height: number } };
+
+type FieldOf<Type extends string, Config, Value> = {
+  id: string;
+  identifier: string;
+  type: Type;
+  label: string | null;
+  tooltip: string | null;
+  required: boolean;
+  readonly: boolean;
+  value: Value | null;
+  config: Config;
+  views: FieldView[];
+};
+
+export type TextField = FieldOf<'text', { placeholder?: string | null; maxLength: number; multiline: boolean; pattern?: string | null }, { text: string }>;
+export type CheckboxField = FieldOf<'checkbox', Record<string, never>, { checked: boolean }>;
+export type RadioField = FieldOf<'radio', { options?: { value: string; label: string }[] }, { selected: string }>;
+export type BinaryChoiceField = FieldOf<'binary_choice', { acceptLabel?: string | null; declineLabel?: string | null }, { choice: 'accept' | 'decline' }>;
+export type SimpleSignatureField = FieldOf<
+  'simple_signature',
+  { allowTyped?: boolean; allowDrawn?: boolean },
+  { kind: 'drawn'; image: string } | { kind: 'typed'; text: string; font: string }
+>;
+export type BiometricSignatureField = FieldOf<'biometric_signature', { minPoints?: number }, { image: string; strokes: PenPoint[][] }>;
+
+export type Field = TextField | CheckboxField | RadioField | BinaryChoiceField | SimpleSignatureField | BiometricSignatureField;
+export type SignatureField = SimpleSignatureField | BiometricSignatureField;
+
+/** A value as the page sends it for a field (the service checks it against the field's type). */
+export type FieldValue = NonNullable<Field['value']>;
+
+/** One sample of the signature pad: CSS pixels from the pad's top-left, ms since the first touch, pressure 0–1. */
+export type PenPoint = { x: number; y: number; t: number; p: number; pointerType?: string };
+
+/** What a refusal of the service carries besides its name (`extensions.context`): JSON, as the service sent it. */
+export type ErrorContext = Record<string, any>;
