@@ -30,7 +30,7 @@ export type Config = {
   sandboxClock: boolean;
   /** Whether this instance runs the outbox worker (durable jobs: sealing, later delivery). */
   outboxWorker: boolean;
-  /** Largest accepted document upload, in bytes (spec §8: 48 MB). */
+  /** Largest accepted document upload, in bytes (docs/reference/interface-spec.md §8: 48 MB). */
   maxDocumentBytes: number;
   /** How long a request may wait for a database connection before failing instead of hanging. */
   databaseAcquireTimeoutMs: number;

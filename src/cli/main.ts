@@ -1,5 +1,5 @@
 /**
- * The command line (contract §3). Prints JSON on stdout; errors as one line on stderr, exit 1.
+ * The command line (docs/reference/contract.md §3). Prints JSON on stdout; errors as one line on stderr, exit 1.
  *
  *   npm run cli -- team create --name NAME [--workspace ID]
  *   npm run cli -- key create --team ID [--label TEXT]

@@ -26,11 +26,11 @@ export type ServiceContext = {
   auditKey: Buffer;
   /** Base of the links the service sends (signing links): PUBLIC_URL. */
   publicUrl: string;
-  /** SANDBOX_CLOCK: whether callers may move the clock (contract §8). */
+  /** SANDBOX_CLOCK: whether callers may move the clock (docs/reference/contract.md §8). */
   sandboxClock: boolean;
   /** Webhook URL policy: WEBHOOK_ALLOW_PRIVATE lets endpoints name loopback and private addresses (development, tests). */
   webhooks: { allowPrivate: boolean };
-  /** The `X-Signing-Token` header: the recipient side's credential (contract §7). */
+  /** The `X-Signing-Token` header: the recipient side's credential (docs/reference/contract.md §7). */
   signingToken: string | undefined;
   /** maxDocumentBytes: uploads; phoneMessagesPerDay: SMS/WhatsApp per person in 24 h (0: no cap). */
   limits: { maxDocumentBytes: number; phoneMessagesPerDay: number };

@@ -15,7 +15,7 @@ const jsonHeaders = { 'content-type': 'application/json; charset=utf-8' };
  */
 export type ResponseClass = typeof Response;
 
-/** `{ version, success: true, payload }` with HTTP 200 (contract §4). */
+/** `{ version, success: true, payload }` with HTTP 200 (docs/reference/contract.md §4). */
 export function successResponse(payload: Record<string, unknown>, headers: Record<string, string> = {}, ResponseImpl: ResponseClass = Response): Response {
   return new ResponseImpl(JSON.stringify({ version: REST_VERSION, success: true, payload }), { status: 200, headers: { ...jsonHeaders, ...headers } });
 }

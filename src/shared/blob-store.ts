@@ -9,7 +9,7 @@ import { newId } from './ids.ts';
 export type StoredBlob = { sha256: string; byteSize: number; path: string };
 
 /**
- * Content-addressed file storage (contract §2): every file lives under the SHA-256 of its bytes,
+ * Content-addressed file storage (docs/reference/contract.md §2): every file lives under the SHA-256 of its bytes,
  * so storing the same document twice keeps one copy. Files are written to a temporary name and
  * renamed into place, so a reader never sees a partial file and a crash leaves only a temp file.
  */

@@ -1,5 +1,5 @@
 /**
- * The service reads time through one clock so that tests and the sandbox (contract §8) can move
+ * The service reads time through one clock so that tests and the sandbox (docs/reference/contract.md §8) can move
  * it forward. The offset is process-wide on purpose: every component must agree on "now".
  */
 export type Clock = {

@@ -107,7 +107,7 @@ export class ServerBusyError extends DomainError {
 }
 
 /**
- * The one table from error names to HTTP statuses (contract §4). Exact names first, then the
+ * The one table from error names to HTTP statuses (docs/reference/contract.md §4). Exact names first, then the
  * `*.Reason` suffix rules, then 400 for anything else a caller caused.
  */
 const statusByName: Record<string, number> = {

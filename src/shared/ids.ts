@@ -7,7 +7,7 @@ export function newId(): string {
 }
 
 /**
- * Ids are UUIDs. A malformed id must behave exactly like an unknown one (contract §4), so
+ * Ids are UUIDs. A malformed id must behave exactly like an unknown one (docs/reference/contract.md §4), so
  * lookups check the shape first instead of letting PostgreSQL reject the cast.
  */
 export function isUuid(value: unknown): value is string {

@@ -119,7 +119,7 @@ const DOCUMENT_PATH = /^\/signing\/documents\/([^/]+)$/;
 
 /**
  * The document route of the signing page. Not part of the REST face (whose routes take a team
- * key; signing is GraphQL only, contract §7): it answers the page's one need GraphQL cannot, the
+ * key; signing is GraphQL only, docs/reference/contract.md §7): it answers the page's one need GraphQL cannot, the
  * file's bytes, authorised by the link as GraphQL's recipient side is, with REST's error body and
  * the link's own rate-limit budget.
  */

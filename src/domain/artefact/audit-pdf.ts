@@ -1,5 +1,5 @@
 /**
- * The audit-log PDF (spec §4.6, workflow.md "Audit"): the envelope, its documents with the
+ * The audit-log PDF (docs/reference/interface-spec.md §4.6, docs/reference/workflow.md "Audit"): the envelope, its documents with the
  * SHA-256 of the original and of the sealed file, recipients and agents, every audit event, the
  * biometric summaries, and the chain head with how to verify it; en-US or tr-TR. Laid out here,
  * in a PDF worker thread, and sealed like the documents.

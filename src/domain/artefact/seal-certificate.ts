@@ -1,5 +1,5 @@
 /**
- * The service's sealing certificate (contract §2): SEAL_P12 + SEAL_P12_PASSWORD, else a
+ * The service's sealing certificate (docs/reference/contract.md §2): SEAL_P12 + SEAL_P12_PASSWORD, else a
  * self-signed one generated once under DATA_DIR (`seal/seal.pem`, key and certificate, mode
  * 0600). A certificate that cannot be read, has no matching RSA key, or is not valid now stops
  * start-up with one line naming the variable (SealCertificateError).

@@ -266,7 +266,7 @@ export async function updateDocument(
 
 /**
  * Deletes a document (of an envelope or a template) and every field of the same owner left with
- * no placement at all (spec §3.1 rule 3); its placements go by foreign-key cascade. Answers the
+ * no placement at all (docs/reference/interface-spec.md §3.1 rule 3); its placements go by foreign-key cascade. Answers the
  * ids of the removed fields.
  */
 export async function removeDocument(em: ServiceContext['em'], document: Document): Promise<string[]> {
@@ -284,7 +284,7 @@ export async function removeDocument(em: ServiceContext['em'], document: Documen
 
 /**
  * Removes a document from a draft envelope. Its placements go with it (foreign-key cascade), and
- * so does every field that is left with no placement at all (spec §3.1 rule 3): a field placed on
+ * so does every field that is left with no placement at all (docs/reference/interface-spec.md §3.1 rule 3): a field placed on
  * this document and on another one keeps its other placements.
  */
 export async function deleteDocument(context: ServiceContext, options: { envelopeId: string; documentId: string }): Promise<void> {

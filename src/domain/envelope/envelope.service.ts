@@ -43,7 +43,7 @@ export type UpdateEnvelopeInput = z.input<typeof updateEnvelopeInput>;
 const CREATED_ENVELOPE_INCLUDE: EnvelopeInclude = { documents: true, recipients: true, agents: true, fields: true, views: true, auditEvents: true };
 
 /**
- * Creates a draft envelope (spec §4.1) and answers it as it was created. Idempotent per
+ * Creates a draft envelope (docs/reference/interface-spec.md §4.1) and answers it as it was created. Idempotent per
  * `Idempotency-Key`: a repeat answers the stored first answer, even after the envelope changed
  * or was deleted.
  */

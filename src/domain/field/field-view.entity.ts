@@ -5,7 +5,7 @@ import { Field } from './field.entity.ts';
 
 /**
  * One placement of a field on a document page, in PDF points from the page's top-left corner
- * (spec §2.5). Removing the field or the document removes the view; the field service removes a
+ * (docs/reference/interface-spec.md §2.5). Removing the field or the document removes the view; the field service removes a
  * field left without views when its document goes.
  */
 export const FieldViewSchema = defineEntity({

@@ -356,7 +356,7 @@ async function findField(em: EntityManager, envelope: Envelope, fieldId: string)
 }
 
 /**
- * Changes a field of a draft envelope (contract §5): only given keys change, `views` replaces
+ * Changes a field of a draft envelope (docs/reference/contract.md §5): only given keys change, `views` replaces
  * all views. The whole result is checked as if the field were new, so a type change re-checks
  * the value against the new type: a pre-filled value that does not fit is refused, never
  * silently dropped (send a new `value`, or `null` to clear it). The config, whose shape is

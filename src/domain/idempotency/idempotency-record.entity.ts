@@ -2,7 +2,7 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { baseColumns, type JsonObject } from '../../db/columns.ts';
 
 /**
- * The remembered outcome of a creating write sent with an `Idempotency-Key` (contract §5).
+ * The remembered outcome of a creating write sent with an `Idempotency-Key` (docs/reference/contract.md §5).
  * Unique per team and key: the insert of this row is what claims the key, so two concurrent
  * requests with one key cannot both create. `fingerprint` is a hash of the operation and body.
  */

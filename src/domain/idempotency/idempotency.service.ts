@@ -37,7 +37,7 @@ type StoredResponse<T> = { resourceId: string; answer?: T };
 export type IdempotentOutcome<T> = { answer: T; replayed: boolean } | { storedResourceId: string; replayed: true };
 
 /**
- * Runs a creating write at most once per team and `Idempotency-Key` within 24 hours (contract §5).
+ * Runs a creating write at most once per team and `Idempotency-Key` within 24 hours (docs/reference/contract.md §5).
  * The first run's answer is stored with the key in the write's own transaction; a repeat with the
  * same key and the same request gets that stored answer back and creates nothing; with a
  * different request, `Request.IdempotencyKeyReused`.

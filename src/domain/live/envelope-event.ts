@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 
 /**
- * One appended audit event of an envelope, as live watchers see it (contract §9). `sequence` is
+ * One appended audit event of an envelope, as live watchers see it (docs/reference/contract.md §9). `sequence` is
  * the event's `seq` in the envelope's audit chain (grows by one, no gaps), so a watcher that
  * reconnects with the last sequence it saw can be given exactly what it missed from the table.
  * `status` is the envelope's status after the event; null after `envelope.deleted` (a draft's

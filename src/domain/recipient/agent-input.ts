@@ -30,7 +30,7 @@ export const agentInfoSchema = z
     }
   });
 
-/** An agent is exactly one of: inline `info`, `contactId`, `groupId`, `userId` (spec §2.4). */
+/** An agent is exactly one of: inline `info`, `contactId`, `groupId`, `userId` (docs/reference/interface-spec.md §2.4). */
 export const agentInputSchema = z
   .strictObject({
     info: agentInfoSchema.optional(),

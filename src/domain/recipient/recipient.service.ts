@@ -282,7 +282,7 @@ export async function checkRemovable(
 
 /**
  * Removes a recipient from a draft envelope, with its agents and the fields assigned to it
- * (foreign-key cascades; spec §3.1 rule 3). Refused while another recipient is hosted by it or
+ * (foreign-key cascades; docs/reference/interface-spec.md §3.1 rule 3). Refused while another recipient is hosted by it or
  * delegates through it: removing it would leave that recipient pointing at nothing.
  */
 export async function deleteRecipient(context: ServiceContext, options: { envelopeId: string; recipientId: string }): Promise<void> {

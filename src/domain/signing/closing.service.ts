@@ -15,7 +15,7 @@ export const MAX_VOID_REASON_LENGTH = 500;
 export const voidInput = z.strictObject({ reason: boundedText(0, MAX_VOID_REASON_LENGTH).nullish() });
 
 /**
- * `sent → voided` by the sender (contract §5): documents become `voided`, every link dies, the
+ * `sent → voided` by the sender (docs/reference/contract.md §5): documents become `voided`, every link dies, the
  * invited people are told. A draft is `Envelope.NotSent` (delete it instead); a closed envelope
  * (including one whose `expiresAt` has passed before the sweep closed it) is `Envelope.Closed`.
  */
@@ -114,7 +114,7 @@ export const advanceInput = z.strictObject({
 });
 
 /**
- * Moves the service clock forward (contract §8), then runs what fell due (expiry) before
+ * Moves the service clock forward (docs/reference/contract.md §8), then runs what fell due (expiry) before
  * answering, and queues the reminders that fell due. Only with SANDBOX_CLOCK=true (`Sandbox.Disabled` otherwise); any team key may call
  * it. The clock is the process's: every team on a sandbox instance sees the same time.
  */

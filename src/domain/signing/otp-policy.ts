@@ -1,5 +1,5 @@
 /*
- * One-time passcodes for signers with a phone (contract §7): the numbers, in one place, and the
+ * One-time passcodes for signers with a phone (docs/reference/contract.md §7): the numbers, in one place, and the
  * pure parts shared by the service (otp.service.ts), the gate (otp-gate.ts) and the session read.
  * The choices are explained in docs/decisions.md ("One-time passcodes").
  */

@@ -25,7 +25,7 @@ import { OUTBOX_TOPICS } from '../outbox/topics.ts';
 import { recordEvent } from './workflow.ts';
 
 /*
- * One-time passcodes for signers with a phone (contract §7, issue 12 item 4). A link whose person
+ * One-time passcodes for signers with a phone (docs/reference/contract.md §7, issue 12 item 4). A link whose person
  * has a phone acts (submits, declines, delegates, starts a hosted session) only after a code sent
  * to that phone was entered on it (otp-gate.ts). The code leaves this module once, in the outbox
  * message that texts it; it is never logged, answered or kept: the row holds an HMAC of it, and

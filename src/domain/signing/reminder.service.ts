@@ -1,5 +1,5 @@
 /**
- * Reminders (workflow.md "Reminders"), driven by the service clock: the sweep that expires
+ * Reminders (docs/reference/workflow.md "Reminders"), driven by the service clock: the sweep that expires
  * envelopes (main.ts, every 30 s) and `advanceSandboxClock` both run `queueDueReminders`.
  *
  * Windows of an active, not completed recipient of a sent envelope: `n1` at

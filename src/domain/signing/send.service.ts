@@ -43,7 +43,7 @@ function personOf(contact: { name: string; email?: string | null; phone?: string
 }
 
 /**
- * `draft → sent` (spec §3.1, workflow.md "Sending"). Under the envelope's row lock (so no draft
+ * `draft → sent` (docs/reference/interface-spec.md §3.1, docs/reference/workflow.md "Sending"). Under the envelope's row lock (so no draft
  * change interleaves): every send check runs and every problem is reported at once
  * (`Envelope.NotSendable`, nothing changed); otherwise agent references are snapshotted, `sentAt`
  * and `expiresAt` set by a guarded update, and the first turn activated with its signing links

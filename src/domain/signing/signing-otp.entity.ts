@@ -4,7 +4,7 @@ import { Agent } from '../recipient/agent.entity.ts';
 import { SigningToken } from './signing-token.entity.ts';
 
 /**
- * A one-time passcode sent to the phone of a signing link's person (contract §7). Only an HMAC of
+ * A one-time passcode sent to the phone of a signing link's person (docs/reference/contract.md §7). Only an HMAC of
  * the code is kept (`codeHash`, keyed from the audit key: six digits are a million values, which a
  * plain hash would give away at once). The newest row of a link is its only live code; `attempts`
  * is counted by a guarded update (`where attempts < 5`), so racing guesses never get more than five

@@ -4,7 +4,7 @@ import { Agent } from '../recipient/agent.entity.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 
 /**
- * A recipient's signing link secret, bound to one recipient and one agent (contract §7). Only
+ * A recipient's signing link secret, bound to one recipient and one agent (docs/reference/contract.md §7). Only
  * its SHA-256 is stored. `personIndex` picks the person within the agent's snapshot (a group
  * agent expands to several people, each with an own link). `lastUsedAt` is set once, when the
  * link is first opened (the guarded update that records `signing.viewed` exactly once).

@@ -2,7 +2,7 @@ import { DomainError, type ValidationIssue } from '../../shared/errors.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 
 /**
- * `Envelope.NotSendable`: the draft is not ready to send (workflow.md "Sending"). Every problem is
+ * `Envelope.NotSendable`: the draft is not ready to send (docs/reference/workflow.md "Sending"). Every problem is
  * listed in `context.issues` at once; nothing changed.
  */
 export class EnvelopeNotSendableError extends DomainError {

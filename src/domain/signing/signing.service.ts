@@ -38,7 +38,7 @@ import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockE
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 
 /*
- * The recipient side (contract §7): every operation is authorised by the signing link's token
+ * The recipient side (docs/reference/contract.md §7): every operation is authorised by the signing link's token
  * (`X-Signing-Token`), bound to one recipient and one person. Changes run under the envelope's
  * row lock, re-checking the token and the envelope there, and are refused with a named error and
  * no change when out of turn, for another recipient's field, for a completed role, a closed or

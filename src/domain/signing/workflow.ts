@@ -14,7 +14,7 @@ import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts'
 import { SigningToken } from './signing-token.entity.ts';
 
 /*
- * The envelope state machine after sending (workflow.md "Turns" and "Closing"). Every function
+ * The envelope state machine after sending (docs/reference/workflow.md "Turns" and "Closing"). Every function
  * here runs inside a transaction that holds the envelope's row lock (`select ... for update`), so
  * the changes of one envelope happen one at a time; the status itself still only moves through
  * guarded single-row updates (`where status = 'sent'`), which is what makes "finalized exactly

@@ -27,7 +27,7 @@ import { } from './template.service.ts';
 import { findVisibleTemplate } from './team-template.ts';
 
 /*
- * Jumpstart (spec §4.5): a draft envelope made from a template in one request and one
+ * Jumpstart (docs/reference/interface-spec.md §4.5): a draft envelope made from a template in one request and one
  * transaction, with copies of the template's documents (the same stored blobs), roles and fields,
  * every id new and every reference remapped, and people taken from the request or the template.
  */
@@ -79,7 +79,7 @@ async function loadTemplateContent(em: EntityManager, template: Template): Promi
 }
 
 /**
- * Spec §4.7 rule 3: a template needs a document, roles, and fields placed on its documents and
+ * The interface spec (docs/reference/interface-spec.md) §4.7 rule 3: a template needs a document, roles, and fields placed on its documents and
  * assigned to its roles. A template field always has both (a field keeps at least one view, and
  * the database requires its role), so "no field" is the one field problem to report.
  */

@@ -27,7 +27,7 @@ import { auditTemplateChange, changeTemplate, createInTemplate } from './templat
 /*
  * Fields of a template: the envelope field's body, checks and all-or-nothing batches, against the
  * template's documents and roles. A template has no status, so its fields change at any time
- * (spec §3.3).
+ * (docs/reference/interface-spec.md §3.3).
  */
 
 async function loadTargets(em: EntityManager, template: Template): Promise<FieldTargets<TemplateRecipient>> {

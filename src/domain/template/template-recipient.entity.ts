@@ -7,7 +7,7 @@ import { recipientTypes } from '../recipient/recipient.entity.ts';
 import { Template } from './template.entity.ts';
 
 /**
- * A recipient role of a template (spec §2.7). At most one pre-assigned person (user, contact or
+ * A recipient role of a template (docs/reference/interface-spec.md §2.7). At most one pre-assigned person (user, contact or
  * contact group); `fixed` locks that assignment against jumpstart overrides.
  */
 export const TemplateRecipientSchema = defineEntity({

@@ -17,7 +17,7 @@ import { readTemplateRecipient, type TemplateRecipientData } from './template.re
 import { auditTemplateChange, changeTemplate, createInTemplate, type TemplateChange } from './template.service.ts';
 
 /*
- * Roles of a template (spec §2.7): the envelope recipient's keys and rules (types, order, unique
+ * Roles of a template (docs/reference/interface-spec.md §2.7): the envelope recipient's keys and rules (types, order, unique
  * identifier, host and delegator links, removal refused while bound), plus `fixed` and at most one
  * pre-assigned person: a team user, a contact or a contact group of the owning team.
  */

@@ -4,7 +4,7 @@ import { Team } from '../team/team.entity.ts';
 
 /**
  * A reusable blueprint of documents, recipient roles and fields. `teamScope` lists other teams
- * of the same workspace allowed to use it (spec §2.6); the owning team always may.
+ * of the same workspace allowed to use it (docs/reference/interface-spec.md §2.6); the owning team always may.
  */
 export const TemplateSchema = defineEntity({
   name: 'Template',

@@ -24,7 +24,7 @@ export type TemplateReadinessIssue = { path: string; message: string };
 
 /**
  * `Template.NotReady` (409): a jumpstart from a template that lacks a document, a role, or a field
- * placed on a document and assigned to a role (spec §4.7 rule 3). `context.issues` lists every
+ * placed on a document and assigned to a role (docs/reference/interface-spec.md §4.7 rule 3). `context.issues` lists every
  * missing thing; nothing was created.
  */
 export class TemplateNotReadyError extends DomainError {

@@ -116,7 +116,7 @@ async function checkTeamScope(em: EntityManager, caller: TeamCaller, teamScope: 
   return [...new Set(normalised)];
 }
 
-/** Creates a template (spec §4.7) owned by the caller's team. Idempotent per `Idempotency-Key`. */
+/** Creates a template (docs/reference/interface-spec.md §4.7) owned by the caller's team. Idempotent per `Idempotency-Key`. */
 export async function createTemplate(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<TemplateData> {
   const input = parseInput(createTemplateInput, options.input);
   const caller = await context.caller();
@@ -164,7 +164,7 @@ export async function updateTemplate(context: ServiceContext, options: { templat
 }
 
 /**
- * Deletes a template with its documents, roles and fields (foreign-key cascades; spec §4.7 rule
+ * Deletes a template with its documents, roles and fields (foreign-key cascades; docs/reference/interface-spec.md §4.7 rule
  * 1). Envelopes jumpstarted from it keep their own copies; their documents' stored originals are
  * shared by content hash and never removed with a template. Owning team only.
  */

@@ -1,5 +1,5 @@
 /**
- * The audit event types an endpoint may subscribe to (contract §5 and the ones added since):
+ * The audit event types an endpoint may subscribe to (docs/reference/contract.md §5 and the ones added since):
  * every type the service records. `eventTypes: []` subscribes to all of them, including types
  * added later, except the webhooks' own `webhook.*` events, which an endpoint must name.
  */

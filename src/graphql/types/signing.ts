@@ -51,7 +51,7 @@ builder.mutationFields((t) => ({
   }),
 }));
 
-// The recipient side (contract §7): authorised by X-Signing-Token, never by a team key.
+// The recipient side (docs/reference/contract.md §7): authorised by X-Signing-Token, never by a team key.
 
 const SigningDocumentType = builder.objectRef<DocumentData>('SigningDocument').implement({
   description: 'A document as a signer sees it: name, order and page sizes.',
@@ -195,7 +195,7 @@ builder.mutationFields((t) => ({
   }),
 }));
 
-// One-time passcodes for signers with a phone (contract §7; domain/signing/otp.service.ts).
+// One-time passcodes for signers with a phone (docs/reference/contract.md §7; domain/signing/otp.service.ts).
 
 const SigningOtpStatusType = builder.objectRef<SigningOtpStatus>('SigningOtpStatus').implement({
   description: 'Whether this link needs a one-time code sent to its person’s phone before submitting, declining or delegating, and whether one was verified.',

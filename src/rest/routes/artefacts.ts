@@ -6,7 +6,7 @@ import { verifyUploadedPdf } from '../../domain/artefact/verify.service.ts';
 import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
 import { receiveMultipartUpload } from '../../http/multipart.ts';
 
-/** Spec §4.6: the signed documents (a draft copy before finalization), one PDF or all as a ZIP. */
+/** The interface spec (docs/reference/interface-spec.md) §4.6: the signed documents (a draft copy before finalization), one PDF or all as a ZIP. */
 export const artefactRoutes: RestRoute[] = [
   {
     method: 'GET',

@@ -5,7 +5,7 @@ import type { RestRoute } from '../router.ts';
 import { auditLogPdf, auditPdfLocaleOf } from '../../domain/artefact/audit-pdf.service.ts';
 import { downloadResponse } from '../../domain/artefact/download.service.ts';
 
-/** Contract §5: an envelope's audit events, oldest first. */
+/** Contract (docs/reference/contract.md) §5: an envelope's audit events, oldest first. */
 export const auditRoutes: RestRoute[] = [
   {
     method: 'GET',

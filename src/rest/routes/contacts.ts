@@ -16,7 +16,7 @@ function pageQuery(url: URL) {
 }
 
 /**
- * Contract §3: contacts, contact groups with members, and team users. Bodies are the object
+ * Contract (docs/reference/contract.md) §3: contacts, contact groups with members, and team users. Bodies are the object
  * itself, as the read model answers it (a group always with its `memberCount`, never its members).
  */
 export const contactRoutes: RestRoute[] = [

@@ -5,7 +5,7 @@ import { readJsonObject } from '../../http/body.ts';
 import { receiveMultipartUpload } from '../../http/multipart.ts';
 import type { RestRoute } from '../router.ts';
 
-/** Spec §4.2 and contract §5: documents of an envelope. */
+/** The interface spec (docs/reference/interface-spec.md) §4.2 and docs/reference/contract.md §5: documents of an envelope. */
 export const documentRoutes: RestRoute[] = [
   {
     method: 'POST',

@@ -6,7 +6,7 @@ import { ifNoneMatchHits, notModifiedReply, RestReply } from '../respond.ts';
 import { booleanQuery, integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
 
-/** Spec §4.1 and contract §5: the envelope itself. */
+/** The interface spec (docs/reference/interface-spec.md) §4.1 and docs/reference/contract.md §5: the envelope itself. */
 export const envelopeRoutes: RestRoute[] = [
   {
     method: 'POST',

@@ -3,7 +3,7 @@ import { createFields, createFieldsInput, deleteField, updateField, updateFieldI
 import { readJsonObject } from '../../http/body.ts';
 import type { RestRoute } from '../router.ts';
 
-/** Spec §4.4 and contract §5: fields of an envelope. */
+/** The interface spec (docs/reference/interface-spec.md) §4.4 and docs/reference/contract.md §5: fields of an envelope. */
 export const fieldRoutes: RestRoute[] = [
   {
     method: 'POST',

@@ -15,7 +15,7 @@ export async function readRecipientBody(request: Request): Promise<unknown> {
   return body.recipient;
 }
 
-/** Spec §4.3 and contract §5: recipients of an envelope. */
+/** The interface spec (docs/reference/interface-spec.md) §4.3 and docs/reference/contract.md §5: recipients of an envelope. */
 export const recipientRoutes: RestRoute[] = [
   {
     method: 'POST',

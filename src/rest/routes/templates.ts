@@ -14,9 +14,9 @@ import { readRecipientBody } from './recipients.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
 
-/** Spec §4.7 and contract §5: templates. Every answer shows a template with its documents, roles and fields. */
+/** The interface spec (docs/reference/interface-spec.md) §4.7 and docs/reference/contract.md §5: templates. Every answer shows a template with its documents, roles and fields. */
 export const templateRoutes: RestRoute[] = [
-  // Spec §4.5: a draft envelope from a template in one request.
+  // The interface spec (docs/reference/interface-spec.md) §4.5: a draft envelope from a template in one request.
   {
     method: 'POST',
     path: '/envelopes/jumpstart/:templateId',
@@ -149,7 +149,7 @@ export const templateRoutes: RestRoute[] = [
       return { deleted: true };
     },
   },
-  // Fields: the envelope's body (spec §4.7: "same body as 4.4").
+  // Fields: the envelope's body (docs/reference/interface-spec.md §4.7: "same body as 4.4").
   {
     method: 'POST',
     path: '/templates/:templateId/fields',

@@ -3,7 +3,7 @@ import { sendEnvelope } from '../../domain/signing/send.service.ts';
 import { readJsonObject } from '../../http/body.ts';
 import type { RestRoute } from '../router.ts';
 
-/** Spec §3.1/§4.1 send, contract §5 void and §8 sandbox clock. Signing itself is GraphQL only (contract §7). */
+/** The interface spec (docs/reference/interface-spec.md) §3.1/§4.1 send, docs/reference/contract.md §5 void and §8 sandbox clock. Signing itself is GraphQL only (docs/reference/contract.md §7). */
 export const workflowRoutes: RestRoute[] = [
   {
     method: 'PUT',

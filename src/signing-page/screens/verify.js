@@ -1,6 +1,6 @@
 // The one-time code step.
 //
-// A person with a phone confirms it is them before signing (contract §7): the session says
+// A person with a phone confirms it is them before signing (docs/reference/contract.md §7): the session says
 // whether a code is needed (`otp.required`) and verified. The step asks for a code, takes the 6
 // digits (the phone's keyboard offers the code from the message: autocomplete="one-time-code"),
 // and counts down until a new code may be asked for. Nothing here ever sees the code but the input.
