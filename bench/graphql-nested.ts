@@ -14,7 +14,7 @@ import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { Document } from '../src/domain/document/document.entity.ts';
-import { createPdfWorkerPool } from '../src/domain/document/pdf-worker-pool.ts';
+import { createPdfWorkerPool } from '../src/domain/pdf/worker-pool.ts';
 import { Envelope } from '../src/domain/envelope/envelope.entity.ts';
 import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Field } from '../src/domain/field/field.entity.ts';

@@ -8,7 +8,7 @@ import type { Clock } from './shared/clock.ts';
 import { MissingApiKeyError } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
 import type { BlobStore } from './shared/blob-store.ts';
-import type { PdfWorkers } from './domain/document/pdf-worker-pool.ts';
+import type { PdfWorkers } from './domain/pdf/worker-pool.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
 import type { RequestMetadata } from './shared/request-metadata.ts';
 import type { ServiceContext } from './domain/service-context.ts';

@@ -13,7 +13,7 @@ import { createFileBlobStore } from './shared/blob-store.ts';
 import { createClock } from './shared/clock.ts';
 import { startExpirySweeper } from './domain/signing/closing.service.ts';
 import { startEnvelopeEvents } from './domain/live/envelope-event-hub.ts';
-import { createPdfWorkerPool } from './domain/document/pdf-worker-pool.ts';
+import { createPdfWorkerPool } from './domain/pdf/worker-pool.ts';
 import { createLogger } from './shared/logger.ts';
 import { loadSealCertificate, SealCertificateError, type SealCertificate } from './domain/artefact/seal-certificate.ts';
 import { pruneDeliveryHistory } from './domain/notification/delivery-history.ts';

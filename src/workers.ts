@@ -12,7 +12,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
 import { artefactSealHandler } from './domain/artefact/artefact.service.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
-import type { PdfWorkers } from './domain/document/pdf-worker-pool.ts';
+import type { PdfWorkers } from './domain/pdf/worker-pool.ts';
 import { mailHandlers, notificationFailureHook } from './domain/notification/mail.handlers.ts';
 import type { Mailer } from './domain/notification/mailer.ts';
 import { signingOtpHandler } from './domain/notification/otp.handler.ts';

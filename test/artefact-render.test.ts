@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { concatTransformationMatrix, degrees, PDFDocument, pushGraphicsState, StandardFonts } from 'pdf-lib';
-import { createPdfWorkerPool, type PdfWorkers } from '../src/domain/document/pdf-worker-pool.ts';
-import type { RenderField } from '../src/domain/artefact/pdf-render.ts';
+import { createPdfWorkerPool, type PdfWorkers } from '../src/domain/pdf/worker-pool.ts';
+import type { RenderField } from '../src/domain/pdf/render.ts';
 import { blackPngDataUrl, renderPageGrey, wordBoxes } from './helpers/pdf-tools.ts';
 
 /*

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artefactSealHandler, sealEnvelopeArtefacts } from '../src/domain/artefact/artefact.service.ts';
-import type { PdfWorkers } from '../src/domain/document/pdf-worker-pool.ts';
+import type { PdfWorkers } from '../src/domain/pdf/worker-pool.ts';
 import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { createLogger } from '../src/shared/logger.ts';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPdfWorkerPool, PdfWorkLimitError } from '../src/domain/document/pdf-worker-pool.ts';
+import { createPdfWorkerPool, PdfWorkLimitError } from '../src/domain/pdf/worker-pool.ts';
 import { makeHugePageDictionaryPdf, makeLargePdf, makePdf } from './fixtures/pdfs.ts';
 import { createDraftWithDocumentAndSigner, uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';

@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { verifyPdf } from '../domain/artefact/verify-pdf.ts';
+import { verifyPdf } from '../domain/pdf/verify.ts';
 import { loadSealCertificate } from '../domain/artefact/seal-certificate.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BlobStore } from '../shared/blob-store.ts';
 import type { Clock } from '../shared/clock.ts';
-import type { PdfWorkers } from './document/pdf-worker-pool.ts';
+import type { PdfWorkers } from './pdf/worker-pool.ts';
 import type { SealCertificate } from './artefact/seal-certificate.ts';
 import type { RequestMetadata } from '../shared/request-metadata.ts';
 import type { ReadDb } from './read-model.ts';

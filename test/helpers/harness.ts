@@ -13,7 +13,7 @@ import { createRateLimiter } from '../../src/http/rate-limit.ts';
 import { listen } from '../../src/server.ts';
 import { createFileBlobStore } from '../../src/shared/blob-store.ts';
 import { createClock } from '../../src/shared/clock.ts';
-import { createPdfWorkerPool, type PdfWorkerPoolOptions } from '../../src/domain/document/pdf-worker-pool.ts';
+import { createPdfWorkerPool, type PdfWorkerPoolOptions } from '../../src/domain/pdf/worker-pool.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { startEnvelopeEvents, type LiveLimits } from '../../src/domain/live/envelope-event-hub.ts';
 import { loadSealCertificate, type SealCertificate } from '../../src/domain/artefact/seal-certificate.ts';

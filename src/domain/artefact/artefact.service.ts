@@ -14,15 +14,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendAuditEvent } from '../audit/audit.service.ts';
-import type { PdfWorkers } from '../document/pdf-worker-pool.ts';
+import type { PdfWorkers } from '../pdf/worker-pool.ts';
 import { DELIVERY_FAILURES } from '../notification/delivery-failures.ts';
 import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
 import { queueCompletionNotices } from '../signing/workflow.ts';
 import type { BlobStore } from '../../shared/blob-store.ts';
 import type { Clock } from '../../shared/clock.ts';
-import type { RenderField } from './pdf-render.ts';
+import type { RenderField } from '../pdf/render.ts';
 import type { SealCertificate } from './seal-certificate.ts';
-import { sealReason } from './seal-reason.ts';
+import { sealReason } from '../pdf/seal-reason.ts';
 
 export type ArtefactDependencies = {
   em: EntityManager;

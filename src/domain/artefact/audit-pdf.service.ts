@@ -12,7 +12,7 @@ import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { summariseBiometricValue } from '../field/field-values.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
-import { auditPdfLocales, type AuditPdfData, type AuditPdfLocale } from './audit-pdf.ts';
+import { auditPdfLocales, type AuditPdfData, type AuditPdfLocale } from '../pdf/audit-pdf-layout.ts';
 import type { Download } from './download.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';

@@ -14,7 +14,7 @@ import { DocumentNotFoundError } from '../document/document.errors.ts';
 import { EnvelopeNotFinalizedError, EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { auditLogPdf } from './audit-pdf.service.ts';
-import type { AuditPdfLocale } from './audit-pdf.ts';
+import type { AuditPdfLocale } from '../pdf/audit-pdf-layout.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { ServerBusyError } from '../../shared/errors.ts';

@@ -8,7 +8,7 @@ import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import forge from 'node-forge';
-import type { SealMaterial } from './pades.ts';
+import type { SealMaterial } from '../pdf/seal.ts';
 
 export class SealCertificateError extends Error {
   constructor(message: string) {

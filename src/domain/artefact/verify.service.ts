@@ -8,7 +8,7 @@ import { verifyEnvelopeAuditChain, type ChainVerification } from '../audit/audit
 import { stageUploadedFile } from '../document/document.service.ts';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
-import type { PdfVerification } from './verify-pdf.ts';
+import type { PdfVerification } from '../pdf/verify.ts';
 
 export async function verifyUploadedPdf(context: ServiceContext, options: { stream: Readable }): Promise<PdfVerification & { auditChain: ChainVerification | null }> {
   await context.caller();

@@ -51,7 +51,7 @@ export class DocumentUploadIncompleteError extends DomainError {
 
 /**
  * `Document.InspectionLimitExceeded` (422): reading the PDF's structure needed more time or memory
- * than one file may use (a worker's limits, see pdf-worker-pool.ts); nothing was stored. 422, not
+ * than one file may use (a worker's limits, see pdf/worker-pool.ts); nothing was stored. 422, not
  * 413: the file is within the size limit, and what makes it costly is how it is built (e.g. a
  * page dictionary of hundreds of thousands of keys), so a smaller upload is not the remedy; a
  * re-saved or re-exported copy is.

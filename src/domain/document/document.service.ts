@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { decryptWithoutPassword } from './pdf-decrypt.ts';
+import { decryptWithoutPassword } from '../pdf/decrypt.ts';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { BlobSourceError, BlobTooLargeError, type StagedBlob } from '../../shared/blob-store.ts';
@@ -29,7 +29,7 @@ import {
   DocumentUploadIncompleteError,
 } from './document.errors.ts';
 import { PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
-import { PdfWorkersBusyError, PdfWorkLimitError } from './pdf-worker-pool.ts';
+import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
 
 export const MAX_DOCUMENT_NAME_LENGTH = 140;
 
@@ -80,7 +80,7 @@ export function stageDocumentFile(context: ServiceContext, options: { stream: Re
 
 /**
  * Inspects an upload; an encrypted one that opens without a password (owner password only) is
- * inspected through its decrypted copy (pdf-decrypt.ts), the rest stay `encrypted`.
+ * inspected through its decrypted copy (pdf/decrypt.ts), the rest stay `encrypted`.
  */
 async function inspectDecryptingOwnerOnly(context: ServiceContext, filePath: string) {
   try {

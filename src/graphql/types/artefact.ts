@@ -3,7 +3,7 @@ import { issueSigningFinalCopyUrl } from '../../domain/artefact/final-copy.servi
 import type { Upload } from 'graphql-upload-minimal';
 import { builder } from '../builder.ts';
 import { verifyUploadedPdf } from '../../domain/artefact/verify.service.ts';
-import type { SignatureReport } from '../../domain/artefact/verify-pdf.ts';
+import type { SignatureReport } from '../../domain/pdf/verify.ts';
 import { AuditChainVerification } from './audit.ts';
 import { openUpload } from './document.ts';
 

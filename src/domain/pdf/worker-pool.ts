@@ -18,9 +18,9 @@
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
-import type { PdfVerification } from '../artefact/verify-pdf.ts';
-import type { AuditPdfTask, PdfTask, PdfTaskAnswer, RenderTask, SealTask } from './pdf-worker-protocol.ts';
+import { PdfInspectionError, type PdfInspection } from '../document/pdf-inspector.ts';
+import type { PdfVerification } from './verify.ts';
+import type { AuditPdfTask, PdfTask, PdfTaskAnswer, RenderTask, SealTask } from './worker-protocol.ts';
 
 export type PdfWorkerPoolOptions = {
   /** Worker threads. Default: one per core but one (the event loop's), at least 1, at most 4. */
@@ -80,7 +80,7 @@ export type PdfWorkers = {
   render(task: Omit<RenderTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
   /** Lays out and seals the audit-log PDF into `outputPath`. */
   auditPdf(task: Omit<AuditPdfTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
-  /** Checks a sealed PDF's signatures (verify-pdf.ts). */
+  /** Checks a sealed PDF's signatures (pdf/verify.ts). */
   verify(filePath: string, ourCertificateSha256: string[]): Promise<PdfVerification>;
   /** Seals a PDF file into `outputPath`. */
   seal(task: Omit<SealTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
@@ -115,7 +115,7 @@ function written(answer: PdfTaskAnswer): { byteSize: number } {
   throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
 }
 
-const workerUrl = new URL('./pdf-worker.ts', import.meta.url);
+const workerUrl = new URL('./worker.ts', import.meta.url);
 
 export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWorkers {
   const settings = { ...PDF_WORKER_DEFAULTS, ...options };

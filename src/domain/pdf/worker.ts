@@ -1,5 +1,5 @@
 /**
- * The body of a PDF worker thread (see pdf-worker-pool.ts). It runs one task at a time and
+ * The body of a PDF worker thread (see pdf/worker-pool.ts). It runs one task at a time and
  * answers every task with a message; inspection refusals are answers, not errors, because an
  * Error loses its class (and the refusal's reason) when it crosses the thread boundary.
  *
@@ -9,15 +9,15 @@
 import fs from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { PDFDocument } from 'pdf-lib';
-import { decryptWithoutPassword } from './pdf-decrypt.ts';
-import { inspectPdfFile, PdfInspectionError } from './pdf-inspector.ts';
-import { loadForRendering, renderFields } from '../artefact/pdf-render.ts';
-import { sealPdf } from '../artefact/pades.ts';
-import { buildAuditPdf } from '../artefact/audit-pdf.ts';
-import { verifyPdf } from '../artefact/verify-pdf.ts';
-import type { PdfTask, PdfTaskAnswer } from './pdf-worker-protocol.ts';
+import { decryptWithoutPassword } from './decrypt.ts';
+import { inspectPdfFile, PdfInspectionError } from '../document/pdf-inspector.ts';
+import { loadForRendering, renderFields } from './render.ts';
+import { sealPdf } from './seal.ts';
+import { buildAuditPdf } from './audit-pdf-layout.ts';
+import { verifyPdf } from './verify.ts';
+import type { PdfTask, PdfTaskAnswer } from './worker-protocol.ts';
 
-/** The file loaded for drawing; an owner-password-only original is read through a decrypted copy (pdf-decrypt.ts). */
+/** The file loaded for drawing; an owner-password-only original is read through a decrypted copy (pdf/decrypt.ts). */
 async function loadDecrypted(sourcePath: string, besidePath: string): Promise<PDFDocument> {
   const original = await loadForRendering(await fs.promises.readFile(sourcePath));
   if (!original.isEncrypted) return original;
@@ -61,7 +61,7 @@ async function run(task: PdfTask): Promise<PdfTaskAnswer> {
   }
 }
 
-if (parentPort === null) throw new Error('pdf-worker.ts runs only as a worker thread');
+if (parentPort === null) throw new Error('pdf/worker.ts runs only as a worker thread');
 const port = parentPort;
 port.on('message', (task: PdfTask) => {
   void run(task).then((answer) => port.postMessage(answer));

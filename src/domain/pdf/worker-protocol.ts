@@ -1,8 +1,8 @@
-import type { PdfInspection, PdfInspectionFailureReason } from './pdf-inspector.ts';
-import type { RenderField } from '../artefact/pdf-render.ts';
-import type { SealInfo, SealMaterial } from '../artefact/pades.ts';
-import type { AuditPdfData, AuditPdfLocale } from '../artefact/audit-pdf.ts';
-import type { PdfVerification } from '../artefact/verify-pdf.ts';
+import type { PdfInspection, PdfInspectionFailureReason } from '../document/pdf-inspector.ts';
+import type { RenderField } from './render.ts';
+import type { SealInfo, SealMaterial } from './seal.ts';
+import type { AuditPdfData, AuditPdfLocale } from './audit-pdf-layout.ts';
+import type { PdfVerification } from './verify.ts';
 
 /** Draw field values into a PDF (and seal it), reading `sourcePath` and writing `outputPath`. */
 export type RenderTask = {
@@ -20,7 +20,7 @@ export type SealTask = { kind: 'seal'; sourcePath: string; outputPath: string; s
 /** Lay out and seal the audit-log PDF. */
 export type AuditPdfTask = { kind: 'audit-pdf'; data: AuditPdfData; locale: AuditPdfLocale; outputPath: string; seal: { material: SealMaterial; info: SealInfo } };
 
-/** Check a sealed PDF's signatures (verify-pdf.ts). */
+/** Check a sealed PDF's signatures (pdf/verify.ts). */
 export type VerifyTask = { kind: 'verify'; path: string; ourCertificateSha256: string[] };
 
 /** What the pool sends a PDF worker: one task at a time. */

@@ -1,6 +1,6 @@
 /**
  * Draws every field value into a copy of the original PDF (docs/artefacts.md). Runs in a PDF
- * worker thread (pdf-worker.ts), so it imports only Node built-ins, pdf-lib and fontkit.
+ * worker thread (pdf/worker.ts), so it imports only Node built-ins, pdf-lib and fontkit.
  *
  * Geometry: a view's box is in points from the top-left corner of the page as a viewer shows it,
  * that is the visible box (CropBox ∩ MediaBox, ISO 32000 §14.11.2) turned by `/Rotate`. Each box
@@ -265,7 +265,7 @@ export type RenderOptions = {
   draftLabel?: string;
 };
 
-/** Loads a PDF for drawing; an encrypted one must be decrypted first (pdf-worker.ts, pdf-decrypt.ts). */
+/** Loads a PDF for drawing; an encrypted one must be decrypted first (pdf/worker.ts, pdf/decrypt.ts). */
 export async function loadForRendering(bytes: Uint8Array): Promise<PDFDocument> {
   // Encrypted files load (to be recognised by `isEncrypted`) but are drawn only once decrypted.
   const pdf = await PDFDocument.load(bytes, { updateMetadata: false, ignoreEncryption: true });

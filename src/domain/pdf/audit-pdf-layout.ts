@@ -5,7 +5,7 @@
  * in a PDF worker thread, and sealed like the documents.
  */
 import { PDFDocument, rgb, type PDFPage } from 'pdf-lib';
-import { drawTextLine, embedSans, wrapText, type TextFamily } from './pdf-render.ts';
+import { drawTextLine, embedSans, wrapText, type TextFamily } from './render.ts';
 
 export type AuditPdfLocale = 'en-US' | 'tr-TR';
 export const auditPdfLocales: readonly AuditPdfLocale[] = ['en-US', 'tr-TR'];
