@@ -68,7 +68,7 @@ describe('the sandbox clock', () => {
     const events = (await restClient(sandbox, team.apiKey).get(`/envelopes/${built.envelopeId}/audit`)).body.payload.events;
     const expired = events.filter((event: any) => event.type === 'envelope.expired');
     expect(expired).toHaveLength(1);
-    expect(expired[0].actor).toEqual({ type: 'system', id: null });
+    expect(expired[0].actor).toEqual({ type: 'system', id: null, name: null });
     expect(expired[0].ip).toBeNull();
     // The link died with the envelope; a closed envelope cannot be voided.
     expect(firstErrorName(await signingClient(sandbox, token)(SESSION_QUERY))).toBe('Envelope.Closed');

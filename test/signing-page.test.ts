@@ -283,7 +283,7 @@ describe('the signing page', () => {
     expect(download.suggestedFilename()).toMatch(/\.pdf$/);
     expect(fs.readFileSync(await download.path()).subarray(0, 5).toString()).toBe('%PDF-');
     const adaAgent = (await invitationsOf(app, built.envelopeId))[0]!.agentId;
-    await expect.poll(async () => (await auditEvents(built.envelopeId)).filter((event) => event.type === 'artefact.downloaded').map((event) => event.actor)).toEqual([{ type: 'agent', id: adaAgent }]);
+    await expect.poll(async () => (await auditEvents(built.envelopeId)).filter((event) => event.type === 'artefact.downloaded').map((event) => event.actor)).toEqual([{ type: 'agent', id: adaAgent, name: 'Person ada' }]);
 
     const envelope = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}?includeFields=true`)).body.payload;
     expect(envelope.envelope.status).toBe('finalized');
