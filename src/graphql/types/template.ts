@@ -16,7 +16,7 @@ import { jumpstartEnvelope } from '../../domain/template/jumpstart.service.ts';
 
 export const TemplateRecipientType = builder.objectRef<TemplateRecipientData>('TemplateRecipient').implement({
   description:
-    'A role of a template (docs/reference/interface-spec.md §2.7): as an envelope recipient, plus `fixed` and an optional pre-assigned person (a team user, a contact, or a contact group whose members all become agents).',
+    'A role of a template (interface spec §2.7): as an envelope recipient, plus `fixed` and an optional pre-assigned person (a team user, a contact, or a contact group whose members all become agents).',
   fields: (t) => ({
     id: t.exposeID('id'),
     identifier: t.exposeString('identifier', { description: 'Your stable slug for the role, unique in the template; jumpstart entries name roles by it.' }),
