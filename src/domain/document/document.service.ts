@@ -12,7 +12,7 @@ import { auditChange } from '../change.ts';
 import { changeDraftEnvelope, createInDraftEnvelope } from '../envelope/draft-edit.ts';
 import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
-import { readDocument, type DocumentData } from '../envelope/envelope.read.ts';
+import { readDocument, type DocumentData } from '../owner/owner.read.ts';
 import { Field } from '../field/field.entity.ts';
 import type { Template } from '../template/template.entity.ts';
 import { FieldView } from '../field/field-view.entity.ts';
@@ -219,7 +219,7 @@ export async function addDocument(
         });
         return document.id;
       },
-      (reading, documentId) => readDocument(reading, { envelopeId: options.envelopeId, documentId }),
+      (reading, documentId) => readDocument(reading, { owner: { kind: 'envelope', id: options.envelopeId }, documentId }),
     );
   } finally {
     // A no-op after a successful commit (the staging file was renamed away).
@@ -261,7 +261,7 @@ export async function updateDocument(
       details: { documentId: document.id, changed: Object.keys(input) },
     });
   });
-  return readDocument(context, options);
+  return readDocument(context, { owner: { kind: 'envelope', id: options.envelopeId }, documentId: options.documentId });
 }
 
 /**

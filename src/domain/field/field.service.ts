@@ -8,7 +8,7 @@ import { auditChange } from '../change.ts';
 import { changeDraftEnvelope, createInDraftEnvelope } from '../envelope/draft-edit.ts';
 import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
 import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
-import { readField, readFields, type FieldData } from '../envelope/envelope.read.ts';
+import { readField, readFields, type FieldData } from '../owner/owner.read.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { formatPath, readableName, identifierSlug, issuesFromZod } from '../validation.ts';
 import { FieldView } from './field-view.entity.ts';
@@ -341,7 +341,7 @@ export async function createFields(
     async (reading, joinedIds) => {
       // Answered in the order the caller sent them.
       const fieldIds = joinedIds.split(',');
-      const fields = await readFields(reading, { envelopeId: options.envelopeId, fieldIds });
+      const fields = await readFields(reading, { owner: { kind: 'envelope', id: options.envelopeId }, fieldIds });
       const byId = new Map(fields.map((field) => [field.id, field]));
       return fieldIds.map((id) => byId.get(id)).filter((field): field is FieldData => field !== undefined);
     },
@@ -393,7 +393,7 @@ export async function updateField(
       details: { fieldId: field.id, changed: Object.keys(patch) },
     });
   });
-  return readField(context, options);
+  return readField(context, { owner: { kind: 'envelope', id: options.envelopeId }, fieldId: options.fieldId });
 }
 
 /** Removes a field (and its views) from a draft envelope. */

@@ -6,7 +6,7 @@ import type { Envelope } from '../envelope/envelope.entity.ts';
 import { auditChange } from '../change.ts';
 import { changeDraftEnvelope, createInDraftEnvelope } from '../envelope/draft-edit.ts';
 import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
-import { readRecipient, type RecipientData } from '../envelope/envelope.read.ts';
+import { readRecipient, type RecipientData } from '../owner/owner.read.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedInteger, identifierSlug, parseInput, readableName } from '../validation.ts';
 import { Field } from '../field/field.entity.ts';
@@ -194,7 +194,7 @@ export async function addRecipient(
       });
       return recipient.id;
     },
-    (reading, recipientId) => readRecipient(reading, { envelopeId: options.envelopeId, recipientId }),
+    (reading, recipientId) => readRecipient(reading, { owner: { kind: 'envelope', id: options.envelopeId }, recipientId }),
   );
 }
 
@@ -262,7 +262,7 @@ export async function updateRecipient(
       details: { recipientId: recipient.id, changed: Object.keys(input) },
     });
   });
-  return readRecipient(context, options);
+  return readRecipient(context, { owner: { kind: 'envelope', id: options.envelopeId }, recipientId: options.recipientId });
 }
 
 /**

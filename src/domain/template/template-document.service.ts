@@ -12,11 +12,10 @@ import {
   updateDocumentInput,
   type StagedDocument,
 } from '../document/document.service.ts';
-import type { DocumentData } from '../envelope/envelope.read.ts';
+import { readDocument, type DocumentData } from '../owner/owner.read.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import type { Template } from './template.entity.ts';
-import { readTemplateDocument } from './template.read.ts';
 import { auditTemplateChange, changeTemplate, createInTemplate, findOwnTemplate } from './template.service.ts';
 
 /*
@@ -69,7 +68,7 @@ export async function addTemplateDocument(
         await auditTemplateChange(context, { ...change, templateId: change.template.id }, 'document.added', documentAddedDetails(document));
         return document.id;
       },
-      (reading, documentId) => readTemplateDocument(reading, { templateId: options.templateId, documentId }),
+      (reading, documentId) => readDocument(reading, { owner: { kind: 'template', id: options.templateId }, documentId }),
     );
   } finally {
     await upload.blob.discard();
@@ -95,7 +94,7 @@ export async function updateTemplateDocument(
     change.em.assign(document, input);
     await auditTemplateChange(context, { ...change, templateId: change.template.id }, 'document.updated', { documentId: document.id, changed: Object.keys(input) });
   });
-  return readTemplateDocument(context, options);
+  return readDocument(context, { owner: { kind: 'template', id: options.templateId }, documentId: options.documentId });
 }
 
 /** Removes a document of a template, and the template's fields left without a placement. */

@@ -3,7 +3,7 @@ import { InvalidRequestError } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { TEMPLATE_CAPACITY, ensureCapacity } from '../capacity.ts';
 import { Document } from '../document/document.entity.ts';
-import type { FieldData } from '../envelope/envelope.read.ts';
+import { readField, readFields, type FieldData } from '../owner/owner.read.ts';
 import { FieldView } from '../field/field-view.entity.ts';
 import { Field } from '../field/field.entity.ts';
 import { FieldDuplicateIdentifierError, FieldNotFoundError } from '../field/field.errors.ts';
@@ -21,7 +21,6 @@ import type { ServiceContext } from '../service-context.ts';
 import { issuesFromZod } from '../validation.ts';
 import { TemplateRecipient } from './template-recipient.entity.ts';
 import type { Template } from './template.entity.ts';
-import { readTemplateField, readTemplateFields } from './template.read.ts';
 import { auditTemplateChange, changeTemplate, createInTemplate } from './template.service.ts';
 
 /*
@@ -75,7 +74,7 @@ export async function createTemplateFields(
     },
     async (reading, joinedIds) => {
       const fieldIds = joinedIds.split(',');
-      const fields = await readTemplateFields(reading, { templateId: options.templateId, fieldIds });
+      const fields = await readFields(reading, { owner: { kind: 'template', id: options.templateId }, fieldIds });
       const byId = new Map(fields.map((field) => [field.id, field]));
       return fieldIds.map((id) => byId.get(id)).filter((field): field is FieldData => field !== undefined);
     },
@@ -117,7 +116,7 @@ export async function updateTemplateField(
     }
     await auditTemplateChange(context, { ...change, templateId: template.id }, 'field.updated', { fieldId: field.id, changed: Object.keys(patch) });
   });
-  return readTemplateField(context, options);
+  return readField(context, { owner: { kind: 'template', id: options.templateId }, fieldId: options.fieldId });
 }
 
 /** Removes a field (and its views) from a template your team owns. */

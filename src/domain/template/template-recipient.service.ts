@@ -13,7 +13,7 @@ import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { TemplateRecipient } from './template-recipient.entity.ts';
 import type { Template } from './template.entity.ts';
-import { readTemplateRecipient, type TemplateRecipientData } from './template.read.ts';
+import { readRecipient, type TemplateRecipientData } from '../owner/owner.read.ts';
 import { auditTemplateChange, changeTemplate, createInTemplate, type TemplateChange } from './template.service.ts';
 
 /*
@@ -137,7 +137,7 @@ export async function addTemplateRecipient(
       await audit(context, change, 'recipient.added', { recipientId: role.id, identifier: role.identifier, type: role.type, fixed: role.fixed });
       return role.id;
     },
-    (reading, recipientId) => readTemplateRecipient(reading, { templateId: options.templateId, recipientId }),
+    (reading, recipientId) => readRecipient(reading, { owner: { kind: 'template', id: options.templateId }, recipientId }),
   );
 }
 
@@ -187,7 +187,7 @@ export async function updateTemplateRecipient(
     });
     await audit(context, change, 'recipient.updated', { recipientId: role.id, changed: Object.keys(input) });
   });
-  return readTemplateRecipient(context, options);
+  return readRecipient(context, { owner: { kind: 'template', id: options.templateId }, recipientId: options.recipientId });
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { GraphQLError } from 'graphql';
 import { Upload } from 'graphql-upload-minimal';
 import { documentStatuses } from '../../domain/document/document.entity.ts';
-import { readDocument, type DocumentData, type PageData } from '../../domain/envelope/envelope.read.ts';
+import { readDocument, type DocumentData, type PageData } from '../../domain/owner/owner.read.ts';
 import { DocumentUploadIncompleteError } from '../../domain/document/document.errors.ts';
 import { addDocument, deleteDocument, stageDocumentUpload, updateDocument } from '../../domain/document/document.service.ts';
 import { builder } from '../builder.ts';
@@ -155,6 +155,6 @@ builder.queryField('document', (t) =>
   t.field({
     type: DocumentType,
     args: { envelopeId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => readDocument(context, { envelopeId: String(args.envelopeId), documentId: String(args.documentId) }),
+    resolve: (_root, args, context) => readDocument(context, { owner: { kind: 'envelope', id: String(args.envelopeId) }, documentId: String(args.documentId) }),
   }),
 );

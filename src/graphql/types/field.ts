@@ -1,4 +1,4 @@
-import { readField, type FieldData, type FieldPlacementData } from '../../domain/envelope/envelope.read.ts';
+import { readField, type FieldData, type FieldPlacementData } from '../../domain/owner/owner.read.ts';
 import { fieldTypes, type FieldType as FieldTypeName } from '../../domain/field/field.entity.ts';
 import { createFields, deleteField, updateField } from '../../domain/field/field.service.ts';
 import { nested } from '../selection.ts';
@@ -152,6 +152,6 @@ builder.queryField('field', (t) =>
   t.field({
     type: FieldType,
     args: { envelopeId: t.arg.id({ required: true }), fieldId: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => readField(context, { envelopeId: String(args.envelopeId), fieldId: String(args.fieldId) }),
+    resolve: (_root, args, context) => readField(context, { owner: { kind: 'envelope', id: String(args.envelopeId) }, fieldId: String(args.fieldId) }),
   }),
 );

@@ -1,4 +1,4 @@
-import { readRecipient, type AgentData, type AgentInfoData, type AgentNotificationData, type RecipientData } from '../../domain/envelope/envelope.read.ts';
+import { readRecipient, type AgentData, type AgentInfoData, type AgentNotificationData, type RecipientData } from '../../domain/owner/owner.read.ts';
 import { agentKinds, locales, phoneContactMethods, type AgentNotificationFailure } from '../../domain/recipient/agent.entity.ts';
 import { recipientTypes, type RecipientType } from '../../domain/recipient/recipient.entity.ts';
 import { addRecipient, deleteRecipient, updateRecipient } from '../../domain/recipient/recipient.service.ts';
@@ -193,6 +193,6 @@ builder.queryField('recipient', (t) =>
   t.field({
     type: RecipientTypeRef,
     args: { envelopeId: t.arg.id({ required: true }), recipientId: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => readRecipient(context, { envelopeId: String(args.envelopeId), recipientId: String(args.recipientId) }),
+    resolve: (_root, args, context) => readRecipient(context, { owner: { kind: 'envelope', id: String(args.envelopeId) }, recipientId: String(args.recipientId) }),
   }),
 );

@@ -1,5 +1,6 @@
 import type { RecipientType } from '../../domain/recipient/recipient.entity.ts';
-import { readTemplate, readTemplatePage, type TemplateData, type TemplatePageData, type TemplateRecipientData } from '../../domain/template/template.read.ts';
+import type { TemplateRecipientData } from '../../domain/owner/owner.read.ts';
+import { readTemplate, readTemplatePage, type TemplateData, type TemplatePageData } from '../../domain/template/template.read.ts';
 import { createTemplate, deleteTemplate, updateTemplate } from '../../domain/template/template.service.ts';
 import { addTemplateDocument, deleteTemplateDocument, stageTemplateDocumentUpload, updateTemplateDocument } from '../../domain/template/template-document.service.ts';
 import { createTemplateFields, deleteTemplateField, updateTemplateField } from '../../domain/template/template-field.service.ts';

@@ -1,6 +1,6 @@
 import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
 import { addDocument, addDocumentInput, checkUploadTarget, deleteDocument, stageDocumentFile, updateDocument, updateDocumentInput } from '../../domain/document/document.service.ts';
-import { readDocument, readDocuments } from '../../domain/envelope/envelope.read.ts';
+import { readDocument, readDocuments } from '../../domain/owner/owner.read.ts';
 import { readJsonObject } from '../../http/body.ts';
 import { receiveMultipartUpload } from '../../http/multipart.ts';
 import type { RestRoute } from '../router.ts';
@@ -39,7 +39,7 @@ export const documentRoutes: RestRoute[] = [
     path: '/envelopes/:envelopeId/documents',
     doc: { summary: 'List an envelope’s documents' },
     async handler({ params, context }) {
-      return { documents: await readDocuments(context, { envelopeId: params.envelopeId }) };
+      return { documents: await readDocuments(context, { owner: { kind: 'envelope', id: params.envelopeId } }) };
     },
   },
   {
@@ -47,7 +47,7 @@ export const documentRoutes: RestRoute[] = [
     path: '/envelopes/:envelopeId/documents/:documentId',
     doc: { summary: 'Read a document' },
     async handler({ params, context }) {
-      return { document: await readDocument(context, { envelopeId: params.envelopeId, documentId: params.documentId }) };
+      return { document: await readDocument(context, { owner: { kind: 'envelope', id: params.envelopeId }, documentId: params.documentId }) };
     },
   },
   {

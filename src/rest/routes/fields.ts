@@ -1,4 +1,4 @@
-import { readField, readFields } from '../../domain/envelope/envelope.read.ts';
+import { readField, readFields } from '../../domain/owner/owner.read.ts';
 import { createFields, createFieldsInput, deleteField, updateField, updateFieldInput } from '../../domain/field/field.service.ts';
 import { readJsonObject } from '../../http/body.ts';
 import type { RestRoute } from '../router.ts';
@@ -23,7 +23,7 @@ export const fieldRoutes: RestRoute[] = [
     path: '/envelopes/:envelopeId/fields',
     doc: { summary: 'List an envelope’s fields' },
     async handler({ params, context }) {
-      return { fields: await readFields(context, { envelopeId: params.envelopeId }) };
+      return { fields: await readFields(context, { owner: { kind: 'envelope', id: params.envelopeId } }) };
     },
   },
   {
@@ -31,7 +31,7 @@ export const fieldRoutes: RestRoute[] = [
     path: '/envelopes/:envelopeId/fields/:fieldId',
     doc: { summary: 'Read a field' },
     async handler({ params, context }) {
-      return { field: await readField(context, { envelopeId: params.envelopeId, fieldId: params.fieldId }) };
+      return { field: await readField(context, { owner: { kind: 'envelope', id: params.envelopeId }, fieldId: params.fieldId }) };
     },
   },
   {

@@ -1,4 +1,4 @@
-import { readRecipient, readRecipients } from '../../domain/envelope/envelope.read.ts';
+import { readRecipient, readRecipients } from '../../domain/owner/owner.read.ts';
 import { addRecipient, createRecipientInput, deleteRecipient, updateRecipient, updateRecipientInput } from '../../domain/recipient/recipient.service.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { readJsonObject } from '../../http/body.ts';
@@ -35,7 +35,7 @@ export const recipientRoutes: RestRoute[] = [
     path: '/envelopes/:envelopeId/recipients',
     doc: { summary: 'List an envelope’s recipients' },
     async handler({ params, context }) {
-      return { recipients: await readRecipients(context, { envelopeId: params.envelopeId }) };
+      return { recipients: await readRecipients(context, { owner: { kind: 'envelope', id: params.envelopeId } }) };
     },
   },
   {
@@ -43,7 +43,7 @@ export const recipientRoutes: RestRoute[] = [
     path: '/envelopes/:envelopeId/recipients/:recipientId',
     doc: { summary: 'Read a recipient' },
     async handler({ params, context }) {
-      return { recipient: await readRecipient(context, { envelopeId: params.envelopeId, recipientId: params.recipientId }) };
+      return { recipient: await readRecipient(context, { owner: { kind: 'envelope', id: params.envelopeId }, recipientId: params.recipientId }) };
     },
   },
   {
