@@ -2,14 +2,14 @@ import type { RecipientType } from '../../domain/recipient/recipient.entity.ts';
 import type { TemplateRecipientData } from '../../domain/owner/owner.read.ts';
 import { readTemplate, readTemplatePage, type TemplateData, type TemplatePageData } from '../../domain/template/template.read.ts';
 import { createTemplate, deleteTemplate, updateTemplate } from '../../domain/template/template.service.ts';
-import { addTemplateDocument, deleteTemplateDocument, stageTemplateDocumentUpload, updateTemplateDocument } from '../../domain/template/template-document.service.ts';
 import { createTemplateFields, deleteTemplateField, updateTemplateField } from '../../domain/template/template-field.service.ts';
 import { addTemplateRecipient, deleteTemplateRecipient, updateTemplateRecipient } from '../../domain/template/template-recipient.service.ts';
 import { builder } from '../builder.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
 import { connectionNodesOf, nested, selectionOf, templateIncludeOf } from '../selection.ts';
 import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
-import { AddDocumentInput, DocumentType, openUpload, UpdateDocumentInput } from './document.ts';
+import { documentMutations, DocumentType } from './document.ts';
+import { GRAPHQL_OWNERS } from './owner.ts';
 import { FieldInput, fieldInputOptions, FieldType, UpdateFieldInput } from './field.ts';
 import { AgentInput, RecipientTypeEnum } from './recipient.ts';
 import { EnvelopeType } from './envelope.ts';
@@ -162,50 +162,17 @@ const UpdateTemplateRecipientInput = builder.inputType('UpdateTemplateRecipientI
   }),
 });
 
+documentMutations(GRAPHQL_OWNERS.template, {
+  add: 'Uploads a PDF to a template your team owns (REST: POST /templates/{id}/documents). Honours the Idempotency-Key header.',
+  update: 'Renames or reorders a document of a template (REST: PATCH /templates/{id}/documents/{documentId}).',
+  delete: 'Removes a document of a template, and fields left without a placement (REST: DELETE /templates/{id}/documents/{documentId}).',
+});
+
 function roleInput(input: object) {
   return withoutNulls(input, { keepNull: ['hostedById', 'delegatedById', 'userId', 'contactId', 'contactGroupId'] }) as Record<string, unknown>;
 }
 
 builder.mutationFields((t) => ({
-  addTemplateDocument: t.field({
-    type: DocumentType,
-    nullable: true,
-    description: 'Uploads a PDF to a template your team owns (REST: POST /templates/{id}/documents). Honours the Idempotency-Key header.',
-    args: { templateId: t.arg.id({ required: true }), input: t.arg({ type: AddDocumentInput, required: true }) },
-    resolve: async (_root, args, context) => {
-      const { file, ...fields } = args.input;
-      const templateId = String(args.templateId);
-      const { stream, filename } = await openUpload(file);
-      const staged = await stageTemplateDocumentUpload(context, { templateId, stream, filename }).catch((error) => {
-        // Refused before or while reading: drop the rest of the file so the request can finish.
-        stream.destroy();
-        throw error;
-      });
-      return addTemplateDocument(context, { templateId, upload: staged, fields: withoutNulls(fields, { opaque: JSON_VALUE_KEYS }), idempotencyKey: context.idempotencyKey });
-    },
-  }),
-  updateTemplateDocument: t.field({
-    type: DocumentType,
-    nullable: true,
-    description: 'Renames or reorders a document of a template (REST: PATCH /templates/{id}/documents/{documentId}).',
-    args: { templateId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }), input: t.arg({ type: UpdateDocumentInput, required: true }) },
-    resolve: (_root, args, context) =>
-      updateTemplateDocument(context, {
-        templateId: String(args.templateId),
-        documentId: String(args.documentId),
-        input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }),
-      }),
-  }),
-  deleteTemplateDocument: t.field({
-    type: DeletedPayload,
-    nullable: true,
-    description: 'Removes a document of a template, and fields left without a placement (REST: DELETE /templates/{id}/documents/{documentId}).',
-    args: { templateId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }) },
-    resolve: async (_root, args, context) => {
-      await deleteTemplateDocument(context, { templateId: String(args.templateId), documentId: String(args.documentId) });
-      return { id: String(args.documentId) };
-    },
-  }),
   addTemplateRecipient: t.field({
     type: TemplateRecipientType,
     nullable: true,

@@ -16,7 +16,7 @@ import { webhookRoutes } from './webhooks.ts';
 export const restRoutes: RestRoute[] = [
   ...teamRoutes,
   ...envelopeRoutes,
-  ...documentRoutes,
+  ...documentRoutes.envelope,
   ...recipientRoutes,
   ...fieldRoutes,
   ...auditRoutes,

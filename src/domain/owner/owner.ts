@@ -1,0 +1,58 @@
+/*
+ * The owner adapter: what documents, recipients and fields need to know of whoever holds them, an
+ * envelope or a template. Their rules are written once (document/document.service.ts,
+ * recipient/recipient.service.ts, field/field.service.ts) against this; each owner supplies its
+ * own (envelope/envelope-owner.ts, template/template-owner.ts): how to reach and lock it (its
+ * tenant gate; a draft edit for an envelope, the owning team's write lock for a template), what
+ * it may hold, where its changes are audited, and its recipients' table and own keys. NotFound
+ * errors name the owner by its kind. `contentOwner` (owners.ts) picks the adapter of an OwnerRef.
+ */
+import type { ChangeScope } from '../change.ts';
+import type { Envelope } from '../envelope/envelope.entity.ts';
+import type { ServiceContext } from '../service-context.ts';
+import type { Template } from '../template/template.entity.ts';
+import type { OwnerKind } from './owner-ref.ts';
+
+/** The filter of an owner's documents, recipients and fields (the ORM property naming the owner). */
+export type OwnerScope = { envelope: Envelope } | { template: Template };
+
+/** A change inside an owner, in progress under the owner's lock. */
+export type OwnerChange = ChangeScope & { ownerId: string; scope: OwnerScope };
+
+/** The creations that are idempotent per `Idempotency-Key`, by the name an envelope gives them. */
+export type ContentCreation = 'addDocument' | 'addRecipient' | 'createFields';
+
+export type ContentOwner = {
+  kind: OwnerKind;
+  /** What one owner may hold, and the name its `*.CapacityExceeded` carries. */
+  capacity: { owner: 'Envelope' | 'Template'; documents: number; recipients: number; fields: number; views: number };
+  /**
+   * Runs a change in one transaction that holds the owner's lock, found through its tenant gate
+   * (its NotFound otherwise) and changeable by the caller (an envelope only while a draft, a
+   * template only by its owning team).
+   */
+  change<T>(context: ServiceContext, ownerId: string, work: (change: OwnerChange) => Promise<T>): Promise<T>;
+  /**
+   * Creates something inside the owner, idempotent per `Idempotency-Key`: a repeat answers the
+   * stored first answer; otherwise `create` runs as a change and `read` answers in its transaction.
+   * `request` is what makes two requests the same (with the creation's name and the owner id).
+   */
+  createIn<T>(
+    context: ServiceContext,
+    options: { ownerId: string; idempotencyKey: string | undefined; creation: ContentCreation; request: Record<string, unknown> },
+    create: (change: OwnerChange) => Promise<string>,
+    read: (context: ServiceContext, resourceId: string) => Promise<T>,
+  ): Promise<T>;
+  /** Records a change in the owner's audit trail (in its transaction). */
+  audit(context: ServiceContext, change: OwnerChange, type: string, details: Record<string, unknown>): Promise<unknown>;
+  /**
+   * The cheap check an upload passes before any of its bytes are read (one read, no lock): the
+   * caller may change the owner. The full check runs again under the lock when the document is added.
+   */
+  checkUploadTarget(context: ServiceContext, ownerId: string, idempotencyKey: string | undefined): Promise<void>;
+};
+
+/** The owner properties of a new document or field row: exactly one owner is set. */
+export function ownerColumns(scope: OwnerScope): { envelope: Envelope; template: null } | { envelope: null; template: Template } {
+  return 'envelope' in scope ? { envelope: scope.envelope, template: null } : { envelope: null, template: scope.template };
+}
