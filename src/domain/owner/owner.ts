@@ -7,14 +7,20 @@
  * it may hold, where its changes are audited, and its recipients' table and own keys. NotFound
  * errors name the owner by its kind. `contentOwner` (owners.ts) picks the adapter of an OwnerRef.
  */
+import type { EntityClass, FilterQuery } from '@mikro-orm/core';
 import type { ChangeScope } from '../change.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
+import { Recipient } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
+import type { TemplateRecipient } from '../template/template-recipient.entity.ts';
 import type { Template } from '../template/template.entity.ts';
 import type { OwnerKind } from './owner-ref.ts';
 
 /** The filter of an owner's documents, recipients and fields (the ORM property naming the owner). */
 export type OwnerScope = { envelope: Envelope } | { template: Template };
+
+/** A recipient of an owner: an envelope's recipient or a template's role (two tables, the same rules). */
+export type OwnedRecipient = Recipient | TemplateRecipient;
 
 /** A change inside an owner, in progress under the owner's lock. */
 export type OwnerChange = ChangeScope & { ownerId: string; scope: OwnerScope };
@@ -50,9 +56,24 @@ export type ContentOwner = {
    * caller may change the owner. The full check runs again under the lock when the document is added.
    */
   checkUploadTarget(context: ServiceContext, ownerId: string, idempotencyKey: string | undefined): Promise<void>;
+  /** Its recipients' entity. */
+  recipients: { entity: EntityClass<OwnedRecipient> };
 };
 
 /** The owner properties of a new document or field row: exactly one owner is set. */
 export function ownerColumns(scope: OwnerScope): { envelope: Envelope; template: null } | { envelope: null; template: Template } {
   return 'envelope' in scope ? { envelope: scope.envelope, template: null } : { envelope: null, template: scope.template };
+}
+
+/**
+ * The filter of an owner's rows of an entity that differs by owner (its recipients): the scope's
+ * one key is a property of that owner's entity, which the union type cannot see.
+ */
+export function recipientsIn(scope: OwnerScope): FilterQuery<OwnedRecipient> {
+  return scope as FilterQuery<OwnedRecipient>;
+}
+
+/** The Field properties that name a field's recipient: an envelope's recipient or a template's role (exactly one is set). */
+export function fieldAssignee(recipient: OwnedRecipient): { recipient: Recipient; templateRecipient: null } | { recipient: null; templateRecipient: TemplateRecipient } {
+  return recipient instanceof Recipient ? { recipient, templateRecipient: null } : { recipient: null, templateRecipient: recipient };
 }

@@ -2,7 +2,6 @@ import type { RecipientType } from '../../domain/recipient/recipient.entity.ts';
 import type { TemplateRecipientData } from '../../domain/owner/owner.read.ts';
 import { readTemplate, readTemplatePage, type TemplateData, type TemplatePageData } from '../../domain/template/template.read.ts';
 import { createTemplate, deleteTemplate, updateTemplate } from '../../domain/template/template.service.ts';
-import { createTemplateFields, deleteTemplateField, updateTemplateField } from '../../domain/template/template-field.service.ts';
 import { addTemplateRecipient, deleteTemplateRecipient, updateTemplateRecipient } from '../../domain/template/template-recipient.service.ts';
 import { builder } from '../builder.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
@@ -10,7 +9,7 @@ import { connectionNodesOf, nested, selectionOf, templateIncludeOf } from '../se
 import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
 import { documentMutations, DocumentType } from './document.ts';
 import { GRAPHQL_OWNERS } from './owner.ts';
-import { FieldInput, fieldInputOptions, FieldType, UpdateFieldInput } from './field.ts';
+import { fieldMutations, FieldType } from './field.ts';
 import { AgentInput, RecipientTypeEnum } from './recipient.ts';
 import { EnvelopeType } from './envelope.ts';
 import { jumpstartEnvelope } from '../../domain/template/jumpstart.service.ts';
@@ -199,37 +198,13 @@ builder.mutationFields((t) => ({
       return { id: String(args.recipientId) };
     },
   }),
-  createTemplateFields: t.field({
-    type: [FieldType],
-    nullable: true,
-    description: 'Adds many fields to a template at once, all or nothing (REST: POST /templates/{id}/fields). Allowed at any time.',
-    args: { templateId: t.arg.id({ required: true }), fields: t.arg({ type: [FieldInput], required: true }) },
-    resolve: (_root, args, context) =>
-      createTemplateFields(context, {
-        templateId: String(args.templateId),
-        input: { fields: withoutNulls(args.fields, fieldInputOptions) },
-        idempotencyKey: context.idempotencyKey,
-      }),
-  }),
-  updateTemplateField: t.field({
-    type: FieldType,
-    nullable: true,
-    description: 'Changes a field of a template (REST: PATCH /templates/{id}/fields/{fieldId}). Allowed at any time.',
-    args: { templateId: t.arg.id({ required: true }), fieldId: t.arg.id({ required: true }), input: t.arg({ type: UpdateFieldInput, required: true }) },
-    resolve: (_root, args, context) =>
-      updateTemplateField(context, { templateId: String(args.templateId), fieldId: String(args.fieldId), input: { field: withoutNulls(args.input, fieldInputOptions) } }),
-  }),
-  deleteTemplateField: t.field({
-    type: DeletedPayload,
-    nullable: true,
-    description: 'Removes a field from a template (REST: DELETE /templates/{id}/fields/{fieldId}).',
-    args: { templateId: t.arg.id({ required: true }), fieldId: t.arg.id({ required: true }) },
-    resolve: async (_root, args, context) => {
-      await deleteTemplateField(context, { templateId: String(args.templateId), fieldId: String(args.fieldId) });
-      return { id: String(args.fieldId) };
-    },
-  }),
 }));
+
+fieldMutations(GRAPHQL_OWNERS.template, {
+  create: 'Adds many fields to a template at once, all or nothing (REST: POST /templates/{id}/fields). Allowed at any time.',
+  update: 'Changes a field of a template (REST: PATCH /templates/{id}/fields/{fieldId}). Allowed at any time.',
+  delete: 'Removes a field from a template (REST: DELETE /templates/{id}/fields/{fieldId}).',
+});
 
 const JumpstartRecipientInput = builder.inputType('JumpstartRecipientInput', {
   description: 'The people of one role of the template, named by exactly one of identifier or id. Ignored for a fixed role.',

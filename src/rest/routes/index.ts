@@ -18,7 +18,7 @@ export const restRoutes: RestRoute[] = [
   ...envelopeRoutes,
   ...documentRoutes.envelope,
   ...recipientRoutes,
-  ...fieldRoutes,
+  ...fieldRoutes.envelope,
   ...auditRoutes,
   ...artefactRoutes,
   ...contactRoutes,

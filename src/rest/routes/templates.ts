@@ -1,12 +1,11 @@
 import { PAGE_QUERY } from '../openapi-shared.ts';
-import { createFieldsInput, updateFieldInput } from '../../domain/field/field.service.ts';
 import { FULL_TEMPLATE_INCLUDE, readTemplate, readTemplatePage } from '../../domain/template/template.read.ts';
 import { createTemplate, createTemplateInput, deleteTemplate, updateTemplate, updateTemplateInput } from '../../domain/template/template.service.ts';
-import { createTemplateFields, deleteTemplateField, updateTemplateField } from '../../domain/template/template-field.service.ts';
 import { addTemplateRecipient, createRoleInput, deleteTemplateRecipient, updateRoleInput, updateTemplateRecipient } from '../../domain/template/template-recipient.service.ts';
 import { jumpstartEnvelope, jumpstartInput } from '../../domain/template/jumpstart.service.ts';
 import { readJsonObject } from '../../http/body.ts';
 import { documentRoutes } from './documents.ts';
+import { fieldRoutes } from './fields.ts';
 import { readRecipientBody } from './recipients.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
@@ -105,31 +104,5 @@ export const templateRoutes: RestRoute[] = [
     },
   },
   // Fields: the envelope's body (spec §4.7: "same body as 4.4").
-  {
-    method: 'POST',
-    path: '/templates/:templateId/fields',
-    doc: { summary: 'Place template fields (all or none)', body: { schema: createFieldsInput, example: { fields: [{ type: 'simple_signature', identifier: 'buyer-signature', recipientId: '<recipientId>', views: [{ documentId: '<documentId>', page: 0, location: { x: 72, y: 700 }, size: { width: 180, height: 40 } }] }] } }, isIdempotent: true, errors: ['Template.NotOwner', 'Template.CapacityExceeded'] },
-    async handler({ request, params, context }) {
-      const fields = await createTemplateFields(context, { templateId: params.templateId, input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
-      return { fields };
-    },
-  },
-  {
-    method: 'PATCH',
-    path: '/templates/:templateId/fields/:fieldId',
-    doc: { summary: 'Change a template field', body: { schema: updateFieldInput, example: { field: { required: false } } }, errors: ['Template.NotOwner'] },
-    async handler({ request, params, context }) {
-      const field = await updateTemplateField(context, { templateId: params.templateId, fieldId: params.fieldId, input: await readJsonObject(request) });
-      return { field };
-    },
-  },
-  {
-    method: 'DELETE',
-    path: '/templates/:templateId/fields/:fieldId',
-    doc: { summary: 'Remove a template field', errors: ['Template.NotOwner'] },
-    async handler({ params, context }) {
-      await deleteTemplateField(context, { templateId: params.templateId, fieldId: params.fieldId });
-      return { deleted: true };
-    },
-  },
+  ...fieldRoutes.template,
 ];
