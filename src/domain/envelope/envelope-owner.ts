@@ -1,6 +1,6 @@
 import { auditChange } from '../change.ts';
 import { ENVELOPE_CAPACITY } from '../capacity.ts';
-import { Recipient } from '../recipient/recipient.entity.ts';
+import { envelopeRecipients } from '../recipient/envelope-recipients.ts';
 import type { ContentOwner, OwnerChange } from '../owner/owner.ts';
 import { changeDraftEnvelope, createInDraftEnvelope, type DraftChange } from './draft-edit.ts';
 import { EnvelopeNotDraftError } from './envelope.errors.ts';
@@ -38,5 +38,5 @@ export const envelopeOwner: ContentOwner = {
     const envelope = await findTeamEnvelope(context.em, await context.caller(), envelopeId);
     if (envelope.status !== 'draft' && idempotencyKey === undefined) throw new EnvelopeNotDraftError(envelope.id, envelope.status);
   },
-  recipients: { entity: Recipient },
+  recipients: envelopeRecipients,
 };

@@ -7,10 +7,12 @@
  * it may hold, where its changes are audited, and its recipients' table and own keys. NotFound
  * errors name the owner by its kind. `contentOwner` (owners.ts) picks the adapter of an OwnerRef.
  */
-import type { EntityClass, FilterQuery } from '@mikro-orm/core';
+import type { EntityClass, ObjectQuery } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ChangeScope } from '../change.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
+import type { NewRecipientKeys, RecipientKeyChange } from '../recipient/recipient-keys.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TemplateRecipient } from '../template/template-recipient.entity.ts';
 import type { Template } from '../template/template.entity.ts';
@@ -56,8 +58,39 @@ export type ContentOwner = {
    * caller may change the owner. The full check runs again under the lock when the document is added.
    */
   checkUploadTarget(context: ServiceContext, ownerId: string, idempotencyKey: string | undefined): Promise<void>;
-  /** Its recipients' entity. */
-  recipients: { entity: EntityClass<OwnedRecipient> };
+  /** Its recipients: their entity, and the owner's own keys beyond the shared ones. */
+  recipients: OwnerRecipients;
+};
+
+/**
+ * An owner's recipients (an envelope's recipients, a template's roles): their entity, and how a
+ * request's body is parsed (`Request.Invalid` otherwise) into the keys both owners share plus the
+ * owner's own (an envelope recipient's agents; a template role's `fixed` and pre-assigned person).
+ */
+export type OwnerRecipients<R extends OwnedRecipient = OwnedRecipient> = {
+  entity: EntityClass<R>;
+  parseNew(body: unknown): RecipientRequest<NewRecipientKeys, R>;
+  parseChange(body: unknown): RecipientRequest<RecipientKeyChange, R>;
+};
+
+/** A recipient request parsed by its owner's rules. */
+export type RecipientRequest<Keys, R extends OwnedRecipient = OwnedRecipient> = {
+  /** The keys both owners' recipients share, as given. */
+  keys: Keys;
+  /** Every key given, the owner's own included (what `recipient.updated` records as changed). */
+  given: string[];
+  /** Resolves the owner's own keys against the caller's team, in the change's transaction. */
+  resolve(em: EntityManager, teamId: string): Promise<RecipientExtras<R>>;
+};
+
+/** The owner's own keys of a recipient, resolved. */
+export type RecipientExtras<R extends OwnedRecipient = OwnedRecipient> = {
+  /** Entity properties beyond the shared ones. */
+  properties: Record<string, unknown>;
+  /** What to write once the recipient's row is in the unit of work (an envelope recipient's agents). */
+  write?(em: EntityManager, recipient: R): Promise<void>;
+  /** What `recipient.added` records beyond the shared keys. */
+  details: Record<string, unknown>;
 };
 
 /** The owner properties of a new document or field row: exactly one owner is set. */
@@ -69,8 +102,8 @@ export function ownerColumns(scope: OwnerScope): { envelope: Envelope; template:
  * The filter of an owner's rows of an entity that differs by owner (its recipients): the scope's
  * one key is a property of that owner's entity, which the union type cannot see.
  */
-export function recipientsIn(scope: OwnerScope): FilterQuery<OwnedRecipient> {
-  return scope as FilterQuery<OwnedRecipient>;
+export function recipientsIn(scope: OwnerScope): ObjectQuery<OwnedRecipient> {
+  return scope as ObjectQuery<OwnedRecipient>;
 }
 
 /** The Field properties that name a field's recipient: an envelope's recipient or a template's role (exactly one is set). */

@@ -1,6 +1,6 @@
 import { TEMPLATE_CAPACITY } from '../capacity.ts';
 import type { ContentCreation, ContentOwner, OwnerChange } from '../owner/owner.ts';
-import { TemplateRecipient } from './template-recipient.entity.ts';
+import { templateRoles } from './template-roles.ts';
 import { auditTemplateChange, changeTemplate, createInTemplate, findOwnTemplate, type TemplateChange } from './template.service.ts';
 
 /*
@@ -37,5 +37,5 @@ export const templateOwner: ContentOwner = {
   async checkUploadTarget(context, templateId) {
     await findOwnTemplate(context.em, await context.caller(), templateId);
   },
-  recipients: { entity: TemplateRecipient },
+  recipients: templateRoles,
 };

@@ -6,8 +6,8 @@ import type { OwnerKind, OwnerRef } from '../../domain/owner/owner-ref.ts';
  * content kind (types/document.ts, recipient.ts, field.ts) and registered for each owner.
  */
 
-export type GraphqlOwner = {
-  kind: OwnerKind;
+export type GraphqlOwner<K extends OwnerKind = OwnerKind> = {
+  kind: K;
   /** The argument naming the owner: `envelopeId` or `templateId`. */
   idArg: 'envelopeId' | 'templateId';
 };
@@ -32,6 +32,6 @@ export function ownerIdArg(owner: GraphqlOwner, arg: unknown): {} {
 }
 
 /** The owner a mutation's arguments name. */
-export function ownerOfArgs(owner: GraphqlOwner, args: object): OwnerRef {
+export function ownerOfArgs<K extends OwnerKind>(owner: GraphqlOwner<K>, args: object): OwnerRef<K> {
   return { kind: owner.kind, id: String((args as Record<string, unknown>)[owner.idArg]) };
 }

@@ -17,7 +17,7 @@ export const restRoutes: RestRoute[] = [
   ...teamRoutes,
   ...envelopeRoutes,
   ...documentRoutes.envelope,
-  ...recipientRoutes,
+  ...recipientRoutes.envelope,
   ...fieldRoutes.envelope,
   ...auditRoutes,
   ...artefactRoutes,

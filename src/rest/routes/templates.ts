@@ -1,12 +1,11 @@
 import { PAGE_QUERY } from '../openapi-shared.ts';
 import { FULL_TEMPLATE_INCLUDE, readTemplate, readTemplatePage } from '../../domain/template/template.read.ts';
 import { createTemplate, createTemplateInput, deleteTemplate, updateTemplate, updateTemplateInput } from '../../domain/template/template.service.ts';
-import { addTemplateRecipient, createRoleInput, deleteTemplateRecipient, updateRoleInput, updateTemplateRecipient } from '../../domain/template/template-recipient.service.ts';
 import { jumpstartEnvelope, jumpstartInput } from '../../domain/template/jumpstart.service.ts';
 import { readJsonObject } from '../../http/body.ts';
 import { documentRoutes } from './documents.ts';
 import { fieldRoutes } from './fields.ts';
-import { readRecipientBody } from './recipients.ts';
+import { recipientRoutes } from './recipients.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
 
@@ -68,41 +67,7 @@ export const templateRoutes: RestRoute[] = [
   // Documents: the envelope's multipart upload, checked before the body is read.
   ...documentRoutes.template,
   // Roles: `{ recipient: {...} }` as for envelopes.
-  {
-    method: 'POST',
-    path: '/templates/:templateId/recipients',
-    doc: { summary: 'Add a template role', body: { schema: createRoleInput, wrap: 'recipient', example: { recipient: { type: 'signer', identifier: 'client', roleName: 'Client' } } }, isIdempotent: true, errors: ['Template.NotOwner', 'Template.CapacityExceeded', 'Recipient.DuplicateIdentifier'] },
-    async handler({ request, params, context }) {
-      const recipient = await addTemplateRecipient(context, {
-        templateId: params.templateId,
-        input: await readRecipientBody(request),
-        idempotencyKey: context.idempotencyKey,
-      });
-      return { recipient };
-    },
-  },
-  {
-    method: 'PATCH',
-    path: '/templates/:templateId/recipients/:recipientId',
-    doc: { summary: 'Change a template role', body: { schema: updateRoleInput, wrap: 'recipient', example: { recipient: { fixed: true } } }, errors: ['Template.NotOwner', 'Recipient.HasFields'] },
-    async handler({ request, params, context }) {
-      const recipient = await updateTemplateRecipient(context, {
-        templateId: params.templateId,
-        recipientId: params.recipientId,
-        input: await readRecipientBody(request),
-      });
-      return { recipient };
-    },
-  },
-  {
-    method: 'DELETE',
-    path: '/templates/:templateId/recipients/:recipientId',
-    doc: { summary: 'Remove a template role (and its fields)', errors: ['Template.NotOwner', 'Recipient.HostRecipientBound', 'Recipient.DelegatorRecipientBound'] },
-    async handler({ params, context }) {
-      await deleteTemplateRecipient(context, { templateId: params.templateId, recipientId: params.recipientId });
-      return { deleted: true };
-    },
-  },
+  ...recipientRoutes.template,
   // Fields: the envelope's body (spec §4.7: "same body as 4.4").
   ...fieldRoutes.template,
 ];
