@@ -9,7 +9,7 @@ import { InvalidRequestError } from '../../shared/errors.ts';
 import { ensureCapacity } from '../capacity.ts';
 import { Field } from '../field/field.entity.ts';
 import { FieldView } from '../field/field-view.entity.ts';
-import { ownerColumns, type OwnerChange } from '../owner/owner.ts';
+import { createInOwner, ownerColumns, type OwnerChange } from '../owner/owner.ts';
 import type { OwnerRef } from '../owner/owner-ref.ts';
 import { readDocument, type DocumentData } from '../owner/owner.read.ts';
 import { contentOwner } from '../owner/owners.ts';
@@ -193,7 +193,8 @@ export async function addDocument(
   const owner = contentOwner(options.owner.kind);
   try {
     const fields = parseDocumentFields(upload, options.fields);
-    return await owner.createIn(
+    return await createInOwner(
+      owner,
       context,
       {
         ownerId: options.owner.id,

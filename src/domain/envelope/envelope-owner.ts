@@ -1,8 +1,8 @@
 import { auditChange } from '../change.ts';
 import { ENVELOPE_CAPACITY } from '../capacity.ts';
 import { envelopeRecipients } from '../recipient/envelope-recipients.ts';
-import type { ContentOwner, OwnerChange } from '../owner/owner.ts';
-import { changeDraftEnvelope, createInDraftEnvelope, type DraftChange } from './draft-edit.ts';
+import { ownerChange, type ContentOwner } from '../owner/owner.ts';
+import { changeDraftEnvelope } from './draft-edit.ts';
 import { EnvelopeNotDraftError } from './envelope.errors.ts';
 import { findTeamEnvelope } from './team-envelope.ts';
 
@@ -12,21 +12,11 @@ import { findTeamEnvelope } from './team-envelope.ts';
  * audited in the envelope's own trail.
  */
 
-function ownerChange(draft: DraftChange): OwnerChange {
-  return { em: draft.em, caller: draft.caller, now: draft.now, ownerId: draft.envelope.id, scope: { envelope: draft.envelope } };
-}
-
 export const envelopeOwner: ContentOwner = {
   kind: 'envelope',
   capacity: { owner: 'Envelope', ...ENVELOPE_CAPACITY },
-  change: (context, envelopeId, work) => changeDraftEnvelope(context, envelopeId, (draft) => work(ownerChange(draft))),
-  createIn: (context, options, create, read) =>
-    createInDraftEnvelope(
-      context,
-      { envelopeId: options.ownerId, idempotencyKey: options.idempotencyKey, request: { operation: options.creation, ...options.request } },
-      (draft) => create(ownerChange(draft)),
-      read,
-    ),
+  change: (context, envelopeId, work) => changeDraftEnvelope(context, envelopeId, (draft) => work(ownerChange(draft, { envelope: draft.envelope }))),
+  creations: { addDocument: 'addDocument', addRecipient: 'addRecipient', createFields: 'createFields' },
   audit: (context, change, type, details) => auditChange(context, change, { envelopeId: change.ownerId, type, details }),
   /**
    * The envelope is the caller's team's (`Envelope.NotFound`) and a draft (`Envelope.NotDraft`).

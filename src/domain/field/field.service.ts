@@ -4,7 +4,7 @@ import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.t
 import { isUuid } from '../../shared/ids.ts';
 import { Document, type PageSize } from '../document/document.entity.ts';
 import { ensureCapacity } from '../capacity.ts';
-import { fieldAssignee, ownerColumns, recipientsIn, type ContentOwner, type OwnedRecipient, type OwnerChange } from '../owner/owner.ts';
+import { createInOwner, fieldAssignee, ownerColumns, recipientsIn, type ContentOwner, type OwnedRecipient, type OwnerChange } from '../owner/owner.ts';
 import type { OwnerKind, OwnerRef } from '../owner/owner-ref.ts';
 import { readField, readFields, type FieldData } from '../owner/owner.read.ts';
 import { contentOwner } from '../owner/owners.ts';
@@ -307,7 +307,8 @@ export async function createFields(context: ServiceContext, options: { owner: Ow
   const shaped = parseEachField(parsed.data.fields);
   const owner = contentOwner(options.owner.kind);
   const { capacity } = owner;
-  return owner.createIn(
+  return createInOwner(
+    owner,
     context,
     { ownerId: options.owner.id, idempotencyKey: options.idempotencyKey, creation: 'createFields', request: { input: options.input } },
     async (change) => {

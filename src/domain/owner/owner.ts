@@ -9,7 +9,8 @@
  */
 import type { EntityClass, ObjectQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ChangeScope } from '../change.ts';
+import { inTransaction, type ChangeScope } from '../change.ts';
+import { createIdempotentlyUnderLock } from '../idempotency/idempotency.service.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import type { NewRecipientKeys, RecipientKeyChange } from '../recipient/recipient-keys.ts';
@@ -40,17 +41,8 @@ export type ContentOwner = {
    * template only by its owning team).
    */
   change<T>(context: ServiceContext, ownerId: string, work: (change: OwnerChange) => Promise<T>): Promise<T>;
-  /**
-   * Creates something inside the owner, idempotent per `Idempotency-Key`: a repeat answers the
-   * stored first answer; otherwise `create` runs as a change and `read` answers in its transaction.
-   * `request` is what makes two requests the same (with the creation's name and the owner id).
-   */
-  createIn<T>(
-    context: ServiceContext,
-    options: { ownerId: string; idempotencyKey: string | undefined; creation: ContentCreation; request: Record<string, unknown> },
-    create: (change: OwnerChange) => Promise<string>,
-    read: (context: ServiceContext, resourceId: string) => Promise<T>,
-  ): Promise<T>;
+  /** The name each creation carries in its idempotency fingerprint (with the owner's id as `<kind>Id`). */
+  creations: Record<ContentCreation, string>;
   /** Records a change in the owner's audit trail (in its transaction). */
   audit(context: ServiceContext, change: OwnerChange, type: string, details: Record<string, unknown>): Promise<unknown>;
   /**
@@ -93,6 +85,11 @@ export type RecipientExtras<R extends OwnedRecipient = OwnedRecipient> = {
   details: Record<string, unknown>;
 };
 
+/** A change of the owner `scope` names, from the owner's own change (its transaction, caller and clock). */
+export function ownerChange(change: ChangeScope, scope: OwnerScope): OwnerChange {
+  return { em: change.em, caller: change.caller, now: change.now, ownerId: 'envelope' in scope ? scope.envelope.id : scope.template.id, scope };
+}
+
 /** The owner properties of a new document or field row: exactly one owner is set. */
 export function ownerColumns(scope: OwnerScope): { envelope: Envelope; template: null } | { envelope: null; template: Template } {
   return 'envelope' in scope ? { envelope: scope.envelope, template: null } : { envelope: null, template: scope.template };
@@ -109,4 +106,33 @@ export function recipientsIn(scope: OwnerScope): ObjectQuery<OwnedRecipient> {
 /** The Field properties that name a field's recipient: an envelope's recipient or a template's role (exactly one is set). */
 export function fieldAssignee(recipient: OwnedRecipient): { recipient: Recipient; templateRecipient: null } | { recipient: null; templateRecipient: TemplateRecipient } {
   return recipient instanceof Recipient ? { recipient, templateRecipient: null } : { recipient: null, templateRecipient: recipient };
+}
+
+/**
+ * Creates something inside an owner (a document, a recipient, fields), idempotent per
+ * `Idempotency-Key`: a repeat of a completed request answers the stored first answer, even if the
+ * owner has changed since (an envelope left draft; the created thing was changed or deleted);
+ * otherwise `create` runs as a change under the owner's lock, and `read` reads its answer in the
+ * same transaction, which is stored with the key. `request` is what makes two requests "the
+ * same" (the body); the creation's name and the owner id are added here.
+ */
+export async function createInOwner<T>(
+  owner: ContentOwner,
+  context: ServiceContext,
+  options: { ownerId: string; idempotencyKey: string | undefined; creation: ContentCreation; request: Record<string, unknown> },
+  create: (change: OwnerChange) => Promise<string>,
+  read: (context: ServiceContext, resourceId: string) => Promise<T>,
+): Promise<T> {
+  const caller = await context.caller();
+  const fingerprintOf = { operation: owner.creations[options.creation], ...options.request, [`${owner.kind}Id`]: options.ownerId.toLowerCase() };
+  return createIdempotentlyUnderLock<T, OwnerChange>(
+    {
+      em: context.em,
+      request: { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf },
+      underLock: (work) => owner.change(context, options.ownerId, work),
+    },
+    create,
+    (em, resourceId) => read(inTransaction(context, em), resourceId),
+    (resourceId) => read(context, resourceId),
+  );
 }

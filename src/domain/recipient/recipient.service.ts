@@ -3,7 +3,7 @@ import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.t
 import { isUuid } from '../../shared/ids.ts';
 import { ensureCapacity } from '../capacity.ts';
 import { Field } from '../field/field.entity.ts';
-import { fieldAssignee, recipientsIn, type ContentOwner, type OwnedRecipient, type OwnerChange } from '../owner/owner.ts';
+import { createInOwner, fieldAssignee, recipientsIn, type ContentOwner, type OwnedRecipient, type OwnerChange } from '../owner/owner.ts';
 import type { OwnerKind, OwnerRef } from '../owner/owner-ref.ts';
 import { readRecipient, type RecipientDataOf } from '../owner/owner.read.ts';
 import { contentOwner } from '../owner/owners.ts';
@@ -131,7 +131,8 @@ export async function addRecipient<K extends OwnerKind>(
   const owner = contentOwner(options.owner.kind);
   const request = owner.recipients.parseNew(options.input);
   const input = request.keys;
-  return owner.createIn(
+  return createInOwner(
+    owner,
     context,
     { ownerId: options.owner.id, idempotencyKey: options.idempotencyKey, creation: 'addRecipient', request: { input: options.input } },
     async (change) => {
