@@ -6,16 +6,13 @@ import { BlobSourceError, BlobTooLargeError, type StagedBlob } from '../../share
 import { ServerBusyError } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
-import { Envelope } from '../envelope/envelope.entity.ts';
-import { EnvelopeNotDraftError } from '../envelope/envelope.errors.ts';
-import { auditChange } from '../change.ts';
-import { changeDraftEnvelope, createInDraftEnvelope } from '../envelope/draft-edit.ts';
-import { findTeamEnvelope } from '../envelope/team-envelope.ts';
-import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
-import { readDocument, type DocumentData } from '../envelope/envelope.read.ts';
+import { ensureCapacity } from '../capacity.ts';
 import { Field } from '../field/field.entity.ts';
-import type { Template } from '../template/template.entity.ts';
 import { FieldView } from '../field/field-view.entity.ts';
+import { createInOwner, ownerColumns, type OwnerChange } from '../owner/owner.ts';
+import type { OwnerRef } from '../owner/owner-ref.ts';
+import { readDocument, type DocumentData } from '../owner/owner.read.ts';
+import { contentOwner } from '../owner/owners.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedInteger, characterCount, jsonObject, parseInput, readableName, unreadableNameProblem } from '../validation.ts';
 import { Document } from './document.entity.ts';
@@ -40,28 +37,29 @@ export type StagedDocument = {
   inspection: PdfInspection;
 };
 
+/*
+ * Documents of an envelope or a template (owner/owner.ts), one set of rules for both: the upload
+ * (streamed to a staging file, the size limit, PDF inspection in a worker, the content-addressed
+ * blob), the owner's capacity, renaming and removal with the fields left without a placement.
+ */
+
 /**
  * The checks an upload must pass before any of its bytes are read: the caller is authenticated
- * and the envelope is theirs and a draft (`Envelope.NotFound`, `Envelope.NotDraft`). One cheap
- * read, no lock; the draft rule is checked again under the lock when the document is added.
- *
- * With an `Idempotency-Key` the draft check waits for `addDocument`: a repeat of an upload that
- * succeeded before the envelope was sent must still get its first answer, and whether it is a
- * repeat depends on the file's hash, known only once it has arrived.
+ * and may change the owner (an envelope of theirs that is a draft: `Envelope.NotFound`,
+ * `Envelope.NotDraft`; a template their team owns: `Template.NotFound`, `Template.NotOwner`).
+ * One cheap read, no lock; the rules are checked again under the lock when the document is added.
  */
-export async function checkUploadTarget(context: ServiceContext, options: { envelopeId: string; idempotencyKey?: string }): Promise<void> {
-  const caller = await context.caller();
-  const envelope = await findTeamEnvelope(context.em, caller, options.envelopeId);
-  if (envelope.status !== 'draft' && options.idempotencyKey === undefined) throw new EnvelopeNotDraftError(envelope.id, envelope.status);
+export async function checkUploadTarget(context: ServiceContext, options: { owner: OwnerRef; idempotencyKey?: string }): Promise<void> {
+  await contentOwner(options.owner.kind).checkUploadTarget(context, options.owner.id, options.idempotencyKey);
 }
 
 /**
- * Receives an upload for a draft envelope: checks the envelope first (so a wrong id, or an
- * envelope that is no longer a draft, costs no upload), then stages the file (`stageDocumentFile`).
+ * Receives an upload for an owner: checks the owner first (so a wrong id, or an envelope that is
+ * no longer a draft, costs no upload), then stages the file (`stageDocumentFile`).
  */
 export async function stageDocumentUpload(
   context: ServiceContext,
-  options: { envelopeId: string; stream: Readable; filename: string | undefined; idempotencyKey?: string },
+  options: { owner: OwnerRef; stream: Readable; filename: string | undefined; idempotencyKey?: string },
 ): Promise<StagedDocument> {
   await checkUploadTarget(context, options);
   return stageDocumentFile(context, options);
@@ -71,7 +69,7 @@ export async function stageDocumentUpload(
  * Streams the bytes to a staging file while hashing and counting (never holding the file in
  * memory), then checks by content, in a PDF worker thread, that it is a complete, unencrypted PDF and reads its page
  * geometry. Anything refused is deleted at once: no partial file stays behind. This is all done
- * before `addDocument` takes the envelope's row lock, so a slow upload never holds the lock (or a
+ * before `addDocument` takes the owner's lock, so a slow upload never holds the lock (or a
  * database connection). The caller has run `checkUploadTarget` first.
  */
 export function stageDocumentFile(context: ServiceContext, options: { stream: Readable; filename: string | undefined }): Promise<StagedDocument> {
@@ -150,8 +148,6 @@ function defaultNameFor(filename: string | undefined): string {
   return characterCount(base) <= MAX_DOCUMENT_NAME_LENGTH ? base : [...base].slice(0, MAX_DOCUMENT_NAME_LENGTH).join('');
 }
 
-export type DocumentOwner = { envelope: Envelope; template: null } | { envelope: null; template: Template };
-
 /** An upload's form fields (name, order, context), checked; the name defaults to the file name. */
 export function parseDocumentFields(upload: StagedDocument, fields: unknown): { name: string; order: number | undefined; context: Record<string, unknown> } {
   const input = parseInput(addDocumentInput, fields);
@@ -164,16 +160,11 @@ export function parseDocumentFields(upload: StagedDocument, fields: unknown): { 
  * the document row for its owner, an envelope or a template. `existing` is how many documents the
  * owner has: the default order puts the new one after them.
  */
-export async function storeDocument(
-  em: ServiceContext['em'],
-  owner: DocumentOwner,
-  upload: StagedDocument,
-  fields: ReturnType<typeof parseDocumentFields>,
-  existing: number,
-): Promise<Document> {
+async function storeDocument(change: OwnerChange, upload: StagedDocument, fields: ReturnType<typeof parseDocumentFields>, existing: number): Promise<Document> {
+  const { em } = change;
   const stored = await upload.blob.commit();
   const document = em.create(Document, {
-    ...owner,
+    ...ownerColumns(change.scope),
     name: fields.name,
     order: fields.order ?? existing,
     context: fields.context,
@@ -189,37 +180,42 @@ export async function storeDocument(
 }
 
 /**
- * Adds a staged upload to a draft envelope: stores the original once under its SHA-256 (before
- * the row that points at it commits, so metadata never names a missing file), records page count
- * and page sizes, and audits. `order` defaults to after the last document; `name` to the file name.
- * Always consumes the staged upload: stored on success, deleted on any refusal.
+ * Adds a staged upload to an owner: stores the original once under its SHA-256, records page count
+ * and page sizes, and audits. `order` defaults to after the last document; `name` to the file
+ * name. Idempotent per `Idempotency-Key`. Always consumes the staged upload: stored on success,
+ * deleted on any refusal.
  */
 export async function addDocument(
   context: ServiceContext,
-  options: { envelopeId: string; upload: StagedDocument; fields: unknown; idempotencyKey?: string },
+  options: { owner: OwnerRef; upload: StagedDocument; fields: unknown; idempotencyKey?: string },
 ): Promise<DocumentData> {
   const { upload } = options;
+  const owner = contentOwner(options.owner.kind);
   try {
     const fields = parseDocumentFields(upload, options.fields);
-    return await createInDraftEnvelope(
+    return await createInOwner(
+      owner,
       context,
       {
-        envelopeId: options.envelopeId,
+        ownerId: options.owner.id,
         idempotencyKey: options.idempotencyKey,
-        request: { operation: 'addDocument', sha256: upload.blob.sha256, fields: options.fields },
+        creation: 'addDocument',
+        request: { sha256: upload.blob.sha256, fields: options.fields },
       },
-      async (draft) => {
-        const existing = await draft.em.count(Document, { envelope: draft.envelope });
-        ensureCapacity('Envelope', 'documents', ENVELOPE_CAPACITY.documents, existing, 1);
-        const document = await storeDocument(draft.em, { envelope: draft.envelope, template: null }, upload, fields, existing);
-        await auditChange(context, draft, {
-          envelopeId: draft.envelope.id,
-          type: 'document.added',
-          details: documentAddedDetails(document),
+      async (change) => {
+        const existing = await change.em.count(Document, change.scope);
+        ensureCapacity(owner.capacity.owner, 'documents', owner.capacity.documents, existing, 1);
+        const document = await storeDocument(change, upload, fields, existing);
+        await owner.audit(context, change, 'document.added', {
+          documentId: document.id,
+          name: document.name,
+          sha256: document.contentSha256,
+          pageCount: document.pageCount,
+          byteSize: document.byteSize,
         });
         return document.id;
       },
-      (reading, documentId) => readDocument(reading, { envelopeId: options.envelopeId, documentId }),
+      (reading, documentId) => readDocument(reading, { owner: options.owner, documentId }),
     );
   } finally {
     // A no-op after a successful commit (the staging file was renamed away).
@@ -227,15 +223,10 @@ export async function addDocument(
   }
 }
 
-/** What `document.added` records of a new document. */
-export function documentAddedDetails(document: Document) {
-  return { documentId: document.id, name: document.name, sha256: document.contentSha256, pageCount: document.pageCount, byteSize: document.byteSize };
-}
-
-async function findDraftDocument(em: ServiceContext['em'], envelope: Envelope, documentId: string): Promise<Document> {
-  if (!isUuid(documentId)) throw new DocumentNotFoundError(documentId);
-  const document = await em.findOne(Document, { id: documentId, envelope });
-  if (!document) throw new DocumentNotFoundError(documentId);
+async function findDocument(change: OwnerChange, owner: OwnerRef, documentId: string): Promise<Document> {
+  if (!isUuid(documentId)) throw new DocumentNotFoundError(documentId, owner.kind);
+  const document = await change.em.findOne(Document, { id: documentId, ...change.scope });
+  if (!document) throw new DocumentNotFoundError(documentId, owner.kind);
   return document;
 }
 
@@ -245,56 +236,49 @@ export const updateDocumentInput = z.strictObject({
   context: jsonObject.optional(),
 });
 
-/** Renames (or reorders) a document of a draft envelope. */
+/** Renames, reorders or re-describes a document of an owner. */
 export async function updateDocument(
   context: ServiceContext,
-  options: { envelopeId: string; documentId: string; input: unknown },
+  options: { owner: OwnerRef; documentId: string; input: unknown },
 ): Promise<DocumentData> {
   const input = parseInput(updateDocumentInput, options.input);
-  await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
-    const document = await findDraftDocument(draft.em, draft.envelope, options.documentId);
+  const owner = contentOwner(options.owner.kind);
+  await owner.change(context, options.owner.id, async (change) => {
+    const document = await findDocument(change, options.owner, options.documentId);
     if (Object.keys(input).length === 0) return;
-    draft.em.assign(document, input);
-    await auditChange(context, draft, {
-      envelopeId: draft.envelope.id,
-      type: 'document.updated',
-      details: { documentId: document.id, changed: Object.keys(input) },
-    });
+    change.em.assign(document, input);
+    await owner.audit(context, change, 'document.updated', { documentId: document.id, changed: Object.keys(input) });
   });
   return readDocument(context, options);
 }
 
 /**
- * Deletes a document (of an envelope or a template) and every field of the same owner left with
- * no placement at all (docs/reference/interface-spec.md §3.1 rule 3); its placements go by foreign-key cascade. Answers the
- * ids of the removed fields.
+ * Deletes a document and every field of the same owner left with no placement at all (docs/reference/interface-spec.md §3.1
+ * rule 3); its placements go by foreign-key cascade. Answers the ids of the removed fields.
  */
-export async function removeDocument(em: ServiceContext['em'], document: Document): Promise<string[]> {
+async function removeDocument(change: OwnerChange, document: Document): Promise<string[]> {
+  const { em } = change;
   const placed = await em.find(FieldView, { document }, { fields: ['field'] });
   const affectedFieldIds = [...new Set(placed.map((view) => view.field.id))];
-  const owner = document.envelope ? { envelope: document.envelope.id } : { template: document.template!.id };
   await em.nativeDelete(Document, { id: document.id });
   if (affectedFieldIds.length === 0) return [];
   const stillPlaced = await em.find(FieldView, { field: { $in: affectedFieldIds } }, { fields: ['field'] });
   const keep = new Set(stillPlaced.map((view) => view.field.id));
   const removedFieldIds = affectedFieldIds.filter((id) => !keep.has(id));
-  if (removedFieldIds.length > 0) await em.nativeDelete(Field, { id: { $in: removedFieldIds }, ...owner });
+  if (removedFieldIds.length > 0) await em.nativeDelete(Field, { id: { $in: removedFieldIds }, ...change.scope });
   return removedFieldIds;
 }
 
 /**
- * Removes a document from a draft envelope. Its placements go with it (foreign-key cascade), and
- * so does every field that is left with no placement at all (docs/reference/interface-spec.md §3.1 rule 3): a field placed on
- * this document and on another one keeps its other placements.
+ * Removes a document from an owner. Its placements go with it (foreign-key cascade), and so does
+ * every field that is left with no placement at all (docs/reference/interface-spec.md §3.1 rule 3): a field placed on this
+ * document and on another one keeps its other placements.
  */
-export async function deleteDocument(context: ServiceContext, options: { envelopeId: string; documentId: string }): Promise<void> {
-  await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
-    const document = await findDraftDocument(draft.em, draft.envelope, options.documentId);
-    const removedFieldIds = await removeDocument(draft.em, document);
-    await auditChange(context, draft, {
-      envelopeId: draft.envelope.id,
-      type: 'document.removed',
-      details: { documentId: document.id, name: document.name, removedFieldIds },
-    });
+export async function deleteDocument(context: ServiceContext, options: { owner: OwnerRef; documentId: string }): Promise<void> {
+  const owner = contentOwner(options.owner.kind);
+  await owner.change(context, options.owner.id, async (change) => {
+    const document = await findDocument(change, options.owner, options.documentId);
+    const removedFieldIds = await removeDocument(change, document);
+    await owner.audit(context, change, 'document.removed', { documentId: document.id, name: document.name, removedFieldIds });
   });
 }

@@ -2,8 +2,7 @@
  * A draft edit: a change to a draft envelope's settings, documents, recipients or fields, under
  * the envelope's row lock (envelope-lock.ts) and only while the envelope is a draft.
  */
-import { createIdempotentlyUnderLock } from '../idempotency/idempotency.service.ts';
-import { inTransaction, type ChangeScope } from '../change.ts';
+import type { ChangeScope } from '../change.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { Envelope } from './envelope.entity.ts';
 import { EnvelopeNotDraftError } from './envelope.errors.ts';
@@ -30,31 +29,4 @@ export async function changeDraftEnvelope<T>(
     if (envelope.status !== 'draft') throw new EnvelopeNotDraftError(envelope.id, envelope.status);
     return change({ em, envelope, caller, now: context.clock.now() });
   });
-}
-
-/**
- * Creates something inside a draft (a document, a recipient, fields), idempotent per
- * `Idempotency-Key`: a repeat of a completed request answers the stored first answer, even if
- * the envelope has left draft, or the created thing was changed or deleted, since; otherwise
- * `create` runs under the draft lock, and `read` reads its answer in the same transaction, which
- * is stored with the key. `request` is what makes two requests "the same" (operation and body);
- * the envelope id is added here.
- */
-export async function createInDraftEnvelope<T>(
-  context: ServiceContext,
-  options: { envelopeId: string; idempotencyKey: string | undefined; request: Record<string, unknown> },
-  create: (draft: DraftChange) => Promise<string>,
-  read: (context: ServiceContext, resourceId: string) => Promise<T>,
-): Promise<T> {
-  const caller = await context.caller();
-  return createIdempotentlyUnderLock<T, DraftChange>(
-    {
-      em: context.em,
-      request: { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { ...options.request, envelopeId: options.envelopeId.toLowerCase() } },
-      underLock: (work) => changeDraftEnvelope(context, options.envelopeId, work),
-    },
-    create,
-    (em, resourceId) => read(inTransaction(context, em), resourceId),
-    (resourceId) => read(context, resourceId),
-  );
 }

@@ -3,12 +3,11 @@ import { z } from 'zod';
 import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { Document, type PageSize } from '../document/document.entity.ts';
-import type { Envelope } from '../envelope/envelope.entity.ts';
-import { auditChange } from '../change.ts';
-import { changeDraftEnvelope, createInDraftEnvelope } from '../envelope/draft-edit.ts';
-import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
-import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
-import { readField, readFields, type FieldData } from '../envelope/envelope.read.ts';
+import { ensureCapacity } from '../capacity.ts';
+import { createInOwner, fieldAssignee, ownerColumns, recipientsIn, type ContentOwner, type OwnedRecipient, type OwnerChange } from '../owner/owner.ts';
+import type { OwnerKind, OwnerRef } from '../owner/owner-ref.ts';
+import { readField, readFields, type FieldData } from '../owner/owner.read.ts';
+import { contentOwner } from '../owner/owners.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { formatPath, readableName, identifierSlug, issuesFromZod } from '../validation.ts';
 import { FieldView } from './field-view.entity.ts';
@@ -16,6 +15,12 @@ import { Field, fieldTypes, type FieldType } from './field.entity.ts';
 import { FieldDuplicateIdentifierError, FieldNotFoundError } from './field.errors.ts';
 import { parseFieldConfig, parseFieldValue } from './field-values.ts';
 import { createEventLoopYielder } from '../../shared/event-loop.ts';
+
+/*
+ * Fields of an envelope or a template (owner/owner.ts), one set of rules for both: their shapes,
+ * values and configs by type (field-values.ts), placements on the owner's documents, assignment
+ * to the owner's recipients, unique identifiers, all-or-nothing batches and the owner's capacity.
+ */
 
 export const MAX_FIELDS_PER_REQUEST = 500;
 export const MAX_VIEWS_PER_FIELD = 500;
@@ -69,7 +74,7 @@ export const createFieldsInput = z.strictObject({
 type CreateFieldInput = z.output<typeof createFieldSchema>;
 
 /** Each field's shape, in request order: the parsed field, or `null` with its issues. */
-export function parseEachField(fields: unknown[]): { field: CreateFieldInput | null; issues: ValidationIssue[] }[] {
+function parseEachField(fields: unknown[]): { field: CreateFieldInput | null; issues: ValidationIssue[] }[] {
   return fields.map((input, index) => {
     const result = createFieldSchema.safeParse(input);
     if (result.success) return { field: result.data, issues: [] };
@@ -81,13 +86,11 @@ export const updateFieldInput = z.strictObject({ field: z.strictObject(fieldShap
 
 type ViewInput = z.output<typeof viewSchema>;
 
-/** A recipient a field can be assigned to: an envelope's recipient or a template's role. */
-type Assignee = { id: string; type: RecipientType };
-
 /** A field as it will be written, after every check passed. */
-export type CheckedField<R extends Assignee = Recipient> = {
+type CheckedField = {
   type: FieldType;
-  recipient: R;
+  /** An envelope's recipient or a template's role. */
+  recipient: OwnedRecipient;
   identifier: string;
   label: string | null;
   tooltip: string | null;
@@ -115,20 +118,16 @@ type FieldCandidate = {
  * What placements and assignments are checked against: the owner's (an envelope's or a
  * template's) documents and recipients.
  */
-export type FieldTargets<R extends Assignee = Recipient> = { documents: Map<string, Document>; recipients: Map<string, R>; ownerNoun: 'envelope' | 'template' };
+type FieldTargets = { documents: Map<string, Document>; recipients: Map<string, OwnedRecipient>; ownerNoun: OwnerKind };
 
 /** The targets of an owner, from its documents and recipients. */
-export function fieldTargets<R extends Assignee>(documents: Document[], recipients: R[], ownerNoun: 'envelope' | 'template'): FieldTargets<R> {
+async function loadTargets(change: OwnerChange, owner: ContentOwner): Promise<FieldTargets> {
+  const [documents, recipients] = await Promise.all([change.em.find(Document, change.scope), change.em.find(owner.recipients.entity, recipientsIn(change.scope))]);
   return {
     documents: new Map(documents.map((document) => [document.id, document])),
     recipients: new Map(recipients.map((recipient) => [recipient.id, recipient])),
-    ownerNoun,
+    ownerNoun: owner.kind,
   };
-}
-
-async function loadTargets(em: EntityManager, envelope: Envelope): Promise<FieldTargets> {
-  const [documents, recipients] = await Promise.all([em.find(Document, { envelope }), em.find(Recipient, { envelope })]);
-  return fieldTargets(documents, recipients, 'envelope');
 }
 
 /** A box must lie on its page: within the page's displayed width and height, in points. */
@@ -143,11 +142,11 @@ function checkViewBox(view: ViewInput, page: PageSize, path: string, issues: Val
 
 /**
  * Every rule a field must satisfy, collected for all fields at once so the caller sees every
- * problem in one answer: the recipient belongs to the envelope and may hold fields; config and
+ * problem in one answer: the recipient belongs to the owner and may hold fields; config and
  * value fit the type (docs/fields.md); a readonly field carries its value; each view's document
- * belongs to the envelope, its page exists and its box lies on the page.
+ * belongs to the owner, its page exists and its box lies on the page.
  */
-function checkField<R extends Assignee>(candidate: FieldCandidate, targets: FieldTargets<R>, path: string, issues: ValidationIssue[]): CheckedField<R> | null {
+function checkField(candidate: FieldCandidate, targets: FieldTargets, path: string, issues: ValidationIssue[]): CheckedField | null {
   const before = issues.length;
   const recipient = isUuid(candidate.recipientId) ? targets.recipients.get(candidate.recipientId) : undefined;
   if (!recipient) {
@@ -162,7 +161,7 @@ function checkField<R extends Assignee>(candidate: FieldCandidate, targets: Fiel
   if (candidate.readonly && candidate.value == null) {
     issues.push({ path: `${path}.value`, message: 'is required for a readonly field: the signer cannot fill it in' });
   }
-  const views: CheckedField<R>['views'] = [];
+  const views: CheckedField['views'] = [];
   candidate.views.forEach((view, index) => {
     const viewPath = `${path}.views[${index}]`;
     const document = isUuid(view.documentId) ? targets.documents.get(view.documentId) : undefined;
@@ -200,16 +199,16 @@ function checkField<R extends Assignee>(candidate: FieldCandidate, targets: Fiel
  * Answers the checked fields in request order and their identifiers, which the caller checks
  * against the owner's existing fields.
  */
-export async function checkFieldBatch<R extends Assignee>(
+async function checkFieldBatch(
   shaped: ReturnType<typeof parseEachField>,
-  targets: FieldTargets<R>,
-): Promise<{ checked: CheckedField<R>[]; identifiers: string[] }> {
+  targets: FieldTargets,
+): Promise<{ checked: CheckedField[]; identifiers: string[] }> {
   const issues: ValidationIssue[] = [];
   const seen = new Map<string, number>();
   // Up to 500 fields, each with a pattern to compile and match (tens of ms at worst): the loop
   // gives other requests their turn between fields instead of holding the event loop.
   const yieldNow = createEventLoopYielder();
-  const checked: Array<CheckedField<R> | null> = [];
+  const checked: Array<CheckedField | null> = [];
   for (const [index, { field: input, issues: shapeIssues }] of shaped.entries()) {
     await yieldNow();
     if (input === null) {
@@ -242,7 +241,7 @@ export async function checkFieldBatch<R extends Assignee>(
     );
   }
   if (issues.length > 0) throw new InvalidRequestError(issues);
-  return { checked: checked as CheckedField<R>[], identifiers: [...seen.keys()] };
+  return { checked: checked as CheckedField[], identifiers: [...seen.keys()] };
 }
 
 /**
@@ -250,12 +249,12 @@ export async function checkFieldBatch<R extends Assignee>(
  * change, `views` replaces all views, a type change starts from the new type's default config.
  * `Request.Invalid` with every problem otherwise.
  */
-export function checkFieldPatch<R extends Assignee>(
+function checkFieldPatch(
   field: Field,
   current: { recipientId: string; views: FieldView[] },
   patch: z.output<typeof updateFieldInput>['field'],
-  targets: FieldTargets<R>,
-): CheckedField<R> {
+  targets: FieldTargets,
+): CheckedField {
   const issues: ValidationIssue[] = [];
   const typeChanged = patch.type !== undefined && patch.type !== field.type;
   const checked = checkField(
@@ -288,123 +287,113 @@ export function checkFieldPatch<R extends Assignee>(
   return checked;
 }
 
-/** Placements of every field of an envelope (the views cap). */
-async function countEnvelopeViews(em: EntityManager, envelope: Envelope): Promise<number> {
-  return em.count(FieldView, { field: { envelope } });
+/** Placements of every field of an owner (the views cap). */
+function countViews(change: OwnerChange): Promise<number> {
+  return change.em.count(FieldView, { field: change.scope });
 }
 
-export function writeViews(em: EntityManager, field: Field, views: CheckedField<Assignee>['views']) {
+function writeViews(em: EntityManager, field: Field, views: CheckedField['views']) {
   views.forEach((view, position) => em.persist(em.create(FieldView, { field, position, ...view })));
 }
 
 /**
- * Adds many fields to a draft envelope in one request, all or nothing: if any field is wrong,
- * none is written and every problem is reported. Identifiers are unique within the envelope.
+ * Adds many fields to an owner in one request, all or nothing: if any field is wrong, none is
+ * written and every problem is reported. Identifiers are unique within the owner. Idempotent per
+ * `Idempotency-Key`.
  */
-export async function createFields(
-  context: ServiceContext,
-  options: { envelopeId: string; input: unknown; idempotencyKey?: string },
-): Promise<FieldData[]> {
+export async function createFields(context: ServiceContext, options: { owner: OwnerRef; input: unknown; idempotencyKey?: string }): Promise<FieldData[]> {
   const parsed = createFieldsInput.safeParse(options.input);
   if (!parsed.success) throw new InvalidRequestError(issuesFromZod(parsed.error));
   const shaped = parseEachField(parsed.data.fields);
-  return createInDraftEnvelope(
+  const owner = contentOwner(options.owner.kind);
+  const { capacity } = owner;
+  return createInOwner(
+    owner,
     context,
-    { envelopeId: options.envelopeId, idempotencyKey: options.idempotencyKey, request: { operation: 'createFields', input: options.input } },
-    async (draft) => {
-      const { em, envelope } = draft;
-      const { checked: batch, identifiers } = await checkFieldBatch(shaped, await loadTargets(em, envelope));
-      const taken = await em.find(Field, { envelope, identifier: { $in: identifiers } }, { fields: ['identifier'] });
+    { ownerId: options.owner.id, idempotencyKey: options.idempotencyKey, creation: 'createFields', request: { input: options.input } },
+    async (change) => {
+      const { em } = change;
+      const { checked: batch, identifiers } = await checkFieldBatch(shaped, await loadTargets(change, owner));
+      const taken = await em.find(Field, { ...change.scope, identifier: { $in: identifiers } }, { fields: ['identifier'] });
       if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
-      ensureCapacity('Envelope', 'fields', ENVELOPE_CAPACITY.fields, await em.count(Field, { envelope }), batch.length);
+      ensureCapacity(capacity.owner, 'fields', capacity.fields, await em.count(Field, change.scope), batch.length);
       const addedViews = batch.reduce((sum, field) => sum + field.views.length, 0);
-      ensureCapacity('Envelope', 'field views', ENVELOPE_CAPACITY.views, await countEnvelopeViews(em, envelope), addedViews);
+      ensureCapacity(capacity.owner, 'field views', capacity.views, await countViews(change), addedViews);
       // One creation time for the whole batch: listings order by it, then by identifier, so a
       // batch always lists the same way instead of depending on which millisecond each row got.
-      const createdAt = draft.now;
-      const created = batch.map((field) => {
-        const { views, ...values } = field;
-        const entity = em.create(Field, { ...values, createdAt, envelope, template: null, templateRecipient: null });
-        em.persist(entity);
-        writeViews(em, entity, views);
-        return entity;
+      const createdAt = change.now;
+      const created = batch.map(({ views, recipient, ...values }) => {
+        const field = em.create(Field, { ...values, createdAt, ...ownerColumns(change.scope), ...fieldAssignee(recipient) });
+        em.persist(field);
+        writeViews(em, field, views);
+        return { field, recipientId: recipient.id };
       });
       await em.flush();
-      await auditChange(context, draft, {
-        envelopeId: envelope.id,
-        type: 'field.added',
-        details: { fields: created.map((field) => ({ fieldId: field.id, identifier: field.identifier, type: field.type, recipientId: field.recipient?.id })) },
+      await owner.audit(context, change, 'field.added', {
+        fields: created.map(({ field, recipientId }) => ({ fieldId: field.id, identifier: field.identifier, type: field.type, recipientId })),
       });
       // One idempotency record covers the whole batch: remember the ids as one list.
-      return created.map((field) => field.id).join(',');
+      return created.map(({ field }) => field.id).join(',');
     },
     async (reading, joinedIds) => {
       // Answered in the order the caller sent them.
       const fieldIds = joinedIds.split(',');
-      const fields = await readFields(reading, { envelopeId: options.envelopeId, fieldIds });
+      const fields = await readFields(reading, { owner: options.owner, fieldIds });
       const byId = new Map(fields.map((field) => [field.id, field]));
       return fieldIds.map((id) => byId.get(id)).filter((field): field is FieldData => field !== undefined);
     },
   );
 }
 
-async function findField(em: EntityManager, envelope: Envelope, fieldId: string): Promise<Field> {
-  if (!isUuid(fieldId)) throw new FieldNotFoundError(fieldId);
-  const field = await em.findOne(Field, { id: fieldId, envelope });
-  if (!field) throw new FieldNotFoundError(fieldId);
+async function findField(change: OwnerChange, owner: OwnerRef, fieldId: string): Promise<Field> {
+  if (!isUuid(fieldId)) throw new FieldNotFoundError(fieldId, owner.kind);
+  const field = await change.em.findOne(Field, { id: fieldId, ...change.scope });
+  if (!field) throw new FieldNotFoundError(fieldId, owner.kind);
   return field;
 }
 
 /**
- * Changes a field of a draft envelope (docs/reference/contract.md §5): only given keys change, `views` replaces
- * all views. The whole result is checked as if the field were new, so a type change re-checks
- * the value against the new type: a pre-filled value that does not fit is refused, never
- * silently dropped (send a new `value`, or `null` to clear it). The config, whose shape is
- * wholly type-specific, starts from the new type's defaults unless a new one is given.
+ * Changes a field of an owner (docs/reference/contract.md §5): only given keys change, `views` replaces all views.
+ * The whole result is checked as if the field were new, so a type change re-checks the value
+ * against the new type: a pre-filled value that does not fit is refused, never silently dropped
+ * (send a new `value`, or `null` to clear it). The config, whose shape is wholly type-specific,
+ * starts from the new type's defaults unless a new one is given.
  */
-export async function updateField(
-  context: ServiceContext,
-  options: { envelopeId: string; fieldId: string; input: unknown },
-): Promise<FieldData> {
+export async function updateField(context: ServiceContext, options: { owner: OwnerRef; fieldId: string; input: unknown }): Promise<FieldData> {
   const parsed = updateFieldInput.safeParse(options.input);
   if (!parsed.success) throw new InvalidRequestError(issuesFromZod(parsed.error));
   const patch = parsed.data.field;
-  await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
-    const { em, envelope } = draft;
-    const field = await findField(em, envelope, options.fieldId);
+  const owner = contentOwner(options.owner.kind);
+  await owner.change(context, options.owner.id, async (change) => {
+    const { em } = change;
+    const field = await findField(change, options.owner, options.fieldId);
     if (Object.keys(patch).length === 0) return;
     const currentViews = await em.find(FieldView, { field }, { orderBy: { position: 'asc' } });
-    const checked = checkFieldPatch(field, { recipientId: field.recipient?.id ?? '', views: currentViews }, patch, await loadTargets(em, envelope));
+    const currentRecipientId = field.recipient?.id ?? field.templateRecipient?.id ?? '';
+    const checked = checkFieldPatch(field, { recipientId: currentRecipientId, views: currentViews }, patch, await loadTargets(change, owner));
     if (checked.identifier !== field.identifier) {
-      const taken = await em.findOne(Field, { envelope, identifier: checked.identifier }, { fields: ['id'] });
+      const taken = await em.findOne(Field, { ...change.scope, identifier: checked.identifier }, { fields: ['id'] });
       if (taken) throw new FieldDuplicateIdentifierError([checked.identifier]);
     }
-    const { views, ...values } = checked;
-    em.assign(field, values);
+    const { views, recipient, ...values } = checked;
+    em.assign(field, { ...values, ...fieldAssignee(recipient) });
     if (patch.views !== undefined) {
-      const others = (await countEnvelopeViews(em, envelope)) - currentViews.length;
-      ensureCapacity('Envelope', 'field views', ENVELOPE_CAPACITY.views, others, views.length);
+      const others = (await countViews(change)) - currentViews.length;
+      ensureCapacity(owner.capacity.owner, 'field views', owner.capacity.views, others, views.length);
       await em.nativeDelete(FieldView, { field });
       writeViews(em, field, views);
     }
-    await auditChange(context, draft, {
-      envelopeId: envelope.id,
-      type: 'field.updated',
-      details: { fieldId: field.id, changed: Object.keys(patch) },
-    });
+    await owner.audit(context, change, 'field.updated', { fieldId: field.id, changed: Object.keys(patch) });
   });
   return readField(context, options);
 }
 
-/** Removes a field (and its views) from a draft envelope. */
-export async function deleteField(context: ServiceContext, options: { envelopeId: string; fieldId: string }): Promise<void> {
-  await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
-    const field = await findField(draft.em, draft.envelope, options.fieldId);
-    await draft.em.nativeDelete(Field, { id: field.id, envelope: draft.envelope });
-    await auditChange(context, draft, {
-      envelopeId: draft.envelope.id,
-      type: 'field.removed',
-      details: { fieldId: field.id, identifier: field.identifier },
-    });
+/** Removes a field (and its views) from an owner. */
+export async function deleteField(context: ServiceContext, options: { owner: OwnerRef; fieldId: string }): Promise<void> {
+  const owner = contentOwner(options.owner.kind);
+  await owner.change(context, options.owner.id, async (change) => {
+    const field = await findField(change, options.owner, options.fieldId);
+    await change.em.nativeDelete(Field, { id: field.id, ...change.scope });
+    await owner.audit(context, change, 'field.removed', { fieldId: field.id, identifier: field.identifier });
   });
 }

@@ -6,6 +6,22 @@ export const recipientTypes = ['signer', 'host', 'in_person_signer', 'delegator'
 export type RecipientType = (typeof recipientTypes)[number];
 
 /**
+ * The columns every recipient table has, an envelope's `recipient` and a template's
+ * `template_recipient` (the same keys, the same rules: recipient/recipient.service.ts). Each table
+ * adds its owner, its links (they point into the same table) and its own columns.
+ */
+export function recipientKeyColumns() {
+  return {
+    identifier: p.string().length(64),
+    roleName: p.string().length(100),
+    type: p.enum(recipientTypes),
+    order: p.integer().default(0),
+    required: p.boolean().default(true),
+    color: p.string().length(7),
+  };
+}
+
+/**
  * A role in an envelope's workflow. `hostedBy` / `delegatedBy` point at other recipients of the
  * same envelope; the foreign keys have no cascade on purpose: removing a referenced recipient is
  * refused by the service (`Recipient.HostRecipientBound` / `Recipient.DelegatorRecipientBound`)
@@ -18,12 +34,7 @@ export const RecipientSchema = defineEntity({
     ...baseColumns(),
     updatedAt: updatedAtColumn(),
     envelope: () => p.manyToOne(Envelope).ref().deleteRule('cascade'),
-    identifier: p.string().length(64),
-    roleName: p.string().length(100),
-    type: p.enum(recipientTypes),
-    order: p.integer().default(0),
-    required: p.boolean().default(true),
-    color: p.string().length(7),
+    ...recipientKeyColumns(),
     hostedBy: () => p.manyToOne(Recipient).ref().nullable().deleteRule('no action').index(),
     delegatedBy: () => p.manyToOne(Recipient).ref().nullable().deleteRule('no action').index(),
     activatedAt: p.datetime().nullable(),

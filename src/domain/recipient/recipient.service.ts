@@ -1,18 +1,14 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { z } from 'zod';
+import type { RequiredEntityData } from '@mikro-orm/core';
 import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
-import type { Envelope } from '../envelope/envelope.entity.ts';
-import { auditChange } from '../change.ts';
-import { changeDraftEnvelope, createInDraftEnvelope } from '../envelope/draft-edit.ts';
-import { ENVELOPE_CAPACITY, ensureCapacity } from '../capacity.ts';
-import { readRecipient, type RecipientData } from '../envelope/envelope.read.ts';
-import type { ServiceContext } from '../service-context.ts';
-import { boundedInteger, identifierSlug, parseInput, readableName } from '../validation.ts';
+import { ensureCapacity } from '../capacity.ts';
 import { Field } from '../field/field.entity.ts';
-import { Agent } from './agent.entity.ts';
-import { agentsSchema, resolveAgentInputs, type ResolvedAgent } from './agent-input.ts';
-import { Recipient, recipientTypes, type RecipientType } from './recipient.entity.ts';
+import { createInOwner, fieldAssignee, recipientsIn, type ContentOwner, type OwnedRecipient, type OwnerChange } from '../owner/owner.ts';
+import type { OwnerKind, OwnerRef } from '../owner/owner-ref.ts';
+import { readRecipient, type RecipientDataOf } from '../owner/owner.read.ts';
+import { contentOwner } from '../owner/owners.ts';
+import type { ServiceContext } from '../service-context.ts';
+import type { RecipientType } from './recipient.entity.ts';
 import {
   RecipientDelegatorBoundError,
   RecipientDuplicateIdentifierError,
@@ -21,37 +17,16 @@ import {
   RecipientNotFoundError,
 } from './recipient.errors.ts';
 
-/** Distinct, readable on white, cycled by the recipient's position in the envelope. */
+/*
+ * Recipients of an envelope or a template (an envelope's recipients, a template's roles; owner/
+ * owner.ts), one set of rules for both: the owner's capacity, identifiers unique in the owner,
+ * distinct default colours, host and delegator links within the owner, type changes and removal
+ * refused while something is bound to the recipient. Each owner adds its own keys (an envelope
+ * recipient's agents, a template role's pre-assigned person) through its adapter.
+ */
+
+/** Distinct, readable on white, cycled by the recipient's position in its owner. */
 export const RECIPIENT_COLOR_PALETTE = ['#2563EB', '#DC2626', '#059669', '#D97706', '#7C3AED', '#DB2777', '#0891B2', '#65A30D', '#EA580C', '#4F46E5'];
-
-const colorSchema = z.string().regex(/^#[0-9A-Fa-f]{6}$/, 'must be a hex colour like #2563EB');
-
-/** A recipient's own keys, as envelopes and template roles share them (templates add their own). */
-export const recipientShape = {
-  type: z.enum(recipientTypes, { error: `must be one of ${recipientTypes.join(', ')}` }),
-  identifier: identifierSlug,
-  roleName: readableName(1, 100),
-  order: boundedInteger(0, 1000),
-  required: z.boolean({ error: 'must be true or false' }),
-  color: colorSchema,
-  hostedById: z.string().nullable(),
-  delegatedById: z.string().nullable(),
-  agents: agentsSchema,
-};
-
-export const createRecipientInput = z.strictObject({
-  type: recipientShape.type,
-  identifier: recipientShape.identifier,
-  roleName: recipientShape.roleName,
-  order: recipientShape.order.default(0),
-  required: recipientShape.required.default(true),
-  color: recipientShape.color.optional(),
-  hostedById: recipientShape.hostedById.optional(),
-  delegatedById: recipientShape.delegatedById.optional(),
-  agents: recipientShape.agents.default([]),
-});
-
-export const updateRecipientInput = z.strictObject(recipientShape).partial();
 
 /**
  * The links between recipients (of an envelope, or roles of a template), checked against the
@@ -59,11 +34,11 @@ export const updateRecipientInput = z.strictObject(recipientShape).partial();
  * an `in_person_signer` must name a `host` of the same owner in `hostedById` (and only it may);
  * `delegatedById` must name another recipient of the same owner.
  */
-export async function checkRecipientLinks<Sibling extends { id: string; type: RecipientType }>(
+async function checkRecipientLinks<Sibling extends { id: string; type: RecipientType }>(
   recipient: { id?: string; type: RecipientType; hostedById: string | null; delegatedById: string | null },
   pathPrefix: string,
   findSibling: (id: string) => Promise<Sibling | null>,
-  ownerNoun: 'envelope' | 'template' = 'envelope',
+  ownerNoun: OwnerKind,
 ): Promise<{ hostedBy: Sibling | null; delegatedBy: Sibling | null }> {
   const issues: ValidationIssue[] = [];
   let hostedBy: Sibling | null = null;
@@ -93,16 +68,12 @@ export async function checkRecipientLinks<Sibling extends { id: string; type: Re
   return { hostedBy, delegatedBy };
 }
 
-function envelopeSibling(em: EntityManager, envelope: Envelope) {
-  return (id: string) => em.findOne(Recipient, { id, envelope });
-}
-
 /**
  * The rules of a recipient's type change, for envelopes and templates alike: a host that still
  * hosts in-person signers keeps its type (`Recipient.HostRecipientBound`), and a recipient holding
  * fields cannot become a viewer (`Recipient.HasFields`).
  */
-export async function checkTypeChange(
+async function checkTypeChange(
   recipient: { id: string; type: RecipientType },
   type: RecipientType,
   bound: { hostedIds: () => Promise<string[]>; fieldIds: () => Promise<string[]> },
@@ -118,118 +89,114 @@ export async function checkTypeChange(
 }
 
 /**
- * The default colour of a new recipient: the first palette colour no recipient of the envelope
- * uses yet (explicit colours included), so defaults stay distinct after removals; only when the
- * palette is exhausted does it cycle by position.
+ * The default colour of a new recipient, given the colours the owner's recipients use: the first
+ * palette colour none of them uses yet (explicit colours included), so defaults stay distinct
+ * after removals; only when the palette is exhausted does it cycle by position.
  */
-async function defaultRecipientColor(em: EntityManager, envelope: Envelope): Promise<string> {
-  const existing = await em.find(Recipient, { envelope });
-  return firstFreeColor(existing.map((recipient) => recipient.color));
-}
-
-/** The default colour given the colours an owner's recipients use (see defaultRecipientColor). */
-export function firstFreeColor(usedColors: string[]): string {
+function firstFreeColor(usedColors: string[]): string {
   const used = new Set(usedColors.map((color) => color.toUpperCase()));
   return RECIPIENT_COLOR_PALETTE.find((color) => !used.has(color.toUpperCase())) ?? RECIPIENT_COLOR_PALETTE[usedColors.length % RECIPIENT_COLOR_PALETTE.length];
 }
 
-async function ensureIdentifierFree(em: EntityManager, envelope: Envelope, identifier: string, exceptId?: string) {
-  const existing = await em.findOne(Recipient, { envelope, identifier }, { fields: ['id'] });
-  if (existing && existing.id !== exceptId) throw new RecipientDuplicateIdentifierError(identifier);
+/** Finds another recipient of the same owner by id (for the links). */
+function siblingOf(change: OwnerChange, owner: ContentOwner) {
+  return (id: string) => change.em.findOne(owner.recipients.entity, { id, ...recipientsIn(change.scope) });
 }
 
-function replaceAgents(em: EntityManager, recipient: Recipient, agents: ResolvedAgent[]) {
-  agents.forEach((agent, position) => {
-    em.persist(
-      em.create(Agent, {
-        recipient,
-        position,
-        kind: agent.kind,
-        info: agent.info,
-        contact: agent.contact,
-        group: agent.group,
-        user: agent.user,
-      }),
-    );
-  });
+async function ensureIdentifierFree(change: OwnerChange, owner: ContentOwner, identifier: string, exceptId?: string) {
+  const existing = await change.em.findOne(owner.recipients.entity, { ...recipientsIn(change.scope), identifier });
+  if (existing && existing.id !== exceptId) throw new RecipientDuplicateIdentifierError(identifier, owner.kind);
 }
 
-/** Adds a recipient role, with its agents, to a draft envelope. Idempotent per `Idempotency-Key`. */
-export async function addRecipient(
+async function findRecipient(change: OwnerChange, owner: ContentOwner, recipientId: string): Promise<OwnedRecipient> {
+  if (!isUuid(recipientId)) throw new RecipientNotFoundError(recipientId, owner.kind);
+  const recipient = await change.em.findOne(owner.recipients.entity, { id: recipientId, ...recipientsIn(change.scope) });
+  if (!recipient) throw new RecipientNotFoundError(recipientId, owner.kind);
+  return recipient;
+}
+
+async function boundRecipientIds(change: OwnerChange, owner: ContentOwner, recipient: OwnedRecipient, link: 'hostedBy' | 'delegatedBy'): Promise<string[]> {
+  const bound = await change.em.find(owner.recipients.entity, { [link]: recipient.id, ...recipientsIn(change.scope) });
+  return bound.map((other) => other.id);
+}
+
+/**
+ * Adds a recipient to an owner (an envelope's recipient with its agents, a template's role with
+ * its pre-assignment). Idempotent per `Idempotency-Key`.
+ */
+export async function addRecipient<K extends OwnerKind>(
   context: ServiceContext,
-  options: { envelopeId: string; input: unknown; idempotencyKey?: string },
-): Promise<RecipientData> {
-  const input = parseInput(createRecipientInput, options.input, 'recipient');
-  return createInDraftEnvelope(
+  options: { owner: OwnerRef<K>; input: unknown; idempotencyKey?: string },
+): Promise<RecipientDataOf[K]> {
+  const owner = contentOwner(options.owner.kind);
+  const request = owner.recipients.parseNew(options.input);
+  const input = request.keys;
+  return createInOwner(
+    owner,
     context,
-    { envelopeId: options.envelopeId, idempotencyKey: options.idempotencyKey, request: { operation: 'addRecipient', input: options.input } },
-    async (draft) => {
-      const { em, envelope } = draft;
-      ensureCapacity('Envelope', 'recipients', ENVELOPE_CAPACITY.recipients, await em.count(Recipient, { envelope }), 1);
-      await ensureIdentifierFree(em, envelope, input.identifier);
+    { ownerId: options.owner.id, idempotencyKey: options.idempotencyKey, creation: 'addRecipient', request: { input: options.input } },
+    async (change) => {
+      const { em } = change;
+      const existing = await em.find(owner.recipients.entity, recipientsIn(change.scope));
+      ensureCapacity(owner.capacity.owner, 'recipients', owner.capacity.recipients, existing.length, 1);
+      await ensureIdentifierFree(change, owner, input.identifier);
       const links = await checkRecipientLinks(
         { type: input.type, hostedById: input.hostedById ?? null, delegatedById: input.delegatedById ?? null },
         'recipient',
-        envelopeSibling(em, envelope),
+        siblingOf(change, owner),
+        owner.kind,
       );
-      const agents = await resolveAgentInputs(em, draft.caller.teamId, input.agents, 'recipient.agents');
-      const recipient = em.create(Recipient, {
-        envelope,
+      const extras = await request.resolve(em, change.caller.teamId);
+      const recipient = em.create(owner.recipients.entity, {
+        ...recipientsIn(change.scope),
         identifier: input.identifier,
         roleName: input.roleName,
         type: input.type,
         order: input.order,
         required: input.required,
-        color: input.color ?? (await defaultRecipientColor(em, envelope)),
+        color: input.color ?? firstFreeColor(existing.map((other) => other.color)),
         hostedBy: links.hostedBy,
         delegatedBy: links.delegatedBy,
-      });
+        ...extras.properties,
+      } as RequiredEntityData<OwnedRecipient>);
       em.persist(recipient);
-      replaceAgents(em, recipient, agents);
+      await extras.write?.(em, recipient);
       await em.flush();
-      await auditChange(context, draft, {
-        envelopeId: envelope.id,
-        type: 'recipient.added',
-        details: { recipientId: recipient.id, identifier: recipient.identifier, type: recipient.type, agentCount: agents.length },
+      await owner.audit(context, change, 'recipient.added', {
+        recipientId: recipient.id,
+        identifier: recipient.identifier,
+        type: recipient.type,
+        ...extras.details,
       });
       return recipient.id;
     },
-    (reading, recipientId) => readRecipient(reading, { envelopeId: options.envelopeId, recipientId }),
+    (reading, recipientId) => readRecipient(reading, { owner: options.owner, recipientId }),
   );
 }
 
-async function findRecipient(em: EntityManager, envelope: Envelope, recipientId: string): Promise<Recipient> {
-  if (!isUuid(recipientId)) throw new RecipientNotFoundError(recipientId);
-  const recipient = await em.findOne(Recipient, { id: recipientId, envelope });
-  if (!recipient) throw new RecipientNotFoundError(recipientId);
-  return recipient;
-}
-
-async function boundRecipientIds(em: EntityManager, recipient: Recipient, link: 'hostedBy' | 'delegatedBy'): Promise<string[]> {
-  const bound = await em.find(Recipient, { [link]: recipient, envelope: recipient.envelope }, { fields: ['id'] });
-  return bound.map((other) => other.id);
-}
-
 /**
- * Changes a recipient of a draft envelope. Only given keys change; `agents`, when given,
- * replaces the whole agent list. A host that still hosts in-person signers keeps its type.
+ * Changes a recipient of an owner; only given keys change (an envelope recipient's `agents`, when
+ * given, replace the whole agent list; a role's `userId`, `contactId` or `contactGroupId` replace
+ * its pre-assignment). A host that still hosts in-person signers keeps its type.
  */
-export async function updateRecipient(
+export async function updateRecipient<K extends OwnerKind>(
   context: ServiceContext,
-  options: { envelopeId: string; recipientId: string; input: unknown },
-): Promise<RecipientData> {
-  const input = parseInput(updateRecipientInput, options.input, 'recipient');
-  await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
-    const { em, envelope } = draft;
-    const recipient = await findRecipient(em, envelope, options.recipientId);
-    if (Object.keys(input).length === 0) return;
+  options: { owner: OwnerRef<K>; recipientId: string; input: unknown },
+): Promise<RecipientDataOf[K]> {
+  const owner = contentOwner(options.owner.kind);
+  const request = owner.recipients.parseChange(options.input);
+  const input = request.keys;
+  await owner.change(context, options.owner.id, async (change) => {
+    const { em } = change;
+    const recipient = await findRecipient(change, owner, options.recipientId);
+    if (request.given.length === 0) return;
     if (input.identifier !== undefined && input.identifier !== recipient.identifier) {
-      await ensureIdentifierFree(em, envelope, input.identifier, recipient.id);
+      await ensureIdentifierFree(change, owner, input.identifier, recipient.id);
     }
     const type = input.type ?? recipient.type;
     await checkTypeChange(recipient, type, {
-      hostedIds: () => boundRecipientIds(em, recipient, 'hostedBy'),
-      fieldIds: async () => (await em.find(Field, { recipient }, { fields: ['id'] })).map((field) => field.id),
+      hostedIds: () => boundRecipientIds(change, owner, recipient, 'hostedBy'),
+      fieldIds: async () => (await em.find(Field, fieldAssignee(recipient), { fields: ['id'] })).map((field) => field.id),
     });
     const links = await checkRecipientLinks(
       {
@@ -239,9 +206,10 @@ export async function updateRecipient(
         delegatedById: input.delegatedById !== undefined ? input.delegatedById : (recipient.delegatedBy?.id ?? null),
       },
       'recipient',
-      envelopeSibling(em, envelope),
+      siblingOf(change, owner),
+      owner.kind,
     );
-    const agents = input.agents === undefined ? undefined : await resolveAgentInputs(em, draft.caller.teamId, input.agents, 'recipient.agents');
+    const extras = await request.resolve(em, change.caller.teamId);
     em.assign(recipient, {
       type,
       identifier: input.identifier ?? recipient.identifier,
@@ -251,16 +219,10 @@ export async function updateRecipient(
       color: input.color ?? recipient.color,
       hostedBy: links.hostedBy,
       delegatedBy: links.delegatedBy,
+      ...extras.properties,
     });
-    if (agents !== undefined) {
-      await em.nativeDelete(Agent, { recipient });
-      replaceAgents(em, recipient, agents);
-    }
-    await auditChange(context, draft, {
-      envelopeId: envelope.id,
-      type: 'recipient.updated',
-      details: { recipientId: recipient.id, changed: Object.keys(input) },
-    });
+    await extras.write?.(em, recipient);
+    await owner.audit(context, change, 'recipient.updated', { recipientId: recipient.id, changed: request.given });
   });
   return readRecipient(context, options);
 }
@@ -270,7 +232,7 @@ export async function updateRecipient(
  * is hosted by it (`Recipient.HostRecipientBound`) or delegates through it
  * (`Recipient.DelegatorRecipientBound`), since that one would be left pointing at nothing.
  */
-export async function checkRemovable(
+async function checkRemovable(
   recipientId: string,
   bound: { hostedIds: () => Promise<string[]>; delegatingIds: () => Promise<string[]> },
 ): Promise<void> {
@@ -281,22 +243,19 @@ export async function checkRemovable(
 }
 
 /**
- * Removes a recipient from a draft envelope, with its agents and the fields assigned to it
- * (foreign-key cascades; docs/reference/interface-spec.md §3.1 rule 3). Refused while another recipient is hosted by it or
- * delegates through it: removing it would leave that recipient pointing at nothing.
+ * Removes a recipient from an owner, with its agents and the fields assigned to it (foreign-key
+ * cascades; docs/reference/interface-spec.md §3.1 rule 3). Refused while another recipient is hosted by it or delegates
+ * through it: removing it would leave that recipient pointing at nothing.
  */
-export async function deleteRecipient(context: ServiceContext, options: { envelopeId: string; recipientId: string }): Promise<void> {
-  await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
-    const recipient = await findRecipient(draft.em, draft.envelope, options.recipientId);
+export async function deleteRecipient(context: ServiceContext, options: { owner: OwnerRef; recipientId: string }): Promise<void> {
+  const owner = contentOwner(options.owner.kind);
+  await owner.change(context, options.owner.id, async (change) => {
+    const recipient = await findRecipient(change, owner, options.recipientId);
     await checkRemovable(recipient.id, {
-      hostedIds: () => boundRecipientIds(draft.em, recipient, 'hostedBy'),
-      delegatingIds: () => boundRecipientIds(draft.em, recipient, 'delegatedBy'),
+      hostedIds: () => boundRecipientIds(change, owner, recipient, 'hostedBy'),
+      delegatingIds: () => boundRecipientIds(change, owner, recipient, 'delegatedBy'),
     });
-    await draft.em.nativeDelete(Recipient, { id: recipient.id, envelope: draft.envelope });
-    await auditChange(context, draft, {
-      envelopeId: draft.envelope.id,
-      type: 'recipient.removed',
-      details: { recipientId: recipient.id, identifier: recipient.identifier },
-    });
+    await change.em.nativeDelete(owner.recipients.entity, { id: recipient.id, ...recipientsIn(change.scope) });
+    await owner.audit(context, change, 'recipient.removed', { recipientId: recipient.id, identifier: recipient.identifier });
   });
 }

@@ -1,6 +1,6 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { documentsOf, fieldColumns, type DocumentData, type FieldData } from '../envelope/envelope.read.ts';
+import { documentsOf, fieldColumns, type DocumentData, type FieldData } from '../owner/owner.read.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { isoTimestamp, runRead, type ReadDb } from '../read-model.ts';
 import { otpStatus, type SigningOtpStatus } from './otp-policy.ts';
@@ -87,11 +87,11 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
             'phoneContactMethod', coalesce(a.snapshot -> t.person_index ->> 'phoneContactMethod', a.info ->> 'phoneContactMethod'),
             'lastVerifiedAt', ${isoTimestamp(sql`(select max(o.verified_at) from signing_otp o where o.token_id = t.id)`)},
             'lastRequestedAt', ${isoTimestamp(sql`(select max(o.created_at) from signing_otp o where o.agent_id = t.agent_id and o.person_index = t.person_index)`)})`.as('otpInputs'),
-          documentsOf(eb, 'e.id', new Set(['id', 'name', 'order', 'status', 'pageCount', 'pages'])).as('documents'),
+          documentsOf(eb, 'envelope', 'e.id', new Set(['id', 'name', 'order', 'status', 'pageCount', 'pages'])).as('documents'),
           jsonArrayFrom(
             eb
               .selectFrom('field as f')
-              .select((inner: ExpressionBuilder<any, any>) => fieldColumns(inner, 'f', { views: true }, undefined))
+              .select((inner: ExpressionBuilder<any, any>) => fieldColumns(inner, 'envelope', 'f', { views: true }, undefined))
               .whereRef('f.recipient_id', '=', 'r.id')
               .orderBy('f.created_at')
               .orderBy('f.identifier'),

@@ -3,7 +3,7 @@ import { baseColumns, updatedAtColumn } from '../../db/columns.ts';
 import { Contact } from '../contact/contact.entity.ts';
 import { ContactGroup } from '../contact/contact-group.entity.ts';
 import { TeamUser } from '../team/team-user.entity.ts';
-import { recipientTypes } from '../recipient/recipient.entity.ts';
+import { recipientKeyColumns } from '../recipient/recipient.entity.ts';
 import { Template } from './template.entity.ts';
 
 /**
@@ -17,12 +17,7 @@ export const TemplateRecipientSchema = defineEntity({
     ...baseColumns(),
     updatedAt: updatedAtColumn(),
     template: () => p.manyToOne(Template).ref().deleteRule('cascade'),
-    identifier: p.string().length(64),
-    roleName: p.string().length(100),
-    type: p.enum(recipientTypes),
-    order: p.integer().default(0),
-    required: p.boolean().default(true),
-    color: p.string().length(7),
+    ...recipientKeyColumns(),
     fixed: p.boolean().default(false),
     hostedBy: () => p.manyToOne(TemplateRecipient).ref().nullable().deleteRule('no action').index(),
     delegatedBy: () => p.manyToOne(TemplateRecipient).ref().nullable().deleteRule('no action').index(),

@@ -4,7 +4,7 @@ import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.t
 import { isUuid } from '../../shared/ids.ts';
 import { MAX_TEMPLATE_TEAM_SCOPE } from '../capacity.ts';
 import { auditChange, inTransaction } from '../change.ts';
-import { answerOf, createIdempotentlyUnderLock, runIdempotently } from '../idempotency/idempotency.service.ts';
+import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { Team } from '../team/team.entity.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
@@ -61,31 +61,6 @@ export async function changeTemplate<T>(context: ServiceContext, templateId: str
     const template = await findOwnTemplate(em, caller, templateId, { lock: true });
     return change({ em, template, caller, now: context.clock.now() });
   });
-}
-
-/**
- * Creates something inside a template (a document, a role, fields), idempotent per
- * `Idempotency-Key` as the envelope's `createInDraftEnvelope` is: a repeat answers the stored
- * first answer; otherwise `create` runs under the template's lock and `read` answers in the same
- * transaction.
- */
-export async function createInTemplate<T>(
-  context: ServiceContext,
-  options: { templateId: string; idempotencyKey: string | undefined; request: Record<string, unknown> },
-  create: (change: TemplateChange) => Promise<string>,
-  read: (context: ServiceContext, resourceId: string) => Promise<T>,
-): Promise<T> {
-  const caller = await context.caller();
-  return createIdempotentlyUnderLock<T, TemplateChange>(
-    {
-      em: context.em,
-      request: { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { ...options.request, templateId: options.templateId.toLowerCase() } },
-      underLock: (work) => changeTemplate(context, options.templateId, work),
-    },
-    create,
-    (em, resourceId) => read(inTransaction(context, em), resourceId),
-    (resourceId) => read(context, resourceId),
-  );
 }
 
 /** Appends a template change to the owning team's audit chain (templates have no chain of their own). */

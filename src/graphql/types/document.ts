@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { GraphQLError } from 'graphql';
 import { Upload } from 'graphql-upload-minimal';
 import { documentStatuses } from '../../domain/document/document.entity.ts';
-import { readDocument, type DocumentData, type PageData } from '../../domain/envelope/envelope.read.ts';
+import { readDocument, type DocumentData, type PageData } from '../../domain/owner/owner.read.ts';
 import { DocumentUploadIncompleteError } from '../../domain/document/document.errors.ts';
 import { addDocument, deleteDocument, stageDocumentUpload, updateDocument } from '../../domain/document/document.service.ts';
 import { builder } from '../builder.ts';
@@ -11,6 +11,7 @@ import { DeletedPayload } from './common.ts';
 import { uploadedFileStream } from '../uploads.ts';
 import { EnvelopeType } from './envelope.ts';
 import { nested } from '../selection.ts';
+import { GRAPHQL_OWNERS, ownerIdArg, ownerMutationName, ownerOfArgs, type GraphqlOwner } from './owner.ts';
 
 /**
  * The file of an upload as a stream. The multipart library reports a body that broke off inside
@@ -95,66 +96,73 @@ export const UpdateDocumentInput = builder.inputType('UpdateDocumentInput', {
   }),
 });
 
-builder.mutationFields((t) => ({
-  addDocument: t.field({
-    type: DocumentType,
-    nullable: true,
-    description: 'Uploads a PDF to a draft envelope (REST: POST /envelopes/{id}/documents). Honours the Idempotency-Key header.',
-    args: { envelopeId: t.arg.id({ required: true }), input: t.arg({ type: AddDocumentInput, required: true }) },
-    resolve: async (_root, args, context) => {
-      const { file, ...fields } = args.input;
-      const envelopeId = String(args.envelopeId);
-      const { stream, filename } = await openUpload(file);
-      const staged = await stageDocumentUpload(context, {
-        envelopeId,
-        stream,
-        filename,
-        idempotencyKey: context.idempotencyKey,
-      }).catch((error) => {
-        // Refused before or while reading: drop the rest of the file so the request can finish.
-        stream.destroy();
-        throw error;
-      });
-      return addDocument(context, {
-        envelopeId,
-        upload: staged,
-        fields: withoutNulls(fields, { opaque: JSON_VALUE_KEYS }),
-        idempotencyKey: context.idempotencyKey,
-      });
-    },
-  }),
-  updateDocument: t.field({
-    type: DocumentType,
-    nullable: true,
-    description: 'Renames or reorders a document of a draft (REST: PATCH /envelopes/{id}/documents/{documentId}).',
-    args: {
-      envelopeId: t.arg.id({ required: true }),
-      documentId: t.arg.id({ required: true }),
-      input: t.arg({ type: UpdateDocumentInput, required: true }),
-    },
-    resolve: (_root, args, context) =>
-      updateDocument(context, {
-        envelopeId: String(args.envelopeId),
-        documentId: String(args.documentId),
-        input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }),
-      }),
-  }),
-  deleteDocument: t.field({
-    type: DeletedPayload,
-    nullable: true,
-    description: 'Removes a document of a draft, and fields left without a placement (REST: DELETE .../documents/{documentId}).',
-    args: { envelopeId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }) },
-    resolve: async (_root, args, context) => {
-      await deleteDocument(context, { envelopeId: String(args.envelopeId), documentId: String(args.documentId) });
-      return { id: String(args.documentId) };
-    },
-  }),
-}));
+/**
+ * The document mutations of an owner (an envelope's addDocument, updateDocument, deleteDocument; a
+ * template's addTemplateDocument, …): one set of resolvers, registered for each owner.
+ */
+export function documentMutations(owner: GraphqlOwner, descriptions: { add: string; update: string; delete: string }) {
+  builder.mutationFields((t) => ({
+    [ownerMutationName(owner, 'add', 'Document')]: t.field({
+      type: DocumentType,
+      nullable: true,
+      description: descriptions.add,
+      args: { ...ownerIdArg(owner, t.arg.id({ required: true })), input: t.arg({ type: AddDocumentInput, required: true }) },
+      resolve: async (_root, args, context) => {
+        const { file, ...fields } = args.input;
+        const documentOwner = ownerOfArgs(owner, args);
+        const { stream, filename } = await openUpload(file);
+        const staged = await stageDocumentUpload(context, { owner: documentOwner, stream, filename, idempotencyKey: context.idempotencyKey }).catch((error) => {
+          // Refused before or while reading: drop the rest of the file so the request can finish.
+          stream.destroy();
+          throw error;
+        });
+        return addDocument(context, {
+          owner: documentOwner,
+          upload: staged,
+          fields: withoutNulls(fields, { opaque: JSON_VALUE_KEYS }),
+          idempotencyKey: context.idempotencyKey,
+        });
+      },
+    }),
+    [ownerMutationName(owner, 'update', 'Document')]: t.field({
+      type: DocumentType,
+      nullable: true,
+      description: descriptions.update,
+      args: {
+        ...ownerIdArg(owner, t.arg.id({ required: true })),
+        documentId: t.arg.id({ required: true }),
+        input: t.arg({ type: UpdateDocumentInput, required: true }),
+      },
+      resolve: (_root, args, context) =>
+        updateDocument(context, {
+          owner: ownerOfArgs(owner, args),
+          documentId: String(args.documentId),
+          input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }),
+        }),
+    }),
+    [ownerMutationName(owner, 'delete', 'Document')]: t.field({
+      type: DeletedPayload,
+      nullable: true,
+      description: descriptions.delete,
+      args: { ...ownerIdArg(owner, t.arg.id({ required: true })), documentId: t.arg.id({ required: true }) },
+      resolve: async (_root, args, context) => {
+        await deleteDocument(context, { owner: ownerOfArgs(owner, args), documentId: String(args.documentId) });
+        return { id: String(args.documentId) };
+      },
+    }),
+  }));
+}
+
+documentMutations(GRAPHQL_OWNERS.envelope, {
+  add: 'Uploads a PDF to a draft envelope (REST: POST /envelopes/{id}/documents). Honours the Idempotency-Key header.',
+  update: 'Renames or reorders a document of a draft (REST: PATCH /envelopes/{id}/documents/{documentId}).',
+  delete: 'Removes a document of a draft, and fields left without a placement (REST: DELETE .../documents/{documentId}).',
+});
 
 builder.queryField('document', (t) =>
   t.field({
     type: DocumentType,
     args: { envelopeId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => readDocument(context, { envelopeId: String(args.envelopeId), documentId: String(args.documentId) }),
+    resolve: (_root, args, context) => readDocument(context, { owner: { kind: 'envelope', id: String(args.envelopeId) }, documentId: String(args.documentId) }),
   }),
 );

@@ -1,4 +1,4 @@
-import { readField, type FieldData, type FieldPlacementData } from '../../domain/envelope/envelope.read.ts';
+import { readField, type FieldData, type FieldPlacementData } from '../../domain/owner/owner.read.ts';
 import { fieldTypes, type FieldType as FieldTypeName } from '../../domain/field/field.entity.ts';
 import { createFields, deleteField, updateField } from '../../domain/field/field.service.ts';
 import { nested } from '../selection.ts';
@@ -6,6 +6,7 @@ import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
 import { DeletedPayload } from './common.ts';
 import { EnvelopeType } from './envelope.ts';
+import { GRAPHQL_OWNERS, ownerIdArg, ownerMutationName, ownerOfArgs, type GraphqlOwner } from './owner.ts';
 
 const FieldTypeEnum = builder.enumType('FieldType', {
   description: 'The kind of input; config and value shapes per type are in docs/fields.md.',
@@ -73,7 +74,7 @@ const FieldViewInput = builder.inputType('FieldViewInput', {
   }),
 });
 
-export const FieldInput = builder.inputType('FieldInput', {
+const FieldInput = builder.inputType('FieldInput', {
   description: 'A new field; config and value shapes per type are in docs/fields.md.',
   fields: (t) => ({
     type: t.field({ type: FieldTypeEnum, required: true }),
@@ -89,7 +90,7 @@ export const FieldInput = builder.inputType('FieldInput', {
   }),
 });
 
-export const UpdateFieldInput = builder.inputType('UpdateFieldInput', {
+const UpdateFieldInput = builder.inputType('UpdateFieldInput', {
   description: 'Only the given keys change; views, when given, replace all views.',
   fields: (t) => ({
     type: t.field({ type: FieldTypeEnum, required: false }),
@@ -105,53 +106,61 @@ export const UpdateFieldInput = builder.inputType('UpdateFieldInput', {
   }),
 });
 
-export const fieldInputOptions = { keepNull: ['label', 'tooltip', 'value'], opaque: ['value', 'config'] };
+const fieldInputOptions = { keepNull: ['label', 'tooltip', 'value'], opaque: ['value', 'config'] };
 
-builder.mutationFields((t) => ({
-  createFields: t.field({
-    type: [FieldType],
-    nullable: true,
-    description: 'Adds many fields to a draft at once, all or nothing (REST: POST /envelopes/{id}/fields).',
-    args: { envelopeId: t.arg.id({ required: true }), fields: t.arg({ type: [FieldInput], required: true }) },
-    resolve: (_root, args, context) =>
-      createFields(context, {
-        envelopeId: String(args.envelopeId),
-        input: { fields: withoutNulls(args.fields, fieldInputOptions) },
-        idempotencyKey: context.idempotencyKey,
-      }),
-  }),
-  updateField: t.field({
-    type: FieldType,
-    nullable: true,
-    description: 'Changes a field of a draft (REST: PATCH /envelopes/{id}/fields/{fieldId}).',
-    args: {
-      envelopeId: t.arg.id({ required: true }),
-      fieldId: t.arg.id({ required: true }),
-      input: t.arg({ type: UpdateFieldInput, required: true }),
-    },
-    resolve: (_root, args, context) =>
-      updateField(context, {
-        envelopeId: String(args.envelopeId),
-        fieldId: String(args.fieldId),
-        input: { field: withoutNulls(args.input, fieldInputOptions) },
-      }),
-  }),
-  deleteField: t.field({
-    type: DeletedPayload,
-    nullable: true,
-    description: 'Removes a field from a draft (REST: DELETE /envelopes/{id}/fields/{fieldId}).',
-    args: { envelopeId: t.arg.id({ required: true }), fieldId: t.arg.id({ required: true }) },
-    resolve: async (_root, args, context) => {
-      await deleteField(context, { envelopeId: String(args.envelopeId), fieldId: String(args.fieldId) });
-      return { id: String(args.fieldId) };
-    },
-  }),
-}));
+/**
+ * The field mutations of an owner (an envelope's createFields, updateField, deleteField; a
+ * template's createTemplateFields, …): one set of resolvers, registered for each owner.
+ */
+export function fieldMutations(owner: GraphqlOwner, descriptions: { create: string; update: string; delete: string }) {
+  builder.mutationFields((t) => ({
+    [ownerMutationName(owner, 'create', 'Fields')]: t.field({
+      type: [FieldType],
+      nullable: true,
+      description: descriptions.create,
+      args: { ...ownerIdArg(owner, t.arg.id({ required: true })), fields: t.arg({ type: [FieldInput], required: true }) },
+      resolve: (_root, args, context) =>
+        createFields(context, {
+          owner: ownerOfArgs(owner, args),
+          input: { fields: withoutNulls(args.fields, fieldInputOptions) },
+          idempotencyKey: context.idempotencyKey,
+        }),
+    }),
+    [ownerMutationName(owner, 'update', 'Field')]: t.field({
+      type: FieldType,
+      nullable: true,
+      description: descriptions.update,
+      args: {
+        ...ownerIdArg(owner, t.arg.id({ required: true })),
+        fieldId: t.arg.id({ required: true }),
+        input: t.arg({ type: UpdateFieldInput, required: true }),
+      },
+      resolve: (_root, args, context) =>
+        updateField(context, { owner: ownerOfArgs(owner, args), fieldId: String(args.fieldId), input: { field: withoutNulls(args.input, fieldInputOptions) } }),
+    }),
+    [ownerMutationName(owner, 'delete', 'Field')]: t.field({
+      type: DeletedPayload,
+      nullable: true,
+      description: descriptions.delete,
+      args: { ...ownerIdArg(owner, t.arg.id({ required: true })), fieldId: t.arg.id({ required: true }) },
+      resolve: async (_root, args, context) => {
+        await deleteField(context, { owner: ownerOfArgs(owner, args), fieldId: String(args.fieldId) });
+        return { id: String(args.fieldId) };
+      },
+    }),
+  }));
+}
+
+fieldMutations(GRAPHQL_OWNERS.envelope, {
+  create: 'Adds many fields to a draft at once, all or nothing (REST: POST /envelopes/{id}/fields).',
+  update: 'Changes a field of a draft (REST: PATCH /envelopes/{id}/fields/{fieldId}).',
+  delete: 'Removes a field from a draft (REST: DELETE /envelopes/{id}/fields/{fieldId}).',
+});
 
 builder.queryField('field', (t) =>
   t.field({
     type: FieldType,
     args: { envelopeId: t.arg.id({ required: true }), fieldId: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => readField(context, { envelopeId: String(args.envelopeId), fieldId: String(args.fieldId) }),
+    resolve: (_root, args, context) => readField(context, { owner: { kind: 'envelope', id: String(args.envelopeId) }, fieldId: String(args.fieldId) }),
   }),
 );

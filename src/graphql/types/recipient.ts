@@ -1,4 +1,12 @@
-import { readRecipient, type AgentData, type AgentInfoData, type AgentNotificationData, type RecipientData } from '../../domain/envelope/envelope.read.ts';
+import type { InputObjectRef, ObjectRef } from '@pothos/core';
+import {
+  readRecipient,
+  type AgentData,
+  type AgentInfoData,
+  type AgentNotificationData,
+  type RecipientCoreData,
+  type RecipientData,
+} from '../../domain/owner/owner.read.ts';
 import { agentKinds, locales, phoneContactMethods, type AgentNotificationFailure } from '../../domain/recipient/agent.entity.ts';
 import { recipientTypes, type RecipientType } from '../../domain/recipient/recipient.entity.ts';
 import { addRecipient, deleteRecipient, updateRecipient } from '../../domain/recipient/recipient.service.ts';
@@ -7,6 +15,9 @@ import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
 import { DeletedPayload } from './common.ts';
 import { EnvelopeType } from './envelope.ts';
+import { GRAPHQL_OWNERS, ownerIdArg, ownerMutationName, ownerOfArgs, type GraphqlOwner } from './owner.ts';
+
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 
 export const RecipientTypeEnum = builder.enumType('RecipientType', {
   description:
@@ -76,18 +87,25 @@ const AgentType = builder.objectRef<AgentData>('Agent').implement({
   }),
 });
 
+/** The fields every recipient type has, an envelope's `Recipient` and a template's `TemplateRecipient`. */
+export function recipientKeyFields<Shape extends RecipientCoreData>(t: PothosSchemaTypes.ObjectFieldBuilder<Types, Shape>, identifierDescription: string) {
+  return {
+    id: t.id({ resolve: (recipient) => recipient.id }),
+    identifier: t.string({ description: identifierDescription, resolve: (recipient) => recipient.identifier }),
+    roleName: t.string({ resolve: (recipient) => recipient.roleName }),
+    type: t.field({ type: RecipientTypeEnum, resolve: (recipient) => recipient.type as RecipientType }),
+    order: t.int({ description: 'Lower orders act first; equal orders act in parallel.', resolve: (recipient) => recipient.order }),
+    required: t.boolean({ resolve: (recipient) => recipient.required }),
+    color: t.string({ resolve: (recipient) => recipient.color }),
+    hostedById: t.id({ nullable: true, resolve: (recipient) => recipient.hostedById }),
+    delegatedById: t.id({ nullable: true, resolve: (recipient) => recipient.delegatedById }),
+  };
+}
+
 export const RecipientTypeRef = builder.objectRef<RecipientData>('Recipient').implement({
   description: 'A role in the envelope’s workflow; people are attached to it as agents.',
   fields: (t) => ({
-    id: t.exposeID('id'),
-    identifier: t.exposeString('identifier', { description: 'Your stable slug for the role, unique in the envelope.' }),
-    roleName: t.exposeString('roleName'),
-    type: t.field({ type: RecipientTypeEnum, resolve: (recipient) => recipient.type as RecipientType }),
-    order: t.exposeInt('order', { description: 'Lower orders act first; equal orders act in parallel.' }),
-    required: t.exposeBoolean('required'),
-    color: t.exposeString('color'),
-    hostedById: t.id({ nullable: true, resolve: (recipient) => recipient.hostedById }),
-    delegatedById: t.id({ nullable: true, resolve: (recipient) => recipient.delegatedById }),
+    ...recipientKeyFields(t, 'Your stable slug for the role, unique in the envelope.'),
     agents: t.field({ type: [AgentType], resolve: (recipient) => nested(recipient.agents, 'Recipient.agents') }),
     activatedAt: t.field({ type: 'DateTime', nullable: true, resolve: (recipient) => recipient.activatedAt }),
     completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (recipient) => recipient.completedAt }),
@@ -125,17 +143,29 @@ export const AgentInput = builder.inputType('AgentInput', {
   }),
 });
 
+/**
+ * The input fields every recipient input has (an envelope's recipient, a template's role): all
+ * required keys required and the defaults described when adding, all optional when changing.
+ */
+export function recipientKeyInputs(t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>, mode: 'add' | 'update', noun: 'recipient' | 'role') {
+  const adding = mode === 'add';
+  const described = (description: string) => (adding ? { description } : {});
+  return {
+    type: t.field({ type: RecipientTypeEnum, required: adding }),
+    identifier: t.string({ required: adding }),
+    roleName: t.string({ required: adding }),
+    order: t.int({ required: false, ...described('Default 0.') }),
+    required: t.boolean({ required: false, ...described('Default true.') }),
+    color: t.string({ required: false, ...described(`#RRGGBB; a distinct default per ${noun}.`) }),
+    hostedById: t.id({ required: false, ...described(`For an in_person_signer: the host ${noun}.`) }),
+    delegatedById: t.id({ required: false }),
+  };
+}
+
 const AddRecipientInput = builder.inputType('AddRecipientInput', {
   description: 'A recipient role (REST body: { recipient: {...} }).',
   fields: (t) => ({
-    type: t.field({ type: RecipientTypeEnum, required: true }),
-    identifier: t.string({ required: true }),
-    roleName: t.string({ required: true }),
-    order: t.int({ required: false, description: 'Default 0.' }),
-    required: t.boolean({ required: false, description: 'Default true.' }),
-    color: t.string({ required: false, description: '#RRGGBB; a distinct default per recipient.' }),
-    hostedById: t.id({ required: false, description: 'For an in_person_signer: the host recipient.' }),
-    delegatedById: t.id({ required: false }),
+    ...recipientKeyInputs(t, 'add', 'recipient'),
     agents: t.field({ type: [AgentInput], required: false }),
   }),
 });
@@ -143,59 +173,75 @@ const AddRecipientInput = builder.inputType('AddRecipientInput', {
 const UpdateRecipientInput = builder.inputType('UpdateRecipientInput', {
   description: 'Only the given keys change; agents, when given, replace all agents. hostedById/delegatedById null clears them.',
   fields: (t) => ({
-    type: t.field({ type: RecipientTypeEnum, required: false }),
-    identifier: t.string({ required: false }),
-    roleName: t.string({ required: false }),
-    order: t.int({ required: false }),
-    required: t.boolean({ required: false }),
-    color: t.string({ required: false }),
-    hostedById: t.id({ required: false }),
-    delegatedById: t.id({ required: false }),
+    ...recipientKeyInputs(t, 'update', 'recipient'),
     agents: t.field({ type: [AgentInput], required: false }),
   }),
 });
 
-function recipientInput(input: object) {
-  return withoutNulls(input, { keepNull: ['hostedById', 'delegatedById'] }) as Record<string, unknown>;
+/**
+ * The recipient mutations of an owner (an envelope's addRecipient, updateRecipient,
+ * deleteRecipient; a template's addTemplateRecipient, …): one set of resolvers, registered for
+ * each owner with its recipient type, its inputs and the keys whose null clears them.
+ */
+export function recipientMutations(
+  owner: GraphqlOwner,
+  options: {
+    type: ObjectRef<Types, RecipientCoreData>;
+    addInput: InputObjectRef<Types, object>;
+    updateInput: InputObjectRef<Types, object>;
+    clearedByNull: string[];
+    descriptions: { add: string; update: string; delete: string };
+  },
+) {
+  const inputOf = (input: object) => withoutNulls(input, { keepNull: ['hostedById', 'delegatedById', ...options.clearedByNull] }) as Record<string, unknown>;
+  builder.mutationFields((t) => ({
+    [ownerMutationName(owner, 'add', 'Recipient')]: t.field({
+      type: options.type,
+      nullable: true,
+      description: options.descriptions.add,
+      args: { ...ownerIdArg(owner, t.arg.id({ required: true })), input: t.arg({ type: options.addInput, required: true }) },
+      resolve: (_root, args, context) => addRecipient(context, { owner: ownerOfArgs(owner, args), input: inputOf(args.input), idempotencyKey: context.idempotencyKey }),
+    }),
+    [ownerMutationName(owner, 'update', 'Recipient')]: t.field({
+      type: options.type,
+      nullable: true,
+      description: options.descriptions.update,
+      args: {
+        ...ownerIdArg(owner, t.arg.id({ required: true })),
+        recipientId: t.arg.id({ required: true }),
+        input: t.arg({ type: options.updateInput, required: true }),
+      },
+      resolve: (_root, args, context) => updateRecipient(context, { owner: ownerOfArgs(owner, args), recipientId: String(args.recipientId), input: inputOf(args.input) }),
+    }),
+    [ownerMutationName(owner, 'delete', 'Recipient')]: t.field({
+      type: DeletedPayload,
+      nullable: true,
+      description: options.descriptions.delete,
+      args: { ...ownerIdArg(owner, t.arg.id({ required: true })), recipientId: t.arg.id({ required: true }) },
+      resolve: async (_root, args, context) => {
+        await deleteRecipient(context, { owner: ownerOfArgs(owner, args), recipientId: String(args.recipientId) });
+        return { id: String(args.recipientId) };
+      },
+    }),
+  }));
 }
 
-builder.mutationFields((t) => ({
-  addRecipient: t.field({
-    type: RecipientTypeRef,
-    nullable: true,
-    description: 'Adds a recipient role to a draft (REST: POST /envelopes/{id}/recipients). Honours the Idempotency-Key header.',
-    args: { envelopeId: t.arg.id({ required: true }), input: t.arg({ type: AddRecipientInput, required: true }) },
-    resolve: (_root, args, context) =>
-      addRecipient(context, { envelopeId: String(args.envelopeId), input: recipientInput(args.input), idempotencyKey: context.idempotencyKey }),
-  }),
-  updateRecipient: t.field({
-    type: RecipientTypeRef,
-    nullable: true,
-    description: 'Changes a recipient of a draft (REST: PATCH /envelopes/{id}/recipients/{recipientId}).',
-    args: {
-      envelopeId: t.arg.id({ required: true }),
-      recipientId: t.arg.id({ required: true }),
-      input: t.arg({ type: UpdateRecipientInput, required: true }),
-    },
-    resolve: (_root, args, context) =>
-      updateRecipient(context, { envelopeId: String(args.envelopeId), recipientId: String(args.recipientId), input: recipientInput(args.input) }),
-  }),
-  deleteRecipient: t.field({
-    type: DeletedPayload,
-    nullable: true,
-    description: 'Removes a recipient and its fields from a draft (REST: DELETE /envelopes/{id}/recipients/{recipientId}).',
-    args: { envelopeId: t.arg.id({ required: true }), recipientId: t.arg.id({ required: true }) },
-    resolve: async (_root, args, context) => {
-      await deleteRecipient(context, { envelopeId: String(args.envelopeId), recipientId: String(args.recipientId) });
-      return { id: String(args.recipientId) };
-    },
-  }),
-}));
+recipientMutations(GRAPHQL_OWNERS.envelope, {
+  type: RecipientTypeRef,
+  addInput: AddRecipientInput,
+  updateInput: UpdateRecipientInput,
+  clearedByNull: [],
+  descriptions: {
+    add: 'Adds a recipient role to a draft (REST: POST /envelopes/{id}/recipients). Honours the Idempotency-Key header.',
+    update: 'Changes a recipient of a draft (REST: PATCH /envelopes/{id}/recipients/{recipientId}).',
+    delete: 'Removes a recipient and its fields from a draft (REST: DELETE /envelopes/{id}/recipients/{recipientId}).',
+  },
+});
 
 builder.queryField('recipient', (t) =>
   t.field({
     type: RecipientTypeRef,
     args: { envelopeId: t.arg.id({ required: true }), recipientId: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => readRecipient(context, { envelopeId: String(args.envelopeId), recipientId: String(args.recipientId) }),
+    resolve: (_root, args, context) => readRecipient(context, { owner: { kind: 'envelope', id: String(args.envelopeId) }, recipientId: String(args.recipientId) }),
   }),
 );

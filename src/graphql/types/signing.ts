@@ -1,4 +1,4 @@
-import type { DocumentData } from '../../domain/envelope/envelope.read.ts';
+import type { DocumentData } from '../../domain/owner/owner.read.ts';
 import { readEnvelope } from '../../domain/envelope/envelope.read.ts';
 import { advanceSandboxClock, voidEnvelope } from '../../domain/signing/closing.service.ts';
 import { sendEnvelope } from '../../domain/signing/send.service.ts';

@@ -1,16 +1,14 @@
-import type { RecipientType } from '../../domain/recipient/recipient.entity.ts';
-import { readTemplate, readTemplatePage, type TemplateData, type TemplatePageData, type TemplateRecipientData } from '../../domain/template/template.read.ts';
+import type { TemplateRecipientData } from '../../domain/owner/owner.read.ts';
+import { readTemplate, readTemplatePage, type TemplateData, type TemplatePageData } from '../../domain/template/template.read.ts';
 import { createTemplate, deleteTemplate, updateTemplate } from '../../domain/template/template.service.ts';
-import { addTemplateDocument, deleteTemplateDocument, stageTemplateDocumentUpload, updateTemplateDocument } from '../../domain/template/template-document.service.ts';
-import { createTemplateFields, deleteTemplateField, updateTemplateField } from '../../domain/template/template-field.service.ts';
-import { addTemplateRecipient, deleteTemplateRecipient, updateTemplateRecipient } from '../../domain/template/template-recipient.service.ts';
 import { builder } from '../builder.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
 import { connectionNodesOf, nested, selectionOf, templateIncludeOf } from '../selection.ts';
 import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
-import { AddDocumentInput, DocumentType, openUpload, UpdateDocumentInput } from './document.ts';
-import { FieldInput, fieldInputOptions, FieldType, UpdateFieldInput } from './field.ts';
-import { AgentInput, RecipientTypeEnum } from './recipient.ts';
+import { documentMutations, DocumentType } from './document.ts';
+import { GRAPHQL_OWNERS } from './owner.ts';
+import { fieldMutations, FieldType } from './field.ts';
+import { AgentInput, recipientKeyFields, recipientKeyInputs, recipientMutations } from './recipient.ts';
 import { EnvelopeType } from './envelope.ts';
 import { jumpstartEnvelope } from '../../domain/template/jumpstart.service.ts';
 
@@ -18,15 +16,7 @@ export const TemplateRecipientType = builder.objectRef<TemplateRecipientData>('T
   description:
     'A role of a template (interface spec §2.7): as an envelope recipient, plus `fixed` and an optional pre-assigned person (a team user, a contact, or a contact group whose members all become agents).',
   fields: (t) => ({
-    id: t.exposeID('id'),
-    identifier: t.exposeString('identifier', { description: 'Your stable slug for the role, unique in the template; jumpstart entries name roles by it.' }),
-    roleName: t.exposeString('roleName'),
-    type: t.field({ type: RecipientTypeEnum, resolve: (role) => role.type as RecipientType }),
-    order: t.exposeInt('order', { description: 'Lower orders act first; equal orders act in parallel.' }),
-    required: t.exposeBoolean('required'),
-    color: t.exposeString('color'),
-    hostedById: t.id({ nullable: true, resolve: (role) => role.hostedById }),
-    delegatedById: t.id({ nullable: true, resolve: (role) => role.delegatedById }),
+    ...recipientKeyFields(t, 'Your stable slug for the role, unique in the template; jumpstart entries name roles by it.'),
     fixed: t.exposeBoolean('fixed', {
       description: 'true: a jumpstart always uses the pre-assigned person and ignores its entry. false: the pre-assignment is a default an entry replaces.',
     }),
@@ -128,14 +118,7 @@ builder.mutationFields((t) => ({
 const AddTemplateRecipientInput = builder.inputType('AddTemplateRecipientInput', {
   description: 'A role of a template (REST body: { recipient: {...} }): the envelope recipient keys without agents, plus fixed and at most one pre-assigned person.',
   fields: (t) => ({
-    type: t.field({ type: RecipientTypeEnum, required: true }),
-    identifier: t.string({ required: true }),
-    roleName: t.string({ required: true }),
-    order: t.int({ required: false, description: 'Default 0.' }),
-    required: t.boolean({ required: false, description: 'Default true.' }),
-    color: t.string({ required: false, description: '#RRGGBB; a distinct default per role.' }),
-    hostedById: t.id({ required: false, description: 'For an in_person_signer: the host role.' }),
-    delegatedById: t.id({ required: false }),
+    ...recipientKeyInputs(t, 'add', 'role'),
     fixed: t.boolean({ required: false, description: 'Default false.' }),
     userId: t.id({ required: false, description: 'Pre-assigned team user.' }),
     contactId: t.id({ required: false, description: 'Pre-assigned contact.' }),
@@ -146,14 +129,7 @@ const AddTemplateRecipientInput = builder.inputType('AddTemplateRecipientInput',
 const UpdateTemplateRecipientInput = builder.inputType('UpdateTemplateRecipientInput', {
   description: 'Only the given keys change. Giving userId, contactId or contactGroupId replaces the pre-assignment; null clears it (and hostedById/delegatedById).',
   fields: (t) => ({
-    type: t.field({ type: RecipientTypeEnum, required: false }),
-    identifier: t.string({ required: false }),
-    roleName: t.string({ required: false }),
-    order: t.int({ required: false }),
-    required: t.boolean({ required: false }),
-    color: t.string({ required: false }),
-    hostedById: t.id({ required: false }),
-    delegatedById: t.id({ required: false }),
+    ...recipientKeyInputs(t, 'update', 'role'),
     fixed: t.boolean({ required: false }),
     userId: t.id({ required: false }),
     contactId: t.id({ required: false }),
@@ -161,107 +137,29 @@ const UpdateTemplateRecipientInput = builder.inputType('UpdateTemplateRecipientI
   }),
 });
 
-function roleInput(input: object) {
-  return withoutNulls(input, { keepNull: ['hostedById', 'delegatedById', 'userId', 'contactId', 'contactGroupId'] }) as Record<string, unknown>;
-}
+documentMutations(GRAPHQL_OWNERS.template, {
+  add: 'Uploads a PDF to a template your team owns (REST: POST /templates/{id}/documents). Honours the Idempotency-Key header.',
+  update: 'Renames or reorders a document of a template (REST: PATCH /templates/{id}/documents/{documentId}).',
+  delete: 'Removes a document of a template, and fields left without a placement (REST: DELETE /templates/{id}/documents/{documentId}).',
+});
 
-builder.mutationFields((t) => ({
-  addTemplateDocument: t.field({
-    type: DocumentType,
-    nullable: true,
-    description: 'Uploads a PDF to a template your team owns (REST: POST /templates/{id}/documents). Honours the Idempotency-Key header.',
-    args: { templateId: t.arg.id({ required: true }), input: t.arg({ type: AddDocumentInput, required: true }) },
-    resolve: async (_root, args, context) => {
-      const { file, ...fields } = args.input;
-      const templateId = String(args.templateId);
-      const { stream, filename } = await openUpload(file);
-      const staged = await stageTemplateDocumentUpload(context, { templateId, stream, filename }).catch((error) => {
-        // Refused before or while reading: drop the rest of the file so the request can finish.
-        stream.destroy();
-        throw error;
-      });
-      return addTemplateDocument(context, { templateId, upload: staged, fields: withoutNulls(fields, { opaque: JSON_VALUE_KEYS }), idempotencyKey: context.idempotencyKey });
-    },
-  }),
-  updateTemplateDocument: t.field({
-    type: DocumentType,
-    nullable: true,
-    description: 'Renames or reorders a document of a template (REST: PATCH /templates/{id}/documents/{documentId}).',
-    args: { templateId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }), input: t.arg({ type: UpdateDocumentInput, required: true }) },
-    resolve: (_root, args, context) =>
-      updateTemplateDocument(context, {
-        templateId: String(args.templateId),
-        documentId: String(args.documentId),
-        input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }),
-      }),
-  }),
-  deleteTemplateDocument: t.field({
-    type: DeletedPayload,
-    nullable: true,
-    description: 'Removes a document of a template, and fields left without a placement (REST: DELETE /templates/{id}/documents/{documentId}).',
-    args: { templateId: t.arg.id({ required: true }), documentId: t.arg.id({ required: true }) },
-    resolve: async (_root, args, context) => {
-      await deleteTemplateDocument(context, { templateId: String(args.templateId), documentId: String(args.documentId) });
-      return { id: String(args.documentId) };
-    },
-  }),
-  addTemplateRecipient: t.field({
-    type: TemplateRecipientType,
-    nullable: true,
-    description: 'Adds a role to a template (REST: POST /templates/{id}/recipients). Honours the Idempotency-Key header.',
-    args: { templateId: t.arg.id({ required: true }), input: t.arg({ type: AddTemplateRecipientInput, required: true }) },
-    resolve: (_root, args, context) =>
-      addTemplateRecipient(context, { templateId: String(args.templateId), input: roleInput(args.input), idempotencyKey: context.idempotencyKey }),
-  }),
-  updateTemplateRecipient: t.field({
-    type: TemplateRecipientType,
-    nullable: true,
-    description: 'Changes a role of a template (REST: PATCH /templates/{id}/recipients/{recipientId}).',
-    args: { templateId: t.arg.id({ required: true }), recipientId: t.arg.id({ required: true }), input: t.arg({ type: UpdateTemplateRecipientInput, required: true }) },
-    resolve: (_root, args, context) =>
-      updateTemplateRecipient(context, { templateId: String(args.templateId), recipientId: String(args.recipientId), input: roleInput(args.input) }),
-  }),
-  deleteTemplateRecipient: t.field({
-    type: DeletedPayload,
-    nullable: true,
-    description: 'Removes a role and its fields from a template (REST: DELETE /templates/{id}/recipients/{recipientId}); refused while another role is hosted by or delegates through it.',
-    args: { templateId: t.arg.id({ required: true }), recipientId: t.arg.id({ required: true }) },
-    resolve: async (_root, args, context) => {
-      await deleteTemplateRecipient(context, { templateId: String(args.templateId), recipientId: String(args.recipientId) });
-      return { id: String(args.recipientId) };
-    },
-  }),
-  createTemplateFields: t.field({
-    type: [FieldType],
-    nullable: true,
-    description: 'Adds many fields to a template at once, all or nothing (REST: POST /templates/{id}/fields). Allowed at any time.',
-    args: { templateId: t.arg.id({ required: true }), fields: t.arg({ type: [FieldInput], required: true }) },
-    resolve: (_root, args, context) =>
-      createTemplateFields(context, {
-        templateId: String(args.templateId),
-        input: { fields: withoutNulls(args.fields, fieldInputOptions) },
-        idempotencyKey: context.idempotencyKey,
-      }),
-  }),
-  updateTemplateField: t.field({
-    type: FieldType,
-    nullable: true,
-    description: 'Changes a field of a template (REST: PATCH /templates/{id}/fields/{fieldId}). Allowed at any time.',
-    args: { templateId: t.arg.id({ required: true }), fieldId: t.arg.id({ required: true }), input: t.arg({ type: UpdateFieldInput, required: true }) },
-    resolve: (_root, args, context) =>
-      updateTemplateField(context, { templateId: String(args.templateId), fieldId: String(args.fieldId), input: { field: withoutNulls(args.input, fieldInputOptions) } }),
-  }),
-  deleteTemplateField: t.field({
-    type: DeletedPayload,
-    nullable: true,
-    description: 'Removes a field from a template (REST: DELETE /templates/{id}/fields/{fieldId}).',
-    args: { templateId: t.arg.id({ required: true }), fieldId: t.arg.id({ required: true }) },
-    resolve: async (_root, args, context) => {
-      await deleteTemplateField(context, { templateId: String(args.templateId), fieldId: String(args.fieldId) });
-      return { id: String(args.fieldId) };
-    },
-  }),
-}));
+recipientMutations(GRAPHQL_OWNERS.template, {
+  type: TemplateRecipientType,
+  addInput: AddTemplateRecipientInput,
+  updateInput: UpdateTemplateRecipientInput,
+  clearedByNull: ['userId', 'contactId', 'contactGroupId'],
+  descriptions: {
+    add: 'Adds a role to a template (REST: POST /templates/{id}/recipients). Honours the Idempotency-Key header.',
+    update: 'Changes a role of a template (REST: PATCH /templates/{id}/recipients/{recipientId}).',
+    delete: 'Removes a role and its fields from a template (REST: DELETE /templates/{id}/recipients/{recipientId}); refused while another role is hosted by or delegates through it.',
+  },
+});
+
+fieldMutations(GRAPHQL_OWNERS.template, {
+  create: 'Adds many fields to a template at once, all or nothing (REST: POST /templates/{id}/fields). Allowed at any time.',
+  update: 'Changes a field of a template (REST: PATCH /templates/{id}/fields/{fieldId}). Allowed at any time.',
+  delete: 'Removes a field from a template (REST: DELETE /templates/{id}/fields/{fieldId}).',
+});
 
 const JumpstartRecipientInput = builder.inputType('JumpstartRecipientInput', {
   description: 'The people of one role of the template, named by exactly one of identifier or id. Ignored for a fixed role.',

@@ -1,20 +1,37 @@
 import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
 import { addDocument, addDocumentInput, checkUploadTarget, deleteDocument, stageDocumentFile, updateDocument, updateDocumentInput } from '../../domain/document/document.service.ts';
-import { readDocument, readDocuments } from '../../domain/envelope/envelope.read.ts';
+import { readDocument, readDocuments } from '../../domain/owner/owner.read.ts';
 import { readJsonObject } from '../../http/body.ts';
 import { receiveMultipartUpload } from '../../http/multipart.ts';
-import type { RestRoute } from '../router.ts';
+import { OWNER_CHANGE_ERRORS, ownerContentRoutes, ownerInPath } from '../owner-routes.ts';
 
-/** The interface spec (docs/reference/interface-spec.md) §4.2 and docs/reference/contract.md §5: documents of an envelope. */
-export const documentRoutes: RestRoute[] = [
+const UPLOAD = { filePart: 'document', fields: addDocumentInput };
+const UPLOAD_ERRORS = [
+  'Document.TooLarge',
+  'Document.NotPdf',
+  'Document.InvalidPdf',
+  'Document.Encrypted',
+  'Document.InspectionLimitExceeded',
+  'Document.UploadIncomplete',
+  'Request.PayloadTooLarge',
+  'Request.Timeout',
+  'Server.Busy',
+];
+
+/** The interface spec (docs/reference/interface-spec.md) §4.2, §4.7 and docs/reference/contract.md §5: documents of an envelope or a template. */
+export const documentRoutes = ownerContentRoutes([
   {
     method: 'POST',
-    path: '/envelopes/:envelopeId/documents',
-    doc: { summary: 'Upload a PDF to a draft', multipart: { filePart: 'document', fields: addDocumentInput }, isIdempotent: true, errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Envelope.CapacityExceeded', 'Document.TooLarge', 'Document.NotPdf', 'Document.InvalidPdf', 'Document.Encrypted', 'Document.InspectionLimitExceeded', 'Document.UploadIncomplete', 'Request.PayloadTooLarge', 'Request.Timeout', 'Server.Busy'] },
+    path: '/documents',
+    docs: {
+      envelope: { summary: 'Upload a PDF to a draft', multipart: UPLOAD, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', ...UPLOAD_ERRORS] },
+      template: { summary: 'Upload a PDF to a template', multipart: UPLOAD, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded', ...UPLOAD_ERRORS] },
+    },
     async handler({ request, nodeRequest, params, context }) {
+      const owner = ownerInPath(params);
       // Everything that can refuse the upload from its head is checked before the body is read:
-      // the key, the envelope (one read), then the declared size (in receiveMultipartUpload).
-      await checkUploadTarget(context, { envelopeId: params.envelopeId, idempotencyKey: context.idempotencyKey });
+      // the key, the owner (one read), then the declared size (in receiveMultipartUpload).
+      await checkUploadTarget(context, { owner, idempotencyKey: context.idempotencyKey });
       const maxFileBytes = context.limits.maxDocumentBytes;
       const upload = await receiveMultipartUpload({
         request,
@@ -25,51 +42,48 @@ export const documentRoutes: RestRoute[] = [
         stage: (stream, filename) => stageDocumentFile(context, { stream, filename }),
         discard: (staged) => staged.blob.discard(),
       });
-      const document = await addDocument(context, {
-        envelopeId: params.envelopeId,
-        upload: upload.staged,
-        fields: upload.fields,
-        idempotencyKey: context.idempotencyKey,
-      });
+      const document = await addDocument(context, { owner, upload: upload.staged, fields: upload.fields, idempotencyKey: context.idempotencyKey });
       return { document };
     },
   },
   {
     method: 'GET',
-    path: '/envelopes/:envelopeId/documents',
-    doc: { summary: 'List an envelope’s documents' },
+    path: '/documents',
+    docs: { envelope: { summary: 'List an envelope’s documents' } },
     async handler({ params, context }) {
-      return { documents: await readDocuments(context, { envelopeId: params.envelopeId }) };
+      return { documents: await readDocuments(context, { owner: ownerInPath(params) }) };
     },
   },
   {
     method: 'GET',
-    path: '/envelopes/:envelopeId/documents/:documentId',
-    doc: { summary: 'Read a document' },
+    path: '/documents/:documentId',
+    docs: { envelope: { summary: 'Read a document' } },
     async handler({ params, context }) {
-      return { document: await readDocument(context, { envelopeId: params.envelopeId, documentId: params.documentId }) };
+      return { document: await readDocument(context, { owner: ownerInPath(params), documentId: params.documentId }) };
     },
   },
   {
     method: 'PATCH',
-    path: '/envelopes/:envelopeId/documents/:documentId',
-    doc: { summary: 'Rename or reorder a document of a draft', body: { schema: updateDocumentInput, example: { name: 'Contract.pdf' } }, errors: ['Envelope.NotDraft', 'Envelope.Busy'] },
+    path: '/documents/:documentId',
+    docs: {
+      envelope: { summary: 'Rename or reorder a document of a draft', body: { schema: updateDocumentInput, example: { name: 'Contract.pdf' } }, errors: OWNER_CHANGE_ERRORS.envelope },
+      template: { summary: 'Rename or reorder a template document', body: { schema: updateDocumentInput, example: { name: 'NDA.pdf' } }, errors: OWNER_CHANGE_ERRORS.template },
+    },
     async handler({ request, params, context }) {
-      const document = await updateDocument(context, {
-        envelopeId: params.envelopeId,
-        documentId: params.documentId,
-        input: await readJsonObject(request),
-      });
+      const document = await updateDocument(context, { owner: ownerInPath(params), documentId: params.documentId, input: await readJsonObject(request) });
       return { document };
     },
   },
   {
     method: 'DELETE',
-    path: '/envelopes/:envelopeId/documents/:documentId',
-    doc: { summary: 'Remove a document from a draft', errors: ['Envelope.NotDraft', 'Envelope.Busy'] },
+    path: '/documents/:documentId',
+    docs: {
+      envelope: { summary: 'Remove a document from a draft', errors: OWNER_CHANGE_ERRORS.envelope },
+      template: { summary: 'Remove a template document', errors: OWNER_CHANGE_ERRORS.template },
+    },
     async handler({ params, context }) {
-      await deleteDocument(context, { envelopeId: params.envelopeId, documentId: params.documentId });
+      await deleteDocument(context, { owner: ownerInPath(params), documentId: params.documentId });
       return { deleted: true };
     },
   },
-];
+]);

@@ -1,55 +1,66 @@
-import { readField, readFields } from '../../domain/envelope/envelope.read.ts';
+import { readField, readFields } from '../../domain/owner/owner.read.ts';
 import { createFields, createFieldsInput, deleteField, updateField, updateFieldInput } from '../../domain/field/field.service.ts';
 import { readJsonObject } from '../../http/body.ts';
-import type { RestRoute } from '../router.ts';
+import { OWNER_CHANGE_ERRORS, ownerContentRoutes, ownerInPath } from '../owner-routes.ts';
 
-/** The interface spec (docs/reference/interface-spec.md) §4.4 and docs/reference/contract.md §5: fields of an envelope. */
-export const fieldRoutes: RestRoute[] = [
+const CREATE_BODY = {
+  schema: createFieldsInput,
+  example: { fields: [{ type: 'simple_signature', identifier: 'buyer-signature', recipientId: '<recipientId>', views: [{ documentId: '<documentId>', page: 0, location: { x: 72, y: 700 }, size: { width: 180, height: 40 } }] }] },
+};
+const UPDATE_BODY = { schema: updateFieldInput, example: { field: { required: false } } };
+
+/** The interface spec (docs/reference/interface-spec.md) §4.4, §4.7 ("same body as 4.4") and docs/reference/contract.md §5: fields of an envelope or a template. */
+export const fieldRoutes = ownerContentRoutes([
   {
     method: 'POST',
-    path: '/envelopes/:envelopeId/fields',
-    doc: { summary: 'Place fields (all or none)', body: { schema: createFieldsInput, example: { fields: [{ type: 'simple_signature', identifier: 'buyer-signature', recipientId: '<recipientId>', views: [{ documentId: '<documentId>', page: 0, location: { x: 72, y: 700 }, size: { width: 180, height: 40 } }] }] } }, isIdempotent: true, errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Envelope.CapacityExceeded', 'Recipient.NotFound', 'Document.NotFound'] },
+    path: '/fields',
+    docs: {
+      envelope: { summary: 'Place fields (all or none)', body: CREATE_BODY, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Recipient.NotFound', 'Document.NotFound'] },
+      template: { summary: 'Place template fields (all or none)', body: CREATE_BODY, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded'] },
+    },
     async handler({ request, params, context }) {
-      const fields = await createFields(context, {
-        envelopeId: params.envelopeId,
-        input: await readJsonObject(request),
-        idempotencyKey: context.idempotencyKey,
-      });
+      const fields = await createFields(context, { owner: ownerInPath(params), input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
       return { fields };
     },
   },
   {
     method: 'GET',
-    path: '/envelopes/:envelopeId/fields',
-    doc: { summary: 'List an envelope’s fields' },
+    path: '/fields',
+    docs: { envelope: { summary: 'List an envelope’s fields' } },
     async handler({ params, context }) {
-      return { fields: await readFields(context, { envelopeId: params.envelopeId }) };
+      return { fields: await readFields(context, { owner: ownerInPath(params) }) };
     },
   },
   {
     method: 'GET',
-    path: '/envelopes/:envelopeId/fields/:fieldId',
-    doc: { summary: 'Read a field' },
+    path: '/fields/:fieldId',
+    docs: { envelope: { summary: 'Read a field' } },
     async handler({ params, context }) {
-      return { field: await readField(context, { envelopeId: params.envelopeId, fieldId: params.fieldId }) };
+      return { field: await readField(context, { owner: ownerInPath(params), fieldId: params.fieldId }) };
     },
   },
   {
     method: 'PATCH',
-    path: '/envelopes/:envelopeId/fields/:fieldId',
-    doc: { summary: 'Change a field of a draft', body: { schema: updateFieldInput, example: { field: { required: false } } }, errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Envelope.CapacityExceeded'] },
+    path: '/fields/:fieldId',
+    docs: {
+      envelope: { summary: 'Change a field of a draft', body: UPDATE_BODY, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded'] },
+      template: { summary: 'Change a template field', body: UPDATE_BODY, errors: OWNER_CHANGE_ERRORS.template },
+    },
     async handler({ request, params, context }) {
-      const field = await updateField(context, { envelopeId: params.envelopeId, fieldId: params.fieldId, input: await readJsonObject(request) });
+      const field = await updateField(context, { owner: ownerInPath(params), fieldId: params.fieldId, input: await readJsonObject(request) });
       return { field };
     },
   },
   {
     method: 'DELETE',
-    path: '/envelopes/:envelopeId/fields/:fieldId',
-    doc: { summary: 'Remove a field from a draft', errors: ['Envelope.NotDraft', 'Envelope.Busy'] },
+    path: '/fields/:fieldId',
+    docs: {
+      envelope: { summary: 'Remove a field from a draft', errors: OWNER_CHANGE_ERRORS.envelope },
+      template: { summary: 'Remove a template field', errors: OWNER_CHANGE_ERRORS.template },
+    },
     async handler({ params, context }) {
-      await deleteField(context, { envelopeId: params.envelopeId, fieldId: params.fieldId });
+      await deleteField(context, { owner: ownerInPath(params), fieldId: params.fieldId });
       return { deleted: true };
     },
   },
-];
+]);

@@ -16,9 +16,9 @@ import { webhookRoutes } from './webhooks.ts';
 export const restRoutes: RestRoute[] = [
   ...teamRoutes,
   ...envelopeRoutes,
-  ...documentRoutes,
-  ...recipientRoutes,
-  ...fieldRoutes,
+  ...documentRoutes.envelope,
+  ...recipientRoutes.envelope,
+  ...fieldRoutes.envelope,
   ...auditRoutes,
   ...artefactRoutes,
   ...contactRoutes,

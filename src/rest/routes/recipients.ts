@@ -1,11 +1,13 @@
-import { readRecipient, readRecipients } from '../../domain/envelope/envelope.read.ts';
-import { addRecipient, createRecipientInput, deleteRecipient, updateRecipient, updateRecipientInput } from '../../domain/recipient/recipient.service.ts';
+import { readRecipient, readRecipients } from '../../domain/owner/owner.read.ts';
+import { createRecipientInput, updateRecipientInput } from '../../domain/recipient/envelope-recipients.ts';
+import { addRecipient, deleteRecipient, updateRecipient } from '../../domain/recipient/recipient.service.ts';
+import { createRoleInput, updateRoleInput } from '../../domain/template/template-roles.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { readJsonObject } from '../../http/body.ts';
-import type { RestRoute } from '../router.ts';
+import { OWNER_CHANGE_ERRORS, ownerContentRoutes, ownerInPath } from '../owner-routes.ts';
 
-/** The spec wraps one recipient in `{ recipient: {...} }`. */
-export async function readRecipientBody(request: Request): Promise<unknown> {
+/** The spec wraps one recipient in `{ recipient: {...} }` (a template's role too). */
+async function readRecipientBody(request: Request): Promise<unknown> {
   const body = await readJsonObject(request);
   if (typeof body.recipient !== 'object' || body.recipient === null || Array.isArray(body.recipient)) {
     throw new InvalidRequestError([{ path: 'recipient', message: 'must be an object with the recipient' }]);
@@ -15,57 +17,78 @@ export async function readRecipientBody(request: Request): Promise<unknown> {
   return body.recipient;
 }
 
-/** The interface spec (docs/reference/interface-spec.md) §4.3 and docs/reference/contract.md §5: recipients of an envelope. */
-export const recipientRoutes: RestRoute[] = [
+const BOUND_ERRORS = ['Recipient.HostRecipientBound', 'Recipient.DelegatorRecipientBound'];
+
+/** The interface spec (docs/reference/interface-spec.md) §4.3, §4.7 and docs/reference/contract.md §5: recipients of an envelope, roles of a template. */
+export const recipientRoutes = ownerContentRoutes([
   {
     method: 'POST',
-    path: '/envelopes/:envelopeId/recipients',
-    doc: { summary: 'Add a recipient role with its people', body: { schema: createRecipientInput, wrap: 'recipient', example: { recipient: { type: 'signer', identifier: 'buyer', roleName: 'Buyer', order: 1, agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] } } }, isIdempotent: true, errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Envelope.CapacityExceeded', 'Recipient.DuplicateIdentifier', 'Contact.NotFound', 'ContactGroup.NotFound', 'User.NotFound'] },
+    path: '/recipients',
+    docs: {
+      envelope: {
+        summary: 'Add a recipient role with its people',
+        body: { schema: createRecipientInput, wrap: 'recipient', example: { recipient: { type: 'signer', identifier: 'buyer', roleName: 'Buyer', order: 1, agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] } } },
+        isIdempotent: true,
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Recipient.DuplicateIdentifier', 'Contact.NotFound', 'ContactGroup.NotFound', 'User.NotFound'],
+      },
+      template: {
+        summary: 'Add a template role',
+        body: { schema: createRoleInput, wrap: 'recipient', example: { recipient: { type: 'signer', identifier: 'client', roleName: 'Client' } } },
+        isIdempotent: true,
+        errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded', 'Recipient.DuplicateIdentifier'],
+      },
+    },
     async handler({ request, params, context }) {
-      const recipient = await addRecipient(context, {
-        envelopeId: params.envelopeId,
-        input: await readRecipientBody(request),
-        idempotencyKey: context.idempotencyKey,
-      });
+      const recipient = await addRecipient(context, { owner: ownerInPath(params), input: await readRecipientBody(request), idempotencyKey: context.idempotencyKey });
       return { recipient };
     },
   },
   {
     method: 'GET',
-    path: '/envelopes/:envelopeId/recipients',
-    doc: { summary: 'List an envelope’s recipients' },
+    path: '/recipients',
+    docs: { envelope: { summary: 'List an envelope’s recipients' } },
     async handler({ params, context }) {
-      return { recipients: await readRecipients(context, { envelopeId: params.envelopeId }) };
+      return { recipients: await readRecipients(context, { owner: ownerInPath(params) }) };
     },
   },
   {
     method: 'GET',
-    path: '/envelopes/:envelopeId/recipients/:recipientId',
-    doc: { summary: 'Read a recipient' },
+    path: '/recipients/:recipientId',
+    docs: { envelope: { summary: 'Read a recipient' } },
     async handler({ params, context }) {
-      return { recipient: await readRecipient(context, { envelopeId: params.envelopeId, recipientId: params.recipientId }) };
+      return { recipient: await readRecipient(context, { owner: ownerInPath(params), recipientId: params.recipientId }) };
     },
   },
   {
     method: 'PATCH',
-    path: '/envelopes/:envelopeId/recipients/:recipientId',
-    doc: { summary: 'Change a recipient of a draft', body: { schema: updateRecipientInput, wrap: 'recipient', example: { recipient: { roleName: 'Purchaser' } } }, errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Recipient.HasFields', 'Recipient.DuplicateIdentifier'] },
+    path: '/recipients/:recipientId',
+    docs: {
+      envelope: {
+        summary: 'Change a recipient of a draft',
+        body: { schema: updateRecipientInput, wrap: 'recipient', example: { recipient: { roleName: 'Purchaser' } } },
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.HasFields', 'Recipient.DuplicateIdentifier'],
+      },
+      template: {
+        summary: 'Change a template role',
+        body: { schema: updateRoleInput, wrap: 'recipient', example: { recipient: { fixed: true } } },
+        errors: [...OWNER_CHANGE_ERRORS.template, 'Recipient.HasFields'],
+      },
+    },
     async handler({ request, params, context }) {
-      const recipient = await updateRecipient(context, {
-        envelopeId: params.envelopeId,
-        recipientId: params.recipientId,
-        input: await readRecipientBody(request),
-      });
+      const recipient = await updateRecipient(context, { owner: ownerInPath(params), recipientId: params.recipientId, input: await readRecipientBody(request) });
       return { recipient };
     },
   },
   {
     method: 'DELETE',
-    path: '/envelopes/:envelopeId/recipients/:recipientId',
-    doc: { summary: 'Remove a recipient from a draft (and its fields)', errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Recipient.HostRecipientBound', 'Recipient.DelegatorRecipientBound'] },
+    path: '/recipients/:recipientId',
+    docs: {
+      envelope: { summary: 'Remove a recipient from a draft (and its fields)', errors: [...OWNER_CHANGE_ERRORS.envelope, ...BOUND_ERRORS] },
+      template: { summary: 'Remove a template role (and its fields)', errors: [...OWNER_CHANGE_ERRORS.template, ...BOUND_ERRORS] },
+    },
     async handler({ params, context }) {
-      await deleteRecipient(context, { envelopeId: params.envelopeId, recipientId: params.recipientId });
+      await deleteRecipient(context, { owner: ownerInPath(params), recipientId: params.recipientId });
       return { deleted: true };
     },
   },
-];
+]);

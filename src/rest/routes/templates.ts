@@ -1,16 +1,11 @@
 import { PAGE_QUERY } from '../openapi-shared.ts';
-import { createFieldsInput, updateFieldInput } from '../../domain/field/field.service.ts';
 import { FULL_TEMPLATE_INCLUDE, readTemplate, readTemplatePage } from '../../domain/template/template.read.ts';
 import { createTemplate, createTemplateInput, deleteTemplate, updateTemplate, updateTemplateInput } from '../../domain/template/template.service.ts';
-import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
-import { addDocumentInput, stageDocumentFile, updateDocumentInput } from '../../domain/document/document.service.ts';
-import { addTemplateDocument, checkTemplateUploadTarget, deleteTemplateDocument, updateTemplateDocument } from '../../domain/template/template-document.service.ts';
-import { createTemplateFields, deleteTemplateField, updateTemplateField } from '../../domain/template/template-field.service.ts';
-import { addTemplateRecipient, createRoleInput, deleteTemplateRecipient, updateRoleInput, updateTemplateRecipient } from '../../domain/template/template-recipient.service.ts';
 import { jumpstartEnvelope, jumpstartInput } from '../../domain/template/jumpstart.service.ts';
 import { readJsonObject } from '../../http/body.ts';
-import { receiveMultipartUpload } from '../../http/multipart.ts';
-import { readRecipientBody } from './recipients.ts';
+import { documentRoutes } from './documents.ts';
+import { fieldRoutes } from './fields.ts';
+import { recipientRoutes } from './recipients.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
 
@@ -70,111 +65,9 @@ export const templateRoutes: RestRoute[] = [
     },
   },
   // Documents: the envelope's multipart upload, checked before the body is read.
-  {
-    method: 'POST',
-    path: '/templates/:templateId/documents',
-    doc: { summary: 'Upload a PDF to a template', multipart: { filePart: 'document', fields: addDocumentInput }, isIdempotent: true, errors: ['Template.NotOwner', 'Template.CapacityExceeded', 'Document.TooLarge', 'Document.NotPdf', 'Document.InvalidPdf', 'Document.Encrypted', 'Document.InspectionLimitExceeded', 'Document.UploadIncomplete', 'Request.PayloadTooLarge', 'Request.Timeout', 'Server.Busy'] },
-    async handler({ request, nodeRequest, params, context }) {
-      await checkTemplateUploadTarget(context, { templateId: params.templateId });
-      const maxFileBytes = context.limits.maxDocumentBytes;
-      const upload = await receiveMultipartUpload({
-        request,
-        nodeRequest,
-        fileField: 'document',
-        maxFileBytes,
-        tooLarge: () => new DocumentTooLargeError(maxFileBytes),
-        stage: (stream, filename) => stageDocumentFile(context, { stream, filename }),
-        discard: (staged) => staged.blob.discard(),
-      });
-      const document = await addTemplateDocument(context, {
-        templateId: params.templateId,
-        upload: upload.staged,
-        fields: upload.fields,
-        idempotencyKey: context.idempotencyKey,
-      });
-      return { document };
-    },
-  },
-  {
-    method: 'PATCH',
-    path: '/templates/:templateId/documents/:documentId',
-    doc: { summary: 'Rename or reorder a template document', body: { schema: updateDocumentInput, example: { name: 'NDA.pdf' } }, errors: ['Template.NotOwner'] },
-    async handler({ request, params, context }) {
-      const document = await updateTemplateDocument(context, { templateId: params.templateId, documentId: params.documentId, input: await readJsonObject(request) });
-      return { document };
-    },
-  },
-  {
-    method: 'DELETE',
-    path: '/templates/:templateId/documents/:documentId',
-    doc: { summary: 'Remove a template document', errors: ['Template.NotOwner'] },
-    async handler({ params, context }) {
-      await deleteTemplateDocument(context, { templateId: params.templateId, documentId: params.documentId });
-      return { deleted: true };
-    },
-  },
+  ...documentRoutes.template,
   // Roles: `{ recipient: {...} }` as for envelopes.
-  {
-    method: 'POST',
-    path: '/templates/:templateId/recipients',
-    doc: { summary: 'Add a template role', body: { schema: createRoleInput, wrap: 'recipient', example: { recipient: { type: 'signer', identifier: 'client', roleName: 'Client' } } }, isIdempotent: true, errors: ['Template.NotOwner', 'Template.CapacityExceeded', 'Recipient.DuplicateIdentifier'] },
-    async handler({ request, params, context }) {
-      const recipient = await addTemplateRecipient(context, {
-        templateId: params.templateId,
-        input: await readRecipientBody(request),
-        idempotencyKey: context.idempotencyKey,
-      });
-      return { recipient };
-    },
-  },
-  {
-    method: 'PATCH',
-    path: '/templates/:templateId/recipients/:recipientId',
-    doc: { summary: 'Change a template role', body: { schema: updateRoleInput, wrap: 'recipient', example: { recipient: { fixed: true } } }, errors: ['Template.NotOwner', 'Recipient.HasFields'] },
-    async handler({ request, params, context }) {
-      const recipient = await updateTemplateRecipient(context, {
-        templateId: params.templateId,
-        recipientId: params.recipientId,
-        input: await readRecipientBody(request),
-      });
-      return { recipient };
-    },
-  },
-  {
-    method: 'DELETE',
-    path: '/templates/:templateId/recipients/:recipientId',
-    doc: { summary: 'Remove a template role (and its fields)', errors: ['Template.NotOwner', 'Recipient.HostRecipientBound', 'Recipient.DelegatorRecipientBound'] },
-    async handler({ params, context }) {
-      await deleteTemplateRecipient(context, { templateId: params.templateId, recipientId: params.recipientId });
-      return { deleted: true };
-    },
-  },
+  ...recipientRoutes.template,
   // Fields: the envelope's body (docs/reference/interface-spec.md §4.7: "same body as 4.4").
-  {
-    method: 'POST',
-    path: '/templates/:templateId/fields',
-    doc: { summary: 'Place template fields (all or none)', body: { schema: createFieldsInput, example: { fields: [{ type: 'simple_signature', identifier: 'buyer-signature', recipientId: '<recipientId>', views: [{ documentId: '<documentId>', page: 0, location: { x: 72, y: 700 }, size: { width: 180, height: 40 } }] }] } }, isIdempotent: true, errors: ['Template.NotOwner', 'Template.CapacityExceeded'] },
-    async handler({ request, params, context }) {
-      const fields = await createTemplateFields(context, { templateId: params.templateId, input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
-      return { fields };
-    },
-  },
-  {
-    method: 'PATCH',
-    path: '/templates/:templateId/fields/:fieldId',
-    doc: { summary: 'Change a template field', body: { schema: updateFieldInput, example: { field: { required: false } } }, errors: ['Template.NotOwner'] },
-    async handler({ request, params, context }) {
-      const field = await updateTemplateField(context, { templateId: params.templateId, fieldId: params.fieldId, input: await readJsonObject(request) });
-      return { field };
-    },
-  },
-  {
-    method: 'DELETE',
-    path: '/templates/:templateId/fields/:fieldId',
-    doc: { summary: 'Remove a template field', errors: ['Template.NotOwner'] },
-    async handler({ params, context }) {
-      await deleteTemplateField(context, { templateId: params.templateId, fieldId: params.fieldId });
-      return { deleted: true };
-    },
-  },
+  ...fieldRoutes.template,
 ];

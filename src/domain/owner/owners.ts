@@ -1,0 +1,11 @@
+import { envelopeOwner } from '../envelope/envelope-owner.ts';
+import { templateOwner } from '../template/template-owner.ts';
+import type { ContentOwner } from './owner.ts';
+import type { OwnerKind } from './owner-ref.ts';
+
+const OWNERS: Record<OwnerKind, ContentOwner> = { envelope: envelopeOwner, template: templateOwner };
+
+/** The adapter of an owner kind (owner.ts): what the content rules need to know of it. */
+export function contentOwner(kind: OwnerKind): ContentOwner {
+  return OWNERS[kind];
+}
