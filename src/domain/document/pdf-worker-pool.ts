@@ -13,8 +13,11 @@
  * Every worker has a heap limit (`resourceLimits`); a file that needs more ends that worker
  * (`ERR_WORKER_OUT_OF_MEMORY`) without touching the main thread. A file that takes longer than
  * the time limit has its worker terminated. Either way the caller gets `PdfWorkLimitError` and a
- * fresh worker takes the dead one's place. The queue is bounded in length and in waiting time
- * (`PdfWorkersBusyError`), so a burst of uploads gets a quick "retry" instead of piling up.
+ * fresh worker is started in the dead one's place at once. A file's time counts from when a
+ * loaded worker takes it: a thread's start-up (loading pdf-lib and the rest, most of a second,
+ * several on a busy machine) is never charged to the file that happens to be next. The queue is
+ * bounded in length and in waiting time (`PdfWorkersBusyError`), so a burst of uploads gets a
+ * quick "retry" instead of piling up.
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -33,6 +36,8 @@ export type PdfWorkerPoolOptions = {
   taskTimeoutMs?: number;
   /** Each worker's V8 heap (old generation) limit. */
   maxHeapMb?: number;
+  /** The module each thread runs: pdf-worker.ts; tests give one that is slower to start. */
+  workerUrl?: URL;
 };
 
 export const PDF_WORKER_DEFAULTS = {
@@ -100,7 +105,12 @@ type Slot = {
   worker: Worker;
   /** Set once the worker has loaded its module: only such a worker is replaced when it dies. */
   ready: boolean;
-  running: { pending: Pending; timer: NodeJS.Timeout } | undefined;
+  /**
+   * The task this worker has taken. A worker still loading holds it unsent (`timer` unset): the
+   * task is posted and its time limit starts only once the worker is ready, so a file is never
+   * charged for a thread's start-up. `startTimer` bounds how long such a task waits for that.
+   */
+  running: { pending: Pending; timer: NodeJS.Timeout | undefined; startTimer: NodeJS.Timeout | undefined } | undefined;
   exited: Promise<void>;
 };
 
@@ -118,7 +128,7 @@ function written(answer: PdfTaskAnswer): { byteSize: number } {
 const workerUrl = new URL('./pdf-worker.ts', import.meta.url);
 
 export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWorkers {
-  const settings = { ...PDF_WORKER_DEFAULTS, ...options };
+  const settings = { ...PDF_WORKER_DEFAULTS, workerUrl, ...options };
   /** Workers that take tasks. */
   const slots = new Set<Slot>();
   /** Every thread not yet exited, including those leaving the pool (what close() waits for). */
@@ -128,7 +138,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
   let closed = false;
 
   function spawn(): Slot {
-    const worker = new Worker(workerUrl, {
+    const worker = new Worker(settings.workerUrl, {
       resourceLimits: { maxOldGenerationSizeMb: settings.maxHeapMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
       // Run only the module; flags for the main thread (a larger heap, inspector ports) stay there.
       execArgv: [],
@@ -141,6 +151,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     worker.on('message', (message: PdfTaskAnswer | { ready: true }) => {
       if ('ready' in message) {
         slot.ready = true;
+        if (slot.running !== undefined) start(slot);
         return;
       }
       const running = slot.running;
@@ -150,12 +161,15 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       dispatchWaiting();
     });
     worker.on('error', (error: Error & { code?: string }) => {
-      // The thread is ending: from now on it takes no task.
+      // The thread is ending: from now on it takes no task, and one that had loaded is replaced
+      // now rather than on 'exit', so the next file does not wait for this one to wind down.
       slots.delete(slot);
       const running = slot.running;
-      if (running === undefined) return;
-      finish(slot);
-      running.pending.reject(error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new PdfWorkLimitError('memory', settings.maxHeapMb) : error);
+      if (running !== undefined) {
+        finish(slot);
+        running.pending.reject(error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new PdfWorkLimitError('memory', settings.maxHeapMb) : error);
+      }
+      if (slot.ready) replace();
     });
     worker.on('exit', () => {
       slots.delete(slot);
@@ -166,21 +180,28 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
         running.pending.reject(closed ? new PdfWorkersBusyError('closed') : new Error('a PDF worker stopped unexpectedly'));
       }
       exitedResolve();
-      if (closed) return;
-      // A worker that loaded and later died (time or memory limit) is replaced at once, so the
-      // next file does not wait for a thread to start. One that never loaded is not: it would
-      // fail again, and in a loop; the next task starts one and reports its failure.
-      if (slot.ready && slots.size < settings.threads) spawn();
-      dispatchWaiting();
+      // A worker that loaded and later died is replaced (usually already done, when it was
+      // stopped for a limit or failed). One that never loaded is not: it would fail again, and in
+      // a loop; the next task starts one and reports its failure.
+      if (slot.ready) replace();
+      else if (!closed) dispatchWaiting();
     });
     slots.add(slot);
     living.add(slot);
     return slot;
   }
 
+  /** Starts a thread in place of one that left the pool, and gives it the next waiting file. */
+  function replace(): void {
+    if (closed) return;
+    if (slots.size < settings.threads) spawn();
+    dispatchWaiting();
+  }
+
   function finish(slot: Slot): void {
     if (slot.running === undefined) return;
     clearTimeout(slot.running.timer);
+    clearTimeout(slot.running.startTimer);
     slot.running = undefined;
     slot.worker.unref();
   }
@@ -190,18 +211,41 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     return slots.size < settings.threads ? spawn() : undefined;
   }
 
+  /**
+   * Gives a file to a worker. A worker that is still loading (a replacement, or the pool's first
+   * threads) keeps it until it is ready: the file waits, as in the queue, but is not charged.
+   */
   function dispatch(slot: Slot, pending: Pending): void {
     clearTimeout(pending.queueTimer);
-    const timer = setTimeout(() => {
+    slot.running = { pending, timer: undefined, startTimer: undefined };
+    slot.worker.ref();
+    if (slot.ready) return start(slot);
+    slot.running.startTimer = setTimeout(() => {
+      // A thread that cannot load within the queue's waiting time: the file is refused as busy
+      // and the thread ended (not replaced: the next file starts one).
+      slots.delete(slot);
+      finish(slot);
+      pending.reject(new PdfWorkersBusyError('queue_timeout'));
+      void slot.worker.terminate();
+    }, settings.queueTimeoutMs);
+  }
+
+  /** The worker is ready: it takes the file now, and the file's time limit starts. */
+  function start(slot: Slot): void {
+    const running = slot.running!;
+    clearTimeout(running.startTimer);
+    running.startTimer = undefined;
+    const { pending } = running;
+    running.timer = setTimeout(() => {
       // The worker may be deep in synchronous parsing: only terminating the thread stops it.
-      // It leaves the pool now, so no other file is sent to it while it ends.
+      // It leaves the pool now, so no other file is sent to it while it ends, and its
+      // replacement starts loading at once.
       slots.delete(slot);
       finish(slot);
       pending.reject(new PdfWorkLimitError('time', pending.timeoutMs));
       void slot.worker.terminate();
+      replace();
     }, pending.timeoutMs);
-    slot.running = { pending, timer };
-    slot.worker.ref();
     slot.worker.postMessage(pending.task);
   }
 
