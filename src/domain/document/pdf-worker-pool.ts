@@ -18,12 +18,17 @@
  * several on a busy machine) is never charged to the file that happens to be next. The queue is
  * bounded in length and in waiting time (`PdfWorkersBusyError`), so a burst of uploads gets a
  * quick "retry" instead of piling up.
+ *
+ * The heap limit does not cover Buffers and ArrayBuffers, and pdf-lib inflates object streams
+ * into those when it loads a file (bounded per document at upload, pdf-inspector.ts). A worker
+ * reports after each task how much it holds; one over `recycleAboveMb` is ended and replaced, so
+ * that memory goes back to the system instead of staying with an idle thread.
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
 import type { PdfVerification } from '../artefact/verify-pdf.ts';
-import type { AuditPdfTask, PdfTask, PdfTaskAnswer, RenderTask, SealTask } from './pdf-worker-protocol.ts';
+import type { AuditPdfTask, PdfTask, PdfTaskAnswer, PdfWorkerReply, RenderTask, SealTask } from './pdf-worker-protocol.ts';
 
 export type PdfWorkerPoolOptions = {
   /** Worker threads. Default: one per core but one (the event loop's), at least 1, at most 4. */
@@ -36,6 +41,8 @@ export type PdfWorkerPoolOptions = {
   taskTimeoutMs?: number;
   /** Each worker's V8 heap (old generation) limit. */
   maxHeapMb?: number;
+  /** A worker holding more memory than this after a task (heap and outside it) is replaced. */
+  recycleAboveMb?: number;
   /** The module each thread runs: pdf-worker.ts; tests give one that is slower to start. */
   workerUrl?: URL;
 };
@@ -49,6 +56,10 @@ export const PDF_WORKER_DEFAULTS = {
   // The inspector keeps at most a 16 MB window, 32 MB of decoded stream and 16 MB of cached
   // object streams (outside the heap, as Buffers); what lives on the heap is the parsed objects.
   maxHeapMb: 128,
+  // A loaded thread holds about 65 MB (heap and Buffers) between tasks; one that holds twice that
+  // after a task (rendering a file of tens of MB, or pdf-lib's inflated object streams, up to
+  // 1.5 × PDF_INFLATED_BYTES_LIMIT outside the heap) is replaced rather than kept holding it.
+  recycleAboveMb: 128,
 } as const;
 
 /** The file needed more time or memory than one worker may spend on it. */
@@ -148,7 +159,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     const slot: Slot = { worker, ready: false, running: undefined, exited: new Promise((resolve) => (exitedResolve = resolve)) };
     // Idle workers must not keep the process alive; a running task refs its worker.
     worker.unref();
-    worker.on('message', (message: PdfTaskAnswer | { ready: true }) => {
+    worker.on('message', (message: PdfWorkerReply | { ready: true }) => {
       if ('ready' in message) {
         slot.ready = true;
         if (slot.running !== undefined) start(slot);
@@ -157,8 +168,10 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       const running = slot.running;
       if (running === undefined || running.pending.task.id !== message.id) return;
       finish(slot);
-      running.pending.resolve(message);
-      dispatchWaiting();
+      const { memoryBytes, ...answer } = message;
+      running.pending.resolve(answer);
+      if (memoryBytes > settings.recycleAboveMb * 1024 * 1024) retire(slot);
+      else dispatchWaiting();
     });
     worker.on('error', (error: Error & { code?: string }) => {
       // The thread is ending: from now on it takes no task, and one that had loaded is replaced
@@ -189,6 +202,17 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     slots.add(slot);
     living.add(slot);
     return slot;
+  }
+
+  /**
+   * Ends an idle worker that holds much memory after a large task (pdf-lib's buffers, outside the
+   * heap, are only freed by a collection an idle thread may never run): ending the thread gives
+   * it all back. Its replacement starts at once.
+   */
+  function retire(slot: Slot): void {
+    slots.delete(slot);
+    void slot.worker.terminate();
+    replace();
   }
 
   /** Starts a thread in place of one that left the pool, and gives it the next waiting file. */
