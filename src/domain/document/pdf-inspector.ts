@@ -1259,6 +1259,9 @@ function skipValue(cursor: Cursor, depth = 0): void {
   if (cursor.position === start) cursor.position++;
 }
 
+/** The first bytes of /Type, /Filter and /Length, also written with a #xx escape. */
+const KEY_STARTS = new Set([...'TFL#'].map((character) => character.charCodeAt(0)));
+
 /**
  * A dictionary read as pdf-lib reads one, keeping only the entries that say whether pdf-lib will
  * inflate the stream (values it could not parse count as absent: pdf-lib could not use them
@@ -1279,12 +1282,18 @@ function readStreamDictionary(cursor: Cursor): StreamDictionary | undefined {
       skipValue(cursor);
       return undefined;
     }
+    // Only keys that may spell Type, Filter or Length are decoded (a dictionary may hold a
+    // million others).
     let key: string | undefined;
-    try {
-      key = parseName(cursor).value;
-    } catch (error) {
-      if (!(error instanceof PdfInspectionError && error.reason === 'invalid')) throw error;
+    if (!hasBytes(cursor, 2) || !KEY_STARTS.has(cursor.bytes[cursor.position + 1])) {
       skipValue(cursor);
+    } else {
+      try {
+        key = parseName(cursor).value;
+      } catch (error) {
+        if (!(error instanceof PdfInspectionError && error.reason === 'invalid')) throw error;
+        skipValue(cursor);
+      }
     }
     const valueStart = cursor.position;
     if (key !== 'Type' && key !== 'Filter' && key !== 'Length') {
