@@ -45,6 +45,25 @@ async function baselineDelayMs(durationMs = 1000): Promise<number> {
   return (await withEventLoopDelay(() => sleep(durationMs))).maxDelayMs;
 }
 
+/**
+ * Runs `work` (which must be repeatable) and expects the event loop never to stall for more than
+ * MAX_DELAY_MS beyond an idle stretch measured just before. Other processes share this machine's
+ * cores and can stall it for a moment at any time, so up to three rounds are run: a stall the
+ * input causes recurs in every round (the backtracking engine this replaced stalled for 23 s each
+ * time), a hiccup of a busy machine rarely three times in a row. Answers the last round's result.
+ */
+async function withoutStall<T>(work: () => Promise<T>): Promise<T> {
+  let last: { result: T; maxDelayMs: number; allowedMs: number } | undefined;
+  for (let round = 0; round < 3; round += 1) {
+    const baseline = await baselineDelayMs();
+    const { result, maxDelayMs } = await withEventLoopDelay(work);
+    last = { result, maxDelayMs, allowedMs: MAX_DELAY_MS + baseline };
+    if (maxDelayMs < last.allowedMs) break;
+  }
+  expect(last!.maxDelayMs).toBeLessThan(last!.allowedMs);
+  return last!.result;
+}
+
 const createFieldsMutation =
   'mutation($envelopeId: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $envelopeId, fields: $fields) { id identifier } }';
 const updateFieldMutation =
@@ -74,48 +93,42 @@ describe('user patterns', () => {
 
   it('checks a nested-quantifier pattern at once on both faces while the event loop stays free', async () => {
     const draft = await newDraft();
-    const baseline = await baselineDelayMs();
-    const { result, maxDelayMs } = await withEventLoopDelay(() =>
+    const [rest, graphql] = await withoutStall(() =>
       Promise.all([
         draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [textField(draft, 'rest', hostile)] }),
         draft.graphql(createFieldsMutation, { envelopeId: draft.envelopeId, fields: [textField(draft, 'graphql', hostile)] }),
       ]),
     );
-    const [rest, graphql] = result;
     expect(rest.status).toBe(400);
     expect(rest.body.error.name).toBe('Request.Invalid');
     expect(rest.body.error.context.issues).toEqual([mismatch]);
     expect(firstErrorName(graphql)).toBe('Request.Invalid');
     expect(graphql.errors![0].extensions.context.issues).toEqual([mismatch]);
-    expect(maxDelayMs).toBeLessThan(MAX_DELAY_MS + baseline);
 
     // The same pattern still does its job: a text that matches is stored.
     const matching = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, {
       fields: [textField(draft, 'matching', { config: { pattern: '(a+)+b' }, value: { text: `${'a'.repeat(31)}b` } })],
     });
     expect(matching.status).toBe(200);
-  });
+  }, 60_000);
 
   it('checks a hostile value sent by updateField on both faces without stalling', async () => {
     const draft = await newDraft();
     const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [textField(draft, 'code', { config: { pattern: '(a+)+b' } })] });
     expect(created.status).toBe(200);
     const fieldId = created.body.payload.fields[0].id;
-    const baseline = await baselineDelayMs();
-    const { result, maxDelayMs } = await withEventLoopDelay(() =>
+    const [rest, graphql] = await withoutStall(() =>
       Promise.all([
         draft.rest.patch(`/envelopes/${draft.envelopeId}/fields/${fieldId}`, { field: { value: hostile.value } }),
         draft.graphql(updateFieldMutation, { envelopeId: draft.envelopeId, fieldId, input: { value: hostile.value } }),
       ]),
     );
-    const [rest, graphql] = result;
     const issue = { path: 'field.value.text', message: "must match the field's pattern /(a+)+b/" };
     expect(rest.status).toBe(400);
     expect(rest.body.error.context.issues).toEqual([issue]);
     expect(firstErrorName(graphql)).toBe('Request.Invalid');
     expect(graphql.errors![0].extensions.context.issues).toEqual([issue]);
-    expect(maxDelayMs).toBeLessThan(MAX_DELAY_MS + baseline);
-  });
+  }, 60_000);
 
   it('refuses, on both faces, a pattern RE2 cannot match in linear time, naming the supported syntax', async () => {
     const draft = await newDraft();
@@ -233,7 +246,7 @@ describe('PDF inspection', () => {
     expect(verdict!.attacked.maxDelayMs).toBeLessThan(verdict!.allowedDelayMs);
     expect(verdict!.attacked.healthAnswers).toBeGreaterThan(3);
     expect(verdict!.attacked.healthMaxMs).toBeLessThan(verdict!.allowedHealthMs);
-  });
+  }, 120_000);
 });
 
 describe('PDF inspection limits', () => {
@@ -267,7 +280,7 @@ describe('PDF inspection limits', () => {
     // The stopped worker was replaced: the next file is inspected as usual.
     const ordinary = await uploadThroughRest(limited, draft.team.apiKey, draft.envelopeId, await makePdf({ pages: 2 }));
     expect(ordinary.body.payload.document.pageCount).toBe(2);
-  });
+  }, 60_000);
 
   it('refuses a file over the time limit with Document.InspectionLimitExceeded on GraphQL, keeping nothing', async () => {
     const draft = await newDraft(limited);
@@ -278,7 +291,7 @@ describe('PDF inspection limits', () => {
     expect(await documentCount(draft)).toBe(1);
     const ordinary = await uploadThroughGraphql(limited, draft.team.apiKey, draft.envelopeId, await makePdf({ pages: 2 }));
     expect(ordinary.data.addDocument.pageCount).toBe(2);
-  });
+  }, 60_000);
 });
 
 describe('PDF workers all taken', () => {
@@ -303,8 +316,9 @@ describe('PDF workers all taken', () => {
   it('answers Server.Busy (503) on both faces when every worker is taken and the queue is full', async () => {
     const draft = await newDraft(occupied);
     const before = inspecting.length;
-    // ~15 MB, 1 000 000 keys: seconds of parsing, accepted in the end (nothing here is over a limit).
-    const slow = makeHugePageDictionaryPdf(1_000_000);
+    // ~4.5 MB, 300 000 keys: a second or more of parsing (the two small uploads below take
+    // milliseconds), accepted in the end: nothing here is over a limit.
+    const slow = makeHugePageDictionaryPdf(300_000);
     const occupying = uploadThroughRest(occupied, draft.team.apiKey, draft.envelopeId, slow);
     while (inspecting.length === before) await sleep(10);
     const ordinary = await makePdf({ pages: 1 });
@@ -372,5 +386,5 @@ describe('PDF worker pool', () => {
       await pool.close();
       fs.rmSync(directory, { recursive: true, force: true });
     }
-  });
+  }, 60_000);
 });
