@@ -3,13 +3,15 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artefactSealHandler, sealEnvelopeArtefacts } from '../src/domain/artefact/artefact.service.ts';
 import type { PdfWorkers } from '../src/domain/pdf/worker-pool.ts';
 import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { createLogger } from '../src/shared/logger.ts';
-import { makePdf } from './fixtures/pdfs.ts';
+import { PDF_INFLATED_BYTES_LIMIT } from '../src/domain/document/pdf-inspector.ts';
+import { makeInflatingPdf, makePdf } from './fixtures/pdfs.ts';
 import { PDFDocument } from 'pdf-lib';
 import { uploadDocument, unknownId } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, testSealDataDir, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
@@ -409,6 +411,48 @@ describe('PDFs from the wild', () => {
     const again = await uploadDocument(app, team.apiKey, envelopeId, { bytes: signed.bytes }, { name: 'Already signed' });
     expect(again.status, JSON.stringify(again.body)).toBe(200);
   });
+});
+
+describe('a document that inflates to near the limit', () => {
+  const MiB = 1024 * 1024;
+
+  it('uploads, is sealed within the PDF worker\'s limits, and the memory sealing took is given back', async () => {
+    // 240 MiB of object stream (in a file of a quarter of a megabyte), which pdf-lib inflates
+    // when it loads the file to seal it: in buffers outside the worker's heap limit.
+    const bytes = await makeInflatingPdf({ inflatedBytes: PDF_INFLATED_BYTES_LIMIT - 16 * MiB, where: 'object_stream' });
+    const other = await seedTeam(app);
+    const rest = restClient(app, other.apiKey);
+    const envelopeId = (await rest.post('/envelopes', { name: 'Heavy annex' })).body.payload.envelopeId;
+    const uploaded = await uploadDocument(app, other.apiKey, envelopeId, { bytes }, { name: 'Annex' });
+    expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(200);
+    const documentId = uploaded.body.payload.document.id;
+    const signer = (await rest.post(`/envelopes/${envelopeId}/recipients`, {
+      recipient: { type: 'signer', identifier: 'signer', roleName: 'Signer', order: 1, required: true, agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] },
+    })).body.payload.recipient.id;
+    const field = await rest.post(`/envelopes/${envelopeId}/fields`, {
+      fields: [{ type: 'simple_signature', recipientId: signer, identifier: 'sig', required: true, views: [{ documentId, page: 0, location: { x: 40, y: 40 }, size: { width: 150, height: 30 } }] }],
+    });
+    expect(field.status, JSON.stringify(field.body)).toBe(200);
+    expect((await rest.put(`/envelopes/${envelopeId}/send`)).status).toBe(200);
+    await finalize({ envelopeId, recipients: { signer } }, other.apiKey);
+
+    const residentBefore = process.memoryUsage.rss();
+    expect(await workerFor(other.teamId).drain()).toBeGreaterThanOrEqual(1);
+    const [sealedSha256] = await sealedHashes(envelopeId);
+    expect(sealedSha256).toEqual(expect.any(String));
+    const sealed = await download(other.apiKey, `/envelopes/${envelopeId}/documents/${documentId}/pdf`);
+    expect(sealed.status).toBe(200);
+    expect(pdfsig(save(sealed.bytes, 'sealed-heavy.pdf'))).toContain('Signature is Valid.');
+
+    // Sealing grew this process by about 1.5 × 240 MiB (the worker thread's buffers). The worker
+    // that held them is replaced once it is done, which gives them back to the system.
+    let grownBy = process.memoryUsage.rss() - residentBefore;
+    for (let waited = 0; grownBy > 128 * MiB && waited < 30_000; waited += 100) {
+      await sleep(100);
+      grownBy = process.memoryUsage.rss() - residentBefore;
+    }
+    expect(grownBy).toBeLessThan(128 * MiB);
+  }, 120_000);
 });
 
 describe('npm run cli -- verify FILE.pdf', () => {

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
-import { cutFinalEofMarker, makeEncryptedPdf, makeExactSizePdf, makePdf, notAPdf, truncate } from './fixtures/pdfs.ts';
+import { PDF_INFLATED_BYTES_LIMIT } from '../src/domain/document/pdf-inspector.ts';
+import { cutFinalEofMarker, makeEncryptedPdf, makeExactSizePdf, makeInflatingPdf, makePdf, notAPdf, truncate } from './fixtures/pdfs.ts';
 import { forceEnvelopeStatus, unknownId, uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
@@ -132,6 +134,25 @@ describe('uploading documents', () => {
     const graphql = await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes });
     expect(graphql.body.errors[0].extensions.code).toBe('Document.Encrypted');
   });
+
+  it('refuses a deflate bomb (a few hundred KB inflating to twice the 256 MiB a document may) with Document.TooComplex (422) on both faces, storing nothing', async () => {
+    const team = await seedTeam(app);
+    const envelopeId = await newDraft(team.apiKey);
+    const refusal = { name: 'Document.TooComplex', context: { limit: 'inflated_bytes', limitBytes: PDF_INFLATED_BYTES_LIMIT } };
+    for (const where of ['object_stream', 'content_stream'] as const) {
+      const bytes = await makeInflatingPdf({ inflatedBytes: 2 * PDF_INFLATED_BYTES_LIMIT, where });
+      const rest = await uploadDocument(app, team.apiKey, envelopeId, { bytes });
+      expect(rest.status).toBe(422);
+      expect(rest.body.error).toMatchObject({ ...refusal, description: expect.stringContaining('256 MiB') });
+      const graphql = await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes });
+      expect(graphql.body.data?.addDocument ?? null).toBeNull();
+      expect(graphql.body.errors[0].extensions).toMatchObject({ code: refusal.name, context: refusal.context });
+      const sha256 = createHash('sha256').update(bytes).digest('hex');
+      expect(fs.existsSync(path.join(app.dataDir, 'blobs', sha256.slice(0, 2), sha256))).toBe(false);
+    }
+    expect((await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}/documents`)).body.payload.documents).toEqual([]);
+    expect(stagingFiles()).toEqual([]);
+  }, 60_000);
 
   it('refuses 48 MB + 1 byte with Document.TooLarge (413) on both faces, keeps no partial file, and keeps serving', async () => {
     const team = await seedTeam(app);

@@ -25,6 +25,7 @@ describe('the error model', () => {
     ['Document.NotPdf', 415],
     ['Document.InvalidPdf', 422],
     ['Document.Encrypted', 422],
+    ['Document.TooComplex', 422],
     ['Request.RateLimited', 429],
     ['Server.Internal', 500],
   ])('maps %s to HTTP %i', (name, status) => {

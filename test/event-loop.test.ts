@@ -45,6 +45,25 @@ async function baselineDelayMs(durationMs = 1000): Promise<number> {
   return (await withEventLoopDelay(() => sleep(durationMs))).maxDelayMs;
 }
 
+/**
+ * Runs `work` (which must be repeatable) and expects the event loop never to stall for more than
+ * MAX_DELAY_MS beyond an idle stretch measured just before. Other processes share this machine's
+ * cores and can stall it for a moment at any time, so up to three rounds are run: a stall the
+ * input causes recurs in every round (the backtracking engine this replaced stalled for 23 s each
+ * time), a hiccup of a busy machine rarely three times in a row. Answers the last round's result.
+ */
+async function withoutStall<T>(work: () => Promise<T>): Promise<T> {
+  let last: { result: T; maxDelayMs: number; allowedMs: number } | undefined;
+  for (let round = 0; round < 3; round += 1) {
+    const baseline = await baselineDelayMs();
+    const { result, maxDelayMs } = await withEventLoopDelay(work);
+    last = { result, maxDelayMs, allowedMs: MAX_DELAY_MS + baseline };
+    if (maxDelayMs < last.allowedMs) break;
+  }
+  expect(last!.maxDelayMs).toBeLessThan(last!.allowedMs);
+  return last!.result;
+}
+
 const createFieldsMutation =
   'mutation($envelopeId: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $envelopeId, fields: $fields) { id identifier } }';
 const updateFieldMutation =
@@ -74,48 +93,42 @@ describe('user patterns', () => {
 
   it('checks a nested-quantifier pattern at once on both faces while the event loop stays free', async () => {
     const draft = await newDraft();
-    const baseline = await baselineDelayMs();
-    const { result, maxDelayMs } = await withEventLoopDelay(() =>
+    const [rest, graphql] = await withoutStall(() =>
       Promise.all([
         draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [textField(draft, 'rest', hostile)] }),
         draft.graphql(createFieldsMutation, { envelopeId: draft.envelopeId, fields: [textField(draft, 'graphql', hostile)] }),
       ]),
     );
-    const [rest, graphql] = result;
     expect(rest.status).toBe(400);
     expect(rest.body.error.name).toBe('Request.Invalid');
     expect(rest.body.error.context.issues).toEqual([mismatch]);
     expect(firstErrorName(graphql)).toBe('Request.Invalid');
     expect(graphql.errors![0].extensions.context.issues).toEqual([mismatch]);
-    expect(maxDelayMs).toBeLessThan(MAX_DELAY_MS + baseline);
 
     // The same pattern still does its job: a text that matches is stored.
     const matching = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, {
       fields: [textField(draft, 'matching', { config: { pattern: '(a+)+b' }, value: { text: `${'a'.repeat(31)}b` } })],
     });
     expect(matching.status).toBe(200);
-  });
+  }, 60_000);
 
   it('checks a hostile value sent by updateField on both faces without stalling', async () => {
     const draft = await newDraft();
     const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [textField(draft, 'code', { config: { pattern: '(a+)+b' } })] });
     expect(created.status).toBe(200);
     const fieldId = created.body.payload.fields[0].id;
-    const baseline = await baselineDelayMs();
-    const { result, maxDelayMs } = await withEventLoopDelay(() =>
+    const [rest, graphql] = await withoutStall(() =>
       Promise.all([
         draft.rest.patch(`/envelopes/${draft.envelopeId}/fields/${fieldId}`, { field: { value: hostile.value } }),
         draft.graphql(updateFieldMutation, { envelopeId: draft.envelopeId, fieldId, input: { value: hostile.value } }),
       ]),
     );
-    const [rest, graphql] = result;
     const issue = { path: 'field.value.text', message: "must match the field's pattern /(a+)+b/" };
     expect(rest.status).toBe(400);
     expect(rest.body.error.context.issues).toEqual([issue]);
     expect(firstErrorName(graphql)).toBe('Request.Invalid');
     expect(graphql.errors![0].extensions.context.issues).toEqual([issue]);
-    expect(maxDelayMs).toBeLessThan(MAX_DELAY_MS + baseline);
-  });
+  }, 60_000);
 
   it('refuses, on both faces, a pattern RE2 cannot match in linear time, naming the supported syntax', async () => {
     const draft = await newDraft();
@@ -233,7 +246,7 @@ describe('PDF inspection', () => {
     expect(verdict!.attacked.maxDelayMs).toBeLessThan(verdict!.allowedDelayMs);
     expect(verdict!.attacked.healthAnswers).toBeGreaterThan(3);
     expect(verdict!.attacked.healthMaxMs).toBeLessThan(verdict!.allowedHealthMs);
-  });
+  }, 120_000);
 });
 
 describe('PDF inspection limits', () => {
@@ -267,7 +280,7 @@ describe('PDF inspection limits', () => {
     // The stopped worker was replaced: the next file is inspected as usual.
     const ordinary = await uploadThroughRest(limited, draft.team.apiKey, draft.envelopeId, await makePdf({ pages: 2 }));
     expect(ordinary.body.payload.document.pageCount).toBe(2);
-  });
+  }, 60_000);
 
   it('refuses a file over the time limit with Document.InspectionLimitExceeded on GraphQL, keeping nothing', async () => {
     const draft = await newDraft(limited);
@@ -278,32 +291,84 @@ describe('PDF inspection limits', () => {
     expect(await documentCount(draft)).toBe(1);
     const ordinary = await uploadThroughGraphql(limited, draft.team.apiKey, draft.envelopeId, await makePdf({ pages: 2 }));
     expect(ordinary.data.addDocument.pageCount).toBe(2);
+  }, 60_000);
+});
+
+describe('PDF workers all taken', () => {
+  // One worker, no queue, and a time limit long enough that the slow file keeps the worker until
+  // it is done, however busy the machine: the two uploads sent meanwhile find no worker free.
+  let occupied: TestApp;
+  const inspecting: string[] = [];
+  beforeAll(async () => {
+    occupied = await startTestApp({ pdfWorkers: { threads: 1, maxQueue: 0, taskTimeoutMs: 120_000 } });
+    // Every file handed to the pool, in order: once the slow one is there, the worker is taken.
+    const workers = occupied.dependencies.pdfWorkers;
+    const inspect = workers.inspect;
+    workers.inspect = (filePath) => {
+      inspecting.push(filePath);
+      return inspect(filePath);
+    };
+  });
+  afterAll(async () => {
+    await occupied.close();
   });
 
   it('answers Server.Busy (503) on both faces when every worker is taken and the queue is full', async () => {
-    const draft = await newDraft(limited);
+    const draft = await newDraft(occupied);
+    const before = inspecting.length;
+    // ~4.5 MB, 300 000 keys: a second or more of parsing (the two small uploads below take
+    // milliseconds), accepted in the end: nothing here is over a limit.
+    const slow = makeHugePageDictionaryPdf(300_000);
+    const occupying = uploadThroughRest(occupied, draft.team.apiKey, draft.envelopeId, slow);
+    while (inspecting.length === before) await sleep(10);
     const ordinary = await makePdf({ pages: 1 });
-    const occupying = uploadThroughRest(limited, draft.team.apiKey, draft.envelopeId, slow);
-    // The slow file is with the worker once it has arrived whole (inspection follows at once).
-    for (let attempt = 0; attempt < 200; attempt += 1) {
-      const staged = stagingFiles(limited).map((name) => fs.statSync(path.join(limited.dataDir, 'blobs', 'tmp', name)).size);
-      if (staged.includes(slow.length)) break;
-      await sleep(10);
-    }
     const [rest, graphql] = await Promise.all([
-      uploadThroughRest(limited, draft.team.apiKey, draft.envelopeId, ordinary),
-      uploadThroughGraphql(limited, draft.team.apiKey, draft.envelopeId, ordinary),
+      uploadThroughRest(occupied, draft.team.apiKey, draft.envelopeId, ordinary),
+      uploadThroughGraphql(occupied, draft.team.apiKey, draft.envelopeId, ordinary),
     ]);
     expect(rest.status).toBe(503);
     expect(rest.body.error).toMatchObject({ name: 'Server.Busy', context: { reason: 'queue_full' } });
     expect(graphql.errors?.[0]?.extensions?.code).toBe('Server.Busy');
-    expect((await occupying).body.error.name).toBe('Document.InspectionLimitExceeded');
-    expect(stagingFiles(limited)).toEqual([]);
-    expect(await documentCount(draft)).toBe(1);
-  });
+    // The file that held the worker is inspected to the end and stored; the refused ones are not.
+    const held = await occupying;
+    expect(held.status).toBe(200);
+    expect(held.body.payload.document.pageCount).toBe(1);
+    expect(stagingFiles(occupied)).toEqual([]);
+    const read = await draft.rest.get(`/envelopes/${draft.envelopeId}?includeDocuments=true`);
+    expect(read.body.payload.documents).toHaveLength(2);
+  }, 120_000);
 });
 
 describe('PDF worker pool', () => {
+  it("charges a file only for its own inspection, never for a worker's start-up: on a fresh pool and right after a worker is stopped", async () => {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'pdf-workers-'));
+    // One second per file, and threads that load 1.5 s later than usual (as on a busy machine):
+    // a file charged for a thread's start would be over its limit every time.
+    const pool = createPdfWorkerPool({ threads: 1, taskTimeoutMs: 1000, workerUrl: new URL('./helpers/slow-start-pdf-worker.ts', import.meta.url) });
+    try {
+      const slow = path.join(directory, 'slow.pdf');
+      fs.writeFileSync(slow, makeHugePageDictionaryPdf(1_000_000));
+      const ordinary = path.join(directory, 'ordinary.pdf');
+      fs.writeFileSync(ordinary, await makePdf({ pages: 3 }));
+      // The pool's only thread is still loading.
+      expect((await pool.inspect(ordinary)).pageCount).toBe(3);
+      for (let round = 0; round < 2; round += 1) {
+        // A file waiting behind one that is stopped goes to the stopped worker's replacement.
+        const [stopped, waiting] = await Promise.all([pool.inspect(slow).catch((error: unknown) => error), pool.inspect(ordinary)]);
+        expect(stopped).toBeInstanceOf(PdfWorkLimitError);
+        expect(stopped).toMatchObject({ limit: 'time', value: 1000 });
+        expect(waiting.pageCount).toBe(3);
+        // A file sent the moment a worker is stopped, while its replacement loads.
+        const refusal = await pool.inspect(slow).catch((error: unknown) => error);
+        expect(refusal).toMatchObject({ limit: 'time', value: 1000 });
+        expect((await pool.inspect(ordinary)).pageCount).toBe(3);
+      }
+    } finally {
+      await pool.close();
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('ends a worker that exceeds its heap limit, refuses that file as a memory limit, and goes on with a fresh worker', async () => {
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'pdf-workers-'));
     const pool = createPdfWorkerPool({ threads: 1, maxHeapMb: 32, taskTimeoutMs: 30_000 });
@@ -321,5 +386,5 @@ describe('PDF worker pool', () => {
       await pool.close();
       fs.rmSync(directory, { recursive: true, force: true });
     }
-  });
+  }, 60_000);
 });

@@ -6,16 +6,19 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { EncryptedPDFError, PDFDocument, PDFName } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inspectPdfFile, looksLikePdfHeader, PdfInspectionError, type PdfInspectionFailureReason } from '../src/domain/document/pdf-inspector.ts';
+import { inspectPdfFile, looksLikePdfHeader, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspectionFailureReason } from '../src/domain/document/pdf-inspector.ts';
 import {
   A4,
   LETTER,
   appendPageIncrementally,
+  createPdfAssembler,
   cutFinalEofMarker,
+  finishWithXrefTable,
   makeClassicXrefPdf,
   makeEncryptedPdf,
   makeHandwrittenPageTreePdf,
   makeHybridPdf,
+  makeInflatingPdf,
   makeInheritedAttributesPdf,
   makeLargePdf,
   makePageTreePdf,
@@ -23,6 +26,7 @@ import {
   makePrevLoopPdf,
   makeXrefStreamPdf,
   notAPdf,
+  streamBody,
   truncate,
 } from './fixtures/pdfs.ts';
 
@@ -304,5 +308,39 @@ describe('inspectPdfFile on large files', () => {
   it('refuses a large file cut in half', async () => {
     const bytes = makeLargePdf(8 * 1024 * 1024);
     expect(await rejectionReason(truncate(bytes, 0.5))).toBe('invalid');
+  });
+});
+
+describe('inspectPdfFile and what streams inflate to', () => {
+  const MiB = 1024 * 1024;
+
+  it('refuses as too complex a small file whose object or content stream inflates past the limit, wherever the stream is, and accepts it somewhat under', async () => {
+    for (const where of ['object_stream', 'unlisted_object_stream', 'content_stream'] as const) {
+      const bomb = await makeInflatingPdf({ inflatedBytes: 2 * PDF_INFLATED_BYTES_LIMIT, where });
+      expect(bomb.length).toBeLessThan(1 * MiB);
+      const error = await inspectBytes(bomb).catch((caught: unknown) => caught);
+      expect(error, where).toBeInstanceOf(PdfInspectionError);
+      expect(error).toMatchObject({ reason: 'too_complex', detail: expect.stringContaining(`more than ${PDF_INFLATED_BYTES_LIMIT} bytes`) });
+      // The limit is on the total, not on how the file is built: under it, the same file passes.
+      const inspection = await inspectBytes(await makeInflatingPdf({ inflatedBytes: PDF_INFLATED_BYTES_LIMIT - 16 * MiB, where }));
+      expect(inspection.pages, where).toEqual([{ width: 595, height: 842, rotation: 0 }]);
+    }
+  }, 60_000);
+
+  it('counts the total over all streams: three content streams, each well under the limit, are over it together', async () => {
+    const bomb = await makeInflatingPdf({ inflatedBytes: PDF_INFLATED_BYTES_LIMIT + 32 * MiB, where: 'content_stream', pieces: 3 });
+    expect(await rejectionReason(bomb)).toBe('too_complex');
+  }, 60_000);
+
+  it('refuses an object stream encoded with a filter other than FlateDecode, even outside the page tree', async () => {
+    const assembler = createPdfAssembler();
+    assembler.addObject(1, '<< /Type /Catalog /Pages 2 0 R >>');
+    assembler.addObject(2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>');
+    assembler.addObject(3, '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>');
+    // LZW inflates too (thousands to one), and only FlateDecode is counted.
+    assembler.addObject(4, ...streamBody('/Type /ObjStm /N 1 /First 4 /Filter /LZWDecode', Buffer.from([0x80, 0x0b, 0x60, 0x50, 0x22, 0x0c, 0x0c, 0x85, 0x01])));
+    const bytes = finishWithXrefTable(assembler, { trailer: '/Root 1 0 R' });
+    const error = await inspectBytes(bytes).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ reason: 'invalid', detail: expect.stringContaining('/LZWDecode') });
   });
 });

@@ -125,6 +125,7 @@ const statusByName: Record<string, number> = {
   'Document.InvalidPdf': 422,
   'Document.Encrypted': 422,
   'Document.InspectionLimitExceeded': 422,
+  'Document.TooComplex': 422,
   'Envelope.NotDraft': 409,
   'Envelope.Closed': 409,
   'Envelope.NotSendable': 409,

@@ -50,6 +50,21 @@ export class DocumentUploadIncompleteError extends DomainError {
 }
 
 /**
+ * `Document.TooComplex` (422): the PDF's streams (object, xref and page content streams) inflate
+ * to more than one document may (`PDF_INFLATED_BYTES_LIMIT`, pdf-inspector.ts); nothing was
+ * stored. A deflate bomb: a small file that would fill a worker's memory when it is sealed.
+ */
+export class DocumentTooComplexError extends DomainError {
+  constructor(limitBytes: number) {
+    super(
+      'Document.TooComplex',
+      `This PDF's compressed streams inflate to more than ${limitBytes / (1024 * 1024)} MiB, more than one document may; nothing was stored.`,
+      { limit: 'inflated_bytes', limitBytes },
+    );
+  }
+}
+
+/**
  * `Document.InspectionLimitExceeded` (422): reading the PDF's structure needed more time or memory
  * than one file may use (a worker's limits, see pdf/worker-pool.ts); nothing was stored. 422, not
  * 413: the file is within the size limit, and what makes it costly is how it is built (e.g. a

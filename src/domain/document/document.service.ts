@@ -22,10 +22,11 @@ import {
   DocumentInvalidPdfError,
   DocumentNotFoundError,
   DocumentNotPdfError,
+  DocumentTooComplexError,
   DocumentTooLargeError,
   DocumentUploadIncompleteError,
 } from './document.errors.ts';
-import { PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
+import { PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
 import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
 
 export const MAX_DOCUMENT_NAME_LENGTH = 140;
@@ -119,6 +120,7 @@ async function stagePdf(context: ServiceContext, options: { stream: Readable; fi
     if (error instanceof PdfInspectionError) {
       if (error.reason === 'not_pdf') throw new DocumentNotPdfError();
       if (error.reason === 'encrypted') throw new DocumentEncryptedError();
+      if (error.reason === 'too_complex') throw new DocumentTooComplexError(PDF_INFLATED_BYTES_LIMIT);
       throw new DocumentInvalidPdfError(error.detail);
     }
     if (error instanceof PdfWorkLimitError) throw new DocumentInspectionLimitExceededError(error.limit, error.value);

@@ -13,14 +13,22 @@
  * Every worker has a heap limit (`resourceLimits`); a file that needs more ends that worker
  * (`ERR_WORKER_OUT_OF_MEMORY`) without touching the main thread. A file that takes longer than
  * the time limit has its worker terminated. Either way the caller gets `PdfWorkLimitError` and a
- * fresh worker takes the dead one's place. The queue is bounded in length and in waiting time
- * (`PdfWorkersBusyError`), so a burst of uploads gets a quick "retry" instead of piling up.
+ * fresh worker is started in the dead one's place at once. A file's time counts from when a
+ * loaded worker takes it: a thread's start-up (loading pdf-lib and the rest, most of a second,
+ * several on a busy machine) is never charged to the file that happens to be next. The queue is
+ * bounded in length and in waiting time (`PdfWorkersBusyError`), so a burst of uploads gets a
+ * quick "retry" instead of piling up.
+ *
+ * The heap limit does not cover Buffers and ArrayBuffers, and pdf-lib inflates object streams
+ * into those when it loads a file (bounded per document at upload, pdf-inspector.ts). A worker
+ * reports after each task how much it holds; one over `recycleAboveMb` is ended and replaced, so
+ * that memory goes back to the system instead of staying with an idle thread.
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { PdfInspectionError, type PdfInspection } from '../document/pdf-inspector.ts';
 import type { PdfVerification } from './verify.ts';
-import type { AuditPdfTask, PdfTask, PdfTaskAnswer, RenderTask, SealTask } from './worker-protocol.ts';
+import type { AuditPdfTask, PdfTask, PdfTaskAnswer, PdfWorkerReply, RenderTask, SealTask } from './worker-protocol.ts';
 
 export type PdfWorkerPoolOptions = {
   /** Worker threads. Default: one per core but one (the event loop's), at least 1, at most 4. */
@@ -33,6 +41,10 @@ export type PdfWorkerPoolOptions = {
   taskTimeoutMs?: number;
   /** Each worker's V8 heap (old generation) limit. */
   maxHeapMb?: number;
+  /** A worker holding more memory than this after a task (heap and outside it) is replaced. */
+  recycleAboveMb?: number;
+  /** The module each thread runs: pdf-worker.ts; tests give one that is slower to start. */
+  workerUrl?: URL;
 };
 
 export const PDF_WORKER_DEFAULTS = {
@@ -44,6 +56,10 @@ export const PDF_WORKER_DEFAULTS = {
   // The inspector keeps at most a 16 MB window, 32 MB of decoded stream and 16 MB of cached
   // object streams (outside the heap, as Buffers); what lives on the heap is the parsed objects.
   maxHeapMb: 128,
+  // A loaded thread holds about 65 MB (heap and Buffers) between tasks; one that holds twice that
+  // after a task (rendering a file of tens of MB, or pdf-lib's inflated object streams, up to
+  // 1.5 × PDF_INFLATED_BYTES_LIMIT outside the heap) is replaced rather than kept holding it.
+  recycleAboveMb: 128,
 } as const;
 
 /** The file needed more time or memory than one worker may spend on it. */
@@ -100,7 +116,12 @@ type Slot = {
   worker: Worker;
   /** Set once the worker has loaded its module: only such a worker is replaced when it dies. */
   ready: boolean;
-  running: { pending: Pending; timer: NodeJS.Timeout } | undefined;
+  /**
+   * The task this worker has taken. A worker still loading holds it unsent (`timer` unset): the
+   * task is posted and its time limit starts only once the worker is ready, so a file is never
+   * charged for a thread's start-up. `startTimer` bounds how long such a task waits for that.
+   */
+  running: { pending: Pending; timer: NodeJS.Timeout | undefined; startTimer: NodeJS.Timeout | undefined } | undefined;
   exited: Promise<void>;
 };
 
@@ -118,7 +139,7 @@ function written(answer: PdfTaskAnswer): { byteSize: number } {
 const workerUrl = new URL('./worker.ts', import.meta.url);
 
 export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWorkers {
-  const settings = { ...PDF_WORKER_DEFAULTS, ...options };
+  const settings = { ...PDF_WORKER_DEFAULTS, workerUrl, ...options };
   /** Workers that take tasks. */
   const slots = new Set<Slot>();
   /** Every thread not yet exited, including those leaving the pool (what close() waits for). */
@@ -128,7 +149,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
   let closed = false;
 
   function spawn(): Slot {
-    const worker = new Worker(workerUrl, {
+    const worker = new Worker(settings.workerUrl, {
       resourceLimits: { maxOldGenerationSizeMb: settings.maxHeapMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
       // Run only the module; flags for the main thread (a larger heap, inspector ports) stay there.
       execArgv: [],
@@ -138,24 +159,30 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     const slot: Slot = { worker, ready: false, running: undefined, exited: new Promise((resolve) => (exitedResolve = resolve)) };
     // Idle workers must not keep the process alive; a running task refs its worker.
     worker.unref();
-    worker.on('message', (message: PdfTaskAnswer | { ready: true }) => {
+    worker.on('message', (message: PdfWorkerReply | { ready: true }) => {
       if ('ready' in message) {
         slot.ready = true;
+        if (slot.running !== undefined) start(slot);
         return;
       }
       const running = slot.running;
       if (running === undefined || running.pending.task.id !== message.id) return;
       finish(slot);
-      running.pending.resolve(message);
-      dispatchWaiting();
+      const { memoryBytes, ...answer } = message;
+      running.pending.resolve(answer);
+      if (memoryBytes > settings.recycleAboveMb * 1024 * 1024) retire(slot);
+      else dispatchWaiting();
     });
     worker.on('error', (error: Error & { code?: string }) => {
-      // The thread is ending: from now on it takes no task.
+      // The thread is ending: from now on it takes no task, and one that had loaded is replaced
+      // now rather than on 'exit', so the next file does not wait for this one to wind down.
       slots.delete(slot);
       const running = slot.running;
-      if (running === undefined) return;
-      finish(slot);
-      running.pending.reject(error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new PdfWorkLimitError('memory', settings.maxHeapMb) : error);
+      if (running !== undefined) {
+        finish(slot);
+        running.pending.reject(error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new PdfWorkLimitError('memory', settings.maxHeapMb) : error);
+      }
+      if (slot.ready) replace();
     });
     worker.on('exit', () => {
       slots.delete(slot);
@@ -166,21 +193,39 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
         running.pending.reject(closed ? new PdfWorkersBusyError('closed') : new Error('a PDF worker stopped unexpectedly'));
       }
       exitedResolve();
-      if (closed) return;
-      // A worker that loaded and later died (time or memory limit) is replaced at once, so the
-      // next file does not wait for a thread to start. One that never loaded is not: it would
-      // fail again, and in a loop; the next task starts one and reports its failure.
-      if (slot.ready && slots.size < settings.threads) spawn();
-      dispatchWaiting();
+      // A worker that loaded and later died is replaced (usually already done, when it was
+      // stopped for a limit or failed). One that never loaded is not: it would fail again, and in
+      // a loop; the next task starts one and reports its failure.
+      if (slot.ready) replace();
+      else if (!closed) dispatchWaiting();
     });
     slots.add(slot);
     living.add(slot);
     return slot;
   }
 
+  /**
+   * Ends an idle worker that holds much memory after a large task (pdf-lib's buffers, outside the
+   * heap, are only freed by a collection an idle thread may never run): ending the thread gives
+   * it all back. Its replacement starts at once.
+   */
+  function retire(slot: Slot): void {
+    slots.delete(slot);
+    void slot.worker.terminate();
+    replace();
+  }
+
+  /** Starts a thread in place of one that left the pool, and gives it the next waiting file. */
+  function replace(): void {
+    if (closed) return;
+    if (slots.size < settings.threads) spawn();
+    dispatchWaiting();
+  }
+
   function finish(slot: Slot): void {
     if (slot.running === undefined) return;
     clearTimeout(slot.running.timer);
+    clearTimeout(slot.running.startTimer);
     slot.running = undefined;
     slot.worker.unref();
   }
@@ -190,18 +235,41 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     return slots.size < settings.threads ? spawn() : undefined;
   }
 
+  /**
+   * Gives a file to a worker. A worker that is still loading (a replacement, or the pool's first
+   * threads) keeps it until it is ready: the file waits, as in the queue, but is not charged.
+   */
   function dispatch(slot: Slot, pending: Pending): void {
     clearTimeout(pending.queueTimer);
-    const timer = setTimeout(() => {
+    slot.running = { pending, timer: undefined, startTimer: undefined };
+    slot.worker.ref();
+    if (slot.ready) return start(slot);
+    slot.running.startTimer = setTimeout(() => {
+      // A thread that cannot load within the queue's waiting time: the file is refused as busy
+      // and the thread ended (not replaced: the next file starts one).
+      slots.delete(slot);
+      finish(slot);
+      pending.reject(new PdfWorkersBusyError('queue_timeout'));
+      void slot.worker.terminate();
+    }, settings.queueTimeoutMs);
+  }
+
+  /** The worker is ready: it takes the file now, and the file's time limit starts. */
+  function start(slot: Slot): void {
+    const running = slot.running!;
+    clearTimeout(running.startTimer);
+    running.startTimer = undefined;
+    const { pending } = running;
+    running.timer = setTimeout(() => {
       // The worker may be deep in synchronous parsing: only terminating the thread stops it.
-      // It leaves the pool now, so no other file is sent to it while it ends.
+      // It leaves the pool now, so no other file is sent to it while it ends, and its
+      // replacement starts loading at once.
       slots.delete(slot);
       finish(slot);
       pending.reject(new PdfWorkLimitError('time', pending.timeoutMs));
       void slot.worker.terminate();
+      replace();
     }, pending.timeoutMs);
-    slot.running = { pending, timer };
-    slot.worker.ref();
     slot.worker.postMessage(pending.task);
   }
 

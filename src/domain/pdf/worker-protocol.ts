@@ -26,6 +26,13 @@ export type VerifyTask = { kind: 'verify'; path: string; ourCertificateSha256: s
 /** What the pool sends a PDF worker: one task at a time. */
 export type PdfTask = { id: number } & ({ kind: 'inspect'; path: string } | RenderTask | SealTask | AuditPdfTask | VerifyTask);
 
+/**
+ * What a worker sends after each task: the answer, and how much memory the thread holds then
+ * (its V8 heap and the memory outside it: Buffers, ArrayBuffers), for the pool to decide whether
+ * to recycle the thread.
+ */
+export type PdfWorkerReply = PdfTaskAnswer & { memoryBytes: number };
+
 /** What a worker answers, always with the task's id. */
 export type PdfTaskAnswer =
   | { id: number; outcome: 'done'; inspection: PdfInspection }

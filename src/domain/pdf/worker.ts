@@ -15,7 +15,7 @@ import { loadForRendering, renderFields } from './render.ts';
 import { sealPdf } from './seal.ts';
 import { buildAuditPdf } from './audit-pdf-layout.ts';
 import { verifyPdf } from './verify.ts';
-import type { PdfTask, PdfTaskAnswer } from './worker-protocol.ts';
+import type { PdfTask, PdfTaskAnswer, PdfWorkerReply } from './worker-protocol.ts';
 
 /** The file loaded for drawing; an owner-password-only original is read through a decrypted copy (pdf/decrypt.ts). */
 async function loadDecrypted(sourcePath: string, besidePath: string): Promise<PDFDocument> {
@@ -64,7 +64,12 @@ async function run(task: PdfTask): Promise<PdfTaskAnswer> {
 if (parentPort === null) throw new Error('pdf/worker.ts runs only as a worker thread');
 const port = parentPort;
 port.on('message', (task: PdfTask) => {
-  void run(task).then((answer) => port.postMessage(answer));
+  void run(task).then((answer) => {
+    // This thread's own figures (heapTotal and external are per thread; rss is the process's).
+    const { heapTotal, external } = process.memoryUsage();
+    const reply: PdfWorkerReply = { ...answer, memoryBytes: heapTotal + external };
+    port.postMessage(reply);
+  });
 });
 // Tells the pool the module loaded: a worker that dies after this is worth replacing at once.
 port.postMessage({ ready: true });

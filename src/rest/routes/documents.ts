@@ -12,6 +12,7 @@ const UPLOAD_ERRORS = [
   'Document.InvalidPdf',
   'Document.Encrypted',
   'Document.InspectionLimitExceeded',
+  'Document.TooComplex',
   'Document.UploadIncomplete',
   'Request.PayloadTooLarge',
   'Request.Timeout',
