@@ -7,7 +7,9 @@
  *     HTTP wing (src/http);
  *   - a face imports another face, or the HTTP wing imports a face (the faces share src/http,
  *     never each other);
- *   - a file outside the outbox module (src/domain/outbox/) writes into the outbox table.
+ *   - a file outside the outbox module (src/domain/outbox/) writes into the outbox table;
+ *   - the PDF wing (src/domain/pdf/) imports anything of the domain outside itself (the document
+ *     and artefact services call it, never the other way round).
  *
  *   npm run check:architecture [-- ROOT]     ROOT defaults to this repository
  *
@@ -142,6 +144,9 @@ export function checkArchitecture(root: string): ArchitectureReport {
       const to = wingOf(target);
       if (from === 'domain' && (FACES.includes(to as never) || to === 'http')) {
         offences.push(`domain imports a face or the HTTP wing: ${relative} → ${target}`);
+      }
+      if (relative.startsWith('domain/pdf/') && target.startsWith('domain/') && !target.startsWith('domain/pdf/')) {
+        offences.push(`the PDF wing imports the domain: ${relative} → ${target}`);
       }
       if (from === 'http' && FACES.includes(to as never)) {
         offences.push(`the HTTP wing imports a face: ${relative} → ${target}`);

@@ -54,6 +54,11 @@ describe('the architecture check', () => {
     ]);
   });
 
+  it('fails when the PDF wing imports the domain outside itself', () => {
+    const root = copyWith({ 'src/domain/pdf/planted.ts': "export { readDocument } from '../owner/owner.read.ts';\n" });
+    expect(checkArchitecture(root).offences).toEqual(['the PDF wing imports the domain: domain/pdf/planted.ts → domain/owner/owner.read.ts']);
+  });
+
   it('fails when a file outside the outbox module writes the outbox table', () => {
     const root = copyWith({
       'src/domain/signing/planted.ts': "export const sql = `insert into outbox_message (id) values (?)`;\n",

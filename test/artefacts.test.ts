@@ -10,7 +10,7 @@ import type { PdfWorkers } from '../src/domain/pdf/worker-pool.ts';
 import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { createLogger } from '../src/shared/logger.ts';
-import { PDF_INFLATED_BYTES_LIMIT } from '../src/domain/document/pdf-inspector.ts';
+import { PDF_INFLATED_BYTES_LIMIT } from '../src/domain/pdf/inspect/inspect.ts';
 import { makeInflatingPdf, makePdf } from './fixtures/pdfs.ts';
 import { PDFDocument } from 'pdf-lib';
 import { uploadDocument, unknownId } from './helpers/envelopes.ts';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
-import { PDF_INFLATED_BYTES_LIMIT } from '../src/domain/document/pdf-inspector.ts';
+import { PDF_INFLATED_BYTES_LIMIT } from '../src/domain/pdf/inspect/inspect.ts';
 import { cutFinalEofMarker, makeEncryptedPdf, makeExactSizePdf, makeInflatingPdf, makePdf, notAPdf, truncate } from './fixtures/pdfs.ts';
 import { forceEnvelopeStatus, unknownId, uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';

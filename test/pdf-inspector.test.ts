@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { EncryptedPDFError, PDFDocument, PDFName } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inspectPdfFile, looksLikePdfHeader, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspectionFailureReason } from '../src/domain/document/pdf-inspector.ts';
+import { inspectPdfFile, looksLikePdfHeader, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspectionFailureReason } from '../src/domain/pdf/inspect/inspect.ts';
 import {
   A4,
   LETTER,

@@ -51,7 +51,7 @@ export class DocumentUploadIncompleteError extends DomainError {
 
 /**
  * `Document.TooComplex` (422): the PDF's streams (object, xref and page content streams) inflate
- * to more than one document may (`PDF_INFLATED_BYTES_LIMIT`, pdf-inspector.ts); nothing was
+ * to more than one document may (`PDF_INFLATED_BYTES_LIMIT`, pdf/inspect/limits.ts); nothing was
  * stored. A deflate bomb: a small file that would fill a worker's memory when it is sealed.
  */
 export class DocumentTooComplexError extends DomainError {

@@ -26,7 +26,7 @@ import {
   DocumentTooLargeError,
   DocumentUploadIncompleteError,
 } from './document.errors.ts';
-import { PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspection } from './pdf-inspector.ts';
+import { PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspection } from '../pdf/inspect/inspect.ts';
 import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
 
 export const MAX_DOCUMENT_NAME_LENGTH = 140;

@@ -20,13 +20,13 @@
  * quick "retry" instead of piling up.
  *
  * The heap limit does not cover Buffers and ArrayBuffers, and pdf-lib inflates object streams
- * into those when it loads a file (bounded per document at upload, pdf-inspector.ts). A worker
+ * into those when it loads a file (bounded per document at upload, pdf/inspect/limits.ts). A worker
  * reports after each task how much it holds; one over `recycleAboveMb` is ended and replaced, so
  * that memory goes back to the system instead of staying with an idle thread.
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { PdfInspectionError, type PdfInspection } from '../document/pdf-inspector.ts';
+import { PdfInspectionError, type PdfInspection } from './inspect/inspect.ts';
 import type { PdfVerification } from './verify.ts';
 import type { AuditPdfTask, PdfTask, PdfTaskAnswer, PdfWorkerReply, RenderTask, SealTask } from './worker-protocol.ts';
 
@@ -87,7 +87,7 @@ export class PdfWorkersBusyError extends Error {
 }
 
 export type PdfWorkers = {
-  /** pdf-inspector's `inspectPdfFile`, in a worker: same answers and `PdfInspectionError`s, plus the pool's errors. */
+  /** the inspector's `inspectPdfFile`, in a worker: same answers and `PdfInspectionError`s, plus the pool's errors. */
   inspect(filePath: string): Promise<PdfInspection>;
   /**
    * Draws field values into a copy of a PDF (sealing it when asked) and writes it to

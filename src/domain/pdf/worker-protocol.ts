@@ -1,4 +1,4 @@
-import type { PdfInspection, PdfInspectionFailureReason } from '../document/pdf-inspector.ts';
+import type { PdfInspection, PdfInspectionFailureReason } from './inspect/inspect.ts';
 import type { RenderField } from './render.ts';
 import type { SealInfo, SealMaterial } from './seal.ts';
 import type { AuditPdfData, AuditPdfLocale } from './audit-pdf-layout.ts';

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { PDFDocument } from 'pdf-lib';
 import { decryptWithoutPassword } from './decrypt.ts';
-import { inspectPdfFile, PdfInspectionError } from '../document/pdf-inspector.ts';
+import { inspectPdfFile, PdfInspectionError } from './inspect/inspect.ts';
 import { loadForRendering, renderFields } from './render.ts';
 import { sealPdf } from './seal.ts';
 import { buildAuditPdf } from './audit-pdf-layout.ts';

@@ -1,0 +1,407 @@
+/** What the file's streams inflate to, counted in one pass as pdf-lib reads the file, never kept. */
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { constants as zlibConstants, createInflate, inflateSync } from 'node:zlib';
+import { type PdfFile, chargeInflated, readBytes } from './file.ts';
+import { CONTENT_STREAM_WINDOW_LENGTH, INFLATE_CHUNK_LENGTH, MAX_NESTING_DEPTH, MAX_WINDOW_LENGTH, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, SCAN_MARGIN, SCAN_WINDOW_LENGTH, SMALL_ENCODED_STREAM_LENGTH, STREAM_END_SLACK, invalid } from './limits.ts';
+import { type ObjectReader, readIndirectObject, resolve } from './objects.ts';
+import { BACKSLASH, CARRIAGE_RETURN, type Cursor, GREATER_THAN, LEFT_BRACKET, LEFT_PARENTHESIS, LESS_THAN, LINE_FEED, type PdfValue, RIGHT_BRACKET, RIGHT_PARENTHESIS, SOLIDUS, WindowExhausted, dictionaryValue, isDictionary, isName, isNonNegativeInteger, isReference, isRegular, latin1, parseName, parseValue, skipWhitespaceAndComments } from './lexer.ts';
+
+/** How many more bytes the stream at `streamDataOffset` may inflate to before the file is over the limit. */
+function inflatedAllowance(file: PdfFile, streamDataOffset: number): number {
+  return PDF_INFLATED_BYTES_LIMIT - file.inflated.total + (file.inflated.byStream.get(streamDataOffset) ?? 0);
+}
+
+class InflatedPastAllowance extends Error {}
+
+/**
+ * What the bytes `start`..`end` of the file inflate to through `stages` FlateDecode filters,
+ * counted and dropped as they come, stopping once past `allowance`. Damaged or cut-off data
+ * counts for what inflates before the damage (pdf-lib's decoder keeps that much too).
+ */
+async function inflatedSize(file: PdfFile, start: number, end: number, stages: number, allowance: number): Promise<number> {
+  if (stages === 0) return end - start;
+  if (stages === 1 && end - start <= SMALL_ENCODED_STREAM_LENGTH) {
+    try {
+      return inflateSync(await readBytes(file, start, end - start), { maxOutputLength: Math.max(1, allowance + 1), finishFlush: zlibConstants.Z_SYNC_FLUSH }).length;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return allowance + 1;
+      // Damaged data: counted below, up to the damage.
+    }
+  }
+  let counted = 0;
+  async function* encoded() {
+    for (let position = start; position < end; position += INFLATE_CHUNK_LENGTH) yield await readBytes(file, position, Math.min(INFLATE_CHUNK_LENGTH, end - position));
+  }
+  const inflaters = Array.from({ length: stages }, () => createInflate({ chunkSize: INFLATE_CHUNK_LENGTH, finishFlush: zlibConstants.Z_SYNC_FLUSH }));
+  const counter = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      counted += chunk.length;
+      done(counted > allowance ? new InflatedPastAllowance() : null);
+    },
+  });
+  try {
+    await pipeline(encoded(), ...(inflaters as [ReturnType<typeof createInflate>]), counter);
+  } catch (error) {
+    if (error instanceof Error && 'syscall' in error) throw error;
+    // Past the allowance, or damaged data: what came out so far is the count.
+  }
+  return counted;
+}
+
+/** The filters of a stream, when they are names (directly or by reference); undefined otherwise. */
+async function filterNames(reader: ObjectReader, value: PdfValue): Promise<string[] | undefined> {
+  const resolved = await resolve(reader, value);
+  const list = resolved === null ? [] : Array.isArray(resolved) ? resolved : [resolved];
+  const names: string[] = [];
+  for (const item of list) {
+    const filter = await resolve(reader, item);
+    if (!isName(filter)) return undefined;
+    names.push(filter.value);
+  }
+  return names;
+}
+
+const isFlate = (name: string) => name === 'FlateDecode' || name === 'Fl';
+
+/** `work`'s answer, or undefined when what it reads is malformed; other refusals (too complex) stand. */
+async function unlessInvalid<T>(work: Promise<T>): Promise<T | undefined> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof PdfInspectionError && error.reason === 'invalid') return undefined;
+    throw error;
+  }
+}
+
+// The pass over the whole file. pdf-lib (PDFParser) reads a file from start to end, every
+// "n g obj" it meets, and inflates each object stream and xref stream it finds, whether or not the
+// cross-reference names it: so the same objects are looked for here the same way, and where this
+// and pdf-lib may disagree, this finds more, never fewer.
+
+type ScanWindow = { start: number; bytes: Buffer; complete: boolean };
+
+type StreamDictionary = { type: PdfValue | undefined; filter: PdfValue | undefined; length: PdfValue | undefined };
+
+type ScanStep =
+  | { kind: 'end' }
+  | { kind: 'progress' }
+  | { kind: 'stream'; objectNumber: number; dictionary: StreamDictionary; dataStart: number };
+
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
+
+function isDigit(byte: number): boolean {
+  return byte >= DIGIT_0 && byte <= DIGIT_9;
+}
+
+function hasBytes(cursor: Cursor, count: number): boolean {
+  if (cursor.position + count <= cursor.bytes.length) return true;
+  if (cursor.complete) return false;
+  throw new WindowExhausted('window exhausted');
+}
+
+function matchesBytes(cursor: Cursor, text: string): boolean {
+  if (!hasBytes(cursor, text.length)) return false;
+  for (let index = 0; index < text.length; index++) if (cursor.bytes[cursor.position + index] !== text.charCodeAt(index)) return false;
+  return true;
+}
+
+/** pdf-lib's reading of an object header: digits, white space or comments, digits, white space or comments, "obj". */
+function tryObjectHeader(cursor: Cursor): number | undefined {
+  const start = cursor.position;
+  const digits = () => {
+    const from = cursor.position;
+    while (hasBytes(cursor, 1) && isDigit(cursor.bytes[cursor.position])) cursor.position++;
+    return cursor.position > from ? Number(latin1(cursor.bytes, from, cursor.position)) : undefined;
+  };
+  const objectNumber = digits();
+  skipWhitespaceAndComments(cursor);
+  if (!hasBytes(cursor, 1) || digits() === undefined) return void (cursor.position = start);
+  skipWhitespaceAndComments(cursor);
+  if (!matchesBytes(cursor, 'obj')) return void (cursor.position = start);
+  cursor.position += 3;
+  return objectNumber;
+}
+
+/**
+ * Moves past one value without building it (names, numbers and keywords as one token, strings,
+ * arrays and dictionaries with what they hold). Lenient: a stray delimiter is one token.
+ */
+function skipValue(cursor: Cursor, depth = 0): void {
+  if (depth > MAX_NESTING_DEPTH) invalid('objects are nested too deeply');
+  skipWhitespaceAndComments(cursor);
+  if (!hasBytes(cursor, 1)) return;
+  const { bytes } = cursor;
+  const byte = bytes[cursor.position];
+  if (byte === LESS_THAN && hasBytes(cursor, 2) && bytes[cursor.position + 1] === LESS_THAN) {
+    cursor.position += 2;
+    for (;;) {
+      skipWhitespaceAndComments(cursor);
+      if (!hasBytes(cursor, 1)) return;
+      if (bytes[cursor.position] === GREATER_THAN) {
+        cursor.position += hasBytes(cursor, 2) && bytes[cursor.position + 1] === GREATER_THAN ? 2 : 1;
+        return;
+      }
+      skipValue(cursor, depth + 1);
+    }
+  }
+  if (byte === LEFT_BRACKET) {
+    cursor.position++;
+    for (;;) {
+      skipWhitespaceAndComments(cursor);
+      if (!hasBytes(cursor, 1)) return;
+      if (bytes[cursor.position] === RIGHT_BRACKET) return void cursor.position++;
+      skipValue(cursor, depth + 1);
+    }
+  }
+  if (byte === LEFT_PARENTHESIS) {
+    cursor.position++;
+    for (let nesting = 1; nesting > 0 && hasBytes(cursor, 1); ) {
+      const next = bytes[cursor.position++];
+      if (next === BACKSLASH) cursor.position++;
+      else if (next === LEFT_PARENTHESIS) nesting++;
+      else if (next === RIGHT_PARENTHESIS) nesting--;
+    }
+    return;
+  }
+  if (byte === LESS_THAN) {
+    while (hasBytes(cursor, 1) && bytes[cursor.position] !== GREATER_THAN) cursor.position++;
+    cursor.position++;
+    return;
+  }
+  if (byte === SOLIDUS) cursor.position++;
+  const start = cursor.position;
+  while (hasBytes(cursor, 1) && isRegular(bytes[cursor.position])) cursor.position++;
+  if (cursor.position === start) cursor.position++;
+}
+
+/** The first bytes of /Type, /Filter and /Length, also written with a #xx escape. */
+const KEY_STARTS = new Set([...'TFL#'].map((character) => character.charCodeAt(0)));
+
+/**
+ * A dictionary read as pdf-lib reads one, keeping only the entries that say whether pdf-lib will
+ * inflate the stream (values it could not parse count as absent: pdf-lib could not use them
+ * either). Undefined when it is not a dictionary pdf-lib would accept (a key that is not a name).
+ */
+function readStreamDictionary(cursor: Cursor): StreamDictionary | undefined {
+  const found: StreamDictionary = { type: undefined, filter: undefined, length: undefined };
+  cursor.position += 2;
+  for (;;) {
+    skipWhitespaceAndComments(cursor);
+    if (!hasBytes(cursor, 1)) return undefined;
+    const byte = cursor.bytes[cursor.position];
+    if (byte === GREATER_THAN) {
+      cursor.position += hasBytes(cursor, 2) && cursor.bytes[cursor.position + 1] === GREATER_THAN ? 2 : 1;
+      return found;
+    }
+    if (byte !== SOLIDUS) {
+      skipValue(cursor);
+      return undefined;
+    }
+    // Only keys that may spell Type, Filter or Length are decoded (a dictionary may hold a
+    // million others).
+    let key: string | undefined;
+    if (!hasBytes(cursor, 2) || !KEY_STARTS.has(cursor.bytes[cursor.position + 1])) {
+      skipValue(cursor);
+    } else {
+      try {
+        key = parseName(cursor).value;
+      } catch (error) {
+        if (!(error instanceof PdfInspectionError && error.reason === 'invalid')) throw error;
+        skipValue(cursor);
+      }
+    }
+    const valueStart = cursor.position;
+    if (key !== 'Type' && key !== 'Filter' && key !== 'Length') {
+      skipValue(cursor);
+      continue;
+    }
+    let value: PdfValue | undefined;
+    try {
+      value = parseValue(cursor);
+    } catch (error) {
+      if (!(error instanceof PdfInspectionError && error.reason === 'invalid')) throw error;
+      cursor.position = valueStart;
+      skipValue(cursor);
+    }
+    found[key === 'Type' ? 'type' : key === 'Filter' ? 'filter' : 'length'] = value;
+  }
+}
+
+/**
+ * From `cursor` to the next stream object, past anything else (objects that are not streams,
+ * xref tables, trailers, junk); or to a place between two items near the end of the window.
+ * `safe` is kept at the start of the item being read: where to read on from if the window ends
+ * inside it (everything before is done with).
+ */
+function scanStep(cursor: Cursor, windowStart: number, safe: { position: number }): ScanStep {
+  const { bytes } = cursor;
+  for (;;) {
+    if (!cursor.complete && cursor.position > bytes.length - SCAN_MARGIN) return { kind: 'progress' };
+    safe.position = cursor.position;
+    skipWhitespaceAndComments(cursor);
+    if (cursor.position >= bytes.length) {
+      if (cursor.complete) return { kind: 'end' };
+      throw new WindowExhausted('window exhausted');
+    }
+    const start = cursor.position;
+    if (!isDigit(bytes[start])) {
+      cursor.position++;
+      continue;
+    }
+    const objectNumber = tryObjectHeader(cursor);
+    if (objectNumber === undefined) {
+      // No header starts anywhere in this run of digits either.
+      while (cursor.position < bytes.length && isDigit(bytes[cursor.position])) cursor.position++;
+      continue;
+    }
+    skipWhitespaceAndComments(cursor);
+    const isDictionaryNext = hasBytes(cursor, 2) && bytes[cursor.position] === LESS_THAN && bytes[cursor.position + 1] === LESS_THAN;
+    if (!isDictionaryNext) {
+      skipValue(cursor);
+      continue;
+    }
+    const dictionary = readStreamDictionary(cursor);
+    if (dictionary === undefined) continue;
+    skipWhitespaceAndComments(cursor);
+    if (!matchesBytes(cursor, 'stream')) continue;
+    cursor.position += 6;
+    // pdf-lib takes "stream" followed by CRLF, CR, LF or nothing.
+    if (hasBytes(cursor, 1) && bytes[cursor.position] === CARRIAGE_RETURN) cursor.position++;
+    if (hasBytes(cursor, 1) && bytes[cursor.position] === LINE_FEED) cursor.position++;
+    return { kind: 'stream', objectNumber, dictionary, dataStart: windowStart + cursor.position };
+  }
+}
+
+/** Loads the window that starts at `start`, at least `length` long (less only at the end of the file). */
+async function loadWindow(file: PdfFile, start: number, length = SCAN_WINDOW_LENGTH): Promise<ScanWindow> {
+  const bytes = await readBytes(file, start, length);
+  return { start, bytes, complete: start + bytes.length >= file.size };
+}
+
+/** The next scan step from `position`: on the current window while it holds enough, else on one read from there. */
+async function scanFrom(file: PdfFile, scan: { window: ScanWindow }, position: number): Promise<{ step: ScanStep; end: number }> {
+  let length = SCAN_WINDOW_LENGTH;
+  for (;;) {
+    const { window } = scan;
+    const windowEnd = window.start + window.bytes.length;
+    if (position >= window.start && (window.complete ? position <= windowEnd : position < windowEnd - SCAN_MARGIN)) {
+      const cursor: Cursor = { bytes: window.bytes, position: position - window.start, complete: window.complete };
+      const safe = { position: cursor.position };
+      try {
+        const step = scanStep(cursor, window.start, safe);
+        return { step, end: window.start + cursor.position };
+      } catch (error) {
+        if (!(error instanceof WindowExhausted)) throw error;
+      }
+      // One item runs past the window: read on from where it starts, in a larger window when
+      // it already started this one.
+      position = window.start + safe.position;
+      if (position === window.start) {
+        if (window.bytes.length >= MAX_WINDOW_LENGTH) invalid(`the structure at offset ${position} is larger than ${MAX_WINDOW_LENGTH} bytes`);
+        length = Math.min(MAX_WINDOW_LENGTH, window.bytes.length * 4);
+      }
+    }
+    scan.window = await loadWindow(file, position, length);
+  }
+}
+
+/**
+ * Where pdf-lib ends a stream's data: after /Length bytes when /Length is a number written in the
+ * dictionary and "endstream" follows there; otherwise at the matching "endstream" (a "stream"
+ * met on the way opens one more), or the end of the file.
+ */
+async function streamDataEnd(file: PdfFile, dataStart: number, length: PdfValue | undefined): Promise<number> {
+  if (typeof length === 'number' && Number.isSafeInteger(length) && length >= 0 && dataStart + length <= file.size) {
+    const after = await readBytes(file, dataStart + length, STREAM_END_SLACK);
+    const cursor: Cursor = { bytes: after, position: 0, complete: true };
+    skipWhitespaceAndComments(cursor);
+    if (matchesBytes(cursor, 'endstream')) return dataStart + length;
+  }
+  const keyword = Buffer.from('stream', 'latin1');
+  let nesting = 1;
+  // Matches starting before `next` are counted; each window starts three bytes earlier, so an
+  // "end" before a "stream" is seen, and windows grow, since most streams end soon.
+  let next = dataStart;
+  for (let windowLength = 64 * 1024; next < file.size; windowLength = Math.min(windowLength * 4, SCAN_WINDOW_LENGTH)) {
+    const windowStart = Math.max(dataStart, next - 3);
+    const window = await readBytes(file, windowStart, windowLength);
+    for (let index = window.indexOf(keyword, next - windowStart); index !== -1; index = window.indexOf(keyword, index + keyword.length)) {
+      const isEnd = index >= 3 && window[index - 3] === 0x65 && window[index - 2] === 0x6e && window[index - 1] === 0x64;
+      nesting += isEnd ? -1 : 1;
+      if (nesting === 0) return windowStart + index - 3;
+    }
+    if (windowStart + window.length >= file.size) break;
+    next = windowStart + window.length - (keyword.length - 1);
+  }
+  return file.size;
+}
+
+/**
+ * Counts every cross-reference and object stream in the file, as pdf-lib will inflate them
+ * when it loads the file. Only FlateDecode is accepted for them (as for the streams this
+ * inspector reads itself): other filters would let them inflate past any count made here.
+ */
+export async function countStructureStreams(reader: ObjectReader): Promise<void> {
+  const { file } = reader;
+  const scan = { window: await loadWindow(file, 0) };
+  let position = 0;
+  while (position < file.size) {
+    const { step, end } = await scanFrom(file, scan, position);
+    position = end;
+    if (step.kind === 'end') return;
+    if (step.kind === 'progress') continue;
+    const type = await unlessInvalid(resolve(reader, step.dictionary.type ?? null));
+    const dataEnd = await streamDataEnd(file, step.dataStart, step.dictionary.length);
+    if (isName(type, 'ObjStm') || isName(type, 'XRef')) {
+      const filters = await unlessInvalid(filterNames(reader, step.dictionary.filter ?? null));
+      const what = `${type.value === 'ObjStm' ? 'object' : 'xref'} stream ${step.objectNumber}`;
+      if (filters === undefined) invalid(`${what} has a /Filter that is not a name`);
+      const other = filters.find((name) => !isFlate(name));
+      if (other !== undefined) invalid(`${what} uses /${other}; only FlateDecode is accepted for object and xref streams`);
+      chargeInflated(file, step.dataStart, await inflatedSize(file, step.dataStart, dataEnd, filters.length, inflatedAllowance(file, step.dataStart)), what);
+    }
+    position = Math.max(position, dataEnd);
+  }
+}
+
+/**
+ * Counts the pages' content streams (each once, however many pages share it), found through the
+ * cross-reference as a viewer finds them. FlateDecode is inflated; other filters are counted at
+ * their stored size (this service never decodes them, and they are rare in content). A content
+ * stream this parser cannot read is left out rather than refused: this service never reads page
+ * content, and viewers repair what they can.
+ */
+export async function countContentStreams(reader: ObjectReader, contents: PdfValue[]): Promise<void> {
+  const { file } = reader;
+  const seen = new Set<number>();
+  const pending = [...contents];
+  for (let value = pending.pop(); value !== undefined; value = pending.pop()) {
+    if (Array.isArray(value)) {
+      pending.push(...value);
+      continue;
+    }
+    if (!isReference(value) || seen.has(value.objectNumber)) continue;
+    seen.add(value.objectNumber);
+    const entry = reader.entries.get(value.objectNumber);
+    if (entry === undefined || entry.kind === 'free') continue;
+    if (entry.kind === 'inObjectStream') {
+      // Not a stream (streams cannot be packed), but it may be the array of a page's streams.
+      const resolved = await unlessInvalid(resolve(reader, value));
+      if (Array.isArray(resolved)) pending.push(...resolved.filter(isReference));
+      continue;
+    }
+    const object = await unlessInvalid(readIndirectObject(file, entry.offset, CONTENT_STREAM_WINDOW_LENGTH));
+    if (object === undefined) continue;
+    if (Array.isArray(object.value)) pending.push(...object.value.filter(isReference));
+    if (object.streamDataOffset === undefined || !isDictionary(object.value)) continue;
+    const start = object.streamDataOffset;
+    const length = await unlessInvalid(resolve(reader, dictionaryValue(object.value, 'Length')));
+    const end = isNonNegativeInteger(length) ? Math.min(file.size, start + length) : await streamDataEnd(file, start, undefined);
+    const filters = (await unlessInvalid(filterNames(reader, dictionaryValue(object.value, 'Filter')))) ?? [];
+    const stages = filters.length > 0 && filters.every(isFlate) ? filters.length : 0;
+    const what = `content stream ${value.objectNumber}`;
+    chargeInflated(file, start, await inflatedSize(file, start, end, stages, inflatedAllowance(file, start)), what);
+  }
+}

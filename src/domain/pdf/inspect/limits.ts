@@ -1,0 +1,84 @@
+/** What the inspector answers and refuses (`PdfInspectionError`), and the limits that bound what a hostile file can cost. */
+
+export type PdfPage = { width: number; height: number; rotation: number };
+
+export type PdfInspection = { pageCount: number; pages: PdfPage[]; pdfVersion: string };
+
+/** `too_complex`: its streams inflate to more than `PDF_INFLATED_BYTES_LIMIT` bytes. */
+export type PdfInspectionFailureReason = 'not_pdf' | 'invalid' | 'encrypted' | 'too_complex';
+
+export class PdfInspectionError extends Error {
+  readonly reason: PdfInspectionFailureReason;
+  readonly detail: string;
+
+  constructor(reason: PdfInspectionFailureReason, detail: string) {
+    super(`PDF rejected (${reason}): ${detail}`);
+    this.name = 'PdfInspectionError';
+    this.reason = reason;
+    this.detail = detail;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Limits. Each one bounds the memory or time a hostile file can make us spend.
+// ---------------------------------------------------------------------------------------------
+
+/** Readers accept a header preceded by some junk (mail gateways prepend bytes), up to this far. */
+export const HEADER_SEARCH_LENGTH = 1024;
+/** `startxref` and `%%EOF` must be at the very end; this leaves room for trailing whitespace. */
+export const TAIL_LENGTH = 2048;
+/** Page tree objects are small: one window almost always holds a whole object. */
+export const INITIAL_WINDOW_LENGTH = 64 * 1024;
+/** Large enough for a classic xref table of ~800 000 objects, small next to a 48 MB upload. */
+export const MAX_WINDOW_LENGTH = 16 * 1024 * 1024;
+/** Only xref streams and object streams are ever read, and both are compact. */
+export const MAX_ENCODED_STREAM_LENGTH = 16 * 1024 * 1024;
+export const MAX_DECODED_STREAM_LENGTH = 32 * 1024 * 1024;
+/** Decoded object streams are kept because consecutive page nodes usually share one. */
+export const MAX_CACHED_OBJECT_STREAM_BYTES = 16 * 1024 * 1024;
+/** Room after stream data for the end-of-line, `endstream` and `endobj`. */
+export const STREAM_END_SLACK = 64;
+export const MAX_PAGES = 100_000;
+/** Intermediate /Pages nodes are at most as many as pages in any sane tree; add headroom. */
+export const MAX_PAGE_TREE_NODES = 2 * MAX_PAGES + 1024;
+export const MAX_CROSS_REFERENCE_SECTIONS = 1024;
+/** The implementation limit on object numbers from ISO 32000 Annex C. */
+export const MAX_OBJECT_NUMBER = 8_388_607;
+export const MAX_NESTING_DEPTH = 256;
+export const MAX_REFERENCE_CHAIN = 16;
+
+/**
+ * What one document's streams may inflate to, in all: its cross-reference and object streams,
+ * wherever they are in the file (pdf-lib inflates every one of them when it loads a file to render
+ * and seal it, whether the document uses it or not), and its pages' content streams (what any
+ * viewer inflates to show the pages). Images, fonts and attachments are not counted.
+ *
+ * Real documents stay far below: object streams hold a few hundred bytes per object and content
+ * streams of text and drawings tens of kilobytes per page, so a contract's streams inflate to a
+ * few megabytes, and even an upload at the 48 MB size limit made of nothing but compressed
+ * drawings (they inflate 3 to 5 : 1) stays under it. A deflate bomb inflates about 1 000 : 1 (a
+ * 260 KB stream to 256 MiB) and is refused as soon as the count passes the limit. At sealing
+ * pdf-lib inflates object streams into buffers that grow by doubling, outside the worker's heap
+ * limit (a 240 MiB object stream took about 370 MB), transiently: the worker is then recycled
+ * (pdf-worker-pool.ts) and the memory given back.
+ */
+export const PDF_INFLATED_BYTES_LIMIT = 256 * 1024 * 1024;
+/** Streams read in pieces of this size while their inflated size is counted. */
+export const INFLATE_CHUNK_LENGTH = 1024 * 1024;
+/** Encoded streams up to this size are counted in one call (at most ~16 MB inflated). */
+export const SMALL_ENCODED_STREAM_LENGTH = 16 * 1024;
+/** The pass over the whole file reads it in windows of this size. */
+export const SCAN_WINDOW_LENGTH = 4 * 1024 * 1024;
+/** A scan step stops this close to the end of a window that is not the end of the file. */
+export const SCAN_MARGIN = 4096;
+/** The window read to find a content stream's dictionary: small, since there may be one per page. */
+export const CONTENT_STREAM_WINDOW_LENGTH = 4096;
+
+
+export function tooComplex(detail: string): never {
+  throw new PdfInspectionError('too_complex', detail);
+}
+
+export function invalid(detail: string): never {
+  throw new PdfInspectionError('invalid', detail);
+}
