@@ -6,6 +6,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendAuditEvent } from './audit/audit.service.ts';
+import { answerOf, runIdempotently } from './idempotency/idempotency.service.ts';
 import { readerOf } from './read-model.ts';
 import type { ServiceContext } from './service-context.ts';
 import type { TeamCaller } from './team/team-caller.ts';
@@ -43,4 +44,28 @@ export async function auditChange(
   });
   await change.em.flush();
   return appended;
+}
+
+/**
+ * Creates an aggregate (an envelope, a template, a contact…) in one transaction, idempotent per
+ * `Idempotency-Key`: `create` writes it with its audit event and answers its id; `read` answers
+ * it, on the transaction for the answer stored with the key, and afresh for a replay, which gets
+ * the stored first answer even after the aggregate changed or was deleted. `operation` and the
+ * raw `input` are what make two requests "the same".
+ */
+export async function createIdempotently<T>(
+  context: ServiceContext,
+  request: { operation: string; input: unknown; idempotencyKey: string | undefined },
+  create: (change: ChangeScope) => Promise<string>,
+  read: (context: ServiceContext, id: string) => Promise<T>,
+): Promise<T> {
+  const caller = await context.caller();
+  const outcome = await context.em.transactional((em) =>
+    runIdempotently(
+      em,
+      { teamId: caller.teamId, key: request.idempotencyKey, fingerprintOf: { operation: request.operation, input: request.input } },
+      { perform: () => create({ em, caller, now: context.clock.now() }), answer: (id) => read(inTransaction(context, em), id) },
+    ),
+  );
+  return answerOf(outcome, (id) => read(context, id));
 }

@@ -311,6 +311,23 @@ export function shapeOfKeys(keys: ReadonlySet<string> | undefined): string {
 const NO_ROW_ID = '00000000-0000-0000-0000-000000000000';
 
 /**
+ * One aggregate root (an envelope, a template) in one statement: `build` selects the rows the
+ * caller may see through the aggregate's tenant gate (the caller's team in slot 0), narrowed to
+ * the id in slot 1. A malformed id (`wellFormed` throws), an unknown one and another team's all
+ * end in the aggregate's `notFound`.
+ */
+export async function readRoot<T>(
+  context: { reader: ReadDb; caller(): Promise<{ teamId: string }> },
+  options: { shape: string; id: string; wellFormed: (id: string) => string; notFound: (id: string) => Error; build: (db: ReadDb, slot: Slot) => Compilable<unknown> },
+): Promise<T> {
+  const caller = await context.caller();
+  options.wellFormed(options.id);
+  const [row] = await runRead<T>(context.reader, options.shape, options.build, [caller.teamId, options.id]);
+  if (!row) throw options.notFound(options.id);
+  return row;
+}
+
+/**
  * One child list of an owner row (an envelope, a template) in one statement. `build` selects the
  * owner rows the caller may see (its tenant filter, the caller's team in slot 0), narrowed to the
  * owner id in slot 1, with the child list as the column `child`; the child's own values go in

@@ -4,7 +4,7 @@ import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import { z } from 'zod';
 import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
 import { documentsOf, fieldsOf, pick, readInOwner, recipientsOf, type Column, type ContentInclude, type DocumentData, type FieldData, type Keys, type RecipientData } from '../owner/owner.read.ts';
-import { isoTimestamp, runRead, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
+import { isoTimestamp, readRoot, runRead, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
@@ -179,20 +179,14 @@ function shapeOfInclude(include: EnvelopeInclude): string {
 // Reads. Each is one statement, compiled once per shape (runRead): values go in slots.
 
 /** One envelope of the caller's team with what `include` asks for; `Envelope.NotFound` otherwise. */
-export async function readEnvelope(context: ServiceContext, envelopeId: string, include: EnvelopeInclude = {}): Promise<EnvelopeData> {
-  const caller = await context.caller();
-  wellFormedEnvelopeId(envelopeId);
-  const [row] = await runRead<EnvelopeData>(
-    context.reader,
-    `envelope:${shapeOfInclude(include)}`,
-    (db, slot) =>
-      teamEnvelopes(db, slot(0))
-        .select((eb) => envelopeColumns(eb, include))
-        .where('e.id', '=', slot(1)),
-    [caller.teamId, envelopeId],
-  );
-  if (!row) throw new EnvelopeNotFoundError(envelopeId);
-  return row;
+export function readEnvelope(context: ServiceContext, envelopeId: string, include: EnvelopeInclude = {}): Promise<EnvelopeData> {
+  return readRoot<EnvelopeData>(context, {
+    shape: `envelope:${shapeOfInclude(include)}`,
+    id: envelopeId,
+    wellFormed: wellFormedEnvelopeId,
+    notFound: (id) => new EnvelopeNotFoundError(id),
+    build: (db, slot) => teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include)).where('e.id', '=', slot(1)),
+  });
 }
 
 /**

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { auditChange, inTransaction } from '../change.ts';
-import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
+import { auditChange, createIdempotently } from '../change.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { Team } from '../team/team.entity.ts';
 import { boundedInteger, jsonObject, parseInput, readableName } from '../validation.ts';
@@ -49,30 +48,23 @@ const CREATED_ENVELOPE_INCLUDE: EnvelopeInclude = { documents: true, recipients:
  */
 export async function createEnvelope(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<EnvelopeData> {
   const input = parseInput(createEnvelopeInput, options.input);
-  const caller = await context.caller();
-  const outcome = await context.em.transactional((em) =>
-    runIdempotently(
-      em,
-      { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createEnvelope', input: options.input } },
-      {
-        perform: async () => {
-          const now = context.clock.now();
-          const envelope = em.create(Envelope, {
-            ...input,
-            team: em.getReference(Team, caller.teamId),
-            status: 'draft',
-            createdAt: now,
-            updatedAt: now,
-          });
-          await em.persist(envelope).flush();
-          await auditChange(context, { em, caller, now }, { envelopeId: envelope.id, type: 'envelope.created', details: { name: input.name } });
-          return envelope.id;
-        },
-        answer: (envelopeId) => readEnvelope(inTransaction(context, em), envelopeId, CREATED_ENVELOPE_INCLUDE),
-      },
-    ),
+  return createIdempotently(
+    context,
+    { operation: 'createEnvelope', input: options.input, idempotencyKey: options.idempotencyKey },
+    async (change) => {
+      const envelope = change.em.create(Envelope, {
+        ...input,
+        team: change.em.getReference(Team, change.caller.teamId),
+        status: 'draft',
+        createdAt: change.now,
+        updatedAt: change.now,
+      });
+      await change.em.persist(envelope).flush();
+      await auditChange(context, change, { envelopeId: envelope.id, type: 'envelope.created', details: { name: input.name } });
+      return envelope.id;
+    },
+    (reading, envelopeId) => readEnvelope(reading, envelopeId, CREATED_ENVELOPE_INCLUDE),
   );
-  return answerOf(outcome, (envelopeId) => readEnvelope(context, envelopeId, CREATED_ENVELOPE_INCLUDE));
 }
 
 /**

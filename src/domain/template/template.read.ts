@@ -1,7 +1,7 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import { documentsOf, fieldsOf, pick, recipientsOf, type Column, type DocumentData, type FieldData, type TemplateRecipientData } from '../owner/owner.read.ts';
 import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
-import { isoTimestamp, runRead, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
+import { isoTimestamp, readRoot, runRead, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { TemplateNotFoundError } from './template.errors.ts';
@@ -78,20 +78,14 @@ function shapeOfInclude(include: TemplateInclude): string {
 // Reads. Each is one statement, compiled once per shape (runRead): values go in slots.
 
 /** One template visible to the caller's team with what `include` asks for; `Template.NotFound` otherwise. */
-export async function readTemplate(context: ServiceContext, templateId: string, include: TemplateInclude = {}): Promise<TemplateData> {
-  const caller = await context.caller();
-  wellFormedTemplateId(templateId);
-  const [row] = await runRead<TemplateData>(
-    context.reader,
-    `template:${shapeOfInclude(include)}`,
-    (db, slot) =>
-      visibleTemplates(db, slot(0))
-        .select((eb) => templateColumns(eb, include))
-        .where('t.id', '=', slot(1)),
-    [caller.teamId, templateId],
-  );
-  if (!row) throw new TemplateNotFoundError(templateId);
-  return row;
+export function readTemplate(context: ServiceContext, templateId: string, include: TemplateInclude = {}): Promise<TemplateData> {
+  return readRoot<TemplateData>(context, {
+    shape: `template:${shapeOfInclude(include)}`,
+    id: templateId,
+    wellFormed: wellFormedTemplateId,
+    notFound: (id) => new TemplateNotFoundError(id),
+    build: (db, slot) => visibleTemplates(db, slot(0)).select((eb) => templateColumns(eb, include)).where('t.id', '=', slot(1)),
+  });
 }
 
 const pageInput = keysetPageInput.omit({ search: true });

@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { MAX_TEMPLATE_TEAM_SCOPE } from '../capacity.ts';
-import { auditChange, inTransaction } from '../change.ts';
-import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
+import { auditChange, createIdempotently } from '../change.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { Team } from '../team/team.entity.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
@@ -94,32 +93,25 @@ async function checkTeamScope(em: EntityManager, caller: TeamCaller, teamScope: 
 /** Creates a template (docs/reference/interface-spec.md §4.7) owned by the caller's team. Idempotent per `Idempotency-Key`. */
 export async function createTemplate(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<TemplateData> {
   const input = parseInput(createTemplateInput, options.input);
-  const caller = await context.caller();
-  const outcome = await context.em.transactional(async (em) => {
-    const teamScope = await checkTeamScope(em, caller, input.teamScope);
-    return runIdempotently(
-      em,
-      { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createTemplate', input: options.input } },
-      {
-        perform: async () => {
-          const now = context.clock.now();
-          const template = em.create(Template, {
-            team: em.getReference(Team, caller.teamId),
-            name: input.name,
-            description: input.description ?? null,
-            teamScope,
-            createdAt: now,
-            updatedAt: now,
-          });
-          await em.persist(template).flush();
-          await auditTemplateChange(context, { em, caller, now, templateId: template.id }, 'template.created', { name: template.name, teamScope });
-          return template.id;
-        },
-        answer: (templateId) => readTemplate(inTransaction(context, em), templateId, FULL_TEMPLATE_INCLUDE),
-      },
-    );
-  });
-  return answerOf(outcome, (templateId) => readTemplate(context, templateId, FULL_TEMPLATE_INCLUDE));
+  return createIdempotently(
+    context,
+    { operation: 'createTemplate', input: options.input, idempotencyKey: options.idempotencyKey },
+    async (change) => {
+      const teamScope = await checkTeamScope(change.em, change.caller, input.teamScope);
+      const template = change.em.create(Template, {
+        team: change.em.getReference(Team, change.caller.teamId),
+        name: input.name,
+        description: input.description ?? null,
+        teamScope,
+        createdAt: change.now,
+        updatedAt: change.now,
+      });
+      await change.em.persist(template).flush();
+      await auditTemplateChange(context, { ...change, templateId: template.id }, 'template.created', { name: template.name, teamScope });
+      return template.id;
+    },
+    (reading, templateId) => readTemplate(reading, templateId, FULL_TEMPLATE_INCLUDE),
+  );
 }
 
 /** Changes a template's settings; only the given keys change. Owning team only. */
