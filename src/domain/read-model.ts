@@ -313,19 +313,26 @@ const NO_ROW_ID = '00000000-0000-0000-0000-000000000000';
 /**
  * One aggregate root (an envelope, a template) in one statement: `build` selects the rows the
  * caller may see through the aggregate's tenant gate (the caller's team in slot 0), narrowed to
- * the id in slot 1. A malformed id (`wellFormed` throws), an unknown one and another team's all
- * end in the aggregate's `notFound`.
+ * the id in slot 1. A malformed id (the gate's `wellFormed` throws), an unknown one and another
+ * team's all end in the gate's `notFound`.
  */
 export async function readRoot<T>(
   context: { reader: ReadDb; caller(): Promise<{ teamId: string }> },
-  options: { shape: string; id: string; wellFormed: (id: string) => string; notFound: (id: string) => Error; build: (db: ReadDb, slot: Slot) => Compilable<unknown> },
+  gate: IdGate,
+  options: { shape: string; id: string; build: RootStatement },
 ): Promise<T> {
   const caller = await context.caller();
-  options.wellFormed(options.id);
+  gate.wellFormed(options.id);
   const [row] = await runRead<T>(context.reader, options.shape, options.build, [caller.teamId, options.id]);
-  if (!row) throw options.notFound(options.id);
+  if (!row) throw gate.notFound(options.id);
   return row;
 }
+
+/** The statement of a root read: the gated rows (the caller's team in slot 0) narrowed to the id in slot 1. */
+export type RootStatement = (db: ReadDb, slot: Slot) => Compilable<unknown>;
+
+/** An aggregate's id rules, from its tenant gate: the malformed-id check and the not-found error. */
+export type IdGate = { wellFormed: (id: string) => string; notFound: (id: string) => Error };
 
 /**
  * One child list of an owner row (an envelope, a template) in one statement. `build` selects the

@@ -4,12 +4,12 @@ import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import { z } from 'zod';
 import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
 import { documentsOf, fieldsOf, pick, readInOwner, recipientsOf, type Column, type ContentInclude, type DocumentData, type FieldData, type Keys, type RecipientData } from '../owner/owner.read.ts';
-import { isoTimestamp, readRoot, runRead, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
+import { isoTimestamp, readRoot, runRead, type RootStatement, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
 import { EnvelopeNotFoundError } from './envelope.errors.ts';
-import { teamEnvelopes, wellFormedEnvelopeId } from './team-envelope.ts';
+import { envelopeIdGate, teamEnvelopes, wellFormedEnvelopeId } from './team-envelope.ts';
 import { withActorNames } from '../audit/actor-names.ts';
 
 /*
@@ -180,13 +180,8 @@ function shapeOfInclude(include: EnvelopeInclude): string {
 
 /** One envelope of the caller's team with what `include` asks for; `Envelope.NotFound` otherwise. */
 export function readEnvelope(context: ServiceContext, envelopeId: string, include: EnvelopeInclude = {}): Promise<EnvelopeData> {
-  return readRoot<EnvelopeData>(context, {
-    shape: `envelope:${shapeOfInclude(include)}`,
-    id: envelopeId,
-    wellFormed: wellFormedEnvelopeId,
-    notFound: (id) => new EnvelopeNotFoundError(id),
-    build: (db, slot) => teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include)).where('e.id', '=', slot(1)),
-  });
+  const build: RootStatement = (db, slot) => teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include)).where('e.id', '=', slot(1));
+  return readRoot<EnvelopeData>(context, envelopeIdGate, { shape: `envelope:${shapeOfInclude(include)}`, id: envelopeId, build });
 }
 
 /**

@@ -8,7 +8,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SelectQueryBuilder } from 'kysely';
-import type { ReadDatabase, ReadDb } from '../read-model.ts';
+import type { IdGate, ReadDatabase, ReadDb } from '../read-model.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
 import { wellFormedId } from '../tenant.ts';
 import { Envelope } from './envelope.entity.ts';
@@ -18,6 +18,9 @@ import { EnvelopeNotFoundError } from './envelope.errors.ts';
 export function wellFormedEnvelopeId(envelopeId: string): string {
   return wellFormedId(envelopeId, (id) => new EnvelopeNotFoundError(id));
 }
+
+/** The id rules of envelopes, for reads through `readRoot`. */
+export const envelopeIdGate: IdGate = { wellFormed: wellFormedEnvelopeId, notFound: (id) => new EnvelopeNotFoundError(id) };
 
 /**
  * The team's envelopes as `e`: every read of an envelope, or of anything inside one, starts

@@ -7,7 +7,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql, type SelectQueryBuilder } from 'kysely';
-import type { ReadDatabase, ReadDb } from '../read-model.ts';
+import type { IdGate, ReadDatabase, ReadDb } from '../read-model.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
 import { wellFormedId } from '../tenant.ts';
 import { Template } from './template.entity.ts';
@@ -19,6 +19,9 @@ export type TemplateDb = ReadDatabase & { t: ReadDatabase['template'] };
 export function wellFormedTemplateId(templateId: string): string {
   return wellFormedId(templateId, (id) => new TemplateNotFoundError(id));
 }
+
+/** The id rules of templates, for reads through `readRoot`. */
+export const templateIdGate: IdGate = { wellFormed: wellFormedTemplateId, notFound: (id) => new TemplateNotFoundError(id) };
 
 /**
  * The templates the caller's team may see, as `t`: its own, and those whose `teamScope` names it

@@ -1,11 +1,10 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import { documentsOf, fieldsOf, pick, recipientsOf, type Column, type DocumentData, type FieldData, type TemplateRecipientData } from '../owner/owner.read.ts';
 import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
-import { isoTimestamp, readRoot, runRead, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
+import { isoTimestamp, readRoot, runRead, type RootStatement, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
-import { TemplateNotFoundError } from './template.errors.ts';
-import { visibleTemplates, wellFormedTemplateId } from './team-template.ts';
+import { templateIdGate, visibleTemplates } from './team-template.ts';
 
 /*
  * The template aggregate's read model: a template with any of its documents, roles and fields
@@ -79,13 +78,8 @@ function shapeOfInclude(include: TemplateInclude): string {
 
 /** One template visible to the caller's team with what `include` asks for; `Template.NotFound` otherwise. */
 export function readTemplate(context: ServiceContext, templateId: string, include: TemplateInclude = {}): Promise<TemplateData> {
-  return readRoot<TemplateData>(context, {
-    shape: `template:${shapeOfInclude(include)}`,
-    id: templateId,
-    wellFormed: wellFormedTemplateId,
-    notFound: (id) => new TemplateNotFoundError(id),
-    build: (db, slot) => visibleTemplates(db, slot(0)).select((eb) => templateColumns(eb, include)).where('t.id', '=', slot(1)),
-  });
+  const build: RootStatement = (db, slot) => visibleTemplates(db, slot(0)).select((eb) => templateColumns(eb, include)).where('t.id', '=', slot(1));
+  return readRoot<TemplateData>(context, templateIdGate, { shape: `template:${shapeOfInclude(include)}`, id: templateId, build });
 }
 
 const pageInput = keysetPageInput.omit({ search: true });
