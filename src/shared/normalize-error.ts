@@ -9,11 +9,22 @@ export class ConcurrentModificationError extends DomainError {
   }
 }
 
+/**
+ * SQLSTATEs of a server that is going away or not there yet: class 08 (connection exception),
+ * 57P01 admin_shutdown (a restart ends every session), 57P02 crash_shutdown, 57P03
+ * cannot_connect_now ("the database system is starting up" / "shutting down"). A restart of
+ * PostgreSQL produces every one of them; none is the caller's fault or a bug.
+ */
+function isUnavailableSqlState(code: unknown): boolean {
+  return typeof code === 'string' && (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03');
+}
+
 function isConnectionFailure(error: unknown): boolean {
   if (error instanceof ConnectionException) return true;
+  if (isUnavailableSqlState((error as { code?: unknown } | null)?.code)) return true;
   const message = error instanceof Error ? error.message : '';
   // pg-pool's acquire timeout and refused connections surface as plain errors.
-  return /timeout exceeded when trying to connect|ECONNREFUSED|Connection terminated/i.test(message);
+  return /timeout exceeded when trying to connect|ECONNREFUSED|ECONNRESET|Connection terminated/i.test(message);
 }
 
 /**

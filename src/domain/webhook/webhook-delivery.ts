@@ -153,19 +153,25 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
     );
     const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const error = delivered ? null : (result.error ?? `HTTP ${result.statusCode}`);
-    // The attempt is logged at once, whatever the queue does next (one statement).
-    await em.execute(
-      `with attempt as (
-         insert into webhook_attempt (id, created_at, delivery_id, status_code, duration_ms, error) values (?, ?, ?, ?, ?, ?) returning delivery_id)
-       update webhook_delivery set attempt_count = attempt_count + 1, last_status_code = ?, last_error = ?, last_attempt_at = ?
-        where id = (select delivery_id from attempt)`,
-      [newId(), now, deliveryId, result.statusCode, result.durationMs, error, result.statusCode, error, now],
-    );
+    // The attempt is logged in one statement: a failed one at once, whatever the queue does next;
+    // a delivered one with the acknowledgement, which the worker records even across a database
+    // outage, so a receiver that answered 2xx is never posted the same delivery again for it.
+    const attemptId = newId();
+    const logAttempt = (target: EntityManager) =>
+      target.execute(
+        `with attempt as (
+           insert into webhook_attempt (id, created_at, delivery_id, status_code, duration_ms, error) values (?, ?, ?, ?, ?, ?) returning delivery_id)
+         update webhook_delivery set attempt_count = attempt_count + 1, last_status_code = ?, last_error = ?, last_attempt_at = ?
+          where id = (select delivery_id from attempt)`,
+        [attemptId, now, deliveryId, result.statusCode, result.durationMs, error, result.statusCode, error, now],
+      );
     if (!delivered) {
+      await logAttempt(em);
       if (result.refused) throw new PermanentOutboxError(error ?? 'address not allowed');
       throw new Error(error ?? 'failed');
     }
     return async (tx: EntityManager) => {
+      await logAttempt(tx);
       await tx.execute(
         `update webhook_delivery set state = 'delivered', delivered_at = ?, next_attempt_at = null, failed_at = null where id = ? and outbox_message_id = ?`,
         [now, deliveryId, message.id],
