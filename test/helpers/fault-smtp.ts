@@ -3,7 +3,7 @@
  * fault suite: not listening at all (connections refused), greeting with 421 (service not
  * available), deferring recipients with 450, or holding a message in the middle of DATA without
  * ever answering (so a sender can be killed mid-delivery). Only mails it answered 250 to are
- * recorded, each with its Message-ID.
+ * recorded, each with its Message-ID; a held mail whose sender went away was never delivered.
  */
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
@@ -37,11 +37,16 @@ export async function startFaultSmtpServer(initial: SmtpMode = 'accept'): Promis
   let connections = 0;
   let holdPredicate: ((rcptTo: string[]) => boolean) | undefined;
   const heldCallbacks: (() => void)[] = [];
+  // A sender that went away (killed) before its held message was answered never delivered it.
+  const closedSessions = new Set<string>();
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     disableReverseLookup: true,
     logger: false,
+    onClose(session) {
+      closedSessions.add(session.id);
+    },
     onConnect(_session, callback) {
       connections += 1;
       if (mode !== 'greet-421') return callback();
@@ -61,11 +66,13 @@ export async function startFaultSmtpServer(initial: SmtpMode = 'accept'): Promis
       stream.on('end', () => {
         const rcptTo = session.envelope.rcptTo.map((address) => address.address);
         const raw = Buffer.concat(chunks).toString('utf8');
-        const accept = () =>
+        const accept = () => {
+          if (closedSessions.has(session.id)) return;
           void simpleParser(raw).then((mail) => {
             accepted.push({ messageId: mail.messageId ?? '', rcptTo, mail });
             callback();
           }, callback);
+        };
         if (holdPredicate?.(rcptTo)) heldCallbacks.push(accept);
         else accept();
       });

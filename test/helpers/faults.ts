@@ -146,3 +146,52 @@ export async function startGatedReceiver(): Promise<GatedReceiver> {
     },
   };
 }
+
+/** A valid PDF of `pages` pages padded to about `bytes` bytes (an embedded file of random bytes: incompressible). */
+export async function paddedPdf(options: { pages: number; bytes: number }): Promise<Uint8Array> {
+  const { PDFDocument } = await import('pdf-lib');
+  const { randomBytes } = await import('node:crypto');
+  const document = await PDFDocument.create();
+  for (let index = 0; index < options.pages; index += 1) document.addPage([595, 842]).drawRectangle({ x: 20, y: 20, width: 40, height: 40 });
+  if (options.bytes > 4096) await document.attach(randomBytes(options.bytes), 'padding.bin', { mimeType: 'application/octet-stream' });
+  return document.save();
+}
+
+export type RawUpload = { socket: import('node:net').Socket; sent: number; total: number; writeMore(bytes: number): void; response: Promise<string> };
+
+/**
+ * A multipart upload of `pdf` to REST, written by hand on a raw socket: only the head and the
+ * first `firstBytes` of the file are sent; `writeMore` sends more. The response (whatever
+ * arrives before the socket closes) is collected as text.
+ */
+export async function startRawUpload(url: string, apiKey: string, envelopeId: string, pdf: Uint8Array, firstBytes: number): Promise<RawUpload> {
+  const net = await import('node:net');
+  const target = new URL(url);
+  const boundary = `raw-${Math.random().toString(36).slice(2)}`;
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="document"; filename="raw.pdf"\r\nContent-Type: application/pdf\r\n\r\n`);
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const body = Buffer.concat([head, Buffer.from(pdf), tail]);
+  const socket = net.connect({ host: target.hostname, port: Number(target.port) });
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  socket.on('error', () => undefined);
+  let response = '';
+  socket.on('data', (chunk: Buffer) => (response += chunk.toString('latin1')));
+  const closed = new Promise<string>((resolve) => socket.once('close', () => resolve(response)));
+  socket.write(
+    `POST /api/v1/key/envelopes/${envelopeId}/documents HTTP/1.1\r\nHost: ${target.host}\r\nX-Service-Api-Key: ${apiKey}\r\n` +
+      `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+  );
+  const upload: RawUpload = {
+    socket,
+    sent: 0,
+    total: body.length,
+    writeMore(bytes: number) {
+      const next = Math.min(body.length, upload.sent + bytes);
+      if (next > upload.sent && !socket.destroyed) socket.write(body.subarray(upload.sent, next));
+      upload.sent = next;
+    },
+    response: closed,
+  };
+  upload.writeMore(head.length + firstBytes);
+  return upload;
+}
