@@ -1,5 +1,5 @@
 import { ConnectionException, DeadlockException, LockWaitTimeoutException, OptimisticLockError } from '@mikro-orm/core';
-import { DomainError, InternalServerError, ServiceUnavailableError } from './errors.ts';
+import { DomainError, InternalServerError, ServiceUnavailableError, StorageFullError } from './errors.ts';
 import type { Logger } from './logger.ts';
 
 /** `Resource.Conflict`: a concurrent change won the race; retrying the request is safe. */
@@ -28,14 +28,30 @@ function isConnectionFailure(error: unknown): boolean {
 }
 
 /**
+ * A write that found no space (ENOSPC) or no quota (EDQUOT) left, here or in what caused it, or
+ * PostgreSQL's disk_full (53100).
+ */
+function isStorageFull(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth += 1) {
+    const code = (cause as { code?: unknown }).code;
+    if (code === 'ENOSPC' || code === 'EDQUOT' || code === '53100') return true;
+  }
+  return false;
+}
+
+/**
  * Turns anything thrown below a face into a `DomainError` the face can show. Known domain
- * errors pass through; concurrency losses and an unreachable database get their own names; all
- * else is logged in full here and shown only as `Server.Internal`.
+ * errors pass through; concurrency losses, a full disk and an unreachable database get their own
+ * names; all else is logged in full here and shown only as `Server.Internal`.
  */
 export function normalizeError(error: unknown, log: Logger): DomainError {
   if (error instanceof DomainError) return error;
   if (error instanceof OptimisticLockError || error instanceof DeadlockException || error instanceof LockWaitTimeoutException) {
     return new ConcurrentModificationError();
+  }
+  if (isStorageFull(error)) {
+    log.error({ err: error }, 'storage full');
+    return new StorageFullError();
   }
   if (isConnectionFailure(error)) {
     log.error({ err: error }, 'database unavailable');

@@ -10,7 +10,7 @@ export const documentRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/envelopes/:envelopeId/documents',
-    doc: { summary: 'Upload a PDF to a draft', multipart: { filePart: 'document', fields: addDocumentInput }, isIdempotent: true, errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Envelope.CapacityExceeded', 'Document.TooLarge', 'Document.NotPdf', 'Document.InvalidPdf', 'Document.Encrypted', 'Document.InspectionLimitExceeded', 'Document.UploadIncomplete', 'Request.PayloadTooLarge', 'Request.Timeout', 'Server.Busy'] },
+    doc: { summary: 'Upload a PDF to a draft', multipart: { filePart: 'document', fields: addDocumentInput }, isIdempotent: true, errors: ['Envelope.NotDraft', 'Envelope.Busy', 'Envelope.CapacityExceeded', 'Document.TooLarge', 'Document.NotPdf', 'Document.InvalidPdf', 'Document.Encrypted', 'Document.InspectionLimitExceeded', 'Document.UploadIncomplete', 'Request.PayloadTooLarge', 'Request.Timeout', 'Server.Busy', 'Storage.Full'] },
     async handler({ request, nodeRequest, params, context }) {
       // Everything that can refuse the upload from its head is checked before the body is read:
       // the key, the envelope (one read), then the declared size (in receiveMultipartUpload).

@@ -73,7 +73,7 @@ export const templateRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/templates/:templateId/documents',
-    doc: { summary: 'Upload a PDF to a template', multipart: { filePart: 'document', fields: addDocumentInput }, isIdempotent: true, errors: ['Template.NotOwner', 'Template.CapacityExceeded', 'Document.TooLarge', 'Document.NotPdf', 'Document.InvalidPdf', 'Document.Encrypted', 'Document.InspectionLimitExceeded', 'Document.UploadIncomplete', 'Request.PayloadTooLarge', 'Request.Timeout', 'Server.Busy'] },
+    doc: { summary: 'Upload a PDF to a template', multipart: { filePart: 'document', fields: addDocumentInput }, isIdempotent: true, errors: ['Template.NotOwner', 'Template.CapacityExceeded', 'Document.TooLarge', 'Document.NotPdf', 'Document.InvalidPdf', 'Document.Encrypted', 'Document.InspectionLimitExceeded', 'Document.UploadIncomplete', 'Request.PayloadTooLarge', 'Request.Timeout', 'Server.Busy', 'Storage.Full'] },
     async handler({ request, nodeRequest, params, context }) {
       await checkTemplateUploadTarget(context, { templateId: params.templateId });
       const maxFileBytes = context.limits.maxDocumentBytes;
