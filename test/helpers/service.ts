@@ -41,10 +41,11 @@ export type ServiceProcess = {
 
 export const FAULTS_AUDIT_KEY = 'faults-audit-key-0123456789abcdef0123456789';
 
-export async function startService(options: { databaseUrl: string; dataDir?: string; env?: Record<string, string> }): Promise<ServiceProcess> {
+/** `nodeFlags` go before npm start's own (e.g. --trace-gc while investigating). */
+export async function startService(options: { databaseUrl: string; dataDir?: string; env?: Record<string, string>; nodeFlags?: string[] }): Promise<ServiceProcess> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-faults-data-'));
   const start = startCommand();
-  const child = spawn(process.execPath, start.args, {
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), ...start.args], {
     env: {
       ...process.env,
       ...start.env,
