@@ -130,7 +130,7 @@ describe('slow clients', () => {
       mark = endedAt[name] = Date.now();
     };
     const pdf = await paddedPdf({ pages: 2, bytes: FILE_BYTES });
-    const downloads = [];
+    const downloads: Awaited<ReturnType<typeof sealedEnvelope>>[] = [];
     for (let index = 0; index < DOWNLOAD_ENVELOPES; index += 1) downloads.push(await sealedEnvelope(index, pdf));
     await waitUntil('the sealing jobs', async () => Object.keys(await pendingOutbox(orm)).length === 0, 120_000, 250);
     const app = asTestApp(service.url, orm);
