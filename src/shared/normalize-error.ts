@@ -19,12 +19,14 @@ function isUnavailableSqlState(code: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03');
 }
 
-function isConnectionFailure(error: unknown): boolean {
+/** The database could not be reached, or went away mid-statement (a restart): worth trying again shortly. */
+export function isConnectionFailure(error: unknown): boolean {
   if (error instanceof ConnectionException) return true;
   if (isUnavailableSqlState((error as { code?: unknown } | null)?.code)) return true;
   const message = error instanceof Error ? error.message : '';
-  // pg-pool's acquire timeout and refused connections surface as plain errors.
-  return /timeout exceeded when trying to connect|ECONNREFUSED|ECONNRESET|Connection terminated/i.test(message);
+  // pg-pool's acquire timeout, refused or reset connections and a client whose connection died
+  // surface as plain errors.
+  return /timeout exceeded when trying to connect|ECONNREFUSED|ECONNRESET|EPIPE|Connection terminated|not queryable/i.test(message);
 }
 
 /**

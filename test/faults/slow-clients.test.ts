@@ -24,6 +24,10 @@
  *   open (generous: the machine is shared; the measured p99 against the issue's 100 ms aim is in
  *   docs/performance.md);
  * - an unread download, once read, is the whole sealed file.
+ *
+ * For investigating: FAULTS_SLOW_STORM_MS (how long all clients stay open, default 20 s),
+ * FAULTS_DUMP=<file> (the service's log, the memory and descriptor samples and every probe),
+ * FAULTS_SERVICE_NODE_FLAGS (Node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p").
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';

@@ -92,9 +92,13 @@ export async function failedOutbox(orm: MikroORM): Promise<{ topic: string; last
   return orm.em.fork().execute(`select topic, last_error from outbox_message where failed_at is not null`);
 }
 
-/** The Message-IDs the service gives the mails of these outbox rows (mailMessageId: <outbox id>@<public host>). */
-export async function mailOutboxIds(orm: MikroORM, topics: string[] = ['signing.invitation', 'envelope.completed.notice', 'envelope.closed.notice', 'recipient.handover.notice', 'signing.reminder']): Promise<string[]> {
-  const rows = await orm.em.fork().execute<{ id: string }[]>(`select id from outbox_message where topic = any(?::text[])`, [`{${topics.join(',')}}`]);
+export const MAIL_TOPICS = ['signing.invitation', 'envelope.completed.notice', 'envelope.closed.notice', 'recipient.handover.notice', 'signing.reminder'];
+
+/** The ids of a team's mail rows in the outbox; a mail's Message-ID is `<id>@<public host>` (mailMessageId). */
+export async function mailOutboxIds(orm: MikroORM, teamId: string, topics: string[] = MAIL_TOPICS): Promise<string[]> {
+  const rows = await orm.em
+    .fork()
+    .execute<{ id: string }[]>(`select id from outbox_message where topic = any(?::text[]) and payload ->> 'teamId' = ?`, [`{${topics.join(',')}}`, teamId]);
   return rows.map((row) => row.id);
 }
 

@@ -19,6 +19,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JsonObject } from '../../db/columns.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { isConnectionFailure } from '../../shared/normalize-error.ts';
 import { markOutboxMessageDelivered } from './outbox.ts';
 
 export type OutboxMessageClaim = {
@@ -124,7 +125,8 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   /**
    * Records a message's outcome (acknowledgement, reschedule, failure) even across a database
    * outage: the work is done (a mail left, a webhook was answered), and an outcome that is lost
-   * runs the work again once the lease runs out. Tried again with backoff (0.1 s doubling to 5 s)
+   * runs the work again once the lease runs out. A statement that fails because the database is
+   * unreachable (nothing else) is tried again with backoff (0.1 s doubling to 5 s)
    * while the claim's lease certainly holds (half of it), or 5 s more once the worker is stopping;
    * after that the lease decides, as after a crash.
    */
@@ -136,7 +138,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
         return await record();
       } catch (error) {
         const giveUpAt = stopped ? Math.min(deadline, stoppedAt + 5_000) : deadline;
-        if (Date.now() + delay > giveUpAt) throw error;
+        if (!isConnectionFailure(error) || Date.now() + delay > giveUpAt) throw error;
         if (attempt === 1) {
           settings.logger.warn({ messageId: message.id, topic: message.topic, attempt: message.attempt, err: { message: (error as Error)?.message } }, `outbox ${what} could not be recorded; trying again`);
         }
