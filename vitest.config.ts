@@ -12,6 +12,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // The fault suite runs on its own (npm run test:faults, vitest.faults.config.ts).
+    exclude: ['**/node_modules/**', 'test/faults/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -9,7 +9,7 @@ import { createRateLimiter } from './http/rate-limit.ts';
 import { startIdleMemoryTrim } from './http/memory-trim.ts';
 import { listen } from './server.ts';
 import { startupBanner } from './startup-banner.ts';
-import { createFileBlobStore } from './shared/blob-store.ts';
+import { createFileBlobStore, startStagingSweep } from './shared/blob-store.ts';
 import { createClock } from './shared/clock.ts';
 import { startExpirySweeper } from './domain/signing/closing.service.ts';
 import { startEnvelopeEvents } from './domain/live/envelope-event-hub.ts';
@@ -96,6 +96,16 @@ const pdfWorkers = createPdfWorkerPool();
 const clock = createClock();
 const auditKey = loadAuditKey(config);
 const blobStore = createFileBlobStore(path.join(config.dataDir, 'blobs'));
+// Staging files a killed process left behind (an upload cut off by SIGKILL) are removed at start
+// and hourly once they are an hour old (blob-store.ts); every instance sweeps, as any may have crashed.
+const stagingSweep = startStagingSweep({
+  rootDirectory: path.join(config.dataDir, 'blobs'),
+  intervalMs: 60 * 60_000,
+  onSwept: (result) => {
+    if ('error' in result) logger.warn({ err: { message: (result.error as Error)?.message } }, 'staging file sweep failed');
+    else if (result.removed > 0) logger.info({ removed: result.removed }, 'removed stale staging files');
+  },
+});
 const app = createApp({
   orm: database.orm,
   config,
@@ -163,6 +173,7 @@ async function shutdown(signal: string) {
   await app.dispose();
   await expirySweeper.stop();
   await housekeeping?.stop();
+  await stagingSweep.stop();
   // Jobs in hand finish (or their lease runs out and another instance retakes them).
   await outboxWorker.stop();
   await webhookWorker.stop();

@@ -109,3 +109,64 @@ export function createFileBlobStore(rootDirectory: string): BlobStore {
 
   return { stage, pathFor };
 }
+
+/**
+ * A staging file older than this belongs to no upload any more: an upload's body may take at
+ * most 15 minutes (BODY_TIMEOUTS.totalMs) and a refused or failed one deletes its own file, so
+ * what is left is the file of a process that died mid-upload (SIGKILL, out of memory, a power
+ * cut). Younger files are left alone: they may be uploads in progress on another instance
+ * sharing the directory.
+ */
+export const STALE_STAGING_MS = 60 * 60_000;
+
+/** Deletes staging files (`<root>/tmp/*`) last written more than `olderThanMs` ago; answers how many. */
+export async function removeStaleStagingFiles(rootDirectory: string, options: { olderThanMs?: number; now?: number } = {}): Promise<number> {
+  const directory = path.join(rootDirectory, 'tmp');
+  const cutoff = (options.now ?? Date.now()) - (options.olderThanMs ?? STALE_STAGING_MS);
+  let names: string[];
+  try {
+    names = await fs.promises.readdir(directory);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const file = path.join(directory, name);
+    try {
+      const stat = await fs.promises.lstat(file);
+      if (stat.mtimeMs >= cutoff) continue;
+      await fs.promises.rm(file, { recursive: true, force: true });
+      removed += 1;
+    } catch {
+      // Gone already (its upload finished, or another instance swept it).
+    }
+  }
+  return removed;
+}
+
+/** Removes stale staging files now and then every `intervalMs` (an hour in main.ts) until stopped. */
+export function startStagingSweep(options: {
+  rootDirectory: string;
+  intervalMs: number;
+  olderThanMs?: number;
+  onSwept: (result: { removed: number } | { error: unknown }) => void;
+}): { stop(): Promise<void> } {
+  let running: Promise<unknown> = Promise.resolve();
+  const run = () => {
+    running = running.then(() =>
+      removeStaleStagingFiles(options.rootDirectory, { olderThanMs: options.olderThanMs }).then(
+        (removed) => options.onSwept({ removed }),
+        (error: unknown) => options.onSwept({ error }),
+      ),
+    );
+  };
+  run();
+  const timer = setInterval(run, options.intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

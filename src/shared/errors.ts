@@ -99,6 +99,13 @@ export class ServiceUnavailableError extends DomainError {
   }
 }
 
+/** `Storage.Full`: the file storage (DATA_DIR) has no space left; nothing was stored, retry once an operator freed some. */
+export class StorageFullError extends DomainError {
+  constructor() {
+    super('Storage.Full', 'The service has no storage space left for files; nothing was stored. Retry later.');
+  }
+}
+
 /** `Server.Busy`: too much work of one kind is waiting (e.g. PDFs to inspect); nothing was stored, retry shortly. */
 export class ServerBusyError extends DomainError {
   constructor(description: string, context: Record<string, unknown> = {}) {
@@ -176,6 +183,7 @@ const statusByName: Record<string, number> = {
   'Subscription.Unavailable': 503,
   'Subscription.TooMany': 429,
   'Server.Busy': 503,
+  'Storage.Full': 507,
 };
 
 export function httpStatusForError(name: string): number {

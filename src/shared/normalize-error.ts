@@ -1,5 +1,5 @@
 import { ConnectionException, DeadlockException, LockWaitTimeoutException, OptimisticLockError } from '@mikro-orm/core';
-import { DomainError, InternalServerError, ServiceUnavailableError } from './errors.ts';
+import { DomainError, InternalServerError, ServiceUnavailableError, StorageFullError } from './errors.ts';
 import type { Logger } from './logger.ts';
 
 /** `Resource.Conflict`: a concurrent change won the race; retrying the request is safe. */
@@ -9,22 +9,51 @@ export class ConcurrentModificationError extends DomainError {
   }
 }
 
-function isConnectionFailure(error: unknown): boolean {
+/**
+ * SQLSTATEs of a server that is going away or not there yet: class 08 (connection exception),
+ * 57P01 admin_shutdown (a restart ends every session), 57P02 crash_shutdown, 57P03
+ * cannot_connect_now ("the database system is starting up" / "shutting down"). A restart of
+ * PostgreSQL produces every one of them; none is the caller's fault or a bug.
+ */
+function isUnavailableSqlState(code: unknown): boolean {
+  return typeof code === 'string' && (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03');
+}
+
+/** The database could not be reached, or went away mid-statement (a restart): worth trying again shortly. */
+export function isConnectionFailure(error: unknown): boolean {
   if (error instanceof ConnectionException) return true;
+  if (isUnavailableSqlState((error as { code?: unknown } | null)?.code)) return true;
   const message = error instanceof Error ? error.message : '';
-  // pg-pool's acquire timeout and refused connections surface as plain errors.
-  return /timeout exceeded when trying to connect|ECONNREFUSED|Connection terminated/i.test(message);
+  // pg-pool's acquire timeout, refused or reset connections and a client whose connection died
+  // surface as plain errors.
+  return /timeout exceeded when trying to connect|ECONNREFUSED|ECONNRESET|EPIPE|Connection terminated|not queryable/i.test(message);
+}
+
+/**
+ * A write that found no space (ENOSPC) or no quota (EDQUOT) left, here or in what caused it, or
+ * PostgreSQL's disk_full (53100).
+ */
+function isStorageFull(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth += 1) {
+    const code = (cause as { code?: unknown }).code;
+    if (code === 'ENOSPC' || code === 'EDQUOT' || code === '53100') return true;
+  }
+  return false;
 }
 
 /**
  * Turns anything thrown below a face into a `DomainError` the face can show. Known domain
- * errors pass through; concurrency losses and an unreachable database get their own names; all
- * else is logged in full here and shown only as `Server.Internal`.
+ * errors pass through; concurrency losses, a full disk and an unreachable database get their own
+ * names; all else is logged in full here and shown only as `Server.Internal`.
  */
 export function normalizeError(error: unknown, log: Logger): DomainError {
   if (error instanceof DomainError) return error;
   if (error instanceof OptimisticLockError || error instanceof DeadlockException || error instanceof LockWaitTimeoutException) {
     return new ConcurrentModificationError();
+  }
+  if (isStorageFull(error)) {
+    log.error({ err: error }, 'storage full');
+    return new StorageFullError();
   }
   if (isConnectionFailure(error)) {
     log.error({ err: error }, 'database unavailable');

@@ -9,7 +9,9 @@
  * again. Every claim increments `attempts`, and the acknowledgement, the retry and the failure are
  * guarded by that number: a worker whose lease was lost and retaken cannot acknowledge (or
  * reschedule) the newer claim. Handlers must therefore be idempotent (a crash after the work and
- * before the acknowledgement runs it again); the artefact handler is (artefact.service.ts).
+ * before the acknowledgement runs it again); the artefact handler is (artefact.service.ts). An
+ * outcome the database cannot take right now (it restarts) is kept and recorded once it is back
+ * (`persistently`), so an outage alone never runs a finished job twice.
  *
  * Topics without a handler are never claimed: a row waits until a build that knows its topic runs.
  */
@@ -19,6 +21,7 @@ import type { Clock } from '../../shared/clock.ts';
 import { failureDetail, failureReasonOf, ReasonedError, type FailureReason } from '../../shared/failure-reason.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { redactSecrets } from '../../shared/redact.ts';
+import { isConnectionFailure } from '../../shared/normalize-error.ts';
 import { markOutboxMessageDelivered } from './outbox.ts';
 
 export type OutboxMessageClaim = {
@@ -126,7 +129,34 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   const topics = [...settings.handlers.keys()];
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  let stoppedAt = 0;
   let polling: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Records a message's outcome (acknowledgement, reschedule, failure) even across a database
+   * outage: the work is done (a mail left, a webhook was answered), and an outcome that is lost
+   * runs the work again once the lease runs out. A statement that fails because the database is
+   * unreachable (nothing else) is tried again with backoff (0.1 s doubling to 5 s)
+   * while the claim's lease certainly holds (half of it), or 5 s more once the worker is stopping;
+   * after that the lease decides, as after a crash.
+   */
+  async function persistently<T>(message: OutboxMessageClaim, what: string, record: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + settings.leaseMs / 2;
+    let delay = 100;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await record();
+      } catch (error) {
+        const giveUpAt = stopped ? Math.min(deadline, stoppedAt + 5_000) : deadline;
+        if (!isConnectionFailure(error) || Date.now() + delay > giveUpAt) throw error;
+        if (attempt === 1) {
+          settings.logger.warn({ messageId: message.id, topic: message.topic, attempt: message.attempt, err: { message: (error as Error)?.message } }, `outbox ${what} could not be recorded; trying again`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, 5_000);
+      }
+    }
+  }
 
   async function claim(count: number): Promise<OutboxMessageClaim[]> {
     if (topics.length === 0) return [];
@@ -164,13 +194,13 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     const em = settings.em.fork();
     if (permanent) {
       // The row's failure and the hook's record commit together, once (the guarded update decides).
-      await em.transactional(async (tx) => {
+      await persistently(message, 'failure', () => em.fork().transactional(async (tx) => {
         const failed = await tx.execute<{ id: string }[]>(
           `update outbox_message set failed_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null and failed_at is null returning id`,
           [now, record, message.id, message.attempt],
         );
         if (failed.length === 1 && settings.onFailed) await settings.onFailed(message, reason, { em: tx, now });
-      });
+      }));
       settings.logger.error({ messageId: message.id, topic: message.topic, attempt: message.attempt, reason: reason.code, err: error }, 'outbox message failed for good');
       return;
     }
@@ -184,11 +214,13 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     const onRetry = settings.onRetry;
     if (onRetry) {
       // The reschedule and the hook's record commit together, and only for the claim that still holds the row.
-      await em.transactional(async (tx) => {
-        if ((await reschedule(tx)).length === 1) await onRetry(message, reason, { em: tx, now, retryAt });
-      });
+      await persistently(message, 'retry', () =>
+        em.fork().transactional(async (tx) => {
+          if ((await reschedule(tx)).length === 1) await onRetry(message, reason, { em: tx, now, retryAt });
+        }),
+      );
     } else {
-      await reschedule(em);
+      await persistently(message, 'retry', () => reschedule(em.fork()));
     }
     settings.logger.warn({ messageId: message.id, topic: message.topic, attempt: message.attempt, retryInMs: delay, reason: reason.code, err: error }, 'outbox message failed; will retry');
   }
@@ -218,11 +250,13 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     }
     clearInterval(renew);
     // The acknowledgement also drops the payload's `secret` (a signing link): nothing sent keeps it.
-    const acknowledged = await settings.em.fork().transactional(async (tx) => {
-      const marked = await markOutboxMessageDelivered(tx, { messageId: message.id, now: settings.clock.now(), attempt: message.attempt });
-      if (marked && step) await step(tx);
-      return marked;
-    });
+    const acknowledged = await persistently(message, 'acknowledgement', () =>
+      settings.em.fork().transactional(async (tx) => {
+        const marked = await markOutboxMessageDelivered(tx, { messageId: message.id, now: settings.clock.now(), attempt: message.attempt });
+        if (marked && step) await step(tx);
+        return marked;
+      }),
+    );
     if (!acknowledged) {
       settings.logger.warn({ messageId: message.id, topic: message.topic, attempt: message.attempt }, 'outbox claim was lost before acknowledgement (taken again after its lease ran out)');
     }
@@ -257,6 +291,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     drain,
     async stop() {
       stopped = true;
+      stoppedAt = Date.now();
       clearTimeout(timer);
       await polling;
     },

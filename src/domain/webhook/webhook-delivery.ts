@@ -197,21 +197,27 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
       options,
     );
     const failure = result.failure;
-    // The attempt is logged at once, whatever the queue does next (one statement).
-    await em.execute(
-      `with attempt as (
-         insert into webhook_attempt (id, created_at, delivery_id, status_code, duration_ms, error_code, error) values (?, ?, ?, ?, ?, ?, ?) returning delivery_id)
-       update webhook_delivery set attempt_count = attempt_count + 1, last_status_code = ?, last_error_code = ?, last_error = ?, last_attempt_at = ?
-        where id = (select delivery_id from attempt)`,
-      [newId(), now, deliveryId, result.statusCode, result.durationMs, failure?.code ?? null, failure?.description ?? null, result.statusCode, failure?.code ?? null, failure?.description ?? null, now],
-    );
+    // The attempt is logged in one statement: a failed one at once, whatever the queue does next;
+    // a delivered one with the acknowledgement, which the worker records even across a database
+    // outage, so a receiver that answered 2xx is never posted the same delivery again for it.
+    const attemptId = newId();
+    const logAttempt = (target: EntityManager) =>
+      target.execute(
+        `with attempt as (
+           insert into webhook_attempt (id, created_at, delivery_id, status_code, duration_ms, error_code, error) values (?, ?, ?, ?, ?, ?, ?) returning delivery_id)
+         update webhook_delivery set attempt_count = attempt_count + 1, last_status_code = ?, last_error_code = ?, last_error = ?, last_attempt_at = ?
+          where id = (select delivery_id from attempt)`,
+        [attemptId, now, deliveryId, result.statusCode, result.durationMs, failure?.code ?? null, failure?.description ?? null, result.statusCode, failure?.code ?? null, failure?.description ?? null, now],
+      );
     if (failure) {
+      await logAttempt(em);
       // The team sees the reason; the worker logs the detail with the message id.
       const detail = `delivery ${deliveryId}: ${result.detail ?? failure.description}`;
       if (result.refused) throw new PermanentOutboxError(failure, detail);
       throw new ReasonedError(failure, detail);
     }
     return async (tx: EntityManager) => {
+      await logAttempt(tx);
       await tx.execute(
         `update webhook_delivery set state = 'delivered', delivered_at = ?, next_attempt_at = null, failed_at = null where id = ? and outbox_message_id = ?`,
         [now, deliveryId, message.id],

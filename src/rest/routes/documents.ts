@@ -17,6 +17,7 @@ const UPLOAD_ERRORS = [
   'Request.PayloadTooLarge',
   'Request.Timeout',
   'Server.Busy',
+  'Storage.Full',
 ];
 
 /** The interface spec (docs/reference/interface-spec.md) §4.2, §4.7 and docs/reference/contract.md §5: documents of an envelope or a template. */
