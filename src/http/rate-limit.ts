@@ -229,7 +229,16 @@ export async function consumeForRequest(
     if (linksSeenThisWindow.has(linkHash)) return perLink;
     linksSeenThisWindow.set(linkHash, true);
   }
-  const caller = await context.caller().catch(() => undefined);
+  let caller: { apiKeyId: string } | undefined;
+  try {
+    caller = await context.caller();
+  } catch (error) {
+    // Only a request without a valid key (Auth.*) is counted against its client address. One whose
+    // key could not be checked (the database is away) is not counted as anonymous traffic: it is
+    // answered by that failure (Server.Unavailable), not refused with 429 once an outage has
+    // spent the address's budget.
+    if (!(error instanceof DomainError && error.name.startsWith('Auth.'))) return undefined;
+  }
   if (caller) return limiter.consume('apiKey', caller.apiKeyId);
   return limiter.consume('client', context.metadata.ip ?? 'unknown');
 }

@@ -75,7 +75,9 @@ export async function startPgCluster(options: { settings?: string[] } = {}): Pro
   }
   const asAccount = { ...account, env: { ...process.env, LC_ALL: 'C' } };
   await run(path.join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'], asAccount);
-  const settings = ['listen_addresses=127.0.0.1', 'fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=200', ...(options.settings ?? [])];
+  // fsync off: only an operating-system crash would need it. synchronous_commit stays on: a crash
+  // of PostgreSQL itself (stop -m immediate) must not lose a transaction the service saw commit.
+  const settings = ['listen_addresses=127.0.0.1', 'fsync=off', 'full_page_writes=off', 'max_connections=200', ...(options.settings ?? [])];
   fs.appendFileSync(path.join(dataDir, 'postgresql.conf'), `\n${settings.map((line) => line.replace('=', " = '") + "'").join('\n')}\n`);
   const port = await freePort();
   const logFile = path.join(baseDir, 'postgres.log');
