@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LRUCache } from 'lru-cache';
-import { CompiledQuery, sql, type Compilable, type Expression, type Kysely, type RawBuilder } from 'kysely';
+import { CompiledQuery, sql, type Compilable, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { decodeCursorPosition, takePage } from './pagination.ts';
 import { isUuid } from '../shared/ids.ts';
 
 /*
@@ -309,6 +310,43 @@ export function shapeOfKeys(keys: ReadonlySet<string> | undefined): string {
 
 /** An id that matches nothing, for a malformed child id: the owner is still checked first, so errors keep their order. */
 const NO_ROW_ID = '00000000-0000-0000-0000-000000000000';
+
+// A listing's query, whatever its tables: the window only adds conditions on its own alias.
+type AnySelect = SelectQueryBuilder<any, any, any>;
+
+/**
+ * One page of a newest-first listing, in one statement: `build` selects the gated rows (the
+ * caller's team in slot 0, the listing's own filters in the slots after it, `filterValues`) and
+ * hands its query to `window`, which continues after the cursor's row, orders by (createdAt, id)
+ * descending and cuts one row more than the page, to tell whether another page follows.
+ */
+export async function readKeysetPage<Row extends { createdAt: Date | string; id: string }>(
+  context: { reader: ReadDb; caller(): Promise<{ teamId: string }> },
+  options: {
+    shape: string;
+    page: { cursor?: string; limit: number };
+    filterValues?: readonly unknown[];
+    build: (db: ReadDb, slot: Slot, window: <Query extends AnySelect>(query: Query, alias: string) => Query) => Compilable<unknown>;
+  },
+): Promise<{ rows: Row[]; nextCursor: string | null }> {
+  const caller = await context.caller();
+  const after = options.page.cursor === undefined ? undefined : decodeCursorPosition(options.page.cursor);
+  const filters = options.filterValues ?? [];
+  const cursorSlot = 1 + filters.length;
+  const rows = await runRead<Row>(
+    context.reader,
+    `${options.shape}:${after ? 'after' : 'first'}`,
+    (db, slot) =>
+      options.build(db, slot, (query, alias) => {
+        const createdAt = sql.ref(`${alias}.created_at`);
+        const id = sql.ref(`${alias}.id`);
+        const continued = after ? query.where(sql<boolean>`(${createdAt}, ${id}) < (${slot(cursorSlot)}, ${slot(cursorSlot + 1)})`) : query;
+        return continued.orderBy(createdAt, 'desc').orderBy(id, 'desc').limit(slot(cursorSlot + 2)) as typeof query;
+      }),
+    [caller.teamId, ...filters, after?.createdAt, after?.id, options.page.limit + 1],
+  );
+  return takePage(rows, options.page.limit);
+}
 
 /**
  * One aggregate root (an envelope, a template) in one statement: `build` selects the rows the

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { sql, type AliasedExpression, type Expression, type ExpressionBuilder } from 'kysely';
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import { z } from 'zod';
-import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
+import { keysetPageInput } from '../pagination.ts';
 import { documentsOf, fieldsOf, pick, readInOwner, recipientsOf, type Column, type ContentInclude, type DocumentData, type FieldData, type Keys, type RecipientData } from '../owner/owner.read.ts';
-import { isoTimestamp, readRoot, runRead, type RootStatement, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
+import { isoTimestamp, readKeysetPage, readRoot, runRead, type RootStatement, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
@@ -236,20 +236,15 @@ export async function readEnvelopePage(
   include: EnvelopeInclude = {},
 ): Promise<EnvelopePageData> {
   const input = parseInput(pageInput, options);
-  const caller = await context.caller();
-  const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
-  const rows = await runRead<EnvelopeData>(
-    context.reader,
-    `envelope-page:${input.status ? 'status' : 'any'}:${after ? 'after' : 'first'}:${shapeOfInclude(include)}`,
-    (db, slot) => {
-      let query = teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include));
-      if (input.status) query = query.where('e.status', '=', slot(1));
-      if (after) query = query.where((eb) => eb(eb.refTuple('e.created_at', 'e.id'), '<', eb.tuple(slot(2), slot(3))));
-      return query.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(slot(4));
+  const page = await readKeysetPage<EnvelopeData>(context, {
+    shape: `envelope-page:${input.status ? 'status' : 'any'}:${shapeOfInclude(include)}`,
+    page: input,
+    filterValues: input.status ? [input.status] : [],
+    build: (db, slot, window) => {
+      const query = teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include));
+      return window(input.status ? query.where('e.status', '=', slot(1)) : query, 'e');
     },
-    [caller.teamId, input.status, after?.createdAt, after?.id, input.limit + 1],
-  );
-  const page = takePage(rows, input.limit);
+  });
   return { envelopes: page.rows, nextCursor: page.nextCursor };
 }
 

@@ -1,7 +1,7 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import { documentsOf, fieldsOf, pick, recipientsOf, type Column, type DocumentData, type FieldData, type TemplateRecipientData } from '../owner/owner.read.ts';
-import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
-import { isoTimestamp, readRoot, runRead, type RootStatement, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
+import { keysetPageInput } from '../pagination.ts';
+import { isoTimestamp, readKeysetPage, readRoot, type RootStatement, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { templateIdGate, visibleTemplates } from './team-template.ts';
@@ -96,18 +96,10 @@ export async function readTemplatePage(
   include: TemplateInclude = {},
 ): Promise<TemplatePageData> {
   const input = parseInput(pageInput, options);
-  const caller = await context.caller();
-  const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
-  const rows = await runRead<TemplateData>(
-    context.reader,
-    `template-page:${after ? 'after' : 'first'}:${shapeOfInclude(include)}`,
-    (db, slot) => {
-      let query = visibleTemplates(db, slot(0)).select((eb) => templateColumns(eb, include));
-      if (after) query = query.where((eb) => eb(eb.refTuple('t.created_at', 't.id'), '<', eb.tuple(slot(1), slot(2))));
-      return query.orderBy('t.created_at', 'desc').orderBy('t.id', 'desc').limit(slot(3));
-    },
-    [caller.teamId, after?.createdAt, after?.id, input.limit + 1],
-  );
-  const page = takePage(rows, input.limit);
+  const page = await readKeysetPage<TemplateData>(context, {
+    shape: `template-page:${shapeOfInclude(include)}`,
+    page: input,
+    build: (db, slot, window) => window(visibleTemplates(db, slot(0)).select((eb) => templateColumns(eb, include)), 't'),
+  });
   return { templates: page.rows, nextCursor: page.nextCursor };
 }
