@@ -146,3 +146,8 @@ export const jsonObject = z.custom<Record<string, unknown>>(isJsonObject, { erro
 export const identifierSlug = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1 to 64 letters, digits, "_", "-" or ".", starting with a letter or digit');
+
+/** The keys a patch gives a value for (`undefined` means "not given"): what an update changes and records. */
+export function givenKeys<Patch extends object>(patch: Patch): (keyof Patch & string)[] {
+  return (Object.keys(patch) as (keyof Patch & string)[]).filter((key) => patch[key] !== undefined);
+}

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { auditChange, createIdempotently } from '../change.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { Team } from '../team/team.entity.ts';
-import { boundedInteger, jsonObject, parseInput, readableName } from '../validation.ts';
+import { boundedInteger, givenKeys, jsonObject, parseInput, readableName } from '../validation.ts';
 import { changeDraftEnvelope } from './draft-edit.ts';
 import { Envelope } from './envelope.entity.ts';
 import { readEnvelope, type EnvelopeData, type EnvelopeInclude } from './envelope.read.ts';
@@ -74,7 +74,7 @@ export async function createEnvelope(context: ServiceContext, options: { input: 
 export async function updateEnvelope(context: ServiceContext, options: { envelopeId: string; input: unknown }): Promise<void> {
   const input = parseInput(updateEnvelopeInput, options.input);
   await changeDraftEnvelope(context, options.envelopeId, async (draft) => {
-    const changed = Object.keys(input).filter((key) => input[key as keyof typeof input] !== undefined);
+    const changed = givenKeys(input);
     // An empty patch is answered (a draft check included) but records nothing.
     if (changed.length === 0) return;
     draft.em.assign(draft.envelope, input);

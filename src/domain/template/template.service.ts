@@ -7,7 +7,7 @@ import { auditChange, createIdempotently } from '../change.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { Team } from '../team/team.entity.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
-import { isStorableText, parseInput, readableName } from '../validation.ts';
+import { givenKeys, isStorableText, parseInput, readableName } from '../validation.ts';
 import { Template } from './template.entity.ts';
 import { TemplateNotOwnerError } from './template.errors.ts';
 import { readTemplate, FULL_TEMPLATE_INCLUDE, type TemplateData } from './template.read.ts';
@@ -118,7 +118,7 @@ export async function createTemplate(context: ServiceContext, options: { input: 
 export async function updateTemplate(context: ServiceContext, options: { templateId: string; input: unknown }): Promise<void> {
   const input = parseInput(updateTemplateInput, options.input);
   await changeTemplate(context, options.templateId, async (change) => {
-    const changed = Object.keys(input).filter((key) => input[key as keyof typeof input] !== undefined);
+    const changed = givenKeys(input);
     if (changed.length === 0) return;
     const teamScope = input.teamScope === undefined ? undefined : await checkTeamScope(change.em, change.caller, input.teamScope);
     change.em.assign(change.template, {
