@@ -1,6 +1,6 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { documentsOf, fieldColumns, type DocumentData, type FieldData } from '../owner/owner.read.ts';
+import { documentsOf, fieldColumns, type DocumentData, type FieldData, type RecipientCoreData } from '../owner/owner.read.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { isoTimestamp, runRead, type ReadDb } from '../read-model.ts';
 import { otpStatus, type SigningOtpStatus } from './otp-policy.ts';
@@ -12,15 +12,8 @@ import { otpStatus, type SigningOtpStatus } from './otp-policy.ts';
  * whose turn it is, and for a host the in-person signers it hosts.
  */
 
-export type SigningRoleData = {
-  id: string;
-  identifier: string;
-  roleName: string;
-  type: string;
-  order: number;
-  required: boolean;
-  /** The recipient's colour (#rrggbb), for its fields on the page. */
-  color: string;
+/** A role as the signing page sees it: its keys (`color` for its fields on the page) and where its turn stands. */
+export type SigningRoleData = Pick<RecipientCoreData, 'id' | 'identifier' | 'roleName' | 'type' | 'order' | 'required' | 'color'> & {
   activatedAt: string | null;
   completedAt: string | null;
   delegatedAt: string | null;
