@@ -1,7 +1,7 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
-import { createRequestContext, type AppDependencies, type RequestContext } from './context.ts';
+import { openRequestContext, type AppDependencies, type RequestContext } from './context.ts';
 import { graphqlBodyLimitPlugin } from './graphql/body-limit.ts';
 import { createErrorMask } from './graphql/errors.ts';
 import { graphqlLimitPlugins } from './graphql/limits.ts';
@@ -132,7 +132,7 @@ export function createApp(given: AppDependencies): App {
       error: (...args) => logger.debug(args.map(String).join(' ')),
     },
     context: ({ request, ...serverContext }) =>
-      createRequestContext(dependencies, {
+      openRequestContext(dependencies, {
         headers: request.headers,
         metadata: requestMetadataOf(request, serverContext as NodeServerContext),
         liveConnection: (serverContext as NodeServerContext).liveConnection,

@@ -64,6 +64,18 @@ export type RequestContext = AppDependencies &
     liveConnection?: LiveConnection;
   };
 
+/**
+ * `createRequestContext` after the shared sandbox clock (if any) has read what another instance
+ * recorded: how every HTTP request of either face starts.
+ */
+export async function openRequestContext(
+  dependencies: ServingDependencies,
+  request: { headers: Headers; metadata: RequestMetadata; liveConnection?: LiveConnection },
+): Promise<RequestContext> {
+  await dependencies.clock.shared?.refresh();
+  return createRequestContext(dependencies, request);
+}
+
 export function createRequestContext(
   dependencies: ServingDependencies,
   { headers, metadata, liveConnection }: { headers: Headers; metadata: RequestMetadata; liveConnection?: LiveConnection },

@@ -21,6 +21,8 @@ import { startHousekeeping } from './domain/outbox/housekeeping.ts';
 import { createMailer } from './domain/notification/mailer.ts';
 import { createPhoneProvider } from './domain/notification/sms.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
+import { checkSharedSecrets, SharedSecretMismatchError, sharedSecretsOf } from './db/shared-secrets.ts';
+import { shareSandboxClock } from './db/shared-sandbox-clock.ts';
 import { createMainWorker, createWebhookWorker } from './workers.ts';
 
 // Start: configuration → database → app → listen. Nothing else happens here.
@@ -62,6 +64,20 @@ try {
 }
 logger.info({ embedded: database.isEmbedded, dataDir: config.dataDir }, 'database ready, migrations applied');
 
+// Instances sharing a database must share its secrets: the first start records their
+// fingerprints, a later start with different ones stops here with one line naming the variable.
+const auditKey = loadAuditKey(config);
+try {
+  await checkSharedSecrets(database.orm, sharedSecretsOf({ auditKey, sealFingerprintSha256: seal.fingerprintSha256 }));
+} catch (error) {
+  if (error instanceof SharedSecretMismatchError) {
+    console.error(error.message);
+    await database.close();
+    process.exit(1);
+  }
+  throw error;
+}
+
 const defaultTeam = await ensureDefaultTeam(database.orm.em.fork());
 
 // Verified keys are remembered for a few seconds. Other instances' revocations arrive by
@@ -94,7 +110,8 @@ const rateLimiter = createRateLimiter({
 const pdfWorkers = createPdfWorkerPool();
 
 const clock = createClock();
-const auditKey = loadAuditKey(config);
+// The sandbox clock is one clock for every instance on the database (and survives restarts).
+const sandboxClock = config.sandboxClock ? await shareSandboxClock({ orm: database.orm, clock, connectionString: config.databaseUrl, logger }) : undefined;
 const blobStore = createFileBlobStore(path.join(config.dataDir, 'blobs'));
 // Staging files a killed process left behind (an upload cut off by SIGKILL) are removed at start
 // and hourly once they are an hour old (blob-store.ts); every instance sweeps, as any may have crashed.
@@ -181,6 +198,7 @@ async function shutdown(signal: string) {
   // After the server has finished its requests: no upload is waiting for a worker any more.
   await pdfWorkers.close();
   await revocationListener?.close();
+  await sandboxClock?.close();
   apiKeyCache.close();
   await rateLimiter.close();
   await database.close();

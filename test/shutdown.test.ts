@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { makePdf } from './fixtures/pdfs.ts';
-import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { restClient, runInstanceEnvironment, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let seeder: TestApp;
 beforeAll(async () => {
@@ -20,7 +20,7 @@ async function startService() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-shutdown-'));
   const child = spawn(process.execPath, ['src/main.ts'], {
     // No outbox worker: on the shared test database it would take other files' jobs.
-    env: { ...process.env, DATABASE_URL: inject('databaseUrl'), PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', OUTBOX_WORKER: 'false' },
+    env: { ...process.env, DATABASE_URL: inject('databaseUrl'), PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', OUTBOX_WORKER: 'false', ...runInstanceEnvironment(dataDir) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -6,6 +6,7 @@
  *   npm run cli -- key revoke --key-id ID
  *   npm run cli -- audit verify --envelope ID     (exit 2 when the chain is broken)
  *   npm run cli -- verify FILE.pdf                 (offline; exit 2 when the seal is not valid)
+ *   npm run cli -- secrets adopt                   (after changing AUDIT_HMAC_KEY or SEAL_P12 on every instance)
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,13 +20,15 @@ import { verifyAuditChain } from '../domain/audit/audit.service.ts';
 import { DomainError } from '../shared/errors.ts';
 import { isUuid } from '../shared/ids.ts';
 import { loadAuditKey } from '../shared/secret-file.ts';
+import { adoptSharedSecrets, sharedSecretsOf } from '../db/shared-secrets.ts';
 
 const usage = `usage:
   cli team create --name NAME [--workspace ID]
   cli key create --team ID [--label TEXT]
   cli key revoke --key-id ID
   cli audit verify --envelope ID
-  cli verify FILE.pdf`;
+  cli verify FILE.pdf
+  cli secrets adopt`;
 
 function fail(message: string): never {
   console.error(message);
@@ -77,7 +80,7 @@ const { values } = (() => {
 })();
 
 const command = `${resource ?? ''} ${action ?? ''}`;
-if (!['team create', 'key create', 'key revoke', 'audit verify'].includes(command)) fail(usage);
+if (!['team create', 'key create', 'key revoke', 'audit verify', 'secrets adopt'].includes(command)) fail(usage);
 if (command === 'team create' && !values.name) fail('team create needs --name');
 if (command === 'key create' && !values.team) fail('key create needs --team');
 if (command === 'key revoke' && !values['key-id']) fail('key revoke needs --key-id');
@@ -108,6 +111,11 @@ try {
   } else if (command === 'key revoke') {
     const revoked = await revokeApiKey(em, { keyId: values['key-id']! });
     output = { keyId: revoked.keyId, revokedAt: revoked.revokedAt.toISOString() };
+  } else if (command === 'secrets adopt') {
+    // The fingerprints every instance's start is compared with become this configuration's.
+    const seal = loadSealCertificate(config);
+    const adopted = await adoptSharedSecrets(database.orm, sharedSecretsOf({ auditKey: loadAuditKey(config), sealFingerprintSha256: seal.fingerprintSha256 }));
+    output = { adopted };
   } else {
     // An operator's tool: it reads the chain directly, with the service's own audit key.
     const verification = await verifyAuditChain(em, loadAuditKey(config), values.envelope!);

@@ -19,6 +19,7 @@ import { WorkspaceSchema } from '../domain/team/workspace.entity.ts';
 import { TemplateRecipientSchema } from '../domain/template/template-recipient.entity.ts';
 import { TemplateSchema } from '../domain/template/template.entity.ts';
 import { RateLimitEntrySchema } from './rate-limit.entity.ts';
+import { SandboxClockSchema, SharedSecretFingerprintSchema } from './instance-agreement.entity.ts';
 import { WebhookAttemptSchema, WebhookDeliverySchema, WebhookEndpointSchema } from '../domain/webhook/webhook.entity.ts';
 
 /** The explicit entity list: no folder scanning, so start-up cannot pick up stray files. */
@@ -45,6 +46,8 @@ export const entities = [
   PhoneMessageSchema,
   IdempotencyRecordSchema,
   RateLimitEntrySchema,
+  SharedSecretFingerprintSchema,
+  SandboxClockSchema,
   WebhookEndpointSchema,
   WebhookDeliverySchema,
   WebhookAttemptSchema,

@@ -1,5 +1,5 @@
 import type { Plugin } from 'graphql-yoga';
-import { createRequestContext, type ServingDependencies } from '../context.ts';
+import { openRequestContext, type ServingDependencies } from '../context.ts';
 import { isDatabaseReady } from '../db/database.ts';
 import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
 import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
@@ -36,7 +36,7 @@ export function restPlugin(
       if (url.pathname !== REST_PREFIX && !url.pathname.startsWith(`${REST_PREFIX}/`)) return;
 
       const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
-      const context = createRequestContext(dependencies, { headers: request.headers, metadata });
+      const context = await openRequestContext(dependencies, { headers: request.headers, metadata });
       const path = url.pathname.slice(REST_PREFIX.length) || '/';
       const counted = {
         rateLimiter: dependencies.rateLimiter,

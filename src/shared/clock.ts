@@ -5,6 +5,16 @@
 export type Clock = {
   now(): Date;
   advance(seconds: number): Date;
+  /**
+   * Takes an offset recorded elsewhere (another instance moved the shared sandbox clock). Time never
+   * moves back: an offset behind this clock's is ignored.
+   */
+  adoptOffset(offsetMs: number): void;
+  /**
+   * Present when the sandbox clock is shared through the database (src/db/shared-sandbox-clock.ts):
+   * `advance` moves it for every instance, `refresh` reads what another instance recorded.
+   */
+  shared?: { advance(seconds: number): Promise<Date>; refresh(): Promise<void> };
 };
 
 export function createClock(): Clock {
@@ -14,6 +24,9 @@ export function createClock(): Clock {
     advance(seconds: number) {
       offsetMs += seconds * 1000;
       return new Date(Date.now() + offsetMs);
+    },
+    adoptOffset(recordedMs: number) {
+      if (Number.isFinite(recordedMs)) offsetMs = Math.max(offsetMs, recordedMs);
     },
   };
 }

@@ -6,12 +6,15 @@ import pg from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
 import type { TestProject } from 'vitest/node';
 import { createOrmConfig } from '../../mikro-orm.config.ts';
+import { loadSealCertificate } from '../../src/domain/artefact/seal-certificate.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded-postgres.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
     databaseKind: 'server' | 'embedded';
+    /** A DATA_DIR holding the run's one seal (seal/seal.pem): every app and service process of the run seals with it. */
+    sealDataDir: string;
   }
 }
 
@@ -81,5 +84,14 @@ export default async function setup(project: TestProject) {
   await orm.migrator.up();
   await orm.close(true);
   project.provide('databaseUrl', databaseUrl);
-  return teardown;
+  // One seal for the whole run: the service processes tests start on the run's database are
+  // instances of one installation, which must share it (src/db/shared-secrets.ts), and generating
+  // an RSA key per test file would cost seconds.
+  const sealDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-seal-'));
+  loadSealCertificate({ sealP12Path: undefined, sealP12Password: undefined, dataDir: sealDataDir });
+  project.provide('sealDataDir', sealDataDir);
+  return async () => {
+    await teardown();
+    fs.rmSync(sealDataDir, { recursive: true, force: true });
+  };
 }

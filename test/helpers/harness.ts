@@ -21,8 +21,9 @@ import { loadSealCertificate, type SealCertificate } from '../../src/domain/arte
 /** One self-signed seal for the test run's apps (generating an RSA key per app would cost seconds). */
 let sealCertificate: SealCertificate | undefined;
 let sealDataDir: string | undefined;
-function testSealCertificate(): SealCertificate {
-  sealDataDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-seal-'));
+export function testSealCertificate(): SealCertificate {
+  // The run's seal (global-setup.ts); a config without that setup (the fault suite) makes its own.
+  sealDataDir ??= inject('sealDataDir') ?? fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-seal-'));
   sealCertificate ??= loadSealCertificate({ sealP12Path: undefined, sealP12Password: undefined, dataDir: sealDataDir });
   return sealCertificate;
 }
@@ -31,6 +32,20 @@ function testSealCertificate(): SealCertificate {
 export function testSealDataDir(): string {
   testSealCertificate();
   return sealDataDir!;
+}
+
+/** The audit key of every test app and of every service process on the run's database. */
+export const TEST_AUDIT_KEY = 'test-audit-key-0123456789abcdef0123456789';
+
+/**
+ * The secrets a service process on the run's database must hold to start there as another
+ * instance of the test apps' installation (src/db/shared-secrets.ts): the run's seal, copied into
+ * its DATA_DIR, and the audit key, returned as environment.
+ */
+export function runInstanceEnvironment(dataDir: string): { AUDIT_HMAC_KEY: string } {
+  fs.mkdirSync(path.join(dataDir, 'seal'), { recursive: true });
+  fs.copyFileSync(path.join(testSealDataDir(), 'seal', 'seal.pem'), path.join(dataDir, 'seal', 'seal.pem'));
+  return { AUDIT_HMAC_KEY: TEST_AUDIT_KEY };
 }
 
 export type TestApp = {
@@ -125,7 +140,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     }),
     clock: createClock(),
     blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
-    auditKey: Buffer.from('test-audit-key-0123456789abcdef0123456789'),
+    auditKey: Buffer.from(TEST_AUDIT_KEY),
     pdfWorkers: createPdfWorkerPool(options.pdfWorkers),
     seal: { ...testSealCertificate(), tsaUrl: config.tsaUrl },
     apiKeyCache,

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
-import type { TestApp } from './harness.ts';
+import { runInstanceEnvironment, type TestApp } from './harness.ts';
 
 export type ServerProcess = {
   url: string;
@@ -15,7 +15,7 @@ export type ServerProcess = {
 
 /**
  * Starts `src/main.ts` as its own process on the run's PostgreSQL server (another instance beside
- * the test app, with the test app's audit key) and resolves once it listens.
+ * the test app, with the run's audit key and seal) and resolves once it listens.
  */
 export async function startServerProcess(app: TestApp, env: Record<string, string> = {}): Promise<ServerProcess> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-process-'));
@@ -27,7 +27,7 @@ export async function startServerProcess(app: TestApp, env: Record<string, strin
     LOG_LEVEL: 'info',
     // No outbox worker: on the shared test database it would take other test files' jobs.
     OUTBOX_WORKER: 'false',
-    AUDIT_HMAC_KEY: app.dependencies.auditKey.toString('utf8'),
+    ...runInstanceEnvironment(dataDir),
     ...env,
   };
   const server = spawn(process.execPath, ['src/main.ts'], { env: environment, stdio: ['ignore', 'pipe', 'pipe'] });

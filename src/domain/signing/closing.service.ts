@@ -116,13 +116,15 @@ export const advanceInput = z.strictObject({
 /**
  * Moves the service clock forward (docs/reference/contract.md §8), then runs what fell due (expiry) before
  * answering, and queues the reminders that fell due. Only with SANDBOX_CLOCK=true (`Sandbox.Disabled` otherwise); any team key may call
- * it. The clock is the process's: every team on a sandbox instance sees the same time.
+ * it. Every team on a sandbox instance sees the same time, and so does every instance on the same
+ * database when main shares the clock through it (src/db/shared-sandbox-clock.ts).
  */
 export async function advanceSandboxClock(context: ServiceContext, options: { input: unknown }): Promise<{ now: string; expiredEnvelopes: number }> {
   await context.caller();
   if (!context.sandboxClock) throw new SandboxDisabledError();
   const input = parseInput(advanceInput, options.input);
-  context.clock.advance(input.seconds);
+  if (context.clock.shared) await context.clock.shared.advance(input.seconds);
+  else context.clock.advance(input.seconds);
   const { expired: expiredEnvelopes } = await sweepDue({ em: context.em, auditKey: context.auditKey, publicUrl: context.publicUrl, clock: context.clock });
   return { now: context.clock.now().toISOString(), expiredEnvelopes };
 }
