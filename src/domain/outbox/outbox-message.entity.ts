@@ -17,6 +17,8 @@ export const OutboxMessageSchema = defineEntity({
     availableAt: p.datetime().onCreate(() => new Date()),
     attempts: p.integer().default(0),
     lockedUntil: p.datetime().nullable(),
+    /** The instance (host/pid) that made the latest claim: with `lockedUntil` ahead, who holds the job now. */
+    claimedBy: p.string().length(200).nullable(),
     processedAt: p.datetime().nullable(),
     /** Set when the worker gave up (attempts exhausted or a permanent error): never claimed again. */
     failedAt: p.datetime().nullable(),

@@ -15,6 +15,7 @@
  *
  * Topics without a handler are never claimed: a row waits until a build that knows its topic runs.
  */
+import os from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JsonObject } from '../../db/columns.ts';
 import type { Clock } from '../../shared/clock.ts';
@@ -97,6 +98,8 @@ export type OutboxWorkerOptions = {
   onFailed?: OutboxFailureHook;
   /** Makes a rescheduled attempt visible beyond the row (the webhook delivery log's next retry). */
   onRetry?: OutboxRetryHook;
+  /** Recorded on each claim (`claimed_by`), so an operator sees which instance holds a job; default this process's host/pid. */
+  claimant?: string;
 };
 
 export const OUTBOX_WORKER_DEFAULTS = {
@@ -125,7 +128,7 @@ export function outboxBackoffMs(attempt: number, options: { baseBackoffMs: numbe
 export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   // An option given as undefined keeps its default.
   const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as OutboxWorkerOptions;
-  const settings = { ...OUTBOX_WORKER_DEFAULTS, random: Math.random, ...given };
+  const settings = { ...OUTBOX_WORKER_DEFAULTS, random: Math.random, claimant: `${os.hostname()}/${process.pid}`, ...given };
   const topics = [...settings.handlers.keys()];
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -162,7 +165,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     if (topics.length === 0) return [];
     const now = settings.clock.now();
     const rows = await settings.em.fork().execute<{ id: string; topic: string; payload: JsonObject; attempts: number }[]>(
-      `update outbox_message set attempts = attempts + 1, locked_until = ?
+      `update outbox_message set attempts = attempts + 1, locked_until = ?, claimed_by = ?
          where id in (
            select id from outbox_message
             where processed_at is null and failed_at is null and available_at <= ?
@@ -174,6 +177,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
        returning id, topic, payload, attempts`,
       [
         new Date(now.getTime() + settings.leaseMs),
+        settings.claimant,
         now,
         now,
         ...topics,
