@@ -19,7 +19,9 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 COPY mikro-orm.config.ts tsconfig.json ./
 COPY src ./src
 
-RUN mkdir -p "$DATA_DIR" && chown node:node "$DATA_DIR"
+# seal/ exists in the image so that a volume mounted there (shared by replicas, docker-compose.yml)
+# starts owned by the service's user.
+RUN mkdir -p "$DATA_DIR/seal" && chown -R node:node "$DATA_DIR"
 USER node
 VOLUME ["/var/lib/envelope-service"]
 EXPOSE 4000
