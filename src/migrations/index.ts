@@ -8,6 +8,7 @@ import { Migration20261122201500_signing_otp } from './Migration20261122201500_s
 import { Migration20261122203000_delivery_history_indexes } from './Migration20261122203000_delivery_history_indexes.ts';
 import { Migration20261122204000_webhook_previous_secret } from './Migration20261122204000_webhook_previous_secret.ts';
 import { Migration20261123090000_failure_reasons } from './Migration20261123090000_failure_reasons.ts';
+import { Migration20261126130000_outbox_trace_context } from './Migration20261126130000_outbox_trace_context.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -21,4 +22,5 @@ export const migrations = [
   Migration20261122203000_delivery_history_indexes,
   Migration20261122204000_webhook_previous_secret,
   Migration20261123090000_failure_reasons,
+  Migration20261126130000_outbox_trace_context,
 ];

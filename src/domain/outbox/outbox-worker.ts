@@ -21,6 +21,7 @@ import type { Clock } from '../../shared/clock.ts';
 import { failureDetail, failureReasonOf, ReasonedError, type FailureReason } from '../../shared/failure-reason.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { redactSecrets } from '../../shared/redact.ts';
+import { contextFromTraceparent, recordFailure, SpanKind, withSpan, type Span } from '../../shared/tracing.ts';
 import { isConnectionFailure } from '../../shared/normalize-error.ts';
 import { markOutboxMessageDelivered } from './outbox.ts';
 
@@ -30,6 +31,8 @@ export type OutboxMessageClaim = {
   payload: JsonObject;
   /** This claim's number (1 for the first); also the fencing token of the acknowledgement. */
   attempt: number;
+  /** The W3C `traceparent` recorded when the message was enqueued (outbox.ts), if any. */
+  traceParent?: string | null;
 };
 
 export type OutboxHandlerContext = {
@@ -161,7 +164,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   async function claim(count: number): Promise<OutboxMessageClaim[]> {
     if (topics.length === 0) return [];
     const now = settings.clock.now();
-    const rows = await settings.em.fork().execute<{ id: string; topic: string; payload: JsonObject; attempts: number }[]>(
+    const rows = await settings.em.fork().execute<{ id: string; topic: string; payload: JsonObject; attempts: number; trace_parent: string | null }[]>(
       `update outbox_message set attempts = attempts + 1, locked_until = ?
          where id in (
            select id from outbox_message
@@ -171,7 +174,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
             order by available_at, id
             limit ?
             for update skip locked)
-       returning id, topic, payload, attempts`,
+       returning id, topic, payload, attempts, trace_parent`,
       [
         new Date(now.getTime() + settings.leaseMs),
         now,
@@ -181,7 +184,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
         count,
       ],
     );
-    return rows.map((row) => ({ id: row.id, topic: row.topic, payload: row.payload, attempt: row.attempts }));
+    return rows.map((row) => ({ id: row.id, topic: row.topic, payload: row.payload, attempt: row.attempts, traceParent: row.trace_parent }));
   }
 
   async function settle(message: OutboxMessageClaim, error: unknown): Promise<void> {
@@ -225,7 +228,21 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     settings.logger.warn({ messageId: message.id, topic: message.topic, attempt: message.attempt, retryInMs: delay, reason: reason.code, err: error }, 'outbox message failed; will retry');
   }
 
-  async function handle(message: OutboxMessageClaim): Promise<void> {
+  /**
+   * Each claim runs in a span of its own, `outbox <topic>`, a child of the span that enqueued the
+   * message (the request that finalized an envelope, for its seal job): one trace from the request
+   * to the job's statements and PDF work, retries included (docs/decisions.md, "Traces").
+   */
+  function handle(message: OutboxMessageClaim): Promise<void> {
+    return withSpan(
+      `outbox ${message.topic}`,
+      { 'outbox.topic': message.topic, 'outbox.message_id': message.id, 'outbox.attempt': message.attempt },
+      (span) => run(message, span),
+      { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(message.traceParent) },
+    );
+  }
+
+  async function run(message: OutboxMessageClaim, span: Span): Promise<void> {
     const handler = settings.handlers.get(message.topic)!;
     // The lease is renewed while the handler runs, so a long job (a large envelope) is not taken
     // by another worker; a crashed worker stops renewing and its lease runs out.
@@ -245,6 +262,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       step = await handler(message, { em: settings.em.fork(), now: settings.clock.now(), logger: settings.logger });
     } catch (error) {
       clearInterval(renew);
+      recordFailure(span, error);
       await settle(message, error);
       return;
     }
