@@ -4,12 +4,14 @@
  * statements, the seal job in the same trace and the PDF work under it; an incoming traceparent;
  * no secret in any span; nothing recorded with tracing off.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, invitationsOf, SESSION_QUERY, signingClient, SUBMIT_MUTATION, tokenFor, typedSignature } from './helpers/signing.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
+import { startServerProcess } from './helpers/process.ts';
+import { startRecordingServer } from './helpers/recording-server.ts';
 import { activeTraceparent, isTracing, startTracing, stopTracing } from '../src/shared/tracing.ts';
 import { sanitizeSql } from '../src/shared/sql-tracing.ts';
 
@@ -181,5 +183,30 @@ describe('traces', () => {
     const rows = await app.orm.em.fork().execute<{ trace_parent: string | null }[]>(`select trace_parent from outbox_message where payload ->> 'envelopeId' = ?`, [built.envelopeId]);
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((row) => row.trace_parent === null)).toBe(true);
+  });
+});
+
+describe.skipIf(inject('databaseKind') === 'embedded')('the service with an OTLP endpoint (skipped on the embedded database: a second process cannot open it)', () => {
+  it('exports its spans to OTEL_EXPORTER_OTLP_ENDPOINT with OTEL_EXPORTER_OTLP_HEADERS, flushed on shutdown', async () => {
+    const collector = await startRecordingServer();
+    try {
+      const service = await startServerProcess(app, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url.replace(/\/$/, ''),
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-key=test-collector-key',
+        OTEL_SERVICE_NAME: 'envelope-tracing-test',
+      });
+      const answer = await fetch(`${service.url}/api/v1/key/envelopes/00000000-0000-4000-8000-000000000000`, { headers: { 'x-service-api-key': team.apiKey } });
+      expect(answer.status).toBe(404);
+      // The batch processor would wait 5 s; the graceful shutdown exports at once.
+      await service.stop();
+      const exported = collector.received.flatMap((request) => request.json.resourceSpans ?? []);
+      expect(collector.received.every((request) => request.headers['x-collector-key'] === 'test-collector-key')).toBe(true);
+      expect(exported[0].resource.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'envelope-tracing-test' } });
+      const names = exported.flatMap((resource: any) => resource.scopeSpans.flatMap((scope: any) => scope.spans.map((span: any) => span.name)));
+      expect(names).toContain('GET /api/v1/key/envelopes/:envelopeId');
+      expect(names).toContain('SELECT');
+    } finally {
+      await collector.close();
+    }
   });
 });
