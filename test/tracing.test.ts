@@ -5,14 +5,19 @@
  * no secret in any span; nothing recorded with tracing off.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { SpanKind } from '@opentelemetry/api';
+import { randomUUID } from 'node:crypto';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, invitationsOf, SESSION_QUERY, signingClient, SUBMIT_MUTATION, tokenFor, typedSignature } from './helpers/signing.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
 import { startServerProcess } from './helpers/process.ts';
 import { startRecordingServer } from './helpers/recording-server.ts';
-import { activeTraceparent, isTracing, startTracing, stopTracing } from '../src/shared/tracing.ts';
+import { activeTraceparent, isTracing, startTracing, stopTracing, withSpan } from '../src/shared/tracing.ts';
+import { enqueue } from '../src/domain/outbox/outbox.ts';
+import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
+import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
+import { createLogger } from '../src/shared/logger.ts';
 import { sanitizeSql } from '../src/shared/sql-tracing.ts';
 
 const exporter = new InMemorySpanExporter();
@@ -169,6 +174,31 @@ describe('traces', () => {
     );
     // A literal cut off by the length bound is still replaced, to the end.
     expect(sanitizeSql(`insert into t values ('${'s'.repeat(10_000)}')`)).toBe('insert into t values (?…');
+  });
+
+  it('mark a failed job span as failed, its exception redacted, under the span that enqueued it', async () => {
+    exporter.reset();
+    const teamId = randomUUID();
+    const enqueuedBy = await withSpan('enqueuing work', {}, async (span) => {
+      await app.orm.em.fork().transactional((em) => enqueue(em, OUTBOX_TOPICS.sealArtefacts, { teamId, envelopeId: randomUUID() }, { now: new Date() }));
+      return span.spanContext().spanId;
+    });
+    const link = `${app.url}/sign/sgn_${'x'.repeat(43)}`;
+    const worker = createOutboxWorker({
+      em: app.orm.em,
+      clock: app.dependencies.clock,
+      logger: createLogger('silent'),
+      handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, async () => { throw new Error(`could not reach ${link}`); }]]),
+      payloadMatch: { teamId },
+      maxAttempts: 1,
+    });
+    expect(await worker.drain()).toBe(1);
+    const job = spans().find((span) => span.name === 'outbox artefact.seal')!;
+    expect(job.parentSpanContext?.spanId).toBe(enqueuedBy);
+    expect(job.status.code).toBe(SpanStatusCode.ERROR);
+    const exception = job.events.find((event) => event.name === 'exception')!;
+    expect(exception.attributes?.['exception.message']).toBe(`could not reach ${app.url}/sign/[redacted]`);
+    expect(textsOf(job).join(' ')).not.toContain('sgn_x');
   });
 
   it('record nothing and store no trace context when off', async () => {

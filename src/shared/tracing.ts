@@ -149,6 +149,13 @@ export function recordFailure(span: Span, error: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message });
 }
 
+/** `recordFailure` on the active span (the job's, the operation's), when there is one. */
+export function recordActiveFailure(error: unknown): void {
+  if (!running) return;
+  const span = trace.getSpan(context.active());
+  if (span) recordFailure(span, error);
+}
+
 /**
  * The active span's W3C `traceparent`, to carry work into another process or a later time (an
  * outbox row); null when tracing is off or no span is active.

@@ -21,7 +21,7 @@ import type { Clock } from '../../shared/clock.ts';
 import { failureDetail, failureReasonOf, ReasonedError, type FailureReason } from '../../shared/failure-reason.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { redactSecrets } from '../../shared/redact.ts';
-import { contextFromTraceparent, recordFailure, SpanKind, withSpan, type Span } from '../../shared/tracing.ts';
+import { contextFromTraceparent, recordActiveFailure, SpanKind, withSpan } from '../../shared/tracing.ts';
 import { isConnectionFailure } from '../../shared/normalize-error.ts';
 import { markOutboxMessageDelivered } from './outbox.ts';
 
@@ -228,21 +228,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     settings.logger.warn({ messageId: message.id, topic: message.topic, attempt: message.attempt, retryInMs: delay, reason: reason.code, err: error }, 'outbox message failed; will retry');
   }
 
-  /**
-   * Each claim runs in a span of its own, `outbox <topic>`, a child of the span that enqueued the
-   * message (the request that finalized an envelope, for its seal job): one trace from the request
-   * to the job's statements and PDF work, retries included (docs/decisions.md, "Traces").
-   */
-  function handle(message: OutboxMessageClaim): Promise<void> {
-    return withSpan(
-      `outbox ${message.topic}`,
-      { 'outbox.topic': message.topic, 'outbox.message_id': message.id, 'outbox.attempt': message.attempt },
-      (span) => run(message, span),
-      { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(message.traceParent) },
-    );
-  }
-
-  async function run(message: OutboxMessageClaim, span: Span): Promise<void> {
+  async function handle(message: OutboxMessageClaim): Promise<void> {
     const handler = settings.handlers.get(message.topic)!;
     // The lease is renewed while the handler runs, so a long job (a large envelope) is not taken
     // by another worker; a crashed worker stops renewing and its lease runs out.
@@ -262,7 +248,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       step = await handler(message, { em: settings.em.fork(), now: settings.clock.now(), logger: settings.logger });
     } catch (error) {
       clearInterval(renew);
-      recordFailure(span, error);
+      recordActiveFailure(error);
       await settle(message, error);
       return;
     }
@@ -280,12 +266,22 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     }
   }
 
+  /**
+   * Each claim runs in a span of its own, `outbox <topic>`, a child of the span that enqueued the
+   * message (the request that finalized an envelope, for its seal job): one trace from the request
+   * to the job's statements and PDF work, retries included (docs/decisions.md, "Traces").
+   */
+  function inJobSpan(message: OutboxMessageClaim, work: () => Promise<void>): Promise<void> {
+    const attributes = { 'outbox.topic': message.topic, 'outbox.message_id': message.id, 'outbox.attempt': message.attempt };
+    return withSpan(`outbox ${message.topic}`, attributes, work, { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(message.traceParent) });
+  }
+
   async function drain(limit = Number.POSITIVE_INFINITY): Promise<number> {
     let handled = 0;
     while (!stopped && handled < limit) {
       const batch = await claim(Math.min(settings.concurrency, limit - handled));
       if (batch.length === 0) break;
-      await Promise.all(batch.map((message) => handle(message)));
+      await Promise.all(batch.map((message) => inJobSpan(message, () => handle(message))));
       handled += batch.length;
     }
     return handled;
