@@ -39,7 +39,7 @@ import { installSqlTracing } from './sql-tracing.ts';
 export const TRACER_NAME = 'envelope-service';
 export { SpanKind, SpanStatusCode, type Attributes, type Span };
 
-type Running = { provider: TracerProvider; tracer: Tracer; contextManager: AsyncLocalStorageContextManager };
+type Running = { provider: TracerProvider; tracer: Tracer };
 let running: Running | undefined;
 const w3c = new W3CTraceContextPropagator();
 /** What `withSpan` hands its work while tracing is off: records nothing. */
@@ -88,12 +88,11 @@ export function startTracing(options: TracingOptions = {}): void {
   const resource = resourceFromAttributes({ 'service.name': options.serviceName ?? TRACER_NAME }).merge(detectResources({ detectors: [envDetector] }));
   const processor: SpanProcessor = options.exporter ? new SimpleSpanProcessor({ exporter: options.exporter }) : new BatchSpanProcessor({ exporter: new OTLPTraceExporter() });
   const provider = new TracerProvider({ resource, spanProcessors: [processor] });
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(w3c);
   trace.setGlobalTracerProvider(provider);
   installSqlTracing();
-  running = { provider, tracer: provider.getTracer(TRACER_NAME), contextManager };
+  running = { provider, tracer: provider.getTracer(TRACER_NAME) };
 }
 
 /** Exports what is buffered and turns tracing off (graceful shutdown; tests). Never throws. */
