@@ -9,6 +9,8 @@ import { graphqlRateLimitPlugin } from './graphql/rate-limit.ts';
 import { protoKeyInLiteralRule } from './graphql/scalars.ts';
 import { schema } from './graphql/schema.ts';
 import { createRequestMetadataReader, type NodeServerContext, type RequestMetadataReader } from './http/request-metadata.ts';
+import { requestTracingPlugin } from './http/request-tracing.ts';
+import { graphqlTracingPlugin } from './graphql/tracing.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { restPlugin } from './rest/plugin.ts';
 import { GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin, renderLocalGraphiQL } from './graphql/graphiql.ts';
@@ -138,6 +140,9 @@ export function createApp(given: AppDependencies): App {
         liveConnection: (serverContext as NodeServerContext).liveConnection,
       }),
     plugins: [
+      // Traces: the request id and route on the request's span; a span per GraphQL operation.
+      requestTracingPlugin(requestMetadataOf, '/graphql'),
+      graphqlTracingPlugin(),
       securityHeaders.plugin,
       graphiqlAssetsPlugin(),
       referenceAssetsPlugin(),

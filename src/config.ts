@@ -25,6 +25,12 @@ export type Config = {
   /** RFC 3161 timestamp authority: when set, every seal carries a signature timestamp (PAdES B-T). */
   tsaUrl: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * Traces (OpenTelemetry), on when an OTLP endpoint is named (`OTEL_EXPORTER_OTLP_ENDPOINT` or
+   * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) and `OTEL_SDK_DISABLED` is not set. The exporter reads the
+   * other standard variables itself (headers, timeout, compression): shared/tracing.ts.
+   */
+  tracing: { serviceName: string } | undefined;
   /** The replaced service answered every error with HTTP 200; some callers depend on that. */
   restErrorsHttp200: boolean;
   sandboxClock: boolean;
@@ -139,6 +145,10 @@ const variables = {
       error: 'must be one of fatal, error, warn, info, debug, trace, silent',
     })
     .default('info'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL of an OTLP/HTTP collector' }).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL of an OTLP/HTTP traces endpoint' }).optional(),
+  OTEL_SERVICE_NAME: z.string().regex(/^[^\r\n]{1,200}$/, 'must be one line of at most 200 characters').default('envelope-service'),
+  OTEL_SDK_DISABLED: booleanFlag.default(false),
   REST_ERRORS_HTTP_200: booleanFlag.default(false),
   SANDBOX_CLOCK: booleanFlag.default(false),
   OUTBOX_WORKER: booleanFlag.default(true),
@@ -244,6 +254,10 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     sealP12Password: values.SEAL_P12_PASSWORD as string | undefined,
     tsaUrl: values.TSA_URL as string | undefined,
     logLevel: values.LOG_LEVEL as Config['logLevel'],
+    tracing:
+      (values.OTEL_EXPORTER_OTLP_ENDPOINT ?? values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) === undefined || values.OTEL_SDK_DISABLED
+        ? undefined
+        : { serviceName: values.OTEL_SERVICE_NAME as string },
     restErrorsHttp200: values.REST_ERRORS_HTTP_200 as boolean,
     sandboxClock: values.SANDBOX_CLOCK as boolean,
     outboxWorker: values.OUTBOX_WORKER as boolean,

@@ -23,6 +23,7 @@ import { createPhoneProvider } from './domain/notification/sms.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
 import { checkSharedSecrets, SharedSecretMismatchError, sharedSecretsOf } from './db/shared-secrets.ts';
 import { shareSandboxClock } from './db/shared-sandbox-clock.ts';
+import { startTracing, stopTracing } from './shared/tracing.ts';
 import { createMainWorker, createWebhookWorker } from './workers.ts';
 
 // Start: configuration → database → app → listen. Nothing else happens here.
@@ -49,6 +50,10 @@ try {
   }
   throw error;
 }
+
+// Traces when an OTLP endpoint is named (shared/tracing.ts): started before the database opens
+// its first connection, so that every statement is seen.
+if (config.tracing) startTracing({ serviceName: config.tracing.serviceName });
 
 const logger = createLogger(config.logLevel);
 let database: Database;
@@ -202,6 +207,8 @@ async function shutdown(signal: string) {
   apiKeyCache.close();
   await rateLimiter.close();
   await database.close();
+  // Last: the spans of everything above are exported before the process ends.
+  await stopTracing();
   logger.info('stopped');
   process.exit(0);
 }

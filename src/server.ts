@@ -4,6 +4,7 @@ import type { App } from './app.ts';
 import { BODY_TIMEOUTS, guardRequestBody, type BodyTimeouts } from './http/body-guard.ts';
 import { withGraphQLUploads } from './graphql/uploads.ts';
 import { attachGraphQLWebSocket } from './graphql/websocket.ts';
+import { traceHttpRequests } from './http/request-tracing.ts';
 
 export type RunningServer = {
   server: http.Server;
@@ -28,10 +29,11 @@ export async function listen(
 ): Promise<RunningServer> {
   const timeouts: BodyTimeouts = { ...BODY_TIMEOUTS, ...bodyTimeouts };
   const handle = withGraphQLUploads(app, { graphqlPath: app.graphqlEndpoint, maxFileBytes: maxUploadBytes });
-  const server = http.createServer((request, response) => {
+  // Each request's span (when tracing is on) encloses the body guard, uploads and the app.
+  const server = http.createServer(traceHttpRequests((request, response) => {
     guardRequestBody(request, response, timeouts);
     handle(request, response);
-  });
+  }));
   // The body guard answers a slow body with a named 408 itself; Node's own request timeout (a bare
   // 408) is only the backstop behind it, so it is set a little longer. Uploads of 48 MB on slow
   // links must still get through (see BODY_TIMEOUTS.totalMs).

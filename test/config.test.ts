@@ -61,6 +61,16 @@ describe('configuration', () => {
   });
 });
 
+describe('traces', () => {
+  it('are on when an OTLP endpoint is named, unless OTEL_SDK_DISABLED; the service name defaults to envelope-service', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing).toEqual({ serviceName: 'envelope-service' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces', OTEL_SERVICE_NAME: 'sign-eu' }).tracing).toEqual({ serviceName: 'sign-eu' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
+    expect(problemFor({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toMatch(/^Invalid configuration: OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http\(s\) URL/);
+  });
+});
+
 describe('the client address behind proxies', () => {
   it('takes the entry the trusted hops point at, never one the client could have written', async () => {
     const { clientAddress } = await import('../src/http/request-metadata.ts');

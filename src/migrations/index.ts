@@ -10,6 +10,21 @@ import { Migration20261122204000_webhook_previous_secret } from './Migration2026
 import { Migration20261123090000_failure_reasons } from './Migration20261123090000_failure_reasons.ts';
 import { Migration20261126104242_instance_agreement } from './Migration20261126104242_instance_agreement.ts';
 import { Migration20261126104933_outbox_claimed_by } from './Migration20261126104933_outbox_claimed_by.ts';
+import { Migration20261126130000_outbox_trace_context } from './Migration20261126130000_outbox_trace_context.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
-export const migrations = [Migration20261122001538_initial, Migration20261122003526_listing_indexes, Migration20261122155122_rate_limit, Migration20261122175208_outbox_failed_at, Migration20261122200500_agent_notification, Migration20261122201000_webhooks, Migration20261122201500_signing_otp, Migration20261122203000_delivery_history_indexes, Migration20261122204000_webhook_previous_secret, Migration20261123090000_failure_reasons, Migration20261126104242_instance_agreement, Migration20261126104933_outbox_claimed_by];
+export const migrations = [
+  Migration20261122001538_initial,
+  Migration20261122003526_listing_indexes,
+  Migration20261122155122_rate_limit,
+  Migration20261122175208_outbox_failed_at,
+  Migration20261122200500_agent_notification,
+  Migration20261122201000_webhooks,
+  Migration20261122201500_signing_otp,
+  Migration20261122203000_delivery_history_indexes,
+  Migration20261122204000_webhook_previous_secret,
+  Migration20261123090000_failure_reasons,
+  Migration20261126104242_instance_agreement,
+  Migration20261126104933_outbox_claimed_by,
+  Migration20261126130000_outbox_trace_context,
+];

@@ -2,6 +2,7 @@ import type { Plugin } from 'graphql-yoga';
 import { openRequestContext, type ServingDependencies } from '../context.ts';
 import { isDatabaseReady } from '../db/database.ts';
 import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
+import { setRequestRoute } from '../http/request-tracing.ts';
 import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
 import { answerCounted } from '../http/answer-counted.ts';
 import { successResponse } from '../http/contract-body.ts';
@@ -50,6 +51,8 @@ export function restPlugin(
         const match = router.match(request.method, path);
         if (match.kind === 'not-found') throw new RouteNotFoundError(request.method, url.pathname);
         if (match.kind === 'method-not-allowed') throw new MethodNotAllowedError(request.method, match.allowed);
+        // The template, never the path: some paths carry a credential (/downloads/:token).
+        setRequestRoute((serverContext as NodeServerContext | undefined)?.req, `${REST_PREFIX}${match.route.path}`);
         const result = await match.route.handler({
           request,
           url,

@@ -23,6 +23,8 @@ export const OutboxMessageSchema = defineEntity({
     /** Set when the worker gave up (attempts exhausted or a permanent error): never claimed again. */
     failedAt: p.datetime().nullable(),
     lastError: p.text().nullable(),
+    /** The W3C `traceparent` of the span that enqueued it (null with tracing off): the job's span continues that trace. */
+    traceParent: p.string().length(100).nullable(),
   },
   indexes: [
     // Workers poll for due, unprocessed messages.

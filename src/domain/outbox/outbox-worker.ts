@@ -22,6 +22,7 @@ import type { Clock } from '../../shared/clock.ts';
 import { failureDetail, failureReasonOf, ReasonedError, type FailureReason } from '../../shared/failure-reason.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { redactSecrets } from '../../shared/redact.ts';
+import { contextFromTraceparent, recordActiveFailure, SpanKind, withSpan } from '../../shared/tracing.ts';
 import { isConnectionFailure } from '../../shared/normalize-error.ts';
 import { markOutboxMessageDelivered } from './outbox.ts';
 
@@ -31,6 +32,8 @@ export type OutboxMessageClaim = {
   payload: JsonObject;
   /** This claim's number (1 for the first); also the fencing token of the acknowledgement. */
   attempt: number;
+  /** The W3C `traceparent` recorded when the message was enqueued (outbox.ts), if any. */
+  traceParent?: string | null;
 };
 
 export type OutboxHandlerContext = {
@@ -164,7 +167,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   async function claim(count: number): Promise<OutboxMessageClaim[]> {
     if (topics.length === 0) return [];
     const now = settings.clock.now();
-    const rows = await settings.em.fork().execute<{ id: string; topic: string; payload: JsonObject; attempts: number }[]>(
+    const rows = await settings.em.fork().execute<{ id: string; topic: string; payload: JsonObject; attempts: number; trace_parent: string | null }[]>(
       `update outbox_message set attempts = attempts + 1, locked_until = ?, claimed_by = ?
          where id in (
            select id from outbox_message
@@ -174,7 +177,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
             order by available_at, id
             limit ?
             for update skip locked)
-       returning id, topic, payload, attempts`,
+       returning id, topic, payload, attempts, trace_parent`,
       [
         new Date(now.getTime() + settings.leaseMs),
         settings.claimant,
@@ -185,7 +188,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
         count,
       ],
     );
-    return rows.map((row) => ({ id: row.id, topic: row.topic, payload: row.payload, attempt: row.attempts }));
+    return rows.map((row) => ({ id: row.id, topic: row.topic, payload: row.payload, attempt: row.attempts, traceParent: row.trace_parent }));
   }
 
   async function settle(message: OutboxMessageClaim, error: unknown): Promise<void> {
@@ -249,6 +252,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
       step = await handler(message, { em: settings.em.fork(), now: settings.clock.now(), logger: settings.logger });
     } catch (error) {
       clearInterval(renew);
+      recordActiveFailure(error);
       await settle(message, error);
       return;
     }
@@ -266,12 +270,22 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     }
   }
 
+  /**
+   * Each claim runs in a span of its own, `outbox <topic>`, a child of the span that enqueued the
+   * message (the request that finalized an envelope, for its seal job): one trace from the request
+   * to the job's statements and PDF work, retries included (docs/decisions.md, "Traces").
+   */
+  function inJobSpan(message: OutboxMessageClaim, work: () => Promise<void>): Promise<void> {
+    const attributes = { 'outbox.topic': message.topic, 'outbox.message_id': message.id, 'outbox.attempt': message.attempt };
+    return withSpan(`outbox ${message.topic}`, attributes, work, { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(message.traceParent) });
+  }
+
   async function drain(limit = Number.POSITIVE_INFINITY): Promise<number> {
     let handled = 0;
     while (!stopped && handled < limit) {
       const batch = await claim(Math.min(settings.concurrency, limit - handled));
       if (batch.length === 0) break;
-      await Promise.all(batch.map((message) => handle(message)));
+      await Promise.all(batch.map((message) => inJobSpan(message, () => handle(message))));
       handled += batch.length;
     }
     return handled;

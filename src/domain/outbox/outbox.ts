@@ -7,6 +7,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../../shared/ids.ts';
+import { activeTraceparent } from '../../shared/tracing.ts';
 import type { OutboxPayloads, OutboxTopic } from './topics.ts';
 
 export type EnqueueOptions = {
@@ -31,9 +32,10 @@ export async function enqueue<Topic extends OutboxTopic>(
   options: EnqueueOptions,
 ): Promise<string | undefined> {
   const rows = await em.execute<{ id: string }[]>(
-    `insert into outbox_message (id, created_at, topic, payload, dedupe_key, available_at, attempts)
-     values (?, ?, ?, ?::jsonb, ?, ?, 0)${options.skipDuplicate ? ' on conflict (dedupe_key) do nothing' : ''} returning id`,
-    [options.id ?? newId(), options.now, topic, JSON.stringify(payload), options.dedupeKey ?? null, options.runAt ?? options.now],
+    `insert into outbox_message (id, created_at, topic, payload, dedupe_key, available_at, attempts, trace_parent)
+     values (?, ?, ?, ?::jsonb, ?, ?, 0, ?)${options.skipDuplicate ? ' on conflict (dedupe_key) do nothing' : ''} returning id`,
+    // The enqueuing span's context (a request's, a job's): the worker runs the job in that trace.
+    [options.id ?? newId(), options.now, topic, JSON.stringify(payload), options.dedupeKey ?? null, options.runAt ?? options.now, activeTraceparent()],
   );
   return rows[0]?.id;
 }
@@ -55,10 +57,10 @@ export async function enqueueSelected(
   const id = options.idColumn === undefined ? 'gen_random_uuid()' : `source.${options.idColumn}`;
   const rows = await em.execute<{ id: string }[]>(
     `${options.query}
-     insert into outbox_message (id, created_at, topic, payload, available_at, attempts)
-     select ${id}, ?, ?, ${options.payload}, ?, 0 from source
+     insert into outbox_message (id, created_at, topic, payload, available_at, attempts, trace_parent)
+     select ${id}, ?, ?, ${options.payload}, ?, 0, ? from source
      returning id`,
-    [...options.parameters, options.now, topic, ...(options.payloadParameters ?? []), options.now],
+    [...options.parameters, options.now, topic, ...(options.payloadParameters ?? []), options.now, activeTraceparent()],
   );
   return rows.map((row) => row.id);
 }

@@ -29,6 +29,7 @@ import { Worker } from 'node:worker_threads';
 import { PdfInspectionError, type PdfInspection } from './inspect/inspect.ts';
 import type { PdfVerification } from './verify.ts';
 import type { AuditPdfTask, PdfTask, PdfTaskAnswer, PdfWorkerReply, RenderTask, SealTask } from './worker-protocol.ts';
+import { recordFailure, withSpan } from '../../shared/tracing.ts';
 
 export type PdfWorkerPoolOptions = {
   /** Worker threads. Default: one per core but one (the event loop's), at least 1, at most 4. */
@@ -281,7 +282,22 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     }
   }
 
+  /**
+   * A span per task, `pdf <kind>` (inspect, render, seal, audit-pdf, verify), from submission to
+   * answer: the waiting in the queue and the thread's work (no context crosses into the thread).
+   */
   function submit(task: DistributiveOmit<PdfTask, 'id'>, timeoutMs: number = settings.taskTimeoutMs): Promise<PdfTaskAnswer> {
+    const sealed = 'seal' in task && task.seal !== undefined;
+    return withSpan(`pdf ${task.kind}`, { 'pdf.task': task.kind, 'pdf.sealed': sealed }, async (span) => {
+      const answer = await queueTask(task, timeoutMs);
+      // A refusal is the file's fault (an invalid upload); a failure is the work's.
+      span.setAttribute('pdf.outcome', answer.outcome);
+      if (answer.outcome === 'failed') recordFailure(span, new Error(answer.message));
+      return answer;
+    });
+  }
+
+  function queueTask(task: DistributiveOmit<PdfTask, 'id'>, timeoutMs: number): Promise<PdfTaskAnswer> {
     return new Promise<PdfTaskAnswer>((resolve, reject) => {
       if (closed) return reject(new PdfWorkersBusyError('closed'));
       const pending: Pending = { task: { ...task, id: nextTaskId++ } as PdfTask, timeoutMs, resolve, reject };

@@ -1,0 +1,63 @@
+import { getOperationAST, type DocumentNode } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { context, trace } from '@opentelemetry/api';
+import { isTracing, recordFailure, SpanKind, tracer, type Span } from '../shared/tracing.ts';
+
+/** The spans this plugin started: only those are named by the execute hooks. */
+const operationSpans = new WeakSet<Span>();
+
+function nameOperation(document: DocumentNode, operationName: string | null | undefined): void {
+  const span = trace.getSpan(context.active());
+  if (!span || !operationSpans.has(span)) return;
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return;
+  const name = operation.name?.value;
+  span.updateName(`graphql.operation ${operation.operation}${name ? ` ${name}` : ''}`);
+  span.setAttribute('graphql.operation.type', operation.operation);
+  if (name) span.setAttribute('graphql.operation.name', name);
+}
+
+/**
+ * A span per GraphQL operation, a child of the request's span (http/request-tracing.ts): it wraps
+ * parsing, validation, the context and execution (yoga's `operation` instrumentation), so the
+ * statements the resolvers run are its children. Named `graphql.operation <type> <name>` once the
+ * document is parsed (a document that fails to parse keeps `graphql.operation`). The document
+ * itself is not recorded: its literals may hold anything a caller typed (a webhook secret). A
+ * subscription's span covers setting it up; its events are not traced.
+ */
+export function graphqlTracingPlugin(): Plugin {
+  return {
+    instrumentation: {
+      operation(_payload, wrapped) {
+        if (!isTracing()) return wrapped();
+        const span = tracer.startSpan('graphql.operation', { kind: SpanKind.INTERNAL });
+        operationSpans.add(span);
+        return context.with(trace.setSpan(context.active(), span), async () => {
+          try {
+            await wrapped();
+          } catch (error) {
+            recordFailure(span, error);
+            throw error;
+          } finally {
+            span.end();
+          }
+        });
+      },
+    },
+    onExecute({ args }) {
+      nameOperation(args.document, args.operationName);
+      return {
+        onExecuteDone({ result }) {
+          // Errors in an answer are mostly refusals (a domain error's name), not faults: counted, not failed.
+          const span = trace.getSpan(context.active());
+          if (span && operationSpans.has(span) && !(Symbol.asyncIterator in result) && result.errors?.length) {
+            span.setAttribute('graphql.response.error_count', result.errors.length);
+          }
+        },
+      };
+    },
+    onSubscribe({ args }) {
+      nameOperation(args.document, args.operationName);
+    },
+  };
+}
