@@ -1,7 +1,8 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
-import { openRequestContext, type AppDependencies, type RequestContext } from './context.ts';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { openRequestContext, type AppDependencies, type RequestContext, type ServingDependencies } from './context.ts';
 import { graphqlBodyLimitPlugin } from './graphql/body-limit.ts';
 import { createErrorMask } from './graphql/errors.ts';
 import { graphqlLimitPlugins } from './graphql/limits.ts';
@@ -13,12 +14,17 @@ import { requestTracingPlugin } from './http/request-tracing.ts';
 import { graphqlTracingPlugin } from './graphql/tracing.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { restPlugin } from './rest/plugin.ts';
-import { GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin, renderLocalGraphiQL } from './graphql/graphiql.ts';
-import { referenceAssetsPlugin } from './rest/routes/reference.ts';
+import { GRAPHIQL_ASSET_PATH, GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin, renderLocalGraphiQL } from './graphql/graphiql.ts';
+import { REFERENCE_ASSET_PATH, referenceAssetsPlugin } from './rest/routes/reference.ts';
 import { createSecurityHeaders } from './http/security-headers.ts';
 import { redactSecrets } from './shared/redact.ts';
-import { signingPagePlugins } from './signing-page/plugin.ts';
-import { EnvelopeEventHub, publishOnCommit } from './domain/live/envelope-event-hub.ts';
+import { SIGNING_ASSET_PATH, signingPagePlugins } from './signing-page/plugin.ts';
+import { countStatusTransitions, EnvelopeEventHub, publishOnCommit } from './domain/live/envelope-event-hub.ts';
+import { watchOutboxBacklog } from './domain/outbox/backlog.ts';
+import { watchPoolUsage } from './db/database.ts';
+import { graphqlMetricsPlugin } from './graphql/metrics.ts';
+import { httpMetricsPlugin, METRICS_PATH, metricsEndpointPlugin } from './http/metrics.ts';
+import { createMetrics } from './shared/metrics.ts';
 import { liveSsePlugin, sharedSubscriptionPlugin } from './graphql/live-fanout.ts';
 import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
 
@@ -37,6 +43,24 @@ function inProcessEnvelopeEvents(orm: AppDependencies['orm']): EnvelopeEventHub 
     hubsByOrm.set(orm, hub);
   }
   return hub;
+}
+
+/**
+ * What the app measures beyond its requests: the outbox backlog and the pool (read at scrape
+ * time), open subscriptions, and the status changes its ORM commits. Answers their end (dispose).
+ */
+function watchAppMetrics(dependencies: ServingDependencies): () => void {
+  const { metrics, orm, envelopeEvents } = dependencies;
+  const stops = [
+    // The pool first: read before the scrape's own statement takes a connection.
+    watchPoolUsage(orm, metrics),
+    watchOutboxBacklog(metrics, { em: orm.em as EntityManager, clock: dependencies.clock, logger: dependencies.logger }),
+    metrics.onScrape(() => metrics.subscriptionsOpen.set(envelopeEvents.openCount)),
+    countStatusTransitions(orm, metrics),
+  ];
+  return () => {
+    for (const stop of stops) stop();
+  };
 }
 
 /** Per-operation limits (depth, cost, aliases, directives, tokens): src/graphql/limits.ts, docs/limits.md. */
@@ -107,7 +131,10 @@ export function createApp(given: AppDependencies): App {
   // A process-local limiter unless main (or a test) brought a shared one.
   const rateLimiter = given.rateLimiter ?? createRateLimiter({ limits: given.config.rateLimits, store: { kind: 'memory' }, logger });
   const envelopeEvents = given.envelopeEvents ?? inProcessEnvelopeEvents(given.orm);
-  const dependencies = { ...given, rateLimiter, envelopeEvents };
+  // One registry per app (never prom-client's global one): main brings it, tests may leave it out.
+  const metrics = given.metrics ?? createMetrics();
+  const dependencies = { ...given, rateLimiter, envelopeEvents, metrics };
+  const stopMetrics = watchAppMetrics(dependencies);
   const securityHeaders = createSecurityHeaders({ renderGraphiQL: renderLocalGraphiQL });
   const requestMetadataOf = createRequestMetadataReader({ trustedProxyHops: dependencies.config.trustedProxyHops });
   return createYoga<NodeServerContext, RequestContext>({
@@ -140,6 +167,13 @@ export function createApp(given: AppDependencies): App {
         liveConnection: (serverContext as NodeServerContext).liveConnection,
       }),
     plugins: [
+      // First, so that its clock starts before any other plugin's work.
+      httpMetricsPlugin(metrics, {
+        exact: ['/graphql', GRAPHQL_SSE_ENDPOINT, '/healthz', '/readyz', METRICS_PATH],
+        assetPrefixes: [GRAPHIQL_ASSET_PATH, REFERENCE_ASSET_PATH, SIGNING_ASSET_PATH],
+      }),
+      ...(dependencies.config.metricsToken === undefined ? [] : [metricsEndpointPlugin(metrics, dependencies.config.metricsToken, requestMetadataOf)]),
+      { onDispose: stopMetrics },
       // Traces: the request id and route on the request's span; a span per GraphQL operation.
       requestTracingPlugin(requestMetadataOf, '/graphql'),
       graphqlTracingPlugin(),
@@ -156,6 +190,7 @@ export function createApp(given: AppDependencies): App {
       protoKeyLiteralPlugin,
       graphqlBodyLimitPlugin(requestMetadataOf),
       ...(dependencies.config.graphqlJit ? [useGraphQlJit()] : []),
+      graphqlMetricsPlugin(metrics),
       // Live events: executed once per distinct (operation, variables, team), serialised once.
       sharedSubscriptionPlugin(),
       liveSsePlugin(),

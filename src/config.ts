@@ -62,6 +62,10 @@ export type Config = {
   webhookAllowPrivate: boolean;
   /** How long one webhook POST may take before it counts as failed (WEBHOOK_TIMEOUT_MS). */
   webhookTimeoutMs: number;
+  /** METRICS_PORT: serve GET /metrics on this port of its own (no token); undefined: not served there. */
+  metricsPort: number | undefined;
+  /** METRICS_TOKEN: serve GET /metrics on the main port to `Authorization: Bearer <token>`; undefined: not there. */
+  metricsToken: string | undefined;
 };
 
 export class ConfigError extends Error {
@@ -201,6 +205,17 @@ const variables = {
     .min(1000, 'must be an integer from 1000 to 60000 (milliseconds)')
     .max(60_000, 'must be an integer from 1000 to 60000 (milliseconds)')
     .default(10_000),
+  METRICS_PORT: z.coerce
+    .number({ error: 'must be an integer between 0 and 65535' })
+    .int('must be an integer between 0 and 65535')
+    .min(0, 'must be an integer between 0 and 65535')
+    .max(65535, 'must be an integer between 0 and 65535')
+    .optional(),
+  // A bearer credential: long enough not to be guessed, and one header-safe token (no spaces).
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[A-Za-z0-9._~+/=-]{16,256}$/, 'must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ + / = - (e.g. openssl rand -hex 32)')
+    .optional(),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
@@ -210,7 +225,7 @@ const MAX_DOCUMENT_BYTES = 48 * 1024 * 1024;
 /** The generic SMS provider's default body: values are JSON-escaped into the strings. */
 export const DEFAULT_SMS_BODY = '{"to":"{{to}}","channel":"{{channel}}","text":"{{text}}","messageId":"{{messageId}}"}';
 
-const SECRET_VARIABLES = new Set(['DATABASE_URL', 'SMTP_URL', 'SEAL_P12_PASSWORD', 'AUDIT_HMAC_KEY', 'SMS_PROVIDER_AUTHORIZATION']);
+const SECRET_VARIABLES = new Set(['DATABASE_URL', 'SMTP_URL', 'SEAL_P12_PASSWORD', 'AUDIT_HMAC_KEY', 'SMS_PROVIDER_AUTHORIZATION', 'METRICS_TOKEN']);
 
 /**
  * Parses and validates the environment. Empty strings count as unset, so `FOO=` in a .env file
@@ -232,6 +247,10 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     throw new ConfigError('SEAL_P12_PASSWORD', 'must be set when SEAL_P12 is set');
   }
   const port = values.PORT as number;
+  // Two servers cannot share a port; 0 (any free port, tests) may be asked of both.
+  if (values.METRICS_PORT !== undefined && values.METRICS_PORT !== 0 && values.METRICS_PORT === port) {
+    throw new ConfigError('METRICS_PORT', `must differ from PORT (both are ${port})`);
+  }
   const publicUrl = ((values.PUBLIC_URL as string | undefined) ?? `http://localhost:${port}`).replace(/\/+$/, '');
   return {
     port,
@@ -278,5 +297,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     signingFrameAncestors: (values.SIGNING_FRAME_ANCESTORS as string[] | undefined) ?? [],
     webhookAllowPrivate: values.WEBHOOK_ALLOW_PRIVATE as boolean,
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS as number,
+    metricsPort: values.METRICS_PORT as number | undefined,
+    metricsToken: values.METRICS_TOKEN as string | undefined,
   };
 }

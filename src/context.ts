@@ -7,6 +7,7 @@ import { readerOf } from './domain/read-model.ts';
 import type { Clock } from './shared/clock.ts';
 import { MissingApiKeyError } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
+import type { Metrics } from './shared/metrics.ts';
 import type { BlobStore } from './shared/blob-store.ts';
 import type { PdfWorkers } from './domain/pdf/worker-pool.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
@@ -38,12 +39,17 @@ export type AppDependencies = {
    * commits; main (and tests) bring one fed by LISTEN/NOTIFY on a PostgreSQL server.
    */
   envelopeEvents?: EnvelopeEventHub;
+  /**
+   * The app's Prometheus metrics (shared/metrics.ts). Absent: createApp makes a registry of its
+   * own; main brings one to share it with the workers and the blob store.
+   */
+  metrics?: Metrics;
 };
 
 export type { RequestMetadata };
 
 /** The dependencies as the app serves with them: createApp has filled in what was left out. */
-export type ServingDependencies = AppDependencies & { envelopeEvents: EnvelopeEventHub };
+export type ServingDependencies = AppDependencies & { envelopeEvents: EnvelopeEventHub; metrics: Metrics };
 
 /**
  * The one request context both faces use. `em` is a fresh fork per request, so no identity map

@@ -15,6 +15,8 @@ import { startExpirySweeper } from './domain/signing/closing.service.ts';
 import { startEnvelopeEvents } from './domain/live/envelope-event-hub.ts';
 import { createPdfWorkerPool } from './domain/pdf/worker-pool.ts';
 import { createLogger } from './shared/logger.ts';
+import { createMetrics } from './shared/metrics.ts';
+import { listenForMetrics } from './http/metrics.ts';
 import { loadSealCertificate, SealCertificateError, type SealCertificate } from './domain/artefact/seal-certificate.ts';
 import { pruneDeliveryHistory } from './domain/notification/delivery-history.ts';
 import { startHousekeeping } from './domain/outbox/housekeeping.ts';
@@ -117,7 +119,9 @@ const pdfWorkers = createPdfWorkerPool();
 const clock = createClock();
 // The sandbox clock is one clock for every instance on the database (and survives restarts).
 const sandboxClock = config.sandboxClock ? await shareSandboxClock({ orm: database.orm, clock, connectionString: config.databaseUrl, logger }) : undefined;
-const blobStore = createFileBlobStore(path.join(config.dataDir, 'blobs'));
+// The process's one metrics registry: the app, the workers and the blob store count into it.
+const metrics = createMetrics();
+const blobStore = createFileBlobStore(path.join(config.dataDir, 'blobs'), (operation) => metrics.blobStoreErrors.inc({ operation }));
 // Staging files a killed process left behind (an upload cut off by SIGKILL) are removed at start
 // and hourly once they are an hour old (blob-store.ts); every instance sweeps, as any may have crashed.
 const stagingSweep = startStagingSweep({
@@ -140,8 +144,12 @@ const app = createApp({
   apiKeyCache,
   rateLimiter,
   envelopeEvents: envelopeEvents.hub,
+  metrics,
 });
 const running = await listen(app, { port: config.port, maxUploadBytes: config.maxDocumentBytes });
+// METRICS_PORT: GET /metrics on a port of its own, bound like the main one (docs/operations.md#metrics).
+const metricsServer = config.metricsPort === undefined ? undefined : await listenForMetrics({ port: config.metricsPort, metrics, logger });
+if (metricsServer) logger.info({ address: metricsServer.url }, `metrics at ${metricsServer.url}/metrics`);
 logger.info(
   { address: running.url, publicUrl: config.publicUrl },
   `listening on ${running.url}: GraphQL and GraphiQL at ${config.publicUrl}/graphql, REST at ${config.publicUrl}/api/v1/key, its reference at ${config.publicUrl}/api/v1/key/docs`,
@@ -164,7 +172,7 @@ const phone = createPhoneProvider({ provider: config.smsProvider, dataDir: confi
 // Durable jobs written by the domain (outbox_message): each topic's handler runs on every
 // instance (claims never overlap): sealing, mails, SMS/WhatsApp, one-time codes, notices; webhook
 // deliveries on a worker of their own with a 24-hour retry policy (workers.ts).
-const workerDependencies = { em: database.orm.em, clock, logger, config, auditKey, blobStore, pdfWorkers, seal, mailer, phone };
+const workerDependencies = { em: database.orm.em, clock, logger, config, auditKey, blobStore, pdfWorkers, seal, mailer, phone, metrics };
 const outboxWorker = createMainWorker(workerDependencies);
 const webhookWorker = createWebhookWorker(workerDependencies);
 // Settled delivery history (queue rows, webhook deliveries) older than the retention is pruned hourly.
@@ -192,6 +200,7 @@ async function shutdown(signal: string) {
   // streams finish like any other request; clients resume elsewhere by sequence.
   await envelopeEvents.close();
   await running.close();
+  await metricsServer?.close();
   await app.dispose();
   await expirySweeper.stop();
   await housekeeping?.stop();

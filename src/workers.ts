@@ -23,6 +23,7 @@ import { WEBHOOK_RETRY_POLICY, webhookDeliveryHandler, webhookDisabledNoticeHand
 import type { BlobStore } from './shared/blob-store.ts';
 import type { Clock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
+import type { Metrics } from './shared/metrics.ts';
 
 export type WorkerDependencies = {
   em: EntityManager;
@@ -35,6 +36,8 @@ export type WorkerDependencies = {
   seal: SealCertificate;
   mailer: Mailer;
   phone: PhoneProvider;
+  /** The app's metrics (failed jobs, seal durations); absent: not counted (tools, most tests). */
+  metrics?: Metrics;
 };
 
 /** Every topic the main worker runs, and its handler. */
@@ -42,7 +45,7 @@ export function mainJobHandlers(dependencies: WorkerDependencies): Map<string, O
   const { config, auditKey, mailer, phone } = dependencies;
   const publicUrl = config.publicUrl;
   return new Map([
-    [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore: dependencies.blobStore, pdfWorkers: dependencies.pdfWorkers, seal: dependencies.seal, auditKey, clock: dependencies.clock, publicUrl })],
+    [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore: dependencies.blobStore, pdfWorkers: dependencies.pdfWorkers, seal: dependencies.seal, auditKey, clock: dependencies.clock, publicUrl }, dependencies.metrics)],
     ...mailHandlers({
       mailer,
       phone,
@@ -74,6 +77,7 @@ export function createMainWorker(dependencies: WorkerDependencies, overrides: Wo
     logger: dependencies.logger,
     handlers: mainJobHandlers(dependencies),
     onFailed: notificationFailureHook(dependencies.auditKey),
+    metrics: dependencies.metrics,
     ...overrides,
   });
 }
@@ -87,6 +91,7 @@ export function createWebhookWorker(dependencies: WorkerDependencies, overrides:
     ...WEBHOOK_RETRY_POLICY,
     onFailed: webhookFailureHook(dependencies.auditKey),
     onRetry: webhookRetryHook,
+    metrics: dependencies.metrics,
     ...overrides,
   });
 }

@@ -49,10 +49,27 @@ describe('configuration', () => {
     [{ SMS_PROVIDER_BODY: '{"to": {{to}}}' }, /^Invalid configuration: SMS_PROVIDER_BODY must be a JSON template/],
     // A secret is never repeated.
     [{ SMS_PROVIDER_AUTHORIZATION: 'Bearer s3cret\nx' }, /^Invalid configuration: SMS_PROVIDER_AUTHORIZATION must be one line \(the Authorization header value\)$/],
+    [{ METRICS_PORT: 'nine' }, /^Invalid configuration: METRICS_PORT must be an integer between 0 and 65535 \(got "nine"\)$/],
+    [{ METRICS_PORT: '70000' }, /^Invalid configuration: METRICS_PORT /],
+    [{ PORT: '9100', METRICS_PORT: '9100' }, /^Invalid configuration: METRICS_PORT must differ from PORT \(both are 9100\)$/],
+    [{ METRICS_TOKEN: 'short' }, /^Invalid configuration: METRICS_TOKEN must be 16 to 256 characters[^"]*$/],
+    [{ METRICS_TOKEN: 'a secret with spaces in it' }, /^Invalid configuration: METRICS_TOKEN must be 16 to 256 characters[^"]*$/],
   ])('refuses %o with one line naming the variable', (environment, expected) => {
     const message = problemFor(environment);
     expect(message).toMatch(expected);
     expect(message).not.toContain('\n');
+  });
+
+  it('leaves metrics off unless METRICS_PORT or METRICS_TOKEN is set', () => {
+    expect(loadConfig({})).toMatchObject({ metricsPort: undefined, metricsToken: undefined });
+    const token = 'b7f3c1d2e4a5968778695a4b3c2d1e0f';
+    expect(loadConfig({ METRICS_PORT: '9464', METRICS_TOKEN: token })).toMatchObject({ metricsPort: 9464, metricsToken: token });
+    expect(loadConfig({ METRICS_PORT: '', METRICS_TOKEN: '' })).toMatchObject({ metricsPort: undefined, metricsToken: undefined });
+  });
+
+  it('never repeats METRICS_TOKEN in its refusal', () => {
+    const message = problemFor({ METRICS_TOKEN: 'not-valid because of spaces' });
+    expect(message).not.toContain('not-valid');
   });
 
   it('reads boolean flags', () => {

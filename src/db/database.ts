@@ -1,7 +1,9 @@
 import path from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { createOrmConfig } from '../../mikro-orm.config.ts';
+import type pg from 'pg';
 import type { Config } from '../config.ts';
+import type { Metrics } from '../shared/metrics.ts';
 import { findSharedEmbeddedPostgres, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.ts';
 
 export type Database = {
@@ -72,4 +74,18 @@ export async function isDatabaseReady(orm: MikroORM): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * Refreshes the pool gauges before each scrape from the `pg` pool behind the ORM (total, idle,
+ * waiting). The embedded PostgreSQL is reached through the same kind of pool (of one), so the
+ * gauges mean the same there. The rate limiter's own small pool is not counted.
+ */
+export function watchPoolUsage(orm: MikroORM, metrics: Pick<Metrics, 'onScrape' | 'dbPoolTotal' | 'dbPoolIdle' | 'dbPoolWaiting'>): () => void {
+  return metrics.onScrape(async () => {
+    const pool = (await orm.driver.getConnection().getNativeClient()) as Pick<pg.Pool, 'totalCount' | 'idleCount' | 'waitingCount'>;
+    metrics.dbPoolTotal.set(pool.totalCount);
+    metrics.dbPoolIdle.set(pool.idleCount);
+    metrics.dbPoolWaiting.set(pool.waitingCount);
+  });
 }

@@ -4,6 +4,7 @@ import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimite
 import { DomainError } from '../shared/errors.ts';
 import { hashSecret } from '../shared/ids.ts';
 import type { Logger } from '../shared/logger.ts';
+import type { Metrics } from '../shared/metrics.ts';
 
 /**
  * Who a request is counted against. `apiKey`: an authenticated caller, by key id (each key of a
@@ -214,6 +215,16 @@ export function createRateLimiter(options: { limits: RateLimits; store: RateLimi
 const linksSeenThisWindow = new LRUCache<string, true>({ max: 50_000, ttl: WINDOW_SECONDS * 1000 });
 
 export async function consumeForRequest(
+  limiter: RateLimiter,
+  context: { caller(): Promise<{ apiKeyId: string }>; metadata: { ip: string | null }; signingToken?: string; metrics?: Pick<Metrics, 'rateLimited'> },
+): Promise<RateLimitDecision | undefined> {
+  const decision = await decide(limiter, context);
+  // Counted here, where both faces and the signing page's document route ask, once per refused request.
+  if (decision && !decision.allowed) context.metrics?.rateLimited.inc({ scope: decision.scope });
+  return decision;
+}
+
+async function decide(
   limiter: RateLimiter,
   context: { caller(): Promise<{ apiKeyId: string }>; metadata: { ip: string | null }; signingToken?: string },
 ): Promise<RateLimitDecision | undefined> {

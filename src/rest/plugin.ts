@@ -5,6 +5,7 @@ import type { NodeServerContext, RequestMetadataReader } from '../http/request-m
 import { setRequestRoute } from '../http/request-tracing.ts';
 import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
 import { answerCounted } from '../http/answer-counted.ts';
+import { labelRoute } from '../http/metrics.ts';
 import { successResponse } from '../http/contract-body.ts';
 import { replyResponse, RestReply } from './respond.ts';
 import { createRouter, type RestRoute } from './router.ts';
@@ -47,8 +48,10 @@ export function restPlugin(
         endResponse,
         ResponseImpl: fetchAPI.Response,
       };
+      const match = router.match(request.method, path);
+      // Labelled before counting, so a refused (429) request is kept under its route too.
+      if (match.kind === 'found') labelRoute(request, `${REST_PREFIX}${match.route.path}`);
       await answerCounted(counted, async () => {
-        const match = router.match(request.method, path);
         if (match.kind === 'not-found') throw new RouteNotFoundError(request.method, url.pathname);
         if (match.kind === 'method-not-allowed') throw new MethodNotAllowedError(request.method, match.allowed);
         // The template, never the path: some paths carry a credential (/downloads/:token).

@@ -44,7 +44,10 @@ export class BlobTooLargeError extends Error {
   }
 }
 
-export function createFileBlobStore(rootDirectory: string): BlobStore {
+/** Told of each failure on the service's side (a disk error; never the sender's cut-off or oversize upload), for metrics. */
+export type BlobStoreErrorHook = (operation: 'stage' | 'commit') => void;
+
+export function createFileBlobStore(rootDirectory: string, onError: BlobStoreErrorHook = () => {}): BlobStore {
   const temporaryDirectory = path.join(rootDirectory, 'tmp');
   fs.mkdirSync(temporaryDirectory, { recursive: true });
 
@@ -86,7 +89,11 @@ export function createFileBlobStore(rootDirectory: string): BlobStore {
       await pipeline(source, meter, target);
     } catch (error) {
       await fs.promises.rm(stagingPath, { force: true });
-      if (error instanceof BlobTooLargeError || firstFailure === 'target') throw error;
+      if (error instanceof BlobTooLargeError) throw error;
+      if (firstFailure === 'target') {
+        onError('stage');
+        throw error;
+      }
       throw new BlobSourceError(error);
     }
     const sha256 = hash.digest('hex');
@@ -98,7 +105,10 @@ export function createFileBlobStore(rootDirectory: string): BlobStore {
         const finalPath = pathFor(sha256);
         await fs.promises.mkdir(path.dirname(finalPath), { recursive: true });
         // rename is atomic within one file system; an identical blob already there is the same bytes.
-        await fs.promises.rename(stagingPath, finalPath);
+        await fs.promises.rename(stagingPath, finalPath).catch((error: unknown) => {
+          onError('commit');
+          throw error;
+        });
         return { sha256, byteSize, path: finalPath };
       },
       async discard() {

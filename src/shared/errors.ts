@@ -86,6 +86,13 @@ export class InvalidApiKeyError extends DomainError {
 }
 
 /** `Server.Internal`: an unexpected failure; the details are only in the server log. */
+/** `Auth.InvalidMetricsToken`: GET /metrics on the main port without `Authorization: Bearer <METRICS_TOKEN>`. */
+export class InvalidMetricsTokenError extends DomainError {
+  constructor() {
+    super('Auth.InvalidMetricsToken', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>; the token is missing or wrong.');
+  }
+}
+
 export class InternalServerError extends DomainError {
   constructor() {
     super('Server.Internal', 'An unexpected error occurred. It has been logged; quote the requestId when reporting it.');
@@ -127,6 +134,7 @@ const statusByName: Record<string, number> = {
   'Route.MethodNotAllowed': 405,
   'Auth.MissingApiKey': 401,
   'Auth.InvalidApiKey': 401,
+  'Auth.InvalidMetricsToken': 401,
   'Document.TooLarge': 413,
   'Document.NotPdf': 415,
   'Document.InvalidPdf': 422,

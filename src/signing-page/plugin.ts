@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import type { Plugin } from 'graphql-yoga';
 import { createRequestContext, type ServingDependencies } from '../context.ts';
 import { openSigningDocument } from '../domain/signing/signing.service.ts';
+import { labelRoute } from '../http/metrics.ts';
 import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
 import { answerCounted } from '../http/answer-counted.ts';
 import { installedPackage, staticAssetsPlugin, type StaticAsset } from '../http/static-assets.ts';
@@ -128,6 +129,7 @@ function signingDocumentPlugin(dependencies: ServingDependencies, requestMetadat
     async onRequest({ request, url, endResponse, serverContext, fetchAPI }) {
       const match = DOCUMENT_PATH.exec(url.pathname);
       if (!match || request.method !== 'GET') return;
+      labelRoute(request, '/signing/documents/:documentId');
       const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
       const context = createRequestContext(dependencies, { headers: request.headers, metadata });
       const counted = { rateLimiter: dependencies.rateLimiter, context, requestId: metadata.requestId, alwaysHttp200: false, endResponse, ResponseImpl: fetchAPI.Response };
@@ -148,6 +150,7 @@ export function signingPagePlugins(dependencies: ServingDependencies, requestMet
     onRequest({ request, url, endResponse, fetchAPI }) {
       if (!SIGN_PATH.test(url.pathname)) return;
       if (request.method !== 'GET' && request.method !== 'HEAD') return;
+      labelRoute(request, '/sign/:token');
       endResponse(
         new fetchAPI.Response(request.method === 'HEAD' ? null : PAGE, {
           status: 200,

@@ -15,6 +15,7 @@ import { createFileBlobStore } from '../../src/shared/blob-store.ts';
 import { createClock } from '../../src/shared/clock.ts';
 import { createPdfWorkerPool, type PdfWorkerPoolOptions } from '../../src/domain/pdf/worker-pool.ts';
 import { createLogger } from '../../src/shared/logger.ts';
+import type { Metrics } from '../../src/shared/metrics.ts';
 import { startEnvelopeEvents, type LiveLimits } from '../../src/domain/live/envelope-event-hub.ts';
 import { loadSealCertificate, type SealCertificate } from '../../src/domain/artefact/seal-certificate.ts';
 
@@ -83,6 +84,8 @@ export type TestAppOptions = {
    * are looked at). Give the app's logger (`dependencies.logger`) to workers too, to keep theirs.
    */
   captureLog?: boolean;
+  /** The app's metrics registry (default: createApp makes its own), to read it or share it with workers. */
+  metrics?: Metrics;
 };
 
 /**
@@ -146,6 +149,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     apiKeyCache,
     rateLimiter,
     envelopeEvents: envelopeEvents.hub,
+    metrics: options.metrics,
   };
   const app = createApp(dependencies);
   const running = await listen(app, { port: 0, host: '127.0.0.1', maxUploadBytes: config.maxDocumentBytes, webSocketIdleMs: options.webSocketIdleMs });

@@ -20,6 +20,7 @@ import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worke
 import { queueCompletionNotices } from '../signing/workflow.ts';
 import type { BlobStore } from '../../shared/blob-store.ts';
 import type { Clock } from '../../shared/clock.ts';
+import type { Metrics } from '../../shared/metrics.ts';
 import type { RenderField } from '../pdf/render.ts';
 import type { SealCertificate } from './seal-certificate.ts';
 import { sealReason } from '../pdf/seal-reason.ts';
@@ -130,11 +131,20 @@ export async function sealEnvelopeArtefacts(dependencies: ArtefactDependencies, 
 }
 
 /** The `artefact.seal` handler for the outbox worker. */
-export function artefactSealHandler(dependencies: Omit<ArtefactDependencies, 'em'>): OutboxHandler {
+export function artefactSealHandler(dependencies: Omit<ArtefactDependencies, 'em'>, metrics?: Pick<Metrics, 'sealDuration'>): OutboxHandler {
   return async (message, context) => {
     const envelopeId = message.payload.envelopeId;
     if (typeof envelopeId !== 'string') throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the message names no envelopeId');
-    const count = await sealEnvelopeArtefacts({ ...dependencies, em: context.em }, envelopeId);
+    // Timed whether it succeeds or fails: a seal that fails slowly (a stalled timestamp authority) is the one to see.
+    const endTimer = metrics?.sealDuration.startTimer();
+    let count: number;
+    try {
+      count = await sealEnvelopeArtefacts({ ...dependencies, em: context.em }, envelopeId);
+    } catch (error) {
+      endTimer?.({ outcome: 'error' });
+      throw error;
+    }
+    endTimer?.({ outcome: 'sealed' });
     context.logger.info({ envelopeId, sealedDocuments: count }, 'sealed the envelope artefacts');
     // With the acknowledgement (once, whoever sealed): everyone gets the final copy now that it exists.
     const teamId = String(message.payload.teamId);

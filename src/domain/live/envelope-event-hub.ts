@@ -2,7 +2,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { listenForNotifications, type NotificationListener } from '../../db/notification-listener.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { API_KEY_REVOKED_CHANNEL, onApiKeyRevokedInProcess } from '../team/api-key-cache.ts';
-import { ENVELOPE_EVENT_CHANNEL, fromNotifyPayload, takePending, type EnvelopeEvent } from './envelope-event.ts';
+import type { Metrics } from '../../shared/metrics.ts';
+import { ENVELOPE_EVENT_CHANNEL, fromNotifyPayload, setsStatus, STATUS_BEFORE_EVENT, takePending, type EnvelopeEvent } from './envelope-event.ts';
 import { SubscriptionLimitError } from './live.errors.ts';
 
 export type LiveLimits = {
@@ -109,6 +110,13 @@ export class EnvelopeEventHub {
     };
   }
 
+  /** Subscriptions open on this instance (every key's), for metrics. */
+  get openCount(): number {
+    let count = 0;
+    for (const open of this.#openByKey.values()) count += open;
+    return count;
+  }
+
   /** Watchers registered now (envelopes and teams), for tests and metrics. */
   get watcherCount(): number {
     let count = 0;
@@ -123,30 +131,74 @@ export class EnvelopeEventHub {
   }
 }
 
+/** Called with the envelope events of each committed transaction, in sequence order. */
+export type CommittedEventsListener = (events: EnvelopeEvent[]) => void;
+
+/** One after-commit subscriber per ORM, shared by every listener (the pending events are taken once). */
+const committedListeners = new WeakMap<MikroORM, Set<CommittedEventsListener>>();
+
+/**
+ * Calls `listener` with the envelope events each transaction of this ORM appended, once it
+ * commits (never those of one that rolls back); answers its removal. A savepoint's events wait
+ * for the next outer commit: on the embedded database (a pool of one, one transaction at a time)
+ * that is its own transaction's; on a server, where only metrics listen here, a concurrent
+ * transaction may carry them, which changes when they are counted, not whether.
+ */
+export function onEnvelopeEventsCommitted(orm: MikroORM, listener: CommittedEventsListener): () => void {
+  let listeners = committedListeners.get(orm);
+  if (!listeners) {
+    const registered = new Set<CommittedEventsListener>();
+    listeners = registered;
+    committedListeners.set(orm, registered);
+    let fromSavepoints: EnvelopeEvent[] = [];
+    orm.em.getEventManager().registerSubscriber({
+      afterTransactionCommit({ transaction }) {
+        if (!transaction) return;
+        const events = takePending(transaction);
+        if ('savepointName' in transaction && transaction.savepointName) {
+          fromSavepoints.push(...events);
+          return;
+        }
+        const all = [...fromSavepoints, ...events].sort((a, b) => a.sequence - b.sequence);
+        fromSavepoints = [];
+        if (all.length === 0) return;
+        for (const each of registered) each(all);
+      },
+      afterTransactionRollback({ transaction }) {
+        if (!transaction) return;
+        takePending(transaction);
+        if (!('savepointName' in transaction && transaction.savepointName)) fromSavepoints = [];
+      },
+    });
+  }
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
 /**
  * Publishes, on the embedded database, the events each transaction appended once it commits
  * (never those of one that rolls back). The embedded database serves one transaction at a time
  * (a pool of one), so a savepoint's events wait for the one outer transaction's commit.
  */
 export function publishOnCommit(orm: MikroORM, hub: EnvelopeEventHub): void {
-  let fromSavepoints: EnvelopeEvent[] = [];
-  orm.em.getEventManager().registerSubscriber({
-    afterTransactionCommit({ transaction }) {
-      if (!transaction) return;
-      const events = takePending(transaction);
-      if ('savepointName' in transaction && transaction.savepointName) {
-        fromSavepoints.push(...events);
-        return;
-      }
-      const all = [...fromSavepoints, ...events].sort((a, b) => a.sequence - b.sequence);
-      fromSavepoints = [];
-      for (const event of all) hub.publish(event);
-    },
-    afterTransactionRollback({ transaction }) {
-      if (!transaction) return;
-      takePending(transaction);
-      if (!('savepointName' in transaction && transaction.savepointName)) fromSavepoints = [];
-    },
+  onEnvelopeEventsCommitted(orm, (events) => {
+    for (const event of events) hub.publish(event);
+  });
+}
+
+/**
+ * Counts every status change this instance commits (`envelope_status_transitions_total`): the
+ * status events are the one door every change goes through (each guarded update records one in
+ * its transaction), and counting after commit leaves out changes that rolled back. Other
+ * instances' changes are theirs to count (they arrive here by NOTIFY, not through this hook).
+ * Answers the counting's end.
+ */
+export function countStatusTransitions(orm: MikroORM, metrics: Pick<Metrics, 'statusTransitions'>): () => void {
+  return onEnvelopeEventsCommitted(orm, (events) => {
+    for (const event of events) {
+      if (!setsStatus(event.type)) continue;
+      metrics.statusTransitions.inc({ from: STATUS_BEFORE_EVENT[event.type], to: event.status ?? 'deleted' });
+    }
   });
 }
 

@@ -36,6 +36,21 @@ export const STATUS_SET_BY_EVENT: Readonly<Record<string, EnvelopeStatus | null>
   'envelope.deleted': null,
 };
 
+/**
+ * The status each status-setting event leaves, as the state machine allows it: every change is a
+ * guarded update from exactly this status (`where status = 'draft'` to send or delete, `where
+ * status = 'sent'` to finalize, void or expire), so the event alone names the transition. `none`:
+ * the envelope did not exist. Kept beside STATUS_SET_BY_EVENT so a new status event names both.
+ */
+export const STATUS_BEFORE_EVENT: Readonly<Record<string, EnvelopeStatus | 'none'>> = {
+  'envelope.created': 'none',
+  'envelope.sent': 'draft',
+  'envelope.finalized': 'sent',
+  'envelope.voided': 'sent',
+  'envelope.expired': 'sent',
+  'envelope.deleted': 'draft',
+};
+
 export function setsStatus(type: string): boolean {
   return Object.hasOwn(STATUS_SET_BY_EVENT, type);
 }

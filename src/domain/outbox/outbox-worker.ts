@@ -24,6 +24,7 @@ import type { Logger } from '../../shared/logger.ts';
 import { redactSecrets } from '../../shared/redact.ts';
 import { contextFromTraceparent, recordActiveFailure, SpanKind, withSpan } from '../../shared/tracing.ts';
 import { isConnectionFailure } from '../../shared/normalize-error.ts';
+import type { Metrics } from '../../shared/metrics.ts';
 import { markOutboxMessageDelivered } from './outbox.ts';
 
 export type OutboxMessageClaim = {
@@ -103,6 +104,8 @@ export type OutboxWorkerOptions = {
   onRetry?: OutboxRetryHook;
   /** Recorded on each claim (`claimed_by`), so an operator sees which instance holds a job; default this process's host/pid. */
   claimant?: string;
+  /** Counts the messages given up for good (`envelope_outbox_failed_total`). */
+  metrics?: Pick<Metrics, 'outboxFailed'>;
 };
 
 export const OUTBOX_WORKER_DEFAULTS = {
@@ -201,13 +204,16 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     const em = settings.em.fork();
     if (permanent) {
       // The row's failure and the hook's record commit together, once (the guarded update decides).
-      await persistently(message, 'failure', () => em.fork().transactional(async (tx) => {
+      const recorded = await persistently(message, 'failure', () => em.fork().transactional(async (tx) => {
         const failed = await tx.execute<{ id: string }[]>(
           `update outbox_message set failed_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null and failed_at is null returning id`,
           [now, record, message.id, message.attempt],
         );
         if (failed.length === 1 && settings.onFailed) await settings.onFailed(message, reason, { em: tx, now });
+        return failed.length === 1;
       }));
+      // Counted once committed, by the claim whose update recorded it.
+      if (recorded) settings.metrics?.outboxFailed.inc({ topic: message.topic });
       settings.logger.error({ messageId: message.id, topic: message.topic, attempt: message.attempt, reason: reason.code, err: error }, 'outbox message failed for good');
       return;
     }

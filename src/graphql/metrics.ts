@@ -1,0 +1,46 @@
+import { getOperationAST, type DocumentNode, type ExecutionResult } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { Metrics } from '../shared/metrics.ts';
+
+/**
+ * `graphql_operation_duration_seconds`: each executed operation by its (bounded) name and type,
+ * over HTTP and WebSocket alike (both run through these hooks). Timed from execution's start,
+ * after parsing and validation (cached per document, and refused operations never execute), to
+ * its result; a subscription until its event stream is set up, since its lifetime is the
+ * client's choice. `result` is `error` when the answer carries errors. Our own plugin rather than
+ * @graphql-yoga/plugin-prometheus: see docs/decisions.md#metrics.
+ */
+export function graphqlMetricsPlugin(metrics: Pick<Metrics, 'graphqlOperationDuration' | 'operationNameLabel'>): Plugin {
+  function labelsOf(document: DocumentNode, operationName: string | null | undefined) {
+    const operation = getOperationAST(document, operationName);
+    return {
+      operation_name: metrics.operationNameLabel(operation?.name?.value ?? operationName),
+      operation_type: operation?.operation ?? 'unknown',
+    };
+  }
+  function hasErrors(result: unknown): boolean {
+    return typeof result === 'object' && result !== null && Array.isArray((result as ExecutionResult).errors) && (result as ExecutionResult).errors!.length > 0;
+  }
+  return {
+    onExecute({ args }) {
+      const endTimer = metrics.graphqlOperationDuration.startTimer(labelsOf(args.document, args.operationName));
+      return {
+        onExecuteDone({ result }) {
+          // An incremental result (an async iterable) counts once it is handed back.
+          endTimer({ result: hasErrors(result) ? 'error' : 'success' });
+        },
+      };
+    },
+    onSubscribe({ args }) {
+      const endTimer = metrics.graphqlOperationDuration.startTimer(labelsOf(args.document, args.operationName));
+      return {
+        onSubscribeResult({ result }) {
+          endTimer({ result: hasErrors(result) ? 'error' : 'success' });
+        },
+        onSubscribeError() {
+          endTimer({ result: 'error' });
+        },
+      };
+    },
+  };
+}
