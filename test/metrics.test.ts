@@ -51,6 +51,7 @@ describe('Prometheus metrics', () => {
     app = await startTestApp({
       metrics,
       captureLog: true,
+      rateLimitsOwnCounters: true,
       env: { METRICS_TOKEN: TOKEN, RATE_LIMIT_ANONYMOUS_PER_MINUTE: String(ANONYMOUS_PER_MINUTE), TRUST_PROXY_HOPS: '1' },
     });
     team = await seedTeam(app);

@@ -65,6 +65,11 @@ export type TestApp = {
 
 export type TestAppOptions = {
   env?: Record<string, string>;
+  /**
+   * Count rate limits in this process only. On a server the counters are otherwise shared by every
+   * test file's app (as by instances), so a tiny budget for 127.0.0.1 would be spent by other files.
+   */
+  rateLimitsOwnCounters?: boolean;
   countStatements?: boolean;
   /**
    * The API key cache, as main.ts wires it: on, listening for other processes' revocations, on a
@@ -119,7 +124,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   // As main.ts wires it: counters shared through PostgreSQL on a server, in memory on the embedded one.
   const rateLimiter = createRateLimiter({
     limits: config.rateLimits,
-    store: inject('databaseKind') === 'server' ? { kind: 'postgres', connectionString: inject('databaseUrl'), preparedStatements: true } : { kind: 'memory' },
+    store: inject('databaseKind') === 'server' && !options.rateLimitsOwnCounters ? { kind: 'postgres', connectionString: inject('databaseUrl'), preparedStatements: true } : { kind: 'memory' },
     logger: createLogger('silent'),
   });
   // As main.ts wires it: LISTEN/NOTIFY on a server, this process's commits on the embedded database.
