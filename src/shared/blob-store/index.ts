@@ -36,3 +36,4 @@ export function createBlobStore(options: { dataDir: string; location: BlobStoreL
     cacheBytes: options.cacheBytes,
   });
 }
+export { migrateBlobs, type MigrationSummary } from './migrate.ts';
