@@ -6,6 +6,7 @@ import { BlobMissingError, BlobStoreUnavailableError, isSha256, type BlobInfo, t
 
 /** ENOENT means "no such object"; any other failure to reach the file is the store's trouble. */
 function storeError(sha256: string, error: unknown): Error {
+  if (error instanceof BlobMissingError) return error;
   const code = (error as NodeJS.ErrnoException)?.code;
   if (code === 'ENOENT') return new BlobMissingError(sha256, error);
   // A full disk keeps its own name (Storage.Full, normalize-error.ts).
