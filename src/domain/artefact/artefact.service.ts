@@ -7,7 +7,7 @@
  * guarded update (`... where sealed_sha256 is null`), so a job that crashed after storing a file
  * and is run again (or a download that seals a document the job has not reached yet) records one
  * sealed file per document, whoever finishes first. A file stored by a run whose update lost
- * stays in the blob store unreferenced (content-addressed: harmless).
+ * stays in the blob store unreferenced until the orphan sweep removes it (document/orphan-blobs.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
