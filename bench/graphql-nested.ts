@@ -24,7 +24,7 @@ import { Team } from '../src/domain/team/team.entity.ts';
 import { ApiKeyCache } from '../src/domain/team/api-key-cache.ts';
 import { createTeam } from '../src/domain/team/team.service.ts';
 import { listen } from '../src/server.ts';
-import { createFileBlobStore } from '../src/shared/blob-store.ts';
+import { createFileBlobStore } from '../src/shared/blob-store/index.ts';
 import { createClock } from '../src/shared/clock.ts';
 import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
 import { createLogger } from '../src/shared/logger.ts';

@@ -66,6 +66,12 @@ export type Config = {
   metricsPort: number | undefined;
   /** METRICS_TOKEN: serve GET /metrics on the main port to `Authorization: Bearer <token>`; undefined: not there. */
   metricsToken: string | undefined;
+  /** BLOB_STORE_URL: files under DATA_DIR/blobs, or an S3-compatible bucket (S3_* variables). */
+  blobStore: { kind: 'file' } | { kind: 's3'; bucket: string; prefix: string; endpoint: string | undefined; region: string; forcePathStyle: boolean };
+  /** BLOB_CACHE_BYTES: local copies of S3 objects (for PDF work) kept under DATA_DIR/blob-cache. */
+  blobCacheBytes: number;
+  /** DOWNLOAD_REDIRECT: sealed PDFs are answered 302 to a presigned URL of the object store (S3 only). */
+  downloadRedirect: boolean;
 };
 
 export class ConfigError extends Error {
@@ -216,6 +222,31 @@ const variables = {
     .string()
     .regex(/^[A-Za-z0-9._~+/=-]{16,256}$/, 'must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ + / = - (e.g. openssl rand -hex 32)')
     .optional(),
+  BLOB_STORE_URL: z
+    .string()
+    .transform((value, check) => {
+      if (value === 'file:' || value === 'file://') return { kind: 'file' as const };
+      // A bucket name as S3 allows it (3–63 lower-case letters, digits, dots, hyphens), then an
+      // optional key prefix.
+      const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/([^?#]*))?$/.exec(value);
+      if (!match) {
+        check.addIssue({ code: 'custom', message: 'must be file: (files under DATA_DIR/blobs) or s3://BUCKET[/PREFIX] with a valid bucket name' });
+        return z.NEVER;
+      }
+      const prefix = (match[2] ?? '').replace(/^\/+|\/+$/g, '');
+      return { kind: 's3' as const, bucket: match[1]!, prefix: prefix === '' ? '' : `${prefix}/` };
+    })
+    .optional(),
+  S3_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL of an S3-compatible server, e.g. http://minio:9000' }).optional(),
+  S3_REGION: z.string().regex(/^[a-z0-9-]{1,40}$/, 'must be a region name such as us-east-1').default('us-east-1'),
+  S3_FORCE_PATH_STYLE: booleanFlag.default(false),
+  BLOB_CACHE_BYTES: z.coerce
+    .number({ error: 'must be an integer number of bytes from 0 to 1099511627776 (1 TiB)' })
+    .int('must be an integer number of bytes from 0 to 1099511627776 (1 TiB)')
+    .min(0, 'must be an integer number of bytes from 0 to 1099511627776 (1 TiB)')
+    .max(1024 ** 4, 'must be an integer number of bytes from 0 to 1099511627776 (1 TiB)')
+    .default(1024 ** 3),
+  DOWNLOAD_REDIRECT: booleanFlag.default(false),
   AUDIT_HMAC_KEY: z.string().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(),
 };
 
@@ -245,6 +276,16 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
   }
   if (values.SEAL_P12 !== undefined && values.SEAL_P12_PASSWORD === undefined) {
     throw new ConfigError('SEAL_P12_PASSWORD', 'must be set when SEAL_P12 is set');
+  }
+  type S3Url = { kind: 's3'; bucket: string; prefix: string };
+  const storeUrl = values.BLOB_STORE_URL as { kind: 'file' } | S3Url | undefined;
+  const blobStore: Config['blobStore'] =
+    storeUrl?.kind === 's3'
+      ? { ...storeUrl, endpoint: values.S3_ENDPOINT as string | undefined, region: values.S3_REGION as string, forcePathStyle: values.S3_FORCE_PATH_STYLE as boolean }
+      : { kind: 'file' };
+  // Files under DATA_DIR have no URL of their own to send a browser to.
+  if (values.DOWNLOAD_REDIRECT === true && blobStore.kind !== 's3') {
+    throw new ConfigError('DOWNLOAD_REDIRECT', 'needs an object store (BLOB_STORE_URL=s3://BUCKET); with files under DATA_DIR the service serves downloads itself, so leave it unset');
   }
   const port = values.PORT as number;
   // Two servers cannot share a port; 0 (any free port, tests) may be asked of both.
@@ -299,5 +340,8 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS as number,
     metricsPort: values.METRICS_PORT as number | undefined,
     metricsToken: values.METRICS_TOKEN as string | undefined,
+    blobStore,
+    blobCacheBytes: values.BLOB_CACHE_BYTES as number,
+    downloadRedirect: values.DOWNLOAD_REDIRECT as boolean,
   };
 }

@@ -8,7 +8,7 @@ import type { Clock } from './shared/clock.ts';
 import { MissingApiKeyError } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
 import type { Metrics } from './shared/metrics.ts';
-import type { BlobStore } from './shared/blob-store.ts';
+import type { BlobStore } from './shared/blob-store/index.ts';
 import type { PdfWorkers } from './domain/pdf/worker-pool.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
 import type { RequestMetadata } from './shared/request-metadata.ts';
@@ -109,6 +109,7 @@ export function createRequestContext(
     limits: { maxDocumentBytes: dependencies.config.maxDocumentBytes, phoneMessagesPerDay: dependencies.config.phoneMessagesPerDay },
     publicUrl: dependencies.config.publicUrl,
     sandboxClock: dependencies.config.sandboxClock,
+    downloadRedirect: dependencies.config.downloadRedirect,
     webhooks: { allowPrivate: dependencies.config.webhookAllowPrivate },
     signingToken: headers.get('x-signing-token')?.trim() || undefined,
     idempotencyKey: headers.get('idempotency-key') ?? undefined,

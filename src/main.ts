@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { createApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
@@ -9,7 +8,7 @@ import { createRateLimiter } from './http/rate-limit.ts';
 import { startIdleMemoryTrim } from './http/memory-trim.ts';
 import { listen } from './server.ts';
 import { startupBanner } from './startup-banner.ts';
-import { createFileBlobStore, startStagingSweep } from './shared/blob-store.ts';
+import { blobDirectory, createBlobStore, startStagingSweep } from './shared/blob-store/index.ts';
 import { createClock } from './shared/clock.ts';
 import { startExpirySweeper } from './domain/signing/closing.service.ts';
 import { startEnvelopeEvents } from './domain/live/envelope-event-hub.ts';
@@ -19,6 +18,7 @@ import { createMetrics } from './shared/metrics.ts';
 import { listenForMetrics } from './http/metrics.ts';
 import { loadSealCertificate, SealCertificateError, type SealCertificate } from './domain/artefact/seal-certificate.ts';
 import { pruneDeliveryHistory } from './domain/notification/delivery-history.ts';
+import { removeOrphanBlobs } from './domain/document/orphan-blobs.ts';
 import { startHousekeeping } from './domain/outbox/housekeeping.ts';
 import { createMailer } from './domain/notification/mailer.ts';
 import { createPhoneProvider } from './domain/notification/sms.ts';
@@ -121,11 +121,17 @@ const clock = createClock();
 const sandboxClock = config.sandboxClock ? await shareSandboxClock({ orm: database.orm, clock, connectionString: config.databaseUrl, logger }) : undefined;
 // The process's one metrics registry: the app, the workers and the blob store count into it.
 const metrics = createMetrics();
-const blobStore = createFileBlobStore(path.join(config.dataDir, 'blobs'), (operation) => metrics.blobStoreErrors.inc({ operation }));
+// Files under DATA_DIR/blobs, or an S3-compatible bucket (BLOB_STORE_URL; docs/operations.md).
+const blobStore = createBlobStore({
+  dataDir: config.dataDir,
+  location: config.blobStore,
+  cacheBytes: config.blobCacheBytes,
+  onError: (operation) => metrics.blobStoreErrors.inc({ operation }),
+});
 // Staging files a killed process left behind (an upload cut off by SIGKILL) are removed at start
 // and hourly once they are an hour old (blob-store.ts); every instance sweeps, as any may have crashed.
 const stagingSweep = startStagingSweep({
-  rootDirectory: path.join(config.dataDir, 'blobs'),
+  rootDirectory: blobDirectory(config.dataDir),
   intervalMs: 60 * 60_000,
   onSwept: (result) => {
     if ('error' in result) logger.warn({ err: { message: (result.error as Error)?.message } }, 'staging file sweep failed');
@@ -175,13 +181,17 @@ const phone = createPhoneProvider({ provider: config.smsProvider, dataDir: confi
 const workerDependencies = { em: database.orm.em, clock, logger, config, auditKey, blobStore, pdfWorkers, seal, mailer, phone, metrics };
 const outboxWorker = createMainWorker(workerDependencies);
 const webhookWorker = createWebhookWorker(workerDependencies);
-// Settled delivery history (queue rows, webhook deliveries) older than the retention is pruned hourly.
+// Settled delivery history (queue rows, webhook deliveries) older than the retention is pruned
+// hourly, and so are blob-store objects no row names that are older than a day (orphan-blobs.ts).
 const housekeeping = config.outboxWorker
   ? startHousekeeping({
       clock,
       logger,
       intervalMs: 60 * 60_000,
-      prune: (now) => pruneDeliveryHistory({ em: database.orm.em, now, retentionDays: config.deliveryHistoryRetentionDays }),
+      prune: async (now) => ({
+        ...(await pruneDeliveryHistory({ em: database.orm.em, now, retentionDays: config.deliveryHistoryRetentionDays })),
+        ...(await removeOrphanBlobs({ em: database.orm.em, blobStore, now })),
+      }),
     })
   : undefined;
 // OUTBOX_WORKER=false keeps an instance to serving requests (other instances run the jobs).
@@ -216,6 +226,7 @@ async function shutdown(signal: string) {
   apiKeyCache.close();
   await rateLimiter.close();
   await database.close();
+  blobStore.close();
   // Last: the spans of everything above are exported before the process ends.
   await stopTracing();
   logger.info('stopped');

@@ -20,7 +20,7 @@ import { createOutboxWorker, type OutboxHandler, type OutboxWorker, type OutboxW
 import type { PhoneProvider } from './domain/notification/sms.ts';
 import { OUTBOX_TOPICS } from './domain/outbox/topics.ts';
 import { WEBHOOK_RETRY_POLICY, webhookDeliveryHandler, webhookDisabledNoticeHandler, webhookFailureHook, webhookRetryHook } from './domain/webhook/webhook-delivery.ts';
-import type { BlobStore } from './shared/blob-store.ts';
+import type { BlobStore } from './shared/blob-store/index.ts';
 import type { Clock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
 import type { Metrics } from './shared/metrics.ts';

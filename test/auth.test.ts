@@ -89,7 +89,7 @@ describe('the REST error body', () => {
     expect(await (await fetch(`${app.url}/healthz`)).json()).toEqual({ status: 'ok' });
     const ready = await fetch(`${app.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready' });
+    expect(await ready.json()).toEqual({ status: 'ready', database: 'ok', blobStore: 'ok' });
   });
 });
 

@@ -88,6 +88,40 @@ describe('traces', () => {
   });
 });
 
+describe('the blob store', () => {
+  it('defaults to files under DATA_DIR/blobs, with a 1 GiB cache and no redirects', () => {
+    const config = loadConfig({});
+    expect(config.blobStore).toEqual({ kind: 'file' });
+    expect(config.blobCacheBytes).toBe(1024 ** 3);
+    expect(config.downloadRedirect).toBe(false);
+    expect(loadConfig({ BLOB_STORE_URL: 'file:' }).blobStore).toEqual({ kind: 'file' });
+  });
+
+  it('reads s3://BUCKET[/PREFIX] with the S3 variables', () => {
+    expect(loadConfig({ BLOB_STORE_URL: 's3://envelope-blobs' }).blobStore).toEqual({ kind: 's3', bucket: 'envelope-blobs', prefix: '', endpoint: undefined, region: 'us-east-1', forcePathStyle: false });
+    const config = loadConfig({
+      BLOB_STORE_URL: 's3://envelope-blobs/prod/files/',
+      S3_ENDPOINT: 'http://minio:9000',
+      S3_REGION: 'eu-central-1',
+      S3_FORCE_PATH_STYLE: 'true',
+      BLOB_CACHE_BYTES: '1048576',
+      DOWNLOAD_REDIRECT: 'true',
+    });
+    expect(config.blobStore).toEqual({ kind: 's3', bucket: 'envelope-blobs', prefix: 'prod/files/', endpoint: 'http://minio:9000', region: 'eu-central-1', forcePathStyle: true });
+    expect(config.blobCacheBytes).toBe(1048576);
+    expect(config.downloadRedirect).toBe(true);
+  });
+
+  it('refuses a bad store URL, endpoint or cache size, and DOWNLOAD_REDIRECT without an object store', () => {
+    expect(problemFor({ BLOB_STORE_URL: 'https://bucket' })).toContain('BLOB_STORE_URL must be file: (files under DATA_DIR/blobs) or s3://BUCKET[/PREFIX]');
+    expect(problemFor({ BLOB_STORE_URL: 's3://Bad_Bucket' })).toContain('BLOB_STORE_URL');
+    expect(problemFor({ S3_ENDPOINT: 'minio:9000' })).toContain('S3_ENDPOINT must be an absolute http(s) URL');
+    expect(problemFor({ BLOB_CACHE_BYTES: '-1' })).toContain('BLOB_CACHE_BYTES must be an integer number of bytes');
+    expect(problemFor({ DOWNLOAD_REDIRECT: 'true' })).toContain('DOWNLOAD_REDIRECT needs an object store (BLOB_STORE_URL=s3://BUCKET)');
+    expect(problemFor({ DOWNLOAD_REDIRECT: 'true', BLOB_STORE_URL: 'file:' })).toContain('DOWNLOAD_REDIRECT');
+  });
+});
+
 describe('the client address behind proxies', () => {
   it('takes the entry the trusted hops point at, never one the client could have written', async () => {
     const { clientAddress } = await import('../src/http/request-metadata.ts');

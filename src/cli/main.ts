@@ -7,6 +7,7 @@
  *   npm run cli -- audit verify --envelope ID     (exit 2 when the chain is broken)
  *   npm run cli -- verify FILE.pdf                 (offline; exit 2 when the seal is not valid)
  *   npm run cli -- secrets adopt                   (after changing AUDIT_HMAC_KEY or SEAL_P12 on every instance)
+ *   npm run cli -- blobs migrate                   (DATA_DIR/blobs to the BLOB_STORE_URL bucket; exit 1 if any failed)
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,6 +18,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import { createApiKey, createTeam, revokeApiKey } from '../domain/team/team.service.ts';
 import { verifyAuditChain } from '../domain/audit/audit.service.ts';
+import { blobDirectory, createBlobStore, createFileBlobStore, migrateBlobs } from '../shared/blob-store/index.ts';
 import { DomainError } from '../shared/errors.ts';
 import { isUuid } from '../shared/ids.ts';
 import { loadAuditKey } from '../shared/secret-file.ts';
@@ -28,7 +30,8 @@ const usage = `usage:
   cli key revoke --key-id ID
   cli audit verify --envelope ID
   cli verify FILE.pdf
-  cli secrets adopt`;
+  cli secrets adopt
+  cli blobs migrate`;
 
 function fail(message: string): never {
   console.error(message);
@@ -60,6 +63,26 @@ if (resource === 'verify') {
   console.log(JSON.stringify(report));
   process.exit(report.valid ? 0 : 2);
 }
+// Needs no database: the files under DATA_DIR/blobs and the bucket BLOB_STORE_URL names.
+if (resource === 'blobs') {
+  if (action !== 'migrate' || rest.length > 0) fail(usage);
+  let migrateConfig: ReturnType<typeof loadConfig>;
+  try {
+    migrateConfig = loadConfig();
+  } catch (error) {
+    fail(error instanceof ConfigError ? error.message : String(error));
+  }
+  if (migrateConfig.blobStore.kind !== 's3') fail('blobs migrate copies DATA_DIR/blobs to an object store: set BLOB_STORE_URL=s3://BUCKET[/PREFIX] (and S3_ENDPOINT, S3_REGION, S3_FORCE_PATH_STYLE as needed)');
+  const source = createFileBlobStore(blobDirectory(migrateConfig.dataDir));
+  const target = createBlobStore({ dataDir: migrateConfig.dataDir, location: migrateConfig.blobStore, cacheBytes: migrateConfig.blobCacheBytes });
+  const summary = await migrateBlobs(source, target, (sha256, outcome) => {
+    if (outcome === 'failed') console.error(`failed: ${sha256}`);
+  });
+  target.close();
+  console.log(JSON.stringify(summary));
+  process.exit(summary.failed > 0 ? 1 : 0);
+}
+
 const { values } = (() => {
   try {
     return parseArgs({

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { BlobStore } from '../shared/blob-store.ts';
+import type { BlobStore } from '../shared/blob-store/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { PdfWorkers } from './pdf/worker-pool.ts';
 import type { SealCertificate } from './artefact/seal-certificate.ts';
@@ -23,6 +23,8 @@ export type ServiceContext = {
   metadata: RequestMetadata;
   clock: Clock;
   blobStore: BlobStore;
+  /** DOWNLOAD_REDIRECT: stored sealed PDFs are answered with a presigned URL of the object store. */
+  downloadRedirect: boolean;
   auditKey: Buffer;
   /** Base of the links the service sends (signing links): PUBLIC_URL. */
   publicUrl: string;

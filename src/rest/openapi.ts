@@ -107,6 +107,13 @@ function responsesOf(route: RestRoute, errorNames: string[]): Record<string, unk
           ? { description: 'The document itself, not wrapped.', content: { 'application/json': { schema: { type: 'object' } } } }
           : { description: 'Success: `{ version, success: true, payload }`.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Success' } } } },
   };
+  // DOWNLOAD_REDIRECT: a stored sealed PDF is served by the object store itself.
+  if (route.doc.produces === 'application/pdf' && errorNames.includes('Storage.ObjectMissing')) {
+    responses['302'] = {
+      description: 'With DOWNLOAD_REDIRECT=true, a sealed PDF: `Location` is a presigned object-store URL, valid 60 seconds, that serves the same bytes with the same file name and type.',
+      headers: { Location: { schema: { type: 'string', format: 'uri' } } },
+    };
+  }
   const byStatus = new Map<number, string[]>();
   for (const name of errorNames) {
     const status = httpStatusForError(name);

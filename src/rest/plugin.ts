@@ -31,8 +31,15 @@ export function restPlugin(
         return;
       }
       if (url.pathname === '/readyz') {
-        const ready = await isDatabaseReady(dependencies.orm);
-        endResponse(Response.json({ status: ready ? 'ready' : 'not ready' }, { status: ready ? 200 : 503 }));
+        // Both things every request may need: the database and the blob store (files or S3).
+        const [database, blobStore] = await Promise.all([isDatabaseReady(dependencies.orm), dependencies.blobStore.check()]);
+        const ready = database && blobStore;
+        endResponse(
+          Response.json(
+            { status: ready ? 'ready' : 'not ready', database: database ? 'ok' : 'unavailable', blobStore: blobStore ? 'ok' : 'unavailable' },
+            { status: ready ? 200 : 503 },
+          ),
+        );
         return;
       }
       if (url.pathname !== REST_PREFIX && !url.pathname.startsWith(`${REST_PREFIX}/`)) return;

@@ -113,6 +113,27 @@ export class StorageFullError extends DomainError {
   }
 }
 
+/**
+ * `Storage.Unavailable`: the object store (BLOB_STORE_URL) cannot be reached or refused the
+ * request; nothing was stored or changed. Retry after `context.retryAfterSeconds` (also the
+ * `Retry-After` header).
+ */
+export class StorageUnavailableError extends DomainError {
+  constructor() {
+    super('Storage.Unavailable', 'The service cannot reach its file storage right now; nothing was stored or changed. Retry shortly.', { retryAfterSeconds: 10 });
+  }
+}
+
+/**
+ * `Storage.ObjectMissing`: a file the request needs is not in the file storage (an instance with
+ * another store, a migration not finished). An operator's matter; nothing was changed.
+ */
+export class StorageObjectMissingError extends DomainError {
+  constructor() {
+    super('Storage.ObjectMissing', 'A stored file this request needs is missing from the file storage; nothing was changed. It has been logged; retry later or quote the requestId.', { retryAfterSeconds: 60 });
+  }
+}
+
 /** `Server.Busy`: too much work of one kind is waiting (e.g. PDFs to inspect); nothing was stored, retry shortly. */
 export class ServerBusyError extends DomainError {
   constructor(description: string, context: Record<string, unknown> = {}) {
@@ -192,6 +213,8 @@ const statusByName: Record<string, number> = {
   'Subscription.TooMany': 429,
   'Server.Busy': 503,
   'Storage.Full': 507,
+  'Storage.Unavailable': 503,
+  'Storage.ObjectMissing': 503,
 };
 
 export function httpStatusForError(name: string): number {

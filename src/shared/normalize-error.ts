@@ -1,5 +1,6 @@
 import { ConnectionException, DeadlockException, LockWaitTimeoutException, OptimisticLockError } from '@mikro-orm/core';
-import { DomainError, InternalServerError, ServiceUnavailableError, StorageFullError } from './errors.ts';
+import { BlobMissingError, BlobStoreUnavailableError } from './blob-store/types.ts';
+import { DomainError, InternalServerError, ServiceUnavailableError, StorageFullError, StorageObjectMissingError, StorageUnavailableError } from './errors.ts';
 import type { Logger } from './logger.ts';
 
 /** `Resource.Conflict`: a concurrent change won the race; retrying the request is safe. */
@@ -44,12 +45,21 @@ function isStorageFull(error: unknown): boolean {
 /**
  * Turns anything thrown below a face into a `DomainError` the face can show. Known domain
  * errors pass through; concurrency losses, a full disk and an unreachable database get their own
- * names; all else is logged in full here and shown only as `Server.Internal`.
+ * names, and so do the blob store's (unavailable, object missing); all else is logged in full here and shown only as `Server.Internal`.
  */
 export function normalizeError(error: unknown, log: Logger): DomainError {
   if (error instanceof DomainError) return error;
   if (error instanceof OptimisticLockError || error instanceof DeadlockException || error instanceof LockWaitTimeoutException) {
     return new ConcurrentModificationError();
+  }
+  // The blob store's named failures (blob-store/types.ts); the cause goes to the log only.
+  if (error instanceof BlobStoreUnavailableError) {
+    log.error({ err: error }, 'blob store unavailable');
+    return new StorageUnavailableError();
+  }
+  if (error instanceof BlobMissingError) {
+    log.error({ err: error, sha256: error.sha256 }, 'blob missing from the store');
+    return new StorageObjectMissingError();
   }
   if (isStorageFull(error)) {
     log.error({ err: error }, 'storage full');

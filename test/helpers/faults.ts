@@ -46,7 +46,7 @@ export async function waitUntil<T>(what: string, probe: () => Promise<T | undefi
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Where the blob store keeps a file (src/shared/blob-store.ts): DATA_DIR/blobs/<aa>/<sha256>. */
+/** Where the blob store keeps a file (src/shared/blob-store/index.ts): DATA_DIR/blobs/<aa>/<sha256>. */
 export function blobPath(dataDir: string, sha256: string): string {
   return path.join(dataDir, 'blobs', sha256.slice(0, 2), sha256);
 }

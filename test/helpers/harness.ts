@@ -11,7 +11,7 @@ import { ApiKeyCache, listenForApiKeyRevocations, type RevocationListener } from
 import { createTeam } from '../../src/domain/team/team.service.ts';
 import { createRateLimiter } from '../../src/http/rate-limit.ts';
 import { listen } from '../../src/server.ts';
-import { createFileBlobStore } from '../../src/shared/blob-store.ts';
+import { createBlobStore, type BlobStore } from '../../src/shared/blob-store/index.ts';
 import { createClock } from '../../src/shared/clock.ts';
 import { createPdfWorkerPool, type PdfWorkerPoolOptions } from '../../src/domain/pdf/worker-pool.ts';
 import { createLogger } from '../../src/shared/logger.ts';
@@ -91,6 +91,8 @@ export type TestAppOptions = {
   captureLog?: boolean;
   /** The app's metrics registry (default: createApp makes its own), to read it or share it with workers. */
   metrics?: Metrics;
+  /** The blob store (default: the one the config names, files under the app's DATA_DIR unless `env` says BLOB_STORE_URL). */
+  blobStore?: (dataDir: string, config: Config) => BlobStore;
 };
 
 /**
@@ -147,7 +149,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       },
     }),
     clock: createClock(),
-    blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
+    blobStore: options.blobStore?.(dataDir, config) ?? createBlobStore({ dataDir, location: config.blobStore, cacheBytes: config.blobCacheBytes }),
     auditKey: Buffer.from(TEST_AUDIT_KEY),
     pdfWorkers: createPdfWorkerPool(options.pdfWorkers),
     seal: { ...testSealCertificate(), tsaUrl: config.tsaUrl },
@@ -174,6 +176,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       apiKeyCache?.close();
       await rateLimiter.close();
       await orm.close(true);
+      dependencies.blobStore.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
       if (unexpectedErrors.length > 0) {
         throw new Error(`the server hit ${unexpectedErrors.length} unexpected error(s) (answered as Server.Internal): ${unexpectedErrors.join(' | ')}`);

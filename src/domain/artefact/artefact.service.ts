@@ -7,7 +7,7 @@
  * guarded update (`... where sealed_sha256 is null`), so a job that crashed after storing a file
  * and is run again (or a download that seals a document the job has not reached yet) records one
  * sealed file per document, whoever finishes first. A file stored by a run whose update lost
- * stays in the blob store unreferenced (content-addressed: harmless).
+ * stays in the blob store unreferenced until the orphan sweep removes it (document/orphan-blobs.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,7 +18,7 @@ import type { PdfWorkers } from '../pdf/worker-pool.ts';
 import { DELIVERY_FAILURES } from '../notification/delivery-failures.ts';
 import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
 import { queueCompletionNotices } from '../signing/workflow.ts';
-import type { BlobStore } from '../../shared/blob-store.ts';
+import type { BlobStore } from '../../shared/blob-store/index.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Metrics } from '../../shared/metrics.ts';
 import type { RenderField } from '../pdf/render.ts';
@@ -61,27 +61,44 @@ async function withTemporaryFile<T>(work: (filePath: string) => Promise<T>): Pro
   }
 }
 
+/** Draws the values into the original at `sourcePath` and seals it, into `outputPath` (a PDF worker). */
+async function renderSealed(
+  dependencies: ArtefactDependencies,
+  envelope: { id: string; completedAt: Date },
+  document: DocumentRow,
+  job: { sourcePath: string; outputPath: string; fields: RenderField[] },
+): Promise<void> {
+  await dependencies.pdfWorkers.render({
+    ...job,
+    draft: false,
+    seal: {
+      material: { keyPkcs8: dependencies.seal.keyPkcs8, certificates: dependencies.seal.certificates },
+      info: {
+        reason: sealReason(envelope.id, document.id),
+        name: 'Envelope service',
+        location: dependencies.publicUrl,
+        contactInfo: '',
+        signingTime: envelope.completedAt,
+        tsaUrl: dependencies.seal.tsaUrl,
+      },
+    },
+  });
+}
+
 /** Renders and seals one document, stores it, and records its hash unless another run did first. */
 async function sealDocument(dependencies: ArtefactDependencies, envelope: { id: string; teamId: string; completedAt: Date }, document: DocumentRow): Promise<string> {
   const fields = await renderFieldsOf(dependencies.em, document.id);
+  // The original from the store's bounded local cache (the file itself for the file store),
+  // held while the worker reads it; a missing or unreachable one fails the job by name and the
+  // outbox retries it.
+  const source = await dependencies.blobStore.localCopy(document.content_sha256);
   const stored = await withTemporaryFile(async (outputPath) => {
-    await dependencies.pdfWorkers.render({
-      sourcePath: dependencies.blobStore.pathFor(document.content_sha256),
-      outputPath,
-      fields,
-      draft: false,
-      seal: {
-        material: { keyPkcs8: dependencies.seal.keyPkcs8, certificates: dependencies.seal.certificates },
-        info: {
-          reason: sealReason(envelope.id, document.id),
-          name: 'Envelope service',
-          location: dependencies.publicUrl,
-          contactInfo: '',
-          signingTime: envelope.completedAt,
-          tsaUrl: dependencies.seal.tsaUrl,
-        },
-      },
-    });
+    try {
+      await renderSealed(dependencies, envelope, document, { sourcePath: source.path, outputPath, fields });
+    } finally {
+      source.release();
+    }
+    // Object first, row after (below): a row never names an object that is not stored.
     const staged = await dependencies.blobStore.stage(fs.createReadStream(outputPath));
     return staged.commit();
   });
@@ -157,5 +174,10 @@ export function artefactSealHandler(dependencies: Omit<ArtefactDependencies, 'em
 /** Renders the current state of a document, unsealed, each page marked as a draft copy, into `outputPath`. */
 export async function renderDraftCopy(dependencies: Pick<ArtefactDependencies, 'em' | 'blobStore' | 'pdfWorkers'>, document: { id: string; contentSha256: string }, outputPath: string): Promise<void> {
   const fields = await renderFieldsOf(dependencies.em, document.id);
-  await dependencies.pdfWorkers.render({ sourcePath: dependencies.blobStore.pathFor(document.contentSha256), outputPath, fields, draft: true });
+  const source = await dependencies.blobStore.localCopy(document.contentSha256);
+  try {
+    await dependencies.pdfWorkers.render({ sourcePath: source.path, outputPath, fields, draft: true });
+  } finally {
+    source.release();
+  }
 }

@@ -16,6 +16,7 @@ import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { auditLogPdf } from './audit-pdf.service.ts';
 import type { AuditPdfLocale } from '../pdf/audit-pdf-layout.ts';
 import type { ServiceContext } from '../service-context.ts';
+import { BlobMissingError, BlobStoreUnavailableError } from '../../shared/blob-store/index.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { ServerBusyError } from '../../shared/errors.ts';
 import { renderDraftCopy, sealEnvelopeArtefacts } from './artefact.service.ts';
@@ -62,13 +63,21 @@ export async function ensureSealed(context: ServiceContext, located: Located): P
     { em: context.em, blobStore: context.blobStore, pdfWorkers: context.pdfWorkers, seal: context.seal, auditKey: context.auditKey, clock: context.clock, publicUrl: context.publicUrl },
       located.envelopeId,
     );
-  } catch {
+  } catch (error) {
+    // A store that cannot be reached keeps its own name (Storage.Unavailable).
+    if (error instanceof BlobStoreUnavailableError) throw error;
     // The job retries what failed here (a timestamp authority that is down, say): the caller is
     // told to come back rather than given a file that is not the final one.
     throw new ServerBusyError('The signed documents are still being prepared; retry in a minute.', { envelopeId: located.envelopeId });
   }
   return locateInTeam(context, located.teamId, located.envelopeId);
 }
+
+/**
+ * How long a presigned object-store URL (DOWNLOAD_REDIRECT) stays valid: long enough for the
+ * browser to follow the redirect, short enough that a leaked URL is soon useless.
+ */
+export const REDIRECT_URL_TTL_SECONDS = 60;
 
 /** Who downloads: the team key that asked, or (a final-copy link) the recipient's agent. */
 export type Downloader = { type: 'api_key' | 'agent'; id: string };
@@ -96,7 +105,7 @@ type Source = { stream: Readable; cleanup(): Promise<void> };
 
 async function openSource(context: ServiceContext, located: Located, document: DocumentRow): Promise<Source> {
   if (located.status === 'finalized' && document.sealedSha256 !== null) {
-    return { stream: fs.createReadStream(context.blobStore.pathFor(document.sealedSha256)), cleanup: async () => undefined };
+    return { stream: await context.blobStore.openRead(document.sealedSha256), cleanup: async () => undefined };
   }
   const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'draft-'));
   const cleanup = () => fs.promises.rm(directory, { recursive: true, force: true });
@@ -179,9 +188,19 @@ export async function documentPdfOf(context: ServiceContext, located: Located, d
   const index = located.documents.findIndex((document) => document.documentId === documentId);
   const document = located.documents[index]!;
   const sealed = located.status === 'finalized';
+  const fileName = safeFileNames(located.documents.map((entry) => entry.name))[index]!;
+  const presign = context.blobStore.presignedDownloadUrl;
+  if (context.downloadRedirect && sealed && document.sealedSha256 !== null && presign !== undefined) {
+    // The stored sealed file is served by the object store itself; the URL is checked to name an
+    // object first (a missing one is Storage.ObjectMissing here, not the store's 404 page later).
+    if ((await context.blobStore.stat(document.sealedSha256)) === undefined) throw new BlobMissingError(document.sealedSha256);
+    const redirectUrl = await presign.call(context.blobStore, document.sealedSha256, { expiresInSeconds: REDIRECT_URL_TTL_SECONDS, filename: fileName, contentType: 'application/pdf' });
+    await recordDownload(context, located, { format: 'pdf', documentIds: [document.documentId], sealed }, actor);
+    return { fileName, contentType: 'application/pdf', redirectUrl, sealed };
+  }
   const source = await openSource(context, located, document);
   await recordDownload(context, located, { format: 'pdf', documentIds: [document.documentId], sealed }, actor);
-  return { fileName: safeFileNames(located.documents.map((entry) => entry.name))[index]!, contentType: 'application/pdf', stream: source.stream, sealed };
+  return { fileName, contentType: 'application/pdf', stream: source.stream, sealed };
 }
 
 /**
@@ -236,8 +255,11 @@ export function attachmentDisposition(fileName: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
 }
 
-/** A web Response streaming the download (REST and signed-URL downloads). */
+/** A web Response streaming the download (REST and signed-URL downloads), or redirecting to the object store. */
 export function downloadResponse(download: Download): Response {
+  if (download.redirectUrl !== undefined) {
+    return new Response(null, { status: 302, headers: { location: download.redirectUrl, 'cache-control': 'private, no-store', 'x-artefact-sealed': String(download.sealed) } });
+  }
   return new Response(Readable.toWeb(download.stream) as ReadableStream, {
     status: 200,
     headers: {

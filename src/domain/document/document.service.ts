@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { decryptWithoutPassword } from '../pdf/decrypt.ts';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { BlobSourceError, BlobTooLargeError, type StagedBlob } from '../../shared/blob-store.ts';
+import { BlobSourceError, BlobTooLargeError, type StagedBlob, type StoredBlob } from '../../shared/blob-store/index.ts';
 import { ServerBusyError } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
@@ -157,14 +157,12 @@ export function parseDocumentFields(upload: StagedDocument, fields: unknown): { 
 }
 
 /**
- * Stores a staged upload's bytes under their SHA-256 (before the row that points at it commits, so
- * metadata never names a missing file; the same bytes are stored once for every owner) and writes
- * the document row for its owner, an envelope or a template. `existing` is how many documents the
- * owner has: the default order puts the new one after them.
+ * Writes the document row of an upload already in the blob store (`stored`) for its owner, an
+ * envelope or a template. `existing` is how many documents the owner has: the default order puts
+ * the new one after them.
  */
-async function storeDocument(change: OwnerChange, upload: StagedDocument, fields: ReturnType<typeof parseDocumentFields>, existing: number): Promise<Document> {
+async function storeDocument(change: OwnerChange, upload: StagedDocument, stored: StoredBlob, fields: ReturnType<typeof parseDocumentFields>, existing: number): Promise<Document> {
   const { em } = change;
-  const stored = await upload.blob.commit();
   const document = em.create(Document, {
     ...ownerColumns(change.scope),
     name: fields.name,
@@ -195,6 +193,11 @@ export async function addDocument(
   const owner = contentOwner(options.owner.kind);
   try {
     const fields = parseDocumentFields(upload, options.fields);
+    // The object is written before the transaction that adds its row, and outside it: metadata
+    // never names a missing object, and no row lock waits on the store (a 48 MB upload to S3). A
+    // refusal inside (capacity, a lost race) leaves the object unreferenced; the orphan sweep
+    // removes it after its grace period (document/orphan-blobs.ts).
+    const stored = await upload.blob.commit();
     return await createInOwner(
       owner,
       context,
@@ -207,7 +210,7 @@ export async function addDocument(
       async (change) => {
         const existing = await change.em.count(Document, change.scope);
         ensureCapacity(owner.capacity.owner, 'documents', owner.capacity.documents, existing, 1);
-        const document = await storeDocument(change, upload, fields, existing);
+        const document = await storeDocument(change, upload, stored, fields, existing);
         await owner.audit(context, change, 'document.added', {
           documentId: document.id,
           name: document.name,

@@ -8,9 +8,8 @@
  * `notice.sent`) is written in the acknowledgement's transaction, so it is recorded once however
  * many times the work ran; the acknowledgement also drops the signing link from the row.
  */
-import fs from 'node:fs/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { BlobStore } from '../../shared/blob-store.ts';
+import { BlobMissingError, type BlobStore, type LocalBlob } from '../../shared/blob-store/index.ts';
 import type { FailureReason } from '../../shared/failure-reason.ts';
 import { safeFileNames } from '../artefact/download.service.ts';
 import { finalCopyLinkMaker } from '../artefact/final-copy-link.ts';
@@ -29,7 +28,7 @@ export type MailHandlerOptions = {
   phone: PhoneProvider;
   publicUrl: string;
   auditKey: Buffer;
-  blobStore: Pick<BlobStore, 'pathFor'>;
+  blobStore: Pick<BlobStore, 'stat' | 'localCopy'>;
   /** The sealed documents are attached to the completion mail when together they are at most this large. */
   attachmentLimitBytes: number;
   /** PHONE_MESSAGES_PER_DAY: invitations and reminders by phone past it are skipped (phone-cap.ts); absent or 0: no cap. */
@@ -278,25 +277,36 @@ export function completedNoticeMailHandler(options: MailHandlerOptions): OutboxH
     // envelope's rows in a way the workflow never does; retrying cannot help.
     if (documents.some((document) => document.sealed_sha256 === null)) throw new PermanentOutboxError(DELIVERY_FAILURES.documentsNotSealed, `envelope ${envelopeId} has documents that are not sealed`);
     const names = safeFileNames(documents.map((document) => document.name));
-    const files = await Promise.all(
-      documents.map(async (document, index) => {
-        const filePath = options.blobStore.pathFor(document.sealed_sha256!);
-        return { filename: names[index]!, path: filePath, size: (await fs.stat(filePath)).size };
+    // Sizes from the store (a missing object fails the job by name; the outbox retries it);
+    // only attachments that fit are fetched, as local copies held until the mail is sent.
+    const sizes = await Promise.all(
+      documents.map(async (document) => {
+        const info = await options.blobStore.stat(document.sealed_sha256!);
+        if (info === undefined) throw new BlobMissingError(document.sealed_sha256!);
+        return info.byteSize;
       }),
     );
-    const total = files.reduce((sum, file) => sum + file.size, 0);
-    const attachments = total <= options.attachmentLimitBytes ? files.map(({ filename, path }) => ({ filename, path })) : [];
-    // This person's own link to the sealed copy (the signing link died at the closing).
-    const link = finalCopyLinkMaker(options.auditKey, options.publicUrl)({ envelopeId, recipientId: String(payload.recipientId), agentId: String(payload.agentId) }, now);
-    const { channel, messageId } = await deliver(options, message, 'completed', { envelopeName: envelope.name, link: link.url, expiresAt: link.expiresAt.toISOString() }, attachments);
-    return acknowledgeDelivery(options, {
-      teamId: envelope.teamId,
-      envelopeId,
-      agentId: payload.agentId,
-      type: 'notice.sent',
-      at: now,
-      details: { recipientId: payload.recipientId, agentId: payload.agentId ?? null, channel, kind: 'completed', attachedDocuments: channel === 'email' ? attachments.length : 0, messageId },
-    });
+    const total = sizes.reduce((sum, size) => sum + size, 0);
+    const copies: LocalBlob[] = [];
+    try {
+      if (total <= options.attachmentLimitBytes) {
+        for (const document of documents) copies.push(await options.blobStore.localCopy(document.sealed_sha256!));
+      }
+      const attachments = copies.map((copy, index) => ({ filename: names[index]!, path: copy.path }));
+      // This person's own link to the sealed copy (the signing link died at the closing).
+      const link = finalCopyLinkMaker(options.auditKey, options.publicUrl)({ envelopeId, recipientId: String(payload.recipientId), agentId: String(payload.agentId) }, now);
+      const { channel, messageId } = await deliver(options, message, 'completed', { envelopeName: envelope.name, link: link.url, expiresAt: link.expiresAt.toISOString() }, attachments);
+      return acknowledgeDelivery(options, {
+        teamId: envelope.teamId,
+        envelopeId,
+        agentId: payload.agentId,
+        type: 'notice.sent',
+        at: now,
+        details: { recipientId: payload.recipientId, agentId: payload.agentId ?? null, channel, kind: 'completed', attachedDocuments: channel === 'email' ? attachments.length : 0, messageId },
+      });
+    } finally {
+      for (const copy of copies) copy.release();
+    }
   };
 }
 

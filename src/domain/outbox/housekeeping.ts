@@ -56,9 +56,9 @@ export function startHousekeeping(options: {
     running = running.then(() =>
       options.prune(options.clock.now()).then(
         (pruned) => {
-          if (Object.values(pruned).some((count) => count > 0)) options.logger.info(pruned, 'pruned settled delivery history');
+          if (Object.values(pruned).some((count) => count > 0)) options.logger.info(pruned, 'housekeeping pruned settled history and orphaned objects');
         },
-        (error: unknown) => options.logger.warn({ err: { message: (error as Error)?.message } }, 'delivery history prune failed'),
+        (error: unknown) => options.logger.warn({ err: { message: (error as Error)?.message } }, 'housekeeping prune failed'),
       ),
     );
   };

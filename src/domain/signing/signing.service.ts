@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { DocumentNotFoundError } from '../document/document.errors.ts';
 import { z } from 'zod';
@@ -320,5 +319,5 @@ export async function openSigningDocument(context: ServiceContext, documentId: s
     .where('id', '=', documentId)
     .executeTakeFirst();
   if (!document) throw new DocumentNotFoundError(documentId);
-  return { stream: fs.createReadStream(context.blobStore.pathFor(document.contentSha256)), byteSize: Number(document.byteSize) };
+  return { stream: await context.blobStore.openRead(document.contentSha256), byteSize: Number(document.byteSize) };
 }

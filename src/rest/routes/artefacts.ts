@@ -11,7 +11,7 @@ export const artefactRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/documents/:documentId/pdf',
-    doc: { summary: 'Download one document: sealed once finalized, a marked draft copy before', produces: 'application/pdf', errors: ['Server.Busy'] },
+    doc: { summary: 'Download one document: sealed once finalized, a marked draft copy before', produces: 'application/pdf', errors: ['Server.Busy', 'Storage.Unavailable', 'Storage.ObjectMissing'] },
     async handler({ params, context }) {
       return downloadResponse(await downloadDocumentPdf(context, { envelopeId: params.envelopeId, documentId: params.documentId }));
     },
@@ -19,7 +19,7 @@ export const artefactRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/pdf',
-    doc: { summary: 'Download every document as a ZIP (streamed)', produces: 'application/zip', errors: ['Server.Busy'] },
+    doc: { summary: 'Download every document as a ZIP (streamed)', produces: 'application/zip', errors: ['Server.Busy', 'Storage.Unavailable', 'Storage.ObjectMissing'] },
     async handler({ params, context }) {
       return downloadResponse(await downloadEnvelopeZip(context, { envelopeId: params.envelopeId }));
     },
@@ -52,7 +52,7 @@ export const artefactRoutes: RestRoute[] = [
     // A signed URL from GraphQL's downloadUrl: no key header; the URL is the credential.
     method: 'GET',
     path: '/downloads/:token',
-    doc: { summary: 'Download through a signed URL from GraphQL’s downloadUrl (no key: the URL is the credential, valid 5 minutes)', produces: 'application/pdf', isPublic: true, errors: ['Download.InvalidLink', 'Envelope.NotFound', 'Document.NotFound', 'Server.Busy'] },
+    doc: { summary: 'Download through a signed URL from GraphQL’s downloadUrl (no key: the URL is the credential, valid 5 minutes)', produces: 'application/pdf', isPublic: true, errors: ['Download.InvalidLink', 'Envelope.NotFound', 'Document.NotFound', 'Server.Busy', 'Storage.Unavailable', 'Storage.ObjectMissing'] },
     async handler({ params, context }) {
       return downloadResponse(await downloadBySignedUrl(context, params.token));
     },
@@ -65,7 +65,7 @@ export const artefactRoutes: RestRoute[] = [
       summary: 'A recipient’s copy of the sealed documents of a finalized envelope (the PDF, or a ZIP for several), through the link from the signing page or the completion mail',
       produces: 'application/pdf',
       isPublic: true,
-      errors: ['Download.InvalidLink', 'Envelope.NotFinalized', 'Envelope.NotFound', 'Server.Busy'],
+      errors: ['Download.InvalidLink', 'Envelope.NotFinalized', 'Envelope.NotFound', 'Server.Busy', 'Storage.Unavailable', 'Storage.ObjectMissing'],
     },
     async handler({ params, context }) {
       return downloadResponse(await downloadFinalCopy(context, params.token));

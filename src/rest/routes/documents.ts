@@ -18,6 +18,7 @@ const UPLOAD_ERRORS = [
   'Request.Timeout',
   'Server.Busy',
   'Storage.Full',
+  'Storage.Unavailable',
 ];
 
 /** The interface spec (docs/reference/interface-spec.md) §4.2, §4.7 and docs/reference/contract.md §5: documents of an envelope or a template. */
