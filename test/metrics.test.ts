@@ -8,7 +8,7 @@ import { createOutboxWorker, PermanentOutboxError } from '../src/domain/outbox/o
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { DELIVERY_FAILURES } from '../src/domain/notification/delivery-failures.ts';
 import { listenForMetrics } from '../src/http/metrics.ts';
-import { countingFailures, createFileBlobStore } from '../src/shared/blob-store/index.ts';
+import { instrumentBlobStore, createFileBlobStore } from '../src/shared/blob-store/index.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { createMetrics, MAX_OPERATION_NAMES, type Metrics } from '../src/shared/metrics.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
@@ -228,7 +228,7 @@ describe('metric labels and hooks', () => {
     const metrics = createMetrics({ defaultMetrics: false });
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-blob-metrics-'));
     try {
-      const store = countingFailures(createFileBlobStore(directory), (operation) => metrics.blobStoreErrors.inc({ operation }));
+      const store = instrumentBlobStore(createFileBlobStore(directory), (operation) => metrics.blobStoreErrors.inc({ operation }));
       const staged = await store.stage(Readable.from([Buffer.from('%PDF-1.7 metrics')]));
       // The staging file vanishes before the commit (a disk gone away): the rename fails.
       fs.rmSync(staged.stagingPath);

@@ -122,6 +122,9 @@ describe('traces', () => {
     expect(sealTask, 'the sealing render under the job').toBeDefined();
     expect(sealTask!.attributes['pdf.outcome']).toBe('written');
     expect(spans().some((span) => span.attributes['db.system.name'] === 'postgresql' && descendsFrom(span, job))).toBe(true);
+    // The sealed file is stored under the job too.
+    const stored = spans().find((span) => span.name === 'blob commit' && descendsFrom(span, job));
+    expect(stored?.attributes).toMatchObject({ 'blob.store': 'file', 'blob.operation': 'commit' });
   });
 
   it('continue an incoming traceparent, name REST requests by their route template and carry the request id', async () => {

@@ -6,12 +6,12 @@ import path from 'node:path';
 import { createFileBlobStore } from './file-store.ts';
 import { createS3BlobStore, type S3Location } from './s3-store.ts';
 import type { BlobStore } from './types.ts';
-import { countingFailures, type BlobStoreErrorHook } from './counting.ts';
+import { instrumentBlobStore, type BlobStoreErrorHook } from './instrumented.ts';
 
 export { createFileBlobStore } from './file-store.ts';
 export { createS3BlobStore, type S3Location } from './s3-store.ts';
 export { BlobCache } from './cache.ts';
-export { countingFailures, type BlobStoreErrorHook, type BlobStoreOperation } from './counting.ts';
+export { instrumentBlobStore, type BlobStoreErrorHook, type BlobStoreOperation } from './instrumented.ts';
 export { BlobSourceError, BlobTooLargeError, removeStaleStagingFiles, startStagingSweep, STALE_STAGING_MS } from './staging.ts';
 export * from './types.ts';
 
@@ -39,6 +39,6 @@ export function createBlobStore(options: { dataDir: string; location: BlobStoreL
           cacheDirectory: path.join(options.dataDir, 'blob-cache'),
           cacheBytes: options.cacheBytes,
         });
-  return options.onError ? countingFailures(store, options.onError) : store;
+  return instrumentBlobStore(store, options.onError);
 }
 export { migrateBlobs, type MigrationSummary } from './migrate.ts';
