@@ -7,11 +7,61 @@ import { STRINGS } from './strings.js';
 
 const linkToken = decodeURIComponent(location.pathname.split('/')[2] ?? '');
 
+/**
+ * A `<meta name="signing-…">` the service put in this page (embedded signing, issue 21), read once
+ * and removed, so the page's DOM keeps no credential.
+ * @param {string} name
+ */
+function meta(name) {
+  const element = document.querySelector(`meta[name="signing-${name}"]`);
+  const value = element?.getAttribute('content') ?? null;
+  element?.remove();
+  return value || null;
+}
+
+/** Where this tab keeps the session a one-use signing URL opened, so a reload in the same tab resumes it. */
+const SESSION_KEY = `envelope-signing:${linkToken}`;
+
+/**
+ * A one-use signing URL (issue 21): the first open hands the page its session credential in the
+ * answer; it is kept in this tab's sessionStorage only (never in a URL, never sent to another
+ * origin), so reloading the page in this tab resumes the session while a second open anywhere
+ * else gets the "link used" page.
+ */
+function embeddedSession() {
+  const given = meta('session');
+  const link = /** @type {'used' | 'expired' | 'unknown' | null} */ (meta('link'));
+  if (given) {
+    try {
+      sessionStorage.setItem(SESSION_KEY, given);
+    } catch {
+      // Storage refused (a strict privacy setting): the session works until the page is left.
+    }
+    return { token: given, gone: null };
+  }
+  if (link === 'used') {
+    let stored = null;
+    try {
+      stored = sessionStorage.getItem(SESSION_KEY);
+    } catch {
+      stored = null;
+    }
+    if (stored) return { token: stored, gone: null };
+  }
+  return { token: null, gone: link };
+}
+
+const embedded = embeddedSession();
+
 export const state = {
   /** The token in this page's URL. */
   linkToken,
-  /** The token the page acts with: the link's, or a hosted signer's while a host hands the device over. */
-  token: linkToken,
+  /** The token the page acts with: the link's (or its session's), or a hosted signer's while a host hands the device over. */
+  token: embedded.token ?? linkToken,
+  /** A one-use signing URL that cannot be opened here: used (and no session in this tab), expired, unknown. */
+  linkGone: embedded.gone,
+  /** Embedded signing: the origin of the page that frames this one (messages go there only), where to go when done, the language asked for. */
+  embedding: { frameOrigin: meta('frame-origin'), returnUrl: meta('return-url'), locale: meta('locale') },
   /** While an in-person signer signs on the host's device: that signer's role name. */
   hostedSigner: /** @type {string | null} */ (null),
   /** The session last read or answered by the service (null until the first read). */
