@@ -129,6 +129,11 @@ describe('embedded signing in Chromium', () => {
     await expect.poll(() => page.evaluate(() => (window as any).hostEvents.map((event: any) => event.name))).toContain('ready');
     const ready = (await page.evaluate(() => (window as any).hostEvents))[0];
     expect(ready).toEqual({ name: 'ready', detail: { type: 'envelope-signing', event: 'ready', envelopeId: built.envelopeId, recipientId: built.recipients.tenant } });
+    // A reload in this tab asks for the used URL again (410) and resumes the session this tab holds.
+    const reloaded = page.waitForResponse((response) => response.url() === url);
+    await frame.evaluate(() => location.reload());
+    expect((await reloaded).status()).toBe(410);
+    await frame.waitForFunction(() => document.body.dataset.screen === 'signing', undefined, { timeout: 20_000 });
     await frame.waitForFunction(() => document.body.dataset.pagesDrawn === 'true', undefined, { timeout: 20_000 });
 
     await frame.click('[data-field="postcode"]');

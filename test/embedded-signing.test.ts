@@ -8,6 +8,7 @@ import { STRINGS } from '../src/signing-page/strings.js';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, SESSION_QUERY, signAndComplete, signingClient, type RecipientSpec } from './helpers/signing.ts';
 import { signingLinkIn, startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
+import { createReadyTemplate } from './helpers/templates.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
 
 /*
@@ -155,6 +156,29 @@ function smtpSubjectsOfInvitations(address: string): string[] {
     .map((mail) => mail.mail.subject ?? '')
     .filter((subject) => /sign|turn|Reminder|imza/i.test(subject) && !/complete|tamamland/i.test(subject));
 }
+
+describe('embedded agents from a template', () => {
+  it('a jumpstart entry’s agent with info.embedded keeps it (REST and GraphQL) and is not invited when sent', async () => {
+    const ready = await createReadyTemplate(app, team.apiKey, { name: 'Embedded template' });
+    const rest = restClient(app, team.apiKey);
+    const made = await rest.post(`/envelopes/jumpstart/${ready.templateId}`, { recipients: [{ identifier: 'buyer', agents: embedded('jump-emb') }] });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const envelopeId = made.body.payload.envelopeId;
+    const recipients = (await rest.get(`/envelopes/${envelopeId}/recipients`)).body.payload.recipients;
+    expect(recipients[0].agents[0].info).toEqual({ name: 'jump-emb', email: 'jump-emb@example.com', phone: null, locale: null, phoneContactMethod: null, embedded: true });
+    expect((await rest.put(`/envelopes/${envelopeId}/send`)).status).toBe(200);
+    expect(await outboxTopicsFor(envelopeId, recipients[0].id)).toEqual([]);
+    expect((await urlFor(team, envelopeId, recipients[0].id)).status).toBe(200);
+
+    const graphql = graphqlClient(app, team.apiKey);
+    const jumped = await graphql(
+      `mutation($t: ID!) { jumpstartEnvelope(templateId: $t, input: { recipients: [{ identifier: "buyer", agents: [{ info: { name: "G", email: "g2@example.com", embedded: true } }] }] }) { recipients { agents { info { embedded } } } } }`,
+      { t: ready.templateId },
+    );
+    expect(jumped.errors, JSON.stringify(jumped.errors)).toBeUndefined();
+    expect(jumped.data.jumpstartEnvelope.recipients[0].agents[0].info.embedded).toBe(true);
+  }, 60_000);
+});
 
 describe('signing URLs', () => {
   it('are issued only on the recipient’s turn of a sent envelope of the caller’s team, on both faces, and recorded with the API key as actor', async () => {

@@ -36,6 +36,8 @@ export function returnToIntegrator(event) {
   url.searchParams.set('event', event);
   const envelopeId = state.session?.envelope.id;
   if (envelopeId) url.searchParams.set('envelopeId', envelopeId);
+  // The frame's name may hold the session credential (store.js): the integrator's page must not inherit it.
+  if (window.name.startsWith('envelope-signing:')) window.name = '';
   // A short pause lets the host page's message listener run before the frame leaves.
   setTimeout(() => location.assign(url.toString()), 150);
   return true;

@@ -23,31 +23,46 @@ function meta(name) {
 const SESSION_KEY = `envelope-signing:${linkToken}`;
 
 /**
+ * Keeps the session credential for this browsing context: sessionStorage, or, where the browser
+ * denies storage to a third-party frame (third-party cookies blocked), the frame's own
+ * `window.name`, which survives a reload of this frame and no other context can read (embedding.js
+ * clears it before leaving for the return URL).
+ * @param {string} token
+ */
+function keep(token) {
+  try {
+    sessionStorage.setItem(SESSION_KEY, token);
+    return;
+  } catch {
+    window.name = `${SESSION_KEY}=${token}`;
+  }
+}
+
+function kept() {
+  try {
+    const stored = sessionStorage.getItem(SESSION_KEY);
+    if (stored) return stored;
+  } catch {
+    // Storage denied: the frame's name below.
+  }
+  return window.name.startsWith(`${SESSION_KEY}=`) ? window.name.slice(SESSION_KEY.length + 1) : null;
+}
+
+/**
  * A one-use signing URL (issue 21): the first open hands the page its session credential in the
- * answer; it is kept in this tab's sessionStorage only (never in a URL, never sent to another
- * origin), so reloading the page in this tab resumes the session while a second open anywhere
- * else gets the "link used" page.
+ * answer; it is kept by this tab or frame only (never in a URL, never sent to another origin), so
+ * reloading the page here resumes the session while a second open anywhere else gets the "link
+ * used" page.
  */
 function embeddedSession() {
   const given = meta('session');
   const link = /** @type {'used' | 'expired' | 'unknown' | null} */ (meta('link'));
   if (given) {
-    try {
-      sessionStorage.setItem(SESSION_KEY, given);
-    } catch {
-      // Storage refused (a strict privacy setting): the session works until the page is left.
-    }
+    keep(given);
     return { token: given, gone: null };
   }
-  if (link === 'used') {
-    let stored = null;
-    try {
-      stored = sessionStorage.getItem(SESSION_KEY);
-    } catch {
-      stored = null;
-    }
-    if (stored) return { token: stored, gone: null };
-  }
+  const stored = link === 'used' ? kept() : null;
+  if (stored) return { token: stored, gone: null };
   return { token: null, gone: link };
 }
 
