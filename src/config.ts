@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { isFrameOrigin } from './shared/web-origin.ts';
 
 /**
  * The service's whole configuration, read from the environment once at start-up.
@@ -101,14 +102,7 @@ function perMinute(defaultValue: number) {
 const originList = z.string().transform((value, check) => {
   const origins = value.split(/[\s,]+/).filter((origin) => origin !== '');
   for (const origin of origins) {
-    let url: URL | undefined;
-    try {
-      url = new URL(origin);
-    } catch {
-      url = undefined;
-    }
-    const allowed = url !== undefined && url.origin === origin.toLowerCase() && /^[a-z0-9.-]+$/.test(url.hostname) && (url.protocol === 'https:' || (url.protocol === 'http:' && url.hostname === 'localhost'));
-    if (!allowed) {
+    if (!isFrameOrigin(origin)) {
       check.addIssue({ code: 'custom', message: `must be origins separated by spaces or commas, each https://host[:port] or http://localhost[:port]; ${JSON.stringify(origin)} is not` });
       return z.NEVER;
     }

@@ -109,6 +109,7 @@ export function createRequestContext(
     limits: { maxDocumentBytes: dependencies.config.maxDocumentBytes, phoneMessagesPerDay: dependencies.config.phoneMessagesPerDay },
     publicUrl: dependencies.config.publicUrl,
     sandboxClock: dependencies.config.sandboxClock,
+    signingFrameAncestors: dependencies.config.signingFrameAncestors,
     downloadRedirect: dependencies.config.downloadRedirect,
     webhooks: { allowPrivate: dependencies.config.webhookAllowPrivate },
     signingToken: headers.get('x-signing-token')?.trim() || undefined,

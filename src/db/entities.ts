@@ -12,6 +12,7 @@ import { OutboxMessageSchema } from '../domain/outbox/outbox-message.entity.ts';
 import { RecipientSchema } from '../domain/recipient/recipient.entity.ts';
 import { SigningTokenSchema } from '../domain/signing/signing-token.entity.ts';
 import { SigningOtpSchema } from '../domain/signing/signing-otp.entity.ts';
+import { SigningUrlSchema } from '../domain/signing/signing-url.entity.ts';
 import { PhoneMessageSchema } from '../domain/notification/phone-message.entity.ts';
 import { TeamUserSchema } from '../domain/team/team-user.entity.ts';
 import { TeamSchema } from '../domain/team/team.entity.ts';
@@ -41,6 +42,7 @@ export const entities = [
   FieldViewSchema,
   SigningTokenSchema,
   SigningOtpSchema,
+  SigningUrlSchema,
   AuditEventSchema,
   OutboxMessageSchema,
   PhoneMessageSchema,

@@ -28,6 +28,8 @@ export type ReadDatabase = {
     created_at: Timestamp;
     workspace_id: string;
     name: string;
+    settings: Json;
+    settings_version: number;
   };
   envelope: {
     id: string;

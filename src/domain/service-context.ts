@@ -28,6 +28,8 @@ export type ServiceContext = {
   auditKey: Buffer;
   /** Base of the links the service sends (signing links): PUBLIC_URL. */
   publicUrl: string;
+  /** SIGNING_FRAME_ANCESTORS: origins that may frame signing pages when a team names none of its own (issue 21). */
+  signingFrameAncestors: readonly string[];
   /** SANDBOX_CLOCK: whether callers may move the clock (docs/reference/contract.md §8). */
   sandboxClock: boolean;
   /** Webhook URL policy: WEBHOOK_ALLOW_PRIVATE lets endpoints name loopback and private addresses (development, tests). */

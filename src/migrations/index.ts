@@ -11,6 +11,7 @@ import { Migration20261123090000_failure_reasons } from './Migration202611230900
 import { Migration20261126104242_instance_agreement } from './Migration20261126104242_instance_agreement.ts';
 import { Migration20261126104933_outbox_claimed_by } from './Migration20261126104933_outbox_claimed_by.ts';
 import { Migration20261126130000_outbox_trace_context } from './Migration20261126130000_outbox_trace_context.ts';
+import { Migration20261126140000_embedded_signing } from './Migration20261126140000_embedded_signing.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   Migration20261126104242_instance_agreement,
   Migration20261126104933_outbox_claimed_by,
   Migration20261126130000_outbox_trace_context,
+  Migration20261126140000_embedded_signing,
 ];

@@ -207,6 +207,8 @@ const statusByName: Record<string, number> = {
   'Signing.OtpAlreadyUsed': 409,
   'Signing.OtpRateLimited': 429,
   'Signing.PhoneMessageCapReached': 429,
+  'Signing.FrameOriginNotAllowed': 400,
+  'Signing.SessionExpired': 401,
   'Server.Internal': 500,
   'Server.Unavailable': 503,
   'Subscription.Unavailable': 503,

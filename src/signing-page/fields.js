@@ -1,6 +1,7 @@
 // This recipient's fields over the pages: each a box at its place (in percent of the page), in
 // the recipient's colour, showing its value; the progress count; saving a value.
 import { submitSigning } from './api.js';
+import { tellHost } from './embedding.js';
 import { app, el, fieldBox } from './dom.js';
 import { fieldName, openEditor } from './field-editors.js';
 import { currentSession, state } from './store.js';
@@ -165,6 +166,7 @@ export function goToNextField() {
  */
 async function save(field, value) {
   state.session = await submitSigning({ values: [{ fieldId: field.id, value }] });
+  tellHost('field_saved');
   renderFields();
   fieldBox(field.identifier)?.focus();
 }

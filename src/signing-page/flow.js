@@ -2,6 +2,7 @@
 // following the envelope live while a screen waits or signs, and the page's language.
 import { ApiError, readSession } from './api.js';
 import { localeSelect } from './dom.js';
+import { returnToIntegrator, tellHost } from './embedding.js';
 import { follow, stopFollowing } from './live.js';
 import { state } from './store.js';
 import { LOCALES, STRINGS } from './strings.js';
@@ -92,8 +93,11 @@ export async function load() {
   try {
     const session = await readSession();
     state.session = session;
-    if (state.screen === 'loading') setLocale(pickLocale(session.locale));
+    const first = state.screen === 'loading';
+    // A language the integrator asked for (its signing URL's locale) wins over the agent's.
+    if (first) setLocale(pickLocale(state.embedding.locale ?? session.locale));
     show(screenOf(session));
+    if (first) tellHost('ready');
     if (isLive(state.screen)) watchEnvelope();
   } catch (error) {
     show(errorScreen(error));
@@ -110,6 +114,7 @@ export function errorScreen(error) {
     if (error.code === 'Envelope.Closed') return /** @type {Record<string, Screen>} */ ({ finalized: 'finalized', voided: 'voided', expired: 'expired' })[error.context.status] ?? 'voided';
     if (error.code === 'Signing.Expired') return 'expired';
     if (error.code === 'Signing.InvalidToken' || error.code === 'Signing.MissingToken') return 'invalid';
+    if (error.code === 'Signing.SessionExpired') return 'session-expired';
   }
   return 'error';
 }
@@ -138,6 +143,9 @@ export function show(next) {
   state.screen = state.hostedSigner && ['done', 'finalized', 'declined', 'voided'].includes(next) ? 'hand-back' : next;
   clearTimeout(pollTimer);
   if (!isLive(state.screen)) stopFollowing();
+  // Embedded: the host page hears of a page that cannot go on; an ended session goes back to it.
+  if (['error', 'invalid', 'used', 'link-expired', 'session-expired'].includes(state.screen)) tellHost('error');
+  if (state.screen === 'session-expired') returnToIntegrator('session_expired');
   if (state.screen === 'not-your-turn') pollTimer = setTimeout(load, FALLBACK_POLL_MS);
   render();
 }

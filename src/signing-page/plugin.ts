@@ -6,6 +6,9 @@ import { Readable } from 'node:stream';
 import type { Plugin } from 'graphql-yoga';
 import { createRequestContext, type ServingDependencies } from '../context.ts';
 import { openSigningDocument } from '../domain/signing/signing.service.ts';
+import { openSigningUrl, type OpenedSigningUrl } from '../domain/signing/signing-url.service.ts';
+import { escapeHtml } from '../shared/html.ts';
+import { STRINGS } from './strings.js';
 import { labelRoute } from '../http/metrics.ts';
 import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
 import { answerCounted } from '../http/answer-counted.ts';
@@ -35,6 +38,7 @@ export const PAGE_MODULES = [
   'dom.js',
   'api.js',
   'live.js',
+  'embedding.js',
   'flow.js',
   'dialogs.js',
   'documents.js',
@@ -86,14 +90,30 @@ export function signingPagePolicy(frameAncestors: readonly string[] = []): strin
   ].join('; ');
 }
 
-const PAGE = `<!doctype html>
-<html lang="en-US">
+type PageOptions = {
+  /** `<meta name="signing-…">` for the page's script (embedded signing): values are escaped. */
+  meta?: Record<string, string | null>;
+  /** A message the service renders itself (a used or expired signing URL), readable without the script. */
+  message?: { title: string; text: string };
+  lang?: string;
+};
+
+function pageHtml(options: PageOptions = {}): string {
+  const meta = Object.entries(options.meta ?? {})
+    .filter((entry): entry is [string, string] => entry[1] !== null)
+    .map(([name, value]) => `<meta name="signing-${name}" content="${escapeHtml(value)}">\n`)
+    .join('');
+  const main = options.message
+    ? `<section class="state" aria-labelledby="state-title"><h1 id="state-title">${escapeHtml(options.message.title)}</h1><p>${escapeHtml(options.message.text)}</p></section>`
+    : '<p class="loading">…</p>';
+  return `<!doctype html>
+<html lang="${escapeHtml(options.lang ?? 'en-US')}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex, nofollow">
-<title>Sign</title>
+${meta}<title>${escapeHtml(options.message?.title ?? 'Sign')}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${SIGNING_ASSET_PATH}sign.css">
 <script type="module" src="${SIGNING_ASSET_PATH}sign.js"></script>
@@ -106,11 +126,59 @@ ${[...PAGE_MODULES.slice(1), 'pdf.mjs'].map((name) => `<link rel="modulepreload"
     <select id="locale"><option value="en-US">English</option><option value="tr-TR">Türkçe</option></select>
   </label>
 </header>
-<main id="app" tabindex="-1"><p class="loading">…</p></main>
+<main id="app" tabindex="-1">${main}</main>
 <noscript>This page needs JavaScript to sign. / İmzalamak için JavaScript gerekir.</noscript>
 </body>
 </html>
 `;
+}
+
+const PAGE = pageHtml();
+
+/** The strings of a locale the page speaks (en-US otherwise). */
+function stringsOf(locale: string | null) {
+  return locale === 'tr-TR' ? STRINGS['tr-TR'] : STRINGS['en-US'];
+}
+
+/**
+ * The answer to opening a one-use signing URL (embedded signing, issue 21). Opened now: the page
+ * with its session credential inside (a meta element the script reads and removes; never in a
+ * URL), 200. Opened before: 410 with the "link used" message, and the page's script, which resumes
+ * the session only if this very tab holds it (a reload). Never opened in time: 410; unknown: 404.
+ * The page's `frame-ancestors` is the URL's frame origin alone when it has one, else the policy
+ * of every other signing page.
+ */
+function signingUrlPage(opened: OpenedSigningUrl, defaultPolicy: string): { status: number; body: string; policy: string } {
+  const framing = (frameOrigin: string | null) => (frameOrigin ? signingPagePolicy([frameOrigin]) : defaultPolicy);
+  switch (opened.kind) {
+    case 'opened':
+      return {
+        status: 200,
+        policy: framing(opened.frameOrigin),
+        body: pageHtml({ lang: opened.locale ?? 'en-US', meta: { session: opened.sessionToken, 'frame-origin': opened.frameOrigin, 'return-url': opened.returnUrl, locale: opened.locale } }),
+      };
+    case 'used': {
+      const t = stringsOf(opened.locale);
+      return {
+        status: 410,
+        policy: framing(opened.frameOrigin),
+        body: pageHtml({
+          lang: opened.locale ?? 'en-US',
+          message: { title: t.usedTitle, text: t.usedText },
+          meta: { link: 'used', 'frame-origin': opened.frameOrigin, 'return-url': opened.returnUrl, locale: opened.locale },
+        }),
+      };
+    }
+    case 'expired': {
+      const t = stringsOf(opened.locale);
+      return { status: 410, policy: framing(opened.frameOrigin), body: pageHtml({ lang: opened.locale ?? 'en-US', message: { title: t.linkExpiredTitle, text: t.linkExpiredText }, meta: { link: 'expired', locale: opened.locale } }) };
+    }
+    case 'unknown': {
+      const t = stringsOf(null);
+      return { status: 404, policy: defaultPolicy, body: pageHtml({ message: { title: t.invalidTitle, text: t.invalidText }, meta: { link: 'unknown' } }) };
+    }
+  }
+}
 
 /** Tokens are URL-safe random strings; anything else is answered by the page itself as an invalid link. */
 const SIGN_PATH = /^\/sign\/([A-Za-z0-9_-]{1,200})\/?$/;
@@ -146,25 +214,64 @@ function signingDocumentPlugin(dependencies: ServingDependencies, requestMetadat
 
 export function signingPagePlugins(dependencies: ServingDependencies, requestMetadataOf: RequestMetadataReader): Plugin<NodeServerContext>[] {
   const policy = signingPagePolicy(dependencies.config.signingFrameAncestors);
-  const page: Plugin = {
-    onRequest({ request, url, endResponse, fetchAPI }) {
-      if (!SIGN_PATH.test(url.pathname)) return;
+  const answer = (fetchAPI: { Response: typeof Response }, request: Request, page: { status: number; body: string; policy: string }) =>
+    new fetchAPI.Response(request.method === 'HEAD' ? null : page.body, {
+      status: page.status,
+      headers: {
+        'content-type': 'text/html; charset=utf-8',
+        // (With frame ancestors named, X-Frame-Options is left out: it cannot name origins; security-headers.ts.)
+        'content-security-policy': page.policy,
+        // The token is in the URL: never cached by a shared cache, never sent on as a referrer.
+        'cache-control': 'no-store',
+        'referrer-policy': 'no-referrer',
+      },
+    });
+  const page: Plugin<NodeServerContext> = {
+    async onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
+      const match = SIGN_PATH.exec(url.pathname);
+      if (!match) return;
       if (request.method !== 'GET' && request.method !== 'HEAD') return;
       labelRoute(request, '/sign/:token');
-      endResponse(
-        new fetchAPI.Response(request.method === 'HEAD' ? null : PAGE, {
-          status: 200,
-          headers: {
-            'content-type': 'text/html; charset=utf-8',
-            // (With frame ancestors named, X-Frame-Options is left out: it cannot name origins; security-headers.ts.)
-            'content-security-policy': policy,
-            // The token is in the URL: never cached by a shared cache, never sent on as a referrer.
-            'cache-control': 'no-store',
-            'referrer-policy': 'no-referrer',
-          },
-        }),
-      );
+      const token = match[1]!;
+      // A one-use signing URL is consumed by a GET only: a HEAD (a link checker) leaves it whole.
+      if (token.startsWith('sgu_') && request.method === 'GET') {
+        const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
+        const context = createRequestContext(dependencies, { headers: request.headers, metadata });
+        endResponse(answer(fetchAPI, request, signingUrlPage(await openSigningUrl(context, token), policy)));
+        return;
+      }
+      endResponse(answer(fetchAPI, request, { status: 200, body: PAGE, policy }));
     },
   };
-  return [page, staticAssetsPlugin({ prefix: SIGNING_ASSET_PATH, directory: '/', assets: ASSETS }), signingDocumentPlugin(dependencies, requestMetadataOf)];
+  return [page, embedScriptPlugin(), staticAssetsPlugin({ prefix: SIGNING_ASSET_PATH, directory: '/', assets: ASSETS }), signingDocumentPlugin(dependencies, requestMetadataOf)];
+}
+
+/** The drop-in for integrators' pages (`<envelope-signing url="…">`), read once at start. */
+const EMBED_SCRIPT = fs.readFileSync(path.join(here, 'embed-element.js'), 'utf8');
+const EMBED_ETAG = `"${createHash('sha256').update(EMBED_SCRIPT).digest('hex').slice(0, 16)}"`;
+
+/**
+ * `GET /embed.js`: served by this service (no outside host), for other origins' pages to load with
+ * `<script type="module" src="https://sign.example.com/embed.js">`: hence CORS for any origin (it
+ * holds no secret) and a short cache with a validator, since its name carries no version.
+ */
+function embedScriptPlugin(): Plugin {
+  return {
+    onRequest({ request, url, endResponse, fetchAPI }) {
+      if (url.pathname !== '/embed.js' || (request.method !== 'GET' && request.method !== 'HEAD')) return;
+      labelRoute(request, '/embed.js');
+      const headers = {
+        'content-type': JAVASCRIPT,
+        'cache-control': 'public, max-age=300',
+        etag: EMBED_ETAG,
+        'access-control-allow-origin': '*',
+        'cross-origin-resource-policy': 'cross-origin',
+      };
+      if (request.headers.get('if-none-match') === EMBED_ETAG) {
+        endResponse(new fetchAPI.Response(null, { status: 304, headers }));
+        return;
+      }
+      endResponse(new fetchAPI.Response(request.method === 'HEAD' ? null : EMBED_SCRIPT, { status: 200, headers }));
+    },
+  };
 }

@@ -5,7 +5,7 @@
 // and submits values. This module wires the screens to the flow and starts; docs/architecture.md
 // lists what each module holds.
 import { app, el, localeSelect } from './dom.js';
-import { load, pickLocale, setLocale, setScreenRenderer } from './flow.js';
+import { load, pickLocale, setLocale, setScreenRenderer, show } from './flow.js';
 import { renderHandBack, renderHost } from './screens/host.js';
 import { renderMessage } from './screens/messages.js';
 import { redrawOnResize, renderSigning } from './screens/signing.js';
@@ -27,5 +27,7 @@ setScreenRenderer(() => {
 localeSelect.addEventListener('change', () => setLocale(/** @type {Locale} */ (localeSelect.value)));
 redrawOnResize();
 
-setLocale(pickLocale(null));
-void load();
+setLocale(pickLocale(state.embedding.locale));
+// A one-use signing URL that cannot open a session here (used, expired, unknown) says so at once.
+if (state.linkGone) show(/** @type {const} */ ({ used: 'used', expired: 'link-expired', unknown: 'invalid' })[state.linkGone]);
+else void load();

@@ -13,7 +13,20 @@ export type Screen =
   | MessageScreen;
 
 /** The screens that only say where the signer stands (screens/messages.js). */
-export type MessageScreen = 'done' | 'finalized' | 'voided' | 'expired' | 'declined' | 'delegated' | 'not-your-turn' | 'invalid' | 'error';
+export type MessageScreen =
+  | 'done'
+  | 'finalized'
+  | 'voided'
+  | 'expired'
+  | 'declined'
+  | 'delegated'
+  | 'not-your-turn'
+  | 'invalid'
+  | 'error'
+  // A one-use signing URL (embedded signing): opened before, never opened in time, its session ended.
+  | 'used'
+  | 'link-expired'
+  | 'session-expired';
 
 export type Locale = 'en-US' | 'tr-TR';
 

@@ -36,7 +36,7 @@ export type DocumentData = {
   createdAt: string;
 };
 
-export type AgentInfoData = { name: string; email?: string | null; phone?: string | null; locale?: string | null; phoneContactMethod?: string | null };
+export type AgentInfoData = { name: string; email?: string | null; phone?: string | null; locale?: string | null; phoneContactMethod?: string | null; embedded?: boolean };
 
 /** Exactly one reference key is present, the one of its `kind` (as the REST contract shows agents). */
 export type AgentData = {

@@ -15,25 +15,39 @@ export const MAX_AGENTS_PER_RECIPIENT = 50;
 /** E.164: a plus sign, a country code that does not start with 0, at most 15 digits in all. */
 export const e164Phone = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 phone number such as +905551234567');
 
-export const agentInfoSchema = z
-  .strictObject({
-    // A name of only spaces would reach invitations as no name at all; the signer reads it too.
-    name: readableName(1, 200),
-    email: z.email('must be an email address').max(320).nullish(),
-    phone: e164Phone.nullish(),
-    locale: z.enum(locales, { error: `must be one of ${locales.join(', ')}` }).nullish(),
-    phoneContactMethod: z.enum(phoneContactMethods, { error: `must be one of ${phoneContactMethods.join(', ')}` }).nullish(),
-  })
-  .superRefine((info, check) => {
-    if (info.phoneContactMethod && !info.phone) {
-      check.addIssue({ code: 'custom', path: ['phoneContactMethod'], message: 'needs a phone number' });
-    }
-  });
+const personKeys = {
+  // A name of only spaces would reach invitations as no name at all; the signer reads it too.
+  name: readableName(1, 200),
+  email: z.email('must be an email address').max(320).nullish(),
+  phone: e164Phone.nullish(),
+  locale: z.enum(locales, { error: `must be one of ${locales.join(', ')}` }).nullish(),
+  phoneContactMethod: z.enum(phoneContactMethods, { error: `must be one of ${phoneContactMethods.join(', ')}` }).nullish(),
+};
+
+function phoneMethodNeedsPhone(info: { phone?: string | null; phoneContactMethod?: string | null }, check: z.RefinementCtx) {
+  if (info.phoneContactMethod && !info.phone) {
+    check.addIssue({ code: 'custom', path: ['phoneContactMethod'], message: 'needs a phone number' });
+  }
+}
+
+/** A person: a contact, a delegation's new person, an agent's inline info (which may add `embedded`). */
+export const agentInfoSchema = z.strictObject(personKeys).superRefine(phoneMethodNeedsPhone);
+
+/**
+ * An agent's inline person (envelopes, template roles, jumpstart): a person, and `embedded: true`
+ * for one the integrator shows the signing page to in its own application (issue 21): such an
+ * agent is never sent an invitation, reminder or "your turn" message; the integrator asks for a
+ * signing URL instead. Only inline people can say so: a contact or team user is an address book
+ * entry, not a decision about one envelope.
+ */
+export const recipientAgentInfoSchema = z
+  .strictObject({ ...personKeys, embedded: z.boolean({ error: 'must be true or false' }).nullish() })
+  .superRefine(phoneMethodNeedsPhone);
 
 /** An agent is exactly one of: inline `info`, `contactId`, `groupId`, `userId` (docs/reference/interface-spec.md §2.4). */
 export const agentInputSchema = z
   .strictObject({
-    info: agentInfoSchema.optional(),
+    info: recipientAgentInfoSchema.optional(),
     contactId: z.string().optional(),
     groupId: z.string().optional(),
     userId: z.string().optional(),
@@ -93,12 +107,14 @@ export async function resolveAgentInputs(
   return resolved;
 }
 
-function normaliseInfo(info: z.output<typeof agentInfoSchema>): AgentInfo {
+function normaliseInfo(info: z.output<typeof recipientAgentInfoSchema>): AgentInfo {
   return {
     name: info.name,
     email: info.email ?? null,
     phone: info.phone ?? null,
     locale: info.locale ?? null,
     phoneContactMethod: info.phoneContactMethod ?? null,
+    // Stored only when true, so every other agent keeps its shape on both faces.
+    ...(info.embedded ? { embedded: true } : {}),
   };
 }

@@ -20,7 +20,14 @@ export type AgentInfo = {
   phone?: string | null;
   locale?: Locale | null;
   phoneContactMethod?: PhoneContactMethod | null;
+  /** Signs inside the integrator's application (a signing URL on request): never invited by mail or phone. */
+  embedded?: boolean;
 };
+
+/** Whether a person signs embedded (issue 21): no invitation, reminder or "your turn" message. */
+export function isEmbedded(person: AgentInfo): boolean {
+  return person.embedded === true;
+}
 
 /** What the sender sees on an agent whose message could not be delivered (both faces). */
 export type AgentNotificationFailure = {

@@ -9,7 +9,12 @@ import { Recipient } from '../recipient/recipient.entity.ts';
  * agent expands to several people, each with an own link). `lastUsedAt` is set once, when the
  * link is first opened (the guarded update that records `signing.viewed` exactly once).
  * `revokedAt`: the link died (the envelope closed, or the role was delegated away).
+ * `expiresAt` and `embedding`: an embedded session's credential (issue 21), made when a one-use
+ * signing URL is opened; it ends at `expiresAt` (invitation links never do, they die with the
+ * envelope) and its page may be framed by `embedding.frameOrigin` only.
  */
+export type SigningEmbedding = { urlId: string; frameOrigin: string | null; returnUrl: string | null; locale: string | null };
+
 export const SigningTokenSchema = defineEntity({
   name: 'SigningToken',
   tableName: 'signing_token',
@@ -21,6 +26,8 @@ export const SigningTokenSchema = defineEntity({
     tokenHash: p.string().length(64).unique(),
     revokedAt: p.datetime().nullable(),
     lastUsedAt: p.datetime().nullable(),
+    expiresAt: p.datetime().nullable(),
+    embedding: p.json<SigningEmbedding>().nullable(),
   },
 });
 

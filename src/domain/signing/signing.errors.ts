@@ -199,3 +199,29 @@ export class SandboxDisabledError extends DomainError {
     super('Sandbox.Disabled', 'The sandbox clock is disabled on this service (SANDBOX_CLOCK is not true).');
   }
 }
+
+/**
+ * `Signing.FrameOriginNotAllowed`: a signing URL's `frameOrigin` is not one the team allows
+ * (its settings' `embedding.frameOrigins`, else SIGNING_FRAME_ANCESTORS). Nothing was made.
+ */
+export class SigningFrameOriginNotAllowedError extends DomainError {
+  constructor(frameOrigin: string, source: 'team_settings' | 'configuration') {
+    super(
+      'Signing.FrameOriginNotAllowed',
+      source === 'team_settings'
+        ? 'This origin is not in the team’s embedding.frameOrigins (PATCH /team/settings); no signing URL was made.'
+        : 'This origin is not allowed to frame signing pages (the team names no embedding.frameOrigins, and SIGNING_FRAME_ANCESTORS does not list it); no signing URL was made.',
+      { frameOrigin, source },
+    );
+  }
+}
+
+/**
+ * `Signing.SessionExpired`: the embedded signing session (opened from a one-use signing URL) has
+ * ended; the integrator asks for a new signing URL. Nothing changed.
+ */
+export class SigningSessionExpiredError extends DomainError {
+  constructor(expiresAt: Date) {
+    super('Signing.SessionExpired', 'This signing session has ended; ask for a new signing URL.', { expiresAt: expiresAt.toISOString() });
+  }
+}

@@ -27,6 +27,7 @@ import {
   SigningNotYourTurnError,
   SigningRecipientCompletedError,
   SigningRequiredFieldsMissingError,
+  SigningSessionExpiredError,
   SigningTokenInvalidError,
   SigningTokenMissingError,
 } from './signing.errors.ts';
@@ -44,7 +45,18 @@ import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
  * expired envelope, or a dead or unknown token.
  */
 
-export type TokenRow = { id: string; revoked_at: Date | null; last_used_at: Date | null; recipient_id: string; agent_id: string; envelope_id: string; team_id: string; status: string };
+export type TokenRow = {
+  id: string;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  /** An embedded session's end (signing-url.service.ts); null for an invitation link. */
+  expires_at: Date | null;
+  recipient_id: string;
+  agent_id: string;
+  envelope_id: string;
+  team_id: string;
+  status: string;
+};
 
 
 /** Finds the token's envelope (to queue for its lock); unknown tokens and dead links are refused by name. */
@@ -53,7 +65,7 @@ export async function lookUpToken(context: ServiceContext): Promise<TokenRow> {
   const token = context.signingToken;
   if (!token) throw new SigningTokenMissingError();
   const [row] = await context.em.execute<TokenRow[]>(
-    `select t.id, t.revoked_at, t.last_used_at, t.recipient_id, t.agent_id, r.envelope_id, e.team_id, e.status
+    `select t.id, t.revoked_at, t.last_used_at, t.expires_at, t.recipient_id, t.agent_id, r.envelope_id, e.team_id, e.status
        from signing_token t join recipient r on r.id = t.recipient_id join envelope e on e.id = r.envelope_id
       where t.token_hash = ?`,
     [hashSecret(token)],
@@ -61,6 +73,7 @@ export async function lookUpToken(context: ServiceContext): Promise<TokenRow> {
   if (!row) throw new SigningTokenInvalidError();
   if (isClosedEnvelopeStatus(row.status)) throw new EnvelopeClosedError(row.envelope_id, row.status as Envelope['status']);
   if (row.revoked_at) throw new SigningTokenInvalidError();
+  if (row.expires_at && context.clock.now() >= new Date(row.expires_at)) throw new SigningSessionExpiredError(new Date(row.expires_at));
   return row;
 }
 
@@ -79,6 +92,7 @@ export async function actWithToken<T>(context: ServiceContext, work: (acting: Ac
     if (envelope.status !== 'sent') throw new EnvelopeClosedError(envelope.id, envelope.status);
     if (token.revokedAt) throw new SigningTokenInvalidError();
     const now = context.clock.now();
+    if (token.expiresAt && now >= token.expiresAt) throw new SigningSessionExpiredError(token.expiresAt);
     if (envelope.expiresAt && now >= envelope.expiresAt) throw new SigningExpiredError(envelope.id, envelope.expiresAt);
     const recipient = await em.findOneOrFail(Recipient, { id: found.recipient_id }, { refresh: true });
     const workflow: Workflow = {

@@ -9,7 +9,7 @@ import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
 import { enqueue } from '../outbox/outbox.ts';
 import { OUTBOX_TOPICS, type Addressee, type MessageChannel } from '../outbox/topics.ts';
-import { Agent, type AgentInfo } from '../recipient/agent.entity.ts';
+import { Agent, isEmbedded, type AgentInfo } from '../recipient/agent.entity.ts';
 import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
 import { SigningToken } from './signing-token.entity.ts';
 
@@ -106,6 +106,11 @@ export async function inviteRecipient(workflow: Workflow, recipient: Recipient, 
   const envelope = await workflow.em.findOneOrFail(Envelope, { id: workflow.envelopeId });
   for (const agent of agents) {
     for (const [personIndex, person] of peopleOf(agent).entries()) {
+      // An embedded person signs in the integrator's application, through a signing URL the
+      // integrator asks for (signing-url.service.ts): no link is made and nothing is sent, for
+      // the first turn, a later one ("your turn"), a reminder or a delegation alike. The turn
+      // itself shows to the sender (activatedAt, recipient.activated and its webhook).
+      if (isEmbedded(person)) continue;
       const { token, entity } = createSigningToken(workflow.em, recipient, agent, personIndex, workflow.now);
       const channel = channelOf(person);
       const reminder = options.reminderWindow;
@@ -235,6 +240,7 @@ export async function closeEnvelope(workflow: Workflow, closing: Closing): Promi
   const invited = await workflow.em.find(Agent, { recipient: { envelope: workflow.envelopeId, activatedAt: { $ne: null } }, revokedAt: null }, { populate: ['recipient'] });
   for (const agent of invited) {
     for (const person of peopleOf(agent)) {
+      if (!noticeReaches(person)) continue;
       await enqueue(
         workflow.em,
         OUTBOX_TOPICS.closedNotice,
@@ -256,14 +262,24 @@ export async function closeEnvelope(workflow: Workflow, closing: Closing): Promi
   return true;
 }
 
-/** How a person is reached: mail first, then their phone's method. */
+/** How a person is reached: mail first, then their phone's method (an embedded person: mail only). */
 function channelOf(person: AgentInfo): MessageChannel {
+  if (isEmbedded(person)) return person.email ? 'email' : 'none';
   return person.email ? 'email' : person.phone ? (person.phoneContactMethod ?? 'sms') : 'none';
 }
 
-/** The person a message goes to, as outbox payloads carry it. */
+/**
+ * Whether a notice (closing, hand-over, final copy) is queued for a person: always, but for an
+ * embedded person only to an email address. Its phone is the integrator's to use, not ours (it
+ * still serves the one-time code); a notice with nowhere to go would only show as a failure.
+ */
+function noticeReaches(person: AgentInfo): boolean {
+  return !isEmbedded(person) || Boolean(person.email);
+}
+
+/** The person a message goes to, as outbox payloads carry it (an embedded person: no phone, so no SMS). */
 function addressee(person: AgentInfo): Addressee {
-  return { name: person.name, email: person.email ?? null, phone: person.phone ?? null, locale: person.locale ?? null };
+  return { name: person.name, email: person.email ?? null, phone: isEmbedded(person) ? null : (person.phone ?? null), locale: person.locale ?? null };
 }
 
 /**
@@ -271,6 +287,7 @@ function addressee(person: AgentInfo): Addressee {
  * transaction, like every message).
  */
 export async function queueHandoverNotice(workflow: Workflow, options: { recipientId: string; agentId: string; person: AgentInfo; handedTo: string }) {
+  if (!noticeReaches(options.person)) return;
   await enqueue(
     workflow.em,
     OUTBOX_TOPICS.handoverNotice,
@@ -299,6 +316,7 @@ export async function queueCompletionNotices(em: EntityManager, options: { teamI
   let queued = 0;
   for (const agent of agents) {
     for (const [personIndex, person] of peopleOf(agent).entries()) {
+      if (!noticeReaches(person)) continue;
       const queuedId = await enqueue(
         em,
         OUTBOX_TOPICS.completedNotice,

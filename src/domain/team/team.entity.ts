@@ -10,6 +10,12 @@ export const TeamSchema = defineEntity({
     ...baseColumns(),
     workspace: () => p.manyToOne(Workspace).ref().deleteRule('cascade').index(),
     name: p.string().length(120),
+    /**
+     * The team's settings, one validated document (team-settings.ts): embedding today; display
+     * name, reply-to, notifications and branding later. Changed by a guarded update on `settingsVersion`.
+     */
+    settings: p.json<Record<string, unknown>>().default('{}'),
+    settingsVersion: p.integer().default(0),
   },
 });
 

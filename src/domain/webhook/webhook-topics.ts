@@ -34,6 +34,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'notification.capped',
   'signing.viewed',
   'signing.hosted',
+  'signing_url.created',
+  'signing_url.opened',
   'otp.requested',
   'otp.sent',
   'otp.verified',
@@ -59,4 +61,5 @@ export const WEBHOOK_EVENT_TYPES = [
   'user.created',
   'user.updated',
   'user.removed',
+  'team.settings_updated',
 ] as const;

@@ -47,6 +47,7 @@ const AgentInfoType = builder
       phone: t.string({ nullable: true, description: 'E.164.', resolve: (info) => info.phone ?? null }),
       locale: t.field({ type: LocaleEnum, nullable: true, resolve: (info) => info.locale ?? null }),
       phoneContactMethod: t.field({ type: PhoneContactMethodEnum, nullable: true, resolve: (info) => (info.phoneContactMethod as 'sms' | 'whatsapp' | null) ?? null }),
+      embedded: t.boolean({ description: 'Signs inside your application (createSigningUrl): gets no invitation, reminder or “your turn” message.', resolve: (info) => info.embedded === true }),
     }),
   });
 
@@ -130,6 +131,10 @@ const AgentInfoInput = builder.inputType('AgentInfoInput', {
     phone: t.string({ required: false, description: 'E.164, e.g. +905551234567.' }),
     locale: t.field({ type: LocaleEnum, required: false }),
     phoneContactMethod: t.field({ type: PhoneContactMethodEnum, required: false }),
+    embedded: t.boolean({
+      required: false,
+      description: 'true: the person signs inside your application through createSigningUrl, and is sent no invitation, reminder or “your turn” message (the final copy and notices still go to its email).',
+    }),
   }),
 });
 

@@ -2,6 +2,7 @@ import type { DocumentData } from '../../domain/owner/owner.read.ts';
 import { readEnvelope } from '../../domain/envelope/envelope.read.ts';
 import { advanceSandboxClock, voidEnvelope } from '../../domain/signing/closing.service.ts';
 import { sendEnvelope } from '../../domain/signing/send.service.ts';
+import { createSigningUrl, type SigningUrlData } from '../../domain/signing/signing-url.service.ts';
 import type { SigningRoleData, SigningSessionData } from '../../domain/signing/signing.read.ts';
 import { declineSigning, delegateSigning, openSigningSession, startHostedSigning, submitSigning } from '../../domain/signing/signing.service.ts';
 import type { SigningOtpStatus } from '../../domain/signing/otp-policy.ts';
@@ -12,6 +13,7 @@ import { envelopeIncludeOf, selectionOf } from '../selection.ts';
 import { PageType } from './document.ts';
 import { EnvelopeStatusEnum, EnvelopeType } from './envelope.ts';
 import { FieldType } from './field.ts';
+import { LocaleEnum } from './recipient.ts';
 
 // The sender's side of the workflow: send and void (REST: PUT /send, POST /void).
 builder.mutationFields((t) => ({
@@ -35,6 +37,31 @@ builder.mutationFields((t) => ({
       await voidEnvelope(context, { envelopeId: String(args.id), input: args.reason == null ? {} : { reason: args.reason } });
       return readEnvelope(context, String(args.id), envelopeIncludeOf(selectionOf(info)));
     },
+  }),
+  createSigningUrl: t.field({
+    type: builder.objectRef<SigningUrlData>('SigningUrl').implement({
+      description: 'A one-use signing URL for embedded signing (REST: POST /envelopes/{id}/recipients/{rid}/signing-url).',
+      fields: (f) => ({
+        url: f.exposeString('url', { description: 'Opens the signing page once; show it with <envelope-signing url="…"> from /embed.js.' }),
+        expiresAt: f.field({ type: 'DateTime', description: 'Unless opened by then, the URL stops working (5 minutes after it was made).', resolve: (made) => made.expiresAt }),
+      }),
+    }),
+    description:
+      'A URL that opens the signing page once (within 5 minutes) for a recipient whose turn it is, as the agent named (default: the role’s first). frameOrigin: the one origin that may frame that page (Signing.FrameOriginNotAllowed unless the team settings, or SIGNING_FRAME_ANCESTORS, allow it); returnUrl: where the page goes after completing, declining or delegating. Signing.NotYourTurn, Envelope.Closed, Envelope.NotSent otherwise.',
+    args: {
+      envelopeId: t.arg.id({ required: true }),
+      recipientId: t.arg.id({ required: true }),
+      agentId: t.arg.id({ required: false }),
+      returnUrl: t.arg.string({ required: false, description: 'https (http only on localhost); ?event=signing_complete|declined|delegated|session_expired&envelopeId=… is added.' }),
+      frameOrigin: t.arg.string({ required: false, description: 'https://host[:port], or http://localhost[:port] for development.' }),
+      locale: t.arg({ type: LocaleEnum, required: false }),
+    },
+    resolve: (_root, args, context) =>
+      createSigningUrl(context, {
+        envelopeId: String(args.envelopeId),
+        recipientId: String(args.recipientId),
+        input: withoutNulls({ agentId: args.agentId == null ? null : String(args.agentId), returnUrl: args.returnUrl, frameOrigin: args.frameOrigin, locale: args.locale }),
+      }),
   }),
   advanceSandboxClock: t.field({
     type: builder.objectRef<{ now: string; expiredEnvelopes: number }>('SandboxClock').implement({

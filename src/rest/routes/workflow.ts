@@ -1,5 +1,6 @@
 import { advanceInput, advanceSandboxClock, voidEnvelope, voidInput } from '../../domain/signing/closing.service.ts';
 import { sendEnvelope } from '../../domain/signing/send.service.ts';
+import { createSigningUrl, signingUrlInput } from '../../domain/signing/signing-url.service.ts';
 import { readJsonObject } from '../../http/body.ts';
 import type { RestRoute } from '../router.ts';
 
@@ -21,6 +22,22 @@ export const workflowRoutes: RestRoute[] = [
     async handler({ request, params, context }) {
       await voidEnvelope(context, { envelopeId: params.envelopeId, input: await readJsonObject(request) });
       return { voided: true };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/envelopes/:envelopeId/recipients/:recipientId/signing-url',
+    doc: {
+      summary: 'A one-use signing URL for embedded signing',
+      description:
+        'For a recipient whose turn it is on a sent envelope (any agent of the role, `info.embedded` or not): a URL that opens the signing page once, within 5 minutes. ' +
+        '`frameOrigin` (allowed by the team settings’ `embedding.frameOrigins`, else `SIGNING_FRAME_ANCESTORS`) is the one origin that may frame that page; ' +
+        '`returnUrl` is where the page goes after completing, declining or delegating (`?event=…&envelopeId=…`); `locale` the page’s language. Recorded as `signing_url.created`.',
+      body: { schema: signingUrlInput, example: { frameOrigin: 'https://app.example.com', returnUrl: 'https://app.example.com/signed', locale: 'en-US' }, required: false },
+      errors: ['Envelope.NotSent', 'Envelope.Closed', 'Envelope.Busy', 'Signing.NotYourTurn', 'Signing.RecipientCompleted', 'Signing.FrameOriginNotAllowed'],
+    },
+    async handler({ request, params, context }) {
+      return createSigningUrl(context, { envelopeId: params.envelopeId, recipientId: params.recipientId, input: await readJsonObject(request) });
     },
   },
   {

@@ -21,6 +21,9 @@ export function renderMessage(screen) {
     'not-your-turn': [t.notYourTurnTitle, t.notYourTurnText],
     invalid: [t.invalidTitle, t.invalidText],
     error: [t.errorTitle, t.errorText],
+    used: [t.usedTitle, t.usedText],
+    'link-expired': [t.linkExpiredTitle, t.linkExpiredText],
+    'session-expired': [t.sessionExpiredTitle, t.sessionExpiredText],
   };
   const [title, text] = messages[screen];
   app.replaceChildren(
@@ -28,7 +31,7 @@ export function renderMessage(screen) {
       'section',
       { class: `state state-${screen}`, 'aria-labelledby': 'state-title' },
       el('h1', { id: 'state-title' }, title),
-      session && screen !== 'invalid' && screen !== 'error' ? el('p', { class: 'envelope-name' }, session.envelope.name) : null,
+      session && !['invalid', 'error', 'used', 'link-expired'].includes(screen) ? el('p', { class: 'envelope-name' }, session.envelope.name) : null,
       el('p', {}, text),
       screen === 'error' ? el('button', { type: 'button', class: 'primary', onclick: () => load() }, t.retry) : null,
       screen === 'finalized' ? finalCopyButton() : null,

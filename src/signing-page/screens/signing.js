@@ -5,6 +5,7 @@ import { declineSigning, delegateSigning, submitSigning } from '../api.js';
 import { attempt, cancelButton, openDialog } from '../dialogs.js';
 import { drawPages } from '../documents.js';
 import { app, el } from '../dom.js';
+import { returnToIntegrator, tellHost } from '../embedding.js';
 import { fitTypedSignatures, goToNextField, renderFields, requiredCount } from '../fields.js';
 import { closingAction, screenOf, show } from '../flow.js';
 import { currentSession, state } from '../store.js';
@@ -74,6 +75,8 @@ function openFinish() {
             const session = await closingAction(() => submitSigning({ values: [], complete: true, consent }));
             state.session = session;
             show(screenOf(session));
+            if (!state.hostedSigner) tellHost('completed');
+            returnToIntegrator('signing_complete');
           }),
       },
       t.confirm,
@@ -104,6 +107,8 @@ function openDelegate() {
               if (name.value.trim() === '' || email.value.trim() === '') throw new Error(state.t.empty);
               await closingAction(() => delegateSigning({ name: name.value.trim(), email: email.value.trim(), locale: state.locale }));
               show('delegated');
+              tellHost('delegated');
+              returnToIntegrator('delegated');
             }),
         },
         t.delegateConfirm,
@@ -132,6 +137,8 @@ function openDecline() {
             if (reason.value.trim() === '') throw new Error(state.t.empty);
             await closingAction(() => declineSigning(reason.value.trim()));
             show('declined');
+            if (!state.hostedSigner) tellHost('declined');
+            returnToIntegrator('declined');
           }),
       },
       t.declineConfirm,
