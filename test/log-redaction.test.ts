@@ -124,8 +124,10 @@ describe('the log', () => {
     const logger = app.dependencies.logger.child({ link: `https://sign.example.com/sign/${token}` });
     logger.error({ err: new Error(`could not fetch ${link}`), headers: { 'x-signing-token': token, authorization: 'Bearer abcdefghijklmnop' } }, `GET /sign/${token} failed`);
     logger.warn({ smtp: 'smtps://mailer:hunter2hunter2@smtp.example.com:465', presigned: 'https://bucket.s3.amazonaws.com/f.pdf?X-Amz-Credential=AKIAXYZ&X-Amz-Signature=deadbeefdeadbeef&x=1' }, 'esk_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG');
+    // A one-use signing URL's token (embedded signing), quoted as text.
+    logger.info({ issued: 'sgu_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG' }, 'signing URL issued');
     const lines = app.logLines.slice(before).join('');
-    for (const secret of [token, 'eyJlIjoiYSJ9.bWFjbWFjbWFjbWFjbWFjbWFj', 'abcdefghijklmnop', 'hunter2hunter2', 'AKIAXYZ', 'deadbeefdeadbeef', 'esk_0123456789']) {
+    for (const secret of [token, 'eyJlIjoiYSJ9.bWFjbWFjbWFjbWFjbWFjbWFj', 'abcdefghijklmnop', 'hunter2hunter2', 'AKIAXYZ', 'deadbeefdeadbeef', 'esk_0123456789', 'sgu_0123456789']) {
       expect(lines.includes(secret), secret).toBe(false);
     }
     expect(lines).toContain('GET /sign/[redacted] failed');

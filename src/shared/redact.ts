@@ -12,7 +12,7 @@
  *   5-minute one: final-copy-link.ts);
  * - signed download URLs, `/downloads/<payload>.<mac>` (`downloadUrl`, `auditLogPdfUrl`: download-url.ts);
  * - the prefixed secrets wherever they appear, in a header value (`X-Signing-Token`,
- *   `X-Service-Api-Key`) or in text: signing tokens `sgn_…`, API keys `esk_…`, webhook secrets `whsec_…`;
+ *   `X-Service-Api-Key`) or in text: signing tokens `sgn_…`, one-use signing URLs `sgu_…`, API keys `esk_…`, webhook secrets `whsec_…`;
  * - query parameters named for a credential (`token`, `access_token`, `signature`, `sig`,
  *   `X-Amz-Signature`, `key`, `api_key`, `code`, `secret`, `password`, …), as presigned and
  *   third-party URLs carry them;
@@ -27,7 +27,7 @@ const REDACTED = '[redacted]';
 const CREDENTIAL_PATH = /\/(sign|final-copy|downloads)\/(?!\[redacted\])[^/?#\s"'\\<>]+/g;
 
 /** The service's prefixed secrets (shared/ids.ts `newSecret`): 43 base64url characters after the prefix. */
-const PREFIXED_SECRET = /\b(sgn|esk|whsec)_(?!\[redacted\])[A-Za-z0-9_-]+/g;
+const PREFIXED_SECRET = /\b(sgn|sgu|esk|whsec)_(?!\[redacted\])[A-Za-z0-9_-]+/g;
 
 /**
  * A query parameter whose name says it carries a credential. The name's parts around the word are
