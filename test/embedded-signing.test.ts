@@ -309,3 +309,25 @@ describe('team settings', () => {
     expect(events[0]).toMatchObject({ actor_type: 'api_key', actor_id: owner.keyId, details: { changes: { 'embedding.frameOrigins': { from: null, to: ['https://a.example.com', 'http://localhost:5173'] } } } });
   }, 60_000);
 });
+
+describe('opening signing URLs is budgeted like any request without a key', () => {
+  it('past the client address budget, the page answers 429 with Retry-After before any database work', async () => {
+    const limited = await startTestApp({ env: { RATE_LIMIT_ANONYMOUS_PER_MINUTE: '2' }, rateLimitsOwnCounters: true });
+    try {
+      const statuses: number[] = [];
+      let refused: Response | undefined;
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        const response = await fetch(`${limited.url}/sign/sgu_${'x'.repeat(43)}${attempt}`);
+        statuses.push(response.status);
+        if (response.status === 429) refused = response;
+        else await response.arrayBuffer();
+      }
+      expect(statuses).toEqual([404, 404, 429]);
+      expect(refused!.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(refused!.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(await refused!.text()).toContain(STRINGS['en-US'].errors['Request.RateLimited']);
+    } finally {
+      await limited.close();
+    }
+  });
+});

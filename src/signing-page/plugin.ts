@@ -4,7 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
 import type { Plugin } from 'graphql-yoga';
-import { createRequestContext, type ServingDependencies } from '../context.ts';
+import { createRequestContext, openRequestContext, type ServingDependencies } from '../context.ts';
+import { consumeForRequest, rateLimitHeaders } from '../http/rate-limit.ts';
 import { openSigningDocument } from '../domain/signing/signing.service.ts';
 import { openSigningUrl, type OpenedSigningUrl } from '../domain/signing/signing-url.service.ts';
 import { escapeHtml } from '../shared/html.ts';
@@ -236,7 +237,17 @@ export function signingPagePlugins(dependencies: ServingDependencies, requestMet
       // A one-use signing URL is consumed by a GET only: a HEAD (a link checker) leaves it whole.
       if (token.startsWith('sgu_') && request.method === 'GET') {
         const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
-        const context = createRequestContext(dependencies, { headers: request.headers, metadata });
+        const context = await openRequestContext(dependencies, { headers: request.headers, metadata });
+        // Opening one writes to the database: it spends the client address's budget for requests
+        // without a key, like every anonymous request, and is refused past it before any work.
+        const decision = dependencies.rateLimiter ? await consumeForRequest(dependencies.rateLimiter, context) : undefined;
+        if (decision && !decision.allowed) {
+          const t = stringsOf(null);
+          const refused = answer(fetchAPI, request, { status: 429, body: pageHtml({ message: { title: t.errors['Request.RateLimited'], text: '' } }), policy });
+          for (const [name, value] of Object.entries(rateLimitHeaders(decision))) refused.headers.set(name, value);
+          endResponse(refused);
+          return;
+        }
         endResponse(answer(fetchAPI, request, signingUrlPage(await openSigningUrl(context, token), policy)));
         return;
       }
