@@ -21,10 +21,15 @@ import type { RenderField } from '../src/domain/pdf/render.ts';
 import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
 import { makeExactSizePdf, makePdf } from '../test/fixtures/pdfs.ts';
 import { blackPngDataUrl } from '../test/helpers/pdf-tools.ts';
-import { spawnService } from './service-process.ts';
+import { printResult, QUICK, QUICK_OPTION } from './report.ts';
+import { createTeamWithCli, spawnService, waitForListening } from './service-process.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
-const runs = Number(values.runs);
+const { values } = parseArgs({ options: { runs: { type: 'string' }, ...QUICK_OPTION } });
+const runs = Number(values.runs ?? (QUICK ? '1' : '3'));
+// Quick: a 10-page document and a ZIP of two 1 MB documents.
+const PAGES = QUICK ? 10 : 100;
+const ZIP_DOCUMENTS = QUICK ? 2 : 10;
+const ZIP_DOCUMENT_BYTES = (QUICK ? 1 : 5) * 1024 * 1024;
 const workDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-artefacts-'));
 
 function table(header: string[], rows: string[][]) {
@@ -39,10 +44,10 @@ const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
 // ---- 1. rendering ---------------------------------------------------------------------------
 const sourcePath = path.join(workDirectory, 'hundred.pdf');
-fs.writeFileSync(sourcePath, await makePdf({ pages: 100 }));
+fs.writeFileSync(sourcePath, await makePdf({ pages: PAGES }));
 const image = blackPngDataUrl(200, 60);
 const fields: RenderField[] = Array.from({ length: 50 }, (_, index) => {
-  const view = [{ page: index * 2, x: 60, y: 100 + (index % 10) * 40, width: 200, height: 30 }];
+  const view = [{ page: (index * 2) % PAGES, x: 60, y: 100 + (index % 10) * 40, width: 200, height: 30 }];
   switch (index % 4) {
     case 0:
       return { type: 'text', config: {}, value: { text: `Değer ${index}: şartları kabul ediyorum` }, views: view };
@@ -88,36 +93,37 @@ async function serviceRender(sealed: boolean): Promise<number> {
 }
 
 const renderRows: string[][] = [];
+const finalizeRatios: number[] = [];
 for (let run = 1; run <= runs; run++) {
-  renderRows.push(['raw pdf-lib stamping (main thread, Helvetica, no seal)', String(run), (await rawStamping()).toFixed(0)]);
-  renderRows.push(['service render (worker, embedded fonts), unsealed', String(run), (await serviceRender(false)).toFixed(0)]);
-  renderRows.push(['service render + PAdES seal (the artefact job)', String(run), (await serviceRender(true)).toFixed(0)]);
+  const raw = await rawStamping();
+  const unsealed = await serviceRender(false);
+  const sealed = await serviceRender(true);
+  finalizeRatios.push(sealed / raw);
+  renderRows.push(['raw pdf-lib stamping (main thread, Helvetica, no seal)', String(run), raw.toFixed(0)]);
+  renderRows.push(['service render (worker, embedded fonts), unsealed', String(run), unsealed.toFixed(0)]);
+  renderRows.push(['service render + PAdES seal (the artefact job)', String(run), sealed.toFixed(0)]);
 }
+const medianOf = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!;
 await pool.close();
-console.log('\n100 pages, 50 fields\n');
+console.log(`\n${PAGES} pages, 50 fields\n`);
 table(['what', 'run', 'ms'], renderRows);
 
 // ---- 2. the ZIP -----------------------------------------------------------------------------
-const port = 4900 + Math.floor(Math.random() * 90);
-const server = spawnService({ PORT: String(port), DATA_DIR: path.join(workDirectory, 'data'), LOG_LEVEL: 'warn' }, { stdio: ['ignore', 'pipe', 'inherit'] });
-let output = '';
-server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+const serviceEnv = { DATA_DIR: path.join(workDirectory, 'data') };
+// Info level for the `listening` line, whose address is read (never the banner's text).
+const server = spawnService({ ...serviceEnv, PORT: '0', LOG_LEVEL: 'info' }, { stdio: ['ignore', 'pipe', 'inherit'] });
+const listening = waitForListening(server).finally(() => server.stdout!.resume());
 const residentBytes = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 
 try {
-  for (let attempt = 0; ; attempt++) {
-    if (attempt > 240) throw new Error('the service did not start');
-    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((response) => response.ok, () => false)) break;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  const apiKey = /esk_[A-Za-z0-9_-]+/.exec(output)?.[0];
-  if (!apiKey) throw new Error('no API key printed');
-  const api = `http://127.0.0.1:${port}/api/v1/key`;
+  const baseUrl = await listening;
+  const { apiKey } = await createTeamWithCli(serviceEnv);
+  const api = `${baseUrl}/api/v1/key`;
   const headers = { 'x-service-api-key': apiKey };
   const created = await fetch(`${api}/envelopes`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ZIP bench' }) });
   const envelopeId = ((await created.json()) as { payload: { envelopeId: string } }).payload.envelopeId;
-  const fiveMb = makeExactSizePdf(5 * 1024 * 1024);
-  for (let index = 0; index < 10; index++) {
+  const fiveMb = makeExactSizePdf(ZIP_DOCUMENT_BYTES);
+  for (let index = 0; index < ZIP_DOCUMENTS; index++) {
     const form = new FormData();
     form.append('document', new Blob([fiveMb as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), `doc-${index}.pdf`);
     const uploaded = await fetch(`${api}/envelopes/${envelopeId}/documents`, { method: 'POST', headers, body: form });
@@ -143,8 +149,12 @@ try {
     clearInterval(sampler);
     zipRows.push([String(run), mib(bytes), firstByteMs.toFixed(0), totalMs.toFixed(0), mib(baseline), mib(peak - baseline)]);
   }
-  console.log('\nZIP of ten 5 MB documents (draft copies, rendered while streaming)\n');
+  console.log(`\nZIP of ${ZIP_DOCUMENTS} documents of ${mib(ZIP_DOCUMENT_BYTES)} MiB (draft copies, rendered while streaming)\n`);
   table(['run', 'ZIP MiB', 'first byte ms', 'total ms', 'RSS before MiB', 'peak growth MiB'], zipRows);
+  // Rendered and sealed (the artefact job's work per document) over raw stamping: median of the runs' ratios.
+  printResult('p5_finalize_vs_raw', medianOf(finalizeRatios));
+  printResult('zip_first_byte_ms', medianOf(zipRows.map((row) => Number(row[2]))));
+  printResult('zip_peak_growth_mib', Math.max(...zipRows.map((row) => Number(row[5]))));
 } finally {
   server.kill('SIGTERM');
   await new Promise((resolve) => server.once('exit', resolve));

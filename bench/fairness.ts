@@ -17,10 +17,13 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { printResult, QUICK, QUICK_OPTION } from './report.ts';
 import { createScratch, type RunningService } from './scratch-service.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '45' } } });
-const seconds = Number(values.seconds);
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, ...QUICK_OPTION } });
+// Quick: two seconds a phase, too few samples for a p99 worth reading.
+const seconds = Number(values.seconds ?? (QUICK ? '2' : '45'));
+const WARM_UP_MS = QUICK ? 1000 : 3000;
 const STEADY_INTERVAL_MS = 125;
 
 function percentile(sorted: number[], fraction: number): number {
@@ -78,7 +81,7 @@ const BURSTS: [string, number | undefined][] = [
 async function measure(service: RunningService, steady: { apiKey: string; envelopeId: string }, bursting: { apiKey: string }) {
   const readUrl = `${service.url}/api/v1/key/envelopes/${steady.envelopeId}?includeDocuments=true&includeRecipients=true&includeFields=true`;
   // Warm-up: key caches, compiled statements, JIT.
-  await steadyReads(readUrl, steady.apiKey, 3000);
+  await steadyReads(readUrl, steady.apiKey, WARM_UP_MS);
   const phase = (label: string, reading: { latencies: number[]; failures: number }, burst?: { served: number; refused: number }): Phase => ({
     label,
     p50: percentile(reading.latencies, 0.5),
@@ -103,6 +106,7 @@ async function measure(service: RunningService, steady: { apiKey: string; envelo
 const scratch = await createScratch('fairness');
 try {
   const rows: string[] = [];
+  let floodRatio = Number.NaN;
   let teams: { steady: { apiKey: string; envelopeId: string }; bursting: { apiKey: string } } | undefined;
   for (const [label, limit] of [
     ['rate limit on (600/min per key)', '600'],
@@ -119,6 +123,7 @@ try {
       teams = { steady: { apiKey: steadyTeam.apiKey, envelopeId: page.payload.envelopes[0].id }, bursting: { apiKey: burstingTeam.apiKey } };
     }
     const [alone, ...bursts] = await measure(service, teams.steady, teams.bursting);
+    if (limit !== '0') floodRatio = bursts[0].p99 / alone.p99;
     service.child.removeAllListeners('exit');
     service.child.kill('SIGTERM');
     await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -132,6 +137,8 @@ try {
   console.log('| service | steady team reads | samples | failed | p50 ms | p99 ms | p99 ratio (burst / alone) | burst served / refused |');
   console.log('|---|---|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) console.log(row);
+  // The issue's figure: the steady team's p99 during a flood (limit on) over its p99 alone.
+  printResult('p10_flood_p99_ratio', floodRatio);
 } finally {
   await scratch.close();
 }

@@ -9,17 +9,20 @@
  */
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { printResult, QUICK, QUICK_OPTION } from './report.ts';
 import { cpuMs, createScratch, rssMiB, type RunningService } from './scratch-service.ts';
 
 const { values } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '5' },
-    seconds: { type: 'string', default: '8' },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
     connections: { type: 'string', default: '10' },
+    ...QUICK_OPTION,
   },
 });
-const rounds = Number(values.rounds);
-const seconds = Number(values.seconds);
+// Quick: one round of one second each.
+const rounds = Number(values.rounds ?? (QUICK ? '1' : '5'));
+const seconds = Number(values.seconds ?? (QUICK ? '1' : '8'));
 const connections = Number(values.connections);
 
 const query = `query($first: Int) { envelopes(first: $first) { nodes { id name status createdAt
@@ -49,7 +52,7 @@ try {
   const plain = await scratch.startService('graphql-js', { GRAPHQL_JIT: 'false' });
   const jit = await scratch.startService('graphql-jit', { GRAPHQL_JIT: 'true' });
   const team = await scratch.createTeam();
-  await scratch.seedEnvelopes(team.teamId, 40);
+  await scratch.seedEnvelopes(team.teamId, QUICK ? 20 : 40);
 
   // Same answer from both before anything is timed.
   const answers = await Promise.all(
@@ -83,6 +86,7 @@ try {
   for (const row of summary) {
     console.log(`| ${row.label} | ${row.requestsPerSecond.toFixed(0)} | ${row.p50} | ${row.p99} | ${(row.requestsPerSecond / baseline).toFixed(2)}× | ${row.cpu.toFixed(2)} | ${row.rss.toFixed(0)} |`);
   }
+  printResult('jit_vs_js_req_ratio', summary[1].requestsPerSecond / baseline);
 } finally {
   await scratch.close();
 }

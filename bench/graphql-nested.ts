@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { printResult, QUICK, QUICK_OPTION } from './report.ts';
 import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
@@ -29,9 +30,10 @@ import { createClock } from '../src/shared/clock.ts';
 import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
 import { createLogger } from '../src/shared/logger.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' } } });
-const runs = Number(values.runs);
-const pageSizes = [1, 10, 50, 100];
+const { values } = parseArgs({ options: { runs: { type: 'string' }, ...QUICK_OPTION } });
+// Quick: two runs of two page sizes.
+const runs = Number(values.runs ?? (QUICK ? '2' : '20'));
+const pageSizes = QUICK ? [1, 10] : [1, 10, 50, 100];
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-graphql-'));
 const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', PORT: '0' });
@@ -115,6 +117,9 @@ try {
   console.log(line(header));
   console.log(`|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`);
   for (const row of rows) console.log(line(row));
+  const largest = rows.at(-1)!;
+  printResult(`nested_page_${largest[0]}_median_ms`, Number(largest[3]));
+  printResult(`nested_page_${largest[0]}_statements`, Number(largest[2]));
 } finally {
   await running.close(1000);
   await pdfWorkers.close();

@@ -26,6 +26,7 @@ import { clusterCpuMs, freePort, freePorts, peakRssBytes, processCpuMs, settle, 
 import { GRAPHQL_PAGE_QUERY, PAGE_SIZE, POSTGRAPHILE_PAGE_QUERY, restEnvelopePath } from './reads/queries.ts';
 import { createTeams, seedEnvelopes } from './reads/seed.ts';
 import { openStatementCounter } from './reads/stats.ts';
+import { printResult, QUICK } from './report.ts';
 import { serviceStartCommand } from './service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -45,9 +46,12 @@ const knobs = {
 } as const;
 type Knob = keyof typeof knobs;
 
+/** `--quick` (BENCH_QUICK=1): every step once, in seconds; its figures are not worth reading. */
+const QUICK_DEFAULTS: Record<Knob, number> = { envelopes: 30, teams: 2, rounds: 1, duration: 1, connections: 4, warmup: 0.5, 'count-requests': 20, 'seed-concurrency': 8 };
+
 function readKnobs(): Record<Knob, number> {
   const { values } = parseArgs({
-    options: { ...Object.fromEntries(Object.keys(knobs).map((name) => [name, { type: 'string' as const }])), help: { type: 'boolean' as const } },
+    options: { ...Object.fromEntries(Object.keys(knobs).map((name) => [name, { type: 'string' as const }])), help: { type: 'boolean' as const }, quick: { type: 'boolean' as const } },
   });
   if (values.help) {
     console.log('npm run bench [-- options]\n');
@@ -57,7 +61,7 @@ function readKnobs(): Record<Knob, number> {
   const result = {} as Record<Knob, number>;
   for (const [name, knob] of Object.entries(knobs) as [Knob, (typeof knobs)[Knob]][]) {
     const raw = (values as Record<string, string | undefined>)[name] ?? process.env[knob.env];
-    const value = raw === undefined ? knob.default : Number(raw);
+    const value = raw === undefined ? (QUICK ? QUICK_DEFAULTS[name] : knob.default) : Number(raw);
     if (!Number.isFinite(value) || value <= 0 || (name !== 'duration' && name !== 'warmup' && !Number.isInteger(value))) {
       throw new Error(`--${name} (${knob.env}) must be a positive number, got ${raw}`);
     }
@@ -205,7 +209,7 @@ async function main() {
   });
   const oursPage = await fetchText(graphql(ours.url, graphqlBody, auth));
   const newest = (JSON.parse(oursPage) as { data: { envelopes: { nodes: { id: string }[] } } }).data.envelopes.nodes[0].id;
-  const rest = (base: string): Request => ({ method: 'GET', url: `${base}${restEnvelopePath(newest)}`, headers: auth });
+  const rest = (base: string, light = false): Request => ({ method: 'GET', url: `${base}${restEnvelopePath(newest, { light })}`, headers: auth });
 
   const targets: Target[] = [
     { read: 'GraphQL page', server: 'ours', child: ours.child, role: ROLES.ours, request: graphql(ours.url, graphqlBody, auth), rounds: [] },
@@ -221,23 +225,28 @@ async function main() {
     { read: 'GraphQL page', server: 'bare', child: bare.child, role: ROLES.bare, request: graphql(bare.url, graphqlBody, auth), oursIndex: 0, rounds: [] },
     { read: 'REST envelope', server: 'ours', child: ours.child, role: ROLES.ours, request: rest(ours.url), rounds: [] },
     { read: 'REST envelope', server: 'bare', child: bare.child, role: ROLES.bare, request: rest(bare.url), oursIndex: 3, rounds: [] },
+    { read: 'REST envelope alone', server: 'ours', child: ours.child, role: ROLES.ours, request: rest(ours.url, true), rounds: [] },
+    { read: 'REST envelope alone', server: 'bare', child: bare.child, role: ROLES.bare, request: rest(bare.url, true), oursIndex: 5, rounds: [] },
   ];
 
   // ---- Same answers before anything is timed. ----
-  const [postgraphilePage, barePage, oursEnvelope, bareEnvelope] = await Promise.all([
+  const [postgraphilePage, barePage, oursEnvelope, bareEnvelope, oursEnvelopeAlone, bareEnvelopeAlone] = await Promise.all([
     fetchText(targets[1].request),
     fetchText(targets[2].request),
     fetchText(targets[3].request),
     fetchText(targets[4].request),
+    fetchText(targets[5].request),
+    fetchText(targets[6].request),
   ]);
   const { identicalBytes } = checkDeepEqual('GraphQL page, ours vs bare', oursPage, barePage);
   checkSameContent('GraphQL page, ours vs PostGraphile', oursPage, postgraphilePage);
   checkIdenticalBytes('REST envelope, ours vs bare', oursEnvelope, bareEnvelope);
+  checkIdenticalBytes('REST envelope alone, ours vs bare', oursEnvelopeAlone, bareEnvelopeAlone);
   const kib = (text: string) => `${(Buffer.byteLength(text) / 1024).toFixed(1)} KiB`;
   log(
     `answers checked: GraphQL page of ${PAGE_SIZE} envelopes (${countObjects(oursPage)} objects): ours ${kib(oursPage)} = bare ` +
       `(${identicalBytes ? 'identical bytes' : 'deep-equal'}), PostGraphile ${kib(postgraphilePage)} same envelopes in order and same children; ` +
-      `REST envelope ${newest}: ours ${kib(oursEnvelope)} = bare, identical bytes`,
+      `REST envelope ${newest}: ours ${kib(oursEnvelope)} = bare, identical bytes; alone ${kib(oursEnvelopeAlone)} = bare, identical bytes`,
   );
 
   // ---- Warm-up and the counted pass (SQL statements per request), not timed. ----
@@ -255,7 +264,7 @@ async function main() {
     log(`  ${target.read}, ${target.server}: warmed up; ${target.statementsPerRequest.toFixed(2)} SQL statements per request over ${settings['count-requests']} requests`);
   }
 
-  // ---- Timed rounds, alternating the servers: A B C D E, A B C D E, ... ----
+  // ---- Timed rounds, alternating the servers: A B C D E F G, A B C D E F G, ... ----
   for (let round = 1; round <= settings.rounds; round += 1) {
     for (const target of targets) {
       const serverBefore = processCpuMs(target.child.pid);
@@ -320,6 +329,14 @@ async function main() {
   console.log(line(header));
   console.log(separator);
   for (const row of rows) console.log(line(row));
+  // The issue's figures, each the median of per-round ratios of req/s (as in the table).
+  const ratioOf = (index: number) => median(targets[index].rounds.map((round, at) => targets[targets[index].oursIndex!].rounds[at].requestsPerSecond / round.requestsPerSecond));
+  console.log('');
+  printResult('p1_rest_vs_bare', Math.min(ratioOf(4), ratioOf(6)));
+  printResult('p1_rest_heavy_vs_bare', ratioOf(4));
+  printResult('p1_rest_light_vs_bare', ratioOf(6));
+  printResult('p2_graphql_vs_postgraphile', ratioOf(1));
+  printResult('p2_graphql_vs_bare', ratioOf(2));
   log(`\ndone in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 

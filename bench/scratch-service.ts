@@ -18,6 +18,7 @@ import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
 import { createTeam } from '../src/domain/team/team.service.ts';
+import { freePort } from './reads/processes.ts';
 import { spawnService } from './service-process.ts';
 
 export type RunningService = { label: string; url: string; child: ChildProcess };
@@ -62,19 +63,26 @@ export async function createScratch(name: string): Promise<Scratch> {
   return {
     databaseUrl: databaseUrl.toString(),
     async startService(label, env = {}, options = {}) {
-      const port = 4600 + Math.floor(Math.random() * 300) + children.length;
+      // A port the kernel says is free (at warn level the service logs no `listening` line to read).
+      const port = await freePort();
       const child = spawnService(
         // The limiter on (its counting is part of a request's cost), with the highest budget it accepts.
-        { DATABASE_URL: databaseUrl.toString(), PORT: String(port), DATA_DIR: path.join(directory, label), LOG_LEVEL: 'warn', AUDIT_HMAC_KEY: 'b'.repeat(40), RATE_LIMIT_PER_MINUTE: '1000000', ...env },
-        { stdio: ['ignore', 'ignore', 'inherit'] },
+        // One DATA_DIR for all: its self-signed seal certificate must be the same for every
+        // instance of one database, or the second refuses to start.
+        { DATABASE_URL: databaseUrl.toString(), PORT: String(port), DATA_DIR: path.join(directory, 'data'), LOG_LEVEL: 'warn', AUDIT_HMAC_KEY: 'b'.repeat(40), RATE_LIMIT_PER_MINUTE: '1000000', ...env },
+        { stdio: ['ignore', 'pipe', 'inherit'] },
         options,
       );
       children.push(child);
+      // Kept for the error message of a service that stops before answering; drained all along.
+      let output = '';
+      child.stdout!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
       child.once('exit', (code, signal) => {
-        if (!closing) console.error(`${label} exited: code ${code}, signal ${signal}`);
+        if (!closing) console.error(`${label} exited: code ${code}, signal ${signal}\n${output}`);
       });
       const url = `http://127.0.0.1:${port}`;
       for (let attempt = 0; attempt < 150; attempt += 1) {
+        if (child.exitCode !== null || child.signalCode !== null) break;
         try {
           if ((await fetch(`${url}/readyz`)).ok) return { label, url, child };
         } catch {
@@ -82,7 +90,7 @@ export async function createScratch(name: string): Promise<Scratch> {
         }
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
-      throw new Error(`${label} did not start`);
+      throw new Error(`${label} did not start:\n${output}`);
     },
     createTeam: () => withOrm(async (orm) => createTeam(orm.em.fork(), { name: 'Benchmark team' })),
     seedEnvelopes: (teamId, count, shape = {}) =>

@@ -21,10 +21,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { spawnService } from './service-process.ts';
+import { printResult, QUICK, QUICK_OPTION } from './report.ts';
+import { createTeamWithCli, spawnService, waitForListening } from './service-process.ts';
 
-const { values } = parseArgs({ options: { sizes: { type: 'string', default: '2000,10000' }, database: { type: 'string', default: 'server' } } });
-const sizes = values.sizes.split(',').map(Number);
+const { values } = parseArgs({ options: { sizes: { type: 'string' }, database: { type: 'string', default: 'server' }, ...QUICK_OPTION } });
+// Quick: a few dozen subscribers, enough to go through the whole path once.
+const sizes = (values.sizes ?? (QUICK ? '50' : '2000,10000')).split(',').map(Number);
 /** `server`: a fresh database on DATABASE_URL's server (default the local one), so the service's memory is its own, not PGlite's. */
 const onServer = values.database === 'server';
 const serverUrl = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
@@ -61,23 +63,6 @@ type Server = {
   stop(): Promise<void>;
 };
 
-function waitForOutput(child: ChildProcess, pattern: RegExp, what: string): Promise<RegExpExecArray> {
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} did not start:\n${output}`)), 120_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = pattern.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match);
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  });
-}
-
 function stopper(child: ChildProcess, cleanup: () => void = () => {}) {
   return async () => {
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -90,13 +75,15 @@ function stopper(child: ChildProcess, cleanup: () => void = () => {}) {
 async function startService(): Promise<Server> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-live-'));
   const database = onServer ? await createDatabase() : undefined;
+  const env = { DATABASE_URL: database?.url, DATA_DIR: dataDir };
   const child = spawnService(
-    { DATABASE_URL: database?.url, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0', SUBSCRIPTIONS_PER_KEY: '1000000' },
+    { ...env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0', SUBSCRIPTIONS_PER_KEY: '1000000' },
     { stdio: ['ignore', 'pipe', 'pipe'] },
     { leaveOutFlags: ['--max-old-space-size=256'] },
   );
-  const match = await waitForOutput(child, /shown only now\):\s+(\S+)[\s\S]*"address":"(http:\/\/[^"]+)"/, 'the service');
-  const [, apiKey, url] = match;
+  // The address from the `listening` log line and a key from the CLI's JSON: never the banner's text.
+  const url = await waitForListening(child);
+  const { apiKey } = await createTeamWithCli(env);
   const headers = { 'x-service-api-key': apiKey };
   return {
     name: 'service',
@@ -122,7 +109,8 @@ async function startService(): Promise<Server> {
 
 async function startRelay(): Promise<Server> {
   const child = spawn(path.resolve('node_modules/.bin/node'), ['bench/subscriptions-relay.ts'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const [, url] = await waitForOutput(child, /"address":"(http:\/\/[^"]+)"/, 'the relay');
+  // The relay's one JSON line (bench/subscriptions-relay.ts).
+  const url = await waitForListening(child, { isListeningLine: () => true });
   return {
     name: 'bare yoga relay',
     url,
@@ -237,4 +225,8 @@ for (const size of sizes) {
   const relay = rows.find((row) => row.server !== 'service' && row.subscribers === size)!;
   console.log(`\n${size}: p99 ${(service.p99 / relay.p99).toFixed(2)}× the bare relay's; ${service.kibPer.toFixed(1)} KiB per subscriber (relay ${relay.kibPer.toFixed(1)})`);
 }
+// The figure of the issue: the service's memory per subscriber at the largest size.
+const largest = rows.find((row) => row.server === 'service' && row.subscribers === Math.max(...sizes))!;
+if (largest.delivered !== largest.subscribers) throw new Error(`${largest.subscribers - largest.delivered} subscribers never received the event`);
+printResult('p6_kib_per_subscriber', largest.kibPer);
 process.exit(0);

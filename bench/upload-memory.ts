@@ -12,20 +12,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { makeExactSizePdf } from '../test/fixtures/pdfs.ts';
-import { spawnService } from './service-process.ts';
+import { printResult, QUICK, QUICK_OPTION } from './report.ts';
+import { createTeamWithCli, spawnService, waitForListening } from './service-process.ts';
 
-const { values } = parseArgs({ options: { 'size-mb': { type: 'string', default: '40' }, runs: { type: 'string', default: '3' } } });
-const sizeBytes = Math.round(Number(values['size-mb']) * 1024 * 1024);
-const runs = Number(values.runs);
+const { values } = parseArgs({ options: { 'size-mb': { type: 'string' }, runs: { type: 'string' }, ...QUICK_OPTION } });
+// Quick: one small upload per face.
+const sizeBytes = Math.round(Number(values['size-mb'] ?? (QUICK ? '2' : '40')) * 1024 * 1024);
+const runs = Number(values.runs ?? (QUICK ? '1' : '3'));
 
 const workDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-'));
 const pdfPath = path.join(workDirectory, 'large.pdf');
 fs.writeFileSync(pdfPath, makeExactSizePdf(sizeBytes));
-const port = 4600 + Math.floor(Math.random() * 300);
-
-const server = spawnService({ PORT: String(port), DATA_DIR: path.join(workDirectory, 'data'), LOG_LEVEL: 'warn' }, { stdio: ['ignore', 'pipe', 'inherit'] });
-let output = '';
-server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+const serviceEnv = { DATA_DIR: path.join(workDirectory, 'data') };
+// Info level for the `listening` line, whose address is read (never the banner's text).
+const server = spawnService({ ...serviceEnv, PORT: '0', LOG_LEVEL: 'info' }, { stdio: ['ignore', 'pipe', 'inherit'] });
+// The pipe is drained so that the access log never blocks the server.
+const listening = waitForListening(server).finally(() => server.stdout!.resume());
 
 function residentBytes(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -33,29 +35,15 @@ function residentBytes(pid: number): number {
   return match ? Number(match[1]) * 1024 : 0;
 }
 
-async function waitForHealth() {
-  for (let attempt = 0; attempt < 120; attempt += 1) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error('the service did not start');
-}
-
 /** Sends a multipart body whose file part is streamed from disk, so the client holds no copy. */
-function postMultipart(pathname: string, headers: Record<string, string>, parts: { before: string; after: string }): Promise<{ status: number; body: string }> {
+function postMultipart(baseUrl: string, pathname: string, headers: Record<string, string>, parts: { before: string; after: string }): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const boundary = `----bench${Date.now()}`;
     const before = Buffer.from(parts.before.replaceAll('BOUNDARY', boundary));
     const after = Buffer.from(parts.after.replaceAll('BOUNDARY', boundary));
     const request = http.request(
+      new URL(pathname, baseUrl),
       {
-        host: '127.0.0.1',
-        port,
-        path: pathname,
         method: 'POST',
         headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': before.length + sizeBytes + after.length },
       },
@@ -92,10 +80,9 @@ async function measure(upload: () => Promise<{ status: number; body: string }>) 
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
 try {
-  await waitForHealth();
-  const apiKey = /esk_[A-Za-z0-9_-]+/.exec(output)?.[0];
-  if (!apiKey) throw new Error('no API key printed');
-  const created = await fetch(`http://127.0.0.1:${port}/api/v1/key/envelopes`, {
+  const baseUrl = await listening;
+  const { apiKey } = await createTeamWithCli(serviceEnv);
+  const created = await fetch(`${baseUrl}/api/v1/key/envelopes`, {
     method: 'POST',
     headers: { 'x-service-api-key': apiKey, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'Benchmark' }),
@@ -104,12 +91,12 @@ try {
 
   const faces = {
     REST: () =>
-      postMultipart(`/api/v1/key/envelopes/${envelopeId}/documents`, { 'x-service-api-key': apiKey }, {
+      postMultipart(baseUrl, `/api/v1/key/envelopes/${envelopeId}/documents`, { 'x-service-api-key': apiKey }, {
         before: '--BOUNDARY\r\nContent-Disposition: form-data; name="document"; filename="large.pdf"\r\nContent-Type: application/pdf\r\n\r\n',
         after: '\r\n--BOUNDARY--\r\n',
       }),
     GraphQL: () =>
-      postMultipart('/graphql', { 'x-service-api-key': apiKey }, {
+      postMultipart(baseUrl, '/graphql', { 'x-service-api-key': apiKey }, {
         before:
           `--BOUNDARY\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${JSON.stringify({
             query: 'mutation($e: ID!, $input: AddDocumentInput!) { addDocument(envelopeId: $e, input: $input) { id pageCount } }',
@@ -122,9 +109,11 @@ try {
   };
 
   const rows: string[][] = [];
+  const largestGrowth: Record<string, number> = {};
   for (const [face, upload] of Object.entries(faces)) {
     for (let run = 1; run <= runs; run += 1) {
       const result = await measure(upload);
+      largestGrowth[face] = Math.max(largestGrowth[face] ?? 0, (result.peak - result.baseline) / 1024 / 1024);
       rows.push([face, String(run), mib(sizeBytes), mib(result.baseline), mib(result.peak), mib(result.peak - result.baseline), result.seconds.toFixed(2)]);
     }
   }
@@ -134,6 +123,8 @@ try {
   console.log(line(header));
   console.log(`|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`);
   for (const row of rows) console.log(line(row));
+  printResult('upload_rest_peak_growth_mib', largestGrowth.REST);
+  printResult('upload_graphql_peak_growth_mib', largestGrowth.GraphQL);
 } finally {
   server.kill('SIGTERM');
   await new Promise((resolve) => server.once('exit', resolve));

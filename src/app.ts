@@ -13,11 +13,11 @@ import { createRequestMetadataReader, type NodeServerContext, type RequestMetada
 import { requestTracingPlugin } from './http/request-tracing.ts';
 import { graphqlTracingPlugin } from './graphql/tracing.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
-import { restPlugin } from './rest/plugin.ts';
+import { createRestServer, type RestServer } from './rest/serve.ts';
 import { GRAPHIQL_ASSET_PATH, GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin, renderLocalGraphiQL } from './graphql/graphiql.ts';
 import { REFERENCE_ASSET_PATH, referenceAssetsPlugin } from './rest/routes/reference.ts';
 import { createSecurityHeaders } from './http/security-headers.ts';
-import { redactSecrets } from './shared/redact.ts';
+import { logRequest } from './http/access-log.ts';
 import { SIGNING_ASSET_PATH, signingPagePlugins } from './signing-page/plugin.ts';
 import { countStatusTransitions, EnvelopeEventHub, publishOnCommit } from './domain/live/envelope-event-hub.ts';
 import { watchOutboxBacklog } from './domain/outbox/backlog.ts';
@@ -31,7 +31,12 @@ import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
 /** Where graphql-sse clients in single connection mode connect (distinct connections use /graphql). */
 export const GRAPHQL_SSE_ENDPOINT = '/graphql/stream';
 
-export type App = YogaServerInstance<NodeServerContext, RequestContext>;
+/**
+ * The yoga instance (GraphQL, GraphiQL, the signing page, static assets, /metrics) and, beside
+ * it, the REST face and health endpoints served straight on Node (rest/serve.ts); listen()
+ * (server.ts) routes each request to one of them by path.
+ */
+export type App = YogaServerInstance<NodeServerContext, RequestContext> & { rest: RestServer };
 
 /** One hub per ORM when none was brought: fed by this process's own commits (the embedded database, tools). */
 const hubsByOrm = new WeakMap<AppDependencies['orm'], EnvelopeEventHub>();
@@ -78,14 +83,7 @@ function requestLogPlugin(dependencies: AppDependencies, requestMetadataOf: Requ
       const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
       response.headers.set('x-request-id', metadata.requestId);
       if (!dependencies.logger.isLevelEnabled('info')) return;
-      const started = startedAt.get(request);
-      const durationMs = started === undefined ? undefined : Number(process.hrtime.bigint() - started) / 1e6;
-      const url = new URL(request.url);
-      // The path only (never the query), with its credential segments redacted: `/sign/[redacted]`.
-      dependencies.logger.info(
-        { requestId: metadata.requestId, method: request.method, path: redactSecrets(url.pathname), status: response.status, durationMs, ip: metadata.ip },
-        'request',
-      );
+      logRequest(dependencies.logger, { metadata, method: request.method, pathname: new URL(request.url).pathname, status: response.status, startedAt: startedAt.get(request) });
     },
   };
 }
@@ -123,8 +121,8 @@ function graphqlRequestIdPlugin(requestMetadataOf: RequestMetadataReader): Plugi
 }
 
 /**
- * Builds the one yoga instance serving GraphQL (with GraphiQL), REST and health. It never
- * listens: main.ts (and tests) put it behind a Node HTTP server.
+ * Builds the yoga instance serving GraphQL (with GraphiQL) and the REST face beside it, sharing
+ * one set of dependencies. It never listens: main.ts (and tests) put it behind a Node HTTP server.
  */
 export function createApp(given: AppDependencies): App {
   const { logger } = given;
@@ -137,7 +135,7 @@ export function createApp(given: AppDependencies): App {
   const stopMetrics = watchAppMetrics(dependencies);
   const securityHeaders = createSecurityHeaders({ renderGraphiQL: renderLocalGraphiQL });
   const requestMetadataOf = createRequestMetadataReader({ trustedProxyHops: dependencies.config.trustedProxyHops });
-  return createYoga<NodeServerContext, RequestContext>({
+  const yoga = createYoga<NodeServerContext, RequestContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -182,7 +180,6 @@ export function createApp(given: AppDependencies): App {
       referenceAssetsPlugin(),
       ...signingPagePlugins(dependencies, requestMetadataOf),
       requestLogPlugin(dependencies, requestMetadataOf),
-      restPlugin(dependencies, requestMetadataOf),
       graphqlRateLimitPlugin(rateLimiter),
       graphqlRequestIdPlugin(requestMetadataOf),
       // Checked while parsing and validating, before any resolver runs; each refusal is named.
@@ -198,4 +195,5 @@ export function createApp(given: AppDependencies): App {
       useGraphQLSSE({ endpoint: GRAPHQL_SSE_ENDPOINT }),
     ],
   });
+  return Object.assign(yoga, { rest: createRestServer(dependencies) });
 }

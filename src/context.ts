@@ -74,9 +74,12 @@ export type RequestContext = AppDependencies &
  * `createRequestContext` after the shared sandbox clock (if any) has read what another instance
  * recorded: how every HTTP request of either face starts.
  */
+/** What the context reads of a request's headers: a `Headers`, or the REST face's view of a Node request. */
+export type HeaderReader = { get(name: string): string | null };
+
 export async function openRequestContext(
   dependencies: ServingDependencies,
-  request: { headers: Headers; metadata: RequestMetadata; liveConnection?: LiveConnection },
+  request: { headers: HeaderReader; metadata: RequestMetadata; liveConnection?: LiveConnection },
 ): Promise<RequestContext> {
   await dependencies.clock.shared?.refresh();
   return createRequestContext(dependencies, request);
@@ -84,7 +87,7 @@ export async function openRequestContext(
 
 export function createRequestContext(
   dependencies: ServingDependencies,
-  { headers, metadata, liveConnection }: { headers: Headers; metadata: RequestMetadata; liveConnection?: LiveConnection },
+  { headers, metadata, liveConnection }: { headers: HeaderReader; metadata: RequestMetadata; liveConnection?: LiveConnection },
 ): RequestContext {
   const apiKey = headers.get('x-service-api-key')?.trim() ?? '';
   let callerPromise: Promise<TeamCaller> | undefined;

@@ -5,6 +5,7 @@ import { BODY_TIMEOUTS, guardRequestBody, type BodyTimeouts } from './http/body-
 import { withGraphQLUploads } from './graphql/uploads.ts';
 import { attachGraphQLWebSocket } from './graphql/websocket.ts';
 import { traceHttpRequests } from './http/request-tracing.ts';
+import { isRestPath, requestUrl } from './rest/serve.ts';
 
 export type RunningServer = {
   server: http.Server;
@@ -31,8 +32,13 @@ export async function listen(
   const handle = withGraphQLUploads(app, { graphqlPath: app.graphqlEndpoint, maxFileBytes: maxUploadBytes });
   // Each request's span (when tracing is on) encloses the body guard, uploads and the app.
   const server = http.createServer(traceHttpRequests((request, response) => {
+    // A key known over its budget is refused before anything else (docs/decisions.md, "REST beside yoga").
+    if (app.rest.refuseKnownOverBudget(request, response)) return;
     guardRequestBody(request, response, timeouts);
-    handle(request, response);
+    // REST and health beside yoga, straight on Node's request and response; the rest through yoga.
+    const url = requestUrl(request.url);
+    if (url && isRestPath(url.pathname)) app.rest.serve(request, response, url);
+    else handle(request, response);
   }));
   // The body guard answers a slow body with a named 408 itself; Node's own request timeout (a bare
   // 408) is only the backstop behind it, so it is set a little longer. Uploads of 48 MB on slow

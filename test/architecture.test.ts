@@ -43,11 +43,11 @@ describe('the architecture check', () => {
   it('fails when the domain imports a face or the HTTP wing, a face imports another, or the HTTP wing a face', () => {
     const root = copyWith({
       'src/domain/planted.ts': "import { restRoutes } from '../rest/routes/index.ts';\nimport { MAX_JSON_BYTES } from '../http/body.ts';\nexport const planted = [restRoutes, MAX_JSON_BYTES];\n",
-      'src/graphql/planted.ts': "export { REST_PREFIX } from '../rest/plugin.ts';\n",
+      'src/graphql/planted.ts': "export { REST_PREFIX } from '../rest/serve.ts';\n",
       'src/http/planted.ts': "export { schema } from '../graphql/schema.ts';\n",
     });
     expect(checkArchitecture(root).offences.sort()).toEqual([
-      'a face imports another face: graphql/planted.ts → rest/plugin.ts',
+      'a face imports another face: graphql/planted.ts → rest/serve.ts',
       'domain imports a face or the HTTP wing: domain/planted.ts → http/body.ts',
       'domain imports a face or the HTTP wing: domain/planted.ts → rest/routes/index.ts',
       'the HTTP wing imports a face: http/planted.ts → graphql/schema.ts',

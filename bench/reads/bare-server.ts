@@ -4,7 +4,8 @@
  * requests, with the same bytes our service gives for them:
  *
  * - POST /graphql with GRAPHQL_PAGE_QUERY (any other query text is refused): `{"data":...}`;
- * - GET /api/v1/key/envelopes/{id}?includeDocuments=true: `{"version","success","payload"}`.
+ * - GET /api/v1/key/envelopes/{id}?includeDocuments=true, and GET /api/v1/key/envelopes/{id} (the
+ *   envelope alone): `{"version","success","payload"}`.
  *
  * It authenticates the X-Service-Api-Key header the way the service does (SHA-256, looked up in
  * the same statement), so the floor it shows includes the tenant check. The statements are named
@@ -15,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
-import { BARE_ENVELOPE_SQL, BARE_PAGE_SQL, GRAPHQL_PAGE_QUERY } from './queries.ts';
+import { BARE_ENVELOPE_LIGHT_SQL, BARE_ENVELOPE_SQL, BARE_PAGE_SQL, GRAPHQL_PAGE_QUERY } from './queries.ts';
 
 const connectionString = process.env.DATABASE_URL;
 const port = Number(process.env.PORT);
@@ -26,7 +27,7 @@ if (!connectionString || !port) {
 
 const pool = new pg.Pool({ connectionString, max: 10 });
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const envelopePath = /^\/api\/v1\/key\/envelopes\/([^/?]+)\?includeDocuments=true$/;
+const envelopePath = /^\/api\/v1\/key\/envelopes\/([^/?]+)(\?includeDocuments=true)?$/;
 
 const keyHash = (request: http.IncomingMessage) => createHash('sha256').update(String(request.headers['x-service-api-key'] ?? '').trim(), 'utf8').digest('hex');
 
@@ -61,9 +62,10 @@ async function envelopePage(request: http.IncomingMessage, response: http.Server
   send(response, 200, { data: { envelopes: { nodes: rows[0].nodes } } });
 }
 
-async function envelope(request: http.IncomingMessage, response: http.ServerResponse, envelopeId: string) {
+async function envelope(request: http.IncomingMessage, response: http.ServerResponse, envelopeId: string, withDocuments: boolean) {
+  const statement = withDocuments ? { name: 'envelope-with-documents', text: BARE_ENVELOPE_SQL } : { name: 'envelope-alone', text: BARE_ENVELOPE_LIGHT_SQL };
   const { rows } = uuidPattern.test(envelopeId)
-    ? await pool.query({ name: 'envelope-with-documents', text: BARE_ENVELOPE_SQL, values: [keyHash(request), envelopeId] })
+    ? await pool.query({ ...statement, values: [keyHash(request), envelopeId] })
     : { rows: [] };
   if (rows.length === 0) {
     return send(response, 404, { version: '1', success: false, error: { name: 'Envelope.NotFound', description: 'No such envelope.', context: {} } });
@@ -77,7 +79,7 @@ const server = http.createServer((request, response) => {
     request.method === 'POST' && request.url === '/graphql'
       ? envelopePage(request, response)
       : match
-        ? envelope(request, response, decodeURIComponent(match[1]))
+        ? envelope(request, response, decodeURIComponent(match[1]), match[2] !== undefined)
         : request.url === '/healthz'
           ? Promise.resolve(send(response, 200, { status: 'ok' }))
           : Promise.resolve(send(response, 404, { error: 'not found' }));

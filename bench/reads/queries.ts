@@ -90,17 +90,16 @@ select exists (select 1 from caller) as authenticated,
     order by e.created_at desc, e.id desc
     limit $2) envelope_row) as nodes`;
 
-/** Read 2: `GET /api/v1/key/envelopes/{id}?includeDocuments=true`. */
-export const restEnvelopePath = (envelopeId: string) => `/api/v1/key/envelopes/${envelopeId}?includeDocuments=true`;
+/** Read 2: `GET /api/v1/key/envelopes/{id}?includeDocuments=true` (heavy) or the envelope alone (light). */
+export const restEnvelopePath = (envelopeId: string, { light = false }: { light?: boolean } = {}) =>
+  `/api/v1/key/envelopes/${envelopeId}${light ? '' : '?includeDocuments=true'}`;
 
 /**
  * Read 2 for the bare handler, one statement: $1 the key hash, $2 the envelope id. Returns the
  * `payload` of src/rest/serializers.ts (envelopeJson, documentJson) with keys in the same order,
  * or no row for an unknown, foreign or unauthenticated id.
  */
-export const BARE_ENVELOPE_SQL = `with caller as (${CALLER})
-select json_build_object(
-  'envelope', json_build_object(
+const ENVELOPE_JSON = `json_build_object(
     'id', e.id, 'name', e.name, 'status', e.status,
     'expirationPeriodDays', e.expiration_period_days,
     'reminderInitialDelayDays', e.reminder_initial_delay_days,
@@ -108,8 +107,13 @@ select json_build_object(
     'reminderBeforeExpirationDays', e.reminder_before_expiration_days,
     'context', e.context,
     'createdAt', ${iso('e.created_at')}, 'updatedAt', ${iso('e.updated_at')}, 'sentAt', ${iso('e.sent_at')},
-    'expiresAt', ${iso('e.expires_at')}, 'completedAt', ${iso('e.completed_at')}, 'voidedAt', ${iso('e.voided_at')}
-  ),
+    'expiresAt', ${iso('e.expires_at')}, 'completedAt', ${iso('e.completed_at')}, 'voidedAt', ${iso('e.voided_at')},
+    'templateId', e.template_id
+  )`;
+
+export const BARE_ENVELOPE_SQL = `with caller as (${CALLER})
+select json_build_object(
+  'envelope', ${ENVELOPE_JSON},
   'documents', (select coalesce(json_agg(json_build_object(
       'id', d.id, 'name', d.name, 'order', d."order", 'status', d.status, 'context', d.context, 'pageCount', d.page_count,
       'pages', (select coalesce(json_agg(json_build_object(
@@ -120,5 +124,11 @@ select json_build_object(
     ) order by d."order", d.created_at, d.id), '[]'::json)
     from document d where d.envelope_id = e.id)
 ) as payload
+from envelope e join caller c on e.team_id = c.team_id
+where e.id = $2`;
+
+/** Read 2, light: the envelope alone (`GET /api/v1/key/envelopes/{id}`), one statement as above. */
+export const BARE_ENVELOPE_LIGHT_SQL = `with caller as (${CALLER})
+select json_build_object('envelope', ${ENVELOPE_JSON}) as payload
 from envelope e join caller c on e.team_id = c.team_id
 where e.id = $2`;

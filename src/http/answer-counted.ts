@@ -1,7 +1,49 @@
 import type { RequestContext } from '../context.ts';
 import { normalizeError } from '../shared/normalize-error.ts';
-import { errorResponse } from './contract-body.ts';
-import { consumeForRequest, RateLimitedError, rateLimitHeaders, type RateLimiter } from './rate-limit.ts';
+import type { DomainError } from '../shared/errors.ts';
+import type { Answer } from './answer.ts';
+import { errorAnswer, errorResponse } from './contract-body.ts';
+import { consumeForRequest, RateLimitedError, rateLimitHeaders, type RateLimitDecision, type RateLimiter } from './rate-limit.ts';
+
+type Counting = {
+  rateLimiter: RateLimiter | undefined;
+  context: RequestContext;
+  requestId: string;
+  /** REST_ERRORS_HTTP200 for the REST face; routes outside it keep real statuses. */
+  alwaysHttp200: boolean;
+};
+
+/** The rule of answerCounted and countedAnswer, for either kind of answer. */
+async function counted<T>(
+  { rateLimiter, context }: Counting,
+  work: () => Promise<T>,
+  failed: (error: DomainError) => T,
+): Promise<{ answer: T; limit: RateLimitDecision | undefined }> {
+  const limit = rateLimiter ? await consumeForRequest(rateLimiter, context) : undefined;
+  try {
+    if (limit && !limit.allowed) throw new RateLimitedError(limit);
+    return { answer: await work(), limit };
+  } catch (error) {
+    return { answer: failed(normalizeError(error, context.log)), limit };
+  }
+}
+
+/**
+ * answerCounted for answers written straight to Node (the REST face, rest/serve.ts): the same
+ * counting, refusal, budget headers and error body. `onRefused` hears of each refusal (the
+ * listener's over-budget marks, rate-limit.ts).
+ */
+export async function countedAnswer(
+  counting: Counting & { onRefused?: (decision: RateLimitDecision) => void },
+  work: () => Promise<Answer>,
+): Promise<Answer> {
+  const { answer, limit } = await counted(counting, work, (error) => errorAnswer(error, counting));
+  if (limit) {
+    Object.assign(answer.headers, rateLimitHeaders(limit));
+    if (!limit.allowed) counting.onRefused?.(limit);
+  }
+  return answer;
+}
 
 /**
  * How a request outside GraphQL is answered (the REST face, the signing page's document route):
@@ -9,32 +51,10 @@ import { consumeForRequest, RateLimitedError, rateLimitHeaders, type RateLimiter
  * included) carrying the budget's headers, and any failure turned into the contract's error body.
  */
 export async function answerCounted(
-  {
-    rateLimiter,
-    context,
-    requestId,
-    alwaysHttp200,
-    endResponse,
-    ResponseImpl,
-  }: {
-    rateLimiter: RateLimiter | undefined;
-    context: RequestContext;
-    requestId: string;
-    /** REST_ERRORS_HTTP200 for the REST face; routes outside it keep real statuses. */
-    alwaysHttp200: boolean;
-    endResponse: (response: Response) => void;
-    ResponseImpl: typeof Response;
-  },
+  counting: Counting & { endResponse: (response: Response) => void; ResponseImpl: typeof Response },
   work: () => Promise<Response>,
 ): Promise<void> {
-  const limit = rateLimiter ? await consumeForRequest(rateLimiter, context) : undefined;
-  let response: Response;
-  try {
-    if (limit && !limit.allowed) throw new RateLimitedError(limit);
-    response = await work();
-  } catch (error) {
-    response = errorResponse(normalizeError(error, context.log), { requestId, alwaysHttp200 }, ResponseImpl);
-  }
+  const { answer: response, limit } = await counted(counting, work, (error) => errorResponse(error, counting, counting.ResponseImpl));
   if (limit) for (const [name, value] of Object.entries(rateLimitHeaders(limit))) response.headers.set(name, value);
-  endResponse(response);
+  counting.endResponse(response);
 }

@@ -1,6 +1,12 @@
 import { InvalidRequestError, PayloadTooLargeError } from '../shared/errors.ts';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../shared/json-depth.ts';
 
+/**
+ * What reading a body needs of a request: its headers and its body stream. A WHATWG `Request`
+ * is one; so is the REST face's view of a Node request (rest/serve.ts).
+ */
+export type BodySource = { headers: { get(name: string): string | null }; body: ReadableStream<Uint8Array> | null };
+
 /** The largest JSON body either face reads (REST bodies, GraphQL POST bodies): 1 MB. */
 export const MAX_JSON_BYTES = 1024 * 1024;
 
@@ -11,7 +17,7 @@ export const MAX_JSON_BYTES = 1024 * 1024;
  * cancelled: cancelling would destroy the socket under the answer (a reset instead of the 413);
  * the server closes the connection after the answer instead (see body-guard.ts).
  */
-export async function readBodyBytes(request: Request, limitBytes: number): Promise<Buffer> {
+export async function readBodyBytes(request: BodySource, limitBytes: number): Promise<Buffer> {
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > limitBytes) throw new PayloadTooLargeError(limitBytes);
   if (!request.body) return Buffer.alloc(0);
@@ -40,7 +46,7 @@ export async function readBodyBytes(request: Request, limitBytes: number): Promi
  * Reads a JSON object body. An empty body reads as `{}` (several spec operations send none).
  * Anything that is not a JSON object is `Request.Invalid`; the size is capped while reading.
  */
-export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
+export async function readJsonObject(request: BodySource): Promise<Record<string, unknown>> {
   const text = (await readBodyBytes(request, MAX_JSON_BYTES)).toString('utf8').trim();
   if (text === '') return {};
   const contentType = request.headers.get('content-type') ?? '';

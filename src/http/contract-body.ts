@@ -4,6 +4,7 @@
  * failure, so a caller reads one error shape everywhere.
  */
 import { httpStatusForError, type DomainError } from '../shared/errors.ts';
+import type { Answer } from './answer.ts';
 
 export const REST_VERSION = '1';
 
@@ -16,8 +17,13 @@ const jsonHeaders = { 'content-type': 'application/json; charset=utf-8' };
 export type ResponseClass = typeof Response;
 
 /** `{ version, success: true, payload }` with HTTP 200 (docs/reference/contract.md §4). */
+export function successAnswer(payload: Record<string, unknown>, headers: Record<string, string> = {}): Answer & { body: string } {
+  return { status: 200, headers: { ...jsonHeaders, ...headers }, body: JSON.stringify({ version: REST_VERSION, success: true, payload }) };
+}
+
 export function successResponse(payload: Record<string, unknown>, headers: Record<string, string> = {}, ResponseImpl: ResponseClass = Response): Response {
-  return new ResponseImpl(JSON.stringify({ version: REST_VERSION, success: true, payload }), { status: 200, headers: { ...jsonHeaders, ...headers } });
+  const answer = successAnswer(payload, headers);
+  return new ResponseImpl(answer.body, { status: answer.status, headers: answer.headers });
 }
 
 /**
@@ -25,11 +31,7 @@ export function successResponse(payload: Record<string, unknown>, headers: Recor
  * one error table, unless the operator asked for the replaced service's "always 200" behaviour;
  * the body is identical either way. `context.requestId` ties the answer to the log lines.
  */
-export function errorResponse(
-  error: DomainError,
-  { requestId, alwaysHttp200 }: { requestId: string; alwaysHttp200: boolean },
-  ResponseImpl: ResponseClass = Response,
-): Response {
+export function errorAnswer(error: DomainError, { requestId, alwaysHttp200 }: { requestId: string; alwaysHttp200: boolean }): Answer & { body: string } {
   const status = alwaysHttp200 ? 200 : httpStatusForError(error.name);
   const body = {
     version: REST_VERSION,
@@ -39,5 +41,10 @@ export function errorResponse(
   const headers: Record<string, string> = { ...jsonHeaders };
   const retryAfter = error.context.retryAfterSeconds;
   if (typeof retryAfter === 'number') headers['retry-after'] = String(retryAfter);
-  return new ResponseImpl(JSON.stringify(body), { status, headers });
+  return { status, headers, body: JSON.stringify(body) };
+}
+
+export function errorResponse(error: DomainError, options: { requestId: string; alwaysHttp200: boolean }, ResponseImpl: ResponseClass = Response): Response {
+  const answer = errorAnswer(error, options);
+  return new ResponseImpl(answer.body, { status: answer.status, headers: answer.headers });
 }

@@ -27,10 +27,21 @@ const routeTemplates = new WeakMap<Request, string>();
  * templates from the code reach a label, never a value from the path.
  */
 export function labelRoute(request: Request, template: string): void {
-  routeTemplates.set(request, template.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}'));
+  routeTemplates.set(request, routeLabel(template));
+}
+
+/** The label of a route template: `:name` parameters written `{name}`. */
+export function routeLabel(template: string): string {
+  return template.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
 }
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** One request into the duration histogram: by the yoga plugin below, and by the REST face served beside yoga (rest/serve.ts). */
+export function observeRequest(metrics: Pick<Metrics, 'httpRequestDuration'>, request: { route: string; method: string; status: number; startedAt: bigint }): void {
+  const seconds = Number(process.hrtime.bigint() - request.startedAt) / 1e9;
+  metrics.httpRequestDuration.observe({ route: request.route, method: KNOWN_METHODS.has(request.method) ? request.method : 'other', status: String(request.status) }, seconds);
+}
 
 /**
  * Times every request the yoga instance answers (`http_server_request_duration_seconds`), until
@@ -57,11 +68,7 @@ export function httpMetricsPlugin(metrics: Pick<Metrics, 'httpRequestDuration'>,
     onResponse({ request, response }) {
       const started = startedAt.get(request);
       if (started === undefined) return;
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.httpRequestDuration.observe(
-        { route: routeOf(request), method: KNOWN_METHODS.has(request.method) ? request.method : 'other', status: String(response.status) },
-        seconds,
-      );
+      observeRequest(metrics, { route: routeOf(request), method: request.method, status: response.status, startedAt: started });
     },
   };
 }

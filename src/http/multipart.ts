@@ -3,6 +3,7 @@ import { PassThrough, Readable } from 'node:stream';
 import busboy from 'busboy';
 import { DocumentMissingError } from '../domain/document/document.errors.ts';
 import { InvalidRequestError } from '../shared/errors.ts';
+import type { BodySource } from './body.ts';
 
 const MAX_TEXT_FIELD_BYTES = 64 * 1024;
 
@@ -37,7 +38,7 @@ export const MULTIPART_OVERHEAD_BYTES = 2 * 1024 * 1024;
  * still arriving, and the server closes the connection after it (see body-guard.ts).
  */
 export async function receiveMultipartUpload<Staged>(options: {
-  request: Request;
+  request: BodySource;
   nodeRequest: IncomingMessage | undefined;
   fileField: string;
   maxFileBytes: number;

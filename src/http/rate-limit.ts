@@ -28,6 +28,8 @@ export type RateLimitDecision = {
   /** Whole seconds until a refused request is worth retrying (`Retry-After`); at least 1. */
   retryAfterSeconds: number;
   scope: RateLimitScope;
+  /** When the window ends, in epoch milliseconds (the over-budget marks keep a refusal until then). */
+  windowEndsAtMs?: number;
 };
 
 /** `Request.RateLimited` (429): too many requests in the window; `context.retryAfterSeconds` says when to retry. */
@@ -65,16 +67,55 @@ export function rateLimitHeaders(decision: RateLimitDecision): Record<string, st
 }
 
 function decisionOf(scope: RateLimitScope, limit: number, result: RateLimiterRes, allowed: boolean): RateLimitDecision {
-  const msBeforeNext = Math.max(0, result.msBeforeNext);
+  return refusalUntil(scope, limit, Date.now() + Math.max(0, result.msBeforeNext), allowed, allowed ? Math.max(0, result.remainingPoints) : 0);
+}
+
+function refusalUntil(scope: RateLimitScope, limit: number, windowEndsAtMs: number, allowed = false, remaining = 0): RateLimitDecision {
+  const msBeforeNext = Math.max(0, windowEndsAtMs - Date.now());
   return {
     allowed,
     limit,
-    remaining: allowed ? Math.max(0, result.remainingPoints) : 0,
-    resetAt: Math.ceil((Date.now() + msBeforeNext) / 1000),
+    remaining,
+    resetAt: Math.ceil(windowEndsAtMs / 1000),
     retryAfterSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
     scope,
+    windowEndsAtMs,
   };
 }
+
+/**
+ * API keys known to be over their budget until their window ends, in this process: the REST
+ * listener asks before anything else (before the URL's route, the request context, the key's
+ * verification or the shared counter), so a client that ignores `Retry-After` costs a lookup and
+ * a small answer per request rather than a whole request's work (docs/decisions.md, "REST beside
+ * yoga"). A key is marked only when the limiter itself refused it (in whichever store, so the
+ * budget shared by every instance is what decides); the mark lasts exactly until that refusal's
+ * window ends, so no request the limiter would serve is refused. Keys are kept hashed.
+ */
+export function createOverBudgetMarks(options: { max?: number } = {}) {
+  const marks = new LRUCache<string, { limit: number; windowEndsAtMs: number }>({ max: options.max ?? 10_000 });
+  return {
+    /** Remembers a refusal of `apiKey` (the header's value) in the apiKey scope. */
+    mark(apiKey: string, decision: RateLimitDecision): void {
+      if (decision.allowed || decision.scope !== 'apiKey' || decision.windowEndsAtMs === undefined) return;
+      marks.set(hashSecret(apiKey), { limit: decision.limit, windowEndsAtMs: decision.windowEndsAtMs });
+    },
+    /** The refusal to answer for `apiKey` now, if its window has not ended. */
+    refusal(apiKey: string): RateLimitDecision | undefined {
+      if (marks.size === 0) return undefined;
+      const key = hashSecret(apiKey);
+      const mark = marks.get(key);
+      if (!mark) return undefined;
+      if (Date.now() >= mark.windowEndsAtMs) {
+        marks.delete(key);
+        return undefined;
+      }
+      return refusalUntil('apiKey', mark.limit, mark.windowEndsAtMs);
+    },
+  };
+}
+
+export type OverBudgetMarks = ReturnType<typeof createOverBudgetMarks>;
 
 /**
  * Tokens this process took from the shared counter ahead of use (PostgreSQL store): a request

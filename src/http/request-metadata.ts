@@ -36,13 +36,28 @@ export function createRequestMetadataReader({ trustedProxyHops }: { trustedProxy
   return (request, serverContext) => {
     const known = metadataByRequest.get(request);
     if (known) return known;
-    const offered = request.headers.get('x-request-id');
-    const metadata: RequestMetadata = {
-      requestId: offered && acceptableRequestId.test(offered) ? offered : randomUUID(),
-      ip: clientAddress(serverContext?.req?.socket?.remoteAddress, trustedProxyHops > 0 ? request.headers.get('x-forwarded-for') : null, trustedProxyHops),
-      userAgent: request.headers.get('user-agent')?.slice(0, 512) ?? null,
-    };
+    const metadata = requestMetadataOf((name) => request.headers.get(name) ?? undefined, serverContext?.req?.socket?.remoteAddress, trustedProxyHops);
     metadataByRequest.set(request, metadata);
     return metadata;
+  };
+}
+
+/** The same for a request served straight from Node (the REST face, rest/serve.ts). */
+export function nodeRequestMetadata(request: IncomingMessage, trustedProxyHops: number): RequestMetadata {
+  return requestMetadataOf((name) => headerOf(request, name), request.socket?.remoteAddress, trustedProxyHops);
+}
+
+/** A header of a Node request as `Headers.get` gives it: repeated ones joined with ", ". */
+export function headerOf(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function requestMetadataOf(header: (name: string) => string | undefined, socketAddress: string | undefined, trustedProxyHops: number): RequestMetadata {
+  const offered = header('x-request-id');
+  return {
+    requestId: offered && acceptableRequestId.test(offered) ? offered : randomUUID(),
+    ip: clientAddress(socketAddress, trustedProxyHops > 0 ? (header('x-forwarded-for') ?? null) : null, trustedProxyHops),
+    userAgent: header('user-agent')?.slice(0, 512) ?? null,
   };
 }

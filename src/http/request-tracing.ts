@@ -47,9 +47,15 @@ export function setRequestRoute(request: IncomingMessage | undefined, route: str
   span.updateName(`${request.method ?? 'GET'} ${route}`);
 }
 
+/** The request id (the one in the logs and in `X-Request-Id`) on the request's span. */
+export function setRequestId(request: IncomingMessage | undefined, requestId: string): void {
+  const span = request && spansByRequest.get(request);
+  if (span) span.setAttribute('request.id', requestId);
+}
+
 /**
  * Paths that are their own template. The signing page's `/sign/<token>` is named by its
- * template here too (the token never is); REST names its routes itself (rest/plugin.ts).
+ * template here too (the token never is); REST names its routes itself (rest/serve.ts).
  */
 function fixedRoute(pathname: string, graphqlEndpoint: string): string | undefined {
   if (pathname === graphqlEndpoint || pathname === `${graphqlEndpoint}/stream` || pathname === '/healthz' || pathname === '/readyz') return pathname;
@@ -63,9 +69,8 @@ export function requestTracingPlugin(requestMetadataOf: RequestMetadataReader, g
   return {
     onRequest({ request, url, serverContext }) {
       const nodeRequest = (serverContext as NodeServerContext | undefined)?.req;
-      const span = nodeRequest && spansByRequest.get(nodeRequest);
-      if (!span) return;
-      span.setAttribute('request.id', requestMetadataOf(request, serverContext as NodeServerContext).requestId);
+      if (!nodeRequest || !spansByRequest.has(nodeRequest)) return;
+      setRequestId(nodeRequest, requestMetadataOf(request, serverContext as NodeServerContext).requestId);
       const route = fixedRoute(url.pathname, graphqlEndpoint);
       if (route) setRequestRoute(nodeRequest, route);
     },

@@ -43,23 +43,44 @@ export function graphiqlContentSecurityPolicy(html: string): string {
  * else. The GraphiQL page is rendered through `renderGraphiQL` here (with the GraphQL face's
  * renderer, passed in), so the policy's script hashes are taken from exactly the page that is served.
  */
+/** What applySecurityHeaders needs of a header list: a `Headers`, or a record (recordHeaders). */
+export type HeaderList = { get(name: string): string | null; set(name: string, value: string): void; has(name: string): boolean; delete(name: string): void };
+
+/** A lower-case record seen as a HeaderList (the answers written straight to Node, http/answer.ts). */
+export function recordHeaders(record: Record<string, string>): HeaderList {
+  return {
+    get: (name) => record[name] ?? null,
+    set: (name, value) => {
+      record[name] = value;
+    },
+    has: (name) => name in record,
+    delete: (name) => {
+      delete record[name];
+    },
+  };
+}
+
+/** The headers every answer gets (see createSecurityHeaders); `htmlPolicy` is the GraphiQL page's, once rendered. */
+export function applySecurityHeaders(headers: HeaderList, htmlPolicy?: string): void {
+  headers.set('x-content-type-options', 'nosniff');
+  headers.set('referrer-policy', 'no-referrer');
+  const isHtml = /^text\/html\b/i.test(headers.get('content-type') ?? '');
+  if (!headers.has('content-security-policy')) {
+    headers.set('content-security-policy', isHtml && htmlPolicy ? htmlPolicy : NON_HTML_POLICY);
+  }
+  // X-Frame-Options (for browsers without CSP frame-ancestors) can only say "nowhere": a page
+  // whose policy names origins that may frame it (the signing page with
+  // SIGNING_FRAME_ANCESTORS) goes without it, as DENY would refuse those origins too.
+  const ancestors = /(?:^|;)\s*frame-ancestors\s+([^;]*)/.exec(headers.get('content-security-policy') ?? '')?.[1]?.trim();
+  if (ancestors !== undefined && ancestors !== "'none'") headers.delete('x-frame-options');
+  else headers.set('x-frame-options', 'DENY');
+}
+
 export function createSecurityHeaders(options: { renderGraphiQL: (options: GraphiQLOptions) => string }) {
   let graphiqlPolicy: string | undefined;
   const plugin: Plugin = {
     onResponse({ response }) {
-      const headers = response.headers;
-      headers.set('x-content-type-options', 'nosniff');
-      headers.set('referrer-policy', 'no-referrer');
-      const isHtml = /^text\/html\b/i.test(headers.get('content-type') ?? '');
-      if (!headers.has('content-security-policy')) {
-        headers.set('content-security-policy', isHtml && graphiqlPolicy ? graphiqlPolicy : NON_HTML_POLICY);
-      }
-      // X-Frame-Options (for browsers without CSP frame-ancestors) can only say "nowhere": a page
-      // whose policy names origins that may frame it (the signing page with
-      // SIGNING_FRAME_ANCESTORS) goes without it, as DENY would refuse those origins too.
-      const ancestors = /(?:^|;)\s*frame-ancestors\s+([^;]*)/.exec(headers.get('content-security-policy') ?? '')?.[1]?.trim();
-      if (ancestors !== undefined && ancestors !== "'none'") headers.delete('x-frame-options');
-      else headers.set('x-frame-options', 'DENY');
+      applySecurityHeaders(response.headers, graphiqlPolicy);
     },
   };
   return {

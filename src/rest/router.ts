@@ -1,9 +1,17 @@
 import type { RequestContext } from '../context.ts';
 import type { ZodType } from 'zod';
 import type { RestReply } from './respond.ts';
+import type { BodySource } from '../http/body.ts';
+
+/**
+ * The request as a REST handler sees it: method, headers and body stream (for readJsonObject).
+ * Served straight from Node (rest/serve.ts), it is a thin view of the Node request, not a
+ * WHATWG `Request`; the body stream is made only when read.
+ */
+export type RestHttpRequest = BodySource & { method: string };
 
 export type RestRequest = {
-  request: Request;
+  request: RestHttpRequest;
   url: URL;
   params: Record<string, string>;
   context: RequestContext;

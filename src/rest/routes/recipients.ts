@@ -5,9 +5,10 @@ import { createRoleInput, updateRoleInput } from '../../domain/template/template
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { readJsonObject } from '../../http/body.ts';
 import { OWNER_CHANGE_ERRORS, ownerContentRoutes, ownerInPath } from '../owner-routes.ts';
+import type { RestHttpRequest } from '../router.ts';
 
 /** The spec wraps one recipient in `{ recipient: {...} }` (a template's role too). */
-async function readRecipientBody(request: Request): Promise<unknown> {
+async function readRecipientBody(request: RestHttpRequest): Promise<unknown> {
   const body = await readJsonObject(request);
   if (typeof body.recipient !== 'object' || body.recipient === null || Array.isArray(body.recipient)) {
     throw new InvalidRequestError([{ path: 'recipient', message: 'must be an object with the recipient' }]);

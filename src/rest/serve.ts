@@ -1,0 +1,174 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { openRequestContext, type ServingDependencies } from '../context.ts';
+import { isDatabaseReady } from '../db/database.ts';
+import { logRequest } from '../http/access-log.ts';
+import { answerOfResponse, sendAnswer, type Answer } from '../http/answer.ts';
+import { countedAnswer } from '../http/answer-counted.ts';
+import { errorAnswer, successAnswer } from '../http/contract-body.ts';
+import { corsHeaders, PREFLIGHT_HEADERS } from '../http/cors.ts';
+import { observeRequest, routeLabel, UNMATCHED_ROUTE } from '../http/metrics.ts';
+import { createOverBudgetMarks, RateLimitedError, rateLimitHeaders } from '../http/rate-limit.ts';
+import { headerOf, nodeRequestMetadata } from '../http/request-metadata.ts';
+import { setRequestId, setRequestRoute } from '../http/request-tracing.ts';
+import { applySecurityHeaders, recordHeaders } from '../http/security-headers.ts';
+import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
+import { normalizeError } from '../shared/normalize-error.ts';
+import type { RequestMetadata } from '../shared/request-metadata.ts';
+import { RestReply } from './respond.ts';
+import { createRouter, type RestHttpRequest, type RestRoute } from './router.ts';
+import { restRoutes } from './routes/index.ts';
+
+export const REST_PREFIX = '/api/v1/key';
+
+/**
+ * The URL of a request target as yoga's adapter reads it (the path appended to the origin, so
+ * `//x` stays a path); undefined when it cannot be read (yoga answers those as before).
+ */
+export function requestUrl(target: string | undefined): URL | undefined {
+  try {
+    return target?.startsWith('/') ? new URL(`http://localhost${target}`) : new URL(target ?? '/', 'http://localhost');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a path is answered here, beside yoga: the REST face and the health endpoints. */
+export function isRestPath(pathname: string): boolean {
+  return pathname === '/healthz' || pathname === '/readyz' || pathname === REST_PREFIX || pathname.startsWith(`${REST_PREFIX}/`);
+}
+
+export type RestServer = {
+  /**
+   * Answers 429 at once when the request's API key is known over its budget (see
+   * createOverBudgetMarks), before anything else is done for it; false when it is not.
+   */
+  refuseKnownOverBudget(request: IncomingMessage, response: ServerResponse): boolean;
+  /** Answers a request whose path isRestPath. */
+  serve(request: IncomingMessage, response: ServerResponse, url: URL): void;
+};
+
+/**
+ * The REST compatibility layer under /api/v1/key and the health endpoints, served straight on
+ * Node's request and response beside yoga (server.ts routes by path): no WHATWG Request or
+ * Response per request, no plugin chain. What yoga's plugins gave these answers is given here with
+ * the same shared pieces (src/http): the request id and access log, security headers, CORS as
+ * yoga's default, the duration histogram under the route template, the span's route and request
+ * id, the rate limit and its headers, and the contract's error body from the one error table.
+ * Handlers only translate HTTP to domain calls; every failure becomes the contract's error body
+ * here, in one place.
+ */
+export function createRestServer(dependencies: ServingDependencies, routes: RestRoute[] = restRoutes): RestServer {
+  const router = createRouter(routes);
+  const marks = createOverBudgetMarks();
+  const { config, logger, metrics } = dependencies;
+
+  /** Adds what every answer carries, times it, writes it and logs it. `route` undefined: not in the histogram (a preflight, as under yoga). */
+  function finish(request: IncomingMessage, response: ServerResponse, pathname: string, metadata: RequestMetadata, startedAt: bigint, route: string | undefined, answer: Answer): void {
+    const cors = corsHeaders((name) => headerOf(request, name));
+    if (cors) Object.assign(answer.headers, cors);
+    applySecurityHeaders(recordHeaders(answer.headers));
+    answer.headers['x-request-id'] = metadata.requestId;
+    const method = request.method ?? 'GET';
+    if (route !== undefined) observeRequest(metrics, { route, method, status: answer.status, startedAt });
+    logRequest(logger, { metadata, method, pathname, status: answer.status, startedAt });
+    void sendAnswer(response, answer);
+  }
+
+  async function health(pathname: string): Promise<Answer> {
+    if (pathname === '/healthz') return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"status":"ok"}' };
+    // Both things every request may need: the database and the blob store (files or S3).
+    const [database, blobStore] = await Promise.all([isDatabaseReady(dependencies.orm), dependencies.blobStore.check()]);
+    const ready = database && blobStore;
+    return {
+      status: ready ? 200 : 503,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: ready ? 'ready' : 'not ready', database: database ? 'ok' : 'unavailable', blobStore: blobStore ? 'ok' : 'unavailable' }),
+    };
+  }
+
+  async function answerRest(request: IncomingMessage, url: URL, metadata: RequestMetadata, labelled: (route: string) => void): Promise<Answer> {
+    const method = request.method ?? 'GET';
+    const headers = { get: (name: string) => headerOf(request, name) ?? null };
+    let body: ReadableStream<Uint8Array> | null | undefined;
+    const restRequest: RestHttpRequest = {
+      method,
+      headers,
+      // Made on first read only: most requests have no body, and uploads stream from the Node request.
+      get body() {
+        body ??= method === 'GET' || method === 'HEAD' ? null : (Readable.toWeb(request) as ReadableStream<Uint8Array>);
+        return body;
+      },
+    };
+    const context = await openRequestContext(dependencies, { headers, metadata });
+    const apiKey = headers.get('x-service-api-key')?.trim();
+    const match = router.match(method, url.pathname.slice(REST_PREFIX.length) || '/');
+    // Labelled before counting, so a refused (429) request is kept under its route too.
+    if (match.kind === 'found') labelled(routeLabel(`${REST_PREFIX}${match.route.path}`));
+    return countedAnswer(
+      {
+        rateLimiter: dependencies.rateLimiter,
+        context,
+        requestId: metadata.requestId,
+        alwaysHttp200: config.restErrorsHttp200,
+        onRefused: (decision) => {
+          if (apiKey) marks.mark(apiKey, decision);
+        },
+      },
+      async () => {
+        if (match.kind === 'not-found') throw new RouteNotFoundError(method, url.pathname);
+        if (match.kind === 'method-not-allowed') throw new MethodNotAllowedError(method, match.allowed);
+        // The template, never the path: some paths carry a credential (/downloads/:token).
+        setRequestRoute(request, `${REST_PREFIX}${match.route.path}`);
+        const result = await match.route.handler({ request: restRequest, url, params: match.params, context, nodeRequest: request });
+        if (result instanceof RestReply) return result.payload === null ? { status: result.status, headers: { ...result.headers }, body: null } : successAnswer(result.payload, result.headers);
+        if (result instanceof Response) return answerOfResponse(result);
+        return successAnswer(result);
+      },
+    );
+  }
+
+  return {
+    refuseKnownOverBudget(request, response) {
+      const offered = request.headers['x-service-api-key'];
+      if (typeof offered !== 'string') return false;
+      const decision = marks.refusal(offered.trim());
+      if (!decision) return false;
+      const startedAt = process.hrtime.bigint();
+      const url = requestUrl(request.url);
+      if (!url || !isRestPath(url.pathname) || url.pathname === '/healthz' || url.pathname === '/readyz' || request.method === 'OPTIONS') return false;
+      const metadata = nodeRequestMetadata(request, config.trustedProxyHops);
+      setRequestId(request, metadata.requestId);
+      const match = router.match(request.method ?? 'GET', url.pathname.slice(REST_PREFIX.length) || '/');
+      metrics.rateLimited.inc({ scope: decision.scope });
+      const answer = errorAnswer(new RateLimitedError(decision), { requestId: metadata.requestId, alwaysHttp200: config.restErrorsHttp200 });
+      Object.assign(answer.headers, rateLimitHeaders(decision));
+      finish(request, response, url.pathname, metadata, startedAt, match.kind === 'found' ? routeLabel(`${REST_PREFIX}${match.route.path}`) : UNMATCHED_ROUTE, answer);
+      return true;
+    },
+    serve(request, response, url) {
+      const startedAt = process.hrtime.bigint();
+      const metadata = nodeRequestMetadata(request, config.trustedProxyHops);
+      setRequestId(request, metadata.requestId);
+      const { pathname } = url;
+      if (request.method === 'OPTIONS') {
+        // A CORS preflight, answered before any route is looked at (as yoga's CORS handling does).
+        finish(request, response, pathname, metadata, startedAt, undefined, { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null });
+        return;
+      }
+      let route = UNMATCHED_ROUTE;
+      const answered =
+        pathname === '/healthz' || pathname === '/readyz'
+          ? ((route = pathname), setRequestRoute(request, pathname), health(pathname))
+          : answerRest(request, url, metadata, (label) => (route = label));
+      answered
+        .catch((error: unknown) => errorAnswer(normalizeError(error, logger), { requestId: metadata.requestId, alwaysHttp200: pathname.startsWith(REST_PREFIX) && config.restErrorsHttp200 }))
+        .then((answer) => finish(request, response, pathname, metadata, startedAt, route, answer))
+        .catch((error: unknown) => {
+          logger.error({ err: error }, 'could not write an answer');
+          if (!response.headersSent) response.writeHead(500);
+          response.end();
+        });
+    },
+  };
+}
