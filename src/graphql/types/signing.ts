@@ -46,6 +46,7 @@ builder.mutationFields((t) => ({
         expiresAt: f.field({ type: 'DateTime', description: 'Unless opened by then, the URL stops working (5 minutes after it was made).', resolve: (made) => made.expiresAt }),
       }),
     }),
+    nullable: true,
     description:
       'A URL that opens the signing page once (within 5 minutes) for a recipient whose turn it is, as the agent named (default: the role’s first). frameOrigin: the one origin that may frame that page (Signing.FrameOriginNotAllowed unless the team settings, or SIGNING_FRAME_ANCESTORS, allow it); returnUrl: where the page goes after completing, declining or delegating. Signing.NotYourTurn, Envelope.Closed, Envelope.NotSent otherwise.',
     args: {

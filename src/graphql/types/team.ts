@@ -64,6 +64,8 @@ builder.queryField('teamSettings', (t) =>
 builder.mutationField('updateTeamSettings', (t) =>
   t.field({
     type: TeamSettingsType,
+    // Like every mutation: a refusal nulls this field only, never a sibling mutation's answer.
+    nullable: true,
     description: 'Changes the calling team’s settings (REST: PATCH /team/settings): the keys given replace the stored ones. Recorded as team.settings_updated.',
     args: { input: t.arg({ type: TeamSettingsInput, required: true }) },
     resolve: (_root, args, context) => {
