@@ -52,6 +52,9 @@ export function createOrmConfig({ clientUrl, poolMax = 10, acquireTimeoutMs = 15
       emit: 'ts',
       silent: true,
     },
+    // The SQL functions expression indexes use (envelope_search_key, agent_emails) are written
+    // by their migration; the entities do not mirror them, and the schema diff must not drop them.
+    schemaGenerator: { ignoreRoutines: true },
     pool: { min: 0, max: poolMax, idleTimeoutMillis: 30_000 },
     driverOptions: {
       connectionTimeoutMillis: acquireTimeoutMs,

@@ -217,6 +217,31 @@ describe('one SQL statement per read, however deep', () => {
     }
   });
 
+  it('answers a filtered listing with each envelope’s progress in one statement per page, on both faces', async () => {
+    const team = await seedTeam(app);
+    await seedEnvelopes(team.teamId, 30);
+    const rest = restClient(app, team.apiKey);
+    await warmKey(team.apiKey);
+    const filters = 'q=envelope&status=draft,sent&recipientEmail=nobody@example.com&createdAfter=2000-01-01T00:00:00Z&createdBefore=2100-01-01T00:00:00Z&completedBefore=2100-01-01T00:00:00Z&context.k=v';
+    for (const query of ['limit=20', 'limit=20&q=ENVELOPE&status=draft', filters]) {
+      let page: any;
+      expect(await statementsFor(async () => (page = await rest.get(`/envelopes?${query}`)))).toHaveLength(1);
+      expect(page.status).toBe(200);
+      for (const envelope of page.body.payload.envelopes) expect(envelope.progress).toEqual({ recipients: 2, completed: 0, pending: 2, waitingFor: [] });
+      if (page.body.payload.nextCursor) {
+        expect(await statementsFor(() => rest.get(`/envelopes?${query}&cursor=${page.body.payload.nextCursor}`))).toHaveLength(1);
+      }
+    }
+    const graphql = graphqlClient(app, team.apiKey);
+    let result: any;
+    const statements = await statementsFor(
+      async () => (result = await graphql('{ envelopes(first: 20, q: "envelope", status: [draft]) { nodes { id progress { recipients completed pending waitingFor { recipientId roleName names } } } } }')),
+    );
+    expect(result.errors).toBeUndefined();
+    expect(result.data.envelopes.nodes).toHaveLength(20);
+    expect(statements).toHaveLength(1);
+  });
+
   it('answers REST reads (pages of 1, 20, 100; one envelope with every include; each child list) in one statement each', async () => {
     const team = await seedTeam(app);
     await seedEnvelopes(team.teamId, 100);

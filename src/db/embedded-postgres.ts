@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
 export type EmbeddedPostgres = {
@@ -66,7 +67,8 @@ export async function startEmbeddedPostgres(dataDirectory: string, options: { ma
   fs.mkdirSync(dataDirectory, { recursive: true });
   const unlock = lockDataDirectory(dataDirectory);
   try {
-    const database = await PGlite.create(path.join(dataDirectory, 'pgdata'));
+    // pg_trgm: the envelope name search's index (Migration20261127090000_envelope_finding).
+    const database = await PGlite.create(path.join(dataDirectory, 'pgdata'), { extensions: { pg_trgm } });
     const server = new PGLiteSocketServer({ db: database, host: '127.0.0.1', port: 0, maxConnections: options.maxConnections ?? 4 });
     await server.start();
     const url = `postgresql://postgres@${server.getServerConn()}/postgres`;

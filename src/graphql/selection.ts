@@ -77,6 +77,7 @@ export function envelopeIncludeOf(envelope: SelectionTree): EnvelopeInclude {
     fields: envelope.has('fields'),
     views: selectedAt(envelope, 'fields').has('views'),
     auditEvents: envelope.has('auditEvents'),
+    progress: envelope.has('progress'),
     auditEventPage: auditEventWindowOf(selectedAt(envelope, 'auditEvents')),
     keys: {
       envelope: keysOf(envelope),

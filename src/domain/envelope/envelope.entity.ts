@@ -45,6 +45,10 @@ export const EnvelopeSchema = defineEntity({
     // The listing query: a team's envelopes, newest first, optionally by status.
     { name: 'envelope_team_created_idx', properties: ['team', 'createdAt', 'id'] },
     { name: 'envelope_team_status_created_idx', properties: ['team', 'status', 'createdAt', 'id'] },
+    // Finding envelopes (readEnvelopePage's filters); the functions are the migration's.
+    { name: 'envelope_team_completed_idx', properties: ['team', 'completedAt'] },
+    { name: 'envelope_name_search_idx', expression: 'create index "envelope_name_search_idx" on "envelope" using gin (envelope_search_key("name") gin_trgm_ops)' },
+    { name: 'envelope_context_idx', expression: 'create index "envelope_context_idx" on "envelope" using gin ("context" jsonb_path_ops)' },
   ],
   checks: [
     { name: 'envelope_expiration_period_days_check', expression: 'expiration_period_days >= 1 and expiration_period_days <= 90' },

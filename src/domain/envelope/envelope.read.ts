@@ -54,6 +54,21 @@ export type EnvelopeData = {
   recipients?: RecipientData[];
   fields?: FieldData[];
   auditEvents?: AuditEventData[];
+  /** Present when the include asked for it (the listing's summary). */
+  progress?: EnvelopeProgress;
+};
+
+/**
+ * Where an envelope's signing stands, for a listing: the roles that act (signers, in-person
+ * signers, delegators; not hosts, who act through their hosted signers, nor viewers, nor a role
+ * handed on by delegation, whose delegate counts instead), how many completed, and whose turn it
+ * is now (only while the envelope is sent).
+ */
+export type EnvelopeProgress = {
+  recipients: number;
+  completed: number;
+  pending: number;
+  waitingFor: { recipientId: string; roleName: string; names: string[] }[];
 };
 
 /**
@@ -65,6 +80,8 @@ export type EnvelopeInclude = ContentInclude & {
   recipients?: boolean;
   fields?: boolean;
   auditEvents?: boolean;
+  /** The progress summary (`EnvelopeProgress`). */
+  progress?: boolean;
   /** Which audit events to nest: those after `afterSeq` (default 0), at most `limit`. */
   auditEventPage?: AuditEventPage;
   /**
@@ -131,6 +148,32 @@ function auditEventsOf(eb: AnyEb, envelopeId: string, keys: Keys, window: { afte
   );
 }
 
+/**
+ * The progress summary of the envelope `e`, one correlated subquery over its recipients (the
+ * recipient's envelope index). Names are the live agents' people: the send-time snapshot, else
+ * the inline info.
+ */
+function progressOf() {
+  return sql<EnvelopeProgress>`(select json_build_object(
+      'recipients', count(*)::int,
+      'completed', (count(*) filter (where r.completed_at is not null))::int,
+      'pending', (count(*) filter (where r.completed_at is null))::int,
+      'waitingFor', coalesce(json_agg(json_build_object(
+          'recipientId', r.id,
+          'roleName', r.role_name,
+          'names', (select coalesce(json_agg(person.name order by a.position, person.ordinal), '[]'::json)
+            from agent a
+            cross join lateral (
+              select p.value ->> 'name' as name, p.ordinal from jsonb_array_elements(a.snapshot) with ordinality p(value, ordinal) where jsonb_typeof(a.snapshot) = 'array'
+              union all select a.info ->> 'name', 0 where a.snapshot is null and a.info is not null
+            ) person
+            where a.recipient_id = r.id and a.revoked_at is null and person.name is not null)
+        ) order by r."order", r.created_at, r.id)
+        filter (where e.status = 'sent' and r.activated_at is not null and r.completed_at is null and r.declined_at is null), '[]'::json))
+    from recipient r
+    where r.envelope_id = e.id and r.removed_at is null and r.delegated_at is null and r.type in ('signer', 'in_person_signer', 'delegator'))`;
+}
+
 function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
   const column = (name: keyof ReadDatabase['envelope']) => () => eb.ref(`e.${name}`);
   const timestamp = (name: keyof ReadDatabase['envelope']) => () => isoTimestamp(eb.ref(`e.${name}`) as Expression<Date | null>);
@@ -141,6 +184,7 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
   if (include.fields) nested.push(['fields', () => fieldsOf(eb, 'envelope', 'e.id', include, keys.field)]);
   // The window's numbers are part of the statement's shape (a handful of distinct values in practice).
   const window = include.auditEventPage ?? { afterSeq: 0, limit: MAX_AUDIT_EVENTS_PER_PAGE };
+  if (include.progress) nested.push(['progress', () => progressOf()]);
   if (include.auditEvents) nested.push(['auditEvents', () => auditEventsOf(eb, 'e.id', keys.auditEvent, { afterSeq: sql.lit(window.afterSeq), limit: sql.lit(window.limit) })]);
   return pick(
     [
@@ -168,7 +212,7 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
 
 /** The text that decides an envelope read's SQL: nested lists and keys, never ids. */
 function shapeOfInclude(include: EnvelopeInclude): string {
-  const flags = (['documents', 'recipients', 'agents', 'fields', 'views', 'auditEvents'] as const).map((flag) => (include[flag] ? '1' : '0')).join('');
+  const flags = (['documents', 'recipients', 'agents', 'fields', 'views', 'auditEvents', 'progress'] as const).map((flag) => (include[flag] ? '1' : '0')).join('');
   const audit = include.auditEvents && include.auditEventPage ? `${include.auditEventPage.afterSeq}+${include.auditEventPage.limit}` : '';
   const keys = include.keys ?? {};
   const keyShapes = (['envelope', 'document', 'recipient', 'field', 'auditEvent'] as const).map((kind) => shapeOfKeys(keys[kind])).join('|');
@@ -220,29 +264,103 @@ export async function readEnvelopeAnswer(
   return { tag, payloadJson: row.text };
 }
 
+/** The most `context.<key>=<value>` pairs one listing matches on. */
+export const MAX_CONTEXT_FILTERS = 10;
+
+const instant = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone (2026-01-31T00:00:00Z)' });
+
 const pageInput = keysetPageInput.omit({ search: true }).extend({
-  status: z.enum(envelopeStatuses, { error: `must be one of ${envelopeStatuses.join(', ')}` }).optional(),
+  /** Name contains this, letter case, accents and Turkish dotted/dotless i ignored. */
+  q: keysetPageInput.shape.search,
+  status: z
+    .array(z.enum(envelopeStatuses, { error: `must be one of ${envelopeStatuses.join(', ')}` }))
+    .max(envelopeStatuses.length)
+    .optional(),
+  recipientEmail: z.string().trim().min(1, 'must not be empty').max(254, 'must be at most 254 characters').optional(),
+  templateId: z.uuid({ error: 'must be a template id' }).optional(),
+  createdAfter: instant.optional(),
+  createdBefore: instant.optional(),
+  completedAfter: instant.optional(),
+  completedBefore: instant.optional(),
+  context: z
+    .record(z.string().min(1, 'must not be empty').max(100), z.string().max(500, 'must be at most 500 characters'))
+    .refine((pairs) => Object.keys(pairs).length <= MAX_CONTEXT_FILTERS, `must have at most ${MAX_CONTEXT_FILTERS} keys`)
+    .optional(),
 });
+
+/** What a face hands over as it came: `parseInput` checks it (`Request.Invalid` with the paths). */
+export type EnvelopePageOptions = Omit<z.input<typeof pageInput>, 'status' | 'context'> & { status?: readonly string[]; context?: Record<string, unknown> };
 
 export type EnvelopePageData = { envelopes: EnvelopeData[]; nextCursor: string | null };
 
+/** The filters a listing was given, in a fixed order: each present one adds a condition and a slot. */
+const FILTERS = ['q', 'status', 'recipientEmail', 'templateId', 'createdAfter', 'createdBefore', 'completedAfter', 'completedBefore', 'context'] as const;
+type Filter = (typeof FILTERS)[number];
+
+function filterCondition(eb: Eb, filter: Filter, value: unknown) {
+  switch (filter) {
+    case 'q':
+      // Folded on both sides by the migration's function; the trigram index serves "contains".
+      return sql<boolean>`envelope_search_key(e.name) like '%' || envelope_search_key(${value}::text) || '%'`;
+    case 'status':
+      return sql<boolean>`e.status = any(${value}::text[])`;
+    case 'recipientEmail':
+      // The address an agent was given or, once sent, resolved to (contacts, users, group members).
+      // An array computed once from the agents' address index, each agent's recipient looked up by
+      // its key: as a join the planner ran it per envelope in page order (every agent read for a
+      // rare address) or hashed the whole recipient table (docs/performance.md, bench:finding).
+      return sql<boolean>`e.id = any(array(select (select r.envelope_id from recipient r where r.id = a.recipient_id and r.removed_at is null)
+        from agent a where agent_emails(a.info, a.snapshot) @> array[lower(${value}::text)] and a.revoked_at is null))`;
+    case 'templateId':
+      return eb('e.template_id', '=', value as string);
+    case 'createdAfter':
+      return sql<boolean>`e.created_at >= ${value}::timestamptz`;
+    case 'createdBefore':
+      return sql<boolean>`e.created_at < ${value}::timestamptz`;
+    case 'completedAfter':
+      return sql<boolean>`e.completed_at >= ${value}::timestamptz`;
+    case 'completedBefore':
+      return sql<boolean>`e.completed_at < ${value}::timestamptz`;
+    case 'context':
+      return sql<boolean>`e.context @> ${value}::jsonb`;
+  }
+}
+
+/** A LIKE pattern's own characters match themselves: the search is "contains", never a pattern. */
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (character) => `\\${character}`);
+}
+
 /**
  * The caller's envelopes, newest first, keyset-paginated on (createdAt, id): stable under
- * concurrent inserts and one index range scan however deep the caller pages.
+ * concurrent inserts and one index range scan however deep the caller pages. Every filter given
+ * narrows (they combine with "and"; `status` takes several, any of them); still one statement,
+ * its text decided by which filters are present, never by their values.
  */
-export async function readEnvelopePage(
-  context: ServiceContext,
-  options: { status?: EnvelopeStatus | string; limit?: number; cursor?: string },
-  include: EnvelopeInclude = {},
-): Promise<EnvelopePageData> {
+export async function readEnvelopePage(context: ServiceContext, options: EnvelopePageOptions, include: EnvelopeInclude = {}): Promise<EnvelopePageData> {
   const input = parseInput(pageInput, options);
+  const values: Partial<Record<Filter, unknown>> = {
+    q: input.q === undefined || input.q.trim() === '' ? undefined : escapeLike(input.q.trim()),
+    status: input.status === undefined || input.status.length === 0 ? undefined : input.status,
+    recipientEmail: input.recipientEmail,
+    templateId: input.templateId,
+    createdAfter: input.createdAfter,
+    createdBefore: input.createdBefore,
+    completedAfter: input.completedAfter,
+    completedBefore: input.completedBefore,
+    context: input.context === undefined || Object.keys(input.context).length === 0 ? undefined : JSON.stringify(input.context),
+  };
+  const present = FILTERS.filter((filter) => values[filter] !== undefined);
   const page = await readKeysetPage<EnvelopeData>(context, {
-    shape: `envelope-page:${input.status ? 'status' : 'any'}:${shapeOfInclude(include)}`,
+    shape: `envelope-page:${present.join(',')}:${shapeOfInclude(include)}`,
     page: input,
-    filterValues: input.status ? [input.status] : [],
+    filterValues: present.map((filter) => values[filter]),
     build: (db, slot, window) => {
-      const query = teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include));
-      return window(input.status ? query.where('e.status', '=', slot(1)) : query, 'e');
+      let query = teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include));
+      present.forEach((filter, index) => {
+        query = query.where((eb) => filterCondition(eb as Eb, filter, slot(1 + index)));
+      });
+      return window(query, 'e');
     },
   });
   return { envelopes: page.rows, nextCursor: page.nextCursor };

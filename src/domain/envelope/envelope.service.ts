@@ -39,7 +39,7 @@ export type UpdateEnvelopeInput = z.input<typeof updateEnvelopeInput>;
  * Everything a new envelope's answer can show: its nested lists are empty but for the creation's
  * audit event, and are stored with the answer so that a GraphQL replay can show any selection.
  */
-const CREATED_ENVELOPE_INCLUDE: EnvelopeInclude = { documents: true, recipients: true, agents: true, fields: true, views: true, auditEvents: true };
+const CREATED_ENVELOPE_INCLUDE: EnvelopeInclude = { documents: true, recipients: true, agents: true, fields: true, views: true, auditEvents: true, progress: true };
 
 /**
  * Creates a draft envelope (docs/reference/interface-spec.md §4.1) and answers it as it was created. Idempotent per

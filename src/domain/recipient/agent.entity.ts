@@ -67,7 +67,11 @@ export const AgentSchema = defineEntity({
     /** The last message to this agent that was given up for good; cleared by a later delivery. */
     notificationFailure: p.json<AgentNotificationFailure>().nullable(),
   },
-  indexes: [{ name: 'agent_recipient_position_idx', properties: ['recipient', 'position'] }],
+  indexes: [
+    { name: 'agent_recipient_position_idx', properties: ['recipient', 'position'] },
+    // Finding envelopes by a person's address (the function is the migration's).
+    { name: 'agent_emails_idx', expression: 'create index "agent_emails_idx" on "agent" using gin (agent_emails("info", "snapshot"))' },
+  ],
 });
 
 export class Agent extends AgentSchema.class {}

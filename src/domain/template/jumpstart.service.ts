@@ -59,7 +59,7 @@ type JumpstartInput = z.output<typeof jumpstartInput>;
 type JumpstartEntry = z.output<typeof jumpstartEntry>;
 
 /** Everything a new envelope's answer can show (as `createEnvelope` answers), stored with an Idempotency-Key. */
-const JUMPSTARTED_ENVELOPE_INCLUDE: EnvelopeInclude = { documents: true, recipients: true, agents: true, fields: true, views: true, auditEvents: true };
+const JUMPSTARTED_ENVELOPE_INCLUDE: EnvelopeInclude = { documents: true, recipients: true, agents: true, fields: true, views: true, auditEvents: true, progress: true };
 
 type TemplateContent = {
   documents: Document[];

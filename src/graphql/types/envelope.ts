@@ -1,5 +1,5 @@
 import { envelopeStatuses } from '../../domain/envelope/envelope.entity.ts';
-import { readEnvelope, readEnvelopePage, type EnvelopeData, type EnvelopePageData } from '../../domain/envelope/envelope.read.ts';
+import { readEnvelope, readEnvelopePage, type EnvelopeData, type EnvelopePageData, type EnvelopeProgress } from '../../domain/envelope/envelope.read.ts';
 import { createEnvelope, deleteEnvelope, updateEnvelope } from '../../domain/envelope/envelope.service.ts';
 import { builder } from '../builder.ts';
 import { connectionNodesOf, envelopeIncludeOf, selectionOf } from '../selection.ts';
@@ -9,6 +9,25 @@ import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
 export const EnvelopeStatusEnum = builder.enumType('EnvelopeStatus', {
   description: 'draft → sent → finalized | voided | expired. Only drafts can be edited.',
   values: envelopeStatuses,
+});
+
+const EnvelopeWaitingFor = builder.objectRef<EnvelopeProgress['waitingFor'][number]>('EnvelopeWaitingFor').implement({
+  description: 'A role whose turn it is and who has not completed.',
+  fields: (t) => ({
+    recipientId: t.exposeID('recipientId'),
+    roleName: t.exposeString('roleName'),
+    names: t.exposeStringList('names', { description: 'The names of the people who may act for the role.' }),
+  }),
+});
+
+const EnvelopeProgressType = builder.objectRef<EnvelopeProgress>('EnvelopeProgress').implement({
+  description: 'Where the signing stands: the roles that act (signers, in-person signers, delegators; a role handed on counts as its delegate), how many completed, and who is waited for (while sent).',
+  fields: (t) => ({
+    recipients: t.exposeInt('recipients'),
+    completed: t.exposeInt('completed'),
+    pending: t.exposeInt('pending'),
+    waitingFor: t.field({ type: [EnvelopeWaitingFor], resolve: (progress) => progress.waitingFor }),
+  }),
 });
 
 export const EnvelopeType = builder.objectRef<EnvelopeData>('Envelope').implement({
@@ -33,6 +52,14 @@ export const EnvelopeType = builder.objectRef<EnvelopeData>('Envelope').implemen
       description: 'The template it was jumpstarted from (null when created directly, or once that template is deleted).',
       resolve: (envelope) => envelope.templateId,
     }),
+    progress: t.field({
+      type: EnvelopeProgressType,
+      description: 'The progress summary, read with the envelope (also on every envelope of a listing).',
+      resolve: (envelope) => {
+        if (envelope.progress === undefined) throw new Error('Envelope.progress was not read with its parent: the selection look-ahead missed it');
+        return envelope.progress;
+      },
+    }),
   }),
 });
 
@@ -51,15 +78,36 @@ builder.queryFields((t) => ({
   }),
   envelopes: t.field({
     type: EnvelopeConnection,
-    description: "Your team's envelopes, newest first, optionally of one status.",
+    description:
+      "Your team's envelopes, newest first (REST: GET /envelopes). Every filter given narrows the list; `after` and `before` bounds are inclusive and exclusive.",
     args: {
       ...pageArgs(t.arg),
-      status: t.arg({ type: EnvelopeStatusEnum, required: false }),
+      q: t.arg.string({ required: false, description: 'Name contains this; letter case, accents and Turkish dotted/dotless i are ignored ("İSTANBUL" finds "istanbul").' }),
+      status: t.arg({ type: [EnvelopeStatusEnum], required: false, description: 'Any of these statuses.' }),
+      recipientEmail: t.arg.string({ required: false, description: 'A person of the envelope has this address (given, or resolved at sending from a contact, user or group); letter case ignored.' }),
+      templateId: t.arg.id({ required: false, description: 'Jumpstarted from this template.' }),
+      createdAfter: t.arg({ type: 'DateTime', required: false }),
+      createdBefore: t.arg({ type: 'DateTime', required: false }),
+      completedAfter: t.arg({ type: 'DateTime', required: false }),
+      completedBefore: t.arg({ type: 'DateTime', required: false }),
+      context: t.arg({ type: 'JSONObject', required: false, description: 'Each key’s string value in the envelope’s context is exactly this (REST: context.<key>=<value>).' }),
     },
     resolve: (_root, args, context, info) =>
       readEnvelopePage(
         context,
-        { limit: args.first ?? undefined, cursor: args.after ?? undefined, status: args.status ?? undefined },
+        {
+          limit: args.first ?? undefined,
+          cursor: args.after ?? undefined,
+          q: args.q ?? undefined,
+          status: args.status ?? undefined,
+          recipientEmail: args.recipientEmail ?? undefined,
+          templateId: args.templateId === null || args.templateId === undefined ? undefined : String(args.templateId),
+          createdAfter: args.createdAfter?.toISOString(),
+          createdBefore: args.createdBefore?.toISOString(),
+          completedAfter: args.completedAfter?.toISOString(),
+          completedBefore: args.completedBefore?.toISOString(),
+          context: (args.context ?? undefined) as Record<string, string> | undefined,
+        },
         envelopeIncludeOf(connectionNodesOf(selectionOf(info))),
       ),
   }),

@@ -5,6 +5,61 @@ import { readJsonObject } from '../../http/body.ts';
 import { ifNoneMatchHits, notModifiedReply, RestReply } from '../respond.ts';
 import { booleanQuery, integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
+import { InvalidRequestError } from '../../shared/errors.ts';
+
+const ENVELOPE_FILTER_QUERY = [
+  { name: 'q', description: 'Name contains this; letter case, accents and Turkish dotted/dotless i are ignored ("İSTANBUL" finds "istanbul").', schema: { type: 'string', maxLength: 200 } },
+  { name: 'status', description: 'Any of these statuses: repeat the parameter or separate with commas.', schema: { type: 'array', items: { type: 'string', enum: ['draft', 'sent', 'finalized', 'voided', 'expired'] } } },
+  { name: 'recipientEmail', description: 'A person of the envelope has this address (given, or resolved at sending from a contact, user or group); letter case ignored.', schema: { type: 'string', maxLength: 254 } },
+  { name: 'templateId', description: 'Jumpstarted from this template.', schema: { type: 'string', format: 'uuid' } },
+  { name: 'createdAfter', description: 'Created at or after this instant.', schema: { type: 'string', format: 'date-time' } },
+  { name: 'createdBefore', description: 'Created before this instant.', schema: { type: 'string', format: 'date-time' } },
+  { name: 'completedAfter', description: 'Finalized at or after this instant.', schema: { type: 'string', format: 'date-time' } },
+  { name: 'completedBefore', description: 'Finalized before this instant.', schema: { type: 'string', format: 'date-time' } },
+  { name: 'context.{key}', description: 'The string value of `key` in the envelope’s context is exactly this (`context.dealId=D-1`); up to 10.', schema: { type: 'string' } },
+];
+
+const SINGLE_PARAMETERS = new Set(['limit', 'cursor', 'q', 'recipientEmail', 'templateId', 'createdAfter', 'createdBefore', 'completedAfter', 'completedBefore']);
+
+/**
+ * The listing's query string as the domain takes it. Unknown parameters (a misspelt filter would
+ * otherwise answer everything) and repeated single ones are refused, all at once.
+ */
+function envelopeListingOptions(url: URL) {
+  const issues: { path: string; message: string }[] = [];
+  const single: Record<string, string | undefined> = {};
+  const contextPairs: Record<string, string> = {};
+  const seen = new Set<string>();
+  for (const [name, value] of url.searchParams) {
+    if (name === 'status') continue;
+    if (name.startsWith('context.')) {
+      if (name in contextPairs || seen.has(name)) issues.push({ path: name, message: 'must be given once' });
+      contextPairs[name.slice('context.'.length)] = value;
+    } else if (!SINGLE_PARAMETERS.has(name)) {
+      issues.push({ path: name, message: 'is not a parameter of this listing' });
+    } else if (seen.has(name)) {
+      issues.push({ path: name, message: 'must be given once' });
+    } else {
+      single[name] = value === '' ? undefined : value;
+    }
+    seen.add(name);
+  }
+  if (issues.length > 0) throw new InvalidRequestError(issues);
+  const status = url.searchParams.getAll('status').flatMap((value) => value.split(',')).map((value) => value.trim()).filter((value) => value !== '');
+  return {
+    limit: integerQuery(url, 'limit'),
+    cursor: single.cursor,
+    q: single.q,
+    status: status.length > 0 ? status : undefined,
+    recipientEmail: single.recipientEmail,
+    templateId: single.templateId,
+    createdAfter: single.createdAfter,
+    createdBefore: single.createdBefore,
+    completedAfter: single.completedAfter,
+    completedBefore: single.completedBefore,
+    context: Object.keys(contextPairs).length > 0 ? contextPairs : undefined,
+  };
+}
 
 /** The interface spec (docs/reference/interface-spec.md) §4.1 and docs/reference/contract.md §5: the envelope itself. */
 export const envelopeRoutes: RestRoute[] = [
@@ -20,13 +75,15 @@ export const envelopeRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes',
-    doc: { summary: 'List envelopes, newest first', query: PAGE_QUERY.concat([{ name: 'status', description: 'Only envelopes in this status.', schema: { type: 'string', enum: ['draft', 'sent', 'finalized', 'voided', 'expired'] } }]) },
+    doc: {
+      summary: 'List and find envelopes, newest first',
+      description:
+        'Every filter given narrows the list (they combine with "and"); each envelope carries `progress`. `…After` bounds are inclusive, `…Before` bounds exclusive. ' +
+        'A parameter the listing does not know is `Request.Invalid`, never silently ignored.',
+      query: PAGE_QUERY.concat(ENVELOPE_FILTER_QUERY),
+    },
     async handler({ url, context }) {
-      return readEnvelopePage(context, {
-        status: url.searchParams.get('status') ?? undefined,
-        limit: integerQuery(url, 'limit'),
-        cursor: url.searchParams.get('cursor') ?? undefined,
-      });
+      return readEnvelopePage(context, envelopeListingOptions(url), { progress: true });
     },
   },
   {
