@@ -67,7 +67,7 @@ export async function startEmbeddedPostgres(dataDirectory: string, options: { ma
   fs.mkdirSync(dataDirectory, { recursive: true });
   const unlock = lockDataDirectory(dataDirectory);
   try {
-    // pg_trgm: the envelope name search's index (Migration20261127090000_envelope_finding).
+    // pg_trgm: the envelope name search's index (Migration20261126150000_envelope_finding).
     const database = await PGlite.create(path.join(dataDirectory, 'pgdata'), { extensions: { pg_trgm } });
     const server = new PGLiteSocketServer({ db: database, host: '127.0.0.1', port: 0, maxConnections: options.maxConnections ?? 4 });
     await server.start();

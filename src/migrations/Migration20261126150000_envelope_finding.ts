@@ -9,9 +9,9 @@ import { Migration } from '@mikro-orm/migrations';
  * Both functions are SQL, not application code, so that the indexes and the statements that use
  * them fold text exactly alike. pg_trgm is a trusted extension: a database owner may create it.
  */
-export class Migration20261127090000_envelope_finding extends Migration {
+export class Migration20261126150000_envelope_finding extends Migration {
 
-  override name = 'Migration20261127090000_envelope_finding';
+  override name = 'Migration20261126150000_envelope_finding';
 
   override up(): void | Promise<void> {
     this.addSql(`create extension if not exists pg_trgm;`);
