@@ -166,8 +166,8 @@ describe('finding envelopes over REST', () => {
 describe('finding envelopes over GraphQL', () => {
   it('takes the same filters', async () => {
     const graphql = graphqlClient(app, teamA.apiKey);
-    const query = `query($q: String, $status: [EnvelopeStatus!], $recipientEmail: String, $templateId: ID, $createdAfter: DateTime, $completedBefore: DateTime, $context: JSONObject) {
-      envelopes(first: 10, q: $q, status: $status, recipientEmail: $recipientEmail, templateId: $templateId, createdAfter: $createdAfter, completedBefore: $completedBefore, context: $context) { nodes { id } }
+    const query = `query($q: String, $status: EnvelopeStatus, $statuses: [EnvelopeStatus!], $recipientEmail: String, $templateId: ID, $createdAfter: DateTime, $completedBefore: DateTime, $context: JSONObject) {
+      envelopes(first: 10, q: $q, status: $status, statuses: $statuses, recipientEmail: $recipientEmail, templateId: $templateId, createdAfter: $createdAfter, completedBefore: $completedBefore, context: $context) { nodes { id } }
     }`;
     const keys = async (variables: Record<string, unknown>) => {
       const result = await graphql(query, variables);
@@ -176,7 +176,10 @@ describe('finding envelopes over GraphQL', () => {
       return result.data.envelopes.nodes.map((node: { id: string }) => byId.get(node.id) ?? `foreign:${node.id}`);
     };
     expect(await keys({ q: 'İSTANBUL' })).toEqual(['a1', 'a2', 'a5']);
-    expect(await keys({ status: ['finalized', 'draft'] })).toEqual(['a2', 'a3', 'a5']);
+    expect(await keys({ statuses: ['finalized', 'draft'] })).toEqual(['a2', 'a3', 'a5']);
+    // One status keeps its single-valued argument (operations written before `statuses` still validate).
+    expect(await keys({ status: 'finalized' })).toEqual(['a2', 'a5']);
+    expect(await keys({ status: 'finalized', statuses: ['draft'] })).toEqual(['a2', 'a3', 'a5']);
     expect(await keys({ recipientEmail: 'TOM@example.com' })).toEqual(['a1', 'a5']);
     expect(await keys({ templateId: templates.A, createdAfter: '2026-01-03T00:00:00Z' })).toEqual(['a2']);
     expect(await keys({ completedBefore: '2026-02-15T00:00:00Z' })).toEqual(['a2']);

@@ -83,7 +83,10 @@ builder.queryFields((t) => ({
     args: {
       ...pageArgs(t.arg),
       q: t.arg.string({ required: false, description: 'Name contains this; letter case, accents and Turkish dotted/dotless i are ignored ("İSTANBUL" finds "istanbul").' }),
-      status: t.arg({ type: [EnvelopeStatusEnum], required: false, description: 'Any of these statuses.' }),
+      // One status stays `status` (as before, so operations declaring `$status: EnvelopeStatus` keep
+      // validating); several go in `statuses`.
+      status: t.arg({ type: EnvelopeStatusEnum, required: false, description: 'This status (with `statuses`: any of them all).' }),
+      statuses: t.arg({ type: [EnvelopeStatusEnum], required: false, description: 'Any of these statuses (REST: status=sent,finalized).' }),
       recipientEmail: t.arg.string({ required: false, description: 'A person of the envelope has this address (given, or resolved at sending from a contact, user or group); letter case ignored.' }),
       templateId: t.arg.id({ required: false, description: 'Jumpstarted from this template.' }),
       createdAfter: t.arg({ type: 'DateTime', required: false }),
@@ -99,7 +102,7 @@ builder.queryFields((t) => ({
           limit: args.first ?? undefined,
           cursor: args.after ?? undefined,
           q: args.q ?? undefined,
-          status: args.status ?? undefined,
+          status: args.status || args.statuses ? [...(args.status ? [args.status] : []), ...(args.statuses ?? [])] : undefined,
           recipientEmail: args.recipientEmail ?? undefined,
           templateId: args.templateId === null || args.templateId === undefined ? undefined : String(args.templateId),
           createdAfter: args.createdAfter?.toISOString(),
