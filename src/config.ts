@@ -8,6 +8,8 @@ import { isFrameOrigin } from './shared/web-origin.ts';
  */
 export type Config = {
   port: number;
+  /** HOST: the listening address; undefined: every interface. */
+  host: string | undefined;
   publicUrl: string;
   /** PostgreSQL connection string; undefined means "start the embedded PostgreSQL under dataDir". */
   databaseUrl: string | undefined;
@@ -111,6 +113,13 @@ const originList = z.string().transform((value, check) => {
 });
 
 const variables = {
+  // The address to listen on. Unset: every interface (IPv6 and IPv4 where the system allows), as
+  // a container or a host behind a proxy needs; 127.0.0.1 keeps the service to this machine.
+  HOST: z
+    .string()
+    .trim()
+    .regex(/^(?:[0-9.]+|[0-9a-fA-F:.]+|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$/, 'must be an IP address or a host name, e.g. 0.0.0.0, ::, 127.0.0.1 or localhost')
+    .optional(),
   PORT: z.coerce
     .number({ error: 'must be an integer between 0 and 65535' })
     .int('must be an integer between 0 and 65535')
@@ -289,6 +298,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
   const publicUrl = ((values.PUBLIC_URL as string | undefined) ?? `http://localhost:${port}`).replace(/\/+$/, '');
   return {
     port,
+    host: values.HOST as string | undefined,
     publicUrl,
     databaseUrl: values.DATABASE_URL as string | undefined,
     dataDir: path.resolve(values.DATA_DIR as string),

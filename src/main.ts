@@ -152,9 +152,9 @@ const app = createApp({
   envelopeEvents: envelopeEvents.hub,
   metrics,
 });
-const running = await listen(app, { port: config.port, maxUploadBytes: config.maxDocumentBytes });
+const running = await listen(app, { port: config.port, host: config.host, maxUploadBytes: config.maxDocumentBytes });
 // METRICS_PORT: GET /metrics on a port of its own, bound like the main one (docs/operations.md#metrics).
-const metricsServer = config.metricsPort === undefined ? undefined : await listenForMetrics({ port: config.metricsPort, metrics, logger });
+const metricsServer = config.metricsPort === undefined ? undefined : await listenForMetrics({ port: config.metricsPort, host: config.host, metrics, logger });
 if (metricsServer) logger.info({ address: metricsServer.url }, `metrics at ${metricsServer.url}/metrics`);
 logger.info(
   { address: running.url, publicUrl: config.publicUrl },

@@ -215,6 +215,15 @@ describe('the ZIP of all documents', () => {
     }
     const downloads = (await auditTypes(built.envelopeId)).filter((event) => event.type === 'artefact.downloaded');
     expect(downloads[0]).toMatchObject({ details: { format: 'zip', sealed: true, documentIds: built.documentIds } });
+    // Every entry carries the finalization time (local time, 2-second steps, as ZIP keeps it), not 1980-01-01.
+    const [{ completed_at: completedAt }] = await app.orm.em.fork().execute<{ completed_at: Date }[]>('select completed_at from envelope where id = ?', [built.envelopeId]);
+    const times = execFileSync('zipinfo', ['-T', zipFile], { encoding: 'utf8' })
+      .split('\n')
+      .map((line) => /\s(\d{4})(\d{2})(\d{2})\.(\d{2})(\d{2})(\d{2})\s/.exec(line))
+      .filter((match) => match !== null)
+      .map((match) => new Date(Number(match![1]), Number(match![2]) - 1, Number(match![3]), Number(match![4]), Number(match![5]), Number(match![6])).getTime());
+    expect(times).toHaveLength(3);
+    for (const time of times) expect(Math.abs(time - new Date(completedAt).getTime())).toBeLessThanOrEqual(2_000);
   });
 });
 

@@ -29,6 +29,13 @@ describe('configuration', () => {
     expect(loadConfig({ PUBLIC_URL: 'https://sign.example.com/' }).publicUrl).toBe('https://sign.example.com');
   });
 
+  it('listens on every interface unless HOST names an address', () => {
+    expect(loadConfig({}).host).toBeUndefined();
+    expect(loadConfig({ HOST: '127.0.0.1' }).host).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '::' }).host).toBe('::');
+    expect(loadConfig({ HOST: 'localhost' }).host).toBe('localhost');
+  });
+
   it('treats empty values as unset', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '' }).port).toBe(4000);
   });
@@ -36,6 +43,7 @@ describe('configuration', () => {
   it.each([
     [{ PORT: 'abc' }, /^Invalid configuration: PORT must be an integer between 0 and 65535 \(got "abc"\)$/],
     [{ PORT: '70000' }, /^Invalid configuration: PORT /],
+    [{ HOST: 'http://0.0.0.0' }, /^Invalid configuration: HOST must be an IP address or a host name/],
     [{ PUBLIC_URL: 'ftp://x' }, /^Invalid configuration: PUBLIC_URL must be an absolute http\(s\) URL/],
     [{ DATABASE_URL: 'mysql://x' }, /^Invalid configuration: DATABASE_URL must be a postgres:\/\//],
     [{ LOG_LEVEL: 'loud' }, /^Invalid configuration: LOG_LEVEL must be one of/],

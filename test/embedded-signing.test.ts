@@ -284,13 +284,13 @@ describe('team settings', () => {
   it('are one validated, audited document per team, on both faces', async () => {
     const owner = await seedTeam(app);
     const rest = restClient(app, owner.apiKey);
-    expect((await rest.get('/team/settings')).body.payload.settings).toEqual({ embedding: { frameOrigins: null }, version: 0 });
+    expect((await rest.get('/team/settings')).body.payload.settings).toMatchObject({ embedding: { frameOrigins: null }, version: 0 });
     const invalid = await rest.patch('/team/settings', { embedding: { frameOrigins: ['https://*.example.com', 'http://app.example.com', 'javascript:alert(1)'] } });
     expect(invalid.body.error.name).toBe('Request.Invalid');
     expect(invalid.body.error.context.issues.map((issue: any) => issue.path)).toEqual(['embedding.frameOrigins[0]', 'embedding.frameOrigins[1]', 'embedding.frameOrigins[2]']);
-    expect((await rest.patch('/team/settings', { branding: {} })).body.error.name).toBe('Request.Invalid');
+    expect((await rest.patch('/team/settings', { letterhead: {} })).body.error.name).toBe('Request.Invalid');
     const changed = await rest.patch('/team/settings', { embedding: { frameOrigins: ['https://a.example.com', 'http://localhost:5173'] } });
-    expect(changed.body.payload.settings).toEqual({ embedding: { frameOrigins: ['https://a.example.com', 'http://localhost:5173'] }, version: 1 });
+    expect(changed.body.payload.settings).toMatchObject({ embedding: { frameOrigins: ['https://a.example.com', 'http://localhost:5173'] }, version: 1 });
 
     const graphql = graphqlClient(app, owner.apiKey);
     expect((await graphql('{ teamSettings { embedding { frameOrigins } version } }')).data.teamSettings).toEqual({ embedding: { frameOrigins: ['https://a.example.com', 'http://localhost:5173'] }, version: 1 });

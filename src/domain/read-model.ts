@@ -48,6 +48,7 @@ export type ReadDatabase = {
     expires_at: Timestamp | null;
     completed_at: Timestamp | null;
     voided_at: Timestamp | null;
+    expired_at: Timestamp | null;
     void_reason: string | null;
   };
   template: {

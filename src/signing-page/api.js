@@ -4,6 +4,7 @@ import { state } from './store.js';
 /** @import { ErrorContext, FieldValue, Session } from './types.js' */
 
 const SESSION_SELECTION = `envelope { id name status } signerName locale isMyTurn isExpired requiredFieldIds
+  sender { displayName logoUrl accentColor footer declineNotified }
   recipient { id type roleName color activatedAt completedAt declinedAt delegatedAt }
   documents { id name order pageCount pages { index width height } }
   fields { id identifier type label tooltip required readonly value config views { documentId page location { x y } size { width height } } }

@@ -64,8 +64,37 @@ export function setLocale(next) {
   document.documentElement.lang = next;
   localeSelect.value = next;
   /** @type {HTMLElement} */ (document.getElementById('locale-label')).textContent = state.t.language;
-  /** @type {HTMLElement} */ (document.getElementById('brand')).textContent = state.t.brand;
+  /** @type {HTMLElement} */ (document.getElementById('brand')).textContent = state.session?.sender?.displayName ?? state.t.brand;
   render();
+}
+
+/**
+ * The sending team's branding (team settings): its name in the bar, its logo (served by this
+ * service), its accent colour and its footer line. Text goes in as text, never as markup; the
+ * colour is a #rrggbb the settings checked, set through the CSSOM (CSP allows no inline style).
+ * @param {Session} session
+ */
+function applyBranding(session) {
+  const sender = session.sender;
+  if (!sender) return;
+  const brand = /** @type {HTMLElement} */ (document.getElementById('brand'));
+  brand.textContent = sender.displayName ?? state.t.brand;
+  if (sender.logoUrl && !document.getElementById('brand-logo')) {
+    const logo = document.createElement('img');
+    logo.id = 'brand-logo';
+    logo.className = 'brand-logo';
+    logo.alt = '';
+    logo.src = sender.logoUrl;
+    brand.before(logo);
+  }
+  if (sender.accentColor && /^#[0-9a-f]{6}$/i.test(sender.accentColor)) document.documentElement.style.setProperty('--accent', sender.accentColor);
+  if (sender.footer && !document.getElementById('brand-footer')) {
+    const footer = document.createElement('footer');
+    footer.id = 'brand-footer';
+    footer.className = 'brand-footer';
+    footer.textContent = sender.footer;
+    document.body.append(footer);
+  }
 }
 
 /** @param {Session} current */
@@ -93,6 +122,7 @@ export async function load() {
   try {
     const session = await readSession();
     state.session = session;
+    applyBranding(session);
     const first = state.screen === 'loading';
     // A language the integrator asked for (its signing URL's locale) wins over the agent's.
     if (first) setLocale(pickLocale(state.embedding.locale ?? session.locale));

@@ -9,6 +9,7 @@ import { consumeForRequest, rateLimitHeaders } from '../http/rate-limit.ts';
 import { openSigningDocument } from '../domain/signing/signing.service.ts';
 import { openSigningUrl, type OpenedSigningUrl } from '../domain/signing/signing-url.service.ts';
 import { escapeHtml } from '../shared/html.ts';
+import { isTeamLogo } from '../domain/team/team-settings.ts';
 import { STRINGS } from './strings.js';
 import { labelRoute } from '../http/metrics.ts';
 import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
@@ -254,7 +255,7 @@ export function signingPagePlugins(dependencies: ServingDependencies, requestMet
       endResponse(answer(fetchAPI, request, { status: 200, body: PAGE, policy }));
     },
   };
-  return [page, embedScriptPlugin(), staticAssetsPlugin({ prefix: SIGNING_ASSET_PATH, directory: '/', assets: ASSETS }), signingDocumentPlugin(dependencies, requestMetadataOf)];
+  return [page, embedScriptPlugin(), brandingLogoPlugin(dependencies, requestMetadataOf), staticAssetsPlugin({ prefix: SIGNING_ASSET_PATH, directory: '/', assets: ASSETS }), signingDocumentPlugin(dependencies, requestMetadataOf)];
 }
 
 /** The drop-in for integrators' pages (`<envelope-signing url="…">`), read once at start. */
@@ -283,6 +284,47 @@ function embedScriptPlugin(): Plugin {
         return;
       }
       endResponse(new fetchAPI.Response(request.method === 'HEAD' ? null : EMBED_SCRIPT, { status: 200, headers }));
+    },
+  };
+}
+
+const LOGO_PATH = /^\/branding\/logos\/([0-9a-f]{64})\.(png|jpg)$/;
+
+/**
+ * `GET /branding/logos/<sha256>.<png|jpg>`: a team's logo, served by this service (mails and
+ * signing pages never point at an outside host). Content-addressed, so the answer never changes:
+ * cached for a year, immutable. Only a hash some team names as its logo is served; any other
+ * object of the store (documents live there too) is a 404 like an unknown hash.
+ */
+function brandingLogoPlugin(dependencies: ServingDependencies, requestMetadataOf: RequestMetadataReader): Plugin<NodeServerContext> {
+  return {
+    async onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
+      const match = LOGO_PATH.exec(url.pathname);
+      if (!match || (request.method !== 'GET' && request.method !== 'HEAD')) return;
+      labelRoute(request, '/branding/logos/:logo');
+      const sha256 = match[1]!;
+      const context = createRequestContext(dependencies, { headers: request.headers, metadata: requestMetadataOf(request, serverContext as NodeServerContext) });
+      const logo = await isTeamLogo(context, sha256);
+      const extension = logo?.contentType === 'image/png' ? 'png' : 'jpg';
+      if (!logo || extension !== match[2]) {
+        endResponse(new fetchAPI.Response('Not found\n', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } }));
+        return;
+      }
+      const etag = `"${sha256}"`;
+      const headers = {
+        'content-type': logo.contentType,
+        'cache-control': 'public, max-age=31536000, immutable',
+        etag,
+        // Mail clients' image proxies and other origins' pages may show it; it is no secret.
+        'cross-origin-resource-policy': 'cross-origin',
+        'content-security-policy': "default-src 'none'",
+      };
+      if (request.headers.get('if-none-match') === etag) {
+        endResponse(new fetchAPI.Response(null, { status: 304, headers }));
+        return;
+      }
+      const stream = request.method === 'HEAD' ? null : (Readable.toWeb(await context.blobStore.openRead(sha256)) as ReadableStream);
+      endResponse(new fetchAPI.Response(stream, { status: 200, headers }));
     },
   };
 }

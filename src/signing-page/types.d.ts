@@ -33,6 +33,8 @@ export type Locale = 'en-US' | 'tr-TR';
 export type Session = {
   envelope: { id: string; name: string; status: 'draft' | 'sent' | 'finalized' | 'voided' | 'expired' };
   signerName: string;
+  /** The sending team's name and look, and whether a decline mails it. */
+  sender?: { displayName: string | null; logoUrl: string | null; accentColor: string | null; footer: string | null; declineNotified: boolean };
   locale: string | null;
   isMyTurn: boolean;
   isExpired: boolean;

@@ -18,6 +18,7 @@ import type { PdfWorkers } from '../pdf/worker-pool.ts';
 import { DELIVERY_FAILURES } from '../notification/delivery-failures.ts';
 import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
 import { queueCompletionNotices } from '../signing/workflow.ts';
+import { queueTeamNotice } from '../team/team-notices.ts';
 import type { BlobStore } from '../../shared/blob-store/index.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Metrics } from '../../shared/metrics.ts';
@@ -167,6 +168,7 @@ export function artefactSealHandler(dependencies: Omit<ArtefactDependencies, 'em
     const teamId = String(message.payload.teamId);
     return async (tx) => {
       await queueCompletionNotices(tx, { teamId, envelopeId, now: context.now });
+      await queueTeamNotice(tx, { teamId, envelopeId, event: 'completed', now: context.now });
     };
   };
 }

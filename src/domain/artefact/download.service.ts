@@ -26,7 +26,14 @@ import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.t
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 
 type DocumentRow = { documentId: string; name: string; contentSha256: string; sealedSha256: string | null };
-export type Located = { envelopeId: string; teamId: string; status: string; documents: DocumentRow[] };
+export type Located = {
+  envelopeId: string;
+  teamId: string;
+  status: string;
+  /** When the envelope was finalized, voided or expired (null while it is open): the ZIP entries' time. */
+  closedAt: Date | null;
+  documents: DocumentRow[];
+};
 
 /** The team's envelope and its documents, in order (one statement; foreign and unknown ids alike are not found). */
 async function locate(context: ServiceContext, envelopeId: string): Promise<Located> {
@@ -38,7 +45,7 @@ async function locate(context: ServiceContext, envelopeId: string): Promise<Loca
 export async function locateInTeam(context: ServiceContext, teamId: string, envelopeId: string): Promise<Located> {
   const rows = await teamEnvelopes(context.reader, teamId)
     .leftJoin('document as d', 'd.envelope_id', 'e.id')
-    .select(['e.id as envelopeId', 'e.status as status', 'd.id as documentId', 'd.name as name', 'd.content_sha256 as contentSha256', 'd.sealed_sha256 as sealedSha256'])
+    .select(['e.id as envelopeId', 'e.status as status', 'e.completed_at as completedAt', 'e.voided_at as voidedAt', 'e.expired_at as expiredAt', 'd.id as documentId', 'd.name as name', 'd.content_sha256 as contentSha256', 'd.sealed_sha256 as sealedSha256'])
     .where('e.id', '=', wellFormedEnvelopeId(envelopeId))
     .orderBy('d.order')
     .orderBy('d.id')
@@ -48,8 +55,14 @@ export async function locateInTeam(context: ServiceContext, teamId: string, enve
     envelopeId,
     teamId,
     status: rows[0]!.status,
+    closedAt: closedAtOf(rows[0]!),
     documents: rows.filter((row) => row.documentId !== null).map((row) => ({ documentId: row.documentId!, name: row.name!, contentSha256: row.contentSha256!, sealedSha256: row.sealedSha256 })),
   };
+}
+
+function closedAtOf(row: { completedAt: unknown; voidedAt: unknown; expiredAt: unknown }): Date | null {
+  const at = row.completedAt ?? row.voidedAt ?? row.expiredAt;
+  return at === null || at === undefined ? null : new Date(at as string | Date);
 }
 
 /**
@@ -235,7 +248,9 @@ export async function envelopeZipOf(context: ServiceContext, located: Located, a
         archive.on('close', done);
         archive.on('error', done);
       });
-      archive.append(source.stream, { name: names[index]!, date: new Date(0) });
+      // The entry's time is when the envelope was finalized (or closed): a fixed time, so the same
+      // envelope always gives the same entries, and a true one (not the ZIP format's 1980 default).
+      archive.append(source.stream, { name: names[index]!, date: located.closedAt ?? context.clock.now() });
       await written;
       if (archive.destroyed) {
         source.stream.destroy();

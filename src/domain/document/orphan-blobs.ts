@@ -5,7 +5,8 @@
  * row (document.service.ts, artefact.service.ts), so an object younger than the grace period may
  * be one whose row is about to commit: only older ones are candidates, and a candidate is removed
  * only when no column names it. The columns that name a blob: `document.content_sha256` (the
- * uploaded original, envelopes' and templates' documents alike) and `document.sealed_sha256`.
+ * uploaded original, envelopes' and templates' documents alike), `document.sealed_sha256` and a
+ * team's logo (`team.settings` → `branding.logo.sha256`).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BlobInfo, BlobStore } from '../../shared/blob-store/index.ts';
@@ -14,14 +15,16 @@ import type { BlobInfo, BlobStore } from '../../shared/blob-store/index.ts';
 export const ORPHAN_GRACE_MS = 24 * 60 * 60_000;
 const BATCH = 500;
 
-/** The hashes of `batch` that some document row names. */
+/** The hashes of `batch` that some document row (or a team's logo) names. */
 async function referenced(em: EntityManager, batch: string[]): Promise<Set<string>> {
   const marks = batch.map(() => '?').join(', ');
   const rows = await em.execute<{ sha256: string }[]>(
     `select content_sha256 as sha256 from document where content_sha256 in (${marks})
      union
-     select sealed_sha256 from document where sealed_sha256 in (${marks})`,
-    [...batch, ...batch],
+     select sealed_sha256 from document where sealed_sha256 in (${marks})
+     union
+     select settings->'branding'->'logo'->>'sha256' from team where settings->'branding'->'logo'->>'sha256' in (${marks})`,
+    [...batch, ...batch, ...batch],
   );
   return new Set(rows.map((row) => row.sha256));
 }

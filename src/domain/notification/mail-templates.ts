@@ -24,10 +24,23 @@ export type MailValues = {
   handedTo?: string | null;
   /** The signed copies are attached (completion). */
   attached?: boolean;
+  /** The sending team's name and look (team settings); absent: the service's own. */
+  brand?: MailBrand;
 };
+
+/**
+ * The sending team's branding as a mail shows it: its display name (subjects, the logo's alt
+ * text), the logo as an inline attachment (`cid:`), the accent colour of the button and a footer
+ * line. Every value is escaped where it is inserted.
+ */
+export type MailBrand = { displayName: string | null; logoCid: string | null; accentColor: string | null; footer: string | null };
+
+const DEFAULT_ACCENT = '#0b5cad';
 
 type Words = {
   subject: (envelope: string) => string;
+  /** The subject naming the sending team (its display name), for mails that ask something of the person. */
+  subjectFrom?: (sender: string, envelope: string) => string;
   greeting: (name: string | null) => string;
   lead: (envelope: string, values: MailValues) => string;
   /** A line said when the signed copies are attached. */
@@ -41,6 +54,7 @@ type Words = {
 const EN: Record<MailKind, Words> = {
   invitation: {
     subject: (envelope) => `Please sign: ${envelope}`,
+    subjectFrom: (sender, envelope) => `${sender} sent you “${envelope}” to sign`,
     greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
     lead: (envelope) => `You have been asked to review and sign “${envelope}”.`,
     action: 'Review and sign',
@@ -49,6 +63,7 @@ const EN: Record<MailKind, Words> = {
   },
   your_turn: {
     subject: (envelope) => `Your turn to sign: ${envelope}`,
+    subjectFrom: (sender, envelope) => `${sender}: your turn to sign “${envelope}”`,
     greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
     lead: (envelope) => `Everyone before you has signed “${envelope}”. It is now your turn.`,
     action: 'Review and sign',
@@ -57,6 +72,7 @@ const EN: Record<MailKind, Words> = {
   },
   delegated: {
     subject: (envelope) => `Please sign: ${envelope}`,
+    subjectFrom: (sender, envelope) => `${sender} sent you “${envelope}” to sign`,
     greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
     lead: (envelope, values) => `${values.from ?? 'A recipient'} asked you to review and sign “${envelope}” in their place.`,
     action: 'Review and sign',
@@ -65,6 +81,7 @@ const EN: Record<MailKind, Words> = {
   },
   reminder: {
     subject: (envelope) => `Reminder: “${envelope}” is waiting for your signature`,
+    subjectFrom: (sender, envelope) => `Reminder from ${sender}: “${envelope}” is waiting for your signature`,
     greeting: (name) => (name ? `Hello ${name},` : 'Hello,'),
     lead: (envelope) => `“${envelope}” is still waiting for your signature.`,
     action: 'Review and sign',
@@ -112,6 +129,7 @@ const EN: Record<MailKind, Words> = {
 const TR: Record<MailKind, Words> = {
   invitation: {
     subject: (envelope) => `İmzanız bekleniyor: ${envelope}`,
+    subjectFrom: (sender, envelope) => `${sender} size imzalamanız için “${envelope}” belgesini gönderdi`,
     greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
     lead: (envelope) => `“${envelope}” belgesini incelemeniz ve imzalamanız istendi.`,
     action: 'İncele ve imzala',
@@ -120,6 +138,7 @@ const TR: Record<MailKind, Words> = {
   },
   your_turn: {
     subject: (envelope) => `İmza sırası sizde: ${envelope}`,
+    subjectFrom: (sender, envelope) => `${sender}: “${envelope}” için imza sırası sizde`,
     greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
     lead: (envelope) => `Sizden önceki herkes “${envelope}” belgesini imzaladı. Şimdi sıra sizde.`,
     action: 'İncele ve imzala',
@@ -128,6 +147,7 @@ const TR: Record<MailKind, Words> = {
   },
   delegated: {
     subject: (envelope) => `İmzanız bekleniyor: ${envelope}`,
+    subjectFrom: (sender, envelope) => `${sender} size imzalamanız için “${envelope}” belgesini gönderdi`,
     greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
     lead: (envelope, values) => `${values.from ?? 'Bir alıcı'}, “${envelope}” belgesini kendi yerine incelemenizi ve imzalamanızı istedi.`,
     action: 'İncele ve imzala',
@@ -136,6 +156,7 @@ const TR: Record<MailKind, Words> = {
   },
   reminder: {
     subject: (envelope) => `Hatırlatma: “${envelope}” imzanızı bekliyor`,
+    subjectFrom: (sender, envelope) => `${sender} hatırlatıyor: “${envelope}” imzanızı bekliyor`,
     greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
     lead: (envelope) => `“${envelope}” hâlâ imzanızı bekliyor.`,
     action: 'İncele ve imzala',
@@ -191,39 +212,176 @@ function formatDate(iso: string, locale: Locale): string {
   return `${new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(iso))} UTC`;
 }
 
+/** The subject: naming the sending team when it has a display name and the mail asks something of the person. */
+function subjectOf(words: Words, values: MailValues): string {
+  const sender = values.brand?.displayName;
+  return sender && words.subjectFrom ? words.subjectFrom(sender, values.envelopeName) : words.subject(values.envelopeName);
+}
+
 export function renderMail(kind: MailKind, locale: Locale, values: MailValues): { subject: string; text: string; html: string } {
   const words = WORDS[locale][kind];
   const expires = words.expires && values.expiresAt ? words.expires(formatDate(values.expiresAt, locale)) : null;
   const reason = words.reason && values.reason ? values.reason : null;
   const lead = words.lead(values.envelopeName, values);
   const attached = words.attached && values.attached ? words.attached : null;
+  const subject = subjectOf(words, values);
+  return mailBody(locale, {
+    subject,
+    paragraphs: [words.greeting(values.name), lead, ...(reason ? [`${words.reason} ${reason}`] : []), ...(attached ? [attached] : [])],
+    action: words.action && values.link ? { label: words.action, link: values.link } : null,
+    after: expires ? [expires] : [],
+    footer: words.footer,
+    brand: values.brand,
+  });
+}
+
+/**
+ * One mail's text and HTML parts from plain strings: every value is escaped here, once, so no
+ * template can forget it. The team's logo leads (by `cid:`), its colour is the button's, its
+ * footer line closes the mail above the service's own.
+ */
+function mailBody(
+  locale: Locale,
+  content: { subject: string; paragraphs: string[]; action: { label: string; link: string } | null; after: string[]; footer: string; brand?: MailBrand },
+): { subject: string; text: string; html: string } {
+  const brand = content.brand;
   const text = [
-    words.greeting(values.name),
-    '',
-    lead,
-    ...(reason ? ['', `${words.reason} ${reason}`] : []),
-    ...(attached ? ['', attached] : []),
-    ...(words.action && values.link ? ['', `${words.action}: ${values.link}`] : []),
-    ...(expires ? ['', expires] : []),
+    ...content.paragraphs.flatMap((paragraph, index) => (index === 0 ? [paragraph] : ['', paragraph])),
+    ...(content.action ? ['', `${content.action.label}: ${content.action.link}`] : []),
+    ...content.after.flatMap((line) => ['', line]),
     '',
     '--',
-    words.footer,
+    ...(brand?.footer ? [brand.footer] : []),
+    content.footer,
     '',
   ].join('\n');
   const e = escapeHtml;
+  // Settings allow only #rrggbb; escaped all the same, as every value inserted here.
+  const accent = brand?.accentColor && /^#[0-9a-f]{6}$/i.test(brand.accentColor) ? brand.accentColor : DEFAULT_ACCENT;
+  const logo = brand?.logoCid ? `<p><img src="cid:${e(brand.logoCid)}" alt="${e(brand.displayName ?? '')}" style="max-height: 64px; max-width: 240px;"></p>\n` : '';
   const html = `<!doctype html>
-<html lang="${e(locale)}"><head><meta charset="utf-8"><title>${e(words.subject(values.envelopeName))}</title></head>
+<html lang="${e(locale)}"><head><meta charset="utf-8"><title>${e(content.subject)}</title></head>
 <body style="font-family: Arial, sans-serif; line-height: 1.5; color: #1f2328;">
-<p>${e(words.greeting(values.name))}</p>
-<p>${e(lead)}</p>
-${reason ? `<p>${e(words.reason!)} ${e(reason)}</p>\n` : ''}${attached ? `<p>${e(attached)}</p>\n` : ''}${
-    words.action && values.link
-      ? `<p><a href="${e(values.link)}" style="display: inline-block; padding: 10px 18px; background: #0b5cad; color: #ffffff; text-decoration: none; border-radius: 4px;">${e(words.action)}</a></p>\n`
+${logo}${content.paragraphs.map((paragraph) => `<p>${e(paragraph)}</p>\n`).join('')}${
+    content.action
+      ? `<p><a href="${e(content.action.link)}" style="display: inline-block; padding: 10px 18px; background: ${e(accent)}; color: #ffffff; text-decoration: none; border-radius: 4px;">${e(content.action.label)}</a></p>\n`
       : ''
-  }${expires ? `<p>${e(expires)}</p>\n` : ''}<p style="color: #57606a; font-size: 12px;">${e(words.footer)}</p>
+  }${content.after.map((line) => `<p>${e(line)}</p>\n`).join('')}${brand?.footer ? `<p style="color: #57606a; font-size: 12px;">${e(brand.footer)}</p>\n` : ''}<p style="color: #57606a; font-size: 12px;">${e(content.footer)}</p>
 </body></html>
 `;
-  return { subject: words.subject(values.envelopeName), text, html };
+  return { subject: content.subject, text, html };
+}
+
+/** The team's own notices (team settings, issue 24): what happened to one of its envelopes. */
+export type TeamNoticeEventName = 'completed' | 'declined' | 'voided' | 'expired' | 'delivery_failed';
+
+export type TeamNoticeValues = {
+  envelopeName: string;
+  envelopeId: string;
+  reason?: string | null;
+  person?: { name: string | null; email: string | null; phone: string | null } | null;
+  channel?: string | null;
+  kind?: string | null;
+  error?: string | null;
+  /** completed: where the team fetches the sealed copy with its API key. */
+  link?: string;
+  attached?: boolean;
+  brand?: MailBrand;
+};
+
+type TeamWords = {
+  subject: Record<TeamNoticeEventName, (envelope: string) => string>;
+  lead: Record<TeamNoticeEventName, (values: TeamNoticeValues, who: string) => string>;
+  reason: string;
+  why: string;
+  attached: string;
+  action: string;
+  someone: string;
+  channels: Record<string, string>;
+  kinds: Record<string, string>;
+  id: (id: string) => string;
+  footer: string;
+};
+
+const TEAM_WORDS: Record<Locale, TeamWords> = {
+  'en-US': {
+    subject: {
+      completed: (envelope) => `Completed: ${envelope}`,
+      declined: (envelope) => `Declined: ${envelope}`,
+      voided: (envelope) => `Voided: ${envelope}`,
+      expired: (envelope) => `Expired: ${envelope}`,
+      delivery_failed: (envelope) => `Not delivered: a message for ${envelope}`,
+    },
+    lead: {
+      completed: (values) => `Everyone has signed “${values.envelopeName}”. The signed and sealed copy is ready.`,
+      declined: (values, who) => `${who} declined to sign “${values.envelopeName}”, so it was closed for everyone.`,
+      voided: (values) => `“${values.envelopeName}” was voided. Its signing links no longer work.`,
+      expired: (values) => `“${values.envelopeName}” expired before everyone had signed. Its signing links no longer work.`,
+      delivery_failed: (values, who) => `The ${values.kind ? (TEAM_WORDS['en-US'].kinds[values.kind] ?? 'message') : 'message'} for “${values.envelopeName}” to ${who} could not be delivered${values.channel ? ` by ${TEAM_WORDS['en-US'].channels[values.channel] ?? values.channel}` : ''}.`,
+    },
+    reason: 'Reason given:',
+    why: 'Why:',
+    attached: 'The signed documents are attached to this message.',
+    action: 'Download the signed copy with your team’s API key',
+    someone: 'A recipient',
+    channels: { email: 'email', sms: 'SMS', whatsapp: 'WhatsApp' },
+    kinds: { invitation: 'invitation', your_turn: 'invitation', delegated: 'invitation', reminder: 'reminder', completed: 'final copy', voided: 'closing notice', declined: 'closing notice', expired: 'closing notice', handed_over: 'hand-over notice' },
+    id: (id) => `Envelope ${id}`,
+    footer: 'Your team’s notification settings send this message (notifications in the team settings).',
+  },
+  'tr-TR': {
+    subject: {
+      completed: (envelope) => `Tamamlandı: ${envelope}`,
+      declined: (envelope) => `Reddedildi: ${envelope}`,
+      voided: (envelope) => `İptal edildi: ${envelope}`,
+      expired: (envelope) => `Süresi doldu: ${envelope}`,
+      delivery_failed: (envelope) => `İletilemedi: ${envelope} için bir ileti`,
+    },
+    lead: {
+      completed: (values) => `Herkes “${values.envelopeName}” belgesini imzaladı. İmzalı ve mühürlü kopya hazır.`,
+      declined: (values, who) => `${who}, “${values.envelopeName}” belgesini imzalamayı reddetti; belge herkes için kapatıldı.`,
+      voided: (values) => `“${values.envelopeName}” iptal edildi. İmza bağlantıları artık çalışmıyor.`,
+      expired: (values) => `“${values.envelopeName}” belgesinin süresi herkes imzalamadan doldu. İmza bağlantıları artık çalışmıyor.`,
+      delivery_failed: (values, who) => `“${values.envelopeName}” için ${who} kişisine gönderilen ${values.kind ? (TEAM_WORDS['tr-TR'].kinds[values.kind] ?? 'ileti') : 'ileti'}${values.channel ? ` (${TEAM_WORDS['tr-TR'].channels[values.channel] ?? values.channel})` : ''} iletilemedi.`,
+    },
+    reason: 'Belirtilen neden:',
+    why: 'Neden:',
+    attached: 'İmzalı belgeler bu iletinin ekinde yer alıyor.',
+    action: 'İmzalı kopyayı ekibinizin API anahtarıyla indirin',
+    someone: 'Bir alıcı',
+    channels: { email: 'e-posta', sms: 'SMS', whatsapp: 'WhatsApp' },
+    kinds: { invitation: 'davet', your_turn: 'davet', delegated: 'davet', reminder: 'hatırlatma', completed: 'imzalı kopya', voided: 'kapanış bildirimi', declined: 'kapanış bildirimi', expired: 'kapanış bildirimi', handed_over: 'devir bildirimi' },
+    id: (id) => `Zarf ${id}`,
+    footer: 'Bu iletiyi ekibinizin bildirim ayarları gönderdi (ekip ayarlarında notifications).',
+  },
+};
+
+/** A person as a team's notice names them: name and address (or phone), whichever are known. */
+function personLabel(person: TeamNoticeValues['person'], someone: string): string {
+  if (!person) return someone;
+  const contact = person.email ?? person.phone;
+  if (person.name && contact) return `${person.name} (${contact})`;
+  return person.name ?? contact ?? someone;
+}
+
+export function renderTeamNotice(event: TeamNoticeEventName, locale: Locale, values: TeamNoticeValues): { subject: string; text: string; html: string } {
+  const words = TEAM_WORDS[locale];
+  const who = personLabel(values.person, words.someone);
+  const paragraphs = [
+    words.lead[event](values, who),
+    ...(values.reason && (event === 'declined' || event === 'voided') ? [`${words.reason} ${values.reason}`] : []),
+    ...(values.error && event === 'delivery_failed' ? [`${words.why} ${values.error}`] : []),
+    ...(values.attached && event === 'completed' ? [words.attached] : []),
+    words.id(values.envelopeId),
+  ];
+  return mailBody(locale, {
+    subject: words.subject[event](values.envelopeName),
+    paragraphs,
+    action: event === 'completed' && values.link ? { label: words.action, link: values.link } : null,
+    after: [],
+    footer: words.footer,
+    brand: values.brand,
+  });
 }
 
 /** The short texts of SMS and WhatsApp messages (plain text: nothing to escape, no markup). */

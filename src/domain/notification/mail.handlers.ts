@@ -15,12 +15,16 @@ import { safeFileNames } from '../artefact/download.service.ts';
 import { finalCopyLinkMaker } from '../artefact/final-copy-link.ts';
 import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
 import { appendAuditEvent } from '../audit/audit.service.ts';
-import { OUTBOX_TOPICS } from '../outbox/topics.ts';
-import { mailLocale, renderMail, renderShortText, type MailKind, type MailValues } from './mail-templates.ts';
+import { OUTBOX_TOPICS, type TeamNoticePayload } from '../outbox/topics.ts';
+import fs from 'node:fs/promises';
+import { completeTeamSettings } from '../team/team-settings.ts';
+import { logoExtension } from '../team/team-logo.ts';
+import { mailLocale, renderMail, renderShortText, renderTeamNotice, type MailBrand, type MailKind, type MailValues, type TeamNoticeEventName } from './mail-templates.ts';
 import type { PhoneChannel, PhoneProvider } from './sms.ts';
-import type { MailAttachment, Mailer } from './mailer.ts';
+import type { MailAttachment, MailMessage, Mailer } from './mailer.ts';
 import { DELIVERY_FAILURES } from './delivery-failures.ts';
 import { reservePhoneMessage } from './phone-cap.ts';
+import { queueTeamNotice } from '../team/team-notices.ts';
 import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxMessageClaim } from '../outbox/outbox-worker.ts';
 
 export type MailHandlerOptions = {
@@ -84,15 +88,17 @@ async function deliver(
   options: MailHandlerOptions,
   message: OutboxMessageClaim,
   kind: MailKind,
-  values: Omit<MailValues, 'name'>,
+  values: Omit<MailValues, 'name' | 'brand'>,
+  team: { em: EntityManager; teamId: string },
   attachments: MailAttachment[] = [],
 ): Promise<Delivery> {
   const person = message.payload.to as Person | undefined;
   const locale = mailLocale(person?.locale);
   const messageId = mailMessageId(message.id, options.publicUrl);
   if (person?.email) {
-    const content = renderMail(kind, locale, { name: person.name, ...values, attached: attachments.length > 0 });
-    await options.mailer.send({ messageId, to: { name: person.name, address: person.email }, language: locale, ...content, attachments });
+    const brand = await teamBrandOf(options, team.em, team.teamId, messageId);
+    const content = renderMail(kind, locale, { name: person.name, ...values, attached: attachments.length > 0, brand: brand.mail });
+    await options.mailer.send({ messageId, to: { name: person.name, address: person.email }, language: locale, ...content, attachments, ...brand.headers });
     return { channel: 'email', messageId };
   }
   if (person?.phone) {
@@ -101,6 +107,37 @@ async function deliver(
     return { channel, messageId };
   }
   throw new PermanentOutboxError(DELIVERY_FAILURES.noAddress);
+}
+
+/**
+ * The sending team's name, Reply-To and look for one mail. The logo travels inside the mail as an
+ * inline attachment (`cid:`), read from the blob store: mail clients block remote images by
+ * default, and a mail that showed the logo only by fetching a URL would also tell the service when
+ * it was opened (docs/decisions.md, "Mail from the team").
+ */
+export async function teamBrandOf(
+  options: Pick<MailHandlerOptions, 'blobStore' | 'publicUrl'>,
+  em: EntityManager,
+  teamId: string,
+  messageId: string,
+): Promise<{ mail: MailBrand; headers: Pick<MailMessage, 'fromName' | 'replyTo' | 'inline'> }> {
+  const [row] = await em.execute<{ settings: unknown; settings_version: number }[]>('select settings, settings_version from team where id = ?', [teamId]);
+  const settings = completeTeamSettings(row?.settings ?? {}, row?.settings_version ?? 0, options.publicUrl);
+  const logo = settings.branding.logo;
+  let inline: NonNullable<MailMessage['inline']> = [];
+  if (logo) {
+    const copy = await options.blobStore.localCopy(logo.sha256);
+    try {
+      const cid = `logo.${messageId}`;
+      inline = [{ cid, filename: `logo.${logoExtension(logo.contentType)}`, content: await fs.readFile(copy.path), contentType: logo.contentType }];
+    } finally {
+      copy.release();
+    }
+  }
+  return {
+    mail: { displayName: settings.displayName, logoCid: inline[0]?.cid ?? null, accentColor: settings.branding.accentColor, footer: settings.branding.footer },
+    headers: { fromName: settings.displayName, replyTo: settings.replyTo, inline },
+  };
 }
 
 /**
@@ -188,12 +225,13 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
         });
       };
     }
-    const { channel, messageId } = await deliver(options, message, kind, {
-      envelopeName: envelope.name,
-      link,
-      expiresAt: (payload.expiresAt as string | null) ?? null,
-      from: (payload.from as string | null | undefined) ?? null,
-    });
+    const { channel, messageId } = await deliver(
+      options,
+      message,
+      kind,
+      { envelopeName: envelope.name, link, expiresAt: (payload.expiresAt as string | null) ?? null, from: (payload.from as string | null | undefined) ?? null },
+      { em, teamId: envelope.teamId },
+    );
     return acknowledgeDelivery(options, {
       teamId: envelope.teamId,
       envelopeId,
@@ -241,11 +279,13 @@ export function noticeMailHandler(options: MailHandlerOptions): OutboxHandler {
     const envelopeId = String(payload.envelopeId);
     const envelope = await envelopeOf(em, envelopeId);
     const kind = messageKind(message);
-    const { channel, messageId } = await deliver(options, message, kind, {
-      envelopeName: envelope.name,
-      reason: (payload.reason as string | null) ?? null,
-      handedTo: (payload.handedTo as string | null | undefined) ?? null,
-    });
+    const { channel, messageId } = await deliver(
+      options,
+      message,
+      kind,
+      { envelopeName: envelope.name, reason: (payload.reason as string | null) ?? null, handedTo: (payload.handedTo as string | null | undefined) ?? null },
+      { em, teamId: envelope.teamId },
+    );
     return acknowledgeDelivery(options, {
       teamId: envelope.teamId,
       envelopeId,
@@ -269,33 +309,12 @@ export function completedNoticeMailHandler(options: MailHandlerOptions): OutboxH
     const envelopeId = String(payload.envelopeId);
     const envelope = await envelopeOf(em, envelopeId);
     if (envelope.status !== 'finalized') throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeNotFinalized(envelope.status), `envelope ${envelopeId} is ${envelope.status}, not finalized`);
-    const documents = await em.execute<{ name: string; sealed_sha256: string | null }[]>(
-      'select name, sealed_sha256 from document where envelope_id = ? order by "order", id',
-      [envelopeId],
-    );
-    // Queued by the seal job after sealing, so this only happens if a document was added to the
-    // envelope's rows in a way the workflow never does; retrying cannot help.
-    if (documents.some((document) => document.sealed_sha256 === null)) throw new PermanentOutboxError(DELIVERY_FAILURES.documentsNotSealed, `envelope ${envelopeId} has documents that are not sealed`);
-    const names = safeFileNames(documents.map((document) => document.name));
-    // Sizes from the store (a missing object fails the job by name; the outbox retries it);
-    // only attachments that fit are fetched, as local copies held until the mail is sent.
-    const sizes = await Promise.all(
-      documents.map(async (document) => {
-        const info = await options.blobStore.stat(document.sealed_sha256!);
-        if (info === undefined) throw new BlobMissingError(document.sealed_sha256!);
-        return info.byteSize;
-      }),
-    );
-    const total = sizes.reduce((sum, size) => sum + size, 0);
-    const copies: LocalBlob[] = [];
+    const sealed = await sealedAttachments(options, em, envelopeId);
     try {
-      if (total <= options.attachmentLimitBytes) {
-        for (const document of documents) copies.push(await options.blobStore.localCopy(document.sealed_sha256!));
-      }
-      const attachments = copies.map((copy, index) => ({ filename: names[index]!, path: copy.path }));
+      const attachments = sealed.attachments;
       // This person's own link to the sealed copy (the signing link died at the closing).
       const link = finalCopyLinkMaker(options.auditKey, options.publicUrl)({ envelopeId, recipientId: String(payload.recipientId), agentId: String(payload.agentId) }, now);
-      const { channel, messageId } = await deliver(options, message, 'completed', { envelopeName: envelope.name, link: link.url, expiresAt: link.expiresAt.toISOString() }, attachments);
+      const { channel, messageId } = await deliver(options, message, 'completed', { envelopeName: envelope.name, link: link.url, expiresAt: link.expiresAt.toISOString() }, { em, teamId: envelope.teamId }, attachments);
       return acknowledgeDelivery(options, {
         teamId: envelope.teamId,
         envelopeId,
@@ -305,8 +324,89 @@ export function completedNoticeMailHandler(options: MailHandlerOptions): OutboxH
         details: { recipientId: payload.recipientId, agentId: payload.agentId ?? null, channel, kind: 'completed', attachedDocuments: channel === 'email' ? attachments.length : 0, messageId },
       });
     } finally {
-      for (const copy of copies) copy.release();
+      sealed.release();
     }
+  };
+}
+
+/**
+ * The sealed documents of a finalized envelope as attachments, when together they fit under the
+ * attachment limit (none otherwise): local copies held until `release`.
+ */
+async function sealedAttachments(options: MailHandlerOptions, em: EntityManager, envelopeId: string): Promise<{ attachments: MailAttachment[]; release(): void }> {
+  const documents = await em.execute<{ name: string; sealed_sha256: string | null }[]>('select name, sealed_sha256 from document where envelope_id = ? order by "order", id', [envelopeId]);
+  // Queued by the seal job after sealing, so this only happens if a document was added to the
+  // envelope's rows in a way the workflow never does; retrying cannot help.
+  if (documents.some((document) => document.sealed_sha256 === null)) throw new PermanentOutboxError(DELIVERY_FAILURES.documentsNotSealed, `envelope ${envelopeId} has documents that are not sealed`);
+  const names = safeFileNames(documents.map((document) => document.name));
+  // Sizes from the store (a missing object fails the job by name; the outbox retries it);
+  // only attachments that fit are fetched, as local copies held until the mail is sent.
+  const sizes = await Promise.all(
+    documents.map(async (document) => {
+      const info = await options.blobStore.stat(document.sealed_sha256!);
+      if (info === undefined) throw new BlobMissingError(document.sealed_sha256!);
+      return info.byteSize;
+    }),
+  );
+  const total = sizes.reduce((sum, size) => sum + size, 0);
+  const copies: LocalBlob[] = [];
+  const release = () => {
+    for (const copy of copies) copy.release();
+  };
+  try {
+    if (total <= options.attachmentLimitBytes) {
+      for (const document of documents) copies.push(await options.blobStore.localCopy(document.sealed_sha256!));
+    }
+  } catch (error) {
+    release();
+    throw error;
+  }
+  return { attachments: copies.map((copy, index) => ({ filename: names[index]!, path: copy.path })), release };
+}
+
+/**
+ * `team.notice`: one of the sending team's notification addresses is told what happened to an
+ * envelope (completed with the final copy attached when it fits, and the API path to fetch it;
+ * declined or voided with the reason; expired; a message that could not be delivered, naming the
+ * person, the channel and why). In the team's notification locale, with the team's branding.
+ */
+export function teamNoticeHandler(options: MailHandlerOptions): OutboxHandler {
+  return async (message, { em, now }) => {
+    const payload = message.payload as unknown as TeamNoticePayload;
+    const envelope = await envelopeOf(em, payload.envelopeId);
+    const event = payload.event as TeamNoticeEventName;
+    const locale = mailLocale(payload.to.locale);
+    const messageId = mailMessageId(message.id, options.publicUrl);
+    const sealed = event === 'completed' ? await sealedAttachments(options, em, payload.envelopeId) : { attachments: [], release() {} };
+    try {
+      const brand = await teamBrandOf(options, em, envelope.teamId, messageId);
+      const content = renderTeamNotice(event, locale, {
+        envelopeName: envelope.name,
+        envelopeId: payload.envelopeId,
+        reason: payload.reason ?? null,
+        person: payload.person ?? null,
+        channel: payload.channel ?? null,
+        kind: payload.kind ?? null,
+        error: payload.error ?? null,
+        // The team's own way to the sealed copy: its API, with its key (no bearer link to forward).
+        link: `${options.publicUrl}/api/v1/key/envelopes/${payload.envelopeId}/pdf`,
+        attached: sealed.attachments.length > 0,
+        brand: brand.mail,
+      });
+      await options.mailer.send({ messageId, to: { name: null, address: payload.to.email }, language: locale, ...content, attachments: sealed.attachments, ...brand.headers });
+    } finally {
+      sealed.release();
+    }
+    return async (tx) => {
+      await systemEvent(tx, options.auditKey, {
+        teamId: envelope.teamId,
+        envelopeId: payload.envelopeId,
+        // A delivered notice like the others, told apart by its audience (no recipient or agent).
+        type: 'notice.sent',
+        at: now,
+        details: { audience: 'team', kind: event, channel: 'email', to: payload.to.email, attachedDocuments: sealed.attachments.length, messageId },
+      });
+    };
   };
 }
 
@@ -325,6 +425,7 @@ export function mailHandlers(options: MailHandlerOptions): Map<string, OutboxHan
     [OUTBOX_TOPICS.closedNotice, noticeMailHandler(options)],
     [OUTBOX_TOPICS.handoverNotice, noticeMailHandler(options)],
     [OUTBOX_TOPICS.completedNotice, completedNoticeMailHandler(options)],
+    [OUTBOX_TOPICS.teamNotice, teamNoticeHandler(options)],
   ]);
 }
 
@@ -352,6 +453,21 @@ export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
       details: { topic: message.topic, kind, channel, recipientId: payload.recipientId ?? null, agentId: payload.agentId ?? null, attempts: message.attempt, reason: reason.code, error: reason.description },
     });
     await showFailureOnAgent(em, payload.agentId, { kind, channel, reason: reason.code, error: reason.description, attempts: message.attempt, failedAt: now.toISOString() });
+    // The sending team hears of it at its notification addresses, naming the person and the channel.
+    const person = payload.to as Person | undefined;
+    await queueTeamNotice(em, {
+      teamId: row.team_id,
+      envelopeId: String(payload.envelopeId),
+      event: 'delivery_failed',
+      now,
+      dedupe: message.id,
+      notice: {
+        person: person ? { name: person.name, email: person.email, phone: person.phone } : null,
+        channel: channel ?? (person?.email ? 'email' : person?.phone ? 'sms' : null),
+        kind,
+        error: reason.description,
+      },
+    });
   };
 }
 

@@ -26,9 +26,21 @@ export type MailMessage = {
   language: string;
   /** Files from the blob store (the sealed PDFs of a completion mail). */
   attachments?: MailAttachment[];
+  /** The sending team's display name: the From's name (MAIL_FROM's address stays). */
+  fromName?: string | null;
+  /** The sending team's Reply-To. */
+  replyTo?: string | null;
+  /** Images the HTML shows by `cid:` (the team's logo), carried in the message itself. */
+  inline?: { cid: string; filename: string; content: Buffer; contentType: string }[];
 };
 
 export type MailAttachment = { filename: string; path: string };
+
+/** MAIL_FROM's address, without its display name (`Envelopes <no-reply@x>` → `no-reply@x`). */
+export function fromAddress(from: string): string {
+  const bracketed = /<([^<>]+)>\s*$/.exec(from);
+  return (bracketed ? bracketed[1]! : from).trim();
+}
 
 export type Mailer = {
   send(message: MailMessage): Promise<void>;
@@ -42,7 +54,10 @@ export function oneLine(value: string): string {
 
 function mailOptions(from: string, message: MailMessage) {
   return {
-    from: oneLine(from),
+    // An address object when the team names itself: nodemailer quotes and encodes the name, so a
+    // name with quotes, commas or angle brackets stays a name and never becomes another address.
+    from: message.fromName ? { name: oneLine(message.fromName), address: oneLine(fromAddress(from)) } : oneLine(from),
+    ...(message.replyTo ? { replyTo: { name: oneLine(message.fromName ?? ''), address: oneLine(message.replyTo) } } : {}),
     // An address object: nodemailer quotes and encodes the display name itself.
     to: { name: oneLine(message.to.name ?? ''), address: oneLine(message.to.address) },
     subject: oneLine(message.subject),
@@ -51,11 +66,14 @@ function mailOptions(from: string, message: MailMessage) {
     messageId: `<${oneLine(message.messageId)}>`,
     headers: { 'Content-Language': oneLine(message.language), 'Auto-Submitted': 'auto-generated' },
     // Read here as streams: `disableFileAccess` below refuses file paths nodemailer would open itself.
-    attachments: (message.attachments ?? []).map((attachment) => ({
-      filename: oneLine(attachment.filename),
-      content: createReadStream(attachment.path),
-      contentType: 'application/pdf',
-    })),
+    attachments: [
+      ...(message.inline ?? []).map((image) => ({ cid: oneLine(image.cid), filename: oneLine(image.filename), content: image.content, contentType: image.contentType, contentDisposition: 'inline' as const })),
+      ...(message.attachments ?? []).map((attachment) => ({
+        filename: oneLine(attachment.filename),
+        content: createReadStream(attachment.path),
+        contentType: 'application/pdf',
+      })),
+    ],
     // No address may be read from a header the caller could influence.
     disableFileAccess: true,
     disableUrlAccess: true,

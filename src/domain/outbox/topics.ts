@@ -32,6 +32,8 @@ export const OUTBOX_TOPICS = {
   webhookDelivery: 'webhook.delivery',
   /** Tell a team user that an endpoint was disabled after a delivery failed for good. */
   webhookDisabledNotice: 'webhook.disabled.notice',
+  /** Tell one of a team's notification addresses about one of its envelopes (team settings, issue 24). */
+  teamNotice: 'team.notice',
 } as const;
 
 export type OutboxTopic = (typeof OUTBOX_TOPICS)[keyof typeof OUTBOX_TOPICS];
@@ -118,6 +120,22 @@ export type WebhookDisabledNoticePayload = {
   to: { name: string | null; email: string | null; locale: string | null };
 };
 
+/** What a team's notice is about; a delivery failure names the person, the channel and why. */
+export type TeamNoticePayload = {
+  teamId: string;
+  envelopeId: string;
+  event: 'completed' | 'declined' | 'voided' | 'expired' | 'delivery_failed';
+  to: { email: string; locale: string | null };
+  /** The void or decline reason. */
+  reason?: string | null;
+  /** Who declined (declined), or whom a message did not reach (delivery_failed). */
+  person?: { name: string | null; email: string | null; phone: string | null } | null;
+  /** delivery_failed: the channel, what the message was, and why it failed (in words). */
+  channel?: string | null;
+  kind?: string | null;
+  error?: string | null;
+};
+
 /** The payload each topic carries. */
 export type OutboxPayloads = {
   'signing.invitation': InvitationPayload;
@@ -129,6 +147,7 @@ export type OutboxPayloads = {
   'signing.otp': SigningOtpPayload;
   'webhook.delivery': WebhookDeliveryPayload;
   'webhook.disabled.notice': WebhookDisabledNoticePayload;
+  'team.notice': TeamNoticePayload;
 };
 
 // Every topic has its payload type, and nothing else does.

@@ -4,6 +4,7 @@ import { documentsOf, fieldColumns, type DocumentData, type FieldData, type Reci
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { isoTimestamp, runRead, type ReadDb } from '../read-model.ts';
 import { otpStatus, type SigningOtpStatus } from './otp-policy.ts';
+import { completeTeamSettings } from '../team/team-settings.ts';
 
 /*
  * The recipient side's read model: what one signing link may see, in one statement. Nothing
@@ -39,12 +40,24 @@ export type SigningSessionData = {
   requiredFieldIds: string[];
   /** The link's one-time code: whether one is needed and verified (otp-policy.ts). */
   otp: SigningOtpStatus;
+  /** The sending team as the page shows it (team settings: display name and branding), and whether a decline mails it. */
+  sender: SigningSenderData;
+};
+
+export type SigningSenderData = {
+  displayName: string | null;
+  /** The logo's path on this service (the page is on the same origin). */
+  logoUrl: string | null;
+  accentColor: string | null;
+  footer: string | null;
+  /** Whether declining mails the team (its notification settings name an address and the declined event). */
+  declineNotified: boolean;
 };
 
 /** The one-time code's raw inputs, read with the session and turned into `otp` (never the phone itself). */
 type RawOtp = { phone: string | null; phoneContactMethod: string | null; lastVerifiedAt: string | null; lastRequestedAt: string | null };
 
-type RawSession = Omit<SigningSessionData, 'isExpired' | 'isMyTurn' | 'requiredFieldIds' | 'otp'> & { otpInputs: RawOtp };
+type RawSession = Omit<SigningSessionData, 'isExpired' | 'isMyTurn' | 'requiredFieldIds' | 'otp' | 'sender'> & { otpInputs: RawOtp; teamSettings: unknown };
 
 function roleObject(alias: string) {
   const ref = (column: string) => sql.ref(`${alias}.${column}`);
@@ -71,6 +84,7 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
           sql`json_build_object('id', e.id, 'name', e.name, 'status', e.status, 'sentAt', ${isoTimestamp(sql.ref('e.sent_at'))},
             'expiresAt', ${isoTimestamp(sql.ref('e.expires_at'))}, 'completedAt', ${isoTimestamp(sql.ref('e.completed_at'))})`.as('envelope'),
           roleObject('r').as('recipient'),
+          sql`(select tm.settings from team tm where tm.id = e.team_id)`.as('teamSettings'),
           sql<string>`coalesce(a.snapshot -> t.person_index ->> 'name', a.info ->> 'name', '')`.as('signerName'),
           sql<string | null>`coalesce(a.snapshot -> t.person_index ->> 'locale', a.info ->> 'locale')`.as('locale'),
           // The one-time code (otp.service.ts): the person's phone, the link's last verification,
@@ -99,11 +113,24 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
   return withTurn(row, now);
 }
 
-function withTurn({ otpInputs, ...session }: RawSession, now: Date): SigningSessionData {
+/** The page's view of the sending team, from its settings document (the same rules as team-settings.ts). */
+function senderOf(stored: unknown): SigningSenderData {
+  const settings = completeTeamSettings(stored, 0, '');
+  const { emails, events } = settings.notifications;
+  return {
+    displayName: settings.displayName,
+    logoUrl: settings.branding.logo?.url ?? null,
+    accentColor: settings.branding.accentColor,
+    footer: settings.branding.footer,
+    declineNotified: (emails?.length ?? 0) > 0 && (events === null || events.includes('declined')),
+  };
+}
+
+function withTurn({ otpInputs, teamSettings, ...session }: RawSession, now: Date): SigningSessionData {
   const isExpired = session.envelope.status === 'expired' || (session.envelope.expiresAt !== null && now.getTime() >= Date.parse(session.envelope.expiresAt));
   const isMyTurn =
     session.envelope.status === 'sent' && !isExpired && session.recipient.activatedAt !== null && session.recipient.completedAt === null && session.recipient.type !== 'host';
   const requiredFieldIds = session.fields.filter((field) => field.required && field.value === null).map((field) => field.id);
   const otp = otpStatus({ ...otpInputs, recipientType: session.recipient.type, now });
-  return { ...session, isExpired, isMyTurn, requiredFieldIds, otp };
+  return { ...session, isExpired, isMyTurn, requiredFieldIds, otp, sender: senderOf(teamSettings) };
 }

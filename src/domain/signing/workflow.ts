@@ -12,6 +12,7 @@ import { OUTBOX_TOPICS, type Addressee, type MessageChannel } from '../outbox/to
 import { Agent, isEmbedded, type AgentInfo } from '../recipient/agent.entity.ts';
 import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
 import { SigningToken } from './signing-token.entity.ts';
+import { queueTeamNotice } from '../team/team-notices.ts';
 
 /*
  * The envelope state machine after sending (docs/reference/workflow.md "Turns" and "Closing"). Every function
@@ -258,6 +259,19 @@ export async function closeEnvelope(workflow: Workflow, closing: Closing): Promi
       );
     }
   }
+  // And the sending team, at the addresses its notification settings name.
+  const decliner = closing.status === 'voided' && closing.cause === 'decline' && closing.recipientId ? invited.find((agent) => agent.recipient.id === closing.recipientId) : undefined;
+  const declinerPerson = decliner ? peopleOf(decliner)[0] : undefined;
+  await queueTeamNotice(workflow.em, {
+    teamId: workflow.teamId,
+    envelopeId: workflow.envelopeId,
+    event: closing.status === 'expired' ? 'expired' : closing.cause === 'decline' ? 'declined' : 'voided',
+    now: workflow.now,
+    notice: {
+      reason: closing.status === 'voided' ? closing.reason : null,
+      person: declinerPerson ? { name: declinerPerson.name ?? null, email: declinerPerson.email ?? null, phone: declinerPerson.phone ?? null } : null,
+    },
+  });
   await workflow.em.flush();
   return true;
 }

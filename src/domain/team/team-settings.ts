@@ -1,14 +1,19 @@
+import { Readable } from 'node:stream';
+import { sql } from 'kysely';
 import { z } from 'zod';
+import { isSha256 } from '../../shared/blob-store/index.ts';
 import { isFrameOrigin } from '../../shared/web-origin.ts';
+import { locales, type Locale } from '../recipient/agent.entity.ts';
 import { auditChange } from '../change.ts';
 import { runRead } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { parseInput } from '../validation.ts';
+import { boundedText, parseInput } from '../validation.ts';
+import { inspectLogo, LOGO_MAX_BYTES, LOGO_MAX_PIXELS, logoUrl, type LogoImage, type StoredLogo } from './team-logo.ts';
 import { TeamNotFoundError } from './team.errors.ts';
 
 /*
- * A team's settings (issue 21, growing with later issues: display name, reply-to, notifications,
- * branding): one JSON document per team, on the team's row, validated as a whole by one schema
+ * A team's settings (issue 21; display name, reply-to, notifications and branding from issue 24):
+ * one JSON document per team, on the team's row, validated as a whole by one schema
  * and changed by one audited PATCH. A change names the sections it changes; within a section the
  * keys given replace the stored ones and the others stay, so a later section is added to the schema
  * without touching what is stored. `version` counts changes; the write is a guarded update on it,
@@ -16,6 +21,15 @@ import { TeamNotFoundError } from './team.errors.ts';
  */
 
 export const MAX_FRAME_ORIGINS = 20;
+export const MAX_NOTIFICATION_EMAILS = 10;
+export const MAX_FOOTER_CHARACTERS = 500;
+
+/**
+ * The events a team's notification addresses may get (issue 24). `bulk_send_completed` is accepted
+ * now and fires once bulk send exists; nothing sends it today.
+ */
+export const TEAM_NOTICE_EVENTS = ['completed', 'declined', 'voided', 'expired', 'delivery_failed', 'bulk_send_completed'] as const;
+export type TeamNoticeEvent = (typeof TEAM_NOTICE_EVENTS)[number];
 
 const frameOrigin = z
   .string()
@@ -23,7 +37,39 @@ const frameOrigin = z
   .refine(isFrameOrigin, 'must be an origin: https://host[:port], or http://localhost[:port] for development (no path, no wildcard)')
   .transform((origin) => origin.toLowerCase());
 
-/** Each section as stored and answered; `null` means "not set" (the service's default applies). */
+const emailAddress = z.email('must be an email address').max(320, 'must be at most 320 characters');
+
+/** A logo as a PATCH gives it: the image's bytes in base64, checked by content here, stored by the service. */
+const logoUpload = z.strictObject({
+  data: z
+    .string()
+    // Base64 of LOGO_MAX_BYTES, with room for line breaks; the decoded size is checked below.
+    .max(Math.ceil((LOGO_MAX_BYTES * 4) / 3) + 4096, `must be at most ${LOGO_MAX_BYTES / 1024} KiB of image`)
+    .transform((data, check) => {
+      const compact = data.replace(/\s+/g, '');
+      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) {
+        check.addIssue({ code: 'custom', message: 'must be the image in base64' });
+        return z.NEVER;
+      }
+      const bytes = Buffer.from(compact, 'base64');
+      if (bytes.length > LOGO_MAX_BYTES) {
+        check.addIssue({ code: 'custom', message: `must be at most ${LOGO_MAX_BYTES / 1024} KiB of image (it is ${Math.ceil(bytes.length / 1024)} KiB)` });
+        return z.NEVER;
+      }
+      const image = inspectLogo(bytes);
+      if (!image) {
+        check.addIssue({ code: 'custom', message: 'must be a PNG or JPEG image (checked by its content)' });
+        return z.NEVER;
+      }
+      if (image.width < 1 || image.height < 1 || image.width > LOGO_MAX_PIXELS || image.height > LOGO_MAX_PIXELS) {
+        check.addIssue({ code: 'custom', message: `must be at most ${LOGO_MAX_PIXELS}×${LOGO_MAX_PIXELS} pixels (it is ${image.width}×${image.height})` });
+        return z.NEVER;
+      }
+      return { bytes, image };
+    }),
+});
+
+/** Each section as a PATCH gives it; `null` means "not set" (the service's default applies). */
 const embeddingSection = z.strictObject({
   /**
    * Origins whose pages may frame this team's signing URLs. Null: SIGNING_FRAME_ANCESTORS decides.
@@ -32,26 +78,93 @@ const embeddingSection = z.strictObject({
   frameOrigins: z.array(frameOrigin).max(MAX_FRAME_ORIGINS, `at most ${MAX_FRAME_ORIGINS} origins`).nullable(),
 });
 
-/** The document as a PATCH gives it: any section, any of its keys. */
+const notificationsSection = z.strictObject({
+  /** Where the team's notices go; null or empty: nowhere. */
+  emails: z
+    .array(emailAddress.transform((address) => address.toLowerCase()))
+    .max(MAX_NOTIFICATION_EMAILS, `at most ${MAX_NOTIFICATION_EMAILS} addresses`)
+    .refine((emails) => new Set(emails).size === emails.length, 'must not name an address twice')
+    .nullable(),
+  /** Which events they get; null: every event. */
+  events: z
+    .array(z.enum(TEAM_NOTICE_EVENTS, { error: `must be one of ${TEAM_NOTICE_EVENTS.join(', ')}` }))
+    .refine((events) => new Set(events).size === events.length, 'must not name an event twice')
+    .nullable(),
+  /** The notices' language; null: en-US. */
+  locale: z.enum(locales, { error: `must be one of ${locales.join(', ')}` }).nullable(),
+});
+
+const brandingSection = z.strictObject({
+  logo: logoUpload.nullable(),
+  /** The colour of buttons and the page's accents: `#rrggbb` (white text sits on it). */
+  accentColor: z
+    .string()
+    .regex(/^#[0-9a-fA-F]{6}$/, 'must be a colour as #rrggbb')
+    .transform((colour) => colour.toLowerCase())
+    .nullable(),
+  /** A line under every mail and on the signing page (plain text). */
+  footer: boundedText(1, MAX_FOOTER_CHARACTERS).nullable(),
+});
+
+/** The document as a PATCH gives it: any key, any section, any of its keys. */
 export const teamSettingsPatch = z.strictObject({
+  /** The name people see: the From name of mails, their subjects, the signing page. Null: the mails' From as configured. */
+  displayName: boundedText(1, 100).nullable().optional(),
+  /** The Reply-To of the team's mails. Null: none (replies go to MAIL_FROM). */
+  replyTo: emailAddress.nullable().optional(),
+  notifications: notificationsSection.partial().optional(),
+  branding: brandingSection.partial().optional(),
   embedding: embeddingSection.partial().optional(),
 });
 
+/** The logo as answered: what is stored, and where the service serves it. */
+export type TeamLogo = StoredLogo & { url: string };
+
 /** The whole document, every key present (null when not set). */
 export type TeamSettingsData = {
+  displayName: string | null;
+  replyTo: string | null;
+  notifications: { emails: string[] | null; events: TeamNoticeEvent[] | null; locale: Locale | null };
+  branding: { logo: TeamLogo | null; accentColor: string | null; footer: string | null };
   embedding: { frameOrigins: string[] | null };
   /** How many times the settings were changed (0: never). */
   version: number;
 };
 
-const DEFAULTS: Omit<TeamSettingsData, 'version'> = { embedding: { frameOrigins: null } };
+const SECTIONS = ['notifications', 'branding', 'embedding'] as const;
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function listOrNull<T = string>(value: unknown): T[] | null {
+  return Array.isArray(value) ? (value.map(String) as T[]) : null;
+}
+
+function storedLogo(value: unknown): StoredLogo | null {
+  const logo = value as Partial<StoredLogo> | null | undefined;
+  if (!logo || typeof logo !== 'object' || typeof logo.sha256 !== 'string' || !isSha256(logo.sha256)) return null;
+  return { sha256: logo.sha256, contentType: logo.contentType === 'image/png' ? 'image/png' : 'image/jpeg', width: Number(logo.width), height: Number(logo.height), byteSize: Number(logo.byteSize) };
+}
 
 /** The stored document over the defaults (a stored key not in the schema any more is left out). */
-function complete(stored: unknown, version: number): TeamSettingsData {
-  const document = (stored && typeof stored === 'object' ? stored : {}) as Record<string, Record<string, unknown> | undefined>;
-  const frameOrigins = document.embedding?.frameOrigins;
+export function completeTeamSettings(stored: unknown, version: number, publicUrl: string): TeamSettingsData {
+  const document = (stored && typeof stored === 'object' ? stored : {}) as Record<string, unknown>;
+  const section = (name: string) => (document[name] && typeof document[name] === 'object' ? (document[name] as Record<string, unknown>) : {});
+  const notifications = section('notifications');
+  const branding = section('branding');
+  const logo = storedLogo(branding.logo);
+  const locale = stringOrNull(notifications.locale);
   return {
-    embedding: { frameOrigins: Array.isArray(frameOrigins) ? frameOrigins.map(String) : DEFAULTS.embedding.frameOrigins },
+    displayName: stringOrNull(document.displayName),
+    replyTo: stringOrNull(document.replyTo),
+    notifications: {
+      emails: listOrNull(notifications.emails),
+      events: listOrNull<TeamNoticeEvent>(notifications.events),
+      locale: (locales as readonly string[]).includes(locale ?? '') ? (locale as Locale) : null,
+    },
+    branding: { logo: logo ? { ...logo, url: logoUrl(publicUrl, logo) } : null, accentColor: stringOrNull(branding.accentColor), footer: stringOrNull(branding.footer) },
+    embedding: { frameOrigins: listOrNull(section('embedding').frameOrigins) },
     version,
   };
 }
@@ -71,13 +184,13 @@ async function readRow(context: ServiceContext, teamId: string): Promise<{ setti
 export async function readTeamSettings(context: ServiceContext): Promise<TeamSettingsData> {
   const caller = await context.caller();
   const row = await readRow(context, caller.teamId);
-  return complete(row.settings, row.version);
+  return completeTeamSettings(row.settings, row.version, context.publicUrl);
 }
 
 /** The settings of a team the caller already stands for (the signing URL's frame-origin check). */
 export async function teamSettingsOf(context: ServiceContext, teamId: string): Promise<TeamSettingsData> {
   const row = await readRow(context, teamId);
-  return complete(row.settings, row.version);
+  return completeTeamSettings(row.settings, row.version, context.publicUrl);
 }
 
 /**
@@ -86,22 +199,38 @@ export async function teamSettingsOf(context: ServiceContext, teamId: string): P
  * is recorded as `team.settings_updated` (the keys given, old and new) on the team's trail.
  */
 export async function updateTeamSettings(context: ServiceContext, options: { input: unknown }): Promise<TeamSettingsData> {
-  const patch = parseInput(teamSettingsPatch, options.input);
+  const { branding, ...rest } = parseInput(teamSettingsPatch, options.input);
   const caller = await context.caller();
+  // A new logo is stored before the transaction (by its hash: storing it twice keeps one object);
+  // one the transaction then fails to name is an orphan, removed by the orphan sweep.
+  const patch: Record<string, unknown> = { ...rest };
+  if (branding) {
+    const { logo, ...keys } = branding;
+    patch.branding = logo === undefined ? keys : { ...keys, logo: logo === null ? null : await storeLogo(context, logo.data.bytes, logo.data.image) };
+  }
   return context.em.transactional(async (em) => {
-    const [row] = await em.execute<{ settings: Record<string, Record<string, unknown>>; settings_version: number }[]>(
+    const [row] = await em.execute<{ settings: Record<string, unknown>; settings_version: number }[]>(
       'select settings, settings_version from team where id = ? for update',
       [caller.teamId],
     );
     if (!row) throw new TeamNotFoundError(caller.teamId);
-    const before = complete(row.settings, row.settings_version);
-    const stored: Record<string, Record<string, unknown>> = { ...(row.settings ?? {}) };
+    const before = completeTeamSettings(row.settings, row.settings_version, context.publicUrl) as unknown as Record<string, unknown>;
+    const stored: Record<string, unknown> = { ...(row.settings ?? {}) };
     const changes: Record<string, { from: unknown; to: unknown }> = {};
-    for (const [section, keys] of Object.entries(patch) as [keyof typeof patch, Record<string, unknown> | undefined][]) {
-      if (!keys) continue;
-      stored[section] = { ...(stored[section] ?? {}), ...keys };
-      for (const [key, value] of Object.entries(keys)) {
-        changes[`${section}.${key}`] = { from: (before[section] as Record<string, unknown>)[key], to: value };
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === undefined) continue;
+      if (!(SECTIONS as readonly string[]).includes(key)) {
+        // A top-level value (display name, reply-to): replaced whole.
+        changes[key] = { from: before[key], to: value };
+        stored[key] = value;
+        continue;
+      }
+      const keys = value as Record<string, unknown>;
+      stored[key] = { ...((stored[key] as Record<string, unknown> | undefined) ?? {}), ...keys };
+      for (const [name, given] of Object.entries(keys)) {
+        const previous = (before[key] as Record<string, unknown>)[name];
+        // The trail names a logo by its hash and shape, never by a URL that depends on PUBLIC_URL.
+        changes[`${key}.${name}`] = { from: name === 'logo' ? storedLogo(previous) : previous, to: given };
       }
     }
     const version = row.settings_version + 1;
@@ -111,7 +240,33 @@ export async function updateTeamSettings(context: ServiceContext, options: { inp
       [JSON.stringify(stored), version, caller.teamId, row.settings_version],
     );
     if (!updated) throw new TeamNotFoundError(caller.teamId);
-    await auditChange(context, { em, caller, now: context.clock.now() }, { envelopeId: null, type: 'team.settings_updated', details: { changes, version } });
-    return complete(stored, version);
+    await auditChange(context, { em, caller, now: context.clock.now() }, { envelopeId: null, type: 'team.settings_updated', details: { changes, version } as never });
+    return completeTeamSettings(stored, version, context.publicUrl);
   });
+}
+
+async function storeLogo(context: ServiceContext, bytes: Buffer, image: LogoImage): Promise<StoredLogo> {
+  const staged = await context.blobStore.stage(Readable.from([bytes]), { limitBytes: LOGO_MAX_BYTES });
+  const stored = await staged.commit();
+  return { sha256: stored.sha256, contentType: image.contentType, width: image.width, height: image.height, byteSize: stored.byteSize };
+}
+
+/**
+ * Whether a blob is some team's current logo: the logo route serves only those, never any other
+ * object of the store (documents live there too, under their hashes).
+ */
+export async function isTeamLogo(context: Pick<ServiceContext, 'reader'>, sha256: string): Promise<{ contentType: string } | null> {
+  if (!isSha256(sha256)) return null;
+  const [row] = await runRead<{ contentType: string | null }>(
+    context.reader,
+    'team-logo',
+    (db, slot) =>
+      db
+        .selectFrom('team as t')
+        .select(sql<string | null>`t.settings->'branding'->'logo'->>'contentType'`.as('contentType'))
+        .where(sql<string>`t.settings->'branding'->'logo'->>'sha256'`, '=', slot(0))
+        .limit(1),
+    [sha256],
+  );
+  return row?.contentType ? { contentType: row.contentType } : null;
 }

@@ -121,12 +121,24 @@ const SigningEnvelopeType = builder.objectRef<SigningSessionData['envelope']>('S
   }),
 });
 
+const SigningSenderType = builder.objectRef<SigningSessionData['sender']>('SigningSender').implement({
+  description: 'The sending team as the signing page shows it (its team settings).',
+  fields: (t) => ({
+    displayName: t.string({ nullable: true, resolve: (sender) => sender.displayName }),
+    logoUrl: t.string({ nullable: true, description: 'The team’s logo on this service (a path on the same origin).', resolve: (sender) => sender.logoUrl }),
+    accentColor: t.string({ nullable: true, description: '#rrggbb', resolve: (sender) => sender.accentColor }),
+    footer: t.string({ nullable: true, resolve: (sender) => sender.footer }),
+    declineNotified: t.exposeBoolean('declineNotified', { description: 'Whether declining mails the sending team (its notification settings ask for declines).' }),
+  }),
+});
+
 const SigningSessionType = builder.objectRef<SigningSessionData>('SigningSession').implement({
   description: 'What one signing link may see: the envelope, its documents, this recipient’s fields, and whose turn it is.',
   fields: (t) => ({
     envelope: t.field({ type: SigningEnvelopeType, resolve: (session) => session.envelope }),
     recipient: t.field({ type: SigningRoleType, resolve: (session) => session.recipient }),
     signerName: t.exposeString('signerName', { description: 'The person this link belongs to.' }),
+    sender: t.field({ type: SigningSenderType, resolve: (session) => session.sender }),
     locale: t.string({ nullable: true, description: 'The person’s locale (en-US or tr-TR) when the sender gave one: the signing page’s language.', resolve: (session) => session.locale }),
     documents: t.field({ type: [SigningDocumentType], resolve: (session) => session.documents }),
     fields: t.field({ type: [FieldType], description: 'This recipient’s fields, with views and current values.', resolve: (session) => session.fields }),

@@ -1,5 +1,5 @@
 import { readCallerTeam, type TeamData } from '../../domain/team/team.read.ts';
-import { readTeamSettings, updateTeamSettings, type TeamSettingsData } from '../../domain/team/team-settings.ts';
+import { readTeamSettings, TEAM_NOTICE_EVENTS, updateTeamSettings, type TeamLogo, type TeamSettingsData } from '../../domain/team/team-settings.ts';
 import { builder } from '../builder.ts';
 
 export const TeamType = builder.objectRef<TeamData>('Team').implement({
@@ -20,7 +20,7 @@ builder.queryField('viewer', (t) =>
   }),
 );
 
-// The team's settings (issue 21): one document, read and changed as a whole (REST: GET/PATCH /team/settings).
+// The team's settings (issue 21, 24): one document, read and changed as a whole (REST: GET/PATCH /team/settings).
 const TeamEmbeddingSettingsType = builder.objectRef<TeamSettingsData['embedding']>('TeamEmbeddingSettings').implement({
   description: 'Embedded signing.',
   fields: (t) => ({
@@ -32,9 +32,47 @@ const TeamEmbeddingSettingsType = builder.objectRef<TeamSettingsData['embedding'
   }),
 });
 
+const TeamNotificationSettingsType = builder.objectRef<TeamSettingsData['notifications']>('TeamNotificationSettings').implement({
+  description: 'Mails to the team about its envelopes.',
+  fields: (t) => ({
+    emails: t.stringList({ nullable: true, description: 'Where the team’s notices go; null: nowhere.', resolve: (section) => section.emails }),
+    events: t.stringList({
+      nullable: true,
+      description: `Which events they get (${TEAM_NOTICE_EVENTS.join(', ')}); null: every event. bulk_send_completed fires once bulk send exists.`,
+      resolve: (section) => section.events,
+    }),
+    locale: t.string({ nullable: true, description: 'The notices’ language (en-US, tr-TR); null: en-US.', resolve: (section) => section.locale }),
+  }),
+});
+
+const TeamLogoType = builder.objectRef<TeamLogo>('TeamLogo').implement({
+  description: 'The team’s logo, served by the service at a stable URL.',
+  fields: (t) => ({
+    url: t.exposeString('url', { description: 'Where the service serves it (content-addressed: cacheable for good).' }),
+    sha256: t.exposeString('sha256'),
+    contentType: t.exposeString('contentType'),
+    width: t.exposeInt('width'),
+    height: t.exposeInt('height'),
+    byteSize: t.exposeInt('byteSize'),
+  }),
+});
+
+const TeamBrandingSettingsType = builder.objectRef<TeamSettingsData['branding']>('TeamBrandingSettings').implement({
+  description: 'How the team’s mails and signing pages look.',
+  fields: (t) => ({
+    logo: t.field({ type: TeamLogoType, nullable: true, resolve: (section) => section.logo }),
+    accentColor: t.string({ nullable: true, description: 'Buttons and accents, #rrggbb.', resolve: (section) => section.accentColor }),
+    footer: t.string({ nullable: true, description: 'A line under every mail and on the signing page.', resolve: (section) => section.footer }),
+  }),
+});
+
 const TeamSettingsType = builder.objectRef<TeamSettingsData>('TeamSettings').implement({
   description: 'The team’s settings: every section, null where the team set nothing.',
   fields: (t) => ({
+    displayName: t.string({ nullable: true, description: 'The From name and subject of the team’s mails, and the signing page’s sender.', resolve: (settings) => settings.displayName }),
+    replyTo: t.string({ nullable: true, description: 'The Reply-To of the team’s mails.', resolve: (settings) => settings.replyTo }),
+    notifications: t.field({ type: TeamNotificationSettingsType, resolve: (settings) => settings.notifications }),
+    branding: t.field({ type: TeamBrandingSettingsType, resolve: (settings) => settings.branding }),
     embedding: t.field({ type: TeamEmbeddingSettingsType, resolve: (settings) => settings.embedding }),
     version: t.exposeInt('version', { description: 'How many times the settings were changed (0: never).' }),
   }),
@@ -46,12 +84,43 @@ const TeamEmbeddingSettingsInput = builder.inputType('TeamEmbeddingSettingsInput
   }),
 });
 
-const TeamSettingsInput = builder.inputType('TeamSettingsInput', {
-  description: 'The sections and keys to change; those left out stay as they are.',
+const TeamNotificationSettingsInput = builder.inputType('TeamNotificationSettingsInput', {
   fields: (t) => ({
+    emails: t.stringList({ required: false, description: 'Replaces the addresses (at most 10); null: none.' }),
+    events: t.stringList({ required: false, description: `Replaces the events (${TEAM_NOTICE_EVENTS.join(', ')}); null: every event.` }),
+    locale: t.string({ required: false, description: 'en-US or tr-TR; null: en-US.' }),
+  }),
+});
+
+const TeamLogoInput = builder.inputType('TeamLogoInput', {
+  fields: (t) => ({
+    data: t.string({ required: true, description: 'A PNG or JPEG in base64: at most 256 KiB, at most 1024×1024 pixels (checked by content).' }),
+  }),
+});
+
+const TeamBrandingSettingsInput = builder.inputType('TeamBrandingSettingsInput', {
+  fields: (t) => ({
+    logo: t.field({ type: TeamLogoInput, required: false, description: 'A new logo; null removes it.' }),
+    accentColor: t.string({ required: false, description: '#rrggbb; null: the service’s colour.' }),
+    footer: t.string({ required: false, description: 'Plain text, at most 500 characters; null: none.' }),
+  }),
+});
+
+const TeamSettingsInput = builder.inputType('TeamSettingsInput', {
+  description: 'The keys and sections to change; those left out stay as they are, null clears one.',
+  fields: (t) => ({
+    displayName: t.string({ required: false, description: '1 to 100 characters; null: the mails’ From as configured.' }),
+    replyTo: t.string({ required: false, description: 'An email address; null: none.' }),
+    notifications: t.field({ type: TeamNotificationSettingsInput, required: false }),
+    branding: t.field({ type: TeamBrandingSettingsInput, required: false }),
     embedding: t.field({ type: TeamEmbeddingSettingsInput, required: false }),
   }),
 });
+
+/** Only the keys the caller wrote (null included): a key left out stays as it is. */
+function given(object: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined));
+}
 
 builder.queryField('teamSettings', (t) =>
   t.field({
@@ -71,8 +140,10 @@ builder.mutationField('updateTeamSettings', (t) =>
     resolve: (_root, args, context) => {
       // A key left out stays; a key given as null is cleared: only what the caller wrote is passed on.
       const input: Record<string, unknown> = {};
-      const embedding = args.input.embedding;
-      if (embedding != null) input.embedding = 'frameOrigins' in embedding ? { frameOrigins: embedding.frameOrigins ?? null } : {};
+      for (const [key, value] of Object.entries(args.input)) {
+        if (value === undefined) continue;
+        input[key] = value !== null && typeof value === 'object' && !Array.isArray(value) ? given(value) : value;
+      }
       return updateTeamSettings(context, { input });
     },
   }),

@@ -27,8 +27,17 @@ export const teamRoutes: RestRoute[] = [
     doc: {
       summary: 'Change the calling team’s settings',
       description:
-        'The sections and keys given replace the stored ones; the others stay. `embedding.frameOrigins`: the origins whose pages may frame this team’s signing URLs (`null`: `SIGNING_FRAME_ANCESTORS` decides). Recorded as `team.settings_updated`.',
-      body: { schema: teamSettingsPatch, example: { embedding: { frameOrigins: ['https://app.example.com'] } } },
+        'The keys and sections given replace the stored ones; the others stay; `null` clears one. `displayName`: the From name and subject of the team’s mails and the signing page’s sender. `replyTo`: the mails’ Reply-To. `notifications`: `emails` (at most 10) get the `events` asked for (completed, declined, voided, expired, delivery_failed, bulk_send_completed — the last fires once bulk send exists; `null`: every event) in `locale` (en-US, tr-TR). `branding`: `logo` as `{ "data": "<base64 PNG or JPEG>" }` (at most 256 KiB and 1024×1024 pixels, checked by content; answered as its stored form with the URL the service serves it at), `accentColor` (#rrggbb), `footer` (plain text, at most 500 characters). `embedding.frameOrigins`: the origins whose pages may frame this team’s signing URLs (`null`: `SIGNING_FRAME_ANCESTORS` decides). Every problem is one `Request.Invalid` issue. Recorded as `team.settings_updated`.',
+      body: {
+        schema: teamSettingsPatch,
+        example: {
+          displayName: 'Acme Legal',
+          replyTo: 'legal@acme.example',
+          notifications: { emails: ['contracts@acme.example'], events: ['completed', 'declined', 'delivery_failed'], locale: 'en-US' },
+          branding: { accentColor: '#0b5cad', footer: 'Acme Legal, 1 Main St' },
+          embedding: { frameOrigins: ['https://app.example.com'] },
+        },
+      },
     },
     async handler({ request, context }) {
       return { settings: await updateTeamSettings(context, { input: await readJsonObject(request) }) };

@@ -16,7 +16,8 @@ export function renderMessage(screen) {
     finalized: [t.finalizedTitle, t.finalizedText],
     voided: [t.voidedTitle, t.voidedText],
     expired: [t.expiredTitle, t.expiredText],
-    declined: [t.declinedTitle, t.declinedText],
+    // Says what happened: a mail to the sender only when its team settings ask for one.
+    declined: [t.declinedTitle, session?.sender?.declineNotified ? t.declinedText : t.declinedTextNoMail],
     delegated: [t.delegatedTitle, t.delegatedText],
     'not-your-turn': [t.notYourTurnTitle, t.notYourTurnText],
     invalid: [t.invalidTitle, t.invalidText],

@@ -124,7 +124,7 @@ function openDecline() {
   const reason = el('textarea', { id: 'decline-reason', rows: 3, maxlength: 500, required: true });
   /** @type {DialogHandle} */
   let handle;
-  handle = openDialog(t.declineTitle, el('div', {}, el('p', {}, t.declineText), el('label', { for: 'decline-reason' }, t.reason), reason), [
+  handle = openDialog(t.declineTitle, el('div', {}, el('p', {}, state.session?.sender?.declineNotified ? t.declineText : t.declineTextNoMail), el('label', { for: 'decline-reason' }, t.reason), reason), [
     cancelButton(() => handle),
     el(
       'button',
