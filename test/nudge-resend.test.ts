@@ -24,7 +24,7 @@ afterAll(async () => {
 const deliver = () => mainWorkerFor(app, team.teamId).drain();
 const reminders = (address: string) => smtp.to(address).filter((entry) => /^Reminder/.test(entry.mail.subject ?? ''));
 
-async function sentEnvelope(prefix: string) {
+async function sentEnvelope(prefix: string, options: { deliver?: boolean } = {}) {
   const built = await buildEnvelope(app, team.apiKey, {
     name: `Nudged ${prefix}`,
     recipients: [
@@ -35,7 +35,7 @@ async function sentEnvelope(prefix: string) {
     ],
   });
   expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
-  await deliver();
+  if (options.deliver !== false) await deliver();
   return built;
 }
 
@@ -104,6 +104,7 @@ describe('resend', () => {
     expect((await signingClient(app, oldToken)(SESSION_QUERY)).errors?.[0]?.extensions?.code).toBe('Signing.InvalidToken');
     const fixed = smtp.to('rs-fixed@example.com');
     expect(fixed).toHaveLength(1);
+    expect(fixed[0]!.mail.subject).toBe('Please sign: Nudged rs');
     expect(smtp.to('rs-first@example.com')).toHaveLength(1);
     const session = await signingClient(app, signingLinkIn(fixed[0]!)!.token)(SESSION_QUERY);
     expect(session.data.signingSession.recipient.id).toBe(built.recipients.first);
@@ -146,5 +147,15 @@ describe('resend', () => {
     expect((await signingClient(app, signingLinkIn(smtp.to('gs-a@example.com')[0]!)!.token)(SESSION_QUERY)).errors).toBeUndefined();
     const embedded = await gql(mutation, { e: built.envelopeId, r: built.recipients.embedded });
     expect(embedded.errors?.[0]?.extensions?.code).toBe('Signing.EmbeddedAgent');
+  });
+
+  it('an invitation still queued for the mistyped address is never mailed once corrected', async () => {
+    const built = await sentEnvelope('rq', { deliver: false });
+    const answer = await restClient(app, team.apiKey).post(`/envelopes/${built.envelopeId}/recipients/${built.recipients.first}/resend`, { email: 'rq-fixed@example.com' });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    await deliver();
+    expect(smtp.to('rq-first@example.com')).toHaveLength(0);
+    expect(smtp.to('rq-fixed@example.com')).toHaveLength(1);
+    expect(smtp.to('rq-a@example.com')).toHaveLength(1);
   });
 });

@@ -159,7 +159,7 @@ export async function resendInvitation(context: ServiceContext, options: { envel
     );
     const workflow = apiKeyWorkflow(context, { em, caller, envelopeId: envelope.id, now });
     await recordEvent(workflow, 'invitation.resent', { recipientId: recipient.id, agentId: agent.id, revokedTokenIds: revoked.map((row) => row.id), ...(corrected ? { changed } : {}) });
-    const [queued] = await inviteRecipient(workflow, recipient, { agent });
+    const [queued] = await inviteRecipient(workflow, recipient, { agent, resend: true });
     return { recipientId: recipient.id, agentId: agent.id, channel: queued?.channel ?? 'none', revokedLinks: revoked.length };
   });
 }

@@ -106,7 +106,7 @@ export type QueuedMessage = { recipientId: string; agentId: string; personIndex:
 export async function inviteRecipient(
   workflow: Workflow,
   recipient: Recipient,
-  options: { onBehalfOf?: Recipient; reminderWindow?: string; delegatedBy?: string | null; agent?: Agent } = {},
+  options: { onBehalfOf?: Recipient; reminderWindow?: string; delegatedBy?: string | null; agent?: Agent; resend?: boolean } = {},
 ): Promise<QueuedMessage[]> {
   // A resend names one agent of the role; every other path invites all of its live agents.
   const agents = options.agent ? [options.agent] : await workflow.em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
@@ -130,9 +130,12 @@ export async function inviteRecipient(
             envelopeId: workflow.envelopeId,
             envelopeName: envelope.name,
             // The first invitations go out with the send; later ones tell the person it is their turn.
+            // A resend says what the first one said: "everyone before you has signed" may be untrue.
             kind: reminder
               ? 'reminder'
-              : options.delegatedBy !== undefined
+              : options.resend
+                ? 'invitation'
+                : options.delegatedBy !== undefined
                 ? 'delegated'
                 : envelope.sentAt && envelope.sentAt.getTime() < workflow.now.getTime()
                   ? 'your_turn'
