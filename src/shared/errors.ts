@@ -209,6 +209,8 @@ const statusByName: Record<string, number> = {
   'Signing.PhoneMessageCapReached': 429,
   'Signing.FrameOriginNotAllowed': 400,
   'Signing.SessionExpired': 401,
+  'Envelope.RemindTooSoon': 429,
+  'Signing.EmbeddedAgent': 409,
   'Server.Internal': 500,
   'Server.Unavailable': 503,
   'Subscription.Unavailable': 503,

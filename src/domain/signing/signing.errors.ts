@@ -225,3 +225,31 @@ export class SigningSessionExpiredError extends DomainError {
     super('Signing.SessionExpired', 'This signing session has ended; ask for a new signing URL.', { expiresAt: expiresAt.toISOString() });
   }
 }
+
+/**
+ * `Envelope.RemindTooSoon`: the envelope's people were reminded (or this agent's invitation was
+ * sent again) less than `REMIND_INTERVAL_MINUTES` ago; `context.retryAfterSeconds` (also the
+ * `Retry-After` header) says when the next one may go. Nothing was sent.
+ */
+export class EnvelopeRemindTooSoonError extends DomainError {
+  constructor(envelopeId: string, retryAfterSeconds: number, what: 'remind' | 'resend') {
+    super('Envelope.RemindTooSoon', `The ${what === 'remind' ? 'reminder' : 'invitation'} went out a short while ago; another can be sent in ${retryAfterSeconds} s. Nothing was sent.`, {
+      envelopeId,
+      retryAfterSeconds,
+    });
+  }
+}
+
+/**
+ * `Signing.EmbeddedAgent`: an invitation was asked to be sent again to a person who signs inside
+ * the integrator's application (`info.embedded`): we never mail or text such a person; ask for a
+ * signing URL instead. Nothing changed.
+ */
+export class SigningEmbeddedAgentError extends DomainError {
+  constructor(recipientId: string, agentId: string) {
+    super('Signing.EmbeddedAgent', 'This person signs embedded (info.embedded): no invitation is ever mailed or texted to them; create a signing URL instead. Nothing changed.', {
+      recipientId,
+      agentId,
+    });
+  }
+}

@@ -102,9 +102,17 @@ export function signingLink(publicUrl: string, token: string): string {
  * outbox in this same transaction (nothing is sent for a change that rolls back, nothing lost
  * for one that commits). The link sits under `secret` so the deliverer can drop it once sent.
  */
-export async function inviteRecipient(workflow: Workflow, recipient: Recipient, options: { onBehalfOf?: Recipient; reminderWindow?: string; delegatedBy?: string | null } = {}) {
-  const agents = await workflow.em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
+export type QueuedMessage = { recipientId: string; agentId: string; personIndex: number; channel: MessageChannel };
+
+export async function inviteRecipient(
+  workflow: Workflow,
+  recipient: Recipient,
+  options: { onBehalfOf?: Recipient; reminderWindow?: string; delegatedBy?: string | null; agent?: Agent; resend?: boolean } = {},
+): Promise<QueuedMessage[]> {
+  // A resend names one agent of the role; every other path invites all of its live agents.
+  const agents = options.agent ? [options.agent] : await workflow.em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
   const envelope = await workflow.em.findOneOrFail(Envelope, { id: workflow.envelopeId });
+  const queued: QueuedMessage[] = [];
   for (const agent of agents) {
     for (const [personIndex, person] of peopleOf(agent).entries()) {
       // An embedded person signs in the integrator's application, through a signing URL the
@@ -123,9 +131,12 @@ export async function inviteRecipient(workflow: Workflow, recipient: Recipient, 
             envelopeId: workflow.envelopeId,
             envelopeName: envelope.name,
             // The first invitations go out with the send; later ones tell the person it is their turn.
+            // A resend says what the first one said: "everyone before you has signed" may be untrue.
             kind: reminder
               ? 'reminder'
-              : options.delegatedBy !== undefined
+              : options.resend
+                ? 'invitation'
+                : options.delegatedBy !== undefined
                 ? 'delegated'
                 : envelope.sentAt && envelope.sentAt.getTime() < workflow.now.getTime()
                   ? 'your_turn'
@@ -147,8 +158,10 @@ export async function inviteRecipient(workflow: Workflow, recipient: Recipient, 
         { now: workflow.now, dedupeKey: reminder ? `reminder:${recipient.id}:${reminder}:${agent.id}:${personIndex}` : null },
       );
       if (!reminder) await recordEvent(workflow, 'invitation.queued', { recipientId: recipient.id, agentId: agent.id, personIndex, tokenId: entity.id, channel });
+      queued.push({ recipientId: recipient.id, agentId: agent.id, personIndex, channel });
     }
   }
+  return queued;
 }
 
 async function activate(workflow: Workflow, recipient: Recipient, recipients: Recipient[]) {

@@ -1,6 +1,7 @@
 import type { DocumentData } from '../../domain/owner/owner.read.ts';
 import { readEnvelope } from '../../domain/envelope/envelope.read.ts';
 import { advanceSandboxClock, voidEnvelope } from '../../domain/signing/closing.service.ts';
+import { remindEnvelope, resendInvitation, type RemindedData, type ResentData } from '../../domain/signing/nudge.service.ts';
 import { sendEnvelope } from '../../domain/signing/send.service.ts';
 import { createSigningUrl, type SigningUrlData } from '../../domain/signing/signing-url.service.ts';
 import type { SigningRoleData, SigningSessionData } from '../../domain/signing/signing.read.ts';
@@ -14,6 +15,15 @@ import { PageType } from './document.ts';
 import { EnvelopeStatusEnum, EnvelopeType } from './envelope.ts';
 import { FieldType } from './field.ts';
 import { LocaleEnum } from './recipient.ts';
+
+const RemindedType = builder.objectRef<RemindedData>('Reminded').implement({
+  description: 'One person reminded: the recipient, the agent and how it was reached.',
+  fields: (t) => ({
+    recipientId: t.exposeID('recipientId'),
+    agentId: t.exposeID('agentId'),
+    channel: t.exposeString('channel', { description: 'email, sms, whatsapp (none: the person has no address).' }),
+  }),
+});
 
 // The sender's side of the workflow: send and void (REST: PUT /send, POST /void).
 builder.mutationFields((t) => ({
@@ -62,6 +72,44 @@ builder.mutationFields((t) => ({
         envelopeId: String(args.envelopeId),
         recipientId: String(args.recipientId),
         input: withoutNulls({ agentId: args.agentId == null ? null : String(args.agentId), returnUrl: args.returnUrl, frameOrigin: args.frameOrigin, locale: args.locale }),
+      }),
+  }),
+  remindEnvelope: t.field({
+    type: builder.objectRef<{ reminded: RemindedData[] }>('RemindResult').implement({
+      description: 'Who was reminded.',
+      fields: (f) => ({ reminded: f.field({ type: [RemindedType], resolve: (result) => result.reminded }) }),
+    }),
+    nullable: true,
+    description:
+      'Reminds now every person whose turn it is and who has not completed (REST: POST /envelopes/{id}/remind); embedded people are skipped. At most once an hour per envelope (Envelope.RemindTooSoon with context.retryAfterSeconds).',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) => remindEnvelope(context, { envelopeId: String(args.id) }),
+  }),
+  resendInvitation: t.field({
+    type: builder.objectRef<ResentData>('ResentInvitation').implement({
+      description: 'The invitation sent again.',
+      fields: (f) => ({
+        recipientId: f.exposeID('recipientId'),
+        agentId: f.exposeID('agentId'),
+        channel: f.exposeString('channel', { description: 'email, sms, whatsapp (none: the person has no address).' }),
+        revokedLinks: f.exposeInt('revokedLinks', { description: 'How many earlier links died.' }),
+      }),
+    }),
+    nullable: true,
+    description:
+      'Sends an agent’s invitation again (REST: POST /envelopes/{id}/recipients/{rid}/resend), optionally to a corrected email or phone: the old links die (Signing.InvalidToken), a new one is sent. Signing.EmbeddedAgent for an embedded person; Envelope.RemindTooSoon for the same address within an hour.',
+    args: {
+      envelopeId: t.arg.id({ required: true }),
+      recipientId: t.arg.id({ required: true }),
+      agentId: t.arg.id({ required: false }),
+      email: t.arg.string({ required: false }),
+      phone: t.arg.string({ required: false, description: 'E.164, e.g. +905551234567.' }),
+    },
+    resolve: (_root, args, context) =>
+      resendInvitation(context, {
+        envelopeId: String(args.envelopeId),
+        recipientId: String(args.recipientId),
+        input: withoutNulls({ agentId: args.agentId == null ? null : String(args.agentId), email: args.email, phone: args.phone }),
       }),
   }),
   advanceSandboxClock: t.field({

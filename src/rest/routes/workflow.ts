@@ -1,4 +1,5 @@
 import { advanceInput, advanceSandboxClock, voidEnvelope, voidInput } from '../../domain/signing/closing.service.ts';
+import { remindEnvelope, resendInput, resendInvitation } from '../../domain/signing/nudge.service.ts';
 import { sendEnvelope } from '../../domain/signing/send.service.ts';
 import { createSigningUrl, signingUrlInput } from '../../domain/signing/signing-url.service.ts';
 import { readJsonObject } from '../../http/body.ts';
@@ -38,6 +39,36 @@ export const workflowRoutes: RestRoute[] = [
     },
     async handler({ request, params, context }) {
       return createSigningUrl(context, { envelopeId: params.envelopeId, recipientId: params.recipientId, input: await readJsonObject(request) });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/envelopes/:envelopeId/remind',
+    doc: {
+      summary: 'Remind everyone whose turn it is, now',
+      description:
+        'Every person whose turn it is and who has not completed (signers, delegators, hosts; not embedded people, who are never mailed) is sent a reminder with a fresh link. ' +
+        'At most once an hour per envelope (`Envelope.RemindTooSoon`, `Retry-After`). Answers who was reminded, by which channel. Recorded as `reminder.requested`.',
+      errors: ['Envelope.NotSent', 'Envelope.Closed', 'Envelope.Busy', 'Envelope.RemindTooSoon'],
+    },
+    async handler({ params, context }) {
+      return remindEnvelope(context, { envelopeId: params.envelopeId });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/envelopes/:envelopeId/recipients/:recipientId/resend',
+    doc: {
+      summary: 'Send an invitation again, optionally to a corrected address',
+      description:
+        'For the agent named (default: the role’s first) of a recipient whose turn it is: its invitation links die (they answer `Signing.InvalidToken`) and a new link is sent. ' +
+        '`email` / `phone` correct the person’s address on this envelope (not the contact it came from). ' +
+        'The same address again at most once an hour per agent (`Envelope.RemindTooSoon`); a corrected address at any time. Embedded people are refused (`Signing.EmbeddedAgent`). Recorded as `invitation.resent` and `invitation.queued`.',
+      body: { schema: resendInput, example: { email: 'tom.tenant@example.com' }, required: false },
+      errors: ['Envelope.NotSent', 'Envelope.Closed', 'Envelope.Busy', 'Envelope.RemindTooSoon', 'Signing.NotYourTurn', 'Signing.RecipientCompleted', 'Signing.EmbeddedAgent'],
+    },
+    async handler({ request, params, context }) {
+      return resendInvitation(context, { envelopeId: params.envelopeId, recipientId: params.recipientId, input: await readJsonObject(request) });
     },
   },
   {
