@@ -235,7 +235,7 @@ describe('one SQL statement per read, however deep', () => {
     const graphql = graphqlClient(app, team.apiKey);
     let result: any;
     const statements = await statementsFor(
-      async () => (result = await graphql('{ envelopes(first: 20, q: "envelope", status: [draft]) { nodes { id progress { recipients completed pending waitingFor { recipientId roleName names } } } } }')),
+      async () => (result = await graphql('{ envelopes(first: 20, q: "envelope", statuses: [draft]) { nodes { id progress { recipients completed pending waitingFor { recipientId roleName names } } } } }')),
     );
     expect(result.errors).toBeUndefined();
     expect(result.data.envelopes.nodes).toHaveLength(20);
