@@ -56,9 +56,9 @@ async function sentEnvelope(recipients: RecipientSpec[]) {
   return built;
 }
 
-async function openLink(page: Page, token: string) {
+async function openLink(page: Page, token: string, status = 200) {
   const response = await page.goto(`${app.url}/sign/${token}`);
-  expect(response?.status()).toBe(200);
+  expect(response?.status()).toBe(status);
   return response!;
 }
 
@@ -192,12 +192,11 @@ describe('the signing page', () => {
     for (let index = 1; index < boxes.length; index += 1) expect(boxes[index].rect.top).toBeGreaterThanOrEqual(boxes[index - 1].rect.bottom - 0.5);
     await screenshots(page, 'signing-empty');
 
-    // Next field takes the signer to the first required field without a value.
+    // Next field takes the signer to the first required field without a value, and opens its editor.
     await page.click('#next-field');
-    await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.field)).toBe('postcode');
+    await page.locator('dialog #field-input').waitFor();
 
     // Text: the pattern is checked before sending.
-    await page.click('[data-field="postcode"]');
     await page.fill('#field-input', 'abc');
     await page.click('dialog .primary');
     await expect.poll(() => page.locator('dialog .error').innerText()).toBe(STRINGS['en-US'].patternMismatch);
@@ -236,7 +235,7 @@ describe('the signing page', () => {
     await page.locator('dialog').waitFor({ state: 'detached' });
     // A long typed name fits its box on a phone: scaled down, nothing cut off.
     const typedFit = async () =>
-      page.locator('[data-field="typed"]').evaluate((box) => {
+      page.locator('[data-box="typed"]').evaluate((box) => {
         const text = box.querySelector('.typed') as HTMLElement;
         const style = getComputedStyle(box);
         return {
@@ -379,7 +378,7 @@ describe('the signing page', () => {
     for (const guest of ['guest-one', 'guest-two']) {
       await page.click(`[data-hosted="${built.recipients[guest]}"]`);
       await waitForScreen(page, 'signing');
-      await expect.poll(() => page.locator('.signer').innerText()).toBe(STRINGS['en-US'].signingAs(guest));
+      await expect.poll(() => page.locator('.signer').innerText()).toBe(STRINGS['en-US'].signingAs(`Person ${guest}`));
       await page.click(`[data-field="${guest}-signature"]`);
       await page.click('[role="tab"][data-mode="type"]');
       await page.fill('#typed-signature', `Guest ${guest}`);
@@ -423,7 +422,8 @@ describe('the signing page', () => {
     await screenshots(page, 'delegated');
     const invitations = await invitationsOf(app, built.envelopeId);
     expect(invitations.at(-1)!.to).toEqual(expect.objectContaining({ name: 'Zeynep Çelik', email: 'zeynep@example.com' }));
-    await openLink(page, token);
+    // The old link no longer works: 410 (issue 24), and the page says so.
+    await openLink(page, token, 410);
     await waitForScreen(page, 'invalid');
     await openLink(page, invitations.at(-1)!.token);
     await waitForScreen(page, 'signing');
@@ -545,7 +545,8 @@ describe('the signing page', () => {
     expect((await restClient(app, team.apiKey).put(`/envelopes/${expiring.envelopeId}/send`)).status).toBe(200);
     const expiringToken = await tokenFor(app, expiring.envelopeId, expiring.recipients.eda);
     app.dependencies.clock.advance(2 * 24 * 3600);
-    await openLink(page, expiringToken);
+    // A dead link answers 410 (issue 24), and its page still shows which screen it is.
+    await openLink(page, expiringToken, 410);
     await waitForScreen(page, 'expired');
     await expect.poll(() => page.locator('h1').innerText()).toBe(STRINGS['tr-TR'].expiredTitle);
     await screenshots(page, 'expired');

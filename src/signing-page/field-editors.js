@@ -67,7 +67,9 @@ function openTextEditor(field, save, title, returnFocus) {
       if (config.pattern && !new RegExp(`^(?:${config.pattern})$`, 'u').test(text)) throw new Error(t.patternMismatch);
       await save({ text });
     });
-  handle = openDialog(title, el('div', {}, el('label', { for: 'field-input' }, title), input), [cancelButton(() => handle), el('button', { type: 'button', class: 'primary', onclick: submit }, state.t.save)], returnFocus);
+  // The dialog's title names the field; the input is labelled by it rather than by a second copy of it.
+  input.setAttribute('aria-labelledby', 'dialog-title');
+  handle = openDialog(title, el('div', {}, input), [cancelButton(() => handle), el('button', { type: 'button', class: 'primary', onclick: submit }, state.t.save)], returnFocus);
   input.addEventListener('keydown', (event) => {
     if (/** @type {KeyboardEvent} */ (event).key === 'Enter' && !config.multiline) submit();
   });
@@ -84,8 +86,8 @@ function openTextEditor(field, save, title, returnFocus) {
 function openRadioEditor(field, save, title, returnFocus) {
   const group = el(
     'fieldset',
-    { class: 'choices' },
-    el('legend', {}, title),
+    // Named by the dialog's title, not by a legend repeating it.
+    { class: 'choices', 'aria-labelledby': 'dialog-title' },
     (field.config.options ?? []).map((option, index) =>
       el('label', { class: 'choice' }, el('input', { type: 'radio', name: 'field-radio', value: option.value, id: `option-${index}`, checked: field.value?.selected === option.value }), option.label),
     ),

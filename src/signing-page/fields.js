@@ -43,20 +43,30 @@ export function renderFields() {
   for (const overlays of app.querySelectorAll('.overlays')) overlays.replaceChildren();
   const pages = new Map([.../** @type {NodeListOf<HTMLElement>} */ (app.querySelectorAll('.page'))].map((sheet) => [`${sheet.dataset.document}:${sheet.dataset.page}`, sheet]));
   const sizes = new Map(session.documents.flatMap((document) => document.pages.map((page) => [`${document.id}:${page.index}`, page])));
+  /**
+   * @param {import('./types.js').FieldView} view
+   * @param {string} color
+   * @param {() => HTMLElement} make
+   */
+  const place = (view, color, make) => {
+    const key = `${view.documentId}:${view.page}`;
+    const sheet = pages.get(key);
+    const size = sizes.get(key);
+    if (!sheet || !size) return;
+    const box = make();
+    box.style.left = `${(view.location.x / size.width) * 100}%`;
+    box.style.top = `${(view.location.y / size.height) * 100}%`;
+    box.style.width = `${(view.size.width / size.width) * 100}%`;
+    box.style.height = `${(view.size.height / size.height) * 100}%`;
+    box.style.setProperty('--field-color', color);
+    /** @type {HTMLElement} */ (sheet.querySelector('.overlays')).append(box);
+  };
+  // Earlier signers' fields first, so this signer's controls lie above them where boxes meet.
+  for (const completed of session.completedFields ?? []) {
+    for (const view of completed.field.views) place(view, completed.color, () => completedFieldElement(completed));
+  }
   for (const field of fieldsInOrder()) {
-    for (const view of field.views) {
-      const key = `${view.documentId}:${view.page}`;
-      const sheet = pages.get(key);
-      const size = sizes.get(key);
-      if (!sheet || !size) continue;
-      const box = fieldElement(field);
-      box.style.left = `${(view.location.x / size.width) * 100}%`;
-      box.style.top = `${(view.location.y / size.height) * 100}%`;
-      box.style.width = `${(view.size.width / size.width) * 100}%`;
-      box.style.height = `${(view.size.height / size.height) * 100}%`;
-      box.style.setProperty('--field-color', session.recipient.color);
-      /** @type {HTMLElement} */ (sheet.querySelector('.overlays')).append(box);
-    }
+    for (const view of field.views) place(view, session.recipient.color, () => fieldElement(field));
   }
   fitTypedSignatures();
 }
@@ -123,29 +133,39 @@ function fieldElement(field) {
   // The accessible name starts with what the box shows (WCAG 2.5.3, label in name), then says which field it is.
   const shown = (valuePreview(field).textContent ?? '').trim();
   const label = `${shown ? `${shown} – ` : ''}${fieldName(field)}${field.required ? ` (${t.required})` : ''}${field.readonly ? ` (${t.readonly})` : ''}`;
-  if (field.readonly) return el('div', { class: classes, 'data-field': field.identifier, role: 'note', 'aria-label': label, title: label }, valuePreview(field));
-  if (field.type === 'checkbox') {
-    return el(
-      'button',
-      {
-        type: 'button',
-        class: classes,
-        role: 'checkbox',
-        'aria-checked': String(field.value?.checked === true),
-        'aria-label': label,
-        title: label,
-        'data-field': field.identifier,
-        onclick: () => save(field, { checked: !(field.value?.checked === true) }),
-      },
-      valuePreview(field),
-      field.required ? el('span', { class: 'marker', 'aria-hidden': 'true' }, '*') : null,
-    );
-  }
+  const preview = el('span', { class: 'field-value' }, valuePreview(field));
+  if (field.readonly) return el('div', { class: classes, 'data-field': field.identifier, 'data-box': field.identifier, role: 'note', 'aria-label': label, title: label }, preview);
+  // The drawn box keeps the field's size on the page; the control inside it reaches at least
+  // 44×44 CSS pixels around it (sign.css), so a small box is still a finger's target on a phone.
+  const control =
+    field.type === 'checkbox'
+      ? el('button', {
+          type: 'button',
+          class: 'field-control',
+          role: 'checkbox',
+          'aria-checked': String(field.value?.checked === true),
+          'aria-label': label,
+          title: label,
+          'data-field': field.identifier,
+          onclick: () => save(field, { checked: !(field.value?.checked === true) }),
+        })
+      : el('button', { type: 'button', class: 'field-control', 'aria-label': label, title: label, 'data-field': field.identifier, onclick: () => openEditor(field, (value) => save(field, value)) });
+  return el('div', { class: classes, 'data-box': field.identifier }, preview, field.required ? el('span', { class: 'marker', 'aria-hidden': 'true' }, '*') : null, control);
+}
+
+/**
+ * An earlier signer's completed field: shown over its box in that signer's colour, read only
+ * (no control: it is not this signer's to change).
+ * @param {import('./types.js').CompletedField} field
+ * @returns {HTMLElement}
+ */
+function completedFieldElement(field) {
+  const shown = (valuePreview(field.field).textContent ?? '').trim();
+  const label = `${shown ? `${shown} – ` : ''}${state.t.signedBy(field.signerName)}`;
   return el(
-    'button',
-    { type: 'button', class: classes, 'aria-label': label, title: label, 'data-field': field.identifier, onclick: () => openEditor(field, (value) => save(field, value)) },
-    valuePreview(field),
-    field.required ? el('span', { class: 'marker', 'aria-hidden': 'true' }, '*') : null,
+    'div',
+    { class: `field field-${field.field.type} filled readonly earlier`, 'data-earlier-field': field.field.identifier, role: 'note', 'aria-label': label, title: label },
+    el('span', { class: 'field-value' }, valuePreview(field.field)),
   );
 }
 
@@ -154,9 +174,12 @@ export function goToNextField() {
   const open = fieldsInOrder().filter((field) => !field.readonly);
   const next = open.find((field) => field.required && field.value === null) ?? open.find((field) => field.value === null) ?? open[0];
   if (!next) return;
-  const box = fieldBox(next.identifier);
-  box?.scrollIntoView({ block: 'center', behavior: 'smooth' });
-  box?.focus({ preventScroll: true });
+  const control = /** @type {HTMLElement | null} */ (fieldBox(next.identifier));
+  control?.scrollIntoView({ block: 'center', behavior: 'instant' });
+  control?.focus({ preventScroll: true });
+  // On a phone scrolling alone leaves the signer to find and tap a small box: the field's editor
+  // opens at once (a checkbox is its own editor, and a tap there would tick it, so it only gets focus).
+  if (next.type !== 'checkbox') openEditor(next, (value) => save(next, value));
 }
 
 /**

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import type { Plugin } from 'graphql-yoga';
 import { createRequestContext, openRequestContext, type ServingDependencies } from '../context.ts';
 import { consumeForRequest, rateLimitHeaders } from '../http/rate-limit.ts';
-import { openSigningDocument } from '../domain/signing/signing.service.ts';
+import { openSigningDocument, signingLinkState, type SigningLinkState } from '../domain/signing/signing.service.ts';
 import { openSigningUrl, type OpenedSigningUrl } from '../domain/signing/signing-url.service.ts';
 import { escapeHtml } from '../shared/html.ts';
 import { isTeamLogo } from '../domain/team/team-settings.ts';
@@ -143,6 +143,57 @@ function stringsOf(locale: string | null) {
 }
 
 /**
+ * The page's language from `Accept-Language` when the person's is not known (an unknown link
+ * names nobody): the first of en-US and tr-TR by preference (q), matched by the full tag or its
+ * language alone; en-US when none matches.
+ */
+export function localeFromAcceptLanguage(header: string | null): 'en-US' | 'tr-TR' {
+  const ranked = (header ?? '')
+    .split(',')
+    .map((part, index) => {
+      const [tag = '', ...parameters] = part.trim().split(';');
+      const q = parameters.map((parameter) => /^\s*q=([0-9.]+)\s*$/i.exec(parameter)).find(Boolean);
+      return { tag: tag.trim().toLowerCase(), q: q ? Number(q[1]) : 1, index };
+    })
+    .filter((entry) => entry.tag !== '' && entry.q > 0)
+    .sort((a, b) => b.q - a.q || a.index - b.index);
+  for (const { tag } of ranked) {
+    if (tag === 'tr' || tag.startsWith('tr-')) return 'tr-TR';
+    if (tag === 'en' || tag.startsWith('en-')) return 'en-US';
+  }
+  return 'en-US';
+}
+
+/** The person's language where the link names one the page speaks, else the browser's. */
+function pageLocale(known: string | null, request: Request): 'en-US' | 'tr-TR' {
+  return known === 'tr-TR' || known === 'en-US' ? known : localeFromAcceptLanguage(request.headers.get('accept-language'));
+}
+
+/**
+ * The answer to opening an invitation link (`sgn_`, issue 24). Unknown: 404 with the "link does
+ * not work" page, whose script shows that at once. Gone (revoked, its envelope closed, expired):
+ * 410 with its message rendered here (readable without the script) and the page's script, which
+ * still reads the dead link's session to show its own screen: a finalized envelope's page offers
+ * the final copy (signingFinalCopy takes the dead token), a delegated one says so. Open: the page.
+ */
+function invitationLinkPage(state: SigningLinkState, request: Request, policy: string): { status: number; body: string; policy: string } {
+  if (state.kind === 'open') return { status: 200, body: PAGE, policy };
+  const locale = pageLocale(state.kind === 'unknown' ? null : state.locale, request);
+  const t = stringsOf(locale);
+  if (state.kind === 'unknown') return { status: 404, policy, body: pageHtml({ lang: locale, message: { title: t.invalidTitle, text: t.invalidText }, meta: { link: 'unknown', locale } }) };
+  const status = state.kind === 'closed' ? state.status : null;
+  const message =
+    state.kind === 'revoked'
+      ? { title: t.invalidTitle, text: t.invalidText }
+      : state.kind === 'expired' || status === 'expired'
+        ? { title: t.expiredTitle, text: t.expiredText }
+        : status === 'finalized'
+          ? { title: t.finalizedTitle, text: t.finalizedText }
+          : { title: t.voidedTitle, text: t.voidedText };
+  return { status: 410, policy, body: pageHtml({ lang: locale, message, meta: { locale } }) };
+}
+
+/**
  * The answer to opening a one-use signing URL (embedded signing, issue 21). Opened now: the page
  * with its session credential inside (a meta element the script reads and removes; never in a
  * URL), 200. Opened before: 410 with the "link used" message, and the page's script, which resumes
@@ -150,7 +201,7 @@ function stringsOf(locale: string | null) {
  * The page's `frame-ancestors` is the URL's frame origin alone when it has one, else the policy
  * of every other signing page.
  */
-function signingUrlPage(opened: OpenedSigningUrl, defaultPolicy: string): { status: number; body: string; policy: string } {
+function signingUrlPage(opened: OpenedSigningUrl, defaultPolicy: string, locale: 'en-US' | 'tr-TR'): { status: number; body: string; policy: string } {
   const framing = (frameOrigin: string | null) => (frameOrigin ? signingPagePolicy([frameOrigin]) : defaultPolicy);
   switch (opened.kind) {
     case 'opened':
@@ -176,8 +227,8 @@ function signingUrlPage(opened: OpenedSigningUrl, defaultPolicy: string): { stat
       return { status: 410, policy: framing(opened.frameOrigin), body: pageHtml({ lang: opened.locale ?? 'en-US', message: { title: t.linkExpiredTitle, text: t.linkExpiredText }, meta: { link: 'expired', locale: opened.locale } }) };
     }
     case 'unknown': {
-      const t = stringsOf(null);
-      return { status: 404, policy: defaultPolicy, body: pageHtml({ message: { title: t.invalidTitle, text: t.invalidText }, meta: { link: 'unknown' } }) };
+      const t = stringsOf(locale);
+      return { status: 404, policy: defaultPolicy, body: pageHtml({ lang: locale, message: { title: t.invalidTitle, text: t.invalidText }, meta: { link: 'unknown', locale } }) };
     }
   }
 }
@@ -243,16 +294,24 @@ export function signingPagePlugins(dependencies: ServingDependencies, requestMet
         // without a key, like every anonymous request, and is refused past it before any work.
         const decision = dependencies.rateLimiter ? await consumeForRequest(dependencies.rateLimiter, context) : undefined;
         if (decision && !decision.allowed) {
-          const t = stringsOf(null);
+          const t = stringsOf(pageLocale(null, request));
           const refused = answer(fetchAPI, request, { status: 429, body: pageHtml({ message: { title: t.errors['Request.RateLimited'], text: '' } }), policy });
           for (const [name, value] of Object.entries(rateLimitHeaders(decision))) refused.headers.set(name, value);
           endResponse(refused);
           return;
         }
-        endResponse(answer(fetchAPI, request, signingUrlPage(await openSigningUrl(context, token), policy)));
+        endResponse(answer(fetchAPI, request, signingUrlPage(await openSigningUrl(context, token), policy, pageLocale(null, request))));
         return;
       }
-      endResponse(answer(fetchAPI, request, { status: 200, body: PAGE, policy }));
+      // An invitation link: 404 or 410 for a link that names nobody or no longer works (a read, no change).
+      if (token.startsWith('sgn_')) {
+        const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
+        const context = createRequestContext(dependencies, { headers: request.headers, metadata });
+        endResponse(answer(fetchAPI, request, invitationLinkPage(await signingLinkState(context, token), request, policy)));
+        return;
+      }
+      // Not a token this service makes: nobody's link.
+      endResponse(answer(fetchAPI, request, invitationLinkPage({ kind: 'unknown' }, request, policy)));
     },
   };
   return [page, embedScriptPlugin(), brandingLogoPlugin(dependencies, requestMetadataOf), staticAssetsPlugin({ prefix: SIGNING_ASSET_PATH, directory: '/', assets: ASSETS }), signingDocumentPlugin(dependencies, requestMetadataOf)];

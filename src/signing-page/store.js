@@ -77,7 +77,7 @@ export const state = {
   linkGone: embedded.gone,
   /** Embedded signing: the origin of the page that frames this one (messages go there only), where to go when done, the language asked for. */
   embedding: { frameOrigin: meta('frame-origin'), returnUrl: meta('return-url'), locale: meta('locale') },
-  /** While an in-person signer signs on the host's device: that signer's role name. */
+  /** While an in-person signer signs on the host's device: that signer's name (the role's when nobody is named). */
   hostedSigner: /** @type {string | null} */ (null),
   /** The session last read or answered by the service (null until the first read). */
   session: /** @type {Session | null} */ (null),

@@ -79,6 +79,8 @@ const EN_US = {
   errorText: 'Try again in a moment.',
   retry: 'Try again',
   readonly: 'Filled in by the sender',
+  signedBy: (/** @type {string} */ name) => `Filled in by ${name}`,
+  personInRole: (/** @type {string} */ person, /** @type {string} */ role) => `${person} (${role})`,
   accept: 'Accept',
   declineChoice: 'Decline',
   // The one-time code step (a person with a phone confirms it is them before signing).
@@ -208,6 +210,8 @@ const TR_TR = {
   errorText: 'Biraz sonra yeniden deneyin.',
   retry: 'Yeniden dene',
   readonly: 'Gönderen tarafından dolduruldu',
+  signedBy: (name) => `${name} tarafından dolduruldu`,
+  personInRole: (person, role) => `${person} (${role})`,
   accept: 'Kabul',
   declineChoice: 'Ret',
   // Tek kullanımlık kod adımı.

@@ -51,6 +51,8 @@ export type Session = {
   };
   documents: SessionDocument[];
   fields: Field[];
+  /** Earlier signers' completed fields (read only), in their role's colour, with who gave them. */
+  completedFields?: { color: string; signerName: string; field: Field }[];
   hostedSigners: HostedSigner[];
   otp: {
     required: boolean;
@@ -63,7 +65,9 @@ export type Session = {
 
 export type SessionDocument = { id: string; name: string; order: number; pageCount: number; pages: { index: number; width: number; height: number }[] };
 
-export type HostedSigner = { id: string; roleName: string; activatedAt: string | null; completedAt: string | null };
+export type HostedSigner = { id: string; roleName: string; personName?: string | null; activatedAt: string | null; completedAt: string | null };
+
+export type CompletedField = NonNullable<Session['completedFields']>[number];
 
 export type FieldView = { documentId: string; page: number; location: { x: number; y: number }; size: { width: number; height: number } };
 

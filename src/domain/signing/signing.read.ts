@@ -19,6 +19,8 @@ export type SigningRoleData = Pick<RecipientCoreData, 'id' | 'identifier' | 'rol
   completedAt: string | null;
   delegatedAt: string | null;
   declinedAt: string | null;
+  /** The person in the role (its current agent's first person), when named. */
+  personName: string | null;
 };
 
 export type SigningSessionData = {
@@ -30,6 +32,11 @@ export type SigningSessionData = {
   locale: string | null;
   documents: DocumentData[];
   fields: FieldData[];
+  /**
+   * Other recipients' fields with a value, of roles that completed (earlier signers): the page
+   * shows them over their boxes, read only, in that role's colour, with who gave them.
+   */
+  completedFields: SigningCompletedFieldData[];
   /** Acting roles whose turn it is now (activated, not completed). */
   activeRecipients: SigningRoleData[];
   /** For a host: the in-person signers it hosts. */
@@ -43,6 +50,9 @@ export type SigningSessionData = {
   /** The sending team as the page shows it (team settings: display name and branding), and whether a decline mails it. */
   sender: SigningSenderData;
 };
+
+/** A field as any field is read, with the colour of its role and the name of who gave its value. */
+export type SigningCompletedFieldData = FieldData & { color: string; signerName: string };
 
 export type SigningSenderData = {
   displayName: string | null;
@@ -59,10 +69,20 @@ type RawOtp = { phone: string | null; phoneContactMethod: string | null; lastVer
 
 type RawSession = Omit<SigningSessionData, 'isExpired' | 'isMyTurn' | 'requiredFieldIds' | 'otp' | 'sender'> & { otpInputs: RawOtp; teamSettings: unknown };
 
+/**
+ * The person a role names: its current agent's first person (a delegation replaces the agent),
+ * else nobody. What the page calls an in-person signer or an earlier signer by.
+ */
+function personNameOf(alias: string) {
+  return sql<string | null>`(select coalesce(g.snapshot -> 0 ->> 'name', g.info ->> 'name') from agent g
+    where g.recipient_id = ${sql.ref(`${alias}.id`)} and g.revoked_at is null order by g.position limit 1)`;
+}
+
 function roleObject(alias: string) {
   const ref = (column: string) => sql.ref(`${alias}.${column}`);
   return sql<SigningRoleData>`json_build_object(
     'id', ${ref('id')}, 'identifier', ${ref('identifier')}, 'roleName', ${ref('role_name')}, 'type', ${ref('type')},
+    'personName', ${personNameOf(alias)},
     'order', ${ref('order')}, 'required', ${ref('required')}, 'color', ${ref('color')},
     'activatedAt', ${isoTimestamp(ref('activated_at'))}, 'completedAt', ${isoTimestamp(ref('completed_at'))},
     'delegatedAt', ${isoTimestamp(ref('delegated_at'))}, 'declinedAt', ${isoTimestamp(ref('declined_at'))})`;
@@ -103,6 +123,25 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
               .orderBy('f.created_at')
               .orderBy('f.identifier'),
           ).as('fields'),
+          // Part of the same statement: the session stays one read.
+          jsonArrayFrom(
+            eb
+              .selectFrom('field as f')
+              .innerJoin('recipient as o', 'o.id', 'f.recipient_id')
+              .select((inner: ExpressionBuilder<any, any>) => [
+                ...fieldColumns(inner, 'envelope', 'f', { views: true }, undefined),
+                'o.color as color',
+                // The person who signed the role: its current agent's first person, else the role's name.
+                sql<string>`coalesce(${personNameOf('o')}, o.role_name, o.identifier)`.as('signerName'),
+              ])
+              .whereRef('o.envelope_id', '=', 'e.id')
+              .whereRef('o.id', '<>', 'r.id')
+              .where('o.completed_at', 'is not', null)
+              .where('f.value', 'is not', null)
+              .orderBy('o.order')
+              .orderBy('f.created_at')
+              .orderBy('f.identifier'),
+          ).as('completedFields'),
           sql`(select coalesce(json_agg(${roleObject('x')} order by x.order, x.created_at, x.id), '[]'::json) from recipient x
             where x.envelope_id = e.id and x.activated_at is not null and x.completed_at is null and x.type <> 'viewer')`.as('activeRecipients'),
           sql`(select coalesce(json_agg(${roleObject('h')} order by h.order, h.created_at, h.id), '[]'::json) from recipient h

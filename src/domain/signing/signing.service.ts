@@ -77,6 +77,36 @@ export async function lookUpToken(context: ServiceContext): Promise<TokenRow> {
   return row;
 }
 
+/**
+ * What an invitation link (`/sign/sgn_…`) comes to before the page loads, for the page's HTTP
+ * status: a link nobody made is `unknown` (404); one that died (`revoked`: delegated away, or
+ * replaced by a resend), whose envelope closed, or that expired (the envelope's `expiresAt`, an
+ * embedded session's end) is gone (410); else `open`. Read only: the first view is recorded when
+ * the page reads its session, as before. `locale` is the person's, where the sender gave one.
+ */
+export type SigningLinkState =
+  | { kind: 'unknown' }
+  | { kind: 'open' | 'revoked' | 'expired'; locale: string | null }
+  | { kind: 'closed'; status: Envelope['status']; locale: string | null };
+
+export async function signingLinkState(context: ServiceContext, rawToken: string): Promise<SigningLinkState> {
+  const [row] = await context.em.execute<{ revoked_at: Date | null; expires_at: Date | null; status: string; envelope_expires_at: Date | null; locale: string | null }[]>(
+    `select t.revoked_at, t.expires_at, e.status, e.expires_at as envelope_expires_at,
+            coalesce(t.embedding ->> 'locale', a.snapshot -> t.person_index ->> 'locale', a.info ->> 'locale') as locale
+       from signing_token t join recipient r on r.id = t.recipient_id join envelope e on e.id = r.envelope_id join agent a on a.id = t.agent_id
+      where t.token_hash = ?`,
+    [hashSecret(rawToken)],
+  );
+  if (!row) return { kind: 'unknown' };
+  const locale = row.locale;
+  // The same order as lookUpToken: a closed envelope is said first (its page still offers the final copy).
+  if (isClosedEnvelopeStatus(row.status)) return { kind: 'closed', status: row.status as Envelope['status'], locale };
+  if (row.revoked_at) return { kind: 'revoked', locale };
+  const now = context.clock.now();
+  if ((row.expires_at && now >= new Date(row.expires_at)) || (row.envelope_expires_at && now >= new Date(row.envelope_expires_at))) return { kind: 'expired', locale };
+  return { kind: 'open', locale };
+}
+
 export type Acting = { workflow: Workflow; envelope: Envelope; token: SigningToken; recipient: Recipient };
 
 /**

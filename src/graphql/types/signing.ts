@@ -4,7 +4,7 @@ import { advanceSandboxClock, voidEnvelope } from '../../domain/signing/closing.
 import { remindEnvelope, resendInvitation, type RemindedData, type ResentData } from '../../domain/signing/nudge.service.ts';
 import { sendEnvelope } from '../../domain/signing/send.service.ts';
 import { createSigningUrl, type SigningUrlData } from '../../domain/signing/signing-url.service.ts';
-import type { SigningRoleData, SigningSessionData } from '../../domain/signing/signing.read.ts';
+import type { SigningCompletedFieldData, SigningRoleData, SigningSessionData } from '../../domain/signing/signing.read.ts';
 import { declineSigning, delegateSigning, openSigningSession, startHostedSigning, submitSigning } from '../../domain/signing/signing.service.ts';
 import type { SigningOtpStatus } from '../../domain/signing/otp-policy.ts';
 import { requestSigningOtp, verifySigningOtp, type SigningOtpRequest } from '../../domain/signing/otp.service.ts';
@@ -154,6 +154,16 @@ const SigningRoleType = builder.objectRef<SigningRoleData>('SigningRole').implem
     completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (role) => role.completedAt }),
     delegatedAt: t.field({ type: 'DateTime', nullable: true, resolve: (role) => role.delegatedAt }),
     declinedAt: t.field({ type: 'DateTime', nullable: true, resolve: (role) => role.declinedAt }),
+    personName: t.string({ nullable: true, description: 'The person in the role (its current agent’s first person), when named: who an in-person screen asks for.', resolve: (role) => role.personName }),
+  }),
+});
+
+const SigningCompletedFieldType = builder.objectRef<SigningCompletedFieldData>('SigningCompletedField').implement({
+  description: 'A field an earlier signer completed, shown read only on later signers’ pages.',
+  fields: (t) => ({
+    field: t.field({ type: FieldType, resolve: (completed) => completed }),
+    color: t.exposeString('color', { description: 'The colour (#rrggbb) of the role that gave it.' }),
+    signerName: t.exposeString('signerName', { description: 'Who gave it: the role’s person, else the role’s name.' }),
   }),
 });
 
@@ -190,6 +200,7 @@ const SigningSessionType = builder.objectRef<SigningSessionData>('SigningSession
     locale: t.string({ nullable: true, description: 'The person’s locale (en-US or tr-TR) when the sender gave one: the signing page’s language.', resolve: (session) => session.locale }),
     documents: t.field({ type: [SigningDocumentType], resolve: (session) => session.documents }),
     fields: t.field({ type: [FieldType], description: 'This recipient’s fields, with views and current values.', resolve: (session) => session.fields }),
+    completedFields: t.field({ type: [SigningCompletedFieldType], description: 'Fields of roles that completed (earlier signers), with their values: read only.', resolve: (session) => session.completedFields }),
     isMyTurn: t.exposeBoolean('isMyTurn', { description: 'Whether this recipient may submit now.' }),
     isExpired: t.exposeBoolean('isExpired'),
     requiredFieldIds: t.idList({ description: 'Required fields of this recipient that have no value yet.', resolve: (session) => session.requiredFieldIds }),

@@ -6,6 +6,15 @@ import { errorScreen, load, show } from '../flow.js';
 import { currentSession, state } from '../store.js';
 /** @import { HostedSigner } from '../types.js' */
 
+/**
+ * Who the host hands the device to: the person by name (the host may be hosting several people
+ * in one role type), with the role beside it; the role alone when the sender named nobody.
+ * @param {HostedSigner} signer
+ */
+function nameOf(signer) {
+  return signer.personName ? state.t.personInRole(signer.personName, signer.roleName) : signer.roleName;
+}
+
 /** The host's page: the hosted signers whose turn it is, each handed the device in turn. */
 export function renderHost() {
   const { t } = state;
@@ -23,9 +32,9 @@ export function renderHost() {
         'ul',
         { class: 'hosted' },
         waiting.map((signer) =>
-          el('li', {}, el('button', { type: 'button', class: 'primary', 'data-hosted': signer.id, onclick: () => handOver(signer) }, t.handTo(signer.roleName))),
+          el('li', {}, el('button', { type: 'button', class: 'primary', 'data-hosted': signer.id, onclick: () => handOver(signer) }, t.handTo(nameOf(signer)))),
         ),
-        done.map((signer) => el('li', { class: 'hosted-done' }, t.hostedDone(signer.roleName))),
+        done.map((signer) => el('li', { class: 'hosted-done' }, t.hostedDone(nameOf(signer)))),
       ),
       waiting.length === 0 && done.length < session.hostedSigners.length ? el('p', {}, t.notYourTurnText) : null,
     ),
@@ -42,7 +51,7 @@ async function handOver(signer) {
   try {
     const hosted = await startHostedSigning(signer.id);
     state.token = hosted.token;
-    state.hostedSigner = signer.roleName;
+    state.hostedSigner = signer.personName ?? signer.roleName;
     await load();
   } catch (error) {
     show(errorScreen(error));
