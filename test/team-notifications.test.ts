@@ -1,8 +1,8 @@
-import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireDueEnvelopes } from '../src/domain/signing/closing.service.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, DECLINE_MUTATION, SESSION_QUERY, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
+import { png } from './helpers/images.ts';
 import { startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
 
@@ -23,33 +23,6 @@ afterAll(async () => {
   await app.close();
   await smtp.close();
 });
-
-/** A real (tiny, solid) PNG of the given size. */
-function png(width: number, height: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type), data])));
-    return Buffer.concat([length, Buffer.from(type), data, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.set([8, 2, 0, 0, 0], 8);
-  const rows = Buffer.alloc((width * 3 + 1) * height, 0x40);
-  for (let row = 0; row < height; row += 1) rows[row * (width * 3 + 1)] = 0;
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
-}
-
-function crc32(bytes: Buffer): number {
-  let crc = ~0;
-  for (const byte of bytes) {
-    crc ^= byte;
-    for (let bit = 0; bit < 8; bit += 1) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
-  }
-  return ~crc >>> 0;
-}
 
 const HOSTILE = 'Acme <b>Legal</b> "&" Co';
 
