@@ -6,7 +6,8 @@ import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedText, parseInput } from '../validation.ts';
-import { EnvelopeClosedError, EnvelopeNotSentError, SandboxDisabledError } from './signing.errors.ts';
+import { SandboxDisabledError } from './signing.errors.ts';
+import { ensureSentAndOpen } from './sender-turn.ts';
 import { queueDueReminders } from './reminder.service.ts';
 import { apiKeyWorkflow, closeEnvelope, type Workflow } from './workflow.ts';
 
@@ -25,9 +26,7 @@ export async function voidEnvelope(context: ServiceContext, options: { envelopeI
   await inEnvelopeTransaction(context, caller.teamId, options.envelopeId, async (em) => {
     const envelope = await findTeamEnvelope(em, caller, options.envelopeId, { lock: true });
     const now = context.clock.now();
-    if (envelope.status === 'draft') throw new EnvelopeNotSentError(envelope.id, envelope.status);
-    if (envelope.status !== 'sent') throw new EnvelopeClosedError(envelope.id, envelope.status);
-    if (envelope.expiresAt && now >= envelope.expiresAt) throw new EnvelopeClosedError(envelope.id, 'expired');
+    ensureSentAndOpen(envelope, now);
     const workflow = apiKeyWorkflow(context, { em, caller, envelopeId: envelope.id, now });
     const reason = input.reason == null || input.reason.trim() === '' ? null : input.reason;
     await closeEnvelope(workflow, { status: 'voided', reason, documentStatus: 'voided', cause: 'void' });

@@ -1,19 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { InvalidRequestError } from '../../shared/errors.ts';
-import { isUuid } from '../../shared/ids.ts';
 import { findTeamEnvelope } from '../envelope/team-envelope.ts';
-import type { Envelope } from '../envelope/envelope.entity.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import type { MessageChannel } from '../outbox/topics.ts';
 import { e164Phone } from '../recipient/agent-input.ts';
-import { Agent, isEmbedded, type AgentInfo } from '../recipient/agent.entity.ts';
+import { isEmbedded, type AgentInfo } from '../recipient/agent.entity.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
-import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
-import { EnvelopeClosedError, EnvelopeNotSentError, EnvelopeRemindTooSoonError, SigningEmbeddedAgentError } from './signing.errors.ts';
-import { ensureMayAct } from './signing.service.ts';
+import { EnvelopeRemindTooSoonError, SigningEmbeddedAgentError } from './signing.errors.ts';
+import { ensureSentAndOpen, findActingRecipient, findAgentOf } from './sender-turn.ts';
 import { apiKeyWorkflow, inviteRecipient, peopleOf, recordEvent } from './workflow.ts';
 
 /*
@@ -32,12 +29,6 @@ export const REMIND_INTERVAL_MINUTES = 60;
 const INTERVAL_MS = REMIND_INTERVAL_MINUTES * 60_000;
 
 export type RemindedData = { recipientId: string; agentId: string; channel: MessageChannel };
-
-function ensureOpen(envelope: Envelope, now: Date) {
-  if (envelope.status === 'draft') throw new EnvelopeNotSentError(envelope.id, envelope.status);
-  if (envelope.status !== 'sent') throw new EnvelopeClosedError(envelope.id, envelope.status);
-  if (envelope.expiresAt && now >= envelope.expiresAt) throw new EnvelopeClosedError(envelope.id, 'expired');
-}
 
 /** Seconds until the window that began at the latest matching event closes; 0 when it has. */
 async function secondsUntilAllowed(em: EntityManager, envelopeId: string, now: Date, type: string, agentId?: string): Promise<number> {
@@ -63,7 +54,7 @@ export async function remindEnvelope(context: ServiceContext, options: { envelop
   return inEnvelopeTransaction(context, caller.teamId, options.envelopeId, async (em) => {
     const envelope = await findTeamEnvelope(em, caller, options.envelopeId, { lock: true });
     const now = context.clock.now();
-    ensureOpen(envelope, now);
+    ensureSentAndOpen(envelope, now);
     const wait = await secondsUntilAllowed(em, envelope.id, now, 'reminder.requested');
     if (wait > 0) throw new EnvelopeRemindTooSoonError(envelope.id, wait, 'remind');
     const waiting = await em.find(
@@ -112,20 +103,13 @@ export async function resendInvitation(context: ServiceContext, options: { envel
   return inEnvelopeTransaction(context, caller.teamId, options.envelopeId, async (em) => {
     const envelope = await findTeamEnvelope(em, caller, options.envelopeId, { lock: true });
     const now = context.clock.now();
-    ensureOpen(envelope, now);
-    const recipient = isUuid(options.recipientId) ? await em.findOne(Recipient, { id: options.recipientId.toLowerCase(), envelope }, { refresh: true }) : null;
-    if (!recipient) throw new RecipientNotFoundError(options.recipientId);
-    ensureMayAct(recipient);
+    ensureSentAndOpen(envelope, now);
+    const recipient = await findActingRecipient(em, envelope, options.recipientId);
     // In-person signers are reached through their host; viewers are never invited to act.
     if (recipient.type === 'in_person_signer' || recipient.type === 'viewer') {
       throw new InvalidRequestError([{ path: 'recipientId', message: `a ${recipient.type} is not sent an invitation (resend the host's instead)` }]);
     }
-    const agent =
-      input.agentId === undefined
-        ? (await em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' }, limit: 1, refresh: true }))[0]
-        : isUuid(input.agentId)
-          ? await em.findOne(Agent, { id: input.agentId.toLowerCase(), recipient, revokedAt: null }, { refresh: true })
-          : null;
+    const agent = await findAgentOf(em, recipient, input.agentId);
     const people = agent ? peopleOf(agent) : [];
     if (!agent || people.length === 0) {
       throw new InvalidRequestError([{ path: 'agentId', message: input.agentId === undefined ? 'the recipient has no agent to invite' : 'is not an agent of this recipient' }]);

@@ -1,17 +1,15 @@
 import { z } from 'zod';
 import { InvalidRequestError } from '../../shared/errors.ts';
-import { hashSecret, isUuid, newSecret } from '../../shared/ids.ts';
+import { hashSecret, newSecret } from '../../shared/ids.ts';
 import { isFrameOrigin, isReturnUrl } from '../../shared/web-origin.ts';
 import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
-import { Agent, locales } from '../recipient/agent.entity.ts';
-import { Recipient } from '../recipient/recipient.entity.ts';
-import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
+import { locales } from '../recipient/agent.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { teamSettingsOf } from '../team/team-settings.ts';
 import { parseInput } from '../validation.ts';
-import { EnvelopeClosedError, EnvelopeNotSentError, SigningFrameOriginNotAllowedError } from './signing.errors.ts';
-import { ensureMayAct } from './signing.service.ts';
+import { SigningFrameOriginNotAllowedError } from './signing.errors.ts';
+import { ensureSentAndOpen, findActingRecipient, findAgentOf } from './sender-turn.ts';
 import { SigningToken, type SigningEmbedding } from './signing-token.entity.ts';
 import { SigningUrl } from './signing-url.entity.ts';
 import { apiKeyWorkflow, peopleOf, recordEvent, signingLink } from './workflow.ts';
@@ -66,18 +64,9 @@ export async function createSigningUrl(context: ServiceContext, options: { envel
   return inEnvelopeTransaction(context, caller.teamId, options.envelopeId, async (em) => {
     const envelope = await findTeamEnvelope(em, caller, options.envelopeId, { lock: true });
     const now = context.clock.now();
-    if (envelope.status === 'draft') throw new EnvelopeNotSentError(envelope.id, envelope.status);
-    if (envelope.status !== 'sent') throw new EnvelopeClosedError(envelope.id, envelope.status);
-    if (envelope.expiresAt && now >= envelope.expiresAt) throw new EnvelopeClosedError(envelope.id, 'expired');
-    const recipient = isUuid(options.recipientId) ? await em.findOne(Recipient, { id: options.recipientId.toLowerCase(), envelope }, { refresh: true }) : null;
-    if (!recipient) throw new RecipientNotFoundError(options.recipientId);
-    ensureMayAct(recipient);
-    const agent =
-      input.agentId === undefined
-        ? (await em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' }, limit: 1 }))[0]
-        : isUuid(input.agentId)
-          ? await em.findOne(Agent, { id: input.agentId.toLowerCase(), recipient, revokedAt: null })
-          : null;
+    ensureSentAndOpen(envelope, now);
+    const recipient = await findActingRecipient(em, envelope, options.recipientId);
+    const agent = await findAgentOf(em, recipient, input.agentId);
     if (!agent || peopleOf(agent).length === 0) {
       throw new InvalidRequestError([{ path: 'agentId', message: input.agentId === undefined ? 'the recipient has no agent to sign as' : 'is not an agent of this recipient' }]);
     }
