@@ -183,8 +183,7 @@ async function readRow(context: ServiceContext, teamId: string): Promise<{ setti
 /** The calling team's settings (REST `GET /team/settings`, GraphQL `teamSettings`). */
 export async function readTeamSettings(context: ServiceContext): Promise<TeamSettingsData> {
   const caller = await context.caller();
-  const row = await readRow(context, caller.teamId);
-  return completeTeamSettings(row.settings, row.version, context.publicUrl);
+  return teamSettingsOf(context, caller.teamId);
 }
 
 /** The settings of a team the caller already stands for (the signing URL's frame-origin check). */
