@@ -3,8 +3,8 @@
  * S3-protocol server (s3rver, files in a temporary directory), each with its own DATA_DIR, and
  * every consecutive request of an envelope's life sent to a different instance, as a
  * round-robin load balancer would:
- * - created on A, its document uploaded on B, its recipient added on C, sent from A;
- * - signed from the mailed link on C; a subscription on A receives every event in order;
+ * - created on A, its document uploaded on B, its recipient added on C, its field on A, sent
+ *   from C, signed from the mailed link on A; a subscription on A receives every event in order;
  * - sealed exactly once (whichever instance's worker claims the job), downloads from every
  *   instance byte-identical, and no file under any instance's DATA_DIR/blobs;
  * - an instance killed (SIGKILL) while it holds a seal job: after the lease, a survivor seals the
@@ -151,9 +151,9 @@ describe('three instances on one database and one object store', () => {
     // Watching on A from the first event on.
     const watcher = subscribe(on(a), 'ws', { apiKey: team.apiKey }, ENVELOPE_EVENTS, { envelopeId: envelope.envelopeId, afterSequence: 0 });
     try {
-      const sent = await envelope.send(b);
+      const sent = await envelope.send(c);
       expect(sent.status, JSON.stringify(sent.body)).toBe(200);
-      await signFromMail(c, 'roaming');
+      await signFromMail(a, 'roaming');
 
       await waitUntil('the envelope to be sealed', async () => (await sealEventsPerDocument(orm, [envelope.envelopeId])).get(envelope.documentId) === 1, 90_000, 250);
       // Every event of the trail, in order, reached the subscriber on A, whichever instance appended it.
@@ -187,8 +187,8 @@ describe('three instances on one database and one object store', () => {
     const [a, b, c] = instances as [ServiceProcess, ServiceProcess, ServiceProcess];
     // A large document, so that sealing takes long enough to be caught in the act.
     const envelope = await sentEnvelope([c, a, b], { name: 'Killed while sealing', signer: 'survivor', pdf: await paddedPdf({ pages: 120, bytes: 24 * 1024 * 1024 }) });
-    expect((await envelope.send(a)).status).toBe(200);
-    await signFromMail(b, 'survivor');
+    expect((await envelope.send(b)).status).toBe(200);
+    await signFromMail(c, 'survivor');
 
     const holder = await waitUntil(
       'an instance to claim the seal job',
