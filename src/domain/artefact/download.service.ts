@@ -77,8 +77,9 @@ export async function ensureSealed(context: ServiceContext, located: Located): P
       located.envelopeId,
     );
   } catch (error) {
-    // A store that cannot be reached keeps its own name (Storage.Unavailable).
-    if (error instanceof BlobStoreUnavailableError) throw error;
+    // A store that cannot be reached, or an original that is gone from it, keeps its own name
+    // (Storage.Unavailable, Storage.ObjectMissing): retrying later would not help the caller know.
+    if (error instanceof BlobStoreUnavailableError || error instanceof BlobMissingError) throw error;
     // The job retries what failed here (a timestamp authority that is down, say): the caller is
     // told to come back rather than given a file that is not the final one.
     throw new ServerBusyError('The signed documents are still being prepared; retry in a minute.', { envelopeId: located.envelopeId });
@@ -230,6 +231,15 @@ export async function downloadEnvelopeZip(context: ServiceContext, options: { en
 export async function envelopeZipOf(context: ServiceContext, located: Located, actor: Downloader): Promise<Download> {
   const names = safeFileNames(located.documents.map((document) => document.name));
   const sealed = located.status === 'finalized';
+  // Entries are opened one at a time once the answer has started, when a missing object could only
+  // cut the ZIP short. Every object the entries will read is looked up first, so a missing one is
+  // answered as Storage.ObjectMissing (and no download recorded) instead.
+  await Promise.all(
+    located.documents.map(async (document) => {
+      const sha256 = sealed && document.sealedSha256 !== null ? document.sealedSha256 : document.contentSha256;
+      if ((await context.blobStore.stat(sha256)) === undefined) throw new BlobMissingError(sha256);
+    }),
+  );
   await recordDownload(context, located, { format: 'zip', documentIds: located.documents.map((document) => document.documentId), sealed }, actor);
   // PDFs barely compress; a low level keeps the CPU for the next request.
   const archive = new ZipArchive({ zlib: { level: 1 } });
