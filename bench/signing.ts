@@ -26,6 +26,7 @@
  * stored bytes (blob directory and database size deltas). Progress goes to stderr, the tables
  * and the `RESULT` lines to stdout.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,11 +35,11 @@ import pg from 'pg';
 import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
 import { STRINGS } from '../src/signing-page/strings.js';
 import { startCluster, type Cluster } from './reads/cluster.ts';
-import { clusterCpuMs, freePort, peakRssBytes, processCpuMs, settle, startChild, type Child } from './reads/processes.ts';
+import { clusterCpuMs, freePort, peakRssBytes, processCpuMs, settle } from './reads/processes.ts';
 import { inParallel } from './reads/seed.ts';
 import { openStatementCounter } from './reads/stats.ts';
 import { printResult, QUICK } from './report.ts';
-import { createTeamWithCli, serviceStartCommand, waitForListening } from './service-process.ts';
+import { createTeamWithCli, serviceStartCommand } from './service-process.ts';
 import { startMailbox, type Mail, type Mailbox } from './signing/mailbox.ts';
 import { runRaw, type RawResult } from './signing/raw.ts';
 import type { RawStamp } from './signing/raw-worker.ts';
@@ -130,6 +131,13 @@ type Session = {
   fields: { id: string; identifier: string; readonly: boolean }[];
 };
 
+/** HTTP requests this bench made of the service (REST, GraphQL, the page, documents, SSE). */
+let requestsMade = 0;
+function request(input: string, init?: RequestInit): Promise<Response> {
+  requestsMade += 1;
+  return fetch(input, init);
+}
+
 async function expectOk(response: Response, what: string): Promise<Response> {
   if (!response.ok) throw new Error(`${what} answered ${response.status}: ${(await response.text()).slice(0, 500)}`);
   return response;
@@ -141,7 +149,7 @@ async function signAsThePageDoes(link: string, label: string): Promise<void> {
   const token = decodeURIComponent(new URL(link).pathname.split('/')[2]!);
   const headers = { 'x-signing-token': token };
   const gql = async <T>(query: string, variables: Record<string, unknown> = {}): Promise<T> => {
-    const response = await fetch(`${origin}/graphql`, {
+    const response = await request(`${origin}/graphql`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ query, variables }),
@@ -150,12 +158,12 @@ async function signAsThePageDoes(link: string, label: string): Promise<void> {
     if (body.errors?.length) throw new Error(`signing page operation failed: ${body.errors[0]!.extensions?.code ?? ''} ${body.errors[0]!.message}`);
     return body.data!;
   };
-  await (await expectOk(await fetch(link), 'the signing page')).text();
+  await (await expectOk(await request(link), 'the signing page')).text();
   const { signingSession: session } = await gql<{ signingSession: Session }>(SESSION_QUERY);
   if (!session.isMyTurn) throw new Error(`the link of ${label} opened a session whose turn it is not`);
   // The page follows the envelope live (SSE) while its signing screen is open.
   const live = new AbortController();
-  const following = fetch(`${origin}/graphql`, {
+  const following = request(`${origin}/graphql`, {
     method: 'POST',
     headers: { ...headers, 'content-type': 'application/json', accept: 'text/event-stream' },
     body: JSON.stringify({ query: LIVE }),
@@ -168,7 +176,7 @@ async function signAsThePageDoes(link: string, label: string): Promise<void> {
     })
     .catch(() => undefined);
   for (const document of session.documents) {
-    await (await expectOk(await fetch(`${origin}/signing/documents/${encodeURIComponent(document.id)}`, { headers }), 'a document')).arrayBuffer();
+    await (await expectOk(await request(`${origin}/signing/documents/${encodeURIComponent(document.id)}`, { headers }), 'a document')).arrayBuffer();
   }
   for (const field of session.fields) {
     if (field.readonly) continue;
@@ -225,30 +233,34 @@ async function main() {
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: '1000000',
   };
   const start = serviceStartCommand();
-  const service: Child = startChild('service', start.args, { ...start.env, ...env }, { cwd: ROOT });
+  // BENCH_CPU_PROF=<directory>: the service writes a V8 CPU profile of its main thread there when it stops.
+  const profile = process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}` } : {};
+  // The service's output goes to a file, not a pipe: a synchronous logger writing into a pipe
+  // that this (busy) process drains late would stall the service's event loop. The file is
+  // followed for the two lines read from it.
+  const logPath = path.join(workDir, 'service.log');
+  const service = startLoggingService(start.args, { ...start.env, ...env, ...profile }, logPath);
   cleanups.push({ label: 'service', run: () => service.stop() });
 
-  // The seal job logs `{ envelopeId, sealedDocuments }` once an envelope's documents are sealed and stored.
+  // The seal job logs `{ envelopeId, sealedDocuments }` once an envelope's documents are sealed
+  // and stored; the line's own `time` is when.
   const sealedAt = new Map<string, number>();
   const sealWaiters = new Map<string, (at: number) => void>();
-  let pending = '';
-  service.process.stdout!.on('data', (chunk: Buffer) => {
-    pending += chunk.toString();
-    const lines = pending.split('\n');
-    pending = lines.pop() ?? '';
-    const at = performance.now();
-    for (const line of lines) {
-      if (!line.includes('"sealedDocuments"')) continue;
-      let entry: { envelopeId?: string };
-      try {
-        entry = JSON.parse(line) as { envelopeId?: string };
-      } catch {
-        continue; // not a log line
-      }
-      if (typeof entry.envelopeId !== 'string' || sealedAt.has(entry.envelopeId)) continue;
-      sealedAt.set(entry.envelopeId, at);
-      sealWaiters.get(entry.envelopeId)?.(at);
+  let listening: (address: string) => void;
+  const listeningAddress = new Promise<string>((resolve) => (listening = resolve));
+  service.onLine((line) => {
+    if (!line.includes('"sealedDocuments"') && !line.includes('"publicUrl"')) return;
+    let entry: { envelopeId?: string; address?: string; publicUrl?: string; time?: string };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      return; // not a log line
     }
+    if (typeof entry.address === 'string' && typeof entry.publicUrl === 'string') listening(entry.address);
+    if (typeof entry.envelopeId !== 'string' || sealedAt.has(entry.envelopeId)) return;
+    const at = Date.parse(entry.time ?? '');
+    sealedAt.set(entry.envelopeId, at);
+    sealWaiters.get(entry.envelopeId)?.(at);
   });
   const sealed = (envelopeId: string) =>
     new Promise<number>((resolve, reject) => {
@@ -260,7 +272,11 @@ async function main() {
       });
     });
 
-  const baseUrl = await waitForListening(service.process);
+  const baseUrl = await Promise.race([
+    listeningAddress,
+    service.exited.then(() => Promise.reject(new Error(`the service exited before listening:\n${service.tail()}`))),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the service logged no listening address within 120 s:\n${service.tail()}`)), 120_000).unref()),
+  ]);
   log(`service ${baseUrl} (pid ${service.pid}), SMTP ${mailbox.url}`);
   const team = await createTeamWithCli({ DATABASE_URL: env.DATABASE_URL, DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, 'Signing bench');
   const threads = sampleThreads(service.pid);
@@ -269,7 +285,7 @@ async function main() {
   const documents = await Promise.all(DOCUMENT_PAGES.map((_, index) => makeDocument(index)));
   const call = async <T>(method: string, route: string, body?: unknown): Promise<T> => {
     const isForm = body instanceof FormData;
-    const response = await fetch(`${baseUrl}${REST}${route}`, {
+    const response = await request(`${baseUrl}${REST}${route}`, {
       method,
       headers: isForm || body === undefined ? { 'x-service-api-key': team.apiKey } : { 'x-service-api-key': team.apiKey, 'content-type': 'application/json' },
       body: isForm ? body : body === undefined ? undefined : JSON.stringify(body),
@@ -282,7 +298,7 @@ async function main() {
 
   /** One envelope from creation to every final-copy mail, as a customer and three people see it. */
   const runEnvelope = async (label: string): Promise<Timeline> => {
-    const created = performance.now();
+    const created = Date.now();
     const { envelopeId } = await call<{ envelopeId: string }>('POST', '/envelopes', { name: `Signing bench ${label}`, expirationPeriodDays: 30 });
     const documentIds: string[] = [];
     for (const [order, bytes] of documents.entries()) {
@@ -309,14 +325,14 @@ async function main() {
       })),
     });
     await call('PUT', `/envelopes/${envelopeId}/send`);
-    const sent = performance.now();
+    const sent = Date.now();
     for (let signer = 0; signer < SIGNERS; signer += 1) {
       // The invitation (first signer) or "your turn" mail (the others), with the link in its text.
       const mail = await mailbox.next(signerEmail(signer, label), (candidate) => /\/sign\/sgn_/.test(candidate.text));
       const link = /https?:\/\/\S+\/sign\/sgn_[A-Za-z0-9_-]+/.exec(mail.text)![0];
       await signAsThePageDoes(link, label);
     }
-    const lastSignature = performance.now();
+    const lastSignature = Date.now();
     const finalCopy = (mail: Mail) => mail.subject.startsWith('Completed:');
     const [sealedTime, ...finalMails] = await Promise.all([sealed(envelopeId), ...Array.from({ length: SIGNERS }, (_, signer) => mailbox.next(signerEmail(signer, label), finalCopy))]);
     return { created, sent, lastSignature, sealed: sealedTime!, finalMail: Math.max(...finalMails.map((mail) => (mail as Mail).at)) };
@@ -343,6 +359,7 @@ async function main() {
     postgresCpuMs: clusterCpuMs(cluster.postmasterPid),
     benchCpu: process.cpuUsage(),
     mails: mailbox.received(),
+    requests: requestsMade,
     outbox: Number((await database.query<{ count: string }>('select count(*)::text as count from outbox_message')).rows[0]!.count),
   });
   await counter.reset();
@@ -351,18 +368,23 @@ async function main() {
   log(`timed: ${settings.envelopes} envelopes, ${settings.concurrency} at a time`);
   const timelines: Timeline[] = new Array(settings.envelopes);
   let finished = 0;
-  const runStarted = performance.now();
+  const runStarted = Date.now();
   await inParallel(settings.envelopes, settings.concurrency, async (index) => {
     timelines[index] = await runEnvelope(String(index + 1).padStart(5, '0'));
     finished += 1;
     if (finished % Math.max(1, Math.ceil(settings.envelopes / 10)) === 0 || finished === settings.envelopes) {
-      log(`  ${finished}/${settings.envelopes} envelopes sealed and mailed in ${((performance.now() - runStarted) / 1000).toFixed(1)} s`);
+      log(`  ${finished}/${settings.envelopes} envelopes sealed and mailed in ${((Date.now() - runStarted) / 1000).toFixed(1)} s`);
     }
   });
   const runSeconds = (Math.max(...timelines.map((timeline) => timeline.finalMail)) - Math.min(...timelines.map((timeline) => timeline.created))) / 1000;
   // What is still in flight (acknowledgements, the last audit rows) belongs to these envelopes.
   await settle(service.pid, cluster.postmasterPid).catch((error: Error) => log(`  (not idle after the timed run: ${error.message})`));
   const pdfWorkerCpuMs = threads.cpuMsOf((name) => name === 'pdf-worker');
+  // The rest of the service's process by thread: the event loop, V8's helper threads (garbage
+  // collection, compilation), libuv's pool (file system, crypto, zlib).
+  const mainThreadCpuMs = threads.cpuMsOf((name) => name === 'MainThread' || name === 'node');
+  const v8HelperCpuMs = threads.cpuMsOf((name) => name.startsWith('V8') || name === 'DelayedTaskSche');
+  const libuvCpuMs = threads.cpuMsOf((name) => name.startsWith('libuv'));
   const after = await measure();
   const statements = await counter.calls(ROLE);
   if (process.env.BENCH_SHOW_STATEMENTS === '1') {
@@ -453,6 +475,11 @@ async function main() {
       ['sent → last signature, p50 ms', fixed(percentile(signing, 50)), `${SIGNERS} signers in turn, each waiting for their mail`],
       ['create → final-copy mail, p50 / p99 ms', `${fixed(percentile(total, 50))} / ${fixed(percentile(total, 99))}`, `${settings.concurrency} envelopes in flight`],
       ['CPU ms, service process without PDF workers', fixed(serviceProcessCpu - workerCpu), shareOf(serviceProcessCpu - workerCpu)],
+      [
+        '  of which: event loop / V8 helpers / libuv pool',
+        `${fixed(perEnvelope(mainThreadCpuMs))} / ${fixed(perEnvelope(v8HelperCpuMs))} / ${fixed(perEnvelope(libuvCpuMs))}`,
+        'by thread name (/proc/<pid>/task)',
+      ],
       ['CPU ms, PDF worker threads', fixed(workerCpu), shareOf(workerCpu)],
       ['CPU ms, PostgreSQL (cluster)', fixed(postgresCpu), shareOf(postgresCpu)],
       ['CPU ms, this bench (clients, SMTP server)', fixed(benchCpu), 'not counted above'],
@@ -460,6 +487,7 @@ async function main() {
       ['WAL bytes', fixed(perEnvelope(walBytes)), 'pg_wal_lsn_diff over the run, full-page writes on'],
       ['stored bytes: blobs', fixed(stored.blobs), 'blob directory growth (originals + sealed copies)'],
       ['stored bytes: database', fixed(stored.database), 'pg_database_size growth'],
+      ['HTTP requests', fixed(perEnvelope(after.requests - before.requests), 1), 'REST, signing page, documents, GraphQL, SSE'],
       ['mails', fixed(perEnvelope(after.mails - before.mails), 1), 'received by the SMTP server'],
       ['outbox rows', fixed(perEnvelope(after.outbox - before.outbox), 1), 'kept as delivery history'],
       ['service peak RSS MiB', fixed(serviceRssMiB), 'VmHWM, whole run'],
@@ -477,6 +505,60 @@ async function main() {
   printResult('signing_statements_per_envelope', perEnvelope(statements));
   printResult('signing_stored_bytes_per_envelope', stored.blobs + stored.database);
   log(`\ndone in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+/**
+ * The service started with `args` (npm start's), its stdout and stderr appended to `logPath`,
+ * which is followed every 25 ms. In its own process group, stopped with SIGTERM (SIGKILL after 5 s).
+ */
+function startLoggingService(args: string[], env: Record<string, string | undefined>, logPath: string) {
+  const fd = fs.openSync(logPath, 'a');
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd], detached: true });
+  fs.closeSync(fd);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const listeners: ((line: string) => void)[] = [];
+  let offset = 0;
+  let partial = '';
+  const follow = () => {
+    const size = fs.statSync(logPath).size;
+    if (size <= offset) return;
+    const buffer = Buffer.alloc(size - offset);
+    const file = fs.openSync(logPath, 'r');
+    try {
+      fs.readSync(file, buffer, 0, buffer.length, offset);
+    } finally {
+      fs.closeSync(file);
+    }
+    offset = size;
+    const lines = (partial + buffer.toString('utf8')).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) for (const listener of listeners) listener(line);
+  };
+  const timer = setInterval(follow, 25);
+  let stopping: Promise<void> | undefined;
+  return {
+    pid: child.pid!,
+    exited,
+    onLine: (listener: (line: string) => void) => listeners.push(listener),
+    tail: () => {
+      try {
+        return fs.readFileSync(logPath, 'utf8').slice(-4000);
+      } catch {
+        return '';
+      }
+    },
+    stop(): Promise<void> {
+      stopping ??= (async () => {
+        clearInterval(timer);
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        child.kill('SIGTERM');
+        const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(kill);
+      })();
+      return stopping;
+    },
+  };
 }
 
 function directoryBytes(directory: string): number {

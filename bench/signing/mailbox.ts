@@ -39,7 +39,7 @@ export async function startMailbox(): Promise<Mailbox> {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
-        const at = performance.now();
+        const at = Date.now();
         const raw = Buffer.concat(chunks);
         simpleParser(raw).then((parsed) => {
           count += 1;
