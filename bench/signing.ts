@@ -50,6 +50,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const DATABASE = 'signing';
 const ROLE = 'bench_service';
 const REST = '/api/v1/key';
+const METRICS_TOKEN = 'signing-bench-metrics-token';
 
 const knobs = {
   envelopes: { env: 'BENCH_ENVELOPES', default: 60, quick: 3, help: 'envelopes timed' },
@@ -231,6 +232,8 @@ async function main() {
     // every request's cost) with budgets this run never reaches.
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: '1000000',
+    // For the seal job's own duration (envelope_seal_duration_seconds), read before and after.
+    METRICS_TOKEN: METRICS_TOKEN,
   };
   const start = serviceStartCommand();
   // BENCH_CPU_PROF=<directory>: the service writes a V8 CPU profile of its main thread there when it stops.
@@ -361,7 +364,14 @@ async function main() {
     mails: mailbox.received(),
     requests: requestsMade,
     outbox: Number((await database.query<{ count: string }>('select count(*)::text as count from outbox_message')).rows[0]!.count),
+    seal: await sealJobSeconds(),
   });
+  /** The seal job's total seconds and count so far, from the service's metrics. */
+  const sealJobSeconds = async () => {
+    const text = await (await expectOk(await fetch(`${baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }), 'metrics')).text();
+    const value = (name: string) => Number(new RegExp(`^${name}\\{[^}]*outcome="sealed"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    return { seconds: value('envelope_seal_duration_seconds_sum'), count: value('envelope_seal_duration_seconds_count') };
+  };
   await counter.reset();
   const before = await measure();
   threads.mark();
@@ -390,6 +400,16 @@ async function main() {
   if (process.env.BENCH_SHOW_STATEMENTS === '1') {
     for (const statement of (await counter.statements(ROLE)).slice(0, 40)) log(`    ${String(statement.calls).padStart(6)}  ${statement.query.replace(/\s+/g, ' ').slice(0, 160)}`);
   }
+  // Where the time between a signature and the mail goes: each outbox topic's enqueue → acknowledged.
+  const queueTimes = (
+    await database.query<{ topic: string; count: string; p50: string; p99: string }>(
+      `select topic, count(*)::text as count,
+              percentile_cont(0.5) within group (order by extract(epoch from processed_at - created_at))::text as p50,
+              percentile_cont(0.99) within group (order by extract(epoch from processed_at - created_at))::text as p99
+         from outbox_message where created_at >= $1 and processed_at is not null group by topic order by topic`,
+      [new Date(runStarted)],
+    )
+  ).rows;
   const walBytes = Number((await admin.query<{ bytes: string }>('select pg_wal_lsn_diff($1, $2)::text as bytes', [after.wal, before.wal])).rows[0]!.bytes);
 
   // Every envelope sealed (three documents each) and no job given up.
@@ -471,6 +491,16 @@ async function main() {
     [
       ['last signature → sealed, p50 / p99 ms', `${fixed(percentile(toSealed, 50))} / ${fixed(percentile(toSealed, 99))}`, 'the seal job\'s log line'],
       ['last signature → final-copy mail, p50 / p99 ms', `${fixed(percentile(toMail, 50))} / ${fixed(percentile(toMail, 99))}`, `the last of the ${SIGNERS} signers' mails`],
+      ...queueTimes.map((row) => [
+        `outbox ${row.topic}: enqueued → done, p50 / p99 ms`,
+        `${fixed(Number(row.p50) * 1000)} / ${fixed(Number(row.p99) * 1000)}`,
+        `${fixed(Number(row.count) / n, 1)} per envelope; poll every 1 s, 2 at a time`,
+      ]),
+      [
+        'seal job (3 documents), mean ms',
+        fixed(((after.seal.seconds - before.seal.seconds) / Math.max(1, after.seal.count - before.seal.count)) * 1000),
+        'envelope_seal_duration_seconds',
+      ],
       ['create + upload + send (REST), p50 ms', fixed(percentile(creating, 50)), '8 requests'],
       ['sent → last signature, p50 ms', fixed(percentile(signing, 50)), `${SIGNERS} signers in turn, each waiting for their mail`],
       ['create → final-copy mail, p50 / p99 ms', `${fixed(percentile(total, 50))} / ${fixed(percentile(total, 99))}`, `${settings.concurrency} envelopes in flight`],
