@@ -365,6 +365,10 @@ async function main() {
     requests: requestsMade,
     outbox: Number((await database.query<{ count: string }>('select count(*)::text as count from outbox_message')).rows[0]!.count),
     seal: await sealJobSeconds(),
+    commits: Number((await admin.query<{ commits: string }>(`select xact_commit::text as commits from pg_stat_database where datname = '${DATABASE}'`)).rows[0]!.commits),
+    // Each audit event is one pg_notify (the live status fan-out), and PostgreSQL serializes
+    // notifying transactions cluster-wide until after their commit: the capacity estimate needs them.
+    auditEvents: Number((await database.query<{ count: string }>('select count(*)::text as count from audit_event')).rows[0]!.count),
   });
   /** The seal job's total seconds and count so far, from the service's metrics. */
   const sealJobSeconds = async () => {
@@ -514,6 +518,8 @@ async function main() {
       ['CPU ms, PostgreSQL (cluster)', fixed(postgresCpu), shareOf(postgresCpu)],
       ['CPU ms, this bench (clients, SMTP server)', fixed(benchCpu), 'not counted above'],
       ['SQL statements', fixed(perEnvelope(statements), 1), 'pg_stat_statements calls of the service\'s role, utility statements included'],
+      ['transactions committed', fixed(perEnvelope(after.commits - before.commits), 1), 'pg_stat_database xact_commit (includes this bench\'s few reads)'],
+      ['audit events (each one pg_notify)', fixed(perEnvelope(after.auditEvents - before.auditEvents), 1), 'rows of audit_event'],
       ['WAL bytes', fixed(perEnvelope(walBytes)), 'pg_wal_lsn_diff over the run, full-page writes on'],
       ['stored bytes: blobs', fixed(stored.blobs), 'blob directory growth (originals + sealed copies)'],
       ['stored bytes: database', fixed(stored.database), 'pg_database_size growth'],
