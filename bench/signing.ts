@@ -505,7 +505,7 @@ async function main() {
         fixed(((after.seal.seconds - before.seal.seconds) / Math.max(1, after.seal.count - before.seal.count)) * 1000),
         'envelope_seal_duration_seconds',
       ],
-      ['create + upload + send (REST), p50 ms', fixed(percentile(creating, 50)), '8 requests'],
+      ['create + upload + send (REST), p50 ms', fixed(percentile(creating, 50)), '9 requests'],
       ['sent → last signature, p50 ms', fixed(percentile(signing, 50)), `${SIGNERS} signers in turn, each waiting for their mail`],
       ['create → final-copy mail, p50 / p99 ms', `${fixed(percentile(total, 50))} / ${fixed(percentile(total, 99))}`, `${settings.concurrency} envelopes in flight`],
       ['CPU ms, service process without PDF workers', fixed(serviceProcessCpu - workerCpu), shareOf(serviceProcessCpu - workerCpu)],
