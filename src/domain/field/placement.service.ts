@@ -103,6 +103,30 @@ function onPage(box: { x: number; y: number; width: number; height: number }, pa
   return { location: { x, y }, size: { width: Math.max(1, Math.min(box.width, page.width - x)), height: Math.max(1, Math.min(box.height, page.height - y)) } };
 }
 
+/**
+ * A tag's box sized by its `w` and `h`: `w` along the line from where the tag starts, `h` across it
+ * from the top of its letters down, as the tag reads (on a page turned by 90°, `w` runs down the
+ * screen). Without them, the tag's own box.
+ */
+function sizedBox(tag: FoundTag, read: ParsedTag): { x: number; y: number; width: number; height: number } {
+  const { x, y, width, height } = tag.box;
+  let [left, top, right, bottom] = [x, y, x + width, y + height];
+  if (read.width !== undefined) {
+    if (tag.frame.advance === 'x+') right = left + read.width;
+    else if (tag.frame.advance === 'x-') left = right - read.width;
+    else if (tag.frame.advance === 'y+') bottom = top + read.width;
+    else top = bottom - read.width;
+  }
+  if (read.height !== undefined) {
+    // The top of the letters is the side their up points to; the box grows away from it.
+    if (tag.frame.up === 'y-') bottom = top + read.height;
+    else if (tag.frame.up === 'y+') top = bottom - read.height;
+    else if (tag.frame.up === 'x+') left = right - read.height;
+    else right = left + read.height;
+  }
+  return { x: left, y: top, width: right - left, height: bottom - top };
+}
+
 type Candidate = { input: Record<string, unknown>; source: FoundTag | FoundFormField };
 
 /** Who a tag's role (or a form field's name) names: the `roles` mapping first, then a recipient's own identifier. */
@@ -171,7 +195,7 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
           continue;
         }
         const page = pageOf(tag.page) ?? tag.pageSize;
-        const box = { x: tag.box.x, y: tag.box.y, width: read.width ?? tag.box.width, height: read.height ?? tag.box.height };
+        const box = sizedBox(tag, read);
         candidates.push({
           source: tag,
           input: {

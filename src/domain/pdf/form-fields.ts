@@ -84,17 +84,27 @@ export function readFormFields(pdf: PDFDocument): FoundFormField[] {
   });
 }
 
-/** Removes the named fields and their widgets from the document's form (in place). */
+/**
+ * Removes the named fields, their widgets and their appearances from the document (in place).
+ * pdf-lib's own `removeField` needs every widget to have an appearance, which a form need not
+ * have (an empty signature field has none): the references are removed here directly.
+ */
 export function removeFormFields(pdf: PDFDocument, names: string[]): void {
   const form = pdf.getForm();
   const wanted = new Set(names);
+  const pages = pdf.getPages();
   for (const field of form.getFields()) {
-    if (wanted.has(field.getName())) form.removeField(field);
+    if (!wanted.has(field.getName())) continue;
+    for (const widget of field.acroField.getWidgets()) {
+      const ref = pdf.context.getObjectRef(widget.dict);
+      if (ref === undefined) continue;
+      for (const page of pages) page.node.removeAnnot(ref);
+      pdf.context.delete(ref);
+    }
+    form.acroForm.removeField(field.acroField);
+    if (field.ref !== undefined) pdf.context.delete(field.ref);
   }
   // Without fields left, the form goes: no viewer then offers to fill in what we now draw.
-  if (form.getFields().length === 0) pdf.catalog.delete(PDFName.of('AcroForm'));
-  else {
-    const acroForm = pdf.catalog.lookupMaybe(PDFName.of('AcroForm'), PDFDict);
-    acroForm?.delete(PDFName.of('NeedAppearances'));
-  }
+  if (form.acroForm.getAllFields().length === 0) pdf.catalog.delete(PDFName.of('AcroForm'));
+  else pdf.catalog.lookupMaybe(PDFName.of('AcroForm'), PDFDict)?.delete(PDFName.of('NeedAppearances'));
 }

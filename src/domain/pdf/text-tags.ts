@@ -36,11 +36,21 @@ export type FoundTag = {
   box: DisplayedBox;
   /** The page as displayed (width, height). */
   pageSize: { width: number; height: number };
+  /** The direction the tag reads in and the glyphs' up, as displayed (a turned page turns them). */
+  frame: { advance: Axis; up: Axis };
   /** Where its glyphs are; empty when it lies in a form XObject (found, not hideable). */
   ranges: GlyphRange[];
 };
 
 export type TagSearch = { tags: FoundTag[]; /** Text-showing operators of each page's own content, as pdf.js counted them. */ operatorCounts: number[] };
+
+export type Axis = 'x+' | 'x-' | 'y+' | 'y-';
+
+/** The axis a displayed vector runs closest to. */
+function axisOf(dx: number, dy: number): Axis {
+  if (Math.abs(dx) >= Math.abs(dy)) return dx >= 0 ? 'x+' : 'x-';
+  return dy >= 0 ? 'y+' : 'y-';
+}
 
 type Matrix = [number, number, number, number, number, number];
 const IDENTITY: Matrix = [1, 0, 0, 1, 0, 0];
@@ -79,7 +89,7 @@ export function toDisplayed(view: { left: number; bottom: number; right: number;
   }
 }
 
-type Glyph = { char: string; minX: number; minY: number; maxX: number; maxY: number; baseline: number; operator: number; index: number; startX: number; endX: number; displacement: number };
+type Glyph = { frame: { advance: Axis; up: Axis }; char: string; minX: number; minY: number; maxX: number; maxY: number; baseline: number; operator: number; index: number; startX: number; endX: number; displacement: number };
 
 type TextState = { charSpacing: number; wordSpacing: number; scale: number; leading: number; rise: number; font: string | null; size: number };
 
@@ -216,7 +226,11 @@ export async function findTextTags(bytes: Uint8Array, options: { maxTags: number
               // Lines are followed in user space, where the producer wrote them left to right (a /Rotate turns them as displayed).
               const [startX, baseline] = apply(rendering, 0, 0);
               const [endX] = apply(rendering, glyphWidth, 0);
+              const [originX, originY] = toDisplayed(view, ...apply(rendering, 0, 0));
+              const [rightX, rightY] = toDisplayed(view, ...apply(rendering, 1, 0));
+              const [upX, upY] = toDisplayed(view, ...apply(rendering, 0, 1));
               const glyph: Glyph = {
+                frame: { advance: axisOf(rightX - originX, rightY - originY), up: axisOf(upX - originX, upY - originY) },
                 char: item.unicode ?? '',
                 minX: Math.min(...corners.map((c) => c[0])),
                 maxX: Math.max(...corners.map((c) => c[0])),
@@ -288,7 +302,7 @@ export async function findTextTags(bytes: Uint8Array, options: { maxTags: number
             }
           }
         }
-        tags.push({ text: match[0], page: pageIndex, box: { x: minX, y: minY, width: maxX - minX, height: maxY - minY }, pageSize, ranges });
+        tags.push({ text: match[0], page: pageIndex, box: { x: minX, y: minY, width: maxX - minX, height: maxY - minY }, pageSize, frame: members[0]!.frame, ranges });
       }
       page.cleanup();
       if (tooMany) break;
