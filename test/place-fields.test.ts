@@ -260,7 +260,7 @@ describe('hidden tags (GraphQL)', () => {
 });
 
 /** A form built with pdf-lib: text, checkbox, radio group, a signature widget, and one text field on two pages. */
-async function formPdf(): Promise<Uint8Array> {
+async function formPdf(options: { witness?: boolean } = {}): Promise<Uint8Array> {
   const pdf = await PDFDocument.create();
   const first = pdf.addPage([595, 842]);
   const second = pdf.addPage([612, 792]);
@@ -280,6 +280,7 @@ async function formPdf(): Promise<Uint8Array> {
   initials.setText('QX');
   initials.addToPage(first, { x: 400, y: 100, width: 60, height: 20, borderWidth: 0 });
   initials.addToPage(second, { x: 400, y: 100, width: 60, height: 20, borderWidth: 0 });
+  if (options.witness) form.createTextField('witness.name').addToPage(first, { x: 300, y: 300, width: 100, height: 20, borderWidth: 0 });
   // pdf-lib makes no signature fields: one written by hand, its widget merged into the field.
   const signature = pdf.context.obj({
     FT: 'Sig',
@@ -346,15 +347,26 @@ describe('fields from the PDF’s own form', () => {
     for (const imported of ['buyer.name', 'buyer.agree', 'buyer.plan', 'seller.initials']) expect(formFields).not.toContain(imported);
   });
 
-  it('a form field no role names is listed, not placed', async () => {
-    const draft = await draftWith(await formPdf());
+  it('without a role for it, a form field is placed for the recipient its name starts with, or listed', async () => {
+    const draft = await draftWith(await formPdf({ witness: true }));
     const answer = await restClient(app, team.apiKey).post(`/envelopes/${draft.envelopeId}/documents/${draft.documentId}/place-fields`, { from: 'acroform', roles: { 'seller.': draft.recipients.seller } });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    // `buyer` is a recipient's identifier: the name's first part names it.
-    expect(answer.body.payload.fields.map((field: any) => field.identifier).sort()).toEqual(['buyer.agree', 'buyer.name', 'buyer.plan', 'buyer.sign', 'seller.initials']);
-    const none = await draftWith(await formPdf());
-    const refused = await restClient(app, team.apiKey).post(`/envelopes/${none.envelopeId}/documents/${none.documentId}/place-fields`, { from: 'acroform', roles: { 'other.': none.recipients.seller } });
-    expect(refused.body.payload.fields.map((field: any) => field.identifier).sort()).toEqual(['buyer.agree', 'buyer.name', 'buyer.plan', 'buyer.sign', 'seller.initials']);
+    // `buyer` is a recipient's identifier: the name's first part names it; nobody is `witness`.
+    const placed = answer.body.payload.fields.map((field: any) => [field.identifier, field.recipientId]);
+    expect(placed.sort()).toEqual(
+      [
+        ['buyer.agree', draft.recipients.buyer],
+        ['buyer.name', draft.recipients.buyer],
+        ['buyer.plan', draft.recipients.buyer],
+        ['buyer.sign', draft.recipients.buyer],
+        ['seller.initials', draft.recipients.seller],
+      ].sort(),
+    );
+    expect(answer.body.payload.unmatched).toEqual([{ tag: 'witness.name', page: 0, reason: 'no recipient for "witness.name" (map it in roles, by a prefix or "*")' }]);
+    // The form field not imported stays in the document's form; the imported ones are gone.
+    const stored = await fetch(`${app.url}/api/v1/key/envelopes/${draft.envelopeId}/documents/${draft.documentId}/pdf`, { headers: { 'x-service-api-key': team.apiKey } });
+    const reloaded = await PDFDocument.load(new Uint8Array(await stored.arrayBuffer()));
+    expect(reloaded.getForm().getFields().map((field) => field.getName())).toEqual(['witness.name']);
   });
 });
 

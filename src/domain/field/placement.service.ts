@@ -70,7 +70,10 @@ export function parseTag(text: string): ParsedTag | { problem: string } {
     if (value === '') return { problem: `"${key}" needs a value` };
     if (key === 'role') parsed.role = value;
     else if (key === 'id') parsed.id = value;
-    else if (key === 'label') parsed.label = value;
+    else if (key === 'label') {
+      if ([...value].length > 200) return { problem: '"label" is longer than 200 characters' };
+      parsed.label = value;
+    }
     else if (key === 'options') parsed.options = value.split('|').map((option) => option.trim());
     else if (key === 'required') {
       if (value !== 'true' && value !== 'false') return { problem: '"required" must be true or false' };
