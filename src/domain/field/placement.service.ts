@@ -3,10 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
+import { ConcurrentModificationError } from '../../shared/normalize-error.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { Document } from '../document/document.entity.ts';
 import { DocumentNotFoundError, DocumentTooManyTagsError } from '../document/document.errors.ts';
-import { recipientsIn, type OwnedRecipient, type OwnerChange } from '../owner/owner.ts';
+import { recipientsIn, type OwnerChange } from '../owner/owner.ts';
 import type { OwnerRef } from '../owner/owner-ref.ts';
 import { readFields, type FieldData } from '../owner/owner.read.ts';
 import { contentOwner } from '../owner/owners.ts';
@@ -23,7 +24,8 @@ import { addFieldsToOwner, shapeFields } from './field.service.ts';
  * (AcroForm). The PDF work (finding tags with pdf.js, reading the form, removing tag text and
  * imported form fields) runs in a PDF worker (pdf/text-tags.ts, pdf/form-fields.ts); the rules
  * here turn what it found into fields and add them with the field rules of field.service.ts, in
- * one change under the owner's lock: all of them and the document's new content, or nothing.
+ * one change under the owner's lock: all of them and the document's new content, or nothing
+ * (the PDF work itself runs outside the lock, see `placeFields`).
  */
 
 /** Tags read from one document at most (docs/limits.md). */
@@ -133,7 +135,7 @@ function sizedBox(tag: FoundTag, read: ParsedTag): { x: number; y: number; width
 type Candidate = { input: Record<string, unknown>; source: FoundTag | FoundFormField };
 
 /** Who a tag's role (or a form field's name) names: the `roles` mapping first, then a recipient's own identifier. */
-function recipientFor(name: string, roles: Record<string, OwnedRecipient>, byIdentifier: Map<string, OwnedRecipient>, prefixes: boolean): OwnedRecipient | undefined {
+function recipientFor(name: string, roles: Record<string, Assignee>, byIdentifier: Map<string, Assignee>, prefixes: boolean): Assignee | undefined {
   if (!prefixes) return roles[name] ?? byIdentifier.get(name);
   const prefix = Object.keys(roles)
     .filter((key) => key !== '*' && name.startsWith(key))
@@ -141,9 +143,20 @@ function recipientFor(name: string, roles: Record<string, OwnedRecipient>, byIde
   return prefix !== undefined ? roles[prefix] : (roles['*'] ?? byIdentifier.get(name.split(/[.:]/)[0] ?? name));
 }
 
+/** A recipient as placement needs it. */
+type Assignee = { id: string; identifier: string };
+
 /**
  * Places fields on one document of an owner from the document's text tags or its form, all or
  * nothing (one `field.added` event). Answers the created fields and what could not be placed.
+ *
+ * The PDF work (reading the tags or the form, writing the document without them) runs in a PDF
+ * worker between two short changes under the owner's lock, not inside one: a large document
+ * takes seconds, and holding the draft's lock (and a database connection) meanwhile would stall
+ * every other edit of it. The first change reads what the placement is computed from (the
+ * document, the recipients, the identifiers taken) and checks the caller may change the owner;
+ * the second writes the fields and the new content, after checking the document is still the one
+ * read (`Resource.Conflict` otherwise, safe to retry). The field rules run again there.
  */
 export async function placeFields(context: ServiceContext, options: { owner: OwnerRef; documentId: string; input: unknown }): Promise<PlacedFields> {
   const parsed = placeFieldsInput.safeParse(options.input);
@@ -151,130 +164,136 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
   const { from, roles = {}, hideTags = false } = parsed.data;
   if (hideTags && from !== 'tags') throw new InvalidRequestError([{ path: 'hideTags', message: 'applies to from: "tags" only' }]);
   const owner = contentOwner(options.owner.kind);
-  const answer = await owner.change(context, options.owner.id, async (change: OwnerChange) => {
+
+  const snapshot = await owner.change(context, options.owner.id, async (change: OwnerChange) => {
     const { em } = change;
     const document = isUuid(options.documentId) ? await em.findOne(Document, { id: options.documentId, ...change.scope }) : null;
     if (!document) throw new DocumentNotFoundError(options.documentId, owner.kind);
     const recipients = await em.find(owner.recipients.entity, recipientsIn(change.scope));
     const byId = new Map(recipients.map((recipient) => [recipient.id, recipient]));
     const issues: ValidationIssue[] = [];
-    const mapped: Record<string, OwnedRecipient> = {};
+    const mapped: Record<string, Assignee> = {};
     for (const [role, recipientId] of Object.entries(roles)) {
       const recipient = isUuid(recipientId) ? byId.get(recipientId) : undefined;
       if (!recipient) issues.push({ path: formatPath(['roles', role]), message: `must be the id of a recipient in this ${owner.kind}` });
       else if (recipient.type === 'viewer') issues.push({ path: formatPath(['roles', role]), message: 'names a viewer; viewers hold no fields' });
-      else mapped[role] = recipient;
+      else mapped[role] = { id: recipient.id, identifier: recipient.identifier };
     }
     if (issues.length > 0) throw new InvalidRequestError(issues);
-    const byIdentifier = new Map(recipients.filter((recipient) => recipient.type !== 'viewer').map((recipient) => [recipient.identifier, recipient]));
     const existing = await em.find(Field, change.scope, { fields: ['identifier'] });
-    const taken = new Set(existing.map((field) => field.identifier));
-
-    const source = await context.blobStore.localCopy(document.contentSha256);
-    let found;
-    try {
-      found = await context.pdfWorkers.readPlacements({ path: source.path, from, maxTags: MAX_TAGS_PER_DOCUMENT });
-    } finally {
-      source.release();
-    }
-    const candidates: Candidate[] = [];
-    const unmatched: Unmatched[] = [];
-    const pageOf = (index: number) => document.pages[index];
-    if (found.from === 'tags') {
-      if (found.tooMany) throw new DocumentTooManyTagsError(MAX_TAGS_PER_DOCUMENT);
-      for (const tag of found.tags) {
-        const read = parseTag(tag.text);
-        if ('problem' in read) {
-          unmatched.push({ tag: tag.text, page: tag.page, reason: read.problem });
-          continue;
-        }
-        const recipient = recipientFor(read.role, mapped, byIdentifier, false);
-        if (!recipient) {
-          unmatched.push({ tag: tag.text, page: tag.page, reason: `no recipient "${read.role}" in this ${owner.kind}` });
-          continue;
-        }
-        if (read.type === 'radio' && (read.options === undefined || read.options.length < 2)) {
-          unmatched.push({ tag: tag.text, page: tag.page, reason: 'a radio tag needs options=A|B' });
-          continue;
-        }
-        const page = pageOf(tag.page) ?? tag.pageSize;
-        const box = sizedBox(tag, read);
-        candidates.push({
-          source: tag,
-          input: {
-            type: read.type,
-            recipientId: recipient.id,
-            identifier: uniqueIdentifier(read.id ?? `${read.type.replace('_', '-')}-${read.role}`, taken),
-            ...(read.label !== undefined ? { label: read.label } : {}),
-            required: read.required ?? SIGNATURE_TYPES.includes(read.type),
-            ...(read.type === 'radio' ? { config: { options: read.options!.map((option) => ({ value: option, label: option })) } } : {}),
-            views: [{ documentId: document.id, page: tag.page, ...onPage(box, page) }],
-          },
-        });
-      }
-    } else {
-      for (const formField of found.formFields) {
-        const problem = formFieldProblem(formField);
-        const recipient = problem === null ? recipientFor(formField.name, mapped, byIdentifier, true) : undefined;
-        if (problem !== null || !recipient) {
-          unmatched.push({ tag: formField.name, page: formField.widgets[0]?.page ?? 0, reason: problem ?? `no recipient for "${formField.name}" (map it in roles, by a prefix or "*")` });
-          continue;
-        }
-        candidates.push({ source: formField, input: formFieldInput(formField, recipient, document, uniqueIdentifier(formField.name, taken)) });
-      }
-    }
-    if (candidates.length === 0) return { fieldIds: [], unmatched };
-
-    // The document without the placed tags' text, or without the imported form fields.
-    let replaced: { sha256: string; byteSize: number } | undefined;
-    let notHidden: string[] = [];
-    const placedTags = candidates.map((candidate) => candidate.source).filter((item): item is FoundTag => 'ranges' in item);
-    const importedNames = candidates.map((candidate) => candidate.source).filter((item): item is FoundFormField => 'widgets' in item).map((item) => item.name);
-    if ((from === 'tags' && hideTags) || from === 'acroform') {
-      const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'placement-'));
-      const copy = await context.blobStore.localCopy(document.contentSha256);
-      try {
-        const outputPath = path.join(directory, 'out.pdf');
-        const written = await context.pdfWorkers.applyPlacements({
-          sourcePath: copy.path,
-          outputPath,
-          ...(from === 'tags' && found.from === 'tags' ? { hideTags: { tags: placedTags, operatorCounts: found.operatorCounts } } : { removeFormFields: importedNames }),
-        });
-        notHidden = written.notHidden;
-        const staged = await context.blobStore.stage(fs.createReadStream(outputPath));
-        replaced = await staged.commit();
-      } finally {
-        copy.release();
-        await fs.promises.rm(directory, { recursive: true, force: true });
-      }
-    }
-    const created = await addFieldsToOwner(
-      context,
-      change,
-      owner,
-      shapeFields(candidates.map((candidate) => candidate.input)),
-      {
-        documentId: document.id,
-        placedFrom: from,
-        unmatched: unmatched.length,
-        ...(replaced ? { documentSha256: { before: document.contentSha256, after: replaced.sha256 } } : {}),
-        ...(hideTags ? { tagsHidden: placedTags.length - notHidden.length } : {}),
-      },
-    );
-    if (replaced) {
-      document.contentSha256 = replaced.sha256;
-      document.byteSize = replaced.byteSize;
-      await em.flush();
-    }
-    for (const tag of notHidden) {
-      const source = placedTags.find((placed) => placed.text === tag);
-      unmatched.push({ tag, page: source?.page ?? 0, reason: 'placed, but its text could not be removed from the page' });
-    }
-    return { fieldIds: created.map(({ field }) => field.id), unmatched };
+    return {
+      document: { id: document.id, contentSha256: document.contentSha256, pages: document.pages },
+      mapped,
+      byIdentifier: new Map(recipients.filter((recipient) => recipient.type !== 'viewer').map((recipient) => [recipient.identifier, { id: recipient.id, identifier: recipient.identifier }])),
+      taken: new Set(existing.map((field) => field.identifier)),
+    };
   });
-  const fields = answer.fieldIds.length === 0 ? [] : await readFields(context, { owner: options.owner, fieldIds: answer.fieldIds });
+  const { document, mapped, byIdentifier, taken } = snapshot;
+
+  const source = await context.blobStore.localCopy(document.contentSha256);
+  let found;
+  try {
+    found = await context.pdfWorkers.readPlacements({ path: source.path, from, maxTags: MAX_TAGS_PER_DOCUMENT });
+  } finally {
+    source.release();
+  }
+  const candidates: Candidate[] = [];
+  const unmatched: Unmatched[] = [];
+  if (found.from === 'tags') {
+    if (found.tooMany) throw new DocumentTooManyTagsError(MAX_TAGS_PER_DOCUMENT);
+    for (const tag of found.tags) {
+      const read = parseTag(tag.text);
+      if ('problem' in read) {
+        unmatched.push({ tag: tag.text, page: tag.page, reason: read.problem });
+        continue;
+      }
+      const recipient = recipientFor(read.role, mapped, byIdentifier, false);
+      if (!recipient) {
+        unmatched.push({ tag: tag.text, page: tag.page, reason: `no recipient "${read.role}" in this ${owner.kind}` });
+        continue;
+      }
+      if (read.type === 'radio' && (read.options === undefined || read.options.length < 2)) {
+        unmatched.push({ tag: tag.text, page: tag.page, reason: 'a radio tag needs options=A|B' });
+        continue;
+      }
+      const page = document.pages[tag.page] ?? tag.pageSize;
+      candidates.push({
+        source: tag,
+        input: {
+          type: read.type,
+          recipientId: recipient.id,
+          identifier: uniqueIdentifier(read.id ?? `${read.type.replace('_', '-')}-${read.role}`, taken),
+          ...(read.label !== undefined ? { label: read.label } : {}),
+          required: read.required ?? SIGNATURE_TYPES.includes(read.type),
+          ...(read.type === 'radio' ? { config: { options: read.options!.map((option) => ({ value: option, label: option })) } } : {}),
+          views: [{ documentId: document.id, page: tag.page, ...onPage(sizedBox(tag, read), page) }],
+        },
+      });
+    }
+  } else {
+    for (const formField of found.formFields) {
+      const problem = formFieldProblem(formField);
+      const recipient = problem === null ? recipientFor(formField.name, mapped, byIdentifier, true) : undefined;
+      if (problem !== null || !recipient) {
+        unmatched.push({ tag: formField.name, page: formField.widgets[0]?.page ?? 0, reason: problem ?? `no recipient for "${formField.name}" (map it in roles, by a prefix or "*")` });
+        continue;
+      }
+      candidates.push({ source: formField, input: formFieldInput(formField, recipient, document, uniqueIdentifier(formField.name, taken)) });
+    }
+  }
+  if (candidates.length === 0) return { fields: [], unmatched };
+
+  // The document without the placed tags' text, or without the imported form fields: stored
+  // before the change that names it (an object never named by a row is collected later; a row
+  // never names a missing object).
+  let replaced: { sha256: string; byteSize: number } | undefined;
+  let notHidden: string[] = [];
+  const placedTags = candidates.map((candidate) => candidate.source).filter((item): item is FoundTag => 'ranges' in item);
+  const importedNames = candidates.map((candidate) => candidate.source).filter((item): item is FoundFormField => 'widgets' in item).map((item) => item.name);
+  if ((found.from === 'tags' && hideTags) || found.from === 'acroform') {
+    const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'placement-'));
+    const copy = await context.blobStore.localCopy(document.contentSha256);
+    try {
+      const outputPath = path.join(directory, 'out.pdf');
+      const written = await context.pdfWorkers.applyPlacements({
+        sourcePath: copy.path,
+        outputPath,
+        ...(found.from === 'tags' ? { hideTags: { tags: placedTags, operatorCounts: found.operatorCounts } } : { removeFormFields: importedNames }),
+      });
+      notHidden = written.notHidden;
+      const staged = await context.blobStore.stage(fs.createReadStream(outputPath));
+      replaced = await staged.commit();
+    } finally {
+      copy.release();
+      await fs.promises.rm(directory, { recursive: true, force: true });
+    }
+  }
+  for (const tag of notHidden) {
+    const placed = placedTags.find((item) => item.text === tag);
+    unmatched.push({ tag, page: placed?.page ?? 0, reason: 'placed, but its text could not be removed from the page' });
+  }
+
+  const fieldIds = await owner.change(context, options.owner.id, async (change: OwnerChange) => {
+    const current = await change.em.findOne(Document, { id: document.id, ...change.scope });
+    if (!current) throw new DocumentNotFoundError(document.id, owner.kind);
+    if (current.contentSha256 !== document.contentSha256) throw new ConcurrentModificationError();
+    const created = await addFieldsToOwner(context, change, owner, shapeFields(candidates.map((candidate) => candidate.input)), {
+      documentId: document.id,
+      placedFrom: from,
+      unmatched: unmatched.length,
+      ...(replaced ? { documentSha256: { before: document.contentSha256, after: replaced.sha256 } } : {}),
+      ...(hideTags ? { tagsHidden: placedTags.length - notHidden.length } : {}),
+    });
+    if (replaced) {
+      current.contentSha256 = replaced.sha256;
+      current.byteSize = replaced.byteSize;
+      await change.em.flush();
+    }
+    return created.map(({ field }) => field.id);
+  });
+  const fields = await readFields(context, { owner: options.owner, fieldIds });
   const byId = new Map(fields.map((field) => [field.id, field]));
-  return { fields: answer.fieldIds.map((id) => byId.get(id)).filter((field): field is FieldData => field !== undefined), unmatched: answer.unmatched };
+  return { fields: fieldIds.map((id) => byId.get(id)).filter((field): field is FieldData => field !== undefined), unmatched };
 }
 
 function formFieldProblem(formField: FoundFormField): string | null {
@@ -285,7 +304,7 @@ function formFieldProblem(formField: FoundFormField): string | null {
 }
 
 /** A form field as a field's input: its type, its widgets as views, its value as the prefill. */
-function formFieldInput(formField: FoundFormField, recipient: OwnedRecipient, document: Document, identifier: string): Record<string, unknown> {
+function formFieldInput(formField: FoundFormField, recipient: Assignee, document: { id: string; pages: Document['pages'] }, identifier: string): Record<string, unknown> {
   const views = formField.widgets.map((widget) => {
     const page = document.pages[widget.page] ?? { width: Number.MAX_SAFE_INTEGER, height: Number.MAX_SAFE_INTEGER };
     return { documentId: document.id, page: widget.page, ...onPage(widget.box, page) };
