@@ -410,6 +410,17 @@ describe('refusals', () => {
     expect(firstErrorName(notDraftGraphql)).toBe('Envelope.NotDraft');
   });
 
+  it('two placements with hideTags at once place the tags once: the later one finds them gone or is told to retry', async () => {
+    const draft = await draftWith(fixture('tags-a4.pdf'));
+    const url = `/envelopes/${draft.envelopeId}/documents/${draft.documentId}/place-fields`;
+    const rest = restClient(app, team.apiKey);
+    const answers = await Promise.all([rest.post(url, { from: 'tags', hideTags: true }), rest.post(url, { from: 'tags', hideTags: true })]);
+    for (const answer of answers) expect([200, 409], JSON.stringify(answer.body)).toContain(answer.status);
+    expect(answers.filter((answer) => answer.status === 409).every((answer) => answer.body.error.name === 'Resource.Conflict')).toBe(true);
+    const fields = (await rest.get(`/envelopes/${draft.envelopeId}/fields`)).body.payload.fields;
+    expect(fields.map((field: any) => field.identifier).sort()).toEqual(EXPECTED_TAGS.map((tag) => tag.identifier).sort());
+  });
+
   it('more than 500 tags in one document: Document.TooManyTags, nothing placed', async () => {
     const pdf = await PDFDocument.create();
     const font = await pdf.embedFont(StandardFonts.Helvetica);

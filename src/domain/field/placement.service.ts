@@ -2,11 +2,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
+import { InvalidRequestError, ServerBusyError, type ValidationIssue } from '../../shared/errors.ts';
 import { ConcurrentModificationError } from '../../shared/normalize-error.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { Document } from '../document/document.entity.ts';
-import { DocumentNotFoundError, DocumentTooManyTagsError } from '../document/document.errors.ts';
+import { DocumentInspectionLimitExceededError, DocumentNotFoundError, DocumentTooManyTagsError } from '../document/document.errors.ts';
+import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
 import { recipientsIn, type OwnerChange } from '../owner/owner.ts';
 import type { OwnerRef } from '../owner/owner-ref.ts';
 import { readFields, type FieldData } from '../owner/owner.read.ts';
@@ -143,6 +144,19 @@ function recipientFor(name: string, roles: Record<string, Assignee>, byIdentifie
   return prefix !== undefined ? roles[prefix] : (roles['*'] ?? byIdentifier.get(name.split(/[.:]/)[0] ?? name));
 }
 
+/** The PDF workers' refusals as the caller's errors (as an upload gets them). */
+async function inPdfWorker<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof PdfWorkLimitError) throw new DocumentInspectionLimitExceededError(error.limit, error.value);
+    if (error instanceof PdfWorkersBusyError) {
+      throw new ServerBusyError('The service is working on too many documents right now; nothing was placed. Retry in a few seconds.', { reason: error.reason });
+    }
+    throw error;
+  }
+}
+
 /** A recipient as placement needs it. */
 type Assignee = { id: string; identifier: string };
 
@@ -193,7 +207,7 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
   const source = await context.blobStore.localCopy(document.contentSha256);
   let found;
   try {
-    found = await context.pdfWorkers.readPlacements({ path: source.path, from, maxTags: MAX_TAGS_PER_DOCUMENT });
+    found = await inPdfWorker(() => context.pdfWorkers.readPlacements({ path: source.path, from, maxTags: MAX_TAGS_PER_DOCUMENT }));
   } finally {
     source.release();
   }
@@ -255,11 +269,14 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
     const copy = await context.blobStore.localCopy(document.contentSha256);
     try {
       const outputPath = path.join(directory, 'out.pdf');
-      const written = await context.pdfWorkers.applyPlacements({
-        sourcePath: copy.path,
-        outputPath,
-        ...(found.from === 'tags' ? { hideTags: { tags: placedTags, operatorCounts: found.operatorCounts } } : { removeFormFields: importedNames }),
-      });
+      const sources = found;
+      const written = await inPdfWorker(() =>
+        context.pdfWorkers.applyPlacements({
+          sourcePath: copy.path,
+          outputPath,
+          ...(sources.from === 'tags' ? { hideTags: { tags: placedTags, operatorCounts: sources.operatorCounts } } : { removeFormFields: importedNames }),
+        }),
+      );
       notHidden = written.notHidden;
       const staged = await context.blobStore.stage(fs.createReadStream(outputPath));
       replaced = await staged.commit();

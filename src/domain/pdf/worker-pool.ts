@@ -135,6 +135,9 @@ type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : n
 /** Rendering and sealing a large envelope's document (hundreds of pages) may take this long. */
 const RENDER_TIMEOUT_MS = 300_000;
 
+/** Reading a document's text tags or form, or writing it without them (docs/limits.md). */
+export const PLACEMENT_TIMEOUT_MS = 60_000;
+
 function written(answer: PdfTaskAnswer): { byteSize: number } {
   if (answer.outcome === 'written') return { byteSize: answer.byteSize };
   if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
@@ -342,13 +345,13 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
     },
     async readPlacements(task) {
-      const answer = await submit({ ...task, kind: 'read-placements' }, RENDER_TIMEOUT_MS);
+      const answer = await submit({ ...task, kind: 'read-placements' }, PLACEMENT_TIMEOUT_MS);
       if (answer.outcome === 'placements') return answer.sources;
       if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
       throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
     },
     async applyPlacements(task) {
-      const answer = await submit({ ...task, kind: 'apply-placements' }, RENDER_TIMEOUT_MS);
+      const answer = await submit({ ...task, kind: 'apply-placements' }, PLACEMENT_TIMEOUT_MS);
       if (answer.outcome === 'placed') return { byteSize: answer.byteSize, notHidden: answer.notHidden };
       if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
       throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);

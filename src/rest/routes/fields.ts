@@ -9,7 +9,7 @@ const CREATE_BODY = {
   example: { fields: [{ type: 'simple_signature', identifier: 'buyer-signature', recipientId: '<recipientId>', views: [{ documentId: '<documentId>', page: 0, location: { x: 72, y: 700 }, size: { width: 180, height: 40 } }] }] },
 };
 const PLACE_BODY = { schema: placeFieldsInput, example: { from: 'tags', roles: { buyer: '<recipientId>' }, hideTags: true } };
-const PLACE_ERRORS = ['Document.NotFound', 'Document.TooManyTags', 'Resource.Conflict'];
+const PLACE_ERRORS = ['Document.NotFound', 'Document.TooManyTags', 'Document.InspectionLimitExceeded', 'Resource.Conflict', 'Server.Busy'];
 const UPDATE_BODY = { schema: updateFieldInput, example: { field: { required: false } } };
 
 /** The interface spec (docs/reference/interface-spec.md) §4.4, §4.7 ("same body as 4.4") and docs/reference/contract.md §5: fields of an envelope or a template. */
