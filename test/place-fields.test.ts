@@ -181,6 +181,18 @@ describe('fields from text tags (REST)', () => {
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(answer.body.payload.fields.map((field: any) => field.identifier)).toEqual(EXPECTED_TAGS.map((tag) => tag.identifier));
     expect(answer.body.payload.unmatched[1].reason).toBe('no recipient "notary" in this template');
+    const events = await app.orm.em.fork().execute<{ type: string; details: any }[]>(`select type, details from audit_event where details->>'templateId' = ? and type like 'field.%'`, [templateId]);
+    expect(events.map((event) => event.type)).toEqual(['field.added']);
+
+    // The same through GraphQL, on a second copy of the document: identifiers already taken get a number.
+    const again = await uploadTemplateDocument(app, team.apiKey, templateId, { bytes: fixture('tags-letter.pdf') });
+    const placed = await graphqlClient(app, team.apiKey)(
+      `mutation($t: ID!, $d: ID!, $roles: JSONObject) { placeTemplateFields(templateId: $t, documentId: $d, from: tags, roles: $roles) { fields { identifier views { documentId } } unmatched { tag } } }`,
+      { t: templateId, d: again.body.payload.document.id, roles: { notary: answer.body.payload.fields[0].recipientId } },
+    );
+    expect(placed.errors, JSON.stringify(placed.errors)).toBeUndefined();
+    expect(placed.data.placeTemplateFields.fields.map((field: any) => field.identifier)).toEqual([...EXPECTED_TAGS.map((tag) => `${tag.identifier}-2`), 'notary-note']);
+    expect(placed.data.placeTemplateFields.unmatched).toEqual([{ tag: '{{stamp;role=seller}}' }]);
   });
 });
 

@@ -8,6 +8,8 @@ const CREATE_BODY = {
   schema: createFieldsInput,
   example: { fields: [{ type: 'simple_signature', identifier: 'buyer-signature', recipientId: '<recipientId>', views: [{ documentId: '<documentId>', page: 0, location: { x: 72, y: 700 }, size: { width: 180, height: 40 } }] }] },
 };
+const PLACE_DESCRIPTION =
+  'Creates fields from the document itself: its text tags (`{{sig;role=buyer}}`, syntax in docs/fields.md, "Placing fields from the PDF") or its own form fields. Answers `{ fields, unmatched: [ { tag, page, reason } ] }`; what cannot be placed is listed, not refused. With `hideTags` the placed tags are removed from the document.';
 const PLACE_BODY = { schema: placeFieldsInput, example: { from: 'tags', roles: { buyer: '<recipientId>' }, hideTags: true } };
 const PLACE_ERRORS = ['Document.NotFound', 'Document.TooManyTags', 'Document.InspectionLimitExceeded', 'Resource.Conflict', 'Server.Busy'];
 const UPDATE_BODY = { schema: updateFieldInput, example: { field: { required: false } } };
@@ -32,11 +34,13 @@ export const fieldRoutes = ownerContentRoutes([
     docs: {
       envelope: {
         summary: 'Place fields from the document’s text tags or its own form (all or none)',
+        description: PLACE_DESCRIPTION,
         body: PLACE_BODY,
         errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Field.DuplicateIdentifier', ...PLACE_ERRORS],
       },
       template: {
         summary: 'Place template fields from the document’s text tags or its own form (all or none)',
+        description: PLACE_DESCRIPTION,
         body: PLACE_BODY,
         errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded', 'Field.DuplicateIdentifier', ...PLACE_ERRORS],
       },
