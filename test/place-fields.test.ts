@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
+import fontkit from '@pdf-lib/fontkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PDFDocument, PDFString, StandardFonts, degrees } from 'pdf-lib';
 import { forceEnvelopeStatus, unknownId, uploadDocument } from './helpers/envelopes.ts';
@@ -18,6 +20,8 @@ import { uploadTemplateDocument } from './helpers/templates.ts';
  * checked against poppler's `pdftotext -bbox`, hidden tags and drawn values against the text of
  * the sealed document.
  */
+
+const require = createRequire(import.meta.url);
 
 let app: TestApp;
 let team: SeededTeam;
@@ -308,6 +312,35 @@ async function formPdf(options: { witness?: boolean } = {}): Promise<Uint8Array>
   form.acroForm.addField(signatureRef);
   return pdf.save();
 }
+
+describe('hidden tags in an embedded (two-byte, Identity-H) font', () => {
+  it('the tag is removed from the document the signer sees; the text around it stays in place', async () => {
+    const pdf = await PDFDocument.create();
+    pdf.registerFontkit(fontkit);
+    const fontFile = path.join(path.dirname(require.resolve('@fontsource/noto-sans')), 'files', 'noto-sans-latin-400-normal.woff');
+    const font = await pdf.embedFont(fs.readFileSync(fontFile), { subset: true });
+    const page = pdf.addPage([595, 842]);
+    page.drawText('Signature: {{sig;role=buyer}} (buyer)', { x: 60, y: 700, size: 12, font });
+    const bytes = await pdf.save();
+    const original = save(bytes, 'identity.pdf');
+    const draft = await draftWith(bytes);
+    const answer = await restClient(app, team.apiKey).post(`/envelopes/${draft.envelopeId}/documents/${draft.documentId}/place-fields`, { from: 'tags', hideTags: true });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.payload).toMatchObject({ fields: [{ identifier: 'simple-signature-buyer' }], unmatched: [] });
+    const box = tagBox(original, 0, '{{sig;');
+    near(answer.body.payload.fields[0].views[0].location.x, box.xMin);
+    near(answer.body.payload.fields[0].views[0].location.y, box.yMin);
+    const response = await fetch(`${app.url}/api/v1/key/envelopes/${draft.envelopeId}/documents/${draft.documentId}/pdf`, { headers: { 'x-service-api-key': team.apiKey } });
+    const copy = save(new Uint8Array(await response.arrayBuffer()), 'identity-draft.pdf');
+    const text = textOf(copy);
+    expect(text).toContain('Signature:');
+    expect(text).toContain('(buyer)');
+    expect(text).not.toContain('{{');
+    const before = wordBoxes(original)[0]!.find((word) => word.text === '(buyer)')!;
+    const after = wordBoxes(copy)[0]!.find((word) => word.text === '(buyer)')!;
+    near(after.xMin, before.xMin);
+  });
+});
 
 describe('fields from the PDF’s own form', () => {
   it('each form field becomes a field: types, widget boxes, names, prefills; the sealed PDF shows each value once and no form', async () => {
