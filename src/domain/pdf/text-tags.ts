@@ -271,10 +271,9 @@ export async function findTextTags(bytes: Uint8Array, options: { maxTags: number
             owners.push(-1);
           }
         }
-        for (const character of glyph.char) {
-          joined += character;
-          owners.push(position);
-        }
+        // One owner per UTF-16 unit, as the match indices count.
+        joined += glyph.char;
+        for (let unit = 0; unit < glyph.char.length; unit++) owners.push(position);
         previous = glyph;
       }
       for (const match of joined.matchAll(TAG_PATTERN)) {
