@@ -202,6 +202,11 @@ function drawCheck(page: PDFPage, x: number, y: number, side: number) {
   page.drawLine({ start: { x: x + side * 0.42, y: y + side * 0.2 }, end: { x: x + side * 0.88, y: y + side * 0.85 }, thickness, color: ink });
 }
 
+/** The dot of a selected radio option, alone in its box. */
+function drawRadioMark(page: PDFPage, width: number, height: number) {
+  page.drawCircle({ x: width / 2, y: height / 2, size: Math.min(width, height) * 0.3, color: ink });
+}
+
 /** A mark and a label: the chosen option of a radio or binary choice. */
 function drawChoice(page: PDFPage, label: string, embedded: EmbeddedFamily, width: number, height: number, mark: 'dot' | 'check') {
   const side = Math.min(height, 12);
@@ -311,7 +316,7 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
   for (const field of options.fields) {
     const value = field.value;
     if (value === null) continue;
-    for (const view of field.views) {
+    for (const [viewIndex, view] of field.views.entries()) {
       if (view.page < 0 || view.page >= pages.length) continue;
       const { page, box } = prepare(view.page);
       const { width, height } = view;
@@ -330,6 +335,11 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
         case 'radio': {
           const options = (field.config.options as { value: string; label: string }[] | undefined) ?? [];
           const label = options.find((option) => option.value === value.selected)?.label ?? String(value.selected ?? '');
+          // One view per option (a form's radio group imported, docs/fields.md): only the selected option's view is marked.
+          if (options.length > 1 && field.views.length === options.length) {
+            if (options[viewIndex]?.value === value.selected) within(page, box, view, () => drawRadioMark(page, width, height));
+            break;
+          }
           within(page, box, view, () => drawChoice(page, label, sans, width, height, 'dot'));
           break;
         }
