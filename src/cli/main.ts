@@ -6,7 +6,7 @@
  *   npm run cli -- key revoke --key-id ID
  *   npm run cli -- audit verify --envelope ID     (exit 2 when the chain is broken)
  *   npm run cli -- verify FILE.pdf                 (offline; exit 2 when the seal is not valid)
- *   npm run cli -- verify-package FILE.zip [--audit-key KEY]   (offline; exit 2 when any part fails)
+ *   npm run cli -- verify-package FILE.zip [--audit-key KEY | --audit-key-file PATH]   (offline; exit 2 when any part fails)
  *   npm run cli -- secrets adopt                   (after changing AUDIT_HMAC_KEY or SEAL_P12 on every instance)
  *   npm run cli -- blobs migrate                   (DATA_DIR/blobs to the BLOB_STORE_URL bucket; exit 1 if any failed)
  */
@@ -32,7 +32,7 @@ const usage = `usage:
   cli key revoke --key-id ID
   cli audit verify --envelope ID
   cli verify FILE.pdf
-  cli verify-package FILE.zip [--audit-key KEY]
+  cli verify-package FILE.zip [--audit-key KEY | --audit-key-file PATH]
   cli secrets adopt
   cli blobs migrate`;
 
@@ -70,7 +70,7 @@ if (resource === 'verify') {
 if (resource === 'verify-package') {
   const parsed = (() => {
     try {
-      return parseArgs({ args: rest, options: { 'audit-key': { type: 'string' } }, allowPositionals: false });
+      return parseArgs({ args: rest, options: { 'audit-key': { type: 'string' }, 'audit-key-file': { type: 'string' } }, allowPositionals: false });
     } catch (error) {
       fail(`${(error as Error).message}\n${usage}`);
     }
@@ -82,8 +82,19 @@ if (resource === 'verify-package') {
   } catch (error) {
     fail(`cannot read ${action}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  const key = parsed.values['audit-key'];
-  const report = await verifyEvidencePackage(bytes, { auditKey: key === undefined ? undefined : Buffer.from(key, 'utf8') });
+  // The key as AUDIT_HMAC_KEY gives it (text), or the generated key file (DATA_DIR/audit-hmac.key: the key in hex).
+  const keyText = parsed.values['audit-key'];
+  const keyFile = parsed.values['audit-key-file'];
+  let auditKey: Buffer | undefined;
+  if (keyText !== undefined) auditKey = Buffer.from(keyText, 'utf8');
+  else if (keyFile !== undefined) {
+    try {
+      auditKey = Buffer.from(fs.readFileSync(keyFile, 'utf8').trim(), 'hex');
+    } catch (error) {
+      fail(`cannot read ${keyFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  const report = await verifyEvidencePackage(bytes, { auditKey });
   console.log(JSON.stringify(report));
   process.exit(report.valid ? 0 : 2);
 }

@@ -173,6 +173,8 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
             const first = (type: string) => mine.find((event) => event.type === type);
             const last = (type: string) => mine.findLast((event) => event.type === type);
             const sent = first('invitation.sent');
+            // The link the person acted through: the one sent, or (before its delivery was recorded) the one queued.
+            const invited = sent ?? first('invitation.queued');
             const verified = last('otp.verified');
             const otpChannel = mine.findLast((event) => event.type === 'otp.sent' || event.type === 'otp.requested')?.details.channel;
             const embedded = events.find((event) => event.type === 'signing_url.created' && event.details.agentId === agent.id);
@@ -187,8 +189,8 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
                 ? { method: 'otp', channel: str(otpChannel) ?? 'sms', at: verified.at as string, by: null }
                 : embedded
                   ? { method: 'embedded', channel: null, at: embedded.at as string, by: keyNames.get(embedded.actorId ?? '') ?? null }
-                  : sent && acting
-                    ? { method: 'link', channel: str(sent.details.channel) ?? 'email', at: sent.at as string, by: null }
+                  : invited && acting
+                    ? { method: 'link', channel: str(invited.details.channel) ?? 'email', at: invited.at as string, by: null }
                     : { method: 'none', channel: null, at: null, by: null };
             const submittedIds = new Set(mine.filter((event) => event.type === 'field.submitted').flatMap((event) => ((event.details.fields as { fieldId: string }[] | undefined) ?? []).map((field) => field.fieldId)));
             const signatures: CertificateSignature[] = [...submittedIds]
@@ -313,24 +315,32 @@ export async function fixCertificate(dependencies: CertificateDependencies, enve
     await sealEnvelopeArtefacts(dependencies, envelopeId);
     envelope = (await readEnvelopeForCertificate(dependencies.em, envelopeId))!;
   }
-  const generatedAt = dependencies.clock.now();
-  const data = await certificateData(dependencies.em, dependencies.auditKey, envelope, { generatedAt, current: false });
-  const stored = await inTemporaryDirectory(async (directory) => {
-    const outputPath = path.join(directory, 'certificate.pdf');
-    await renderCertificate(dependencies, data, locale, outputPath);
-    // Object first, row after: a row never names an object that is not stored.
-    const staged = await dependencies.blobStore.stage(fs.createReadStream(outputPath));
-    return staged.commit();
+  // One run renders at a time per envelope and locale (concurrent first downloads wait for it and
+  // answer what it recorded); the guarded update below would keep a second record out anyway.
+  return dependencies.em.fork().transactional(async (tx) => {
+    await tx.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`certificate:${envelopeId}:${locale}`], 'run');
+    const [again] = await tx.execute<{ certificates: EnvelopeCertificates | null }[]>('select certificates from envelope where id = ?', [envelopeId]);
+    const already = again?.certificates?.[locale];
+    if (already !== undefined) return already;
+    const generatedAt = dependencies.clock.now();
+    const data = await certificateData(dependencies.em, dependencies.auditKey, envelope, { generatedAt, current: false });
+    const stored = await inTemporaryDirectory(async (directory) => {
+      const outputPath = path.join(directory, 'certificate.pdf');
+      await renderCertificate(dependencies, data, locale, outputPath);
+      // Object first, row after: a row never names an object that is not stored.
+      const staged = await dependencies.blobStore.stage(fs.createReadStream(outputPath));
+      return staged.commit();
+    });
+    const record: CertificateRecord = { sha256: stored.sha256, byteSize: stored.byteSize, chainSeq: data.chain.length, chainHead: data.chain.headHash ?? '', generatedAt: data.generatedAt };
+    const updated = await tx.execute<{ id: string }[]>(
+      `update envelope set certificates = coalesce(certificates, '{}'::jsonb) || jsonb_build_object(?::text, ?::jsonb)
+        where id = ? and (certificates is null or certificates -> ?::text is null) returning id`,
+      [locale, JSON.stringify(record), envelopeId, locale],
+    );
+    if (updated.length === 1) return record;
+    const [winner] = await tx.execute<{ certificates: EnvelopeCertificates }[]>('select certificates from envelope where id = ?', [envelopeId]);
+    return winner!.certificates[locale]!;
   });
-  const record: CertificateRecord = { sha256: stored.sha256, byteSize: stored.byteSize, chainSeq: data.chain.length, chainHead: data.chain.headHash ?? '', generatedAt: data.generatedAt };
-  const updated = await dependencies.em.fork().execute<{ id: string }[]>(
-    `update envelope set certificates = coalesce(certificates, '{}'::jsonb) || jsonb_build_object(?::text, ?::jsonb)
-      where id = ? and (certificates is null or certificates -> ?::text is null) returning id`,
-    [locale, JSON.stringify(record), envelopeId, locale],
-  );
-  if (updated.length === 1) return record;
-  // Another run recorded first: its file is the certificate.
-  return (await readEnvelopeForCertificate(dependencies.em, envelopeId))!.certificates![locale]!;
 }
 
 /** Fixes the certificate in every locale (the artefact job). */

@@ -90,18 +90,35 @@ export function readZip(bytes: Buffer): { entries: Map<string, Buffer>; problems
   return { entries, problems };
 }
 
-async function cmsVerifies(signature: Buffer, content: Buffer): Promise<{ valid: boolean; signerSha256: string | null; problem: string | null }> {
+/**
+ * Checks the detached CMS signature over manifest.json. When it does not verify, the signed
+ * message-digest attribute tells which side changed: it still matches manifest.json, so the
+ * signature file is damaged; it does not, so manifest.json was changed.
+ */
+async function cmsVerifies(signature: Buffer, content: Buffer): Promise<{ valid: boolean; signerSha256: string | null; culprit: 'manifest.json' | 'manifest.json.p7s' | null; problem: string | null }> {
+  let signedData: pkijs.SignedData;
   try {
     const buffer = signature.buffer.slice(signature.byteOffset, signature.byteOffset + signature.byteLength) as ArrayBuffer;
-    const signedData = new pkijs.SignedData({ schema: pkijs.ContentInfo.fromBER(buffer).content });
-    const certificate = (signedData.certificates ?? []).find((candidate): candidate is pkijs.Certificate => candidate instanceof pkijs.Certificate);
-    const signerSha256 = certificate ? createHash('sha256').update(Buffer.from(certificate.toSchema().toBER(false))).digest('hex') : null;
-    const data = content.buffer.slice(content.byteOffset, content.byteOffset + content.byteLength) as ArrayBuffer;
-    const result = await signedData.verify({ signer: 0, data, checkChain: false, extendedMode: true });
-    return { valid: result.signatureVerified === true, signerSha256, problem: result.signatureVerified === true ? null : 'the signature does not match manifest.json' };
+    signedData = new pkijs.SignedData({ schema: pkijs.ContentInfo.fromBER(buffer).content });
   } catch (error) {
-    return { valid: false, signerSha256: null, problem: `the signature cannot be read: ${(error as Error).message}` };
+    return { valid: false, signerSha256: null, culprit: 'manifest.json.p7s', problem: `the signature cannot be read: ${(error as Error).message}` };
   }
+  const certificate = (signedData.certificates ?? []).find((candidate): candidate is pkijs.Certificate => candidate instanceof pkijs.Certificate);
+  const signerSha256 = certificate ? createHash('sha256').update(Buffer.from(certificate.toSchema().toBER(false))).digest('hex') : null;
+  const digestAttribute = signedData.signerInfos[0]?.signedAttrs?.attributes.find((attribute) => attribute.type === '1.2.840.113549.1.9.4');
+  const signedDigest = digestAttribute ? Buffer.from((digestAttribute.values[0] as { valueBlock: { valueHexView: Uint8Array } }).valueBlock.valueHexView).toString('hex') : null;
+  const contentDigest = createHash('sha256').update(content).digest('hex');
+  let verified = false;
+  try {
+    const data = content.buffer.slice(content.byteOffset, content.byteOffset + content.byteLength) as ArrayBuffer;
+    verified = (await signedData.verify({ signer: 0, data, checkChain: false, extendedMode: true })).signatureVerified === true;
+  } catch {
+    verified = false;
+  }
+  if (verified) return { valid: true, signerSha256, culprit: null, problem: null };
+  return signedDigest === contentDigest
+    ? { valid: false, signerSha256, culprit: 'manifest.json.p7s', problem: 'its signature value does not verify (the signature file was changed)' }
+    : { valid: false, signerSha256, culprit: 'manifest.json', problem: 'it does not match its signature in manifest.json.p7s (manifest.json was changed)' };
 }
 
 type ChainLine = Parameters<typeof hashAuditEvent>[1] & { hash: string; details: Record<string, unknown> };
@@ -146,16 +163,15 @@ export async function verifyEvidencePackage(bytes: Buffer, options: { auditKey?:
     fail('manifest.json', `cannot be read: ${(error as Error).message}`);
     return report(null, null);
   }
+  let manifestSigner: string | null = null;
   if (signature === undefined) fail('manifest.json.p7s', 'missing');
   else {
     const checked = await cmsVerifies(signature, manifestBytes);
-    if (!checked.valid) {
-      // A signature that cannot be parsed is the signature's fault; one that parses but does not match, the manifest's.
-      if (checked.problem?.startsWith('the signature cannot be read')) fail('manifest.json.p7s', checked.problem);
-      else fail('manifest.json', `${checked.problem} (manifest.json.p7s): manifest.json was changed`);
-    } else {
+    if (!checked.valid) fail(checked.culprit!, checked.problem!);
+    else {
       ok('manifest.json');
       ok('manifest.json.p7s');
+      manifestSigner = checked.signerSha256;
       if (options.ourCertificateSha256 !== undefined && options.ourCertificateSha256.length > 0 && !options.ourCertificateSha256.includes(checked.signerSha256 ?? '')) {
         fail('manifest.json.p7s', 'signed by a certificate that is not this installation’s seal');
       }
@@ -179,14 +195,21 @@ export async function verifyEvidencePackage(bytes: Buffer, options: { auditKey?:
   }
 
   // Every PDF: its seal.
+  const sealSigners = new Set<string>();
   for (const part of manifest.parts.filter((entry) => entry.kind === 'document' || entry.kind === 'certificate')) {
     const content = entries.get(part.path);
     if (content === undefined || content.length === 0) continue;
     const verification = await verifyPdf(content, { ourCertificateSha256: options.ourCertificateSha256 ?? [] });
+    const signer = verification.signatures.at(-1)?.signer?.sha256;
+    if (verification.valid && signer !== undefined && !failures.includes(part.path)) sealSigners.add(signer);
     if (!verification.valid) fail(part.path, `its PAdES seal does not verify: ${verification.signatures.find((entry) => !entry.valid)?.problem ?? 'the last signature does not cover the whole file'}`);
     const named = verification.signatures.at(-1)?.envelopeId;
     if (verification.valid && named !== null && named !== undefined && named !== manifest.envelopeId) fail(part.path, `sealed for envelope ${named}, not ${manifest.envelopeId}`);
   }
+
+  // The manifest is signed with the certificate that sealed the PDFs (a changed certificate in the
+  // signature file can leave the signature verifying under its own key).
+  if (manifestSigner !== null && sealSigners.size > 0 && !sealSigners.has(manifestSigner)) fail('manifest.json.p7s', 'signed by a certificate other than the one that sealed the PDFs');
 
   // The audit chain.
   let chainSummary: PackageReport['chain'] = null;

@@ -73,6 +73,8 @@ type Texts = typeof en;
 const when = (iso: string | null): string => (iso === null ? '' : `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`);
 const quoted = (value: string | null | undefined, locale: AuditPdfLocale): string => (locale === 'tr-TR' ? `“${value ?? ''}”` : `“${value ?? ''}”`);
 
+const fieldList = (fields: string[]) => (fields.length === 0 ? 'a field' : `the ${fields.length === 1 ? 'field' : 'fields'} ${fields.join(', ')}`);
+
 const en = {
   title: 'Certificate of completion',
   fixed: 'Fixed when the envelope closed: every download of this certificate is this same file.',
@@ -170,9 +172,9 @@ const en = {
       case 'recipient.completed': return `${actor} completed the role ${role}${d.consent ? ` and consented: ${quoted(String(d.consent), 'en-US')}` : ''}.`;
       case 'recipient.declined': return `${actor} declined the role ${role}: ${quoted(String(d.reason ?? ''), 'en-US')}.`;
       case 'recipient.delegated': return `${actor} delegated the role ${role} to ${a.person ?? this.someone}.`;
-      case 'field.added': return `${actor} placed ${a.fields.length > 0 ? `the field ${a.fields.join(', ')}` : 'a field'}.`;
-      case 'field.updated': return `${actor} changed ${a.fields.length > 0 ? `the field ${a.fields.join(', ')}` : 'a field'}.`;
-      case 'field.removed': return `${actor} removed ${a.fields.length > 0 ? `the field ${a.fields.join(', ')}` : 'a field'}.`;
+      case 'field.added': return `${actor} placed ${fieldList(a.fields)}.`;
+      case 'field.updated': return `${actor} changed ${fieldList(a.fields)}.`;
+      case 'field.removed': return `${actor} removed ${fieldList(a.fields)}.`;
       case 'field.submitted': return `${actor} filled in ${a.fields.join(', ') || 'fields'} for the role ${role}.`;
       case 'invitation.queued': return `The invitation of ${person} to the role ${role} was queued (${channel}).`;
       case 'invitation.sent': return `The invitation was sent to ${person} by ${channel}.`;
@@ -295,9 +297,9 @@ const tr: Texts = {
       case 'recipient.completed': return `${actor} ${role} tamamladı${d.consent ? ` ve onay verdi: ${quoted(String(d.consent), 'tr-TR')}` : ''}.`;
       case 'recipient.declined': return `${actor} ${role} reddetti: ${quoted(String(d.reason ?? ''), 'tr-TR')}.`;
       case 'recipient.delegated': return `${actor} ${role} ${a.person ?? this.someone} adlı kişiye devretti.`;
-      case 'field.added': return `${actor} ${a.fields.length > 0 ? `${a.fields.join(', ')} alanını` : 'bir alan'} yerleştirdi.`;
-      case 'field.updated': return `${actor} ${a.fields.length > 0 ? `${a.fields.join(', ')} alanını` : 'bir alanı'} değiştirdi.`;
-      case 'field.removed': return `${actor} ${a.fields.length > 0 ? `${a.fields.join(', ')} alanını` : 'bir alanı'} kaldırdı.`;
+      case 'field.added': return `${actor} ${a.fields.length > 0 ? `şu alanları yerleştirdi: ${a.fields.join(', ')}` : 'bir alan yerleştirdi'}.`;
+      case 'field.updated': return `${actor} ${a.fields.length > 0 ? `şu alanları değiştirdi: ${a.fields.join(', ')}` : 'bir alanı değiştirdi'}.`;
+      case 'field.removed': return `${actor} ${a.fields.length > 0 ? `şu alanları kaldırdı: ${a.fields.join(', ')}` : 'bir alanı kaldırdı'}.`;
       case 'field.submitted': return `${actor}, ${quoted(a.role, 'tr-TR')} rolü için şu alanları doldurdu: ${a.fields.join(', ')}.`;
       case 'invitation.queued': return `${person} için ${quoted(a.role, 'tr-TR')} rolüne davet sıraya alındı (${channel}).`;
       case 'invitation.sent': return `Davet ${person} adlı kişiye ${channel} ile gönderildi.`;
