@@ -13,12 +13,13 @@ import { appendAuditEvent } from '../audit/audit.service.ts';
 import { EnvelopeNotFinalizedError, EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { InvalidRequestError } from '../../shared/errors.ts';
+import { DomainError, InvalidRequestError, ServerBusyError } from '../../shared/errors.ts';
+import { BlobStoreUnavailableError } from '../../shared/blob-store/index.ts';
 import { auditPdfLocales, type AuditPdfLocale } from '../pdf/audit-pdf-layout.ts';
 import type { Download } from './download.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
-import { certificateData, fixCertificate, readEnvelopeForCertificate, renderCertificate, type CertificateDependencies } from './certificate.service.ts';
+import { certificateData, fixCertificate, readEnvelopeForCertificate, renderCertificate, type CertificateDependencies, type CertificateRecord } from './certificate.service.ts';
 
 /** The locale asked for: `locale` (en-US or tr-TR, refused otherwise), else Accept-Language, else en-US. */
 export function auditPdfLocaleOf(query: string | null, acceptLanguage: string | null): AuditPdfLocale {
@@ -49,6 +50,20 @@ export async function closedTeamEnvelope(context: ServiceContext, envelopeId: st
   if (row === undefined) throw new EnvelopeNotFoundError(envelopeId);
   if (!isClosedEnvelopeStatus(row.status)) throw new EnvelopeNotFinalizedError(row.id, row.status as EnvelopeStatus);
   return { id: row.id, teamId: caller.teamId, status: row.status };
+}
+
+/**
+ * The fixed certificate for a download: recorded, or produced now (sealing a finalized envelope's
+ * documents first). Work that fails here (a timestamp authority that is down, say) is retried by
+ * the artefact job: the caller is told to come back (Server.Busy), never given another file.
+ */
+export async function fixedCertificateForDownload(context: ServiceContext, envelopeId: string, locale: AuditPdfLocale): Promise<CertificateRecord> {
+  try {
+    return await fixCertificate(certificateDependenciesOf(context), envelopeId, locale);
+  } catch (error) {
+    if (error instanceof DomainError || error instanceof BlobStoreUnavailableError) throw error;
+    throw new ServerBusyError('The certificate of completion is still being prepared; retry in a minute.', { envelopeId });
+  }
 }
 
 export async function auditLogPdf(context: ServiceContext, options: { envelopeId: string; locale: AuditPdfLocale; current?: boolean }): Promise<Download> {
@@ -84,7 +99,7 @@ export async function auditLogPdf(context: ServiceContext, options: { envelopeId
     return { fileName: `audit-current-${envelope.id}.pdf`, contentType: 'application/pdf', stream, sealed: true };
   }
 
-  const fixed = await fixCertificate(dependencies, envelope.id, options.locale);
+  const fixed = await fixedCertificateForDownload(context, envelope.id, options.locale);
   const stream = await context.blobStore.openRead(fixed.sha256);
   await record({ current: false, chainHead: fixed.chainHead, sha256: fixed.sha256 });
   return { fileName: `certificate-${envelope.id}-${options.locale}.pdf`, contentType: 'application/pdf', stream, sealed: true };

@@ -15,11 +15,10 @@ import { summariseBiometricValue } from '../field/field-values.ts';
 import { PadesSigner } from '../pdf/seal.ts';
 import { auditPdfLocales } from '../pdf/audit-pdf-layout.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { certificateDependenciesOf, closedTeamEnvelope } from './audit-pdf.service.ts';
-import { fixCertificate, readChain } from './certificate.service.ts';
+import { closedTeamEnvelope, fixedCertificateForDownload } from './audit-pdf.service.ts';
+import { readChain } from './certificate.service.ts';
 import { safeFileNames } from './file-names.ts';
 import type { Download } from './download.ts';
-import { sealEnvelopeArtefacts } from './artefact.service.ts';
 import { EVIDENCE_FORMAT, type EvidenceManifest, type EvidencePart } from './evidence-check.ts';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -68,10 +67,8 @@ Checking each part by hand
 export async function evidencePackage(context: ServiceContext, options: { envelopeId: string }): Promise<Download> {
   const caller = await context.caller();
   const envelope = await closedTeamEnvelope(context, options.envelopeId);
-  const dependencies = certificateDependenciesOf(context);
-  if (envelope.status === 'finalized') await sealEnvelopeArtefacts(dependencies, envelope.id);
   const certificates = [];
-  for (const locale of auditPdfLocales) certificates.push({ locale, ...(await fixCertificate(dependencies, envelope.id, locale)) });
+  for (const locale of auditPdfLocales) certificates.push({ locale, ...(await fixedCertificateForDownload(context, envelope.id, locale)) });
 
   const db = context.em.fork();
   const [info] = await db.execute<{ name: string; closed_at: Date | string | null }[]>(`select name, coalesce(completed_at, voided_at, expired_at) as closed_at from envelope where id = ?`, [envelope.id]);
