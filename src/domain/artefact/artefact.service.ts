@@ -149,7 +149,11 @@ export async function sealEnvelopeArtefacts(dependencies: ArtefactDependencies, 
 }
 
 /** The `artefact.seal` handler for the outbox worker. */
-export function artefactSealHandler(dependencies: Omit<ArtefactDependencies, 'em'>, metrics?: Pick<Metrics, 'sealDuration'>): OutboxHandler {
+export function artefactSealHandler(
+  dependencies: Omit<ArtefactDependencies, 'em'>,
+  metrics?: Pick<Metrics, 'sealDuration'>,
+  options: { afterSealing?: (dependencies: ArtefactDependencies, envelopeId: string) => Promise<void> } = {},
+): OutboxHandler {
   return async (message, context) => {
     const envelopeId = message.payload.envelopeId;
     if (typeof envelopeId !== 'string') throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the message names no envelopeId');
@@ -158,6 +162,8 @@ export function artefactSealHandler(dependencies: Omit<ArtefactDependencies, 'em
     let count: number;
     try {
       count = await sealEnvelopeArtefacts({ ...dependencies, em: context.em }, envelopeId);
+      // The certificate of completion, fixed now that the sealed hashes it lists exist (main.ts: certificate.service.ts).
+      await options.afterSealing?.({ ...dependencies, em: context.em }, envelopeId);
     } catch (error) {
       endTimer?.({ outcome: 'error' });
       throw error;

@@ -391,4 +391,10 @@ export async function embedSans(pdf: PDFDocument): Promise<TextFamily> {
   const family = loadFamilies().sans;
   return { family, fonts: await Promise.all(family.files.map((bytes) => pdf.embedFont(bytes, { subset: true }))) };
 }
+/** The embedded script family (typed signatures drawn as typed, e.g. on the certificate of completion). */
+export async function embedScript(pdf: PDFDocument): Promise<TextFamily> {
+  pdf.registerFontkit(fontkit);
+  const family = loadFamilies().script;
+  return { family, fonts: await Promise.all(family.files.map((bytes) => pdf.embedFont(bytes, { subset: true }))) };
+}
 export { wrap as wrapText, drawLine as drawTextLine, widthOf as textWidth };

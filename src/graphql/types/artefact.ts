@@ -1,4 +1,4 @@
-import { issueAuditPdfUrl, issueDownloadUrl } from '../../domain/artefact/download.service.ts';
+import { issueAuditPdfUrl, issueDownloadUrl, issueEvidencePackageUrl } from '../../domain/artefact/download.service.ts';
 import { issueSigningFinalCopyUrl } from '../../domain/artefact/final-copy.service.ts';
 import type { Upload } from 'graphql-upload-minimal';
 import { builder } from '../builder.ts';
@@ -48,10 +48,27 @@ builder.queryField('auditLogPdfUrl', (t) =>
   t.field({
     type: DownloadUrl,
     description:
-      'A signed URL, valid for 5 minutes, for the sealed audit-log PDF (REST: GET /envelopes/{id}/audit/pdf?locale=). Only for finalized, voided or expired envelopes: ' +
-      'Envelope.NotFinalized otherwise, with the status in context.',
-    args: { envelopeId: t.arg.id({ required: true }), locale: t.arg({ type: AuditPdfLocaleEnum, required: false }) },
-    resolve: (_root, args, context) => issueAuditPdfUrl(context, { envelopeId: String(args.envelopeId), locale: args.locale ?? 'en-US' }),
+      'A signed URL, valid for 5 minutes, for the certificate of completion (REST: GET /envelopes/{id}/audit/pdf?locale=): the file fixed when the envelope closed, ' +
+      'the same bytes at every download; with current: true, a variant rendered now with every event so far, marked as not the fixed certificate. ' +
+      'Only for finalized, voided or expired envelopes: Envelope.NotFinalized otherwise, with the status in context.',
+    args: {
+      envelopeId: t.arg.id({ required: true }),
+      locale: t.arg({ type: AuditPdfLocaleEnum, required: false }),
+      current: t.arg.boolean({ required: false, description: 'true: the on-demand variant, not the fixed certificate (REST: ?current=true).' }),
+    },
+    resolve: (_root, args, context) => issueAuditPdfUrl(context, { envelopeId: String(args.envelopeId), locale: args.locale ?? 'en-US', current: args.current === true }),
+  }),
+);
+
+builder.queryField('evidencePackageUrl', (t) =>
+  t.field({
+    type: DownloadUrl,
+    description:
+      'A signed URL, valid for 5 minutes, for the evidence package (REST: GET /envelopes/{id}/evidence): a ZIP with every sealed document, the fixed certificate of completion, ' +
+      'the audit chain as JSON lines, the raw biometric data, README.txt and a signed manifest; npm run cli -- verify-package FILE.zip checks it offline. ' +
+      'Only for finalized, voided or expired envelopes: Envelope.NotFinalized otherwise.',
+    args: { envelopeId: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) => issueEvidencePackageUrl(context, { envelopeId: String(args.envelopeId) }),
   }),
 );
 
