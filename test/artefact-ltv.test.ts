@@ -200,7 +200,7 @@ describe('long-term validation', () => {
       throw error;
     }
     expect(await row()).toMatchObject({ attempts: 1, processed_at: null, failed_at: null });
-    expect((await row()).last_error).toMatch(/revocation data: no status for "Local Test Seal".*OCSP http:\/\/127\.0\.0\.1:\d+\/ocsp unreachable/);
+    expect((await row()).last_error).toMatch(/^revocation_unavailable: .*revocation data: no status for "Local Test Seal".*OCSP http:\/\/127\.0\.0\.1:\d+\/ocsp unreachable/);
     const [unsealed] = await app.orm.em.fork().execute<{ sealed_sha256: string | null }[]>(`select sealed_sha256 from document where id = ?`, [built.documentId]);
     expect(unsealed!.sealed_sha256).toBeNull();
     const busy = await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`);

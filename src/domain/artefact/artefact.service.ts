@@ -25,6 +25,7 @@ import type { Metrics } from '../../shared/metrics.ts';
 import type { RenderField } from '../pdf/render.ts';
 import type { SealCertificate } from './seal-certificate.ts';
 import { sealReason } from '../pdf/seal-reason.ts';
+import { ReasonedError } from '../../shared/failure-reason.ts';
 import { stampOf } from './stamps.ts';
 
 export type ArtefactDependencies = {
@@ -70,22 +71,31 @@ async function renderSealed(
   document: DocumentRow,
   job: { sourcePath: string; outputPath: string; fields: RenderField[] },
 ): Promise<void> {
-  await dependencies.pdfWorkers.render({
-    ...job,
-    draft: false,
-    stamp: await stampOf(dependencies.em, envelope.id),
-    seal: {
-      material: { keyPkcs8: dependencies.seal.keyPkcs8, certificates: dependencies.seal.certificates },
-      info: {
-        reason: sealReason(envelope.id, document.id),
-        name: 'Envelope service',
-        location: dependencies.publicUrl,
-        contactInfo: '',
-        signingTime: envelope.completedAt,
-        tsaUrl: dependencies.seal.tsaUrl,
+  const stamp = await stampOf(dependencies.em, envelope.id);
+  try {
+    await dependencies.pdfWorkers.render({
+      ...job,
+      draft: false,
+      stamp,
+      seal: {
+        material: { keyPkcs8: dependencies.seal.keyPkcs8, certificates: dependencies.seal.certificates },
+        info: {
+          reason: sealReason(envelope.id, document.id),
+          name: 'Envelope service',
+          location: dependencies.publicUrl,
+          contactInfo: '',
+          signingTime: envelope.completedAt,
+          tsaUrl: dependencies.seal.tsaUrl,
+        },
       },
-    },
-  });
+    });
+  } catch (error) {
+    // The TSA or a revocation source failed (pdf/timestamp.ts, pdf/ltv.ts): retried under its own reason.
+    const code = (error as { code?: string }).code;
+    if (code === 'TIMESTAMP_UNAVAILABLE') throw new ReasonedError(DELIVERY_FAILURES.timestampUnavailable, (error as Error).message);
+    if (code === 'REVOCATION_UNAVAILABLE') throw new ReasonedError(DELIVERY_FAILURES.revocationUnavailable, (error as Error).message);
+    throw error;
+  }
 }
 
 /** Renders and seals one document, stores it, and records its hash unless another run did first. */

@@ -22,6 +22,9 @@ const oids = {
 
 /** Revocation data for a certificate cannot be had now: the seal fails (and the job retries), it never goes out without it. */
 export class RevocationError extends Error {
+  /** Crosses the worker thread boundary (an Error's class does not): the job's failure reason `revocation_unavailable`. */
+  readonly code = 'REVOCATION_UNAVAILABLE';
+
   constructor(message: string) {
     super(`revocation data: ${message}`);
     this.name = 'RevocationError';

@@ -17,6 +17,9 @@ export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
 
 /** A TSA that cannot give a timestamp: the seal fails (and the job retries), it never goes out without one. */
 export class TimestampError extends Error {
+  /** Crosses the worker thread boundary (an Error's class does not): the job's failure reason `timestamp_unavailable`. */
+  readonly code = 'TIMESTAMP_UNAVAILABLE';
+
   constructor(message: string) {
     super(`timestamp authority: ${message}`);
     this.name = 'TimestampError';
