@@ -114,10 +114,8 @@ function textOf(object: PDFObject | undefined): string {
  * (and /AcroForm), the AcroForm and its /Fields may gain signature fields, and new objects may be
  * the DSS's, document timestamps and their (invisible) fields. Null when that is all.
  */
-async function ltvChangeProblem(file: Buffer, sealEnd: number): Promise<string | null> {
-  if (sealEnd >= file.length) return null;
-  const before = await PDFDocument.load(file.subarray(0, sealEnd), { updateMetadata: false, ignoreEncryption: true, throwOnInvalidObject: false });
-  const after = await PDFDocument.load(file, { updateMetadata: false, ignoreEncryption: true, throwOnInvalidObject: false });
+async function ltvChangeProblem(file: Buffer, sealEnd: number, after: PDFDocument): Promise<string | null> {
+  const before = await loadLenient(file.subarray(0, sealEnd));
   const root = after.context.trailerInfo.Root;
   if (!(root instanceof PDFRef) || textOf(before.context.trailerInfo.Root) !== root.toString()) return 'the catalog was replaced after the seal';
   const sameExcept = (old: PDFObject, now: PDFObject, keys: string[]) => {
@@ -158,9 +156,12 @@ async function ltvChangeProblem(file: Buffer, sealEnd: number): Promise<string |
 
 type DssContent = { certificates: pkijs.Certificate[]; ocspResponses: pkijs.BasicOCSPResponse[]; crls: pkijs.CertificateRevocationList[]; counts: { certificates: number; ocspResponses: number; crls: number } };
 
+function loadLenient(bytes: Buffer): Promise<PDFDocument> {
+  return PDFDocument.load(bytes, { updateMetadata: false, ignoreEncryption: true, throwOnInvalidObject: false });
+}
+
 /** The /DSS of the file's last revision, parsed; null without one. */
-async function readDss(file: Buffer): Promise<DssContent | null> {
-  const pdf = await PDFDocument.load(file, { updateMetadata: false, ignoreEncryption: true, throwOnInvalidObject: false });
+function readDss(pdf: PDFDocument): DssContent | null {
   const dss = pdf.catalog.lookupMaybe(PDFName.of('DSS'), PDFDict);
   if (dss === undefined) return null;
   const items = (key: string): Uint8Array[] => {
@@ -301,16 +302,23 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
   let dssCounts: PdfVerification['dss'] = null;
   if (seal !== undefined && seal.report.valid && last !== undefined && last.coversWholeFile) {
     // Only document timestamps may follow the seal, and only with what long-term validation adds.
+    // The file is parsed (pdf-lib) only when something follows the seal or it names a DSS.
     const afterSeal = signatures.slice(signatures.indexOf(seal.report) + 1);
-    if (afterSeal.some((signature) => signature.type !== 'document-timestamp')) problem = 'a signature follows the seal';
-    else {
-      try {
-        problem = await ltvChangeProblem(file, seal.end);
-      } catch (error) {
-        problem = `the updates after the seal cannot be read (${(error as Error).message})`;
-      }
+    const updated = seal.end < file.length;
+    let latest: PDFDocument | undefined;
+    try {
+      if (updated || text.includes('/DSS')) latest = await loadLenient(file);
+      if (afterSeal.some((signature) => signature.type !== 'document-timestamp')) problem = 'a signature follows the seal';
+      else if (updated) problem = await ltvChangeProblem(file, seal.end, latest!);
+    } catch (error) {
+      problem = `the updates after the seal cannot be read (${(error as Error).message})`;
     }
-    const dss = await readDss(file).catch(() => null);
+    let dss: DssContent | null = null;
+    try {
+      dss = latest === undefined ? null : readDss(latest);
+    } catch {
+      dss = null;
+    }
     dssCounts = dss?.counts ?? null;
     if (problem === null) {
       level = 'B-B';
