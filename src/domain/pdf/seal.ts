@@ -46,8 +46,6 @@ const oids = {
   sha256: '2.16.840.1.101.3.4.2.1',
 };
 
-pkijs.setEngine('node', new pkijs.CryptoEngine({ name: 'node', crypto: webcrypto as unknown as Crypto }));
-
 
 export class PadesSigner extends Signer {
   readonly material: SealMaterial;

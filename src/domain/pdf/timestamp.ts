@@ -7,6 +7,7 @@ import { randomBytes, webcrypto } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 
+// pkijs's crypto for every module of the seal and its verification (they import this one).
 pkijs.setEngine('node', new pkijs.CryptoEngine({ name: 'node', crypto: webcrypto as unknown as Crypto }));
 
 const sha256 = '2.16.840.1.101.3.4.2.1';

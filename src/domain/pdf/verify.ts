@@ -11,13 +11,12 @@
  * it). After the seal only what LTV adds may follow (ltvChangeProblem): a file changed otherwise
  * after sealing is not valid, whatever timestamp was added on top.
  */
-import { createHash, webcrypto } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import * as pkijs from 'pkijs';
 import { decodePDFRawStream, PDFArray, PDFDict, PDFDocument, PDFName, PDFRawStream, PDFRef, type PDFObject } from 'pdf-lib';
 import { isSelfIssued, issuerOf, parseCertificate } from './ltv.ts';
 import { SEAL_REASON_PATTERN } from './seal-reason.ts';
-
-pkijs.setEngine('node', new pkijs.CryptoEngine({ name: 'node', crypto: webcrypto as unknown as Crypto }));
+import { toArrayBuffer } from './timestamp.ts';
 
 export type SignatureReport = {
   /** `signature`, or `document-timestamp` for a /DocTimeStamp (SubFilter ETSI.RFC3161). */
@@ -57,10 +56,6 @@ export type PdfVerification = {
 };
 
 const attributeNames: Record<string, string> = { '2.5.4.3': 'CN', '2.5.4.6': 'C', '2.5.4.7': 'L', '2.5.4.8': 'ST', '2.5.4.10': 'O', '2.5.4.11': 'OU' };
-
-function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-}
 
 function pdfString(region: string, key: string): string | null {
   const match = new RegExp(`/${key}\\s*\\(((?:\\\\.|[^\\\\)])*)\\)`).exec(region);
