@@ -4,19 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import * as pkijs from 'pkijs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artefactSealHandler } from '../src/domain/artefact/artefact.service.ts';
 import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
-import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
-import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { appendUpdate, openForUpdate } from '../src/domain/pdf/incremental.ts';
 import { appendDocumentTimestamp } from '../src/domain/pdf/ltv.ts';
 import { createClock } from '../src/shared/clock.ts';
-import { createLogger } from '../src/shared/logger.ts';
 import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { pdfsig } from './helpers/pdf-tools.ts';
 import { startLocalPki } from './helpers/pki.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 import { startLocalTsa } from './helpers/tsa.ts';
+import { sealWorkerFor } from './helpers/workers.ts';
 
 /*
  * Long-term validation (issue 23): with a TSA, the seal is PAdES B-LT (a /DSS with the chain and
@@ -53,17 +50,6 @@ async function finalizedEnvelope(on: TestApp) {
   return { team, built };
 }
 
-function workerFor(on: TestApp, teamId: string, clock = on.dependencies.clock) {
-  const { blobStore, pdfWorkers, seal, auditKey, config } = on.dependencies;
-  return createOutboxWorker({
-    em: on.orm.em,
-    clock,
-    logger: createLogger('silent'),
-    payloadMatch: { teamId },
-    handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })]]),
-  });
-}
-
 async function download(on: TestApp, apiKey: string, envelopeId: string, documentId: string, name: string): Promise<string> {
   const response = await fetch(`${on.url}/api/v1/key/envelopes/${envelopeId}/documents/${documentId}/pdf`, { headers: { 'x-service-api-key': apiKey } });
   expect(response.status).toBe(200);
@@ -95,7 +81,7 @@ describe('long-term validation', () => {
   it('with a TSA, the sealed document carries a /DSS with the chain and the OCSP response and ends with a /DocTimeStamp; pdfsig and openssl check both; verify says B-LTA', async () => {
     const { team, built } = await finalizedEnvelope(app);
     const before = pki.requests;
-    expect(await workerFor(app, team.teamId).drain()).toBe(1);
+    expect(await sealWorkerFor(app, team.teamId).drain()).toBe(1);
     expect(pki.requests).toBeGreaterThan(before);
     const file = await download(app, team.apiKey, built.envelopeId, built.documentId, 'lta.pdf');
     const bytes = fs.readFileSync(file);
@@ -156,7 +142,7 @@ describe('long-term validation', () => {
 
   it('a change after the seal stays invalid even under a fresh document timestamp', async () => {
     const { team, built } = await finalizedEnvelope(app);
-    await workerFor(app, team.teamId).drain();
+    await sealWorkerFor(app, team.teamId).drain();
     const bytes = fs.readFileSync(await download(app, team.apiKey, built.envelopeId, built.documentId, 'lta-base.pdf'));
     const pdf = await openForUpdate(bytes);
     const page = pdf.getPage(0);
@@ -174,7 +160,7 @@ describe('long-term validation', () => {
 
   it('without a TSA the seal stays B-B, and verify says so', async () => {
     const { team, built } = await finalizedEnvelope(plain);
-    await workerFor(plain, team.teamId).drain();
+    await sealWorkerFor(plain, team.teamId).drain();
     const file = await download(plain, team.apiKey, built.envelopeId, built.documentId, 'bb.pdf');
     expect(fs.readFileSync(file).includes('/DSS')).toBe(false);
     const { code, report } = cliVerify(file);
@@ -194,7 +180,7 @@ describe('long-term validation', () => {
         )
       )[0]!;
     try {
-      expect(await workerFor(app, team.teamId, clock).drain()).toBe(1);
+      expect(await sealWorkerFor(app, team.teamId, clock).drain()).toBe(1);
     } catch (error) {
       await pki.start();
       throw error;
@@ -210,7 +196,7 @@ describe('long-term validation', () => {
 
     // The responder is back: the retry (due after its backoff) seals with the OCSP response.
     clock.advance(3600);
-    expect(await workerFor(app, team.teamId, clock).drain()).toBe(1);
+    expect(await sealWorkerFor(app, team.teamId, clock).drain()).toBe(1);
     expect((await row()).processed_at).not.toBeNull();
     const { report } = cliVerify(await download(app, team.apiKey, built.envelopeId, built.documentId, 'retried.pdf'));
     expect(report).toMatchObject({ valid: true, level: 'B-LTA', dss: { ocspResponses: 1 } });

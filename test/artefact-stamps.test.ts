@@ -4,15 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { degrees, PDFDocument } from 'pdf-lib';
-import { artefactSealHandler } from '../src/domain/artefact/artefact.service.ts';
-import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
-import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import type { RenderField, RenderStamp } from '../src/domain/pdf/render.ts';
 import { createPdfWorkerPool, type PdfWorkers } from '../src/domain/pdf/worker-pool.ts';
-import { createLogger } from '../src/shared/logger.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { blackPngDataUrl, pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
+import { sealWorkerFor } from './helpers/workers.ts';
 
 /*
  * Visible stamps (issue 23): each sealed page carries the envelope id in its bottom margin, and
@@ -151,15 +148,7 @@ describe('the stamp setting, sealed', () => {
     for (const recipient of ['ayse', 'bob']) {
       expect((await signAndComplete(app, await tokenFor(app, built.envelopeId, built.recipients[recipient]!))).errors).toBeUndefined();
     }
-    const { blobStore, pdfWorkers, seal, auditKey, clock, config } = app.dependencies;
-    const worker = createOutboxWorker({
-      em: app.orm.em,
-      clock,
-      logger: createLogger('silent'),
-      payloadMatch: { teamId },
-      handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })]]),
-    });
-    expect(await worker.drain()).toBe(1);
+    expect(await sealWorkerFor(app, teamId).drain()).toBe(1);
     const response = await fetch(`${app.url}/api/v1/key/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`, { headers: { 'x-service-api-key': apiKey } });
     const file = path.join(directory, `${built.envelopeId}.pdf`);
     fs.writeFileSync(file, Buffer.from(await response.arrayBuffer()));
