@@ -36,6 +36,8 @@ export const EnvelopeSchema = defineEntity({
     reminderRepeatIntervalDays: p.integer().default(0),
     reminderBeforeExpirationDays: p.integer().default(0),
     context: p.json<JsonObject>().default('{}'),
+    /** Visible stamps on the sealed documents (docs/artefacts.md); null: the team's default. */
+    stamp: p.boolean().nullable(),
     sentAt: p.datetime().nullable(),
     expiresAt: p.datetime().nullable().index(),
     completedAt: p.datetime().nullable(),

@@ -1,5 +1,5 @@
 import type { PdfInspection, PdfInspectionFailureReason } from './inspect/inspect.ts';
-import type { RenderField } from './render.ts';
+import type { RenderField, RenderStamp } from './render.ts';
 import type { SealInfo, SealMaterial } from './seal.ts';
 import type { AuditPdfData, AuditPdfLocale } from './audit-pdf-layout.ts';
 import type { PdfVerification } from './verify.ts';
@@ -13,6 +13,8 @@ export type RenderTask = {
   outputPath: string;
   fields: RenderField[];
   draft: boolean;
+  /** Visible stamps (sealed copies of an envelope with stamps on). */
+  stamp?: RenderStamp;
   seal?: { material: SealMaterial; info: SealInfo };
 };
 

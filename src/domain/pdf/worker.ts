@@ -36,7 +36,7 @@ async function run(task: PdfTask): Promise<PdfTaskAnswer> {
   try {
     if (task.kind === 'render') {
       const pdf = await loadDecrypted(task.sourcePath, task.outputPath);
-      await renderFields(pdf, { fields: task.fields, draft: task.draft });
+      await renderFields(pdf, { fields: task.fields, draft: task.draft, stamp: task.stamp });
       const bytes = task.seal === undefined ? await pdf.save({ updateFieldAppearances: false }) : await sealPdf(pdf, task.seal.material, task.seal.info);
       await fs.promises.writeFile(task.outputPath, bytes);
       return { id: task.id, outcome: 'written', byteSize: bytes.length };
