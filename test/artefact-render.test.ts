@@ -76,7 +76,7 @@ function fieldsFor(pageIndex: number): RenderField[] {
     {
       type: 'text',
       config: { multiline: true },
-      value: { text: `Satır${pageIndex} bir iki üç dört beş altı yedi sekiz dokuz on\nİkinci paragraf ğüşıöç ${'uzun '.repeat(40)}SONKELİME` },
+      value: { text: `Satır${pageIndex} ${'Ş'.repeat(40)} bir iki üç dört beş altı yedi sekiz dokuz on\nİkinci paragraf ğüşıöç ${'uzun '.repeat(40)}SONKELİME` },
       views: on(boxes.multiline),
     },
   ];
@@ -129,7 +129,8 @@ describe('rendering field values', () => {
       expect(word!.yMin).toBeGreaterThanOrEqual(box.y - 1);
       expect(word!.yMax).toBeLessThanOrEqual(box.y + box.height + 1);
     }
-    // Multiline text wraps inside its box and what does not fit is clipped (the last word is not shown).
+    // Multiline text wraps inside its box, an unbroken string after a space included (broken by
+    // characters), and what does not fit is clipped (the last word is not shown).
     const multiline = words.filter((word) => word.xMin >= boxes.multiline.x - 1 && word.yMin >= boxes.multiline.y - 1 && word.xMin < boxes.multiline.x + boxes.multiline.width);
     expect(multiline.map((word) => word.text)).toContain(`Satır${index}`);
     expect(new Set(multiline.map((word) => Math.round(word.yMin))).size).toBeGreaterThan(1);

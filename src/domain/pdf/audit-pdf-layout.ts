@@ -13,7 +13,7 @@
  * envelope id in the footer.
  */
 import { PDFDocument, rgb, type PDFImage, type PDFPage, type RGB } from 'pdf-lib';
-import { drawTextLine, embedSans, embedScript, textWidth, type TextFamily } from './render.ts';
+import { drawTextLine, embedSans, embedScript, wrapText, type TextFamily } from './render.ts';
 
 export type AuditPdfLocale = 'en-US' | 'tr-TR';
 export const auditPdfLocales: readonly AuditPdfLocale[] = ['en-US', 'tr-TR'];
@@ -350,32 +350,6 @@ const grey = rgb(0.35, 0.35, 0.35);
 const black = rgb(0, 0, 0);
 const red = rgb(0.7, 0, 0);
 
-/** Greedy wrap at spaces; a word wider than the line (a hash, a long identifier) is broken by characters. */
-export function wrapToWidth(content: string, family: TextFamily, size: number, maxWidth: number): string[] {
-  const lines: string[] = [];
-  for (const paragraph of content.replace(/\t/g, '    ').split(/\r\n|[\n\r\u2028\u2029]/)) {
-    let line = '';
-    for (const word of paragraph.split(' ')) {
-      const candidate = line === '' ? word : `${line} ${word}`;
-      if (textWidth(candidate, family, size) <= maxWidth) {
-        line = candidate;
-        continue;
-      }
-      if (line !== '') lines.push(line);
-      line = '';
-      // The word alone: broken into pieces that fit, the last one continuing the line.
-      for (const character of word) {
-        if (line !== '' && textWidth(line + character, family, size) > maxWidth) {
-          lines.push(line);
-          line = '';
-        }
-        line += character;
-      }
-    }
-    lines.push(line);
-  }
-  return lines;
-}
 
 type Item =
   | { kind: 'text'; lines: string[]; size: number; indent: number; color: RGB; family: TextFamily; after: number }
@@ -415,7 +389,7 @@ class Writer {
   text(content: string, options: { size?: number; indent?: number; color?: RGB; after?: number } = {}): Item {
     const size = options.size ?? 8.5;
     const indent = options.indent ?? 0;
-    return { kind: 'text', lines: wrapToWidth(content, this.sans, size, this.width - indent), size, indent, color: options.color ?? black, family: this.sans, after: options.after ?? 0 };
+    return { kind: 'text', lines: wrapText(content, this.sans, size, this.width - indent), size, indent, color: options.color ?? black, family: this.sans, after: options.after ?? 0 };
   }
 
   /** A heading: drawn with the next block, on that block's page. */
@@ -477,7 +451,7 @@ async function signatureItems(writer: Writer, images: Map<string, Promise<PDFIma
   const label = writer.text(`${t.signatures} (${signature.fieldIdentifier}, ${signature.kind === 'typed' ? t.typed : signature.kind === 'biometric' ? t.biometricKind : t.drawn}):`, { indent: 12, color: grey });
   if (signature.kind === 'typed') {
     const family = signature.font === 'cursive' ? writer.script : writer.sans;
-    const fitted = wrapToWidth(signature.text ?? '', family, 20, writer.width - 24)[0] ?? '';
+    const fitted = wrapText(signature.text ?? '', family, 20, writer.width - 24)[0] ?? '';
     return [label, { kind: 'script', text: fitted, size: 20, indent: 24, family, after: 2 }];
   }
   if (signature.image === null) return [label];
@@ -597,7 +571,7 @@ export async function buildAuditPdf(data: AuditPdfData, locale: AuditPdfLocale):
   const pages = pdf.getPages();
   for (const [index, page] of pages.entries()) {
     const footer = `${t.footer} ${e.id}${data.current ? ` (${t.currentFooter})` : ''}  ·  ${t.page(index + 1, pages.length)}`;
-    for (const [line, content] of wrapToWidth(footer, writer.sans, 7, writer.width).entries()) {
+    for (const [line, content] of wrapText(footer, writer.sans, 7, writer.width).entries()) {
       drawTextLine(page, content, writer.sans, { x: CERTIFICATE_MARGIN, y: FOOTER_Y - line * 9, size: 7, color: data.current ? red : rgb(0.4, 0.4, 0.4) });
     }
   }

@@ -96,32 +96,31 @@ function drawLine(page: PDFPage, text: string, embedded: EmbeddedFamily, options
   }
 }
 
-/** Greedy word wrap; a word longer than the line is broken by characters. */
+/**
+ * Greedy word wrap at spaces (kept, so a run of spaces stays as typed); a word wider than the line
+ * (a hash, a long identifier, wherever it stands in the text) is broken by characters, the last
+ * piece going on with the words after it. No line is ever wider than `maxWidth`, except one
+ * character that alone is wider.
+ */
 function wrap(text: string, embedded: EmbeddedFamily, size: number, maxWidth: number): string[] {
+  const fits = (candidate: string) => widthOf(candidate.trimEnd(), embedded, size) <= maxWidth;
   const lines: string[] = [];
   for (const paragraph of text.replace(/\t/g, '    ').split(/\r\n|[\n\r\u2028\u2029]/)) {
     let line = '';
     for (const word of paragraph.split(/(?<= )/)) {
-      const candidate = line + word;
-      if (widthOf(candidate.trimEnd(), embedded, size) <= maxWidth || line === '') {
-        if (widthOf(candidate.trimEnd(), embedded, size) <= maxWidth) {
-          line = candidate;
-          continue;
-        }
-        // A single word wider than the box: break it.
-        let piece = '';
-        for (const character of word) {
-          if (widthOf(piece + character, embedded, size) > maxWidth && piece !== '') {
-            lines.push(piece);
-            piece = '';
-          }
-          piece += character;
-        }
-        line = piece;
+      if (fits(line + word)) {
+        line += word;
         continue;
       }
-      lines.push(line.trimEnd());
-      line = word;
+      if (line !== '') lines.push(line.trimEnd());
+      line = '';
+      for (const character of word) {
+        if (line !== '' && !fits(line + character)) {
+          lines.push(line.trimEnd());
+          line = '';
+        }
+        line += character;
+      }
     }
     lines.push(line.trimEnd());
   }
