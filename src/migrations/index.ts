@@ -13,6 +13,7 @@ import { Migration20261126104933_outbox_claimed_by } from './Migration2026112610
 import { Migration20261126130000_outbox_trace_context } from './Migration20261126130000_outbox_trace_context.ts';
 import { Migration20261126140000_embedded_signing } from './Migration20261126140000_embedded_signing.ts';
 import { Migration20261126150000_envelope_finding } from './Migration20261126150000_envelope_finding.ts';
+import { Migration20261126164000_bulk_send } from './Migration20261126164000_bulk_send.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   Migration20261126130000_outbox_trace_context,
   Migration20261126140000_embedded_signing,
   Migration20261126150000_envelope_finding,
+  Migration20261126164000_bulk_send,
 ];

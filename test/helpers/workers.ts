@@ -1,5 +1,6 @@
 import { createMailer } from '../../src/domain/notification/mailer.ts';
 import { createPhoneProvider } from '../../src/domain/notification/sms.ts';
+import { rateBudgetSpender } from '../../src/http/rate-limit.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { createMainWorker, createWebhookWorker, type WorkerDependencies, type WorkerOverrides } from '../../src/workers.ts';
 import type { TestApp } from './harness.ts';
@@ -25,6 +26,7 @@ export function workerDependencies(app: TestApp, overrides: Partial<WorkerDepend
     seal,
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: app.dataDir, logger }),
     phone: createPhoneProvider({ provider: config.smsProvider, dataDir: app.dataDir, logger }),
+    spendRateBudget: app.dependencies.rateLimiter && rateBudgetSpender(app.dependencies.rateLimiter),
     ...overrides,
   };
 }
