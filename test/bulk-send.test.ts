@@ -10,6 +10,7 @@ import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { mainJobHandlers } from '../src/workers.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { subscribe } from './helpers/live.ts';
 import { startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
 import { createReadyTemplate } from './helpers/templates.ts';
 import { mainWorkerFor, workerDependencies } from './helpers/workers.ts';
@@ -333,5 +334,71 @@ describe('a bulk send and its worker', () => {
     expect(waitedMs).toBeLessThan(20_000);
     await drainAll([bulk.team.teamId, other.team.teamId]);
     expect((await bulk.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend).toMatchObject({ status: 'completed', sent: 200 });
+  }, 120_000);
+});
+
+describe('bulk send on GraphQL', () => {
+  const create = `mutation($t: ID!, $input: CreateBulkSendInput!) { createBulkSend(templateId: $t, input: $input) { id templateId name status total created sent failed completedAt } }`;
+  const read = `query($id: ID!, $status: BulkSendRowStatus) { bulkSend(id: $id) { id status total created sent failed completedAt rows(status: $status, first: 100) { rows { index status envelopeId error { name description context } } nextCursor } } }`;
+
+  it('creates from rows and from CSV text, reads, lists, cancels, and reports invalid rows by index', async () => {
+    const caller = callerOf(await seedTeam(app));
+    const ready = await bulkTemplate(caller);
+    const rows = Array.from({ length: 6 }, (_, index) => ({ recipients: [{ identifier: 'buyer', agents: [{ info: person('gql', index) }] }], values: { company: { text: `GQL ${index}` } } }));
+    const created = await caller.graphql(create, { t: ready.templateId, input: { name: 'From GraphQL', rows } });
+    expect(created.errors).toBeUndefined();
+    const bulkSend = created.data.createBulkSend;
+    expect(bulkSend).toMatchObject({ templateId: ready.templateId, name: 'From GraphQL', status: 'queued', total: 6, created: 0, sent: 0, failed: 0, completedAt: null });
+    await drainAll(caller.team.teamId);
+    const done = (await caller.graphql(read, { id: bulkSend.id, status: 'sent' })).data.bulkSend;
+    expect(done).toMatchObject({ status: 'completed', created: 6, sent: 6, failed: 0 });
+    expect(done.rows.rows.map((row: any) => row.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(done.rows.rows.every((row: any) => row.envelopeId && row.error === null)).toBe(true);
+    for (let index = 0; index < 6; index += 1) expect(invitationsTo(`gql-${index}@example.com`)).toHaveLength(1);
+
+    const csv = `\ufeffbuyer.name,buyer.email\n"Işıl, Ç.",gql-csv@example.com\n`;
+    const fromCsv = await caller.graphql(create, { t: ready.templateId, input: { csv } });
+    expect(fromCsv.errors).toBeUndefined();
+    expect(fromCsv.data.createBulkSend).toMatchObject({ total: 1, status: 'queued' });
+
+    const invalid = await caller.graphql(create, { t: ready.templateId, input: { rows: [rows[0], { recipients: [{ identifier: 'nobody', agents: [] }] }] } });
+    expect(invalid.data.createBulkSend).toBeNull();
+    expect(invalid.errors?.[0]?.extensions?.code).toBe('Request.Invalid');
+    expect(invalid.errors?.[0]?.extensions?.context?.rows?.map((row: any) => row.index)).toEqual([1]);
+
+    const cancelled = await caller.graphql(`mutation($id: ID!) { cancelBulkSend(id: $id) { id status sent } }`, { id: fromCsv.data.createBulkSend.id });
+    expect(cancelled.data.cancelBulkSend).toMatchObject({ status: 'cancelled', sent: 0 });
+    const cancelledRows = (await caller.graphql(read, { id: fromCsv.data.createBulkSend.id, status: 'cancelled' })).data.bulkSend.rows.rows;
+    expect(cancelledRows).toEqual([{ index: 0, status: 'cancelled', envelopeId: null, error: null }]);
+    await drainAll(caller.team.teamId);
+    expect(invitationsTo('gql-csv@example.com')).toHaveLength(0);
+
+    const listed = await caller.graphql(`{ bulkSends(first: 10) { nodes { id status } pageInfo { hasNextPage } } }`);
+    expect(listed.data.bulkSends.nodes.map((node: any) => [node.id, node.status])).toEqual([
+      [fromCsv.data.createBulkSend.id, 'cancelled'],
+      [bulkSend.id, 'completed'],
+    ]);
+    const foreign = await callerOf(await seedTeam(app)).graphql(read, { id: bulkSend.id });
+    expect(foreign.errors?.[0]?.extensions?.code).toBe('BulkSend.NotFound');
+  }, 120_000);
+
+  it('bulkSendProgress follows the counters to completion, then completes', async () => {
+    const caller = callerOf(await seedTeam(app));
+    const ready = await bulkTemplate(caller);
+    const rows = Array.from({ length: 30 }, (_, index) => ({ recipients: [{ identifier: 'buyer', agents: [{ info: person('live', index) }] }] }));
+    const { bulkSendId } = (await caller.rest.post(`/templates/${ready.templateId}/bulk-sends`, { rows })).body.payload;
+    const watcher = subscribe(app, 'ws', { apiKey: caller.team.apiKey }, `subscription($id: ID!) { bulkSendProgress(id: $id) { id status created sent failed total } }`, { id: bulkSendId });
+    const [first] = await watcher.waitFor(1);
+    expect(first!.data.bulkSendProgress).toMatchObject({ id: bulkSendId, status: 'queued', sent: 0, total: 30 });
+    await drainAll(caller.team.teamId);
+    await watcher.ended;
+    const seen = watcher.results.map((result) => result.data.bulkSendProgress);
+    expect(seen.at(-1)).toMatchObject({ status: 'completed', created: 30, sent: 30, failed: 0 });
+    // Each answer moves forward.
+    for (let index = 1; index < seen.length; index += 1) expect(seen[index].sent).toBeGreaterThanOrEqual(seen[index - 1].sent);
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    const foreign = subscribe(app, 'ws', { apiKey: (await seedTeam(app)).apiKey }, `subscription($id: ID!) { bulkSendProgress(id: $id) { id } }`, { id: bulkSendId });
+    await foreign.ended;
+    expect(foreign.results[0]?.errors?.[0]?.extensions?.code).toBe('BulkSend.NotFound');
   }, 120_000);
 });
