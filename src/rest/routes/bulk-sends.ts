@@ -55,7 +55,7 @@ export const bulkSendRoutes: RestRoute[] = [
         example: {
           name: 'NDA renewals 2027',
           rows: [
-            { recipients: [{ identifier: 'client', agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] }], values: { company: { text: 'Analytical Engines Ltd' } } },
+            { recipients: [{ identifier: 'client', agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] }], values: { note: { text: 'Analytical Engines Ltd' } } },
             { recipients: [{ identifier: 'client', agents: [{ info: { name: 'Çağrı Işık', email: 'cagri@example.com', locale: 'tr-TR' } }] }], name: 'NDA Işık' },
           ],
         },
