@@ -162,6 +162,8 @@ describe('bulk send from JSON (REST)', () => {
     expect(refused.body.error.context.issues.map((issue: any) => issue.path)).toContain('rows[6].values.nothing');
     expect((await caller.rest.get('/bulk-sends')).body.payload.bulkSends).toEqual([]);
 
+    // An endpoint for every event type: bulk_send.completed reaches it with the counts.
+    expect((await caller.rest.post('/webhooks', { url: 'https://example.com/bulk-hook' })).status).toBe(200);
     const skipping = await caller.rest.post(`/templates/${ready.templateId}/bulk-sends`, { rows, skipInvalidRows: true });
     expect(skipping.status).toBe(200);
     const { bulkSendId } = skipping.body.payload;
@@ -174,6 +176,12 @@ describe('bulk send from JSON (REST)', () => {
     expect(invitationsTo('skip-0@example.com')).toHaveLength(1);
     expect(invitationsTo('skip-2@example.com')).toHaveLength(1);
     expect(invitationsTo('skip-5@example.com')).toHaveLength(0);
+    const deliveries = await app.orm.em.fork().execute<{ event_type: string; payload: any }[]>(
+      `select event_type, payload from webhook_delivery where team_id = ? and event_type like 'bulk_send.%' order by created_at`,
+      [caller.team.teamId],
+    );
+    expect(deliveries.map((delivery) => delivery.event_type)).toEqual(['bulk_send.created', 'bulk_send.completed']);
+    expect(deliveries[1]!.payload).toMatchObject({ type: 'bulk_send.completed', envelopeId: null, data: { bulkSendId, templateId: ready.templateId, total: 7, created: 2, sent: 2, failed: 5 } });
   }, 60_000);
 
   it('takes at most 1,000 rows; refuses an unknown template and a foreign bulk send by name', async () => {
@@ -307,6 +315,45 @@ describe('a bulk send and its worker', () => {
     const small = (await caller.rest.post(`/templates/${ready.templateId}/bulk-sends`, { rows: rows.slice(0, 1) })).body.payload.bulkSendId;
     await drainAll(caller.team.teamId);
     expect((await caller.rest.post(`/bulk-sends/${small}/cancel`)).body.error).toMatchObject({ name: 'BulkSend.Finished' });
+  }, 120_000);
+
+  it('goes at the configured pace and waits when the key’s rate budget is spent', async () => {
+    const caller = callerOf(await seedTeam(app));
+    const ready = await bulkTemplate(caller);
+    const rows = Array.from({ length: 40 }, (_, index) => ({ recipients: [{ identifier: 'buyer', agents: [{ info: person('pace', index) }] }] }));
+    const { bulkSendId } = (await caller.rest.post(`/templates/${ready.templateId}/bulk-sends`, { rows })).body.payload;
+    const nextStep = async () =>
+      new Date(
+        (
+          await app.orm.em.fork().execute<{ available_at: Date | string }[]>(
+          `select available_at from outbox_message where topic = ? and processed_at is null and payload @> ?::jsonb`,
+            [OUTBOX_TOPICS.bulkSendStep, JSON.stringify({ bulkSendId })],
+          )
+        )[0]!.available_at,
+      );
+    // 60 rows a minute: a step of 25 rows is followed by the next one about 25 s later.
+    const { config } = app.dependencies;
+    const paced = mainWorkerFor(app, caller.team.teamId, { concurrency: 1, dependencies: { config: { ...config, bulkSendRowsPerMinute: 60 } } });
+    expect(await paced.drain(1)).toBe(1);
+    const afterFirst = Date.now();
+    expect((await caller.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend.sent).toBe(25);
+    const delay = (await nextStep()).getTime() - afterFirst;
+    expect(delay).toBeGreaterThan(10_000);
+    expect(delay).toBeLessThanOrEqual(25_000);
+    // A spent budget: the job stops before the row and looks again when the window ends.
+    await app.orm.em.fork().execute(`update outbox_message set available_at = now() where topic = ? and processed_at is null and payload @> ?::jsonb`, [
+      OUTBOX_TOPICS.bulkSendStep,
+      JSON.stringify({ bulkSendId }),
+    ]);
+    let allowed = 5;
+    // (Only the bulk send's steps: the first step's invitations are due before it.)
+    const stepHandler = mainJobHandlers(workerDependencies(app, { spendRateBudget: async () => (allowed-- > 0 ? 0 : 30_000) })).get(OUTBOX_TOPICS.bulkSendStep)!;
+    const spent = mainWorkerFor(app, caller.team.teamId, { concurrency: 1, handlers: new Map([[OUTBOX_TOPICS.bulkSendStep, stepHandler]]) });
+    expect(await spent.drain(1)).toBe(1);
+    expect((await caller.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend).toMatchObject({ status: 'running', sent: 30 });
+    expect((await nextStep()).getTime() - Date.now()).toBeGreaterThan(20_000);
+    await caller.rest.post(`/bulk-sends/${bulkSendId}/cancel`);
+    await drainAll(caller.team.teamId);
   }, 120_000);
 
   it('does not hold up another team: its send is invited while a long bulk send runs', async () => {
