@@ -130,7 +130,7 @@ describe('bulk send from JSON (REST)', () => {
     expect(audit.map((event: any) => event.type)).toContain('envelope.sent');
     // The mail quotes the row's envelope name.
     expect(invitationsTo(`${prefix}-7@example.com`)[0]!.mail.subject).toContain('Renewal 7');
-  }, 240_000);
+  }, 480_000);
 
   it('refuses invalid rows by index with every problem, creating nothing; skipInvalidRows sends the rest and records the others as failed', async () => {
     const caller = callerOf(await seedTeam(app));
