@@ -360,7 +360,7 @@ describe('a bulk send and its worker', () => {
     const bulk = callerOf(await seedTeam(app));
     const other = callerOf(await seedTeam(app));
     const ready = await bulkTemplate(bulk);
-    const rows = Array.from({ length: 200 }, (_, index) => ({ recipients: [{ identifier: 'buyer', agents: [{ info: person('fair', index) }] }] }));
+    const rows = Array.from({ length: 100 }, (_, index) => ({ recipients: [{ identifier: 'buyer', agents: [{ info: person('fair', index) }] }] }));
     const { bulkSendId } = (await bulk.rest.post(`/templates/${ready.templateId}/bulk-sends`, { rows })).body.payload;
     // One worker for both teams, as in production: the bulk send's first step runs...
     const worker = mainWorkerFor(app, bulk.team.teamId, { payloadMatch: [{ teamId: bulk.team.teamId }, { teamId: other.team.teamId }], concurrency: 1 });
@@ -371,16 +371,16 @@ describe('a bulk send and its worker', () => {
     const urgent = (await other.rest.post(`/envelopes/jumpstart/${otherTemplate}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Urgent', email: 'fair-urgent@example.com' } }] }] })).body.payload.envelopeId;
     expect((await other.rest.put(`/envelopes/${urgent}/send`)).status).toBe(200);
     // The worker takes the other team's invitation after what was already due (a step's rows and
-    // their invitations), not after the bulk send's 200 rows.
+    // their invitations), not after the bulk send's 100 rows.
     for (let round = 0; round < 200 && invitationsTo('fair-urgent@example.com').length === 0; round += 1) await worker.drain(1);
     expect(invitationsTo('fair-urgent@example.com')).toHaveLength(1);
     const waitedMs = Date.now() - started;
     const progress = (await bulk.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend;
     expect(progress.sent).toBeLessThanOrEqual(50);
-    // Generous: the usual time for one invitation on a busy machine, far below the 200 rows' time.
+    // Generous: the usual time for one invitation on a busy machine, far below the 100 rows' time.
     expect(waitedMs).toBeLessThan(20_000);
     await drainAll([bulk.team.teamId, other.team.teamId]);
-    expect((await bulk.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend).toMatchObject({ status: 'completed', sent: 200 });
+    expect((await bulk.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend).toMatchObject({ status: 'completed', sent: 100 });
   }, 120_000);
 });
 

@@ -87,7 +87,7 @@ function decodeRowCursor(cursor: string): number {
 /**
  * The rows of one of the team's bulk sends in request order, optionally of one status, each with
  * its envelope or its error; paginated like every listing (`limit` 1–100, an opaque `cursor`,
- * `nextCursor` while more follow). One statement: the bulk send (the tenant check) and its page.
+ * `nextCursor` while more follow). Two statements: the bulk send (the tenant check), then its page.
  */
 export async function readBulkSendRows(
   context: Pick<ServiceContext, 'reader' | 'caller'>,

@@ -60,7 +60,8 @@ export const createBulkSendInput = z.strictObject({
   rows: z.array(bulkSendRowInput).min(1, 'must have at least one row'),
 });
 
-const envelopeOptions = z.strictObject({ ...bulkSendSettings, rows: z.array(z.unknown(), { error: 'must be a list of rows' }).min(1, 'must have at least one row') });
+/** The JSON body as first read: its rows are then checked one by one, each against the template. */
+const bulkSendBody = z.strictObject({ ...bulkSendSettings, rows: z.array(z.unknown(), { error: 'must be a list of rows' }).min(1, 'must have at least one row') });
 
 /** The multipart form's text fields beside the `csv` file. */
 export const createBulkSendCsvFields = z.strictObject({
@@ -104,11 +105,10 @@ function checkRow(content: TemplateContent, raw: unknown, index: number, line?: 
   if (matched) {
     for (const role of content.roles) {
       const entry = matched.get(role.id);
-      const preAssigned = role.user !== null && role.user !== undefined || role.contact !== null && role.contact !== undefined || role.contactGroup !== null && role.contactGroup !== undefined;
-      if (role.fixed) continue;
-      if ((!entry || entry.entry.agents.length === 0) && !preAssigned) {
-        issues.push({ path: 'recipients', message: `role "${role.identifier}" needs a person: the template assigns it nobody` });
-      }
+      const preAssigned = role.user != null || role.contact != null || role.contactGroup != null;
+      if (preAssigned) continue;
+      if (role.fixed) issues.push({ path: 'recipients', message: `role "${role.identifier}" is fixed and the template assigns it nobody` });
+      else if (!entry || entry.entry.agents.length === 0) issues.push({ path: 'recipients', message: `role "${role.identifier}" needs a person: the template assigns it nobody` });
     }
   }
   const values: Record<string, Record<string, unknown>> = {};
@@ -238,7 +238,7 @@ function settingsOf(source: BulkSendSource): { name?: string; skipInvalidRows: b
     // Too many rows is its own answer, before any row is looked at.
     const rows = (body as { rows?: unknown })?.rows;
     if (Array.isArray(rows) && rows.length > MAX_BULK_SEND_ROWS) throw new BulkSendTooManyRowsError(MAX_BULK_SEND_ROWS, rows.length);
-    const input = parseInput(envelopeOptions, body);
+    const input = parseInput(bulkSendBody, body);
     return { name: input.name, skipInvalidRows: input.skipInvalidRows, rows: input.rows };
   }
   const fields = parseInput(createBulkSendCsvFields, source.fields);
