@@ -24,6 +24,7 @@ const REQUIRED: Record<string, string[]> = {
   'bench:artefacts': ['p5_finalize_vs_raw'],
   'bench:subscriptions': ['p6_kib_per_subscriber'],
   'bench:fairness': ['p10_flood_p99_ratio'],
+  'bench:signing': ['p9_vs_raw'],
 };
 
 const { scripts } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };

@@ -12,6 +12,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
 import { bulkSendStepHandler } from './domain/bulk-send/bulk-send.job.ts';
 import { artefactSealHandler } from './domain/artefact/artefact.service.ts';
+import { artefactCertificateHandler, fixCertificates } from './domain/artefact/certificate.service.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
 import type { PdfWorkers } from './domain/pdf/worker-pool.ts';
 import { mailHandlers, notificationFailureHook } from './domain/notification/mail.handlers.ts';
@@ -50,8 +51,10 @@ export type WorkerDependencies = {
 export function mainJobHandlers(dependencies: WorkerDependencies): Map<string, OutboxHandler> {
   const { config, auditKey, mailer, phone } = dependencies;
   const publicUrl = config.publicUrl;
+  const artefacts = { blobStore: dependencies.blobStore, pdfWorkers: dependencies.pdfWorkers, seal: dependencies.seal, auditKey, clock: dependencies.clock, publicUrl };
   return new Map([
-    [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore: dependencies.blobStore, pdfWorkers: dependencies.pdfWorkers, seal: dependencies.seal, auditKey, clock: dependencies.clock, publicUrl }, dependencies.metrics)],
+    [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler(artefacts, dependencies.metrics, { afterSealing: fixCertificates })],
+    [OUTBOX_TOPICS.fixCertificate, artefactCertificateHandler(artefacts)],
     ...mailHandlers({
       mailer,
       phone,

@@ -70,30 +70,37 @@ describe('the audit-log PDF', () => {
     expect(graphql.errors![0].extensions.context.status).toBe('sent');
   });
 
-  it('lists the envelope, documents with both hashes, recipients, every event, biometric summaries and the chain head, sealed (en-US)', async () => {
+  it('lists the envelope, documents with both hashes, recipients, every event as a sentence, biometric summaries and the chain head, sealed (en-US)', async () => {
     const built = await finalizedEnvelope();
-    const verify = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/audit/verify`)).body.payload.verification;
     const answer = await fetchAuditPdf(built.envelopeId);
     expect(answer.status).toBe(200);
     expect(answer.type).toBe('application/pdf');
+    // The certificate was fixed on this first download (no artefact job ran in this test): the
+    // documents were sealed first, and it holds every event up to then.
+    const verify = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/audit/verify`)).body.payload.verification;
+    const trail = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/audit`)).body.payload.events;
+    const download = trail.at(-1);
+    expect(download).toMatchObject({ seq: verify.length, type: 'artefact.downloaded', details: { format: 'audit-pdf', locale: 'en-US', current: false } });
+    const head = trail.at(-2);
+    expect(download.details.chainHead).toBe(head.hash);
     const { file, text } = textOf(answer.bytes, 'audit-en.pdf');
     const report = pdfsig(file);
     expect(report).toContain('Signature Type: ETSI.CAdES.detached');
     expect(report).toContain('Total document signed');
     expect(report).toContain('Signature is Valid.');
     const flat = text.replace(/\s+/g, ' ');
-    expect(flat).toContain('Audit log: Kira sözleşmesi');
+    expect(flat).toContain('Certificate of completion: Kira sözleşmesi');
     expect(flat).toContain(built.envelopeId);
     const document = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/documents/${built.documentId}`)).body.payload.document;
     expect(flat).toContain(document.sha256 ?? document.contentSha256);
-    for (const type of ['envelope.created', 'envelope.sent', 'field.submitted', 'recipient.completed', 'envelope.finalized']) expect(flat).toContain(type);
-    expect(flat).toContain('Person signer');
-    expect(flat).toMatch(/pen: 2 strokes, 3 points, 90 ms, pressure 0.25–0.75/);
-    expect(flat).toContain(`Chain head: ${verify.headHash}`);
-    expect(flat).toContain(`The chain of ${verify.length} events verifies.`);
-    // The download itself joins the trail.
-    const trail = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/audit`)).body.payload.events;
-    expect(trail.at(-1)).toMatchObject({ type: 'artefact.downloaded', details: { format: 'audit-pdf', locale: 'en-US', chainHead: verify.headHash } });
+    for (const sentence of ['created the envelope.', 'sent the envelope for signing', 'Person signer (signer@example.com) filled in', 'Person signer (signer@example.com) completed the role', 'the envelope was completed.', 'The service sealed the document']) {
+      expect(flat).toContain(sentence);
+    }
+    // The raw appendix keeps the types.
+    for (const type of ['envelope.created', 'envelope.sent', 'field.submitted', 'recipient.completed', 'envelope.finalized', 'artefact.sealed']) expect(flat).toContain(type);
+    expect(flat).toMatch(/pen \(Person signer \(signer@example\.com\)\): 2 strokes, 3 points, 90 ms, pressure 0.25–0.75/);
+    expect(flat).toContain(`Chain head: ${head.hash}`);
+    expect(flat).toContain(`The chain of ${head.seq} events verifies.`);
   });
 
   it('speaks Turkish when asked (locale=tr-TR or Accept-Language: tr), and refuses other locales by name', async () => {
@@ -105,8 +112,8 @@ describe('the audit-log PDF', () => {
       const answer = await fetchAuditPdf(built.envelopeId, query, headers);
       expect(answer.status).toBe(200);
       const flat = textOf(answer.bytes, 'audit-tr.pdf').text.replace(/\s+/g, ' ');
-      expect(flat).toContain('Denetim kaydı: Kira sözleşmesi');
-      expect(flat).toContain('Özet zinciri');
+      expect(flat).toContain('Tamamlanma sertifikası: Kira sözleşmesi');
+      expect(flat).toContain('Denetim zinciri');
       expect(flat).toContain('Biyometrik imzalar');
     }
     const invalid = await fetchAuditPdf(built.envelopeId, '?locale=de-DE');
@@ -120,7 +127,7 @@ describe('the audit-log PDF', () => {
     expect(link.errors).toBeUndefined();
     const fetched = await fetch(`${app.url}${new URL(link.data.auditLogPdfUrl.url).pathname}`);
     expect(fetched.status).toBe(200);
-    expect(textOf(Buffer.from(await fetched.arrayBuffer()), 'audit-link.pdf').text).toContain('Denetim kaydı');
+    expect(textOf(Buffer.from(await fetched.arrayBuffer()), 'audit-link.pdf').text).toContain('Tamamlanma sertifikası');
 
     const stranger = await seedTeam(app);
     const foreign = await fetch(`${app.url}/api/v1/key/envelopes/${built.envelopeId}/audit/pdf`, { headers: { 'x-service-api-key': stranger.apiKey } });

@@ -221,6 +221,36 @@ describe('a source object that is missing', () => {
   });
 });
 
+describe('a missing object behind a download', () => {
+  it('answers the ZIP with Storage.ObjectMissing before any byte is sent, records no download, and serves it again once the object is back', async () => {
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'signer', fields: [{ identifier: 'signature', required: true }] }] });
+    const { content } = await documentHashes(built.envelopeId);
+    const downloadsRecorded = async () => {
+      const [row] = await app.orm.em.fork().execute<{ count: string }[]>(`select count(*) from audit_event where envelope_id = ? and type = 'artefact.downloaded'`, [built.envelopeId]);
+      return Number(row!.count);
+    };
+    const otherDataDir = fs.mkdtempSync(path.join(directory, 'zip-missing-'));
+    const store = createBlobStore({ dataDir: otherDataDir, location: loadConfig({ DATA_DIR: otherDataDir, ...s3.env }).blobStore, cacheBytes: 1 << 20 });
+    const bytes = await readAll(await store.openRead(content));
+    const before = await downloadsRecorded();
+    await store.delete(content);
+    try {
+      const refused = await downloadRaw(`/envelopes/${built.envelopeId}/pdf`);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('content-type')).toMatch(/application\/json/);
+      expect(((await refused.json()) as any).error.name).toBe('Storage.ObjectMissing');
+      expect(await downloadsRecorded()).toBe(before);
+    } finally {
+      await (await store.stage(Readable.from([bytes]))).commit();
+      store.close();
+    }
+    const served = await downloadRaw(`/envelopes/${built.envelopeId}/pdf`);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toBe('application/zip');
+    expect(Buffer.from(await served.arrayBuffer()).subarray(0, 4).toString('latin1')).toBe('PK\x03\x04');
+  });
+});
+
 describe('an object whose row never committed', () => {
   it('is removed by the orphan sweep after the grace period; referenced objects never are', async () => {
     const store = app.dependencies.blobStore;

@@ -330,4 +330,21 @@ describe('opening signing URLs is budgeted like any request without a key', () =
       await limited.close();
     }
   });
+
+  it('invitation links too: each new link spends the address budget (invented ones are refused past it), a reload of a seen one does not', async () => {
+    const limited = await startTestApp({ env: { RATE_LIMIT_ANONYMOUS_PER_MINUTE: '2' }, rateLimitsOwnCounters: true });
+    try {
+      const open = async (token: string) => {
+        const response = await fetch(`${limited.url}/sign/${token}`);
+        await response.arrayBuffer();
+        return response.status;
+      };
+      const first = `sgn_${'y'.repeat(43)}0`;
+      // A reload of a link already seen in this window costs the address nothing more.
+      expect([await open(first), await open(first), await open(first)]).toEqual([404, 404, 404]);
+      expect([await open(`sgn_${'y'.repeat(43)}1`), await open(`sgn_${'y'.repeat(43)}2`)]).toEqual([404, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
 });

@@ -56,6 +56,7 @@ describe('team settings', () => {
       notifications: { emails: null, events: null, locale: null },
       branding: { logo: null, accentColor: null, footer: null },
       embedding: { frameOrigins: null },
+      artefacts: { stamp: null },
       version: 0,
     });
     const invalid = await rest.patch('/team/settings', {

@@ -66,7 +66,11 @@ const SETTINGS = [
   'autovacuum=off',
 ];
 
-export async function startCluster(baseDir: string, log: (line: string) => void): Promise<Cluster> {
+/**
+ * `overrides` are settings appended after SETTINGS (the later line wins in postgresql.conf): a
+ * bench whose figures include writes (WAL bytes, commit waits) asks for production's durability.
+ */
+export async function startCluster(baseDir: string, log: (line: string) => void, overrides: string[] = []): Promise<Cluster> {
   const account = pgAccount();
   const pgDir = path.join(baseDir, 'pg');
   const dataDir = path.join(pgDir, 'data');
@@ -79,7 +83,7 @@ export async function startCluster(baseDir: string, log: (line: string) => void)
   }
   const asAccount = { ...account, env: { ...process.env, LC_ALL: 'C' } };
   await run(path.join(PG_BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'], asAccount);
-  fs.appendFileSync(path.join(dataDir, 'postgresql.conf'), `\n# envelope-service read benchmark\n${SETTINGS.map((line) => line.replace('=', " = '") + "'").join('\n')}\n`);
+  fs.appendFileSync(path.join(dataDir, 'postgresql.conf'), `\n# envelope-service read benchmark\n${[...SETTINGS, ...overrides].map((line) => line.replace('=', " = '") + "'").join('\n')}\n`);
   const port = await freePort();
   const logFile = path.join(pgDir, 'postgres.log');
   // -o passes the port and the socket directory on the command line, so nothing in the cluster

@@ -30,9 +30,12 @@ export async function createTeams(count: number, env: Record<string, string>, cw
     const name = `Bench team ${String(index + 1).padStart(2, '0')}`;
     const cli = track(startChild(`cli team create ${index + 1}`, ['src/cli/main.ts', 'team', 'create', '--name', name], env, { cwd }));
     const code = await new Promise<number | null>((resolve) => cli.process.once('exit', resolve));
-    const line = cli.output().trim().split('\n').at(-1) ?? '';
-    if (code !== 0) throw new Error(`team create failed (${code}): ${cli.output()}`);
+    // stdout and stderr arrive interleaved: a warning written after the answer (Node's own, or a
+    // log line at shutdown) must not be taken for it, so the answer is the line carrying the key.
+    const line = cli.output().trim().split('\n').reverse().find((candidate) => candidate.includes('"apiKey"'));
+    if (code !== 0 || !line) throw new Error(`team create failed (${code}): ${cli.output()}`);
     const created = JSON.parse(line) as { teamId: string; apiKey: string };
+    if (typeof created.apiKey !== 'string' || typeof created.teamId !== 'string') throw new Error(`team create printed no key: ${cli.output()}`);
     teams[index] = { teamId: created.teamId, apiKey: created.apiKey };
   });
   return teams;

@@ -6,6 +6,7 @@
  *   npm run cli -- key revoke --key-id ID
  *   npm run cli -- audit verify --envelope ID     (exit 2 when the chain is broken)
  *   npm run cli -- verify FILE.pdf                 (offline; exit 2 when the seal is not valid)
+ *   npm run cli -- verify-package FILE.zip [--audit-key KEY | --audit-key-file PATH]   (offline; exit 2 when any part fails)
  *   npm run cli -- secrets adopt                   (after changing AUDIT_HMAC_KEY or SEAL_P12 on every instance)
  *   npm run cli -- blobs migrate                   (DATA_DIR/blobs to the BLOB_STORE_URL bucket; exit 1 if any failed)
  */
@@ -13,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { verifyPdf } from '../domain/pdf/verify.ts';
+import { verifyEvidencePackage } from '../domain/artefact/evidence-check.ts';
 import { loadSealCertificate } from '../domain/artefact/seal-certificate.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
@@ -30,6 +32,7 @@ const usage = `usage:
   cli key revoke --key-id ID
   cli audit verify --envelope ID
   cli verify FILE.pdf
+  cli verify-package FILE.zip [--audit-key KEY | --audit-key-file PATH]
   cli secrets adopt
   cli blobs migrate`;
 
@@ -60,6 +63,38 @@ if (resource === 'verify') {
     // Without a readable configuration the file is still checked; it is just not recognised as ours.
   }
   const report = await verifyPdf(bytes, { ourCertificateSha256: ours });
+  console.log(JSON.stringify(report));
+  process.exit(report.valid ? 0 : 2);
+}
+// Offline: the package alone; with --audit-key (the service's AUDIT_HMAC_KEY) every chain hash is recomputed too.
+if (resource === 'verify-package') {
+  const parsed = (() => {
+    try {
+      return parseArgs({ args: rest, options: { 'audit-key': { type: 'string' }, 'audit-key-file': { type: 'string' } }, allowPositionals: false });
+    } catch (error) {
+      fail(`${(error as Error).message}\n${usage}`);
+    }
+  })();
+  if (action === undefined) fail(usage);
+  let bytes: Buffer;
+  try {
+    bytes = fs.readFileSync(action);
+  } catch (error) {
+    fail(`cannot read ${action}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  // The key as AUDIT_HMAC_KEY gives it (text), or the generated key file (DATA_DIR/audit-hmac.key: the key in hex).
+  const keyText = parsed.values['audit-key'];
+  const keyFile = parsed.values['audit-key-file'];
+  let auditKey: Buffer | undefined;
+  if (keyText !== undefined) auditKey = Buffer.from(keyText, 'utf8');
+  else if (keyFile !== undefined) {
+    try {
+      auditKey = Buffer.from(fs.readFileSync(keyFile, 'utf8').trim(), 'hex');
+    } catch (error) {
+      fail(`cannot read ${keyFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  const report = await verifyEvidencePackage(bytes, { auditKey });
   console.log(JSON.stringify(report));
   process.exit(report.valid ? 0 : 2);
 }

@@ -50,6 +50,7 @@ export type ReadDatabase = {
     voided_at: Timestamp | null;
     expired_at: Timestamp | null;
     void_reason: string | null;
+    stamp: boolean | null;
   };
   template: {
     id: string;

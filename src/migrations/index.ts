@@ -13,6 +13,8 @@ import { Migration20261126104933_outbox_claimed_by } from './Migration2026112610
 import { Migration20261126130000_outbox_trace_context } from './Migration20261126130000_outbox_trace_context.ts';
 import { Migration20261126140000_embedded_signing } from './Migration20261126140000_embedded_signing.ts';
 import { Migration20261126150000_envelope_finding } from './Migration20261126150000_envelope_finding.ts';
+import { Migration20261126161000_envelope_certificates } from './Migration20261126161000_envelope_certificates.ts';
+import { Migration20261126162000_envelope_stamp } from './Migration20261126162000_envelope_stamp.ts';
 import { Migration20261126164000_bulk_send } from './Migration20261126164000_bulk_send.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
@@ -32,5 +34,7 @@ export const migrations = [
   Migration20261126130000_outbox_trace_context,
   Migration20261126140000_embedded_signing,
   Migration20261126150000_envelope_finding,
+  Migration20261126161000_envelope_certificates,
+  Migration20261126162000_envelope_stamp,
   Migration20261126164000_bulk_send,
 ];

@@ -162,6 +162,7 @@ const statusByName: Record<string, number> = {
   'Document.Encrypted': 422,
   'Document.InspectionLimitExceeded': 422,
   'Document.TooComplex': 422,
+  'Document.TooManyTags': 422,
   'Envelope.NotDraft': 409,
   'Envelope.Closed': 409,
   'Envelope.NotSendable': 409,

@@ -287,11 +287,17 @@ export function signingPagePlugins(dependencies: ServingDependencies, requestMet
       labelRoute(request, '/sign/:token');
       const token = match[1]!;
       // A one-use signing URL is consumed by a GET only: a HEAD (a link checker) leaves it whole.
-      if (token.startsWith('sgu_') && request.method === 'GET') {
+      const opensSigningUrl = token.startsWith('sgu_') && request.method === 'GET';
+      const isInvitationLink = token.startsWith('sgn_');
+      if (opensSigningUrl || isInvitationLink) {
         const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
-        const context = await openRequestContext(dependencies, { headers: request.headers, metadata });
-        // Opening one writes to the database: it spends the client address's budget for requests
-        // without a key, like every anonymous request, and is refused past it before any work.
+        // An invitation link is budgeted as the page's own calls with it are: the link's budget, and
+        // the client address's only the first time a window sees the link (so inventing links
+        // spends the address's budget while a reload does not). Opening a signing URL writes to the
+        // database and spends the address's budget like every request without a key. Either is
+        // refused past its budget before any database work.
+        const headers = isInvitationLink ? { get: (name: string) => (name === 'x-signing-token' ? token : request.headers.get(name)) } : request.headers;
+        const context = await openRequestContext(dependencies, { headers, metadata });
         const decision = dependencies.rateLimiter ? await consumeForRequest(dependencies.rateLimiter, context) : undefined;
         if (decision && !decision.allowed) {
           const t = stringsOf(pageLocale(null, request));
@@ -300,14 +306,9 @@ export function signingPagePlugins(dependencies: ServingDependencies, requestMet
           endResponse(refused);
           return;
         }
-        endResponse(answer(fetchAPI, request, signingUrlPage(await openSigningUrl(context, token), policy, pageLocale(null, request))));
-        return;
-      }
-      // An invitation link: 404 or 410 for a link that names nobody or no longer works (a read, no change).
-      if (token.startsWith('sgn_')) {
-        const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
-        const context = createRequestContext(dependencies, { headers: request.headers, metadata });
-        endResponse(answer(fetchAPI, request, invitationLinkPage(await signingLinkState(context, token), request, policy)));
+        if (opensSigningUrl) endResponse(answer(fetchAPI, request, signingUrlPage(await openSigningUrl(context, token), policy, pageLocale(null, request))));
+        // An invitation link: 404 or 410 for a link that names nobody or no longer works (a read, no change).
+        else endResponse(answer(fetchAPI, request, invitationLinkPage(await signingLinkState(context, token), request, policy)));
         return;
       }
       // Not a token this service makes: nobody's link.

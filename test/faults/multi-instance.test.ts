@@ -213,12 +213,20 @@ describe('three instances on one database and one object store', () => {
     expect(moved.status, JSON.stringify(moved.body)).toBe(200);
 
     await waitUntil('a survivor to seal the envelope', async () => (await sealEventsPerDocument(orm, [envelope.envelopeId])).get(envelope.documentId) === 1, 120_000, 250);
-    const [job] = await orm.em.fork().execute<{ claimed_by: string; processed_at: Date | null }[]>(
-      `select claimed_by, processed_at from outbox_message where topic = 'artefact.seal' and payload ->> 'envelopeId' = ?`,
-      [envelope.envelopeId],
+    // The job is acknowledged after the sealing transaction commits, so its row is read once it is.
+    const job = await waitUntil(
+      'the seal job to be acknowledged',
+      async () => {
+        const [row] = await orm.em.fork().execute<{ claimed_by: string; processed_at: Date | null }[]>(
+          `select claimed_by, processed_at from outbox_message where topic = 'artefact.seal' and payload ->> 'envelopeId' = ?`,
+          [envelope.envelopeId],
+        );
+        return row?.processed_at ? row : undefined;
+      },
+      60_000,
+      100,
     );
-    expect(job!.processed_at).not.toBeNull();
-    expect(survivors.map((instance) => instance.pid)).toContain(Number(job!.claimed_by.split('/').pop()));
+    expect(survivors.map((instance) => instance.pid)).toContain(Number(job.claimed_by.split('/').pop()));
     // Still exactly once, and the survivors serve the same sealed bytes.
     expect([...(await sealEventsPerDocument(orm, [envelope.envelopeId])).values()]).toEqual([1]);
     const downloads = await Promise.all(survivors.map((instance) => download(instance, envelope.envelopeId, envelope.documentId)));

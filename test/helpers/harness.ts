@@ -91,6 +91,8 @@ export type TestAppOptions = {
   captureLog?: boolean;
   /** The app's metrics registry (default: createApp makes its own), to read it or share it with workers. */
   metrics?: Metrics;
+  /** The seal certificate (default: the run's self-signed one); `env`'s TSA_URL is added to it. */
+  seal?: SealCertificate;
   /** The blob store (default: the one the config names, files under the app's DATA_DIR unless `env` says BLOB_STORE_URL). */
   blobStore?: (dataDir: string, config: Config) => BlobStore;
 };
@@ -152,7 +154,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     blobStore: options.blobStore?.(dataDir, config) ?? createBlobStore({ dataDir, location: config.blobStore, cacheBytes: config.blobCacheBytes }),
     auditKey: Buffer.from(TEST_AUDIT_KEY),
     pdfWorkers: createPdfWorkerPool(options.pdfWorkers),
-    seal: { ...testSealCertificate(), tsaUrl: config.tsaUrl },
+    seal: { ...(options.seal ?? testSealCertificate()), tsaUrl: config.tsaUrl },
     apiKeyCache,
     rateLimiter,
     envelopeEvents: envelopeEvents.hub,

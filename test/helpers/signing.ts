@@ -10,6 +10,8 @@ export type FieldSpec = {
   readonly?: boolean;
   value?: unknown;
   config?: unknown;
+  /** Where on the document's first page (default: stacked at the left, 120×30). */
+  view?: { x: number; y: number; width: number; height: number };
 };
 
 export type RecipientSpec = {
@@ -38,13 +40,15 @@ export async function buildEnvelope(
   apiKey: string,
   spec: {
     name?: string;
+    /** The envelope's `stamp` setting (left out: the team's default). */
+    stamp?: boolean;
     expirationPeriodDays?: number;
     reminders?: { reminderInitialDelayDays?: number; reminderRepeatIntervalDays?: number; reminderBeforeExpirationDays?: number };
     recipients: RecipientSpec[];
   },
 ): Promise<BuiltEnvelope> {
   const rest = restClient(app, apiKey);
-  const created = await rest.post('/envelopes', { name: spec.name ?? 'Workflow test', expirationPeriodDays: spec.expirationPeriodDays ?? 90, ...spec.reminders });
+  const created = await rest.post('/envelopes', { name: spec.name ?? 'Workflow test', expirationPeriodDays: spec.expirationPeriodDays ?? 90, ...spec.reminders, ...(spec.stamp === undefined ? {} : { stamp: spec.stamp }) });
   expect(created.status).toBe(200);
   const envelopeId = created.body.payload.envelopeId as string;
   const document = await uploadDocument(app, apiKey, envelopeId, { bytes: await makePdf({ pages: 2 }) });
@@ -82,7 +86,11 @@ export async function buildEnvelope(
         ...(field.readonly !== undefined ? { readonly: field.readonly } : {}),
         ...(field.value !== undefined ? { value: field.value } : {}),
         ...(field.config !== undefined ? { config: field.config } : {}),
-        views: [{ documentId, page: 0, location: { x: 20, y: 20 + index * 40 }, size: { width: 120, height: 30 } }],
+        views: [
+          field.view
+            ? { documentId, page: 0, location: { x: field.view.x, y: field.view.y }, size: { width: field.view.width, height: field.view.height } }
+            : { documentId, page: 0, location: { x: 20, y: 20 + index * 40 }, size: { width: 120, height: 30 } },
+        ],
       });
     }
   }

@@ -25,6 +25,8 @@ import type { Metrics } from '../../shared/metrics.ts';
 import type { RenderField } from '../pdf/render.ts';
 import type { SealCertificate } from './seal-certificate.ts';
 import { sealReason } from '../pdf/seal-reason.ts';
+import { ReasonedError } from '../../shared/failure-reason.ts';
+import { stampOf } from './stamps.ts';
 
 export type ArtefactDependencies = {
   em: EntityManager;
@@ -41,16 +43,16 @@ type DocumentRow = { id: string; name: string; content_sha256: string; sealed_sh
 
 /** Every field with a view on the document, with its value and views: what the renderer draws. */
 export async function renderFieldsOf(em: EntityManager, documentId: string): Promise<RenderField[]> {
-  const rows = await em.fork().execute<{ type: RenderField['type']; value: RenderField['value']; config: RenderField['config']; views: RenderField['views'] }[]>(
-    `select f.type, f.value, f.config,
+  const rows = await em.fork().execute<{ type: RenderField['type']; recipient_id: string | null; value: RenderField['value']; config: RenderField['config']; views: RenderField['views'] }[]>(
+    `select f.type, f.recipient_id, f.value, f.config,
             json_agg(json_build_object('page', v.page, 'x', v.x, 'y', v.y, 'width', v.width, 'height', v.height) order by v.position) as views
        from field f join field_view v on v.field_id = f.id
       where v.document_id = ?
-      group by f.id, f.type, f.value, f.config
+      group by f.id, f.type, f.recipient_id, f.value, f.config
       order by min(f.created_at), f.id`,
     [documentId],
   );
-  return rows.map((row) => ({ type: row.type, value: row.value, config: row.config ?? {}, views: row.views }));
+  return rows.map((row) => ({ type: row.type, recipientId: row.recipient_id, value: row.value, config: row.config ?? {}, views: row.views }));
 }
 
 async function withTemporaryFile<T>(work: (filePath: string) => Promise<T>): Promise<T> {
@@ -69,21 +71,31 @@ async function renderSealed(
   document: DocumentRow,
   job: { sourcePath: string; outputPath: string; fields: RenderField[] },
 ): Promise<void> {
-  await dependencies.pdfWorkers.render({
-    ...job,
-    draft: false,
-    seal: {
-      material: { keyPkcs8: dependencies.seal.keyPkcs8, certificates: dependencies.seal.certificates },
-      info: {
-        reason: sealReason(envelope.id, document.id),
-        name: 'Envelope service',
-        location: dependencies.publicUrl,
-        contactInfo: '',
-        signingTime: envelope.completedAt,
-        tsaUrl: dependencies.seal.tsaUrl,
+  const stamp = await stampOf(dependencies.em, envelope.id);
+  try {
+    await dependencies.pdfWorkers.render({
+      ...job,
+      draft: false,
+      stamp,
+      seal: {
+        material: { keyPkcs8: dependencies.seal.keyPkcs8, certificates: dependencies.seal.certificates },
+        info: {
+          reason: sealReason(envelope.id, document.id),
+          name: 'Envelope service',
+          location: dependencies.publicUrl,
+          contactInfo: '',
+          signingTime: envelope.completedAt,
+          tsaUrl: dependencies.seal.tsaUrl,
+        },
       },
-    },
-  });
+    });
+  } catch (error) {
+    // The TSA or a revocation source failed (pdf/timestamp.ts, pdf/ltv.ts): retried under its own reason.
+    const code = (error as { code?: string }).code;
+    if (code === 'TIMESTAMP_UNAVAILABLE') throw new ReasonedError(DELIVERY_FAILURES.timestampUnavailable, (error as Error).message);
+    if (code === 'REVOCATION_UNAVAILABLE') throw new ReasonedError(DELIVERY_FAILURES.revocationUnavailable, (error as Error).message);
+    throw error;
+  }
 }
 
 /** Renders and seals one document, stores it, and records its hash unless another run did first. */
@@ -149,7 +161,11 @@ export async function sealEnvelopeArtefacts(dependencies: ArtefactDependencies, 
 }
 
 /** The `artefact.seal` handler for the outbox worker. */
-export function artefactSealHandler(dependencies: Omit<ArtefactDependencies, 'em'>, metrics?: Pick<Metrics, 'sealDuration'>): OutboxHandler {
+export function artefactSealHandler(
+  dependencies: Omit<ArtefactDependencies, 'em'>,
+  metrics?: Pick<Metrics, 'sealDuration'>,
+  options: { afterSealing?: (dependencies: ArtefactDependencies, envelopeId: string) => Promise<void> } = {},
+): OutboxHandler {
   return async (message, context) => {
     const envelopeId = message.payload.envelopeId;
     if (typeof envelopeId !== 'string') throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the message names no envelopeId');
@@ -158,6 +174,8 @@ export function artefactSealHandler(dependencies: Omit<ArtefactDependencies, 'em
     let count: number;
     try {
       count = await sealEnvelopeArtefacts({ ...dependencies, em: context.em }, envelopeId);
+      // The certificate of completion, fixed now that the sealed hashes it lists exist (main.ts: certificate.service.ts).
+      await options.afterSealing?.({ ...dependencies, em: context.em }, envelopeId);
     } catch (error) {
       endTimer?.({ outcome: 'error' });
       throw error;

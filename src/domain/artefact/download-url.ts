@@ -18,7 +18,7 @@ export class DownloadLinkInvalidError extends DomainError {
   }
 }
 
-type Claims = { t: string; w: string; k: string; e: string; d: string | null; x: number; a?: string };
+type Claims = { t: string; w: string; k: string; e: string; d: string | null; x: number; a?: string; c?: 1; v?: 1 };
 
 function macKey(auditKey: Buffer): Buffer {
   return createHmac('sha256', auditKey).update('download-url-v1').digest();
@@ -31,16 +31,22 @@ function mac(auditKey: Buffer, payload: string): string {
 export function signDownloadToken(
   auditKey: Buffer,
   caller: TeamCaller,
-  target: { envelopeId: string; documentId: string | null; auditLocale?: string },
+  target: { envelopeId: string; documentId: string | null; auditLocale?: string; current?: boolean; evidence?: boolean },
   expiresAt: Date,
 ): string {
   const claims: Claims = { t: caller.teamId, w: caller.workspaceId, k: caller.apiKeyId, e: target.envelopeId, d: target.documentId, x: Math.floor(expiresAt.getTime() / 1000) };
   if (target.auditLocale !== undefined) claims.a = target.auditLocale;
+  if (target.current === true) claims.c = 1;
+  if (target.evidence === true) claims.v = 1;
   const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
   return `${payload}.${mac(auditKey, payload)}`;
 }
 
-export function verifyDownloadToken(auditKey: Buffer, token: string, now: Date): { caller: TeamCaller; envelopeId: string; documentId: string | null; auditLocale: string | undefined } {
+export function verifyDownloadToken(
+  auditKey: Buffer,
+  token: string,
+  now: Date,
+): { caller: TeamCaller; envelopeId: string; documentId: string | null; auditLocale: string | undefined; current: boolean; evidence: boolean } {
   const [payload, signature, ...rest] = token.split('.');
   if (payload === undefined || signature === undefined || rest.length > 0) throw new DownloadLinkInvalidError('malformed');
   const expected = Buffer.from(mac(auditKey, payload));
@@ -48,5 +54,5 @@ export function verifyDownloadToken(auditKey: Buffer, token: string, now: Date):
   if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw new DownloadLinkInvalidError('malformed');
   const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Claims;
   if (claims.x * 1000 <= now.getTime()) throw new DownloadLinkInvalidError('expired');
-  return { caller: { teamId: claims.t, workspaceId: claims.w, apiKeyId: claims.k }, envelopeId: claims.e, documentId: claims.d, auditLocale: claims.a };
+  return { caller: { teamId: claims.t, workspaceId: claims.w, apiKeyId: claims.k }, envelopeId: claims.e, documentId: claims.d, auditLocale: claims.a, current: claims.c === 1, evidence: claims.v === 1 };
 }

@@ -14,6 +14,7 @@ import { DocumentNotFoundError } from '../document/document.errors.ts';
 import { EnvelopeNotFinalizedError, EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { auditLogPdf } from './audit-pdf.service.ts';
+import { evidencePackage } from './evidence.service.ts';
 import type { AuditPdfLocale } from '../pdf/audit-pdf-layout.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { BlobMissingError, BlobStoreUnavailableError } from '../../shared/blob-store/index.ts';
@@ -21,6 +22,7 @@ import { isUuid } from '../../shared/ids.ts';
 import { ServerBusyError } from '../../shared/errors.ts';
 import { renderDraftCopy, sealEnvelopeArtefacts } from './artefact.service.ts';
 import type { Download } from './download.ts';
+import { safeFileNames } from './file-names.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, signDownloadToken, verifyDownloadToken } from './download-url.ts';
 import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
@@ -77,8 +79,9 @@ export async function ensureSealed(context: ServiceContext, located: Located): P
       located.envelopeId,
     );
   } catch (error) {
-    // A store that cannot be reached keeps its own name (Storage.Unavailable).
-    if (error instanceof BlobStoreUnavailableError) throw error;
+    // A store that cannot be reached, or an original that is gone from it, keeps its own name
+    // (Storage.Unavailable, Storage.ObjectMissing): retrying later would not help the caller know.
+    if (error instanceof BlobStoreUnavailableError || error instanceof BlobMissingError) throw error;
     // The job retries what failed here (a timestamp authority that is down, say): the caller is
     // told to come back rather than given a file that is not the final one.
     throw new ServerBusyError('The signed documents are still being prepared; retry in a minute.', { envelopeId: located.envelopeId });
@@ -134,23 +137,7 @@ async function openSource(context: ServiceContext, located: Located, document: D
   }
 }
 
-/** File names inside the ZIP: the document's name made safe for every file system, with `.pdf`, unique. */
-export function safeFileNames(names: string[]): string[] {
-  const used = new Set<string>();
-  return names.map((name) => {
-    let base = name
-      .normalize('NFC')
-      .replace(/[\u0000-\u001f\u007f/\\:*?"<>|]/g, '_')
-      .replace(/^[\s.]+|[\s.]+$/g, '')
-      .slice(0, 120);
-    if (base === '') base = 'document';
-    base = base.replace(/\.pdf$/i, '');
-    let candidate = `${base}.pdf`;
-    for (let copy = 2; used.has(candidate.toLowerCase()); copy++) candidate = `${base} (${copy}).pdf`;
-    used.add(candidate.toLowerCase());
-    return candidate;
-  });
-}
+export { safeFileNames } from './file-names.ts';
 
 /**
  * A signed URL for one document's PDF (or, without `documentId`, the ZIP), valid for a few
@@ -171,18 +158,28 @@ export async function issueDownloadUrl(context: ServiceContext, options: { envel
 export async function downloadBySignedUrl(context: ServiceContext, token: string): Promise<Download> {
   const claims = verifyDownloadToken(context.auditKey, token, context.clock.now());
   const asIssuer: ServiceContext = Object.assign(Object.create(Object.getPrototypeOf(context) as object) as ServiceContext, context, { caller: async () => claims.caller });
-  if (claims.auditLocale !== undefined) return auditLogPdf(asIssuer, { envelopeId: claims.envelopeId, locale: claims.auditLocale as AuditPdfLocale });
+  if (claims.evidence) return evidencePackage(asIssuer, { envelopeId: claims.envelopeId });
+  if (claims.auditLocale !== undefined) return auditLogPdf(asIssuer, { envelopeId: claims.envelopeId, locale: claims.auditLocale as AuditPdfLocale, current: claims.current });
   return claims.documentId === null
     ? downloadEnvelopeZip(asIssuer, { envelopeId: claims.envelopeId })
     : downloadDocumentPdf(asIssuer, { envelopeId: claims.envelopeId, documentId: claims.documentId });
 }
 
 /** A signed URL for the audit-log PDF; refused now as the download would be (Envelope.NotFinalized before the envelope closes). */
-export async function issueAuditPdfUrl(context: ServiceContext, options: { envelopeId: string; locale: AuditPdfLocale }): Promise<{ url: string; expiresAt: Date }> {
+export async function issueAuditPdfUrl(context: ServiceContext, options: { envelopeId: string; locale: AuditPdfLocale; current?: boolean }): Promise<{ url: string; expiresAt: Date }> {
   const located = await locate(context, options.envelopeId);
   if (!isClosedEnvelopeStatus(located.status)) throw new EnvelopeNotFinalizedError(located.envelopeId, located.status as EnvelopeStatus);
   const expiresAt = new Date(context.clock.now().getTime() + DOWNLOAD_URL_TTL_SECONDS * 1000);
-  const token = signDownloadToken(context.auditKey, await context.caller(), { envelopeId: located.envelopeId, documentId: null, auditLocale: options.locale }, expiresAt);
+  const token = signDownloadToken(context.auditKey, await context.caller(), { envelopeId: located.envelopeId, documentId: null, auditLocale: options.locale, current: options.current === true }, expiresAt);
+  return { url: `${context.publicUrl}/api/v1/key/downloads/${token}`, expiresAt };
+}
+
+/** A signed URL for the evidence package; refused now as the download would be (Envelope.NotFinalized before the envelope closes). */
+export async function issueEvidencePackageUrl(context: ServiceContext, options: { envelopeId: string }): Promise<{ url: string; expiresAt: Date }> {
+  const located = await locate(context, options.envelopeId);
+  if (!isClosedEnvelopeStatus(located.status)) throw new EnvelopeNotFinalizedError(located.envelopeId, located.status as EnvelopeStatus);
+  const expiresAt = new Date(context.clock.now().getTime() + DOWNLOAD_URL_TTL_SECONDS * 1000);
+  const token = signDownloadToken(context.auditKey, await context.caller(), { envelopeId: located.envelopeId, documentId: null, evidence: true }, expiresAt);
   return { url: `${context.publicUrl}/api/v1/key/downloads/${token}`, expiresAt };
 }
 
@@ -230,6 +227,15 @@ export async function downloadEnvelopeZip(context: ServiceContext, options: { en
 export async function envelopeZipOf(context: ServiceContext, located: Located, actor: Downloader): Promise<Download> {
   const names = safeFileNames(located.documents.map((document) => document.name));
   const sealed = located.status === 'finalized';
+  // Entries are opened one at a time once the answer has started, when a missing object could only
+  // cut the ZIP short. Every object the entries will read is looked up first, so a missing one is
+  // answered as Storage.ObjectMissing (and no download recorded) instead.
+  await Promise.all(
+    located.documents.map(async (document) => {
+      const sha256 = sealed && document.sealedSha256 !== null ? document.sealedSha256 : document.contentSha256;
+      if ((await context.blobStore.stat(sha256)) === undefined) throw new BlobMissingError(sha256);
+    }),
+  );
   await recordDownload(context, located, { format: 'zip', documentIds: located.documents.map((document) => document.documentId), sealed }, actor);
   // PDFs barely compress; a low level keeps the CPU for the next request.
   const archive = new ZipArchive({ zlib: { level: 1 } });

@@ -133,10 +133,10 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
 
 export type ChainVerification = { valid: true; length: number; headHash: string } | { valid: false; brokenAtSeq: number; reason: string };
 
-type ChainLink = HashedContent & { hash: string };
+export type ChainLink = HashedContent & { hash: string };
 
 /** Recomputes a chain from its events in `seq` order and reports the first broken link (a rewritten, removed or reordered event). */
-function checkChain(auditKey: Buffer, events: ChainLink[]): ChainVerification {
+export function checkAuditChain(auditKey: Buffer, events: ChainLink[]): ChainVerification {
   let previousHash = GENESIS_HASH;
   for (const [index, event] of events.entries()) {
     if (event.seq !== index + 1) return { valid: false, brokenAtSeq: index + 1, reason: 'missing event' };
@@ -174,7 +174,7 @@ export async function verifyAuditChain(em: EntityManager, auditKey: Buffer, stre
     .where('a.stream_id', '=', streamId)
     .orderBy('a.seq')
     .execute();
-  return checkChain(auditKey, events as ChainLink[]);
+  return checkAuditChain(auditKey, events as ChainLink[]);
 }
 
 export async function listAuditEvents(em: EntityManager, streamId: string): Promise<AuditEvent[]> {
@@ -196,5 +196,5 @@ export async function verifyEnvelopeAuditChain(context: ServiceContext, options:
     .execute();
   if (rows.length === 0) throw new EnvelopeNotFoundError(options.envelopeId);
   const events = (rows as (ChainLink | { seq: null })[]).filter((row): row is ChainLink => row.seq !== null);
-  return checkChain(context.auditKey, events);
+  return checkAuditChain(context.auditKey, events);
 }

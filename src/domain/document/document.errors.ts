@@ -81,3 +81,10 @@ export class DocumentInspectionLimitExceededError extends DomainError {
     );
   }
 }
+
+/** `Document.TooManyTags` (422): the document carries more text tags than one placement takes. */
+export class DocumentTooManyTagsError extends DomainError {
+  constructor(limit: number) {
+    super('Document.TooManyTags', `The document carries more than ${limit} text tags; nothing was placed.`, { limit });
+  }
+}

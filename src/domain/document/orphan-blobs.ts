@@ -5,8 +5,9 @@
  * row (document.service.ts, artefact.service.ts), so an object younger than the grace period may
  * be one whose row is about to commit: only older ones are candidates, and a candidate is removed
  * only when no column names it. The columns that name a blob: `document.content_sha256` (the
- * uploaded original, envelopes' and templates' documents alike), `document.sealed_sha256` and a
- * team's logo (`team.settings` → `branding.logo.sha256`).
+ * uploaded original, envelopes' and templates' documents alike), `document.sealed_sha256`, a
+ * team's logo (`team.settings` → `branding.logo.sha256`) and an envelope's fixed certificates of
+ * completion (`envelope.certificates` → `<locale>.sha256`).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BlobInfo, BlobStore } from '../../shared/blob-store/index.ts';
@@ -23,8 +24,10 @@ async function referenced(em: EntityManager, batch: string[]): Promise<Set<strin
      union
      select sealed_sha256 from document where sealed_sha256 in (${marks})
      union
-     select settings->'branding'->'logo'->>'sha256' from team where settings->'branding'->'logo'->>'sha256' in (${marks})`,
-    [...batch, ...batch, ...batch],
+     select settings->'branding'->'logo'->>'sha256' from team where settings->'branding'->'logo'->>'sha256' in (${marks})
+     union
+     select c.value->>'sha256' from envelope e, jsonb_each(e.certificates) c where e.certificates is not null and c.value->>'sha256' in (${marks})`,
+    [...batch, ...batch, ...batch, ...batch],
   );
   return new Set(rows.map((row) => row.sha256));
 }

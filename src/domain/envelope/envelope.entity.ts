@@ -13,6 +13,9 @@ export function isClosedEnvelopeStatus(status: string): boolean {
   return (closedEnvelopeStatuses as readonly string[]).includes(status);
 }
 
+/** The fixed certificates of completion of a closed envelope, by locale. */
+export type EnvelopeCertificates = Partial<Record<'en-US' | 'tr-TR', { sha256: string; byteSize: number; chainSeq: number; chainHead: string; generatedAt: string }>>;
+
 /**
  * One signing session. `status` only moves through guarded single-row updates
  * (`update ... where status = <expected>`), never read-then-write; `version` guards draft edits
@@ -33,12 +36,20 @@ export const EnvelopeSchema = defineEntity({
     reminderRepeatIntervalDays: p.integer().default(0),
     reminderBeforeExpirationDays: p.integer().default(0),
     context: p.json<JsonObject>().default('{}'),
+    /** Visible stamps on the sealed documents (docs/artefacts.md); null: the team's default. */
+    stamp: p.boolean().nullable(),
     sentAt: p.datetime().nullable(),
     expiresAt: p.datetime().nullable().index(),
     completedAt: p.datetime().nullable(),
     voidedAt: p.datetime().nullable(),
     voidReason: p.text().nullable(),
     expiredAt: p.datetime().nullable(),
+    /**
+     * The certificate of completion fixed at closing, per locale (docs/artefacts.md): the SHA-256
+     * of the sealed PDF stored content-addressed, and the last audit event it includes. Written
+     * once per locale by a guarded update; null until the first one is recorded.
+     */
+    certificates: p.json<EnvelopeCertificates>().nullable(),
     version: p.integer().version(),
   },
   indexes: [

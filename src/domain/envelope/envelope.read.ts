@@ -41,6 +41,8 @@ export type EnvelopeData = {
   reminderRepeatIntervalDays: number;
   reminderBeforeExpirationDays: number;
   context: Record<string, unknown>;
+  /** Visible stamps on the sealed documents; null: the team's default (on unless the team set it off). */
+  stamp: boolean | null;
   createdAt: string;
   updatedAt: string;
   sentAt: string | null;
@@ -196,6 +198,7 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
       ['reminderRepeatIntervalDays', column('reminder_repeat_interval_days')],
       ['reminderBeforeExpirationDays', column('reminder_before_expiration_days')],
       ['context', column('context')],
+      ['stamp', column('stamp')],
       ['createdAt', timestamp('created_at')],
       ['updatedAt', timestamp('updated_at')],
       ['sentAt', timestamp('sent_at')],

@@ -19,6 +19,8 @@ export const envelopeSettings = {
   reminderRepeatIntervalDays: boundedInteger(0, 30),
   reminderBeforeExpirationDays: boundedInteger(0, 30),
   context: jsonObject,
+  /** Visible stamps on the sealed documents; null: the team's default (settings.artefacts.stamp, on unless set off). */
+  stamp: z.boolean().nullable(),
 };
 
 export const createEnvelopeInput = z.strictObject({
@@ -28,6 +30,7 @@ export const createEnvelopeInput = z.strictObject({
   reminderRepeatIntervalDays: envelopeSettings.reminderRepeatIntervalDays.default(0),
   reminderBeforeExpirationDays: envelopeSettings.reminderBeforeExpirationDays.default(0),
   context: envelopeSettings.context.default({}),
+  stamp: envelopeSettings.stamp.optional(),
 });
 
 export const updateEnvelopeInput = z.strictObject(envelopeSettings).partial();

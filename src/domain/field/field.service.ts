@@ -297,6 +297,50 @@ function writeViews(em: EntityManager, field: Field, views: CheckedField['views'
 }
 
 /**
+ * Writes a batch of fields into an owner under its lock, all or nothing: every field's shape and
+ * rules (all problems at once, `Request.Invalid`), identifiers unique within the owner, the
+ * owner's capacity; one `field.added` event (with `details` added) records the batch. Answers the
+ * created fields in the batch's order. Shared by `createFields` and placing fields from a PDF
+ * (placement.service.ts).
+ */
+export async function addFieldsToOwner(
+  context: ServiceContext,
+  change: OwnerChange,
+  owner: ContentOwner,
+  shaped: ReturnType<typeof parseEachField>,
+  details: Record<string, unknown>,
+): Promise<{ field: Field; recipientId: string }[]> {
+  const { em } = change;
+  const { capacity } = owner;
+  const { checked: batch, identifiers } = await checkFieldBatch(shaped, await loadTargets(change, owner));
+  const taken = await em.find(Field, { ...change.scope, identifier: { $in: identifiers } }, { fields: ['identifier'] });
+  if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
+  ensureCapacity(capacity.owner, 'fields', capacity.fields, await em.count(Field, change.scope), batch.length);
+  const addedViews = batch.reduce((sum, field) => sum + field.views.length, 0);
+  ensureCapacity(capacity.owner, 'field views', capacity.views, await countViews(change), addedViews);
+  // One creation time for the whole batch: listings order by it, then by identifier, so a
+  // batch always lists the same way instead of depending on which millisecond each row got.
+  const createdAt = change.now;
+  const created = batch.map(({ views, recipient, ...values }) => {
+    const field = em.create(Field, { ...values, createdAt, ...ownerColumns(change.scope), ...fieldAssignee(recipient) });
+    em.persist(field);
+    writeViews(em, field, views);
+    return { field, recipientId: recipient.id };
+  });
+  await em.flush();
+  await owner.audit(context, change, 'field.added', {
+    fields: created.map(({ field, recipientId }) => ({ fieldId: field.id, identifier: field.identifier, type: field.type, recipientId })),
+    ...details,
+  });
+  return created;
+}
+
+/** Each field of a batch checked for its shape (`parseEachField`), for `addFieldsToOwner`. */
+export function shapeFields(fields: unknown[]): ReturnType<typeof parseEachField> {
+  return parseEachField(fields);
+}
+
+/**
  * Adds many fields to an owner in one request, all or nothing: if any field is wrong, none is
  * written and every problem is reported. Identifiers are unique within the owner. Idempotent per
  * `Idempotency-Key`.
@@ -306,32 +350,12 @@ export async function createFields(context: ServiceContext, options: { owner: Ow
   if (!parsed.success) throw new InvalidRequestError(issuesFromZod(parsed.error));
   const shaped = parseEachField(parsed.data.fields);
   const owner = contentOwner(options.owner.kind);
-  const { capacity } = owner;
   return createInOwner(
     owner,
     context,
     { ownerId: options.owner.id, idempotencyKey: options.idempotencyKey, creation: 'createFields', request: { input: options.input } },
     async (change) => {
-      const { em } = change;
-      const { checked: batch, identifiers } = await checkFieldBatch(shaped, await loadTargets(change, owner));
-      const taken = await em.find(Field, { ...change.scope, identifier: { $in: identifiers } }, { fields: ['identifier'] });
-      if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
-      ensureCapacity(capacity.owner, 'fields', capacity.fields, await em.count(Field, change.scope), batch.length);
-      const addedViews = batch.reduce((sum, field) => sum + field.views.length, 0);
-      ensureCapacity(capacity.owner, 'field views', capacity.views, await countViews(change), addedViews);
-      // One creation time for the whole batch: listings order by it, then by identifier, so a
-      // batch always lists the same way instead of depending on which millisecond each row got.
-      const createdAt = change.now;
-      const created = batch.map(({ views, recipient, ...values }) => {
-        const field = em.create(Field, { ...values, createdAt, ...ownerColumns(change.scope), ...fieldAssignee(recipient) });
-        em.persist(field);
-        writeViews(em, field, views);
-        return { field, recipientId: recipient.id };
-      });
-      await em.flush();
-      await owner.audit(context, change, 'field.added', {
-        fields: created.map(({ field, recipientId }) => ({ fieldId: field.id, identifier: field.identifier, type: field.type, recipientId })),
-      });
+      const created = await addFieldsToOwner(context, change, owner, shaped, {});
       // One idempotency record covers the whole batch: remember the ids as one list.
       return created.map(({ field }) => field.id).join(',');
     },

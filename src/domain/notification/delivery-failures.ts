@@ -29,6 +29,10 @@ export const DELIVERY_FAILURES = {
   documentsNotSealed: { code: 'documents_not_sealed', description: 'the envelope has documents that are not sealed' },
   /** The queued row lacks what its topic needs (a link, a code, an envelope id): a fault of the service, not the caller's. */
   messageIncomplete: { code: 'message_incomplete', description: 'the queued message was incomplete; the operators find the details in the log' },
+  /** The TSA (TSA_URL) gave no timestamp: the seal is retried, never made without one. */
+  timestampUnavailable: { code: 'timestamp_unavailable', description: 'the timestamp authority gave no timestamp; the seal is retried' },
+  /** No OCSP responder or CRL a seal certificate names gave its status: the seal is retried, never made without it. */
+  revocationUnavailable: { code: 'revocation_unavailable', description: 'the revocation status of a seal certificate could not be fetched; the seal is retried' },
   noAddress: { code: 'no_address', description: 'the person has neither an email address nor a phone number' },
   noPhone: { code: 'no_phone', description: 'the person has no phone number' },
   noEmail: { code: 'no_email', description: 'the user has no email address' },

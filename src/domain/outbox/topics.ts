@@ -20,6 +20,8 @@ export const OUTBOX_TOPICS = {
   reminder: 'signing.reminder',
   /** Seal the finalized envelope's documents, then queue the final copy. */
   sealArtefacts: 'artefact.seal',
+  /** Fix the certificate of completion of a voided or expired envelope (finalized ones: `artefact.seal`). */
+  fixCertificate: 'artefact.certificate',
   /** Tell an invited person the envelope closed without finalizing (void, decline, expiry). */
   closedNotice: 'envelope.closed.notice',
   /** Tell a delegator that the role went to the person it named. */
@@ -146,6 +148,7 @@ export type OutboxPayloads = {
   'signing.invitation': InvitationPayload;
   'signing.reminder': InvitationPayload;
   'artefact.seal': SealArtefactsPayload;
+  'artefact.certificate': SealArtefactsPayload;
   'envelope.closed.notice': ClosedNoticePayload;
   'recipient.handover.notice': HandoverNoticePayload;
   'envelope.completed.notice': CompletedNoticePayload;

@@ -36,6 +36,8 @@ import {
 export type RenderView = { page: number; x: number; y: number; width: number; height: number };
 export type RenderField = {
   type: 'simple_signature' | 'biometric_signature' | 'text' | 'checkbox' | 'radio' | 'binary_choice';
+  /** The recipient the field belongs to (whose caption a stamped signature carries). */
+  recipientId?: string | null;
   value: Record<string, unknown> | null;
   config: Record<string, unknown>;
   views: RenderView[];
@@ -202,6 +204,11 @@ function drawCheck(page: PDFPage, x: number, y: number, side: number) {
   page.drawLine({ start: { x: x + side * 0.42, y: y + side * 0.2 }, end: { x: x + side * 0.88, y: y + side * 0.85 }, thickness, color: ink });
 }
 
+/** The dot of a selected radio option, alone in its box. */
+function drawRadioMark(page: PDFPage, width: number, height: number) {
+  page.drawCircle({ x: width / 2, y: height / 2, size: Math.min(width, height) * 0.3, color: ink });
+}
+
 /** A mark and a label: the chosen option of a radio or binary choice. */
 function drawChoice(page: PDFPage, label: string, embedded: EmbeddedFamily, width: number, height: number, mark: 'dot' | 'check') {
   const side = Math.min(height, 12);
@@ -258,8 +265,34 @@ function drawStrokes(page: PDFPage, strokes: Point[][], width: number, height: n
   }
 }
 
+/**
+ * Visible stamps (docs/artefacts.md): a line in each page's bottom margin, and under each
+ * signature, inside its field's box, a caption per recipient (signer, UTC time).
+ */
+export type RenderStamp = { envelopeLine: string; captions: Record<string, { signer: string; at: string }> };
+
+/** The height a caption takes at the foot of a signature box, and its font size: two lines, at most 40 % of the box. */
+function captionSize(height: number): number {
+  return Math.max(2.5, Math.min(7, (height * 0.4) / 2.3));
+}
+
+/** The caption's two lines (signer, time), each shrunk to the box's width. */
+function drawCaption(page: PDFPage, caption: { signer: string; at: string }, embedded: EmbeddedFamily, width: number, size: number) {
+  const padding = Math.min(2, width / 10);
+  const innerWidth = Math.max(1, width - 2 * padding);
+  const lines = [caption.signer, caption.at];
+  lines.forEach((line, index) => {
+    const measured = widthOf(line, embedded, size);
+    const fitted = measured > innerWidth ? (size * innerWidth) / measured : size;
+    // From the top of the caption band down: the name first.
+    drawLine(page, line, embedded, { x: padding, y: (lines.length - 1 - index) * size * 1.15 + size * 0.25, size: fitted, color: rgb(0.25, 0.25, 0.3) });
+  });
+}
+
 export type RenderOptions = {
   fields: RenderField[];
+  /** Sealed copies of an envelope with stamps on. */
+  stamp?: RenderStamp;
   /** Before finalization: every page is marked as a draft copy. */
   draft: boolean;
   draftLabel?: string;
@@ -311,7 +344,7 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
   for (const field of options.fields) {
     const value = field.value;
     if (value === null) continue;
-    for (const view of field.views) {
+    for (const [viewIndex, view] of field.views.entries()) {
       if (view.page < 0 || view.page >= pages.length) continue;
       const { page, box } = prepare(view.page);
       const { width, height } = view;
@@ -330,6 +363,11 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
         case 'radio': {
           const options = (field.config.options as { value: string; label: string }[] | undefined) ?? [];
           const label = options.find((option) => option.value === value.selected)?.label ?? String(value.selected ?? '');
+          // One view per option (a form's radio group imported, docs/fields.md): only the selected option's view is marked.
+          if (options.length > 1 && field.views.length === options.length) {
+            if (options[viewIndex]?.value === value.selected) within(page, box, view, () => drawRadioMark(page, width, height));
+            break;
+          }
           within(page, box, view, () => drawChoice(page, label, sans, width, height, 'dot'));
           break;
         }
@@ -338,25 +376,43 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
           within(page, box, view, () => drawChoice(page, label, sans, width, height, 'check'));
           break;
         }
-        case 'simple_signature': {
-          if (value.kind === 'typed') {
+        case 'simple_signature':
+        case 'biometric_signature': {
+          // With a caption, the signature is drawn in the box's upper part and the caption below it, both inside the box.
+          const caption = field.recipientId ? options.stamp?.captions[field.recipientId] : undefined;
+          const size = caption ? captionSize(height) : 0;
+          const band = caption ? 2 * size * 1.15 + size * 0.25 : 0;
+          const area = { x: view.x, y: view.y, width, height: height - band };
+          if (field.type === 'biometric_signature') {
+            const strokes = (value.strokes as Point[][] | undefined)?.filter((stroke) => stroke.length > 0) ?? [];
+            if (strokes.length > 0) within(page, box, area, () => drawStrokes(page, strokes, width, area.height));
+          } else if (value.kind === 'typed') {
             const family = value.font === 'cursive' ? (script ??= await embed(loaded.script)) : sans;
             // A typed signature fills its box as a handwritten one would (up to 36 pt).
-            within(page, box, view, () => drawTextBox(page, String(value.text ?? ''), family, width, height, false, 36));
+            within(page, box, area, () => drawTextBox(page, String(value.text ?? ''), family, width, area.height, false, 36));
           } else if (typeof value.image === 'string') {
             const image = value.image;
-            page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, view)), rectangle(0, 0, width, height), clip(), endPath());
-            await drawImage(pdf, images, page, image, width, height);
+            page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, area)), rectangle(0, 0, width, area.height), clip(), endPath());
+            await drawImage(pdf, images, page, image, width, area.height);
             page.pushOperators(popGraphicsState());
           }
-          break;
-        }
-        case 'biometric_signature': {
-          const strokes = (value.strokes as Point[][] | undefined)?.filter((stroke) => stroke.length > 0) ?? [];
-          if (strokes.length > 0) within(page, box, view, () => drawStrokes(page, strokes, width, height));
+          if (caption) within(page, box, { x: view.x, y: view.y + height - band, width, height: band }, () => drawCaption(page, caption, sans, width, size));
           break;
         }
       }
+    }
+  }
+
+  if (options.stamp) {
+    const line = options.stamp.envelopeLine;
+    for (let index = 0; index < pages.length; index++) {
+      const { page, box } = prepare(index);
+      const displayedWidth = box.rotation % 180 === 0 ? box.right - box.left : box.top - box.bottom;
+      const displayedHeight = box.rotation % 180 === 0 ? box.top - box.bottom : box.right - box.left;
+      // In the bottom margin of the page as displayed, small and grey, shrunk to the page's width.
+      const size = Math.min(6, (6 * (displayedWidth - 12)) / Math.max(1, widthOf(line, sans, 6)));
+      const band = { x: 0, y: displayedHeight - 10, width: displayedWidth, height: 10 };
+      within(page, box, band, () => drawLine(page, line, sans, { x: 6, y: 3, size, color: rgb(0.45, 0.45, 0.5) }));
     }
   }
 
@@ -379,6 +435,12 @@ export type TextFamily = EmbeddedFamily;
 export async function embedSans(pdf: PDFDocument): Promise<TextFamily> {
   pdf.registerFontkit(fontkit);
   const family = loadFamilies().sans;
+  return { family, fonts: await Promise.all(family.files.map((bytes) => pdf.embedFont(bytes, { subset: true }))) };
+}
+/** The embedded script family (typed signatures drawn as typed, e.g. on the certificate of completion). */
+export async function embedScript(pdf: PDFDocument): Promise<TextFamily> {
+  pdf.registerFontkit(fontkit);
+  const family = loadFamilies().script;
   return { family, fonts: await Promise.all(family.files.map((bytes) => pdf.embedFont(bytes, { subset: true }))) };
 }
 export { wrap as wrapText, drawLine as drawTextLine, widthOf as textWidth };

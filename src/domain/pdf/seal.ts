@@ -1,17 +1,22 @@
 /**
- * PAdES baseline B-B sealing (ETSI EN 319 142-1): a CMS SignedData, detached, SHA-256, with the
+ * PAdES baseline sealing (ETSI EN 319 142-1): B-B, B-T with a TSA, and then B-LT and B-LTA
+ * (pdf/ltv.ts). B-B is: a CMS SignedData, detached, SHA-256, with the
  * content-type, message-digest and signing-certificate-v2 signed attributes, placed by @signpdf
  * into a `/SubFilter /ETSI.CAdES.detached` signature whose byte range covers the whole file.
  * pkijs builds the CMS (node-forge cannot write the signing-certificate-v2 attribute). Runs in a
  * PDF worker thread: only Node built-ins and the libraries are imported.
  */
-import { createHash, randomBytes, webcrypto } from 'node:crypto';
+import { createHash, webcrypto } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { pdflibAddPlaceholder } from '@signpdf/placeholder-pdf-lib';
 import { SignPdf } from '@signpdf/signpdf';
 import { Signer, SUBFILTER_ETSI_CADES_DETACHED } from '@signpdf/utils';
 import type { PDFDocument } from 'pdf-lib';
+import { appendDocumentTimestamp, appendDss, certificatesOfToken, gatherValidationData } from './ltv.ts';
+import { requestTimestamp, toArrayBuffer } from './timestamp.ts';
+
+export { TimestampError } from './timestamp.ts';
 
 /** What the seal needs, as plain bytes so it crosses to a worker thread. */
 export type SealMaterial = {
@@ -41,58 +46,12 @@ const oids = {
   sha256: '2.16.840.1.101.3.4.2.1',
 };
 
-/** A TSA that cannot give a timestamp: the seal fails (and the job retries), it never goes out without one. */
-export class TimestampError extends Error {
-  constructor(message: string) {
-    super(`timestamp authority: ${message}`);
-    this.name = 'TimestampError';
-  }
-}
-
-/** Asks the TSA (RFC 3161 over HTTP) to timestamp `digest` (SHA-256); answers the token (a CMS ContentInfo). */
-async function requestTimestamp(tsaUrl: string, digest: Buffer): Promise<asn1js.AsnType> {
-  const nonce = randomBytes(8);
-  nonce[0]! &= 0x7f;
-  const request = new pkijs.TimeStampReq({
-    version: 1,
-    messageImprint: new pkijs.MessageImprint({
-      hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: oids.sha256 }),
-      hashedMessage: new asn1js.OctetString({ valueHex: toArrayBuffer(digest) }),
-    }),
-    nonce: new asn1js.Integer({ valueHex: toArrayBuffer(nonce) }),
-    certReq: true,
-  });
-  let response: Response;
-  try {
-    response = await fetch(tsaUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/timestamp-query' },
-      body: Buffer.from(request.toSchema().toBER(false)),
-      signal: AbortSignal.timeout(30_000),
-    });
-  } catch (error) {
-    throw new TimestampError(`unreachable (${(error as Error).message})`);
-  }
-  if (!response.ok) throw new TimestampError(`answered HTTP ${response.status}`);
-  let parsed: pkijs.TimeStampResp;
-  try {
-    parsed = pkijs.TimeStampResp.fromBER(await response.arrayBuffer());
-  } catch (error) {
-    throw new TimestampError(`sent something that is not a timestamp response (${(error as Error).message})`);
-  }
-  if (parsed.status.status > 1 || parsed.timeStampToken === undefined) throw new TimestampError(`refused the request (status ${parsed.status.status})`);
-  return parsed.timeStampToken.toSchema();
-}
-
-pkijs.setEngine('node', new pkijs.CryptoEngine({ name: 'node', crypto: webcrypto as unknown as Crypto }));
-
-function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-}
 
 export class PadesSigner extends Signer {
   readonly material: SealMaterial;
   readonly tsaUrl: string | undefined;
+  /** The certificates the signature timestamp's token carried (for the DSS). */
+  timestampCertificates: Uint8Array[] = [];
 
   constructor(material: SealMaterial, tsaUrl?: string) {
     super();
@@ -134,6 +93,7 @@ export class PadesSigner extends Signer {
     if (this.tsaUrl !== undefined) {
       const signerInfo = signedData.signerInfos[0]!;
       const token = await requestTimestamp(this.tsaUrl, createHash('sha256').update(signerInfo.signature.valueBlock.valueHexView).digest());
+      this.timestampCertificates = certificatesOfToken(token);
       signerInfo.unsignedAttrs = new pkijs.SignedAndUnsignedAttributes({
         type: 1,
         attributes: [new pkijs.Attribute({ type: oids.signatureTimeStampToken, values: [token] })],
@@ -160,5 +120,10 @@ export async function sealPdf(pdf: PDFDocument, material: SealMaterial, info: Se
     widgetRect: [0, 0, 0, 0],
   });
   const unsigned = Buffer.from(await pdf.save({ useObjectStreams: false, updateFieldAppearances: false }));
-  return new SignPdf().sign(unsigned, new PadesSigner(material, info.tsaUrl));
+  const signer = new PadesSigner(material, info.tsaUrl);
+  const signed = await new SignPdf().sign(unsigned, signer);
+  if (info.tsaUrl === undefined) return signed;
+  // B-LT, then B-LTA (pdf/ltv.ts): the validation data as it is now, then a document timestamp over all of it.
+  const withDss = await appendDss(signed, await gatherValidationData(material.certificates, signer.timestampCertificates));
+  return appendDocumentTimestamp(withDss, info.tsaUrl);
 }

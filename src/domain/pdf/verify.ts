@@ -4,19 +4,29 @@
  * RSA signature), whether the last one covers the whole file, the signer's certificate, any RFC
  * 3161 timestamp, and whether the seal is this service's (the certificate's SHA-256 matches the
  * configured seal) and for which envelope (the seal's /Reason names it).
+ *
+ * The PAdES level the seal reached (docs/artefacts.md): B-B (the seal), B-T (with a valid
+ * signature timestamp), B-LT (a /DSS holding revocation data for every certificate of the seal's
+ * chain that is not self-issued), B-LTA (a valid document timestamp over the whole file after
+ * it). After the seal only what LTV adds may follow (ltvChangeProblem): a file changed otherwise
+ * after sealing is not valid, whatever timestamp was added on top.
  */
-import { createHash, webcrypto } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import * as pkijs from 'pkijs';
+import { decodePDFRawStream, PDFArray, PDFDict, PDFDocument, PDFName, PDFRawStream, PDFRef, type PDFObject } from 'pdf-lib';
+import { isSelfIssued, issuerOf, parseCertificate } from './ltv.ts';
 import { SEAL_REASON_PATTERN } from './seal-reason.ts';
-
-pkijs.setEngine('node', new pkijs.CryptoEngine({ name: 'node', crypto: webcrypto as unknown as Crypto }));
+import { toArrayBuffer } from './timestamp.ts';
 
 export type SignatureReport = {
+  /** `signature`, or `document-timestamp` for a /DocTimeStamp (SubFilter ETSI.RFC3161). */
+  type: 'signature' | 'document-timestamp';
   subFilter: string | null;
   valid: boolean;
   problem: string | null;
   coversWholeFile: boolean;
   signer: { subject: string; notBefore: string; notAfter: string; sha256: string } | null;
+  /** The /M time the signature claims; for a document timestamp, the token's time. */
   signingTime: string | null;
   /** The RFC 3161 signature timestamp: its time, and whether its token is intact and stamps this signature. */
   timestamp: { time: string; valid: boolean } | null;
@@ -26,13 +36,26 @@ export type SignatureReport = {
   documentId: string | null;
 };
 
-export type PdfVerification = { signatures: SignatureReport[]; valid: boolean; ours: boolean; envelopeId: string | null };
+export type PadesLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
+
+/** Every timestamp of the file: the seal's signature timestamp and each document timestamp. */
+export type TimestampReport = { type: 'signature' | 'document'; time: string; valid: boolean };
+
+export type PdfVerification = {
+  signatures: SignatureReport[];
+  valid: boolean;
+  /** Why the file is not valid when no one signature says it (a change after the seal that is not long-term validation data). */
+  problem: string | null;
+  ours: boolean;
+  envelopeId: string | null;
+  /** The PAdES baseline level the seal reached; null without a valid seal. */
+  level: PadesLevel | null;
+  timestamps: TimestampReport[];
+  /** What the document security store holds; null without one. */
+  dss: { certificates: number; ocspResponses: number; crls: number } | null;
+};
 
 const attributeNames: Record<string, string> = { '2.5.4.3': 'CN', '2.5.4.6': 'C', '2.5.4.7': 'L', '2.5.4.8': 'ST', '2.5.4.10': 'O', '2.5.4.11': 'OU' };
-
-function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-}
 
 function pdfString(region: string, key: string): string | null {
   const match = new RegExp(`/${key}\\s*\\(((?:\\\\.|[^\\\\)])*)\\)`).exec(region);
@@ -62,14 +85,155 @@ async function checkTimestamp(token: unknown, signerInfo: pkijs.SignerInfo): Pro
   return { time: tstInfo.genTime.toISOString(), valid: imprintMatches && tokenIntact };
 }
 
+/** A document timestamp's token checked against the bytes its /ByteRange covers. */
+async function checkDocumentTimestamp(signedData: pkijs.SignedData, signed: Buffer): Promise<{ time: string; valid: boolean }> {
+  const tstInfo = pkijs.TSTInfo.fromBER(signedData.encapContentInfo.eContent!.getValue());
+  const imprintMatches = Buffer.from(tstInfo.messageImprint.hashedMessage.valueBlock.valueHexView).equals(createHash('sha256').update(signed).digest());
+  let tokenIntact = false;
+  try {
+    tokenIntact = (await signedData.verify({ signer: 0, checkChain: false, data: toArrayBuffer(signed) })) === true;
+  } catch {
+    tokenIntact = false;
+  }
+  return { time: tstInfo.genTime.toISOString(), valid: imprintMatches && tokenIntact };
+}
+
+function textOf(object: PDFObject | undefined): string {
+  if (object === undefined) return '';
+  if (object instanceof PDFRawStream) return `${object.dict.toString()}${Buffer.from(object.contents).toString('latin1')}`;
+  return object.toString();
+}
+
+/**
+ * What changed after the seal, if more than long-term validation adds: the catalog may gain /DSS
+ * (and /AcroForm), the AcroForm and its /Fields may gain signature fields, and new objects may be
+ * the DSS's, document timestamps and their (invisible) fields. Null when that is all.
+ */
+async function ltvChangeProblem(file: Buffer, sealEnd: number, after: PDFDocument): Promise<string | null> {
+  const before = await loadLenient(file.subarray(0, sealEnd));
+  const root = after.context.trailerInfo.Root;
+  if (!(root instanceof PDFRef) || textOf(before.context.trailerInfo.Root) !== root.toString()) return 'the catalog was replaced after the seal';
+  const sameExcept = (old: PDFObject, now: PDFObject, keys: string[]) => {
+    if (!(old instanceof PDFDict) || !(now instanceof PDFDict)) return false;
+    const names = new Set([...old.keys(), ...now.keys()].map((key) => key.asString()));
+    return [...names].every((name) => keys.includes(name) || textOf(old.get(PDFName.of(name.slice(1)))) === textOf(now.get(PDFName.of(name.slice(1)))));
+  };
+  const appended = (old: PDFObject, now: PDFObject) =>
+    old instanceof PDFArray && now instanceof PDFArray && now.size() >= old.size() && old.asArray().every((item, index) => textOf(item) === textOf(now.get(index)));
+  for (const [ref, now] of after.context.enumerateIndirectObjects()) {
+    const old = before.context.lookup(ref);
+    if (old !== undefined) {
+      if (textOf(old) === textOf(now)) continue;
+      if (ref === root || ref.toString() === root.toString()) {
+        const oldForm = (old as PDFDict).get(PDFName.of('AcroForm'));
+        const newForm = (now as PDFDict).get(PDFName.of('AcroForm'));
+        const formOk = oldForm === undefined || textOf(oldForm) === textOf(newForm) || (oldForm instanceof PDFDict && newForm instanceof PDFDict && sameExcept(oldForm, newForm, ['/Fields', '/SigFlags']));
+        if (formOk && sameExcept(old, now, ['/DSS', '/AcroForm'])) continue;
+      } else if (sameExcept(old, now, ['/Fields', '/SigFlags']) && (old as PDFDict).has(PDFName.of('Fields'))) {
+        continue;
+      } else if (appended(old, now)) {
+        continue;
+      }
+      return `object ${ref.toString()} was changed after the seal`;
+    }
+    if (now instanceof PDFDict) {
+      const type = now.lookupMaybe(PDFName.of('Type'), PDFName)?.asString();
+      if (type === '/Page' || type === '/Pages' || type === '/XObject' || type === '/Font') return `object ${ref.toString()} (${type}) was added after the seal`;
+      if (now.lookupMaybe(PDFName.of('Subtype'), PDFName)?.asString() === '/Widget' || type === '/Annot') {
+        const rect = now.lookupMaybe(PDFName.of('Rect'), PDFArray)?.asArray().map((item) => Number(item.toString())) ?? [0, 0, 0, 0];
+        const isSignature = now.lookupMaybe(PDFName.of('FT'), PDFName)?.asString() === '/Sig';
+        if (!isSignature || rect[0] !== rect[2] || rect[1] !== rect[3]) return `a visible annotation (${ref.toString()}) was added after the seal`;
+      }
+    }
+  }
+  return null;
+}
+
+type DssContent = { certificates: pkijs.Certificate[]; ocspResponses: pkijs.BasicOCSPResponse[]; crls: pkijs.CertificateRevocationList[]; counts: { certificates: number; ocspResponses: number; crls: number } };
+
+function loadLenient(bytes: Buffer): Promise<PDFDocument> {
+  return PDFDocument.load(bytes, { updateMetadata: false, ignoreEncryption: true, throwOnInvalidObject: false });
+}
+
+/** The /DSS of the file's last revision, parsed; null without one. */
+function readDss(pdf: PDFDocument): DssContent | null {
+  const dss = pdf.catalog.lookupMaybe(PDFName.of('DSS'), PDFDict);
+  if (dss === undefined) return null;
+  const items = (key: string): Uint8Array[] => {
+    const array = dss.lookupMaybe(PDFName.of(key), PDFArray);
+    if (array === undefined) return [];
+    return array.asArray().flatMap((item) => {
+      const stream = pdf.context.lookup(item);
+      return stream instanceof PDFRawStream ? [decodePDFRawStream(stream).decode()] : [];
+    });
+  };
+  const certs = items('Certs');
+  const ocsps = items('OCSPs');
+  const crls = items('CRLs');
+  const parsed = <T>(list: Uint8Array[], parse: (bytes: Uint8Array) => T): T[] =>
+    list.flatMap((bytes) => {
+      try {
+        return [parse(bytes)];
+      } catch {
+        return [];
+      }
+    });
+  return {
+    certificates: parsed(certs, parseCertificate),
+    ocspResponses: parsed(ocsps, (bytes) => {
+      const response = pkijs.OCSPResponse.fromBER(toArrayBuffer(bytes));
+      return pkijs.BasicOCSPResponse.fromBER(toArrayBuffer(response.responseBytes!.response.valueBlock.valueHexView));
+    }),
+    crls: parsed(crls, (bytes) => pkijs.CertificateRevocationList.fromBER(toArrayBuffer(bytes))),
+    counts: { certificates: certs.length, ocspResponses: ocsps.length, crls: crls.length },
+  };
+}
+
+/** Whether the DSS says every certificate of the signer's chain up to a self-issued one was good (OCSP or CRL, signed by its issuer). */
+async function chainHasRevocationData(signer: pkijs.Certificate, pool: pkijs.Certificate[], dss: DssContent): Promise<boolean> {
+  let certificate = signer;
+  for (let depth = 0; depth < 10; depth++) {
+    if (isSelfIssued(certificate)) return true;
+    const issuer = await issuerOf(certificate, pool);
+    if (issuer === undefined) return false;
+    let good = false;
+    for (const response of dss.ocspResponses) {
+      try {
+        const status = await response.getCertificateStatus(certificate, issuer);
+        if (status.isForCertificate && status.status === 0 && (await response.verify({ trustedCerts: [issuer] }))) good = true;
+      } catch {
+        // Not about this certificate, or not signed as it should be.
+      }
+      if (good) break;
+    }
+    for (const crl of good ? [] : dss.crls) {
+      try {
+        if (crl.issuer.isEqual(issuer.subject) && (await crl.verify({ issuerCertificate: issuer })) && !crl.isCertificateRevoked(certificate)) good = true;
+      } catch {
+        // Not this issuer's.
+      }
+      if (good) break;
+    }
+    if (!good) return false;
+    certificate = issuer;
+  }
+  return false;
+}
+
 export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: string[] }): Promise<PdfVerification> {
   const text = file.toString('latin1');
   const signatures: SignatureReport[] = [];
+  let seal: { report: SignatureReport; certificate: pkijs.Certificate | undefined; certificates: pkijs.Certificate[]; end: number } | undefined;
   for (const match of text.matchAll(/\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g)) {
     const [a, b, c, d] = match.slice(1, 5).map(Number) as [number, number, number, number];
-    const region = text.slice(Math.max(0, match.index - 4000), Math.min(text.length, c + 4000)).replace(text.slice(b, c), '');
+    // The signature dictionary: from its object's start to its end, without the /Contents.
+    const objectStart = Math.max(text.lastIndexOf(' obj', match.index), match.index - 4000, 0);
+    const objectEnd = text.indexOf('endobj', Math.max(c, match.index));
+    const region = text.slice(objectStart, objectEnd === -1 ? Math.min(text.length, c + 4000) : objectEnd).replace(text.slice(b, c), '');
+    const subFilter = /\/SubFilter\s*\/([A-Za-z0-9.]+)/.exec(region)?.[1] ?? null;
     const report: SignatureReport = {
-      subFilter: /\/SubFilter\s*\/([A-Za-z0-9.]+)/.exec(region)?.[1] ?? null,
+      type: subFilter === 'ETSI.RFC3161' || /\/Type\s*\/DocTimeStamp/.test(region) ? 'document-timestamp' : 'signature',
+      subFilter,
       valid: false,
       problem: null,
       coversWholeFile: a === 0 && c + d === file.length,
@@ -84,6 +248,8 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
     const ids = report.reason === null ? null : SEAL_REASON_PATTERN.exec(report.reason) ?? /envelope ([0-9a-f-]{36})/.exec(report.reason);
     report.envelopeId = ids?.[1] ?? null;
     report.documentId = ids?.[2] ?? null;
+    let certificate: pkijs.Certificate | undefined;
+    let certificates: pkijs.Certificate[] = [];
     try {
       if (c > file.length || c + d > file.length || b > c) throw new Error('the /ByteRange points outside the file');
       const hex = text.slice(b + 1, c - 1).replace(/(00)+$/, '');
@@ -92,9 +258,8 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
       const signedData = new pkijs.SignedData({ schema: contentInfo.content });
       const signed = Buffer.concat([file.subarray(a, a + b), file.subarray(c, c + d)]);
       const signerInfo = signedData.signerInfos[0]!;
-      const stamp = (signerInfo.unsignedAttrs?.attributes ?? []).find((attribute) => attribute.type === '1.2.840.113549.1.9.16.2.14');
-      if (stamp !== undefined) report.timestamp = await checkTimestamp(stamp.values[0], signerInfo);
-      const certificate = (signedData.certificates ?? []).find((candidate): candidate is pkijs.Certificate => candidate instanceof pkijs.Certificate);
+      certificates = (signedData.certificates ?? []).filter((candidate): candidate is pkijs.Certificate => candidate instanceof pkijs.Certificate);
+      certificate = certificates[0];
       if (certificate) {
         const der = Buffer.from(certificate.toSchema().toBER(false));
         report.signer = {
@@ -105,22 +270,71 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
           notAfter: certificate.notAfter.value.toISOString(),
           sha256: createHash('sha256').update(der).digest('hex'),
         };
-        report.ours = options.ourCertificateSha256.includes(report.signer.sha256);
+        report.ours = report.type === 'signature' && options.ourCertificateSha256.includes(report.signer.sha256);
       }
-      const result = await signedData.verify({ signer: 0, data: toArrayBuffer(signed), checkChain: false, extendedMode: true });
-      report.valid = result.signatureVerified === true && (report.timestamp === null || report.timestamp.valid);
-      if (!report.valid) report.problem = 'the signature does not match the signed bytes (the file was changed after sealing)';
+      if (report.type === 'document-timestamp') {
+        const stamp = await checkDocumentTimestamp(signedData, signed);
+        report.signingTime = stamp.time;
+        report.valid = stamp.valid;
+        if (!report.valid) report.problem = 'the document timestamp does not match the bytes it covers';
+      } else {
+        const stamp = (signerInfo.unsignedAttrs?.attributes ?? []).find((attribute) => attribute.type === '1.2.840.113549.1.9.16.2.14');
+        if (stamp !== undefined) report.timestamp = await checkTimestamp(stamp.values[0], signerInfo);
+        const result = await signedData.verify({ signer: 0, data: toArrayBuffer(signed), checkChain: false, extendedMode: true });
+        report.valid = result.signatureVerified === true && (report.timestamp === null || report.timestamp.valid);
+        if (!report.valid) report.problem = 'the signature does not match the signed bytes (the file was changed after sealing)';
+      }
     } catch (error) {
       report.valid = false;
       report.problem = (error as { message?: string })?.message ?? String(error);
     }
+    if (report.type === 'signature') seal = { report, certificate, certificates, end: c + d };
     signatures.push(report);
   }
   const last = signatures.at(-1);
+  let problem: string | null = null;
+  let level: PadesLevel | null = null;
+  let dssCounts: PdfVerification['dss'] = null;
+  if (seal !== undefined && seal.report.valid && last !== undefined && last.coversWholeFile) {
+    // Only document timestamps may follow the seal, and only with what long-term validation adds.
+    // The file is parsed (pdf-lib) only when something follows the seal or it names a DSS.
+    const afterSeal = signatures.slice(signatures.indexOf(seal.report) + 1);
+    const updated = seal.end < file.length;
+    let latest: PDFDocument | undefined;
+    try {
+      if (updated || text.includes('/DSS')) latest = await loadLenient(file);
+      if (afterSeal.some((signature) => signature.type !== 'document-timestamp')) problem = 'a signature follows the seal';
+      else if (updated) problem = await ltvChangeProblem(file, seal.end, latest!);
+    } catch (error) {
+      problem = `the updates after the seal cannot be read (${(error as Error).message})`;
+    }
+    let dss: DssContent | null = null;
+    try {
+      dss = latest === undefined ? null : readDss(latest);
+    } catch {
+      dss = null;
+    }
+    dssCounts = dss?.counts ?? null;
+    if (problem === null) {
+      level = 'B-B';
+      if (seal.report.timestamp?.valid === true) level = 'B-T';
+      if (level === 'B-T' && dss !== null && seal.certificate !== undefined && (await chainHasRevocationData(seal.certificate, [...seal.certificates, ...dss.certificates], dss))) level = 'B-LT';
+      if (level === 'B-LT' && last.type === 'document-timestamp' && last.valid) level = 'B-LTA';
+    }
+  }
+  const timestamps: TimestampReport[] = signatures.flatMap((signature): TimestampReport[] => {
+    if (signature.type === 'document-timestamp') return signature.signingTime === null ? [] : [{ type: 'document', time: signature.signingTime, valid: signature.valid }];
+    return signature.timestamp === null ? [] : [{ type: 'signature', time: signature.timestamp.time, valid: signature.timestamp.valid }];
+  });
+  const ours = seal?.report.ours ?? false;
   return {
     signatures,
-    valid: last !== undefined && signatures.every((signature) => signature.valid) && last.coversWholeFile,
-    ours: last?.ours ?? false,
-    envelopeId: last?.ours ? last.envelopeId : null,
+    valid: last !== undefined && seal !== undefined && signatures.every((signature) => signature.valid) && last.coversWholeFile && problem === null,
+    problem,
+    ours,
+    envelopeId: ours ? seal!.report.envelopeId : null,
+    level,
+    timestamps,
+    dss: dssCounts,
   };
 }

@@ -28,7 +28,7 @@ import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { PdfInspectionError, type PdfInspection } from './inspect/inspect.ts';
 import type { PdfVerification } from './verify.ts';
-import type { AuditPdfTask, PdfTask, PdfTaskAnswer, PdfWorkerReply, RenderTask, SealTask } from './worker-protocol.ts';
+import type { ApplyPlacementsTask, AuditPdfTask, PdfTask, PdfTaskAnswer, PdfWorkerReply, PlacementSources, ReadPlacementsTask, RenderTask, SealTask } from './worker-protocol.ts';
 import { recordFailure, withSpan } from '../../shared/tracing.ts';
 
 export type PdfWorkerPoolOptions = {
@@ -99,6 +99,10 @@ export type PdfWorkers = {
   auditPdf(task: Omit<AuditPdfTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
   /** Checks a sealed PDF's signatures (pdf/verify.ts). */
   verify(filePath: string, ourCertificateSha256: string[]): Promise<PdfVerification>;
+  /** Reads the text tags or the form fields of a PDF file (pdf/text-tags.ts, pdf/form-fields.ts). */
+  readPlacements(task: Omit<ReadPlacementsTask, 'kind'>): Promise<PlacementSources>;
+  /** Writes a copy of a PDF file without the given tags' text and form fields; answers the tags it could not hide. */
+  applyPlacements(task: Omit<ApplyPlacementsTask, 'kind'>): Promise<{ byteSize: number; notHidden: string[] }>;
   /** Seals a PDF file into `outputPath`. */
   seal(task: Omit<SealTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
   /** Ends every worker; waiting and running tasks are refused as busy (`closed`). */
@@ -130,6 +134,9 @@ type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : n
 
 /** Rendering and sealing a large envelope's document (hundreds of pages) may take this long. */
 const RENDER_TIMEOUT_MS = 300_000;
+
+/** Reading a document's text tags or form, or writing it without them (docs/limits.md). */
+export const PLACEMENT_TIMEOUT_MS = 60_000;
 
 function written(answer: PdfTaskAnswer): { byteSize: number } {
   if (answer.outcome === 'written') return { byteSize: answer.byteSize };
@@ -334,6 +341,18 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     async verify(filePath, ourCertificateSha256) {
       const answer = await submit({ kind: 'verify', path: filePath, ourCertificateSha256 }, RENDER_TIMEOUT_MS);
       if (answer.outcome === 'verified') return answer.verification;
+      if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
+      throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
+    },
+    async readPlacements(task) {
+      const answer = await submit({ ...task, kind: 'read-placements' }, PLACEMENT_TIMEOUT_MS);
+      if (answer.outcome === 'placements') return answer.sources;
+      if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
+      throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
+    },
+    async applyPlacements(task) {
+      const answer = await submit({ ...task, kind: 'apply-placements' }, PLACEMENT_TIMEOUT_MS);
+      if (answer.outcome === 'placed') return { byteSize: answer.byteSize, notHidden: answer.notHidden };
       if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
       throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
     },

@@ -1,8 +1,10 @@
 import type { PdfInspection, PdfInspectionFailureReason } from './inspect/inspect.ts';
-import type { RenderField } from './render.ts';
+import type { RenderField, RenderStamp } from './render.ts';
 import type { SealInfo, SealMaterial } from './seal.ts';
 import type { AuditPdfData, AuditPdfLocale } from './audit-pdf-layout.ts';
 import type { PdfVerification } from './verify.ts';
+import type { FoundTag } from './text-tags.ts';
+import type { FoundFormField } from './form-fields.ts';
 
 /** Draw field values into a PDF (and seal it), reading `sourcePath` and writing `outputPath`. */
 export type RenderTask = {
@@ -11,6 +13,8 @@ export type RenderTask = {
   outputPath: string;
   fields: RenderField[];
   draft: boolean;
+  /** Visible stamps (sealed copies of an envelope with stamps on). */
+  stamp?: RenderStamp;
   seal?: { material: SealMaterial; info: SealInfo };
 };
 
@@ -23,8 +27,25 @@ export type AuditPdfTask = { kind: 'audit-pdf'; data: AuditPdfData; locale: Audi
 /** Check a sealed PDF's signatures (pdf/verify.ts). */
 export type VerifyTask = { kind: 'verify'; path: string; ourCertificateSha256: string[] };
 
+/** Read what fields can be placed from: the text tags (at most `maxTags`) or the form fields of a PDF. */
+export type ReadPlacementsTask = { kind: 'read-placements'; path: string; from: 'tags' | 'acroform'; maxTags: number };
+
+/** What a PDF offers for placing fields (pdf/text-tags.ts, pdf/form-fields.ts). */
+export type PlacementSources =
+  | { from: 'tags'; tags: FoundTag[]; operatorCounts: number[]; tooMany: boolean }
+  | { from: 'acroform'; formFields: FoundFormField[] };
+
+/** Write a copy of a PDF without the given tags' text and without the given form fields. */
+export type ApplyPlacementsTask = {
+  kind: 'apply-placements';
+  sourcePath: string;
+  outputPath: string;
+  hideTags?: { tags: FoundTag[]; operatorCounts: number[] };
+  removeFormFields?: string[];
+};
+
 /** What the pool sends a PDF worker: one task at a time. */
-export type PdfTask = { id: number } & ({ kind: 'inspect'; path: string } | RenderTask | SealTask | AuditPdfTask | VerifyTask);
+export type PdfTask = { id: number } & ({ kind: 'inspect'; path: string } | RenderTask | SealTask | AuditPdfTask | VerifyTask | ReadPlacementsTask | ApplyPlacementsTask);
 
 /**
  * What a worker sends after each task: the answer, and how much memory the thread holds then
@@ -38,5 +59,7 @@ export type PdfTaskAnswer =
   | { id: number; outcome: 'done'; inspection: PdfInspection }
   | { id: number; outcome: 'written'; byteSize: number }
   | { id: number; outcome: 'verified'; verification: PdfVerification }
+  | { id: number; outcome: 'placements'; sources: PlacementSources }
+  | { id: number; outcome: 'placed'; byteSize: number; notHidden: string[] }
   | { id: number; outcome: 'refused'; reason: PdfInspectionFailureReason; detail: string }
   | { id: number; outcome: 'failed'; message: string; code: string | undefined };

@@ -15,6 +15,8 @@ import { loadForRendering, renderFields } from './render.ts';
 import { sealPdf } from './seal.ts';
 import { buildAuditPdf } from './audit-pdf-layout.ts';
 import { verifyPdf } from './verify.ts';
+import { findTextTags, hideTextTags } from './text-tags.ts';
+import { readFormFields, removeFormFields } from './form-fields.ts';
 import type { PdfTask, PdfTaskAnswer, PdfWorkerReply } from './worker-protocol.ts';
 
 /** The file loaded for drawing; an owner-password-only original is read through a decrypted copy (pdf/decrypt.ts). */
@@ -34,10 +36,26 @@ async function run(task: PdfTask): Promise<PdfTaskAnswer> {
   try {
     if (task.kind === 'render') {
       const pdf = await loadDecrypted(task.sourcePath, task.outputPath);
-      await renderFields(pdf, { fields: task.fields, draft: task.draft });
+      await renderFields(pdf, { fields: task.fields, draft: task.draft, stamp: task.stamp });
       const bytes = task.seal === undefined ? await pdf.save({ updateFieldAppearances: false }) : await sealPdf(pdf, task.seal.material, task.seal.info);
       await fs.promises.writeFile(task.outputPath, bytes);
       return { id: task.id, outcome: 'written', byteSize: bytes.length };
+    }
+    if (task.kind === 'read-placements') {
+      if (task.from === 'tags') {
+        const found = await findTextTags(new Uint8Array(await fs.promises.readFile(task.path)), { maxTags: task.maxTags });
+        return { id: task.id, outcome: 'placements', sources: { from: 'tags', ...found } };
+      }
+      const pdf = await loadDecrypted(task.path, `${task.path}.${task.id}`);
+      return { id: task.id, outcome: 'placements', sources: { from: 'acroform', formFields: readFormFields(pdf) } };
+    }
+    if (task.kind === 'apply-placements') {
+      const pdf = await loadDecrypted(task.sourcePath, task.outputPath);
+      const notHidden = task.hideTags === undefined ? [] : hideTextTags(pdf, task.hideTags.tags, task.hideTags.operatorCounts).map((tag) => tag.text);
+      if (task.removeFormFields !== undefined && task.removeFormFields.length > 0) removeFormFields(pdf, task.removeFormFields);
+      const bytes = await pdf.save({ updateFieldAppearances: false });
+      await fs.promises.writeFile(task.outputPath, bytes);
+      return { id: task.id, outcome: 'placed', byteSize: bytes.length, notHidden };
     }
     if (task.kind === 'verify') {
       return { id: task.id, outcome: 'verified', verification: await verifyPdf(await fs.promises.readFile(task.path), { ourCertificateSha256: task.ourCertificateSha256 }) };

@@ -245,6 +245,11 @@ export async function closeEnvelope(workflow: Workflow, closing: Closing): Promi
   if (changed !== 1) return false;
   if (closing.status === 'voided') await workflow.em.nativeUpdate(Document, { envelope: workflow.envelopeId }, { status: closing.documentStatus });
   await revokeTokens(workflow);
+  // The certificate of completion is fixed now that the envelope is closed (certificate.service.ts).
+  await enqueue(workflow.em, OUTBOX_TOPICS.fixCertificate, { envelopeId: workflow.envelopeId, teamId: workflow.teamId }, {
+    now: workflow.now,
+    dedupeKey: `${OUTBOX_TOPICS.fixCertificate}:${workflow.envelopeId}`,
+  });
   if (closing.status === 'voided') {
     await recordEvent(workflow, 'envelope.voided', { reason: closing.reason, cause: closing.cause, ...(closing.recipientId ? { recipientId: closing.recipientId } : {}) });
   } else {

@@ -12,7 +12,8 @@ import { inspectLogo, LOGO_MAX_BYTES, LOGO_MAX_PIXELS, logoUrl, type LogoImage, 
 import { TeamNotFoundError } from './team.errors.ts';
 
 /*
- * A team's settings (issue 21; display name, reply-to, notifications and branding from issue 24):
+ * A team's settings (issue 21; display name, reply-to, notifications and branding from issue 24;
+ * the artefacts' stamp default from issue 23):
  * one JSON document per team, on the team's row, validated as a whole by one schema
  * and changed by one audited PATCH. A change names the sections it changes; within a section the
  * keys given replace the stored ones and the others stay, so a later section is added to the schema
@@ -106,6 +107,14 @@ const brandingSection = z.strictObject({
   footer: boundedText(1, MAX_FOOTER_CHARACTERS).nullable(),
 });
 
+const artefactsSection = z.strictObject({
+  /**
+   * The default of new envelopes' `stamp` (issue 23): sealed pages carry the envelope id in their
+   * margin and each signature a caption (signer, UTC date). Null: on.
+   */
+  stamp: z.boolean().nullable(),
+});
+
 /** The document as a PATCH gives it: any key, any section, any of its keys. */
 export const teamSettingsPatch = z.strictObject({
   /** The name people see: the From name of mails, their subjects, the signing page. Null: the mails' From as configured. */
@@ -115,6 +124,7 @@ export const teamSettingsPatch = z.strictObject({
   notifications: notificationsSection.partial().optional(),
   branding: brandingSection.partial().optional(),
   embedding: embeddingSection.partial().optional(),
+  artefacts: artefactsSection.partial().optional(),
 });
 
 /** The logo as answered: what is stored, and where the service serves it. */
@@ -127,11 +137,12 @@ export type TeamSettingsData = {
   notifications: { emails: string[] | null; events: TeamNoticeEvent[] | null; locale: Locale | null };
   branding: { logo: TeamLogo | null; accentColor: string | null; footer: string | null };
   embedding: { frameOrigins: string[] | null };
+  artefacts: { stamp: boolean | null };
   /** How many times the settings were changed (0: never). */
   version: number;
 };
 
-const SECTIONS = ['notifications', 'branding', 'embedding'] as const;
+const SECTIONS = ['notifications', 'branding', 'embedding', 'artefacts'] as const;
 
 function stringOrNull(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
@@ -165,6 +176,7 @@ export function completeTeamSettings(stored: unknown, version: number, publicUrl
     },
     branding: { logo: logo ? { ...logo, url: logoUrl(publicUrl, logo) } : null, accentColor: stringOrNull(branding.accentColor), footer: stringOrNull(branding.footer) },
     embedding: { frameOrigins: listOrNull(section('embedding').frameOrigins) },
+    artefacts: { stamp: typeof section('artefacts').stamp === 'boolean' ? (section('artefacts').stamp as boolean) : null },
     version,
   };
 }

@@ -1,9 +1,9 @@
-import { issueAuditPdfUrl, issueDownloadUrl } from '../../domain/artefact/download.service.ts';
+import { issueAuditPdfUrl, issueDownloadUrl, issueEvidencePackageUrl } from '../../domain/artefact/download.service.ts';
 import { issueSigningFinalCopyUrl } from '../../domain/artefact/final-copy.service.ts';
 import type { Upload } from 'graphql-upload-minimal';
 import { builder } from '../builder.ts';
 import { verifyUploadedPdf } from '../../domain/artefact/verify.service.ts';
-import type { SignatureReport } from '../../domain/pdf/verify.ts';
+import type { SignatureReport, TimestampReport } from '../../domain/pdf/verify.ts';
 import { AuditChainVerification } from './audit.ts';
 import { openUpload } from './document.ts';
 
@@ -48,10 +48,27 @@ builder.queryField('auditLogPdfUrl', (t) =>
   t.field({
     type: DownloadUrl,
     description:
-      'A signed URL, valid for 5 minutes, for the sealed audit-log PDF (REST: GET /envelopes/{id}/audit/pdf?locale=). Only for finalized, voided or expired envelopes: ' +
-      'Envelope.NotFinalized otherwise, with the status in context.',
-    args: { envelopeId: t.arg.id({ required: true }), locale: t.arg({ type: AuditPdfLocaleEnum, required: false }) },
-    resolve: (_root, args, context) => issueAuditPdfUrl(context, { envelopeId: String(args.envelopeId), locale: args.locale ?? 'en-US' }),
+      'A signed URL, valid for 5 minutes, for the certificate of completion (REST: GET /envelopes/{id}/audit/pdf?locale=): the file fixed when the envelope closed, ' +
+      'the same bytes at every download; with current: true, a variant rendered now with every event so far, marked as not the fixed certificate. ' +
+      'Only for finalized, voided or expired envelopes: Envelope.NotFinalized otherwise, with the status in context.',
+    args: {
+      envelopeId: t.arg.id({ required: true }),
+      locale: t.arg({ type: AuditPdfLocaleEnum, required: false }),
+      current: t.arg.boolean({ required: false, description: 'true: the on-demand variant, not the fixed certificate (REST: ?current=true).' }),
+    },
+    resolve: (_root, args, context) => issueAuditPdfUrl(context, { envelopeId: String(args.envelopeId), locale: args.locale ?? 'en-US', current: args.current === true }),
+  }),
+);
+
+builder.queryField('evidencePackageUrl', (t) =>
+  t.field({
+    type: DownloadUrl,
+    description:
+      'A signed URL, valid for 5 minutes, for the evidence package (REST: GET /envelopes/{id}/evidence): a ZIP with every sealed document, the fixed certificate of completion, ' +
+      'the audit chain as JSON lines, the raw biometric data, README.txt and a signed manifest; npm run cli -- verify-package FILE.zip checks it offline. ' +
+      'Only for finalized, voided or expired envelopes: Envelope.NotFinalized otherwise.',
+    args: { envelopeId: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) => issueEvidencePackageUrl(context, { envelopeId: String(args.envelopeId) }),
   }),
 );
 
@@ -63,9 +80,48 @@ const PdfSignatureTimestamp = builder.objectRef<{ time: string; valid: boolean }
   }),
 });
 
+const PdfSignatureType = builder.enumType('PdfSignatureType', {
+  description: 'A signature, or a document timestamp (/DocTimeStamp, SubFilter ETSI.RFC3161: PAdES B-LTA).',
+  values: { SIGNATURE: { value: 'signature' }, DOCUMENT_TIMESTAMP: { value: 'document-timestamp' } } as const,
+});
+
+const PadesLevelEnum = builder.enumType('PadesLevel', {
+  description: 'The PAdES baseline level a seal reached (ETSI EN 319 142-1; docs/artefacts.md).',
+  values: {
+    B_B: { value: 'B-B', description: 'The seal alone.' },
+    B_T: { value: 'B-T', description: 'With a valid RFC 3161 signature timestamp.' },
+    B_LT: { value: 'B-LT', description: 'And a /DSS with revocation data for every certificate of the seal’s chain that is not self-issued.' },
+    B_LTA: { value: 'B-LTA', description: 'And a valid document timestamp over the whole file.' },
+  } as const,
+});
+
+const PdfTimestampType = builder.enumType('PdfTimestampType', {
+  description: 'A signature timestamp (in the seal’s CMS) or a document timestamp (a /DocTimeStamp of its own).',
+  values: { SIGNATURE: { value: 'signature' }, DOCUMENT: { value: 'document' } } as const,
+});
+
+const PdfTimestamp = builder.objectRef<TimestampReport>('PdfTimestamp').implement({
+  description: 'One RFC 3161 timestamp of the file.',
+  fields: (t) => ({
+    type: t.field({ type: PdfTimestampType, resolve: (stamp) => stamp.type }),
+    time: t.field({ type: 'DateTime', resolve: (stamp) => new Date(stamp.time) }),
+    valid: t.exposeBoolean('valid', { description: 'The token is intact and stamps what it should (the seal’s signature value, or the bytes the document timestamp covers).' }),
+  }),
+});
+
+const PdfDssSummary = builder.objectRef<{ certificates: number; ocspResponses: number; crls: number }>('PdfDssSummary').implement({
+  description: 'What the document security store (/DSS) holds.',
+  fields: (t) => ({
+    certificates: t.exposeInt('certificates'),
+    ocspResponses: t.exposeInt('ocspResponses'),
+    crls: t.exposeInt('crls'),
+  }),
+});
+
 const PdfSignatureReport = builder.objectRef<SignatureReport>('PdfSignatureReport').implement({
   description: 'One signature of a PDF, checked against the bytes its /ByteRange covers.',
   fields: (t) => ({
+    type: t.field({ type: PdfSignatureType, resolve: (report) => report.type }),
     subFilter: t.string({ nullable: true, resolve: (report) => report.subFilter }),
     valid: t.exposeBoolean('valid', { description: 'The CMS signature matches the covered bytes (and its timestamp, if any, is valid).' }),
     problem: t.string({ nullable: true, resolve: (report) => report.problem }),
@@ -84,7 +140,13 @@ const PdfSignatureReport = builder.objectRef<SignatureReport>('PdfSignatureRepor
 const SealedPdfVerification = builder.objectRef<Awaited<ReturnType<typeof verifyUploadedPdf>>>('SealedPdfVerification').implement({
   description: 'What npm run cli -- verify reports, and the audit chain of the envelope the seal names.',
   fields: (t) => ({
-    valid: t.exposeBoolean('valid', { description: 'Every signature is valid and the last one covers the whole file.' }),
+    valid: t.exposeBoolean('valid', {
+      description: 'Every signature is valid, the last one covers the whole file, and nothing but long-term validation data (a /DSS, document timestamps) was added after the seal.',
+    }),
+    problem: t.string({ nullable: true, description: 'Why the file is not valid when no one signature says it (a change after the seal).', resolve: (report) => report.problem }),
+    level: t.field({ type: PadesLevelEnum, nullable: true, description: 'The PAdES level the seal reached; null without a valid seal.', resolve: (report) => report.level }),
+    timestamps: t.field({ type: [PdfTimestamp], description: 'Every timestamp: the seal’s signature timestamp and each document timestamp.', resolve: (report) => report.timestamps }),
+    dss: t.field({ type: PdfDssSummary, nullable: true, resolve: (report) => report.dss }),
     ours: t.exposeBoolean('ours'),
     envelopeId: t.id({ nullable: true, resolve: (report) => report.envelopeId }),
     signatures: t.field({ type: [PdfSignatureReport], resolve: (report) => report.signatures }),
@@ -102,7 +164,7 @@ builder.queryField('verifySealedPdf', (t) =>
     type: SealedPdfVerification,
     description:
       'Checks an uploaded PDF (a multipart request, at most 48 MB) as npm run cli -- verify does: each signature, whether the last covers the whole file, ' +
-      'the certificate, any timestamp, whether the seal is this service’s and for which envelope; and that envelope’s audit chain.',
+      'the certificate, every timestamp, the PAdES level reached (B-B, B-T, B-LT, B-LTA), whether the seal is this service’s and for which envelope; and that envelope’s audit chain.',
     args: { file: t.arg({ type: 'Upload', required: true }) },
     resolve: async (_root, args, context) => verifyUploadedPdf(context, { stream: (await openUpload(args.file as Upload)).stream }),
   }),

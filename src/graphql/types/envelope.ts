@@ -41,6 +41,11 @@ export const EnvelopeType = builder.objectRef<EnvelopeData>('Envelope').implemen
     reminderRepeatIntervalDays: t.exposeInt('reminderRepeatIntervalDays', { description: 'Days between later reminders, 0–30 (0 = none).' }),
     reminderBeforeExpirationDays: t.exposeInt('reminderBeforeExpirationDays', { description: 'Days before expiry for a last reminder, 0–30 (0 = none).' }),
     context: t.field({ type: 'JSONObject', description: 'Your own metadata, returned as given.', resolve: (envelope) => envelope.context }),
+    stamp: t.boolean({
+      nullable: true,
+      description: 'Visible stamps on the sealed documents: the envelope id in each page’s margin, a caption (signer, UTC date) under each signature. Null: the team’s default (teamSettings.artefacts.stamp, on unless set off).',
+      resolve: (envelope) => envelope.stamp,
+    }),
     createdAt: t.field({ type: 'DateTime', resolve: (envelope) => envelope.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (envelope) => envelope.updatedAt }),
     sentAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.sentAt }),
@@ -125,6 +130,7 @@ const CreateEnvelopeInput = builder.inputType('CreateEnvelopeInput', {
     reminderRepeatIntervalDays: t.int({ required: false, description: '0–30, default 0.' }),
     reminderBeforeExpirationDays: t.int({ required: false, description: '0–30, default 0.' }),
     context: t.field({ type: 'JSONObject', required: false }),
+    stamp: t.boolean({ required: false, description: 'Visible stamps on the sealed documents; left out: the team’s default.' }),
   }),
 });
 
@@ -137,6 +143,7 @@ const UpdateEnvelopeInput = builder.inputType('UpdateEnvelopeInput', {
     reminderRepeatIntervalDays: t.int({ required: false }),
     reminderBeforeExpirationDays: t.int({ required: false }),
     context: t.field({ type: 'JSONObject', required: false }),
+    stamp: t.boolean({ required: false }),
   }),
 });
 

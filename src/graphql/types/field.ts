@@ -1,6 +1,7 @@
 import { readField, type FieldData, type FieldPlacementData } from '../../domain/owner/owner.read.ts';
 import { fieldTypes, type FieldType as FieldTypeName } from '../../domain/field/field.entity.ts';
 import { createFields, deleteField, updateField } from '../../domain/field/field.service.ts';
+import { placeFields, type Unmatched, type PlacedFields } from '../../domain/field/placement.service.ts';
 import { nested } from '../selection.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
@@ -108,12 +109,51 @@ const UpdateFieldInput = builder.inputType('UpdateFieldInput', {
 
 const fieldInputOptions = { keepNull: ['label', 'tooltip', 'value'], opaque: ['value', 'config'] };
 
+const PlacementSourceEnum = builder.enumType('PlacementSource', {
+  description: 'What fields are placed from: the document\'s text tags or its own form (docs/fields.md, "Placing fields from the PDF").',
+  values: { tags: { value: 'tags' }, acroform: { value: 'acroform' } } as const,
+});
+
+const UnmatchedPlacementType = builder.objectRef<Unmatched>('UnmatchedPlacement').implement({
+  description: 'A tag (or form field, by name) that did not become a field, and why.',
+  fields: (t) => ({
+    tag: t.exposeString('tag'),
+    page: t.exposeInt('page'),
+    reason: t.exposeString('reason'),
+  }),
+});
+
+const PlacedFieldsType = builder.objectRef<PlacedFields>('PlacedFields').implement({
+  fields: (t) => ({
+    fields: t.field({ type: [FieldType], resolve: (placed) => placed.fields }),
+    unmatched: t.field({ type: [UnmatchedPlacementType], resolve: (placed) => placed.unmatched }),
+  }),
+});
+
 /**
  * The field mutations of an owner (an envelope's createFields, updateField, deleteField; a
  * template's createTemplateFields, …): one set of resolvers, registered for each owner.
  */
-export function fieldMutations(owner: GraphqlOwner, descriptions: { create: string; update: string; delete: string }) {
+export function fieldMutations(owner: GraphqlOwner, descriptions: { create: string; update: string; delete: string; place: string }) {
   builder.mutationFields((t) => ({
+    [ownerMutationName(owner, 'place', 'Fields')]: t.field({
+      type: PlacedFieldsType,
+      nullable: true,
+      description: descriptions.place,
+      args: {
+        ...ownerIdArg(owner, t.arg.id({ required: true })),
+        documentId: t.arg.id({ required: true }),
+        from: t.arg({ type: PlacementSourceEnum, required: true }),
+        roles: t.arg({ type: 'JSONObject', required: false, description: 'Tag role (or form field name prefix, or "*") → recipient id.' }),
+        hideTags: t.arg.boolean({ required: false }),
+      },
+      resolve: (_root, args, context) =>
+        placeFields(context, {
+          owner: ownerOfArgs(owner, args),
+          documentId: String(args.documentId),
+          input: { from: args.from, ...(args.roles != null ? { roles: args.roles } : {}), ...(args.hideTags != null ? { hideTags: args.hideTags } : {}) },
+        }),
+    }),
     [ownerMutationName(owner, 'create', 'Fields')]: t.field({
       type: [FieldType],
       nullable: true,
@@ -155,6 +195,7 @@ fieldMutations(GRAPHQL_OWNERS.envelope, {
   create: 'Adds many fields to a draft at once, all or nothing (REST: POST /envelopes/{id}/fields).',
   update: 'Changes a field of a draft (REST: PATCH /envelopes/{id}/fields/{fieldId}).',
   delete: 'Removes a field from a draft (REST: DELETE /envelopes/{id}/fields/{fieldId}).',
+  place: 'Places fields on a draft\'s document from its text tags or its own form, all or nothing (REST: POST /envelopes/{id}/documents/{documentId}/place-fields).',
 });
 
 builder.queryField('field', (t) =>

@@ -18,7 +18,7 @@ export const GRAPHQL_OWNERS = {
 } as const satisfies Record<OwnerKind, GraphqlOwner>;
 
 /** A content mutation's name: an envelope's `addDocument` is a template's `addTemplateDocument`. */
-export function ownerMutationName(owner: GraphqlOwner, verb: 'add' | 'create' | 'update' | 'delete', noun: string): string {
+export function ownerMutationName(owner: GraphqlOwner, verb: 'add' | 'create' | 'update' | 'delete' | 'place', noun: string): string {
   return `${verb}${owner.kind === 'template' ? 'Template' : ''}${noun}`;
 }
 

@@ -32,6 +32,17 @@ const TeamEmbeddingSettingsType = builder.objectRef<TeamSettingsData['embedding'
   }),
 });
 
+const TeamArtefactSettingsType = builder.objectRef<TeamSettingsData['artefacts']>('TeamArtefactSettings').implement({
+  description: 'The sealed documents.',
+  fields: (t) => ({
+    stamp: t.boolean({
+      nullable: true,
+      description: 'The default of new envelopes’ stamp (the envelope id in each sealed page’s margin, a caption under each signature); null: on.',
+      resolve: (section) => section.stamp,
+    }),
+  }),
+});
+
 const TeamNotificationSettingsType = builder.objectRef<TeamSettingsData['notifications']>('TeamNotificationSettings').implement({
   description: 'Mails to the team about its envelopes.',
   fields: (t) => ({
@@ -74,6 +85,7 @@ const TeamSettingsType = builder.objectRef<TeamSettingsData>('TeamSettings').imp
     notifications: t.field({ type: TeamNotificationSettingsType, resolve: (settings) => settings.notifications }),
     branding: t.field({ type: TeamBrandingSettingsType, resolve: (settings) => settings.branding }),
     embedding: t.field({ type: TeamEmbeddingSettingsType, resolve: (settings) => settings.embedding }),
+    artefacts: t.field({ type: TeamArtefactSettingsType, resolve: (settings) => settings.artefacts }),
     version: t.exposeInt('version', { description: 'How many times the settings were changed (0: never).' }),
   }),
 });
@@ -81,6 +93,12 @@ const TeamSettingsType = builder.objectRef<TeamSettingsData>('TeamSettings').imp
 const TeamEmbeddingSettingsInput = builder.inputType('TeamEmbeddingSettingsInput', {
   fields: (t) => ({
     frameOrigins: t.stringList({ required: false, description: 'Replaces the list; null clears it (SIGNING_FRAME_ANCESTORS then decides).' }),
+  }),
+});
+
+const TeamArtefactSettingsInput = builder.inputType('TeamArtefactSettingsInput', {
+  fields: (t) => ({
+    stamp: t.boolean({ required: false, description: 'The default of new envelopes’ stamp; null: on.' }),
   }),
 });
 
@@ -114,6 +132,7 @@ const TeamSettingsInput = builder.inputType('TeamSettingsInput', {
     notifications: t.field({ type: TeamNotificationSettingsInput, required: false }),
     branding: t.field({ type: TeamBrandingSettingsInput, required: false }),
     embedding: t.field({ type: TeamEmbeddingSettingsInput, required: false }),
+    artefacts: t.field({ type: TeamArtefactSettingsInput, required: false }),
   }),
 });
 

@@ -159,6 +159,7 @@ fieldMutations(GRAPHQL_OWNERS.template, {
   create: 'Adds many fields to a template at once, all or nothing (REST: POST /templates/{id}/fields). Allowed at any time.',
   update: 'Changes a field of a template (REST: PATCH /templates/{id}/fields/{fieldId}). Allowed at any time.',
   delete: 'Removes a field from a template (REST: DELETE /templates/{id}/fields/{fieldId}).',
+  place: 'Places fields on a template\'s document from its text tags or its own form, all or nothing (REST: POST /templates/{id}/documents/{documentId}/place-fields).',
 });
 
 const JumpstartRecipientInput = builder.inputType('JumpstartRecipientInput', {

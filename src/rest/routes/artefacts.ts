@@ -29,7 +29,11 @@ export const artefactRoutes: RestRoute[] = [
     method: 'POST',
     path: '/verify',
     doc: {
-      summary: 'Check a sealed PDF offline: signature, coverage, certificate, timestamp, and the envelope it names',
+      summary: 'Check a sealed PDF offline: signature, coverage, certificate, timestamps, PAdES level, and the envelope it names',
+      description:
+        'The payload is `{ verification }`: `valid`, `problem`, `ours`, `envelopeId`, `level` (the PAdES baseline level the seal reached: `B-B`, `B-T`, `B-LT` or `B-LTA`; null without a valid seal), ' +
+        '`timestamps` (each `{ type: signature | document, time, valid }`), `dss` (`{ certificates, ocspResponses, crls }` or null), `signatures` (each with its `type`: `signature` or `document-timestamp`) ' +
+        'and `auditChain` (docs/artefacts.md, "Verification").',
       multipart: { filePart: 'document', fields: z.strictObject({}) },
       errors: ['Document.TooLarge', 'Document.UploadIncomplete', 'Request.PayloadTooLarge', 'Request.Timeout', 'Server.Busy'],
     },

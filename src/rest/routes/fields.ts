@@ -1,5 +1,6 @@
 import { readField, readFields } from '../../domain/owner/owner.read.ts';
 import { createFields, createFieldsInput, deleteField, updateField, updateFieldInput } from '../../domain/field/field.service.ts';
+import { placeFields, placeFieldsInput } from '../../domain/field/placement.service.ts';
 import { readJsonObject } from '../../http/body.ts';
 import { OWNER_CHANGE_ERRORS, ownerContentRoutes, ownerInPath } from '../owner-routes.ts';
 
@@ -7,6 +8,10 @@ const CREATE_BODY = {
   schema: createFieldsInput,
   example: { fields: [{ type: 'simple_signature', identifier: 'buyer-signature', recipientId: '<recipientId>', views: [{ documentId: '<documentId>', page: 0, location: { x: 72, y: 700 }, size: { width: 180, height: 40 } }] }] },
 };
+const PLACE_DESCRIPTION =
+  'Creates fields from the document itself: its text tags (`{{sig;role=buyer}}`, syntax in docs/fields.md, "Placing fields from the PDF") or its own form fields. Answers `{ fields, unmatched: [ { tag, page, reason } ] }`; what cannot be placed is listed, not refused. With `hideTags` the placed tags are removed from the document.';
+const PLACE_BODY = { schema: placeFieldsInput, example: { from: 'tags', roles: { buyer: '<recipientId>' }, hideTags: true } };
+const PLACE_ERRORS = ['Document.NotFound', 'Document.TooManyTags', 'Document.InspectionLimitExceeded', 'Resource.Conflict', 'Server.Busy'];
 const UPDATE_BODY = { schema: updateFieldInput, example: { field: { required: false } } };
 
 /** The interface spec (docs/reference/interface-spec.md) §4.4, §4.7 ("same body as 4.4") and docs/reference/contract.md §5: fields of an envelope or a template. */
@@ -21,6 +26,27 @@ export const fieldRoutes = ownerContentRoutes([
     async handler({ request, params, context }) {
       const fields = await createFields(context, { owner: ownerInPath(params), input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
       return { fields };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/documents/:documentId/place-fields',
+    docs: {
+      envelope: {
+        summary: 'Place fields from the document’s text tags or its own form (all or none)',
+        description: PLACE_DESCRIPTION,
+        body: PLACE_BODY,
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Field.DuplicateIdentifier', ...PLACE_ERRORS],
+      },
+      template: {
+        summary: 'Place template fields from the document’s text tags or its own form (all or none)',
+        description: PLACE_DESCRIPTION,
+        body: PLACE_BODY,
+        errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded', 'Field.DuplicateIdentifier', ...PLACE_ERRORS],
+      },
+    },
+    async handler({ request, params, context }) {
+      return placeFields(context, { owner: ownerInPath(params), documentId: params.documentId, input: await readJsonObject(request) });
     },
   },
   {

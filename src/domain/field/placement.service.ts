@@ -1,0 +1,356 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { InvalidRequestError, ServerBusyError, type ValidationIssue } from '../../shared/errors.ts';
+import { ConcurrentModificationError } from '../../shared/normalize-error.ts';
+import { isUuid } from '../../shared/ids.ts';
+import { Document } from '../document/document.entity.ts';
+import { DocumentInspectionLimitExceededError, DocumentNotFoundError, DocumentTooManyTagsError } from '../document/document.errors.ts';
+import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
+import { recipientsIn, type OwnerChange } from '../owner/owner.ts';
+import type { OwnerRef } from '../owner/owner-ref.ts';
+import { readFields, type FieldData } from '../owner/owner.read.ts';
+import { contentOwner } from '../owner/owners.ts';
+import type { FoundFormField } from '../pdf/form-fields.ts';
+import type { FoundTag } from '../pdf/text-tags.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { formatPath, issuesFromZod } from '../validation.ts';
+import { Field, type FieldType } from './field.entity.ts';
+import { addFieldsToOwner, shapeFields } from './field.service.ts';
+
+/*
+ * Fields placed from a document itself (docs/fields.md, "Placing fields from the PDF"), for an
+ * envelope or a template alike: from its text tags (`{{sig;role=buyer}}`) or from its own form
+ * (AcroForm). The PDF work (finding tags with pdf.js, reading the form, removing tag text and
+ * imported form fields) runs in a PDF worker (pdf/text-tags.ts, pdf/form-fields.ts); the rules
+ * here turn what it found into fields and add them with the field rules of field.service.ts, in
+ * one change under the owner's lock: all of them and the document's new content, or nothing
+ * (the PDF work itself runs outside the lock, see `placeFields`).
+ */
+
+/** Tags read from one document at most (docs/limits.md). */
+export const MAX_TAGS_PER_DOCUMENT = 500;
+
+export const placeFieldsInput = z.strictObject({
+  from: z.enum(['tags', 'acroform'], { error: 'must be "tags" or "acroform"' }),
+  roles: z.record(z.string().min(1, 'must not be empty').max(200, 'at most 200 characters'), z.string({ error: 'must be a recipient id' })).optional(),
+  hideTags: z.boolean({ error: 'must be true or false' }).optional(),
+});
+
+export type Unmatched = { tag: string; page: number; reason: string };
+export type PlacedFields = { fields: FieldData[]; unmatched: Unmatched[] };
+
+const TAG_TYPES: Record<string, FieldType> = {
+  sig: 'simple_signature',
+  simple_signature: 'simple_signature',
+  bio: 'biometric_signature',
+  biometric_signature: 'biometric_signature',
+  text: 'text',
+  check: 'checkbox',
+  checkbox: 'checkbox',
+  radio: 'radio',
+  choice: 'binary_choice',
+  binary_choice: 'binary_choice',
+};
+const TAG_KEYS = new Set(['role', 'id', 'required', 'label', 'w', 'h', 'options']);
+const SIGNATURE_TYPES: FieldType[] = ['simple_signature', 'biometric_signature'];
+
+type ParsedTag = { type: FieldType; role: string; id?: string; required?: boolean; label?: string; width?: number; height?: number; options?: string[] };
+
+/** A tag's text (`{{TYPE;key=value;…}}`) read, or why it cannot be. */
+export function parseTag(text: string): ParsedTag | { problem: string } {
+  const [typeName, ...pairs] = text.slice(2, -2).split(';').map((part) => part.trim());
+  const type = TAG_TYPES[(typeName ?? '').toLowerCase()];
+  if (type === undefined) return { problem: `unknown field type "${typeName}"` };
+  const parsed: Partial<ParsedTag> = { type };
+  for (const pair of pairs) {
+    if (pair === '') continue;
+    const equals = pair.indexOf('=');
+    const key = (equals < 0 ? pair : pair.slice(0, equals)).trim().toLowerCase();
+    const value = equals < 0 ? '' : pair.slice(equals + 1).trim();
+    if (!TAG_KEYS.has(key)) return { problem: `unknown key "${key}"` };
+    if (value === '') return { problem: `"${key}" needs a value` };
+    if (key === 'role') parsed.role = value;
+    else if (key === 'id') parsed.id = value;
+    else if (key === 'label') {
+      if ([...value].length > 200) return { problem: '"label" is longer than 200 characters' };
+      parsed.label = value;
+    }
+    else if (key === 'options') parsed.options = value.split('|').map((option) => option.trim());
+    else if (key === 'required') {
+      if (value !== 'true' && value !== 'false') return { problem: '"required" must be true or false' };
+      parsed.required = value === 'true';
+    } else {
+      const points = Number(value);
+      if (!Number.isFinite(points) || points <= 0 || points > 5000) return { problem: `"${key}" must be a number of points` };
+      if (key === 'w') parsed.width = points;
+      else parsed.height = points;
+    }
+  }
+  if (parsed.role === undefined) return { problem: 'no role' };
+  return parsed as ParsedTag;
+}
+
+/** A unique identifier from a wish: kept when free, else a number appended. */
+function uniqueIdentifier(wish: string, taken: Set<string>): string {
+  let base = wish.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 56) || 'field';
+  if (base.length === 0) base = 'field';
+  let candidate = base;
+  for (let number = 2; taken.has(candidate); number++) candidate = `${base}-${number}`;
+  taken.add(candidate);
+  return candidate;
+}
+
+/** A box kept on its page (a tag near an edge sized past it is shortened). */
+function onPage(box: { x: number; y: number; width: number; height: number }, page: { width: number; height: number }) {
+  const x = Math.min(Math.max(0, box.x), page.width - 1);
+  const y = Math.min(Math.max(0, box.y), page.height - 1);
+  return { location: { x, y }, size: { width: Math.max(1, Math.min(box.width, page.width - x)), height: Math.max(1, Math.min(box.height, page.height - y)) } };
+}
+
+/**
+ * A tag's box sized by its `w` and `h`: `w` along the line from where the tag starts, `h` across it
+ * from the top of its letters down, as the tag reads (on a page turned by 90°, `w` runs down the
+ * screen). Without them, the tag's own box.
+ */
+function sizedBox(tag: FoundTag, read: ParsedTag): { x: number; y: number; width: number; height: number } {
+  const { x, y, width, height } = tag.box;
+  let [left, top, right, bottom] = [x, y, x + width, y + height];
+  if (read.width !== undefined) {
+    if (tag.frame.advance === 'x+') right = left + read.width;
+    else if (tag.frame.advance === 'x-') left = right - read.width;
+    else if (tag.frame.advance === 'y+') bottom = top + read.width;
+    else top = bottom - read.width;
+  }
+  if (read.height !== undefined) {
+    // The top of the letters is the side their up points to; the box grows away from it.
+    if (tag.frame.up === 'y-') bottom = top + read.height;
+    else if (tag.frame.up === 'y+') top = bottom - read.height;
+    else if (tag.frame.up === 'x+') left = right - read.height;
+    else right = left + read.height;
+  }
+  return { x: left, y: top, width: right - left, height: bottom - top };
+}
+
+type Candidate = { input: Record<string, unknown>; source: FoundTag | FoundFormField };
+
+/** Who a tag's role (or a form field's name) names: the `roles` mapping first, then a recipient's own identifier. */
+function recipientFor(name: string, roles: Record<string, Assignee>, byIdentifier: Map<string, Assignee>, prefixes: boolean): Assignee | undefined {
+  if (!prefixes) return roles[name] ?? byIdentifier.get(name);
+  const prefix = Object.keys(roles)
+    .filter((key) => key !== '*' && name.startsWith(key))
+    .sort((a, b) => b.length - a.length)[0];
+  return prefix !== undefined ? roles[prefix] : (roles['*'] ?? byIdentifier.get(name.split(/[.:]/)[0] ?? name));
+}
+
+/** The PDF workers' refusals as the caller's errors (as an upload gets them). */
+async function inPdfWorker<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof PdfWorkLimitError) throw new DocumentInspectionLimitExceededError(error.limit, error.value);
+    if (error instanceof PdfWorkersBusyError) {
+      throw new ServerBusyError('The service is working on too many documents right now; nothing was placed. Retry in a few seconds.', { reason: error.reason });
+    }
+    throw error;
+  }
+}
+
+/** A recipient as placement needs it. */
+type Assignee = { id: string; identifier: string };
+
+/**
+ * Places fields on one document of an owner from the document's text tags or its form, all or
+ * nothing (one `field.added` event). Answers the created fields and what could not be placed.
+ *
+ * The PDF work (reading the tags or the form, writing the document without them) runs in a PDF
+ * worker between two short changes under the owner's lock, not inside one: a large document
+ * takes seconds, and holding the draft's lock (and a database connection) meanwhile would stall
+ * every other edit of it. The first change reads what the placement is computed from (the
+ * document, the recipients, the identifiers taken) and checks the caller may change the owner;
+ * the second writes the fields and the new content, after checking the document is still the one
+ * read (`Resource.Conflict` otherwise, safe to retry). The field rules run again there.
+ */
+export async function placeFields(context: ServiceContext, options: { owner: OwnerRef; documentId: string; input: unknown }): Promise<PlacedFields> {
+  const parsed = placeFieldsInput.safeParse(options.input);
+  if (!parsed.success) throw new InvalidRequestError(issuesFromZod(parsed.error));
+  const { from, roles = {}, hideTags = false } = parsed.data;
+  if (hideTags && from !== 'tags') throw new InvalidRequestError([{ path: 'hideTags', message: 'applies to from: "tags" only' }]);
+  const owner = contentOwner(options.owner.kind);
+
+  const snapshot = await owner.change(context, options.owner.id, async (change: OwnerChange) => {
+    const { em } = change;
+    const document = isUuid(options.documentId) ? await em.findOne(Document, { id: options.documentId, ...change.scope }) : null;
+    if (!document) throw new DocumentNotFoundError(options.documentId, owner.kind);
+    const recipients = await em.find(owner.recipients.entity, recipientsIn(change.scope));
+    const byId = new Map(recipients.map((recipient) => [recipient.id, recipient]));
+    const issues: ValidationIssue[] = [];
+    const mapped: Record<string, Assignee> = {};
+    for (const [role, recipientId] of Object.entries(roles)) {
+      const recipient = isUuid(recipientId) ? byId.get(recipientId) : undefined;
+      if (!recipient) issues.push({ path: formatPath(['roles', role]), message: `must be the id of a recipient in this ${owner.kind}` });
+      else if (recipient.type === 'viewer') issues.push({ path: formatPath(['roles', role]), message: 'names a viewer; viewers hold no fields' });
+      else mapped[role] = { id: recipient.id, identifier: recipient.identifier };
+    }
+    if (issues.length > 0) throw new InvalidRequestError(issues);
+    const existing = await em.find(Field, change.scope, { fields: ['identifier'] });
+    return {
+      document: { id: document.id, contentSha256: document.contentSha256, pages: document.pages },
+      mapped,
+      byIdentifier: new Map(recipients.filter((recipient) => recipient.type !== 'viewer').map((recipient) => [recipient.identifier, { id: recipient.id, identifier: recipient.identifier }])),
+      taken: new Set(existing.map((field) => field.identifier)),
+    };
+  });
+  const { document, mapped, byIdentifier, taken } = snapshot;
+
+  const source = await context.blobStore.localCopy(document.contentSha256);
+  let found;
+  try {
+    found = await inPdfWorker(() => context.pdfWorkers.readPlacements({ path: source.path, from, maxTags: MAX_TAGS_PER_DOCUMENT }));
+  } finally {
+    source.release();
+  }
+  const candidates: Candidate[] = [];
+  const unmatched: Unmatched[] = [];
+  if (found.from === 'tags') {
+    if (found.tooMany) throw new DocumentTooManyTagsError(MAX_TAGS_PER_DOCUMENT);
+    for (const tag of found.tags) {
+      const read = parseTag(tag.text);
+      if ('problem' in read) {
+        unmatched.push({ tag: tag.text, page: tag.page, reason: read.problem });
+        continue;
+      }
+      const recipient = recipientFor(read.role, mapped, byIdentifier, false);
+      if (!recipient) {
+        unmatched.push({ tag: tag.text, page: tag.page, reason: `no recipient "${read.role}" in this ${owner.kind}` });
+        continue;
+      }
+      if (read.type === 'radio' && (read.options === undefined || read.options.length < 2)) {
+        unmatched.push({ tag: tag.text, page: tag.page, reason: 'a radio tag needs options=A|B' });
+        continue;
+      }
+      const page = document.pages[tag.page] ?? tag.pageSize;
+      candidates.push({
+        source: tag,
+        input: {
+          type: read.type,
+          recipientId: recipient.id,
+          identifier: uniqueIdentifier(read.id ?? `${read.type.replace('_', '-')}-${read.role}`, taken),
+          ...(read.label !== undefined ? { label: read.label } : {}),
+          required: read.required ?? SIGNATURE_TYPES.includes(read.type),
+          ...(read.type === 'radio' ? { config: { options: read.options!.map((option) => ({ value: option, label: option })) } } : {}),
+          views: [{ documentId: document.id, page: tag.page, ...onPage(sizedBox(tag, read), page) }],
+        },
+      });
+    }
+  } else {
+    for (const formField of found.formFields) {
+      const problem = formFieldProblem(formField);
+      const recipient = problem === null ? recipientFor(formField.name, mapped, byIdentifier, true) : undefined;
+      if (problem !== null || !recipient) {
+        unmatched.push({ tag: formField.name, page: formField.widgets[0]?.page ?? 0, reason: problem ?? `no recipient for "${formField.name}" (map it in roles, by a prefix or "*")` });
+        continue;
+      }
+      candidates.push({ source: formField, input: formFieldInput(formField, recipient, document, uniqueIdentifier(formField.name, taken)) });
+    }
+  }
+  if (candidates.length === 0) return { fields: [], unmatched };
+
+  // The document without the placed tags' text, or without the imported form fields: stored
+  // before the change that names it (an object never named by a row is collected later; a row
+  // never names a missing object).
+  let replaced: { sha256: string; byteSize: number } | undefined;
+  let notHidden: string[] = [];
+  const placedTags = candidates.map((candidate) => candidate.source).filter((item): item is FoundTag => 'ranges' in item);
+  const importedNames = candidates.map((candidate) => candidate.source).filter((item): item is FoundFormField => 'widgets' in item).map((item) => item.name);
+  if ((found.from === 'tags' && hideTags) || found.from === 'acroform') {
+    const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'placement-'));
+    const copy = await context.blobStore.localCopy(document.contentSha256);
+    try {
+      const outputPath = path.join(directory, 'out.pdf');
+      const sources = found;
+      const written = await inPdfWorker(() =>
+        context.pdfWorkers.applyPlacements({
+          sourcePath: copy.path,
+          outputPath,
+          ...(sources.from === 'tags' ? { hideTags: { tags: placedTags, operatorCounts: sources.operatorCounts } } : { removeFormFields: importedNames }),
+        }),
+      );
+      notHidden = written.notHidden;
+      const staged = await context.blobStore.stage(fs.createReadStream(outputPath));
+      replaced = await staged.commit();
+    } finally {
+      copy.release();
+      await fs.promises.rm(directory, { recursive: true, force: true });
+    }
+  }
+  for (const tag of notHidden) {
+    const placed = placedTags.find((item) => item.text === tag);
+    unmatched.push({ tag, page: placed?.page ?? 0, reason: 'placed, but its text could not be removed from the page' });
+  }
+
+  const fieldIds = await owner.change(context, options.owner.id, async (change: OwnerChange) => {
+    const current = await change.em.findOne(Document, { id: document.id, ...change.scope });
+    if (!current) throw new DocumentNotFoundError(document.id, owner.kind);
+    if (current.contentSha256 !== document.contentSha256) throw new ConcurrentModificationError();
+    const created = await addFieldsToOwner(context, change, owner, shapeFields(candidates.map((candidate) => candidate.input)), {
+      documentId: document.id,
+      placedFrom: from,
+      unmatched: unmatched.length,
+      ...(replaced ? { documentSha256: { before: document.contentSha256, after: replaced.sha256 } } : {}),
+      ...(hideTags ? { tagsHidden: placedTags.length - notHidden.length } : {}),
+    });
+    if (replaced) {
+      current.contentSha256 = replaced.sha256;
+      current.byteSize = replaced.byteSize;
+      await change.em.flush();
+    }
+    return created.map(({ field }) => field.id);
+  });
+  const fields = await readFields(context, { owner: options.owner, fieldIds });
+  const byId = new Map(fields.map((field) => [field.id, field]));
+  return { fields: fieldIds.map((id) => byId.get(id)).filter((field): field is FieldData => field !== undefined), unmatched };
+}
+
+function formFieldProblem(formField: FoundFormField): string | null {
+  if (formField.kind === 'other') return 'not a text, checkbox, radio group or signature field';
+  if (formField.widgets.length === 0) return 'has no widget on a page';
+  if (formField.kind === 'radio' && formField.options.length < 2) return 'a radio group needs at least two options';
+  return null;
+}
+
+/** A form field as a field's input: its type, its widgets as views, its value as the prefill. */
+function formFieldInput(formField: FoundFormField, recipient: Assignee, document: { id: string; pages: Document['pages'] }, identifier: string): Record<string, unknown> {
+  const views = formField.widgets.map((widget) => {
+    const page = document.pages[widget.page] ?? { width: Number.MAX_SAFE_INTEGER, height: Number.MAX_SAFE_INTEGER };
+    return { documentId: document.id, page: widget.page, ...onPage(widget.box, page) };
+  });
+  const common = { recipientId: recipient.id, identifier, label: formField.name.slice(0, 200), required: formField.required, views };
+  switch (formField.kind) {
+    case 'text': {
+      const text = typeof formField.value === 'string' && formField.value.length > 0 ? formField.value : null;
+      return {
+        ...common,
+        type: 'text',
+        config: { multiline: formField.multiline, ...(formField.maxLength !== null && formField.maxLength > 0 && formField.maxLength <= 10_000 ? { maxLength: formField.maxLength } : {}) },
+        value: text === null ? null : { text },
+        readonly: formField.readOnly && text !== null,
+      };
+    }
+    case 'checkbox':
+      return { ...common, type: 'checkbox', value: formField.value === true ? { checked: true } : null, readonly: formField.readOnly && formField.value === true };
+    case 'radio': {
+      const selected = typeof formField.value === 'string' ? formField.value : null;
+      return {
+        ...common,
+        type: 'radio',
+        config: { options: formField.options.map((option) => ({ value: option, label: option })) },
+        value: selected === null ? null : { selected },
+        readonly: formField.readOnly && selected !== null,
+      };
+    }
+    default:
+      return { ...common, type: 'simple_signature', required: true };
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * RFC 3161 timestamps over HTTP (the signature timestamp of PAdES B-T and the document timestamp
+ * of B-LTA): the request names a SHA-256 digest; the answer is the token, a CMS ContentInfo.
+ * Runs in a PDF worker thread.
+ */
+import { randomBytes, webcrypto } from 'node:crypto';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+
+// pkijs's crypto for every module of the seal and its verification (they import this one).
+pkijs.setEngine('node', new pkijs.CryptoEngine({ name: 'node', crypto: webcrypto as unknown as Crypto }));
+
+const sha256 = '2.16.840.1.101.3.4.2.1';
+
+export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+}
+
+/** A TSA that cannot give a timestamp: the seal fails (and the job retries), it never goes out without one. */
+export class TimestampError extends Error {
+  /** Crosses the worker thread boundary (an Error's class does not): the job's failure reason `timestamp_unavailable`. */
+  readonly code = 'TIMESTAMP_UNAVAILABLE';
+
+  constructor(message: string) {
+    super(`timestamp authority: ${message}`);
+    this.name = 'TimestampError';
+  }
+}
+
+/** Asks the TSA (RFC 3161 over HTTP) to timestamp `digest` (SHA-256); answers the token (a CMS ContentInfo). */
+export async function requestTimestamp(tsaUrl: string, digest: Buffer): Promise<asn1js.AsnType> {
+  const nonce = randomBytes(8);
+  nonce[0]! &= 0x7f;
+  const request = new pkijs.TimeStampReq({
+    version: 1,
+    messageImprint: new pkijs.MessageImprint({
+      hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: sha256 }),
+      hashedMessage: new asn1js.OctetString({ valueHex: toArrayBuffer(digest) }),
+    }),
+    nonce: new asn1js.Integer({ valueHex: toArrayBuffer(nonce) }),
+    certReq: true,
+  });
+  let response: Response;
+  try {
+    response = await fetch(tsaUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/timestamp-query' },
+      body: Buffer.from(request.toSchema().toBER(false)),
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (error) {
+    throw new TimestampError(`unreachable (${(error as Error).message})`);
+  }
+  if (!response.ok) throw new TimestampError(`answered HTTP ${response.status}`);
+  let parsed: pkijs.TimeStampResp;
+  try {
+    parsed = pkijs.TimeStampResp.fromBER(await response.arrayBuffer());
+  } catch (error) {
+    throw new TimestampError(`sent something that is not a timestamp response (${(error as Error).message})`);
+  }
+  if (parsed.status.status > 1 || parsed.timeStampToken === undefined) throw new TimestampError(`refused the request (status ${parsed.status.status})`);
+  return parsed.timeStampToken.toSchema();
+}
+
