@@ -59,6 +59,10 @@ export type Config = {
   subscriptionsPerKey: number;
   /** SMS/WhatsApp messages (invitations, reminders, one-time codes) per person in any 24 hours; 0: no cap. */
   phoneMessagesPerDay: number;
+  /** Rows of one team's bulk send handled per job step, so at once (BULK_SEND_ROWS_IN_FLIGHT). */
+  bulkSendRowsInFlight: number;
+  /** The pace of a team's bulk send, rows per minute, each also spending its key's rate budget (BULK_SEND_ROWS_PER_MINUTE; 0: no pace). */
+  bulkSendRowsPerMinute: number;
   /** Origins whose pages may show the signing page in a frame (SIGNING_FRAME_ANCESTORS; empty: none). */
   signingFrameAncestors: string[];
   /** Webhook endpoints may name loopback and private addresses (development and tests only). */
@@ -207,6 +211,18 @@ const variables = {
     .min(0, 'must be an integer from 0 (no cap) to 1000')
     .max(1000, 'must be an integer from 0 (no cap) to 1000')
     .default(10),
+  BULK_SEND_ROWS_IN_FLIGHT: z.coerce
+    .number({ error: 'must be an integer from 1 to 100' })
+    .int('must be an integer from 1 to 100')
+    .min(1, 'must be an integer from 1 to 100')
+    .max(100, 'must be an integer from 1 to 100')
+    .default(10),
+  BULK_SEND_ROWS_PER_MINUTE: z.coerce
+    .number({ error: 'must be an integer from 0 (no pace) to 100000' })
+    .int('must be an integer from 0 (no pace) to 100000')
+    .min(0, 'must be an integer from 0 (no pace) to 100000')
+    .max(100_000, 'must be an integer from 0 (no pace) to 100000')
+    .default(300),
   WEBHOOK_ALLOW_PRIVATE: booleanFlag.default(false),
   WEBHOOK_TIMEOUT_MS: z.coerce
     .number({ error: 'must be an integer from 1000 to 60000 (milliseconds)' })
@@ -339,6 +355,8 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     },
     subscriptionsPerKey: values.SUBSCRIPTIONS_PER_KEY as number,
     phoneMessagesPerDay: values.PHONE_MESSAGES_PER_DAY as number,
+    bulkSendRowsInFlight: values.BULK_SEND_ROWS_IN_FLIGHT as number,
+    bulkSendRowsPerMinute: values.BULK_SEND_ROWS_PER_MINUTE as number,
     signingFrameAncestors: (values.SIGNING_FRAME_ANCESTORS as string[] | undefined) ?? [],
     webhookAllowPrivate: values.WEBHOOK_ALLOW_PRIVATE as boolean,
     webhookTimeoutMs: values.WEBHOOK_TIMEOUT_MS as number,

@@ -4,7 +4,7 @@ import { openDatabase, type Database } from './db/database.ts';
 import { EmbeddedDatabaseLockedError } from './db/embedded-postgres.ts';
 import { ApiKeyCache, listenForApiKeyRevocations } from './domain/team/api-key-cache.ts';
 import { ensureDefaultTeam } from './domain/team/team.service.ts';
-import { createRateLimiter } from './http/rate-limit.ts';
+import { createRateLimiter, rateBudgetSpender } from './http/rate-limit.ts';
 import { startIdleMemoryTrim } from './http/memory-trim.ts';
 import { listen } from './server.ts';
 import { startupBanner } from './startup-banner.ts';
@@ -178,7 +178,8 @@ const phone = createPhoneProvider({ provider: config.smsProvider, dataDir: confi
 // Durable jobs written by the domain (outbox_message): each topic's handler runs on every
 // instance (claims never overlap): sealing, mails, SMS/WhatsApp, one-time codes, notices; webhook
 // deliveries on a worker of their own with a 24-hour retry policy (workers.ts).
-const workerDependencies = { em: database.orm.em, clock, logger, config, auditKey, blobStore, pdfWorkers, seal, mailer, phone, metrics };
+// A bulk send's rows spend the creating key's rate budget, like its requests (bulk-send.job.ts).
+const workerDependencies = { em: database.orm.em, clock, logger, config, auditKey, blobStore, pdfWorkers, seal, mailer, phone, metrics, spendRateBudget: rateBudgetSpender(rateLimiter) };
 const outboxWorker = createMainWorker(workerDependencies);
 const webhookWorker = createWebhookWorker(workerDependencies);
 // Settled delivery history (queue rows, webhook deliveries) older than the retention is pruned

@@ -10,6 +10,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
+import { bulkSendStepHandler } from './domain/bulk-send/bulk-send.job.ts';
 import { artefactSealHandler } from './domain/artefact/artefact.service.ts';
 import { artefactCertificateHandler, fixCertificates } from './domain/artefact/certificate.service.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
@@ -30,13 +31,18 @@ export type WorkerDependencies = {
   em: EntityManager;
   clock: Clock;
   logger: Logger;
-  config: Pick<Config, 'publicUrl' | 'mailAttachmentLimitBytes' | 'phoneMessagesPerDay' | 'webhookAllowPrivate' | 'webhookTimeoutMs'>;
+  config: Pick<Config, 'publicUrl' | 'mailAttachmentLimitBytes' | 'phoneMessagesPerDay' | 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'bulkSendRowsInFlight' | 'bulkSendRowsPerMinute'>;
   auditKey: Buffer;
   blobStore: BlobStore;
   pdfWorkers: PdfWorkers;
   seal: SealCertificate;
   mailer: Mailer;
   phone: PhoneProvider;
+  /**
+   * Spends one request of an API key's rate budget for a bulk send's row (the HTTP rate limiter,
+   * wired by main.ts); answers the milliseconds to wait when it is spent, else 0. Absent: not counted.
+   */
+  spendRateBudget?: (apiKeyId: string) => Promise<number>;
   /** The app's metrics (failed jobs, seal durations); absent: not counted (tools, most tests). */
   metrics?: Metrics;
 };
@@ -60,6 +66,17 @@ export function mainJobHandlers(dependencies: WorkerDependencies): Map<string, O
     }),
     [OUTBOX_TOPICS.signingOtp, signingOtpHandler({ phone, publicUrl, auditKey })],
     [OUTBOX_TOPICS.webhookDisabledNotice, webhookDisabledNoticeHandler({ mailer, publicUrl })],
+    [
+      OUTBOX_TOPICS.bulkSendStep,
+      bulkSendStepHandler({
+        rowsPerStep: config.bulkSendRowsInFlight,
+        rowsPerMinute: config.bulkSendRowsPerMinute,
+        auditKey,
+        publicUrl,
+        clock: dependencies.clock,
+        spendRateBudget: dependencies.spendRateBudget,
+      }),
+    ],
   ]);
 }
 

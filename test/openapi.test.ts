@@ -90,6 +90,7 @@ describe('the OpenAPI document', () => {
     await rest.post(`/envelopes/${sendable.envelopeId}/fields`, {
       fields: [{ type: 'simple_signature', identifier: 'sign', recipientId: sendable.signerId, views: [{ documentId: sendable.documentId, page: 0, location: { x: 10, y: 10 }, size: { width: 120, height: 30 } }] }],
     });
+    const bulkSend = await rest.post(`/templates/${templateId}/bulk-sends`, { rows: [{ recipients: [{ identifier: 'client', agents: [{ info: { name: 'Bulk Reference' } }] }] }] });
     const webhookId = webhook.body.payload.webhook.id;
     const deliveries = await rest.get(`/webhooks/${webhookId}/deliveries?limit=1`);
     const ids: Record<string, string> = {
@@ -103,6 +104,7 @@ describe('the OpenAPI document', () => {
       groupId: group.body.payload.contactGroup.id,
       userId: user.body.payload.user.id,
       templateId,
+      bulkSendId: bulkSend.body.payload.bulkSendId,
     };
     const templateIds: Record<string, string> = {
       ...ids,

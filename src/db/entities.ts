@@ -1,3 +1,4 @@
+import { BulkSendRowSchema, BulkSendSchema } from '../domain/bulk-send/bulk-send.entity.ts';
 import { ApiKeySchema } from '../domain/team/api-key.entity.ts';
 import { AgentSchema } from '../domain/recipient/agent.entity.ts';
 import { AuditEventSchema } from '../domain/audit/audit-event.entity.ts';
@@ -53,4 +54,6 @@ export const entities = [
   WebhookEndpointSchema,
   WebhookDeliverySchema,
   WebhookAttemptSchema,
+  BulkSendSchema,
+  BulkSendRowSchema,
 ];

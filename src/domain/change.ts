@@ -29,7 +29,7 @@ export function inTransaction(context: ServiceContext, em: EntityManager): Servi
  * change and its event are written together in the caller's transaction.
  */
 export async function auditChange(
-  context: ServiceContext,
+  context: Pick<ServiceContext, 'auditKey' | 'metadata'>,
   change: ChangeScope,
   event: { envelopeId: string | null; type: string; details?: Record<string, unknown> },
 ) {

@@ -207,6 +207,28 @@ export type ReadDatabase = {
     phone: string | null;
     locale: string;
   };
+  bulk_send: {
+    id: string;
+    created_at: Timestamp;
+    team_id: string;
+    template_id: string;
+    name: string | null;
+    status: string;
+    total: number;
+    created_count: number;
+    sent_count: number;
+    failed_count: number;
+    completed_at: Timestamp | null;
+  };
+  bulk_send_row: {
+    id: string;
+    bulk_send_id: string;
+    position: number;
+    status: string;
+    envelope_id: string | null;
+    error: Json;
+    processed_at: Timestamp | null;
+  };
   webhook_endpoint: {
     id: string;
     created_at: Timestamp;

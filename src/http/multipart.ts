@@ -45,10 +45,12 @@ export async function receiveMultipartUpload<Staged>(options: {
   tooLarge: () => Error;
   stage: (stream: Readable, filename: string | undefined) => Promise<Staged>;
   discard: (staged: Staged) => Promise<void>;
+  /** The refusal of a form without the file (default `Document.Missing`). */
+  missing?: () => Error;
 }): Promise<MultipartUpload<Staged>> {
   const contentType = options.request.headers.get('content-type') ?? '';
   if (!/^multipart\/form-data\b/i.test(contentType)) {
-    throw new InvalidRequestError([{ path: '', message: 'the body must be multipart/form-data with the file in the `document` part' }]);
+    throw new InvalidRequestError([{ path: '', message: `the body must be multipart/form-data with the file in the \`${options.fileField}\` part` }]);
   }
   const maxBodyBytes = options.maxFileBytes + MULTIPART_OVERHEAD_BYTES;
   if (Number(options.request.headers.get('content-length') ?? '0') > maxBodyBytes) throw options.tooLarge();
@@ -162,6 +164,6 @@ export async function receiveMultipartUpload<Staged>(options: {
     if (staged !== undefined) await options.discard(staged);
     throw problem;
   }
-  if (staged === undefined) throw new DocumentMissingError();
+  if (staged === undefined) throw options.missing?.() ?? new DocumentMissingError();
   return { staged, fields };
 }

@@ -294,3 +294,16 @@ async function decide(
   if (caller) return limiter.consume('apiKey', caller.apiKeyId);
   return limiter.consume('client', context.metadata.ip ?? 'unknown');
 }
+
+/**
+ * A bulk send's rows spend their key's budget like requests (workers.ts `spendRateBudget`): one
+ * request per row, from the same counter the key's requests use. Answers the milliseconds until
+ * the window ends when the budget is spent (the job waits that long), else 0.
+ */
+export function rateBudgetSpender(limiter: RateLimiter): (apiKeyId: string) => Promise<number> {
+  return async (apiKeyId) => {
+    const decision = await limiter.consume('apiKey', apiKeyId);
+    if (!decision || decision.allowed) return 0;
+    return Math.max(1000, (decision.windowEndsAtMs ?? Date.now() + decision.retryAfterSeconds * 1000) - Date.now());
+  };
+}

@@ -15,6 +15,7 @@ import { Migration20261126140000_embedded_signing } from './Migration20261126140
 import { Migration20261126150000_envelope_finding } from './Migration20261126150000_envelope_finding.ts';
 import { Migration20261126161000_envelope_certificates } from './Migration20261126161000_envelope_certificates.ts';
 import { Migration20261126162000_envelope_stamp } from './Migration20261126162000_envelope_stamp.ts';
+import { Migration20261126164000_bulk_send } from './Migration20261126164000_bulk_send.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -35,4 +36,5 @@ export const migrations = [
   Migration20261126150000_envelope_finding,
   Migration20261126161000_envelope_certificates,
   Migration20261126162000_envelope_stamp,
+  Migration20261126164000_bulk_send,
 ];

@@ -62,27 +62,24 @@ function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
 }
 
 function requestBodyOf(doc: RouteDoc): Record<string, unknown> | undefined {
+  const content: Record<string, unknown> = {};
   if (doc.body) {
     const inner = jsonSchemaOf(doc.body.schema);
     const schema = doc.body.wrap ? { type: 'object', properties: { [doc.body.wrap]: inner }, required: [doc.body.wrap], additionalProperties: false } : inner;
-    return { required: doc.body.required ?? true, content: { 'application/json': { schema, example: doc.body.example } } };
+    content['application/json'] = { schema, example: doc.body.example };
   }
   if (doc.multipart) {
     const fields = jsonSchemaOf(doc.multipart.fields) as { properties?: Record<string, unknown> };
-    return {
-      required: true,
-      content: {
-        'multipart/form-data': {
-          schema: {
-            type: 'object',
-            properties: { [doc.multipart.filePart]: { type: 'string', format: 'binary', description: 'The PDF, at most 48 MB.' }, ...(fields.properties ?? {}) },
-            required: [doc.multipart.filePart],
-          },
-        },
+    content['multipart/form-data'] = {
+      schema: {
+        type: 'object',
+        properties: { [doc.multipart.filePart]: { type: 'string', format: 'binary', description: doc.multipart.fileDescription ?? 'The PDF, at most 48 MB.' }, ...(fields.properties ?? {}) },
+        required: [doc.multipart.filePart],
       },
     };
   }
-  return undefined;
+  if (Object.keys(content).length === 0) return undefined;
+  return { required: doc.body && !doc.multipart ? (doc.body.required ?? true) : true, content };
 }
 
 function operationId(method: string, path: string): string {

@@ -33,8 +33,8 @@ export type RouteDoc = {
   description?: string;
   /** The JSON body: the schema the domain validates it with; `wrap` when the body nests it under one key (`{ recipient: {...} }`). */
   body?: { schema: ZodType; wrap?: string; example: unknown; required?: boolean };
-  /** A multipart upload: the file part's name and the other parts' schema. */
-  multipart?: { filePart: string; fields: ZodType };
+  /** A multipart upload: the file part's name, what it holds (default: the PDF), and the other parts' schema. With `body` too, either is accepted. */
+  multipart?: { filePart: string; fields: ZodType; fileDescription?: string };
   /** Query parameters. */
   query?: { name: string; description: string; schema: Record<string, unknown> }[];
   /** Errors this route answers beyond those every route of its kind does (see openapi.ts). */

@@ -183,6 +183,8 @@ const statusByName: Record<string, number> = {
   'Download.InvalidLink': 403,
   'Template.NotOwner': 403,
   'Template.NotReady': 409,
+  'BulkSend.TooManyRows': 422,
+  'BulkSend.Finished': 409,
   'Template.CapacityExceeded': 422,
   'Jumpstart.UnknownRecipient': 400,
   'Envelope.NotSent': 409,

@@ -4,6 +4,7 @@ import { artefactSealHandler } from '../../src/domain/artefact/artefact.service.
 import { createOutboxWorker } from '../../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../../src/domain/outbox/topics.ts';
 import type { Clock } from '../../src/shared/clock.ts';
+import { rateBudgetSpender } from '../../src/http/rate-limit.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { createMainWorker, createWebhookWorker, type WorkerDependencies, type WorkerOverrides } from '../../src/workers.ts';
 import type { TestApp } from './harness.ts';
@@ -29,6 +30,7 @@ export function workerDependencies(app: TestApp, overrides: Partial<WorkerDepend
     seal,
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: app.dataDir, logger }),
     phone: createPhoneProvider({ provider: config.smsProvider, dataDir: app.dataDir, logger }),
+    spendRateBudget: app.dependencies.rateLimiter && rateBudgetSpender(app.dependencies.rateLimiter),
     ...overrides,
   };
 }

@@ -94,10 +94,11 @@ export type OutboxWorkerOptions = {
   concurrency?: number;
   random?: () => number;
   /**
-   * Only rows whose payload contains this object (`payload @> …`). Tests on a shared database use
-   * it to keep a worker to their own team's rows; production workers take every row.
+   * Only rows whose payload contains this object (`payload @> …`), or one of these objects. Tests
+   * on a shared database use it to keep a worker to their own teams' rows; production workers
+   * take every row.
    */
-  payloadMatch?: Record<string, string>;
+  payloadMatch?: Record<string, string> | Record<string, string>[];
   /** Makes a permanent failure visible beyond the row (an audit event for notifications). */
   onFailed?: OutboxFailureHook;
   /** Makes a rescheduled attempt visible beyond the row (the webhook delivery log's next retry). */
@@ -136,6 +137,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as OutboxWorkerOptions;
   const settings = { ...OUTBOX_WORKER_DEFAULTS, random: Math.random, claimant: `${os.hostname()}/${process.pid}`, ...given };
   const topics = [...settings.handlers.keys()];
+  const matches = settings.payloadMatch === undefined ? [] : Array.isArray(settings.payloadMatch) ? settings.payloadMatch : [settings.payloadMatch];
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let stoppedAt = 0;
@@ -176,7 +178,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
            select id from outbox_message
             where processed_at is null and failed_at is null and available_at <= ?
               and (locked_until is null or locked_until <= ?) and topic in (${topics.map(() => '?').join(', ')})
-              ${settings.payloadMatch === undefined ? '' : 'and payload @> ?::jsonb'}
+              ${matches.length === 0 ? '' : `and (${matches.map(() => 'payload @> ?::jsonb').join(' or ')})`}
             order by available_at, id
             limit ?
             for update skip locked)
@@ -187,7 +189,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
         now,
         now,
         ...topics,
-        ...(settings.payloadMatch === undefined ? [] : [JSON.stringify(settings.payloadMatch)]),
+        ...matches.map((match) => JSON.stringify(match)),
         count,
       ],
     );

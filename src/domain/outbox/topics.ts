@@ -36,6 +36,8 @@ export const OUTBOX_TOPICS = {
   webhookDisabledNotice: 'webhook.disabled.notice',
   /** Tell one of a team's notification addresses about one of its envelopes (team settings, issue 24). */
   teamNotice: 'team.notice',
+  /** Send the next few rows of a bulk send, then queue the next step (bulk-send.job.ts). */
+  bulkSendStep: 'bulk_send.step',
 } as const;
 
 export type OutboxTopic = (typeof OUTBOX_TOPICS)[keyof typeof OUTBOX_TOPICS];
@@ -138,6 +140,9 @@ export type TeamNoticePayload = {
   error?: string | null;
 };
 
+/** One step of a bulk send's job: its next rows. */
+export type BulkSendStepPayload = { teamId: string; bulkSendId: string };
+
 /** The payload each topic carries. */
 export type OutboxPayloads = {
   'signing.invitation': InvitationPayload;
@@ -151,6 +156,7 @@ export type OutboxPayloads = {
   'webhook.delivery': WebhookDeliveryPayload;
   'webhook.disabled.notice': WebhookDisabledNoticePayload;
   'team.notice': TeamNoticePayload;
+  'bulk_send.step': BulkSendStepPayload;
 };
 
 // Every topic has its payload type, and nothing else does.

@@ -55,20 +55,20 @@ export const jumpstartInput = z.strictObject({
   recipients: z.array(jumpstartEntry).max(50, 'at most 50 entries, one per role of the template').default([]),
 });
 
-type JumpstartInput = z.output<typeof jumpstartInput>;
-type JumpstartEntry = z.output<typeof jumpstartEntry>;
+export type JumpstartInput = z.output<typeof jumpstartInput>;
+export type JumpstartEntry = z.output<typeof jumpstartEntry>;
 
 /** Everything a new envelope's answer can show (as `createEnvelope` answers), stored with an Idempotency-Key. */
 const JUMPSTARTED_ENVELOPE_INCLUDE: EnvelopeInclude = { documents: true, recipients: true, agents: true, fields: true, views: true, auditEvents: true, progress: true };
 
-type TemplateContent = {
+export type TemplateContent = {
   documents: Document[];
   roles: TemplateRecipient[];
   fields: Field[];
   views: FieldView[];
 };
 
-async function loadTemplateContent(em: EntityManager, template: Template): Promise<TemplateContent> {
+export async function loadTemplateContent(em: EntityManager, template: Template): Promise<TemplateContent> {
   const [documents, roles, fields, views] = await Promise.all([
     em.find(Document, { template }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } }),
     em.find(TemplateRecipient, { template }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } }),
@@ -83,7 +83,7 @@ async function loadTemplateContent(em: EntityManager, template: Template): Promi
  * assigned to its roles. A template field always has both (a field keeps at least one view, and
  * the database requires its role), so "no field" is the one field problem to report.
  */
-function readinessIssues(content: TemplateContent): TemplateReadinessIssue[] {
+export function readinessIssues(content: TemplateContent): TemplateReadinessIssue[] {
   const issues: TemplateReadinessIssue[] = [];
   if (content.documents.length === 0) issues.push({ path: 'documents', message: 'the template has no document' });
   if (content.roles.length === 0) issues.push({ path: 'recipients', message: 'the template has no recipient role' });
@@ -96,7 +96,7 @@ function readinessIssues(content: TemplateContent): TemplateReadinessIssue[] {
  * Every entry naming no role, then every role named twice, is refused by name with all such
  * entries listed.
  */
-function matchEntries(roles: TemplateRecipient[], entries: JumpstartEntry[]): Map<string, { entry: JumpstartEntry; index: number }> {
+export function matchEntries(roles: TemplateRecipient[], entries: JumpstartEntry[]): Map<string, { entry: JumpstartEntry; index: number }> {
   const byIdentifier = new Map(roles.map((role) => [role.identifier, role]));
   const byId = new Map(roles.map((role) => [role.id, role]));
   const matched = new Map<string, { entry: JumpstartEntry; index: number }>();
@@ -189,8 +189,26 @@ async function agentsFor(
   return preAssignedAgents(em, role, template.team.id === caller.teamId);
 }
 
-/** Writes the envelope and the copies; answers the new envelope's id. */
-async function copyTemplate(context: ServiceContext, em: EntityManager, caller: TeamCaller, templateId: string, input: JumpstartInput): Promise<string> {
+/**
+ * What a caller beyond the jumpstart request adds to a copy (a bulk send's row): field values
+ * to prefill, by field identifier, already checked against each field's type and config (a
+ * field keeps the template's `readonly`, so a value is fixed or a default the signer may change),
+ * and details for the `envelope.created` event (the bulk send that made it).
+ */
+export type CopyExtras = { values?: Record<string, Record<string, unknown>>; auditDetails?: Record<string, unknown> };
+
+/**
+ * Writes the envelope and the copies in the caller's transaction (`em`); answers the new
+ * envelope's id. The one code path of a jumpstart, also taken by each row of a bulk send.
+ */
+export async function copyTemplate(
+  context: Pick<ServiceContext, 'clock' | 'auditKey' | 'metadata'>,
+  em: EntityManager,
+  caller: TeamCaller,
+  templateId: string,
+  input: JumpstartInput,
+  extras: CopyExtras = {},
+): Promise<string> {
   // A share lock: a change to the template waits for this copy (and this copy for it), so the
   // envelope is made from one consistent state of the template.
   const template = await findVisibleTemplate(em, caller, templateId, { lock: 'share' });
@@ -242,6 +260,7 @@ async function copyTemplate(context: ServiceContext, em: EntityManager, caller: 
       documents: content.documents.length,
       recipients: content.roles.length,
       fields: content.fields.length,
+      ...extras.auditDetails,
     },
   });
 
@@ -289,7 +308,7 @@ async function copyTemplate(context: ServiceContext, em: EntityManager, caller: 
         tooltip: field.tooltip ?? null,
         required: field.required,
         readonly: field.readonly,
-        value: field.value ?? null,
+        value: extras.values?.[field.identifier] ?? field.value ?? null,
         config: field.config,
         createdAt: now,
         updatedAt: now,

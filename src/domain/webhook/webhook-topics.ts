@@ -62,4 +62,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'user.updated',
   'user.removed',
   'team.settings_updated',
+  'bulk_send.created',
+  'bulk_send.cancelled',
+  'bulk_send.completed',
 ] as const;

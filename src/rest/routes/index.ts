@@ -1,6 +1,7 @@
 import type { RestRoute } from '../router.ts';
 import { artefactRoutes } from './artefacts.ts';
 import { auditRoutes } from './audit.ts';
+import { bulkSendRoutes } from './bulk-sends.ts';
 import { contactRoutes } from './contacts.ts';
 import { documentRoutes } from './documents.ts';
 import { envelopeRoutes } from './envelopes.ts';
@@ -25,6 +26,7 @@ export const restRoutes: RestRoute[] = [
   ...templateRoutes,
   ...workflowRoutes,
   ...webhookRoutes,
+  ...bulkSendRoutes,
 ];
 // The OpenAPI document and the reference page describe the whole table, themselves included.
 restRoutes.push(...referenceRoutes(() => restRoutes));

@@ -1,0 +1,192 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Clock } from '../../shared/clock.ts';
+import { DomainError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
+import { enqueue } from '../outbox/outbox.ts';
+import type { OutboxAcknowledgementStep, OutboxHandler } from '../outbox/outbox-worker.ts';
+import { OUTBOX_TOPICS, type BulkSendStepPayload } from '../outbox/topics.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { sendDraft } from '../signing/send.service.ts';
+import type { TeamCaller } from '../team/team-caller.ts';
+import { copyTemplate, jumpstartInput } from '../template/jumpstart.service.ts';
+import { recordCompletion, type StoredRow } from './bulk-send.service.ts';
+
+/*
+ * The bulk send's job: one outbox message per step. A step sends the next few rows of one bulk
+ * send (BULK_SEND_ROWS_IN_FLIGHT), each row in two guarded transactions:
+ *
+ * 1. create: the row is locked and claimed (`pending → created`) and its envelope id recorded in
+ *    the same transaction that makes the draft by the jumpstart's one code path (copyTemplate);
+ * 2. send: in the envelope's transaction (its row lock, taken fairly), `created → sent` and the
+ *    send itself (sendDraft), invitations queued in the outbox like any send.
+ *
+ * A crash anywhere leaves each row either untouched or in a state the next claim of the step's
+ * message (its lease ran out) takes up from: no row is made or sent twice. A refusal of the
+ * domain (the template was deleted, a contact removed meanwhile) fails that row with its error;
+ * anything else (the database is away) fails the step, which the outbox retries.
+ *
+ * Fairness: a step handles a few rows and then queues the next one behind what is already due,
+ * so another team's mail, seals and sends interleave with a long bulk send; the team's bulk sends
+ * run one at a time, oldest first; each row spends one request of the creating key's rate
+ * budget, at most BULK_SEND_ROWS_PER_MINUTE.
+ */
+
+/**
+ * Rows of a step worked on at once: each holds a connection while it runs, and its send takes one
+ * of its team's envelope-lock slots (envelope-lock.ts), so the team's own requests keep slots.
+ */
+const ROW_CONCURRENCY = 4;
+
+/** How long a bulk send waits for its team's older one to finish before it looks again. */
+const WAIT_FOR_OLDER_MS = 2_000;
+
+export type BulkSendJobSettings = {
+  /** Rows one step takes (BULK_SEND_ROWS_IN_FLIGHT): at most this many of a team's rows are in hand at once, worked ROW_CONCURRENCY at a time. */
+  rowsPerStep: number;
+  /** The pace (BULK_SEND_ROWS_PER_MINUTE); 0: as fast as the worker goes. */
+  rowsPerMinute: number;
+  auditKey: Buffer;
+  publicUrl: string;
+  clock: Clock;
+  /**
+   * Spends one request of the API key's rate budget (main.ts wires the HTTP rate limiter here):
+   * answers how long to wait when the budget is spent, or 0 to go on. Absent: nothing is counted.
+   */
+  spendRateBudget?: (apiKeyId: string) => Promise<number>;
+};
+
+type BulkSendRecord = { id: string; team_id: string; workspace_id: string; api_key_id: string; template_id: string; status: string };
+type RowRecord = { id: string; position: number; status: 'pending' | 'created'; input: StoredRow; envelope_id: string | null };
+
+function errorOf(error: DomainError): Record<string, unknown> {
+  return { name: error.name, description: error.description, context: error.context };
+}
+
+function jobContext(settings: BulkSendJobSettings, em: EntityManager, bulkSendId: string): Pick<ServiceContext, 'em' | 'clock' | 'auditKey' | 'publicUrl' | 'metadata'> {
+  return { em, clock: settings.clock, auditKey: settings.auditKey, publicUrl: settings.publicUrl, metadata: { requestId: `bulk-send:${bulkSendId}`, ip: null, userAgent: null } };
+}
+
+/** Marks a row failed (guarded on the status it was seen in) and counts it. */
+async function failRow(em: EntityManager, row: RowRecord, from: 'pending' | 'created', error: DomainError, now: Date, bulkSendId: string): Promise<void> {
+  await em.transactional(async (tx) => {
+    const changed = await tx.execute<{ id: string }[]>(
+      `update bulk_send_row set status = 'failed', error = ?::jsonb, processed_at = ? where id = ? and status = ? returning id`,
+      [JSON.stringify(errorOf(error)), now, row.id, from],
+    );
+    if (changed.length === 1) await tx.execute(`update bulk_send set failed_count = failed_count + 1, updated_at = ? where id = ?`, [now, bulkSendId]);
+  });
+}
+
+/** Step 1 of a row: its draft envelope, made and recorded in one transaction. Answers the envelope id, or null when the row is not to be made (cancelled meanwhile, or failed). */
+async function createRow(settings: BulkSendJobSettings, em: EntityManager, bulkSend: BulkSendRecord, caller: TeamCaller, row: RowRecord): Promise<string | null> {
+  const now = settings.clock.now();
+  try {
+    return await em.transactional(async (tx) => {
+      const [current] = await tx.execute<{ status: string }[]>(`select status from bulk_send_row where id = ? for update`, [row.id]);
+      if (current?.status !== 'pending') return null;
+      const input = jumpstartInput.parse({ name: row.input.name, context: row.input.context, recipients: row.input.recipients });
+      const envelopeId = await copyTemplate(jobContext(settings, tx, bulkSend.id), tx, caller, bulkSend.template_id, input, {
+        values: row.input.values,
+        auditDetails: { bulkSendId: bulkSend.id, bulkSendRow: row.position },
+      });
+      const claimed = await tx.execute<{ id: string }[]>(
+        `update bulk_send_row set status = 'created', envelope_id = ?, processed_at = ? where id = ? and status = 'pending' returning id`,
+        [envelopeId, now, row.id],
+      );
+      if (claimed.length !== 1) throw new Error('bulk send row changed under its lock');
+      await tx.execute(`update bulk_send set created_count = created_count + 1, updated_at = ? where id = ?`, [now, bulkSend.id]);
+      return envelopeId;
+    });
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    await failRow(em, row, 'pending', error, now, bulkSend.id);
+    return null;
+  }
+}
+
+/** Step 2 of a row: `created → sent` in the send's own transaction, under the envelope's row lock. */
+async function sendRow(settings: BulkSendJobSettings, em: EntityManager, bulkSend: BulkSendRecord, caller: TeamCaller, row: RowRecord, envelopeId: string): Promise<void> {
+  const context = jobContext(settings, em, bulkSend.id);
+  try {
+    await inEnvelopeTransaction(context, caller.teamId, envelopeId, async (tx) => {
+      const [current] = await tx.execute<{ status: string }[]>(`select status from bulk_send_row where id = ? for update`, [row.id]);
+      if (current?.status !== 'created') return;
+      await sendDraft(context, tx, caller, envelopeId);
+      const now = settings.clock.now();
+      await tx.execute(`update bulk_send_row set status = 'sent', processed_at = ? where id = ? and status = 'created'`, [now, row.id]);
+      await tx.execute(`update bulk_send set sent_count = sent_count + 1, updated_at = ? where id = ?`, [now, bulkSend.id]);
+    });
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.name === 'Envelope.Busy') throw error;
+    await failRow(em, row, 'created', error, settings.clock.now(), bulkSend.id);
+  }
+}
+
+/** The step after this one, queued with the acknowledgement of this one (so exactly once). */
+function nextStep(payload: BulkSendStepPayload, runAt: Date, now: Date): OutboxAcknowledgementStep {
+  return async (em) => {
+    await enqueue(em, OUTBOX_TOPICS.bulkSendStep, payload, { now, runAt });
+  };
+}
+
+/** The handler of `bulk_send.step` (workers.ts). */
+export function bulkSendStepHandler(settings: BulkSendJobSettings): OutboxHandler {
+  return async (message, { em, logger }: { em: EntityManager; logger: Logger }) => {
+    const payload = message.payload as BulkSendStepPayload;
+    const started = settings.clock.now();
+    const [bulkSend] = await em.execute<BulkSendRecord[]>(
+      `select id, team_id, workspace_id, api_key_id, template_id, status from bulk_send where id = ? and team_id = ?`,
+      [payload.bulkSendId, payload.teamId],
+    );
+    if (!bulkSend || bulkSend.status === 'completed' || bulkSend.status === 'cancelled') return;
+    // The team's bulk sends go one at a time, oldest first: a team cannot double its share by
+    // starting several.
+    const [first] = await em.execute<{ id: string }[]>(
+      `select id from bulk_send where team_id = ? and status in ('queued', 'running') order by created_at, id limit 1`,
+      [bulkSend.team_id],
+    );
+    if (first && first.id !== bulkSend.id) return nextStep(payload, new Date(started.getTime() + WAIT_FOR_OLDER_MS), started);
+    await em.execute(`update bulk_send set status = 'running', updated_at = ? where id = ? and status = 'queued'`, [started, bulkSend.id]);
+
+    const rows = await em.execute<RowRecord[]>(
+      `select id, position, status, input, envelope_id from bulk_send_row where bulk_send_id = ? and status in ('pending', 'created') order by position limit ?`,
+      [bulkSend.id, settings.rowsPerStep],
+    );
+    const caller: TeamCaller = { teamId: bulkSend.team_id, workspaceId: bulkSend.workspace_id, apiKeyId: bulkSend.api_key_id };
+    // The step's rows, ROW_CONCURRENCY at a time, each on an entity manager of its own.
+    let handled = 0;
+    let waitMs = 0;
+    let next = 0;
+    const lane = async () => {
+      while (next < rows.length && waitMs === 0) {
+        const row = rows[next];
+        next += 1;
+        const wait = settings.spendRateBudget ? await settings.spendRateBudget(bulkSend.api_key_id) : 0;
+        if (wait > 0) {
+          waitMs = wait;
+          return;
+        }
+        const rowEm = em.fork();
+        const envelopeId = row.status === 'pending' ? await createRow(settings, rowEm, bulkSend, caller, row) : row.envelope_id;
+        if (envelopeId !== null) await sendRow(settings, rowEm, bulkSend, caller, row, envelopeId);
+        handled += 1;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(ROW_CONCURRENCY, rows.length) }, lane));
+    if (waitMs > 0) {
+      logger.debug({ bulkSendId: bulkSend.id, waitMs }, 'bulk send waits for its rate budget');
+      return nextStep(payload, new Date(settings.clock.now().getTime() + waitMs), settings.clock.now());
+    }
+    const now = settings.clock.now();
+    if (rows.length < settings.rowsPerStep) {
+      // Nothing left after these: completed (guarded, once), with its event for webhooks.
+      const completed = await em.transactional((tx) => recordCompletion(tx, settings.auditKey, { teamId: bulkSend.team_id, bulkSendId: bulkSend.id, now }));
+      if (completed) return;
+      // A row is still in hand elsewhere (it cannot be here: the step is one message); look again.
+    }
+    // The pace: these rows' share of a minute, less the time they took.
+    const paced = settings.rowsPerMinute > 0 ? Math.max(0, Math.ceil((handled * 60_000) / settings.rowsPerMinute) - (now.getTime() - started.getTime())) : 0;
+    return nextStep(payload, new Date(now.getTime() + paced), now);
+  };
+}
