@@ -60,7 +60,7 @@ export async function readEnvelopeForCertificate(em: EntityManager, envelopeId: 
 
 /** Every event of the envelope's chain, as `audit verify` hashes them (timestamps as `toISOString()` text). */
 export async function readChain(em: EntityManager, envelopeId: string): Promise<EventRow[]> {
-  return em.fork().execute<EventRow[]>(
+  return em.execute<EventRow[]>(
     `select stream_id as "streamId", envelope_id as "envelopeId", team_id as "teamId", seq, type,
             to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at,
             actor_type as "actorType", actor_id as "actorId", ip, user_agent as "userAgent", details, prev_hash as "prevHash", hash
@@ -71,7 +71,9 @@ export async function readChain(em: EntityManager, envelopeId: string): Promise<
 
 /** Everything the certificate says, read in a few statements; `current` marks an on-demand variant. */
 export async function certificateData(em: EntityManager, auditKey: Buffer, envelope: EnvelopeRow, options: { generatedAt: Date; current: boolean }): Promise<AuditPdfData> {
-  const db = em.fork();
+  // The caller's entity manager itself, not a fork: inside fixCertificate's transaction a fork would ask
+  // the pool for a second connection, which the embedded database (one connection) never has.
+  const db = em;
   const [documents, recipients, agents, fields, events] = await Promise.all([
     db.execute<{ id: string; name: string; page_count: number; content_sha256: string; sealed_sha256: string | null }[]>(
       `select id, name, page_count, content_sha256, sealed_sha256 from document where envelope_id = ? order by "order", id`,
@@ -323,7 +325,7 @@ export async function fixCertificate(dependencies: CertificateDependencies, enve
     const already = again?.certificates?.[locale];
     if (already !== undefined) return already;
     const generatedAt = dependencies.clock.now();
-    const data = await certificateData(dependencies.em, dependencies.auditKey, envelope, { generatedAt, current: false });
+    const data = await certificateData(tx, dependencies.auditKey, envelope, { generatedAt, current: false });
     const stored = await inTemporaryDirectory(async (directory) => {
       const outputPath = path.join(directory, 'certificate.pdf');
       await renderCertificate(dependencies, data, locale, outputPath);
