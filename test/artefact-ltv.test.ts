@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
 import { appendUpdate, openForUpdate } from '../src/domain/pdf/incremental.ts';
 import { appendDocumentTimestamp } from '../src/domain/pdf/ltv.ts';
+import { cmsFromContents } from '../src/domain/pdf/verify.ts';
 import { createClock } from '../src/shared/clock.ts';
 import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { pdfsig } from './helpers/pdf-tools.ts';
@@ -77,6 +78,18 @@ function dssItems(file: string, key: 'Certs' | 'OCSPs'): Buffer[] {
   return ((dss[`/${key}`] as string[]) ?? []).map((ref) => Buffer.from(objects[`obj:${ref}`]!.stream!.data, 'base64'));
 }
 
+describe('the CMS in a signature placeholder', () => {
+  it('ends where its DER length says, also when its own last bytes are zeros (a signature value ends in 0x00 once in 256)', () => {
+    // SEQUENCE { INTEGER 0 } followed by the placeholder's zero padding.
+    expect(cmsFromContents('3003020100' + '00'.repeat(20)).toString('hex')).toBe('3003020100');
+    // A long-form length: SEQUENCE of 0x0102 bytes, the last of them zero.
+    const long = `30820102${'ab'.repeat(0x101)}00`;
+    expect(cmsFromContents(long + '0000').toString('hex')).toBe(long);
+    expect(() => cmsFromContents('04020000')).toThrow(/no CMS/);
+    expect(() => cmsFromContents('3010020100')).toThrow(/shorter/);
+  });
+});
+
 describe('long-term validation', () => {
   it('with a TSA, the sealed document carries a /DSS with the chain and the OCSP response and ends with a /DocTimeStamp; pdfsig and openssl check both; verify says B-LTA', async () => {
     const { team, built } = await finalizedEnvelope(app);
@@ -126,7 +139,7 @@ describe('long-term validation', () => {
     const [a, b, c, d] = /\/ByteRange \[(\d+) (\d+) (\d+) (\d+)\s*\]/.exec(tail)!.slice(1).map(Number) as [number, number, number, number];
     expect(c + d).toBe(bytes.length);
     fs.writeFileSync(path.join(directory, 'covered.bin'), Buffer.concat([bytes.subarray(a, a + b), bytes.subarray(c, c + d)]));
-    fs.writeFileSync(path.join(directory, 'token.der'), Buffer.from(bytes.toString('latin1', b + 1, c - 1).replace(/(00)+$/, ''), 'hex'));
+    fs.writeFileSync(path.join(directory, 'token.der'), cmsFromContents(bytes.toString('latin1', b + 1, c - 1)));
     const tsaCertificate = certificates.find((certificate) => (certificate.subject.typesAndValues[0]!.value.valueBlock as { value: string }).value === 'Local Test TSA')!;
     fs.writeFileSync(path.join(directory, 'tsa.pem'), `-----BEGIN CERTIFICATE-----\n${Buffer.from(tsaCertificate.toSchema().toBER(false)).toString('base64')}\n-----END CERTIFICATE-----\n`);
     const checked = execFileSync('openssl', ['ts', '-verify', '-data', path.join(directory, 'covered.bin'), '-in', path.join(directory, 'token.der'), '-token_in', '-CAfile', path.join(directory, 'tsa.pem'), '-untrusted', path.join(directory, 'tsa.pem')], { encoding: 'utf8' });

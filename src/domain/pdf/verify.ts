@@ -220,6 +220,30 @@ async function chainHasRevocationData(signer: pkijs.Certificate, pool: pkijs.Cer
   return false;
 }
 
+/**
+ * The CMS inside a signature's `/Contents` hex string. The placeholder is padded with zeros after
+ * the CMS, and the CMS may itself end in zero bytes (a signature value's or a timestamp token's
+ * last byte is 0x00 once in 256), so its end is read from its DER length instead of found by
+ * stripping zeros. A BER indefinite length (not what we write) falls back to stripping them.
+ */
+export function cmsFromContents(hex: string): Buffer {
+  const padded = Buffer.from(hex.length % 2 === 0 ? hex : `${hex}0`, 'hex');
+  if (padded.length < 2 || padded[0] !== 0x30) throw new Error('the signature /Contents holds no CMS');
+  const first = padded[1]!;
+  if (first === 0x80) return Buffer.from(hex.replace(/(00)+$/, ''), 'hex');
+  let header = 2;
+  let length = first;
+  if (first > 0x80) {
+    const count = first & 0x7f;
+    if (count > 4) throw new Error('the signature /Contents has an impossible length');
+    length = 0;
+    for (let index = 0; index < count; index += 1) length = length * 256 + padded[2 + index]!;
+    header += count;
+  }
+  if (header + length > padded.length) throw new Error('the signature /Contents is shorter than its CMS says');
+  return padded.subarray(0, header + length);
+}
+
 export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: string[] }): Promise<PdfVerification> {
   const text = file.toString('latin1');
   const signatures: SignatureReport[] = [];
@@ -252,8 +276,7 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
     let certificates: pkijs.Certificate[] = [];
     try {
       if (c > file.length || c + d > file.length || b > c) throw new Error('the /ByteRange points outside the file');
-      const hex = text.slice(b + 1, c - 1).replace(/(00)+$/, '');
-      const cms = Buffer.from(hex.length % 2 === 0 ? hex : `${hex}0`, 'hex');
+      const cms = cmsFromContents(text.slice(b + 1, c - 1));
       const contentInfo = pkijs.ContentInfo.fromBER(toArrayBuffer(cms));
       const signedData = new pkijs.SignedData({ schema: contentInfo.content });
       const signed = Buffer.concat([file.subarray(a, a + b), file.subarray(c, c + d)]);
