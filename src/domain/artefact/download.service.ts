@@ -26,6 +26,7 @@ import { safeFileNames } from './file-names.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, signDownloadToken, verifyDownloadToken } from './download-url.ts';
 import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
+import { nextEntryWritten } from './zip-entry.ts';
 
 type DocumentRow = { documentId: string; name: string; contentSha256: string; sealedSha256: string | null };
 export type Located = {
@@ -243,17 +244,7 @@ export async function envelopeZipOf(context: ServiceContext, located: Located, a
     for (const [index, document] of located.documents.entries()) {
       if (archive.destroyed) return;
       const source = await openSource(context, located, document);
-      const written = new Promise<void>((resolve) => {
-        const done = () => {
-          archive.off('entry', done);
-          archive.off('close', done);
-          archive.off('error', done);
-          resolve();
-        };
-        archive.on('entry', done);
-        archive.on('close', done);
-        archive.on('error', done);
-      });
+      const written = nextEntryWritten(archive);
       // The entry's time is when the envelope was finalized (or closed): a fixed time, so the same
       // envelope always gives the same entries, and a true one (not the ZIP format's 1980 default).
       archive.append(source.stream, { name: names[index]!, date: located.closedAt ?? context.clock.now() });

@@ -19,6 +19,7 @@ import { closedTeamEnvelope, fixedCertificateForDownload } from './audit-pdf.ser
 import { readChain } from './certificate.service.ts';
 import { safeFileNames } from './file-names.ts';
 import type { Download } from './download.ts';
+import { nextEntryWritten } from './zip-entry.ts';
 import { EVIDENCE_FORMAT, type EvidenceManifest, type EvidencePart } from './evidence-check.ts';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -149,17 +150,7 @@ export async function evidencePackage(context: ServiceContext, options: { envelo
     for (const entry of entries) {
       if (archive.destroyed) return;
       const stream = await entry.open();
-      const written = new Promise<void>((resolve) => {
-        const done = () => {
-          archive.off('entry', done);
-          archive.off('close', done);
-          archive.off('error', done);
-          resolve();
-        };
-        archive.on('entry', done);
-        archive.on('close', done);
-        archive.on('error', done);
-      });
+      const written = nextEntryWritten(archive);
       archive.append(stream, { name: entry.path, date });
       await written;
       if (archive.destroyed) {
