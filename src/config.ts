@@ -55,6 +55,11 @@ export type Config = {
   graphqlIntrospection: boolean;
   /** Requests per minute per API key, per client address without a key, per signing link (0: no limit). */
   rateLimits: { apiKey: number; client: number; signingToken: number };
+  /**
+   * How long the listener holds the 429 of a key already known over its budget (a client that
+   * ignored `Retry-After`) before writing it; 0 answers at once (docs/decisions.md, "Floods held").
+   */
+  rateLimitRefusalHoldMs: number;
   /** Open subscriptions one API key may hold on one instance (SUBSCRIPTIONS_PER_KEY). */
   subscriptionsPerKey: number;
   /** SMS/WhatsApp messages (invitations, reminders, one-time codes) per person in any 24 hours; 0: no cap. */
@@ -186,6 +191,12 @@ const variables = {
   RATE_LIMIT_PER_MINUTE: perMinute(600),
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: perMinute(300),
   RATE_LIMIT_SIGNING_PER_MINUTE: perMinute(120),
+  RATE_LIMIT_REFUSAL_HOLD_MS: z.coerce
+    .number({ error: 'must be an integer from 0 to 10000 (milliseconds)' })
+    .int('must be an integer from 0 to 10000 (milliseconds)')
+    .min(0, 'must be an integer from 0 to 10000 (milliseconds)')
+    .max(10_000, 'must be an integer from 0 to 10000 (milliseconds)')
+    .default(1_000),
   SUBSCRIPTIONS_PER_KEY: z.coerce
     .number({ error: 'must be an integer from 1 to 1000000' })
     .int('must be an integer from 1 to 1000000')
@@ -353,6 +364,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       client: values.RATE_LIMIT_ANONYMOUS_PER_MINUTE as number,
       signingToken: values.RATE_LIMIT_SIGNING_PER_MINUTE as number,
     },
+    rateLimitRefusalHoldMs: values.RATE_LIMIT_REFUSAL_HOLD_MS as number,
     subscriptionsPerKey: values.SUBSCRIPTIONS_PER_KEY as number,
     phoneMessagesPerDay: values.PHONE_MESSAGES_PER_DAY as number,
     bulkSendRowsInFlight: values.BULK_SEND_ROWS_IN_FLIGHT as number,

@@ -31,14 +31,18 @@ export async function listen(
   const timeouts: BodyTimeouts = { ...BODY_TIMEOUTS, ...bodyTimeouts };
   const handle = withGraphQLUploads(app, { graphqlPath: app.graphqlEndpoint, maxFileBytes: maxUploadBytes });
   // Each request's span (when tracing is on) encloses the body guard, uploads and the app.
-  const server = http.createServer(traceHttpRequests((request, response) => {
-    // A key known over its budget is refused before anything else (docs/decisions.md, "REST beside yoga").
-    if (app.rest.refuseKnownOverBudget(request, response)) return;
+  const serve = (request: http.IncomingMessage, response: http.ServerResponse) => {
     guardRequestBody(request, response, timeouts);
     // REST and health beside yoga, straight on Node's request and response; the rest through yoga.
     const url = requestUrl(request.url);
     if (url && isRestPath(url.pathname)) app.rest.serve(request, response, url);
     else handle(request, response);
+  };
+  const server = http.createServer(traceHttpRequests((request, response) => {
+    // A key known over its budget is refused before anything else (docs/decisions.md, "REST beside
+    // yoga" and "Floods held"); served as usual if its window ends while its refusal is held.
+    if (app.rest.refuseKnownOverBudget(request, response, () => serve(request, response))) return;
+    serve(request, response);
   }));
   // The body guard answers a slow body with a named 408 itself; Node's own request timeout (a bare
   // 408) is only the backstop behind it, so it is set a little longer. Uploads of 48 MB on slow

@@ -239,6 +239,62 @@ describe('rate limits per API key', () => {
   });
 });
 
+describe('a client that ignores Retry-After (floods held at the listener)', () => {
+  const HOLD_MS = 2_500;
+  let holding: TestApp;
+  beforeAll(async () => {
+    holding = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_REFUSAL_HOLD_MS: String(HOLD_MS) } });
+  });
+  afterAll(async () => {
+    await holding.close();
+  });
+
+  it('gets its first refusal at once and each later one only after the hold; other teams are answered meanwhile', async () => {
+    const flooding = await seedTeam(holding);
+    const other = await seedTeam(holding);
+    const rest = restClient(holding, flooding.apiKey);
+    for (let index = 0; index < 3; index += 1) expect((await rest.get('/envelopes?limit=1')).status).toBe(200);
+    // The limiter's own refusal: answered as soon as it is decided, with when to come back.
+    const first = await rest.get('/envelopes?limit=1');
+    expect(first.status).toBe(429);
+    expect(Number(first.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+
+    // Asking again at once: the listener holds the answer.
+    let heldAnswered = false;
+    const askedAt = performance.now();
+    const held = rest.get('/envelopes?limit=1').then((answer) => {
+      heldAnswered = true;
+      return { answer, afterMs: performance.now() - askedAt };
+    });
+    // Another team is served while the refusal is held.
+    const otherTeam = await restClient(holding, other.apiKey).get('/envelopes?limit=1');
+    expect(otherTeam.status).toBe(200);
+    expect(heldAnswered).toBe(false);
+    const { answer, afterMs } = await held;
+    // Timers never fire early by more than a millisecond's rounding; the hold is a lower bound.
+    expect(afterMs).toBeGreaterThanOrEqual(HOLD_MS - 5);
+    expect(answer.status).toBe(429);
+    expect(answer.body.error.name).toBe('Request.RateLimited');
+    expect(answer.body.error.context.requestId).toBeTruthy();
+    expect(answer.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(answer.body.error.context.retryAfterSeconds).toBe(Number(answer.headers.get('retry-after')));
+  });
+
+  it('lets a client that goes away during the hold go, and the server keeps answering', async () => {
+    const flooding = await seedTeam(holding);
+    const rest = restClient(holding, flooding.apiKey);
+    for (let index = 0; index < 4; index += 1) await rest.get('/envelopes?limit=1');
+    const gone = new AbortController();
+    const abandoned = fetch(`${holding.url}/api/v1/key/envelopes`, { headers: { 'x-service-api-key': flooding.apiKey }, signal: gone.signal }).catch((error: Error) => error.name);
+    gone.abort();
+    expect(await abandoned).toBe('AbortError');
+    const again = await rest.get('/envelopes?limit=1');
+    expect(again.status).toBe(429);
+    expect((await restClient(holding, (await seedTeam(holding)).apiKey).get('/envelopes?limit=1')).status).toBe(200);
+  });
+});
+
 describe.skipIf(inject('databaseKind') === 'embedded')('rate limits on a PostgreSQL server', () => {
   it('are shared by every instance: two processes\' limiters draw on one budget per key', async () => {
     const store = { kind: 'postgres' as const, connectionString: inject('databaseUrl'), preparedStatements: false };

@@ -8,7 +8,7 @@ import { countedAnswer } from '../http/answer-counted.ts';
 import { errorAnswer, successAnswer } from '../http/contract-body.ts';
 import { corsHeaders, PREFLIGHT_HEADERS } from '../http/cors.ts';
 import { observeRequest, routeLabel, UNMATCHED_ROUTE } from '../http/metrics.ts';
-import { createOverBudgetMarks, RateLimitedError, rateLimitHeaders } from '../http/rate-limit.ts';
+import { createOverBudgetMarks, RateLimitedError, rateLimitHeaders, type RateLimitDecision } from '../http/rate-limit.ts';
 import { headerOf, nodeRequestMetadata } from '../http/request-metadata.ts';
 import { setRequestId, setRequestRoute } from '../http/request-tracing.ts';
 import { applySecurityHeaders, recordHeaders } from '../http/security-headers.ts';
@@ -38,12 +38,18 @@ export function isRestPath(pathname: string): boolean {
   return pathname === '/healthz' || pathname === '/readyz' || pathname === REST_PREFIX || pathname.startsWith(`${REST_PREFIX}/`);
 }
 
+/** Refusals held at once per process (each costs its socket and a timer); past it, refusals are answered at once. */
+const MAX_HELD_REFUSALS = 10_000;
+
 export type RestServer = {
   /**
-   * Answers 429 at once when the request's API key is known over its budget (see
-   * createOverBudgetMarks), before anything else is done for it; false when it is not.
+   * Answers 429 when the request's API key is known over its budget (see createOverBudgetMarks),
+   * before anything else is done for it, after holding the answer for up to
+   * `rateLimitRefusalHoldMs` (never past the window's end); false when the key is not marked. If
+   * the window has ended by the time the hold is over, the request is served after all: `proceed`
+   * is called, as the listener would have done.
    */
-  refuseKnownOverBudget(request: IncomingMessage, response: ServerResponse): boolean;
+  refuseKnownOverBudget(request: IncomingMessage, response: ServerResponse, proceed: () => void): boolean;
   /** Answers a request whose path isRestPath. */
   serve(request: IncomingMessage, response: ServerResponse, url: URL): void;
 };
@@ -61,6 +67,7 @@ export type RestServer = {
 export function createRestServer(dependencies: ServingDependencies, routes: RestRoute[] = restRoutes): RestServer {
   const router = createRouter(routes);
   const marks = createOverBudgetMarks();
+  let heldRefusals = 0;
   const { config, logger, metrics } = dependencies;
 
   /** Adds what every answer carries, times it, writes it and logs it. `route` undefined: not in the histogram (a preflight, as under yoga). */
@@ -129,21 +136,51 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
   }
 
   return {
-    refuseKnownOverBudget(request, response) {
+    refuseKnownOverBudget(request, response, proceed) {
       const offered = request.headers['x-service-api-key'];
       if (typeof offered !== 'string') return false;
-      const decision = marks.refusal(offered.trim());
+      const apiKey = offered.trim();
+      const decision = marks.refusal(apiKey);
       if (!decision) return false;
-      const startedAt = process.hrtime.bigint();
       const url = requestUrl(request.url);
       if (!url || !isRestPath(url.pathname) || url.pathname === '/healthz' || url.pathname === '/readyz' || request.method === 'OPTIONS') return false;
-      const metadata = nodeRequestMetadata(request, config.trustedProxyHops);
-      setRequestId(request, metadata.requestId);
-      const match = router.match(request.method ?? 'GET', url.pathname.slice(REST_PREFIX.length) || '/');
-      metrics.rateLimited.inc({ scope: decision.scope });
-      const answer = errorAnswer(new RateLimitedError(decision), { requestId: metadata.requestId, alwaysHttp200: config.restErrorsHttp200 });
-      Object.assign(answer.headers, rateLimitHeaders(decision));
-      finish(request, response, url.pathname, metadata, startedAt, match.kind === 'found' ? routeLabel(`${REST_PREFIX}${match.route.path}`) : UNMATCHED_ROUTE, answer);
+      const refuse = (refusal: RateLimitDecision, startedAt: bigint) => {
+        const metadata = nodeRequestMetadata(request, config.trustedProxyHops);
+        setRequestId(request, metadata.requestId);
+        const match = router.match(request.method ?? 'GET', url.pathname.slice(REST_PREFIX.length) || '/');
+        metrics.rateLimited.inc({ scope: refusal.scope });
+        const answer = errorAnswer(new RateLimitedError(refusal), { requestId: metadata.requestId, alwaysHttp200: config.restErrorsHttp200 });
+        Object.assign(answer.headers, rateLimitHeaders(refusal));
+        finish(request, response, url.pathname, metadata, startedAt, match.kind === 'found' ? routeLabel(`${REST_PREFIX}${match.route.path}`) : UNMATCHED_ROUTE, answer);
+      };
+      const holdMs = Math.min(config.rateLimitRefusalHoldMs, (decision.windowEndsAtMs ?? 0) - Date.now());
+      if (holdMs <= 0 || heldRefusals >= MAX_HELD_REFUSALS) {
+        refuse(decision, process.hrtime.bigint());
+        return true;
+      }
+      // Held: a client that ignores Retry-After and asks again at once gets its next answer only
+      // after the hold, so it sends a request per connection per hold instead of as many as the
+      // listener can refuse, and the cores stay with the teams within their budgets
+      // (docs/decisions.md, "Floods held"). Nothing is read or kept for a held request but its socket.
+      heldRefusals += 1;
+      let released = false;
+      const release = () => {
+        if (released) return false;
+        released = true;
+        heldRefusals -= 1;
+        clearTimeout(timer);
+        response.off('close', release);
+        return true;
+      };
+      const timer = setTimeout(() => {
+        if (!release()) return;
+        // The window may have ended during the hold (the hold never outlasts it by more than a tick).
+        const refusal = marks.refusal(apiKey);
+        if (refusal) refuse(refusal, process.hrtime.bigint());
+        else proceed();
+      }, holdMs);
+      // A client that goes away during the hold is simply let go.
+      response.once('close', release);
       return true;
     },
     serve(request, response, url) {
