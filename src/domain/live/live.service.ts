@@ -183,8 +183,18 @@ const afterSequenceInput = z.strictObject({ afterSequence: boundedInteger(0, 2_1
 export async function subscribeEnvelopeEvents(context: LiveContext, options: { envelopeId: string; afterSequence?: number | null }): Promise<AsyncIterable<LiveItem>> {
   const { afterSequence } = parseInput(afterSequenceInput, { afterSequence: options.afterSequence });
   const caller = await context.caller();
-  const stream = openStream(context, caller.apiKeyId);
   const { envelopeId } = options;
+  // Where the stream starts: after the given sequence, or after the trail's head as read before the
+  // watcher is registered. Read after it, the head could already include a change committed once
+  // the subscription was in place, and that change would be taken for history and never sent; read
+  // before, such a change is after the start and the catch-up below reads it from the table.
+  let from: number;
+  if (afterSequence === null || afterSequence === undefined) {
+    from = (await readEnvelopeEventsAfter(context.reader, caller.teamId, envelopeId, null)).head;
+  } else {
+    from = afterSequence;
+  }
+  const stream = openStream(context, caller.apiKeyId);
   // null while catching up; then the last sequence passed on.
   let last: number | null = null;
   let held: EnvelopeEvent[] = [];
@@ -265,13 +275,8 @@ export async function subscribeEnvelopeEvents(context: LiveContext, options: { e
   });
 
   try {
-    if (afterSequence === null || afterSequence === undefined) {
-      const page = await readEnvelopeEventsAfter(context.reader, caller.teamId, envelopeId, null);
-      last = page.head;
-    } else {
-      last = afterSequence;
-      await catchUp(afterSequence);
-    }
+    last = from;
+    await catchUp(from);
   } catch (error) {
     await stream.return();
     throw error;
