@@ -49,6 +49,11 @@ export async function listen(
   // links must still get through (see BODY_TIMEOUTS.totalMs).
   server.requestTimeout = timeouts.totalMs + timeouts.headersMs + 5_000;
   server.headersTimeout = timeouts.headersMs;
+  // An idle keep-alive connection is kept longer than the clients and proxies in front keep theirs
+  // (undici about 4 s, load balancers 60 s): when the server closes first, a client may send its
+  // next request on the closing socket and get ECONNRESET (a 502 behind a load balancer). Node's
+  // default is 5 s. Idle connections cost a socket each and are closed at shutdown.
+  server.keepAliveTimeout = 65_000;
   // Subscriptions (and any operation) over WebSocket on the same port and path.
   const webSocket = attachGraphQLWebSocket(server, app, { idleMs: webSocketIdleMs });
   await new Promise<void>((resolve, reject) => {
