@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
@@ -20,5 +21,9 @@ export default defineConfig({
     // Each file starts its own app on a free port against the shared test database; files seed
     // their own teams, so they can run side by side.
     pool: 'forks',
+    // Two files at a time even on two cores (vitest's default there is one): most of a file's time
+    // is spent waiting on PostgreSQL, Chromium, pdfsig and its own server, and the suite takes
+    // about half as long (docs/decisions.md, "Two test files at a time").
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });
