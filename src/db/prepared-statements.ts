@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 
 /** Distinct statements one connection keeps prepared; later new ones run unnamed (planned each time). */
@@ -16,13 +17,30 @@ const MAX_PREPARED_PER_CONNECTION = 200;
  * ways. Not for the embedded database: PGlite shares one namespace of prepared statements among
  * all its connections, so two connections preparing the same name would collide.
  */
+/**
+ * Statement names by text, shared by every connection: hashing a nested read's few kilobytes of
+ * SQL cost more than the rest of a light read's work in this process. The read model hands the
+ * same string object for a shape each time (its compiled-shape cache), so the lookup hashes no
+ * text. Bounded like the read model's shapes.
+ */
+const namesByText = new LRUCache<string, string>({ max: 2_000 });
+
+function statementName(text: string): string {
+  let name = namesByText.get(text);
+  if (name === undefined) {
+    name = `r${createHash('sha1').update(text).digest('base64url')}`;
+    namesByText.set(text, name);
+  }
+  return name;
+}
+
 export function prepareParameterizedStatements(client: pg.Client): void {
   const prepared = new Set<string>();
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
     const [text, values] = args;
     if (typeof text !== 'string' || !Array.isArray(values) || values.length === 0 || args.length !== 2) return query(...args);
-    const name = `r${createHash('sha1').update(text).digest('base64url')}`;
+    const name = statementName(text);
     if (!prepared.has(name)) {
       if (prepared.size >= MAX_PREPARED_PER_CONNECTION) return query(...args);
       prepared.add(name);
