@@ -9,7 +9,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { appendAuditEvent } from '../audit/audit.service.ts';
 import { EnvelopeNotFinalizedError, EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
@@ -17,6 +16,7 @@ import { DomainError, InvalidRequestError, ServerBusyError } from '../../shared/
 import { BlobStoreUnavailableError } from '../../shared/blob-store/index.ts';
 import { auditPdfLocales, type AuditPdfLocale } from '../pdf/audit-pdf-layout.ts';
 import type { Download } from './download.ts';
+import { recordDownload, type DownloadDetails } from './download-record.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
 import { certificateData, fixCertificate, readEnvelopeForCertificate, renderCertificate, type CertificateDependencies, type CertificateRecord } from './certificate.service.ts';
@@ -70,18 +70,8 @@ export async function auditLogPdf(context: ServiceContext, options: { envelopeId
   const caller = await context.caller();
   const envelope = await closedTeamEnvelope(context, options.envelopeId);
   const dependencies = certificateDependenciesOf(context);
-  const record = async (details: Record<string, string | number | boolean>) =>
-    context.em.fork().transactional(async (tx) => {
-      await appendAuditEvent(tx, context.auditKey, {
-        teamId: caller.teamId,
-        envelopeId: envelope.id,
-        type: 'artefact.downloaded',
-        actor: { type: 'api_key', id: caller.apiKeyId },
-        request: context.metadata,
-        details: { format: 'audit-pdf', locale: options.locale, ...details },
-        at: context.clock.now(),
-      });
-    });
+  const record = (details: DownloadDetails) =>
+    recordDownload(context, { teamId: caller.teamId, envelopeId: envelope.id }, { format: 'audit-pdf', locale: options.locale, ...details }, { type: 'api_key', id: caller.apiKeyId });
 
   if (options.current === true) {
     const data = await certificateData(context.em, context.auditKey, (await readEnvelopeForCertificate(context.em, envelope.id))!, { generatedAt: context.clock.now(), current: true });

@@ -9,7 +9,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { ZipArchive } from 'archiver';
-import { appendAuditEvent } from '../audit/audit.service.ts';
 import { DocumentNotFoundError } from '../document/document.errors.ts';
 import { EnvelopeNotFinalizedError, EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
@@ -27,6 +26,7 @@ import { DOWNLOAD_URL_TTL_SECONDS, signDownloadToken, verifyDownloadToken } from
 import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { nextEntryWritten } from './zip-entry.ts';
+import { recordDownload, type Downloader } from './download-record.ts';
 
 type DocumentRow = { documentId: string; name: string; contentSha256: string; sealedSha256: string | null };
 export type Located = {
@@ -96,25 +96,10 @@ export async function ensureSealed(context: ServiceContext, located: Located): P
  */
 export const REDIRECT_URL_TTL_SECONDS = 60;
 
-/** Who downloads: the team key that asked, or (a final-copy link) the recipient's agent. */
-export type Downloader = { type: 'api_key' | 'agent'; id: string };
+export type { Downloader } from './download-record.ts';
 
 async function keyDownloader(context: ServiceContext): Promise<Downloader> {
   return { type: 'api_key', id: (await context.caller()).apiKeyId };
-}
-
-async function recordDownload(context: ServiceContext, located: Located, details: { format: 'pdf' | 'zip'; documentIds: string[]; sealed: boolean }, actor: Downloader): Promise<void> {
-  await context.em.fork().transactional(async (em) => {
-    await appendAuditEvent(em, context.auditKey, {
-      teamId: located.teamId,
-      envelopeId: located.envelopeId,
-      type: 'artefact.downloaded',
-      actor,
-      request: context.metadata,
-      details,
-      at: context.clock.now(),
-    });
-  });
 }
 
 /** A file to send: its stream, and what to remove once it has been sent (a rendered draft copy). */

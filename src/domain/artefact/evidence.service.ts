@@ -10,7 +10,8 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ZipArchive } from 'archiver';
-import { appendAuditEvent, canonicalJson } from '../audit/audit.service.ts';
+import { canonicalJson } from '../audit/audit.service.ts';
+import { recordDownload } from './download-record.ts';
 import { summariseBiometricValue } from '../field/field-values.ts';
 import { PadesSigner } from '../pdf/seal.ts';
 import { auditPdfLocales } from '../pdf/audit-pdf-layout.ts';
@@ -127,17 +128,12 @@ export async function evidencePackage(context: ServiceContext, options: { envelo
   const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`, 'utf8');
   const signature = await new PadesSigner({ keyPkcs8: context.seal.keyPkcs8, certificates: context.seal.certificates }).sign(manifestBytes);
 
-  await context.em.fork().transactional(async (tx) => {
-    await appendAuditEvent(tx, context.auditKey, {
-      teamId: caller.teamId,
-      envelopeId: envelope.id,
-      type: 'artefact.downloaded',
-      actor: { type: 'api_key', id: caller.apiKeyId },
-      request: context.metadata,
-      details: { format: 'evidence', chainHead: head.hash, manifestSha256: sha256(manifestBytes) },
-      at: context.clock.now(),
-    });
-  });
+  await recordDownload(
+    context,
+    { teamId: caller.teamId, envelopeId: envelope.id },
+    { format: 'evidence', chainHead: head.hash, manifestSha256: sha256(manifestBytes) },
+    { type: 'api_key', id: caller.apiKeyId },
+  );
 
   const date = info!.closed_at === null ? context.clock.now() : new Date(info!.closed_at);
   const archive = new ZipArchive({ zlib: { level: 6 } });
