@@ -205,6 +205,12 @@ describe('the stamp setting, sealed', () => {
     expect(updated.data.updateEnvelope.stamp).toBe(false);
     expect((await rest.patch(`/envelopes/${id}`, { stamp: true })).status).toBe(200);
     expect((await gql(`{ envelope(id: "${id}") { stamp } }`)).data.envelope.stamp).toBe(true);
+    // null on GraphQL is the team's default again, as on REST; a name-only update leaves it alone.
+    const reset = await gql(`mutation { updateEnvelope(id: "${id}", input: { stamp: null }) { stamp } }`);
+    expect(reset.errors).toBeUndefined();
+    expect(reset.data.updateEnvelope.stamp).toBeNull();
+    expect((await gql(`mutation { updateEnvelope(id: "${id}", input: { stamp: true }) { stamp } }`)).data.updateEnvelope.stamp).toBe(true);
+    expect((await gql(`mutation { updateEnvelope(id: "${id}", input: { name: "Renamed" }) { stamp } }`)).data.updateEnvelope.stamp).toBe(true);
     const refused = await rest.patch(`/envelopes/${id}`, { stamp: 'yes' });
     expect(refused.status).toBe(400);
     expect(refused.body.error.name).toBe('Request.Invalid');

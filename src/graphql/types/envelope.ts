@@ -143,7 +143,7 @@ const UpdateEnvelopeInput = builder.inputType('UpdateEnvelopeInput', {
     reminderRepeatIntervalDays: t.int({ required: false }),
     reminderBeforeExpirationDays: t.int({ required: false }),
     context: t.field({ type: 'JSONObject', required: false }),
-    stamp: t.boolean({ required: false }),
+    stamp: t.boolean({ required: false, description: 'Visible stamps on the sealed documents; null: back to the team’s default.' }),
   }),
 });
 
@@ -167,7 +167,8 @@ builder.mutationFields((t) => ({
     description: 'Changes settings of a draft (REST: PATCH /envelopes/{id}).',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateEnvelopeInput, required: true }) },
     resolve: async (_root, args, context, info) => {
-      await updateEnvelope(context, { envelopeId: String(args.id), input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS }) });
+      // `stamp: null` is a value here (back to the team's default), as in REST's PATCH; other nulls mean "unchanged".
+      await updateEnvelope(context, { envelopeId: String(args.id), input: withoutNulls(args.input, { opaque: JSON_VALUE_KEYS, keepNull: ['stamp'] }) });
       return readEnvelope(context, String(args.id), envelopeIncludeOf(selectionOf(info)));
     },
   }),
