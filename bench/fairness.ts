@@ -7,9 +7,10 @@
  * For each service: the steady team reads one full envelope (documents, recipients, fields) at a
  * paced 8 requests per second (480 a minute, inside its budget) for `--seconds`, alone; then again
  * while the bursting team's integration, in another process (autocannon, 8 connections), asks for
- * its 100-envelope page, first as fast as it is answered, then at a paced 100 requests per second.
- * Prints the steady team's p50 and p99 in each phase, and the ratio of p99 during a burst to p99
- * alone.
+ * its 100-envelope page, first as fast as it is answered, then at a paced 100 requests per second;
+ * with the limit on, a last phase floods again from a key whose budget is already spent (only
+ * refusals). Prints the steady team's p50 and p99 in each phase, and the ratio of p99 during a
+ * burst to p99 alone.
  *
  *   npm run bench:fairness [-- --seconds 45]
  * Uses DATABASE_URL's server (default 127.0.0.1:5432) for a scratch database.
@@ -78,7 +79,34 @@ const BURSTS: [string, number | undefined][] = [
   ['during a paced burst (100/s)', 100],
 ];
 
-async function measure(service: RunningService, steady: { apiKey: string; envelopeId: string }, bursting: { apiKey: string }) {
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Starts a fresh window of the bursting key's budget and spends all of it (8 connections of the
+ * cheapest read until the first 429), so that a flood after it meets only refusals. Waits out the
+ * current window first (up to a minute), except in quick mode, where a spent budget is taken as it is.
+ */
+async function spendBudget(url: string, apiKey: string): Promise<void> {
+  const ask = async () => {
+    const answer = await fetch(`${url}/api/v1/key/envelopes?limit=1`, { headers: { 'x-service-api-key': apiKey } });
+    await answer.arrayBuffer();
+    return answer;
+  };
+  for (;;) {
+    const answer = await ask();
+    if (answer.status !== 429) break;
+    if (QUICK) return;
+    await sleep(Number(answer.headers.get('retry-after') ?? '1') * 1000 + 200);
+  }
+  let spent = false;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (!spent) if ((await ask()).status === 429) spent = true;
+    }),
+  );
+}
+
+async function measure(service: RunningService, steady: { apiKey: string; envelopeId: string }, bursting: { apiKey: string }, limited: boolean) {
   const readUrl = `${service.url}/api/v1/key/envelopes/${steady.envelopeId}?includeDocuments=true&includeRecipients=true&includeFields=true`;
   // Warm-up: key caches, compiled statements, JIT.
   await steadyReads(readUrl, steady.apiKey, WARM_UP_MS);
@@ -100,6 +128,18 @@ async function measure(service: RunningService, steady: { apiKey: string; envelo
     ]);
     phases.push(phase(label, during, burst));
   }
+  if (limited) {
+    // The same flood from a key whose budget is already spent: only refusals, so this phase shows
+    // what refusing costs the other team, apart from the budget's own 600 requests served at full
+    // speed in the flood above. It stays inside the one-minute window it starts.
+    await spendBudget(service.url, bursting.apiKey);
+    const phaseSeconds = Math.min(seconds, 45);
+    const [during, burst] = await Promise.all([
+      steadyReads(readUrl, steady.apiKey, phaseSeconds * 1000),
+      startBurst(`${service.url}/api/v1/key/envelopes?limit=100`, bursting.apiKey, phaseSeconds),
+    ]);
+    phases.push(phase('during a flood, its budget spent (only refusals)', during, burst));
+  }
   return phases;
 }
 
@@ -107,6 +147,7 @@ const scratch = await createScratch('fairness');
 try {
   const rows: string[] = [];
   let floodRatio = Number.NaN;
+  let refusedFloodRatio = Number.NaN;
   let teams: { steady: { apiKey: string; envelopeId: string }; bursting: { apiKey: string } } | undefined;
   for (const [label, limit] of [
     ['rate limit on (600/min per key)', '600'],
@@ -122,8 +163,11 @@ try {
       const page = await (await fetch(`${service.url}/api/v1/key/envelopes?limit=1`, { headers: { 'x-service-api-key': steadyTeam.apiKey } })).json();
       teams = { steady: { apiKey: steadyTeam.apiKey, envelopeId: page.payload.envelopes[0].id }, bursting: { apiKey: burstingTeam.apiKey } };
     }
-    const [alone, ...bursts] = await measure(service, teams.steady, teams.bursting);
-    if (limit !== '0') floodRatio = bursts[0].p99 / alone.p99;
+    const [alone, ...bursts] = await measure(service, teams.steady, teams.bursting, limit !== '0');
+    if (limit !== '0') {
+      floodRatio = bursts[0].p99 / alone.p99;
+      refusedFloodRatio = bursts[2].p99 / alone.p99;
+    }
     service.child.removeAllListeners('exit');
     service.child.kill('SIGTERM');
     await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -139,6 +183,8 @@ try {
   for (const row of rows) console.log(row);
   // The issue's figure: the steady team's p99 during a flood (limit on) over its p99 alone.
   printResult('p10_flood_p99_ratio', floodRatio);
+  // The part of it refusals cause: the same flood once the key's budget is spent.
+  printResult('p10_refused_flood_p99_ratio', refusedFloodRatio);
 } finally {
   await scratch.close();
 }
