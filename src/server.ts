@@ -35,9 +35,11 @@ export async function listen(
     // A key known over its budget is refused before anything else (docs/decisions.md, "REST beside yoga").
     if (app.rest.refuseKnownOverBudget(request, response)) return;
     guardRequestBody(request, response, timeouts);
-    // REST and health beside yoga, straight on Node's request and response; the rest through yoga.
+    // REST and health beside yoga, straight on Node's request and response; GraphQL over SSE
+    // through yoga, its event stream written straight to Node (graphql/live-sse.ts); the rest through yoga.
     const url = requestUrl(request.url);
     if (url && isRestPath(url.pathname)) app.rest.serve(request, response, url);
+    else if (url && app.liveSse.accepts(request, url)) app.liveSse.serve(request, response);
     else handle(request, response);
   }));
   // The body guard answers a slow body with a named 408 itself; Node's own request timeout (a bare
