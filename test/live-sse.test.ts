@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLiveResponseCount } from '../src/graphql/live-fanout.ts';
+import { openLiveResponseCount, writeLiveResponse } from '../src/graphql/live-fanout.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { ENVELOPE_EVENTS, STATUS_CHANGED, untilWatching } from './helpers/live.ts';
 
@@ -186,6 +186,46 @@ describe('GraphQL over SSE beside yoga’s Node adapter', () => {
       await expect.poll(() => hub.watcherCount).toBe(0);
       await expect.poll(() => openLiveResponseCount()).toBe(0);
       await expect.poll(() => hub.openCount).toBe(before);
+    }
+  });
+
+  it('pulls the next result only when the client has taken the last: a client that stops reading holds a bounded amount', async () => {
+    let pulled = 0;
+    let returned = false;
+    const results: AsyncIterableIterator<{ data: { text: string } }> = {
+      next: async () => {
+        pulled += 1;
+        return { value: { data: { text: 'x'.repeat(64 * 1024) } }, done: false };
+      },
+      return: async () => {
+        returned = true;
+        return { value: undefined, done: true };
+      },
+      [Symbol.asyncIterator]: () => results,
+    };
+    const server = http.createServer((_request, response) => writeLiveResponse(response, new Response(null, { status: 200, headers: { 'content-type': 'text/event-stream' } }), results));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as import('node:net').AddressInfo;
+      const response = await new Promise<http.IncomingMessage>((resolve) => http.get({ host: '127.0.0.1', port, agent: false }, resolve));
+      // The client reads a little, then stops; an unbounded writer would go on pulling for ever.
+      await new Promise((resolve) => response.once('data', resolve));
+      response.pause();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const whilePaused = pulled;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Bounded by what the socket buffers hold (a few megabytes at most here), and no longer growing.
+      expect(pulled).toBe(whilePaused);
+      expect(pulled).toBeLessThan(500);
+      // Reading again lets it go on; the client going away returns the iterator.
+      response.resume();
+      await expect.poll(() => pulled).toBeGreaterThan(whilePaused);
+      response.destroy();
+      await expect.poll(() => returned).toBe(true);
+      await expect.poll(() => openLiveResponseCount()).toBe(0);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

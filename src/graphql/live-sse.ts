@@ -59,7 +59,8 @@ export function createLiveSseServer(yoga: Yoga, logger: Logger): LiveSseServer {
     const whatwgRequest = new yoga.fetchAPI.Request(`http://${request.headers.host ?? 'localhost'}${request.url ?? '/'}`, {
       method: request.method,
       headers: request.headers as Record<string, string>,
-      body: body === undefined ? undefined : (new Uint8Array(body.buffer, body.byteOffset, body.byteLength) as Uint8Array<ArrayBuffer>),
+      // As text: the request is kept as long as the stream lasts, and a string is its smallest form.
+      body: body?.toString(),
     });
     const answered = await yoga.fetch(whatwgRequest, { req: request, liveSseHandOver: handOver });
     if (handOver.stream) writeLiveResponse(response, answered, handOver.stream);
@@ -89,9 +90,17 @@ export function createLiveSseServer(yoga: Yoga, logger: Logger): LiveSseServer {
         return;
       }
       // The declared length is at most MAX_JSON_BYTES (accepts), and Node stops a body at it.
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.once('end', () => answerOrFail(request, response, Buffer.concat(chunks)));
+      let chunks: Buffer[] = [];
+      const onData = (chunk: Buffer) => chunks.push(chunk);
+      request.on('data', onData);
+      request.once('end', () => {
+        // The chunks are slices of the socket's reads: kept, each would hold its whole read (the
+        // request's head with it) for as long as the stream lasts.
+        request.off('data', onData);
+        const body = Buffer.concat(chunks);
+        chunks = [];
+        answerOrFail(request, response, body);
+      });
       // A body cut off: the client is gone, or the body guard answered (body-guard.ts).
       request.once('error', () => {});
     },
