@@ -24,18 +24,6 @@ export type LiveSseServer = {
   serve(request: IncomingMessage, response: ServerResponse): void;
 };
 
-/**
- * GraphQL over SSE beside yoga's Node adapter (docs/decisions.md, "Live event streams straight
- * to Node"). A subscriber's event stream lives as long as the client keeps it open: through the
- * adapter, each one held a WHATWG `Request` with its abort signal, a `Response`, a
- * `ReadableStream` and the adapter's piping for its whole life, which was most of what a
- * subscriber cost. Here the request still goes through yoga whole (parsing, validation, the
- * limits, authentication, the rate limit, error masking, every plugin's headers, the access log
- * and metrics) so that every answer is the one yoga gives; only when the answer is an event
- * stream does yoga hand back just its head, and the stream is written straight to Node's response
- * (live-fanout.ts, `writeLiveResponse`). Refusals (bad queries, bad credentials, limits) are
- * yoga's answers, written as its Node adapter writes them.
- */
 /** Writes a `Response` of yoga's (its fetch API's own classes) to Node, as its Node adapter does. */
 async function writeResponse(response: ServerResponse, answered: Response): Promise<void> {
   if (response.headersSent || response.destroyed) return;
@@ -50,6 +38,19 @@ async function writeResponse(response: ServerResponse, answered: Response): Prom
   });
 }
 
+/**
+ * GraphQL over SSE beside yoga's Node adapter (docs/decisions.md, "Live event streams straight
+ * to Node"). A subscriber's event stream lives as long as the client keeps it open: through the
+ * adapter, each one held a WHATWG `Request` with its abort signal, a `Response`, a
+ * `ReadableStream` and the adapter's piping for its whole life (about 4 KiB of heap; what a
+ * subscriber still costs is in docs/performance.md, "Live status fan-out"). Here the request
+ * still goes through yoga whole (parsing, validation, the limits, authentication, the rate limit,
+ * error masking, every plugin's headers, the access log and metrics) so that every answer is the
+ * one yoga gives; only when the answer is an event stream does yoga hand back just its head, and
+ * the stream is written straight to Node's response (live-fanout.ts, `writeLiveResponse`).
+ * Refusals (bad queries, bad credentials, limits) are yoga's answers, written as its Node
+ * adapter writes them.
+ */
 export function createLiveSseServer(yoga: Yoga, logger: Logger): LiveSseServer {
   async function answer(request: IncomingMessage, response: ServerResponse, body: Buffer | undefined): Promise<void> {
     // The body guard may have answered already (a stalled body's 408), or the client went away.
