@@ -27,16 +27,18 @@ import { httpMetricsPlugin, METRICS_PATH, metricsEndpointPlugin } from './http/m
 import { createMetrics } from './shared/metrics.ts';
 import { liveSsePlugin, sharedSubscriptionPlugin } from './graphql/live-fanout.ts';
 import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
+import { createLiveSseServer, type LiveSseServer } from './graphql/live-sse.ts';
 
 /** Where graphql-sse clients in single connection mode connect (distinct connections use /graphql). */
 export const GRAPHQL_SSE_ENDPOINT = '/graphql/stream';
 
 /**
  * The yoga instance (GraphQL, GraphiQL, the signing page, static assets, /metrics) and, beside
- * it, the REST face and health endpoints served straight on Node (rest/serve.ts); listen()
- * (server.ts) routes each request to one of them by path.
+ * it, the REST face and health endpoints served straight on Node (rest/serve.ts) and GraphQL
+ * over SSE, whose event streams are written straight to Node (graphql/live-sse.ts); listen()
+ * (server.ts) routes each request to one of them by path (and, for SSE, its Accept header).
  */
-export type App = YogaServerInstance<NodeServerContext, RequestContext> & { rest: RestServer };
+export type App = YogaServerInstance<NodeServerContext, RequestContext> & { rest: RestServer; liveSse: LiveSseServer };
 
 /** One hub per ORM when none was brought: fed by this process's own commits (the embedded database, tools). */
 const hubsByOrm = new WeakMap<AppDependencies['orm'], EnvelopeEventHub>();
@@ -195,5 +197,5 @@ export function createApp(given: AppDependencies): App {
       useGraphQLSSE({ endpoint: GRAPHQL_SSE_ENDPOINT }),
     ],
   });
-  return Object.assign(yoga, { rest: createRestServer(dependencies) });
+  return Object.assign(yoga, { rest: createRestServer(dependencies), liveSse: createLiveSseServer(yoga, logger) });
 }

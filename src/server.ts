@@ -33,9 +33,11 @@ export async function listen(
   // Each request's span (when tracing is on) encloses the body guard, uploads and the app.
   const serve = (request: http.IncomingMessage, response: http.ServerResponse) => {
     guardRequestBody(request, response, timeouts);
-    // REST and health beside yoga, straight on Node's request and response; the rest through yoga.
+    // REST and health beside yoga, straight on Node's request and response; GraphQL over SSE
+    // through yoga, its event stream written straight to Node (graphql/live-sse.ts); the rest through yoga.
     const url = requestUrl(request.url);
     if (url && isRestPath(url.pathname)) app.rest.serve(request, response, url);
+    else if (url && app.liveSse.accepts(request, url)) app.liveSse.serve(request, response);
     else handle(request, response);
   };
   const server = http.createServer(traceHttpRequests((request, response) => {

@@ -1,4 +1,5 @@
 import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import type { ServerResponse } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 
@@ -134,8 +135,9 @@ function eventBytes(result: ExecutionResult): Uint8Array {
   return bytes;
 }
 
-/** Every open event stream, for the one keep-alive timer. */
+/** Every open event stream, for the one keep-alive timer: yoga's (a ReadableStream) and those written straight to Node. */
 const openStreams = new Set<ReadableStreamDefaultController<Uint8Array>>();
+const openResponses = new Set<ServerResponse>();
 let keepAliveTimer: NodeJS.Timeout | undefined;
 export const KEEP_ALIVE_MS = 12_000;
 
@@ -145,10 +147,22 @@ function keepAlive() {
     if (controller.desiredSize === null) openStreams.delete(controller);
     else if (controller.desiredSize > 0) controller.enqueue(PING);
   }
-  if (openStreams.size === 0) {
+  // A response still draining already has something to send; writing more would only queue it.
+  for (const response of openResponses) if (!response.writableNeedDrain) response.write(PING);
+  if (openStreams.size === 0 && openResponses.size === 0) {
     clearInterval(keepAliveTimer);
     keepAliveTimer = undefined;
   }
+}
+
+function startKeepAlive() {
+  keepAliveTimer ??= setInterval(keepAlive, KEEP_ALIVE_MS);
+  keepAliveTimer.unref();
+}
+
+/** Event streams written straight to Node now (tests read it: a client that went away leaves none). */
+export function openLiveResponseCount(): number {
+  return openResponses.size;
 }
 
 /**
@@ -169,8 +183,7 @@ function sseResponse(result: AsyncIterable<ExecutionResult>, fetchAPI: { Readabl
       // Some browsers only hand the response over once a byte arrived.
       controller.enqueue(PING);
       openStreams.add(controller);
-      keepAliveTimer ??= setInterval(keepAlive, KEEP_ALIVE_MS);
-      keepAliveTimer.unref();
+      startKeepAlive();
     },
     async pull(controller) {
       try {
@@ -197,13 +210,109 @@ function sseResponse(result: AsyncIterable<ExecutionResult>, fetchAPI: { Readabl
   });
 }
 
-/** Puts `sseResponse` in place of yoga's SSE writer for subscriptions that stream (single results keep yoga's, with its statuses). */
+/**
+ * Where a request served by `live-sse.ts` takes its event stream: set by the result processor
+ * below when the answer is a stream, written to Node's response by `writeLiveResponse` instead of
+ * through a `ReadableStream` and yoga's Node adapter.
+ */
+export type LiveHandOver = { stream: AsyncIterable<ExecutionResult> | undefined };
+
+/** The server context of a request served by `live-sse.ts`. */
+export type LiveSseServerContext = { liveSseHandOver?: LiveHandOver };
+
+const SSE_HEADERS = { 'Content-Type': 'text/event-stream', Connection: 'keep-alive', 'Cache-Control': 'no-cache', 'Content-Encoding': 'none' };
+
+/**
+ * Puts `sseResponse` in place of yoga's SSE writer for subscriptions that stream (single results
+ * keep yoga's, with its statuses). For a request served by `live-sse.ts`, the answer yoga gets is
+ * only the head (status and headers, to which every plugin adds its own as for any answer), and
+ * the stream is handed over to be written straight to Node.
+ */
 export function liveSsePlugin(): Plugin {
   return {
-    onResultProcess({ request, result, setResultProcessor }) {
+    onResultProcess({ request, result, setResultProcessor, serverContext }) {
       if (!isAsyncIterable(result)) return;
       if (!/\btext\/event-stream\b/.test(request.headers.get('accept') ?? '')) return;
+      const handOver = (serverContext as LiveSseServerContext | undefined)?.liveSseHandOver;
+      if (handOver) {
+        setResultProcessor((streamed, fetchAPI) => {
+          handOver.stream = streamed as AsyncIterable<ExecutionResult>;
+          // A fresh record each time: the plugins add their headers to the very object given here.
+          return new (fetchAPI as { Response: typeof Response }).Response(null, { status: 200, headers: { ...SSE_HEADERS } });
+        }, 'text/event-stream');
+        return;
+      }
       setResultProcessor((streamed, fetchAPI) => sseResponse(streamed as AsyncIterable<ExecutionResult>, fetchAPI as never), 'text/event-stream');
     },
   };
+}
+
+/**
+ * One event stream written straight to Node's response: its whole state is this object, the
+ * subscription's iterator and Node's own request and response. The next result is pulled only
+ * once the socket took the last one (`drain`), so a slow client leaves events in its
+ * subscription's bounded queue, which drops it when full, and never grows this process's buffers
+ * by more than one event. The client going away returns the iterator (the hub forgets the
+ * watcher, the key's count is released).
+ */
+class LiveResponse {
+  readonly #response: ServerResponse;
+  readonly #iterator: AsyncIterator<ExecutionResult>;
+  #finished = false;
+
+  constructor(response: ServerResponse, iterator: AsyncIterator<ExecutionResult>) {
+    this.#response = response;
+    this.#iterator = iterator;
+    response.once('close', () => this.#finish(true));
+  }
+
+  pull = (): void => {
+    this.#iterator.next().then(
+      (next) => {
+        if (this.#finished) return;
+        const response = this.#response;
+        if (next.value) response.write(eventBytes(next.value));
+        if (next.done) {
+          this.#finish(false);
+          response.end(COMPLETE);
+          return;
+        }
+        if (response.writableNeedDrain) response.once('drain', this.pull);
+        else this.pull();
+      },
+      () => {
+        // The stream failed (not an error a subscription ends with: those come as results); as
+        // yoga's adapter does with a failed body, the response is cut off.
+        this.#finish(true);
+        this.#response.destroy();
+      },
+    );
+  };
+
+  #finish(returnIterator: boolean) {
+    if (this.#finished) return;
+    this.#finished = true;
+    openResponses.delete(this.#response);
+    if (returnIterator) void Promise.resolve(this.#iterator.return?.()).catch(() => {});
+  }
+}
+
+/**
+ * Writes the head yoga answered (its status and every header the plugins set) and then the event
+ * stream to Node's response, in the bytes `sseResponse` writes: the first keep-alive comment at
+ * once, `event: next` per result, `event: complete` at the end, and the shared keep-alive.
+ */
+export function writeLiveResponse(response: ServerResponse, head: Response, stream: AsyncIterable<ExecutionResult>): void {
+  const iterator = stream[Symbol.asyncIterator]();
+  if (response.destroyed || response.writableEnded) {
+    void Promise.resolve(iterator.return?.()).catch(() => {});
+    return;
+  }
+  response.setHeaders(head.headers);
+  response.writeHead(head.status);
+  // Some browsers only hand the response over once a byte arrived.
+  response.write(PING);
+  openResponses.add(response);
+  startKeepAlive();
+  new LiveResponse(response, iterator).pull();
 }

@@ -95,13 +95,14 @@ export function guardRequestBody(request: IncomingMessage, response: ServerRespo
   socket.once('close', endAbandonedRequest);
 
   const writeHead = response.writeHead;
-  response.writeHead = function writeHeadClosingEarly(this: ServerResponse, ...args: unknown[]) {
+  const writeHeadClosingEarly = function writeHeadClosingEarly(this: ServerResponse, ...args: unknown[]) {
     if (!request.complete && !this.headersSent) {
       this.setHeader('connection', 'close');
       lingerOnClose();
     }
     return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
   } as typeof response.writeHead;
+  response.writeHead = writeHeadClosingEarly;
 
   let lingering = false;
   function lingerOnClose() {
@@ -134,13 +135,24 @@ export function guardRequestBody(request: IncomingMessage, response: ServerRespo
   const release = () => {
     stop();
     socket.off('close', stop);
-    if (request.complete) socket.off('close', endAbandonedRequest);
+    if (!request.complete) return;
+    socket.off('close', endAbandonedRequest);
+    // The body is in and nothing is left to guard: let go of everything here now, not when the
+    // answer ends, which for an event stream may be hours away (each would keep this closure).
+    if (lingering) return;
+    response.off('finish', release);
+    response.off('close', release);
+    if (response.writeHead === writeHeadClosingEarly) response.writeHead = writeHead;
   };
   response.once('finish', release);
   response.once('close', release);
 
   function check() {
-    if (request.complete || response.writableEnded || socket.destroyed) {
+    if (request.complete) {
+      release();
+      return;
+    }
+    if (response.writableEnded || socket.destroyed) {
       stop();
       return;
     }
