@@ -160,12 +160,22 @@ export function createApp(given: AppDependencies): App {
       // normalizeError, and domain errors are answers, not faults, so this stays at debug.
       error: (...args) => logger.debug(args.map(String).join(' ')),
     },
-    context: ({ request, ...serverContext }) =>
-      openRequestContext(dependencies, {
+    // The request context's lazy parts (the entity manager fork, the request's logger) must stay
+    // lazy: envelop merges a returned context into its own with Object.assign, which calls every
+    // getter, so each operation forked an entity manager and made a child logger whether it needed
+    // them or not, and every open subscription kept both. The properties are defined on envelop's
+    // context object instead, getters as getters.
+    context: async (initialContext) => {
+      const { request, ...serverContext } = initialContext;
+      const context = await openRequestContext(dependencies, {
         headers: request.headers,
         metadata: requestMetadataOf(request, serverContext as NodeServerContext),
         liveConnection: (serverContext as NodeServerContext).liveConnection,
-      }),
+      });
+      Object.defineProperties(initialContext, Object.getOwnPropertyDescriptors(context));
+      // Nothing left to merge: the context is already complete.
+      return {} as RequestContext;
+    },
     plugins: [
       // First, so that its clock starts before any other plugin's work.
       httpMetricsPlugin(metrics, {
