@@ -80,7 +80,13 @@ export const ANSWER_FIELDS: Record<AnswerKind, Record<string, AnswerKind | null>
 };
 
 type Expression = RawBuilder<unknown>;
-type Columns = Record<string, (shape: AnswerShape | undefined) => Expression>;
+type Column = (shape: AnswerShape | undefined) => Expression;
+/**
+ * A double: `plain` (the column itself, -0 made 0) is written as JSON.stringify would where
+ * `plainWhen` holds, `exact` everywhere.
+ */
+type DoubleColumn = { plain: Expression; plainWhen: Expression; exact: Expression };
+type Columns = Record<string, Column | DoubleColumn>;
 
 /**
  * A double as JSON.stringify writes it. PostgreSQL writes the same shortest digits, but switches
@@ -98,18 +104,33 @@ function jsNumber(value: Expression): Expression {
           split_part(ltrim(${value}::text, '-'), 'e', 2)::int as e) t) m) end)`;
 }
 
-/** One object: its keys in order (`to_json` of a row writes it compactly, as JSON.stringify does). */
-function objectOf(shape: AnswerShape, columns: Columns): Expression {
-  return sql`(select to_json(answer_row) from (select ${columnsOf(shape, columns)}) answer_row)`;
+function double(column: string): DoubleColumn {
+  const value = sql.ref(column);
+  return { plain: sql`(${value} + 0)`, plainWhen: sql`(${value} = 0 or abs(${value}) >= 1e-4 and abs(${value}) < 1e15)`, exact: jsNumber(value) };
 }
 
-function columnsOf(shape: AnswerShape, columns: Columns): RawBuilder<unknown> {
+/**
+ * One object, as a row: its keys in order (PostgreSQL writes a row compactly, as JSON.stringify
+ * does). With doubles, two rows: the plain one when every double is plain, else the exact one.
+ */
+function objectOf(shape: AnswerShape, columns: Columns): Expression {
+  const guards = shape.flatMap((entry) => {
+    const column = 'field' in entry ? columns[entry.field] : undefined;
+    return column && typeof column !== 'function' ? [column.plainWhen] : [];
+  });
+  if (guards.length === 0) return sql`(select answer_row from (select ${columnsOf(shape, columns)}) answer_row)`;
+  return sql`(case when ${sql.join(guards, sql` and `)} then (select answer_row from (select ${columnsOf(shape, columns, 'plain')}) answer_row)
+    else (select answer_row from (select ${columnsOf(shape, columns)}) answer_row) end)`;
+}
+
+function columnsOf(shape: AnswerShape, columns: Columns, doubles: 'plain' | 'exact' = 'exact'): RawBuilder<unknown> {
   return sql.join(
     shape.map((entry) => {
       if ('constant' in entry) return sql`${sql.lit(entry.constant)}::text as ${sql.id(entry.key)}`;
       const column = columns[entry.field];
       if (!column) throw new Error(`no answer column ${entry.field}`);
-      return sql`${column(entry.shape)} as ${sql.id(entry.key)}`;
+      const value = typeof column === 'function' ? column(entry.shape) : column[doubles];
+      return sql`${value} as ${sql.id(entry.key)}`;
     }),
   );
 }
@@ -127,8 +148,8 @@ const ref = (column: string) => () => sql.ref(column);
 
 // The nested lists read what owner.read.ts's documentsOf, recipientsOf (with agentsOf), fieldsOf
 // and viewsOf read, in their order.
-const POINT: Columns = { x: () => jsNumber(sql.ref('v.x')), y: () => jsNumber(sql.ref('v.y')) };
-const SIZE: Columns = { width: () => jsNumber(sql.ref('v.width')), height: () => jsNumber(sql.ref('v.height')) };
+const POINT: Columns = { x: double('v.x'), y: double('v.y') };
+const SIZE: Columns = { width: double('v.width'), height: double('v.height') };
 const FIELD_VIEW: Columns = {
   documentId: ref('v.document_id'),
   page: ref('v.page'),
@@ -233,45 +254,24 @@ export async function readEnvelopePageAnswer(context: ServiceContext, options: E
     page: listing.page,
     filterValues: listing.filterValues,
     build: (db, slot, window, pageSize) => {
-      // Each distinct node shape (under `nodes`, under `edges`) is one column of the page's rows.
-      const nodeShapes: AnswerShape[] = [];
-      const nodeColumn = (nodeShape: AnswerShape) => {
-        const text = shapeText(nodeShape);
-        let index = nodeShapes.findIndex((known) => shapeText(known) === text);
-        if (index < 0) index = nodeShapes.push(nodeShape) - 1;
-        return sql.ref(`page_row.node_${index}`);
-      };
-      const inPage = sql`filter (where page_row.position <= ${pageSize}::int)`;
+      // The window's rows (one more than the page) are `e` here too; a node, and a cursor, is
+      // built only for the rows of the page: an aggregate's filter comes before its argument.
+      const inPage = sql`filter (where e.position <= ${pageSize}::int)`;
       const edge: Columns = {
-        cursor: () => sql.ref('page_row.cursor'),
-        node: (nodeShape) => nodeColumn(nodeShape ?? []),
+        cursor: () => ROW_CURSOR,
+        node: (nodeShape) => objectOf(nodeShape ?? [], ENVELOPE),
       };
       const pageInfo: Columns = {
-        hasNextPage: () => sql`(count(page_row.position) > ${pageSize}::int)`,
-        endCursor: () => sql`(case when count(page_row.position) > ${pageSize}::int then max(page_row.cursor) filter (where page_row.position = ${pageSize}::int) end)`,
+        hasNextPage: () => sql`(count(e.position) > ${pageSize}::int)`,
+        endCursor: () => sql`(case when count(e.position) > ${pageSize}::int then max(${ROW_CURSOR}) filter (where e.position = ${pageSize}::int) end)`,
       };
       const page: Columns = {
-        nodes: (nodeShape) => sql`coalesce(array_to_json(array_agg(${nodeColumn(nodeShape ?? [])} order by page_row.position) ${inPage}), '[]'::json)`,
-        edges: (edgeShape) =>
-          sql`coalesce(array_to_json(array_agg((select to_json(edge_row) from (select ${columnsOf(edgeShape ?? [], edge)}) edge_row) order by page_row.position) ${inPage}), '[]'::json)`,
-        pageInfo: (infoShape) => sql`(select to_json(info_row) from (select ${columnsOf(infoShape ?? [], pageInfo)}) info_row)`,
+        nodes: (nodeShape) => sql`coalesce(array_to_json(array_agg(${objectOf(nodeShape ?? [], ENVELOPE)} order by e.position) ${inPage}), '[]'::json)`,
+        edges: (edgeShape) => sql`coalesce(array_to_json(array_agg((select edge_row from (select ${columnsOf(edgeShape ?? [], edge)}) edge_row) order by e.position) ${inPage}), '[]'::json)`,
+        pageInfo: (infoShape) => sql`(select info_row from (select ${columnsOf(infoShape ?? [], pageInfo)}) info_row)`,
       };
-      // Built first: it registers the node shapes the rows must carry.
-      const answer = columnsOf(shape, page);
-      const rows = window(
-        listing.filtered(
-          teamEnvelopes(db, slot(0)).select([
-            sql<number>`row_number() over (order by e.created_at desc, e.id desc)`.as('position'),
-            ROW_CURSOR.as('cursor'),
-            ...nodeShapes.map((nodeShape, index) => sql`(select to_json(answer_row) from (select ${columnsOf(nodeShape, ENVELOPE)}) answer_row)`.as(`node_${index}`)),
-          ]),
-          slot,
-        ),
-        'e',
-      );
-      return db
-        .selectFrom(rows.as('page_row'))
-        .select(sql<string>`(select to_json(answer_row)::text from (select ${answer}) answer_row)`.as('text'));
+      const rows = window(listing.filtered(teamEnvelopes(db, slot(0)).selectAll('e').select(sql<number>`row_number() over (order by e.created_at desc, e.id desc)`.as('position')), slot), 'e');
+      return db.selectFrom(rows.as('e')).select(sql<string>`(select to_json(answer_row)::text from (select ${columnsOf(shape, page)}) answer_row)`.as('text'));
     },
   });
 }
