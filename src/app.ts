@@ -6,6 +6,7 @@ import { openRequestContext, type AppDependencies, type RequestContext, type Ser
 import { graphqlBodyLimitPlugin } from './graphql/body-limit.ts';
 import { createErrorMask } from './graphql/errors.ts';
 import { graphqlLimitPlugins } from './graphql/limits.ts';
+import { graphqlPassThroughPlugin } from './graphql/pass-through.ts';
 import { graphqlRateLimitPlugin } from './graphql/rate-limit.ts';
 import { protoKeyInLiteralRule } from './graphql/scalars.ts';
 import { schema } from './graphql/schema.ts';
@@ -199,6 +200,8 @@ export function createApp(given: AppDependencies): App {
       protoKeyLiteralPlugin,
       graphqlBodyLimitPlugin(requestMetadataOf),
       ...(dependencies.config.graphqlJit ? [useGraphQlJit()] : []),
+      // After graphql-jit: plain envelope pages are answered with PostgreSQL's text, the rest executed by it.
+      ...(dependencies.config.graphqlPassThrough ? [graphqlPassThroughPlugin()] : []),
       graphqlMetricsPlugin(metrics),
       // Live events: executed once per distinct (operation, variables, team), serialised once.
       sharedSubscriptionPlugin(),

@@ -51,6 +51,8 @@ export type Config = {
   databasePreparedStatements: boolean;
   /** Execute GraphQL operations with graphql-jit (compiled once per document); off: graphql-js. */
   graphqlJit: boolean;
+  /** Answer plain read queries with the JSON text PostgreSQL writes (graphql/pass-through.ts); off: always execute. */
+  graphqlPassThrough: boolean;
   /** Answer `__schema`/`__type` (GraphiQL needs them to load the schema); off refuses them. */
   graphqlIntrospection: boolean;
   /** Requests per minute per API key, per client address without a key, per signing link (0: no limit). */
@@ -186,6 +188,7 @@ const variables = {
     .max(10, 'must be an integer from 0 to 10')
     .default(0),
   GRAPHQL_JIT: booleanFlag.default(true),
+  GRAPHQL_PASS_THROUGH: booleanFlag.default(true),
   GRAPHQL_INTROSPECTION: booleanFlag.default(true),
   DATABASE_PREPARED_STATEMENTS: booleanFlag.default(true),
   RATE_LIMIT_PER_MINUTE: perMinute(600),
@@ -357,6 +360,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     auditHmacKey: values.AUDIT_HMAC_KEY as string | undefined,
     trustedProxyHops: values.TRUST_PROXY_HOPS as number,
     graphqlJit: values.GRAPHQL_JIT as boolean,
+    graphqlPassThrough: values.GRAPHQL_PASS_THROUGH as boolean,
     graphqlIntrospection: values.GRAPHQL_INTROSPECTION as boolean,
     databasePreparedStatements: values.DATABASE_PREPARED_STATEMENTS as boolean,
     rateLimits: {

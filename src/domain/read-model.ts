@@ -352,26 +352,63 @@ export async function readKeysetPage<Row extends { createdAt: Date | string; id:
     shape: string;
     page: { cursor?: string; limit: number };
     filterValues?: readonly unknown[];
-    build: (db: ReadDb, slot: Slot, window: <Query extends AnySelect>(query: Query, alias: string) => Query) => Compilable<unknown>;
+    build: (db: ReadDb, slot: Slot, window: KeysetWindow) => Compilable<unknown>;
   },
 ): Promise<{ rows: Row[]; nextCursor: string | null }> {
+  const keyset = await keysetStatement(context, options);
+  const rows = await runRead<Row>(context.reader, keyset.shape, (db, slot) => options.build(db, slot, keyset.window(slot)), keyset.values);
+  return takePage(rows, options.page.limit);
+}
+
+/** Continues a listing's query (alias `alias`) after the cursor's row, newest first, one row more than the page. */
+export type KeysetWindow = <Query extends AnySelect>(query: Query, alias: string) => Query;
+
+/**
+ * The same page as `readKeysetPage` as one JSON text written by PostgreSQL (the exact answer of a
+ * face, see envelope.answer.ts): `build` gets the window and the slot holding the page size, and
+ * selects the text as the column `text`.
+ */
+export async function readKeysetAnswer(
+  context: { reader: ReadDb; caller(): Promise<{ teamId: string }> },
+  options: {
+    shape: string;
+    page: { cursor?: string; limit: number };
+    filterValues?: readonly unknown[];
+    build: (db: ReadDb, slot: Slot, window: KeysetWindow, pageSize: unknown) => Compilable<unknown>;
+  },
+): Promise<string> {
+  const keyset = await keysetStatement(context, options);
+  const pageSizeSlot = keyset.values.length;
+  const [row] = await runRead<{ text: string }>(
+    context.reader,
+    `${keyset.shape}:answer`,
+    (db, slot) => options.build(db, slot, keyset.window(slot), slot(pageSizeSlot)),
+    [...keyset.values, options.page.limit],
+  );
+  return row.text;
+}
+
+async function keysetStatement(
+  context: { caller(): Promise<{ teamId: string }> },
+  options: { shape: string; page: { cursor?: string; limit: number }; filterValues?: readonly unknown[] },
+) {
   const caller = await context.caller();
   const after = options.page.cursor === undefined ? undefined : decodeCursorPosition(options.page.cursor);
   const filters = options.filterValues ?? [];
   const cursorSlot = 1 + filters.length;
-  const rows = await runRead<Row>(
-    context.reader,
-    `${options.shape}:${after ? 'after' : 'first'}`,
-    (db, slot) =>
-      options.build(db, slot, (query, alias) => {
-        const createdAt = sql.ref(`${alias}.created_at`);
-        const id = sql.ref(`${alias}.id`);
-        const continued = after ? query.where(sql<boolean>`(${createdAt}, ${id}) < (${slot(cursorSlot)}, ${slot(cursorSlot + 1)})`) : query;
-        return continued.orderBy(createdAt, 'desc').orderBy(id, 'desc').limit(slot(cursorSlot + 2)) as typeof query;
-      }),
-    [caller.teamId, ...filters, after?.createdAt, after?.id, options.page.limit + 1],
-  );
-  return takePage(rows, options.page.limit);
+  const window =
+    (slot: Slot): KeysetWindow =>
+    (query, alias) => {
+      const createdAt = sql.ref(`${alias}.created_at`);
+      const id = sql.ref(`${alias}.id`);
+      const continued = after ? query.where(sql<boolean>`(${createdAt}, ${id}) < (${slot(cursorSlot)}, ${slot(cursorSlot + 1)})`) : query;
+      return continued.orderBy(createdAt, 'desc').orderBy(id, 'desc').limit(slot(cursorSlot + 2)) as typeof query;
+    };
+  return {
+    shape: `${options.shape}:${after ? 'after' : 'first'}`,
+    window,
+    values: [caller.teamId, ...filters, after?.createdAt, after?.id, options.page.limit + 1] as unknown[],
+  };
 }
 
 /**

@@ -4,7 +4,7 @@ import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import { z } from 'zod';
 import { keysetPageInput } from '../pagination.ts';
 import { documentsOf, fieldsOf, pick, readInOwner, recipientsOf, type Column, type ContentInclude, type DocumentData, type FieldData, type Keys, type RecipientData } from '../owner/owner.read.ts';
-import { isoTimestamp, readKeysetPage, readRoot, runRead, type RootStatement, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
+import { isoTimestamp, readKeysetPage, readRoot, runRead, type RootStatement, shapeOfKeys, type ReadDatabase, type Slot } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
@@ -341,6 +341,23 @@ function escapeLike(text: string): string {
  * its text decided by which filters are present, never by their values.
  */
 export async function readEnvelopePage(context: ServiceContext, options: EnvelopePageOptions, include: EnvelopeInclude = {}): Promise<EnvelopePageData> {
+  const listing = envelopeListing(options);
+  const page = await readKeysetPage<EnvelopeData>(context, {
+    shape: `envelope-page:${listing.present.join(',')}:${shapeOfInclude(include)}`,
+    page: listing.page,
+    filterValues: listing.filterValues,
+    build: (db, slot, window) => window(listing.filtered(teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include)), slot), 'e'),
+  });
+  return { envelopes: page.rows, nextCursor: page.nextCursor };
+}
+
+/**
+ * A listing's checked input: its page, the filters present (in FILTERS order: they decide the
+ * statement's text) with their values, and `filtered`, which adds their conditions to a query of
+ * the team's envelopes (`e`), each value in its slot after the team's. Shared by the page read and
+ * its exact answer (envelope.answer.ts), so both list the same envelopes.
+ */
+export function envelopeListing(options: EnvelopePageOptions) {
   const input = parseInput(pageInput, options);
   const values: Partial<Record<Filter, unknown>> = {
     q: input.q === undefined || input.q.trim() === '' ? undefined : escapeLike(input.q.trim()),
@@ -354,19 +371,18 @@ export async function readEnvelopePage(context: ServiceContext, options: Envelop
     context: input.context === undefined || Object.keys(input.context).length === 0 ? undefined : JSON.stringify(input.context),
   };
   const present = FILTERS.filter((filter) => values[filter] !== undefined);
-  const page = await readKeysetPage<EnvelopeData>(context, {
-    shape: `envelope-page:${present.join(',')}:${shapeOfInclude(include)}`,
-    page: input,
+  return {
+    page: { limit: input.limit, cursor: input.cursor },
+    present,
     filterValues: present.map((filter) => values[filter]),
-    build: (db, slot, window) => {
-      let query = teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include));
+    filtered<Query extends { where(...args: any[]): Query }>(query: Query, slot: Slot): Query {
+      let narrowed = query;
       present.forEach((filter, index) => {
-        query = query.where((eb) => filterCondition(eb as Eb, filter, slot(1 + index)));
+        narrowed = narrowed.where((eb: Eb) => filterCondition(eb, filter, slot(1 + index)));
       });
-      return window(query, 'e');
+      return narrowed;
     },
-  });
-  return { envelopes: page.rows, nextCursor: page.nextCursor };
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { envelopeStatuses } from '../../domain/envelope/envelope.entity.ts';
-import { readEnvelope, readEnvelopePage, type EnvelopeData, type EnvelopePageData, type EnvelopeProgress } from '../../domain/envelope/envelope.read.ts';
+import { readEnvelope, readEnvelopePage, type EnvelopeData, type EnvelopePageData, type EnvelopePageOptions, type EnvelopeProgress } from '../../domain/envelope/envelope.read.ts';
 import { createEnvelope, deleteEnvelope, updateEnvelope } from '../../domain/envelope/envelope.service.ts';
 import { builder } from '../builder.ts';
 import { connectionNodesOf, envelopeIncludeOf, selectionOf } from '../selection.ts';
@@ -74,6 +74,36 @@ const EnvelopeConnection = keysetConnection('Envelope', {
   nodesOf: (page: EnvelopePageData) => page.envelopes,
 });
 
+/** The `envelopes` arguments (coerced) as the listing's options; also used by the pass-through (graphql/pass-through.ts). */
+export function envelopePageOptionsOf(args: {
+  first?: number | null;
+  after?: string | null;
+  q?: string | null;
+  status?: string | null;
+  statuses?: readonly string[] | null;
+  recipientEmail?: string | null;
+  templateId?: string | number | null;
+  createdAfter?: Date | null;
+  createdBefore?: Date | null;
+  completedAfter?: Date | null;
+  completedBefore?: Date | null;
+  context?: unknown;
+}): EnvelopePageOptions {
+  return {
+    limit: args.first ?? undefined,
+    cursor: args.after ?? undefined,
+    q: args.q ?? undefined,
+    status: args.status || args.statuses ? [...(args.status ? [args.status] : []), ...(args.statuses ?? [])] : undefined,
+    recipientEmail: args.recipientEmail ?? undefined,
+    templateId: args.templateId === null || args.templateId === undefined ? undefined : String(args.templateId),
+    createdAfter: args.createdAfter?.toISOString(),
+    createdBefore: args.createdBefore?.toISOString(),
+    completedAfter: args.completedAfter?.toISOString(),
+    completedBefore: args.completedBefore?.toISOString(),
+    context: (args.context ?? undefined) as Record<string, string> | undefined,
+  };
+}
+
 builder.queryFields((t) => ({
   envelope: t.field({
     type: EnvelopeType,
@@ -100,24 +130,7 @@ builder.queryFields((t) => ({
       completedBefore: t.arg({ type: 'DateTime', required: false }),
       context: t.arg({ type: 'JSONObject', required: false, description: 'Each key’s string value in the envelope’s context is exactly this (REST: context.<key>=<value>).' }),
     },
-    resolve: (_root, args, context, info) =>
-      readEnvelopePage(
-        context,
-        {
-          limit: args.first ?? undefined,
-          cursor: args.after ?? undefined,
-          q: args.q ?? undefined,
-          status: args.status || args.statuses ? [...(args.status ? [args.status] : []), ...(args.statuses ?? [])] : undefined,
-          recipientEmail: args.recipientEmail ?? undefined,
-          templateId: args.templateId === null || args.templateId === undefined ? undefined : String(args.templateId),
-          createdAfter: args.createdAfter?.toISOString(),
-          createdBefore: args.createdBefore?.toISOString(),
-          completedAfter: args.completedAfter?.toISOString(),
-          completedBefore: args.completedBefore?.toISOString(),
-          context: (args.context ?? undefined) as Record<string, string> | undefined,
-        },
-        envelopeIncludeOf(connectionNodesOf(selectionOf(info))),
-      ),
+    resolve: (_root, args, context, info) => readEnvelopePage(context, envelopePageOptionsOf(args), envelopeIncludeOf(connectionNodesOf(selectionOf(info)))),
   }),
 }));
 
