@@ -17,9 +17,11 @@ import {
   concatTransformationMatrix,
   endPath,
   LineCapStyle,
+  ParseSpeeds,
   PDFArray,
   PDFDocument,
   PDFName,
+  PDFRef,
   popGraphicsState,
   pushGraphicsState,
   rectangle,
@@ -278,13 +280,14 @@ export type RenderOptions = {
 /** Loads a PDF for drawing; an encrypted one must be decrypted first (pdf/worker.ts, pdf/decrypt.ts). */
 export async function loadForRendering(bytes: Uint8Array): Promise<PDFDocument> {
   // Encrypted files load (to be recognised by `isEncrypted`) but are drawn only once decrypted.
-  const pdf = await PDFDocument.load(bytes, { updateMetadata: false, ignoreEncryption: true });
+  // A worker thread has no event loop to yield to: parse in one go.
+  const pdf = await PDFDocument.load(bytes, { updateMetadata: false, ignoreEncryption: true, parseSpeed: ParseSpeeds.Fastest });
   pdf.registerFontkit(cachingFontkit);
   return pdf;
 }
 
-/** Draws the values into `pdf` (in place). */
-export async function renderFields(pdf: PDFDocument, options: RenderOptions): Promise<void> {
+/** Draws the values into `pdf` (in place); answers the indexes of the pages drawn on, in order. */
+export async function renderFields(pdf: PDFDocument, options: RenderOptions): Promise<number[]> {
   const loaded = fontFamilies();
   pdf.registerFontkit(cachingFontkit);
   const embed = async (family: FontFamily): Promise<EmbeddedFamily> => ({
@@ -406,6 +409,21 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
       });
     }
   }
+  return [...prepared].sort((a, b) => a - b);
+}
+
+/**
+ * The existing objects drawing changed on the pages `pageIndexes` (renderFields' answer), for an
+ * incremental update: the pages' dictionaries, nothing else. Their /Contents is a new array
+ * (prepare above), and before pdf-lib draws on a page it copies the page's /Resources, and the
+ * /Font, /XObject and /ExtGState in it, into the page dictionary itself (PDFPageLeaf.normalize),
+ * so what our drawings name is written with the page even where the original shared or inherited
+ * those dictionaries as objects of their own (test/artefact-incremental.test.ts). Objects drawing
+ * added are not listed: they are numbered after the file's (incremental.ts `objectsAddedSince`).
+ */
+export function objectsChangedOnPages(pdf: PDFDocument, pageIndexes: number[]): PDFRef[] {
+  const pages = pdf.getPages();
+  return pageIndexes.map((index) => pages[index]!.ref);
 }
 
 /** The embedded sans-serif family, for documents the service writes itself (the audit log). */

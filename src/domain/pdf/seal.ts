@@ -12,7 +12,8 @@ import * as pkijs from 'pkijs';
 import { pdflibAddPlaceholder } from '@signpdf/placeholder-pdf-lib';
 import { SignPdf } from '@signpdf/signpdf';
 import { Signer, SUBFILTER_ETSI_CADES_DETACHED } from '@signpdf/utils';
-import type { PDFDocument } from 'pdf-lib';
+import { PDFName, PDFRef, type PDFDocument } from 'pdf-lib';
+import { appendUpdate, objectsAddedSince } from './incremental.ts';
 import { appendDocumentTimestamp, appendDss, certificatesOfToken, gatherValidationData } from './ltv.ts';
 import { requestTimestamp, toArrayBuffer } from './timestamp.ts';
 
@@ -104,10 +105,13 @@ export class PadesSigner extends Signer {
   }
 }
 
-/** Adds the signature placeholder to `pdf`, saves it and signs it: the whole file is covered. */
-export async function sealPdf(pdf: PDFDocument, material: SealMaterial, info: SealInfo): Promise<Buffer> {
+/** Adds the signature placeholder (dictionary, widget, AcroForm entry) to `pdf`; answers the existing objects it changed. */
+function addPlaceholder(pdf: PDFDocument, material: SealMaterial, info: SealInfo): PDFRef[] {
+  const page = pdf.getPage(0);
+  const acroForm = pdf.catalog.get(PDFName.of('AcroForm'));
   pdflibAddPlaceholder({
     pdfDoc: pdf,
+    pdfPage: page,
     reason: info.reason,
     contactInfo: info.contactInfo ?? '',
     name: info.name,
@@ -119,11 +123,33 @@ export async function sealPdf(pdf: PDFDocument, material: SealMaterial, info: Se
     signatureLength: 2 * (4096 + (info.tsaUrl === undefined ? 0 : 12_288) + material.certificates.reduce((sum, der) => sum + der.length, 0)),
     widgetRect: [0, 0, 0, 0],
   });
-  const unsigned = Buffer.from(await pdf.save({ useObjectStreams: false, updateFieldAppearances: false }));
+  // The first page (its /Annots), the catalog (a new /AcroForm) or the AcroForm it points to.
+  return [page.ref, pdf.context.trailerInfo.Root as PDFRef, ...(acroForm instanceof PDFRef ? [acroForm] : [])];
+}
+
+/** Signs a file holding the placeholder (the whole file is covered), then adds the long-term validation data when timestamped. */
+async function sign(unsigned: Buffer, material: SealMaterial, info: SealInfo): Promise<Buffer> {
   const signer = new PadesSigner(material, info.tsaUrl);
   const signed = await new SignPdf().sign(unsigned, signer);
   if (info.tsaUrl === undefined) return signed;
   // B-LT, then B-LTA (pdf/ltv.ts): the validation data as it is now, then a document timestamp over all of it.
   const withDss = await appendDss(signed, await gatherValidationData(material.certificates, signer.timestampCertificates));
   return appendDocumentTimestamp(withDss, info.tsaUrl);
+}
+
+/** Adds the signature placeholder to `pdf`, saves it and signs it: the whole file is covered. */
+export async function sealPdf(pdf: PDFDocument, material: SealMaterial, info: SealInfo): Promise<Buffer> {
+  addPlaceholder(pdf, material, info);
+  return sign(Buffer.from(await pdf.save({ useObjectStreams: false, updateFieldAppearances: false, objectsPerTick: Infinity })), material, info);
+}
+
+/**
+ * Seals `file` as `pdf` now has it, as an incremental update (pdf/incremental.ts): the objects
+ * `changed` and those numbered above `since` (what drawing changed and added), and the signature's
+ * own, appended to `file`, which stays as it was. The signature covers the whole result.
+ */
+export async function sealAsUpdate(file: Buffer, pdf: PDFDocument, update: { changed: PDFRef[]; since: number }, material: SealMaterial, info: SealInfo): Promise<Buffer> {
+  const placed = addPlaceholder(pdf, material, info);
+  await pdf.flush();
+  return sign(appendUpdate(file, pdf, [...update.changed, ...placed, ...objectsAddedSince(pdf, update.since)]), material, info);
 }
