@@ -48,6 +48,30 @@ const oids = {
 };
 
 
+/**
+ * The seal's certificates parsed and its key imported, per material, for this thread: parsing the
+ * chain (pkijs) cost more than the rest of the CMS together, and the material is the same seal
+ * after seal. Keyed by the material's bytes (it is copied into the thread with every task).
+ */
+const preparedMaterials = new Map<string, Promise<{ certificates: pkijs.Certificate[]; key: CryptoKey }>>();
+function prepared(material: SealMaterial): Promise<{ certificates: pkijs.Certificate[]; key: CryptoKey }> {
+  const hash = createHash('sha256').update(material.keyPkcs8);
+  for (const der of material.certificates) hash.update(der);
+  const cacheKey = hash.digest('hex');
+  let entry = preparedMaterials.get(cacheKey);
+  if (entry === undefined) {
+    entry = (async () => ({
+      certificates: material.certificates.map((der) => pkijs.Certificate.fromBER(toArrayBuffer(der))),
+      key: (await webcrypto.subtle.importKey('pkcs8', toArrayBuffer(material.keyPkcs8), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign'])) as unknown as CryptoKey,
+    }))();
+    // A seal whose certificate was replaced leaves its entry; a handful at most are ever kept.
+    if (preparedMaterials.size >= 4) preparedMaterials.clear();
+    preparedMaterials.set(cacheKey, entry);
+    entry.catch(() => preparedMaterials.delete(cacheKey));
+  }
+  return entry;
+}
+
 export class PadesSigner extends Signer {
   readonly material: SealMaterial;
   readonly tsaUrl: string | undefined;
@@ -61,9 +85,8 @@ export class PadesSigner extends Signer {
   }
 
   override async sign(pdfBuffer: Buffer): Promise<Buffer> {
-    const certificates = this.material.certificates.map((der) => pkijs.Certificate.fromBER(toArrayBuffer(der)));
+    const { certificates, key } = await prepared(this.material);
     const signer = certificates[0]!;
-    const key = await webcrypto.subtle.importKey('pkcs8', toArrayBuffer(this.material.keyPkcs8), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']);
     const digest = createHash('sha256').update(pdfBuffer).digest();
     const certificateHash = createHash('sha256').update(this.material.certificates[0]!).digest();
     // SigningCertificateV2 ::= SEQUENCE { certs SEQUENCE OF ESSCertIDv2 }; ESSCertIDv2 with the
@@ -90,7 +113,7 @@ export class PadesSigner extends Signer {
       ],
       certificates,
     });
-    await signedData.sign(key as unknown as CryptoKey, 0, 'SHA-256');
+    await signedData.sign(key, 0, 'SHA-256');
     if (this.tsaUrl !== undefined) {
       const signerInfo = signedData.signerInfos[0]!;
       const token = await requestTimestamp(this.tsaUrl, createHash('sha256').update(signerInfo.signature.valueBlock.valueHexView).digest());
