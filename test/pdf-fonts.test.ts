@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import fontkit from '@pdf-lib/fontkit';
 import { PDFDocument } from 'pdf-lib';
 import { cachingFontkit, fontFamilies, sfntOfWoff } from '../src/domain/pdf/fonts.ts';
-import { embedSans, loadForRendering, renderFields, textWidth, type RenderField } from '../src/domain/pdf/render.ts';
+import { drawTextLine, embedSans, loadForRendering, renderFields, textWidth, type RenderField } from '../src/domain/pdf/render.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { wordBoxes } from './helpers/pdf-tools.ts';
 
@@ -122,5 +122,20 @@ describe('the renderer’s fonts', () => {
     }
     const { sans } = fontFamilies();
     expect(cachingFontkit.create(sans.files[0]!)).toBe(sans.fonts[0]);
+  });
+
+  it('a letter first met as part of a composite glyph in one document keeps its character in the next (Ö, then O)', async () => {
+    // Subsetting Ö (a composite of O and a diaeresis) loads O without its character; a font shared
+    // by documents must not hand that glyph to the next document's layout of O.
+    const draw = async (text: string, name: string) => {
+      const pdf = await PDFDocument.create();
+      const page = pdf.addPage([400, 200]);
+      drawTextLine(page, text, await embedSans(pdf), { x: 20, y: 100, size: 12 });
+      const file = path.join(directory, name);
+      fs.writeFileSync(file, await pdf.save());
+      return wordBoxes(file)[0]!.map((word) => word.text);
+    };
+    expect(await draw('Öztürk İpekçi', 'composite.pdf')).toEqual(['Öztürk', 'İpekçi']);
+    expect(await draw('Original JSON IBAN', 'base.pdf')).toEqual(['Original', 'JSON', 'IBAN']);
   });
 });

@@ -86,24 +86,49 @@ export function fileIndexFor(family: FontFamily, codePoint: number): number {
 
 const parsed = new Map<Uint8Array, Font>();
 
-/** Bounds what the per-font caches hold in a long-lived thread (wrapping a paragraph measures many prefixes). */
-const CACHE_ENTRIES = 20_000;
+/**
+ * A cache keyed by text whose memory stays bounded in a long-lived thread: it is emptied when the
+ * texts it holds reach `characters` in all (wrapping a long paragraph measures every prefix of
+ * every line, and a laid-out run holds objects per glyph).
+ */
+class TextCache<V> {
+  readonly #entries = new Map<string, V>();
+  readonly #limit: number;
+  #characters = 0;
+
+  constructor(characters: number) {
+    this.#limit = characters;
+  }
+
+  get(text: string): V | undefined {
+    return this.#entries.get(text);
+  }
+
+  set(text: string, value: V): void {
+    if (this.#characters + text.length > this.#limit) {
+      this.#entries.clear();
+      this.#characters = 0;
+    }
+    this.#entries.set(text, value);
+    this.#characters += text.length;
+  }
+}
 
 /**
  * Remembers the font's layouts (shaping: GSUB and GPOS lookups, the costliest step of drawing a
  * run of text) per text, for the default features, which is how pdf-lib and we call it: the same
  * words and names are measured, then encoded, field after field and document after document.
- * A glyph run is only read (glyph ids and advances), never changed, so one can be shared.
+ * A glyph run is only read (glyph ids and advances), never changed, so one can be shared. Runs of
+ * up to 50,000 characters in all are kept per font (a few megabytes).
  */
 function rememberLayouts(font: Font): void {
   const layout = font.layout.bind(font);
-  const runs = new Map<string, ReturnType<Font['layout']>>();
+  const runs = new TextCache<ReturnType<Font['layout']>>(50_000);
   font.layout = (text, features) => {
     if (features !== undefined) return layout(text, features);
     let run = runs.get(text);
     if (run === undefined) {
       run = layout(text);
-      if (runs.size >= CACHE_ENTRIES) runs.clear();
       runs.set(text, run);
     }
     return run;
@@ -116,20 +141,31 @@ type EncodeStream = { push(chunk: Uint8Array | null): boolean; end(): void };
 /** The part of fontkit's subset that `encodeStream` runs (not in its type declarations). */
 type EncodableSubset = Subset & { encode(stream: EncodeStream): void };
 
+/** The class fontkit's subsets encode into (restructure's EncodeStream), which fontkit does not export. */
+let encodeStreamClass: (new () => EncodeStream) | undefined;
+
 /**
- * Makes the font's subsets hand over their bytes without waiting on timers. fontkit's
- * `encodeStream` (what pdf-lib reads a subset through) starts the encoding from a bundled
- * `process.nextTick` stand-in that waits for a `setTimeout`, and its Readable passes the bytes on
- * the same way: about a millisecond of idling per font per document, several times what the
- * encoding costs. Here the same encoder (`subset.encode`) writes into the same kind of stream at
- * once, and the bytes go to pdf-lib's listeners on the next microtask (they are attached right
- * after the call). test/pdf-fonts.test.ts checks the bytes equal fontkit's own.
+ * Makes the font's subsets hand over their bytes without waiting on timers, and keeps the font's
+ * glyph cache as the documents' layouts left it. fontkit's `encodeStream` (what pdf-lib reads a
+ * subset through) starts the encoding from a bundled `process.nextTick` stand-in that waits for a
+ * `setTimeout`, and its Readable passes the bytes on the same way: about a millisecond of idling
+ * per font per document, several times what the encoding costs. Here the same encoder
+ * (`subset.encode`) writes into the same kind of stream at once, and the bytes go to pdf-lib's
+ * listeners on the next microtask (they are attached right after the call).
+ *
+ * The glyph cache: encoding a composite glyph (Ö is O and a diaeresis) loads its components
+ * without the characters they stand for, and fontkit keeps the first glyph object made for an id.
+ * With one font per document that came after every layout and did no harm; with a font shared by
+ * the thread's documents, the next document's O would come without its character, and its text
+ * would lose it (no ToUnicode entry). So the glyphs the encoding loaded are forgotten after it.
+ * test/pdf-fonts.test.ts checks the bytes equal fontkit's own, and the O.
  */
-function encodeSubsetsAtOnce(font: Font): void {
+function encodeSubsetsAtOnce(font: Font, bytes: Uint8Array): void {
   const createSubset = font.createSubset.bind(font);
-  // restructure's EncodeStream class, which fontkit does not export: the stream of a throwaway
-  // subset is one (its own encoding, of nothing, runs later and is read by no one).
-  const EncodeStreamClass = (createSubset().encodeStream() as object).constructor as new () => EncodeStream;
+  // A throwaway font's subset stream is one (its own encoding, of nothing, runs later and is read by no one).
+  encodeStreamClass ??= (fontkit.create(bytes).createSubset().encodeStream() as object).constructor as new () => EncodeStream;
+  const EncodeStreamClass = encodeStreamClass;
+  const glyphs = (font as unknown as { _glyphs: Record<string, unknown> })._glyphs;
   font.createSubset = () => {
     const subset = createSubset() as EncodableSubset;
     subset.encodeStream = () => {
@@ -142,6 +178,7 @@ function encodeSubsetsAtOnce(font: Font): void {
       };
       queueMicrotask(() => {
         const chunks: Uint8Array[] = [];
+        const known = new Set(Object.keys(glyphs));
         try {
           const output = new EncodeStreamClass();
           output.push = (chunk) => {
@@ -153,6 +190,8 @@ function encodeSubsetsAtOnce(font: Font): void {
         } catch (error) {
           for (const callback of listeners.error) callback(error);
           return;
+        } finally {
+          for (const id of Object.keys(glyphs)) if (!known.has(id)) delete glyphs[id];
         }
         for (const chunk of chunks) for (const callback of listeners.data) callback(chunk);
         for (const callback of listeners.end) callback();
@@ -170,7 +209,7 @@ function loadFamily(pkg: string, base: string): FontFamily {
   const fonts = files.map((bytes) => {
     const font = fontkit.create(bytes);
     rememberLayouts(font);
-    encodeSubsetsAtOnce(font);
+    encodeSubsetsAtOnce(font, bytes);
     parsed.set(bytes, font);
     return font;
   });
@@ -196,23 +235,22 @@ export const cachingFontkit = {
   },
 };
 
-const advanceCache = new Map<Font, Map<string, number>>();
+const advanceCache = new Map<Font, TextCache<number>>();
 
 /**
  * The width of `text` set in `font` at 1000 units per em: what pdf-lib's `widthOfTextAtSize`
  * computes (the laid-out glyphs' advances, in the same order, so the same number), remembered per
- * font and text. Word wrapping and fitting measure the same strings many times over.
+ * font and text (texts of up to 200,000 characters in all). Word wrapping and fitting measure the
+ * same strings many times over.
  */
 export function advanceOf(font: Font, text: string): number {
   let widths = advanceCache.get(font);
-  if (widths === undefined) advanceCache.set(font, (widths = new Map()));
+  if (widths === undefined) advanceCache.set(font, (widths = new TextCache(200_000)));
   let width = widths.get(text);
   if (width === undefined) {
     const scale = 1000 / font.unitsPerEm;
-    const glyphs = font.layout(text).glyphs;
     width = 0;
-    for (const glyph of glyphs) width += glyph.advanceWidth * scale;
-    if (widths.size >= CACHE_ENTRIES) widths.clear();
+    for (const glyph of font.layout(text).glyphs) width += glyph.advanceWidth * scale;
     widths.set(text, width);
   }
   return width;
