@@ -1,6 +1,6 @@
 /**
  * Draws every field value into a copy of the original PDF (docs/artefacts.md). Runs in a PDF
- * worker thread (pdf/worker.ts), so it imports only Node built-ins, pdf-lib and fontkit.
+ * worker thread (pdf/worker.ts), so it imports only Node built-ins, pdf-lib and the fonts (pdf/fonts.ts).
  *
  * Geometry: a view's box is in points from the top-left corner of the page as a viewer shows it,
  * that is the visible box (CropBox ∩ MediaBox, ISO 32000 §14.11.2) turned by `/Rotate`. Each box
@@ -12,18 +12,16 @@
  * its graphics state changed cannot move our drawings) and our drawings follow in a stream of
  * their own. AcroForm fields of the original are kept as they are (not flattened).
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { createRequire } from 'node:module';
-import fontkit from '@pdf-lib/fontkit';
 import {
   clip,
   concatTransformationMatrix,
   endPath,
   LineCapStyle,
+  ParseSpeeds,
   PDFArray,
   PDFDocument,
   PDFName,
+  PDFRef,
   popGraphicsState,
   pushGraphicsState,
   rectangle,
@@ -32,6 +30,7 @@ import {
   type PDFImage,
   type PDFPage,
 } from 'pdf-lib';
+import { advanceOf, cachingFontkit, fileIndexFor, fontFamilies, type FontFamily } from './fonts.ts';
 
 export type RenderView = { page: number; x: number; y: number; width: number; height: number };
 export type RenderField = {
@@ -46,53 +45,34 @@ export type RenderField = {
 /** The visible box of a page in user space, and its rotation (0, 90, 180 or 270, clockwise). */
 export type VisibleBox = { left: number; bottom: number; right: number; top: number; rotation: number };
 
-const require = createRequire(import.meta.url);
-
-function fontFile(pkg: string, file: string): Uint8Array {
-  // The packages export only CSS; their font files sit beside it.
-  return fs.readFileSync(path.join(path.dirname(require.resolve(pkg)), 'files', file));
-}
-
-type FontFamily = { coverage: { hasGlyphForCodePoint(codePoint: number): boolean }[]; files: Uint8Array[] };
-
-let families: { sans: FontFamily; script: FontFamily } | undefined;
-function loadFamilies() {
-  // Each package ships Latin and Latin Extended (ğ, ş, ı, İ …) as separate files: a character is
-  // drawn with the first file that has its glyph.
-  const family = (pkg: string, base: string): FontFamily => {
-    const files = ['latin', 'latin-ext'].map((subset) => fontFile(pkg, `${base}-${subset}-400-normal.woff`));
-    return { files, coverage: files.map((bytes) => fontkit.create(bytes)) };
-  };
-  families ??= { sans: family('@fontsource/noto-sans', 'noto-sans'), script: family('@fontsource/dancing-script', 'dancing-script') };
-  return families;
-}
-
 type EmbeddedFamily = { family: FontFamily; fonts: PDFFont[] };
 
-/** Splits text into runs, each drawable with one font of the family (the last one takes what none has). */
-function runsOf(text: string, embedded: EmbeddedFamily): { text: string; font: PDFFont }[] {
-  const runs: { text: string; font: PDFFont }[] = [];
+/** Splits text into runs, each drawable with one font of the family (the first takes what none has). */
+function runsOf(text: string, embedded: EmbeddedFamily): { text: string; index: number }[] {
+  const runs: { text: string; index: number }[] = [];
   for (const character of text) {
-    const codePoint = character.codePointAt(0)!;
-    let index = embedded.family.coverage.findIndex((font) => font.hasGlyphForCodePoint(codePoint));
-    if (index === -1) index = 0;
-    const font = embedded.fonts[index]!;
+    const index = fileIndexFor(embedded.family, character.codePointAt(0)!);
     const last = runs.at(-1);
-    if (last !== undefined && last.font === font) last.text += character;
-    else runs.push({ text: character, font });
+    if (last !== undefined && last.index === index) last.text += character;
+    else runs.push({ text: character, index });
   }
   return runs;
 }
 
+/** A run's width at `size`: pdf-lib's `widthOfTextAtSize`, measured once per font and text (pdf/fonts.ts). */
+function runWidth(embedded: EmbeddedFamily, run: { text: string; index: number }, size: number): number {
+  return advanceOf(embedded.family.fonts[run.index]!, run.text) * (size / 1000);
+}
+
 function widthOf(text: string, embedded: EmbeddedFamily, size: number): number {
-  return runsOf(text, embedded).reduce((sum, run) => sum + run.font.widthOfTextAtSize(run.text, size), 0);
+  return runsOf(text, embedded).reduce((sum, run) => sum + runWidth(embedded, run, size), 0);
 }
 
 function drawLine(page: PDFPage, text: string, embedded: EmbeddedFamily, options: { x: number; y: number; size: number; color?: ReturnType<typeof rgb> }) {
   let x = options.x;
   for (const run of runsOf(text, embedded)) {
-    page.drawText(run.text, { x, y: options.y, size: options.size, font: run.font, color: options.color ?? rgb(0, 0, 0.35) });
-    x += run.font.widthOfTextAtSize(run.text, options.size);
+    page.drawText(run.text, { x, y: options.y, size: options.size, font: embedded.fonts[run.index]!, color: options.color ?? rgb(0, 0, 0.35) });
+    x += runWidth(embedded, run, options.size);
   }
 }
 
@@ -300,14 +280,16 @@ export type RenderOptions = {
 /** Loads a PDF for drawing; an encrypted one must be decrypted first (pdf/worker.ts, pdf/decrypt.ts). */
 export async function loadForRendering(bytes: Uint8Array): Promise<PDFDocument> {
   // Encrypted files load (to be recognised by `isEncrypted`) but are drawn only once decrypted.
-  const pdf = await PDFDocument.load(bytes, { updateMetadata: false, ignoreEncryption: true });
-  pdf.registerFontkit(fontkit);
+  // A worker thread has no event loop to yield to: parse in one go.
+  const pdf = await PDFDocument.load(bytes, { updateMetadata: false, ignoreEncryption: true, parseSpeed: ParseSpeeds.Fastest });
+  pdf.registerFontkit(cachingFontkit);
   return pdf;
 }
 
-/** Draws the values into `pdf` (in place). */
-export async function renderFields(pdf: PDFDocument, options: RenderOptions): Promise<void> {
-  const loaded = loadFamilies();
+/** Draws the values into `pdf` (in place); answers the indexes of the pages drawn on, in order. */
+export async function renderFields(pdf: PDFDocument, options: RenderOptions): Promise<number[]> {
+  const loaded = fontFamilies();
+  pdf.registerFontkit(cachingFontkit);
   const embed = async (family: FontFamily): Promise<EmbeddedFamily> => ({
     family,
     fonts: await Promise.all(family.files.map((bytes) => pdf.embedFont(bytes, { subset: true }))),
@@ -427,19 +409,34 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
       });
     }
   }
+  return [...prepared].sort((a, b) => a - b);
+}
+
+/**
+ * The existing objects drawing changed on the pages `pageIndexes` (renderFields' answer), for an
+ * incremental update: the pages' dictionaries, nothing else. Their /Contents is a new array
+ * (prepare above), and before pdf-lib draws on a page it copies the page's /Resources, and the
+ * /Font, /XObject and /ExtGState in it, into the page dictionary itself (PDFPageLeaf.normalize),
+ * so what our drawings name is written with the page even where the original shared or inherited
+ * those dictionaries as objects of their own (test/artefact-incremental.test.ts). Objects drawing
+ * added are not listed: they are numbered after the file's (incremental.ts `objectsAddedSince`).
+ */
+export function objectsChangedOnPages(pdf: PDFDocument, pageIndexes: number[]): PDFRef[] {
+  const pages = pdf.getPages();
+  return pageIndexes.map((index) => pages[index]!.ref);
 }
 
 /** The embedded sans-serif family, for documents the service writes itself (the audit log). */
 export type TextFamily = EmbeddedFamily;
 export async function embedSans(pdf: PDFDocument): Promise<TextFamily> {
-  pdf.registerFontkit(fontkit);
-  const family = loadFamilies().sans;
+  pdf.registerFontkit(cachingFontkit);
+  const family = fontFamilies().sans;
   return { family, fonts: await Promise.all(family.files.map((bytes) => pdf.embedFont(bytes, { subset: true }))) };
 }
 /** The embedded script family (typed signatures drawn as typed, e.g. on the certificate of completion). */
 export async function embedScript(pdf: PDFDocument): Promise<TextFamily> {
-  pdf.registerFontkit(fontkit);
-  const family = loadFamilies().script;
+  pdf.registerFontkit(cachingFontkit);
+  const family = fontFamilies().script;
   return { family, fonts: await Promise.all(family.files.map((bytes) => pdf.embedFont(bytes, { subset: true }))) };
 }
 export { wrap as wrapText, drawLine as drawTextLine, widthOf as textWidth };

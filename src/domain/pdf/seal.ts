@@ -12,7 +12,8 @@ import * as pkijs from 'pkijs';
 import { pdflibAddPlaceholder } from '@signpdf/placeholder-pdf-lib';
 import { SignPdf } from '@signpdf/signpdf';
 import { Signer, SUBFILTER_ETSI_CADES_DETACHED } from '@signpdf/utils';
-import type { PDFDocument } from 'pdf-lib';
+import { PDFName, PDFRef, type PDFDocument } from 'pdf-lib';
+import { appendUpdate, objectsAddedSince } from './incremental.ts';
 import { appendDocumentTimestamp, appendDss, certificatesOfToken, gatherValidationData } from './ltv.ts';
 import { requestTimestamp, toArrayBuffer } from './timestamp.ts';
 
@@ -47,6 +48,30 @@ const oids = {
 };
 
 
+/**
+ * The seal's certificates parsed and its key imported, per material, for this thread: parsing the
+ * chain (pkijs) cost more than the rest of the CMS together, and the material is the same seal
+ * after seal. Keyed by the material's bytes (it is copied into the thread with every task).
+ */
+const preparedMaterials = new Map<string, Promise<{ certificates: pkijs.Certificate[]; key: CryptoKey }>>();
+function prepared(material: SealMaterial): Promise<{ certificates: pkijs.Certificate[]; key: CryptoKey }> {
+  const hash = createHash('sha256').update(material.keyPkcs8);
+  for (const der of material.certificates) hash.update(der);
+  const cacheKey = hash.digest('hex');
+  let entry = preparedMaterials.get(cacheKey);
+  if (entry === undefined) {
+    entry = (async () => ({
+      certificates: material.certificates.map((der) => pkijs.Certificate.fromBER(toArrayBuffer(der))),
+      key: (await webcrypto.subtle.importKey('pkcs8', toArrayBuffer(material.keyPkcs8), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign'])) as unknown as CryptoKey,
+    }))();
+    // A seal whose certificate was replaced leaves its entry; a handful at most are ever kept.
+    if (preparedMaterials.size >= 4) preparedMaterials.clear();
+    preparedMaterials.set(cacheKey, entry);
+    entry.catch(() => preparedMaterials.delete(cacheKey));
+  }
+  return entry;
+}
+
 export class PadesSigner extends Signer {
   readonly material: SealMaterial;
   readonly tsaUrl: string | undefined;
@@ -60,9 +85,8 @@ export class PadesSigner extends Signer {
   }
 
   override async sign(pdfBuffer: Buffer): Promise<Buffer> {
-    const certificates = this.material.certificates.map((der) => pkijs.Certificate.fromBER(toArrayBuffer(der)));
+    const { certificates, key } = await prepared(this.material);
     const signer = certificates[0]!;
-    const key = await webcrypto.subtle.importKey('pkcs8', toArrayBuffer(this.material.keyPkcs8), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']);
     const digest = createHash('sha256').update(pdfBuffer).digest();
     const certificateHash = createHash('sha256').update(this.material.certificates[0]!).digest();
     // SigningCertificateV2 ::= SEQUENCE { certs SEQUENCE OF ESSCertIDv2 }; ESSCertIDv2 with the
@@ -89,7 +113,7 @@ export class PadesSigner extends Signer {
       ],
       certificates,
     });
-    await signedData.sign(key as unknown as CryptoKey, 0, 'SHA-256');
+    await signedData.sign(key, 0, 'SHA-256');
     if (this.tsaUrl !== undefined) {
       const signerInfo = signedData.signerInfos[0]!;
       const token = await requestTimestamp(this.tsaUrl, createHash('sha256').update(signerInfo.signature.valueBlock.valueHexView).digest());
@@ -104,10 +128,13 @@ export class PadesSigner extends Signer {
   }
 }
 
-/** Adds the signature placeholder to `pdf`, saves it and signs it: the whole file is covered. */
-export async function sealPdf(pdf: PDFDocument, material: SealMaterial, info: SealInfo): Promise<Buffer> {
+/** Adds the signature placeholder (dictionary, widget, AcroForm entry) to `pdf`; answers the existing objects it changed. */
+function addPlaceholder(pdf: PDFDocument, material: SealMaterial, info: SealInfo): PDFRef[] {
+  const page = pdf.getPage(0);
+  const acroForm = pdf.catalog.get(PDFName.of('AcroForm'));
   pdflibAddPlaceholder({
     pdfDoc: pdf,
+    pdfPage: page,
     reason: info.reason,
     contactInfo: info.contactInfo ?? '',
     name: info.name,
@@ -119,11 +146,33 @@ export async function sealPdf(pdf: PDFDocument, material: SealMaterial, info: Se
     signatureLength: 2 * (4096 + (info.tsaUrl === undefined ? 0 : 12_288) + material.certificates.reduce((sum, der) => sum + der.length, 0)),
     widgetRect: [0, 0, 0, 0],
   });
-  const unsigned = Buffer.from(await pdf.save({ useObjectStreams: false, updateFieldAppearances: false }));
+  // The first page (its /Annots), the catalog (a new /AcroForm) or the AcroForm it points to.
+  return [page.ref, pdf.context.trailerInfo.Root as PDFRef, ...(acroForm instanceof PDFRef ? [acroForm] : [])];
+}
+
+/** Signs a file holding the placeholder (the whole file is covered), then adds the long-term validation data when timestamped. */
+async function sign(unsigned: Buffer, material: SealMaterial, info: SealInfo): Promise<Buffer> {
   const signer = new PadesSigner(material, info.tsaUrl);
   const signed = await new SignPdf().sign(unsigned, signer);
   if (info.tsaUrl === undefined) return signed;
   // B-LT, then B-LTA (pdf/ltv.ts): the validation data as it is now, then a document timestamp over all of it.
   const withDss = await appendDss(signed, await gatherValidationData(material.certificates, signer.timestampCertificates));
   return appendDocumentTimestamp(withDss, info.tsaUrl);
+}
+
+/** Adds the signature placeholder to `pdf`, saves it and signs it: the whole file is covered. */
+export async function sealPdf(pdf: PDFDocument, material: SealMaterial, info: SealInfo): Promise<Buffer> {
+  addPlaceholder(pdf, material, info);
+  return sign(Buffer.from(await pdf.save({ useObjectStreams: false, updateFieldAppearances: false, objectsPerTick: Infinity })), material, info);
+}
+
+/**
+ * Seals `file` as `pdf` now has it, as an incremental update (pdf/incremental.ts): the objects
+ * `changed` and those numbered above `since` (what drawing changed and added), and the signature's
+ * own, appended to `file`, which stays as it was. The signature covers the whole result.
+ */
+export async function sealAsUpdate(file: Buffer, pdf: PDFDocument, update: { changed: PDFRef[]; since: number }, material: SealMaterial, info: SealInfo): Promise<Buffer> {
+  const placed = addPlaceholder(pdf, material, info);
+  await pdf.flush();
+  return sign(appendUpdate(file, pdf, [...update.changed, ...placed, ...objectsAddedSince(pdf, update.since)]), material, info);
 }

@@ -11,34 +11,60 @@ import { parentPort } from 'node:worker_threads';
 import { PDFDocument } from 'pdf-lib';
 import { decryptWithoutPassword } from './decrypt.ts';
 import { inspectPdfFile, PdfInspectionError } from './inspect/inspect.ts';
-import { loadForRendering, renderFields } from './render.ts';
-import { sealPdf } from './seal.ts';
+import { loadForRendering, objectsChangedOnPages, renderFields } from './render.ts';
+import { sealAsUpdate, sealPdf } from './seal.ts';
+import { appendUpdate, objectsAddedSince, previousSection, reserveExistingNumbers } from './incremental.ts';
 import { buildAuditPdf } from './audit-pdf-layout.ts';
 import { verifyPdf } from './verify.ts';
 import { findTextTags, hideTextTags } from './text-tags.ts';
 import { readFormFields, removeFormFields } from './form-fields.ts';
-import type { PdfTask, PdfTaskAnswer, PdfWorkerReply } from './worker-protocol.ts';
+import type { PdfTask, PdfTaskAnswer, PdfWorkerReply, RenderTask } from './worker-protocol.ts';
 
-/** The file loaded for drawing; an owner-password-only original is read through a decrypted copy (pdf/decrypt.ts). */
-async function loadDecrypted(sourcePath: string, besidePath: string): Promise<PDFDocument> {
-  const original = await loadForRendering(await fs.promises.readFile(sourcePath));
-  if (!original.isEncrypted) return original;
+/** The file loaded for drawing, and its bytes; an owner-password-only original is read through a decrypted copy (pdf/decrypt.ts). */
+async function loadDecrypted(sourcePath: string, besidePath: string): Promise<{ pdf: PDFDocument; bytes: Buffer }> {
+  // Read at once: this thread runs one task at a time and has nothing else to do meanwhile, and
+  // each step of an asynchronous read is a round trip through libuv's pool, which on a busy machine
+  // costs more than the read.
+  const bytes = fs.readFileSync(sourcePath);
+  const original = await loadForRendering(bytes);
+  if (!original.isEncrypted) return { pdf: original, bytes };
   const decryptedPath = `${besidePath}.decrypted`;
   if (!(await decryptWithoutPassword(sourcePath, decryptedPath))) throw new Error('the document is encrypted and qpdf could not decrypt it');
   try {
-    return await loadForRendering(await fs.promises.readFile(decryptedPath));
+    const decrypted = await fs.promises.readFile(decryptedPath);
+    return { pdf: await loadForRendering(decrypted), bytes: decrypted };
   } finally {
     await fs.promises.rm(decryptedPath, { force: true });
   }
 }
 
+/**
+ * Draws the values and writes the result, sealed when asked. A file whose last cross-reference
+ * section can be found gets what was drawn as an incremental update (pdf/incremental.ts): the
+ * original bytes stay as they are, and only the pages drawn on and the objects added are written,
+ * so the work grows with the pages that carry fields, not with the document. Any other file is
+ * rewritten whole, as pdf-lib saves it.
+ */
+async function renderTask(task: RenderTask): Promise<Buffer | Uint8Array> {
+  const { pdf, bytes } = await loadDecrypted(task.sourcePath, task.outputPath);
+  const previous = previousSection(bytes);
+  if (previous !== undefined) reserveExistingNumbers(pdf, previous);
+  const since = pdf.context.largestObjectNumber;
+  const pages = await renderFields(pdf, { fields: task.fields, draft: task.draft, stamp: task.stamp });
+  if (previous === undefined) {
+    return task.seal === undefined ? pdf.save({ updateFieldAppearances: false, objectsPerTick: Infinity }) : sealPdf(pdf, task.seal.material, task.seal.info);
+  }
+  const changed = objectsChangedOnPages(pdf, pages);
+  if (task.seal !== undefined) return sealAsUpdate(bytes, pdf, { changed, since }, task.seal.material, task.seal.info);
+  await pdf.flush();
+  return appendUpdate(bytes, pdf, [...changed, ...objectsAddedSince(pdf, since)]);
+}
+
 async function run(task: PdfTask): Promise<PdfTaskAnswer> {
   try {
     if (task.kind === 'render') {
-      const pdf = await loadDecrypted(task.sourcePath, task.outputPath);
-      await renderFields(pdf, { fields: task.fields, draft: task.draft, stamp: task.stamp });
-      const bytes = task.seal === undefined ? await pdf.save({ updateFieldAppearances: false }) : await sealPdf(pdf, task.seal.material, task.seal.info);
-      await fs.promises.writeFile(task.outputPath, bytes);
+      const bytes = await renderTask(task);
+      fs.writeFileSync(task.outputPath, bytes);
       return { id: task.id, outcome: 'written', byteSize: bytes.length };
     }
     if (task.kind === 'read-placements') {
@@ -46,11 +72,11 @@ async function run(task: PdfTask): Promise<PdfTaskAnswer> {
         const found = await findTextTags(new Uint8Array(await fs.promises.readFile(task.path)), { maxTags: task.maxTags });
         return { id: task.id, outcome: 'placements', sources: { from: 'tags', ...found } };
       }
-      const pdf = await loadDecrypted(task.path, `${task.path}.${task.id}`);
+      const { pdf } = await loadDecrypted(task.path, `${task.path}.${task.id}`);
       return { id: task.id, outcome: 'placements', sources: { from: 'acroform', formFields: readFormFields(pdf) } };
     }
     if (task.kind === 'apply-placements') {
-      const pdf = await loadDecrypted(task.sourcePath, task.outputPath);
+      const { pdf } = await loadDecrypted(task.sourcePath, task.outputPath);
       const notHidden = task.hideTags === undefined ? [] : hideTextTags(pdf, task.hideTags.tags, task.hideTags.operatorCounts).map((tag) => tag.text);
       if (task.removeFormFields !== undefined && task.removeFormFields.length > 0) removeFormFields(pdf, task.removeFormFields);
       const bytes = await pdf.save({ updateFieldAppearances: false });

@@ -1,0 +1,141 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import fontkit from '@pdf-lib/fontkit';
+import { PDFDocument } from 'pdf-lib';
+import { cachingFontkit, fontFamilies, sfntOfWoff } from '../src/domain/pdf/fonts.ts';
+import { drawTextLine, embedSans, loadForRendering, renderFields, textWidth, type RenderField } from '../src/domain/pdf/render.ts';
+import { makePdf } from './fixtures/pdfs.ts';
+import { wordBoxes } from './helpers/pdf-tools.ts';
+
+/*
+ * The renderer's fonts (pdf/fonts.ts): the packages' WOFF files turned into TrueType once, parsed
+ * once per thread and shared by every document, with fontkit's subset encoder run without timers.
+ * Each shortcut is held against what fontkit and pdf-lib give without it.
+ */
+
+const require = createRequire(import.meta.url);
+const woffFiles = [
+  ['@fontsource/noto-sans', 'noto-sans-latin-400-normal.woff'],
+  ['@fontsource/noto-sans', 'noto-sans-latin-ext-400-normal.woff'],
+  ['@fontsource/dancing-script', 'dancing-script-latin-400-normal.woff'],
+  ['@fontsource/dancing-script', 'dancing-script-latin-ext-400-normal.woff'],
+].map(([pkg, file]) => ({ file: file!, bytes: fs.readFileSync(path.join(path.dirname(require.resolve(pkg!)), 'files', file!)) }));
+
+const sample = 'Değer şartları kabul ediyorum, Ayşe Yılmaz İĞÜŞÖÇ ğüşıöç office fi fl 0123456789 ,.;:!?';
+
+let directory: string;
+beforeAll(() => {
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'fonts-'));
+});
+afterAll(() => {
+  fs.rmSync(directory, { recursive: true, force: true });
+});
+
+/** The subset's bytes as pdf-lib reads them: through `encodeStream`'s data and end events. */
+function encoded(subset: ReturnType<ReturnType<typeof fontkit.create>['createSubset']>): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const parts: Uint8Array[] = [];
+    subset
+      .encodeStream()
+      .on('data', (bytes) => parts.push(bytes))
+      .on('end', () => resolve(Buffer.concat(parts)));
+  });
+}
+
+describe('the renderer’s fonts', () => {
+  it.each(woffFiles)('$file as TrueType has the same glyphs, outlines and advances as the WOFF', ({ bytes }) => {
+    const woff = fontkit.create(bytes);
+    const sfnt = fontkit.create(sfntOfWoff(bytes));
+    expect(sfnt.postscriptName).toBe(woff.postscriptName);
+    expect(sfnt.numGlyphs).toBe(woff.numGlyphs);
+    expect(sfnt.characterSet).toEqual(woff.characterSet);
+    // The sample's glyphs and a spread of the others (fontkit's WOFF reader inflates the whole glyf
+    // table per glyph, so all of them would take long; it also cannot read some fonts' last glyph).
+    const ids = new Set([...woff.layout(sample).glyphs.map((glyph) => glyph.id), ...Array.from({ length: 20 }, (_, index) => Math.floor((index * (woff.numGlyphs - 1)) / 20))]);
+    for (const id of ids) {
+      const [a, b] = [woff.getGlyph(id), sfnt.getGlyph(id)];
+      expect(b.advanceWidth).toBe(a.advanceWidth);
+      expect(b.path.toSVG()).toBe(a.path.toSVG());
+    }
+  });
+
+  it('a subset is encoded to the same bytes as fontkit encodes it from the WOFF itself', async () => {
+    const { sans, script } = fontFamilies();
+    for (const [index, font] of [...sans.fonts, ...script.fonts].entries()) {
+      const reference = fontkit.create(woffFiles[index]!.bytes);
+      const ours = font.createSubset();
+      const theirs = reference.createSubset();
+      for (const glyph of font.layout(sample).glyphs) ours.includeGlyph(glyph);
+      for (const glyph of reference.layout(sample).glyphs) theirs.includeGlyph(glyph);
+      const bytes = await encoded(ours);
+      expect(bytes.length).toBeGreaterThan(1000);
+      expect(bytes.equals(await encoded(theirs))).toBe(true);
+    }
+  });
+
+  it('measures text as pdf-lib does, to the last bit', async () => {
+    const pdf = await PDFDocument.create();
+    const sans = await embedSans(pdf);
+    for (const [index, font] of sans.fonts.entries()) {
+      const reference = await (async () => {
+        const other = await PDFDocument.create();
+        other.registerFontkit(fontkit);
+        return other.embedFont(woffFiles[index]!.bytes, { subset: true });
+      })();
+      for (const text of ['Değer', 'şartları kabul', 'office', sample]) {
+        for (const size of [6, 9.5, 12, 36]) {
+          expect(font.widthOfTextAtSize(text, size)).toBe(reference.widthOfTextAtSize(text, size));
+        }
+      }
+    }
+    // Across the Latin and Latin Extended files: each run measured in the file that draws it.
+    const [latin, extended] = sans.fonts;
+    expect(textWidth('Ayşe', sans, 10)).toBe(latin!.widthOfTextAtSize('Ay', 10) + extended!.widthOfTextAtSize('ş', 10) + latin!.widthOfTextAtSize('e', 10));
+  });
+
+  it('are parsed once per thread: a second document is drawn from the fonts the first one parsed', async () => {
+    const fields: RenderField[] = [
+      { type: 'text', config: {}, value: { text: 'Ayşe Yılmaz, İstanbul' }, views: [{ page: 0, x: 40, y: 40, width: 300, height: 20 }] },
+      { type: 'simple_signature', config: {}, value: { kind: 'typed', text: 'Ayşe Yılmaz', font: 'cursive' }, views: [{ page: 0, x: 40, y: 80, width: 200, height: 40 }] },
+    ];
+    const render = async (name: string) => {
+      const pdf = await loadForRendering(await makePdf({ pages: 1 }));
+      await renderFields(pdf, { fields, draft: false });
+      const file = path.join(directory, name);
+      fs.writeFileSync(file, await pdf.save());
+      return file;
+    };
+    const first = await render('first.pdf');
+    const create = vi.spyOn(fontkit, 'create');
+    try {
+      const second = await render('second.pdf');
+      expect(create).not.toHaveBeenCalled();
+      for (const file of [first, second]) {
+        const words = wordBoxes(file)[0]!.map((word) => word.text);
+        expect(words).toEqual(['Ayşe', 'Yılmaz,', 'İstanbul', 'Ayşe', 'Yılmaz']);
+      }
+    } finally {
+      create.mockRestore();
+    }
+    const { sans } = fontFamilies();
+    expect(cachingFontkit.create(sans.files[0]!)).toBe(sans.fonts[0]);
+  });
+
+  it('a letter first met as part of a composite glyph in one document keeps its character in the next (Ö, then O)', async () => {
+    // Subsetting Ö (a composite of O and a diaeresis) loads O without its character; a font shared
+    // by documents must not hand that glyph to the next document's layout of O.
+    const draw = async (text: string, name: string) => {
+      const pdf = await PDFDocument.create();
+      const page = pdf.addPage([400, 200]);
+      drawTextLine(page, text, await embedSans(pdf), { x: 20, y: 100, size: 12 });
+      const file = path.join(directory, name);
+      fs.writeFileSync(file, await pdf.save());
+      return wordBoxes(file)[0]!.map((word) => word.text);
+    };
+    expect(await draw('Öztürk İpekçi', 'composite.pdf')).toEqual(['Öztürk', 'İpekçi']);
+    expect(await draw('Original JSON IBAN', 'base.pdf')).toEqual(['Original', 'JSON', 'IBAN']);
+  });
+});
