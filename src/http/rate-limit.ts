@@ -49,7 +49,20 @@ export type RateLimiter = {
   close(): Promise<void>;
 };
 
-export type RateLimitStore = { kind: 'memory' } | { kind: 'postgres'; connectionString: string; preparedStatements: boolean };
+export type RateLimitStore =
+  | { kind: 'memory' }
+  | {
+      kind: 'postgres';
+      connectionString: string;
+      preparedStatements: boolean;
+      /**
+       * Counters of limiters with the same namespace are shared; others are apart although in one
+       * table. Unset in the service (every instance shares its budgets); the test harness gives each
+       * test file's process its own, so files running side by side do not spend one another's
+       * budgets for 127.0.0.1.
+       */
+      namespace?: string;
+    };
 
 const WINDOW_SECONDS = 60;
 /** The table the migration creates (src/db/rate-limit.entity.ts); the limiter never creates it. */
@@ -161,7 +174,7 @@ export function createRateLimiter(options: { limits: RateLimits; store: RateLimi
   const leasing = store.kind === 'postgres';
   for (const [scope, perMinute] of Object.entries(limits) as [RateLimitScope, number][]) {
     if (perMinute <= 0) continue;
-    const common = { keyPrefix: scope, points: perMinute, duration: WINDOW_SECONDS };
+    const common = { keyPrefix: store.kind === 'postgres' && store.namespace ? `${store.namespace}:${scope}` : scope, points: perMinute, duration: WINDOW_SECONDS };
     limiters.set(
       scope,
       client

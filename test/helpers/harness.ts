@@ -66,8 +66,8 @@ export type TestApp = {
 export type TestAppOptions = {
   env?: Record<string, string>;
   /**
-   * Count rate limits in this process only. On a server the counters are otherwise shared by every
-   * test file's app (as by instances), so a tiny budget for 127.0.0.1 would be spent by other files.
+   * Count rate limits in this app's memory only. On a server the counters are otherwise shared
+   * through PostgreSQL by the apps of this file (as by instances), not by other files.
    */
   rateLimitsOwnCounters?: boolean;
   countStatements?: boolean;
@@ -125,10 +125,14 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   if (apiKeyCache && cacheOptions && (cacheOptions.listen ?? inject('databaseKind') === 'server')) {
     revocationListener = await listenForApiKeyRevocations({ connectionString: inject('databaseUrl'), cache: apiKeyCache, logger: createLogger('silent') });
   }
-  // As main.ts wires it: counters shared through PostgreSQL on a server, in memory on the embedded one.
+  // As main.ts wires it: counters shared through PostgreSQL on a server, in memory on the embedded
+  // one. Shared by this file's apps (as by instances), not with the files running beside it.
   const rateLimiter = createRateLimiter({
     limits: config.rateLimits,
-    store: inject('databaseKind') === 'server' && !options.rateLimitsOwnCounters ? { kind: 'postgres', connectionString: inject('databaseUrl'), preparedStatements: true } : { kind: 'memory' },
+    store:
+      inject('databaseKind') === 'server' && !options.rateLimitsOwnCounters
+        ? { kind: 'postgres', connectionString: inject('databaseUrl'), preparedStatements: true, namespace: `test-${process.pid}` }
+        : { kind: 'memory' },
     logger: createLogger('silent'),
   });
   // As main.ts wires it: LISTEN/NOTIFY on a server, this process's commits on the embedded database.
