@@ -155,6 +155,46 @@ describe('the outbox worker', () => {
     expect(calls).toBe(3);
   });
 
+  it('a lease renewal still on its way when the handler fails does not lock the rescheduled message again', async () => {
+    const topic = uniqueTopic();
+    const [id] = await insertMessages(topic, 1);
+    // Renewals reach the database late (a busy database): each is held 300 ms before it runs.
+    const withSlowRenewals = <T extends object>(target: T): T =>
+      new Proxy(target, {
+        get(object, property) {
+          const value = Reflect.get(object, property, object);
+          if (property === 'fork') return (...args: unknown[]) => withSlowRenewals((value as (...a: unknown[]) => object).apply(object, args));
+          if (property === 'execute') {
+            return async (sql: unknown, ...rest: unknown[]) => {
+              if (typeof sql === 'string' && sql.startsWith('update outbox_message set locked_until')) await new Promise((resolve) => setTimeout(resolve, 300));
+              return (value as (...a: unknown[]) => unknown).apply(object, [sql, ...rest]);
+            };
+          }
+          return typeof value === 'function' ? value.bind(object) : value;
+        },
+      });
+    const worker = createOutboxWorker({
+      em: withSlowRenewals(app.orm.em),
+      clock: createClock(),
+      logger,
+      renewIntervalMs: 20,
+      baseBackoffMs: 60_000,
+      handlers: new Map([
+        [
+          topic,
+          async () => {
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            throw new Error('fails after a while');
+          },
+        ],
+      ]),
+    });
+    expect(await worker.drain()).toBe(1);
+    // Any renewal sent before the failure has landed by now.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await rowOf(id!)).toMatchObject({ attempts: 1, processed_at: null, failed_at: null, locked_until: null });
+  });
+
   it('records a permanent error at once, without retrying', async () => {
     const topic = uniqueTopic();
     const [id] = await insertMessages(topic, 1);

@@ -244,8 +244,12 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     const handler = settings.handlers.get(message.topic)!;
     // The lease is renewed while the handler runs, so a long job (a large envelope) is not taken
     // by another worker; a crashed worker stops renewing and its lease runs out.
+    // The last renewal is awaited before the outcome is written: one still on its way when the
+    // handler returned would otherwise land after a retry's reschedule (which clears the lease)
+    // and lock the row again for a whole lease, so the retry waited minutes instead of its backoff.
+    let renewing: Promise<unknown> = Promise.resolve();
     const renew = setInterval(() => {
-      void settings.em
+      renewing = settings.em
         .fork()
         .execute(`update outbox_message set locked_until = ? where id = ? and attempts = ? and processed_at is null`, [
           new Date(settings.clock.now().getTime() + settings.leaseMs),
@@ -255,16 +259,20 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
         .catch(() => undefined);
     }, settings.renewIntervalMs ?? Math.max(1000, Math.floor(settings.leaseMs / 3)));
     renew.unref();
+    const stopRenewing = async () => {
+      clearInterval(renew);
+      await renewing;
+    };
     let step: void | OutboxAcknowledgementStep;
     try {
       step = await handler(message, { em: settings.em.fork(), now: settings.clock.now(), logger: settings.logger });
     } catch (error) {
-      clearInterval(renew);
+      await stopRenewing();
       recordActiveFailure(error);
       await settle(message, error);
       return;
     }
-    clearInterval(renew);
+    await stopRenewing();
     // The acknowledgement also drops the payload's `secret` (a signing link): nothing sent keeps it.
     const acknowledged = await persistently(message, 'acknowledgement', () =>
       settings.em.fork().transactional(async (tx) => {
