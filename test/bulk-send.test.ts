@@ -341,7 +341,10 @@ describe('a bulk send and its worker', () => {
     expect(delay).toBeGreaterThan(10_000);
     expect(delay).toBeLessThanOrEqual(25_000);
     // A spent budget: the job stops before the row and looks again when the window ends.
-    await app.orm.em.fork().execute(`update outbox_message set available_at = now() where topic = ? and processed_at is null and payload @> ?::jsonb`, [
+    // Due by the worker's clock: PostgreSQL's now() has microseconds and the clock milliseconds, so
+    // a claim in the same millisecond would still see it a fraction in the future.
+    await app.orm.em.fork().execute(`update outbox_message set available_at = ? where topic = ? and processed_at is null and payload @> ?::jsonb`, [
+      app.dependencies.clock.now(),
       OUTBOX_TOPICS.bulkSendStep,
       JSON.stringify({ bulkSendId }),
     ]);
