@@ -1,8 +1,14 @@
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { testDatabase } from './test/helpers/database-kind.ts';
 
 const require = createRequire(import.meta.url);
+
+// PGlite serves every connection from one session, so files side by side would interleave their
+// statements there (an unnamed prepared statement of one file replaced by another's): one file at
+// a time on the embedded database.
+const { kind } = await testDatabase();
 
 export default defineConfig({
   resolve: {
@@ -23,7 +29,7 @@ export default defineConfig({
     pool: 'forks',
     // Two files at a time even on two cores (vitest's default there is one): most of a file's time
     // is spent waiting on PostgreSQL, Chromium, pdfsig and its own server, and the suite takes
-    // about half as long (docs/decisions.md, "Two test files at a time").
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    // about half as long (docs/decisions.md, "Two test files at a time"). One on the embedded database.
+    maxWorkers: kind === 'server' ? Math.max(2, availableParallelism() - 1) : 1,
   },
 });

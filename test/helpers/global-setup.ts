@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
 import pg from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
 import type { TestProject } from 'vitest/node';
 import { createOrmConfig } from '../../mikro-orm.config.ts';
 import { loadSealCertificate } from '../../src/domain/artefact/seal-certificate.ts';
+import { testDatabase } from './database-kind.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded-postgres.ts';
 
 declare module 'vitest' {
@@ -18,20 +18,6 @@ declare module 'vitest' {
   }
 }
 
-function canConnect(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host, port, timeout: 1000 });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
-  });
-}
 
 /**
  * Tests run against a real PostgreSQL server when one is reachable (DATABASE_URL, or the local
@@ -40,12 +26,11 @@ function canConnect(host: string, port: number): Promise<boolean> {
  * the "migrations apply to an empty database" check every run makes.
  */
 export default async function setup(project: TestProject) {
-  const serverUrl = new URL(process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
+  const { kind, serverUrl } = await testDatabase();
   let databaseUrl: string;
   let teardown: () => Promise<void>;
   let embedded: EmbeddedPostgres | undefined;
-  const forceEmbedded = process.env.TEST_DATABASE === 'embedded';
-  if (!forceEmbedded && (await canConnect(serverUrl.hostname, Number(serverUrl.port || 5432)))) {
+  if (kind === 'server') {
     const databaseName = `envelope_test_${Date.now()}_${process.pid}`;
     const admin = new pg.Client({ connectionString: serverUrl.toString() });
     await admin.connect();
@@ -71,7 +56,7 @@ export default async function setup(project: TestProject) {
     };
   } else {
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-test-'));
-    // Test files run in parallel worker processes, each with its own app (and so its own connection).
+    // Each test file has its own app (and so its own connection); files run one at a time here (vitest.config.ts).
     embedded = await startEmbeddedPostgres(directory, { maxConnections: 32 });
     databaseUrl = embedded.url;
     project.provide('databaseKind', 'embedded');
