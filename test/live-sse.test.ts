@@ -130,7 +130,13 @@ describe('GraphQL over SSE beside yoga’s Node adapter', () => {
   });
 
   it('opens a stream with the adapter’s head and bytes, and delivers events as it does', async () => {
+    // The creation's own event reaches the hub through LISTEN/NOTIFY a moment after the answer; it
+    // is let through before the streams open, so that they see only the deletion below.
+    const published = new Set<string>();
+    const stopWatchingTeam = app.dependencies.envelopeEvents!.watchTeam(team.teamId, (event) => void published.add(event.envelopeId));
     const built = (await restClient(app, team.apiKey).post('/envelopes', { name: 'Watched both ways' })).body.payload;
+    await expect.poll(() => published.has(built.envelopeId)).toBe(true);
+    stopWatchingTeam();
     const options = { method: 'POST' as const, headers: { 'x-service-api-key': team.apiKey, origin: 'https://app.example' }, body: JSON.stringify({ query: STATUS_CHANGED, variables: { envelopeId: built.envelopeId } }) };
     const watching = [exchange(app, { ...options, forMs: 3_000 }), exchange(app, { ...options, chunked: true, forMs: 3_000 })];
     await untilWatching(app, 2);
