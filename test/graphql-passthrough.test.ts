@@ -7,6 +7,7 @@ import { Field } from '../src/domain/field/field.entity.ts';
 import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
+import { GRAPHQL_PAGE_QUERY } from '../bench/reads/queries.ts';
 import { seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 
 /*
@@ -125,16 +126,8 @@ const ENVELOPE_EVERYTHING = `
   fields { id identifier type recipientId label tooltip required readonly submittedAt __typename
     views { documentId page location { x y __typename } size { width height __typename } __typename } }`;
 
-const BENCH_PAGE = `query EnvelopePage($first: Int!) {
-  envelopes(first: $first) {
-    nodes {
-      id name status createdAt
-      documents { id name order pageCount }
-      recipients { id identifier roleName type order agents { id kind info { name email } } }
-      fields { id identifier type required recipientId views { documentId page location { x y } size { width height } } }
-    }
-  }
-}`;
+/** The page `npm run bench` times (its answer must go through the pass-through byte for byte). */
+const BENCH_PAGE = GRAPHQL_PAGE_QUERY;
 
 /** Plain queries: the pass-through answers them. */
 const PLAIN: { name: string; body: (cursor: string) => unknown }[] = [
