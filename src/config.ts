@@ -63,6 +63,8 @@ export type Config = {
    */
   rateLimitRefusalHoldMs: number;
   /** Open subscriptions one API key may hold on one instance (SUBSCRIPTIONS_PER_KEY). */
+  /** How long a verified API key is trusted without asking the database again (API_KEY_CACHE_TTL_MS). */
+  apiKeyCacheTtlMs: number;
   subscriptionsPerKey: number;
   /** SMS/WhatsApp messages (invitations, reminders, one-time codes) per person in any 24 hours; 0: no cap. */
   phoneMessagesPerDay: number;
@@ -200,6 +202,12 @@ const variables = {
     .min(0, 'must be an integer from 0 to 10000 (milliseconds)')
     .max(10_000, 'must be an integer from 0 to 10000 (milliseconds)')
     .default(1_000),
+  API_KEY_CACHE_TTL_MS: z.coerce
+    .number({ error: 'must be an integer from 100 to 300000 (milliseconds)' })
+    .int('must be an integer from 100 to 300000 (milliseconds)')
+    .min(100, 'must be an integer from 100 to 300000 (milliseconds)')
+    .max(300_000, 'must be an integer from 100 to 300000 (milliseconds)')
+    .default(5_000),
   SUBSCRIPTIONS_PER_KEY: z.coerce
     .number({ error: 'must be an integer from 1 to 1000000' })
     .int('must be an integer from 1 to 1000000')
@@ -369,6 +377,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       signingToken: values.RATE_LIMIT_SIGNING_PER_MINUTE as number,
     },
     rateLimitRefusalHoldMs: values.RATE_LIMIT_REFUSAL_HOLD_MS as number,
+    apiKeyCacheTtlMs: values.API_KEY_CACHE_TTL_MS as number,
     subscriptionsPerKey: values.SUBSCRIPTIONS_PER_KEY as number,
     phoneMessagesPerDay: values.PHONE_MESSAGES_PER_DAY as number,
     bulkSendRowsInFlight: values.BULK_SEND_ROWS_IN_FLIGHT as number,

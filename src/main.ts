@@ -90,7 +90,8 @@ const defaultTeam = await ensureDefaultTeam(database.orm.em.fork());
 // Verified keys are remembered for a few seconds. Other instances' revocations arrive by
 // LISTEN/NOTIFY on a PostgreSQL server; the embedded database belongs to this process alone
 // (and has one backend, whose LISTEN every connection would share), so there in-process eviction is all.
-const apiKeyCache = new ApiKeyCache();
+const clock = createClock();
+const apiKeyCache = new ApiKeyCache({ ttlMs: config.apiKeyCacheTtlMs, now: () => clock.now().getTime() });
 const revocationListener =
   config.databaseUrl === undefined ? undefined : await listenForApiKeyRevocations({ connectionString: config.databaseUrl, cache: apiKeyCache, logger });
 
@@ -116,7 +117,6 @@ const rateLimiter = createRateLimiter({
 // PDF inspection runs in these threads, never on the event loop (one pool for the process).
 const pdfWorkers = createPdfWorkerPool();
 
-const clock = createClock();
 // The sandbox clock is one clock for every instance on the database (and survives restarts).
 const sandboxClock = config.sandboxClock ? await shareSandboxClock({ orm: database.orm, clock, connectionString: config.databaseUrl, logger }) : undefined;
 // The process's one metrics registry: the app, the workers and the blob store count into it.

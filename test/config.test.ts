@@ -57,6 +57,8 @@ describe('configuration', () => {
     [{ SMS_PROVIDER_BODY: '{"to": {{to}}}' }, /^Invalid configuration: SMS_PROVIDER_BODY must be a JSON template/],
     // A secret is never repeated.
     [{ SMS_PROVIDER_AUTHORIZATION: 'Bearer s3cret\nx' }, /^Invalid configuration: SMS_PROVIDER_AUTHORIZATION must be one line \(the Authorization header value\)$/],
+    [{ API_KEY_CACHE_TTL_MS: '0' }, /^Invalid configuration: API_KEY_CACHE_TTL_MS must be an integer from 100 to 300000 \(milliseconds\)/],
+    [{ API_KEY_CACHE_TTL_MS: '5s' }, /^Invalid configuration: API_KEY_CACHE_TTL_MS must be an integer from 100 to 300000 \(milliseconds\)/],
     [{ METRICS_PORT: 'nine' }, /^Invalid configuration: METRICS_PORT must be an integer between 0 and 65535 \(got "nine"\)$/],
     [{ METRICS_PORT: '70000' }, /^Invalid configuration: METRICS_PORT /],
     [{ PORT: '9100', METRICS_PORT: '9100' }, /^Invalid configuration: METRICS_PORT must differ from PORT \(both are 9100\)$/],
@@ -66,6 +68,11 @@ describe('configuration', () => {
     const message = problemFor(environment);
     expect(message).toMatch(expected);
     expect(message).not.toContain('\n');
+  });
+
+  it('trusts a verified API key for 5 s unless API_KEY_CACHE_TTL_MS says otherwise', () => {
+    expect(loadConfig({}).apiKeyCacheTtlMs).toBe(5_000);
+    expect(loadConfig({ API_KEY_CACHE_TTL_MS: '60000' }).apiKeyCacheTtlMs).toBe(60_000);
   });
 
   it('leaves metrics off unless METRICS_PORT or METRICS_TOKEN is set', () => {

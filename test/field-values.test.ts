@@ -237,9 +237,14 @@ describe('text fields', () => {
     let maxLength = 1;
     while (cost(maxLength + 1)) maxLength += 1;
     for (const text of ['é'.repeat(maxLength), `${'é'.repeat(maxLength - 1)}!`]) {
-      const started = performance.now();
-      value('text', { text }, { pattern, maxLength });
-      expect(performance.now() - started).toBeLessThan(100);
+      // The fastest of three: a pattern that is really costly is slow every time, a busy machine's
+      // pause (another process, a collection) rarely three times in a row.
+      const timings = Array.from({ length: 3 }, () => {
+        const started = performance.now();
+        value('text', { text }, { pattern, maxLength });
+        return performance.now() - started;
+      });
+      expect(Math.min(...timings)).toBeLessThan(100);
     }
   });
 

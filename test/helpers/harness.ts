@@ -120,7 +120,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     }),
   );
   const cacheOptions = options.apiKeyCache ?? (options.countStatements || inject('databaseKind') === 'embedded' ? false : {});
-  const apiKeyCache = cacheOptions ? new ApiKeyCache({ ttlMs: cacheOptions.ttlMs }) : undefined;
+  const clock = createClock();
+  const apiKeyCache = cacheOptions ? new ApiKeyCache({ ttlMs: cacheOptions.ttlMs, now: () => clock.now().getTime() }) : undefined;
   let revocationListener: RevocationListener | undefined;
   if (apiKeyCache && cacheOptions && (cacheOptions.listen ?? inject('databaseKind') === 'server')) {
     revocationListener = await listenForApiKeyRevocations({ connectionString: inject('databaseUrl'), cache: apiKeyCache, logger: createLogger('silent') });
@@ -154,7 +155,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
         if (entry.msg === 'unexpected error') unexpectedErrors.push(entry.err?.message ?? line);
       },
     }),
-    clock: createClock(),
+    clock,
     blobStore: options.blobStore?.(dataDir, config) ?? createBlobStore({ dataDir, location: config.blobStore, cacheBytes: config.blobCacheBytes }),
     auditKey: Buffer.from(TEST_AUDIT_KEY),
     pdfWorkers: createPdfWorkerPool(options.pdfWorkers),

@@ -11,6 +11,11 @@ export type ApiKeyCacheOptions = {
   max?: number;
   /** How long a verified key is trusted without asking the database again: the safety net for a missed notification. */
   ttlMs?: number;
+  /**
+   * Milliseconds now, for the TTL: the service's clock, so a test moves time forward instead of
+   * sleeping past the TTL (and a busy machine cannot age an entry out before the test looks).
+   */
+  now?: () => number;
 };
 
 /** Every cache of this process, so a revocation made in this process evicts from all of them at once. */
@@ -33,7 +38,12 @@ export class ApiKeyCache {
   #suspended = false;
 
   constructor(options: ApiKeyCacheOptions = {}) {
-    this.#entries = new LRUCache<string, TeamCaller>({ max: options.max ?? 10_000, ttl: options.ttlMs ?? 5_000, updateAgeOnGet: false });
+    this.#entries = new LRUCache<string, TeamCaller>({
+      max: options.max ?? 10_000,
+      ttl: options.ttlMs ?? 5_000,
+      updateAgeOnGet: false,
+      ...(options.now ? { perf: { now: options.now } } : {}),
+    });
     cachesInProcess.add(this);
   }
 
