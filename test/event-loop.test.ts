@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPdfWorkerPool, PdfWorkLimitError } from '../src/domain/pdf/worker-pool.ts';
 import { makeHugePageDictionaryPdf, makeLargePdf, makePdf } from './fixtures/pdfs.ts';
 import { createDraftWithDocumentAndSigner, uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
@@ -368,6 +368,27 @@ describe('PDF worker pool', () => {
       fs.rmSync(directory, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it('starts no thread before the first file, ends a thread idle for idleExitMs, and starts a fresh one for the next file', async () => {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'pdf-workers-'));
+    const pool = createPdfWorkerPool({ threads: 1, idleExitMs: 300 });
+    try {
+      const ordinary = path.join(directory, 'ordinary.pdf');
+      fs.writeFileSync(ordinary, await makePdf({ pages: 2 }));
+      expect(pool.threads).toBe(0);
+      expect((await pool.inspect(ordinary)).pageCount).toBe(2);
+      expect(pool.threads).toBe(1);
+      // Back to back, files keep the thread (each answer restarts its idle time).
+      for (let file = 0; file < 3; file += 1) expect((await pool.inspect(ordinary)).pageCount).toBe(2);
+      expect(pool.threads).toBe(1);
+      await vi.waitFor(() => expect(pool.threads).toBe(0), { timeout: 30_000, interval: 50 });
+      expect((await pool.inspect(ordinary)).pageCount).toBe(2);
+      expect(pool.threads).toBe(1);
+    } finally {
+      await pool.close();
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('ends a worker that exceeds its heap limit, refuses that file as a memory limit, and goes on with a fresh worker', async () => {
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'pdf-workers-'));

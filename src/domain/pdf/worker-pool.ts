@@ -46,6 +46,8 @@ export type PdfWorkerPoolOptions = {
   recycleAboveMb?: number;
   /** The module each thread runs: pdf-worker.ts; tests give one that is slower to start. */
   workerUrl?: URL;
+  /** A thread that has had no task for this long ends; the next task starts one. */
+  idleExitMs?: number;
 };
 
 export const PDF_WORKER_DEFAULTS = {
@@ -61,6 +63,11 @@ export const PDF_WORKER_DEFAULTS = {
   // after a task (rendering a file of tens of MB, or pdf-lib's inflated object streams, up to
   // 1.5 × PDF_INFLATED_BYTES_LIMIT outside the heap) is replaced rather than kept holding it.
   recycleAboveMb: 128,
+  // Threads start on the first task and end after two minutes without one: a loaded thread holds
+  // about 55 MB of the process's resident memory (pdf-lib, fonts, its own heap), which a process
+  // serving only reads should not carry. A file arriving after a quiet spell waits for a thread
+  // to load (a few hundred ms; never charged to its time limit).
+  idleExitMs: 120_000,
 } as const;
 
 /** The file needed more time or memory than one worker may spend on it. */
@@ -105,6 +112,8 @@ export type PdfWorkers = {
   applyPlacements(task: Omit<ApplyPlacementsTask, 'kind'>): Promise<{ byteSize: number; notHidden: string[] }>;
   /** Seals a PDF file into `outputPath`. */
   seal(task: Omit<SealTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
+  /** Threads taking tasks now (loading or loaded): none until the first task, none again after `idleExitMs` without one. */
+  readonly threads: number;
   /** Ends every worker; waiting and running tasks are refused as busy (`closed`). */
   close(): Promise<void>;
 };
@@ -128,6 +137,10 @@ type Slot = {
    */
   running: { pending: Pending; timer: NodeJS.Timeout | undefined; startTimer: NodeJS.Timeout | undefined } | undefined;
   exited: Promise<void>;
+  /** Ends the thread once it has been idle for `idleExitMs`; cleared when it takes a task. */
+  idleTimer?: NodeJS.Timeout;
+  /** Ended for idleness: not replaced when it exits. */
+  endedIdle?: boolean;
 };
 
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
@@ -171,6 +184,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       if ('ready' in message) {
         slot.ready = true;
         if (slot.running !== undefined) start(slot);
+        else endWhenIdle(slot);
         return;
       }
       const running = slot.running;
@@ -179,7 +193,10 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       const { memoryBytes, ...answer } = message;
       running.pending.resolve(answer);
       if (memoryBytes > settings.recycleAboveMb * 1024 * 1024) retire(slot);
-      else dispatchWaiting();
+      else {
+        dispatchWaiting();
+        if (slot.running === undefined) endWhenIdle(slot);
+      }
     });
     worker.on('error', (error: Error & { code?: string }) => {
       // The thread is ending: from now on it takes no task, and one that had loaded is replaced
@@ -193,6 +210,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       if (slot.ready) replace();
     });
     worker.on('exit', () => {
+      clearTimeout(slot.idleTimer);
       slots.delete(slot);
       living.delete(slot);
       const running = slot.running;
@@ -204,7 +222,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       // A worker that loaded and later died is replaced (usually already done, when it was
       // stopped for a limit or failed). One that never loaded is not: it would fail again, and in
       // a loop; the next task starts one and reports its failure.
-      if (slot.ready) replace();
+      if (slot.ready && !slot.endedIdle) replace();
       else if (!closed) dispatchWaiting();
     });
     slots.add(slot);
@@ -221,6 +239,18 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     slots.delete(slot);
     void slot.worker.terminate();
     replace();
+  }
+
+  /** A loaded thread with no task: it ends after `idleExitMs` unless a task comes first (`dispatch`). */
+  function endWhenIdle(slot: Slot): void {
+    clearTimeout(slot.idleTimer);
+    slot.idleTimer = setTimeout(() => {
+      if (slot.running !== undefined || !slots.has(slot)) return;
+      slot.endedIdle = true;
+      slots.delete(slot);
+      void slot.worker.terminate();
+    }, settings.idleExitMs);
+    slot.idleTimer.unref();
   }
 
   /** Starts a thread in place of one that left the pool, and gives it the next waiting file. */
@@ -249,6 +279,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
    */
   function dispatch(slot: Slot, pending: Pending): void {
     clearTimeout(pending.queueTimer);
+    clearTimeout(slot.idleTimer);
     slot.running = { pending, timer: undefined, startTimer: undefined };
     slot.worker.ref();
     if (slot.ready) return start(slot);
@@ -321,10 +352,11 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     });
   }
 
-  // Started now, so the first upload does not wait for threads to load their code.
-  for (let index = 0; index < settings.threads; index++) spawn();
-
+  // No thread starts until there is PDF work (idleExitMs above says why).
   return {
+    get threads() {
+      return slots.size;
+    },
     async inspect(filePath) {
       const answer = await submit({ kind: 'inspect', path: filePath });
       if (answer.outcome === 'done') return answer.inspection;
