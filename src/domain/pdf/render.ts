@@ -81,25 +81,44 @@ function drawLine(page: PDFPage, text: string, embedded: EmbeddedFamily, options
  * (a hash, a long identifier, wherever it stands in the text) is broken by characters, the last
  * piece going on with the words after it. No line is ever wider than `maxWidth`, except one
  * character that alone is wider.
+ *
+ * A line's width is kept as the sum of its pieces' widths (each word measured once, and the same
+ * words recur through a certificate), and the whole candidate line is shaped only when that sum
+ * comes within an em of the edge: the sum leaves out what shaping does across pieces (kerning
+ * between a space and a letter, or between two letters of a broken word), a fraction of a point,
+ * so it decides every candidate that is not close. Shaping every candidate line, as this did
+ * before, measured each line once per word it held: most of the PDF work of a closing went into
+ * the certificate's wrapping (docs/performance.md, "The signing path").
  */
 function wrap(text: string, embedded: EmbeddedFamily, size: number, maxWidth: number): string[] {
-  const fits = (candidate: string) => widthOf(candidate.trimEnd(), embedded, size) <= maxWidth;
+  const measure = (piece: string) => widthOf(piece, embedded, size);
+  const fits = (line: string, lineWidth: number, piece: string) => {
+    const estimate = lineWidth + measure(piece.trimEnd());
+    if (estimate <= maxWidth - size) return true;
+    if (estimate > maxWidth + size) return false;
+    return measure((line + piece).trimEnd()) <= maxWidth;
+  };
   const lines: string[] = [];
   for (const paragraph of text.replace(/\t/g, '    ').split(/\r\n|[\n\r\u2028\u2029]/)) {
     let line = '';
+    let lineWidth = 0;
     for (const word of paragraph.split(/(?<= )/)) {
-      if (fits(line + word)) {
+      if (fits(line, lineWidth, word)) {
         line += word;
+        lineWidth += measure(word);
         continue;
       }
       if (line !== '') lines.push(line.trimEnd());
       line = '';
+      lineWidth = 0;
       for (const character of word) {
-        if (line !== '' && !fits(line + character)) {
+        if (line !== '' && !fits(line, lineWidth, character)) {
           lines.push(line.trimEnd());
           line = '';
+          lineWidth = 0;
         }
         line += character;
+        lineWidth += measure(character);
       }
     }
     lines.push(line.trimEnd());
