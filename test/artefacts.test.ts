@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClock, type Clock } from '../src/shared/clock.ts';
 import { artefactSealHandler, sealEnvelopeArtefacts } from '../src/domain/artefact/artefact.service.ts';
 import type { PdfWorkers } from '../src/domain/pdf/worker-pool.ts';
 import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
@@ -37,10 +38,10 @@ function dependencies(pdfWorkers: PdfWorkers = app.dependencies.pdfWorkers) {
 }
 
 /** The outbox worker as main.ts runs it, kept to this test's team (other files share the database). */
-function workerFor(teamId: string, options: { pdfWorkers?: PdfWorkers; leaseMs?: number; renewIntervalMs?: number } = {}) {
+function workerFor(teamId: string, options: { pdfWorkers?: PdfWorkers; leaseMs?: number; renewIntervalMs?: number; clock?: Clock } = {}) {
   return createOutboxWorker({
     em: app.orm.em,
-    clock: app.dependencies.clock,
+    clock: options.clock ?? app.dependencies.clock,
     logger: createLogger('silent'),
     leaseMs: options.leaseMs,
     renewIntervalMs: options.renewIntervalMs,
@@ -160,14 +161,16 @@ describe('sealing after finalization', () => {
       ...app.dependencies.pdfWorkers,
       render: (task, options) => (++renders === 2 ? new Promise(() => undefined) : app.dependencies.pdfWorkers.render(task, options)),
     };
-    void workerFor(other.teamId, { pdfWorkers: dying, leaseMs: 1500, renewIntervalMs: 3_600_000 }).drain(1);
+    void workerFor(other.teamId, { pdfWorkers: dying, leaseMs: 60_000, renewIntervalMs: 3_600_000 }).drain(1);
     for (let waited = 0; renders < 2 && waited < 100; waited++) await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await sealedHashes(built.envelopeId)).filter(Boolean)).toHaveLength(1);
     expect(renders).toBe(2);
     // The restarted instance finds the claim still leased, then takes it once the lease ran out.
-    const restarted = workerFor(other.teamId);
+    // Its clock moves past the lease, however long this machine took over the first document.
+    const restartedClock = createClock();
+    const restarted = workerFor(other.teamId, { clock: restartedClock });
     expect(await restarted.drain()).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 1600));
+    restartedClock.advance(61);
     expect(await restarted.drain()).toBe(1);
     const hashes = await sealedHashes(built.envelopeId);
     expect(hashes.every((hash) => typeof hash === 'string')).toBe(true);

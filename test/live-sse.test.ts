@@ -217,8 +217,13 @@ describe('GraphQL over SSE beside yoga’s Node adapter', () => {
       // The client reads a little, then stops; an unbounded writer would go on pulling for ever.
       await new Promise((resolve) => response.once('data', resolve));
       response.pause();
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const whilePaused = pulled;
+      // Once the socket buffers are full the writer stops pulling; a busy machine only takes
+      // longer to get there. An unbounded writer never settles, and fails below.
+      let whilePaused = -1;
+      for (let sample = 0; sample < 50 && pulled !== whilePaused; sample += 1) {
+        whilePaused = pulled;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
       await new Promise((resolve) => setTimeout(resolve, 300));
       // Bounded by what the socket buffers hold (a few megabytes at most here), and no longer growing.
       expect(pulled).toBe(whilePaused);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { inject } from 'vitest';
 import { createOrmConfig } from '../mikro-orm.config.ts';
@@ -72,21 +72,26 @@ describe('the outbox worker', () => {
     const topic = uniqueTopic();
     const [id] = await insertMessages(topic, 1);
     let crashedRuns = 0;
-    // The first worker claims and then never comes back, as a process killed mid-job.
+    // The first worker claims and then never comes back, as a process killed mid-job: its lease
+    // is never renewed.
     const crashed = createOutboxWorker({
       em: app.orm.em,
       clock: createClock(),
       logger,
-      leaseMs: 300,
+      leaseMs: 60_000,
+      renewIntervalMs: 3_600_000,
       handlers: new Map<string, OutboxHandler>([[topic, () => ((crashedRuns += 1), new Promise<void>(() => undefined))]]),
     });
     void crashed.drain(1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(crashedRuns).toBe(1);
-    const survivor = createOutboxWorker({ em: secondOrm.em, clock: createClock(), logger, handlers: new Map([[topic, async () => undefined]]) });
+    await vi.waitFor(() => expect(crashedRuns).toBe(1), { timeout: 10_000, interval: 20 });
+    // Time moves on the survivor's clock, however long this machine takes between the steps.
+    const survivorClock = createClock();
+    const survivor = createOutboxWorker({ em: secondOrm.em, clock: survivorClock, logger, handlers: new Map([[topic, async () => undefined]]) });
     // Within the lease nobody else takes it.
     expect(await survivor.drain()).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    survivorClock.advance(30);
+    expect(await survivor.drain()).toBe(0);
+    survivorClock.advance(31);
     expect(await survivor.drain()).toBe(1);
     expect(await rowOf(id!)).toMatchObject({ attempts: 2, failed_at: null });
     expect((await rowOf(id!)).processed_at).not.toBeNull();
