@@ -62,9 +62,9 @@ export type Config = {
    * ignored `Retry-After`) before writing it; 0 answers at once (docs/decisions.md, "Floods held").
    */
   rateLimitRefusalHoldMs: number;
-  /** Open subscriptions one API key may hold on one instance (SUBSCRIPTIONS_PER_KEY). */
   /** How long a verified API key is trusted without asking the database again (API_KEY_CACHE_TTL_MS). */
   apiKeyCacheTtlMs: number;
+  /** Open subscriptions one API key may hold on one instance (SUBSCRIPTIONS_PER_KEY). */
   subscriptionsPerKey: number;
   /** SMS/WhatsApp messages (invitations, reminders, one-time codes) per person in any 24 hours; 0: no cap. */
   phoneMessagesPerDay: number;
