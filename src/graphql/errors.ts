@@ -1,5 +1,7 @@
 import { GraphQLError } from 'graphql';
-import { type DomainError, httpStatusForError } from '../shared/errors.ts';
+import { answerableError, type DomainError, httpStatusForError, truncatedText } from '../shared/errors.ts';
+
+const MAX_GRAPHQL_MESSAGE_CHARS = 2_000;
 import { normalizeError } from '../shared/normalize-error.ts';
 import type { Logger } from '../shared/logger.ts';
 
@@ -14,7 +16,7 @@ export function createErrorMask(logger: Logger) {
     // Errors graphql-js raised itself (syntax, validation, bad variable values) are the
     // client's to see. Checked by name, not instanceof: a second copy of graphql (ESM and CJS
     // builds) must not turn them into Server.Internal.
-    if (original.name === 'GraphQLError') return withReason(error as GraphQLError, original);
+    if (original.name === 'GraphQLError') return boundedMessage(withReason(error as GraphQLError, original));
     const located = error instanceof Error && error.name === 'GraphQLError' ? (error as GraphQLError) : undefined;
     const requestId = (located?.extensions?.requestId as string | undefined) || undefined;
     return toGraphQLError(normalizeError(original, logger), located, requestId);
@@ -36,6 +38,17 @@ function withReason(error: GraphQLError, cause: Error): GraphQLError {
   });
 }
 
+/**
+ * graphql-js quotes the refused value in its message ("Boolean cannot represent a non boolean
+ * value: …"), however long the caller made it: the message keeps its first 2,000 characters, so
+ * this answer too stays within the 64 KB every error answer keeps to (shared/errors.ts).
+ */
+function boundedMessage(error: GraphQLError): GraphQLError {
+  const message = truncatedText(error.message, MAX_GRAPHQL_MESSAGE_CHARS);
+  if (message === error.message) return error;
+  return new GraphQLError(message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: error.extensions });
+}
+
 /** Follows `originalError` links down to the error that was actually thrown. */
 function innermostError(error: unknown): Error {
   let current: unknown = error;
@@ -49,7 +62,9 @@ function innermostError(error: unknown): Error {
 
 function toGraphQLError(domainError: DomainError, located: GraphQLError | undefined, requestId: string | undefined): GraphQLError {
   const status = httpStatusForError(domainError.name);
-  return new GraphQLError(domainError.description, {
+  // Fitted under 64 KB whatever the error holds, as on REST (shared/errors.ts).
+  const { description, context } = answerableError(domainError, requestId ? { requestId } : {});
+  return new GraphQLError(description, {
     nodes: located?.nodes,
     source: located?.source,
     positions: located?.positions,
@@ -57,7 +72,7 @@ function toGraphQLError(domainError: DomainError, located: GraphQLError | undefi
     extensions: {
       code: domainError.name,
       name: domainError.name,
-      context: requestId ? { ...domainError.context, requestId } : domainError.context,
+      context,
       // Only authentication failures change the HTTP status: a GraphQL response with data and
       // errors side by side is otherwise a 200, as the GraphQL-over-HTTP spec expects.
       ...(status === 401 ? { http: { status } } : {}),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { httpStatusForError, RequestTimeoutError, type DomainError } from '../shared/errors.ts';
+import { answerableError, httpStatusForError, RequestTimeoutError, type DomainError } from '../shared/errors.ts';
 
 /**
  * How long a request body may take (docs/limits.md, "Bodies, uploads and locks"). The values are
@@ -54,11 +54,11 @@ export function nodeRequestId(request: IncomingMessage): string {
 export function writeNodeRefusal(request: IncomingMessage, response: ServerResponse, error: DomainError): void {
   if (response.headersSent || response.writableEnded) return;
   const requestId = nodeRequestId(request);
-  const context = { ...error.context, requestId };
+  const { description, context } = answerableError(error, { requestId });
   const isRest = (request.url ?? '').startsWith('/api/');
   const body = isRest
-    ? { version: '1', success: false, error: { name: error.name, description: error.description, context } }
-    : { errors: [{ message: error.description, extensions: { code: error.name, name: error.name, context } }] };
+    ? { version: '1', success: false, error: { name: error.name, description, context } }
+    : { errors: [{ message: description, extensions: { code: error.name, name: error.name, context } }] };
   response.writeHead(httpStatusForError(error.name), { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'x-request-id': requestId });
   response.end(JSON.stringify(body));
 }

@@ -3,7 +3,7 @@
  * and what any other route outside GraphQL (the signing page's document route) answers on
  * failure, so a caller reads one error shape everywhere.
  */
-import { httpStatusForError, type DomainError } from '../shared/errors.ts';
+import { answerableError, httpStatusForError, type DomainError } from '../shared/errors.ts';
 import type { Answer } from './answer.ts';
 
 export const REST_VERSION = '1';
@@ -36,7 +36,8 @@ export function errorAnswer(error: DomainError, { requestId, alwaysHttp200 }: { 
   const body = {
     version: REST_VERSION,
     success: false,
-    error: { name: error.name, description: error.description, context: { ...error.context, requestId } },
+    // Fitted under 64 KB whatever the error holds (shared/errors.ts).
+    error: answerableError(error, { requestId }),
   };
   const headers: Record<string, string> = { ...jsonHeaders };
   const retryAfter = error.context.retryAfterSeconds;

@@ -15,8 +15,139 @@ export class DomainError extends Error {
     super(description);
     this.name = name;
     this.description = description;
-    this.context = context;
+    // Every list an error carries is often one entry per item of the caller's input (a CSV's
+    // columns, a batch's fields, a bulk send's rows): capped here, at the one door every error
+    // passes, so no builder of a list can forget it (docs/errors.md, "Lists in an error").
+    this.context = boundErrorContext(context);
   }
+}
+
+/*
+ * Bounds of what an error answer carries. An error answer is built from the caller's input, so
+ * without them it is as large as the input is wide: 262,144 commas in a CSV header once made a
+ * 42.6 MB answer of one issue per column. Lists keep their first entries and count the rest in a
+ * sibling `<list>Omitted`; texts keep their first characters; and the whole answer, whatever it
+ * holds, is fitted under MAX_ERROR_ANSWER_BYTES where both faces serialise it (answerableError).
+ */
+
+/** Entries any one list in an error's context keeps; the rest are counted in `<list>Omitted`. */
+export const MAX_LISTED_ITEMS = 100;
+/** Characters any one text in an error's context keeps (longer ones end in "…"). */
+export const MAX_CONTEXT_TEXT_CHARS = 1_000;
+/** Keys any one object in an error's context keeps. */
+const MAX_CONTEXT_KEYS = 200;
+/** Levels of nesting an error's context keeps (deeper values become null). */
+const MAX_CONTEXT_DEPTH = 8;
+/** No error answer, on either face, is larger than this (bytes of its JSON). */
+export const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
+/** Characters of an error's description in an answer (the rest of the answer's bytes are the context's). */
+const MAX_DESCRIPTION_CHARS = 2_000;
+/** Bytes of the context in an answer: the answer's bound less room for the description, name and framing. */
+const MAX_ANSWER_CONTEXT_BYTES = MAX_ERROR_ANSWER_BYTES - 4 * MAX_DESCRIPTION_CHARS - 4 * 1024;
+
+type ContextBounds = { items: number; textChars: number };
+
+/** The text's first `limit` characters and "…" when it is longer (a surrogate pair is never cut). */
+export function truncatedText(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  let end = limit;
+  // Never cut a surrogate pair in two: half of one is not text.
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…`;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+function boundedValue(value: unknown, bounds: ContextBounds, depth: number): unknown {
+  if (typeof value === 'string') return truncatedText(value, bounds.textChars);
+  if (Array.isArray(value)) {
+    if (depth >= MAX_CONTEXT_DEPTH) return [];
+    // Only the kept entries are visited: a list of a million costs what a list of a hundred does.
+    const kept: unknown[] = [];
+    for (let index = 0; index < value.length && index < bounds.items; index += 1) kept.push(boundedValue(value[index], bounds, depth + 1));
+    return kept;
+  }
+  if (isPlainObject(value)) {
+    if (depth >= MAX_CONTEXT_DEPTH) return null;
+    const result: Record<string, unknown> = {};
+    let keys = 0;
+    for (const key of Object.keys(value)) {
+      // An object is a list of its keys: a few hundred are kept.
+      if (keys >= MAX_CONTEXT_KEYS) break;
+      keys += 1;
+      const child = value[key];
+      const boundedKey = truncatedText(key, bounds.textChars);
+      // A count a longer sibling list already set (adding to this one) stands.
+      if (Object.hasOwn(result, boundedKey)) continue;
+      result[boundedKey] = boundedValue(child, bounds, depth + 1);
+      if (Array.isArray(child) && child.length > bounds.items) {
+        const omittedKey = `${boundedKey}Omitted`;
+        const already = typeof value[omittedKey] === 'number' ? (value[omittedKey] as number) : 0;
+        result[omittedKey] = already + child.length - bounds.items;
+      }
+    }
+    return result;
+  }
+  return value;
+}
+
+/**
+ * The context with every list cut to its first `items` entries (the rest counted in a sibling
+ * `<list>Omitted`, added to any count already there), every text to `textChars` characters, and
+ * nesting to 8 levels. Visits only what it keeps.
+ */
+export function boundErrorContext(context: Record<string, unknown>, bounds: ContextBounds = { items: MAX_LISTED_ITEMS, textChars: MAX_CONTEXT_TEXT_CHARS }): Record<string, unknown> {
+  return boundedValue(context, bounds, 0) as Record<string, unknown>;
+}
+
+function jsonBytes(value: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(value) ?? '');
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+/** Ever tighter bounds, tried in turn until a context fits its bytes. */
+const TIGHTER_BOUNDS: ContextBounds[] = [
+  { items: 20, textChars: 300 },
+  { items: 5, textChars: 200 },
+  { items: 1, textChars: 100 },
+  { items: 0, textChars: 100 },
+];
+
+/**
+ * What an answer of either face says of an error: its name, its description (at most 2,000
+ * characters) and its context with `extra` (the request id), fitted so that the answer stays
+ * under MAX_ERROR_ANSWER_BYTES whatever the error holds. The last guard, applied where both faces
+ * serialise an error (REST's body, GraphQL's error mask, the refusals written below yoga): lists
+ * are cut further until the context fits, then only its plain values are kept, then only as many
+ * of those as fit. `contextTrimmed: true` says the context was cut to fit.
+ */
+export function answerableError(error: DomainError, extra: Record<string, unknown> = {}): { name: string; description: string; context: Record<string, unknown> } {
+  const description = truncatedText(error.description, MAX_DESCRIPTION_CHARS);
+  const full = { ...error.context, ...extra };
+  if (jsonBytes(full) <= MAX_ANSWER_CONTEXT_BYTES) return { name: error.name, description, context: full };
+  for (const bounds of TIGHTER_BOUNDS) {
+    const context = { ...boundErrorContext(error.context, bounds), ...extra, contextTrimmed: true };
+    if (jsonBytes(context) <= MAX_ANSWER_CONTEXT_BYTES) return { name: error.name, description, context };
+  }
+  // Plain values only, as many as fit.
+  const context: Record<string, unknown> = { ...extra, contextTrimmed: true };
+  let bytes = jsonBytes(context);
+  for (const [key, value] of Object.entries(boundErrorContext(error.context, { items: 0, textChars: 100 }))) {
+    if (value !== null && typeof value === 'object') continue;
+    const entryBytes = jsonBytes({ [key]: value });
+    if (bytes + entryBytes > MAX_ANSWER_CONTEXT_BYTES) break;
+    context[key] = value;
+    bytes += entryBytes;
+  }
+  return { name: error.name, description, context };
 }
 
 export type ValidationIssue = { path: string; message: string };

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { DomainError, InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
+import { DomainError, InvalidRequestError, MAX_LISTED_ITEMS, PayloadTooLargeError, type ValidationIssue } from '../../shared/errors.ts';
 import { newId } from '../../shared/ids.ts';
 import { appendAuditEvent } from '../audit/audit.service.ts';
 import { apiKeyActor } from '../change.ts';
@@ -13,14 +13,14 @@ import { OUTBOX_TOPICS } from '../outbox/topics.ts';
 import { agentsSchema, resolveAgentInputs } from '../recipient/agent-input.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
-import { issuesFromZod, parseInput } from '../validation.ts';
+import { isStorableText, issuesFromZod, parseInput } from '../validation.ts';
 import { loadTemplateContent, matchEntries, readinessIssues, type JumpstartEntry, type TemplateContent } from '../template/jumpstart.service.ts';
 import { TemplateNotReadyError } from '../template/template.errors.ts';
 import { findVisibleTemplate } from '../template/team-template.ts';
 import { BulkSend } from './bulk-send.entity.ts';
 import { BulkSendFinishedError, BulkSendInvalidRowsError, BulkSendTooManyRowsError, type InvalidRow } from './bulk-send.errors.ts';
 import { findTeamBulkSend } from './team-bulk-send.ts';
-import { CsvSyntaxError, parseCsvTable } from './csv.ts';
+import { CsvSyntaxError, CsvTooManyRecordsError, parseCsvTable, type CsvTable } from './csv.ts';
 
 /*
  * Bulk send (issue 22): one template sent to many people, one envelope per row. The request is
@@ -34,6 +34,23 @@ export const MAX_BULK_SEND_ROWS = 1_000;
 
 /** The largest CSV file a bulk send takes: 1,000 rows of a few people each fit easily. */
 export const MAX_BULK_SEND_CSV_BYTES = 2 * 1024 * 1024;
+
+/**
+ * What a bulk send's CSV file may hold, each checked while it is read (csv.ts; docs/limits.md):
+ * columns for every person key of 50 roles, the envelope's name and 1,000 fields; a field as long
+ * as the longest text value (10,000 characters); the header, 1,000 rows and 100 blank lines.
+ */
+export const BULK_SEND_CSV_LIMITS = {
+  maxColumns: 1_250,
+  maxFieldChars: 10_000,
+  maxRecordChars: 100_000,
+  maxRecords: MAX_BULK_SEND_ROWS + 1 + 100,
+} as const;
+
+/** Rows checked between two turns of the event loop: a thousand rows of many values are seconds of work. */
+const ROWS_PER_TURN = 25;
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const rowRecipient = z.strictObject({
   identifier: z.string({ error: 'must be a role identifier of the template' }),
@@ -50,7 +67,14 @@ export const bulkSendRowInput = z.strictObject({
 type BulkSendRowInput = z.output<typeof bulkSendRowInput>;
 
 const bulkSendSettings = {
-  name: z.string({ error: 'must be text' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+  name: z
+    .string({ error: 'must be text' })
+    .trim()
+    .min(1, 'must not be empty')
+    .max(200, 'must be at most 200 characters')
+    // PostgreSQL cannot store U+0000, and a lone surrogate is not text: refused here, not a 500 there.
+    .refine((value) => isStorableText(value) && !/[\u0000-\u001f\u007f]/.test(value), 'must not contain control characters or broken Unicode')
+    .optional(),
   skipInvalidRows: z.boolean({ error: 'must be true or false' }).default(false),
 };
 
@@ -72,7 +96,70 @@ export const createBulkSendCsvFields = z.strictObject({
 /** A row as the job takes it: the jumpstart's entries and the prefilled values, checked. */
 export type StoredRow = { recipients: JumpstartEntry[]; name?: string; context?: Record<string, unknown>; values?: Record<string, Record<string, unknown>> };
 
-type CheckedRow = { index: number; line?: number; raw: unknown; stored?: StoredRow; issues: ValidationIssue[] };
+/** A row as checked: its issues are the first MAX_LISTED_ITEMS, `issuesOmitted` counts the rest. */
+type CheckedRow = { index: number; line?: number; raw: unknown; stored?: StoredRow; issues: ValidationIssue[]; issuesOmitted: number };
+
+/** A row's problems: the first MAX_LISTED_ITEMS kept, the rest only counted (a row of 1,250 CSV columns can have one per column). */
+function issueCollector() {
+  const issues: ValidationIssue[] = [];
+  let omitted = 0;
+  return {
+    issues,
+    add(...found: ValidationIssue[]) {
+      for (const issue of found) {
+        if (issues.length < MAX_LISTED_ITEMS) issues.push(issue);
+        else omitted += 1;
+      }
+    },
+    get omitted() {
+      return omitted;
+    },
+    get count() {
+      return issues.length + omitted;
+    },
+  };
+}
+
+/** Paths of the keys and texts in a row that PostgreSQL cannot store (U+0000, lone surrogates), at most `limit`. */
+function unstorableTextPaths(value: unknown, limit: number): string[] {
+  const found: string[] = [];
+  const pending: { value: unknown; path: string }[] = [{ value, path: '' }];
+  while (pending.length > 0 && found.length < limit) {
+    const { value: current, path } = pending.pop()!;
+    if (typeof current === 'string') {
+      if (!isStorableText(current)) found.push(path);
+    } else if (Array.isArray(current)) {
+      for (let index = current.length - 1; index >= 0; index -= 1) pending.push({ value: current[index], path: `${path}[${index}]` });
+    } else if (current !== null && typeof current === 'object') {
+      const entries = Object.entries(current);
+      for (let index = entries.length - 1; index >= 0; index -= 1) {
+        const [key, child] = entries[index]!;
+        const childPath = path === '' ? key : `${path}.${key}`;
+        if (!isStorableText(key)) found.push(childPath);
+        else pending.push({ value: child, path: childPath });
+      }
+    }
+  }
+  return found.slice(0, limit);
+}
+
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * A copy PostgreSQL's jsonb can store: U+0000 and lone surrogates in keys and texts become U+FFFD.
+ * For what is kept of a refused row (its input and problems, which may quote the input), never
+ * for anything sent.
+ */
+function storableCopy(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(UNSTORABLE, '\ufffd');
+  if (Array.isArray(value)) return value.map(storableCopy);
+  if (value !== null && typeof value === 'object') {
+    const copy: Record<string, unknown> = {};
+    for (const [key, child] of Object.entries(value)) Object.defineProperty(copy, key.replace(UNSTORABLE, '\ufffd'), { value: storableCopy(child), enumerable: true, writable: true, configurable: true });
+    return copy;
+  }
+  return value;
+}
 
 const SIGNATURE_TYPES: readonly FieldType[] = ['simple_signature', 'biometric_signature'];
 
@@ -84,10 +171,20 @@ const SIGNATURE_TYPES: readonly FieldType[] = ['simple_signature', 'biometric_si
  * against the team later, in the creating transaction (checkReferences).
  */
 function checkRow(content: TemplateContent, raw: unknown, index: number, line?: number): CheckedRow {
+  const issues = issueCollector();
+  const refused = () => ({ index, line, raw, issues: issues.issues, issuesOmitted: issues.omitted });
+  // Text PostgreSQL cannot store is refused by its path, wherever it is (a key, an unknown property).
+  const unstorable = unstorableTextPaths(raw, MAX_LISTED_ITEMS);
+  if (unstorable.length > 0) {
+    issues.add(...unstorable.map((path) => ({ path, message: 'must not contain NUL characters or broken Unicode' })));
+    return refused();
+  }
   const parsed = bulkSendRowInput.safeParse(raw);
-  if (!parsed.success) return { index, line, raw, issues: issuesFromZod(parsed.error) };
+  if (!parsed.success) {
+    issues.add(...issuesFromZod(parsed.error));
+    return refused();
+  }
   const row: BulkSendRowInput = parsed.data;
-  const issues: ValidationIssue[] = [];
   const entries: JumpstartEntry[] = row.recipients.map((entry) => ({ identifier: entry.identifier, agents: entry.agents }));
   let matched: ReturnType<typeof matchEntries> | undefined;
   try {
@@ -96,7 +193,7 @@ function checkRow(content: TemplateContent, raw: unknown, index: number, line?: 
     if (!(error instanceof DomainError)) throw error;
     const listed = (error.context.entries as { path: string; identifier?: string }[] | undefined) ?? [];
     for (const entry of listed) {
-      issues.push({
+      issues.add({
         path: entry.path,
         message: error.name === 'Jumpstart.UnknownRecipient' ? `names no role of the template (${JSON.stringify(entry.identifier)})` : 'names a role another entry of this row already names',
       });
@@ -107,8 +204,8 @@ function checkRow(content: TemplateContent, raw: unknown, index: number, line?: 
       const entry = matched.get(role.id);
       const preAssigned = role.user != null || role.contact != null || role.contactGroup != null;
       if (preAssigned) continue;
-      if (role.fixed) issues.push({ path: 'recipients', message: `role "${role.identifier}" is fixed and the template assigns it nobody` });
-      else if (!entry || entry.entry.agents.length === 0) issues.push({ path: 'recipients', message: `role "${role.identifier}" needs a person: the template assigns it nobody` });
+      if (role.fixed) issues.add({ path: 'recipients', message: `role "${role.identifier}" is fixed and the template assigns it nobody` });
+      else if (!entry || entry.entry.agents.length === 0) issues.add({ path: 'recipients', message: `role "${role.identifier}" needs a person: the template assigns it nobody` });
     }
   }
   const values: Record<string, Record<string, unknown>> = {};
@@ -117,23 +214,23 @@ function checkRow(content: TemplateContent, raw: unknown, index: number, line?: 
     const field = fields.get(identifier);
     const path = `values.${identifier}`;
     if (!field) {
-      issues.push({ path, message: 'names no field of the template' });
+      issues.add({ path, message: 'names no field of the template' });
       continue;
     }
     if (SIGNATURE_TYPES.includes(field.type)) {
-      issues.push({ path, message: 'a signature is the signer’s own and cannot be prefilled' });
+      issues.add({ path, message: 'a signature is the signer’s own and cannot be prefilled' });
       continue;
     }
     const checked = parseFieldValue(field.type, value, field.config as Record<string, unknown>, path);
-    issues.push(...checked.issues);
+    issues.add(...checked.issues);
     if (checked.value !== null) values[identifier] = checked.value;
   }
-  if (issues.length > 0) return { index, line, raw, issues };
+  if (issues.count > 0) return refused();
   const stored: StoredRow = { recipients: entries };
   if (row.name !== undefined) stored.name = row.name;
   if (row.context !== undefined) stored.context = row.context;
   if (Object.keys(values).length > 0) stored.values = values;
-  return { index, line, raw, stored, issues };
+  return { index, line, raw, stored, issues: [], issuesOmitted: 0 };
 }
 
 /** Every contact, group and user a valid row names must be the team's (as for any recipient). */
@@ -146,6 +243,7 @@ async function checkReferences(em: EntityManager, teamId: string, rows: CheckedR
         await resolveAgentInputs(em, teamId, entry.agents, `recipients[${position}].agents`);
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
+        // Only a valid row gets here, so its list is empty: one issue per recipient entry at most.
         row.issues.push({ path: String(error.context.path ?? `recipients[${position}].agents`), message: error.description });
         row.stored = undefined;
       }
@@ -178,14 +276,24 @@ function valueOfCell(type: FieldType, cell: string): unknown {
  * nothing (a role with every cell empty keeps the template's person). An unknown column is
  * refused by name before any row is read.
  */
-function rowsOfCsv(content: TemplateContent, text: string): { rows: unknown[]; lines: number[] } {
-  let table;
+/**
+ * The CSV text as a table, read within BULK_SEND_CSV_LIMITS (stopping at the first thing past
+ * one) and in chunks that give the event loop its turns. Outside any transaction: reading the
+ * caller's file holds no lock and no connection.
+ */
+async function readCsvTable(text: string): Promise<CsvTable> {
+  // The multipart form's file is counted as it arrives; a GraphQL `csv` text is held to the same size.
+  if (text.length > MAX_BULK_SEND_CSV_BYTES || Buffer.byteLength(text) > MAX_BULK_SEND_CSV_BYTES) throw new PayloadTooLargeError(MAX_BULK_SEND_CSV_BYTES);
   try {
-    table = parseCsvTable(text);
+    return await parseCsvTable(text, BULK_SEND_CSV_LIMITS);
   } catch (error) {
     if (error instanceof CsvSyntaxError) throw new InvalidRequestError([{ path: `csv (line ${error.problem.line})`, message: error.problem.message }]);
+    if (error instanceof CsvTooManyRecordsError) throw new BulkSendTooManyRowsError(MAX_BULK_SEND_ROWS);
     throw error;
   }
+}
+
+async function rowsOfCsv(content: TemplateContent, table: CsvTable): Promise<{ rows: unknown[]; lines: number[] }> {
   const roles = new Set(content.roles.map((role) => role.identifier));
   const fieldTypes = new Map(content.fields.map((field) => [field.identifier, field.type]));
   type Column = { kind: 'person'; role: string; key: (typeof CSV_PERSON_KEYS)[number] } | { kind: 'name' } | { kind: 'field'; identifier: string; type: FieldType };
@@ -211,19 +319,26 @@ function rowsOfCsv(content: TemplateContent, text: string): { rows: unknown[]; l
     return { kind: 'person', role, key };
   });
   if (issues.length > 0) throw new InvalidRequestError(issues);
-  const rows = table.records.map((record) => {
+  const rows: unknown[] = [];
+  for (const [position, record] of table.records.entries()) {
+    if (position > 0 && position % ROWS_PER_TURN === 0) await yieldToEventLoop();
     const people = new Map<string, Record<string, string>>();
     const row: { recipients: unknown[]; name?: string; values?: Record<string, unknown> } = { recipients: [] };
     columns.forEach((column, position) => {
       const cell = record.values[position] ?? '';
       if (cell === '') return;
       if (column.kind === 'name') row.name = cell;
-      else if (column.kind === 'field') row.values = { ...row.values, [column.identifier]: valueOfCell(column.type, cell) };
-      else people.set(column.role, { ...people.get(column.role), [column.key]: cell });
+      // Set in place: a copy per cell made a row of 1,000 field columns a million copies.
+      else if (column.kind === 'field') (row.values ??= {})[column.identifier] = valueOfCell(column.type, cell);
+      else {
+        const info = people.get(column.role) ?? {};
+        info[column.key] = cell;
+        people.set(column.role, info);
+      }
     });
     for (const [identifier, info] of people) row.recipients.push({ identifier, agents: [{ info }] });
-    return row;
-  });
+    rows.push(row);
+  }
   return { rows, lines: table.records.map((record) => record.line) };
 }
 
@@ -232,7 +347,9 @@ function rowsOfCsv(content: TemplateContent, text: string): { rows: unknown[]; l
 
 export type BulkSendSource = { kind: 'json'; body: unknown } | { kind: 'csv'; text: string; fields: Record<string, unknown> };
 
-function settingsOf(source: BulkSendSource): { name?: string; skipInvalidRows: boolean; rows?: unknown[] } {
+type BulkSendSettings = { name?: string; skipInvalidRows: boolean; rows?: unknown[]; table?: CsvTable };
+
+function settingsOf(source: BulkSendSource): BulkSendSettings {
   if (source.kind === 'json') {
     const body = source.body;
     // Too many rows is its own answer, before any row is looked at.
@@ -245,8 +362,7 @@ function settingsOf(source: BulkSendSource): { name?: string; skipInvalidRows: b
   return { name: fields.name, skipInvalidRows: fields.skipInvalidRows === 'true' };
 }
 
-async function recordBulkSend(context: Pick<ServiceContext, 'clock' | 'auditKey' | 'metadata'>, em: EntityManager, caller: TeamCaller, templateId: string, source: BulkSendSource): Promise<string> {
-  const settings = settingsOf(source);
+async function recordBulkSend(context: Pick<ServiceContext, 'clock' | 'auditKey' | 'metadata'>, em: EntityManager, caller: TeamCaller, templateId: string, source: BulkSendSource, settings: BulkSendSettings): Promise<string> {
   // Share lock: the template stays as checked until the rows are recorded (each row's copy reads it again).
   const template = await findVisibleTemplate(em, caller, templateId, { lock: 'share' });
   const content = await loadTemplateContent(em, template);
@@ -256,17 +372,22 @@ async function recordBulkSend(context: Pick<ServiceContext, 'clock' | 'auditKey'
   let rawRows: unknown[];
   let lines: number[] | undefined;
   if (source.kind === 'csv') {
-    ({ rows: rawRows, lines } = rowsOfCsv(content, source.text));
+    ({ rows: rawRows, lines } = await rowsOfCsv(content, settings.table!));
     if (rawRows.length === 0) throw new InvalidRequestError([{ path: 'csv', message: 'has no row after its header' }]);
     if (rawRows.length > MAX_BULK_SEND_ROWS) throw new BulkSendTooManyRowsError(MAX_BULK_SEND_ROWS, rawRows.length);
   } else {
     rawRows = settings.rows!;
   }
-  const checked = rawRows.map((raw, index) => checkRow(content, raw, index, lines?.[index]));
+  const checked: CheckedRow[] = [];
+  for (const [index, raw] of rawRows.entries()) {
+    // A thousand rows of many values each are seconds of checking: other requests get turns between.
+    if (index > 0 && index % ROWS_PER_TURN === 0) await yieldToEventLoop();
+    checked.push(checkRow(content, raw, index, lines?.[index]));
+  }
   await checkReferences(em, caller.teamId, checked);
   const invalid: InvalidRow[] = checked
     .filter((row) => row.issues.length > 0)
-    .map((row) => ({ index: row.index, ...(row.line === undefined ? {} : { line: row.line }), issues: row.issues }));
+    .map((row) => ({ index: row.index, ...(row.line === undefined ? {} : { line: row.line }), issues: row.issues, ...(row.issuesOmitted > 0 ? { issuesOmitted: row.issuesOmitted } : {}) }));
   if (invalid.length > 0 && !settings.skipInvalidRows) throw new BulkSendInvalidRowsError(invalid);
 
   const now = context.clock.now();
@@ -295,8 +416,13 @@ async function recordBulkSend(context: Pick<ServiceContext, 'clock' | 'auditKey'
       : {
           position: row.index,
           status: 'failed',
-          input: (row.raw ?? {}) as object,
-          error: { name: 'Request.Invalid', description: 'The row is invalid; see context.issues.', context: { issues: row.issues, ...(row.line === undefined ? {} : { line: row.line }) } },
+          // Kept for the caller to read back: made storable (it may hold, or its problems quote, text jsonb refuses).
+          input: storableCopy(row.raw ?? {}) as object,
+          error: storableCopy({
+            name: 'Request.Invalid',
+            description: 'The row is invalid; see context.issues.',
+            context: { issues: row.issues, ...(row.issuesOmitted > 0 ? { issuesOmitted: row.issuesOmitted } : {}), ...(row.line === undefined ? {} : { line: row.line }) },
+          }),
         },
   );
   await em.execute(
@@ -330,12 +456,15 @@ async function recordBulkSend(context: Pick<ServiceContext, 'clock' | 'auditKey'
 export async function createBulkSend(context: ServiceContext, options: { templateId: string; source: BulkSendSource; idempotencyKey?: string }): Promise<{ bulkSendId: string }> {
   const caller = await context.caller();
   const input = options.source.kind === 'json' ? options.source.body : { csv: options.source.text, ...options.source.fields };
+  // Settings and the CSV file are checked before the transaction: reading the caller's file holds no lock.
+  const settings = settingsOf(options.source);
+  if (options.source.kind === 'csv') settings.table = await readCsvTable(options.source.text);
   const outcome = await context.em.transactional((em) =>
     runIdempotently(
       em,
       { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createBulkSend', templateId: options.templateId.toLowerCase(), input } },
       {
-        perform: () => recordBulkSend(context, em, caller, options.templateId, options.source),
+        perform: () => recordBulkSend(context, em, caller, options.templateId, options.source, settings),
         answer: async (bulkSendId) => ({ bulkSendId }),
       },
     ),
@@ -374,19 +503,45 @@ export async function recordCompletion(em: EntityManager, auditKey: Buffer, opti
  * marked cancelled in one statement, so the job sends none of them (each of its row updates
  * is guarded on the row's status). Drafts already made stay as drafts. Cancelling a cancelled
  * bulk send again changes nothing; a completed one is `BulkSend.Finished`.
+ *
+ * Lock order (the job's, bulk-send.job.ts): rows first, in position order, then the bulk send.
+ * The job locks one row and, in the same transaction, counts it on the bulk send; cancelling used
+ * to lock the bulk send first and then the rows, so a row the job held waited for the bulk send
+ * cancel held, and PostgreSQL ended one of them (`Resource.Conflict`, or a failed step) in 2 of 5
+ * tries. Here the rows are taken first: a row the job is working on is waited for (and cancelled
+ * if it is still unsent when the job lets go), and the bulk send's own row is changed last,
+ * guarded on its status.
  */
 export async function cancelBulkSend(context: ServiceContext, options: { bulkSendId: string }): Promise<void> {
   const caller = await context.caller();
   await context.em.transactional(async (em) => {
-    const bulkSend = await findTeamBulkSend(em, caller, options.bulkSendId, { lock: true });
+    // No lock: the tenant gate and the early answers only. Every change below is guarded.
+    const bulkSend = await findTeamBulkSend(em, caller, options.bulkSendId);
     if (bulkSend.status === 'cancelled') return;
     if (bulkSend.status === 'completed') throw new BulkSendFinishedError(bulkSend.id, bulkSend.status);
     const now = context.clock.now();
+    // The rows in position order: concurrent cancels take them in the same order (one statement's
+    // own order follows whichever index it scans, and the status index reorders as rows move on,
+    // so ten cancels at once deadlocked among themselves).
     const cancelled = await em.execute<{ id: string }[]>(
-      `update bulk_send_row set status = 'cancelled', processed_at = ? where bulk_send_id = ? and status in ('pending', 'created') returning id`,
-      [now, bulkSend.id],
+      `with taken as (
+         select id from bulk_send_row where bulk_send_id = ? and status in ('pending', 'created') order by position for update
+       )
+       update bulk_send_row r set status = 'cancelled', processed_at = ?
+         from taken where r.id = taken.id and r.status in ('pending', 'created')
+       returning r.id`,
+      [bulkSend.id, now],
     );
-    await em.execute(`update bulk_send set status = 'cancelled', cancelled_at = ?, completed_at = ?, updated_at = ? where id = ?`, [now, now, now, bulkSend.id]);
+    const changed = await em.execute<{ id: string }[]>(
+      `update bulk_send set status = 'cancelled', cancelled_at = ?, completed_at = ?, updated_at = ? where id = ? and status in ('queued', 'running') returning id`,
+      [now, now, now, bulkSend.id],
+    );
+    if (changed.length === 0) {
+      // Another request cancelled it, or the job completed it, while this one waited for its rows.
+      const [current] = await em.execute<{ status: string }[]>(`select status from bulk_send where id = ?`, [bulkSend.id]);
+      if (current?.status === 'cancelled') return;
+      throw new BulkSendFinishedError(bulkSend.id, current?.status ?? 'completed');
+    }
     await appendAuditEvent(em, context.auditKey, {
       teamId: caller.teamId,
       envelopeId: null,
@@ -398,4 +553,3 @@ export async function cancelBulkSend(context: ServiceContext, options: { bulkSen
     });
   });
 }
-
