@@ -40,7 +40,7 @@ const BULK_SEND_DESCRIPTION = `One envelope per row, made from the template as a
 JSON: \`{ name?, skipInvalidRows?, rows: [ { recipients: [ { identifier, agents } ], name?, context?, values?: { <fieldIdentifier>: <value> } } ] }\`.
 Or \`multipart/form-data\` with a CSV file in \`csv\` (UTF-8, optional byte order mark, a header row, RFC 4180 quoting) whose columns are \`<role identifier>.name\`, \`.email\`, \`.phone\`, \`.locale\`, \`envelope.name\` and \`field.<identifier>\`; \`name\` and \`skipInvalidRows\` as text fields.
 
-At most 1,000 rows (\`BulkSend.TooManyRows\`). Every row is checked first: with one invalid row nothing is created and \`Request.Invalid\` lists every invalid row by index in \`context.rows\`, unless \`skipInvalidRows\` is true (the invalid rows are then recorded as failed). Follow the progress with \`GET /bulk-sends/{id}\`.`;
+At most 1,000 rows (\`BulkSend.TooManyRows\`). A CSV file is read only up to its limits (1,250 columns, 10,000 characters a field, 100,000 a record, 1,101 records with blank lines; no U+0000 or lone surrogates). Every row is checked first: with one invalid row nothing is created and \`Request.Invalid\` lists the invalid rows by index in \`context.rows\` (the first 100; \`context.rowsOmitted\` counts the rest), unless \`skipInvalidRows\` is true (the invalid rows are then recorded as failed). Follow the progress with \`GET /bulk-sends/{id}\`.`;
 
 /** Bulk send (issue 22): many envelopes from one template, sent by a background job. */
 export const bulkSendRoutes: RestRoute[] = [
