@@ -4,7 +4,7 @@ import { GraphQLError } from 'graphql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { openRequestContext, type AppDependencies, type RequestContext, type ServingDependencies } from './context.ts';
 import { graphqlBodyLimitPlugin } from './graphql/body-limit.ts';
-import { createErrorMask } from './graphql/errors.ts';
+import { boundedErrorsPlugin, createErrorMask } from './graphql/errors.ts';
 import { graphqlLimitPlugins } from './graphql/limits.ts';
 import { graphqlPassThroughPlugin } from './graphql/pass-through.ts';
 import { graphqlRateLimitPlugin } from './graphql/rate-limit.ts';
@@ -195,6 +195,8 @@ export function createApp(given: AppDependencies): App {
       requestLogPlugin(dependencies, requestMetadataOf),
       graphqlRateLimitPlugin(rateLimiter),
       graphqlRequestIdPlugin(requestMetadataOf),
+      // No error answer over 64 KB, however many errors graphql-js found (shared/errors.ts).
+      boundedErrorsPlugin(),
       // Checked while parsing and validating, before any resolver runs; each refusal is named.
       ...graphqlLimitPlugins({ introspection: dependencies.config.graphqlIntrospection }),
       protoKeyLiteralPlugin,

@@ -143,6 +143,32 @@ describe('error answers are bounded', () => {
     expect(answer.bytes).toBeLessThanOrEqual(MAX_ERROR_ANSWER_BYTES);
   }, 60_000);
 
+  it('GraphQL answers of many errors, or errors quoting long input, stay under 64 KB', async () => {
+    const caller = callerOf(await seedTeam(app));
+    const post = async (body: unknown) => {
+      const response = await fetch(`${app.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', 'x-service-api-key': caller.team.apiKey },
+        body: JSON.stringify(body),
+      });
+      const raw = await response.text();
+      return { bytes: Buffer.byteLength(raw), body: JSON.parse(raw) as any };
+    };
+    // 90 unknown fields, each named with 10,000 characters: 90 validation errors quoting them.
+    const names = Array.from({ length: 90 }, (_, index) => `f${index}${'x'.repeat(10_000)}`);
+    const many = await post({ query: `{ ${names.join(' ')} }` });
+    expect(many.bytes).toBeLessThanOrEqual(MAX_ERROR_ANSWER_BYTES);
+    expect(many.body.errors.length).toBeGreaterThan(0);
+    expect(many.body.errors.length + many.body.extensions.errorsOmitted).toBe(90);
+    // A refused variable value quoted whole by graphql-js, and an unexpected 900 KB string literal.
+    const quoted = await post({ query: createMutation, variables: { t: '00000000-0000-4000-8000-000000000000', input: { skipInvalidRows: 'y'.repeat(900_000), rows: [] } } });
+    expect(quoted.bytes).toBeLessThanOrEqual(MAX_ERROR_ANSWER_BYTES);
+    expect(quoted.body.errors[0].message).toContain('skipInvalidRows');
+    const literal = await post({ query: `{ "${'z'.repeat(900_000)}" }` });
+    expect(literal.bytes).toBeLessThanOrEqual(MAX_ERROR_ANSWER_BYTES);
+    expect(literal.body.errors[0].message).toContain('Syntax Error');
+  }, 60_000);
+
   it('the last guard: an error holding more than 64 KB is fitted under it by both faces', () => {
     // Past every list cap the error base applies: 200 keys of 1,000 characters, a list of long texts.
     const context = Object.fromEntries(Array.from({ length: 200 }, (_, index) => [`key${index}`, 'x'.repeat(5_000)]));

@@ -2,7 +2,7 @@ import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
 import { MAX_JSON_BYTES, readBodyBytes } from '../http/body.ts';
-import { httpStatusForError, PayloadTooLargeError } from '../shared/errors.ts';
+import { answerableError, httpStatusForError, PayloadTooLargeError } from '../shared/errors.ts';
 
 /**
  * The 1 MB body limit REST has, for GraphQL POST bodies (JSON, `application/graphql`, forms): a
@@ -20,9 +20,8 @@ export function graphqlBodyLimitPlugin(requestMetadataOf: RequestMetadataReader,
       const refuse = () => {
         const error = new PayloadTooLargeError(limitBytes);
         const { requestId } = requestMetadataOf(request, serverContext as NodeServerContext);
-        const body = {
-          errors: [{ message: error.description, extensions: { code: error.name, name: error.name, context: { ...error.context, requestId } } }],
-        };
+        const { description, context } = answerableError(error, { requestId });
+        const body = { errors: [{ message: description, extensions: { code: error.name, name: error.name, context } }] };
         return new fetchAPI.Response(JSON.stringify(body), {
           status: httpStatusForError(error.name),
           headers: { 'content-type': 'application/json; charset=utf-8' },

@@ -1,5 +1,6 @@
-import { GraphQLError } from 'graphql';
-import { answerableError, type DomainError, httpStatusForError, truncatedText } from '../shared/errors.ts';
+import { GraphQLError, type ExecutionResult } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { answerableError, type DomainError, httpStatusForError, MAX_ERROR_ANSWER_BYTES, truncatedText } from '../shared/errors.ts';
 
 const MAX_GRAPHQL_MESSAGE_CHARS = 2_000;
 import { normalizeError } from '../shared/normalize-error.ts';
@@ -78,4 +79,35 @@ function toGraphQLError(domainError: DomainError, located: GraphQLError | undefi
       ...(status === 401 ? { http: { status } } : {}),
     },
   });
+}
+
+/** Bytes the `errors` of one GraphQL answer may take: the answer's bound less room for the rest of it. */
+const MAX_ERRORS_BYTES = MAX_ERROR_ANSWER_BYTES - 4 * 1024;
+
+/**
+ * The last guard on the GraphQL face: each error is bounded by the mask, but graphql-js reports
+ * up to 100 validation errors at once, each quoting what the caller wrote (a field name thousands
+ * of characters long). An answer's `errors` keep as many as fit in 60 KB, in order, always the
+ * first; `extensions.errorsOmitted` counts the rest. REST answers one error, fitted in
+ * contract-body.ts; both bounds are the one MAX_ERROR_ANSWER_BYTES.
+ */
+export function boundedErrorsPlugin(): Plugin {
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || Symbol.asyncIterator in (result as object)) return;
+      const single = result as ExecutionResult;
+      const errors = single.errors;
+      if (!errors || errors.length === 0) return;
+      const kept: (typeof errors)[number][] = [];
+      let bytes = 0;
+      for (const error of errors) {
+        const size = Buffer.byteLength(JSON.stringify(error) ?? '') + 1;
+        if (kept.length > 0 && bytes + size > MAX_ERRORS_BYTES) break;
+        kept.push(error);
+        bytes += size;
+      }
+      if (kept.length === errors.length) return;
+      setResult({ ...single, errors: kept, extensions: { ...single.extensions, errorsOmitted: errors.length - kept.length } });
+    },
+  };
 }
