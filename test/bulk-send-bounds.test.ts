@@ -170,9 +170,10 @@ describe('error answers are bounded', () => {
   }, 60_000);
 
   it('the last guard: an error holding more than 64 KB is fitted under it by both faces', () => {
-    // Past every list cap the error base applies: 200 keys of 1,000 characters, a list of long texts.
+    // Past every list cap the error base applies: 200 keys of 1,000 characters, a list of long texts,
+    // and a description of control characters (each 6 bytes once escaped).
     const context = Object.fromEntries(Array.from({ length: 200 }, (_, index) => [`key${index}`, 'x'.repeat(5_000)]));
-    const error = new DomainError('Request.Invalid', 'd'.repeat(100_000), { issues: Array.from({ length: 100_000 }, (_, index) => ({ path: `p${index}`, message: 'm'.repeat(5_000) })), ...context });
+    const error = new DomainError('Request.Invalid', '\u0001'.repeat(100_000), { issues: Array.from({ length: 100_000 }, (_, index) => ({ path: `p${index}`, message: 'm'.repeat(5_000) })), ...context });
     const rest = errorAnswer(error, { requestId: 'r-1', alwaysHttp200: false });
     expect(Buffer.byteLength(rest.body)).toBeLessThanOrEqual(MAX_ERROR_ANSWER_BYTES);
     const restBody = JSON.parse(rest.body);

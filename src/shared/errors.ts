@@ -42,8 +42,8 @@ const MAX_CONTEXT_DEPTH = 8;
 export const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
 /** Characters of an error's description in an answer (the rest of the answer's bytes are the context's). */
 const MAX_DESCRIPTION_CHARS = 2_000;
-/** Bytes of the context in an answer: the answer's bound less room for the description, name and framing. */
-const MAX_ANSWER_CONTEXT_BYTES = MAX_ERROR_ANSWER_BYTES - 4 * MAX_DESCRIPTION_CHARS - 4 * 1024;
+/** Bytes of an answer besides its description and context: the name, the framing, a GraphQL error's locations and path. */
+const ANSWER_FRAMING_BYTES = 4 * 1024;
 
 type ContextBounds = { items: number; textChars: number };
 
@@ -131,11 +131,13 @@ const TIGHTER_BOUNDS: ContextBounds[] = [
  */
 export function answerableError(error: DomainError, extra: Record<string, unknown> = {}): { name: string; description: string; context: Record<string, unknown> } {
   const description = truncatedText(error.description, MAX_DESCRIPTION_CHARS);
+  // The description's bytes as serialised (escapes included) leave the rest to the context.
+  const contextBytes = MAX_ERROR_ANSWER_BYTES - ANSWER_FRAMING_BYTES - jsonBytes(description);
   const full = { ...error.context, ...extra };
-  if (jsonBytes(full) <= MAX_ANSWER_CONTEXT_BYTES) return { name: error.name, description, context: full };
+  if (jsonBytes(full) <= contextBytes) return { name: error.name, description, context: full };
   for (const bounds of TIGHTER_BOUNDS) {
     const context = { ...boundErrorContext(error.context, bounds), ...extra, contextTrimmed: true };
-    if (jsonBytes(context) <= MAX_ANSWER_CONTEXT_BYTES) return { name: error.name, description, context };
+    if (jsonBytes(context) <= contextBytes) return { name: error.name, description, context };
   }
   // Plain values only, as many as fit.
   const context: Record<string, unknown> = { ...extra, contextTrimmed: true };
@@ -143,7 +145,7 @@ export function answerableError(error: DomainError, extra: Record<string, unknow
   for (const [key, value] of Object.entries(boundErrorContext(error.context, { items: 0, textChars: 100 }))) {
     if (value !== null && typeof value === 'object') continue;
     const entryBytes = jsonBytes({ [key]: value });
-    if (bytes + entryBytes > MAX_ANSWER_CONTEXT_BYTES) break;
+    if (bytes + entryBytes > contextBytes) break;
     context[key] = value;
     bytes += entryBytes;
   }

@@ -21,6 +21,10 @@ import { recordCompletion, type StoredRow } from './bulk-send.service.ts';
  * 2. send: in the envelope's transaction (its row lock, taken fairly), `created → sent` and the
  *    send itself (sendDraft), invitations queued in the outbox like any send.
  *
+ * Lock order: a row, then its bulk send (the counters), never the other way round; cancelling
+ * (cancelBulkSend) takes rows in position order and then the bulk send, so the two never wait
+ * on each other in a circle.
+ *
  * A crash anywhere leaves each row either untouched or in a state the next claim of the step's
  * message (its lease ran out) takes up from: no row is made or sent twice. A refusal of the
  * domain (the template was deleted, a contact removed meanwhile) fails that row with its error;
