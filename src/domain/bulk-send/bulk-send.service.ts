@@ -274,12 +274,6 @@ function valueOfCell(type: FieldType, cell: string): unknown {
 }
 
 /**
- * The CSV file as JSON rows: `<role>.name|email|phone|locale` give the role one inline person,
- * `envelope.name` the envelope's name, `field.<identifier>` a field's value. An empty cell gives
- * nothing (a role with every cell empty keeps the template's person). An unknown column is
- * refused by name before any row is read.
- */
-/**
  * The CSV text as a table, read within BULK_SEND_CSV_LIMITS (stopping at the first thing past
  * one) and in chunks that give the event loop its turns. Outside any transaction: reading the
  * caller's file holds no lock and no connection.
@@ -296,6 +290,12 @@ async function readCsvTable(text: string): Promise<CsvTable> {
   }
 }
 
+/**
+ * The CSV file as JSON rows: `<role>.name|email|phone|locale` give the role one inline person,
+ * `envelope.name` the envelope's name, `field.<identifier>` a field's value. An empty cell gives
+ * nothing (a role with every cell empty keeps the template's person). An unknown column is
+ * refused by name before any row is read.
+ */
 async function rowsOfCsv(content: TemplateContent, table: CsvTable): Promise<{ rows: unknown[]; lines: number[] }> {
   const roles = new Set(content.roles.map((role) => role.identifier));
   const fieldTypes = new Map(content.fields.map((field) => [field.identifier, field.type]));
