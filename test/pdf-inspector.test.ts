@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { EncryptedPDFError, PDFDocument, PDFName } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inspectPdfFile, looksLikePdfHeader, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspectionFailureReason } from '../src/domain/pdf/inspect/inspect.ts';
+import { inspectPdfFile, looksLikePdfHeader, PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspectionFailureReason } from '../src/domain/pdf/inspect/inspect.ts';
 import {
   A4,
   LETTER,
@@ -20,7 +20,10 @@ import {
   makeHybridPdf,
   makeInflatingPdf,
   makeInheritedAttributesPdf,
+  makeDeepArraysAfterTagPdf,
   makeLargePdf,
+  makeManyTextOperatorsPdf,
+  makeNestedFormsPdf,
   makePageTreePdf,
   makePdf,
   makePrevLoopPdf,
@@ -342,5 +345,56 @@ describe('inspectPdfFile and what streams inflate to', () => {
     const bytes = finishWithXrefTable(assembler, { trailer: '/Root 1 0 R' });
     const error = await inspectBytes(bytes).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ reason: 'invalid', detail: expect.stringContaining('/LZWDecode') });
+  });
+});
+
+describe('inspectPdfFile and what the pages cost to interpret', () => {
+  /** The refusal's complexity, failing the test if the file was accepted or refused otherwise. */
+  async function complexity(bytes: Uint8Array) {
+    const error = await inspectBytes(bytes).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(PdfInspectionError);
+    expect((error as PdfInspectionError).reason).toBe('too_complex');
+    return (error as PdfInspectionError).complexity;
+  }
+
+  it('refuses a few KB of forms ten deep, each painting the next ten times (ten billion paints), by the form paints counted with multiplicity', async () => {
+    const bomb = makeNestedFormsPdf({ depth: 10, fanOut: 10 });
+    expect(bomb.length).toBeLessThan(10 * 1024);
+    expect(await complexity(bomb)).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
+    // Siblings: forms that inherit the page's resources instead of naming their own, and tiling
+    // patterns filling with patterns.
+    expect(await complexity(makeNestedFormsPdf({ depth: 10, fanOut: 10, inherit: true }))).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
+    expect(await complexity(makeNestedFormsPdf({ depth: 10, fanOut: 10, via: 'pattern' }))).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
+    // A thousand paints is an ordinary document.
+    expect((await inspectBytes(makeNestedFormsPdf({ depth: 3, fanOut: 10 }))).pageCount).toBe(1);
+  });
+
+  it('refuses 16 KB of 1.5 million text operators, on one page, over many pages, or in one stream shown by many pages', async () => {
+    const bomb = makeManyTextOperatorsPdf(1_500_000);
+    expect(bomb.length).toBeLessThan(20 * 1024);
+    const refusal = { limit: 'content_operators', maximum: PDF_CONTENT_OPERATORS_LIMIT };
+    expect(await complexity(bomb)).toEqual(refusal);
+    expect(await complexity(makeManyTextOperatorsPdf(1_500_000, { pages: 30 }))).toEqual(refusal);
+    // One stream of 30 000 operators on 50 pages: each page runs it.
+    expect(await complexity(makeManyTextOperatorsPdf(30_000, { pages: 50, shared: true }))).toEqual(refusal);
+    expect((await inspectBytes(makeManyTextOperatorsPdf(30_000, { pages: 10, shared: true }))).pageCount).toBe(10);
+    expect((await inspectBytes(makeManyTextOperatorsPdf(200_000, { pages: 4 }))).pageCount).toBe(4);
+  });
+
+  it('refuses a form that paints itself, and forms nested deeper than 32 levels', async () => {
+    const assembler = createPdfAssembler();
+    assembler.addObject(1, '<< /Type /Catalog /Pages 2 0 R >>');
+    assembler.addObject(2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>');
+    assembler.addObject(3, '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /XObject << /Me 4 0 R >> >> /Contents 5 0 R >>');
+    assembler.addObject(4, ...streamBody('/Type /XObject /Subtype /Form /BBox [0 0 10 10] /Resources << /XObject << /Me 4 0 R >> >>', Buffer.from('/Me Do')));
+    assembler.addObject(5, ...streamBody('', Buffer.from('/Me Do')));
+    expect(await complexity(finishWithXrefTable(assembler, { trailer: '/Root 1 0 R' }))).toMatchObject({ limit: 'form_nesting' });
+    expect(await complexity(makeNestedFormsPdf({ depth: 40, fanOut: 1 }))).toEqual({ limit: 'form_nesting', maximum: 32 });
+    expect((await inspectBytes(makeNestedFormsPdf({ depth: 30, fanOut: 1 }))).pageCount).toBe(1);
+  });
+
+  it('refuses page content nesting arrays 200 000 deep', async () => {
+    expect(await complexity(makeDeepArraysAfterTagPdf(200_000))).toEqual({ limit: 'content_nesting', maximum: 32 });
+    expect((await inspectBytes(makeDeepArraysAfterTagPdf(3))).pageCount).toBe(1);
   });
 });

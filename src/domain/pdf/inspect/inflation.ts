@@ -3,9 +3,11 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlibConstants, createInflate, inflateSync } from 'node:zlib';
 import { type PdfFile, chargeInflated, readBytes } from './file.ts';
-import { CONTENT_STREAM_WINDOW_LENGTH, INFLATE_CHUNK_LENGTH, MAX_NESTING_DEPTH, MAX_WINDOW_LENGTH, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, SCAN_MARGIN, SCAN_WINDOW_LENGTH, SMALL_ENCODED_STREAM_LENGTH, STREAM_END_SLACK, invalid } from './limits.ts';
+import { CONTENT_STREAM_WINDOW_LENGTH, INFLATE_CHUNK_LENGTH, MAX_FORM_NESTING, MAX_NESTING_DEPTH, MAX_WINDOW_LENGTH, PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, SCAN_MARGIN, SCAN_WINDOW_LENGTH, SMALL_ENCODED_STREAM_LENGTH, STREAM_END_SLACK, invalid, tooComplex } from './limits.ts';
+import { ContentOperatorCounter, type ContentStatistics } from './content-operators.ts';
+import type { PageContent } from './page-tree.ts';
 import { type ObjectReader, readIndirectObject, resolve } from './objects.ts';
-import { BACKSLASH, CARRIAGE_RETURN, type Cursor, GREATER_THAN, LEFT_BRACKET, LEFT_PARENTHESIS, LESS_THAN, LINE_FEED, type PdfValue, RIGHT_BRACKET, RIGHT_PARENTHESIS, SOLIDUS, WindowExhausted, dictionaryValue, isDictionary, isName, isNonNegativeInteger, isReference, isRegular, latin1, parseName, parseValue, skipWhitespaceAndComments } from './lexer.ts';
+import { BACKSLASH, CARRIAGE_RETURN, type Cursor, GREATER_THAN, LEFT_BRACKET, LEFT_PARENTHESIS, LESS_THAN, LINE_FEED, type PdfDictionary, type PdfReference, type PdfValue, RIGHT_BRACKET, RIGHT_PARENTHESIS, SOLIDUS, WindowExhausted, dictionaryValue, isDictionary, isName, isNonNegativeInteger, isReference, isRegular, latin1, parseName, parseValue, skipWhitespaceAndComments } from './lexer.ts';
 
 /** How many more bytes the stream at `streamDataOffset` may inflate to before the file is over the limit. */
 function inflatedAllowance(file: PdfFile, streamDataOffset: number): number {
@@ -17,15 +19,19 @@ class InflatedPastAllowance extends Error {}
 /**
  * What the bytes `start`..`end` of the file inflate to through `stages` FlateDecode filters,
  * counted and dropped as they come, stopping once past `allowance`. Damaged or cut-off data
- * counts for what inflates before the damage (pdf-lib's decoder keeps that much too).
+ * counts for what inflates before the damage (pdf-lib's decoder keeps that much too). `sink`, when
+ * given, sees every inflated chunk first (a content stream's operators are counted there).
  */
-async function inflatedSize(file: PdfFile, start: number, end: number, stages: number, allowance: number): Promise<number> {
-  if (stages === 0) return end - start;
+async function inflatedSize(file: PdfFile, start: number, end: number, stages: number, allowance: number, sink?: (chunk: Uint8Array) => void): Promise<number> {
+  if (stages === 0 && sink === undefined) return end - start;
   if (stages === 1 && end - start <= SMALL_ENCODED_STREAM_LENGTH) {
     try {
-      return inflateSync(await readBytes(file, start, end - start), { maxOutputLength: Math.max(1, allowance + 1), finishFlush: zlibConstants.Z_SYNC_FLUSH }).length;
+      const inflated = inflateSync(await readBytes(file, start, end - start), { maxOutputLength: Math.max(1, allowance + 1), finishFlush: zlibConstants.Z_SYNC_FLUSH });
+      sink?.(inflated);
+      return inflated.length;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return allowance + 1;
+      if (error instanceof PdfInspectionError) throw error;
       // Damaged data: counted below, up to the damage.
     }
   }
@@ -34,10 +40,19 @@ async function inflatedSize(file: PdfFile, start: number, end: number, stages: n
     for (let position = start; position < end; position += INFLATE_CHUNK_LENGTH) yield await readBytes(file, position, Math.min(INFLATE_CHUNK_LENGTH, end - position));
   }
   const inflaters = Array.from({ length: stages }, () => createInflate({ chunkSize: INFLATE_CHUNK_LENGTH, finishFlush: zlibConstants.Z_SYNC_FLUSH }));
+  let refusal: PdfInspectionError | undefined;
   const counter = new Writable({
     write(chunk: Buffer, _encoding, done) {
       counted += chunk.length;
-      done(counted > allowance ? new InflatedPastAllowance() : null);
+      if (counted > allowance) return done(new InflatedPastAllowance());
+      try {
+        sink?.(chunk);
+      } catch (error) {
+        if (!(error instanceof PdfInspectionError)) throw error;
+        refusal = error;
+        return done(error);
+      }
+      done(null);
     },
   });
   try {
@@ -46,6 +61,7 @@ async function inflatedSize(file: PdfFile, start: number, end: number, stages: n
     if (error instanceof Error && 'syscall' in error) throw error;
     // Past the allowance, or damaged data: what came out so far is the count.
   }
+  if (refusal !== undefined) throw refusal;
   return counted;
 }
 
@@ -366,42 +382,176 @@ export async function countStructureStreams(reader: ObjectReader): Promise<void>
   }
 }
 
-/**
- * Counts the pages' content streams (each once, however many pages share it), found through the
- * cross-reference as a viewer finds them. FlateDecode is inflated; other filters are counted at
- * their stored size (this service never decodes them, and they are rare in content). A content
- * stream this parser cannot read is left out rather than refused: this service never reads page
- * content, and viewers repair what they can.
- */
-export async function countContentStreams(reader: ObjectReader, contents: PdfValue[]): Promise<void> {
+/** A content stream as the inspector finds it: where its data is and how it is encoded. */
+type ContentStream = { objectNumber: number; dictionary: PdfDictionary; start: number; end: number; stages: number };
+
+/** A stream object in the file (not packed: streams cannot be), or undefined when there is none this parser can read. */
+async function readContentStream(reader: ObjectReader, reference: PdfReference): Promise<{ stream?: ContentStream; array?: PdfValue[] } | undefined> {
   const { file } = reader;
-  const seen = new Set<number>();
-  const pending = [...contents];
-  for (let value = pending.pop(); value !== undefined; value = pending.pop()) {
-    if (Array.isArray(value)) {
-      pending.push(...value);
-      continue;
+  const entry = reader.entries.get(reference.objectNumber);
+  if (entry === undefined || entry.kind === 'free') return undefined;
+  if (entry.kind === 'inObjectStream') {
+    // Not a stream (streams cannot be packed), but it may be the array of a page's streams.
+    const resolved = await unlessInvalid(resolve(reader, reference));
+    return Array.isArray(resolved) ? { array: resolved } : undefined;
+  }
+  const object = await unlessInvalid(readIndirectObject(file, entry.offset, CONTENT_STREAM_WINDOW_LENGTH));
+  if (object === undefined) return undefined;
+  if (Array.isArray(object.value)) return { array: object.value };
+  if (object.streamDataOffset === undefined || !isDictionary(object.value)) return undefined;
+  const start = object.streamDataOffset;
+  const length = await unlessInvalid(resolve(reader, dictionaryValue(object.value, 'Length')));
+  const end = isNonNegativeInteger(length) ? Math.min(file.size, start + length) : await streamDataEnd(file, start, undefined);
+  const filters = (await unlessInvalid(filterNames(reader, dictionaryValue(object.value, 'Filter')))) ?? [];
+  // Other filters are counted at their stored size and their operators are not counted: this
+  // service never decodes them, and they are rare in content.
+  const stages = filters.length > 0 && filters.every(isFlate) ? filters.length : filters.length === 0 ? 0 : -1;
+  return { stream: { objectNumber: reference.objectNumber, dictionary: object.value, start, end, stages } };
+}
+
+/** What interpreting a content stream (with everything it paints) costs: operators run and forms or patterns painted. */
+type ContentCost = { operators: number; paints: number };
+
+/**
+ * Counts what the document's pages cost to interpret, and what their streams inflate to.
+ *
+ * Every page's content streams, and every form XObject and tiling pattern they paint (and those
+ * paint), are inflated and their operators counted, each stream once (`statistics`, by object
+ * number). What a page costs is then its streams' operators plus, for each resource it paints,
+ * the times it paints it multiplied by what that resource costs, worked out once per form and
+ * resources (`costs`): a visited bound, so ten forms nested ten deep, each painting the next ten
+ * times, are read ten times, not ten billion, while the count says ten billion and is refused.
+ * The counts stop at the limits (`PDF_CONTENT_OPERATORS_LIMIT`, `PDF_FORM_PAINTS_LIMIT`), as soon
+ * as they are passed. A stream this parser cannot read is left out rather than refused (viewers
+ * repair what they can); one painted from itself, or forms nested deeper than `MAX_FORM_NESTING`,
+ * are refused.
+ */
+export async function countContentStreams(reader: ObjectReader, pages: PageContent[]): Promise<void> {
+  const { file } = reader;
+  const statistics = new Map<number, ContentStatistics>();
+  const costs = new Map<string, ContentCost>();
+  const resourceIds = new WeakMap<object, number>();
+  let nextResourceId = 1;
+  const total: ContentCost = { operators: 0, paints: 0 };
+
+  const resourcesKey = (resources: PdfValue): string => {
+    if (isReference(resources)) return `r${resources.objectNumber}`;
+    if (resources === null || typeof resources !== 'object') return 'none';
+    let id = resourceIds.get(resources);
+    if (id === undefined) resourceIds.set(resources, (id = nextResourceId++));
+    return `d${id}`;
+  };
+
+  const checkLimits = (cost: ContentCost, where: string) => {
+    if (cost.operators > PDF_CONTENT_OPERATORS_LIMIT) {
+      tooComplex(`its pages run more than ${PDF_CONTENT_OPERATORS_LIMIT} content operators (passed at ${where})`, 'content_operators', PDF_CONTENT_OPERATORS_LIMIT);
     }
-    if (!isReference(value) || seen.has(value.objectNumber)) continue;
-    seen.add(value.objectNumber);
-    const entry = reader.entries.get(value.objectNumber);
-    if (entry === undefined || entry.kind === 'free') continue;
-    if (entry.kind === 'inObjectStream') {
-      // Not a stream (streams cannot be packed), but it may be the array of a page's streams.
-      const resolved = await unlessInvalid(resolve(reader, value));
-      if (Array.isArray(resolved)) pending.push(...resolved.filter(isReference));
-      continue;
+    if (cost.paints > PDF_FORM_PAINTS_LIMIT) {
+      tooComplex(`its pages paint forms and patterns more than ${PDF_FORM_PAINTS_LIMIT} times (passed at ${where})`, 'form_paints', PDF_FORM_PAINTS_LIMIT);
     }
-    const object = await unlessInvalid(readIndirectObject(file, entry.offset, CONTENT_STREAM_WINDOW_LENGTH));
-    if (object === undefined) continue;
-    if (Array.isArray(object.value)) pending.push(...object.value.filter(isReference));
-    if (object.streamDataOffset === undefined || !isDictionary(object.value)) continue;
-    const start = object.streamDataOffset;
-    const length = await unlessInvalid(resolve(reader, dictionaryValue(object.value, 'Length')));
-    const end = isNonNegativeInteger(length) ? Math.min(file.size, start + length) : await streamDataEnd(file, start, undefined);
-    const filters = (await unlessInvalid(filterNames(reader, dictionaryValue(object.value, 'Filter')))) ?? [];
-    const stages = filters.length > 0 && filters.every(isFlate) ? filters.length : 0;
-    const what = `content stream ${value.objectNumber}`;
-    chargeInflated(file, start, await inflatedSize(file, start, end, stages, inflatedAllowance(file, start)), what);
+  };
+
+  /** Inflates and counts one stream once; charges what it inflates to. */
+  const statisticsOf = async (stream: ContentStream): Promise<ContentStatistics> => {
+    const known = statistics.get(stream.objectNumber);
+    if (known !== undefined) return known;
+    const what = `content stream ${stream.objectNumber}`;
+    const counter = new ContentOperatorCounter(what);
+    const decodable = stream.stages >= 0;
+    const inflated = await inflatedSize(file, stream.start, stream.end, Math.max(0, stream.stages), inflatedAllowance(file, stream.start), decodable ? (chunk) => counter.write(chunk) : undefined);
+    chargeInflated(file, stream.start, inflated, what);
+    const counted = decodable ? counter.end() : { operators: 0, painted: new Map<string, number>() };
+    statistics.set(stream.objectNumber, counted);
+    return counted;
+  };
+
+  /** What the streams of `contents` cost with what they paint, names looked up in `resources`. */
+  const costOf = async (streams: ContentStream[], resources: PdfValue, depth: number, painting: Set<number>): Promise<ContentCost> => {
+    const cost: ContentCost = { operators: 0, paints: 0 };
+    const resolvedResources = await unlessInvalid(resolve(reader, resources));
+    for (const stream of streams) {
+      const counted = await statisticsOf(stream);
+      cost.operators += counted.operators;
+      checkLimits({ operators: total.operators + cost.operators, paints: total.paints + cost.paints }, `content stream ${stream.objectNumber}`);
+      for (const [key, times] of counted.painted) {
+        const separator = key.indexOf(':');
+        const category = key.slice(0, separator);
+        const name = key.slice(separator + 1);
+        const target = await paintedStream(isDictionary(resolvedResources) ? resolvedResources : undefined, category, name);
+        if (target === undefined) continue;
+        const inner = await formCost(target, resources, depth + 1, painting);
+        cost.operators += times * inner.operators;
+        cost.paints += times * (1 + inner.paints);
+        checkLimits({ operators: total.operators + cost.operators, paints: total.paints + cost.paints }, `${category === 'XObject' ? 'form' : 'pattern'} ${target.objectNumber}`);
+      }
+    }
+    return cost;
+  };
+
+  /** The form XObject or tiling pattern a name stands for in `resources`, when it is one. */
+  const paintedStream = async (resources: PdfDictionary | undefined, category: string, name: string): Promise<ContentStream | undefined> => {
+    if (resources === undefined) return undefined;
+    const dictionary = await unlessInvalid(resolve(reader, dictionaryValue(resources, category)));
+    if (!isDictionary(dictionary)) return undefined;
+    const reference = dictionary.entries.get(name);
+    if (!isReference(reference)) return undefined;
+    const found = await readContentStream(reader, reference);
+    const stream = found?.stream;
+    if (stream === undefined) return undefined;
+    if (category === 'XObject') {
+      const subtype = await unlessInvalid(resolve(reader, dictionaryValue(stream.dictionary, 'Subtype')));
+      return isName(subtype, 'Form') ? stream : undefined;
+    }
+    const patternType = await unlessInvalid(resolve(reader, dictionaryValue(stream.dictionary, 'PatternType')));
+    return patternType === 1 ? stream : undefined;
+  };
+
+  /** What one form (or tiling pattern) costs each time it is painted, worked out once per form and resources. */
+  const formCost = async (form: ContentStream, inheritedResources: PdfValue, depth: number, painting: Set<number>): Promise<ContentCost> => {
+    if (painting.has(form.objectNumber)) tooComplex(`form ${form.objectNumber} paints itself`, 'form_nesting', MAX_FORM_NESTING);
+    if (depth > MAX_FORM_NESTING) tooComplex(`forms are nested more than ${MAX_FORM_NESTING} deep (at form ${form.objectNumber})`, 'form_nesting', MAX_FORM_NESTING);
+    // A form without resources of its own uses those of what paints it (PDF 1.1 files do this).
+    const own = form.dictionary.entries.get('Resources');
+    const resources = own ?? inheritedResources;
+    const key = own === undefined ? `${form.objectNumber}@${resourcesKey(inheritedResources)}` : `${form.objectNumber}`;
+    const known = costs.get(key);
+    if (known !== undefined) return known;
+    painting.add(form.objectNumber);
+    try {
+      const cost = await costOf([form], resources, depth, painting);
+      costs.set(key, cost);
+      return cost;
+    } finally {
+      painting.delete(form.objectNumber);
+    }
+  };
+
+  /** A page's /Contents as its streams, in order (a stream, or an array of them, directly or by reference). */
+  const pageStreams = async (contents: PdfValue): Promise<ContentStream[]> => {
+    const streams: ContentStream[] = [];
+    const seen = new Set<number>();
+    // A stack, each array pushed last item first, so the streams come out in order.
+    const pending: PdfValue[] = [contents];
+    const pushAll = (values: PdfValue[]) => {
+      for (let index = values.length - 1; index >= 0; index--) pending.push(values[index]!);
+    };
+    for (let value = pending.pop(); value !== undefined; value = pending.pop()) {
+      if (Array.isArray(value)) {
+        pushAll(value);
+        continue;
+      }
+      if (!isReference(value) || seen.has(value.objectNumber)) continue;
+      seen.add(value.objectNumber);
+      const found = await readContentStream(reader, value);
+      if (found?.array !== undefined) pushAll(found.array.filter(isReference));
+      if (found?.stream !== undefined) streams.push(found.stream);
+    }
+    return streams;
+  };
+
+  for (const page of pages) {
+    const cost = await costOf(await pageStreams(page.contents), page.resources, 0, new Set());
+    total.operators += cost.operators;
+    total.paints += cost.paints;
   }
 }

@@ -22,7 +22,7 @@ import { type PdfFile, readBytes } from './file.ts';
 import { locateNewestCrossReferenceSection, readCrossReferenceChain } from './xref.ts';
 import { type PdfValue, dictionaryValue, isDictionary, isName } from './lexer.ts';
 import { type ObjectReader, resolve } from './objects.ts';
-import { collectPages } from './page-tree.ts';
+import { type PageContent, collectPages } from './page-tree.ts';
 import { countContentStreams, countStructureStreams } from './inflation.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -65,7 +65,7 @@ async function inspectOpenFile(file: PdfFile): Promise<PdfInspection> {
   const reader: ObjectReader = { file, entries, objectStreams: new Map(), cachedObjectStreamBytes: 0, loadingObjectStreams: new Set() };
   const catalog = await resolve(reader, dictionaryValue(trailer, 'Root'));
   if (!isDictionary(catalog)) invalid('the trailer has no /Root catalog dictionary');
-  const contents: PdfValue[] = [];
+  const contents: PageContent[] = [];
   const pages = await collectPages(reader, dictionaryValue(catalog, 'Pages'), contents);
   if (pages.length === 0) invalid('the document has no pages');
   await countStructureStreams(reader);
@@ -112,4 +112,4 @@ function effectiveVersion(headerVersion: string, catalogVersion: PdfValue): stri
   return Number(catalogVersion.value) > Number(headerVersion) ? catalogVersion.value : headerVersion;
 }
 
-export { PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspection, type PdfInspectionFailureReason, type PdfPage } from './limits.ts';
+export { PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfComplexity, type PdfInspection, type PdfInspectionFailureReason, type PdfPage } from './limits.ts';
