@@ -32,7 +32,10 @@ const MAX_KEPT_TOKEN_LENGTH = 128;
 
 export type ContentStatistics = {
   operators: number;
-  /** How often each resource is painted: `Do` uses under `XObject:Name`, pattern uses under `Pattern:Name`. */
+  /**
+   * How often each resource is painted: `Do` uses under `XObject:Name`, pattern uses under
+   * `Pattern:Name`, fonts selected (`Tf`, for Type 3 fonts, whose glyphs are content streams) under `Font:Name`.
+   */
   painted: Map<string, number>;
 };
 
@@ -41,7 +44,10 @@ export class ContentOperatorCounter {
   private state: State = State.Normal;
   private token = '';
   private tokenLength = 0;
-  /** A name operand seen last (the resource an operator such as `Do` would name). */
+  /**
+   * The last name among the current operator's operands: the resource it names (`/Im1 Do`,
+   * `0.5 /P1 scn`, `/F1 12 Tf`). Cleared by each operator only, since a number may follow it.
+   */
   private lastName: string | undefined;
   private stringDepth = 0;
   private escaped = false;
@@ -113,7 +119,6 @@ export class ContentOperatorCounter {
     if (this.pendingLess) {
       this.pendingLess = false;
       if (byte === 0x3c) return this.open();
-      this.lastName = undefined;
       this.state = State.HexString;
       if (byte === 0x3e) this.state = State.Normal;
       return;
@@ -128,7 +133,6 @@ export class ContentOperatorCounter {
         this.state = State.Comment;
         return;
       case 0x28:
-        this.lastName = undefined;
         this.state = State.LiteralString;
         this.stringDepth = 1;
         return;
@@ -164,7 +168,6 @@ export class ContentOperatorCounter {
   }
 
   private open(): void {
-    this.lastName = undefined;
     if (++this.depth > MAX_CONTENT_NESTING_DEPTH) {
       tooComplex(`${this.what} nests arrays or dictionaries more than ${MAX_CONTENT_NESTING_DEPTH} deep`, 'content_nesting', MAX_CONTENT_NESTING_DEPTH);
     }
@@ -185,10 +188,7 @@ export class ContentOperatorCounter {
     const first = token.charCodeAt(0);
     // Numbers and the three keywords that are operands, not operators.
     const isNumber = (first >= 0x30 && first <= 0x39) || first === 0x2b || first === 0x2d || first === 0x2e;
-    if (isNumber || token === 'true' || token === 'false' || token === 'null') {
-      this.lastName = undefined;
-      return;
-    }
+    if (isNumber || token === 'true' || token === 'false' || token === 'null') return;
     // Operators inside arrays or dictionaries are not operators (malformed, but viewers skip them).
     if (this.depth > 0) return;
     this.operator(token);
@@ -203,7 +203,7 @@ export class ContentOperatorCounter {
     const name = this.lastName;
     this.lastName = undefined;
     if (name === undefined) return;
-    const kind = token === 'Do' ? 'XObject' : token === 'scn' || token === 'SCN' ? 'Pattern' : undefined;
+    const kind = token === 'Do' ? 'XObject' : token === 'scn' || token === 'SCN' ? 'Pattern' : token === 'Tf' ? 'Font' : undefined;
     if (kind === undefined) return;
     const key = `${kind}:${name}`;
     const { painted } = this.statistics;

@@ -424,7 +424,10 @@ type ContentCost = { operators: number; paints: number };
  * The counts stop at the limits (`PDF_CONTENT_OPERATORS_LIMIT`, `PDF_FORM_PAINTS_LIMIT`), as soon
  * as they are passed. A stream this parser cannot read is left out rather than refused (viewers
  * repair what they can); one painted from itself, or forms nested deeper than `MAX_FORM_NESTING`,
- * are refused.
+ * are refused. The glyph procedures of a Type 3 font are content streams too (and may paint
+ * forms): each font a page selects (`Tf`) is counted once per document, as pdf.js loads it once.
+ * Annotation appearances are not counted: nothing in this service interprets them (pdf.js reads
+ * tags with annotations left out).
  */
 export async function countContentStreams(reader: ObjectReader, pages: PageContent[]): Promise<void> {
   const { file } = reader;
@@ -433,6 +436,8 @@ export async function countContentStreams(reader: ObjectReader, pages: PageConte
   const resourceIds = new WeakMap<object, number>();
   let nextResourceId = 1;
   const total: ContentCost = { operators: 0, paints: 0 };
+  /** Type 3 fonts whose glyph procedures were counted: once per document, as pdf.js loads a font once. */
+  const countedFonts = new Set<string>();
 
   const resourcesKey = (resources: PdfValue): string => {
     if (isReference(resources)) return `r${resources.objectNumber}`;
@@ -477,6 +482,16 @@ export async function countContentStreams(reader: ObjectReader, pages: PageConte
         const separator = key.indexOf(':');
         const category = key.slice(0, separator);
         const name = key.slice(separator + 1);
+        if (category === 'Font') {
+          const glyphs = await type3Glyphs(isDictionary(resolvedResources) ? resolvedResources : undefined, name);
+          if (glyphs === undefined || countedFonts.has(glyphs.key)) continue;
+          countedFonts.add(glyphs.key);
+          const inner = await costOf(glyphs.procedures, glyphs.resources ?? resources, depth + 1, painting);
+          cost.operators += inner.operators;
+          cost.paints += inner.paints;
+          checkLimits({ operators: total.operators + cost.operators, paints: total.paints + cost.paints }, `Type 3 font ${name}`);
+          continue;
+        }
         const target = await paintedStream(isDictionary(resolvedResources) ? resolvedResources : undefined, category, name);
         if (target === undefined) continue;
         const inner = await formCost(target, resources, depth + 1, painting);
@@ -504,6 +519,29 @@ export async function countContentStreams(reader: ObjectReader, pages: PageConte
     }
     const patternType = await unlessInvalid(resolve(reader, dictionaryValue(stream.dictionary, 'PatternType')));
     return patternType === 1 ? stream : undefined;
+  };
+
+  /**
+   * The glyph procedures of the Type 3 font a name stands for in `resources` (each a content
+   * stream, which may paint forms), with the font's own resources; undefined for other fonts.
+   */
+  const type3Glyphs = async (resources: PdfDictionary | undefined, name: string): Promise<{ key: string; procedures: ContentStream[]; resources: PdfValue | undefined } | undefined> => {
+    if (resources === undefined) return undefined;
+    const fonts = await unlessInvalid(resolve(reader, dictionaryValue(resources, 'Font')));
+    if (!isDictionary(fonts)) return undefined;
+    const reference = fonts.entries.get(name) ?? null;
+    const font = await unlessInvalid(resolve(reader, reference));
+    if (!isDictionary(font) || !isName(await unlessInvalid(resolve(reader, dictionaryValue(font, 'Subtype'))), 'Type3')) return undefined;
+    const charProcs = await unlessInvalid(resolve(reader, dictionaryValue(font, 'CharProcs')));
+    const procedures: ContentStream[] = [];
+    if (isDictionary(charProcs)) {
+      for (const value of charProcs.entries.values()) {
+        if (!isReference(value)) continue;
+        const stream = (await readContentStream(reader, value))?.stream;
+        if (stream !== undefined) procedures.push(stream);
+      }
+    }
+    return { key: isReference(reference) ? `r${reference.objectNumber}` : resourcesKey(font), procedures, resources: font.entries.get('Resources') };
   };
 
   /** What one form (or tiling pattern) costs each time it is painted, worked out once per form and resources. */
