@@ -384,6 +384,14 @@ describe('inspectPdfFile and what the pages cost to interpret', () => {
     expect((await inspectBytes(makeManyTextOperatorsPdf(200_000, { pages: 4 }))).pageCount).toBe(4);
   });
 
+  it('counts content wrapped in ASCIIHex or ASCII85 as well; refuses content it cannot decode (LZW, a predictor) rather than leave it uncounted', async () => {
+    for (const encoding of ['hex', 'ascii85'] as const) {
+      expect(await complexity(makeManyTextOperatorsPdf(1_500_000, { encoding })), encoding).toEqual({ limit: 'content_operators', maximum: PDF_CONTENT_OPERATORS_LIMIT });
+      expect((await inspectBytes(makeManyTextOperatorsPdf(1001, { encoding }))).pageCount, encoding).toBe(1);
+    }
+    for (const encoding of ['lzw', 'predictor'] as const) expect(await complexity(makeManyTextOperatorsPdf(10, { encoding })), encoding).toEqual({ limit: 'content_encoding' });
+  });
+
   it('refuses a form that paints itself, and forms nested deeper than 32 levels', async () => {
     const assembler = createPdfAssembler();
     assembler.addObject(1, '<< /Type /Catalog /Pages 2 0 R >>');

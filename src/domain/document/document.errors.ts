@@ -50,12 +50,13 @@ export class DocumentUploadIncompleteError extends DomainError {
   }
 }
 
-const COMPLEXITY_DESCRIPTIONS: Record<PdfComplexityLimit, (maximum: number) => string> = {
-  inflated_bytes: (maximum) => `This PDF's compressed streams inflate to more than ${maximum / (1024 * 1024)} MiB, more than one document may`,
+const COMPLEXITY_DESCRIPTIONS: Record<PdfComplexityLimit, (maximum: number | undefined) => string> = {
+  inflated_bytes: (maximum = PDF_INFLATED_BYTES_LIMIT) => `This PDF's compressed streams inflate to more than ${maximum / (1024 * 1024)} MiB, more than one document may`,
   content_operators: (maximum) => `This PDF's pages run more than ${maximum} drawing operators (forms counted each time they are painted), more than one document may`,
   form_paints: (maximum) => `This PDF's pages paint forms or patterns more than ${maximum} times (nested ones counted each time), more than one document may`,
   form_nesting: (maximum) => `This PDF's forms paint forms more than ${maximum} deep, or paint themselves`,
   content_nesting: (maximum) => `This PDF's page content nests arrays or dictionaries more than ${maximum} deep`,
+  content_encoding: () => "This PDF's page content is encoded in a way this service does not read (LZW, RunLength or a predictor), so what it costs cannot be counted",
 };
 
 /**
@@ -63,15 +64,16 @@ const COMPLEXITY_DESCRIPTIONS: Record<PdfComplexityLimit, (maximum: number) => s
  * (pdf/inspect/limits.ts): its streams inflate past `PDF_INFLATED_BYTES_LIMIT` (a deflate bomb),
  * its pages run more than `PDF_CONTENT_OPERATORS_LIMIT` operators or paint forms more than
  * `PDF_FORM_PAINTS_LIMIT` times (forms painting forms), forms nest too deep or paint themselves, or
- * a content stream nests arrays too deep. `context.limit` names which, `context.maximum` its value
+ * a content stream nests arrays too deep, or page content is encoded in a filter the inspector
+ * does not decode (`content_encoding`: LZW, RunLength, a predictor). `context.limit` names which, `context.maximum` its value
  * (`context.limitBytes` too for `inflated_bytes`). At upload nothing was stored; when placing
  * fields nothing was placed.
  */
 export class DocumentTooComplexError extends DomainError {
-  constructor(limit: PdfComplexityLimit, maximum: number, outcome = 'nothing was stored') {
+  constructor(limit: PdfComplexityLimit, maximum: number | undefined, outcome = 'nothing was stored') {
     super('Document.TooComplex', `${COMPLEXITY_DESCRIPTIONS[limit](maximum)}; ${outcome}. Re-saving or flattening the PDF (e.g. "Print to PDF") may help.`, {
       limit,
-      maximum,
+      ...(maximum !== undefined ? { maximum } : {}),
       ...(limit === 'inflated_bytes' ? { limitBytes: maximum } : {}),
     });
   }

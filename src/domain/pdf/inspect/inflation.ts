@@ -1,10 +1,11 @@
 /** What the file's streams inflate to, counted in one pass as pdf-lib reads the file, never kept. */
-import { Writable } from 'node:stream';
+import { type Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlibConstants, createInflate, inflateSync } from 'node:zlib';
 import { type PdfFile, chargeInflated, readBytes } from './file.ts';
 import { CONTENT_STREAM_WINDOW_LENGTH, INFLATE_CHUNK_LENGTH, MAX_FORM_NESTING, MAX_NESTING_DEPTH, MAX_WINDOW_LENGTH, PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, SCAN_MARGIN, SCAN_WINDOW_LENGTH, SMALL_ENCODED_STREAM_LENGTH, STREAM_END_SLACK, invalid, tooComplex } from './limits.ts';
 import { ContentOperatorCounter, type ContentStatistics } from './content-operators.ts';
+import { Ascii85Decoder, AsciiHexDecoder } from './ascii-decoders.ts';
 import type { PageContent } from './page-tree.ts';
 import { type ObjectReader, readIndirectObject, resolve } from './objects.ts';
 import { BACKSLASH, CARRIAGE_RETURN, type Cursor, GREATER_THAN, LEFT_BRACKET, LEFT_PARENTHESIS, LESS_THAN, LINE_FEED, type PdfDictionary, type PdfReference, type PdfValue, RIGHT_BRACKET, RIGHT_PARENTHESIS, SOLIDUS, WindowExhausted, dictionaryValue, isDictionary, isName, isNonNegativeInteger, isReference, isRegular, latin1, parseName, parseValue, skipWhitespaceAndComments } from './lexer.ts';
@@ -16,15 +17,25 @@ function inflatedAllowance(file: PdfFile, streamDataOffset: number): number {
 
 class InflatedPastAllowance extends Error {}
 
+/** The filters the inspector decodes, in the order they are undone. */
+type Decoder = 'flate' | 'hex' | 'ascii85';
+
+function decoderStream(decoder: Decoder): Transform {
+  if (decoder === 'hex') return new AsciiHexDecoder();
+  if (decoder === 'ascii85') return new Ascii85Decoder();
+  return createInflate({ chunkSize: INFLATE_CHUNK_LENGTH, finishFlush: zlibConstants.Z_SYNC_FLUSH });
+}
+
 /**
- * What the bytes `start`..`end` of the file inflate to through `stages` FlateDecode filters,
+ * What the bytes `start`..`end` of the file decode to through `decoders` (FlateDecode filters
+ * and the two ASCII ones),
  * counted and dropped as they come, stopping once past `allowance`. Damaged or cut-off data
  * counts for what inflates before the damage (pdf-lib's decoder keeps that much too). `sink`, when
  * given, sees every inflated chunk first (a content stream's operators are counted there).
  */
-async function inflatedSize(file: PdfFile, start: number, end: number, stages: number, allowance: number, sink?: (chunk: Uint8Array) => void): Promise<number> {
-  if (stages === 0 && sink === undefined) return end - start;
-  if (stages === 1 && end - start <= SMALL_ENCODED_STREAM_LENGTH) {
+async function inflatedSize(file: PdfFile, start: number, end: number, decoders: Decoder[], allowance: number, sink?: (chunk: Uint8Array) => void): Promise<number> {
+  if (decoders.length === 0 && sink === undefined) return end - start;
+  if (decoders.length === 1 && decoders[0] === 'flate' && end - start <= SMALL_ENCODED_STREAM_LENGTH) {
     try {
       const inflated = inflateSync(await readBytes(file, start, end - start), { maxOutputLength: Math.max(1, allowance + 1), finishFlush: zlibConstants.Z_SYNC_FLUSH });
       sink?.(inflated);
@@ -39,7 +50,7 @@ async function inflatedSize(file: PdfFile, start: number, end: number, stages: n
   async function* encoded() {
     for (let position = start; position < end; position += INFLATE_CHUNK_LENGTH) yield await readBytes(file, position, Math.min(INFLATE_CHUNK_LENGTH, end - position));
   }
-  const inflaters = Array.from({ length: stages }, () => createInflate({ chunkSize: INFLATE_CHUNK_LENGTH, finishFlush: zlibConstants.Z_SYNC_FLUSH }));
+  const inflaters = decoders.map(decoderStream);
   let refusal: PdfInspectionError | undefined;
   const counter = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -56,7 +67,7 @@ async function inflatedSize(file: PdfFile, start: number, end: number, stages: n
     },
   });
   try {
-    await pipeline(encoded(), ...(inflaters as [ReturnType<typeof createInflate>]), counter);
+    await pipeline(encoded(), ...(inflaters as [Transform]), counter);
   } catch (error) {
     if (error instanceof Error && 'syscall' in error) throw error;
     // Past the allowance, or damaged data: what came out so far is the count.
@@ -376,14 +387,36 @@ export async function countStructureStreams(reader: ObjectReader): Promise<void>
       if (filters === undefined) invalid(`${what} has a /Filter that is not a name`);
       const other = filters.find((name) => !isFlate(name));
       if (other !== undefined) invalid(`${what} uses /${other}; only FlateDecode is accepted for object and xref streams`);
-      chargeInflated(file, step.dataStart, await inflatedSize(file, step.dataStart, dataEnd, filters.length, inflatedAllowance(file, step.dataStart)), what);
+      chargeInflated(file, step.dataStart, await inflatedSize(file, step.dataStart, dataEnd, filters.map((): Decoder => 'flate'), inflatedAllowance(file, step.dataStart)), what);
     }
     position = Math.max(position, dataEnd);
   }
 }
 
 /** A content stream as the inspector finds it: where its data is and how it is encoded. */
-type ContentStream = { objectNumber: number; dictionary: PdfDictionary; start: number; end: number; stages: number };
+/** `decoders` undefined: encoded in a way the inspector does not decode (`undecodable` says how). */
+type ContentStream = { objectNumber: number; dictionary: PdfDictionary; start: number; end: number; decoders: Decoder[] | undefined; undecodable?: string };
+
+const CONTENT_DECODERS = new Map<string, Decoder>([
+  ['FlateDecode', 'flate'],
+  ['Fl', 'flate'],
+  ['ASCIIHexDecode', 'hex'],
+  ['AHx', 'hex'],
+  ['ASCII85Decode', 'ascii85'],
+  ['A85', 'ascii85'],
+]);
+
+/** Whether decode parameters (one dictionary, or one per filter) ask for a predictor. */
+async function hasPredictor(reader: ObjectReader, value: PdfValue): Promise<boolean> {
+  const resolved = await unlessInvalid(resolve(reader, value));
+  for (const item of Array.isArray(resolved) ? resolved : [resolved ?? null]) {
+    const parameters = await unlessInvalid(resolve(reader, item));
+    if (!isDictionary(parameters)) continue;
+    const predictor = await unlessInvalid(resolve(reader, dictionaryValue(parameters, 'Predictor')));
+    if (typeof predictor === 'number' && predictor > 1) return true;
+  }
+  return false;
+}
 
 /** A stream object in the file (not packed: streams cannot be), or undefined when there is none this parser can read. */
 async function readContentStream(reader: ObjectReader, reference: PdfReference): Promise<{ stream?: ContentStream; array?: PdfValue[] } | undefined> {
@@ -403,10 +436,13 @@ async function readContentStream(reader: ObjectReader, reference: PdfReference):
   const length = await unlessInvalid(resolve(reader, dictionaryValue(object.value, 'Length')));
   const end = isNonNegativeInteger(length) ? Math.min(file.size, start + length) : await streamDataEnd(file, start, undefined);
   const filters = (await unlessInvalid(filterNames(reader, dictionaryValue(object.value, 'Filter')))) ?? [];
-  // Other filters are counted at their stored size and their operators are not counted: this
-  // service never decodes them, and they are rare in content.
-  const stages = filters.length > 0 && filters.every(isFlate) ? filters.length : filters.length === 0 ? 0 : -1;
-  return { stream: { objectNumber: reference.objectNumber, dictionary: object.value, start, end, stages } };
+  const stream = { objectNumber: reference.objectNumber, dictionary: object.value, start, end };
+  // pdf.js decodes every filter (LZW expands thousands to one) and undoes predictors; what the
+  // inspector could not decode it could not count, so such content is refused where it is read.
+  const other = filters.find((name) => !CONTENT_DECODERS.has(name));
+  if (other !== undefined) return { stream: { ...stream, decoders: undefined, undecodable: `/${other}` } };
+  if (await hasPredictor(reader, dictionaryValue(object.value, 'DecodeParms'))) return { stream: { ...stream, decoders: undefined, undecodable: 'a /Predictor' } };
+  return { stream: { ...stream, decoders: filters.map((name) => CONTENT_DECODERS.get(name)!) } };
 }
 
 /** What interpreting a content stream (with everything it paints) costs: operators run and forms or patterns painted. */
@@ -462,10 +498,12 @@ export async function countContentStreams(reader: ObjectReader, pages: PageConte
     if (known !== undefined) return known;
     const what = `content stream ${stream.objectNumber}`;
     const counter = new ContentOperatorCounter(what);
-    const decodable = stream.stages >= 0;
-    const inflated = await inflatedSize(file, stream.start, stream.end, Math.max(0, stream.stages), inflatedAllowance(file, stream.start), decodable ? (chunk) => counter.write(chunk) : undefined);
+    if (stream.decoders === undefined) {
+      tooComplex(`${what} is encoded with ${stream.undecodable}, which this service does not decode to count its operators`, 'content_encoding', undefined);
+    }
+    const inflated = await inflatedSize(file, stream.start, stream.end, stream.decoders, inflatedAllowance(file, stream.start), (chunk) => counter.write(chunk));
     chargeInflated(file, stream.start, inflated, what);
-    const counted = decodable ? counter.end() : { operators: 0, painted: new Map<string, number>() };
+    const counted = counter.end();
     statistics.set(stream.objectNumber, counted);
     return counted;
   };

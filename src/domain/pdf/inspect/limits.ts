@@ -12,10 +12,13 @@ export type PdfInspectionFailureReason = 'not_pdf' | 'invalid' | 'encrypted' | '
  * run (forms counted each time they are painted), how many forms and patterns its pages paint, how
  * deep forms paint forms, how deep a content stream nests arrays and dictionaries.
  */
-export type PdfComplexityLimit = 'inflated_bytes' | 'content_operators' | 'form_paints' | 'form_nesting' | 'content_nesting';
+export type PdfComplexityLimit = 'inflated_bytes' | 'content_operators' | 'form_paints' | 'form_nesting' | 'content_nesting' | 'content_encoding';
 
-/** The limit a `too_complex` refusal passed, and its value (bytes, operators, paints or levels). */
-export type PdfComplexity = { limit: PdfComplexityLimit; maximum: number };
+/**
+ * The limit a `too_complex` refusal passed, and its value (bytes, operators, paints or levels);
+ * `content_encoding` (content in a filter the inspector does not decode, or with a predictor) has none.
+ */
+export type PdfComplexity = { limit: PdfComplexityLimit; maximum?: number };
 
 export class PdfInspectionError extends Error {
   readonly reason: PdfInspectionFailureReason;
@@ -111,8 +114,8 @@ export const MAX_CONTENT_NESTING_DEPTH = 32;
 /** Different resources one content stream may paint (each is looked up once per stream): as many as paints in all. */
 export const MAX_PAINTED_NAMES_PER_STREAM = PDF_FORM_PAINTS_LIMIT;
 
-export function tooComplex(detail: string, limit: PdfComplexityLimit, maximum: number): never {
-  throw new PdfInspectionError('too_complex', detail, { limit, maximum });
+export function tooComplex(detail: string, limit: PdfComplexityLimit, maximum: number | undefined): never {
+  throw new PdfInspectionError('too_complex', detail, maximum === undefined ? { limit } : { limit, maximum });
 }
 
 export function invalid(detail: string): never {
