@@ -59,9 +59,9 @@ async function inflatedSize(file: PdfFile, start: number, end: number, decoders:
       try {
         sink?.(chunk);
       } catch (error) {
-        if (!(error instanceof PdfInspectionError)) throw error;
-        refusal = error;
-        return done(error);
+        // A refusal stands; anything else ends the stream as damaged data would.
+        if (error instanceof PdfInspectionError) refusal = error;
+        return done(error instanceof Error ? error : new Error(String(error)));
       }
       done(null);
     },
