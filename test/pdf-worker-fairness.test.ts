@@ -1,6 +1,6 @@
 /**
  * One team cannot starve another's PDF work (issue 31, item 2): the PDF worker pool keeps waiting
- * tasks per team and serves the team served longest ago, one team holds at most threads − 1
+ * tasks per team and serves them round-robin, one team holds at most threads − 1
  * workers, each team's queue is bounded on its own, and each kind of task has its own budget.
  *
  * Ordering, never latency: every task is queued in one synchronous run, before any thread has

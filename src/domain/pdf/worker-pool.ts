@@ -26,8 +26,8 @@
  *
  * Fair by team. Every task names the team it is done for (the service's own work, with no team,
  * is a team of its own), and waiting tasks are kept per team: a free worker takes the next task of
- * the team served longest ago, so a team that queues fifty files waits behind one file of each
- * other team, not the other way round. And one team may hold at most `threads - 1` workers at once
+ * the next team in turn (round-robin over the teams with work), so a team's task queued behind
+ * fifty files of another waits for one of them, not fifty. And one team may hold at most `threads - 1` workers at once
  * (with one thread, that one): a team's burst never occupies every worker while another team's
  * task waits for one. Each kind of task has its own time budget (`PDF_TASK_BUDGETS_MS`): what
  * inspecting one upload may take is not what rendering a 300-page envelope may.
@@ -225,12 +225,14 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
   /** Workers each team holds now (loading for it or working on its task). */
   const runningByTeam = new Map<string, number>();
   /**
-   * When each team with work waiting or running was last given a worker (a counter, not a time):
-   * the next task is the waiting team's served longest ago, or never. A team with nothing left is
-   * forgotten, so the map holds only teams with work.
+   * The teams with work waiting or running, in the order they take turns: a team joins at the end
+   * when it gets work and leaves when it has none left; `turn` is where the next look for a task
+   * starts, just past the team served last. Every team with work is served once a round, and one
+   * that joins waits at most a round, however many tasks the others have queued (a team that
+   * joined to the front, as "never served", could be kept waiting by a stream of new teams).
    */
-  const lastServed = new Map<string, number>();
-  let served = 0;
+  const ring: string[] = [];
+  let turn = 0;
   let nextTaskId = 1;
   let closed = false;
 
@@ -339,7 +341,11 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
   }
 
   function forgetIfIdle(team: string): void {
-    if (!runningByTeam.has(team) && !queues.has(team)) lastServed.delete(team);
+    if (runningByTeam.has(team) || queues.has(team)) return;
+    const index = ring.indexOf(team);
+    if (index === -1) return;
+    ring.splice(index, 1);
+    if (index < turn) turn--;
   }
 
   /** A loaded or loading worker with no task, or a new one when the pool has room. */
@@ -348,27 +354,23 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     return slots.size < settings.threads ? spawn() : undefined;
   }
 
-  /** The waiting team to serve next: under its share of workers, served longest ago (or never). */
-  function nextTeam(): string | undefined {
-    let chosen: string | undefined;
-    let chosenServed = Infinity;
-    for (const team of queues.keys()) {
-      if ((runningByTeam.get(team) ?? 0) >= maxThreadsPerTeam) continue;
-      const when = lastServed.get(team) ?? -1;
-      if (when < chosenServed) {
-        chosen = team;
-        chosenServed = when;
-      }
+  /** Where in the ring the next team to serve is: the first from `turn` on with a task waiting and under its share of workers. */
+  function nextTeam(): number | undefined {
+    for (let step = 0; step < ring.length; step++) {
+      const index = (turn + step) % ring.length;
+      const team = ring[index]!;
+      if (queues.has(team) && (runningByTeam.get(team) ?? 0) < maxThreadsPerTeam) return index;
     }
-    return chosen;
+    return undefined;
   }
 
-  function takeNext(team: string): Pending {
+  function takeNext(index: number): Pending {
+    const team = ring[index]!;
     const waiting = queues.get(team)!;
     const pending = waiting.shift()!;
     if (waiting.length === 0) queues.delete(team);
     runningByTeam.set(team, (runningByTeam.get(team) ?? 0) + 1);
-    lastServed.set(team, ++served);
+    turn = index + 1;
     return pending;
   }
 
@@ -414,11 +416,11 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
 
   function dispatchWaiting(): void {
     while (!closed) {
-      const team = nextTeam();
-      if (team === undefined) return;
+      const index = nextTeam();
+      if (index === undefined) return;
       const slot = idleSlot();
       if (slot === undefined) return;
-      dispatch(slot, takeNext(team));
+      dispatch(slot, takeNext(index));
     }
   }
 
@@ -453,6 +455,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       if (!startsNow && waiting.length >= settings.maxQueue) return reject(new PdfWorkersBusyError('queue_full'));
       waiting.push(pending);
       queues.set(team, waiting);
+      if (!ring.includes(team)) ring.push(team);
       dispatchWaiting();
       if (!queues.get(team)?.includes(pending)) return;
       pending.queueTimer = setTimeout(() => {
