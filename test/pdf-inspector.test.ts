@@ -365,6 +365,8 @@ describe('inspectPdfFile and what the pages cost to interpret', () => {
     // patterns filling with patterns.
     expect(await complexity(makeNestedFormsPdf({ depth: 10, fanOut: 10, inherit: true }))).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
     expect(await complexity(makeNestedFormsPdf({ depth: 10, fanOut: 10, via: 'pattern' }))).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
+    expect(await complexity(makeNestedFormsPdf({ depth: 10, fanOut: 10, via: 'smask' }))).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
+    expect((await inspectBytes(makeNestedFormsPdf({ depth: 3, fanOut: 10, via: 'smask' }))).pageCount).toBe(1);
     // And forms painted by the glyph of a Type 3 font, the page showing one character.
     expect(await complexity(makeNestedFormsPdf({ depth: 10, fanOut: 10, glyph: true }))).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
     expect((await inspectBytes(makeNestedFormsPdf({ depth: 3, fanOut: 10, glyph: true }))).pageCount).toBe(1);

@@ -27,6 +27,16 @@ const isWhite = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0
 const isDelimiter = (byte: number) =>
   byte === 0x28 || byte === 0x29 || byte === 0x3c || byte === 0x3e || byte === 0x5b || byte === 0x5d || byte === 0x7b || byte === 0x7d || byte === 0x2f || byte === 0x25;
 
+/** Operators that name a resource with content of its own, and the resource category they name. */
+const PAINTING_OPERATORS = new Map([
+  ['Do', 'XObject'],
+  ['scn', 'Pattern'],
+  ['SCN', 'Pattern'],
+  ['Tf', 'Font'],
+  // A graphics state may carry a soft mask, whose group is a form painted with it.
+  ['gs', 'ExtGState'],
+]);
+
 /** Longer tokens are kept only this far: operators and resource names are short. */
 const MAX_KEPT_TOKEN_LENGTH = 128;
 
@@ -34,7 +44,8 @@ export type ContentStatistics = {
   operators: number;
   /**
    * How often each resource is painted: `Do` uses under `XObject:Name`, pattern uses under
-   * `Pattern:Name`, fonts selected (`Tf`, for Type 3 fonts, whose glyphs are content streams) under `Font:Name`.
+   * `Pattern:Name`, fonts selected (`Tf`, for Type 3 fonts, whose glyphs are content streams) under
+   * `Font:Name`, graphics states set (`gs`, for their soft masks' groups) under `ExtGState:Name`.
    */
   painted: Map<string, number>;
 };
@@ -203,7 +214,7 @@ export class ContentOperatorCounter {
     const name = this.lastName;
     this.lastName = undefined;
     if (name === undefined) return;
-    const kind = token === 'Do' ? 'XObject' : token === 'scn' || token === 'SCN' ? 'Pattern' : token === 'Tf' ? 'Font' : undefined;
+    const kind = PAINTING_OPERATORS.get(token);
     if (kind === undefined) return;
     const key = `${kind}:${name}`;
     const { painted } = this.statistics;

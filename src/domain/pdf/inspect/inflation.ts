@@ -451,8 +451,8 @@ type ContentCost = { operators: number; paints: number };
 /**
  * Counts what the document's pages cost to interpret, and what their streams inflate to.
  *
- * Every page's content streams, and every form XObject and tiling pattern they paint (and those
- * paint), are inflated and their operators counted, each stream once (`statistics`, by object
+ * Every page's content streams, and every form XObject, tiling pattern and soft-mask group (a
+ * graphics state's /SMask /G, painted by `gs`) they paint (and those paint), are inflated and their operators counted, each stream once (`statistics`, by object
  * number). What a page costs is then its streams' operators plus, for each resource it paints,
  * the times it paints it multiplied by what that resource costs, worked out once per form and
  * resources (`costs`): a visited bound, so ten forms nested ten deep, each painting the next ten
@@ -535,7 +535,7 @@ export async function countContentStreams(reader: ObjectReader, pages: PageConte
         const inner = await formCost(target, resources, depth + 1, painting);
         cost.operators += times * inner.operators;
         cost.paints += times * (1 + inner.paints);
-        checkLimits({ operators: total.operators + cost.operators, paints: total.paints + cost.paints }, `${category === 'XObject' ? 'form' : 'pattern'} ${target.objectNumber}`);
+        checkLimits({ operators: total.operators + cost.operators, paints: total.paints + cost.paints }, `${category === 'Pattern' ? 'pattern' : 'form'} ${target.objectNumber}`);
       }
     }
     return cost;
@@ -546,7 +546,14 @@ export async function countContentStreams(reader: ObjectReader, pages: PageConte
     if (resources === undefined) return undefined;
     const dictionary = await unlessInvalid(resolve(reader, dictionaryValue(resources, category)));
     if (!isDictionary(dictionary)) return undefined;
-    const reference = dictionary.entries.get(name);
+    let reference = dictionary.entries.get(name);
+    if (category === 'ExtGState') {
+      // A graphics state with a soft mask paints the mask's group, a form (/SMask << /G form >>).
+      const state = await unlessInvalid(resolve(reader, reference ?? null));
+      const mask = isDictionary(state) ? await unlessInvalid(resolve(reader, dictionaryValue(state, 'SMask'))) : null;
+      reference = isDictionary(mask) ? mask.entries.get('G') : undefined;
+      category = 'XObject';
+    }
     if (!isReference(reference)) return undefined;
     const found = await readContentStream(reader, reference);
     const stream = found?.stream;
