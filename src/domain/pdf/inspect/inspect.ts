@@ -11,7 +11,11 @@
  * One more pass reads the whole file once, a window at a time, as pdf-lib will read it to render
  * and seal the document: what its streams inflate to is counted (never kept) and bounded per
  * document (`PDF_INFLATED_BYTES_LIMIT`), so a small file that inflates to gigabytes (a deflate
- * bomb) is refused here rather than filling a worker's memory at sealing.
+ * bomb) is refused here rather than filling a worker's memory at sealing. While the pages' content
+ * streams inflate, their operators are counted, and the forms, patterns and Type 3 glyphs they
+ * paint followed (each read once, its cost multiplied by how often it is painted), so a small file
+ * that would keep pdf.js interpreting for a minute (forms painting forms, millions of operators)
+ * is refused too (inflation.ts, content-operators.ts).
  *
  * It is deliberately strict: it does not try to repair broken files the way viewers do, because
  * a file we cannot read exactly is a file we should refuse before anyone is asked to sign it.
