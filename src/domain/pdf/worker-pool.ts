@@ -27,9 +27,9 @@
  * Fair by team. Every task names the team it is done for (the service's own work, with no team,
  * is a team of its own), and waiting tasks are kept per team: a free worker takes the next task of
  * the next team in turn (round-robin over the teams with work), so a team's task queued behind
- * fifty files of another waits for one of them, not fifty. And one team may hold at most `threads - 1` workers at once
- * (with one thread, that one): a team's burst never occupies every worker while another team's
- * task waits for one. Each kind of task has its own time budget (`PDF_TASK_BUDGETS_MS`): what
+ * fifty files of another waits for one of them, not fifty. And one team may hold at most
+ * `threads - 1` workers at once (with one thread, that one): a team's burst never occupies every
+ * worker while another team's task waits for one. Each kind of task has its own time budget (`PDF_TASK_BUDGETS_MS`): what
  * inspecting one upload may take is not what rendering a 300-page envelope may.
  */
 import os from 'node:os';
@@ -95,7 +95,7 @@ export const PDF_TASK_BUDGETS_MS: Record<PdfTaskKind, number> = {
   render: 300_000,
 };
 
-/** The team of the service's own PDF work (artefacts rendered by a background job for no request). */
+/** The turn of PDF work asked without a team (every caller in the service names one today; tools and tests may not). */
 export const SERVICE_TEAM = '';
 
 export const PDF_WORKER_DEFAULTS = {

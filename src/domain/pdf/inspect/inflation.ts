@@ -3,7 +3,7 @@ import { type Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants as zlibConstants, createInflate, inflateSync } from 'node:zlib';
 import { type PdfFile, chargeInflated, readBytes } from './file.ts';
-import { CONTENT_STREAM_WINDOW_LENGTH, INFLATE_CHUNK_LENGTH, MAX_FORM_NESTING, MAX_NESTING_DEPTH, MAX_WINDOW_LENGTH, PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, SCAN_MARGIN, SCAN_WINDOW_LENGTH, SMALL_ENCODED_STREAM_LENGTH, STREAM_END_SLACK, invalid, tooComplex } from './limits.ts';
+import { CONTENT_STREAM_WINDOW_LENGTH, INFLATE_CHUNK_LENGTH, MAX_FORM_NESTING, MAX_PAINTED_NAMES_PER_STREAM, MAX_NESTING_DEPTH, MAX_WINDOW_LENGTH, PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, SCAN_MARGIN, SCAN_WINDOW_LENGTH, SMALL_ENCODED_STREAM_LENGTH, STREAM_END_SLACK, invalid, tooComplex } from './limits.ts';
 import { ContentOperatorCounter, type ContentStatistics } from './content-operators.ts';
 import { Ascii85Decoder, AsciiHexDecoder } from './ascii-decoders.ts';
 import type { PageContent } from './page-tree.ts';
@@ -472,6 +472,8 @@ export async function countContentStreams(reader: ObjectReader, pages: PageConte
   const resourceIds = new WeakMap<object, number>();
   let nextResourceId = 1;
   const total: ContentCost = { operators: 0, paints: 0 };
+  /** Different resource names painted, over all the streams counted (each stream's are kept). */
+  let paintedNames = 0;
   /** Type 3 fonts whose glyph procedures were counted: once per document, as pdf.js loads a font once. */
   const countedFonts = new Set<string>();
 
@@ -504,6 +506,11 @@ export async function countContentStreams(reader: ObjectReader, pages: PageConte
     const inflated = await inflatedSize(file, stream.start, stream.end, stream.decoders, inflatedAllowance(file, stream.start), (chunk) => counter.write(chunk));
     chargeInflated(file, stream.start, inflated, what);
     const counted = counter.end();
+    // What is kept per stream (the names it paints) is bounded over the document too, not only per stream.
+    paintedNames += counted.painted.size;
+    if (paintedNames > MAX_PAINTED_NAMES_PER_STREAM) {
+      tooComplex(`its content streams paint more than ${MAX_PAINTED_NAMES_PER_STREAM} different resources`, 'form_paints', PDF_FORM_PAINTS_LIMIT);
+    }
     statistics.set(stream.objectNumber, counted);
     return counted;
   };

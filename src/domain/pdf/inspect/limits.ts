@@ -111,7 +111,10 @@ export const PDF_FORM_PAINTS_LIMIT = 100_000;
 export const MAX_FORM_NESTING = 32;
 /** Arrays and dictionaries inside a content stream (a TJ array, marked-content properties) nest a level or two. */
 export const MAX_CONTENT_NESTING_DEPTH = 32;
-/** Different resources one content stream may paint (each is looked up once per stream): as many as paints in all. */
+/**
+ * Different resources a document's content streams may paint, per stream and over all of them
+ * (each stream's names are kept while its cost is worked out): as many as form paints in all.
+ */
 export const MAX_PAINTED_NAMES_PER_STREAM = PDF_FORM_PAINTS_LIMIT;
 
 export function tooComplex(detail: string, limit: PdfComplexityLimit, maximum: number | undefined): never {
