@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { deflateSync } from 'node:zlib';
 import { EncryptedPDFError, PDFDocument, PDFName } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inspectPdfFile, looksLikePdfHeader, PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspectionFailureReason } from '../src/domain/pdf/inspect/inspect.ts';
@@ -404,6 +405,23 @@ describe('inspectPdfFile and what the pages cost to interpret', () => {
     expect(await complexity(finishWithXrefTable(assembler, { trailer: '/Root 1 0 R' }))).toMatchObject({ limit: 'form_nesting' });
     expect(await complexity(makeNestedFormsPdf({ depth: 40, fanOut: 1 }))).toEqual({ limit: 'form_nesting', maximum: 32 });
     expect((await inspectBytes(makeNestedFormsPdf({ depth: 30, fanOut: 1 }))).pageCount).toBe(1);
+  });
+
+  it('bounds the different resources painted over the whole document, not only per stream', async () => {
+    const manyNames = (pages: number, names: number) => {
+      const assembler = createPdfAssembler();
+      assembler.addObject(1, '<< /Type /Catalog /Pages 2 0 R >>');
+      assembler.addObject(2, `<< /Type /Pages /Kids [${Array.from({ length: pages }, (_, page) => `${3 + 2 * page} 0 R`).join(' ')}] /Count ${pages} >>`);
+      for (let page = 0; page < pages; page++) {
+        const content = deflateSync(Buffer.from(Array.from({ length: names }, (_, index) => `/p${page}n${index} Do`).join('\n'), 'latin1'));
+        assembler.addObject(3 + 2 * page, `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents ${4 + 2 * page} 0 R >>`);
+        assembler.addObject(4 + 2 * page, ...streamBody('/Filter /FlateDecode', content));
+      }
+      return finishWithXrefTable(assembler, { trailer: '/Root 1 0 R' });
+    };
+    // 120 000 operators in all, well under their limit, but 120 000 different names to keep.
+    expect(await complexity(manyNames(2, 60_000))).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
+    expect((await inspectBytes(manyNames(2, 1000))).pageCount).toBe(2);
   });
 
   it('refuses page content nesting arrays 200 000 deep', async () => {
