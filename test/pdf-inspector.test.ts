@@ -429,3 +429,31 @@ describe('inspectPdfFile and what the pages cost to interpret', () => {
     expect((await inspectBytes(makeDeepArraysAfterTagPdf(3))).pageCount).toBe(1);
   });
 });
+
+describe('the content operator count', () => {
+  const sample = [
+    '% a comment with Tj and ( in it',
+    'q 1 0 0 1 72 720 cm /Im1 Do Q',
+    'BT /F1 12 Tf (a \\) string ( with nested ) parens Tj) Tj [(A) -120 <4142> 3 (B)] TJ ET',
+    '/OC /Props BDC << /K [1 2 [3]] /S (x) >> BDC EMC EMC',
+    'BI /W 2 /H 2 /BPC 8 /CS /G ID \x00EI\xff Tj ]] [[ \nEI Q',
+    '/GS1 gs 0.5 /P1 scn /Pattern cs /P2 SCN 0 0 10 10 re f',
+  ].join('\n');
+
+  it('counts what the content-stream reader of text tags counts, and the same whether the bytes come whole or one at a time', async () => {
+    const { ContentOperatorCounter } = await import('../src/domain/pdf/inspect/content-operators.ts');
+    const { parseContent } = await import('../src/domain/pdf/text-tags.ts');
+    const bytes = Buffer.from(sample, 'latin1');
+    const whole = new ContentOperatorCounter('sample');
+    whole.write(bytes);
+    const counted = whole.end();
+    const piecewise = new ContentOperatorCounter('sample');
+    for (const byte of bytes) piecewise.write(Uint8Array.of(byte));
+    expect(piecewise.end()).toEqual(counted);
+    // The inline image's data (with "EI" and brackets inside it) is skipped to the EI after white
+    // space; the reader of tags takes that EI with its ID, the count as an operator of its own.
+    expect(counted.operators).toBe(parseContent(bytes).length + 1);
+    expect(counted.operators).toBe(23);
+    expect(Object.fromEntries(counted.painted)).toEqual({ 'XObject:Im1': 1, 'Font:F1': 1, 'ExtGState:GS1': 1, 'Pattern:P1': 1, 'Pattern:P2': 1 });
+  });
+});
