@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
-import { PDF_INFLATED_BYTES_LIMIT } from '../src/domain/pdf/inspect/inspect.ts';
-import { cutFinalEofMarker, makeEncryptedPdf, makeExactSizePdf, makeInflatingPdf, makePdf, notAPdf, truncate } from './fixtures/pdfs.ts';
+import { PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT } from '../src/domain/pdf/inspect/inspect.ts';
+import { cutFinalEofMarker, makeDeepArraysAfterTagPdf, makeEncryptedPdf, makeExactSizePdf, makeInflatingPdf, makeManyTextOperatorsPdf, makeNestedFormsPdf, makePdf, notAPdf, truncate } from './fixtures/pdfs.ts';
 import { forceEnvelopeStatus, unknownId, uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
@@ -149,6 +149,26 @@ describe('uploading documents', () => {
       expect(graphql.body.errors[0].extensions).toMatchObject({ code: refusal.name, context: refusal.context });
       const sha256 = createHash('sha256').update(bytes).digest('hex');
       expect(fs.existsSync(path.join(app.dataDir, 'blobs', sha256.slice(0, 2), sha256))).toBe(false);
+    }
+    expect((await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}/documents`)).body.payload.documents).toEqual([]);
+    expect(stagingFiles()).toEqual([]);
+  }, 60_000);
+
+  it('refuses a PDF whose pages cost too much to interpret (nested forms, 1.5 million text operators, arrays 200 000 deep) with Document.TooComplex (422) on both faces, storing nothing', async () => {
+    const team = await seedTeam(app);
+    const envelopeId = await newDraft(team.apiKey);
+    const cases = [
+      { bytes: makeNestedFormsPdf({ depth: 10, fanOut: 10 }), context: { limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT } },
+      { bytes: makeManyTextOperatorsPdf(1_500_000), context: { limit: 'content_operators', maximum: PDF_CONTENT_OPERATORS_LIMIT } },
+      { bytes: makeDeepArraysAfterTagPdf(200_000), context: { limit: 'content_nesting', maximum: 32 } },
+    ];
+    for (const { bytes, context } of cases) {
+      const rest = await uploadDocument(app, team.apiKey, envelopeId, { bytes });
+      expect(rest.status, JSON.stringify(rest.body)).toBe(422);
+      expect(rest.body.error).toMatchObject({ name: 'Document.TooComplex', context });
+      const graphql = await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes });
+      expect(graphql.body.data?.addDocument ?? null).toBeNull();
+      expect(graphql.body.errors[0].extensions).toMatchObject({ code: 'Document.TooComplex', context });
     }
     expect((await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}/documents`)).body.payload.documents).toEqual([]);
     expect(stagingFiles()).toEqual([]);

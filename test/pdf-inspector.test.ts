@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { deflateSync } from 'node:zlib';
 import { EncryptedPDFError, PDFDocument, PDFName } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inspectPdfFile, looksLikePdfHeader, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspectionFailureReason } from '../src/domain/pdf/inspect/inspect.ts';
+import { inspectPdfFile, looksLikePdfHeader, PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspectionFailureReason } from '../src/domain/pdf/inspect/inspect.ts';
 import {
   A4,
   LETTER,
@@ -20,7 +21,10 @@ import {
   makeHybridPdf,
   makeInflatingPdf,
   makeInheritedAttributesPdf,
+  makeDeepArraysAfterTagPdf,
   makeLargePdf,
+  makeManyTextOperatorsPdf,
+  makeNestedFormsPdf,
   makePageTreePdf,
   makePdf,
   makePrevLoopPdf,
@@ -342,5 +346,114 @@ describe('inspectPdfFile and what streams inflate to', () => {
     const bytes = finishWithXrefTable(assembler, { trailer: '/Root 1 0 R' });
     const error = await inspectBytes(bytes).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ reason: 'invalid', detail: expect.stringContaining('/LZWDecode') });
+  });
+});
+
+describe('inspectPdfFile and what the pages cost to interpret', () => {
+  /** The refusal's complexity, failing the test if the file was accepted or refused otherwise. */
+  async function complexity(bytes: Uint8Array) {
+    const error = await inspectBytes(bytes).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(PdfInspectionError);
+    expect((error as PdfInspectionError).reason).toBe('too_complex');
+    return (error as PdfInspectionError).complexity;
+  }
+
+  it('refuses a few KB of forms ten deep, each painting the next ten times (ten billion paints), by the form paints counted with multiplicity', async () => {
+    const bomb = makeNestedFormsPdf({ depth: 10, fanOut: 10 });
+    expect(bomb.length).toBeLessThan(10 * 1024);
+    expect(await complexity(bomb)).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
+    // Siblings: forms that inherit the page's resources instead of naming their own, and tiling
+    // patterns filling with patterns.
+    expect(await complexity(makeNestedFormsPdf({ depth: 10, fanOut: 10, inherit: true }))).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
+    expect(await complexity(makeNestedFormsPdf({ depth: 10, fanOut: 10, via: 'pattern' }))).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
+    expect(await complexity(makeNestedFormsPdf({ depth: 10, fanOut: 10, via: 'smask' }))).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
+    expect((await inspectBytes(makeNestedFormsPdf({ depth: 3, fanOut: 10, via: 'smask' }))).pageCount).toBe(1);
+    // And forms painted by the glyph of a Type 3 font, the page showing one character.
+    expect(await complexity(makeNestedFormsPdf({ depth: 10, fanOut: 10, glyph: true }))).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
+    expect((await inspectBytes(makeNestedFormsPdf({ depth: 3, fanOut: 10, glyph: true }))).pageCount).toBe(1);
+    // A thousand paints is an ordinary document.
+    expect((await inspectBytes(makeNestedFormsPdf({ depth: 3, fanOut: 10 }))).pageCount).toBe(1);
+  });
+
+  it('refuses 16 KB of 1.5 million text operators, on one page, over many pages, or in one stream shown by many pages', async () => {
+    const bomb = makeManyTextOperatorsPdf(1_500_000);
+    expect(bomb.length).toBeLessThan(20 * 1024);
+    const refusal = { limit: 'content_operators', maximum: PDF_CONTENT_OPERATORS_LIMIT };
+    expect(await complexity(bomb)).toEqual(refusal);
+    expect(await complexity(makeManyTextOperatorsPdf(1_500_000, { pages: 30 }))).toEqual(refusal);
+    // One stream of 30 000 operators on 50 pages: each page runs it.
+    expect(await complexity(makeManyTextOperatorsPdf(30_000, { pages: 50, shared: true }))).toEqual(refusal);
+    expect((await inspectBytes(makeManyTextOperatorsPdf(30_000, { pages: 10, shared: true }))).pageCount).toBe(10);
+    expect((await inspectBytes(makeManyTextOperatorsPdf(200_000, { pages: 4 }))).pageCount).toBe(4);
+  });
+
+  it('counts content wrapped in ASCIIHex or ASCII85 as well; refuses content it cannot decode (LZW, a predictor) rather than leave it uncounted', async () => {
+    for (const encoding of ['hex', 'ascii85'] as const) {
+      expect(await complexity(makeManyTextOperatorsPdf(1_500_000, { encoding })), encoding).toEqual({ limit: 'content_operators', maximum: PDF_CONTENT_OPERATORS_LIMIT });
+      expect((await inspectBytes(makeManyTextOperatorsPdf(1001, { encoding }))).pageCount, encoding).toBe(1);
+    }
+    for (const encoding of ['lzw', 'predictor'] as const) expect(await complexity(makeManyTextOperatorsPdf(10, { encoding })), encoding).toEqual({ limit: 'content_encoding' });
+  });
+
+  it('refuses a form that paints itself, and forms nested deeper than 32 levels', async () => {
+    const assembler = createPdfAssembler();
+    assembler.addObject(1, '<< /Type /Catalog /Pages 2 0 R >>');
+    assembler.addObject(2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>');
+    assembler.addObject(3, '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /XObject << /Me 4 0 R >> >> /Contents 5 0 R >>');
+    assembler.addObject(4, ...streamBody('/Type /XObject /Subtype /Form /BBox [0 0 10 10] /Resources << /XObject << /Me 4 0 R >> >>', Buffer.from('/Me Do')));
+    assembler.addObject(5, ...streamBody('', Buffer.from('/Me Do')));
+    expect(await complexity(finishWithXrefTable(assembler, { trailer: '/Root 1 0 R' }))).toMatchObject({ limit: 'form_nesting' });
+    expect(await complexity(makeNestedFormsPdf({ depth: 40, fanOut: 1 }))).toEqual({ limit: 'form_nesting', maximum: 32 });
+    expect((await inspectBytes(makeNestedFormsPdf({ depth: 30, fanOut: 1 }))).pageCount).toBe(1);
+  });
+
+  it('bounds the different resources painted over the whole document, not only per stream', async () => {
+    const manyNames = (pages: number, names: number) => {
+      const assembler = createPdfAssembler();
+      assembler.addObject(1, '<< /Type /Catalog /Pages 2 0 R >>');
+      assembler.addObject(2, `<< /Type /Pages /Kids [${Array.from({ length: pages }, (_, page) => `${3 + 2 * page} 0 R`).join(' ')}] /Count ${pages} >>`);
+      for (let page = 0; page < pages; page++) {
+        const content = deflateSync(Buffer.from(Array.from({ length: names }, (_, index) => `/p${page}n${index} Do`).join('\n'), 'latin1'));
+        assembler.addObject(3 + 2 * page, `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents ${4 + 2 * page} 0 R >>`);
+        assembler.addObject(4 + 2 * page, ...streamBody('/Filter /FlateDecode', content));
+      }
+      return finishWithXrefTable(assembler, { trailer: '/Root 1 0 R' });
+    };
+    // 120 000 operators in all, well under their limit, but 120 000 different names to keep.
+    expect(await complexity(manyNames(2, 60_000))).toEqual({ limit: 'form_paints', maximum: PDF_FORM_PAINTS_LIMIT });
+    expect((await inspectBytes(manyNames(2, 1000))).pageCount).toBe(2);
+  });
+
+  it('refuses page content nesting arrays 200 000 deep', async () => {
+    expect(await complexity(makeDeepArraysAfterTagPdf(200_000))).toEqual({ limit: 'content_nesting', maximum: 32 });
+    expect((await inspectBytes(makeDeepArraysAfterTagPdf(3))).pageCount).toBe(1);
+  });
+});
+
+describe('the content operator count', () => {
+  const sample = [
+    '% a comment with Tj and ( in it',
+    'q 1 0 0 1 72 720 cm /Im1 Do Q',
+    'BT /F1 12 Tf (a \\) string ( with nested ) parens Tj) Tj [(A) -120 <4142> 3 (B)] TJ ET',
+    '/OC /Props BDC << /K [1 2 [3]] /S (x) >> BDC EMC EMC',
+    'BI /W 2 /H 2 /BPC 8 /CS /G ID \x00EI\xff Tj ]] [[ \nEI Q',
+    '/GS1 gs 0.5 /P1 scn /Pattern cs /P2 SCN 0 0 10 10 re f',
+  ].join('\n');
+
+  it('counts what the content-stream reader of text tags counts, and the same whether the bytes come whole or one at a time', async () => {
+    const { ContentOperatorCounter } = await import('../src/domain/pdf/inspect/content-operators.ts');
+    const { parseContent } = await import('../src/domain/pdf/text-tags.ts');
+    const bytes = Buffer.from(sample, 'latin1');
+    const whole = new ContentOperatorCounter('sample');
+    whole.write(bytes);
+    const counted = whole.end();
+    const piecewise = new ContentOperatorCounter('sample');
+    for (const byte of bytes) piecewise.write(Uint8Array.of(byte));
+    expect(piecewise.end()).toEqual(counted);
+    // The inline image's data (with "EI" and brackets inside it) is skipped to the EI after white
+    // space; the reader of tags takes that EI with its ID, the count as an operator of its own.
+    expect(counted.operators).toBe(parseContent(bytes).length + 1);
+    expect(counted.operators).toBe(23);
+    expect(Object.fromEntries(counted.painted)).toEqual({ 'XObject:Im1': 1, 'Font:F1': 1, 'ExtGState:GS1': 1, 'Pattern:P1': 1, 'Pattern:P2': 1 });
   });
 });

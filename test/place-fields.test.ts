@@ -6,6 +6,8 @@ import { createRequire } from 'node:module';
 import fontkit from '@pdf-lib/fontkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PDFDocument, PDFString, StandardFonts, degrees } from 'pdf-lib';
+import { Readable } from 'node:stream';
+import { makeDeepArraysAfterTagPdf } from './fixtures/pdfs.ts';
 import { forceEnvelopeStatus, unknownId, uploadDocument } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { png } from './helpers/images.ts';
@@ -478,5 +480,141 @@ describe('refusals', () => {
     expect(answer.status).toBe(422);
     expect(answer.body.error).toMatchObject({ name: 'Document.TooManyTags', context: { limit: 500 } });
     expect((await restClient(app, team.apiKey).get(`/envelopes/${draft.envelopeId}/fields`)).body.payload.fields).toEqual([]);
+  });
+});
+
+describe('text tags in turned text', () => {
+  /** Where a line of `size` pt text at `angle`° from (x, y) ends, `width` points on (user space). */
+  const along = (x: number, y: number, angle: number, width: number) => [x + width * Math.cos((angle * Math.PI) / 180), y + width * Math.sin((angle * Math.PI) / 180)] as const;
+
+  it('places tags in text at 90°, 180° and 270°, and in text reading upright on pages turned by /Rotate 90 and 270; lists a tag at 45° as unmatched', async () => {
+    const pdf = await PDFDocument.create();
+    const font = await pdf.embedFont(StandardFonts.Helvetica);
+    const size = 14;
+    const width = (text: string) => font.widthOfTextAtSize(text, size);
+    const upright = pdf.addPage([595, 842]);
+    const turned = { r90: '{{sig;role=buyer;id=r90}}', r180: '{{text;role=buyer;id=r180}}', r270: '{{check;role=seller;id=r270}}', r45: '{{sig;role=seller;id=r45}}' };
+    upright.drawText(turned.r90, { x: 100, y: 300, size, font, rotate: degrees(90) });
+    upright.drawText(turned.r180, { x: 500, y: 100, size, font, rotate: degrees(180) });
+    upright.drawText(turned.r270, { x: 400, y: 700, size, font, rotate: degrees(270) });
+    upright.drawText(turned.r45, { x: 100, y: 100, size, font, rotate: degrees(45) });
+    // Pages turned for display, their text turned back so it reads left to right as shown.
+    const rotate90 = pdf.addPage([595, 842]);
+    rotate90.setRotation(degrees(90));
+    rotate90.drawText('{{sig;role=buyer;id=p90}}', { x: 300, y: 100, size, font, rotate: degrees(90) });
+    const rotate270 = pdf.addPage([595, 842]);
+    rotate270.setRotation(degrees(270));
+    rotate270.drawText('{{sig;role=seller;id=p270}}', { x: 300, y: 700, size, font, rotate: degrees(270) });
+    const draft = await draftWith(await pdf.save());
+    const answer = await restClient(app, team.apiKey).post(`/envelopes/${draft.envelopeId}/documents/${draft.documentId}/place-fields`, { from: 'tags' });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const byId = Object.fromEntries(answer.body.payload.fields.map((field: any) => [field.identifier, field.views[0]]));
+    expect(Object.keys(byId).sort()).toEqual(['p270', 'p90', 'r180', 'r270', 'r90']);
+    expect(answer.body.payload.unmatched).toEqual([{ tag: turned.r45, page: 0, reason: 'its text runs at 45°; a field is an upright box, so place this one by coordinates' }]);
+
+    /** The view spans the line along its reading direction (within 2 pt) and holds the baseline across it. */
+    const spans = (view: any, page: number, along: { from: number; to: number; axis: 'x' | 'y' }, baseline: number) => {
+      expect(view.page).toBe(page);
+      const [start, extent, crossStart, crossExtent] =
+        along.axis === 'x' ? [view.location.x, view.size.width, view.location.y, view.size.height] : [view.location.y, view.size.height, view.location.x, view.size.width];
+      near(start, Math.min(along.from, along.to));
+      near(start + extent, Math.max(along.from, along.to));
+      expect(crossStart).toBeLessThanOrEqual(baseline + 0.5);
+      expect(crossStart + crossExtent).toBeGreaterThanOrEqual(baseline - 0.5);
+      expect(crossExtent).toBeLessThanOrEqual(size * 1.5);
+    };
+    const H = 842;
+    // Unturned page: displayed x = user x, displayed y = 842 − user y.
+    spans(byId.r90, 0, { from: H - 300, to: H - along(100, 300, 90, width(turned.r90))[1], axis: 'y' }, 100);
+    spans(byId.r180, 0, { from: 500, to: along(500, 100, 180, width(turned.r180))[0], axis: 'x' }, H - 100);
+    spans(byId.r270, 0, { from: H - 700, to: H - along(400, 700, 270, width(turned.r270))[1], axis: 'y' }, 400);
+    // /Rotate 90: displayed x = user y, displayed y = user x. /Rotate 270: x = 842 − user y, y = 595 − user x.
+    spans(byId.p90, 1, { from: 100, to: along(300, 100, 90, width('{{sig;role=buyer;id=p90}}'))[1], axis: 'x' }, 300);
+    spans(byId.p270, 2, { from: H - 700, to: H - along(300, 700, 270, width('{{sig;role=seller;id=p270}}'))[1], axis: 'x' }, 595 - 300);
+  });
+});
+
+describe('role names that are Object.prototype’s', () => {
+  /** One tag per awkward role, and a tag whose type is such a name. */
+  async function prototypeTagsPdf() {
+    const pdf = await PDFDocument.create();
+    const font = await pdf.embedFont(StandardFonts.Helvetica);
+    const page = pdf.addPage([595, 842]);
+    ['{{sig;role=constructor}}', '{{text;role=__proto__}}', '{{check;role=toString}}', '{{constructor;role=buyer}}'].forEach((tag, line) =>
+      page.drawText(tag, { x: 60, y: 760 - line * 40, size: 12, font }),
+    );
+    return pdf.save();
+  }
+
+  it('are tags like any other: unmatched without a mapping, placed for the recipients `roles` maps them to, on both faces', async () => {
+    const draft = await draftWith(await prototypeTagsPdf());
+    const url = `/envelopes/${draft.envelopeId}/documents/${draft.documentId}/place-fields`;
+    const rest = restClient(app, team.apiKey);
+    const unmapped = await rest.post(url, { from: 'tags' });
+    expect(unmapped.status, JSON.stringify(unmapped.body)).toBe(200);
+    expect(unmapped.body.payload).toEqual({
+      fields: [],
+      unmatched: [
+        { tag: '{{sig;role=constructor}}', page: 0, reason: 'no recipient "constructor" in this envelope' },
+        { tag: '{{text;role=__proto__}}', page: 0, reason: 'no recipient "__proto__" in this envelope' },
+        { tag: '{{check;role=toString}}', page: 0, reason: 'no recipient "toString" in this envelope' },
+        { tag: '{{constructor;role=buyer}}', page: 0, reason: 'unknown field type "constructor"' },
+      ],
+    });
+
+    // JSON.parse makes `__proto__` an own key, as a caller's JSON body does.
+    const roles = JSON.parse(`{"constructor": "${draft.recipients.buyer}", "__proto__": "${draft.recipients.seller}", "toString": "${draft.recipients.buyer}"}`);
+    const mapped = await rest.post(url, { from: 'tags', roles });
+    expect(mapped.status, JSON.stringify(mapped.body)).toBe(200);
+    expect(mapped.body.payload.fields.map((field: any) => [field.identifier, field.recipientId])).toEqual([
+      ['simple-signature-constructor', draft.recipients.buyer],
+      ['text-__proto__', draft.recipients.seller],
+      ['checkbox-toString', draft.recipients.buyer],
+    ]);
+    expect(mapped.body.payload.unmatched).toEqual([{ tag: '{{constructor;role=buyer}}', page: 0, reason: 'unknown field type "constructor"' }]);
+
+    // GraphQL, on a second draft: the same mapping as a variable; a bad value is named at its own key.
+    const second = await draftWith(await prototypeTagsPdf());
+    const graphql = graphqlClient(app, team.apiKey);
+    const mutation = `mutation($e: ID!, $d: ID!, $roles: JSONObject) { placeFields(envelopeId: $e, documentId: $d, from: tags, roles: $roles) { fields { identifier recipientId } unmatched { tag } } }`;
+    const bad = await graphql(mutation, { e: second.envelopeId, d: second.documentId, roles: JSON.parse('{"__proto__": 7}') });
+    expect(bad.errors?.[0]?.extensions).toMatchObject({ code: 'Request.Invalid', context: { issues: [{ path: 'roles.__proto__' }] } });
+    const placed = await graphql(mutation, {
+      e: second.envelopeId,
+      d: second.documentId,
+      roles: JSON.parse(`{"__proto__": "${second.recipients.buyer}", "constructor": "${second.recipients.seller}", "toString": "${second.recipients.seller}"}`),
+    });
+    expect(placed.errors, JSON.stringify(placed.errors)).toBeUndefined();
+    expect(placed.data.placeFields.fields).toEqual([
+      { identifier: 'simple-signature-constructor', recipientId: second.recipients.seller },
+      { identifier: 'text-__proto__', recipientId: second.recipients.buyer },
+      { identifier: 'checkbox-toString', recipientId: second.recipients.seller },
+    ]);
+  });
+});
+
+describe('a content stream nested past what the rewrite reads', () => {
+  it('arrays 200 000 deep after a tag, with hideTags: Document.TooComplex (422) on both faces, nothing placed', async () => {
+    // The inspector refuses such a file at upload now; one stored before it did is stood in for
+    // by swapping a stored document's content for it.
+    const draft = await draftWith(fixture('tags-a4.pdf'));
+    const staged = await app.dependencies.blobStore.stage(Readable.from([Buffer.from(makeDeepArraysAfterTagPdf(200_000))]));
+    const stored = await staged.commit();
+    await app.orm.em.fork().execute('update document set content_sha256 = ?, byte_size = ? where id = ?', [stored.sha256, stored.byteSize, draft.documentId]);
+    const url = `/envelopes/${draft.envelopeId}/documents/${draft.documentId}/place-fields`;
+    const rest = await restClient(app, team.apiKey).post(url, { from: 'tags', hideTags: true });
+    expect(rest.status, JSON.stringify(rest.body)).toBe(422);
+    expect(rest.body.error).toMatchObject({ name: 'Document.TooComplex', context: { limit: 'content_nesting', maximum: 32 } });
+    expect(rest.body.error.description).toContain('nothing was placed');
+    const graphql = await graphqlClient(app, team.apiKey)(
+      `mutation($e: ID!, $d: ID!) { placeFields(envelopeId: $e, documentId: $d, from: tags, hideTags: true) { fields { id } } }`,
+      { e: draft.envelopeId, d: draft.documentId },
+    );
+    expect(graphql.errors?.[0]?.extensions).toMatchObject({ code: 'Document.TooComplex', context: { limit: 'content_nesting' } });
+    expect((await restClient(app, team.apiKey).get(`/envelopes/${draft.envelopeId}/fields`)).body.payload.fields).toEqual([]);
+    // Without hideTags nothing is rewritten: the tag is placed.
+    const placed = await restClient(app, team.apiKey).post(url, { from: 'tags' });
+    expect(placed.status, JSON.stringify(placed.body)).toBe(200);
+    expect(placed.body.payload.fields.map((field: any) => field.identifier)).toEqual(['simple-signature-buyer']);
   });
 });

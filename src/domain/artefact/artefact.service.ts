@@ -67,28 +67,32 @@ async function withTemporaryFile<T>(work: (filePath: string) => Promise<T>): Pro
 /** Draws the values into the original at `sourcePath` and seals it, into `outputPath` (a PDF worker). */
 async function renderSealed(
   dependencies: ArtefactDependencies,
-  envelope: { id: string; completedAt: Date },
+  envelope: { id: string; teamId: string; completedAt: Date },
   document: DocumentRow,
   job: { sourcePath: string; outputPath: string; fields: RenderField[] },
 ): Promise<void> {
   const stamp = await stampOf(dependencies.em, envelope.id);
   try {
-    await dependencies.pdfWorkers.render({
-      ...job,
-      draft: false,
-      stamp,
-      seal: {
-        material: { keyPkcs8: dependencies.seal.keyPkcs8, certificates: dependencies.seal.certificates },
-        info: {
-          reason: sealReason(envelope.id, document.id),
-          name: 'Envelope service',
-          location: dependencies.publicUrl,
-          contactInfo: '',
-          signingTime: envelope.completedAt,
-          tsaUrl: dependencies.seal.tsaUrl,
+    await dependencies.pdfWorkers.render(
+      {
+        ...job,
+        draft: false,
+        stamp,
+        seal: {
+          material: { keyPkcs8: dependencies.seal.keyPkcs8, certificates: dependencies.seal.certificates },
+          info: {
+            reason: sealReason(envelope.id, document.id),
+            name: 'Envelope service',
+            location: dependencies.publicUrl,
+            contactInfo: '',
+            signingTime: envelope.completedAt,
+            tsaUrl: dependencies.seal.tsaUrl,
+          },
         },
       },
-    });
+      // The envelope's team waits for it in the fair queue, as its own uploads do.
+      { team: envelope.teamId },
+    );
   } catch (error) {
     // The TSA or a revocation source failed (pdf/timestamp.ts, pdf/ltv.ts): retried under its own reason.
     const code = (error as { code?: string }).code;
@@ -192,11 +196,15 @@ export function artefactSealHandler(
 }
 
 /** Renders the current state of a document, unsealed, each page marked as a draft copy, into `outputPath`. */
-export async function renderDraftCopy(dependencies: Pick<ArtefactDependencies, 'em' | 'blobStore' | 'pdfWorkers'>, document: { id: string; contentSha256: string }, outputPath: string): Promise<void> {
+export async function renderDraftCopy(
+  dependencies: Pick<ArtefactDependencies, 'em' | 'blobStore' | 'pdfWorkers'>,
+  document: { id: string; contentSha256: string; teamId: string },
+  outputPath: string,
+): Promise<void> {
   const fields = await renderFieldsOf(dependencies.em, document.id);
   const source = await dependencies.blobStore.localCopy(document.contentSha256);
   try {
-    await dependencies.pdfWorkers.render({ sourcePath: source.path, outputPath, fields, draft: true });
+    await dependencies.pdfWorkers.render({ sourcePath: source.path, outputPath, fields, draft: true }, { team: document.teamId });
   } finally {
     source.release();
   }

@@ -275,7 +275,14 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
 export type CertificateDependencies = ArtefactDependencies;
 
 /** Renders and seals a certificate into `outputPath` (a PDF worker). */
-export async function renderCertificate(dependencies: Pick<CertificateDependencies, 'pdfWorkers' | 'seal' | 'publicUrl'>, data: AuditPdfData, locale: AuditPdfLocale, outputPath: string): Promise<void> {
+export async function renderCertificate(
+  dependencies: Pick<CertificateDependencies, 'pdfWorkers' | 'seal' | 'publicUrl'>,
+  data: AuditPdfData,
+  locale: AuditPdfLocale,
+  outputPath: string,
+  /** The envelope's team: its place in the PDF workers' fair queue. */
+  team: string,
+): Promise<void> {
   await dependencies.pdfWorkers.auditPdf({
     data,
     locale,
@@ -290,7 +297,7 @@ export async function renderCertificate(dependencies: Pick<CertificateDependenci
         tsaUrl: dependencies.seal.tsaUrl,
       },
     },
-  });
+  }, { team });
 }
 
 async function inTemporaryDirectory<T>(work: (directory: string) => Promise<T>): Promise<T> {
@@ -328,7 +335,7 @@ export async function fixCertificate(dependencies: CertificateDependencies, enve
     const data = await certificateData(tx, dependencies.auditKey, envelope, { generatedAt, current: false });
     const stored = await inTemporaryDirectory(async (directory) => {
       const outputPath = path.join(directory, 'certificate.pdf');
-      await renderCertificate(dependencies, data, locale, outputPath);
+      await renderCertificate(dependencies, data, locale, outputPath, envelope.team_id);
       // Object first, row after: a row never names an object that is not stored.
       const staged = await dependencies.blobStore.stage(fs.createReadStream(outputPath));
       return staged.commit();

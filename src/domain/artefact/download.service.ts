@@ -113,7 +113,7 @@ async function openSource(context: ServiceContext, located: Located, document: D
   const cleanup = () => fs.promises.rm(directory, { recursive: true, force: true });
   try {
     const outputPath = path.join(directory, 'draft.pdf');
-    await renderDraftCopy(context, { id: document.documentId, contentSha256: document.contentSha256 }, outputPath);
+    await renderDraftCopy(context, { id: document.documentId, contentSha256: document.contentSha256, teamId: located.teamId }, outputPath);
     const stream = fs.createReadStream(outputPath);
     stream.once('close', () => void cleanup());
     return { stream, cleanup };

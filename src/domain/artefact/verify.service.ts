@@ -11,11 +11,11 @@ import type { ServiceContext } from '../service-context.ts';
 import type { PdfVerification } from '../pdf/verify.ts';
 
 export async function verifyUploadedPdf(context: ServiceContext, options: { stream: Readable }): Promise<PdfVerification & { auditChain: ChainVerification | null }> {
-  await context.caller();
+  const caller = await context.caller();
   const staged = await stageUploadedFile(context, options.stream);
   let verification: PdfVerification;
   try {
-    verification = await context.pdfWorkers.verify(staged.stagingPath, [context.seal.fingerprintSha256]);
+    verification = await context.pdfWorkers.verify(staged.stagingPath, [context.seal.fingerprintSha256], { team: caller.teamId });
   } finally {
     await staged.discard();
   }

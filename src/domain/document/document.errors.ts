@@ -1,4 +1,5 @@
 import { DomainError } from '../../shared/errors.ts';
+import { PDF_INFLATED_BYTES_LIMIT, type PdfComplexityLimit, type PdfInspectionError } from '../pdf/inspect/limits.ts';
 
 /** `Document.NotFound`: no document with this id in this envelope (or template). */
 export class DocumentNotFoundError extends DomainError {
@@ -49,18 +50,38 @@ export class DocumentUploadIncompleteError extends DomainError {
   }
 }
 
+const COMPLEXITY_DESCRIPTIONS: Record<PdfComplexityLimit, (maximum: number | undefined) => string> = {
+  inflated_bytes: (maximum = PDF_INFLATED_BYTES_LIMIT) => `This PDF's compressed streams inflate to more than ${maximum / (1024 * 1024)} MiB, more than one document may`,
+  content_operators: (maximum) => `This PDF's pages run more than ${maximum} drawing operators (forms counted each time they are painted), more than one document may`,
+  form_paints: (maximum) => `This PDF's pages paint forms or patterns more than ${maximum} times (nested ones counted each time), more than one document may`,
+  form_nesting: (maximum) => `This PDF's forms paint forms more than ${maximum} deep, or paint themselves`,
+  content_nesting: (maximum) => `This PDF's page content nests arrays or dictionaries more than ${maximum} deep`,
+  content_encoding: () => "This PDF's page content is encoded in a way this service does not read (LZW, RunLength or a predictor), so what it costs cannot be counted",
+};
+
 /**
- * `Document.TooComplex` (422): the PDF's streams (object, xref and page content streams) inflate
- * to more than one document may (`PDF_INFLATED_BYTES_LIMIT`, pdf/inspect/limits.ts); nothing was
- * stored. A deflate bomb: a small file that would fill a worker's memory when it is sealed.
+ * `Document.TooComplex` (422): reading the PDF would cost more than one document may
+ * (pdf/inspect/limits.ts): its streams inflate past `PDF_INFLATED_BYTES_LIMIT` (a deflate bomb),
+ * its pages run more than `PDF_CONTENT_OPERATORS_LIMIT` operators or paint forms more than
+ * `PDF_FORM_PAINTS_LIMIT` times (forms painting forms), forms nest too deep or paint themselves, or
+ * a content stream nests arrays too deep, or page content is encoded in a filter the inspector
+ * does not decode (`content_encoding`: LZW, RunLength, a predictor). `context.limit` names which, `context.maximum` its value
+ * (`context.limitBytes` too for `inflated_bytes`). At upload nothing was stored; when placing
+ * fields nothing was placed.
  */
 export class DocumentTooComplexError extends DomainError {
-  constructor(limitBytes: number) {
-    super(
-      'Document.TooComplex',
-      `This PDF's compressed streams inflate to more than ${limitBytes / (1024 * 1024)} MiB, more than one document may; nothing was stored.`,
-      { limit: 'inflated_bytes', limitBytes },
-    );
+  constructor(limit: PdfComplexityLimit, maximum: number | undefined, outcome = 'nothing was stored') {
+    super('Document.TooComplex', `${COMPLEXITY_DESCRIPTIONS[limit](maximum)}; ${outcome}. Re-saving or flattening the PDF (e.g. "Print to PDF") may help.`, {
+      limit,
+      ...(maximum !== undefined ? { maximum } : {}),
+      ...(limit === 'inflated_bytes' ? { limitBytes: maximum } : {}),
+    });
+  }
+
+  /** The inspector's (or a PDF worker's) `too_complex` refusal as the caller's error. */
+  static from(error: PdfInspectionError, outcome?: string): DocumentTooComplexError {
+    const complexity = error.complexity ?? { limit: 'inflated_bytes', maximum: PDF_INFLATED_BYTES_LIMIT };
+    return new DocumentTooComplexError(complexity.limit, complexity.maximum, outcome);
   }
 }
 

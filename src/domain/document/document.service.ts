@@ -26,7 +26,7 @@ import {
   DocumentTooLargeError,
   DocumentUploadIncompleteError,
 } from './document.errors.ts';
-import { PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspection } from '../pdf/inspect/inspect.ts';
+import { PdfInspectionError, type PdfInspection } from '../pdf/inspect/inspect.ts';
 import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
 
 export const MAX_DOCUMENT_NAME_LENGTH = 140;
@@ -82,14 +82,16 @@ export function stageDocumentFile(context: ServiceContext, options: { stream: Re
  * inspected through its decrypted copy (pdf/decrypt.ts), the rest stay `encrypted`.
  */
 async function inspectDecryptingOwnerOnly(context: ServiceContext, filePath: string) {
+  // Uploads are a team's: the fair queue serves each team's in turn (pdf/worker-pool.ts).
+  const team = (await context.caller()).teamId;
   try {
-    return await context.pdfWorkers.inspect(filePath);
+    return await context.pdfWorkers.inspect(filePath, { team });
   } catch (error) {
     if (!(error instanceof PdfInspectionError) || error.reason !== 'encrypted') throw error;
     const decryptedPath = `${filePath}.decrypted`;
     if (!(await decryptWithoutPassword(filePath, decryptedPath))) throw error;
     try {
-      return await context.pdfWorkers.inspect(decryptedPath);
+      return await context.pdfWorkers.inspect(decryptedPath, { team });
     } finally {
       await fs.promises.rm(decryptedPath, { force: true });
     }
@@ -120,7 +122,7 @@ async function stagePdf(context: ServiceContext, options: { stream: Readable; fi
     if (error instanceof PdfInspectionError) {
       if (error.reason === 'not_pdf') throw new DocumentNotPdfError();
       if (error.reason === 'encrypted') throw new DocumentEncryptedError();
-      if (error.reason === 'too_complex') throw new DocumentTooComplexError(PDF_INFLATED_BYTES_LIMIT);
+      if (error.reason === 'too_complex') throw DocumentTooComplexError.from(error);
       throw new DocumentInvalidPdfError(error.detail);
     }
     if (error instanceof PdfWorkLimitError) throw new DocumentInspectionLimitExceededError(error.limit, error.value);

@@ -6,7 +6,8 @@ import { InvalidRequestError, ServerBusyError, type ValidationIssue } from '../.
 import { ConcurrentModificationError } from '../../shared/normalize-error.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { Document } from '../document/document.entity.ts';
-import { DocumentInspectionLimitExceededError, DocumentNotFoundError, DocumentTooManyTagsError } from '../document/document.errors.ts';
+import { DocumentInspectionLimitExceededError, DocumentNotFoundError, DocumentTooComplexError, DocumentTooManyTagsError } from '../document/document.errors.ts';
+import { PdfInspectionError } from '../pdf/inspect/limits.ts';
 import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
 import { recipientsIn, type OwnerChange } from '../owner/owner.ts';
 import type { OwnerRef } from '../owner/owner-ref.ts';
@@ -32,27 +33,52 @@ import { addFieldsToOwner, shapeFields } from './field.service.ts';
 /** Tags read from one document at most (docs/limits.md). */
 export const MAX_TAGS_PER_DOCUMENT = 500;
 
+const roleName = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters');
+const roleRecipient = z.string({ error: 'must be a recipient id' });
+
 export const placeFieldsInput = z.strictObject({
   from: z.enum(['tags', 'acroform'], { error: 'must be "tags" or "acroform"' }),
-  roles: z.record(z.string().min(1, 'must not be empty').max(200, 'at most 200 characters'), z.string({ error: 'must be a recipient id' })).optional(),
+  roles: z.record(roleName, roleRecipient).optional(),
   hideTags: z.boolean({ error: 'must be true or false' }).optional(),
 });
+
+/**
+ * The `roles` mapping as a Map, read from the caller's own object. Role names are the caller's
+ * strings and tags' text: looked up in a plain object, `constructor` or `toString` would find
+ * Object.prototype's members, and zod's record drops a `__proto__` key without a word. So every
+ * own key is checked here (the record's rules, `__proto__` included) and kept in a Map.
+ */
+function rolesOf(input: unknown): { roles: Map<string, string>; issues: ValidationIssue[] } {
+  const roles = new Map<string, string>();
+  const issues: ValidationIssue[] = [];
+  const raw = typeof input === 'object' && input !== null ? (input as { roles?: unknown }).roles : undefined;
+  if (typeof raw !== 'object' || raw === null) return { roles, issues };
+  for (const [role, recipientId] of Object.entries(raw)) {
+    const name = roleName.safeParse(role);
+    const recipient = roleRecipient.safeParse(recipientId);
+    if (!name.success) issues.push({ path: formatPath(['roles', role]), message: name.error.issues[0]?.message ?? 'not a role name' });
+    else if (!recipient.success) issues.push({ path: formatPath(['roles', role]), message: 'must be a recipient id' });
+    else roles.set(role, recipient.data);
+  }
+  return { roles, issues };
+}
 
 export type Unmatched = { tag: string; page: number; reason: string };
 export type PlacedFields = { fields: FieldData[]; unmatched: Unmatched[] };
 
-const TAG_TYPES: Record<string, FieldType> = {
-  sig: 'simple_signature',
-  simple_signature: 'simple_signature',
-  bio: 'biometric_signature',
-  biometric_signature: 'biometric_signature',
-  text: 'text',
-  check: 'checkbox',
-  checkbox: 'checkbox',
-  radio: 'radio',
-  choice: 'binary_choice',
-  binary_choice: 'binary_choice',
-};
+/** A Map, not an object: a tag's type is the document's text (`{{constructor;…}}` is an unknown type, not Object). */
+const TAG_TYPES = new Map<string, FieldType>([
+  ['sig', 'simple_signature'],
+  ['simple_signature', 'simple_signature'],
+  ['bio', 'biometric_signature'],
+  ['biometric_signature', 'biometric_signature'],
+  ['text', 'text'],
+  ['check', 'checkbox'],
+  ['checkbox', 'checkbox'],
+  ['radio', 'radio'],
+  ['choice', 'binary_choice'],
+  ['binary_choice', 'binary_choice'],
+]);
 const TAG_KEYS = new Set(['role', 'id', 'required', 'label', 'w', 'h', 'options']);
 const SIGNATURE_TYPES: FieldType[] = ['simple_signature', 'biometric_signature'];
 
@@ -61,7 +87,7 @@ type ParsedTag = { type: FieldType; role: string; id?: string; required?: boolea
 /** A tag's text (`{{TYPE;key=value;…}}`) read, or why it cannot be. */
 export function parseTag(text: string): ParsedTag | { problem: string } {
   const [typeName, ...pairs] = text.slice(2, -2).split(';').map((part) => part.trim());
-  const type = TAG_TYPES[(typeName ?? '').toLowerCase()];
+  const type = TAG_TYPES.get((typeName ?? '').toLowerCase());
   if (type === undefined) return { problem: `unknown field type "${typeName}"` };
   const parsed: Partial<ParsedTag> = { type };
   for (const pair of pairs) {
@@ -135,13 +161,21 @@ function sizedBox(tag: FoundTag, read: ParsedTag): { x: number; y: number; width
 
 type Candidate = { input: Record<string, unknown>; source: FoundTag | FoundFormField };
 
+/**
+ * Text along one of the page's edges (0°, 90°, 180°, 270° as displayed, within half a degree):
+ * its box is an upright rectangle, as a field's is. A diagonal tag's upright box would cover text
+ * beside it, so it is listed in `unmatched` rather than placed somewhere it was not.
+ */
+function runsAlongAnEdge(angle: number): boolean {
+  const offset = angle % 90;
+  return offset <= 0.5 || offset >= 89.5;
+}
+
 /** Who a tag's role (or a form field's name) names: the `roles` mapping first, then a recipient's own identifier. */
-function recipientFor(name: string, roles: Record<string, Assignee>, byIdentifier: Map<string, Assignee>, prefixes: boolean): Assignee | undefined {
-  if (!prefixes) return roles[name] ?? byIdentifier.get(name);
-  const prefix = Object.keys(roles)
-    .filter((key) => key !== '*' && name.startsWith(key))
-    .sort((a, b) => b.length - a.length)[0];
-  return prefix !== undefined ? roles[prefix] : (roles['*'] ?? byIdentifier.get(name.split(/[.:]/)[0] ?? name));
+function recipientFor(name: string, roles: Map<string, Assignee>, byIdentifier: Map<string, Assignee>, prefixes: boolean): Assignee | undefined {
+  if (!prefixes) return roles.get(name) ?? byIdentifier.get(name);
+  const prefix = [...roles.keys()].filter((key) => key !== '*' && name.startsWith(key)).sort((a, b) => b.length - a.length)[0];
+  return prefix !== undefined ? roles.get(prefix) : (roles.get('*') ?? byIdentifier.get(name.split(/[.:]/)[0] ?? name));
 }
 
 /** The PDF workers' refusals as the caller's errors (as an upload gets them). */
@@ -150,6 +184,7 @@ async function inPdfWorker<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof PdfWorkLimitError) throw new DocumentInspectionLimitExceededError(error.limit, error.value);
+    if (error instanceof PdfInspectionError && error.reason === 'too_complex') throw DocumentTooComplexError.from(error, 'nothing was placed');
     if (error instanceof PdfWorkersBusyError) {
       throw new ServerBusyError('The service is working on too many documents right now; nothing was placed. Retry in a few seconds.', { reason: error.reason });
     }
@@ -175,7 +210,9 @@ type Assignee = { id: string; identifier: string };
 export async function placeFields(context: ServiceContext, options: { owner: OwnerRef; documentId: string; input: unknown }): Promise<PlacedFields> {
   const parsed = placeFieldsInput.safeParse(options.input);
   if (!parsed.success) throw new InvalidRequestError(issuesFromZod(parsed.error));
-  const { from, roles = {}, hideTags = false } = parsed.data;
+  const { from, hideTags = false } = parsed.data;
+  const { roles, issues: roleIssues } = rolesOf(options.input);
+  if (roleIssues.length > 0) throw new InvalidRequestError(roleIssues);
   if (hideTags && from !== 'tags') throw new InvalidRequestError([{ path: 'hideTags', message: 'applies to from: "tags" only' }]);
   const owner = contentOwner(options.owner.kind);
 
@@ -186,12 +223,12 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
     const recipients = await em.find(owner.recipients.entity, recipientsIn(change.scope));
     const byId = new Map(recipients.map((recipient) => [recipient.id, recipient]));
     const issues: ValidationIssue[] = [];
-    const mapped: Record<string, Assignee> = {};
-    for (const [role, recipientId] of Object.entries(roles)) {
+    const mapped = new Map<string, Assignee>();
+    for (const [role, recipientId] of roles) {
       const recipient = isUuid(recipientId) ? byId.get(recipientId) : undefined;
       if (!recipient) issues.push({ path: formatPath(['roles', role]), message: `must be the id of a recipient in this ${owner.kind}` });
       else if (recipient.type === 'viewer') issues.push({ path: formatPath(['roles', role]), message: 'names a viewer; viewers hold no fields' });
-      else mapped[role] = { id: recipient.id, identifier: recipient.identifier };
+      else mapped.set(role, { id: recipient.id, identifier: recipient.identifier });
     }
     if (issues.length > 0) throw new InvalidRequestError(issues);
     const existing = await em.find(Field, change.scope, { fields: ['identifier'] });
@@ -204,10 +241,12 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
   });
   const { document, mapped, byIdentifier, taken } = snapshot;
 
+  // The PDF work is the caller's team's: the fair queue serves each team's in turn (pdf/worker-pool.ts).
+  const team = (await context.caller()).teamId;
   const source = await context.blobStore.localCopy(document.contentSha256);
   let found;
   try {
-    found = await inPdfWorker(() => context.pdfWorkers.readPlacements({ path: source.path, from, maxTags: MAX_TAGS_PER_DOCUMENT }));
+    found = await inPdfWorker(() => context.pdfWorkers.readPlacements({ path: source.path, from, maxTags: MAX_TAGS_PER_DOCUMENT }, { team }));
   } finally {
     source.release();
   }
@@ -219,6 +258,10 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
       const read = parseTag(tag.text);
       if ('problem' in read) {
         unmatched.push({ tag: tag.text, page: tag.page, reason: read.problem });
+        continue;
+      }
+      if (!runsAlongAnEdge(tag.angle)) {
+        unmatched.push({ tag: tag.text, page: tag.page, reason: `its text runs at ${tag.angle}°; a field is an upright box, so place this one by coordinates` });
         continue;
       }
       const recipient = recipientFor(read.role, mapped, byIdentifier, false);
@@ -275,7 +318,7 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
           sourcePath: copy.path,
           outputPath,
           ...(sources.from === 'tags' ? { hideTags: { tags: placedTags, operatorCounts: sources.operatorCounts } } : { removeFormFields: importedNames }),
-        }),
+        }, { team }),
       );
       notHidden = written.notHidden;
       const staged = await context.blobStore.stage(fs.createReadStream(outputPath));

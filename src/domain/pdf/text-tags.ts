@@ -22,6 +22,7 @@
  * is left as it is and its tags reported as not hidden.
  */
 import { PDFArray, PDFDocument, PDFName, PDFRawStream, PDFRef, PDFStream, decodePDFRawStream } from 'pdf-lib';
+import { MAX_CONTENT_NESTING_DEPTH, tooComplex } from './inspect/limits.ts';
 
 export type DisplayedBox = { x: number; y: number; width: number; height: number };
 
@@ -38,6 +39,12 @@ export type FoundTag = {
   pageSize: { width: number; height: number };
   /** The direction the tag reads in and the glyphs' up, as displayed (a turned page turns them). */
   frame: { advance: Axis; up: Axis };
+  /**
+   * The angle its text runs at as displayed, in degrees counterclockwise from left to right
+   * (0, 90, 180, 270 for text along the page's edges; 45 for a diagonal line). A field's box is
+   * upright, so only a tag at a multiple of 90° has one that fits it.
+   */
+  angle: number;
   /** Where its glyphs are; empty when it lies in a form XObject (found, not hideable). */
   ranges: GlyphRange[];
 };
@@ -89,7 +96,40 @@ export function toDisplayed(view: { left: number; bottom: number; right: number;
   }
 }
 
-type Glyph = { frame: { advance: Axis; up: Axis }; char: string; minX: number; minY: number; maxX: number; maxY: number; baseline: number; operator: number; index: number; startX: number; endX: number; displacement: number };
+/**
+ * One glyph as shown. `origin`, `direction` (a unit vector along the baseline), `advance` (its
+ * width along it) and `em` (its height across it) are in user space, where lines are followed: a
+ * line is the glyphs whose origins lie on one baseline, one after another in its direction, at
+ * whatever angle the text matrix and the page's /Rotate put it.
+ */
+type Glyph = {
+  frame: { advance: Axis; up: Axis };
+  angle: number;
+  char: string;
+  minX: number;
+  minY: number;
+  maxX: number;
+  maxY: number;
+  origin: [number, number];
+  direction: [number, number];
+  advance: number;
+  em: number;
+  operator: number;
+  index: number;
+  displacement: number;
+};
+
+/** Whether `next` carries on the line of `previous`: the same direction, on its baseline, not before its end. */
+function continuesLine(previous: Glyph, next: Glyph): boolean {
+  const [dx, dy] = previous.direction;
+  if (dx * next.direction[0] + dy * next.direction[1] < 0.99) return false;
+  const lineHeight = Math.max(previous.em, 1);
+  const offsetX = next.origin[0] - previous.origin[0];
+  const offsetY = next.origin[1] - previous.origin[1];
+  const across = Math.abs(dx * offsetY - dy * offsetX);
+  const along = dx * offsetX + dy * offsetY;
+  return across <= lineHeight * 0.3 && along >= previous.advance - lineHeight * 0.5;
+}
 
 type TextState = { charSpacing: number; wordSpacing: number; scale: number; leading: number; rise: number; font: string | null; size: number };
 
@@ -223,22 +263,29 @@ export async function findTextTags(bytes: Uint8Array, options: { maxTags: number
                 [0, metrics.ascent],
                 [glyphWidth, metrics.ascent],
               ].map(([x, y]) => toDisplayed(view, ...apply(rendering, x!, y!)));
-              // Lines are followed in user space, where the producer wrote them left to right (a /Rotate turns them as displayed).
-              const [startX, baseline] = apply(rendering, 0, 0);
-              const [endX] = apply(rendering, glyphWidth, 0);
-              const [originX, originY] = toDisplayed(view, ...apply(rendering, 0, 0));
-              const [rightX, rightY] = toDisplayed(view, ...apply(rendering, 1, 0));
-              const [upX, upY] = toDisplayed(view, ...apply(rendering, 0, 1));
+              // Lines are followed in user space along the glyphs' own baseline, whichever way it runs.
+              const origin = apply(rendering, 0, 0);
+              const along = apply(rendering, 1, 0);
+              const across = apply(rendering, 0, 1);
+              const unit = Math.hypot(along[0] - origin[0], along[1] - origin[1]);
+              const direction: [number, number] = unit === 0 ? [1, 0] : [(along[0] - origin[0]) / unit, (along[1] - origin[1]) / unit];
+              const [originX, originY] = toDisplayed(view, ...origin);
+              const [rightX, rightY] = toDisplayed(view, ...along);
+              const [upX, upY] = toDisplayed(view, ...across);
+              // Displayed y runs down: the angle counterclockwise as seen is that of (dx, -dy).
+              const degreesAsShown = (Math.atan2(-(rightY - originY), rightX - originX) * 180) / Math.PI;
               const glyph: Glyph = {
                 frame: { advance: axisOf(rightX - originX, rightY - originY), up: axisOf(upX - originX, upY - originY) },
+                angle: ((degreesAsShown % 360) + 360) % 360,
                 char: item.unicode ?? '',
                 minX: Math.min(...corners.map((c) => c[0])),
                 maxX: Math.max(...corners.map((c) => c[0])),
                 minY: Math.min(...corners.map((c) => c[1])),
                 maxY: Math.max(...corners.map((c) => c[1])),
-                baseline,
-                startX,
-                endX,
+                origin,
+                direction,
+                advance: glyphWidth * unit,
+                em: Math.hypot(across[0] - origin[0], across[1] - origin[1]) * (metrics.ascent - metrics.descent),
                 operator: own ? ownOperator : -1,
                 index: glyphIndex,
                 // The glyph's advance in the TJ units that replace it when it is hidden.
@@ -263,10 +310,7 @@ export async function findTextTags(bytes: Uint8Array, options: { maxTags: number
       let previous: Glyph | undefined;
       for (const [position, glyph] of glyphs.entries()) {
         if (previous !== undefined) {
-          const lineHeight = Math.max(previous.maxY - previous.minY, previous.maxX - previous.minX, 1);
-          const sameLine = Math.abs(glyph.baseline - previous.baseline) <= lineHeight * 0.3;
-          const continues = glyph.startX >= previous.endX - lineHeight * 0.5;
-          if (!sameLine || !continues) {
+          if (!continuesLine(previous, glyph)) {
             joined += '\n';
             owners.push(-1);
           }
@@ -301,7 +345,8 @@ export async function findTextTags(bytes: Uint8Array, options: { maxTags: number
             }
           }
         }
-        tags.push({ text: match[0], page: pageIndex, box: { x: minX, y: minY, width: maxX - minX, height: maxY - minY }, pageSize, frame: members[0]!.frame, ranges });
+        const angle = Math.round(members[0]!.angle * 100) / 100;
+        tags.push({ text: match[0], page: pageIndex, box: { x: minX, y: minY, width: maxX - minX, height: maxY - minY }, pageSize, frame: members[0]!.frame, angle: angle === 360 ? 0 : angle, ranges });
       }
       page.cleanup();
       if (tooMany) break;
@@ -321,7 +366,12 @@ type Operation = { operator: string; operands: Operand[]; start: number; end: nu
 const WHITE = new Set([0, 9, 10, 12, 13, 32]);
 const DELIMITERS = new Set([40, 41, 60, 62, 91, 93, 123, 125, 47, 37]);
 
-/** Reads a content stream into its operations (operands parsed as far as text showing needs). */
+/**
+ * Reads a content stream into its operations (operands parsed as far as text showing needs).
+ * Arrays nest at most `MAX_CONTENT_NESTING_DEPTH` deep, as the inspector counts them at upload
+ * (a TJ array is one level): deeper is refused as too complex (`PdfInspectionError`), never read
+ * by a recursion that would run out of stack (arrays 200 000 deep did, and answered 500).
+ */
 export function parseContent(data: Uint8Array): Operation[] {
   const operations: Operation[] = [];
   let position = 0;
@@ -381,7 +431,7 @@ export function parseContent(data: Uint8Array): Operation[] {
     while (position < length && !WHITE.has(data[position]!) && !DELIMITERS.has(data[position]!)) position++;
     return Buffer.from(data.subarray(start, position)).toString('latin1');
   };
-  const readOperand = (): Operand | string => {
+  const readOperand = (depth = 0): Operand | string => {
     const byte = data[position]!;
     if (byte === 40) return { kind: 'string', bytes: readLiteral() };
     if (byte === 60) {
@@ -404,6 +454,9 @@ export function parseContent(data: Uint8Array): Operation[] {
       return { kind: 'string', bytes: readHex() };
     }
     if (byte === 91) {
+      if (depth >= MAX_CONTENT_NESTING_DEPTH) {
+        tooComplex(`a page's content nests arrays more than ${MAX_CONTENT_NESTING_DEPTH} deep`, 'content_nesting', MAX_CONTENT_NESTING_DEPTH);
+      }
       position++;
       const items: Operand[] = [];
       for (;;) {
@@ -413,7 +466,7 @@ export function parseContent(data: Uint8Array): Operation[] {
           position++;
           break;
         }
-        const item = readOperand();
+        const item = readOperand(depth + 1);
         items.push(typeof item === 'string' ? (Number.isFinite(Number(item)) ? { kind: 'number', value: Number(item) } : { kind: 'other' }) : item);
       }
       return { kind: 'array', items };

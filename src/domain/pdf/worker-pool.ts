@@ -23,6 +23,14 @@
  * into those when it loads a file (bounded per document at upload, pdf/inspect/limits.ts). A worker
  * reports after each task how much it holds; one over `recycleAboveMb` is ended and replaced, so
  * that memory goes back to the system instead of staying with an idle thread.
+ *
+ * Fair by team. Every task names the team it is done for (the service's own work, with no team,
+ * is a team of its own), and waiting tasks are kept per team: a free worker takes the next task of
+ * the next team in turn (round-robin over the teams with work), so a team's task queued behind
+ * fifty files of another waits for one of them, not fifty. And one team may hold at most
+ * `threads - 1` workers at once (with one thread, that one): a team's burst never occupies every
+ * worker while another team's task waits for one. Each kind of task has its own time budget (`PDF_TASK_BUDGETS_MS`): what
+ * inspecting one upload may take is not what rendering a 300-page envelope may.
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -38,8 +46,14 @@ export type PdfWorkerPoolOptions = {
   maxQueue?: number;
   /** How long a file may wait for a worker before it is refused as busy. */
   queueTimeoutMs?: number;
-  /** How long one worker may spend on one file. */
+  /** How long one worker may spend inspecting one file (the `inspect` budget of `PDF_TASK_BUDGETS_MS`). */
   taskTimeoutMs?: number;
+  /** Other budgets than `PDF_TASK_BUDGETS_MS`'s, by kind of task. */
+  budgetsMs?: Partial<Record<PdfTaskKind, number>>;
+  /** Workers one team may hold at once: default `threads - 1`, at least 1 (docs/limits.md). */
+  maxThreadsPerTeam?: number;
+  /** Told each time a worker takes a task, in the order they are taken (tests follow the order here). */
+  onTaskStart?: (task: { kind: PdfTaskKind; team: string }) => void;
   /** Each worker's V8 heap (old generation) limit. */
   maxHeapMb?: number;
   /** A worker holding more memory than this after a task (heap and outside it) is replaced. */
@@ -50,12 +64,46 @@ export type PdfWorkerPoolOptions = {
   idleExitMs?: number;
 };
 
+export type PdfTaskKind = PdfTask['kind'];
+
+/**
+ * How long a worker may spend on one task, by kind, from when a loaded worker takes it. Past it the
+ * worker is ended (`PdfWorkLimitError`, `time`) and replaced. Each is set by what its work can
+ * cost on a document the inspector accepted (pdf/inspect/limits.ts bounds its operators, forms and
+ * inflated size), with room for a busy machine:
+ * - `inspect`: one upload's structure; ordinary files take milliseconds, hostile 48 MB ones a few
+ *   seconds (`taskTimeoutMs` of PDF_WORKER_DEFAULTS).
+ * - `read-placements`: pdf.js interprets every page to find text tags; a document at the operator
+ *   limit takes about 5 s (1 million operators), so 30 s. It was 60 s, and a worker held that long
+ *   by one team's file is a minute another team waits.
+ * - `apply-placements`: rewrites the pages carrying tags and saves the document with pdf-lib:
+ *   linear in its size, 30 s.
+ * - `verify`: a caller's sealed PDF, hashed and its signatures checked: linear in its size, 30 s.
+ * - `seal`: the audit log PDF made on the main thread, signed: 60 s.
+ * - `audit-pdf`: laying out and sealing the certificate of completion of an envelope with
+ *   thousands of events: 120 s.
+ * - `render`: drawing an envelope's fields into a document of hundreds of pages and sealing it,
+ *   background work of the artefact job: 300 s.
+ */
+export const PDF_TASK_BUDGETS_MS: Record<PdfTaskKind, number> = {
+  inspect: 10_000,
+  'read-placements': 30_000,
+  'apply-placements': 30_000,
+  verify: 30_000,
+  seal: 60_000,
+  'audit-pdf': 120_000,
+  render: 300_000,
+};
+
+/** The turn of PDF work asked without a team (every caller in the service names one today; tools and tests may not). */
+export const SERVICE_TEAM = '';
+
 export const PDF_WORKER_DEFAULTS = {
   threads: Math.max(1, Math.min(4, os.availableParallelism() - 1)),
   maxQueue: 64,
   queueTimeoutMs: 30_000,
   // Ordinary files take milliseconds, hostile ones of 48 MB a few seconds: ten is generous.
-  taskTimeoutMs: 10_000,
+  taskTimeoutMs: PDF_TASK_BUDGETS_MS.inspect,
   // The inspector keeps at most a 16 MB window, 32 MB of decoded stream and 16 MB of cached
   // object streams (outside the heap, as Buffers); what lives on the heap is the parsed objects.
   maxHeapMb: 128,
@@ -94,24 +142,34 @@ export class PdfWorkersBusyError extends Error {
   }
 }
 
+/**
+ * Who a task is done for: `team`, the team's id (the fair queue's key; `SERVICE_TEAM` when
+ * omitted), and `timeoutMs`, another budget than its kind's.
+ */
+export type PdfTaskOptions = { team?: string; timeoutMs?: number };
+
 export type PdfWorkers = {
   /** the inspector's `inspectPdfFile`, in a worker: same answers and `PdfInspectionError`s, plus the pool's errors. */
-  inspect(filePath: string): Promise<PdfInspection>;
+  inspect(filePath: string, options?: PdfTaskOptions): Promise<PdfInspection>;
   /**
    * Draws field values into a copy of a PDF (sealing it when asked) and writes it to
    * `outputPath`. Rendering a large envelope takes longer than inspecting a file: its own time limit.
    */
-  render(task: Omit<RenderTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
+  render(task: Omit<RenderTask, 'kind'>, options?: PdfTaskOptions): Promise<{ byteSize: number }>;
   /** Lays out and seals the audit-log PDF into `outputPath`. */
-  auditPdf(task: Omit<AuditPdfTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
+  auditPdf(task: Omit<AuditPdfTask, 'kind'>, options?: PdfTaskOptions): Promise<{ byteSize: number }>;
   /** Checks a sealed PDF's signatures (pdf/verify.ts). */
-  verify(filePath: string, ourCertificateSha256: string[]): Promise<PdfVerification>;
+  verify(filePath: string, ourCertificateSha256: string[], options?: PdfTaskOptions): Promise<PdfVerification>;
   /** Reads the text tags or the form fields of a PDF file (pdf/text-tags.ts, pdf/form-fields.ts). */
-  readPlacements(task: Omit<ReadPlacementsTask, 'kind'>): Promise<PlacementSources>;
-  /** Writes a copy of a PDF file without the given tags' text and form fields; answers the tags it could not hide. */
-  applyPlacements(task: Omit<ApplyPlacementsTask, 'kind'>): Promise<{ byteSize: number; notHidden: string[] }>;
+  readPlacements(task: Omit<ReadPlacementsTask, 'kind'>, options?: PdfTaskOptions): Promise<PlacementSources>;
+  /**
+   * Writes a copy of a PDF file without the given tags' text and form fields; answers the tags it
+   * could not hide. A content stream nested past what the rewrite reads is `PdfInspectionError`
+   * (`too_complex`).
+   */
+  applyPlacements(task: Omit<ApplyPlacementsTask, 'kind'>, options?: PdfTaskOptions): Promise<{ byteSize: number; notHidden: string[] }>;
   /** Seals a PDF file into `outputPath`. */
-  seal(task: Omit<SealTask, 'kind'>, options?: { timeoutMs?: number }): Promise<{ byteSize: number }>;
+  seal(task: Omit<SealTask, 'kind'>, options?: PdfTaskOptions): Promise<{ byteSize: number }>;
   /** Threads taking tasks now (loading or loaded): none until the first task, none again after `idleExitMs` without one. */
   readonly threads: number;
   /** Ends every worker; waiting and running tasks are refused as busy (`closed`). */
@@ -120,6 +178,7 @@ export type PdfWorkers = {
 
 type Pending = {
   task: PdfTask;
+  team: string;
   timeoutMs: number;
   resolve(answer: PdfTaskAnswer): void;
   reject(error: Error): void;
@@ -145,12 +204,6 @@ type Slot = {
 
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 
-/** Rendering and sealing a large envelope's document (hundreds of pages) may take this long. */
-const RENDER_TIMEOUT_MS = 300_000;
-
-/** Reading a document's text tags or form, or writing it without them (docs/limits.md). */
-export const PLACEMENT_TIMEOUT_MS = 60_000;
-
 function written(answer: PdfTaskAnswer): { byteSize: number } {
   if (answer.outcome === 'written') return { byteSize: answer.byteSize };
   if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
@@ -161,11 +214,25 @@ const workerUrl = new URL('./worker.ts', import.meta.url);
 
 export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWorkers {
   const settings = { ...PDF_WORKER_DEFAULTS, workerUrl, ...options };
+  const budgetsMs: Record<PdfTaskKind, number> = { ...PDF_TASK_BUDGETS_MS, inspect: settings.taskTimeoutMs, ...options.budgetsMs };
+  const maxThreadsPerTeam = Math.max(1, options.maxThreadsPerTeam ?? settings.threads - 1);
   /** Workers that take tasks. */
   const slots = new Set<Slot>();
   /** Every thread not yet exited, including those leaving the pool (what close() waits for). */
   const living = new Set<Slot>();
-  const queue: Pending[] = [];
+  /** Waiting tasks, per team: each team's in the order they came. */
+  const queues = new Map<string, Pending[]>();
+  /** Workers each team holds now (loading for it or working on its task). */
+  const runningByTeam = new Map<string, number>();
+  /**
+   * The teams with work waiting or running, in the order they take turns: a team joins at the end
+   * when it gets work and leaves when it has none left; `turn` is where the next look for a task
+   * starts, just past the team served last. Every team with work is served once a round, and one
+   * that joins waits at most a round, however many tasks the others have queued (a team that
+   * joined to the front, as "never served", could be kept waiting by a stream of new teams).
+   */
+  const ring: string[] = [];
+  let turn = 0;
   let nextTaskId = 1;
   let closed = false;
 
@@ -264,13 +331,47 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     if (slot.running === undefined) return;
     clearTimeout(slot.running.timer);
     clearTimeout(slot.running.startTimer);
+    const { team } = slot.running.pending;
     slot.running = undefined;
     slot.worker.unref();
+    const running = (runningByTeam.get(team) ?? 1) - 1;
+    if (running > 0) runningByTeam.set(team, running);
+    else runningByTeam.delete(team);
+    forgetIfIdle(team);
   }
 
+  function forgetIfIdle(team: string): void {
+    if (runningByTeam.has(team) || queues.has(team)) return;
+    const index = ring.indexOf(team);
+    if (index === -1) return;
+    ring.splice(index, 1);
+    if (index < turn) turn--;
+  }
+
+  /** A loaded or loading worker with no task, or a new one when the pool has room. */
   function idleSlot(): Slot | undefined {
     for (const slot of slots) if (slot.running === undefined) return slot;
     return slots.size < settings.threads ? spawn() : undefined;
+  }
+
+  /** Where in the ring the next team to serve is: the first from `turn` on with a task waiting and under its share of workers. */
+  function nextTeam(): number | undefined {
+    for (let step = 0; step < ring.length; step++) {
+      const index = (turn + step) % ring.length;
+      const team = ring[index]!;
+      if (queues.has(team) && (runningByTeam.get(team) ?? 0) < maxThreadsPerTeam) return index;
+    }
+    return undefined;
+  }
+
+  function takeNext(index: number): Pending {
+    const team = ring[index]!;
+    const waiting = queues.get(team)!;
+    const pending = waiting.shift()!;
+    if (waiting.length === 0) queues.delete(team);
+    runningByTeam.set(team, (runningByTeam.get(team) ?? 0) + 1);
+    turn = index + 1;
+    return pending;
   }
 
   /**
@@ -282,6 +383,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     clearTimeout(slot.idleTimer);
     slot.running = { pending, timer: undefined, startTimer: undefined };
     slot.worker.ref();
+    settings.onTaskStart?.({ kind: pending.task.kind, team: pending.team });
     if (slot.ready) return start(slot);
     slot.running.startTimer = setTimeout(() => {
       // A thread that cannot load within the queue's waiting time: the file is refused as busy
@@ -313,10 +415,12 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
   }
 
   function dispatchWaiting(): void {
-    while (!closed && queue.length > 0) {
+    while (!closed) {
+      const index = nextTeam();
+      if (index === undefined) return;
       const slot = idleSlot();
       if (slot === undefined) return;
-      dispatch(slot, queue.shift()!);
+      dispatch(slot, takeNext(index));
     }
   }
 
@@ -324,10 +428,11 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
    * A span per task, `pdf <kind>` (inspect, render, seal, audit-pdf, verify), from submission to
    * answer: the waiting in the queue and the thread's work (no context crosses into the thread).
    */
-  function submit(task: DistributiveOmit<PdfTask, 'id'>, timeoutMs: number = settings.taskTimeoutMs): Promise<PdfTaskAnswer> {
+  function submit(task: DistributiveOmit<PdfTask, 'id'>, options: PdfTaskOptions = {}): Promise<PdfTaskAnswer> {
     const sealed = 'seal' in task && task.seal !== undefined;
+    const timeoutMs = options.timeoutMs ?? budgetsMs[task.kind];
     return withSpan(`pdf ${task.kind}`, { 'pdf.task': task.kind, 'pdf.sealed': sealed }, async (span) => {
-      const answer = await queueTask(task, timeoutMs);
+      const answer = await queueTask(task, options.team ?? SERVICE_TEAM, timeoutMs);
       // A refusal is the file's fault (an invalid upload); a failure is the work's.
       span.setAttribute('pdf.outcome', answer.outcome);
       if (answer.outcome === 'failed') recordFailure(span, new Error(answer.message));
@@ -335,21 +440,41 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     });
   }
 
-  function queueTask(task: DistributiveOmit<PdfTask, 'id'>, timeoutMs: number): Promise<PdfTaskAnswer> {
+  /**
+   * Queues a task behind its own team's, and lets the fair order pick what runs next. A team's
+   * queue is bounded (`maxQueue`), not the pool's: a team that fills its own gets `queue_full`,
+   * while another team's task still finds a place.
+   */
+  function queueTask(task: DistributiveOmit<PdfTask, 'id'>, team: string, timeoutMs: number): Promise<PdfTaskAnswer> {
     return new Promise<PdfTaskAnswer>((resolve, reject) => {
       if (closed) return reject(new PdfWorkersBusyError('closed'));
-      const pending: Pending = { task: { ...task, id: nextTaskId++ } as PdfTask, timeoutMs, resolve, reject };
-      const slot = idleSlot();
-      if (slot !== undefined) return dispatch(slot, pending);
-      if (queue.length >= settings.maxQueue) return reject(new PdfWorkersBusyError('queue_full'));
+      const pending: Pending = { task: { ...task, id: nextTaskId++ } as PdfTask, team, timeoutMs, resolve, reject };
+      const waiting = queues.get(team) ?? [];
+      // Room for it to start at once: the worker it would take is free and its team under its share.
+      const startsNow = waiting.length === 0 && (runningByTeam.get(team) ?? 0) < maxThreadsPerTeam && hasRoom();
+      if (!startsNow && waiting.length >= settings.maxQueue) return reject(new PdfWorkersBusyError('queue_full'));
+      waiting.push(pending);
+      queues.set(team, waiting);
+      if (!ring.includes(team)) ring.push(team);
+      dispatchWaiting();
+      if (!queues.get(team)?.includes(pending)) return;
       pending.queueTimer = setTimeout(() => {
-        const index = queue.indexOf(pending);
+        const queued = queues.get(team);
+        const index = queued?.indexOf(pending) ?? -1;
         if (index === -1) return;
-        queue.splice(index, 1);
+        queued!.splice(index, 1);
+        if (queued!.length === 0) queues.delete(team);
+        forgetIfIdle(team);
         reject(new PdfWorkersBusyError('queue_timeout'));
       }, settings.queueTimeoutMs);
-      queue.push(pending);
     });
+  }
+
+  /** A worker is free, or one more may start. */
+  function hasRoom(): boolean {
+    if (slots.size < settings.threads) return true;
+    for (const slot of slots) if (slot.running === undefined) return true;
+    return false;
   }
 
   // No thread starts until there is PDF work (idleExitMs above says why).
@@ -357,47 +482,51 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     get threads() {
       return slots.size;
     },
-    async inspect(filePath) {
-      const answer = await submit({ kind: 'inspect', path: filePath });
+    async inspect(filePath, options) {
+      const answer = await submit({ kind: 'inspect', path: filePath }, options);
       if (answer.outcome === 'done') return answer.inspection;
-      if (answer.outcome === 'refused') throw new PdfInspectionError(answer.reason, answer.detail);
+      if (answer.outcome === 'refused') throw new PdfInspectionError(answer.reason, answer.detail, answer.complexity);
       if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
       throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
     },
-    async render(task, options = {}) {
-      return written(await submit({ ...task, kind: 'render' }, options.timeoutMs ?? RENDER_TIMEOUT_MS));
+    async render(task, options) {
+      return written(await submit({ ...task, kind: 'render' }, options));
     },
-    async auditPdf(task, options = {}) {
-      return written(await submit({ ...task, kind: 'audit-pdf' }, options.timeoutMs ?? RENDER_TIMEOUT_MS));
+    async auditPdf(task, options) {
+      return written(await submit({ ...task, kind: 'audit-pdf' }, options));
     },
-    async verify(filePath, ourCertificateSha256) {
-      const answer = await submit({ kind: 'verify', path: filePath, ourCertificateSha256 }, RENDER_TIMEOUT_MS);
+    async verify(filePath, ourCertificateSha256, options) {
+      const answer = await submit({ kind: 'verify', path: filePath, ourCertificateSha256 }, options);
       if (answer.outcome === 'verified') return answer.verification;
       if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
       throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
     },
-    async readPlacements(task) {
-      const answer = await submit({ ...task, kind: 'read-placements' }, PLACEMENT_TIMEOUT_MS);
+    async readPlacements(task, options) {
+      const answer = await submit({ ...task, kind: 'read-placements' }, options);
       if (answer.outcome === 'placements') return answer.sources;
       if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
       throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
     },
-    async applyPlacements(task) {
-      const answer = await submit({ ...task, kind: 'apply-placements' }, PLACEMENT_TIMEOUT_MS);
+    async applyPlacements(task, options) {
+      const answer = await submit({ ...task, kind: 'apply-placements' }, options);
       if (answer.outcome === 'placed') return { byteSize: answer.byteSize, notHidden: answer.notHidden };
+      if (answer.outcome === 'refused') throw new PdfInspectionError(answer.reason, answer.detail, answer.complexity);
       if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
       throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
     },
-    async seal(task, options = {}) {
-      return written(await submit({ ...task, kind: 'seal' }, options.timeoutMs ?? RENDER_TIMEOUT_MS));
+    async seal(task, options) {
+      return written(await submit({ ...task, kind: 'seal' }, options));
     },
     async close() {
       if (closed) return;
       closed = true;
-      for (const pending of queue.splice(0)) {
-        clearTimeout(pending.queueTimer);
-        pending.reject(new PdfWorkersBusyError('closed'));
+      for (const waiting of queues.values()) {
+        for (const pending of waiting) {
+          clearTimeout(pending.queueTimer);
+          pending.reject(new PdfWorkersBusyError('closed'));
+        }
       }
+      queues.clear();
       const exits = [...living].map((slot) => slot.exited);
       for (const slot of living) void slot.worker.terminate();
       await Promise.all(exits);

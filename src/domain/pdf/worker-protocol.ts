@@ -1,4 +1,4 @@
-import type { PdfInspection, PdfInspectionFailureReason } from './inspect/inspect.ts';
+import type { PdfComplexity, PdfInspection, PdfInspectionFailureReason } from './inspect/inspect.ts';
 import type { RenderField, RenderStamp } from './render.ts';
 import type { SealInfo, SealMaterial } from './seal.ts';
 import type { AuditPdfData, AuditPdfLocale } from './audit-pdf-layout.ts';
@@ -61,5 +61,5 @@ export type PdfTaskAnswer =
   | { id: number; outcome: 'verified'; verification: PdfVerification }
   | { id: number; outcome: 'placements'; sources: PlacementSources }
   | { id: number; outcome: 'placed'; byteSize: number; notHidden: string[] }
-  | { id: number; outcome: 'refused'; reason: PdfInspectionFailureReason; detail: string }
+  | { id: number; outcome: 'refused'; reason: PdfInspectionFailureReason; detail: string; complexity?: PdfComplexity }
   | { id: number; outcome: 'failed'; message: string; code: string | undefined };

@@ -99,7 +99,7 @@ async function run(task: PdfTask): Promise<PdfTaskAnswer> {
     }
     return { id: task.id, outcome: 'done', inspection: await inspectPdfFile(task.path) };
   } catch (error) {
-    if (error instanceof PdfInspectionError) return { id: task.id, outcome: 'refused', reason: error.reason, detail: error.detail };
+    if (error instanceof PdfInspectionError) return { id: task.id, outcome: 'refused', reason: error.reason, detail: error.detail, complexity: error.complexity };
     const failure = error instanceof Error ? error : new Error(String(error));
     return { id: task.id, outcome: 'failed', message: failure.message, code: (failure as NodeJS.ErrnoException).code };
   }

@@ -11,7 +11,7 @@ const CREATE_BODY = {
 const PLACE_DESCRIPTION =
   'Creates fields from the document itself: its text tags (`{{sig;role=buyer}}`, syntax in docs/fields.md, "Placing fields from the PDF") or its own form fields. Answers `{ fields, unmatched: [ { tag, page, reason } ] }`; what cannot be placed is listed, not refused. With `hideTags` the placed tags are removed from the document.';
 const PLACE_BODY = { schema: placeFieldsInput, example: { from: 'tags', roles: { buyer: '<recipientId>' }, hideTags: true } };
-const PLACE_ERRORS = ['Document.NotFound', 'Document.TooManyTags', 'Document.InspectionLimitExceeded', 'Resource.Conflict', 'Server.Busy'];
+const PLACE_ERRORS = ['Document.NotFound', 'Document.TooManyTags', 'Document.TooComplex', 'Document.InspectionLimitExceeded', 'Resource.Conflict', 'Server.Busy'];
 const UPDATE_BODY = { schema: updateFieldInput, example: { field: { required: false } } };
 
 /** The interface spec (docs/reference/interface-spec.md) §4.4, §4.7 ("same body as 4.4") and docs/reference/contract.md §5: fields of an envelope or a template. */

@@ -58,6 +58,6 @@ export function chargeInflated(file: PdfFile, streamDataOffset: number, bytes: n
   file.inflated.byStream.set(streamDataOffset, bytes);
   file.inflated.total += bytes - counted;
   if (file.inflated.total > PDF_INFLATED_BYTES_LIMIT) {
-    tooComplex(`its streams inflate to more than ${PDF_INFLATED_BYTES_LIMIT} bytes (passed at ${what})`);
+    tooComplex(`its streams inflate to more than ${PDF_INFLATED_BYTES_LIMIT} bytes (passed at ${what})`, 'inflated_bytes', PDF_INFLATED_BYTES_LIMIT);
   }
 }

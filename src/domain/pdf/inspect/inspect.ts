@@ -11,7 +11,11 @@
  * One more pass reads the whole file once, a window at a time, as pdf-lib will read it to render
  * and seal the document: what its streams inflate to is counted (never kept) and bounded per
  * document (`PDF_INFLATED_BYTES_LIMIT`), so a small file that inflates to gigabytes (a deflate
- * bomb) is refused here rather than filling a worker's memory at sealing.
+ * bomb) is refused here rather than filling a worker's memory at sealing. While the pages' content
+ * streams inflate, their operators are counted, and the forms, patterns and Type 3 glyphs they
+ * paint followed (each read once, its cost multiplied by how often it is painted), so a small file
+ * that would keep pdf.js interpreting for a minute (forms painting forms, millions of operators)
+ * is refused too (inflation.ts, content-operators.ts).
  *
  * It is deliberately strict: it does not try to repair broken files the way viewers do, because
  * a file we cannot read exactly is a file we should refuse before anyone is asked to sign it.
@@ -22,7 +26,7 @@ import { type PdfFile, readBytes } from './file.ts';
 import { locateNewestCrossReferenceSection, readCrossReferenceChain } from './xref.ts';
 import { type PdfValue, dictionaryValue, isDictionary, isName } from './lexer.ts';
 import { type ObjectReader, resolve } from './objects.ts';
-import { collectPages } from './page-tree.ts';
+import { type PageContent, collectPages } from './page-tree.ts';
 import { countContentStreams, countStructureStreams } from './inflation.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -65,7 +69,7 @@ async function inspectOpenFile(file: PdfFile): Promise<PdfInspection> {
   const reader: ObjectReader = { file, entries, objectStreams: new Map(), cachedObjectStreamBytes: 0, loadingObjectStreams: new Set() };
   const catalog = await resolve(reader, dictionaryValue(trailer, 'Root'));
   if (!isDictionary(catalog)) invalid('the trailer has no /Root catalog dictionary');
-  const contents: PdfValue[] = [];
+  const contents: PageContent[] = [];
   const pages = await collectPages(reader, dictionaryValue(catalog, 'Pages'), contents);
   if (pages.length === 0) invalid('the document has no pages');
   await countStructureStreams(reader);
@@ -112,4 +116,4 @@ function effectiveVersion(headerVersion: string, catalogVersion: PdfValue): stri
   return Number(catalogVersion.value) > Number(headerVersion) ? catalogVersion.value : headerVersion;
 }
 
-export { PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspection, type PdfInspectionFailureReason, type PdfPage } from './limits.ts';
+export { PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfComplexity, type PdfInspection, type PdfInspectionFailureReason, type PdfPage } from './limits.ts';

@@ -4,18 +4,34 @@ export type PdfPage = { width: number; height: number; rotation: number };
 
 export type PdfInspection = { pageCount: number; pages: PdfPage[]; pdfVersion: string };
 
-/** `too_complex`: its streams inflate to more than `PDF_INFLATED_BYTES_LIMIT` bytes. */
+/** `too_complex`: over one of the limits below that bound what the document costs to read (`PdfComplexityLimit`). */
 export type PdfInspectionFailureReason = 'not_pdf' | 'invalid' | 'encrypted' | 'too_complex';
+
+/**
+ * Which bound a too complex document passed: what its streams inflate to, the operators its pages
+ * run (forms counted each time they are painted), how many forms and patterns its pages paint, how
+ * deep forms paint forms, how deep a content stream nests arrays and dictionaries.
+ */
+export type PdfComplexityLimit = 'inflated_bytes' | 'content_operators' | 'form_paints' | 'form_nesting' | 'content_nesting' | 'content_encoding';
+
+/**
+ * The limit a `too_complex` refusal passed, and its value (bytes, operators, paints or levels);
+ * `content_encoding` (content in a filter the inspector does not decode, or with a predictor) has none.
+ */
+export type PdfComplexity = { limit: PdfComplexityLimit; maximum?: number };
 
 export class PdfInspectionError extends Error {
   readonly reason: PdfInspectionFailureReason;
   readonly detail: string;
+  /** Set for `too_complex`. */
+  readonly complexity: PdfComplexity | undefined;
 
-  constructor(reason: PdfInspectionFailureReason, detail: string) {
+  constructor(reason: PdfInspectionFailureReason, detail: string, complexity?: PdfComplexity) {
     super(`PDF rejected (${reason}): ${detail}`);
     this.name = 'PdfInspectionError';
     this.reason = reason;
     this.detail = detail;
+    this.complexity = complexity;
   }
 }
 
@@ -75,8 +91,34 @@ export const SCAN_MARGIN = 4096;
 export const CONTENT_STREAM_WINDOW_LENGTH = 4096;
 
 
-export function tooComplex(detail: string): never {
-  throw new PdfInspectionError('too_complex', detail);
+/**
+ * Operators one document's pages may run, in all: each page's content streams, and each form
+ * XObject and tiling pattern counted as many times as it is painted (a form painted ten times by
+ * a form painted ten times runs a hundred times). pdf.js interprets every one of them to find text
+ * tags (and a signer's viewer to show the pages): a 16 KB file of 1.5 million text operators held
+ * a PDF worker for 40 s. A dense page of text runs a few thousand operators, so a contract of a
+ * hundred pages stays far below.
+ */
+export const PDF_CONTENT_OPERATORS_LIMIT = 1_000_000;
+/**
+ * Forms and tiling patterns one document's pages may paint, in all, each counted every time it is
+ * painted, nested ones included: the fan-out of forms painting forms (a 9.5 KB file of forms ten
+ * deep, each painting the next ten times, held a worker for 60 s and 260 MB). A map with a
+ * symbol per place paints a few thousand.
+ */
+export const PDF_FORM_PAINTS_LIMIT = 100_000;
+/** How deep forms (and tiling patterns) may paint forms; a form that paints itself is refused too. */
+export const MAX_FORM_NESTING = 32;
+/** Arrays and dictionaries inside a content stream (a TJ array, marked-content properties) nest a level or two. */
+export const MAX_CONTENT_NESTING_DEPTH = 32;
+/**
+ * Different resources a document's content streams may paint, per stream and over all of them
+ * (each stream's names are kept while its cost is worked out): as many as form paints in all.
+ */
+export const MAX_PAINTED_NAMES_PER_STREAM = PDF_FORM_PAINTS_LIMIT;
+
+export function tooComplex(detail: string, limit: PdfComplexityLimit, maximum: number | undefined): never {
+  throw new PdfInspectionError('too_complex', detail, maximum === undefined ? { limit } : { limit, maximum });
 }
 
 export function invalid(detail: string): never {

@@ -9,8 +9,11 @@ import { MAX_PAGES, MAX_PAGE_TREE_NODES, type PdfPage, invalid } from './limits.
 
 type PageBox = [number, number, number, number];
 
-/** The inheritable page attributes we report on, as they stand at one node of the tree. */
-type InheritedPageAttributes = { mediaBox?: PageBox; cropBox?: PageBox; rotation?: number };
+/** The inheritable page attributes we report on (and the resources, to follow what a page paints), as they stand at one node of the tree. */
+type InheritedPageAttributes = { mediaBox?: PageBox; cropBox?: PageBox; rotation?: number; resources?: PdfValue };
+
+/** What a page runs: its /Contents (a stream or an array of them) with the resources its names are looked up in. */
+export type PageContent = { contents: PdfValue; resources: PdfValue };
 
 type PendingPageTreeNode = { reference: PdfValue; inherited: InheritedPageAttributes };
 
@@ -18,7 +21,7 @@ type PendingPageTreeNode = { reference: PdfValue; inherited: InheritedPageAttrib
  * Walks the tree depth-first in document order with an explicit stack, so a deep tree cannot
  * overflow the call stack. /Count is ignored: the leaves found are the truth.
  */
-export async function collectPages(reader: ObjectReader, pagesRoot: PdfValue, contents: PdfValue[]): Promise<PdfPage[]> {
+export async function collectPages(reader: ObjectReader, pagesRoot: PdfValue, contents: PageContent[]): Promise<PdfPage[]> {
   const pages: PdfPage[] = [];
   const visited = new Set<number>();
   const pending: PendingPageTreeNode[] = [{ reference: pagesRoot, inherited: {} }];
@@ -37,7 +40,7 @@ export async function collectPages(reader: ObjectReader, pagesRoot: PdfValue, co
       for (let index = kids.length - 1; index >= 0; index--) pending.push({ reference: kids[index], inherited: attributes });
     } else {
       pages.push(measurePage(attributes, reference.objectNumber));
-      contents.push(dictionaryValue(node, 'Contents'));
+      contents.push({ contents: dictionaryValue(node, 'Contents'), resources: attributes.resources ?? null });
       if (pages.length > MAX_PAGES) invalid(`the document has more than ${MAX_PAGES} pages`);
     }
   }
@@ -57,6 +60,8 @@ async function inheritPageAttributes(reader: ObjectReader, node: PdfDictionary, 
     mediaBox: (await readPageBox(reader, node, 'MediaBox')) ?? inherited.mediaBox,
     cropBox: (await readPageBox(reader, node, 'CropBox')) ?? inherited.cropBox,
     rotation: (await readRotation(reader, node)) ?? inherited.rotation,
+    // Kept unresolved: only pages that paint something look into them.
+    resources: node.entries.get('Resources') ?? inherited.resources,
   };
 }
 
