@@ -16,6 +16,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { verifyPdf } from '../domain/pdf/verify.ts';
 import { verifyEvidencePackage, type TrustedSeal } from '../domain/artefact/evidence-check.ts';
+import { fileSource } from '../domain/artefact/zip-reader.ts';
 import { loadSealCertificate, SealCertificateError } from '../domain/artefact/seal-certificate.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
@@ -84,9 +85,11 @@ if (resource === 'verify-package') {
     }
   })();
   if (action === undefined) fail(usage);
-  let bytes: Buffer;
+  // Read where it lies, range by range (zip-reader.ts): never the whole package in memory.
+  let packageFd: number;
   try {
-    bytes = fs.readFileSync(action);
+    packageFd = fs.openSync(action, 'r');
+    if (!fs.fstatSync(packageFd).isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
   } catch (error) {
     fail(`cannot read ${action}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
@@ -138,7 +141,8 @@ if (resource === 'verify-package') {
       fail(error instanceof SealCertificateError ? error.message : String(error));
     }
   }
-  const report = await verifyEvidencePackage(bytes, { auditKey, trustedSeals });
+  const report = await verifyEvidencePackage(fileSource(packageFd), { auditKey, trustedSeals });
+  fs.closeSync(packageFd);
   console.log(JSON.stringify(report));
   process.exit(report.valid ? 0 : 2);
 }

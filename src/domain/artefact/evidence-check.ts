@@ -22,7 +22,7 @@ import * as pkijs from 'pkijs';
 import { GENESIS_HASH, hashAuditEvent } from '../audit/audit.service.ts';
 import { summariseBiometricValue } from '../field/field-values.ts';
 import { verifyPdf } from '../pdf/verify.ts';
-import { openZip, ZIP_FAILURES, ZipEntryError, type ZipProblem } from './zip-reader.ts';
+import { bufferSource, openZip, ZIP_FAILURES, ZipEntryError, type ZipProblem, type ZipSource } from './zip-reader.ts';
 
 export const EVIDENCE_FORMAT = 'envelope-evidence-package/1';
 
@@ -62,7 +62,7 @@ export const EVIDENCE_ENTRY_BYTES_LIMIT = 64 * 1024 * 1024;
 
 /** Every entry of a package, each read within the bound (tests reading packages the service made). */
 export function readZip(bytes: Buffer): { entries: Map<string, Buffer>; problems: ZipProblem[] } {
-  const zip = openZip(bytes, { maxEntryBytes: EVIDENCE_ENTRY_BYTES_LIMIT });
+  const zip = openZip(bufferSource(bytes), { maxEntryBytes: EVIDENCE_ENTRY_BYTES_LIMIT });
   return { entries: new Map([...zip.entries].map(([name, entry]) => [name, entry.read()])), problems: zip.problems };
 }
 
@@ -152,7 +152,7 @@ type ChainLine = Parameters<typeof hashAuditEvent>[1] & { hash: string; details:
  * `EvidencePackage.ForeignSeal`, and with none to compare with it fails with
  * `EvidencePackage.NoSealToCompare`, so that `valid: true` always means "sealed by us".
  */
-export async function verifyEvidencePackage(bytes: Buffer, options: { auditKey?: Buffer; trustedSeals: TrustedSeal[] }): Promise<PackageReport> {
+export async function verifyEvidencePackage(file: Buffer | ZipSource, options: { auditKey?: Buffer; trustedSeals: TrustedSeal[] }): Promise<PackageReport> {
   const findings = new Map<string, PartFinding>();
   const failures: string[] = [];
   const failureNames: string[] = [];
@@ -172,7 +172,7 @@ export async function verifyEvidencePackage(bytes: Buffer, options: { auditKey?:
 
   let zip: ReturnType<typeof openZip>;
   try {
-    zip = openZip(bytes, { maxEntryBytes: EVIDENCE_ENTRY_BYTES_LIMIT });
+    zip = openZip(Buffer.isBuffer(file) ? bufferSource(file) : file, { maxEntryBytes: EVIDENCE_ENTRY_BYTES_LIMIT });
   } catch (error) {
     fail('(zip)', PACKAGE_FAILURES.notZip, (error as Error).message);
     return report(null, null);

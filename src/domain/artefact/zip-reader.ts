@@ -12,8 +12,11 @@
  *   record declares): a 1 GB entry in a 1 MB file costs at most the bound in memory, never its
  *   own size.
  *
- * Entries are inflated when read and not kept, so a caller holds one entry at a time.
+ * The file is read where it lies (`ZipSource`: a file descriptor for the command line), the
+ * directory once and each entry's bytes when it is read; entries are inflated when read and not
+ * kept, so a caller holds one entry at a time, never the whole package.
  */
+import fs from 'node:fs';
 import { crc32, inflateRawSync } from 'node:zlib';
 
 /** The stable names of what can be wrong with the ZIP itself (docs/artefacts.md). */
@@ -52,6 +55,31 @@ export type ZipEntry = {
 
 export type ZipProblem = { path: string; failure: ZipFailureName; message: string };
 
+/** Where the ZIP's bytes are: its size, and a way to read a range of them. */
+export type ZipSource = { size: number; read(offset: number, length: number): Buffer };
+
+export function bufferSource(bytes: Buffer): ZipSource {
+  return { size: bytes.length, read: (offset, length) => bytes.subarray(offset, Math.min(bytes.length, offset + length)) };
+}
+
+/** A file read through its descriptor, range by range (closed by the caller). */
+export function fileSource(fd: number): ZipSource {
+  const size = fs.fstatSync(fd).size;
+  return {
+    size,
+    read(offset, length) {
+      const buffer = Buffer.alloc(Math.max(0, Math.min(length, size - offset)));
+      let done = 0;
+      while (done < buffer.length) {
+        const read = fs.readSync(fd, buffer, done, buffer.length - done, offset + done);
+        if (read === 0) break;
+        done += read;
+      }
+      return buffer.subarray(0, done);
+    },
+  };
+}
+
 type Record = { name: string; method: number; crc: number; compressedSize: number; declaredSize: number; localOffset: number; dataStart: number };
 
 const END_OF_CENTRAL_DIRECTORY = 0x06054b50;
@@ -63,37 +91,44 @@ const LOCAL_FILE_HEADER = 0x04034b50;
  * `problems`; an entry with one is left out of `entries`, except that the first of several
  * entries of one name stays so that the package's other checks can still name what they find.
  */
-export function openZip(bytes: Buffer, options: { maxEntryBytes: number }): { entries: Map<string, ZipEntry>; problems: ZipProblem[] } {
+export function openZip(source: ZipSource, options: { maxEntryBytes: number }): { entries: Map<string, ZipEntry>; problems: ZipProblem[] } {
+  // The end record is in the last 64 KiB + 22 bytes (its comment is at most 65,535 bytes).
+  const tailStart = Math.max(0, source.size - 65_557);
+  const tail = source.read(tailStart, source.size - tailStart);
   let end = -1;
-  for (let offset = bytes.length - 22; offset >= Math.max(0, bytes.length - 65_557); offset--) {
-    if (bytes.readUInt32LE(offset) === END_OF_CENTRAL_DIRECTORY) {
+  for (let offset = tail.length - 22; offset >= 0; offset--) {
+    if (tail.readUInt32LE(offset) === END_OF_CENTRAL_DIRECTORY) {
       end = offset;
       break;
     }
   }
   if (end === -1) throw new ZipFormatError('not a ZIP file (no end of central directory)');
-  const count = bytes.readUInt16LE(end + 10);
-  const directoryOffset = bytes.readUInt32LE(end + 16);
+  const count = tail.readUInt16LE(end + 10);
+  const directorySize = tail.readUInt32LE(end + 12);
+  const directoryOffset = tail.readUInt32LE(end + 16);
   // Evidence packages never need ZIP64 (the service's packages are far below 4 GiB); its markers here mean the file is not one.
-  if (count === 0xffff || directoryOffset === 0xffffffff) throw new ZipFormatError('ZIP64 packages are not evidence packages of this service');
+  if (count === 0xffff || directoryOffset === 0xffffffff || directorySize === 0xffffffff) throw new ZipFormatError('ZIP64 packages are not evidence packages of this service');
+  if (directoryOffset + directorySize > tailStart + end) throw new ZipFormatError('the ZIP central directory is damaged');
+  const directory = source.read(directoryOffset, directorySize);
   const problems: ZipProblem[] = [];
   const records: Record[] = [];
   const seen = new Set<string>();
-  let cursor = directoryOffset;
+  let cursor = 0;
   for (let index = 0; index < count; index++) {
-    if (cursor + 46 > end || bytes.readUInt32LE(cursor) !== CENTRAL_DIRECTORY_HEADER) throw new ZipFormatError('the ZIP central directory is damaged');
-    const nameLength = bytes.readUInt16LE(cursor + 28);
-    const extraLength = bytes.readUInt16LE(cursor + 30);
-    const commentLength = bytes.readUInt16LE(cursor + 32);
-    const nameBytes = bytes.subarray(cursor + 46, cursor + 46 + nameLength);
+    if (cursor + 46 > directory.length || directory.readUInt32LE(cursor) !== CENTRAL_DIRECTORY_HEADER) throw new ZipFormatError('the ZIP central directory is damaged');
+    const nameLength = directory.readUInt16LE(cursor + 28);
+    const extraLength = directory.readUInt16LE(cursor + 30);
+    const commentLength = directory.readUInt16LE(cursor + 32);
+    if (cursor + 46 + nameLength > directory.length) throw new ZipFormatError('the ZIP central directory is damaged');
+    const nameBytes = directory.subarray(cursor + 46, cursor + 46 + nameLength);
     const name = nameBytes.toString('utf8');
     const record = {
       name,
-      method: bytes.readUInt16LE(cursor + 10),
-      crc: bytes.readUInt32LE(cursor + 16),
-      compressedSize: bytes.readUInt32LE(cursor + 20),
-      declaredSize: bytes.readUInt32LE(cursor + 24),
-      localOffset: bytes.readUInt32LE(cursor + 42),
+      method: directory.readUInt16LE(cursor + 10),
+      crc: directory.readUInt32LE(cursor + 16),
+      compressedSize: directory.readUInt32LE(cursor + 20),
+      declaredSize: directory.readUInt32LE(cursor + 24),
+      localOffset: directory.readUInt32LE(cursor + 42),
       dataStart: -1,
     };
     cursor += 46 + nameLength + extraLength + commentLength;
@@ -102,19 +137,20 @@ export function openZip(bytes: Buffer, options: { maxEntryBytes: number }): { en
       continue;
     }
     seen.add(name);
-    const local = record.localOffset;
-    if (local + 30 > bytes.length || bytes.readUInt32LE(local) !== LOCAL_FILE_HEADER) {
+    const local = source.read(record.localOffset, 30 + nameLength);
+    if (local.length < 30 || local.readUInt32LE(0) !== LOCAL_FILE_HEADER) {
       problems.push({ path: name, failure: ZIP_FAILURES.entryDamaged, message: 'cannot be read from the ZIP: its local header is damaged' });
       continue;
     }
-    const localNameLength = bytes.readUInt16LE(local + 26);
-    const localName = bytes.subarray(local + 30, local + 30 + localNameLength);
-    if (!localName.equals(nameBytes)) {
-      problems.push({ path: name, failure: ZIP_FAILURES.entryNameMismatch, message: `its local header names it ${JSON.stringify(localName.toString('utf8'))}, not what the central directory names it` });
+    const localNameLength = local.readUInt16LE(26);
+    const localName = local.subarray(30, 30 + localNameLength);
+    if (localNameLength !== nameLength || !localName.equals(nameBytes)) {
+      const shown = localNameLength === nameLength ? localName.toString('utf8') : source.read(record.localOffset + 30, Math.min(localNameLength, 1024)).toString('utf8');
+      problems.push({ path: name, failure: ZIP_FAILURES.entryNameMismatch, message: `its local header names it ${JSON.stringify(shown)}, not what the central directory names it` });
       continue;
     }
-    record.dataStart = local + 30 + localNameLength + bytes.readUInt16LE(local + 28);
-    if (record.dataStart + record.compressedSize > bytes.length) {
+    record.dataStart = record.localOffset + 30 + localNameLength + local.readUInt16LE(28);
+    if (record.dataStart + record.compressedSize > source.size) {
       problems.push({ path: name, failure: ZIP_FAILURES.entryDamaged, message: 'cannot be read from the ZIP: its data runs past the end of the file' });
       continue;
     }
@@ -138,15 +174,20 @@ export function openZip(bytes: Buffer, options: { maxEntryBytes: number }): { en
       continue;
     }
     if (record.name.endsWith('/')) continue;
-    entries.set(record.name, { name: record.name, declaredSize: record.declaredSize, read: () => readEntry(bytes, record, options.maxEntryBytes) });
+    entries.set(record.name, { name: record.name, declaredSize: record.declaredSize, read: () => readEntry(source, record, options.maxEntryBytes) });
   }
   return { entries, problems };
 }
 
-function readEntry(bytes: Buffer, record: Record, maxEntryBytes: number): Buffer {
+/** Deflate's worst case on incompressible data is a few bytes per 16 KiB block; anything beyond this is not an entry within the bound. */
+function maxCompressedBytes(maxEntryBytes: number): number {
+  return maxEntryBytes + Math.ceil(maxEntryBytes / 1024) + 1024;
+}
+
+function readEntry(source: ZipSource, record: Record, maxEntryBytes: number): Buffer {
   const tooLarge = () => new ZipEntryError(ZIP_FAILURES.entryTooLarge, `it inflates to more than ${maxEntryBytes} bytes, the most an entry of an evidence package may hold`);
-  if (record.declaredSize > maxEntryBytes) throw tooLarge();
-  const raw = bytes.subarray(record.dataStart, record.dataStart + record.compressedSize);
+  if (record.declaredSize > maxEntryBytes || record.compressedSize > maxCompressedBytes(maxEntryBytes)) throw tooLarge();
+  const raw = source.read(record.dataStart, record.compressedSize);
   let data: Buffer;
   if (record.method === 0) data = raw;
   else if (record.method === 8) {
