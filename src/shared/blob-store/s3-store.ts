@@ -77,6 +77,30 @@ function isNotFound(error: unknown): boolean {
   return name === 'NoSuchKey' || name === 'NotFound' || statusOf(error) === 404;
 }
 
+/**
+ * A body that stops arriving while its reader is waiting for it fails (BlobStoreUnavailableError)
+ * after `idleMs`: a store that hangs in the middle of a download must not hold it for ever. Time
+ * spent paused because the reader is slow (backpressure: the guard's buffer is full and the body
+ * is not flowing) does not count, so a slow client is never cut off.
+ */
+function guardStalls(body: Readable, idleMs: number): Readable {
+  let lastProgress = Date.now();
+  const guard = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      lastProgress = Date.now();
+      callback(null, chunk);
+    },
+  });
+  const timer = setInterval(() => {
+    // Not flowing: paused by backpressure (or not read yet), so the store is not the one waiting.
+    if (body.readableFlowing !== true) lastProgress = Date.now();
+    else if (Date.now() - lastProgress > idleMs) guard.destroy(new BlobStoreUnavailableError(new Error(`the object store sent nothing for ${idleMs} ms in the middle of an object`)));
+  }, Math.max(50, Math.min(1_000, Math.floor(idleMs / 4))));
+  timer.unref();
+  pipeline(body, guard).catch(() => undefined).finally(() => clearInterval(timer));
+  return guard;
+}
+
 /** Anything but "no such object" (unreachable, timed out, 5xx, refused credentials) is the store being unavailable to us. */
 function storeError(sha256: string, error: unknown, timedOut?: { passed(): boolean; signal: AbortSignal }): Error {
   if (error instanceof BlobMissingError || error instanceof BlobStoreUnavailableError) return error;
@@ -142,7 +166,7 @@ export function createS3BlobStore(options: { location: S3Location; stagingDirect
     const bound = whole ?? deadline(deadlines.operationMs);
     try {
       const answer = await client.send(new GetObjectCommand({ Bucket, Key: keyOf(sha256), Range: range === undefined ? undefined : `bytes=${range.start}-${range.end ?? ''}` }), { abortSignal: bound.signal });
-      return answer.Body as Readable;
+      return whole === undefined ? guardStalls(answer.Body as Readable, deadlines.requestMs) : (answer.Body as Readable);
     } catch (error) {
       throw storeError(sha256, error, bound);
     } finally {
