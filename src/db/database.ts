@@ -12,11 +12,8 @@ export type Database = {
   close(): Promise<void>;
 };
 
-/**
- * The advisory lock start-up holds on a PostgreSQL server (any fixed 64-bit number that nothing
- * else in the database uses; this one spells "envelope start-up" in no particular way).
- */
-export const STARTUP_LOCK_KEY = '7319540031';
+/** The advisory lock start-up holds on a PostgreSQL server, keyed like the service's other advisory locks (hashtextextended of a name). */
+export const STARTUP_LOCK_NAME = 'envelope-service:start-up';
 
 /**
  * Holds the start-up lock on a connection of its own (a session lock: it must outlive the
@@ -26,12 +23,15 @@ export const STARTUP_LOCK_KEY = '7319540031';
  */
 async function holdStartupLock(connectionString: string, onWait: () => void): Promise<{ release(): Promise<void> }> {
   const client = new pg.Client({ connectionString });
+  // A connection lost while waiting or holding fails the query in flight; without a listener the
+  // same loss would also be an uncaught 'error' event.
+  client.on('error', () => undefined);
   await client.connect();
   try {
-    const [{ locked }] = (await client.query<{ locked: boolean }>('select pg_try_advisory_lock($1::bigint) as locked', [STARTUP_LOCK_KEY])).rows as [{ locked: boolean }];
+    const [{ locked }] = (await client.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as locked', [STARTUP_LOCK_NAME])).rows as [{ locked: boolean }];
     if (!locked) {
       onWait();
-      await client.query('select pg_advisory_lock($1::bigint)', [STARTUP_LOCK_KEY]);
+      await client.query('select pg_advisory_lock(hashtextextended($1, 0))', [STARTUP_LOCK_NAME]);
     }
   } catch (error) {
     await client.end().catch(() => undefined);
@@ -40,7 +40,7 @@ async function holdStartupLock(connectionString: string, onWait: () => void): Pr
   return {
     async release() {
       // Ending the session releases the lock too; unlocking first says so at once.
-      await client.query('select pg_advisory_unlock($1::bigint)', [STARTUP_LOCK_KEY]).catch(() => undefined);
+      await client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [STARTUP_LOCK_NAME]).catch(() => undefined);
       await client.end().catch(() => undefined);
     },
   };
