@@ -9,10 +9,12 @@
  * entries sharing their bytes. Each is checked through the command line: its JSON and exit code.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { crc32, createDeflateRaw, deflateRawSync } from 'node:zlib';
+import * as pkijs from 'pkijs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readZip } from '../src/domain/artefact/evidence-check.ts';
 import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
@@ -194,6 +196,27 @@ describe('the offline verifier and whose seal a package carries', () => {
     const foreignFingerprint = execFileSync('openssl', ['x509', '-in', path.join(directory, 'foreign.pem'), '-noout', '-fingerprint', '-sha256'], { encoding: 'utf8' });
     expect(refused.report.seal.fingerprintSha256).toBe(foreignFingerprint.split('=')[1]!.trim().replaceAll(':', '').toLowerCase());
     expect(refused.report.parts.find((part: any) => part.path === 'manifest.json.p7s').problems).toEqual([{ name: 'EvidencePackage.ForeignSeal', problem: expect.stringContaining('CN=Other Installation Seal') }]);
+
+    // The foreign manifest re-signed so that its signature file also carries this installation's
+    // certificate: the seal reported (and judged) is the one the signature verifies under.
+    const foreignEntries = readZip(fs.readFileSync(foreign)).entries;
+    const manifestFile = save(foreignEntries.get('manifest.json')!, 'foreign-manifest.json');
+    const resigned = path.join(directory, 'resigned.p7s');
+    execFileSync('openssl', ['cms', '-sign', '-binary', '-md', 'sha256', '-in', manifestFile, '-signer', path.join(directory, 'foreign.pem'), '-inkey', path.join(directory, 'foreign-key.pem'), '-certfile', ownPem, '-outform', 'DER', '-out', resigned], { stdio: 'ignore' });
+    // This installation's certificate first in the file (the certificate set is not signed, so the order is the sender's to choose).
+    const signature = fs.readFileSync(resigned);
+    const contentInfo = pkijs.ContentInfo.fromBER(signature.buffer.slice(signature.byteOffset, signature.byteOffset + signature.byteLength) as ArrayBuffer);
+    const signedData = new pkijs.SignedData({ schema: contentInfo.content });
+    const ownSha256 = testSealCertificate().fingerprintSha256;
+    const isOwn = (certificate: unknown) => createHash('sha256').update(Buffer.from((certificate as pkijs.Certificate).toSchema().toBER(false))).digest('hex') === ownSha256;
+    signedData.certificates = [...signedData.certificates!].sort((a, b) => Number(isOwn(b)) - Number(isOwn(a)));
+    expect(isOwn(signedData.certificates[0])).toBe(true);
+    const reordered = new pkijs.ContentInfo({ contentType: contentInfo.contentType, content: signedData.toSchema(true) }).toSchema().toBER(false);
+    foreignEntries.set('manifest.json.p7s', Buffer.from(reordered));
+    const carryingOurs = verifyPackageCli(save(writeZip([...foreignEntries].map(([name, content]) => entryOf(name, content))), 'foreign-carrying-ours.zip'), ours());
+    expect(carryingOurs.status).toBe(2);
+    expect(carryingOurs.report.failureNames).toEqual(['EvidencePackage.ForeignSeal']);
+    expect(carryingOurs.report.seal).toMatchObject({ serialNumber: FOREIGN_SERIAL, trusted: false });
 
     // Named with --seal-cert, or configured as the installation's seal (SEAL_P12), it is accepted.
     const vouched = verifyPackageCli(foreign, ours(), '--seal-cert', path.join(directory, 'foreign.pem'));
