@@ -301,7 +301,7 @@ const variables = {
   // Deadlines of every object-store call (docs/operations.md, "Object storage"): a store that
   // accepts connections but never answers must fail calls with Storage.Unavailable, not hold them.
   S3_CONNECT_TIMEOUT_MS: milliseconds(100, 60_000, 5_000),
-  S3_REQUEST_TIMEOUT_MS: milliseconds(100, 600_000, 30_000),
+  S3_REQUEST_TIMEOUT_MS: milliseconds(100, 600_000, 60_000),
   S3_OPERATION_TIMEOUT_MS: milliseconds(100, 3_600_000, 120_000),
   BLOB_CACHE_BYTES: z.coerce
     .number({ error: 'must be an integer number of bytes from 0 to 1099511627776 (1 TiB)' })

@@ -120,7 +120,7 @@ describe('the blob store', () => {
       endpoint: undefined,
       region: 'us-east-1',
       forcePathStyle: false,
-      deadlines: { connectMs: 5_000, requestMs: 30_000, operationMs: 120_000 },
+      deadlines: { connectMs: 5_000, requestMs: 60_000, operationMs: 120_000 },
     });
     const config = loadConfig({
       BLOB_STORE_URL: 's3://envelope-blobs/prod/files/',

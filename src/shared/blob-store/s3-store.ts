@@ -35,7 +35,7 @@ export type S3Location = {
  */
 export type S3Deadlines = { connectMs: number; requestMs: number; operationMs: number };
 
-export const DEFAULT_S3_DEADLINES: S3Deadlines = { connectMs: 5_000, requestMs: 30_000, operationMs: 120_000 };
+export const DEFAULT_S3_DEADLINES: S3Deadlines = { connectMs: 5_000, requestMs: 60_000, operationMs: 120_000 };
 
 /** An operation's deadline: its signal, and `clear` once the part it bounds is over. */
 function deadline(milliseconds: number, outer?: AbortSignal): { signal: AbortSignal; clear(): void; passed(): boolean } {
