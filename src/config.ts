@@ -83,7 +83,18 @@ export type Config = {
   /** METRICS_TOKEN: serve GET /metrics on the main port to `Authorization: Bearer <token>`; undefined: not there. */
   metricsToken: string | undefined;
   /** BLOB_STORE_URL: files under DATA_DIR/blobs, or an S3-compatible bucket (S3_* variables). */
-  blobStore: { kind: 'file' } | { kind: 's3'; bucket: string; prefix: string; endpoint: string | undefined; region: string; forcePathStyle: boolean };
+  blobStore:
+    | { kind: 'file' }
+    | {
+        kind: 's3';
+        bucket: string;
+        prefix: string;
+        endpoint: string | undefined;
+        region: string;
+        forcePathStyle: boolean;
+        /** S3_CONNECT_TIMEOUT_MS, S3_REQUEST_TIMEOUT_MS, S3_OPERATION_TIMEOUT_MS. */
+        deadlines: { connectMs: number; requestMs: number; operationMs: number };
+      };
   /** BLOB_CACHE_BYTES: local copies of S3 objects (for PDF work) kept under DATA_DIR/blob-cache. */
   blobCacheBytes: number;
   /** DOWNLOAD_REDIRECT: sealed PDFs are answered 302 to a presigned URL of the object store (S3 only). */
@@ -107,6 +118,12 @@ const booleanFlag = z
 function perMinute(defaultValue: number) {
   const message = 'must be an integer from 0 (no limit) to 1000000 (requests per minute)';
   return z.coerce.number({ error: message }).int(message).min(0, message).max(1_000_000, message).default(defaultValue);
+}
+
+/** A duration in milliseconds within [min, max]. */
+function milliseconds(min: number, max: number, defaultValue: number) {
+  const message = `must be an integer from ${min} to ${max} (milliseconds)`;
+  return z.coerce.number({ error: message }).int(message).min(min, message).max(max, message).default(defaultValue);
 }
 
 /**
@@ -281,6 +298,11 @@ const variables = {
   S3_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL of an S3-compatible server, e.g. http://minio:9000' }).optional(),
   S3_REGION: z.string().regex(/^[a-z0-9-]{1,40}$/, 'must be a region name such as us-east-1').default('us-east-1'),
   S3_FORCE_PATH_STYLE: booleanFlag.default(false),
+  // Deadlines of every object-store call (docs/operations.md, "Object storage"): a store that
+  // accepts connections but never answers must fail calls with Storage.Unavailable, not hold them.
+  S3_CONNECT_TIMEOUT_MS: milliseconds(100, 60_000, 5_000),
+  S3_REQUEST_TIMEOUT_MS: milliseconds(100, 600_000, 60_000),
+  S3_OPERATION_TIMEOUT_MS: milliseconds(100, 3_600_000, 120_000),
   BLOB_CACHE_BYTES: z.coerce
     .number({ error: 'must be an integer number of bytes from 0 to 1099511627776 (1 TiB)' })
     .int('must be an integer number of bytes from 0 to 1099511627776 (1 TiB)')
@@ -322,7 +344,13 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
   const storeUrl = values.BLOB_STORE_URL as { kind: 'file' } | S3Url | undefined;
   const blobStore: Config['blobStore'] =
     storeUrl?.kind === 's3'
-      ? { ...storeUrl, endpoint: values.S3_ENDPOINT as string | undefined, region: values.S3_REGION as string, forcePathStyle: values.S3_FORCE_PATH_STYLE as boolean }
+      ? {
+          ...storeUrl,
+          endpoint: values.S3_ENDPOINT as string | undefined,
+          region: values.S3_REGION as string,
+          forcePathStyle: values.S3_FORCE_PATH_STYLE as boolean,
+          deadlines: { connectMs: values.S3_CONNECT_TIMEOUT_MS as number, requestMs: values.S3_REQUEST_TIMEOUT_MS as number, operationMs: values.S3_OPERATION_TIMEOUT_MS as number },
+        }
       : { kind: 'file' };
   // Files under DATA_DIR have no URL of their own to send a browser to.
   if (values.DOWNLOAD_REDIRECT === true && blobStore.kind !== 's3') {

@@ -58,11 +58,22 @@ try {
 if (config.tracing) startTracing({ serviceName: config.tracing.serviceName });
 
 const logger = createLogger(config.logLevel);
+// Instances sharing a database must share its secrets: the first start records their
+// fingerprints, a later start with different ones stops here with one line naming the variable.
+const auditKey = loadAuditKey(config);
+let defaultTeam: Awaited<ReturnType<typeof ensureDefaultTeam>> = null;
 let database: Database;
 try {
-  database = await openDatabase(config);
+  database = await openDatabase(config, {
+    // Under the start-up lock with the migrations: instances starting at once take turns.
+    async startUp(orm) {
+      await checkSharedSecrets(orm, sharedSecretsOf({ auditKey, sealFingerprintSha256: seal.fingerprintSha256 }));
+      defaultTeam = await ensureDefaultTeam(orm.em.fork());
+    },
+    onWaitForStartup: () => logger.info('waiting for another instance to finish starting'),
+  });
 } catch (error) {
-  if (error instanceof EmbeddedDatabaseLockedError) {
+  if (error instanceof EmbeddedDatabaseLockedError || error instanceof SharedSecretMismatchError) {
     console.error(error.message);
     process.exit(1);
   }
@@ -70,22 +81,6 @@ try {
   process.exit(1);
 }
 logger.info({ embedded: database.isEmbedded, dataDir: config.dataDir }, 'database ready, migrations applied');
-
-// Instances sharing a database must share its secrets: the first start records their
-// fingerprints, a later start with different ones stops here with one line naming the variable.
-const auditKey = loadAuditKey(config);
-try {
-  await checkSharedSecrets(database.orm, sharedSecretsOf({ auditKey, sealFingerprintSha256: seal.fingerprintSha256 }));
-} catch (error) {
-  if (error instanceof SharedSecretMismatchError) {
-    console.error(error.message);
-    await database.close();
-    process.exit(1);
-  }
-  throw error;
-}
-
-const defaultTeam = await ensureDefaultTeam(database.orm.em.fork());
 
 // Verified keys are remembered for a few seconds. Other instances' revocations arrive by
 // LISTEN/NOTIFY on a PostgreSQL server; the embedded database belongs to this process alone

@@ -5,7 +5,7 @@
  * `blobs migrate`.
  */
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +19,7 @@ import { removeOrphanBlobs, ORPHAN_GRACE_MS } from '../src/domain/document/orpha
 import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { loadConfig } from '../src/config.ts';
-import { createBlobStore, createFileBlobStore, type BlobStore } from '../src/shared/blob-store/index.ts';
+import { BlobStoreUnavailableError, createBlobStore, createFileBlobStore, type BlobStore } from '../src/shared/blob-store/index.ts';
 import { createClock } from '../src/shared/clock.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { makeExactSizePdf, makePdf } from './fixtures/pdfs.ts';
@@ -191,6 +191,46 @@ describe('the store stopped and started again', () => {
     expect(redirect.status).toBe(302);
     expect(sha256(Buffer.from(await (await fetch(redirect.headers.get('location')!)).arrayBuffer()))).toBe(sealed);
     expect(await app.dependencies.blobStore.stat(content)).toBeDefined();
+  });
+});
+
+describe('a store that hangs in the middle of a download (issue 31)', () => {
+  it('fails the read with Storage.Unavailable after the request deadline instead of waiting for ever, while a reader that pauses longer than that is not cut off', { timeout: 120_000 }, async () => {
+    const dataDir = fs.mkdtempSync(path.join(directory, 'hang-'));
+    const config = loadConfig({ ...s3.env, DATA_DIR: dataDir, S3_CONNECT_TIMEOUT_MS: '1000', S3_REQUEST_TIMEOUT_MS: '1500', S3_OPERATION_TIMEOUT_MS: '5000' });
+    const store = createBlobStore({ dataDir, location: config.blobStore, cacheBytes: config.blobCacheBytes });
+    try {
+      // Larger than what the sockets' buffers hold, so that a hang leaves most of it unsent.
+      const bytes = randomBytes(32 * 1024 * 1024);
+      const { sha256: stored } = await (await store.stage(Readable.from([bytes]))).commit();
+
+      // A slow reader: paused for twice the request deadline, then it reads on and gets every byte.
+      const slow = await store.openRead(stored);
+      const chunks: Buffer[] = [];
+      const iterator = slow[Symbol.asyncIterator]();
+      chunks.push((await iterator.next()).value as Buffer);
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) chunks.push(next.value as Buffer);
+      expect(sha256(Buffer.concat(chunks))).toBe(stored);
+
+      // The store hangs after the first chunk: the read fails, named, instead of waiting.
+      const hung = await store.openRead(stored);
+      const reading = hung[Symbol.asyncIterator]();
+      await reading.next();
+      s3.hang();
+      const failure = await (async () => {
+        try {
+          for (let next = await reading.next(); !next.done; next = await reading.next());
+          return undefined;
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(failure).toBeInstanceOf(BlobStoreUnavailableError);
+    } finally {
+      s3.resume();
+      store.close();
+    }
   });
 });
 

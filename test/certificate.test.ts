@@ -21,7 +21,7 @@ import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { uploadDocument } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, TEST_AUDIT_KEY, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, TEST_AUDIT_KEY, testSealCertificate, testSealDataDir, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { blackPngDataUrl, pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
 import { buildEnvelope, SESSION_QUERY, signingClient, SUBMIT_MUTATION, tokenFor } from './helpers/signing.ts';
 
@@ -311,7 +311,7 @@ async function rezip(entries: Map<string, Buffer>): Promise<Buffer> {
 }
 
 function verifyPackageCli(file: string, ...args: string[]) {
-  const run = spawnSync(process.execPath, ['src/cli/main.ts', 'verify-package', file, ...args], { encoding: 'utf8', env: { ...process.env, DATA_DIR: directory } });
+  const run = spawnSync(process.execPath, ['src/cli/main.ts', 'verify-package', file, ...args], { encoding: 'utf8', env: { ...process.env, DATA_DIR: testSealDataDir() } });
   return { status: run.status, report: run.stdout ? JSON.parse(run.stdout) : null, stderr: run.stderr };
 }
 
@@ -369,7 +369,7 @@ describe('the evidence package', () => {
       const at = Math.floor(changed.length / 2);
       changed[at] = changed[at]! ^ 0x01;
       flipped.set(name, changed);
-      const report = await verifyEvidencePackage(await rezip(flipped), { auditKey: Buffer.from(TEST_AUDIT_KEY) });
+      const report = await verifyEvidencePackage(await rezip(flipped), { auditKey: Buffer.from(TEST_AUDIT_KEY), trustedSeals: [{ fingerprintSha256: testSealCertificate().fingerprintSha256, source: 'installation' }] });
       expect(report.valid, `a flipped byte in ${name}`).toBe(false);
       expect(report.failures[0], `a flipped byte in ${name}: ${JSON.stringify(report.failures)}`).toBe(name);
     }
@@ -390,6 +390,6 @@ describe('the evidence package', () => {
     const viaLink = await fetch(`${app.url}${new URL(link.data.evidencePackageUrl.url).pathname}`);
     expect(viaLink.status).toBe(200);
     const linked = Buffer.from(await viaLink.arrayBuffer());
-    expect((await verifyEvidencePackage(linked, { auditKey: Buffer.from(TEST_AUDIT_KEY) })).valid).toBe(true);
+    expect((await verifyEvidencePackage(linked, { auditKey: Buffer.from(TEST_AUDIT_KEY), trustedSeals: [{ fingerprintSha256: testSealCertificate().fingerprintSha256, source: 'installation' }] })).valid).toBe(true);
   }, 240_000);
 });

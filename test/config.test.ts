@@ -113,7 +113,15 @@ describe('the blob store', () => {
   });
 
   it('reads s3://BUCKET[/PREFIX] with the S3 variables', () => {
-    expect(loadConfig({ BLOB_STORE_URL: 's3://envelope-blobs' }).blobStore).toEqual({ kind: 's3', bucket: 'envelope-blobs', prefix: '', endpoint: undefined, region: 'us-east-1', forcePathStyle: false });
+    expect(loadConfig({ BLOB_STORE_URL: 's3://envelope-blobs' }).blobStore).toEqual({
+      kind: 's3',
+      bucket: 'envelope-blobs',
+      prefix: '',
+      endpoint: undefined,
+      region: 'us-east-1',
+      forcePathStyle: false,
+      deadlines: { connectMs: 5_000, requestMs: 60_000, operationMs: 120_000 },
+    });
     const config = loadConfig({
       BLOB_STORE_URL: 's3://envelope-blobs/prod/files/',
       S3_ENDPOINT: 'http://minio:9000',
@@ -121,8 +129,19 @@ describe('the blob store', () => {
       S3_FORCE_PATH_STYLE: 'true',
       BLOB_CACHE_BYTES: '1048576',
       DOWNLOAD_REDIRECT: 'true',
+      S3_CONNECT_TIMEOUT_MS: '2000',
+      S3_REQUEST_TIMEOUT_MS: '10000',
+      S3_OPERATION_TIMEOUT_MS: '60000',
     });
-    expect(config.blobStore).toEqual({ kind: 's3', bucket: 'envelope-blobs', prefix: 'prod/files/', endpoint: 'http://minio:9000', region: 'eu-central-1', forcePathStyle: true });
+    expect(config.blobStore).toEqual({
+      kind: 's3',
+      bucket: 'envelope-blobs',
+      prefix: 'prod/files/',
+      endpoint: 'http://minio:9000',
+      region: 'eu-central-1',
+      forcePathStyle: true,
+      deadlines: { connectMs: 2_000, requestMs: 10_000, operationMs: 60_000 },
+    });
     expect(config.blobCacheBytes).toBe(1048576);
     expect(config.downloadRedirect).toBe(true);
   });
@@ -132,6 +151,8 @@ describe('the blob store', () => {
     expect(problemFor({ BLOB_STORE_URL: 's3://Bad_Bucket' })).toContain('BLOB_STORE_URL');
     expect(problemFor({ S3_ENDPOINT: 'minio:9000' })).toContain('S3_ENDPOINT must be an absolute http(s) URL');
     expect(problemFor({ BLOB_CACHE_BYTES: '-1' })).toContain('BLOB_CACHE_BYTES must be an integer number of bytes');
+    expect(problemFor({ S3_REQUEST_TIMEOUT_MS: '0' })).toContain('S3_REQUEST_TIMEOUT_MS must be an integer from 100 to 600000 (milliseconds)');
+    expect(problemFor({ S3_OPERATION_TIMEOUT_MS: 'soon' })).toContain('S3_OPERATION_TIMEOUT_MS must be an integer');
     expect(problemFor({ DOWNLOAD_REDIRECT: 'true' })).toContain('DOWNLOAD_REDIRECT needs an object store (BLOB_STORE_URL=s3://BUCKET)');
     expect(problemFor({ DOWNLOAD_REDIRECT: 'true', BLOB_STORE_URL: 'file:' })).toContain('DOWNLOAD_REDIRECT');
   });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { GraphQLError } from 'graphql';
 import { createErrorMask } from '../src/graphql/errors.ts';
-import { errorResponse } from '../src/http/contract-body.ts';
-import { DomainError, httpStatusForError, InvalidRequestError } from '../src/shared/errors.ts';
+import { errorAnswer, errorResponse } from '../src/http/contract-body.ts';
+import { SubscriptionUnavailableError } from '../src/domain/live/live.errors.ts';
+import { DomainError, errorNamesWithStatus, httpStatusForError, InvalidRequestError, ServerBusyError, ServiceUnavailableError, StorageObjectMissingError, StorageUnavailableError } from '../src/shared/errors.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { normalizeError } from '../src/shared/normalize-error.ts';
 
@@ -65,6 +66,36 @@ describe('the error model', () => {
     expect(normal.status).toBe(404);
     expect(legacy.status).toBe(200);
     expect(await legacy.text()).toBe(await normal.text());
+  });
+});
+
+describe('Retry-After on every 503 (issue 31)', () => {
+  it('is sent with every error the table answers 503, whether or not the error named a time', () => {
+    const names = errorNamesWithStatus(503);
+    expect(names).toEqual(expect.arrayContaining(['Server.Unavailable', 'Server.Busy', 'Storage.Unavailable', 'Storage.ObjectMissing', 'Subscription.Unavailable']));
+    for (const name of names) {
+      const answer = errorAnswer(new DomainError(name, 'x'), { requestId: 'r', alwaysHttp200: false });
+      expect(answer.status).toBe(503);
+      expect(answer.headers['retry-after'], name).toMatch(/^[1-9][0-9]*$/);
+    }
+  });
+
+  it('says the same time in the header and in context.retryAfterSeconds for the errors the service raises', async () => {
+    const raised = [
+      new ServiceUnavailableError(),
+      normalizeError(new Error('timeout exceeded when trying to connect'), silent),
+      new ServerBusyError('busy', { reason: 'queue_full' }),
+      new ServerBusyError('still being prepared', { retryAfterSeconds: 60 }),
+      new StorageUnavailableError(),
+      new StorageObjectMissingError(),
+      new SubscriptionUnavailableError(),
+    ];
+    for (const error of raised) {
+      const response = errorResponse(error, { requestId: 'r', alwaysHttp200: false });
+      expect(response.status).toBe(503);
+      const body = (await response.json()) as { error: { context: { retryAfterSeconds: number } } };
+      expect(response.headers.get('retry-after'), error.name).toBe(String(body.error.context.retryAfterSeconds));
+    }
   });
 });
 

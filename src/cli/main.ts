@@ -6,16 +6,18 @@
  *   npm run cli -- key revoke --key-id ID
  *   npm run cli -- audit verify --envelope ID     (exit 2 when the chain is broken)
  *   npm run cli -- verify FILE.pdf                 (offline; exit 2 when the seal is not valid)
- *   npm run cli -- verify-package FILE.zip [--audit-key KEY | --audit-key-file PATH]   (offline; exit 2 when any part fails)
+ *   npm run cli -- verify-package FILE.zip [--audit-key KEY | --audit-key-file PATH] [--seal-cert FILE.pem]   (offline; exit 2 when any part fails or another seal sealed it)
  *   npm run cli -- secrets adopt                   (after changing AUDIT_HMAC_KEY or SEAL_P12 on every instance)
  *   npm run cli -- blobs migrate                   (DATA_DIR/blobs to the BLOB_STORE_URL bucket; exit 1 if any failed)
  */
+import { createHash, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { verifyPdf } from '../domain/pdf/verify.ts';
-import { verifyEvidencePackage } from '../domain/artefact/evidence-check.ts';
-import { loadSealCertificate } from '../domain/artefact/seal-certificate.ts';
+import { verifyEvidencePackage, type TrustedSeal } from '../domain/artefact/evidence-check.ts';
+import { fileSource } from '../domain/artefact/zip-reader.ts';
+import { loadSealCertificate, SealCertificateError } from '../domain/artefact/seal-certificate.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import { createApiKey, createTeam, revokeApiKey } from '../domain/team/team.service.ts';
@@ -32,7 +34,7 @@ const usage = `usage:
   cli key revoke --key-id ID
   cli audit verify --envelope ID
   cli verify FILE.pdf
-  cli verify-package FILE.zip [--audit-key KEY | --audit-key-file PATH]
+  cli verify-package FILE.zip [--audit-key KEY | --audit-key-file PATH] [--seal-cert FILE.pem]...
   cli secrets adopt
   cli blobs migrate`;
 
@@ -67,18 +69,27 @@ if (resource === 'verify') {
   process.exit(report.valid ? 0 : 2);
 }
 // Offline: the package alone; with --audit-key (the service's AUDIT_HMAC_KEY) every chain hash is recomputed too.
+// A package passes only when sealed by this installation's seal (the configuration's SEAL_P12, or
+// the generated one under DATA_DIR) or by a certificate named with --seal-cert (a previous seal,
+// another installation an operator vouches for).
 if (resource === 'verify-package') {
   const parsed = (() => {
     try {
-      return parseArgs({ args: rest, options: { 'audit-key': { type: 'string' }, 'audit-key-file': { type: 'string' } }, allowPositionals: false });
+      return parseArgs({
+        args: rest,
+        options: { 'audit-key': { type: 'string' }, 'audit-key-file': { type: 'string' }, 'seal-cert': { type: 'string', multiple: true } },
+        allowPositionals: false,
+      });
     } catch (error) {
       fail(`${(error as Error).message}\n${usage}`);
     }
   })();
   if (action === undefined) fail(usage);
-  let bytes: Buffer;
+  // Read where it lies, range by range (zip-reader.ts): never the whole package in memory.
+  let packageFd: number;
   try {
-    bytes = fs.readFileSync(action);
+    packageFd = fs.openSync(action, 'r');
+    if (!fs.fstatSync(packageFd).isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
   } catch (error) {
     fail(`cannot read ${action}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
@@ -94,7 +105,44 @@ if (resource === 'verify-package') {
       fail(`cannot read ${keyFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
   }
-  const report = await verifyEvidencePackage(bytes, { auditKey });
+  const trustedSeals: TrustedSeal[] = [];
+  for (const file of parsed.values['seal-cert'] ?? []) {
+    let pem: string;
+    try {
+      pem = fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      fail(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+    const blocks = pem.match(/-----BEGIN CERTIFICATE-----[^]*?-----END CERTIFICATE-----/g) ?? [];
+    if (blocks.length === 0) fail(`--seal-cert ${file}: no PEM certificate (-----BEGIN CERTIFICATE-----) in it`);
+    for (const block of blocks) {
+      try {
+        trustedSeals.push({ fingerprintSha256: createHash('sha256').update(new X509Certificate(block).raw).digest('hex'), source: 'seal-cert' });
+      } catch (error) {
+        fail(`--seal-cert ${file}: a certificate in it cannot be read (${(error as Error).message})`);
+      }
+    }
+  }
+  // The installation's seal, read as the service reads it; the generated one is only read, never
+  // created: a verifier must not mint certificates. A configured one that cannot be read is an
+  // error (the verdict would otherwise depend on a typo).
+  let installation: ReturnType<typeof loadConfig> | undefined;
+  try {
+    installation = loadConfig();
+  } catch {
+    // Without a readable configuration there is no installation seal: --seal-cert may still name one.
+  }
+  if (installation !== undefined && (installation.sealP12Path !== undefined || fs.existsSync(path.join(installation.dataDir, 'seal', 'seal.pem')))) {
+    try {
+      // Packages outlive certificates: the installation's seal counts whether or not it is valid today.
+      const certificate = loadSealCertificate(installation, null);
+      trustedSeals.push({ fingerprintSha256: certificate.fingerprintSha256, source: 'installation' });
+    } catch (error) {
+      fail(error instanceof SealCertificateError ? error.message : String(error));
+    }
+  }
+  const report = await verifyEvidencePackage(fileSource(packageFd), { auditKey, trustedSeals });
+  fs.closeSync(packageFd);
   console.log(JSON.stringify(report));
   process.exit(report.valid ? 0 : 2);
 }

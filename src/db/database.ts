@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { createOrmConfig } from '../../mikro-orm.config.ts';
-import type pg from 'pg';
+import pg from 'pg';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../shared/metrics.ts';
 import { findSharedEmbeddedPostgres, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.ts';
@@ -12,9 +12,47 @@ export type Database = {
   close(): Promise<void>;
 };
 
+/** The advisory lock start-up holds on a PostgreSQL server, keyed like the service's other advisory locks (hashtextextended of a name). */
+export const STARTUP_LOCK_NAME = 'envelope-service:start-up';
+
+/**
+ * Holds the start-up lock on a connection of its own (a session lock: it must outlive the
+ * migrator's transactions, which run on the pool, and it goes away with the connection if this
+ * process dies while holding it). Waits, without a limit, while another instance holds it: that
+ * instance is migrating, and starting beside a half-migrated schema is what the lock prevents.
+ */
+async function holdStartupLock(connectionString: string, onWait: () => void): Promise<{ release(): Promise<void> }> {
+  const client = new pg.Client({ connectionString });
+  // A connection lost while waiting or holding fails the query in flight; without a listener the
+  // same loss would also be an uncaught 'error' event.
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    const [{ locked }] = (await client.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as locked', [STARTUP_LOCK_NAME])).rows as [{ locked: boolean }];
+    if (!locked) {
+      onWait();
+      await client.query('select pg_advisory_lock(hashtextextended($1, 0))', [STARTUP_LOCK_NAME]);
+    }
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw error;
+  }
+  return {
+    async release() {
+      // Ending the session releases the lock too; unlocking first says so at once.
+      await client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [STARTUP_LOCK_NAME]).catch(() => undefined);
+      await client.end().catch(() => undefined);
+    },
+  };
+}
+
 /**
  * Opens the database the configuration names (or the embedded one) and applies every pending
- * migration before anything else may use it.
+ * migration before anything else may use it. On a PostgreSQL server the migrations and `startUp`
+ * (start-up's own writes: the shared-secret fingerprints, the default team) run under one
+ * advisory lock, so instances starting at once on an empty database take turns instead of
+ * racing to create the same tables and rows (a duplicate-key error killed one before). The
+ * embedded database belongs to one process and needs none.
  */
 export async function openDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databaseAcquireTimeoutMs'> & Partial<Pick<Config, 'databasePreparedStatements'>>,
@@ -26,6 +64,10 @@ export async function openDatabase(
      * server's business, so none are applied then.
      */
     shareRunningEmbedded?: boolean;
+    /** Start-up's own writes, run after the migrations and under the same lock; a failure closes the database and is rethrown. */
+    startUp?: (orm: MikroORM) => Promise<void>;
+    /** Told when another instance holds the start-up lock and this one waits for it. */
+    onWaitForStartup?: () => void;
   } = {},
 ): Promise<Database> {
   let embedded: EmbeddedPostgres | undefined;
@@ -39,7 +81,9 @@ export async function openDatabase(
     clientUrl = embedded.url;
   }
   const isEmbedded = embedded !== undefined || shared !== undefined;
+  let startupLock: { release(): Promise<void> } | undefined;
   try {
+    if (!isEmbedded) startupLock = await holdStartupLock(clientUrl, options.onWaitForStartup ?? (() => undefined));
     const orm = await MikroORM.init(
       createOrmConfig({
         clientUrl,
@@ -50,7 +94,15 @@ export async function openDatabase(
         prepareStatements: !isEmbedded && (config.databasePreparedStatements ?? true),
       }),
     );
-    if (!shared) await orm.migrator.up();
+    try {
+      if (!shared) await orm.migrator.up();
+      await options.startUp?.(orm);
+    } catch (error) {
+      await orm.close(true);
+      throw error;
+    }
+    await startupLock?.release();
+    startupLock = undefined;
     return {
       orm,
       isEmbedded,
@@ -60,6 +112,7 @@ export async function openDatabase(
       },
     };
   } catch (error) {
+    await startupLock?.release();
     await embedded?.stop();
     throw error;
   }

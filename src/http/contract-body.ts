@@ -3,7 +3,7 @@
  * and what any other route outside GraphQL (the signing page's document route) answers on
  * failure, so a caller reads one error shape everywhere.
  */
-import { answerableError, httpStatusForError, type DomainError } from '../shared/errors.ts';
+import { answerableError, DEFAULT_RETRY_AFTER_SECONDS, httpStatusForError, type DomainError } from '../shared/errors.ts';
 import type { Answer } from './answer.ts';
 
 export const REST_VERSION = '1';
@@ -40,7 +40,8 @@ export function errorAnswer(error: DomainError, { requestId, alwaysHttp200 }: { 
     error: answerableError(error, { requestId }),
   };
   const headers: Record<string, string> = { ...jsonHeaders };
-  const retryAfter = error.context.retryAfterSeconds;
+  // Every 503 says when to come back, whether or not its error named a time (RFC 9110 §10.2.3).
+  const retryAfter = error.context.retryAfterSeconds ?? (httpStatusForError(error.name) === 503 ? DEFAULT_RETRY_AFTER_SECONDS : undefined);
   if (typeof retryAfter === 'number') headers['retry-after'] = String(retryAfter);
   return { status, headers, body: JSON.stringify(body) };
 }

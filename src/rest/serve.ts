@@ -19,6 +19,29 @@ import { RestReply } from './respond.ts';
 import { createRouter, type RestHttpRequest, type RestRoute } from './router.ts';
 import { restRoutes } from './routes/index.ts';
 
+/** How long /readyz waits for each dependency's check before counting it as not ready (it must answer within 2 s). */
+export const READINESS_DEADLINE_MS = 1_500;
+
+/** The check's answer, or false once `milliseconds` have passed (then `onLate` stops the check). */
+function withinDeadline(check: Promise<boolean>, milliseconds: number, onLate?: () => void): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      onLate?.();
+      resolve(false);
+    }, milliseconds);
+    check.then(
+      (answer) => {
+        clearTimeout(timer);
+        resolve(answer);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(false);
+      },
+    );
+  });
+}
+
 export const REST_PREFIX = '/api/v1/key';
 
 /**
@@ -84,8 +107,14 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
 
   async function health(pathname: string): Promise<Answer> {
     if (pathname === '/healthz') return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"status":"ok"}' };
-    // Both things every request may need: the database and the blob store (files or S3).
-    const [database, blobStore] = await Promise.all([isDatabaseReady(dependencies.orm), dependencies.blobStore.check()]);
+    // Both things every request may need: the database and the blob store (files or S3), each
+    // given READINESS_DEADLINE_MS: a dependency that hangs is "not ready", and the probe (whose
+    // own timeout is often 1–2 s) gets its answer instead of timing out itself.
+    const abort = new AbortController();
+    const [database, blobStore] = await Promise.all([
+      withinDeadline(isDatabaseReady(dependencies.orm), READINESS_DEADLINE_MS),
+      withinDeadline(dependencies.blobStore.check({ signal: abort.signal }), READINESS_DEADLINE_MS, () => abort.abort()),
+    ]);
     const ready = database && blobStore;
     return {
       status: ready ? 200 : 503,

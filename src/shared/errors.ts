@@ -232,10 +232,17 @@ export class InternalServerError extends DomainError {
   }
 }
 
-/** `Server.Unavailable`: a dependency (the database) cannot be reached right now. */
+/**
+ * Seconds a 503 answer tells the caller to wait (`Retry-After`, and `context.retryAfterSeconds`)
+ * when its error names no time of its own: every 503 the REST face answers carries one
+ * (http/contract-body.ts), so clients and proxies back off instead of retrying at once.
+ */
+export const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
+/** `Server.Unavailable`: a dependency (the database) cannot be reached right now; retry after `context.retryAfterSeconds`. */
 export class ServiceUnavailableError extends DomainError {
   constructor() {
-    super('Server.Unavailable', 'The service is temporarily unable to reach its database; retry shortly.');
+    super('Server.Unavailable', 'The service is temporarily unable to reach its database; retry shortly.', { retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS });
   }
 }
 
@@ -267,10 +274,10 @@ export class StorageObjectMissingError extends DomainError {
   }
 }
 
-/** `Server.Busy`: too much work of one kind is waiting (e.g. PDFs to inspect); nothing was stored, retry shortly. */
+/** `Server.Busy`: too much work of one kind is waiting (e.g. PDFs to inspect); nothing was stored, retry after `context.retryAfterSeconds`. */
 export class ServerBusyError extends DomainError {
   constructor(description: string, context: Record<string, unknown> = {}) {
-    super('Server.Busy', description, context);
+    super('Server.Busy', description, { retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS, ...context });
   }
 }
 
@@ -356,6 +363,11 @@ const statusByName: Record<string, number> = {
   'Storage.Unavailable': 503,
   'Storage.ObjectMissing': 503,
 };
+
+/** The names the table maps to `status` exactly (tests: every 503 carries Retry-After). */
+export function errorNamesWithStatus(status: number): string[] {
+  return Object.keys(statusByName).filter((name) => statusByName[name] === status);
+}
 
 export function httpStatusForError(name: string): number {
   const exact = statusByName[name];

@@ -141,6 +141,9 @@ describe('PostgreSQL restarted under load', () => {
     const refusedSend = await rest.put(`/envelopes/${built[3]!.envelopeId}/send`);
     expect(refusedSend.status).toBe(503);
     expect(refusedSend.body.error.name).toBe('Server.Unavailable');
+    // Every 503 says when to come back (issue 31).
+    expect(refusedSend.headers.get('retry-after')).toBe(String(refusedSend.body.error.context.retryAfterSeconds));
+    expect(Number(refusedSend.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(Date.now() - started).toBeLessThan(ACQUIRE_TIMEOUT_MS + ANSWER_MARGIN_MS);
     // Longer than the acquire timeout, so requests waiting for a connection time out too.
     await sleep(ACQUIRE_TIMEOUT_MS + 1_500);

@@ -14,6 +14,10 @@ export type TestS3 = {
   env: Record<string, string>;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOP: the process stays, its connections stay open, the kernel still accepts new ones, and nothing is answered. */
+  hang(): void;
+  /** SIGCONT after `hang`. */
+  resume(): void;
   close(): Promise<void>;
 };
 
@@ -69,7 +73,10 @@ export async function startTestS3(): Promise<TestS3> {
     env: { BLOB_STORE_URL: `s3://${TEST_BUCKET}`, S3_ENDPOINT: `http://127.0.0.1:${port}`, S3_FORCE_PATH_STYLE: 'true' },
     stop,
     start,
+    hang: () => child?.kill('SIGSTOP'),
+    resume: () => child?.kill('SIGCONT'),
     async close() {
+      child?.kill('SIGCONT');
       await stop();
       fs.rmSync(directory, { recursive: true, force: true });
     },

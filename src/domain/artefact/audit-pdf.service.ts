@@ -62,7 +62,7 @@ export async function fixedCertificateForDownload(context: ServiceContext, envel
     return await fixCertificate(certificateDependenciesOf(context), envelopeId, locale);
   } catch (error) {
     if (error instanceof DomainError || error instanceof BlobStoreUnavailableError) throw error;
-    throw new ServerBusyError('The certificate of completion is still being prepared; retry in a minute.', { envelopeId });
+    throw new ServerBusyError('The certificate of completion is still being prepared; retry in a minute.', { envelopeId, retryAfterSeconds: 60 });
   }
 }
 

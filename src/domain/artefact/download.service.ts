@@ -85,7 +85,7 @@ export async function ensureSealed(context: ServiceContext, located: Located): P
     if (error instanceof BlobStoreUnavailableError || error instanceof BlobMissingError) throw error;
     // The job retries what failed here (a timestamp authority that is down, say): the caller is
     // told to come back rather than given a file that is not the final one.
-    throw new ServerBusyError('The signed documents are still being prepared; retry in a minute.', { envelopeId: located.envelopeId });
+    throw new ServerBusyError('The signed documents are still being prepared; retry in a minute.', { envelopeId: located.envelopeId, retryAfterSeconds: 60 });
   }
   return locateInTeam(context, located.teamId, located.envelopeId);
 }

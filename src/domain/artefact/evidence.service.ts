@@ -42,8 +42,9 @@ What is in it
   (PKCS #7) signature over manifest.json by the service's seal certificate.
 
 Checking it all at once (no service, no database needed)
-    npm run cli -- verify-package FILE.zip [--audit-key KEY]
-prints a JSON report and exits 2 when any part fails, naming the part.
+    npm run cli -- verify-package FILE.zip [--audit-key KEY] [--seal-cert SEAL.pem]
+prints a JSON report naming the certificate that sealed the package, and exits 2 when any part
+fails (naming the part) or when neither the installation's seal nor SEAL.pem sealed it.
 
 Checking each part by hand
 1. The manifest: openssl cms -verify -binary -inform DER -in manifest.json.p7s

@@ -35,16 +35,16 @@ function keyDerOf(key: forge.pki.rsa.PrivateKey): Uint8Array {
   return Buffer.from(forge.asn1.toDer(forge.pki.wrapRsaPrivateKey(forge.pki.privateKeyToAsn1(key))).getBytes(), 'binary');
 }
 
-function assemble(key: forge.pki.rsa.PrivateKey, certificates: forge.pki.Certificate[], origin: string, now: Date, selfSigned: boolean): SealCertificate {
+function assemble(key: forge.pki.rsa.PrivateKey, certificates: forge.pki.Certificate[], origin: string, now: Date | null, selfSigned: boolean): SealCertificate {
   const signer = certificates.find((certificate) => {
     const publicKey = certificate.publicKey as forge.pki.rsa.PublicKey;
     return publicKey.n !== undefined && publicKey.n.compareTo(key.n) === 0 && publicKey.e.compareTo(key.e) === 0;
   });
   if (signer === undefined) throw new SealCertificateError(`${origin}: no certificate matches the private key`);
-  if (signer.validity.notAfter.getTime() <= now.getTime()) {
+  if (now !== null && signer.validity.notAfter.getTime() <= now.getTime()) {
     throw new SealCertificateError(`${origin}: the certificate expired on ${signer.validity.notAfter.toISOString()}`);
   }
-  if (signer.validity.notBefore.getTime() > now.getTime()) {
+  if (now !== null && signer.validity.notBefore.getTime() > now.getTime()) {
     throw new SealCertificateError(`${origin}: the certificate is not valid before ${signer.validity.notBefore.toISOString()}`);
   }
   const ordered = [signer, ...certificates.filter((certificate) => certificate !== signer)];
@@ -59,7 +59,7 @@ function assemble(key: forge.pki.rsa.PrivateKey, certificates: forge.pki.Certifi
   };
 }
 
-function fromP12(filePath: string, password: string, now: Date): SealCertificate {
+function fromP12(filePath: string, password: string, now: Date | null): SealCertificate {
   let bytes: Buffer;
   try {
     bytes = fs.readFileSync(filePath);
@@ -82,7 +82,7 @@ function fromP12(filePath: string, password: string, now: Date): SealCertificate
   return assemble(key, certificates, 'SEAL_P12', now, false);
 }
 
-function selfSigned(dataDir: string, now: Date): SealCertificate {
+function selfSigned(dataDir: string, now: Date | null): SealCertificate {
   const filePath = path.join(dataDir, 'seal', 'seal.pem');
   fs.mkdirSync(path.dirname(filePath), { recursive: true });
   if (!fs.existsSync(filePath)) {
@@ -91,8 +91,9 @@ function selfSigned(dataDir: string, now: Date): SealCertificate {
     const certificate = forge.pki.createCertificate();
     certificate.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
     certificate.serialNumber = `01${randomBytes(15).toString('hex')}`;
-    certificate.validity.notBefore = new Date(now.getTime() - 60_000);
-    certificate.validity.notAfter = new Date(now.getTime() + 10 * 365 * 24 * 3600 * 1000);
+    const from = now ?? new Date();
+    certificate.validity.notBefore = new Date(from.getTime() - 60_000);
+    certificate.validity.notAfter = new Date(from.getTime() + 10 * 365 * 24 * 3600 * 1000);
     const name = [
       { name: 'commonName', value: 'Envelope Service Seal (self-signed)' },
       { name: 'organizationName', value: 'Envelope Service' },
@@ -129,7 +130,11 @@ function selfSigned(dataDir: string, now: Date): SealCertificate {
   return assemble(key, [certificate], filePath, now, true);
 }
 
-export function loadSealCertificate(config: { sealP12Path: string | undefined; sealP12Password: string | undefined; dataDir: string }, now = new Date()): SealCertificate {
+/**
+ * `now` null: read the certificate whatever its validity (the offline verifier: a package sealed
+ * last year is ours even if the seal has expired since).
+ */
+export function loadSealCertificate(config: { sealP12Path: string | undefined; sealP12Password: string | undefined; dataDir: string }, now: Date | null = new Date()): SealCertificate {
   if (config.sealP12Path !== undefined) return fromP12(config.sealP12Path, config.sealP12Password ?? '', now);
   return selfSigned(config.dataDir, now);
 }

@@ -1,4 +1,4 @@
-import { DomainError } from '../../shared/errors.ts';
+import { DEFAULT_RETRY_AFTER_SECONDS, DomainError } from '../../shared/errors.ts';
 
 /**
  * `Subscription.TooMany`: the key (or the WebSocket connection) already holds as many open
@@ -46,6 +46,6 @@ export class SubscriptionInterruptedError extends DomainError {
 /** `Subscription.Unavailable` (503): this instance is not receiving events right now (its database event connection is down); retry shortly. */
 export class SubscriptionUnavailableError extends DomainError {
   constructor() {
-    super('Subscription.Unavailable', 'Live events are unavailable on this instance right now; retry in a few seconds.');
+    super('Subscription.Unavailable', 'Live events are unavailable on this instance right now; retry in a few seconds.', { retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS });
   }
 }

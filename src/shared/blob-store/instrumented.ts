@@ -41,9 +41,9 @@ export function instrumentBlobStore(store: BlobStore, onError: BlobStoreErrorHoo
     delete: (sha256) => call('delete', () => store.delete(sha256)),
     list: () => store.list(),
     ...(store.presignedDownloadUrl ? { presignedDownloadUrl: store.presignedDownloadUrl.bind(store) } : {}),
-    check: () =>
+    check: (options) =>
       call('check', async () => {
-        const answers = await store.check();
+        const answers = await store.check(options);
         if (!answers) onError('check');
         return answers;
       }),

@@ -51,8 +51,8 @@ export type BlobStore = {
    * (S3 only: DOWNLOAD_REDIRECT); absent when the store cannot.
    */
   presignedDownloadUrl?(sha256: string, options: { expiresInSeconds: number; filename: string; contentType: string }): Promise<string>;
-  /** Whether the store answers right now (/readyz). */
-  check(): Promise<boolean>;
+  /** Whether the store answers right now (/readyz); false once `signal` aborts (readiness answers within its own deadline). */
+  check(options?: { signal?: AbortSignal }): Promise<boolean>;
   close(): void;
 };
 
