@@ -12,6 +12,7 @@ import { createOverBudgetMarks, RateLimitedError, rateLimitHeaders, type RateLim
 import { headerOf, nodeRequestMetadata } from '../http/request-metadata.ts';
 import { setRequestId, setRequestRoute } from '../http/request-tracing.ts';
 import { applySecurityHeaders, recordHeaders } from '../http/security-headers.ts';
+import { refuseUnstorableText } from '../domain/validation.ts';
 import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
 import { normalizeError } from '../shared/normalize-error.ts';
 import type { RequestMetadata } from '../shared/request-metadata.ts';
@@ -31,6 +32,14 @@ export function requestUrl(target: string | undefined): URL | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A query string's names and values as one object (a repeated name keeps every value) for the text check. */
+function queryOf(url: URL): Record<string, string[]> {
+  // No prototype: a parameter named `__proto__` is a name like any other.
+  const query = Object.create(null) as Record<string, string[]>;
+  for (const [name, value] of url.searchParams) (query[name] ??= []).push(value);
+  return query;
 }
 
 /** Whether a path is answered here, beside yoga: the REST face and the health endpoints. */
@@ -127,6 +136,8 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
         if (match.kind === 'method-not-allowed') throw new MethodNotAllowedError(method, match.allowed);
         // The template, never the path: some paths carry a credential (/downloads/:token).
         setRequestRoute(request, `${REST_PREFIX}${match.route.path}`);
+        // Path segments and the query string are caller text like a body (`%00` decodes to NUL).
+        refuseUnstorableText({ ...match.params, ...queryOf(url) });
         const result = await match.route.handler({ request: restRequest, url, params: match.params, context, nodeRequest: request });
         if (result instanceof RestReply) return result.payload === null ? { status: result.status, headers: { ...result.headers }, body: null } : successAnswer(result.payload, result.headers);
         if (result instanceof Response) return answerOfResponse(result);
