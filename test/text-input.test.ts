@@ -105,7 +105,7 @@ describe('REST', () => {
     const pdf = await makePdf({ pages: 1 });
     const documentsBefore = await countRows('document');
     // (A form is sent as UTF-8, where a lone surrogate cannot be written: only NUL reaches a part.)
-    for (const fields of [{ name: `Annex${NUL}` }, { [`na${NUL}me`]: 'Annex' }, { context: JSON.stringify({ note: `x${NUL}` }) }, { context: '{"note":"\\ud800"}' }]) {
+    for (const fields of [{ name: `Annex${NUL}` }, { [`na${NUL}me`]: 'Annex' }, { context: JSON.stringify({ note: `x${NUL}` }) }, { context: '{"note":"\\ud800"}' }] as Record<string, string>[]) {
       const answer = await uploadDocument(app, team.apiKey, draft.envelopeId, { bytes: pdf }, fields);
       expect(answer.status, JSON.stringify(fields)).toBe(400);
       expect(answer.body.error.name).toBe('Request.Invalid');
