@@ -260,14 +260,16 @@ function signingDocumentPlugin(dependencies: ServingDependencies, requestMetadat
   return {
     async onRequest({ request, url, endResponse, serverContext, fetchAPI }) {
       const match = DOCUMENT_PATH.exec(url.pathname);
-      if (!match || request.method !== 'GET') return;
+      // HEAD as GET without the bytes (reading a document records nothing).
+      if (!match || (request.method !== 'GET' && request.method !== 'HEAD')) return;
       labelRoute(request, '/signing/documents/:documentId');
       const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
       const context = createRequestContext(dependencies, { headers: request.headers, metadata });
       const counted = { rateLimiter: dependencies.rateLimiter, context, requestId: metadata.requestId, alwaysHttp200: false, endResponse, ResponseImpl: fetchAPI.Response };
       await answerCounted(counted, async () => {
         const document = await openSigningDocument(context, decodeURIComponent(match[1]!));
-        return new fetchAPI.Response(Readable.toWeb(document.stream) as ReadableStream, {
+        if (request.method === 'HEAD') document.stream.destroy();
+        return new fetchAPI.Response(request.method === 'HEAD' ? null : (Readable.toWeb(document.stream) as ReadableStream), {
           status: 200,
           headers: { 'content-type': 'application/pdf', 'content-length': String(document.byteSize), 'cache-control': 'private, no-store' },
         });
