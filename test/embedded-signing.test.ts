@@ -6,7 +6,7 @@ import { createClock } from '../src/shared/clock.ts';
 import { signingPagePolicy } from '../src/signing-page/plugin.ts';
 import { STRINGS } from '../src/signing-page/strings.js';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, SESSION_QUERY, signAndComplete, signingClient, type RecipientSpec } from './helpers/signing.ts';
+import { buildEnvelope, SESSION_QUERY, signAndComplete, signingClient, tokenFor, type RecipientSpec } from './helpers/signing.ts';
 import { signingLinkIn, startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
 import { createReadyTemplate } from './helpers/templates.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
@@ -324,9 +324,39 @@ describe('signing URLs', () => {
     // Opened again, the used page is framed by the same origin only (so a reload in the frame can resume).
     const used = await open(allowed.body.payload.url);
     expect([used.status, used.csp]).toEqual([410, signingPagePolicy(['https://app.example.com'])]);
-    // An invitation link's page keeps today's policy.
+    // Nobody's link: the service-wide policy.
     const plain = await fetch(`${app.url}/sign/sgn_whatever`);
     expect(plain.headers.get('content-security-policy')).toBe(signingPagePolicy([ENV_ORIGIN]));
+  }, 60_000);
+
+  it("frame a page that names no frame origin (a signing URL without frameOrigin, an invitation link) by the team's list when it has one, else SIGNING_FRAME_ANCESTORS: the same list that decides what frameOrigin may name", async () => {
+    const policies = async (owner: SeededTeam) => {
+      const built = await sent(owner, [
+        { identifier: 'embedded', order: 1, agents: embedded(`plain-${owner.teamId.slice(0, 8)}`) },
+        { identifier: 'invited', order: 1 },
+      ]);
+      const url = (await urlFor(owner, built.envelopeId, built.recipients.embedded)).body.payload.url as string;
+      const urlPage = await fetch(`${app.url}${new URL(url).pathname}`);
+      const link = await fetch(`${app.url}/sign/${await tokenFor(app, built.envelopeId, built.recipients.invited)}`);
+      expect([urlPage.status, link.status]).toEqual([200, 200]);
+      return {
+        signingUrl: urlPage.headers.get('content-security-policy'),
+        signingUrlXfo: urlPage.headers.get('x-frame-options'),
+        invitationLink: link.headers.get('content-security-policy'),
+        invitationLinkXfo: link.headers.get('x-frame-options'),
+      };
+    };
+    // No team list: the service-wide one.
+    expect(await policies(await seedTeam(app))).toEqual({ signingUrl: signingPagePolicy([ENV_ORIGIN]), signingUrlXfo: null, invitationLink: signingPagePolicy([ENV_ORIGIN]), invitationLinkXfo: null });
+    // The team's list replaces it for these pages too, as it does for frameOrigin.
+    const narrowed = await seedTeam(app);
+    expect((await restClient(app, narrowed.apiKey).patch('/team/settings', { embedding: { frameOrigins: ['https://app.example.com'] } })).status).toBe(200);
+    const ownList = signingPagePolicy(['https://app.example.com']);
+    expect(await policies(narrowed)).toEqual({ signingUrl: ownList, signingUrlXfo: null, invitationLink: ownList, invitationLinkXfo: null });
+    // An empty list: no origin may frame the team's pages, whatever the service allows.
+    const closed = await seedTeam(app);
+    expect((await restClient(app, closed.apiKey).patch('/team/settings', { embedding: { frameOrigins: [] } })).status).toBe(200);
+    expect(await policies(closed)).toEqual({ signingUrl: signingPagePolicy([]), signingUrlXfo: 'DENY', invitationLink: signingPagePolicy([]), invitationLinkXfo: 'DENY' });
   }, 60_000);
 });
 

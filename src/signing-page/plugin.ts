@@ -176,7 +176,9 @@ function pageLocale(known: string | null, request: Request): 'en-US' | 'tr-TR' {
  * still reads the dead link's session to show its own screen: a finalized envelope's page offers
  * the final copy (signingFinalCopy takes the dead token), a delegated one says so. Open: the page.
  */
-function invitationLinkPage(state: SigningLinkState, request: Request, policy: string): { status: number; body: string; policy: string } {
+function invitationLinkPage(state: SigningLinkState, request: Request, defaultPolicy: string): { status: number; body: string; policy: string } {
+  // A known link's page may be framed by its team's origins (teamFrameOrigins); nobody's link, by the service's.
+  const policy = state.kind === 'unknown' ? defaultPolicy : signingPagePolicy(state.frameAncestors);
   if (state.kind === 'open') return { status: 200, body: PAGE, policy };
   const locale = pageLocale(state.kind === 'unknown' ? null : state.locale, request);
   const t = stringsOf(locale);
@@ -200,22 +202,22 @@ function invitationLinkPage(state: SigningLinkState, request: Request, policy: s
  * (framed by an origin frame-ancestors does not name) leaves the URL usable. Opened before: 410
  * with the "link used" message, and the page's script, which resumes the session only if this very
  * tab holds it (a reload). Never opened in time: 410; unknown: 404. The page's `frame-ancestors` is
- * the URL's frame origin alone when it has one, else the policy of every other signing page.
+ * the URL's frame origin alone when it has one, else its team's list (teamFrameOrigins: the team's
+ * `embedding.frameOrigins` when set, else SIGNING_FRAME_ANCESTORS), as for its invitation links.
  */
 function signingUrlPage(state: SigningUrlState, defaultPolicy: string, locale: 'en-US' | 'tr-TR'): { status: number; body: string; policy: string } {
-  const framing = (frameOrigin: string | null) => (frameOrigin ? signingPagePolicy([frameOrigin]) : defaultPolicy);
   switch (state.kind) {
     case 'unopened':
       return {
         status: 200,
-        policy: framing(state.frameOrigin),
+        policy: signingPagePolicy(state.frameAncestors),
         body: pageHtml({ lang: state.locale ?? 'en-US', meta: { link: 'open', 'frame-origin': state.frameOrigin, 'return-url': state.returnUrl, locale: state.locale } }),
       };
     case 'used': {
       const t = stringsOf(state.locale);
       return {
         status: 410,
-        policy: framing(state.frameOrigin),
+        policy: signingPagePolicy(state.frameAncestors),
         body: pageHtml({
           lang: state.locale ?? 'en-US',
           message: { title: t.usedTitle, text: t.usedText },
@@ -225,7 +227,7 @@ function signingUrlPage(state: SigningUrlState, defaultPolicy: string, locale: '
     }
     case 'expired': {
       const t = stringsOf(state.locale);
-      return { status: 410, policy: framing(state.frameOrigin), body: pageHtml({ lang: state.locale ?? 'en-US', message: { title: t.linkExpiredTitle, text: t.linkExpiredText }, meta: { link: 'expired', locale: state.locale } }) };
+      return { status: 410, policy: signingPagePolicy(state.frameAncestors), body: pageHtml({ lang: state.locale ?? 'en-US', message: { title: t.linkExpiredTitle, text: t.linkExpiredText }, meta: { link: 'expired', locale: state.locale } }) };
     }
     case 'unknown': {
       const t = stringsOf(locale);

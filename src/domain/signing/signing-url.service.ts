@@ -6,7 +6,7 @@ import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import { locales } from '../recipient/agent.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { teamSettingsOf } from '../team/team-settings.ts';
+import { teamFrameOrigins, teamSettingsOf } from '../team/team-settings.ts';
 import { parseInput } from '../validation.ts';
 import { SigningFrameOriginNotAllowedError } from './signing.errors.ts';
 import { ensureSentAndOpen, findActingRecipient, findAgentOf } from './sender-turn.ts';
@@ -77,7 +77,7 @@ export async function createSigningUrl(context: ServiceContext, options: { envel
     if (input.frameOrigin !== undefined) {
       const settings = await teamSettingsOf(context, caller.teamId);
       const teamOrigins = settings.embedding.frameOrigins;
-      const allowed = teamOrigins ?? context.signingFrameAncestors;
+      const allowed = teamFrameOrigins(teamOrigins, context.signingFrameAncestors);
       if (!allowed.includes(input.frameOrigin)) throw new SigningFrameOriginNotAllowedError(input.frameOrigin, teamOrigins ? 'team_settings' : 'configuration');
     }
     const token = newSecret('sgu');
@@ -116,10 +116,16 @@ export type OpenedSigningUrl =
   | { kind: 'expired'; frameOrigin: string | null; locale: string | null }
   | { kind: 'unknown' };
 
-/** What a signing URL's page shows before its script opens it (read only: GET and HEAD consume nothing). */
+/**
+ * What a signing URL's page shows before its script opens it (read only: GET and HEAD consume
+ * nothing), and `frameAncestors`: the origins that may frame it, the URL's `frameOrigin` alone
+ * when it names one, else the team's list (teamFrameOrigins).
+ */
 export type SigningUrlState =
-  | { kind: 'unopened'; frameOrigin: string | null; returnUrl: string | null; locale: string | null }
-  | Exclude<OpenedSigningUrl, { kind: 'opened' }>;
+  | { kind: 'unopened'; frameOrigin: string | null; returnUrl: string | null; locale: string | null; frameAncestors: readonly string[] }
+  | { kind: 'used'; frameOrigin: string | null; returnUrl: string | null; locale: string | null; frameAncestors: readonly string[] }
+  | { kind: 'expired'; frameOrigin: string | null; locale: string | null; frameAncestors: readonly string[] }
+  | { kind: 'unknown' };
 
 type UrlRow = {
   id: string;
@@ -135,12 +141,15 @@ type UrlRow = {
   team_id: string;
   agent_revoked_at: Date | null;
   agent_locale: string | null;
+  team_frame_origins: unknown;
 };
 
 const URL_ROW = `select u.id, u.expires_at, u.recipient_id, u.agent_id, u.person_index, u.frame_origin, u.return_url, u.locale, u.consumed_at,
     r.envelope_id, e.team_id, a.revoked_at as agent_revoked_at,
-    coalesce(a.snapshot -> u.person_index ->> 'locale', a.info ->> 'locale') as agent_locale
-  from signing_url u join recipient r on r.id = u.recipient_id join envelope e on e.id = r.envelope_id join agent a on a.id = u.agent_id`;
+    coalesce(a.snapshot -> u.person_index ->> 'locale', a.info ->> 'locale') as agent_locale,
+    tm.settings -> 'embedding' -> 'frameOrigins' as team_frame_origins
+  from signing_url u join recipient r on r.id = u.recipient_id join envelope e on e.id = r.envelope_id join agent a on a.id = u.agent_id
+    join team tm on tm.id = e.team_id`;
 
 /**
  * The state of a signing URL without touching it, for serving its page (GET, HEAD): unopened and
@@ -151,9 +160,10 @@ export async function signingUrlState(context: ServiceContext, rawToken: string)
   const [row] = await context.em.fork().execute<UrlRow[]>(`${URL_ROW} where u.token_hash = ?`, [hashSecret(rawToken)]);
   if (!row) return { kind: 'unknown' };
   const locale = row.locale ?? row.agent_locale;
-  if (row.consumed_at) return { kind: 'used', frameOrigin: row.frame_origin, returnUrl: row.return_url, locale };
-  if (new Date(row.expires_at).getTime() <= now.getTime()) return { kind: 'expired', frameOrigin: row.frame_origin, locale };
-  return { kind: 'unopened', frameOrigin: row.frame_origin, returnUrl: row.return_url, locale };
+  const frameAncestors = row.frame_origin ? [row.frame_origin] : teamFrameOrigins(row.team_frame_origins, context.signingFrameAncestors);
+  if (row.consumed_at) return { kind: 'used', frameOrigin: row.frame_origin, returnUrl: row.return_url, locale, frameAncestors };
+  if (new Date(row.expires_at).getTime() <= now.getTime()) return { kind: 'expired', frameOrigin: row.frame_origin, locale, frameAncestors };
+  return { kind: 'unopened', frameOrigin: row.frame_origin, returnUrl: row.return_url, locale, frameAncestors };
 }
 
 /**
