@@ -38,6 +38,8 @@ export type FoundTag = {
   pageSize: { width: number; height: number };
   /** The direction the tag reads in and the glyphs' up, as displayed (a turned page turns them). */
   frame: { advance: Axis; up: Axis };
+  /** The size of its text as displayed, in points (the largest of its glyphs'): what fields made from it are sized by. */
+  fontSize: number;
   /** Where its glyphs are; empty when it lies in a form XObject (found, not hideable). */
   ranges: GlyphRange[];
 };
@@ -89,7 +91,7 @@ export function toDisplayed(view: { left: number; bottom: number; right: number;
   }
 }
 
-type Glyph = { frame: { advance: Axis; up: Axis }; char: string; minX: number; minY: number; maxX: number; maxY: number; baseline: number; operator: number; index: number; startX: number; endX: number; displacement: number };
+type Glyph = { frame: { advance: Axis; up: Axis }; size: number; char: string; minX: number; minY: number; maxX: number; maxY: number; baseline: number; operator: number; index: number; startX: number; endX: number; displacement: number };
 
 type TextState = { charSpacing: number; wordSpacing: number; scale: number; leading: number; rise: number; font: string | null; size: number };
 
@@ -231,6 +233,8 @@ export async function findTextTags(bytes: Uint8Array, options: { maxTags: number
               const [upX, upY] = toDisplayed(view, ...apply(rendering, 0, 1));
               const glyph: Glyph = {
                 frame: { advance: axisOf(rightX - originX, rightY - originY), up: axisOf(upX - originX, upY - originY) },
+                // One unit up in text space, as displayed: the font size after every matrix.
+                size: Math.hypot(upX - originX, upY - originY),
                 char: item.unicode ?? '',
                 minX: Math.min(...corners.map((c) => c[0])),
                 maxX: Math.max(...corners.map((c) => c[0])),
@@ -301,7 +305,8 @@ export async function findTextTags(bytes: Uint8Array, options: { maxTags: number
             }
           }
         }
-        tags.push({ text: match[0], page: pageIndex, box: { x: minX, y: minY, width: maxX - minX, height: maxY - minY }, pageSize, frame: members[0]!.frame, ranges });
+        const fontSize = Math.max(...members.map((g) => g.size));
+        tags.push({ text: match[0], page: pageIndex, box: { x: minX, y: minY, width: maxX - minX, height: maxY - minY }, pageSize, frame: members[0]!.frame, fontSize, ranges });
       }
       page.cleanup();
       if (tooMany) break;
