@@ -210,4 +210,24 @@ describe('GraphQL', () => {
     expect(errors[0].extensions.code, JSON.stringify(errors)).toBe('Request.Invalid');
     socket.close();
   });
+
+  it('over WebSocket, a credential no header could carry (NUL, a line break) is a missing one, not a server error', async () => {
+    for (const key of [`${team.apiKey}\u0000`, `${team.apiKey}\r\nX: y`, `${team.apiKey}\u0100`]) {
+      const socket = new WebSocket(`${app.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+      const messages: any[] = [];
+      let closedWith: number | undefined;
+      socket.on('message', (data) => messages.push(JSON.parse(String(data))));
+      socket.on('close', (code) => (closedWith = code));
+      await new Promise((resolve) => socket.once('open', resolve));
+      socket.send(JSON.stringify({ type: 'connection_init', payload: { 'X-Service-Api-Key': key } }));
+      await expect.poll(() => messages.some((message) => message.type === 'connection_ack')).toBe(true);
+      socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { envelopeStatusChanged { type } }' } }));
+      await expect.poll(() => closedWith !== undefined || messages.some((message) => message.id === '1')).toBe(true);
+      expect(closedWith, JSON.stringify(key)).not.toBe(4500);
+      const answer = messages.find((message) => message.id === '1');
+      const errors = answer.type === 'next' ? answer.payload.errors : answer.payload;
+      expect(errors[0].extensions.code).toBe('Auth.MissingApiKey');
+      socket.close();
+    }
+  });
 });
