@@ -6,6 +6,7 @@ import { createDraftWithDocumentAndSigner, unknownId, uploadDocument } from './h
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { rawRequest } from './helpers/raw-http.ts';
 import { buildEnvelope } from './helpers/signing.ts';
+import { createReadyTemplate } from './helpers/templates.ts';
 
 /*
  * NUL and lone surrogates are refused as `Request.Invalid` wherever caller text is parsed (issue
@@ -50,6 +51,32 @@ function variants(value: unknown, bad: string): unknown[] {
   return found;
 }
 
+/**
+ * Real ids for a route's parameters, so that a body reaches the rules (and the database) behind
+ * it: a draft envelope with a document, a signer and a field; a sent one for the routes of the
+ * signing workflow; a template with the same; a contact, a group, a team user, a webhook.
+ */
+async function realParams(): Promise<(path: string) => Record<string, string>> {
+  const rest = restClient(app, team.apiKey);
+  const draft = await createDraftWithDocumentAndSigner(app, team.apiKey);
+  const field = await rest.post(`/envelopes/${draft.envelopeId}/fields`, {
+    fields: [{ type: 'text', recipientId: draft.signerId, identifier: 'note', views: [{ documentId: draft.documentId, page: 0, location: { x: 50, y: 50 }, size: { width: 120, height: 30 } }] }],
+  });
+  const sent = await buildEnvelope(app, team.apiKey, { name: 'Sent for the sweep', recipients: [{ identifier: 'signer', order: 1 }] });
+  expect((await rest.put(`/envelopes/${sent.envelopeId}/send`)).status).toBe(200);
+  const template = await createReadyTemplate(app, team.apiKey);
+  const contactId = (await rest.post('/contacts', { name: 'Sweep Contact', email: 'sweep-contact@example.com' })).body.payload.contact.id as string;
+  const groupId = (await rest.post('/contact-groups', { name: 'Sweep group' })).body.payload.contactGroup.id as string;
+  const userId = (await rest.post('/users', { name: 'Sweep User', email: 'sweep-user@example.com' })).body.payload.user.id as string;
+  const webhookId = (await rest.post('/webhooks', { url: 'https://example.com/sweep' })).body.payload.webhook.id as string;
+  const common = { contactId, groupId, userId, webhookId };
+  return (path) => {
+    if (path.startsWith('/templates/')) return { ...common, templateId: template.templateId, documentId: template.documentId, recipientId: template.signerId, fieldId: template.fieldId };
+    if (/signing-url|resend|remind|void/.test(path)) return { ...common, envelopeId: sent.envelopeId, recipientId: sent.recipients.signer!, documentId: sent.documentId };
+    return { ...common, envelopeId: draft.envelopeId, documentId: draft.documentId, recipientId: draft.signerId, fieldId: field.body.payload.fields[0].id as string };
+  };
+}
+
 function pathOf(template: string, params: Record<string, string> = {}): string {
   return template.replace(/:(\w+)/g, (_match, name: string) => params[name] ?? unknownId);
 }
@@ -60,8 +87,9 @@ async function countRows(table: string): Promise<number> {
 }
 
 describe('REST', () => {
-  it("refuses NUL and lone surrogates in every string and key of every route's documented body, as Request.Invalid naming the path", async () => {
+  it("refuses NUL and lone surrogates in every string and key of every route's documented body, on real ids, as Request.Invalid", async () => {
     const rest = restClient(app, team.apiKey);
+    const params = await realParams();
     const routes = restRoutes.filter((route) => route.doc.body && route.doc.body.example !== undefined);
     expect(routes.length).toBeGreaterThan(20);
     const tables = ['envelope', 'template', 'contact', 'webhook_endpoint', 'audit_event', 'signing_url', 'bulk_send'];
@@ -71,7 +99,7 @@ describe('REST', () => {
       const example = route.doc.body!.wrap ? { [route.doc.body!.wrap]: route.doc.body!.example } : route.doc.body!.example;
       for (const bad of BAD) {
         for (const body of variants(example, bad)) {
-          const answer = await rest.call(route.method, pathOf(route.path), body);
+          const answer = await rest.call(route.method, pathOf(route.path, params(route.path)), body);
           requests += 1;
           expect(answer.status, `${route.method} ${route.path} ${JSON.stringify(body)}`).toBe(400);
           expect(answer.body.error.name).toBe('Request.Invalid');
