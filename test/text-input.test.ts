@@ -81,8 +81,13 @@ function pathOf(template: string, params: Record<string, string> = {}): string {
   return template.replace(/:(\w+)/g, (_match, name: string) => params[name] ?? unknownId);
 }
 
+/** The seeded team's rows of a table (other test files share the database and write meanwhile). */
 async function countRows(table: string): Promise<number> {
-  const [row] = await app.orm.em.fork().execute<{ count: string }[]>(`select count(*) from ${table}`);
+  const scoped: Record<string, string> = {
+    signing_url: 'select count(*) from signing_url u join recipient r on r.id = u.recipient_id join envelope e on e.id = r.envelope_id where e.team_id = ?',
+    document: 'select count(*) from document d join envelope e on e.id = d.envelope_id where e.team_id = ?',
+  };
+  const [row] = await app.orm.em.fork().execute<{ count: string }[]>(scoped[table] ?? `select count(*) from ${table} where team_id = ?`, [team.teamId]);
   return Number(row!.count);
 }
 
