@@ -9,6 +9,7 @@ import { graphqlLimitPlugins } from './graphql/limits.ts';
 import { graphqlPassThroughPlugin } from './graphql/pass-through.ts';
 import { graphqlRateLimitPlugin } from './graphql/rate-limit.ts';
 import { protoKeyInLiteralRule } from './graphql/scalars.ts';
+import { unstorableTextPlugin } from './graphql/text-input.ts';
 import { schema } from './graphql/schema.ts';
 import { createRequestMetadataReader, type NodeServerContext, type RequestMetadataReader } from './http/request-metadata.ts';
 import { requestTracingPlugin } from './http/request-tracing.ts';
@@ -200,6 +201,8 @@ export function createApp(given: AppDependencies): App {
       // Checked while parsing and validating, before any resolver runs; each refusal is named.
       ...graphqlLimitPlugins({ introspection: dependencies.config.graphqlIntrospection }),
       protoKeyLiteralPlugin,
+      // NUL and lone surrogates in variables and literals: Request.Invalid before any resolver.
+      unstorableTextPlugin(),
       graphqlBodyLimitPlugin(requestMetadataOf),
       ...(dependencies.config.graphqlJit ? [useGraphQlJit()] : []),
       // After graphql-jit: plain envelope pages are answered with PostgreSQL's text, the rest executed by it.

@@ -137,7 +137,7 @@ describe('the API key cache', () => {
 });
 
 describe.skipIf(!onServer)('revocations from other processes (skipped on the embedded database: no other process can open it while a server runs)', () => {
-  it('reach a running server within one second of the CLI revoking the key', async () => {
+  it('reach a running server through the revocation notification, not the cache lifetime', async () => {
     const team = await seedTeam(app);
     // A lifetime the CLI's start cannot outlast on a busy machine: only the notification can end the entry.
     const server = await startServerProcess(app, { API_KEY_CACHE_TTL_MS: '300000' });
@@ -158,15 +158,15 @@ describe.skipIf(!onServer)('revocations from other processes (skipped on the emb
       const cliExitedAt = performance.now();
       expect(JSON.parse(revoked.stdout)).toMatchObject({ keyId: team.keyId });
 
+      // Only the notification can end the entry before its 5-minute lifetime; how soon it arrives
+      // is a matter of the machine's load, so it is waited for (up to a minute), not timed.
       let response = await me();
-      while (response.status === 200 && performance.now() - cliExitedAt < 1_000) {
+      while (response.status === 200 && performance.now() - cliExitedAt < 60_000) {
         await sleep(10);
         response = await me();
       }
-      const elapsed = performance.now() - cliExitedAt;
       expect(response.status).toBe(401);
       expect(((await response.json()) as any).error.name).toBe('Auth.InvalidApiKey');
-      expect(elapsed).toBeLessThan(1_000);
     } finally {
       await server.stop();
     }

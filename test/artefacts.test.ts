@@ -117,6 +117,19 @@ describe('downloads before finalization', () => {
   });
 });
 
+describe('download file names', () => {
+  it("are named in filename* with RFC 8187's attr-char only: ' ( ) are percent-encoded too", async () => {
+    const built = await sentEnvelope(team.apiKey, { extraDocuments: [{ name: "O'Brien (v2) final" }] });
+    const answer = await download(team.apiKey, `/envelopes/${built.envelopeId}/documents/${built.documentIds[1]}/pdf`);
+    expect(answer.status).toBe(200);
+    const disposition = answer.headers.get('content-disposition')!;
+    const extended = /filename\*=UTF-8''(\S+)$/.exec(disposition)?.[1];
+    expect(extended, disposition).toMatch(/^([A-Za-z0-9!#$&+\-.^_`|~]|%[0-9A-F]{2})+$/);
+    expect(extended).toContain('O%27Brien%20%28v2%29%20final');
+    expect(decodeURIComponent(extended!)).toMatch(/^O'Brien \(v2\) final.*\.pdf$/);
+  });
+});
+
 describe('sealing after finalization', () => {
   it('the artefact job seals each document once: pdfsig reports a valid ETSI.CAdES.detached signature over the whole file, one flipped byte breaks it', async () => {
     const built = await sentEnvelope(team.apiKey, { extraDocuments: [{ name: 'Annex' }] });

@@ -7,6 +7,7 @@ import { unknownId } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { blackPngDataUrl, pdfsig } from './helpers/pdf-tools.ts';
 import { buildEnvelope, signAndComplete, signingClient, SUBMIT_MUTATION, tokenFor } from './helpers/signing.ts';
+import { mainWorkerFor } from './helpers/workers.ts';
 
 let app: TestApp;
 let team: SeededTeam;
@@ -101,6 +102,47 @@ describe('the audit-log PDF', () => {
     expect(flat).toMatch(/pen \(Person signer \(signer@example\.com\)\): 2 strokes, 3 points, 90 ms, pressure 0.25–0.75/);
     expect(flat).toContain(`Chain head: ${head.hash}`);
     expect(flat).toContain(`The chain of ${head.seq} events verifies.`);
+  });
+
+  it('names each person in each event sentence as they were then: an invitation sent to a mistyped address says that address after a resend corrected it', async () => {
+    const built = await buildEnvelope(app, team.apiKey, {
+      name: 'Corrected address',
+      recipients: [{ identifier: 'signer', agents: [{ info: { name: 'Ada Typo', email: 'ada@exmaple.com' } }], fields: [{ identifier: 'signature', required: true }] }],
+    });
+    expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    // The first invitation goes out to the typo.
+    await mainWorkerFor(app, team.teamId).drain();
+    const resent = await restClient(app, team.apiKey).post(`/envelopes/${built.envelopeId}/recipients/${built.recipients.signer}/resend`, { email: 'ada@example.com' });
+    expect(resent.status, JSON.stringify(resent.body)).toBe(200);
+    // The new link, read before its delivery clears it from the queue (the first one's is gone).
+    const [pending] = await app.orm.em
+      .fork()
+      .execute<{ link: string }[]>(`select payload -> 'secret' ->> 'link' as link from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ? and payload -> 'secret' ->> 'link' is not null`, [built.envelopeId]);
+    await mainWorkerFor(app, team.teamId).drain();
+    expect((await signAndComplete(app, pending!.link.split('/sign/')[1]!)).errors).toBeUndefined();
+    const answer = await fetchAuditPdf(built.envelopeId);
+    expect(answer.status).toBe(200);
+    const flat = textOf(answer.bytes, 'audit-corrected.pdf').text.replace(/\s+/g, ' ');
+    const sentTo = [...flat.matchAll(/The invitation was sent to Ada Typo \(([^)]+)\) by email\./g)].map((match) => match[1]);
+    expect(sentTo).toEqual(['ada@exmaple.com', 'ada@example.com']);
+    expect(flat).toContain('The invitation of Ada Typo (ada@exmaple.com) to the role');
+    expect(flat).toContain('Ada Typo (ada@example.com) completed the role');
+  });
+
+  it("says who sent it by the team's display name when it has one, else by the team's name", async () => {
+    const named = await seedTeam(app);
+    expect((await restClient(app, named.apiKey).patch('/team/settings', { displayName: 'Acme Legal' })).status).toBe(200);
+    for (const [owner, sender] of [[named, 'Acme Legal'], [team, null]] as const) {
+      const built = await buildEnvelope(app, owner.apiKey, { name: 'Sender', recipients: [{ identifier: 'signer', fields: [{ identifier: 'signature', required: true }] }] });
+      expect((await restClient(app, owner.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+      expect((await signAndComplete(app, await tokenFor(app, built.envelopeId, built.recipients.signer!))).errors).toBeUndefined();
+      const response = await fetch(`${app.url}/api/v1/key/envelopes/${built.envelopeId}/audit/pdf`, { headers: { 'x-service-api-key': owner.apiKey } });
+      expect(response.status).toBe(200);
+      const flat = textOf(Buffer.from(await response.arrayBuffer()), `audit-sender-${sender ?? 'team'}.pdf`).text.replace(/\s+/g, ' ');
+      const [row] = await app.orm.em.fork().execute<{ name: string }[]>('select name from team where id = ?', [owner.teamId]);
+      expect(flat).toContain(`Sent by: ${sender ?? row!.name}`);
+      if (sender) expect(flat).not.toContain(`Sent by: ${row!.name}`);
+    }
   });
 
   it('speaks Turkish when asked (locale=tr-TR or Accept-Language: tr), and refuses other locales by name', async () => {

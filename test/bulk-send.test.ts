@@ -370,18 +370,16 @@ describe('a bulk send and its worker', () => {
     await worker.drain(1);
     // ...then the other team sends one envelope.
     const otherTemplate = (await createReadyTemplate(app, other.team.apiKey)).templateId;
-    const started = Date.now();
     const urgent = (await other.rest.post(`/envelopes/jumpstart/${otherTemplate}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Urgent', email: 'fair-urgent@example.com' } }] }] })).body.payload.envelopeId;
     expect((await other.rest.put(`/envelopes/${urgent}/send`)).status).toBe(200);
     // The worker takes the other team's invitation after what was already due (a step's rows and
     // their invitations), not after the bulk send's 100 rows.
     for (let round = 0; round < 200 && invitationsTo('fair-urgent@example.com').length === 0; round += 1) await worker.drain(1);
     expect(invitationsTo('fair-urgent@example.com')).toHaveLength(1);
-    const waitedMs = Date.now() - started;
+    // Judged by what was sent meanwhile, not by how long it took (a loaded machine is slow for
+    // both teams alike): the other team's invitation came before the bulk send's remaining rows.
     const progress = (await bulk.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend;
     expect(progress.sent).toBeLessThanOrEqual(50);
-    // Generous: the usual time for one invitation on a busy machine, far below the 100 rows' time.
-    expect(waitedMs).toBeLessThan(20_000);
     await drainAll([bulk.team.teamId, other.team.teamId]);
     expect((await bulk.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend).toMatchObject({ status: 'completed', sent: 100 });
   }, 120_000);

@@ -42,14 +42,14 @@ describe('the embedded PostgreSQL', () => {
   it('fails a query that waits for a second connection instead of hanging', async () => {
     const database = await openDatabase({ ...embeddedConfig, databaseAcquireTimeoutMs: 500 });
     try {
-      const started = Date.now();
       const outcome = database.orm.em.fork().transactional(async () => {
         // Inside a transaction holding the only connection, a query on another fork needs a
         // second connection: with one backend that could never finish.
         await database.orm.em.fork().getConnection().execute('select 1');
       });
+      // A hang would run into the test's own timeout; how soon the 500 ms acquire timeout is
+      // reported depends on the machine's load, so it is not timed here.
       await expect(outcome).rejects.toThrow(/timeout/i);
-      expect(Date.now() - started).toBeLessThan(5000);
     } finally {
       await database.close();
     }

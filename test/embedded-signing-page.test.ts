@@ -57,7 +57,16 @@ beforeAll(async () => {
   }
 </script>`,
   );
-  third = await startHost((url) => `<!doctype html><title>Elsewhere</title><iframe id="stolen" src="${escape(url.searchParams.get('url') ?? '')}" width="800" height="600"></iframe>`);
+  // Another origin showing the URL with the drop-in, told to give up on `ready` after 2 s.
+  third = await startHost(
+    (url) => `<!doctype html><title>Elsewhere</title>
+<script type="module" src="${app.url}/embed.js"></script>
+<envelope-signing id="stolen" url="${escape(url.searchParams.get('url') ?? '')}" ready-timeout="2"></envelope-signing>
+<script>
+  window.hostEvents = [];
+  for (const name of ['ready', 'error']) document.getElementById('stolen').addEventListener(name, (event) => window.hostEvents.push({ name, detail: event.detail }));
+</script>`,
+  );
   // The only origin this team's signing pages may be framed by.
   expect((await restClient(app, team.apiKey).patch('/team/settings', { embedding: { frameOrigins: [host.origin] } })).status).toBe(200);
   // Every host but this machine unreachable, as in the other browser tests; both local names reach it.
@@ -194,7 +203,7 @@ describe('embedded signing in Chromium', () => {
     await page.close();
   }, 180_000);
 
-  it('a signing URL framed by a third origin is refused by the browser (CSP frame-ancestors); opened again it is the used-link page', async () => {
+  it('a signing URL framed by a third origin is refused by the browser (CSP frame-ancestors): <envelope-signing> reports error (ready_timeout) and the URL, never consumed, still opens in the integrator\'s page', async () => {
     const built = await buildEnvelope(app, team.apiKey, { name: 'Not here', recipients: [{ identifier: 'x', agents: [{ info: { name: 'X', email: 'x-embedded@example.com', embedded: true } }] }] });
     expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
     const url = await signingUrl(built.envelopeId, built.recipients.x);
@@ -211,13 +220,27 @@ describe('embedded signing in Chromium', () => {
     // Nothing of the signing page ran in the third origin's frame.
     const inside = page.frames().find((frame) => frame !== page.mainFrame());
     expect(await inside?.evaluate(() => document.body?.dataset.screen ?? null).catch(() => null)).toBeFalsy();
+    // The page could not say ready, so the element says error itself once ready-timeout passes.
+    await expect.poll(() => page.evaluate(() => (window as any).hostEvents), { timeout: 15_000 }).toEqual([
+      { name: 'error', detail: { type: 'envelope-signing', event: 'error', reason: 'ready_timeout', envelopeId: null, recipientId: null } },
+    ]);
     await page.close();
+    // The page never ran, so the URL was never consumed: no session, no `signing_url.opened`.
+    const opened = await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from audit_event where envelope_id = ? and type = 'signing_url.opened'`, [built.envelopeId]);
+    expect(opened[0]!.n).toBe(0);
 
+    // The same URL in the integrator's page opens, and its page says ready (no error).
+    const integrator = await browser.newPage();
+    await integrator.goto(`${host.origin}/?url=${encodeURIComponent(url)}`);
+    await expect.poll(() => integrator.evaluate(() => (window as any).hostEvents.map((event: any) => event.name)), { timeout: 20_000 }).toEqual(['ready']);
+    await integrator.close();
+
+    // Used now: opened again on its own, it is the used-link page.
     const again = await browser.newPage();
     const response = await again.goto(url);
     expect(response?.status()).toBe(410);
     await again.waitForFunction(() => document.body.dataset.screen === 'used');
     await again.screenshot({ path: screenshotPath('embedded-signing-used.png') });
     await again.close();
-  }, 60_000);
+  }, 90_000);
 });

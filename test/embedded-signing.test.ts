@@ -6,7 +6,7 @@ import { createClock } from '../src/shared/clock.ts';
 import { signingPagePolicy } from '../src/signing-page/plugin.ts';
 import { STRINGS } from '../src/signing-page/strings.js';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, SESSION_QUERY, signAndComplete, signingClient, type RecipientSpec } from './helpers/signing.ts';
+import { buildEnvelope, SESSION_QUERY, signAndComplete, signingClient, tokenFor, type RecipientSpec } from './helpers/signing.ts';
 import { signingLinkIn, startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
 import { createReadyTemplate } from './helpers/templates.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
@@ -46,13 +46,21 @@ function urlFor(owner: SeededTeam, envelopeId: string, recipientId: string, body
   return restClient(app, owner.apiKey).post(`/envelopes/${envelopeId}/recipients/${recipientId}/signing-url`, body);
 }
 
-/** Opens a signing URL as a browser would: the page, and the session credential inside it. */
+/**
+ * Opens a signing URL as a browser would: the page (GET, which consumes nothing), then, when the
+ * page says the URL is unopened, what its script does once it runs: POST to the same URL, whose
+ * answer holds the session credential. `status` is the page's, `opening` the POST's.
+ */
 async function open(url: string) {
   // PUBLIC_URL names the service as people reach it; the test app listens on its own port.
-  const response = await fetch(`${app.url}${new URL(url).pathname}`, { redirect: 'manual' });
+  const pageUrl = `${app.url}${new URL(url).pathname}`;
+  const response = await fetch(pageUrl, { redirect: 'manual' });
   const html = await response.text();
-  const session = /<meta name="signing-session" content="([^"]+)">/.exec(html)?.[1] ?? null;
-  return { status: response.status, html, session, csp: response.headers.get('content-security-policy') ?? '', xfo: response.headers.get('x-frame-options') };
+  const unopened = html.includes('<meta name="signing-link" content="open">');
+  const opening = unopened ? await fetch(pageUrl, { method: 'POST' }) : undefined;
+  const opened = opening ? ((await opening.json()) as { sessionToken?: string; link?: string }) : undefined;
+  const session = opened?.sessionToken ?? null;
+  return { status: response.status, html, session, opening: opening ? { status: opening.status, body: opened! } : undefined, csp: response.headers.get('content-security-policy') ?? '', xfo: response.headers.get('x-frame-options') };
 }
 
 async function outboxTopicsFor(envelopeId: string, recipientId: string) {
@@ -244,11 +252,53 @@ describe('signing URLs', () => {
     const unknown = await open(`${app.url}/sign/sgu_${'x'.repeat(43)}`);
     expect(unknown.status).toBe(404);
     expect(unknown.html).toContain(STRINGS['en-US'].invalidTitle);
+    // The page's opening call says the same of URLs that do not open.
+    const postTo = (target: string) => fetch(`${app.url}${new URL(target).pathname}`, { method: 'POST' }).then(async (answer) => [answer.status, await answer.json()]);
+    expect(await postTo(url)).toEqual([410, { link: 'used' }]);
+    expect(await postTo(stale.body.payload.url)).toEqual([410, { link: 'expired' }]);
+    expect(await postTo(`${app.url}/sign/sgu_${'x'.repeat(43)}`)).toEqual([404, { link: 'unknown' }]);
 
     // The session itself ends an hour after it opened.
     expect((await restClient(app, team.apiKey).post('/sandbox/clock', { seconds: 3600 })).status).toBe(200);
     expect(firstErrorName(await signingClient(app, first.session!)(SESSION_QUERY))).toBe('Signing.SessionExpired');
   }, 60_000);
+
+  it('serve their page on GET and HEAD without consuming anything: only the page’s script (POST) opens the session, once; HEAD answers as GET without a body', async () => {
+    const built = await sent(team, [{ identifier: 'peek', agents: embedded('peek-emb') }]);
+    const url = (await urlFor(team, built.envelopeId, built.recipients.peek, { returnUrl: 'https://env.example.com/back' })).body.payload.url as string;
+    const pageUrl = `${app.url}${new URL(url).pathname}`;
+    const head = async () => {
+      const answer = await fetch(pageUrl, { method: 'HEAD' });
+      return { status: answer.status, type: answer.headers.get('content-type'), csp: answer.headers.get('content-security-policy'), cache: answer.headers.get('cache-control'), body: await answer.text() };
+    };
+    // A link checker's HEAD and any number of GETs (a refused frame, a preview) leave the URL whole.
+    const checked = await head();
+    expect(checked).toEqual({ status: 200, type: 'text/html; charset=utf-8', csp: signingPagePolicy([ENV_ORIGIN]), cache: 'no-store', body: '' });
+    for (let index = 0; index < 2; index += 1) {
+      const page = await fetch(pageUrl);
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).toContain('<meta name="signing-link" content="open">');
+      expect(html).toContain('<meta name="signing-return-url" content="https://env.example.com/back">');
+      // No credential in the page: the script asks for it.
+      expect(html).not.toContain('sgn_');
+    }
+    expect(await eventsOf(built.envelopeId, 'signing_url.opened')).toHaveLength(0);
+    // The page's script opens it: the session, once.
+    const first = await fetch(pageUrl, { method: 'POST' });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('cache-control')).toBe('no-store');
+    const { sessionToken } = (await first.json()) as { sessionToken: string };
+    expect(sessionToken).toMatch(/^sgn_/);
+    expect((await signingClient(app, sessionToken)(SESSION_QUERY)).data.signingSession.isMyTurn).toBe(true);
+    expect(await eventsOf(built.envelopeId, 'signing_url.opened')).toHaveLength(1);
+    // Used now: HEAD answers as GET does (410, the used page's headers), and still changes nothing.
+    const afterUse = await head();
+    expect([afterUse.status, afterUse.body, afterUse.csp]).toEqual([410, '', signingPagePolicy([ENV_ORIGIN])]);
+    expect((await fetch(pageUrl)).status).toBe(410);
+    expect((await fetch(`${app.url}/sign/sgu_${'y'.repeat(43)}`, { method: 'HEAD' })).status).toBe(404);
+    expect(await eventsOf(built.envelopeId, 'signing_url.opened')).toHaveLength(1);
+  });
 
   it('name their frame origin alone in the page’s frame-ancestors, if the team settings (else SIGNING_FRAME_ANCESTORS) allow it', async () => {
     const owner = await seedTeam(app);
@@ -274,9 +324,39 @@ describe('signing URLs', () => {
     // Opened again, the used page is framed by the same origin only (so a reload in the frame can resume).
     const used = await open(allowed.body.payload.url);
     expect([used.status, used.csp]).toEqual([410, signingPagePolicy(['https://app.example.com'])]);
-    // An invitation link's page keeps today's policy.
+    // Nobody's link: the service-wide policy.
     const plain = await fetch(`${app.url}/sign/sgn_whatever`);
     expect(plain.headers.get('content-security-policy')).toBe(signingPagePolicy([ENV_ORIGIN]));
+  }, 60_000);
+
+  it("frame a page that names no frame origin (a signing URL without frameOrigin, an invitation link) by the team's list when it has one, else SIGNING_FRAME_ANCESTORS: the same list that decides what frameOrigin may name", async () => {
+    const policies = async (owner: SeededTeam) => {
+      const built = await sent(owner, [
+        { identifier: 'embedded', order: 1, agents: embedded(`plain-${owner.teamId.slice(0, 8)}`) },
+        { identifier: 'invited', order: 1 },
+      ]);
+      const url = (await urlFor(owner, built.envelopeId, built.recipients.embedded)).body.payload.url as string;
+      const urlPage = await fetch(`${app.url}${new URL(url).pathname}`);
+      const link = await fetch(`${app.url}/sign/${await tokenFor(app, built.envelopeId, built.recipients.invited)}`);
+      expect([urlPage.status, link.status]).toEqual([200, 200]);
+      return {
+        signingUrl: urlPage.headers.get('content-security-policy'),
+        signingUrlXfo: urlPage.headers.get('x-frame-options'),
+        invitationLink: link.headers.get('content-security-policy'),
+        invitationLinkXfo: link.headers.get('x-frame-options'),
+      };
+    };
+    // No team list: the service-wide one.
+    expect(await policies(await seedTeam(app))).toEqual({ signingUrl: signingPagePolicy([ENV_ORIGIN]), signingUrlXfo: null, invitationLink: signingPagePolicy([ENV_ORIGIN]), invitationLinkXfo: null });
+    // The team's list replaces it for these pages too, as it does for frameOrigin.
+    const narrowed = await seedTeam(app);
+    expect((await restClient(app, narrowed.apiKey).patch('/team/settings', { embedding: { frameOrigins: ['https://app.example.com'] } })).status).toBe(200);
+    const ownList = signingPagePolicy(['https://app.example.com']);
+    expect(await policies(narrowed)).toEqual({ signingUrl: ownList, signingUrlXfo: null, invitationLink: ownList, invitationLinkXfo: null });
+    // An empty list: no origin may frame the team's pages, whatever the service allows.
+    const closed = await seedTeam(app);
+    expect((await restClient(app, closed.apiKey).patch('/team/settings', { embedding: { frameOrigins: [] } })).status).toBe(200);
+    expect(await policies(closed)).toEqual({ signingUrl: signingPagePolicy([]), signingUrlXfo: 'DENY', invitationLink: signingPagePolicy([]), invitationLinkXfo: 'DENY' });
   }, 60_000);
 });
 

@@ -159,14 +159,15 @@ describe('text fields', () => {
   });
 
   it('matches nested quantifiers in linear time: (a+)+b against 32 a\'s answers at once', () => {
-    // On JavaScript's backtracking RegExp this one check took 23 s, blocking every request.
-    const started = performance.now();
+    // On JavaScript's backtracking RegExp this one check took 23 s, blocking every request; linear
+    // matching takes microseconds. The test's own timeout (10 s) is the only clock: a thousand
+    // times what any loaded machine needs, and still short of what backtracking takes. How long
+    // the loop stalls is measured by bench/event-loop.ts, not asserted.
     expect(value('text', { text: 'a'.repeat(32) }, { pattern: '(a+)+b' }).issues).toEqual([
       { path: `${V}.text`, message: "must match the field's pattern /(a+)+b/" },
     ]);
     expect(value('text', { text: `${'a'.repeat(9_999)}b` }, { pattern: '(a+)+b', maxLength: 10_000 }).issues).toEqual([]);
-    expect(performance.now() - started).toBeLessThan(1000);
-  });
+  }, 10_000);
 
   it('refuses what RE2 cannot match in linear time, naming the supported syntax', () => {
     for (const pattern of ['(a)\\1', '(?<n>a)\\k<n>', '(?=a)a', '(?!a)b', 'a(?<=a)', 'b(?<!a)', 'a{1001}', '\\p{Letter}']) {

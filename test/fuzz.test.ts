@@ -8,12 +8,14 @@ import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } fro
  * multipart upload path and the PDF inspector behind it, and GraphQL request bodies. Every input
  * is derived from FUZZ_SEED (printed on failure, so a failing input can be replayed), the run
  * stops after FUZZ_SECONDS (8 by default in the suite; run longer with e.g.
- * `FUZZ_SECONDS=600 FUZZ_SEED=7 npx vitest run test/fuzz.test.ts`). The properties: no answer is a
- * 5xx, none takes longer than a second, and a refused request changes nothing.
+ * `FUZZ_SECONDS=600 FUZZ_SEED=7 npx vitest run test/fuzz.test.ts`), after at least MIN_REQUESTS.
+ * The properties: no answer is a 5xx, and a refused request changes nothing. (How long an answer
+ * takes is not one: a loaded machine would fail it; the stall checks are bench/event-loop.ts.)
  */
 
 const seed = Number(process.env.FUZZ_SEED ?? 20261122);
 const seconds = Number(process.env.FUZZ_SECONDS ?? 8);
+const MIN_REQUESTS = 25;
 
 /** mulberry32: small, fast, good enough to spread inputs; deterministic per seed. */
 function random(seedValue: number) {
@@ -141,10 +143,10 @@ describe(`fuzzing the parsers (seed ${seed}, ${seconds} s)`, () => {
     const deadline = Date.now() + seconds * 1000;
     let requests = 0;
     const failures: string[] = [];
-    while (Date.now() < deadline && failures.length === 0) {
+    // At least MIN_REQUESTS however slow a busy machine is, then as many as the time allows.
+    while ((Date.now() < deadline || requests < MIN_REQUESTS) && failures.length === 0) {
       const kind = rng.int(4);
       const before = await stateOf(team);
-      const started = performance.now();
       let response: Response;
       let input: string;
       if (kind === 0 || kind === 1) {
@@ -169,10 +171,8 @@ describe(`fuzzing the parsers (seed ${seed}, ${seconds} s)`, () => {
         response = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey, 'content-type': 'application/json' }, body: text });
       }
       const answer = await response.text();
-      const took = performance.now() - started;
       requests += 1;
       if (response.status >= 500) failures.push(`${response.status} for ${input}: ${answer.slice(0, 300)}`);
-      if (took > 1000) failures.push(`${took.toFixed(0)} ms for ${input}`);
       const refused = response.status >= 400 || (kind === 3 && answer.includes('"errors"') && !answer.includes('"id"'));
       if (refused) {
         const after = await stateOf(team);
@@ -180,7 +180,6 @@ describe(`fuzzing the parsers (seed ${seed}, ${seconds} s)`, () => {
       }
     }
     expect(failures, `seed ${seed} after ${requests} requests`).toEqual([]);
-    expect(requests).toBeGreaterThan(20);
     // Still serving normally afterwards.
     expect((await restClient(app, team.apiKey).get(`/envelopes/${draft.envelopeId}`)).status).toBe(200);
   });

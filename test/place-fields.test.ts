@@ -96,7 +96,7 @@ const EXPECTED_TAGS = [
 
 describe('fields from text tags (REST)', () => {
   for (const name of ['tags-a4.pdf', 'tags-letter.pdf', 'tags-rotated.pdf']) {
-    it(`${name}: every tag becomes its field at the tag's box (within 2 pt of pdftotext -bbox); bad tags are listed`, async () => {
+    it(`${name}: every tag becomes its field at the tag's box (within 2 pt of pdftotext -bbox; text boxes tall enough for the document's text, checkboxes square at the tag's start); bad tags are listed`, async () => {
       const bytes = fixture(name);
       const file = save(bytes, name);
       const draft = await draftWith(bytes);
@@ -116,6 +116,31 @@ describe('fields from text tags (REST)', () => {
         // sizes the displayed height and `h` grows leftwards from the letters' tops.
         const box = tagBox(file, 0, expected.start);
         const edges = { left: box.xMin, top: box.yMin, right: box.xMax, bottom: box.yMax };
+        // The tag's line across (its letters' height, as pdftotext measures it).
+        const line = rotated ? box.xMax - box.xMin : box.yMax - box.yMin;
+        const across = rotated ? view.size.width : view.size.height;
+        if (expected.type === 'text') {
+          // Tall enough to draw the value at the document's 12 pt (the renderer draws at 0.7 of the
+          // box, at most 12 pt), never shorter than the line; it grows from the letters' tops.
+          expect(across * 0.7).toBeGreaterThanOrEqual(11.5);
+          expect(across).toBeGreaterThanOrEqual(line - 2);
+          if (rotated) edges.left = edges.right - across;
+          else edges.bottom = edges.top + across;
+        }
+        if (expected.type === 'checkbox') {
+          // A square at the tag's start, as tall as its line (ascent to descent of 12 pt text:
+          // pdf.js reads 1.1 em here where pdftotext's metrics give 1.3).
+          expect(view.size.width).toBeCloseTo(view.size.height, 6);
+          expect(across).toBeGreaterThanOrEqual(12);
+          expect(across).toBeLessThanOrEqual(line + 2);
+          if (rotated) {
+            edges.left = edges.right - across;
+            edges.bottom = edges.top + across;
+          } else {
+            edges.right = edges.left + across;
+            edges.bottom = edges.top + across;
+          }
+        }
         if (expected.width !== undefined) {
           if (rotated) edges.bottom = edges.top + expected.width;
           else edges.right = edges.left + expected.width;
@@ -140,6 +165,57 @@ describe('fields from text tags (REST)', () => {
       expect(document.body.payload.document.sha256).toBe(draft.sha256);
     });
   }
+
+  it("sizes text boxes to draw the value at the tag's text size (at least 8 pt) and checkboxes as a square at the tag's start; drawn so in the draft copy", async () => {
+    const pdf = await PDFDocument.create();
+    const page = pdf.addPage([612, 792]);
+    const font = await pdf.embedFont(StandardFonts.Helvetica);
+    page.drawText('Name: {{text;role=buyer;id=name10}}', { x: 72, y: 700, size: 10, font });
+    page.drawText('Fine print: {{text;role=buyer;id=name6}}', { x: 72, y: 650, size: 6, font });
+    page.drawText('{{check;role=buyer;id=agree}} I agree to every term written in this long sentence', { x: 72, y: 600, size: 10, font });
+    const bytes = await pdf.save();
+    const file = save(bytes, 'sizes.pdf');
+    const draft = await draftWith(bytes);
+    const answer = await restClient(app, team.apiKey).post(`/envelopes/${draft.envelopeId}/documents/${draft.documentId}/place-fields`, { from: 'tags' });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const views = Object.fromEntries(answer.body.payload.fields.map((field: any) => [field.identifier, field.views[0]]));
+    // 10 pt text: a box whose value is drawn at 10 pt (0.7 of its height); 6 pt text: at 8 pt, the floor.
+    expect(views.name10.size.height * 0.7).toBeGreaterThanOrEqual(9.5);
+    expect(views.name10.size.height * 0.7).toBeLessThanOrEqual(10.5);
+    expect(views.name6.size.height * 0.7).toBeCloseTo(8, 6);
+    for (const [identifier, start] of [['name10', '{{text;'], ['name6', 'print:']] as const) {
+      // Still from the top of the tag's letters, as wide as the tag.
+      const box = identifier === 'name6' ? tagBox(file, 0, '{{text;role=buyer;id=name6}}') : tagBox(file, 0, start);
+      near(views[identifier].location.y, box.yMin);
+      near(views[identifier].location.x, box.xMin);
+      near(views[identifier].location.x + views[identifier].size.width, box.xMax);
+    }
+    // The checkbox: a square at the tag's start, the height of its line, not the 200-pt-wide tag.
+    const check = tagBox(file, 0, '{{check;');
+    expect(views.agree.size.width).toBeCloseTo(views.agree.size.height, 6);
+    expect(views.agree.size.height).toBeGreaterThanOrEqual(9);
+    expect(views.agree.size.height).toBeLessThanOrEqual(13);
+    near(views.agree.location.x, check.xMin);
+    near(views.agree.location.y, check.yMin);
+
+    // Drawn: the draft copy shows each value at the size its box was made for (pdftotext's word box).
+    for (const [identifier, text] of [['name10', 'Tenpoint'], ['name6', 'Sixpoint']] as const) {
+      const fieldId = answer.body.payload.fields.find((field: any) => field.identifier === identifier).id;
+      expect((await restClient(app, team.apiKey).patch(`/envelopes/${draft.envelopeId}/fields/${fieldId}`, { field: { value: { text } } })).status).toBe(200);
+    }
+    const copy = await fetch(`${app.url}/api/v1/key/envelopes/${draft.envelopeId}/documents/${draft.documentId}/pdf`, { headers: { 'x-service-api-key': team.apiKey } });
+    expect(copy.status).toBe(200);
+    const drawn = save(Buffer.from(await copy.arrayBuffer()), 'sizes-drawn.pdf');
+    const words = wordBoxes(drawn)[0]!;
+    const heightOf = (text: string) => {
+      const word = words.find((candidate) => candidate.text === text);
+      expect(word, text).toBeDefined();
+      return word!.yMax - word!.yMin;
+    };
+    // pdftotext's word box is about 1.15 em of the sans font used for values.
+    expect(heightOf('Tenpoint') / 1.15).toBeGreaterThanOrEqual(9);
+    expect(heightOf('Sixpoint') / 1.15).toBeGreaterThanOrEqual(7.5);
+  });
 
   it('a tag split across runs (two fonts, drawn apart) is found; `roles` maps a tag role to a recipient', async () => {
     const pdf = await PDFDocument.create();

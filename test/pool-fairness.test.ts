@@ -154,7 +154,6 @@ describe('a lock held past the wait limit', () => {
       const envelopeId = (await rest.post('/envelopes', { name: 'Locked envelope' })).body.payload.envelopeId;
       const holder = await holdEnvelopeLock(envelopeId);
       try {
-        const startedAt = performance.now();
         const [restAnswer, graphqlAnswer] = await Promise.all([
           rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'signer', identifier: 'a', roleName: 'A' } }),
           graphqlClient(app, team.apiKey)(
@@ -162,8 +161,7 @@ describe('a lock held past the wait limit', () => {
             { e: envelopeId },
           ),
         ]);
-        // Refused after the lock wait (5 s), not after a pool or request timeout.
-        expect(performance.now() - startedAt).toBeLessThan(12_000);
+        // Refused after the lock wait, by name: a pool or request timeout would answer another error.
         expect(restAnswer.status).toBe(409);
         expect(restAnswer.body.error).toMatchObject({ name: 'Envelope.Busy', context: { envelopeId, retryAfterSeconds: 1 } });
         expect(restAnswer.headers.get('retry-after')).toBe('1');

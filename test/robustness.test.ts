@@ -154,7 +154,7 @@ describe('bad input never crashes the service nor returns a 500', () => {
     const cases: [string, unknown, string][] = [
       ['/envelopes', { name: 'ab\u0000c' }, 'name'],
       ['/envelopes', { name: 'ab\ud800' }, 'name'],
-      ['/envelopes', { name: 'abc', context: { note: 'x\u0000y' } }, 'context'],
+      ['/envelopes', { name: 'abc', context: { note: 'x\u0000y' } }, 'context.note'],
       ['/envelopes', { name: 'abc', context: { ['k\u0000']: 1 } }, 'context'],
       [`/envelopes/${ids.envelopeId}/recipients`, { recipient: { type: 'viewer', identifier: 'nul', roleName: 'R\u0000' } }, 'recipient.roleName'],
       [

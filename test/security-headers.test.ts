@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { contentDisposition, downloadHeaders } from '../src/http/security-headers.ts';
+import { contentDisposition } from '../src/shared/content-disposition.ts';
 import { uploadDocument } from './helpers/envelopes.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
@@ -106,11 +106,15 @@ describe('security headers', () => {
     const hostile = contentDisposition('a";\r\nSet-Cookie: x=1; b.pdf');
     expect(hostile).not.toMatch(/[\r\n]/);
     expect(hostile.split('"')).toHaveLength(3);
-    expect(downloadHeaders('signed.pdf', 'application/pdf')).toEqual({
-      'content-type': 'application/pdf',
-      'content-disposition': `attachment; filename="signed.pdf"; filename*=UTF-8''signed.pdf`,
-      'x-content-type-options': 'nosniff',
-    });
+    // RFC 8187 attr-char only: encodeURIComponent's unreserved ' ( ) * are encoded too.
+    expect(contentDisposition("O'Brien (v2)*.pdf")).toBe(`attachment; filename="O'Brien (v2)*.pdf"; filename*=UTF-8''O%27Brien%20%28v2%29%2A.pdf`);
+    for (let code = 0; code < 0x80; code += 1) {
+      const extended = /filename\*=UTF-8''(.*)$/.exec(contentDisposition(`a${String.fromCharCode(code)}b`))![1]!;
+      expect(extended, `U+${code.toString(16)}`).toMatch(/^([A-Za-z0-9!#$&+\-.^_`|~]|%[0-9A-F]{2})+$/);
+      expect(decodeURIComponent(extended)).toBe(`a${String.fromCharCode(code)}b`);
+    }
+    // A lone surrogate cannot make the header builder throw (encodeURIComponent would).
+    expect(contentDisposition('a\ud800.pdf')).toContain("filename*=UTF-8''a%EF%BF%BD.pdf");
   });
 });
 

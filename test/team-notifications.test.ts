@@ -3,6 +3,7 @@ import { expireDueEnvelopes } from '../src/domain/signing/closing.service.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, DECLINE_MUTATION, SESSION_QUERY, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
 import { png } from './helpers/images.ts';
+import { createReadyTemplate } from './helpers/templates.ts';
 import { startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
 
@@ -17,7 +18,8 @@ let smtp: TestSmtpServer;
 
 beforeAll(async () => {
   smtp = await startSmtpServer({ refuse: (address) => (address.startsWith('bounce') ? { code: 550, message: 'No such user' } : null) });
-  app = await startTestApp({ env: { SMTP_URL: smtp.url } });
+  // Bulk sends unpaced: their rows are sent as soon as a worker drains them.
+  app = await startTestApp({ env: { SMTP_URL: smtp.url, BULK_SEND_ROWS_PER_MINUTE: '0' } });
 });
 afterAll(async () => {
   await app.close();
@@ -190,5 +192,30 @@ describe('the sending team is told', () => {
     expect(done!.mail.attachments.filter((attachment) => attachment.contentType === 'application/pdf')).toHaveLength(1);
     expect(done!.mail.text).toContain(`/api/v1/key/envelopes/${built.envelopeId}/pdf`);
     expect(done!.mail.replyTo!.value[0]!.address).toBe('legal@acme.example');
+  }, 90_000);
+
+  it('bulk_send_completed, once, with the counts and the API path to the rows; not to a team that did not ask', async () => {
+    const asked = await brandedTeam(['bulk@acme.example'], { events: ['bulk_send_completed'] });
+    const other = await brandedTeam(['other-bulk@acme.example'], { events: ['completed'] });
+    for (const team of [asked, other]) {
+      const { templateId } = await createReadyTemplate(app, team.apiKey);
+      const rows = [1, 2].map((index) => ({ recipients: [{ identifier: 'buyer', agents: [{ info: { name: `Buyer ${index}`, email: `bulk-buyer-${team.teamId.slice(0, 8)}-${index}@example.com` } }] }] }));
+      const created = await restClient(app, team.apiKey).post(`/templates/${templateId}/bulk-sends`, { name: 'Renewals', rows });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const { bulkSendId } = created.body.payload;
+      const worker = mainWorkerFor(app, team.teamId);
+      for (let round = 0; round < 50 && (await worker.drain()) > 0; round += 1);
+      expect((await restClient(app, team.apiKey).get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend).toMatchObject({ status: 'completed', sent: 2, failed: 0 });
+      if (team !== asked) continue;
+      const notices = smtp.to('bulk@acme.example');
+      expect(notices).toHaveLength(1);
+      expect(notices[0]!.mail.subject).toBe('Bulk send finished: Renewals');
+      expect(notices[0]!.mail.text).toContain('2 of 2 rows were sent, 0 failed');
+      expect(notices[0]!.mail.text).toContain(`/api/v1/key/bulk-sends/${bulkSendId}/rows`);
+      // Recorded on the team's trail as a sent notice.
+      const sent = await app.orm.em.fork().execute<{ details: any }[]>(`select details from audit_event where team_id = ? and type = 'notice.sent' and details ->> 'kind' = 'bulk_send_completed'`, [team.teamId]);
+      expect(sent.map((event) => event.details.bulkSendId)).toEqual([bulkSendId]);
+    }
+    expect(smtp.to('other-bulk@acme.example')).toEqual([]);
   }, 90_000);
 });

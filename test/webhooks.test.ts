@@ -186,6 +186,8 @@ describe('webhook endpoints', () => {
       [{ url: 'https://user:pass@example.com/x' }, 'Webhook.CredentialsInUrl'],
       [{ url: 'not a url' }, 'Webhook.InvalidUrl'],
       [{ url: 'https://example.com/x#part' }, 'Webhook.InvalidUrl'],
+      [{ url: 'https://example.com:0/x' }, 'Webhook.InvalidUrl'],
+      [{ url: 'https://example.com:000/x' }, 'Webhook.InvalidUrl'],
       [{ url: `${app.dependencies.config.publicUrl}/graphql` }, 'Webhook.AddressNotAllowed'],
       [{ url: 'https://example.com/x', eventTypes: ['envelope.sent', 'envelope.exploded'] }, 'Webhook.UnknownEventType'],
       [{ url: 'https://example.com/x', extra: 1 }, 'Request.Invalid'],
@@ -202,8 +204,11 @@ describe('webhook endpoints', () => {
       input: { url: 'https://a:b@example.com/' },
     });
     expect(firstErrorName(viaGraphql)).toBe('Webhook.CredentialsInUrl');
+    const portZero = await graphql(`mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { secret } }`, { input: { url: 'https://example.com:0/' } });
+    expect(firstErrorName(portZero)).toBe('Webhook.InvalidUrl');
     const { webhook } = await createEndpoint(team, { url: 'https://example.com/ok' });
     expect((await rest.patch(`/webhooks/${webhook.id}`, { url: 'gopher://example.com' })).body.error.name).toBe('Webhook.UnsupportedScheme');
+    expect((await rest.patch(`/webhooks/${webhook.id}`, { url: 'https://example.com:0/' })).body.error.name).toBe('Webhook.InvalidUrl');
     expect((await rest.patch(`/webhooks/${webhook.id}`, { eventTypes: ['nope'] })).body.error.name).toBe('Webhook.UnknownEventType');
     expect((await rest.get('/webhooks/not-a-uuid')).body.error.name).toBe('Webhook.NotFound');
     // Nothing was stored by the refusals.

@@ -97,23 +97,62 @@ export function readableName(min: number, max: number) {
   });
 }
 
-/** Whether any key or string inside a JSON value is unstorable (checked without recursion). */
-function containsUnstorableText(value: unknown): boolean {
-  const pending: unknown[] = [value];
-  while (pending.length > 0) {
-    const current = pending.pop();
-    if (typeof current === 'string') {
-      if (!isStorableText(current)) return true;
-    } else if (Array.isArray(current)) {
-      pending.push(...current);
-    } else if (current !== null && typeof current === 'object') {
-      for (const [key, child] of Object.entries(current)) {
-        if (!isStorableText(key)) return true;
-        pending.push(child);
+/** The most unstorable texts one input names in `Request.Invalid`'s issues: the first ones found. */
+export const MAX_UNSTORABLE_TEXT_ISSUES = 20;
+export const UNSTORABLE_TEXT_MESSAGE = 'must not contain NUL characters or broken Unicode';
+
+/**
+ * Every string and key inside a parsed input (a JSON body, GraphQL variables, a form's fields, a
+ * query string) that no text column or JSON value can hold: U+0000 or a lone surrogate, as
+ * `Request.Invalid` issues under `prefix`, at most MAX_UNSTORABLE_TEXT_ISSUES of them. The one
+ * text check of every face, run where caller input is parsed, so that no field can be missed: a
+ * NUL that reached PostgreSQL failed the request as a server error (500, or 503 when the failed
+ * statement looked like a connection fault). Iterative, so any depth the parser allowed is walked.
+ */
+export function unstorableTextIssues(value: unknown, prefix = ''): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const pending: { value: unknown; path: PropertyKey[] }[] = [{ value, path: [] }];
+  while (pending.length > 0 && issues.length < MAX_UNSTORABLE_TEXT_ISSUES) {
+    const current = pending.pop()!;
+    if (typeof current.value === 'string') {
+      if (!isStorableText(current.value)) issues.push({ path: formatPath(current.path, prefix), message: UNSTORABLE_TEXT_MESSAGE });
+    } else if (Array.isArray(current.value)) {
+      for (let index = current.value.length - 1; index >= 0; index -= 1) pending.push({ value: current.value[index], path: [...current.path, index] });
+    } else if (isPlainObject(current.value)) {
+      const entries = Object.entries(current.value);
+      for (let index = entries.length - 1; index >= 0; index -= 1) {
+        const [key, child] = entries[index]!;
+        if (!isStorableText(key)) {
+          // The key itself cannot be shown as it is: it is named by its parent and a readable form.
+          issues.push({ path: formatPath(current.path, prefix), message: `must not have a key containing NUL characters or broken Unicode (${JSON.stringify(key.replace(unstorableTextGlobal, '\ufffd'))})` });
+          if (issues.length >= MAX_UNSTORABLE_TEXT_ISSUES) break;
+        } else {
+          pending.push({ value: child, path: [...current.path, key] });
+        }
       }
     }
   }
-  return false;
+  return issues;
+}
+
+const unstorableTextGlobal = new RegExp(unstorableText.source, 'g');
+
+/** Parsed input is made of plain objects; anything else (an upload's stream, a Date) is not caller text. */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** Refuses a parsed input holding unstorable text (unstorableTextIssues) with `Request.Invalid`. */
+export function refuseUnstorableText(value: unknown, prefix = ''): void {
+  const issues = unstorableTextIssues(value, prefix);
+  if (issues.length > 0) throw new InvalidRequestError(issues);
+}
+
+/** Whether any key or string inside a JSON value is unstorable (checked without recursion). */
+function containsUnstorableText(value: unknown): boolean {
+  return unstorableTextIssues(value).length > 0;
 }
 
 export function boundedInteger(min: number, max: number) {

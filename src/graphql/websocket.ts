@@ -25,6 +25,9 @@ type Enveloped = ReturnType<App['getEnveloped']>;
  * (user agent, forwarded addresses, request id), with the credentials from `connectionParams`
  * (a browser cannot set headers on a WebSocket). Keys are matched case-insensitively.
  */
+/** What an HTTP header value may hold (RFC 9110 field-value, Latin-1 as Node reads headers). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 function headersOf(upgrade: http.IncomingMessage, connectionParams: Readonly<Record<string, unknown>> | undefined): Headers {
   const headers = new Headers();
   for (const name of ['user-agent', 'x-forwarded-for', 'x-request-id']) {
@@ -33,7 +36,10 @@ function headersOf(upgrade: http.IncomingMessage, connectionParams: Readonly<Rec
   }
   for (const [key, value] of Object.entries(connectionParams ?? {})) {
     const name = key.toLowerCase();
-    if ((PARAM_HEADERS as readonly string[]).includes(name) && typeof value === 'string') headers.set(name, value);
+    // A value no HTTP header could carry (a NUL, a line break, a character past U+00FF) would make
+    // Headers throw, and the operation fail as a server error (close 4500): it is left out, as a
+    // header the HTTP parser refused would be, and the credential is then missing.
+    if ((PARAM_HEADERS as readonly string[]).includes(name) && typeof value === 'string' && HEADER_VALUE.test(value)) headers.set(name, value);
   }
   return headers;
 }

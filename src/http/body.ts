@@ -1,5 +1,6 @@
 import { InvalidRequestError, PayloadTooLargeError } from '../shared/errors.ts';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../shared/json-depth.ts';
+import { refuseUnstorableText } from '../domain/validation.ts';
 
 /**
  * What reading a body needs of a request: its headers and its body stream. A WHATWG `Request`
@@ -44,7 +45,8 @@ export async function readBodyBytes(request: BodySource, limitBytes: number): Pr
 
 /**
  * Reads a JSON object body. An empty body reads as `{}` (several spec operations send none).
- * Anything that is not a JSON object is `Request.Invalid`; the size is capped while reading.
+ * Anything that is not a JSON object, or that holds a NUL or a lone surrogate anywhere (a key or a
+ * string), is `Request.Invalid`; the size is capped while reading.
  */
 export async function readJsonObject(request: BodySource): Promise<Record<string, unknown>> {
   const text = (await readBodyBytes(request, MAX_JSON_BYTES)).toString('utf8').trim();
@@ -66,5 +68,7 @@ export async function readJsonObject(request: BodySource): Promise<Record<string
   if (exceedsJsonDepth(parsed, MAX_JSON_DEPTH + 4)) {
     throw new InvalidRequestError([{ path: '', message: `JSON may nest at most ${MAX_JSON_DEPTH} levels deep` }]);
   }
+  // Every text of every body at once, whatever field it is meant for (the one check, see there).
+  refuseUnstorableText(parsed);
   return parsed as Record<string, unknown>;
 }

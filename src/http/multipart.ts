@@ -3,6 +3,7 @@ import { PassThrough, Readable } from 'node:stream';
 import busboy from 'busboy';
 import { DocumentMissingError } from '../domain/document/document.errors.ts';
 import { InvalidRequestError } from '../shared/errors.ts';
+import { refuseUnstorableText } from '../domain/validation.ts';
 import type { BodySource } from './body.ts';
 
 const MAX_TEXT_FIELD_BYTES = 64 * 1024;
@@ -165,5 +166,13 @@ export async function receiveMultipartUpload<Staged>(options: {
     throw problem;
   }
   if (staged === undefined) throw options.missing?.() ?? new DocumentMissingError();
+  try {
+    // The text parts (names and values) meet the one text check of every input. The file name is
+    // not refused: it is cleaned where it becomes a name (a file name is what the client's system allowed).
+    refuseUnstorableText(fields);
+  } catch (error) {
+    await options.discard(staged);
+    throw error;
+  }
   return { staged, fields };
 }

@@ -92,19 +92,3 @@ export function createSecurityHeaders(options: { renderGraphiQL: (options: Graph
     },
   };
 }
-
-/**
- * `Content-Disposition` for a file download (RFC 6266): `attachment`, an ASCII fallback name and
- * the exact UTF-8 name in `filename*` (RFC 8187), so "Sözleşme.pdf" arrives as sent and no name
- * can break out of the header. For the download routes (signed documents, audit exports).
- */
-export function contentDisposition(filename: string, disposition: 'attachment' | 'inline' = 'attachment'): string {
-  const fallback = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_') || 'download';
-  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `${disposition}; filename="${fallback}"; filename*=UTF-8''${encoded}`;
-}
-
-/** The headers of a file download: its real type, never sniffed, as an attachment. */
-export function downloadHeaders(filename: string, contentType: string): Record<string, string> {
-  return { 'content-type': contentType, 'content-disposition': contentDisposition(filename), 'x-content-type-options': 'nosniff' };
-}

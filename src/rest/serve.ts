@@ -12,11 +12,12 @@ import { createOverBudgetMarks, RateLimitedError, rateLimitHeaders, type RateLim
 import { headerOf, nodeRequestMetadata } from '../http/request-metadata.ts';
 import { setRequestId, setRequestRoute } from '../http/request-tracing.ts';
 import { applySecurityHeaders, recordHeaders } from '../http/security-headers.ts';
+import { refuseUnstorableText } from '../domain/validation.ts';
 import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
 import { normalizeError } from '../shared/normalize-error.ts';
 import type { RequestMetadata } from '../shared/request-metadata.ts';
 import { RestReply } from './respond.ts';
-import { createRouter, type RestHttpRequest, type RestRoute } from './router.ts';
+import { createRouter, type RestHttpRequest, type RestRoute, type RouteMatch } from './router.ts';
 import { restRoutes } from './routes/index.ts';
 
 /** How long /readyz waits for each dependency's check before counting it as not ready (it must answer within 2 s). */
@@ -56,6 +57,19 @@ export function requestUrl(target: string | undefined): URL | undefined {
   }
 }
 
+/** A query string's names and values as one object (a repeated name keeps every value) for the text check. */
+function queryOf(url: URL): Record<string, string[]> {
+  // No prototype: a parameter named `__proto__` is a name like any other.
+  const query = Object.create(null) as Record<string, string[]>;
+  for (const [name, value] of url.searchParams) (query[name] ??= []).push(value);
+  return query;
+}
+
+/** Whether a route's GET hands out a file (and so records a download). */
+function isDownload(route: RestRoute): boolean {
+  return route.doc.produces === 'application/pdf' || route.doc.produces === 'application/zip';
+}
+
 /** Whether a path is answered here, beside yoga: the REST face and the health endpoints. */
 export function isRestPath(pathname: string): boolean {
   return pathname === '/healthz' || pathname === '/readyz' || pathname === REST_PREFIX || pathname.startsWith(`${REST_PREFIX}/`);
@@ -89,6 +103,19 @@ export type RestServer = {
  */
 export function createRestServer(dependencies: ServingDependencies, routes: RestRoute[] = restRoutes): RestServer {
   const router = createRouter(routes);
+
+  /**
+   * The route of a request. HEAD is answered as the GET of the same path (Node leaves the body
+   * out), except where that GET hands out a file: a download records an audit event (and may
+   * seal), which a link checker's HEAD must not do, so those answer 405 naming GET.
+   */
+  function matchRoute(method: string, path: string): RouteMatch {
+    const match = router.match(method === 'HEAD' ? 'GET' : method, path);
+    if (method !== 'HEAD') return match;
+    if (match.kind === 'method-not-allowed') return { ...match, allowed: match.allowed.includes('GET') ? [...match.allowed, 'HEAD'] : match.allowed };
+    if (match.kind === 'found' && isDownload(match.route)) return { kind: 'method-not-allowed', allowed: ['GET'] };
+    return match;
+  }
   const marks = createOverBudgetMarks();
   let heldRefusals = 0;
   const { config, logger, metrics } = dependencies;
@@ -138,7 +165,7 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
     };
     const context = await openRequestContext(dependencies, { headers, metadata });
     const apiKey = headers.get('x-service-api-key')?.trim();
-    const match = router.match(method, url.pathname.slice(REST_PREFIX.length) || '/');
+    const match = matchRoute(method, url.pathname.slice(REST_PREFIX.length) || '/');
     // Labelled before counting, so a refused (429) request is kept under its route too.
     if (match.kind === 'found') labelled(routeLabel(`${REST_PREFIX}${match.route.path}`));
     return countedAnswer(
@@ -156,6 +183,8 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
         if (match.kind === 'method-not-allowed') throw new MethodNotAllowedError(method, match.allowed);
         // The template, never the path: some paths carry a credential (/downloads/:token).
         setRequestRoute(request, `${REST_PREFIX}${match.route.path}`);
+        // Path segments and the query string are caller text like a body (`%00` decodes to NUL).
+        refuseUnstorableText({ ...match.params, ...queryOf(url) });
         const result = await match.route.handler({ request: restRequest, url, params: match.params, context, nodeRequest: request });
         if (result instanceof RestReply) return result.payload === null ? { status: result.status, headers: { ...result.headers }, body: null } : successAnswer(result.payload, result.headers);
         if (result instanceof Response) return answerOfResponse(result);
@@ -176,7 +205,7 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
       const refuse = (refusal: RateLimitDecision, startedAt: bigint) => {
         const metadata = nodeRequestMetadata(request, config.trustedProxyHops);
         setRequestId(request, metadata.requestId);
-        const match = router.match(request.method ?? 'GET', url.pathname.slice(REST_PREFIX.length) || '/');
+        const match = matchRoute(request.method ?? 'GET', url.pathname.slice(REST_PREFIX.length) || '/');
         metrics.rateLimited.inc({ scope: refusal.scope });
         const answer = errorAnswer(new RateLimitedError(refusal), { requestId: metadata.requestId, alwaysHttp200: config.restErrorsHttp200 });
         Object.assign(answer.headers, rateLimitHeaders(refusal));

@@ -7,7 +7,7 @@ import type { Plugin } from 'graphql-yoga';
 import { createRequestContext, openRequestContext, type ServingDependencies } from '../context.ts';
 import { consumeForRequest, rateLimitHeaders } from '../http/rate-limit.ts';
 import { openSigningDocument, signingLinkState, type SigningLinkState } from '../domain/signing/signing.service.ts';
-import { openSigningUrl, type OpenedSigningUrl } from '../domain/signing/signing-url.service.ts';
+import { openSigningUrl, signingUrlState, type OpenedSigningUrl, type SigningUrlState } from '../domain/signing/signing-url.service.ts';
 import { escapeHtml } from '../shared/html.ts';
 import { isTeamLogo } from '../domain/team/team-settings.ts';
 import { STRINGS } from './strings.js';
@@ -176,7 +176,9 @@ function pageLocale(known: string | null, request: Request): 'en-US' | 'tr-TR' {
  * still reads the dead link's session to show its own screen: a finalized envelope's page offers
  * the final copy (signingFinalCopy takes the dead token), a delegated one says so. Open: the page.
  */
-function invitationLinkPage(state: SigningLinkState, request: Request, policy: string): { status: number; body: string; policy: string } {
+function invitationLinkPage(state: SigningLinkState, request: Request, defaultPolicy: string): { status: number; body: string; policy: string } {
+  // A known link's page may be framed by its team's origins (teamFrameOrigins); nobody's link, by the service's.
+  const policy = state.kind === 'unknown' ? defaultPolicy : signingPagePolicy(state.frameAncestors);
   if (state.kind === 'open') return { status: 200, body: PAGE, policy };
   const locale = pageLocale(state.kind === 'unknown' ? null : state.locale, request);
   const t = stringsOf(locale);
@@ -194,43 +196,54 @@ function invitationLinkPage(state: SigningLinkState, request: Request, policy: s
 }
 
 /**
- * The answer to opening a one-use signing URL (embedded signing, issue 21). Opened now: the page
- * with its session credential inside (a meta element the script reads and removes; never in a
- * URL), 200. Opened before: 410 with the "link used" message, and the page's script, which resumes
- * the session only if this very tab holds it (a reload). Never opened in time: 410; unknown: 404.
- * The page's `frame-ancestors` is the URL's frame origin alone when it has one, else the policy
- * of every other signing page.
+ * The page of a one-use signing URL (embedded signing, issue 21), served by GET and HEAD alike
+ * without consuming anything. Unopened and in time: the page, 200, whose script opens the session
+ * (`POST` to the same URL, signingUrlOpening) once it runs, so a page the browser refused to show
+ * (framed by an origin frame-ancestors does not name) leaves the URL usable. Opened before: 410
+ * with the "link used" message, and the page's script, which resumes the session only if this very
+ * tab holds it (a reload). Never opened in time: 410; unknown: 404. The page's `frame-ancestors` is
+ * the URL's frame origin alone when it has one, else its team's list (teamFrameOrigins: the team's
+ * `embedding.frameOrigins` when set, else SIGNING_FRAME_ANCESTORS), as for its invitation links.
  */
-function signingUrlPage(opened: OpenedSigningUrl, defaultPolicy: string, locale: 'en-US' | 'tr-TR'): { status: number; body: string; policy: string } {
-  const framing = (frameOrigin: string | null) => (frameOrigin ? signingPagePolicy([frameOrigin]) : defaultPolicy);
-  switch (opened.kind) {
-    case 'opened':
+function signingUrlPage(state: SigningUrlState, defaultPolicy: string, locale: 'en-US' | 'tr-TR'): { status: number; body: string; policy: string } {
+  switch (state.kind) {
+    case 'unopened':
       return {
         status: 200,
-        policy: framing(opened.frameOrigin),
-        body: pageHtml({ lang: opened.locale ?? 'en-US', meta: { session: opened.sessionToken, 'frame-origin': opened.frameOrigin, 'return-url': opened.returnUrl, locale: opened.locale } }),
+        policy: signingPagePolicy(state.frameAncestors),
+        body: pageHtml({ lang: state.locale ?? 'en-US', meta: { link: 'open', 'frame-origin': state.frameOrigin, 'return-url': state.returnUrl, locale: state.locale } }),
       };
     case 'used': {
-      const t = stringsOf(opened.locale);
+      const t = stringsOf(state.locale);
       return {
         status: 410,
-        policy: framing(opened.frameOrigin),
+        policy: signingPagePolicy(state.frameAncestors),
         body: pageHtml({
-          lang: opened.locale ?? 'en-US',
+          lang: state.locale ?? 'en-US',
           message: { title: t.usedTitle, text: t.usedText },
-          meta: { link: 'used', 'frame-origin': opened.frameOrigin, 'return-url': opened.returnUrl, locale: opened.locale },
+          meta: { link: 'used', 'frame-origin': state.frameOrigin, 'return-url': state.returnUrl, locale: state.locale },
         }),
       };
     }
     case 'expired': {
-      const t = stringsOf(opened.locale);
-      return { status: 410, policy: framing(opened.frameOrigin), body: pageHtml({ lang: opened.locale ?? 'en-US', message: { title: t.linkExpiredTitle, text: t.linkExpiredText }, meta: { link: 'expired', locale: opened.locale } }) };
+      const t = stringsOf(state.locale);
+      return { status: 410, policy: signingPagePolicy(state.frameAncestors), body: pageHtml({ lang: state.locale ?? 'en-US', message: { title: t.linkExpiredTitle, text: t.linkExpiredText }, meta: { link: 'expired', locale: state.locale } }) };
     }
     case 'unknown': {
       const t = stringsOf(locale);
       return { status: 404, policy: defaultPolicy, body: pageHtml({ lang: locale, message: { title: t.invalidTitle, text: t.invalidText }, meta: { link: 'unknown', locale } }) };
     }
   }
+}
+
+/**
+ * The answer to the page's script opening its signing URL (`POST /sign/sgu_…`): the session
+ * credential in a JSON body (never in a URL), 200; or which way the URL no longer opens, `used` or
+ * `expired` (410), `unknown` (404). Never cached.
+ */
+function signingUrlOpening(opened: OpenedSigningUrl): { status: number; body: string } {
+  if (opened.kind === 'opened') return { status: 200, body: JSON.stringify({ sessionToken: opened.sessionToken }) };
+  return { status: opened.kind === 'unknown' ? 404 : 410, body: JSON.stringify({ link: opened.kind }) };
 }
 
 /** Tokens are URL-safe random strings; anything else is answered by the page itself as an invalid link. */
@@ -249,14 +262,16 @@ function signingDocumentPlugin(dependencies: ServingDependencies, requestMetadat
   return {
     async onRequest({ request, url, endResponse, serverContext, fetchAPI }) {
       const match = DOCUMENT_PATH.exec(url.pathname);
-      if (!match || request.method !== 'GET') return;
+      // HEAD as GET without the bytes (reading a document records nothing).
+      if (!match || (request.method !== 'GET' && request.method !== 'HEAD')) return;
       labelRoute(request, '/signing/documents/:documentId');
       const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
       const context = createRequestContext(dependencies, { headers: request.headers, metadata });
       const counted = { rateLimiter: dependencies.rateLimiter, context, requestId: metadata.requestId, alwaysHttp200: false, endResponse, ResponseImpl: fetchAPI.Response };
       await answerCounted(counted, async () => {
         const document = await openSigningDocument(context, decodeURIComponent(match[1]!));
-        return new fetchAPI.Response(Readable.toWeb(document.stream) as ReadableStream, {
+        if (request.method === 'HEAD') document.stream.destroy();
+        return new fetchAPI.Response(request.method === 'HEAD' ? null : (Readable.toWeb(document.stream) as ReadableStream), {
           status: 200,
           headers: { 'content-type': 'application/pdf', 'content-length': String(document.byteSize), 'cache-control': 'private, no-store' },
         });
@@ -283,18 +298,19 @@ export function signingPagePlugins(dependencies: ServingDependencies, requestMet
     async onRequest({ request, url, endResponse, fetchAPI, serverContext }) {
       const match = SIGN_PATH.exec(url.pathname);
       if (!match) return;
-      if (request.method !== 'GET' && request.method !== 'HEAD') return;
-      labelRoute(request, '/sign/:token');
       const token = match[1]!;
-      // A one-use signing URL is consumed by a GET only: a HEAD (a link checker) leaves it whole.
-      const opensSigningUrl = token.startsWith('sgu_') && request.method === 'GET';
+      const isSigningUrl = token.startsWith('sgu_');
+      // POST is the page's script opening its signing URL; any other page is GET or HEAD.
+      const isOpening = isSigningUrl && request.method === 'POST';
+      if (request.method !== 'GET' && request.method !== 'HEAD' && !isOpening) return;
+      labelRoute(request, '/sign/:token');
       const isInvitationLink = token.startsWith('sgn_');
-      if (opensSigningUrl || isInvitationLink) {
+      if (isSigningUrl || isInvitationLink) {
         const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
         // An invitation link is budgeted as the page's own calls with it are: the link's budget, and
         // the client address's only the first time a window sees the link (so inventing links
-        // spends the address's budget while a reload does not). Opening a signing URL writes to the
-        // database and spends the address's budget like every request without a key. Either is
+        // spends the address's budget while a reload does not). A signing URL's page and its opening
+        // (which writes) spend the address's budget like every request without a key. Either is
         // refused past its budget before any database work.
         const headers = isInvitationLink ? { get: (name: string) => (name === 'x-signing-token' ? token : request.headers.get(name)) } : request.headers;
         const context = await openRequestContext(dependencies, { headers, metadata });
@@ -306,9 +322,16 @@ export function signingPagePlugins(dependencies: ServingDependencies, requestMet
           endResponse(refused);
           return;
         }
-        if (opensSigningUrl) endResponse(answer(fetchAPI, request, signingUrlPage(await openSigningUrl(context, token), policy, pageLocale(null, request))));
-        // An invitation link: 404 or 410 for a link that names nobody or no longer works (a read, no change).
-        else endResponse(answer(fetchAPI, request, invitationLinkPage(await signingLinkState(context, token), request, policy)));
+        if (isOpening) {
+          const opening = signingUrlOpening(await openSigningUrl(context, token));
+          endResponse(new fetchAPI.Response(opening.body, { status: opening.status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' } }));
+        } else if (isSigningUrl) {
+          // GET and HEAD read the URL's state only: a link checker or a refused frame consumes nothing.
+          endResponse(answer(fetchAPI, request, signingUrlPage(await signingUrlState(context, token), policy, pageLocale(null, request))));
+        } else {
+          // An invitation link: 404 or 410 for a link that names nobody or no longer works (a read, no change).
+          endResponse(answer(fetchAPI, request, invitationLinkPage(await signingLinkState(context, token), request, policy)));
+        }
         return;
       }
       // Not a token this service makes: nobody's link.

@@ -10,7 +10,7 @@ import { renderHandBack, renderHost } from './screens/host.js';
 import { renderMessage } from './screens/messages.js';
 import { redrawOnResize, renderSigning } from './screens/signing.js';
 import { renderVerify } from './screens/verify.js';
-import { state } from './store.js';
+import { openSigningUrlSession, state } from './store.js';
 /** @import { Locale } from './types.js' */
 
 setScreenRenderer(() => {
@@ -28,6 +28,12 @@ localeSelect.addEventListener('change', () => setLocale(/** @type {Locale} */ (l
 redrawOnResize();
 
 setLocale(pickLocale(state.embedding.locale));
-// A one-use signing URL that cannot open a session here (used, expired, unknown) says so at once.
-if (state.linkGone) show(/** @type {const} */ ({ used: 'used', expired: 'link-expired', unknown: 'invalid' })[state.linkGone]);
-else void load();
+// A one-use signing URL is opened now that the page runs; one that cannot open a session here
+// (used, expired, unknown) says so at once.
+openSigningUrlSession().then(
+  () => {
+    if (state.linkGone) show(/** @type {const} */ ({ used: 'used', expired: 'link-expired', unknown: 'invalid' })[state.linkGone]);
+    else void load();
+  },
+  () => show('error'),
+);

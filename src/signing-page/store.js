@@ -49,21 +49,18 @@ function kept() {
 }
 
 /**
- * A one-use signing URL (issue 21): the first open hands the page its session credential in the
- * answer; it is kept by this tab or frame only (never in a URL, never sent to another origin), so
- * reloading the page here resumes the session while a second open anywhere else gets the "link
+ * A one-use signing URL (issue 21): its page is served without consuming it (`link` is `open`);
+ * this script, once it runs, opens it (openSigningUrlSession) and gets the session credential in
+ * the answer. It is kept by this tab or frame only (never in a URL, never sent to another origin),
+ * so reloading the page here resumes the session while a second open anywhere else gets the "link
  * used" page.
  */
 function embeddedSession() {
-  const given = meta('session');
-  const link = /** @type {'used' | 'expired' | 'unknown' | null} */ (meta('link'));
-  if (given) {
-    keep(given);
-    return { token: given, gone: null };
-  }
+  const link = /** @type {'open' | 'used' | 'expired' | 'unknown' | null} */ (meta('link'));
+  if (link === 'open') return { token: null, gone: null, unopened: true };
   const stored = link === 'used' ? kept() : null;
-  if (stored) return { token: stored, gone: null };
-  return { token: null, gone: link };
+  if (stored) return { token: stored, gone: null, unopened: false };
+  return { token: null, gone: link, unopened: false };
 }
 
 const embedded = embeddedSession();
@@ -74,7 +71,7 @@ export const state = {
   /** The token the page acts with: the link's (or its session's), or a hosted signer's while a host hands the device over. */
   token: embedded.token ?? linkToken,
   /** A one-use signing URL that cannot be opened here: used (and no session in this tab), expired, unknown. */
-  linkGone: embedded.gone,
+  linkGone: /** @type {'used' | 'expired' | 'unknown' | null} */ (embedded.gone),
   /** Embedded signing: the origin of the page that frames this one (messages go there only), where to go when done, the language asked for. */
   embedding: { frameOrigin: meta('frame-origin'), returnUrl: meta('return-url'), locale: meta('locale') },
   /** While an in-person signer signs on the host's device: that signer's name (the role's when nobody is named). */
@@ -87,6 +84,28 @@ export const state = {
   /** The strings of `locale`. */
   t: /** @type {Strings} */ (STRINGS['en-US']),
 };
+
+/**
+ * Opens the signing URL this page was served for, when it is unopened: the page runs, so the
+ * browser showed it (a frame it refused never gets here, and the URL stays usable). Consuming it
+ * answers the session credential, kept for this tab; a URL another open took meanwhile says why it
+ * no longer opens (`state.linkGone`). Fails (the page shows its error) when the service does not answer.
+ */
+export async function openSigningUrlSession() {
+  if (!embedded.unopened) return;
+  const response = await fetch(location.pathname, { method: 'POST', headers: { accept: 'application/json' }, credentials: 'same-origin' });
+  const body = await response.json().catch(() => ({}));
+  if (response.ok && typeof body.sessionToken === 'string') {
+    keep(body.sessionToken);
+    state.token = body.sessionToken;
+    return;
+  }
+  if (body.link === 'used' || body.link === 'expired' || body.link === 'unknown') {
+    state.linkGone = body.link;
+    return;
+  }
+  throw new Error(`the signing URL could not be opened (${response.status})`);
+}
 
 /**
  * The session, for the screens that only show once one was read (all but loading, invalid and error).

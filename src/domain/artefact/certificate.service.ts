@@ -51,7 +51,7 @@ type EventRow = ChainLink & { details: Record<string, unknown> };
 
 export async function readEnvelopeForCertificate(em: EntityManager, envelopeId: string): Promise<EnvelopeRow | undefined> {
   const [row] = await em.fork().execute<EnvelopeRow[]>(
-    `select e.id, e.team_id, t.name as team_name, e.name, e.status, e.created_at, e.sent_at, e.completed_at, e.voided_at, e.expired_at, e.void_reason, e.certificates
+    `select e.id, e.team_id, coalesce(nullif(t.settings ->> 'displayName', ''), t.name) as team_name, e.name, e.status, e.created_at, e.sent_at, e.completed_at, e.voided_at, e.expired_at, e.void_reason, e.certificates
        from envelope e join team t on t.id = e.team_id where e.id = ?`,
     [envelopeId],
   );
@@ -109,6 +109,17 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
     const people = peopleOf(agent);
     return people[typeof personIndex === 'number' ? personIndex : 0] ?? people[0] ?? null;
   };
+  /**
+   * The person an event names, as the event recorded them when it was written
+   * (`details.peopleAsAt`, since issue 31): an invitation sent to a mistyped address says that
+   * address even after a resend corrected it. Events written before then name the person as the
+   * agent stands now.
+   */
+  const personAt = (event: EventRow, agentId: unknown): Person | null => {
+    const recorded = event.details?.peopleAsAt as Record<string, Person> | undefined;
+    if (typeof agentId === 'string' && recorded && typeof recorded === 'object' && recorded[agentId]) return recorded[agentId]!;
+    return personOf(agentId, event.details?.personIndex);
+  };
   const personLabel = (person: Person | null): string | null => {
     if (!person) return null;
     const contact = person.email ?? person.phone;
@@ -117,7 +128,7 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
   const actorOf = (event: EventRow): CertificateActor => {
     if (event.actorType === 'api_key') return { kind: 'api_key', name: keyNames.get(event.actorId ?? '') ?? null, email: null, phone: null };
     if (event.actorType === 'agent') {
-      const person = personOf(event.actorId, event.details.personIndex);
+      const person = personAt(event, event.actorId);
       return { kind: 'agent', name: person?.name ?? null, email: person?.email ?? null, phone: person?.phone ?? null };
     }
     return { kind: 'system', name: null, email: null, phone: null };
@@ -143,7 +154,7 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
       hash: event.hash,
       about: {
         role: roleOf.get(str(d.recipientId) ?? '') ?? str(d.roleName) ?? str(d.identifier),
-        person: delegatedTo ?? personLabel(personOf(d.agentId, d.personIndex)),
+        person: delegatedTo ?? personLabel(personAt(event, d.agentId)),
         otherRole: str(d.hostFor) ? (roleOf.get(str(d.hostFor)!) ?? null) : null,
         document: documentOf.get(str(d.documentId) ?? '') ?? str(d.name),
         fields: submitted.length > 0 ? submitted : single,
@@ -186,7 +197,7 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
             const delegated = events.find((event) => event.type === 'recipient.delegated' && event.details.fromAgentId === agent.id);
             const acting = completed ?? declined ?? delegated ?? mine.findLast((event) => event.ip !== null);
             const authentication: CertificatePerson['authentication'] = hosted
-              ? { method: 'in_person', channel: null, at: hosted.at as string, by: personLabel(personOf(hosted.actorId)) }
+              ? { method: 'in_person', channel: null, at: hosted.at as string, by: personLabel(personAt(hosted, hosted.actorId)) }
               : verified
                 ? { method: 'otp', channel: str(otpChannel) ?? 'sms', at: verified.at as string, by: null }
                 : embedded
@@ -234,7 +245,7 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
       const submitter = events.findLast((event) => event.type === 'field.submitted' && Array.isArray(event.details.fields) && (event.details.fields as { fieldId: string }[]).some((entry) => entry.fieldId === field.id));
       return {
         fieldIdentifier: field.identifier,
-        person: submitter ? personLabel(personOf(submitter.actorId)) : null,
+        person: submitter ? personLabel(personAt(submitter, submitter.actorId)) : null,
         strokes: summary.strokeCount,
         points: summary.pointCount,
         durationMs: summary.durationMs,

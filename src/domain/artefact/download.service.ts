@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { ZipArchive } from 'archiver';
+import { contentDisposition } from '../../shared/content-disposition.ts';
 import { DocumentNotFoundError } from '../document/document.errors.ts';
 import { EnvelopeNotFinalizedError, EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
@@ -246,12 +247,6 @@ export async function envelopeZipOf(context: ServiceContext, located: Located, a
   return { fileName: `${names.length === 1 ? names[0]!.replace(/\.pdf$/, '') : 'envelope'}-${located.envelopeId}.zip`, contentType: 'application/zip', stream: archive, sealed };
 }
 
-/** A Content-Disposition header value for an attachment, with a UTF-8 name (RFC 6266). */
-export function attachmentDisposition(fileName: string): string {
-  const ascii = fileName.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
-}
-
 /** A web Response streaming the download (REST and signed-URL downloads), or redirecting to the object store. */
 export function downloadResponse(download: Download): Response {
   if (download.redirectUrl !== undefined) {
@@ -261,7 +256,7 @@ export function downloadResponse(download: Download): Response {
     status: 200,
     headers: {
       'content-type': download.contentType,
-      'content-disposition': attachmentDisposition(download.fileName),
+      'content-disposition': contentDisposition(download.fileName),
       'cache-control': 'private, no-store',
       'x-artefact-sealed': String(download.sealed),
     },

@@ -4,7 +4,7 @@ import type { JsonObject } from '../../db/columns.ts';
 import type { RequestMetadata } from '../../shared/request-metadata.ts';
 import { AuditEvent, type AuditActorType } from './audit-event.entity.ts';
 import type { ExpressionBuilder } from 'kysely';
-import { newId } from '../../shared/ids.ts';
+import { isUuid, newId } from '../../shared/ids.ts';
 import { enqueueWebhookDeliveries } from '../webhook/webhook-fanout.ts';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
@@ -75,8 +75,37 @@ export function hashAuditEvent(key: Buffer, event: HashedContent): string {
  * `prevHash` is its predecessor's hash. A transaction-scoped advisory lock on the chain id
  * serialises concurrent appenders; reading the chain head happens only after taking it.
  */
+/** A person as an event recorded them: the name and addresses they had when it was written. */
+export type PersonAsAt = { name: string | null; email: string | null; phone: string | null };
+
+/**
+ * The people an event names (its acting agent, and the agent in `details.agentId`), each as the
+ * agent's person stands at this moment (`details.personIndex` of a group's snapshot, else the
+ * first), keyed by agent id: `details.peopleAsAt`. Read in the event's own transaction, so the
+ * certificate can say where an invitation went even after the address is corrected (a later
+ * resend changes the agent's snapshot, not what earlier events say).
+ */
+async function peopleAsAt(em: EntityManager, input: AuditEventInput): Promise<Record<string, PersonAsAt> | undefined> {
+  const details = input.details ?? {};
+  const ids = [input.actor.type === 'agent' ? input.actor.id : null, typeof details.agentId === 'string' ? details.agentId : null].filter(
+    (id): id is string => typeof id === 'string' && isUuid(id),
+  );
+  if (ids.length === 0) return undefined;
+  const index = typeof details.personIndex === 'number' && Number.isInteger(details.personIndex) && details.personIndex >= 0 ? details.personIndex : 0;
+  const rows = await em.execute<{ id: string; person: { name?: unknown; email?: unknown; phone?: unknown } | null }[]>(
+    // The index is a checked non-negative integer, written into the statement as a number.
+    `select a.id::text as id, coalesce(a.snapshot -> ${index}, a.snapshot -> 0, a.info) as person from agent a where a.id in (${[...new Set(ids)].map(() => '?').join(', ')})`,
+    [...new Set(ids)],
+  );
+  const text = (value: unknown) => (typeof value === 'string' ? value : null);
+  const people: Record<string, PersonAsAt> = {};
+  for (const row of rows) if (row.person) people[row.id] = { name: text(row.person.name), email: text(row.person.email), phone: text(row.person.phone) };
+  return Object.keys(people).length > 0 ? people : undefined;
+}
+
 export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, input: AuditEventInput): Promise<AuditEvent> {
   if (!em.isInTransaction()) throw new Error('appendAuditEvent must run inside the transaction of the change it records');
+  const people = await peopleAsAt(em, input);
   const streamId = input.envelopeId ?? input.teamId;
   await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [streamId], 'run');
   // An envelope's event is also announced to live watchers (domain/live): the NOTIFY is sent in
@@ -101,7 +130,7 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
     actorId: input.actor.id,
     ip: input.request?.ip ?? null,
     userAgent: input.request?.userAgent ?? null,
-    details: input.details ?? {},
+    details: people ? { ...input.details, peopleAsAt: people } : (input.details ?? {}),
     prevHash: head?.hash ?? GENESIS_HASH,
     hash: '',
   });

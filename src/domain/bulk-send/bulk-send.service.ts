@@ -20,6 +20,7 @@ import { findVisibleTemplate } from '../template/team-template.ts';
 import { BulkSend } from './bulk-send.entity.ts';
 import { BulkSendFinishedError, BulkSendInvalidRowsError, BulkSendTooManyRowsError, type InvalidRow } from './bulk-send.errors.ts';
 import { findTeamBulkSend } from './team-bulk-send.ts';
+import { queueTeamNotice } from '../team/team-notices.ts';
 import { CsvSyntaxError, CsvTooManyRecordsError, parseCsvTable, type CsvTable } from './csv.ts';
 
 /*
@@ -481,7 +482,8 @@ export async function createBulkSend(context: ServiceContext, options: { templat
 
 /**
  * Marks a bulk send completed once no row is left to send (guarded: once), with its
- * `bulk_send.completed` event in the team's trail, which webhooks deliver.
+ * `bulk_send.completed` event in the team's trail, which webhooks deliver, and the team's
+ * `bulk_send_completed` notice to the notification addresses that asked for it.
  */
 export async function recordCompletion(em: EntityManager, auditKey: Buffer, options: { teamId: string; bulkSendId: string; now: Date }): Promise<boolean> {
   const rows = await em.execute<{ total: number; created_count: number; sent_count: number; failed_count: number; template_id: string; api_key_id: string; name: string | null }[]>(
@@ -501,6 +503,16 @@ export async function recordCompletion(em: EntityManager, auditKey: Buffer, opti
     request: null,
     details: { bulkSendId: options.bulkSendId, templateId: done.template_id, name: done.name, total: done.total, created: done.created_count, sent: done.sent_count, failed: done.failed_count },
     at: options.now,
+  });
+  // The team's notification addresses that asked for it are told, in the same transaction (once:
+  // the guarded update above lets one caller through, and the notice's dedupe key is the bulk send).
+  await queueTeamNotice(em, {
+    teamId: options.teamId,
+    envelopeId: null,
+    event: 'bulk_send_completed',
+    now: options.now,
+    dedupe: options.bulkSendId,
+    notice: { bulkSend: { id: options.bulkSendId, name: done.name, total: done.total, sent: done.sent_count, failed: done.failed_count } },
   });
   return true;
 }

@@ -159,6 +159,31 @@ function sizedBox(tag: FoundTag, read: ParsedTag): { x: number; y: number; width
   return { x: left, y: top, width: right - left, height: bottom - top };
 }
 
+/** The smallest size a text value is drawn at when its box is sized from a tag. */
+const MIN_TAG_TEXT_POINTS = 8;
+/** The renderer draws a one-line value at 0.7 of its box's height (at most 12 pt; render.ts, drawTextBox). */
+const TEXT_SIZE_PER_BOX_HEIGHT = 0.7;
+
+/**
+ * The size a field made from a tag gets where the tag gives none (`w`, `h` always win). The tag's
+ * own box is its line of text: as a text field's box it drew the value at 0.7 of the line (about
+ * 7 pt in a 10 pt document), and a checkbox's was the whole tag, a tick floating in a wide box. So:
+ * - a text field keeps the tag's width and is made tall enough to draw its value at the size of
+ *   the tag's text (as displayed), at least MIN_TAG_TEXT_POINTS, never shorter than the line;
+ * - a checkbox is a square at the tag's start, as tall as the tag's line (the box a person ticks
+ *   sits where the tag begins, at the size of the text around it).
+ * Along and across the line as the tag reads, like `w` and `h` (a turned page turns them).
+ */
+function fieldSize(tag: FoundTag, read: ParsedTag): ParsedTag {
+  const across = tag.frame.up === 'y-' || tag.frame.up === 'y+' ? tag.box.height : tag.box.width;
+  if (read.type === 'text' && read.height === undefined) {
+    const textPoints = Math.max(MIN_TAG_TEXT_POINTS, tag.fontSize);
+    return { ...read, height: Math.max(across, textPoints / TEXT_SIZE_PER_BOX_HEIGHT) };
+  }
+  if (read.type === 'checkbox' && read.width === undefined && read.height === undefined) return { ...read, width: across, height: across };
+  return read;
+}
+
 type Candidate = { input: Record<string, unknown>; source: FoundTag | FoundFormField };
 
 /**
@@ -283,7 +308,7 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
           ...(read.label !== undefined ? { label: read.label } : {}),
           required: read.required ?? SIGNATURE_TYPES.includes(read.type),
           ...(read.type === 'radio' ? { config: { options: read.options!.map((option) => ({ value: option, label: option })) } } : {}),
-          views: [{ documentId: document.id, page: tag.page, ...onPage(sizedBox(tag, read), page) }],
+          views: [{ documentId: document.id, page: tag.page, ...onPage(sizedBox(tag, fieldSize(tag, read)), page) }],
         },
       });
     }

@@ -384,6 +384,37 @@ export function renderTeamNotice(event: TeamNoticeEventName, locale: Locale, val
   });
 }
 
+/** A finished bulk send, as the team's notice tells it (`bulk_send_completed`). */
+export type BulkSendNoticeValues = { id: string; name: string | null; total: number; sent: number; failed: number; link: string; brand?: MailBrand };
+
+const BULK_SEND_WORDS: Record<Locale, { subject: (name: string) => string; lead: (values: BulkSendNoticeValues, name: string) => string; action: string; id: (id: string) => string }> = {
+  'en-US': {
+    subject: (name) => `Bulk send finished: ${name}`,
+    lead: (values, name) => `The bulk send “${name}” has finished: ${values.sent} of ${values.total} ${values.total === 1 ? 'row was' : 'rows were'} sent, ${values.failed} failed.`,
+    action: 'See every row with your team’s API key',
+    id: (id) => `Bulk send ${id}`,
+  },
+  'tr-TR': {
+    subject: (name) => `Toplu gönderim tamamlandı: ${name}`,
+    lead: (values, name) => `“${name}” toplu gönderimi tamamlandı: ${values.total} satırdan ${values.sent} tanesi gönderildi, ${values.failed} tanesi başarısız oldu.`,
+    action: 'Tüm satırları ekibinizin API anahtarıyla görün',
+    id: (id) => `Toplu gönderim ${id}`,
+  },
+};
+
+export function renderBulkSendNotice(locale: Locale, values: BulkSendNoticeValues): { subject: string; text: string; html: string } {
+  const words = BULK_SEND_WORDS[locale];
+  const name = values.name ?? values.id;
+  return mailBody(locale, {
+    subject: words.subject(name),
+    paragraphs: [words.lead(values, name), words.id(values.id)],
+    action: { label: words.action, link: values.link },
+    after: [],
+    footer: TEAM_WORDS[locale].footer,
+    brand: values.brand,
+  });
+}
+
 /** The short texts of SMS and WhatsApp messages (plain text: nothing to escape, no markup). */
 const SHORT: Record<Locale, Record<MailKind, (values: MailValues) => string>> = {
   'en-US': {

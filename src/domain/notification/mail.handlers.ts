@@ -19,7 +19,7 @@ import { OUTBOX_TOPICS, type TeamNoticePayload } from '../outbox/topics.ts';
 import fs from 'node:fs/promises';
 import { completeTeamSettings } from '../team/team-settings.ts';
 import { logoExtension } from '../team/team-logo.ts';
-import { mailLocale, renderMail, renderShortText, renderTeamNotice, type MailBrand, type MailKind, type MailValues, type TeamNoticeEventName } from './mail-templates.ts';
+import { mailLocale, renderBulkSendNotice, renderMail, renderShortText, renderTeamNotice, type MailBrand, type MailKind, type MailValues, type TeamNoticeEventName } from './mail-templates.ts';
 import type { PhoneChannel, PhoneProvider } from './sms.ts';
 import type { MailAttachment, MailMessage, Mailer } from './mailer.ts';
 import { DELIVERY_FAILURES } from './delivery-failures.ts';
@@ -371,9 +371,13 @@ async function sealedAttachments(options: MailHandlerOptions, em: EntityManager,
  * person, the channel and why). In the team's notification locale, with the team's branding.
  */
 export function teamNoticeHandler(options: MailHandlerOptions): OutboxHandler {
-  return async (message, { em, now }) => {
+  const bulkSendNotice = bulkSendNoticeHandler(options);
+  return async (message, context) => {
+    const { em, now } = context;
     const payload = message.payload as unknown as TeamNoticePayload;
-    const envelope = await envelopeOf(em, payload.envelopeId);
+    if (payload.envelopeId === null) return bulkSendNotice(message, context);
+    const envelopeId = payload.envelopeId;
+    const envelope = await envelopeOf(em, envelopeId);
     const event = payload.event as TeamNoticeEventName;
     const locale = mailLocale(payload.to.locale);
     const messageId = mailMessageId(message.id, options.publicUrl);
@@ -400,12 +404,41 @@ export function teamNoticeHandler(options: MailHandlerOptions): OutboxHandler {
     return async (tx) => {
       await systemEvent(tx, options.auditKey, {
         teamId: envelope.teamId,
-        envelopeId: payload.envelopeId,
+        envelopeId,
         // A delivered notice like the others, told apart by its audience (no recipient or agent).
         type: 'notice.sent',
         at: now,
         details: { audience: 'team', kind: event, channel: 'email', to: payload.to.email, attachedDocuments: sealed.attachments.length, messageId },
       });
+    };
+  };
+}
+
+/**
+ * `team.notice` of a finished bulk send (`bulk_send_completed`): how many rows were sent and how
+ * many failed, and the API path to its rows. On the team's trail (no envelope), as the bulk send's
+ * own events are.
+ */
+function bulkSendNoticeHandler(options: MailHandlerOptions): OutboxHandler {
+  return async (message, { em, now }) => {
+    const payload = message.payload as unknown as TeamNoticePayload;
+    const bulkSend = payload.bulkSend!;
+    const locale = mailLocale(payload.to.locale);
+    const messageId = mailMessageId(message.id, options.publicUrl);
+    const brand = await teamBrandOf(options, em, payload.teamId, messageId);
+    const content = renderBulkSendNotice(locale, { ...bulkSend, link: `${options.publicUrl}/api/v1/key/bulk-sends/${bulkSend.id}/rows`, brand: brand.mail });
+    await options.mailer.send({ messageId, to: { name: null, address: payload.to.email }, language: locale, ...content, ...brand.headers });
+    return async (tx) => {
+      await appendAuditEvent(tx, options.auditKey, {
+        teamId: payload.teamId,
+        envelopeId: null,
+        type: 'notice.sent',
+        actor: { type: 'system', id: null },
+        request: null,
+        details: { audience: 'team', kind: payload.event, channel: 'email', to: payload.to.email, bulkSendId: bulkSend.id, messageId } as never,
+        at: now,
+      });
+      await tx.flush();
     };
   };
 }

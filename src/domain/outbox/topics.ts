@@ -127,8 +127,11 @@ export type WebhookDisabledNoticePayload = {
 /** What a team's notice is about; a delivery failure names the person, the channel and why. */
 export type TeamNoticePayload = {
   teamId: string;
-  envelopeId: string;
-  event: 'completed' | 'declined' | 'voided' | 'expired' | 'delivery_failed';
+  /** The envelope the notice is about; null for a bulk send's. */
+  envelopeId: string | null;
+  event: 'completed' | 'declined' | 'voided' | 'expired' | 'delivery_failed' | 'bulk_send_completed';
+  /** bulk_send_completed: the bulk send and its counts. */
+  bulkSend?: { id: string; name: string | null; total: number; sent: number; failed: number } | null;
   to: { email: string; locale: string | null };
   /** The void or decline reason. */
   reason?: string | null;

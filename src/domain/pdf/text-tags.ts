@@ -45,6 +45,8 @@ export type FoundTag = {
    * upright, so only a tag at a multiple of 90° has one that fits it.
    */
   angle: number;
+  /** The size of its text as displayed, in points (the largest of its glyphs'): what fields made from it are sized by. */
+  fontSize: number;
   /** Where its glyphs are; empty when it lies in a form XObject (found, not hideable). */
   ranges: GlyphRange[];
 };
@@ -114,6 +116,8 @@ type Glyph = {
   direction: [number, number];
   advance: number;
   em: number;
+  /** One unit up in text space, as displayed: the font size after every matrix. */
+  size: number;
   operator: number;
   index: number;
   displacement: number;
@@ -277,6 +281,8 @@ export async function findTextTags(bytes: Uint8Array, options: { maxTags: number
               const glyph: Glyph = {
                 frame: { advance: axisOf(rightX - originX, rightY - originY), up: axisOf(upX - originX, upY - originY) },
                 angle: ((degreesAsShown % 360) + 360) % 360,
+                // One unit up in text space, as displayed: the font size after every matrix.
+                size: Math.hypot(upX - originX, upY - originY),
                 char: item.unicode ?? '',
                 minX: Math.min(...corners.map((c) => c[0])),
                 maxX: Math.max(...corners.map((c) => c[0])),
@@ -346,7 +352,8 @@ export async function findTextTags(bytes: Uint8Array, options: { maxTags: number
           }
         }
         const angle = Math.round(members[0]!.angle * 100) / 100;
-        tags.push({ text: match[0], page: pageIndex, box: { x: minX, y: minY, width: maxX - minX, height: maxY - minY }, pageSize, frame: members[0]!.frame, angle: angle === 360 ? 0 : angle, ranges });
+        const fontSize = Math.max(...members.map((g) => g.size));
+        tags.push({ text: match[0], page: pageIndex, box: { x: minX, y: minY, width: maxX - minX, height: maxY - minY }, pageSize, frame: members[0]!.frame, angle: angle === 360 ? 0 : angle, fontSize, ranges });
       }
       page.cleanup();
       if (tooMany) break;

@@ -6,7 +6,7 @@ import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import { locales } from '../recipient/agent.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { teamSettingsOf } from '../team/team-settings.ts';
+import { teamFrameOrigins, teamSettingsOf } from '../team/team-settings.ts';
 import { parseInput } from '../validation.ts';
 import { SigningFrameOriginNotAllowedError } from './signing.errors.ts';
 import { ensureSentAndOpen, findActingRecipient, findAgentOf } from './sender-turn.ts';
@@ -18,7 +18,11 @@ import { apiKeyWorkflow, peopleOf, recordEvent, signingLink } from './workflow.t
  * Embedded signing (issue 21): the integrator's server asks for a signing URL for a recipient
  * whose turn it is, and shows it in its own application (`<envelope-signing>`, /embed.js).
  *
- * The URL works once. Opening it consumes it (a guarded single-row update) and makes the page's
+ * The URL works once. Serving its page consumes nothing (GET and HEAD only read its state): the
+ * page's script, once it runs, asks for the session (POST to the same URL), and that consumes the
+ * URL (a guarded single-row update). A page the browser refused to show (framed by an origin its
+ * frame-ancestors does not name) never runs its script, so the URL stays usable and the host's
+ * `<envelope-signing>` reports `error` when `ready` does not come. Consuming makes the page's
  * session credential: a signing token like an invitation link's, which the page holds and sends
  * as X-Signing-Token, with an end of its own (SESSION_MINUTES) and the URL's frame origin, so
  * every rule of the recipient side (turns, OTP, the envelope's lock) applies unchanged. The
@@ -73,7 +77,7 @@ export async function createSigningUrl(context: ServiceContext, options: { envel
     if (input.frameOrigin !== undefined) {
       const settings = await teamSettingsOf(context, caller.teamId);
       const teamOrigins = settings.embedding.frameOrigins;
-      const allowed = teamOrigins ?? context.signingFrameAncestors;
+      const allowed = teamFrameOrigins(teamOrigins, context.signingFrameAncestors);
       if (!allowed.includes(input.frameOrigin)) throw new SigningFrameOriginNotAllowedError(input.frameOrigin, teamOrigins ? 'team_settings' : 'configuration');
     }
     const token = newSecret('sgu');
@@ -112,8 +116,20 @@ export type OpenedSigningUrl =
   | { kind: 'expired'; frameOrigin: string | null; locale: string | null }
   | { kind: 'unknown' };
 
+/**
+ * What a signing URL's page shows before its script opens it (read only: GET and HEAD consume
+ * nothing), and `frameAncestors`: the origins that may frame it, the URL's `frameOrigin` alone
+ * when it names one, else the team's list (teamFrameOrigins).
+ */
+export type SigningUrlState =
+  | { kind: 'unopened'; frameOrigin: string | null; returnUrl: string | null; locale: string | null; frameAncestors: readonly string[] }
+  | { kind: 'used'; frameOrigin: string | null; returnUrl: string | null; locale: string | null; frameAncestors: readonly string[] }
+  | { kind: 'expired'; frameOrigin: string | null; locale: string | null; frameAncestors: readonly string[] }
+  | { kind: 'unknown' };
+
 type UrlRow = {
   id: string;
+  expires_at: Date;
   recipient_id: string;
   agent_id: string;
   person_index: number;
@@ -125,15 +141,33 @@ type UrlRow = {
   team_id: string;
   agent_revoked_at: Date | null;
   agent_locale: string | null;
+  team_frame_origins: unknown;
 };
 
-const URL_ROW = `select u.id, u.recipient_id, u.agent_id, u.person_index, u.frame_origin, u.return_url, u.locale, u.consumed_at,
+const URL_ROW = `select u.id, u.expires_at, u.recipient_id, u.agent_id, u.person_index, u.frame_origin, u.return_url, u.locale, u.consumed_at,
     r.envelope_id, e.team_id, a.revoked_at as agent_revoked_at,
-    coalesce(a.snapshot -> u.person_index ->> 'locale', a.info ->> 'locale') as agent_locale
-  from signing_url u join recipient r on r.id = u.recipient_id join envelope e on e.id = r.envelope_id join agent a on a.id = u.agent_id`;
+    coalesce(a.snapshot -> u.person_index ->> 'locale', a.info ->> 'locale') as agent_locale,
+    tm.settings -> 'embedding' -> 'frameOrigins' as team_frame_origins
+  from signing_url u join recipient r on r.id = u.recipient_id join envelope e on e.id = r.envelope_id join agent a on a.id = u.agent_id
+    join team tm on tm.id = e.team_id`;
 
 /**
- * Opens a signing URL: consumes it (only the first open within its 5 minutes gets through the
+ * The state of a signing URL without touching it, for serving its page (GET, HEAD): unopened and
+ * in time, used, expired or unknown, with the frame origin and language the page is served with.
+ */
+export async function signingUrlState(context: ServiceContext, rawToken: string): Promise<SigningUrlState> {
+  const now = context.clock.now();
+  const [row] = await context.em.fork().execute<UrlRow[]>(`${URL_ROW} where u.token_hash = ?`, [hashSecret(rawToken)]);
+  if (!row) return { kind: 'unknown' };
+  const locale = row.locale ?? row.agent_locale;
+  const frameAncestors = row.frame_origin ? [row.frame_origin] : teamFrameOrigins(row.team_frame_origins, context.signingFrameAncestors);
+  if (row.consumed_at) return { kind: 'used', frameOrigin: row.frame_origin, returnUrl: row.return_url, locale, frameAncestors };
+  if (new Date(row.expires_at).getTime() <= now.getTime()) return { kind: 'expired', frameOrigin: row.frame_origin, locale, frameAncestors };
+  return { kind: 'unopened', frameOrigin: row.frame_origin, returnUrl: row.return_url, locale, frameAncestors };
+}
+
+/**
+ * Opens a signing URL (its page's script asks, POST): consumes it (only the first open within its 5 minutes gets through the
  * guarded update) and makes the session credential the page will hold. A used, expired or unknown
  * URL is told apart so the page can say which, in the person's language where it is known.
  */

@@ -13,6 +13,7 @@ import { agentInfoSchema } from '../recipient/agent-input.ts';
 import { Agent } from '../recipient/agent.entity.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
+import { teamFrameOrigins } from '../team/team-settings.ts';
 import { boundedText, parseInput } from '../validation.ts';
 import {
   EnvelopeClosedError,
@@ -84,27 +85,32 @@ export async function lookUpToken(context: ServiceContext): Promise<TokenRow> {
  * embedded session's end) is gone (410); else `open`. Read only: the first view is recorded when
  * the page reads its session, as before. `locale` is the person's, where the sender gave one.
  */
+/** An invitation link's state, and the origins that may frame its page (the team's, teamFrameOrigins). */
 export type SigningLinkState =
   | { kind: 'unknown' }
-  | { kind: 'open' | 'revoked' | 'expired'; locale: string | null }
-  | { kind: 'closed'; status: Envelope['status']; locale: string | null };
+  | { kind: 'open' | 'revoked' | 'expired'; locale: string | null; frameAncestors: readonly string[] }
+  | { kind: 'closed'; status: Envelope['status']; locale: string | null; frameAncestors: readonly string[] };
 
 export async function signingLinkState(context: ServiceContext, rawToken: string): Promise<SigningLinkState> {
-  const [row] = await context.em.execute<{ revoked_at: Date | null; expires_at: Date | null; status: string; envelope_expires_at: Date | null; locale: string | null }[]>(
+  const [row] = await context.em.execute<{ revoked_at: Date | null; expires_at: Date | null; status: string; envelope_expires_at: Date | null; locale: string | null; frame_origin: string | null; team_frame_origins: unknown }[]>(
     `select t.revoked_at, t.expires_at, e.status, e.expires_at as envelope_expires_at,
-            coalesce(t.embedding ->> 'locale', a.snapshot -> t.person_index ->> 'locale', a.info ->> 'locale') as locale
+            coalesce(t.embedding ->> 'locale', a.snapshot -> t.person_index ->> 'locale', a.info ->> 'locale') as locale,
+            t.embedding ->> 'frameOrigin' as frame_origin, tm.settings -> 'embedding' -> 'frameOrigins' as team_frame_origins
        from signing_token t join recipient r on r.id = t.recipient_id join envelope e on e.id = r.envelope_id join agent a on a.id = t.agent_id
+       join team tm on tm.id = e.team_id
       where t.token_hash = ?`,
     [hashSecret(rawToken)],
   );
   if (!row) return { kind: 'unknown' };
   const locale = row.locale;
+  // A session a signing URL opened keeps that URL's frame origin; any other link, the team's list.
+  const frameAncestors = row.frame_origin ? [row.frame_origin] : teamFrameOrigins(row.team_frame_origins, context.signingFrameAncestors);
   // The same order as lookUpToken: a closed envelope is said first (its page still offers the final copy).
-  if (isClosedEnvelopeStatus(row.status)) return { kind: 'closed', status: row.status as Envelope['status'], locale };
-  if (row.revoked_at) return { kind: 'revoked', locale };
+  if (isClosedEnvelopeStatus(row.status)) return { kind: 'closed', status: row.status as Envelope['status'], locale, frameAncestors };
+  if (row.revoked_at) return { kind: 'revoked', locale, frameAncestors };
   const now = context.clock.now();
-  if ((row.expires_at && now >= new Date(row.expires_at)) || (row.envelope_expires_at && now >= new Date(row.envelope_expires_at))) return { kind: 'expired', locale };
-  return { kind: 'open', locale };
+  if ((row.expires_at && now >= new Date(row.expires_at)) || (row.envelope_expires_at && now >= new Date(row.envelope_expires_at))) return { kind: 'expired', locale, frameAncestors };
+  return { kind: 'open', locale, frameAncestors };
 }
 
 export type Acting = { workflow: Workflow; envelope: Envelope; token: SigningToken; recipient: Recipient };

@@ -11,10 +11,14 @@ import type { TeamNoticeEvent } from './team-settings.ts';
 
 type Notice = Omit<TeamNoticePayload, 'teamId' | 'envelopeId' | 'event' | 'to'>;
 
-/** Queues the event's notice to each of the team's addresses that asked for it; answers how many. */
+/**
+ * Queues the event's notice to each of the team's addresses that asked for it; answers how many.
+ * Envelope events name their envelope; `bulk_send_completed` names none (its bulk send is in
+ * `notice.bulkSend`, and `dedupe` is the bulk send's id).
+ */
 export async function queueTeamNotice(
   em: EntityManager,
-  options: { teamId: string; envelopeId: string; event: Exclude<TeamNoticeEvent, 'bulk_send_completed'>; now: Date; notice?: Notice; dedupe?: string },
+  options: { teamId: string; envelopeId: string | null; event: TeamNoticeEvent; now: Date; notice?: Notice; dedupe?: string },
 ): Promise<number> {
   const [row] = await em.execute<{ notifications: { emails?: unknown; events?: unknown; locale?: unknown } | null }[]>(
     `select settings->'notifications' as notifications from team where id = ?`,
@@ -32,7 +36,7 @@ export async function queueTeamNotice(
       em,
       OUTBOX_TOPICS.teamNotice,
       { teamId: options.teamId, envelopeId: options.envelopeId, event: options.event, to: { email, locale }, ...options.notice },
-      { now: options.now, dedupeKey: `team-notice:${options.event}:${options.dedupe ?? options.envelopeId}:${email}`, skipDuplicate: true },
+      { now: options.now, dedupeKey: `team-notice:${options.event}:${options.dedupe ?? options.envelopeId ?? ''}:${email}`, skipDuplicate: true },
     );
     if (id !== undefined) queued += 1;
   }

@@ -26,8 +26,8 @@ export const MAX_NOTIFICATION_EMAILS = 10;
 export const MAX_FOOTER_CHARACTERS = 500;
 
 /**
- * The events a team's notification addresses may get (issue 24). `bulk_send_completed` is accepted
- * now and fires once bulk send exists; nothing sends it today.
+ * The events a team's notification addresses may get (issue 24). `bulk_send_completed` is queued
+ * when a bulk send is marked completed (bulk-send.service.ts, recordCompletion).
  */
 export const TEAM_NOTICE_EVENTS = ['completed', 'declined', 'voided', 'expired', 'delivery_failed', 'bulk_send_completed'] as const;
 export type TeamNoticeEvent = (typeof TEAM_NOTICE_EVENTS)[number];
@@ -73,8 +73,9 @@ const logoUpload = z.strictObject({
 /** Each section as a PATCH gives it; `null` means "not set" (the service's default applies). */
 const embeddingSection = z.strictObject({
   /**
-   * Origins whose pages may frame this team's signing URLs. Null: SIGNING_FRAME_ANCESTORS decides.
-   * An empty list: no origin may (signing URLs are then only opened on their own).
+   * Origins whose pages may frame this team's signing pages (signing URLs, named as `frameOrigin`
+   * or not, and invitation links). Null: SIGNING_FRAME_ANCESTORS decides. An empty list: no origin
+   * may (the pages are then only opened on their own). See teamFrameOrigins.
    */
   frameOrigins: z.array(frameOrigin).max(MAX_FRAME_ORIGINS, `at most ${MAX_FRAME_ORIGINS} origins`).nullable(),
 });
@@ -146,6 +147,17 @@ const SECTIONS = ['notifications', 'branding', 'embedding', 'artefacts'] as cons
 
 function stringOrNull(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
+}
+
+/**
+ * The origins that may frame a team's signing pages: the team's `embedding.frameOrigins` when it
+ * has set one (an empty list: none), else the service-wide SIGNING_FRAME_ANCESTORS. One list for
+ * both uses, so they cannot disagree: what a signing URL's `frameOrigin` may name, and who may
+ * frame a page that names none (an invitation link's, a signing URL made without `frameOrigin`).
+ * `stored` is the settings' raw `embedding.frameOrigins`.
+ */
+export function teamFrameOrigins(stored: unknown, serviceWide: readonly string[]): readonly string[] {
+  return listOrNull(stored) ?? serviceWide;
 }
 
 function listOrNull<T = string>(value: unknown): T[] | null {

@@ -236,6 +236,8 @@ export function checkWebhookUrl(raw: string, policy: WebhookUrlPolicy): string {
   if (scheme !== 'https' && !(scheme === 'http' && loopbackName)) throw new WebhookUnsupportedSchemeError(scheme);
   if (url.username !== '' || url.password !== '') throw new WebhookCredentialsInUrlError();
   if (url.hash !== '') throw new WebhookInvalidUrlError('it has a #fragment, which is never sent');
+  // Port 0 names no service: no connection to it can succeed, so every delivery would fail.
+  if (url.port === '0') throw new WebhookInvalidUrlError('port 0 cannot be connected to');
   if (url.href.length > 2000) throw new WebhookInvalidUrlError('longer than 2000 characters');
   if (!policy.allowPrivate) {
     const refused = refusedHost(host);

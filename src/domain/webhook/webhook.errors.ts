@@ -14,7 +14,7 @@ export class WebhookDeliveryNotFoundError extends DomainError {
   }
 }
 
-/** `Webhook.InvalidUrl` (400): the URL is not an absolute URL (or is longer than 2000 characters, or has a fragment). */
+/** `Webhook.InvalidUrl` (400): the URL is not an absolute URL (or is longer than 2000 characters, has a fragment, or names port 0). */
 export class WebhookInvalidUrlError extends DomainError {
   constructor(reason: string) {
     super('Webhook.InvalidUrl', `The webhook URL is not usable: ${reason}.`, { path: 'url', reason });

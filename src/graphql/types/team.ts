@@ -49,7 +49,7 @@ const TeamNotificationSettingsType = builder.objectRef<TeamSettingsData['notific
     emails: t.stringList({ nullable: true, description: 'Where the team’s notices go; null: nowhere.', resolve: (section) => section.emails }),
     events: t.stringList({
       nullable: true,
-      description: `Which events they get (${TEAM_NOTICE_EVENTS.join(', ')}); null: every event. bulk_send_completed fires once bulk send exists.`,
+      description: `Which events they get (${TEAM_NOTICE_EVENTS.join(', ')}); null: every event. bulk_send_completed: a bulk send finished, with its counts.`,
       resolve: (section) => section.events,
     }),
     locale: t.string({ nullable: true, description: 'The notices’ language (en-US, tr-TR); null: en-US.', resolve: (section) => section.locale }),

@@ -6,6 +6,7 @@ import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCom
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { BlobCache } from './cache.ts';
+import { contentDisposition } from '../content-disposition.ts';
 import { stageFile } from './staging.ts';
 import { BlobMissingError, BlobStoreUnavailableError, isSha256, type BlobInfo, type BlobStore } from './types.ts';
 
@@ -255,8 +256,7 @@ export function createS3BlobStore(options: { location: S3Location; stagingDirect
       } while (ContinuationToken !== undefined);
     },
     async presignedDownloadUrl(sha256, presign) {
-      const ascii = presign.filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-      const disposition = `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(presign.filename)}`;
+      const disposition = contentDisposition(presign.filename);
       try {
         return await getSignedUrl(
           client,
