@@ -5,7 +5,23 @@ import { Recipient } from '../recipient/recipient.entity.ts';
 import { Template } from '../template/template.entity.ts';
 import { TemplateRecipient } from '../template/template-recipient.entity.ts';
 
-export const fieldTypes = ['simple_signature', 'biometric_signature', 'text', 'checkbox', 'radio', 'binary_choice'] as const;
+export const fieldTypes = [
+  'simple_signature',
+  'biometric_signature',
+  'text',
+  'checkbox',
+  'radio',
+  'binary_choice',
+  // Issue 32.
+  'initials',
+  'date_signed',
+  'full_name',
+  'email',
+  'date',
+  'number',
+  'dropdown',
+  'formula',
+] as const;
 export type FieldType = (typeof fieldTypes)[number];
 
 /**

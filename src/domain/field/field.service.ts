@@ -12,8 +12,9 @@ import type { ServiceContext } from '../service-context.ts';
 import { formatPath, readableName, identifierSlug, issuesFromZod } from '../validation.ts';
 import { FieldView } from './field-view.entity.ts';
 import { Field, fieldTypes, type FieldType } from './field.entity.ts';
-import { FieldDuplicateIdentifierError, FieldNotFoundError } from './field.errors.ts';
-import { parseFieldConfig, parseFieldValue } from './field-values.ts';
+import { FieldDuplicateIdentifierError, FieldInUseError, FieldNotFoundError } from './field.errors.ts';
+import { NOT_SENT_TYPES, parseFieldConfig, parseFieldValue } from './field-values.ts';
+import { FORMULA_INPUT_TYPES, orderByDependencies, parseExpression } from './field-rules.js';
 import { createEventLoopYielder } from '../../shared/event-loop.ts';
 
 /*
@@ -70,6 +71,13 @@ export const createFieldsInput = z.strictObject({
     .min(1, 'must contain at least one field')
     .max(MAX_FIELDS_PER_REQUEST, `at most ${MAX_FIELDS_PER_REQUEST} fields per request`),
 });
+
+/**
+ * The request as the OpenAPI document describes it: each field's shape spelled out (its `type`
+ * among every field type). The service parses the outer shape and each field on its own instead,
+ * so that one malformed field does not hide the others' problems.
+ */
+export const documentedCreateFieldsInput = z.strictObject({ fields: z.array(createFieldSchema).min(1).max(MAX_FIELDS_PER_REQUEST) });
 
 type CreateFieldInput = z.output<typeof createFieldSchema>;
 
@@ -158,7 +166,8 @@ function checkField(candidate: FieldCandidate, targets: FieldTargets, path: stri
   issues.push(...config.issues);
   const value = config.issues.length === 0 ? parseFieldValue(candidate.type, candidate.value, config.config, `${path}.value`) : { value: null, issues: [] };
   issues.push(...value.issues);
-  if (candidate.readonly && candidate.value == null) {
+  // A field the service fills or computes has no value to carry: readonly is what it is anyway.
+  if (candidate.readonly && candidate.value == null && !NOT_SENT_TYPES.includes(candidate.type)) {
     issues.push({ path: `${path}.value`, message: 'is required for a readonly field: the signer cannot fill it in' });
   }
   const views: CheckedField['views'] = [];
@@ -287,6 +296,65 @@ function checkFieldPatch(
   return checked;
 }
 
+/** What the rules between fields read of each field of an owner (field-rules.js). */
+type RuleFieldData = { identifier: string; type: FieldType; config: Record<string, unknown> };
+
+/** Every field of the owner as the rules between fields read them. */
+async function ownerRuleFields(change: OwnerChange): Promise<RuleFieldData[]> {
+  // In the change's own transaction (em.execute), under the owner's lock: the fields as they stand.
+  return change.em.execute<RuleFieldData[]>(`select identifier, type, config from field where ${'envelope' in change.scope ? 'envelope_id' : 'template_id'} = ?`, [change.ownerId]);
+}
+
+/**
+ * The rules between an owner's fields, over the whole owner as it would be after a change: a
+ * formula names only fields of the owner, of the types a formula reads, and no formula depends on
+ * itself through others (issue 32). Answers each problem with the identifier of the field it is
+ * about and the part of that field at fault.
+ */
+function fieldReferenceProblems(fields: RuleFieldData[], ownerNoun: OwnerKind, changed: ReadonlySet<string>): { identifier: string; at: string; message: string }[] {
+  const problems: { identifier: string; at: string; message: string }[] = [];
+  const typeOf = new Map(fields.map((field) => [field.identifier, field.type]));
+  for (const field of fields) {
+    if (field.type !== 'formula') continue;
+    const parsed = parseExpression(field.config.expression);
+    if (!('identifiers' in parsed)) continue;
+    for (const name of parsed.identifiers) {
+      const type = typeOf.get(name);
+      if (type === undefined) problems.push({ identifier: field.identifier, at: 'config.expression', message: `names "${name}", which is not a field of this ${ownerNoun}` });
+      else if (!FORMULA_INPUT_TYPES.includes(type)) {
+        problems.push({ identifier: field.identifier, at: 'config.expression', message: `names "${name}", a ${type} field; a formula reads ${FORMULA_INPUT_TYPES.join(', ')} fields` });
+      }
+    }
+  }
+  const { cycle } = orderByDependencies(fields.map((field) => ({ ...field, value: null })));
+  if (cycle !== null) {
+    // Told from a field the request changed, where the caller can mend it.
+    const members = cycle.slice(0, -1);
+    const start = Math.max(0, members.findIndex((identifier) => changed.has(identifier)));
+    const rotated = [...members.slice(start), ...members.slice(0, start), members[start]];
+    problems.push({ identifier: rotated[0], at: 'config.expression', message: `is circular: ${rotated.join(' → ')}` });
+  }
+  return problems;
+}
+
+/**
+ * Refuses a batch or a patch that breaks the rules between the owner's fields, reporting each
+ * problem at the changed field's path (`fields[2].config.expression`) or, for a field the request
+ * did not touch, at `otherPath` with that field named.
+ */
+function ensureFieldReferences(fields: RuleFieldData[], ownerNoun: OwnerKind, pathOf: Map<string, string>, otherPath: string) {
+  const problems = fieldReferenceProblems(fields, ownerNoun, new Set(pathOf.keys()));
+  if (problems.length === 0) return;
+  throw new InvalidRequestError(
+    problems.map((problem) => {
+      const path = pathOf.get(problem.identifier);
+      return path !== undefined
+        ? { path: `${path}.${problem.at}`, message: problem.message }
+        : { path: otherPath, message: `would break field "${problem.identifier}": its ${problem.at.replace('config.', '')} ${problem.message}` };
+    }),
+  );
+}
+
 /** Placements of every field of an owner (the views cap). */
 function countViews(change: OwnerChange): Promise<number> {
   return change.em.count(FieldView, { field: change.scope });
@@ -315,6 +383,8 @@ export async function addFieldsToOwner(
   const { checked: batch, identifiers } = await checkFieldBatch(shaped, await loadTargets(change, owner));
   const taken = await em.find(Field, { ...change.scope, identifier: { $in: identifiers } }, { fields: ['identifier'] });
   if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
+  const pathOf = new Map(shaped.flatMap(({ field }, index) => (field ? [[field.identifier, formatPath(['fields', index])] as const] : [])));
+  ensureFieldReferences([...(await ownerRuleFields(change)), ...batch], owner.kind, pathOf, 'fields');
   ensureCapacity(capacity.owner, 'fields', capacity.fields, await em.count(Field, change.scope), batch.length);
   const addedViews = batch.reduce((sum, field) => sum + field.views.length, 0);
   ensureCapacity(capacity.owner, 'field views', capacity.views, await countViews(change), addedViews);
@@ -399,6 +469,8 @@ export async function updateField(context: ServiceContext, options: { owner: Own
       const taken = await em.findOne(Field, { ...change.scope, identifier: checked.identifier }, { fields: ['id'] });
       if (taken) throw new FieldDuplicateIdentifierError([checked.identifier]);
     }
+    const others = (await ownerRuleFields(change)).filter((other) => other.identifier !== field.identifier);
+    ensureFieldReferences([...others, checked], owner.kind, new Map([[checked.identifier, 'field']]), 'field');
     const { views, recipient, ...values } = checked;
     em.assign(field, { ...values, ...fieldAssignee(recipient) });
     if (patch.views !== undefined) {
@@ -417,7 +489,15 @@ export async function deleteField(context: ServiceContext, options: { owner: Own
   const owner = contentOwner(options.owner.kind);
   await owner.change(context, options.owner.id, async (change) => {
     const field = await findField(change, options.owner, options.fieldId);
+    const remaining = (await ownerRuleFields(change)).filter((other) => other.identifier !== field.identifier);
+    const namedBy = remaining.filter((other) => other.type === 'formula' && dependsOn(other, field.identifier)).map((other) => other.identifier);
+    if (namedBy.length > 0) throw new FieldInUseError(field.identifier, namedBy, options.owner.kind);
     await change.em.nativeDelete(Field, { id: field.id, ...change.scope });
     await owner.audit(context, change, 'field.removed', { fieldId: field.id, identifier: field.identifier });
   });
+}
+
+function dependsOn(field: RuleFieldData, identifier: string): boolean {
+  const parsed = parseExpression(field.config.expression);
+  return 'identifiers' in parsed && parsed.identifiers.includes(identifier);
 }

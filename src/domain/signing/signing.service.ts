@@ -8,6 +8,7 @@ import type { Envelope } from '../envelope/envelope.entity.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import { Field } from '../field/field.entity.ts';
 import { parseFieldValue, summariseBiometricValue } from '../field/field-values.ts';
+import { fillOnCompletion, recomputeFormulas } from '../field/field-submission.ts';
 import { readerOf } from '../read-model.ts';
 import { agentInfoSchema } from '../recipient/agent-input.ts';
 import { Agent } from '../recipient/agent.entity.ts';
@@ -229,6 +230,10 @@ export async function submitSigning(context: ServiceContext, options: { input: u
     }
     if (issues.length > 0) throw new InvalidRequestError(issues);
     for (const { field, value } of accepted) field.value = value;
+    // Formulas are the service's to compute, with the values as they now stand (field-rules.js,
+    // the module the page computes them with live); fields of the whole envelope, since a formula
+    // may read an earlier recipient's. The recipient's own fields are the same entities here.
+    if (fields.some((field) => field.type === 'formula')) recomputeFormulas(await em.find(Field, { envelope: recipient.envelope }), fields);
     if (accepted.length > 0) {
       await recordEvent(workflow, 'field.submitted', {
         recipientId: recipient.id,
@@ -244,6 +249,7 @@ export async function submitSigning(context: ServiceContext, options: { input: u
       });
     }
     if (input.complete) {
+      fillOnCompletion(fields, { now, person: peopleOf(await em.findOneOrFail(Agent, token.agent.id))[token.personIndex] });
       const missing = fields.filter((field) => field.required && (field.value === null || field.value === undefined)).map((field) => field.id);
       if (missing.length > 0) throw new SigningRequiredFieldsMissingError(missing);
       recipient.completedAt = now;
