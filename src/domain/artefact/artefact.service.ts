@@ -23,6 +23,7 @@ import type { BlobStore } from '../../shared/blob-store/index.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Metrics } from '../../shared/metrics.ts';
 import type { RenderField } from '../pdf/render.ts';
+import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
 import type { SealCertificate } from './seal-certificate.ts';
 import { sealReason } from '../pdf/seal-reason.ts';
 import { ReasonedError } from '../../shared/failure-reason.ts';
@@ -41,10 +42,16 @@ export type ArtefactDependencies = {
 
 type DocumentRow = { id: string; name: string; content_sha256: string; sealed_sha256: string | null };
 
-/** Every field with a view on the document, with its value and views: what the renderer draws. */
+/**
+ * Every field with a view on the document, with its value and views: what the renderer draws. A
+ * field hidden by its conditions (issue 32) is not drawn; whether it is hidden is decided over the
+ * whole envelope's fields with the rules the service and the signing page apply (field-rules.js).
+ */
 export async function renderFieldsOf(em: EntityManager, documentId: string): Promise<RenderField[]> {
-  const rows = await em.fork().execute<{ type: RenderField['type']; recipient_id: string | null; value: RenderField['value']; config: RenderField['config']; views: RenderField['views'] }[]>(
-    `select f.type, f.recipient_id, f.value, f.config,
+  type Row = { identifier: string; envelope_id: string; visible_when: unknown; type: RenderField['type']; recipient_id: string | null; value: RenderField['value']; config: RenderField['config']; views: RenderField['views'] };
+  const reader = em.fork();
+  const rows = await reader.execute<Row[]>(
+    `select f.identifier, f.envelope_id, f.visible_when, f.type, f.recipient_id, f.value, f.config,
             json_agg(json_build_object('page', v.page, 'x', v.x, 'y', v.y, 'width', v.width, 'height', v.height) order by v.position) as views
        from field f join field_view v on v.field_id = f.id
       where v.document_id = ?
@@ -52,7 +59,18 @@ export async function renderFieldsOf(em: EntityManager, documentId: string): Pro
       order by min(f.created_at), f.id`,
     [documentId],
   );
-  return rows.map((row) => ({ type: row.type, recipientId: row.recipient_id, value: row.value, config: row.config ?? {}, views: row.views }));
+  let shown = rows;
+  // Conditions may name fields on other documents: only then is the whole envelope read.
+  const conditional = rows.find((row) => row.visible_when !== null);
+  if (conditional !== undefined) {
+    const all = await reader.execute<{ identifier: string; type: string; config: Record<string, unknown>; value: Record<string, unknown> | null; visible_when: VisibleWhen | null }[]>(
+      'select identifier, type, config, value, visible_when from field where envelope_id = ?',
+      [conditional.envelope_id],
+    );
+    const resolved = resolveFields(all.map((field) => ({ identifier: field.identifier, type: field.type, config: field.config ?? {}, value: field.value, visibleWhen: field.visible_when })));
+    shown = rows.filter((row) => resolved.get(row.identifier)?.visible !== false);
+  }
+  return shown.map((row) => ({ type: row.type, recipientId: row.recipient_id, value: row.value, config: row.config ?? {}, views: row.views }));
 }
 
 async function withTemporaryFile<T>(work: (filePath: string) => Promise<T>): Promise<T> {

@@ -1,31 +1,42 @@
 import type { AgentInfo } from '../recipient/agent.entity.ts';
 import type { Field } from './field.entity.ts';
-import { resolveFields } from './field-rules.js';
+import { resolveFields, type VisibleWhen } from './field-rules.js';
 
 /*
  * What the service does to a recipient's fields when the recipient submits (issue 32), with the
- * same rules the signing page runs live (field-rules.js): formulas are recomputed from the values
- * as they now stand, and on completion the fields the service fills get their values.
+ * same rules the signing page runs live (field-rules.js): conditions decide which fields are shown,
+ * formulas are recomputed from the values as they now stand, and on completion the fields the
+ * service fills get their values.
  */
 
 /**
- * Recomputes the recipient's formula fields over every field of the envelope (a formula may read
- * an earlier recipient's fields), after the submitted values were set on the entities. A formula
- * whose result is empty (an empty input, a division by zero) is left without a value. Answers the
- * formula fields whose value changed.
+ * Applies the rules between fields to the recipient's fields, over every field of the envelope (a
+ * condition or a formula may read an earlier recipient's fields), after the submitted values were
+ * set on the entities: a hidden field (its conditions do not hold) loses the value the signer gave
+ * it (a readonly field keeps the sender's, and is not drawn while hidden); the recipient's visible
+ * formulas are recomputed (an empty result leaves no value), hidden ones are emptied. Answers the
+ * recipient's hidden fields and those of them whose value was dropped.
  */
-export function recomputeFormulas(envelopeFields: Field[], ownFields: Field[]): Field[] {
-  const formulas = ownFields.filter((field) => field.type === 'formula');
-  if (formulas.length === 0) return [];
-  const resolved = resolveFields(envelopeFields.map((field) => ({ identifier: field.identifier, type: field.type, config: field.config, value: field.value ?? null })));
-  const changed: Field[] = [];
-  for (const field of formulas) {
-    const value = resolved.get(field.identifier)?.value ?? null;
-    if (JSON.stringify(value) === JSON.stringify(field.value ?? null)) continue;
-    field.value = value;
-    changed.push(field);
+export function applyFieldRules(envelopeFields: Field[], ownFields: Field[]): { hidden: Set<Field>; dropped: Field[] } {
+  const resolved = resolveFields(
+    envelopeFields.map((field) => ({ identifier: field.identifier, type: field.type, config: field.config, value: field.value ?? null, visibleWhen: (field.visibleWhen ?? null) as VisibleWhen | null })),
+  );
+  const hidden = new Set<Field>();
+  const dropped: Field[] = [];
+  for (const field of ownFields) {
+    const state = resolved.get(field.identifier);
+    if (state === undefined) continue;
+    if (!state.visible) hidden.add(field);
+    if (field.type === 'formula') {
+      if (JSON.stringify(state.value) !== JSON.stringify(field.value ?? null)) field.value = state.value;
+      continue;
+    }
+    if (!state.visible && !field.readonly && field.value !== null && field.value !== undefined) {
+      field.value = null;
+      dropped.push(field);
+    }
   }
-  return changed;
+  return { hidden, dropped };
 }
 
 /** The calendar date of an instant in a time zone, as `YYYY-MM-DD`. */

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ValidationIssue } from '../../shared/errors.ts';
 import type { FieldType } from './field.entity.ts';
 import { compileTextPattern } from './text-pattern.ts';
-import { DATE_FORMATS, decimalPlaces, isIsoDate, MAX_DECIMALS, MAX_EXPRESSION_LENGTH, parseExpression } from './field-rules.js';
+import { CONDITION_TESTS, DATE_FORMATS, decimalPlaces, isIsoDate, MAX_DECIMALS, MAX_EXPRESSION_LENGTH, parseExpression } from './field-rules.js';
 
 /**
  * The per-type shapes of a field's `config` (set by the sender) and `value` (pre-filled by the
@@ -125,6 +125,8 @@ export const fieldLimits = {
   formulaDecimalsDefault: 2,
   expressionMaxLength: MAX_EXPRESSION_LENGTH,
   timeZoneMaxLength: 64,
+  conditionsMax: 20,
+  conditionValueMaxLength: 1000,
   /** A response listing thousands of bad pen samples helps nobody; the rest are counted. */
   maxIssuesListed: 50,
 } as const;
@@ -729,6 +731,46 @@ export function parseFieldValue(
   const result = schema.safeParse(withoutNullKeys(value), { error: messageFor });
   if (result.success) return { value: result.data as Record<string, unknown>, issues: [] };
   return { value: null, issues: toValidationIssues(pathPrefix, result.error.issues) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conditions (visibleWhen)
+// ---------------------------------------------------------------------------------------------
+
+/** The tests that compare with a `value`; the others take none. */
+const COMPARING_TESTS = ['equal', 'not_equal', 'greater', 'less'];
+
+const conditionSchema = z
+  .strictObject({
+    field: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be the identifier of a field'),
+    is: z.enum(CONDITION_TESTS as unknown as [string, ...string[]]),
+    value: z.union([boundedString({ min: 1, max: fieldLimits.conditionValueMaxLength, allowTabs: true, allowLineBreaks: true }), z.number(), z.boolean()], {
+      error: 'must be a string, a finite number or true or false',
+    }).optional(),
+  })
+  .superRefine((condition, ctx) => {
+    const is = (condition as { is?: unknown }).is;
+    if (typeof is !== 'string' || !CONDITION_TESTS.includes(is)) return;
+    const compares = COMPARING_TESTS.includes(is);
+    if (compares && condition.value === undefined) ctx.addIssue({ code: 'custom', path: ['value'], message: `is required: "${is}" compares the field with it` });
+    if (!compares && condition.value !== undefined) ctx.addIssue({ code: 'custom', path: ['value'], message: `must be left out: "${is}" compares with nothing` });
+  });
+
+const conditionList = z.array(conditionSchema).min(1).max(fieldLimits.conditionsMax);
+
+const visibleWhenSchema = z.strictObject({ all: conditionList.optional(), any: conditionList.optional() }).superRefine((visibleWhen, ctx) => {
+  if (visibleWhen.all === undefined && visibleWhen.any === undefined) ctx.addIssue({ code: 'custom', message: 'must have all, any or both (or be null: always shown)' });
+});
+
+/**
+ * A field's `visibleWhen`, its shape checked (what the conditions name is checked against the
+ * owner's fields in field.service.ts): `null` or absent means "always shown".
+ */
+export function parseVisibleWhen(input: unknown, pathPrefix: string): { visibleWhen: Record<string, unknown> | null; issues: ValidationIssue[] } {
+  if (input === null || input === undefined) return { visibleWhen: null, issues: [] };
+  const result = visibleWhenSchema.safeParse(withoutNullKeys(input), { error: messageFor });
+  if (result.success) return { visibleWhen: result.data as Record<string, unknown>, issues: [] };
+  return { visibleWhen: null, issues: toValidationIssues(pathPrefix, result.error.issues) };
 }
 
 /**

@@ -47,6 +47,8 @@ export const FieldSchema = defineEntity({
     readonly: p.boolean().default(false),
     value: p.json<JsonObject>().nullable(),
     config: p.json<JsonObject>().default('{}'),
+    /** Conditions under which the field is shown (issue 32, field-rules.js); null: always. */
+    visibleWhen: p.json<JsonObject>().nullable(),
     submittedAt: p.datetime().nullable(),
     version: p.integer().version(),
   },

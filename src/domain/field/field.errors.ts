@@ -15,12 +15,12 @@ export class FieldDuplicateIdentifierError extends DomainError {
 }
 
 /**
- * `Field.InUse` (409): removing a field that other fields' formulas name (issue 32); removing it
+ * `Field.InUse` (409): removing a field that other fields' formulas or conditions name (issue 32); removing it
  * would leave them naming nothing. `context.identifier`, `context.namedBy` (the identifiers of the
  * fields that name it). Change or remove those first.
  */
 export class FieldInUseError extends DomainError {
   constructor(identifier: string, namedBy: string[], owner: 'envelope' | 'template' = 'envelope') {
-    super('Field.InUse', `Other fields of this ${owner} name this field in their formula: ${namedBy.join(', ')}. Change or remove them first.`, { identifier, namedBy });
+    super('Field.InUse', `Other fields of this ${owner} name this field in their formula or conditions: ${namedBy.join(', ')}. Change or remove them first.`, { identifier, namedBy });
   }
 }

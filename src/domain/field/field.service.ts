@@ -13,8 +13,8 @@ import { formatPath, readableName, identifierSlug, issuesFromZod } from '../vali
 import { FieldView } from './field-view.entity.ts';
 import { Field, fieldTypes, type FieldType } from './field.entity.ts';
 import { FieldDuplicateIdentifierError, FieldInUseError, FieldNotFoundError } from './field.errors.ts';
-import { NOT_SENT_TYPES, parseFieldConfig, parseFieldValue } from './field-values.ts';
-import { FORMULA_INPUT_TYPES, orderByDependencies, parseExpression } from './field-rules.js';
+import { NOT_SENT_TYPES, parseFieldConfig, parseFieldValue, parseVisibleWhen } from './field-values.ts';
+import { conditionTestsFor, FORMULA_INPUT_TYPES, isIsoDate, orderByDependencies, parseExpression, type VisibleWhen } from './field-rules.js';
 import { createEventLoopYielder } from '../../shared/event-loop.ts';
 
 /*
@@ -48,6 +48,7 @@ const fieldShape = {
   readonly: z.boolean({ error: 'must be true or false' }),
   value: z.unknown(),
   config: z.unknown(),
+  visibleWhen: z.unknown(),
   views: z.array(viewSchema).min(1, 'must place the field at least once').max(MAX_VIEWS_PER_FIELD, `at most ${MAX_VIEWS_PER_FIELD} views`),
 };
 
@@ -59,6 +60,7 @@ const createFieldSchema = z.strictObject({
   readonly: fieldShape.readonly.optional(),
   value: fieldShape.value.optional(),
   config: fieldShape.config.optional(),
+  visibleWhen: fieldShape.visibleWhen.optional(),
 });
 
 /**
@@ -106,6 +108,7 @@ type CheckedField = {
   readonly: boolean;
   value: Record<string, unknown> | null;
   config: Record<string, unknown>;
+  visibleWhen: Record<string, unknown> | null;
   views: { document: Document; page: number; x: number; y: number; width: number; height: number }[];
 };
 
@@ -119,6 +122,7 @@ type FieldCandidate = {
   readonly: boolean;
   value: unknown;
   config: unknown;
+  visibleWhen: unknown;
   views: ViewInput[];
 };
 
@@ -166,6 +170,8 @@ function checkField(candidate: FieldCandidate, targets: FieldTargets, path: stri
   issues.push(...config.issues);
   const value = config.issues.length === 0 ? parseFieldValue(candidate.type, candidate.value, config.config, `${path}.value`) : { value: null, issues: [] };
   issues.push(...value.issues);
+  const visibleWhen = parseVisibleWhen(candidate.visibleWhen, `${path}.visibleWhen`);
+  issues.push(...visibleWhen.issues);
   // A field the service fills or computes has no value to carry: readonly is what it is anyway.
   if (candidate.readonly && candidate.value == null && !NOT_SENT_TYPES.includes(candidate.type)) {
     issues.push({ path: `${path}.value`, message: 'is required for a readonly field: the signer cannot fill it in' });
@@ -197,6 +203,7 @@ function checkField(candidate: FieldCandidate, targets: FieldTargets, path: stri
     readonly: candidate.readonly,
     value: value.value,
     config: config.config,
+    visibleWhen: visibleWhen.visibleWhen,
     views,
   };
 }
@@ -242,6 +249,7 @@ async function checkFieldBatch(
           readonly: input.readonly ?? false,
           value: input.value,
           config: input.config,
+          visibleWhen: input.visibleWhen,
         },
         targets,
         path,
@@ -279,6 +287,7 @@ function checkFieldPatch(
       // re-checked against the new type, so a pre-filled value is never lost silently.
       config: patch.config !== undefined ? patch.config : typeChanged ? {} : field.config,
       value: patch.value !== undefined ? patch.value : field.value,
+      visibleWhen: patch.visibleWhen !== undefined ? patch.visibleWhen : (field.visibleWhen ?? null),
       views:
         patch.views ??
         current.views.map((view) => ({
@@ -296,13 +305,48 @@ function checkFieldPatch(
   return checked;
 }
 
-/** What the rules between fields read of each field of an owner (field-rules.js). */
-type RuleFieldData = { identifier: string; type: FieldType; config: Record<string, unknown> };
+/** What the rules between fields read of each field of an owner (field-rules.js), with its recipient's place in the signing order. */
+type RuleFieldData = {
+  identifier: string;
+  type: FieldType;
+  config: Record<string, unknown>;
+  visibleWhen: VisibleWhen | null;
+  recipientId: string;
+  recipientOrder: number;
+};
 
 /** Every field of the owner as the rules between fields read them. */
 async function ownerRuleFields(change: OwnerChange): Promise<RuleFieldData[]> {
+  const [recipientTable, recipientColumn, ownerColumn] = 'envelope' in change.scope ? ['recipient', 'recipient_id', 'envelope_id'] : ['template_recipient', 'template_recipient_id', 'template_id'];
   // In the change's own transaction (em.execute), under the owner's lock: the fields as they stand.
-  return change.em.execute<RuleFieldData[]>(`select identifier, type, config from field where ${'envelope' in change.scope ? 'envelope_id' : 'template_id'} = ?`, [change.ownerId]);
+  return change.em.execute<RuleFieldData[]>(
+    `select f.identifier, f.type, f.config, f.visible_when as "visibleWhen", r.id as "recipientId", r."order" as "recipientOrder"
+       from field f join ${recipientTable} r on r.id = f.${recipientColumn} where f.${ownerColumn} = ?`,
+    [change.ownerId],
+  );
+}
+
+/** A checked field as the rules between fields read it. */
+function ruleDataOf(field: CheckedField): RuleFieldData {
+  return {
+    identifier: field.identifier,
+    type: field.type,
+    config: field.config,
+    visibleWhen: field.visibleWhen as VisibleWhen | null,
+    recipientId: field.recipient.id,
+    recipientOrder: field.recipient.order,
+  };
+}
+
+/** What `equal` and `not_equal` compare a field of this type with (field-rules.js comparableValue), and `greater`/`less`. */
+function conditionValueProblem(type: FieldType, is: string, value: unknown): string | undefined {
+  const numeric = type === 'number' || type === 'formula';
+  if (numeric) return typeof value === 'number' ? undefined : `must be a number: the ${type} field is compared as a number`;
+  if (type === 'date') return typeof value === 'string' && isIsoDate(value) ? undefined : 'must be a date written YYYY-MM-DD: the date field is compared as a date';
+  if (type === 'checkbox') return typeof value === 'boolean' ? undefined : 'must be true or false: the checkbox is compared by whether it is ticked';
+  if (type === 'binary_choice') return value === 'accept' || value === 'decline' ? undefined : 'must be "accept" or "decline"';
+  if (is === 'equal' || is === 'not_equal') return typeof value === 'string' ? undefined : `must be a string: the ${type} field is compared as text`;
+  return undefined;
 }
 
 /**
@@ -326,13 +370,42 @@ function fieldReferenceProblems(fields: RuleFieldData[], ownerNoun: OwnerKind, c
       }
     }
   }
+  const byIdentifier = new Map(fields.map((field) => [field.identifier, field]));
+  for (const field of fields) {
+    for (const list of ['all', 'any'] as const) {
+      (field.visibleWhen?.[list] ?? []).forEach((condition, index) => {
+        const at = `visibleWhen.${list}[${index}]`;
+        const named = byIdentifier.get(condition.field);
+        if (named === undefined) {
+          problems.push({ identifier: field.identifier, at: `${at}.field`, message: `names "${condition.field}", which is not a field of this ${ownerNoun}` });
+          return;
+        }
+        // The values a condition reads must be there when its field's recipient signs: theirs, or an earlier recipient's.
+        if (named.recipientId !== field.recipientId && named.recipientOrder >= field.recipientOrder) {
+          problems.push({ identifier: field.identifier, at: `${at}.field`, message: `names "${condition.field}", a field of a recipient who does not sign before this field's recipient (order ${named.recipientOrder}, not below ${field.recipientOrder})` });
+          return;
+        }
+        const tests = conditionTestsFor(named.type);
+        if (!tests.includes(condition.is)) {
+          problems.push({ identifier: field.identifier, at: `${at}.is`, message: `cannot test a ${named.type} field with "${condition.is}"; it may test ${tests.map((test) => `"${test}"`).join(', ')}` });
+          return;
+        }
+        if (condition.value === undefined) return;
+        const problem = conditionValueProblem(named.type, condition.is, condition.value);
+        if (problem !== undefined) problems.push({ identifier: field.identifier, at: `${at}.value`, message: problem });
+      });
+    }
+  }
   const { cycle } = orderByDependencies(fields.map((field) => ({ ...field, value: null })));
   if (cycle !== null) {
     // Told from a field the request changed, where the caller can mend it.
     const members = cycle.slice(0, -1);
     const start = Math.max(0, members.findIndex((identifier) => changed.has(identifier)));
     const rotated = [...members.slice(start), ...members.slice(0, start), members[start]];
-    problems.push({ identifier: rotated[0], at: 'config.expression', message: `is circular: ${rotated.join(' → ')}` });
+    const first = byIdentifier.get(rotated[0]);
+    // A cycle runs through a formula's expression or a field's conditions; it is told at the first field's own part.
+    const at = first?.type === 'formula' && dependsOnThroughFormula(first, rotated[1]) ? 'config.expression' : 'visibleWhen';
+    problems.push({ identifier: rotated[0], at, message: `is circular: ${rotated.join(' → ')}` });
   }
   return problems;
 }
@@ -384,7 +457,7 @@ export async function addFieldsToOwner(
   const taken = await em.find(Field, { ...change.scope, identifier: { $in: identifiers } }, { fields: ['identifier'] });
   if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
   const pathOf = new Map(shaped.flatMap(({ field }, index) => (field ? [[field.identifier, formatPath(['fields', index])] as const] : [])));
-  ensureFieldReferences([...(await ownerRuleFields(change)), ...batch], owner.kind, pathOf, 'fields');
+  ensureFieldReferences([...(await ownerRuleFields(change)), ...batch.map(ruleDataOf)], owner.kind, pathOf, 'fields');
   ensureCapacity(capacity.owner, 'fields', capacity.fields, await em.count(Field, change.scope), batch.length);
   const addedViews = batch.reduce((sum, field) => sum + field.views.length, 0);
   ensureCapacity(capacity.owner, 'field views', capacity.views, await countViews(change), addedViews);
@@ -470,7 +543,7 @@ export async function updateField(context: ServiceContext, options: { owner: Own
       if (taken) throw new FieldDuplicateIdentifierError([checked.identifier]);
     }
     const others = (await ownerRuleFields(change)).filter((other) => other.identifier !== field.identifier);
-    ensureFieldReferences([...others, checked], owner.kind, new Map([[checked.identifier, 'field']]), 'field');
+    ensureFieldReferences([...others, ruleDataOf(checked)], owner.kind, new Map([[checked.identifier, 'field']]), 'field');
     const { views, recipient, ...values } = checked;
     em.assign(field, { ...values, ...fieldAssignee(recipient) });
     if (patch.views !== undefined) {
@@ -490,7 +563,7 @@ export async function deleteField(context: ServiceContext, options: { owner: Own
   await owner.change(context, options.owner.id, async (change) => {
     const field = await findField(change, options.owner, options.fieldId);
     const remaining = (await ownerRuleFields(change)).filter((other) => other.identifier !== field.identifier);
-    const namedBy = remaining.filter((other) => other.type === 'formula' && dependsOn(other, field.identifier)).map((other) => other.identifier);
+    const namedBy = remaining.filter((other) => dependsOn(other, field.identifier)).map((other) => other.identifier);
     if (namedBy.length > 0) throw new FieldInUseError(field.identifier, namedBy, options.owner.kind);
     await change.em.nativeDelete(Field, { id: field.id, ...change.scope });
     await owner.audit(context, change, 'field.removed', { fieldId: field.id, identifier: field.identifier });
@@ -498,6 +571,11 @@ export async function deleteField(context: ServiceContext, options: { owner: Own
 }
 
 function dependsOn(field: RuleFieldData, identifier: string): boolean {
+  const conditions = [...(field.visibleWhen?.all ?? []), ...(field.visibleWhen?.any ?? [])];
+  return conditions.some((condition) => condition.field === identifier) || (field.type === 'formula' && dependsOnThroughFormula(field, identifier));
+}
+
+function dependsOnThroughFormula(field: RuleFieldData, identifier: string | undefined): boolean {
   const parsed = parseExpression(field.config.expression);
-  return 'identifiers' in parsed && parsed.identifiers.includes(identifier);
+  return identifier !== undefined && 'identifiers' in parsed && parsed.identifiers.includes(identifier);
 }

@@ -8,7 +8,7 @@ import type { Envelope } from '../envelope/envelope.entity.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import { Field } from '../field/field.entity.ts';
 import { parseFieldValue, summariseBiometricValue } from '../field/field-values.ts';
-import { fillOnCompletion, recomputeFormulas } from '../field/field-submission.ts';
+import { applyFieldRules, fillOnCompletion } from '../field/field-submission.ts';
 import { readerOf } from '../read-model.ts';
 import { agentInfoSchema } from '../recipient/agent-input.ts';
 import { Agent } from '../recipient/agent.entity.ts';
@@ -230,11 +230,13 @@ export async function submitSigning(context: ServiceContext, options: { input: u
     }
     if (issues.length > 0) throw new InvalidRequestError(issues);
     for (const { field, value } of accepted) field.value = value;
-    // Formulas are the service's to compute, with the values as they now stand (field-rules.js,
-    // the module the page computes them with live); fields of the whole envelope, since a formula
-    // may read an earlier recipient's. The recipient's own fields are the same entities here.
-    if (fields.some((field) => field.type === 'formula')) recomputeFormulas(await em.find(Field, { envelope: recipient.envelope }), fields);
-    if (accepted.length > 0) {
+    // Conditions and formulas are the service's to apply, with the values as they now stand
+    // (field-rules.js, the module the page applies them with live), over the whole envelope's
+    // fields, since they may read an earlier recipient's. The recipient's own fields are the same
+    // entities here. A value given for a hidden field is dropped, and the trail says so.
+    const hasRules = fields.some((field) => field.type === 'formula' || field.visibleWhen);
+    const { hidden, dropped } = hasRules ? applyFieldRules(await em.find(Field, { envelope: recipient.envelope }), fields) : { hidden: new Set<Field>(), dropped: [] };
+    if (accepted.length > 0 || dropped.length > 0) {
       await recordEvent(workflow, 'field.submitted', {
         recipientId: recipient.id,
         agentId: token.agent.id,
@@ -246,11 +248,13 @@ export async function submitSigning(context: ServiceContext, options: { input: u
           // The strokes stay with the field as evidence; the trail keeps their summary and hash.
           ...(field.type === 'biometric_signature' && value ? { biometric: summariseBiometricValue(value) } : {}),
         })),
+        ...(dropped.length > 0 ? { droppedAsHidden: dropped.map((field) => ({ fieldId: field.id, identifier: field.identifier, type: field.type })) } : {}),
       });
     }
     if (input.complete) {
-      fillOnCompletion(fields, { now, person: peopleOf(await em.findOneOrFail(Agent, token.agent.id))[token.personIndex] });
-      const missing = fields.filter((field) => field.required && (field.value === null || field.value === undefined)).map((field) => field.id);
+      fillOnCompletion(fields.filter((field) => !hidden.has(field)), { now, person: peopleOf(await em.findOneOrFail(Agent, token.agent.id))[token.personIndex] });
+      // A hidden field is not required: the signer cannot see it.
+      const missing = fields.filter((field) => field.required && !hidden.has(field) && (field.value === null || field.value === undefined)).map((field) => field.id);
       if (missing.length > 0) throw new SigningRequiredFieldsMissingError(missing);
       recipient.completedAt = now;
       for (const field of fields) if (field.value !== null && field.value !== undefined) field.submittedAt = now;
