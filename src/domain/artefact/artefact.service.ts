@@ -23,7 +23,7 @@ import type { BlobStore } from '../../shared/blob-store/index.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Metrics } from '../../shared/metrics.ts';
 import type { RenderField } from '../pdf/render.ts';
-import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
+import { formatDate, formatNumber, resolveFields, type VisibleWhen } from '../field/field-rules.js';
 import type { SealCertificate } from './seal-certificate.ts';
 import { sealReason } from '../pdf/seal-reason.ts';
 import { ReasonedError } from '../../shared/failure-reason.ts';
@@ -48,10 +48,22 @@ type DocumentRow = { id: string; name: string; content_sha256: string; sealed_sh
  * whole envelope's fields with the rules the service and the signing page apply (field-rules.js).
  */
 export async function renderFieldsOf(em: EntityManager, documentId: string): Promise<RenderField[]> {
-  type Row = { identifier: string; envelope_id: string; visible_when: unknown; type: RenderField['type']; recipient_id: string | null; value: RenderField['value']; config: RenderField['config']; views: RenderField['views'] };
+  type Row = {
+    identifier: string;
+    envelope_id: string;
+    visible_when: unknown;
+    locale: string | null;
+    type: RenderField['type'];
+    recipient_id: string | null;
+    value: RenderField['value'];
+    config: RenderField['config'];
+    views: RenderField['views'];
+  };
   const reader = em.fork();
+  // The locale of the recipient's first person writes month names and decimal marks (docs/fields.md).
   const rows = await reader.execute<Row[]>(
     `select f.identifier, f.envelope_id, f.visible_when, f.type, f.recipient_id, f.value, f.config,
+            (select coalesce(a.snapshot -> 0 ->> 'locale', a.info ->> 'locale') from agent a where a.recipient_id = f.recipient_id order by a.position, a.id limit 1) as locale,
             json_agg(json_build_object('page', v.page, 'x', v.x, 'y', v.y, 'width', v.width, 'height', v.height) order by v.position) as views
        from field f join field_view v on v.field_id = f.id
       where v.document_id = ?
@@ -70,7 +82,36 @@ export async function renderFieldsOf(em: EntityManager, documentId: string): Pro
     const resolved = resolveFields(all.map((field) => ({ identifier: field.identifier, type: field.type, config: field.config ?? {}, value: field.value, visibleWhen: field.visible_when })));
     shown = rows.filter((row) => resolved.get(row.identifier)?.visible !== false);
   }
-  return shown.map((row) => ({ type: row.type, recipientId: row.recipient_id, value: row.value, config: row.config ?? {}, views: row.views }));
+  return shown.map((row) => {
+    const config = row.config ?? {};
+    const text = row.value === null ? undefined : displayText(row.type, row.value, config, row.locale ?? 'en-US');
+    return { type: row.type, recipientId: row.recipient_id, value: row.value, config, views: row.views, ...(text === undefined ? {} : { text }) };
+  });
+}
+
+/**
+ * A value drawn as text, as a person reads it: written with field-rules.js, as the signing page
+ * shows it (dates in the field's format, numbers with decimals, prefix and suffix, a dropdown's label).
+ */
+function displayText(type: string, value: Record<string, unknown>, config: Record<string, unknown>, locale: string): string | undefined {
+  switch (type) {
+    case 'date':
+    case 'date_signed':
+      return typeof value.date === 'string' ? formatDate(value.date, typeof config.format === 'string' ? config.format : 'YYYY-MM-DD', locale) : undefined;
+    case 'number':
+      return typeof value.number === 'number' ? formatNumber(value.number, config, locale) : undefined;
+    case 'formula':
+      return typeof value.number === 'number' ? formatNumber(value.number, { ...config, decimals: typeof config.decimals === 'number' ? config.decimals : 2 }, locale) : undefined;
+    case 'dropdown': {
+      const options = Array.isArray(config.options) ? (config.options as { value: string; label: string }[]) : [];
+      return options.find((option) => option.value === value.selected)?.label ?? (typeof value.selected === 'string' ? value.selected : undefined);
+    }
+    case 'full_name':
+    case 'email':
+      return typeof value.text === 'string' ? value.text : undefined;
+    default:
+      return undefined;
+  }
 }
 
 async function withTemporaryFile<T>(work: (filePath: string) => Promise<T>): Promise<T> {
