@@ -5,6 +5,7 @@
  * signature), text never below 8 pt and never cut, a hidden field not drawn; read back with
  * pdftotext, the seal checked with pdfsig.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -115,5 +116,20 @@ describe('the new field types in the sealed PDF', () => {
     expect(inkBelow).toBeGreaterThan(10);
     // Hidden (its box is ticked): the readonly text the sender gave is not drawn.
     expect(words.map((word) => word.text)).not.toContain('Hiddenclause');
+
+    // The certificate of completion lists the values under the person who completed, in its own locale.
+    for (const [locale, expected] of [
+      ['en-US', ['Value (start): 4 March 2027', 'Value (price): € 1,234.50', 'Value (plan): Yearly plan', 'Value (total): 3,703.50 EUR', 'Value (email): ada@example.com']],
+      ['tr-TR', ['Değer (start): 4 Mart 2027', 'Değer (price): € 1.234,50', 'Değer (total): 3.703,50 EUR']],
+    ] as const) {
+      const certificate = await fetch(`${app.url}/api/v1/key/envelopes/${built.envelopeId}/audit/pdf?locale=${locale}`, { headers: { 'x-service-api-key': team.apiKey } });
+      expect(certificate.status).toBe(200);
+      const certificateFile = path.join(directory, `certificate-${locale}.pdf`);
+      fs.writeFileSync(certificateFile, Buffer.from(await certificate.arrayBuffer()));
+      const text = execFileSync('pdftotext', ['-raw', certificateFile, '-'], { encoding: 'utf8' }).replace(/\s+/g, ' ');
+      for (const line of expected) expect(text, locale).toContain(line);
+      expect(text).toContain(locale === 'en-US' ? 'Signature (initials, typed)' : 'İmza (initials, yazılarak)');
+      expect(text).not.toContain('Hiddenclause');
+    }
   });
 });

@@ -23,7 +23,8 @@ import type { BlobStore } from '../../shared/blob-store/index.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Metrics } from '../../shared/metrics.ts';
 import type { RenderField } from '../pdf/render.ts';
-import { formatDate, formatNumber, resolveFields, type VisibleWhen } from '../field/field-rules.js';
+import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
+import { displayText } from '../field/field-display.ts';
 import type { SealCertificate } from './seal-certificate.ts';
 import { sealReason } from '../pdf/seal-reason.ts';
 import { ReasonedError } from '../../shared/failure-reason.ts';
@@ -87,31 +88,6 @@ export async function renderFieldsOf(em: EntityManager, documentId: string): Pro
     const text = row.value === null ? undefined : displayText(row.type, row.value, config, row.locale ?? 'en-US');
     return { type: row.type, recipientId: row.recipient_id, value: row.value, config, views: row.views, ...(text === undefined ? {} : { text }) };
   });
-}
-
-/**
- * A value drawn as text, as a person reads it: written with field-rules.js, as the signing page
- * shows it (dates in the field's format, numbers with decimals, prefix and suffix, a dropdown's label).
- */
-function displayText(type: string, value: Record<string, unknown>, config: Record<string, unknown>, locale: string): string | undefined {
-  switch (type) {
-    case 'date':
-    case 'date_signed':
-      return typeof value.date === 'string' ? formatDate(value.date, typeof config.format === 'string' ? config.format : 'YYYY-MM-DD', locale) : undefined;
-    case 'number':
-      return typeof value.number === 'number' ? formatNumber(value.number, config, locale) : undefined;
-    case 'formula':
-      return typeof value.number === 'number' ? formatNumber(value.number, { ...config, decimals: typeof config.decimals === 'number' ? config.decimals : 2 }, locale) : undefined;
-    case 'dropdown': {
-      const options = Array.isArray(config.options) ? (config.options as { value: string; label: string }[]) : [];
-      return options.find((option) => option.value === value.selected)?.label ?? (typeof value.selected === 'string' ? value.selected : undefined);
-    }
-    case 'full_name':
-    case 'email':
-      return typeof value.text === 'string' ? value.text : undefined;
-    default:
-      return undefined;
-  }
 }
 
 async function withTemporaryFile<T>(work: (filePath: string) => Promise<T>): Promise<T> {

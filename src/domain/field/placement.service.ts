@@ -18,6 +18,7 @@ import type { ServiceContext } from '../service-context.ts';
 import { formatPath, issuesFromZod } from '../validation.ts';
 import { Field, type FieldType } from './field.entity.ts';
 import { addFieldsToOwner, shapeFields } from './field.service.ts';
+import { DATE_FORMATS } from './field-rules.js';
 
 /*
  * Fields placed from a document itself (docs/fields.md, "Placing fields from the PDF"), for an
@@ -52,11 +53,26 @@ const TAG_TYPES: Record<string, FieldType> = {
   radio: 'radio',
   choice: 'binary_choice',
   binary_choice: 'binary_choice',
+  // Issue 32.
+  init: 'initials',
+  initials: 'initials',
+  signed: 'date_signed',
+  date_signed: 'date_signed',
+  name: 'full_name',
+  full_name: 'full_name',
+  email: 'email',
+  date: 'date',
+  num: 'number',
+  number: 'number',
+  list: 'dropdown',
+  dropdown: 'dropdown',
 };
-const TAG_KEYS = new Set(['role', 'id', 'required', 'label', 'w', 'h', 'options']);
+const TAG_KEYS = new Set(['role', 'id', 'required', 'label', 'w', 'h', 'options', 'decimals', 'format']);
+/** Which tag types take the keys only some types take. */
+const TYPED_TAG_KEYS: Record<string, FieldType[]> = { options: ['radio', 'dropdown'], decimals: ['number'], format: ['date', 'date_signed'] };
 const SIGNATURE_TYPES: FieldType[] = ['simple_signature', 'biometric_signature'];
 
-type ParsedTag = { type: FieldType; role: string; id?: string; required?: boolean; label?: string; width?: number; height?: number; options?: string[] };
+type ParsedTag = { type: FieldType; role: string; id?: string; required?: boolean; label?: string; width?: number; height?: number; options?: string[]; decimals?: number; format?: string };
 
 /** A tag's text (`{{TYPE;key=value;…}}`) read, or why it cannot be. */
 export function parseTag(text: string): ParsedTag | { problem: string } {
@@ -71,6 +87,8 @@ export function parseTag(text: string): ParsedTag | { problem: string } {
     const value = equals < 0 ? '' : pair.slice(equals + 1).trim();
     if (!TAG_KEYS.has(key)) return { problem: `unknown key "${key}"` };
     if (value === '') return { problem: `"${key}" needs a value` };
+    const only = TYPED_TAG_KEYS[key];
+    if (only !== undefined && !only.includes(type)) return { problem: `"${key}" applies to ${only.join(' and ')} tags only` };
     if (key === 'role') parsed.role = value;
     else if (key === 'id') parsed.id = value;
     else if (key === 'label') {
@@ -78,6 +96,13 @@ export function parseTag(text: string): ParsedTag | { problem: string } {
       parsed.label = value;
     }
     else if (key === 'options') parsed.options = value.split('|').map((option) => option.trim());
+    else if (key === 'decimals') {
+      if (!/^[0-6]$/.test(value)) return { problem: '"decimals" must be a whole number from 0 to 6' };
+      parsed.decimals = Number(value);
+    } else if (key === 'format') {
+      if (!DATE_FORMATS.includes(value)) return { problem: `"format" must be one of ${DATE_FORMATS.join(', ')}` };
+      parsed.format = value;
+    }
     else if (key === 'required') {
       if (value !== 'true' && value !== 'false') return { problem: '"required" must be true or false' };
       parsed.required = value === 'true';
@@ -90,6 +115,15 @@ export function parseTag(text: string): ParsedTag | { problem: string } {
   }
   if (parsed.role === undefined) return { problem: 'no role' };
   return parsed as ParsedTag;
+}
+
+/** The config a tag gives its field: options (radio, dropdown), decimals (number), a date format. */
+function tagConfig(read: ParsedTag): { config?: Record<string, unknown> } {
+  const config: Record<string, unknown> = {};
+  if (read.options !== undefined) config.options = read.options.map((option) => ({ value: option, label: option }));
+  if (read.decimals !== undefined) config.decimals = read.decimals;
+  if (read.format !== undefined) config.format = read.format;
+  return Object.keys(config).length === 0 ? {} : { config };
 }
 
 /** A unique identifier from a wish: kept when free, else a number appended. */
@@ -226,8 +260,8 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
         unmatched.push({ tag: tag.text, page: tag.page, reason: `no recipient "${read.role}" in this ${owner.kind}` });
         continue;
       }
-      if (read.type === 'radio' && (read.options === undefined || read.options.length < 2)) {
-        unmatched.push({ tag: tag.text, page: tag.page, reason: 'a radio tag needs options=A|B' });
+      if ((read.type === 'radio' || read.type === 'dropdown') && (read.options === undefined || read.options.length < 2)) {
+        unmatched.push({ tag: tag.text, page: tag.page, reason: `a ${read.type} tag needs options=A|B` });
         continue;
       }
       const page = document.pages[tag.page] ?? tag.pageSize;
@@ -239,7 +273,7 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
           identifier: uniqueIdentifier(read.id ?? `${read.type.replace('_', '-')}-${read.role}`, taken),
           ...(read.label !== undefined ? { label: read.label } : {}),
           required: read.required ?? SIGNATURE_TYPES.includes(read.type),
-          ...(read.type === 'radio' ? { config: { options: read.options!.map((option) => ({ value: option, label: option })) } } : {}),
+          ...tagConfig(read),
           views: [{ documentId: document.id, page: tag.page, ...onPage(sizedBox(tag, read), page) }],
         },
       });
@@ -314,9 +348,12 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
 }
 
 function formFieldProblem(formField: FoundFormField): string | null {
-  if (formField.kind === 'other') return 'not a text, checkbox, radio group or signature field';
+  if (formField.kind === 'other') return 'not a text, checkbox, radio group, choice (single selection) or signature field';
   if (formField.widgets.length === 0) return 'has no widget on a page';
   if (formField.kind === 'radio' && formField.options.length < 2) return 'a radio group needs at least two options';
+  if (formField.kind === 'choice' && (formField.options.length < 2 || formField.options.length > 200)) return 'a choice field needs 2 to 200 options';
+  if (formField.kind === 'choice' && new Set(formField.options).size !== formField.options.length) return 'a choice field needs options that differ';
+  if (formField.kind === 'choice' && formField.options.some((option) => option.trim() === '' || [...option].length > 100)) return 'a choice field needs options of 1 to 100 characters';
   return null;
 }
 
@@ -336,6 +373,16 @@ function formFieldInput(formField: FoundFormField, recipient: Assignee, document
         config: { multiline: formField.multiline, ...(formField.maxLength !== null && formField.maxLength > 0 && formField.maxLength <= 10_000 ? { maxLength: formField.maxLength } : {}) },
         value: text === null ? null : { text },
         readonly: formField.readOnly && text !== null,
+      };
+    }
+    case 'choice': {
+      const selected = typeof formField.value === 'string' && formField.options.includes(formField.value) ? formField.value : null;
+      return {
+        ...common,
+        type: 'dropdown',
+        config: { options: formField.options.map((option) => ({ value: option, label: option })) },
+        value: selected === null ? null : { selected },
+        readonly: formField.readOnly && selected !== null,
       };
     }
     case 'checkbox':
