@@ -75,8 +75,8 @@ describe('visibleWhen, written', () => {
     ];
     const expected = [
       { path: 'fields[1].visibleWhen', message: 'must have all, any or both (or be null: always shown)' },
-      { path: 'seatsVisibleWhen.all[0].is', message: 'must be one of "checked", "unchecked", "filled", "empty", "equal", "not_equal", "greater", "less"' },
-      { path: 'seatsVisibleWhen.none', message: 'unknown key; allowed keys are all, any' },
+      { path: 'fields[2].visibleWhen.all[0].is', message: 'must be one of "checked", "unchecked", "filled", "empty", "equal", "not_equal", "greater", "less"' },
+      { path: 'fields[2].visibleWhen.none', message: 'unknown key; allowed keys are all, any' },
       { path: 'fields[3].visibleWhen.any[0].value', message: 'is required: "equal" compares the field with it' },
       { path: 'fields[3].visibleWhen.any[1].value', message: 'must be left out: "checked" compares with nothing' },
       { path: 'fields[4].visibleWhen.all', message: 'must have at most 20 items' },
@@ -99,8 +99,8 @@ describe('visibleWhen, written', () => {
       field(draft, 'text', 'e', { visibleWhen: { any: [{ field: 'd', is: 'empty' }] } }),
     ];
     const expected = [
-      { path: 'seatsVisibleWhen.all[0].field', message: 'names "nothing", which is not a field of this envelope' },
-      { path: 'seatsVisibleWhen.all[1].field', message: 'names "constructor", which is not a field of this envelope' },
+      { path: 'fields[2].visibleWhen.all[0].field', message: 'names "nothing", which is not a field of this envelope' },
+      { path: 'fields[2].visibleWhen.all[1].field', message: 'names "constructor", which is not a field of this envelope' },
       { path: 'fields[3].visibleWhen.all[0].is', message: 'cannot test a number field with "checked"; it may test "filled", "empty", "equal", "not_equal", "greater", "less"' },
       { path: 'fields[4].visibleWhen.all[0].value', message: 'must be a number: the number field is compared as a number' },
       { path: 'fields[4].visibleWhen.all[1].value', message: 'must be a date written YYYY-MM-DD: the date field is compared as a date' },
@@ -126,7 +126,7 @@ describe('visibleWhen, written', () => {
     });
     expect(restIssues(refused)).toEqual([
       { path: 'fields[1].visibleWhen.all[0].field', message: 'names "seller-box", a field of a recipient who does not sign before this field\'s recipient (order 2, not below 1)' },
-      { path: 'seatsVisibleWhen.all[0].field', message: 'names "for-company", a field of a recipient who does not sign before this field\'s recipient (order 1, not below 1)' },
+      { path: 'fields[2].visibleWhen.all[0].field', message: 'names "for-company", a field of a recipient who does not sign before this field\'s recipient (order 1, not below 1)' },
     ]);
   });
 
