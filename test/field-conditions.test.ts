@@ -176,6 +176,8 @@ describe('visibleWhen, at submit', () => {
     const sent = await client(SUBMIT_MUTATION, { values: [{ fieldId: built.fields.company, value: { text: 'ACME' } }, { fieldId: built.fields.signature, value: typedSignature }] });
     expect(sent.errors, JSON.stringify(sent.errors)).toBeUndefined();
     expect(valueOf(sent, 'company')).toBeNull();
+    // Hidden, the required company is not among what the signer still has to give.
+    expect(sent.data.submitSigning.requiredFieldIds).toEqual([]);
     const events = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/audit`)).body.payload.events;
     const submitted = events.filter((event: any) => event.type === 'field.submitted').at(-1);
     expect(JSON.stringify(submitted)).toContain('droppedAsHidden');

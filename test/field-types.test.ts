@@ -269,7 +269,7 @@ describe('at submit and completion', () => {
             { identifier: 'vat', type: 'dropdown', required: true, config: { options: [{ value: '0', label: 'None' }, { value: '20', label: '20%' }] } },
             { identifier: 'total', type: 'formula', required: true, config: { expression: 'quantity * price * (1 + vat / 100)' } },
             { identifier: 'each', type: 'formula', required: false, config: { expression: 'total / (quantity - 3)' } },
-            { identifier: 'signed-on', type: 'date_signed', required: false, config: { timeZone: 'Pacific/Kiritimati' } },
+            { identifier: 'signed-on', type: 'date_signed', required: true, config: { timeZone: 'Pacific/Kiritimati' } },
             { identifier: 'name', type: 'full_name', required: false },
             { identifier: 'email', type: 'email', required: false },
             { identifier: 'initials', type: 'initials', required: true },
@@ -299,6 +299,8 @@ describe('at submit and completion', () => {
     // 3 - 3 = 0: a division by zero leaves the formula empty.
     expect(valueOf(saved.data.submitSigning, 'each')).toBeNull();
     expect(valueOf(saved.data.submitSigning, 'signed-on')).toBeNull();
+    // Left to give: the initials; not the date the service fills (required as it is), nor the total now computed.
+    expect(saved.data.submitSigning.requiredFieldIds).toEqual([envelope.fields.initials]);
     const changed = await client(SUBMIT_MUTATION, { values: [{ fieldId: envelope.fields.quantity, value: { number: 5 } }] });
     expect(valueOf(changed.data.submitSigning, 'total')).toEqual({ number: 119.94 });
     expect(valueOf(changed.data.submitSigning, 'each')).toEqual({ number: 59.97 });

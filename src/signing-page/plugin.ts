@@ -129,7 +129,7 @@ ${meta}<title>${escapeHtml(options.message?.title ?? 'Sign')}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${SIGNING_ASSET_PATH}sign.css">
 <script type="module" src="${SIGNING_ASSET_PATH}sign.js"></script>
-${[...PAGE_MODULES.slice(1), 'pdf.mjs'].map((name) => `<link rel="modulepreload" href="${SIGNING_ASSET_PATH}${name}">`).join('\n')}
+${[...PAGE_MODULES.slice(1), ...Object.keys(SHARED_MODULES), 'pdf.mjs'].map((name) => `<link rel="modulepreload" href="${SIGNING_ASSET_PATH}${name}">`).join('\n')}
 </head>
 <body>
 <header class="bar">
