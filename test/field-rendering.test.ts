@@ -58,6 +58,7 @@ describe('the new field types in the sealed PDF', () => {
             { identifier: 'initials', type: 'initials', required: true, view: box(500, 40, 50, 24) },
             { identifier: 'hide-extra', type: 'checkbox', required: false, view: box(40, 380, 20, 20) },
             { identifier: 'extra', type: 'text', readonly: true, required: false, value: { text: 'Hiddenclause' }, visibleWhen: { all: [{ field: 'hide-extra', is: 'unchecked' }] }, view: box(40, 420) },
+            { identifier: 'extra-fee', type: 'number', readonly: true, required: false, value: { number: 987654 }, visibleWhen: { all: [{ field: 'hide-extra', is: 'unchecked' }] }, view: box(40, 460) },
           ],
         },
       ],
@@ -116,6 +117,7 @@ describe('the new field types in the sealed PDF', () => {
     expect(inkBelow).toBeGreaterThan(10);
     // Hidden (its box is ticked): the readonly text the sender gave is not drawn.
     expect(words.map((word) => word.text)).not.toContain('Hiddenclause');
+    expect(words.map((word) => word.text)).not.toContain('987,654');
 
     // The certificate of completion lists the values under the person who completed, in its own locale.
     for (const [locale, expected] of [
@@ -130,6 +132,7 @@ describe('the new field types in the sealed PDF', () => {
       for (const line of expected) expect(text, locale).toContain(line);
       expect(text).toContain(locale === 'en-US' ? 'Signature (initials, typed)' : 'İmza (initials, yazılarak)');
       expect(text).not.toContain('Hiddenclause');
+      expect(text).not.toMatch(/987[.,]654/);
     }
   });
 });

@@ -198,6 +198,31 @@ describe('the new field types, written', () => {
   });
 });
 
+describe('hostile input', () => {
+  it('refuses 10,000 levels of nesting and __proto__ keys by name on both faces, writing nothing, never a 5xx', async () => {
+    const draft = await newDraft();
+    const deep = `${'('.repeat(10_000)}1${')'.repeat(10_000)}`;
+    const fields = [
+      field(draft, 'formula', 'deep', { config: { expression: deep } }),
+      field(draft, 'formula', 'deep-calls', { config: { expression: `${'abs('.repeat(100)}1${')'.repeat(100)}` } }),
+      // A JSON key __proto__ is an own key once parsed: refused as an unknown key, never a prototype.
+      field(draft, 'number', 'proto', { config: JSON.parse('{"__proto__": {"decimals": 6}, "decimals": 1}') }),
+      field(draft, 'text', 'shown', { visibleWhen: JSON.parse('{"all": [{"field": "__proto__", "is": "filled"}], "__proto__": {"any": []}}') }),
+    ];
+    const expected = [
+      { path: 'fields[0].config.expression', message: 'is longer than 1,000 characters (got 20,001)' },
+      { path: 'fields[1].config.expression', message: 'nests deeper than 64 levels' },
+      { path: 'fields[2].config.__proto__', message: 'unknown key; allowed keys are min, max, decimals, prefix, suffix' },
+      { path: 'fields[3].visibleWhen.all[0].field', message: 'must be the identifier of a field' },
+      { path: 'fields[3].visibleWhen.__proto__', message: 'unknown key; allowed keys are all, any' },
+    ];
+    const sorted = (issues: { path: string; message: string }[]) => [...issues].sort((a, b) => a.path.localeCompare(b.path));
+    expect(sorted(restIssues(await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields })))).toEqual(sorted(expected));
+    expect(sorted(graphqlIssues(await draft.graphql(createFieldsMutation, { envelopeId: draft.envelopeId, fields })))).toEqual(sorted(expected));
+    expect((await draft.rest.get(`/envelopes/${draft.envelopeId}/fields`)).body.payload.fields).toEqual([]);
+  });
+});
+
 describe('formula references', () => {
   it('refuse unknown identifiers, fields a formula cannot read and cycles, at config.expression, on both faces', async () => {
     const draft = await newDraft();

@@ -24,6 +24,7 @@ import { DELIVERY_FAILURES } from '../notification/delivery-failures.ts';
 import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
 import { auditPdfLocales, type AuditPdfData, type AuditPdfLocale, type CertificateActor, type CertificatePerson, type CertificateSignature, type CertificateValue } from '../pdf/audit-pdf-layout.ts';
 import { displayText } from '../field/field-display.ts';
+import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { sealEnvelopeArtefacts, type ArtefactDependencies } from './artefact.service.ts';
 
@@ -88,8 +89,8 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
       `select a.id, a.recipient_id, a.info, a.snapshot, a.revoked_at from agent a join recipient r on r.id = a.recipient_id where r.envelope_id = ? order by a.position, a.created_at, a.id`,
       [envelope.id],
     ),
-    db.execute<{ id: string; identifier: string; label: string | null; type: string; value: Record<string, unknown> | null; config: Record<string, unknown> | null; recipient_id: string | null }[]>(
-      `select id, identifier, label, type, value, config, recipient_id from field where envelope_id = ? order by identifier, id`,
+    db.execute<{ id: string; identifier: string; label: string | null; type: string; value: Record<string, unknown> | null; config: Record<string, unknown> | null; visible_when: VisibleWhen | null; recipient_id: string | null }[]>(
+      `select id, identifier, label, type, value, config, visible_when, recipient_id from field where envelope_id = ? order by identifier, id`,
       [envelope.id],
     ),
     readChain(em, envelope.id),
@@ -159,6 +160,8 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
     return (event.actorType === 'agent' && event.actorId === agentId && (index === null || index === personIndex)) || (d.agentId === agentId && (index === null || index === personIndex));
   };
   const fieldsById = new Map(fields.map((field) => [field.id, field]));
+  // A field its conditions hide was not drawn in the sealed PDF, and is not listed here either.
+  const rules = resolveFields(fields.map((field) => ({ identifier: field.identifier, type: field.type, config: field.config ?? {}, value: field.value, visibleWhen: field.visible_when })));
   const recipientsOut: AuditPdfData['recipients'] = recipients
     .filter((recipient) => recipient.removed_at === null)
     .map((recipient) => ({
@@ -208,7 +211,7 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
             // The values the role gave, under the person who completed it (the service's own, filled at completion, included).
             const values: CertificateValue[] = completed
               ? fields
-                  .filter((field) => field.recipient_id === recipient.id && field.value !== null)
+                  .filter((field) => field.recipient_id === recipient.id && field.value !== null && rules.get(field.identifier)?.visible !== false)
                   .flatMap((field) => {
                     const text = Object.fromEntries(
                       auditPdfLocales.flatMap((locale) => {
