@@ -342,6 +342,25 @@ describe('at submit and completion', () => {
     expect(stored.get('total')).toEqual({ number: 119.94 });
   });
 
+  it('a required email field of a person without an email address stays empty and does not block completion', async () => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [{ identifier: 'sam', agents: [{ info: { name: 'Sam Nomail', email: 'sam@example.com' } }], fields: [{ identifier: 'signature', required: true }, { identifier: 'email', type: 'email', required: true }, { identifier: 'name', type: 'full_name', required: true }] }],
+    });
+    expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.sam);
+    // The person as one reached some other way (by phone, embedded) is known: without an address.
+    await app.orm.em.fork().execute(
+      `update agent set info = info - 'email', snapshot = (select jsonb_agg(person - 'email') from jsonb_array_elements(snapshot) person) where recipient_id = ?`,
+      [built.recipients.sam],
+    );
+    const client = signingClient(app, token);
+    const completed = await client(SUBMIT_MUTATION, { values: [{ fieldId: built.fields.signature, value: { kind: 'typed', text: 'Sam' } }], complete: true });
+    expect(completed.errors, JSON.stringify(completed.errors)).toBeUndefined();
+    const fields = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/fields`)).body.payload.fields;
+    expect(new Map(fields.map((entry: any) => [entry.identifier, entry.value]))).toEqual(new Map<string, unknown>([['signature', { kind: 'typed', text: 'Sam', font: 'cursive' }], ['email', null], ['name', { text: 'Sam Nomail' }]]));
+  });
+
   it('a required formula left empty blocks completion by name', async () => {
     const team = await seedTeam(app);
     const envelope = await sentOrderForm(team);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, tokenFor } from './helpers/signing.ts';
+import { buildEnvelope, signingClient, SUBMIT_MUTATION, tokenFor, typedSignature } from './helpers/signing.ts';
 
 let app: TestApp;
 let browser: Browser;
@@ -163,4 +163,33 @@ describe('the signing page with the new field types', () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);
+
+  it('a later signer does not see an earlier signer’s field that its conditions hid', async () => {
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [
+        {
+          identifier: 'buyer',
+          order: 1,
+          fields: [
+            { identifier: 'buyer-signature', required: true, view: { x: 300, y: 30, width: 200, height: 40 } },
+            { identifier: 'no-discount', type: 'checkbox', required: false, view: { x: 40, y: 30, width: 20, height: 20 } },
+            { identifier: 'discount', type: 'text', readonly: true, value: { text: 'Tenpercent' }, visibleWhen: { all: [{ field: 'no-discount', is: 'unchecked' }] }, view: row(1) },
+          ],
+        },
+        { identifier: 'seller', order: 2, fields: [{ identifier: 'seller-signature', required: true, view: { x: 300, y: 100, width: 200, height: 40 } }] },
+      ],
+    });
+    expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const buyer = signingClient(app, await tokenFor(app, built.envelopeId, built.recipients.buyer));
+    const done = await buyer(SUBMIT_MUTATION, { values: [{ fieldId: built.fields['buyer-signature'], value: typedSignature }, { fieldId: built.fields['no-discount'], value: { checked: true } }], complete: true });
+    expect(done.errors, JSON.stringify(done.errors)).toBeUndefined();
+    const page = await browser.newPage({ viewport: DESKTOP, locale: 'en-US' });
+    await page.goto(`${app.url}/sign/${await tokenFor(app, built.envelopeId, built.recipients.seller)}`);
+    await page.waitForFunction(() => document.body.dataset.screen === 'signing', undefined, { timeout: 20_000 });
+    await page.waitForFunction(() => document.body.dataset.pagesDrawn === 'true', undefined, { timeout: 20_000 });
+    await expect.poll(() => page.locator('[data-earlier-field="no-discount"]').count()).toBe(1);
+    expect(await page.locator('[data-earlier-field="discount"]').count()).toBe(0);
+    expect(await audit(page)).toEqual([]);
+    await page.close();
+  }, 60_000);
 });

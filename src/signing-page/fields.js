@@ -90,7 +90,10 @@ export function renderFields() {
     /** @type {HTMLElement} */ (sheet.querySelector('.overlays')).append(box);
   };
   // Earlier signers' fields first, so this signer's controls lie above them where boxes meet.
+  // (A readonly value an earlier signer's conditions hid was not theirs to show, and is not shown here.)
+  const rules = fieldRules();
   for (const completed of session.completedFields ?? []) {
+    if (rules.get(completed.field.identifier)?.visible === false) continue;
     for (const view of completed.field.views) place(view, completed.color, () => completedFieldElement(completed));
   }
   // Shown fields only: a section appears and disappears as the signer fills what its conditions name.

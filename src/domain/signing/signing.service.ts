@@ -7,7 +7,7 @@ import { hashSecret, isUuid } from '../../shared/ids.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import { Field } from '../field/field.entity.ts';
-import { parseFieldValue, summariseBiometricValue } from '../field/field-values.ts';
+import { parseFieldValue, SERVICE_FILLED_TYPES, summariseBiometricValue } from '../field/field-values.ts';
 import { applyFieldRules, fillOnCompletion } from '../field/field-submission.ts';
 import { readerOf } from '../read-model.ts';
 import { agentInfoSchema } from '../recipient/agent-input.ts';
@@ -253,8 +253,11 @@ export async function submitSigning(context: ServiceContext, options: { input: u
     }
     if (input.complete) {
       fillOnCompletion(fields.filter((field) => !hidden.has(field)), { now, person: peopleOf(await em.findOneOrFail(Agent, token.agent.id))[token.personIndex] });
-      // A hidden field is not required: the signer cannot see it.
-      const missing = fields.filter((field) => field.required && !hidden.has(field) && (field.value === null || field.value === undefined)).map((field) => field.id);
+      // A hidden field is not required: the signer cannot see it. Nor is one the service fills: an
+      // email field of a person reached by phone only stays empty, and that is nobody's omission.
+      const missing = fields
+        .filter((field) => field.required && !hidden.has(field) && !SERVICE_FILLED_TYPES.includes(field.type) && (field.value === null || field.value === undefined))
+        .map((field) => field.id);
       if (missing.length > 0) throw new SigningRequiredFieldsMissingError(missing);
       recipient.completedAt = now;
       for (const field of fields) if (field.value !== null && field.value !== undefined) field.submittedAt = now;
