@@ -275,6 +275,17 @@ describe('formula references', () => {
     expect(firstErrorName(removedByGraphql)).toBe('Field.InUse');
     const fields = (await draft.rest.get(`/envelopes/${draft.envelopeId}/fields`)).body.payload.fields;
     expect(fields.map((entry: any) => [entry.identifier, entry.type])).toEqual([['price', 'number'], ['total', 'formula']]);
+    // Nor by removing the only document it is placed on: the document stays, with both fields.
+    const { uploadDocument } = await import('./helpers/envelopes.ts');
+    const { makePdf } = await import('./fixtures/pdfs.ts');
+    const annex = (await uploadDocument(app, draft.team.apiKey, draft.envelopeId, { bytes: await makePdf({ pages: 1 }) })).body.payload.document;
+    const moved = await draft.rest.patch(`/envelopes/${draft.envelopeId}/fields/${price.id}`, { field: { views: [{ documentId: annex.id, page: 0, location: { x: 10, y: 10 }, size: { width: 50, height: 20 } }] } });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    const annexRemoved = await draft.rest.delete(`/envelopes/${draft.envelopeId}/documents/${annex.id}`);
+    expect(annexRemoved.status).toBe(409);
+    expect(annexRemoved.body.error).toMatchObject({ name: 'Field.InUse', context: { identifier: 'price', namedBy: ['total'] } });
+    expect((await draft.rest.get(`/envelopes/${draft.envelopeId}/documents`)).body.payload.documents).toHaveLength(2);
+    expect((await draft.rest.get(`/envelopes/${draft.envelopeId}/fields`)).body.payload.fields).toHaveLength(2);
     // The formula itself goes first, then the field it named.
     expect((await draft.rest.delete(`/envelopes/${draft.envelopeId}/fields/${total.id}`)).status).toBe(200);
     expect((await draft.rest.delete(`/envelopes/${draft.envelopeId}/fields/${price.id}`)).status).toBe(200);

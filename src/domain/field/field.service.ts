@@ -307,6 +307,7 @@ function checkFieldPatch(
 
 /** What the rules between fields read of each field of an owner (field-rules.js), with its recipient's place in the signing order. */
 type RuleFieldData = {
+  id?: string;
   identifier: string;
   type: FieldType;
   config: Record<string, unknown>;
@@ -320,7 +321,7 @@ async function ownerRuleFields(change: OwnerChange): Promise<RuleFieldData[]> {
   const [recipientTable, recipientColumn, ownerColumn] = 'envelope' in change.scope ? ['recipient', 'recipient_id', 'envelope_id'] : ['template_recipient', 'template_recipient_id', 'template_id'];
   // In the change's own transaction (em.execute), under the owner's lock: the fields as they stand.
   return change.em.execute<RuleFieldData[]>(
-    `select f.identifier, f.type, f.config, f.visible_when as "visibleWhen", r.id as "recipientId", r."order" as "recipientOrder"
+    `select f.id, f.identifier, f.type, f.config, f.visible_when as "visibleWhen", r.id as "recipientId", r."order" as "recipientOrder"
        from field f join ${recipientTable} r on r.id = f.${recipientColumn} where f.${ownerColumn} = ?`,
     [change.ownerId],
   );
@@ -578,4 +579,20 @@ function dependsOn(field: RuleFieldData, identifier: string): boolean {
 function dependsOnThroughFormula(field: RuleFieldData, identifier: string | undefined): boolean {
   const parsed = parseExpression(field.config.expression);
   return identifier !== undefined && 'identifiers' in parsed && parsed.identifiers.includes(identifier);
+}
+
+/**
+ * Refuses, with `Field.InUse`, removing fields (by id) that a field staying in the owner names in
+ * its formula or conditions: removing a document takes the fields placed only on it along
+ * (document.service.ts), and must not leave others naming nothing.
+ */
+export async function ensureFieldsNotNamed(change: OwnerChange, ownerKind: OwnerKind, removedIds: readonly string[]): Promise<void> {
+  if (removedIds.length === 0) return;
+  const removing = new Set(removedIds);
+  const fields = await ownerRuleFields(change);
+  const staying = fields.filter((field) => !removing.has(field.id!));
+  for (const removed of fields.filter((field) => removing.has(field.id!))) {
+    const namedBy = staying.filter((other) => dependsOn(other, removed.identifier)).map((other) => other.identifier);
+    if (namedBy.length > 0) throw new FieldInUseError(removed.identifier, namedBy, ownerKind);
+  }
 }
