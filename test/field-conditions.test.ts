@@ -130,6 +130,29 @@ describe('visibleWhen, written', () => {
     ]);
   });
 
+  it('a recipient’s order may not change, nor the recipient go, so that a condition names what is not there first', async () => {
+    const draft = await newDraft();
+    const seller = (await draft.rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'signer', identifier: 'seller', roleName: 'Seller', order: 2, agents: [{ info: { name: 'Sam', email: 'sam@example.com' } }] } })).body.payload.recipient;
+    const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, {
+      fields: [field(draft, 'checkbox', 'for-company'), field({ signerId: seller.id, documentId: draft.documentId }, 'text', 'seller-company', { visibleWhen: COMPANY_SECTION })],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const message = 'would break field "seller-company": its visibleWhen.all[0].field names "for-company", a field of a recipient who does not sign before this field\'s recipient (order 3, not below 2)';
+    const later = await draft.rest.patch(`/envelopes/${draft.envelopeId}/recipients/${draft.signerId}`, { recipient: { order: 3 } });
+    expect(restIssues(later)).toEqual([{ path: 'recipient.order', message }]);
+    const earlier = await draft.graphql(
+      'mutation($e: ID!, $r: ID!, $input: UpdateRecipientInput!) { updateRecipient(envelopeId: $e, recipientId: $r, input: $input) { id order } }',
+      { e: draft.envelopeId, r: seller.id, input: { order: 1 } },
+    );
+    expect(graphqlIssues(earlier)).toEqual([{ path: 'recipient.order', message: 'would break field "seller-company": its visibleWhen.all[0].field names "for-company", a field of a recipient who does not sign before this field\'s recipient (order 1, not below 1)' }]);
+    // An order that keeps the buyer first is fine.
+    expect((await draft.rest.patch(`/envelopes/${draft.envelopeId}/recipients/${seller.id}`, { recipient: { order: 5 } })).status).toBe(200);
+    const removed = await draft.rest.delete(`/envelopes/${draft.envelopeId}/recipients/${draft.signerId}`);
+    expect(removed.status).toBe(409);
+    expect(removed.body.error).toMatchObject({ name: 'Field.InUse', context: { identifier: 'for-company', namedBy: ['seller-company'] } });
+    expect((await draft.rest.get(`/envelopes/${draft.envelopeId}/fields`)).body.payload.fields).toHaveLength(2);
+  });
+
   it('keeps a field a condition names (Field.InUse), and applies to templates, copied by a jumpstart', async () => {
     const draft = await newDraft();
     const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [field(draft, 'checkbox', 'for-company'), field(draft, 'text', 'company', { visibleWhen: COMPANY_SECTION })] });

@@ -596,3 +596,20 @@ export async function ensureFieldsNotNamed(change: OwnerChange, ownerKind: Owner
     if (namedBy.length > 0) throw new FieldInUseError(removed.identifier, namedBy, ownerKind);
   }
 }
+
+/**
+ * Refuses a change of a recipient's place in the signing order that would leave a condition naming
+ * a field of a recipient who no longer signs earlier (issue 32): `Request.Invalid` at `path`, each
+ * broken field named. Runs in the recipient's change, before it is written.
+ */
+export async function ensureRecipientOrderKeepsConditions(change: OwnerChange, ownerKind: OwnerKind, recipientId: string, order: number, path: string): Promise<void> {
+  const fields = (await ownerRuleFields(change)).map((field) => (field.recipientId === recipientId ? { ...field, recipientOrder: order } : field));
+  const problems = fieldReferenceProblems(fields, ownerKind, new Set()).filter((problem) => problem.message.includes('does not sign before'));
+  if (problems.length === 0) return;
+  throw new InvalidRequestError(problems.map((problem) => ({ path, message: `would break field "${problem.identifier}": its ${problem.at} ${problem.message}` })));
+}
+
+/** The ids of a recipient's fields, for `ensureFieldsNotNamed` before the recipient (and they) go. */
+export async function fieldIdsOfRecipient(change: OwnerChange, recipientId: string): Promise<string[]> {
+  return (await ownerRuleFields(change)).filter((field) => field.recipientId === recipientId).map((field) => field.id!);
+}
