@@ -23,7 +23,7 @@ const STROKES = [
 ];
 
 const fieldSelection =
-  'id identifier type recipientId label tooltip required readonly value config submittedAt views { documentId page location { x y } size { width height } }';
+  'id identifier type recipientId label tooltip required readonly value config visibleWhen submittedAt views { documentId page location { x y } size { width height } }';
 const createFieldsMutation = `mutation($envelopeId: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $envelopeId, fields: $fields) { ${fieldSelection} } }`;
 const updateFieldMutation = `mutation($envelopeId: ID!, $fieldId: ID!, $input: UpdateFieldInput!) { updateField(envelopeId: $envelopeId, fieldId: $fieldId, input: $input) { ${fieldSelection} } }`;
 const deleteFieldMutation = 'mutation($envelopeId: ID!, $fieldId: ID!) { deleteField(envelopeId: $envelopeId, fieldId: $fieldId) { id deleted } }';
@@ -141,7 +141,7 @@ function everyTypeInput(draft: Pick<Draft, 'signerId' | 'documentId'>) {
 /** The full records the service answers for `everyTypeInput`: defaults filled in. */
 function everyTypeExpected(draft: Pick<Draft, 'signerId' | 'documentId'>) {
   const inputs = everyTypeInput(draft);
-  const common = { id: expect.any(String), recipientId: draft.signerId, label: null, tooltip: null, readonly: false, submittedAt: null };
+  const common = { id: expect.any(String), recipientId: draft.signerId, label: null, tooltip: null, readonly: false, visibleWhen: null, submittedAt: null };
   return [
     { ...common, identifier: 'buyer-signature', type: 'simple_signature', label: 'Sign here', required: true, config: { allowTyped: false, allowDrawn: true }, value: { kind: 'drawn', image: PNG }, views: inputs[0].views },
     { ...common, identifier: 'buyer-biometric', type: 'biometric_signature', required: false, config: { minPoints: 2 }, value: { image: PNG, strokes: STROKES }, views: inputs[1].views },

@@ -3,6 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restRoutes } from '../src/rest/routes/index.ts';
+import { fieldTypes } from '../src/domain/field/field.entity.ts';
 import { httpStatusForError } from '../src/shared/errors.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
@@ -48,6 +49,16 @@ describe('the OpenAPI document', () => {
         const response = operation.responses[String(httpStatusForError(name))];
         expect(response?.description, `${key}: ${name}`).toContain(`\`${name}\``);
       }
+    }
+  });
+
+  it('names every field type (issue 32 included) in the bodies that create and change fields, for envelopes and templates', () => {
+    for (const owner of ['envelopes/{envelopeId}', 'templates/{templateId}']) {
+      const create = document.paths[`/${owner}/fields`].post.requestBody.content['application/json'].schema;
+      expect(create.properties.fields.items.properties.type.enum, owner).toEqual([...fieldTypes]);
+      const change = document.paths[`/${owner}/fields/{fieldId}`].patch.requestBody.content['application/json'].schema;
+      expect(change.properties.field.properties.type.enum, owner).toEqual([...fieldTypes]);
+      expect(document.paths[`/${owner}/fields/{fieldId}`].delete['x-error-names'], owner).toContain('Field.InUse');
     }
   });
 

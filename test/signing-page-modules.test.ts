@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAGE_MODULES, SIGNING_ASSET_PATH } from '../src/signing-page/plugin.ts';
+import { PAGE_MODULES, SHARED_MODULES, SIGNING_ASSET_PATH } from '../src/signing-page/plugin.ts';
 import { startTestApp, type TestApp } from './helpers/harness.ts';
 
 const PAGE_DIRECTORY = path.resolve(import.meta.dirname, '../src/signing-page');
@@ -57,7 +57,8 @@ describe('the signing page’s modules', () => {
       }
     }
     const served = [...seen].map((url) => new URL(url).pathname.slice(SIGNING_ASSET_PATH.length)).sort();
-    expect(served).toEqual([...PAGE_MODULES, 'pdf.mjs'].sort());
+    // The modules the page shares with the service (field-rules.js, from the field domain) are served and imported too.
+    expect(served).toEqual([...PAGE_MODULES, ...Object.keys(SHARED_MODULES), 'pdf.mjs'].sort());
     expect(moduleFilesOnDisk()).toEqual([...PAGE_MODULES].sort());
     // The worker pdf.js starts from documents.js.
     await expectJavaScript(new URL(`${SIGNING_ASSET_PATH}pdf.worker.mjs`, origin).href);
@@ -75,7 +76,7 @@ describe('the signing page’s modules', () => {
     expect(scripts.every((script) => script[2] === '')).toBe(true);
     expect(html).not.toMatch(/\son[a-z]+=/i);
     const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((match) => match[1]);
-    expect(preloaded.sort()).toEqual([...PAGE_MODULES.slice(1), 'pdf.mjs'].map((name) => `${SIGNING_ASSET_PATH}${name}`).sort());
+    expect(preloaded.sort()).toEqual([...PAGE_MODULES.slice(1), ...Object.keys(SHARED_MODULES), 'pdf.mjs'].map((name) => `${SIGNING_ASSET_PATH}${name}`).sort());
     for (const href of preloaded) await expectJavaScript(new URL(href, app.url).href);
   });
 

@@ -311,6 +311,7 @@ const statusByName: Record<string, number> = {
   'Envelope.Busy': 409,
   'Envelope.AuditNotFound': 404,
   'Recipient.HasFields': 409,
+  'Field.InUse': 409,
   'Envelope.CapacityExceeded': 422,
   'ContactGroup.CapacityExceeded': 422,
   'Contact.InUse': 409,

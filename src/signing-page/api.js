@@ -7,8 +7,8 @@ const SESSION_SELECTION = `envelope { id name status } signerName locale isMyTur
   sender { displayName logoUrl accentColor footer declineNotified }
   recipient { id type roleName color activatedAt completedAt declinedAt delegatedAt }
   documents { id name order pageCount pages { index width height } }
-  fields { id identifier type label tooltip required readonly value config views { documentId page location { x y } size { width height } } }
-  completedFields { color signerName field { id identifier type label tooltip required readonly value config views { documentId page location { x y } size { width height } } } }
+  fields { id identifier type label tooltip required readonly value config visibleWhen views { documentId page location { x y } size { width height } } }
+  completedFields { color signerName field { id identifier type label tooltip required readonly value config visibleWhen views { documentId page location { x y } size { width height } } } }
   hostedSigners { id roleName personName activatedAt completedAt }
   otp { required verified maskedPhone channel resendInSeconds }`;
 const SESSION_QUERY = `query SigningPage { signingSession { ${SESSION_SELECTION} } }`;

@@ -6,7 +6,8 @@ import { el, fieldBox } from './dom.js';
 import { createSignaturePad } from './signature-pad.js';
 import { currentSession, state } from './store.js';
 /** @import { DialogHandle } from './dialogs.js' */
-/** @import { BinaryChoiceField, Field, FieldValue, RadioField, SignatureField, TextField } from './types.js' */
+import { decimalPlaces, formatNumber } from './field-rules.js';
+/** @import { BinaryChoiceField, DateField, DropdownField, Field, FieldValue, NumberField, RadioField, SignatureField, TextField } from './types.js' */
 
 /** @typedef {(value: FieldValue) => Promise<void>} Save */
 
@@ -37,9 +38,116 @@ export function openEditor(field, save) {
     openBinaryChoiceEditor(field, save, title, returnFocus);
     return;
   }
-  if (field.type === 'simple_signature' || field.type === 'biometric_signature') {
+  if (field.type === 'simple_signature' || field.type === 'biometric_signature' || field.type === 'initials') {
     openSignatureEditor(field, save, title, returnFocus);
+    return;
   }
+  if (field.type === 'date') {
+    openDateEditor(field, save, title, returnFocus);
+    return;
+  }
+  if (field.type === 'number') {
+    openNumberEditor(field, save, title, returnFocus);
+    return;
+  }
+  if (field.type === 'dropdown') openDropdownEditor(field, save, title, returnFocus);
+}
+
+/**
+ * A one-input dialog: the input labelled by the dialog's title, a help line describing it, Enter
+ * saves; `read` turns the input into the value or throws the message to show.
+ * @param {HTMLInputElement | HTMLSelectElement} input
+ * @param {string} title
+ * @param {string} help
+ * @param {() => FieldValue} read
+ * @param {Save} save
+ * @param {() => void} returnFocus
+ */
+function openInputDialog(input, title, help, read, save, returnFocus) {
+  /** @type {DialogHandle} */
+  let handle;
+  const submit = () => attempt(handle, () => save(read()));
+  input.setAttribute('aria-labelledby', 'dialog-title');
+  const helpLine = help ? el('p', { class: 'help', id: 'field-help' }, help) : null;
+  if (helpLine) input.setAttribute('aria-describedby', 'field-help');
+  handle = openDialog(title, el('div', {}, input, helpLine), [cancelButton(() => handle), el('button', { type: 'button', class: 'primary', onclick: submit }, state.t.save)], returnFocus);
+  input.addEventListener('keydown', (event) => {
+    if (/** @type {KeyboardEvent} */ (event).key === 'Enter') {
+      event.preventDefault();
+      submit();
+    }
+  });
+  input.focus();
+}
+
+/**
+ * A date, with the browser's date picker; the config's range is offered and checked here first.
+ * @param {DateField} field
+ * @param {Save} save
+ * @param {string} title
+ * @param {() => void} returnFocus
+ */
+function openDateEditor(field, save, title, returnFocus) {
+  const { min, max } = field.config;
+  const input = el('input', { id: 'field-input', type: 'date', min: min ?? undefined, max: max ?? undefined, value: field.value?.date ?? '' });
+  const help = [min ? state.t.atLeast(min) : '', max ? state.t.atMost(max) : ''].filter(Boolean).join(' ');
+  openInputDialog(input, title, help, () => {
+    const { t } = state;
+    const date = input.value;
+    if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(date)) throw new Error(t.empty);
+    if (min && date < min) throw new Error(t.atLeast(min));
+    if (max && date > max) throw new Error(t.atMost(max));
+    return { date };
+  }, save, returnFocus);
+}
+
+/**
+ * A number: typed with the locale's decimal mark or a point, its decimals and range checked here
+ * first (the service checks again); the prefix and suffix are said in the help line.
+ * @param {NumberField} field
+ * @param {Save} save
+ * @param {string} title
+ * @param {() => void} returnFocus
+ */
+function openNumberEditor(field, save, title, returnFocus) {
+  const { t, locale } = state;
+  const config = field.config;
+  const decimals = config.decimals ?? 0;
+  const input = el('input', { id: 'field-input', type: 'text', inputmode: decimals > 0 ? 'decimal' : 'numeric', autocomplete: 'off', value: field.value ? String(field.value.number) : '' });
+  const shown = (/** @type {number} */ number) => formatNumber(number, config, locale);
+  const help = [config.prefix || config.suffix ? shown(decimals > 0 ? 1.5 : 1) : '', typeof config.min === 'number' ? t.atLeast(shown(config.min)) : '', typeof config.max === 'number' ? t.atMost(shown(config.max)) : '']
+    .filter(Boolean)
+    .join(' ');
+  openInputDialog(input, title, help, () => {
+    const text = input.value.trim().replace(',', '.');
+    if (!/^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/.test(text)) throw new Error(t.notANumber);
+    const number = Number(text);
+    if (decimalPlaces(number) > decimals) throw new Error(t.tooManyDecimals(decimals));
+    if (typeof config.min === 'number' && number < config.min) throw new Error(t.atLeast(shown(config.min)));
+    if (typeof config.max === 'number' && number > config.max) throw new Error(t.atMost(shown(config.max)));
+    return { number };
+  }, save, returnFocus);
+}
+
+/**
+ * A drop-down: one of the config's options, under its placeholder.
+ * @param {DropdownField} field
+ * @param {Save} save
+ * @param {string} title
+ * @param {() => void} returnFocus
+ */
+function openDropdownEditor(field, save, title, returnFocus) {
+  const { t } = state;
+  const select = el(
+    'select',
+    { id: 'field-input' },
+    el('option', { value: '' }, field.config.placeholder || t.chooseOption),
+    (field.config.options ?? []).map((option) => el('option', { value: option.value, selected: field.value?.selected === option.value }, option.label)),
+  );
+  openInputDialog(select, title, '', () => {
+    if (select.value === '') throw new Error(t.empty);
+    return { selected: select.value };
+  }, save, returnFocus);
 }
 
 /**
@@ -140,12 +248,15 @@ function openSignatureEditor(field, save, title, returnFocus) {
   const { t } = state;
   const session = currentSession();
   const biometric = field.type === 'biometric_signature';
+  const initials = field.type === 'initials';
   const allowDrawn = biometric || field.config.allowDrawn !== false;
   const allowTyped = !biometric && field.config.allowTyped !== false;
   const pad = createSignaturePad();
-  const typedInput = el('input', { id: 'typed-signature', type: 'text', maxlength: 100, autocomplete: 'name', value: session.signerName });
+  // Initials: at most 8 characters, offered as the first letters of the signer's name.
+  const offered = initials ? initialsOf(session.signerName) : session.signerName;
+  const typedInput = el('input', { id: 'typed-signature', type: 'text', maxlength: initials ? 8 : 100, autocomplete: initials ? 'off' : 'name', value: offered });
   const fontSelect = el('select', { id: 'typed-font' }, el('option', { value: 'cursive' }, t.fontCursive), el('option', { value: 'serif' }, t.fontSerif));
-  const preview = el('p', { class: 'typed font-cursive', 'aria-hidden': 'true' }, session.signerName);
+  const preview = el('p', { class: 'typed font-cursive', 'aria-hidden': 'true' }, offered);
   const syncPreview = () => {
     preview.textContent = typedInput.value;
     preview.className = `typed font-${fontSelect.value}`;
@@ -156,7 +267,7 @@ function openSignatureEditor(field, save, title, returnFocus) {
   const typePanel = el(
     'div',
     { class: 'panel', id: 'type-panel' },
-    el('label', { for: 'typed-signature' }, t.typeName),
+    el('label', { for: 'typed-signature' }, initials ? t.typeInitials : t.typeName),
     typedInput,
     el('label', { for: 'typed-font' }, t.font),
     fontSelect,
@@ -199,4 +310,17 @@ function openSignatureEditor(field, save, title, returnFocus) {
   );
   showMode(mode);
   pad.fit();
+}
+
+/**
+ * The first letter of each word of a name, at most 8 (`Ada Augusta King` → `AAK`).
+ * @param {string} name
+ */
+function initialsOf(name) {
+  return name
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((word) => [...word][0] ?? '')
+    .join('')
+    .slice(0, 8);
 }

@@ -5,7 +5,35 @@ import { tellHost } from './embedding.js';
 import { app, el, fieldBox } from './dom.js';
 import { fieldName, openEditor } from './field-editors.js';
 import { currentSession, state } from './store.js';
+import { formatDate, formatNumber, resolveFields } from './field-rules.js';
 /** @import { Field, FieldValue } from './types.js' */
+/** @import { ResolvedField, RuleField } from './field-rules.js' */
+
+/** The types whose value the signer does not give: the service fills them at completion, or computes them. */
+const NOT_GIVEN = new Set(['date_signed', 'full_name', 'email', 'formula']);
+
+/**
+ * Which fields show and what formulas come to, as the signer fills: the rules the service applies
+ * at submit (field-rules.js, the very file), over this signer's values and earlier signers'.
+ * @returns {Map<string, ResolvedField>}
+ */
+export function fieldRules() {
+  const session = currentSession();
+  /** @param {Field} field @returns {RuleField} */
+  const rule = (field) => ({ identifier: field.identifier, type: field.type, config: field.config, value: field.value, visibleWhen: field.visibleWhen ?? null });
+  return resolveFields([...(session.completedFields ?? []).map((completed) => rule(completed.field)), ...session.fields.map(rule)]);
+}
+
+/**
+ * This signer's fields shown now (conditions hidden ones left out), formulas with their live result.
+ * @returns {Field[]}
+ */
+export function shownFields() {
+  const rules = fieldRules();
+  return fieldsInOrder()
+    .filter((field) => rules.get(field.identifier)?.visible !== false)
+    .map((field) => (field.type === 'formula' ? /** @type {Field} */ ({ ...field, value: rules.get(field.identifier)?.value ?? null }) : field));
+}
 
 /** The fields in reading order: by the first place each appears (document, page, top, left). */
 export function fieldsInOrder() {
@@ -29,7 +57,7 @@ export function fieldsInOrder() {
 
 /** How many of the required fields this recipient fills have a value. */
 export function requiredCount() {
-  const required = currentSession().fields.filter((field) => field.required && !field.readonly);
+  const required = shownFields().filter((field) => field.required && !field.readonly && !NOT_GIVEN.has(field.type));
   const done = required.filter((field) => field.value !== null).length;
   return { done, total: required.length };
 }
@@ -62,10 +90,14 @@ export function renderFields() {
     /** @type {HTMLElement} */ (sheet.querySelector('.overlays')).append(box);
   };
   // Earlier signers' fields first, so this signer's controls lie above them where boxes meet.
+  // (A readonly value an earlier signer's conditions hid was not theirs to show, and is not shown here.)
+  const rules = fieldRules();
   for (const completed of session.completedFields ?? []) {
+    if (rules.get(completed.field.identifier)?.visible === false) continue;
     for (const view of completed.field.views) place(view, completed.color, () => completedFieldElement(completed));
   }
-  for (const field of fieldsInOrder()) {
+  // Shown fields only: a section appears and disappears as the signer fills what its conditions name.
+  for (const field of shownFields()) {
     for (const view of field.views) place(view, session.recipient.color, () => fieldElement(field));
   }
   fitTypedSignatures();
@@ -99,9 +131,24 @@ export function fitTypedSignatures() {
  * @returns {HTMLElement}
  */
 function valuePreview(field) {
-  const { t } = state;
+  const { t, locale } = state;
   if (field.value === null) return el('span', { class: 'hint' }, t.fieldHint[field.type] ?? '');
   switch (field.type) {
+    case 'initials':
+      return field.value.kind === 'typed' ? el('span', { class: `typed font-${field.value.font}` }, field.value.text) : el('img', { src: field.value.image, alt: '' });
+    case 'date':
+    case 'date_signed':
+      return el('span', { class: 'text-value' }, formatDate(field.value.date, field.config.format ?? 'YYYY-MM-DD', locale));
+    case 'number':
+    case 'formula':
+      return el('span', { class: 'text-value' }, formatNumber(field.value.number, field.config, locale));
+    case 'dropdown': {
+      const value = field.value;
+      return el('span', { class: 'text-value' }, field.config.options?.find((option) => option.value === value.selected)?.label ?? value.selected);
+    }
+    case 'full_name':
+    case 'email':
+      return el('span', { class: 'text-value' }, field.value.text);
     case 'text':
       return el('span', { class: 'text-value' }, field.value.text);
     case 'checkbox':
@@ -132,9 +179,10 @@ function fieldElement(field) {
   const classes = ['field', `field-${field.type}`, field.required ? 'required' : '', field.value !== null ? 'filled' : '', field.readonly ? 'readonly' : ''].filter(Boolean).join(' ');
   // The accessible name starts with what the box shows (WCAG 2.5.3, label in name), then says which field it is.
   const shown = (valuePreview(field).textContent ?? '').trim();
-  const label = `${shown ? `${shown} – ` : ''}${fieldName(field)}${field.required ? ` (${t.required})` : ''}${field.readonly ? ` (${t.readonly})` : ''}`;
+  const given = NOT_GIVEN.has(field.type);
+  const label = `${shown ? `${shown} – ` : ''}${fieldName(field)}${field.required ? ` (${t.required})` : ''}${field.readonly ? ` (${t.readonly})` : given ? ` (${t.filledByService})` : ''}`;
   const preview = el('span', { class: 'field-value' }, valuePreview(field));
-  if (field.readonly) return el('div', { class: classes, 'data-field': field.identifier, 'data-box': field.identifier, role: 'note', 'aria-label': label, title: label }, preview);
+  if (field.readonly || given) return el('div', { class: classes, 'data-field': field.identifier, 'data-box': field.identifier, role: 'note', 'aria-label': label, title: label }, preview);
   // The drawn box keeps the field's size on the page; the control inside it reaches at least
   // 44×44 CSS pixels around it (sign.css), so a small box is still a finger's target on a phone.
   const control =
@@ -171,7 +219,7 @@ function completedFieldElement(field) {
 
 /** Brings the next field to fill into view and focus: a required one first, then any empty one. */
 export function goToNextField() {
-  const open = fieldsInOrder().filter((field) => !field.readonly);
+  const open = shownFields().filter((field) => !field.readonly && !NOT_GIVEN.has(field.type));
   const next = open.find((field) => field.required && field.value === null) ?? open.find((field) => field.value === null) ?? open[0];
   if (!next) return;
   const control = /** @type {HTMLElement | null} */ (fieldBox(next.identifier));

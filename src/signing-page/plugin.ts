@@ -53,12 +53,21 @@ export const PAGE_MODULES = [
   'screens/signing.js',
 ] as const;
 
-const OWN_FILES = [...PAGE_MODULES, 'sign.css'];
+/**
+ * Modules the page shares with the service, served under the same prefix by name (the page imports
+ * `./field-rules.js`): the rules of formulas and conditions (issue 32), which the field domain runs
+ * at submit and the page runs live, one file for both. field-rules.d.ts here types the page's import.
+ */
+export const SHARED_MODULES: Record<string, string> = {
+  'field-rules.js': path.join(here, '../domain/field/field-rules.js'),
+};
+
+const OWN_FILES = [...PAGE_MODULES.map((name) => path.join(here, name)), ...Object.values(SHARED_MODULES), path.join(here, 'sign.css')];
 
 /** The prefix changes whenever the page's own files or pdf.js change, so browsers may cache for good. */
 const version = createHash('sha256')
   .update(pdfjs.version)
-  .update(OWN_FILES.map((name) => fs.readFileSync(path.join(here, name), 'utf8')).join('\0'))
+  .update(OWN_FILES.map((file) => fs.readFileSync(file, 'utf8')).join('\0'))
   .digest('hex')
   .slice(0, 12);
 
@@ -66,6 +75,7 @@ export const SIGNING_ASSET_PATH = `/sign-assets/${version}/`;
 
 const ASSETS: Record<string, StaticAsset> = {
   ...Object.fromEntries(PAGE_MODULES.map((name) => [name, { file: path.join(here, name), type: JAVASCRIPT }])),
+  ...Object.fromEntries(Object.entries(SHARED_MODULES).map(([name, file]) => [name, { file, type: JAVASCRIPT }])),
   'sign.css': { file: path.join(here, 'sign.css'), type: 'text/css; charset=utf-8' },
   'pdf.mjs': { file: path.join(pdfjs.directory, 'build/pdf.min.mjs'), type: JAVASCRIPT },
   'pdf.worker.mjs': { file: path.join(pdfjs.directory, 'build/pdf.worker.min.mjs'), type: JAVASCRIPT },
@@ -119,7 +129,7 @@ ${meta}<title>${escapeHtml(options.message?.title ?? 'Sign')}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${SIGNING_ASSET_PATH}sign.css">
 <script type="module" src="${SIGNING_ASSET_PATH}sign.js"></script>
-${[...PAGE_MODULES.slice(1), 'pdf.mjs'].map((name) => `<link rel="modulepreload" href="${SIGNING_ASSET_PATH}${name}">`).join('\n')}
+${[...PAGE_MODULES.slice(1), ...Object.keys(SHARED_MODULES), 'pdf.mjs'].map((name) => `<link rel="modulepreload" href="${SIGNING_ASSET_PATH}${name}">`).join('\n')}
 </head>
 <body>
 <header class="bar">

@@ -81,6 +81,8 @@ type FieldOf<Type extends string, Config, Value> = {
   readonly: boolean;
   value: Value | null;
   config: Config;
+  /** Conditions under which the field is shown (field-rules.js); null: always. */
+  visibleWhen?: import('./field-rules.js').VisibleWhen | null;
   views: FieldView[];
 };
 
@@ -95,8 +97,31 @@ export type SimpleSignatureField = FieldOf<
 >;
 export type BiometricSignatureField = FieldOf<'biometric_signature', { minPoints?: number }, { image: string; strokes: PenPoint[][] }>;
 
-export type Field = TextField | CheckboxField | RadioField | BinaryChoiceField | SimpleSignatureField | BiometricSignatureField;
-export type SignatureField = SimpleSignatureField | BiometricSignatureField;
+export type InitialsField = FieldOf<'initials', { allowTyped?: boolean; allowDrawn?: boolean }, { kind: 'drawn'; image: string } | { kind: 'typed'; text: string; font: string }>;
+type NumberFormat = { decimals?: number; prefix?: string | null; suffix?: string | null };
+export type DateField = FieldOf<'date', { format?: string; min?: string | null; max?: string | null }, { date: string }>;
+export type NumberField = FieldOf<'number', NumberFormat & { min?: number | null; max?: number | null }, { number: number }>;
+export type DropdownField = FieldOf<'dropdown', { options?: { value: string; label: string }[]; placeholder?: string | null }, { selected: string }>;
+/** Filled by the service (date_signed, full_name, email) or computed (formula): the signer gives no value. */
+export type DateSignedField = FieldOf<'date_signed', { format?: string; timeZone?: string }, { date: string }>;
+export type PersonField = FieldOf<'full_name' | 'email', Record<string, never>, { text: string }>;
+export type FormulaField = FieldOf<'formula', NumberFormat & { expression?: string }, { number: number }>;
+
+export type Field =
+  | TextField
+  | CheckboxField
+  | RadioField
+  | BinaryChoiceField
+  | SimpleSignatureField
+  | BiometricSignatureField
+  | InitialsField
+  | DateField
+  | NumberField
+  | DropdownField
+  | DateSignedField
+  | PersonField
+  | FormulaField;
+export type SignatureField = SimpleSignatureField | BiometricSignatureField | InitialsField;
 
 /** A value as the page sends it for a field (the service checks it against the field's type). */
 export type FieldValue = NonNullable<Field['value']>;

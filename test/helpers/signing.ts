@@ -10,6 +10,7 @@ export type FieldSpec = {
   readonly?: boolean;
   value?: unknown;
   config?: unknown;
+  visibleWhen?: unknown;
   /** Where on the document's first page (default: stacked at the left, 120×30). */
   view?: { x: number; y: number; width: number; height: number };
 };
@@ -86,6 +87,7 @@ export async function buildEnvelope(
         ...(field.readonly !== undefined ? { readonly: field.readonly } : {}),
         ...(field.value !== undefined ? { value: field.value } : {}),
         ...(field.config !== undefined ? { config: field.config } : {}),
+        ...(field.visibleWhen !== undefined ? { visibleWhen: field.visibleWhen } : {}),
         views: [
           field.view
             ? { documentId, page: 0, location: { x: field.view.x, y: field.view.y }, size: { width: field.view.width, height: field.view.height } }

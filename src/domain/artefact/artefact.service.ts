@@ -23,6 +23,8 @@ import type { BlobStore } from '../../shared/blob-store/index.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Metrics } from '../../shared/metrics.ts';
 import type { RenderField } from '../pdf/render.ts';
+import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
+import { displayText } from '../field/field-display.ts';
 import type { SealCertificate } from './seal-certificate.ts';
 import { sealReason } from '../pdf/seal-reason.ts';
 import { ReasonedError } from '../../shared/failure-reason.ts';
@@ -41,10 +43,28 @@ export type ArtefactDependencies = {
 
 type DocumentRow = { id: string; name: string; content_sha256: string; sealed_sha256: string | null };
 
-/** Every field with a view on the document, with its value and views: what the renderer draws. */
+/**
+ * Every field with a view on the document, with its value and views: what the renderer draws. A
+ * field hidden by its conditions (issue 32) is not drawn; whether it is hidden is decided over the
+ * whole envelope's fields with the rules the service and the signing page apply (field-rules.js).
+ */
 export async function renderFieldsOf(em: EntityManager, documentId: string): Promise<RenderField[]> {
-  const rows = await em.fork().execute<{ type: RenderField['type']; recipient_id: string | null; value: RenderField['value']; config: RenderField['config']; views: RenderField['views'] }[]>(
-    `select f.type, f.recipient_id, f.value, f.config,
+  type Row = {
+    identifier: string;
+    envelope_id: string;
+    visible_when: unknown;
+    locale: string | null;
+    type: RenderField['type'];
+    recipient_id: string | null;
+    value: RenderField['value'];
+    config: RenderField['config'];
+    views: RenderField['views'];
+  };
+  const reader = em.fork();
+  // The locale of the recipient's first person writes month names and decimal marks (docs/fields.md).
+  const rows = await reader.execute<Row[]>(
+    `select f.identifier, f.envelope_id, f.visible_when, f.type, f.recipient_id, f.value, f.config,
+            (select coalesce(a.snapshot -> 0 ->> 'locale', a.info ->> 'locale') from agent a where a.recipient_id = f.recipient_id order by a.position, a.id limit 1) as locale,
             json_agg(json_build_object('page', v.page, 'x', v.x, 'y', v.y, 'width', v.width, 'height', v.height) order by v.position) as views
        from field f join field_view v on v.field_id = f.id
       where v.document_id = ?
@@ -52,7 +72,22 @@ export async function renderFieldsOf(em: EntityManager, documentId: string): Pro
       order by min(f.created_at), f.id`,
     [documentId],
   );
-  return rows.map((row) => ({ type: row.type, recipientId: row.recipient_id, value: row.value, config: row.config ?? {}, views: row.views }));
+  let shown = rows;
+  // Conditions may name fields on other documents: only then is the whole envelope read.
+  const conditional = rows.find((row) => row.visible_when !== null);
+  if (conditional !== undefined) {
+    const all = await reader.execute<{ identifier: string; type: string; config: Record<string, unknown>; value: Record<string, unknown> | null; visible_when: VisibleWhen | null }[]>(
+      'select identifier, type, config, value, visible_when from field where envelope_id = ?',
+      [conditional.envelope_id],
+    );
+    const resolved = resolveFields(all.map((field) => ({ identifier: field.identifier, type: field.type, config: field.config ?? {}, value: field.value, visibleWhen: field.visible_when })));
+    shown = rows.filter((row) => resolved.get(row.identifier)?.visible !== false);
+  }
+  return shown.map((row) => {
+    const config = row.config ?? {};
+    const text = row.value === null ? undefined : displayText(row.type, row.value, config, row.locale ?? 'en-US');
+    return { type: row.type, recipientId: row.recipient_id, value: row.value, config, views: row.views, ...(text === undefined ? {} : { text }) };
+  });
 }
 
 async function withTemporaryFile<T>(work: (filePath: string) => Promise<T>): Promise<T> {

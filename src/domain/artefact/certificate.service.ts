@@ -22,7 +22,9 @@ import type { EnvelopeCertificates } from '../envelope/envelope.entity.ts';
 import { summariseBiometricValue } from '../field/field-values.ts';
 import { DELIVERY_FAILURES } from '../notification/delivery-failures.ts';
 import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
-import { auditPdfLocales, type AuditPdfData, type AuditPdfLocale, type CertificateActor, type CertificatePerson, type CertificateSignature } from '../pdf/audit-pdf-layout.ts';
+import { auditPdfLocales, type AuditPdfData, type AuditPdfLocale, type CertificateActor, type CertificatePerson, type CertificateSignature, type CertificateValue } from '../pdf/audit-pdf-layout.ts';
+import { displayText } from '../field/field-display.ts';
+import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { sealEnvelopeArtefacts, type ArtefactDependencies } from './artefact.service.ts';
 
@@ -87,8 +89,8 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
       `select a.id, a.recipient_id, a.info, a.snapshot, a.revoked_at from agent a join recipient r on r.id = a.recipient_id where r.envelope_id = ? order by a.position, a.created_at, a.id`,
       [envelope.id],
     ),
-    db.execute<{ id: string; identifier: string; type: string; value: Record<string, unknown> | null; recipient_id: string | null }[]>(
-      `select id, identifier, type, value, recipient_id from field where envelope_id = ? order by identifier, id`,
+    db.execute<{ id: string; identifier: string; label: string | null; type: string; value: Record<string, unknown> | null; config: Record<string, unknown> | null; visible_when: VisibleWhen | null; recipient_id: string | null }[]>(
+      `select id, identifier, label, type, value, config, visible_when, recipient_id from field where envelope_id = ? order by identifier, id`,
       [envelope.id],
     ),
     readChain(em, envelope.id),
@@ -169,6 +171,8 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
     return (event.actorType === 'agent' && event.actorId === agentId && (index === null || index === personIndex)) || (d.agentId === agentId && (index === null || index === personIndex));
   };
   const fieldsById = new Map(fields.map((field) => [field.id, field]));
+  // A field its conditions hide was not drawn in the sealed PDF, and is not listed here either.
+  const rules = resolveFields(fields.map((field) => ({ identifier: field.identifier, type: field.type, config: field.config ?? {}, value: field.value, visibleWhen: field.visible_when })));
   const recipientsOut: AuditPdfData['recipients'] = recipients
     .filter((recipient) => recipient.removed_at === null)
     .map((recipient) => ({
@@ -208,13 +212,27 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
             const submittedIds = new Set(mine.filter((event) => event.type === 'field.submitted').flatMap((event) => ((event.details.fields as { fieldId: string }[] | undefined) ?? []).map((field) => field.fieldId)));
             const signatures: CertificateSignature[] = [...submittedIds]
               .map((id) => fieldsById.get(id))
-              .filter((field): field is NonNullable<typeof field> => field !== undefined && field.value !== null && (field.type === 'simple_signature' || field.type === 'biometric_signature'))
+              .filter((field): field is NonNullable<typeof field> => field !== undefined && field.value !== null && (field.type === 'simple_signature' || field.type === 'biometric_signature' || field.type === 'initials'))
               .map((field) => {
                 const value = field.value!;
                 if (field.type === 'biometric_signature') return { fieldIdentifier: field.identifier, kind: 'biometric', image: str(value.image), text: null, font: null };
                 if (value.kind === 'typed') return { fieldIdentifier: field.identifier, kind: 'typed', image: null, text: str(value.text), font: value.font === 'cursive' ? 'cursive' : 'serif' };
                 return { fieldIdentifier: field.identifier, kind: 'drawn', image: str(value.image), text: null, font: null };
               });
+            // The values the role gave, under the person who completed it (the service's own, filled at completion, included).
+            const values: CertificateValue[] = completed
+              ? fields
+                  .filter((field) => field.recipient_id === recipient.id && field.value !== null && rules.get(field.identifier)?.visible !== false)
+                  .flatMap((field) => {
+                    const text = Object.fromEntries(
+                      auditPdfLocales.flatMap((locale) => {
+                        const shown = displayText(field.type, field.value!, field.config ?? {}, locale);
+                        return shown === undefined ? [] : [[locale, shown]];
+                      }),
+                    );
+                    return Object.keys(text).length === 0 ? [] : [{ fieldIdentifier: field.identifier, label: field.label, text }];
+                  })
+              : [];
             return {
               name: person.name ?? null,
               email: person.email ?? null,
@@ -232,6 +250,7 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
               ip: acting?.ip ?? null,
               userAgent: acting?.userAgent ?? null,
               signatures,
+              values,
             };
           }),
         ),

@@ -271,6 +271,12 @@ function valueOfCell(type: FieldType, cell: string): unknown {
   }
   if (type === 'radio') return { selected: cell };
   if (type === 'binary_choice') return { choice: cell.trim().toLowerCase() };
+  // Issue 32's types. A number cell that is not one stays a string, refused by name at its value.
+  if (type === 'number') return { number: /^\s*-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*$/.test(cell) ? Number(cell.trim()) : cell };
+  if (type === 'date') return { date: cell.trim() };
+  if (type === 'dropdown') return { selected: cell };
+  if (type === 'initials') return { kind: 'typed', text: cell };
+  // date_signed, full_name, email and formula take no value: the cell is refused at the value, saying so.
   return cell;
 }
 

@@ -8,6 +8,7 @@ import { isUuid } from '../../shared/ids.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { ensureCapacity } from '../capacity.ts';
 import { Field } from '../field/field.entity.ts';
+import { ensureFieldsNotNamed } from '../field/field.service.ts';
 import { FieldView } from '../field/field-view.entity.ts';
 import { createInOwner, ownerColumns, type OwnerChange } from '../owner/owner.ts';
 import type { OwnerRef } from '../owner/owner-ref.ts';
@@ -263,7 +264,7 @@ export async function updateDocument(
  * Deletes a document and every field of the same owner left with no placement at all (docs/reference/interface-spec.md §3.1
  * rule 3); its placements go by foreign-key cascade. Answers the ids of the removed fields.
  */
-async function removeDocument(change: OwnerChange, document: Document): Promise<string[]> {
+async function removeDocument(change: OwnerChange, document: Document, ownerKind: OwnerRef['kind']): Promise<string[]> {
   const { em } = change;
   const placed = await em.find(FieldView, { document }, { fields: ['field'] });
   const affectedFieldIds = [...new Set(placed.map((view) => view.field.id))];
@@ -272,6 +273,8 @@ async function removeDocument(change: OwnerChange, document: Document): Promise<
   const stillPlaced = await em.find(FieldView, { field: { $in: affectedFieldIds } }, { fields: ['field'] });
   const keep = new Set(stillPlaced.map((view) => view.field.id));
   const removedFieldIds = affectedFieldIds.filter((id) => !keep.has(id));
+  // Not a field another field's formula or conditions name (issue 32): the whole removal is refused.
+  await ensureFieldsNotNamed(change, ownerKind, removedFieldIds);
   if (removedFieldIds.length > 0) await em.nativeDelete(Field, { id: { $in: removedFieldIds }, ...change.scope });
   return removedFieldIds;
 }
@@ -285,7 +288,7 @@ export async function deleteDocument(context: ServiceContext, options: { owner: 
   const owner = contentOwner(options.owner.kind);
   await owner.change(context, options.owner.id, async (change) => {
     const document = await findDocument(change, options.owner, options.documentId);
-    const removedFieldIds = await removeDocument(change, document);
+    const removedFieldIds = await removeDocument(change, document, options.owner.kind);
     await owner.audit(context, change, 'document.removed', { documentId: document.id, name: document.name, removedFieldIds });
   });
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ValidationIssue } from '../../shared/errors.ts';
 import type { FieldType } from './field.entity.ts';
 import { compileTextPattern } from './text-pattern.ts';
+import { CONDITION_TESTS, DATE_FORMATS, decimalPlaces, isIsoDate, MAX_DECIMALS, MAX_EXPRESSION_LENGTH, parseExpression } from './field-rules.js';
 
 /**
  * The per-type shapes of a field's `config` (set by the sender) and `value` (pre-filled by the
@@ -30,6 +31,14 @@ export type RadioConfig = { options: RadioOption[] };
 export type BinaryChoiceConfig = { acceptLabel: string; declineLabel: string };
 export type SimpleSignatureConfig = { allowTyped: boolean; allowDrawn: boolean };
 export type BiometricSignatureConfig = { minPoints: number };
+export type InitialsConfig = SimpleSignatureConfig;
+export type DateFormat = 'YYYY-MM-DD' | 'DD.MM.YYYY' | 'MM/DD/YYYY' | 'D MMMM YYYY';
+export type DateSignedConfig = { format: DateFormat; timeZone: string };
+export type PersonConfig = { [key: string]: never };
+export type DateConfig = { format: DateFormat; min?: string; max?: string };
+export type NumberConfig = { min?: number; max?: number; decimals: number; prefix?: string; suffix?: string };
+export type DropdownConfig = { options: RadioOption[]; placeholder?: string };
+export type FormulaConfig = { expression: string; decimals: number; prefix?: string; suffix?: string };
 
 export type TextValue = { text: string };
 export type CheckboxValue = { checked: boolean };
@@ -43,6 +52,9 @@ export type SignatureFont = 'cursive' | 'serif';
 /** `pointerType`: what Pointer Events reported for the sample (mouse, pen, touch), when the capture kept it. */
 export type BiometricPoint = { x: number; y: number; t: number; p: number; pointerType?: 'mouse' | 'pen' | 'touch' };
 export type BiometricSignatureValue = { image: string; strokes: BiometricPoint[][] };
+export type DateValue = { date: string };
+export type TextOfPersonValue = { text: string };
+export type NumberValue = { number: number };
 
 export type FieldConfigByType = {
   text: TextConfig;
@@ -51,6 +63,14 @@ export type FieldConfigByType = {
   binary_choice: BinaryChoiceConfig;
   simple_signature: SimpleSignatureConfig;
   biometric_signature: BiometricSignatureConfig;
+  initials: InitialsConfig;
+  date_signed: DateSignedConfig;
+  full_name: PersonConfig;
+  email: PersonConfig;
+  date: DateConfig;
+  number: NumberConfig;
+  dropdown: DropdownConfig;
+  formula: FormulaConfig;
 };
 export type FieldValueByType = {
   text: TextValue;
@@ -59,6 +79,15 @@ export type FieldValueByType = {
   binary_choice: BinaryChoiceValue;
   simple_signature: SimpleSignatureValue;
   biometric_signature: BiometricSignatureValue;
+  initials: SimpleSignatureValue;
+  /** The four below are never sent: the service fills them (date_signed, full_name, email) or computes them (formula). */
+  date_signed: DateValue;
+  full_name: TextOfPersonValue;
+  email: TextOfPersonValue;
+  date: DateValue;
+  number: NumberValue;
+  dropdown: RadioValue;
+  formula: NumberValue;
 };
 export type FieldConfig = FieldConfigByType[FieldType];
 export type FieldValue = FieldValueByType[FieldType];
@@ -88,6 +117,16 @@ export const fieldLimits = {
   imageMaxSide: 4096,
   imageMaxPixels: 4096 * 1024,
   biometricMaxPoints: 50_000,
+  typedInitialsMaxLength: 8,
+  dropdownOptionsMin: 2,
+  dropdownOptionsMax: 200,
+  numberAffixMaxLength: 20,
+  numberDecimalsMax: MAX_DECIMALS,
+  formulaDecimalsDefault: 2,
+  expressionMaxLength: MAX_EXPRESSION_LENGTH,
+  timeZoneMaxLength: 64,
+  conditionsMax: 20,
+  conditionValueMaxLength: 1000,
   /** A response listing thousands of bad pen samples helps nobody; the rest are counted. */
   maxIssuesListed: 50,
 } as const;
@@ -262,16 +301,18 @@ const radioConfigSchema = z.strictObject({
     .array(radioOptionSchema)
     .min(fieldLimits.radioOptionsMin)
     .max(fieldLimits.radioOptionsMax)
-    .superRefine((options, ctx) => {
-      // The value is what the signer submits and the PDF records, so it must identify one option.
-      const firstIndexByValue = new Map<string, number>();
-      options.forEach((option, index) => {
-        const first = firstIndexByValue.get(option.value);
-        if (first === undefined) firstIndexByValue.set(option.value, index);
-        else ctx.addIssue({ code: 'custom', path: [index, 'value'], message: `must be unique; options[${first}] already has the value ${JSON.stringify(option.value)}` });
-      });
-    }),
+    .superRefine(addDuplicateOptionIssues),
 });
+
+/** The value is what the signer submits and the PDF records, so it must identify one option. */
+function addDuplicateOptionIssues(options: RadioOption[], ctx: z.core.$RefinementCtx<RadioOption[]>) {
+  const firstIndexByValue = new Map<string, number>();
+  options.forEach((option, index) => {
+    const first = firstIndexByValue.get(option.value);
+    if (first === undefined) firstIndexByValue.set(option.value, index);
+    else ctx.addIssue({ code: 'custom', path: [index, 'value'], message: `must be unique; options[${first}] already has the value ${JSON.stringify(option.value)}` });
+  });
+}
 
 function sameLabel(a: string, b: string): boolean {
   return a.trim().toLocaleLowerCase('en') === b.trim().toLocaleLowerCase('en');
@@ -304,6 +345,78 @@ const biometricSignatureConfigSchema = z.strictObject({
   minPoints: z.int().min(1).max(fieldLimits.biometricMaxPoints).default(1),
 });
 
+const dateFormat = z.enum(DATE_FORMATS as unknown as [DateFormat, ...DateFormat[]]);
+
+/** An IANA time zone the runtime knows (`Europe/Istanbul`, `UTC`). */
+const timeZone = boundedString({ min: 1, max: fieldLimits.timeZoneMaxLength }, (zone) => {
+  if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(zone)) return 'must be an IANA time zone name such as "Europe/Istanbul" or "UTC"';
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return undefined;
+  } catch {
+    return 'must be an IANA time zone name such as "Europe/Istanbul" or "UTC" (this one is unknown)';
+  }
+});
+
+const isoDate = z.string().superRefine((text, ctx) => {
+  if (!isIsoDate(text)) ctx.addIssue({ code: 'custom', message: 'must be a calendar date written YYYY-MM-DD' });
+});
+
+const affix = boundedString({ min: 1, max: fieldLimits.numberAffixMaxLength });
+
+function personConfigSchema(type: 'full_name' | 'email') {
+  return z.strictObject(
+    {},
+    { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown key; ${type} fields take no configuration (send {})` : undefined) },
+  );
+}
+
+/** `min` ≤ `max` when both are given (numbers or ISO dates, which order as strings). */
+function addRangeIssue(config: { min?: unknown; max?: unknown }, ctx: z.core.$RefinementCtx<unknown>) {
+  const { min, max } = config;
+  // Only two valid bounds compare; an invalid one is reported on its own.
+  const valid = (bound: unknown) => (typeof bound === 'number' && Number.isFinite(bound)) || (typeof bound === 'string' && isIsoDate(bound));
+  if (!valid(min) || !valid(max) || typeof min !== typeof max) return;
+  if ((min as number | string) > (max as number | string)) ctx.addIssue({ code: 'custom', path: ['max'], message: `must not be less than min (${String(min)})` });
+}
+
+const dateSignedConfigSchema = z.strictObject({ format: dateFormat.default('YYYY-MM-DD'), timeZone: timeZone.default('UTC') });
+
+const dateConfigSchema = z
+  .strictObject({ format: dateFormat.default('YYYY-MM-DD'), min: isoDate.optional(), max: isoDate.optional() })
+  .superRefine(addRangeIssue);
+
+const numberConfigSchema = z
+  .strictObject({
+    min: z.number().optional(),
+    max: z.number().optional(),
+    decimals: z.int().min(0).max(fieldLimits.numberDecimalsMax).default(0),
+    prefix: affix.optional(),
+    suffix: affix.optional(),
+  })
+  .superRefine(addRangeIssue);
+
+const dropdownConfigSchema = z.strictObject({
+  options: z
+    .array(radioOptionSchema)
+    .min(fieldLimits.dropdownOptionsMin)
+    .max(fieldLimits.dropdownOptionsMax)
+    .superRefine(addDuplicateOptionIssues),
+  placeholder: boundedString({ min: 0, max: fieldLimits.textPlaceholderMaxLength }).optional(),
+});
+
+const formulaConfigSchema = z.strictObject({
+  // The syntax and bounds are field-rules.js's; what the names refer to is checked against the
+  // owner's other fields (field.service.ts), since they may arrive in the same request.
+  expression: z.string().superRefine((expression, ctx) => {
+    const parsed = parseExpression(expression);
+    if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: parsed.problem });
+  }),
+  decimals: z.int().min(0).max(fieldLimits.numberDecimalsMax).default(fieldLimits.formulaDecimalsDefault),
+  prefix: affix.optional(),
+  suffix: affix.optional(),
+});
+
 const configSchemas: { [T in FieldType]: z.ZodType<FieldConfigByType[T]> } = {
   text: textConfigSchema,
   checkbox: checkboxConfigSchema as z.ZodType<CheckboxConfig>,
@@ -311,6 +424,14 @@ const configSchemas: { [T in FieldType]: z.ZodType<FieldConfigByType[T]> } = {
   binary_choice: binaryChoiceConfigSchema,
   simple_signature: simpleSignatureConfigSchema,
   biometric_signature: biometricSignatureConfigSchema,
+  initials: simpleSignatureConfigSchema,
+  date_signed: dateSignedConfigSchema,
+  full_name: personConfigSchema('full_name') as z.ZodType<PersonConfig>,
+  email: personConfigSchema('email') as z.ZodType<PersonConfig>,
+  date: dateConfigSchema,
+  number: numberConfigSchema,
+  dropdown: dropdownConfigSchema,
+  formula: formulaConfigSchema,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -357,11 +478,11 @@ function binaryChoiceValueSchema() {
 
 const signatureKinds = ['drawn', 'typed'] as const;
 
-function simpleSignatureValueSchema(config: SimpleSignatureConfig) {
+function simpleSignatureValueSchema(config: SimpleSignatureConfig, typedMaxLength: number = fieldLimits.typedSignatureMaxLength) {
   const drawn = z.strictObject({ kind: z.literal('drawn'), image: pngDataUrl });
   const typed = z.strictObject({
     kind: z.literal('typed'),
-    text: label(fieldLimits.typedSignatureMaxLength),
+    text: label(typedMaxLength),
     font: z.enum(['cursive', 'serif']).default('cursive'),
   });
   // Only the allowed kinds are options, so a refused kind is reported before its shape is.
@@ -428,6 +549,42 @@ function addTimeOrderIssues(strokes: BiometricPoint[][], ctx: z.core.$Refinement
   });
 }
 
+/**
+ * A value nobody sends: the service fills it when the recipient completes, or computes it. Any
+ * value given is refused at the value's own path, saying so; `null` (no value) is accepted.
+ */
+function notSentValueSchema(reason: string) {
+  return z.unknown().superRefine((_value, ctx) => ctx.addIssue({ code: 'custom', message: reason }));
+}
+
+function dateValueSchema(config: DateConfig) {
+  return z.strictObject({
+    date: isoDate.superRefine((date, ctx) => {
+      if (!isIsoDate(date)) return;
+      if (config.min !== undefined && date < config.min) ctx.addIssue({ code: 'custom', message: `must be on or after ${config.min} (the field's min)` });
+      if (config.max !== undefined && date > config.max) ctx.addIssue({ code: 'custom', message: `must be on or before ${config.max} (the field's max)` });
+    }),
+  });
+}
+
+function numberValueSchema(config: NumberConfig) {
+  return z.strictObject({
+    number: z.number().superRefine((number, ctx) => {
+      const places = decimalPlaces(number);
+      if (places > config.decimals) {
+        ctx.addIssue({ code: 'custom', message: config.decimals === 0 ? 'must be a whole number (the field has no decimals)' : `must have at most ${plural(config.decimals, 'decimal')} (the field's decimals; got ${places})` });
+      }
+      if (config.min !== undefined && number < config.min) ctx.addIssue({ code: 'custom', message: `must be at least ${config.min} (the field's min)` });
+      if (config.max !== undefined && number > config.max) ctx.addIssue({ code: 'custom', message: `must be at most ${config.max} (the field's max)` });
+    }),
+  });
+}
+
+/** The types whose value the service fills when the recipient completes (docs/fields.md). */
+export const SERVICE_FILLED_TYPES: readonly FieldType[] = ['date_signed', 'full_name', 'email'];
+/** The types whose value nobody sends: filled by the service, or computed (formula). */
+export const NOT_SENT_TYPES: readonly FieldType[] = [...SERVICE_FILLED_TYPES, 'formula'];
+
 type ValueSchemaBuilders = { [T in FieldType]: (config: FieldConfigByType[T]) => z.ZodType<FieldValueByType[T]> };
 
 const valueSchemaBuilders: ValueSchemaBuilders = {
@@ -437,6 +594,14 @@ const valueSchemaBuilders: ValueSchemaBuilders = {
   binary_choice: binaryChoiceValueSchema,
   simple_signature: simpleSignatureValueSchema,
   biometric_signature: biometricSignatureValueSchema,
+  initials: (config) => simpleSignatureValueSchema(config, fieldLimits.typedInitialsMaxLength),
+  date_signed: () => notSentValueSchema('is filled by the service with the date the recipient completes; send no value') as z.ZodType<DateValue>,
+  full_name: () => notSentValueSchema('is filled by the service with the name of the person who completes the role; send no value') as z.ZodType<TextOfPersonValue>,
+  email: () => notSentValueSchema('is filled by the service with the email address of the person who completes the role; send no value') as z.ZodType<TextOfPersonValue>,
+  date: dateValueSchema,
+  number: numberValueSchema,
+  dropdown: radioValueSchema,
+  formula: () => notSentValueSchema("is computed from the field's expression; send no value") as z.ZodType<NumberValue>,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -566,6 +731,46 @@ export function parseFieldValue(
   const result = schema.safeParse(withoutNullKeys(value), { error: messageFor });
   if (result.success) return { value: result.data as Record<string, unknown>, issues: [] };
   return { value: null, issues: toValidationIssues(pathPrefix, result.error.issues) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conditions (visibleWhen)
+// ---------------------------------------------------------------------------------------------
+
+/** The tests that compare with a `value`; the others take none. */
+const COMPARING_TESTS = ['equal', 'not_equal', 'greater', 'less'];
+
+const conditionSchema = z
+  .strictObject({
+    field: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be the identifier of a field'),
+    is: z.enum(CONDITION_TESTS as unknown as [string, ...string[]]),
+    value: z.union([boundedString({ min: 1, max: fieldLimits.conditionValueMaxLength, allowTabs: true, allowLineBreaks: true }), z.number(), z.boolean()], {
+      error: 'must be a string, a finite number or true or false',
+    }).optional(),
+  })
+  .superRefine((condition, ctx) => {
+    const is = (condition as { is?: unknown }).is;
+    if (typeof is !== 'string' || !CONDITION_TESTS.includes(is)) return;
+    const compares = COMPARING_TESTS.includes(is);
+    if (compares && condition.value === undefined) ctx.addIssue({ code: 'custom', path: ['value'], message: `is required: "${is}" compares the field with it` });
+    if (!compares && condition.value !== undefined) ctx.addIssue({ code: 'custom', path: ['value'], message: `must be left out: "${is}" compares with nothing` });
+  });
+
+const conditionList = z.array(conditionSchema).min(1).max(fieldLimits.conditionsMax);
+
+const visibleWhenSchema = z.strictObject({ all: conditionList.optional(), any: conditionList.optional() }).superRefine((visibleWhen, ctx) => {
+  if (visibleWhen.all === undefined && visibleWhen.any === undefined) ctx.addIssue({ code: 'custom', message: 'must have all, any or both (or be null: always shown)' });
+});
+
+/**
+ * A field's `visibleWhen`, its shape checked (what the conditions name is checked against the
+ * owner's fields in field.service.ts): `null` or absent means "always shown".
+ */
+export function parseVisibleWhen(input: unknown, pathPrefix: string): { visibleWhen: Record<string, unknown> | null; issues: ValidationIssue[] } {
+  if (input === null || input === undefined) return { visibleWhen: null, issues: [] };
+  const result = visibleWhenSchema.safeParse(withoutNullKeys(input), { error: messageFor });
+  if (result.success) return { visibleWhen: result.data as Record<string, unknown>, issues: [] };
+  return { visibleWhen: null, issues: toValidationIssues(pathPrefix, result.error.issues) };
 }
 
 /**

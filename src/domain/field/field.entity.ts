@@ -5,7 +5,23 @@ import { Recipient } from '../recipient/recipient.entity.ts';
 import { Template } from '../template/template.entity.ts';
 import { TemplateRecipient } from '../template/template-recipient.entity.ts';
 
-export const fieldTypes = ['simple_signature', 'biometric_signature', 'text', 'checkbox', 'radio', 'binary_choice'] as const;
+export const fieldTypes = [
+  'simple_signature',
+  'biometric_signature',
+  'text',
+  'checkbox',
+  'radio',
+  'binary_choice',
+  // Issue 32.
+  'initials',
+  'date_signed',
+  'full_name',
+  'email',
+  'date',
+  'number',
+  'dropdown',
+  'formula',
+] as const;
 export type FieldType = (typeof fieldTypes)[number];
 
 /**
@@ -31,6 +47,8 @@ export const FieldSchema = defineEntity({
     readonly: p.boolean().default(false),
     value: p.json<JsonObject>().nullable(),
     config: p.json<JsonObject>().default('{}'),
+    /** Conditions under which the field is shown (issue 32, field-rules.js); null: always. */
+    visibleWhen: p.json<JsonObject>().nullable(),
     submittedAt: p.datetime().nullable(),
     version: p.integer().version(),
   },

@@ -13,3 +13,14 @@ export class FieldDuplicateIdentifierError extends DomainError {
     super('Field.DuplicateIdentifier', `Fields with these identifiers already exist: ${identifiers.join(', ')}.`, { identifiers });
   }
 }
+
+/**
+ * `Field.InUse` (409): removing a field that other fields' formulas or conditions name (issue 32); removing it
+ * would leave them naming nothing. `context.identifier`, `context.namedBy` (the identifiers of the
+ * fields that name it). Change or remove those first.
+ */
+export class FieldInUseError extends DomainError {
+  constructor(identifier: string, namedBy: string[], owner: 'envelope' | 'template' = 'envelope') {
+    super('Field.InUse', `Other fields of this ${owner} name this field in their formula or conditions: ${namedBy.join(', ')}. Change or remove them first.`, { identifier, namedBy });
+  }
+}

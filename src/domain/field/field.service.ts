@@ -12,8 +12,9 @@ import type { ServiceContext } from '../service-context.ts';
 import { formatPath, readableName, identifierSlug, issuesFromZod } from '../validation.ts';
 import { FieldView } from './field-view.entity.ts';
 import { Field, fieldTypes, type FieldType } from './field.entity.ts';
-import { FieldDuplicateIdentifierError, FieldNotFoundError } from './field.errors.ts';
-import { parseFieldConfig, parseFieldValue } from './field-values.ts';
+import { FieldDuplicateIdentifierError, FieldInUseError, FieldNotFoundError } from './field.errors.ts';
+import { NOT_SENT_TYPES, parseFieldConfig, parseFieldValue, parseVisibleWhen } from './field-values.ts';
+import { conditionTestsFor, FORMULA_INPUT_TYPES, isIsoDate, orderByDependencies, parseExpression, type VisibleWhen } from './field-rules.js';
 import { createEventLoopYielder } from '../../shared/event-loop.ts';
 
 /*
@@ -47,6 +48,7 @@ const fieldShape = {
   readonly: z.boolean({ error: 'must be true or false' }),
   value: z.unknown(),
   config: z.unknown(),
+  visibleWhen: z.unknown(),
   views: z.array(viewSchema).min(1, 'must place the field at least once').max(MAX_VIEWS_PER_FIELD, `at most ${MAX_VIEWS_PER_FIELD} views`),
 };
 
@@ -58,6 +60,7 @@ const createFieldSchema = z.strictObject({
   readonly: fieldShape.readonly.optional(),
   value: fieldShape.value.optional(),
   config: fieldShape.config.optional(),
+  visibleWhen: fieldShape.visibleWhen.optional(),
 });
 
 /**
@@ -70,6 +73,13 @@ export const createFieldsInput = z.strictObject({
     .min(1, 'must contain at least one field')
     .max(MAX_FIELDS_PER_REQUEST, `at most ${MAX_FIELDS_PER_REQUEST} fields per request`),
 });
+
+/**
+ * The request as the OpenAPI document describes it: each field's shape spelled out (its `type`
+ * among every field type). The service parses the outer shape and each field on its own instead,
+ * so that one malformed field does not hide the others' problems.
+ */
+export const documentedCreateFieldsInput = z.strictObject({ fields: z.array(createFieldSchema).min(1).max(MAX_FIELDS_PER_REQUEST) });
 
 type CreateFieldInput = z.output<typeof createFieldSchema>;
 
@@ -98,6 +108,7 @@ type CheckedField = {
   readonly: boolean;
   value: Record<string, unknown> | null;
   config: Record<string, unknown>;
+  visibleWhen: Record<string, unknown> | null;
   views: { document: Document; page: number; x: number; y: number; width: number; height: number }[];
 };
 
@@ -111,6 +122,7 @@ type FieldCandidate = {
   readonly: boolean;
   value: unknown;
   config: unknown;
+  visibleWhen: unknown;
   views: ViewInput[];
 };
 
@@ -158,7 +170,10 @@ function checkField(candidate: FieldCandidate, targets: FieldTargets, path: stri
   issues.push(...config.issues);
   const value = config.issues.length === 0 ? parseFieldValue(candidate.type, candidate.value, config.config, `${path}.value`) : { value: null, issues: [] };
   issues.push(...value.issues);
-  if (candidate.readonly && candidate.value == null) {
+  const visibleWhen = parseVisibleWhen(candidate.visibleWhen, `${path}.visibleWhen`);
+  issues.push(...visibleWhen.issues);
+  // A field the service fills or computes has no value to carry: readonly is what it is anyway.
+  if (candidate.readonly && candidate.value == null && !NOT_SENT_TYPES.includes(candidate.type)) {
     issues.push({ path: `${path}.value`, message: 'is required for a readonly field: the signer cannot fill it in' });
   }
   const views: CheckedField['views'] = [];
@@ -188,6 +203,7 @@ function checkField(candidate: FieldCandidate, targets: FieldTargets, path: stri
     readonly: candidate.readonly,
     value: value.value,
     config: config.config,
+    visibleWhen: visibleWhen.visibleWhen,
     views,
   };
 }
@@ -233,6 +249,7 @@ async function checkFieldBatch(
           readonly: input.readonly ?? false,
           value: input.value,
           config: input.config,
+          visibleWhen: input.visibleWhen,
         },
         targets,
         path,
@@ -270,6 +287,7 @@ function checkFieldPatch(
       // re-checked against the new type, so a pre-filled value is never lost silently.
       config: patch.config !== undefined ? patch.config : typeChanged ? {} : field.config,
       value: patch.value !== undefined ? patch.value : field.value,
+      visibleWhen: patch.visibleWhen !== undefined ? patch.visibleWhen : (field.visibleWhen ?? null),
       views:
         patch.views ??
         current.views.map((view) => ({
@@ -285,6 +303,130 @@ function checkFieldPatch(
   );
   if (issues.length > 0 || !checked) throw new InvalidRequestError(issues);
   return checked;
+}
+
+/** What the rules between fields read of each field of an owner (field-rules.js), with its recipient's place in the signing order. */
+type RuleFieldData = {
+  id?: string;
+  identifier: string;
+  type: FieldType;
+  config: Record<string, unknown>;
+  visibleWhen: VisibleWhen | null;
+  recipientId: string;
+  recipientOrder: number;
+};
+
+/** Every field of the owner as the rules between fields read them. */
+async function ownerRuleFields(change: OwnerChange): Promise<RuleFieldData[]> {
+  const [recipientTable, recipientColumn, ownerColumn] = 'envelope' in change.scope ? ['recipient', 'recipient_id', 'envelope_id'] : ['template_recipient', 'template_recipient_id', 'template_id'];
+  // In the change's own transaction (em.execute), under the owner's lock: the fields as they stand.
+  return change.em.execute<RuleFieldData[]>(
+    `select f.id, f.identifier, f.type, f.config, f.visible_when as "visibleWhen", r.id as "recipientId", r."order" as "recipientOrder"
+       from field f join ${recipientTable} r on r.id = f.${recipientColumn} where f.${ownerColumn} = ?`,
+    [change.ownerId],
+  );
+}
+
+/** A checked field as the rules between fields read it. */
+function ruleDataOf(field: CheckedField): RuleFieldData {
+  return {
+    identifier: field.identifier,
+    type: field.type,
+    config: field.config,
+    visibleWhen: field.visibleWhen as VisibleWhen | null,
+    recipientId: field.recipient.id,
+    recipientOrder: field.recipient.order,
+  };
+}
+
+/** What `equal` and `not_equal` compare a field of this type with (field-rules.js comparableValue), and `greater`/`less`. */
+function conditionValueProblem(type: FieldType, is: string, value: unknown): string | undefined {
+  const numeric = type === 'number' || type === 'formula';
+  if (numeric) return typeof value === 'number' ? undefined : `must be a number: the ${type} field is compared as a number`;
+  if (type === 'date') return typeof value === 'string' && isIsoDate(value) ? undefined : 'must be a date written YYYY-MM-DD: the date field is compared as a date';
+  if (type === 'checkbox') return typeof value === 'boolean' ? undefined : 'must be true or false: the checkbox is compared by whether it is ticked';
+  if (type === 'binary_choice') return value === 'accept' || value === 'decline' ? undefined : 'must be "accept" or "decline"';
+  if (is === 'equal' || is === 'not_equal') return typeof value === 'string' ? undefined : `must be a string: the ${type} field is compared as text`;
+  return undefined;
+}
+
+/**
+ * The rules between an owner's fields, over the whole owner as it would be after a change: a
+ * formula names only fields of the owner, of the types a formula reads, and no formula depends on
+ * itself through others (issue 32). Answers each problem with the identifier of the field it is
+ * about and the part of that field at fault.
+ */
+function fieldReferenceProblems(fields: RuleFieldData[], ownerNoun: OwnerKind, changed: ReadonlySet<string>): { identifier: string; at: string; message: string }[] {
+  const problems: { identifier: string; at: string; message: string }[] = [];
+  const typeOf = new Map(fields.map((field) => [field.identifier, field.type]));
+  for (const field of fields) {
+    if (field.type !== 'formula') continue;
+    const parsed = parseExpression(field.config.expression);
+    if (!('identifiers' in parsed)) continue;
+    for (const name of parsed.identifiers) {
+      const type = typeOf.get(name);
+      if (type === undefined) problems.push({ identifier: field.identifier, at: 'config.expression', message: `names "${name}", which is not a field of this ${ownerNoun}` });
+      else if (!FORMULA_INPUT_TYPES.includes(type)) {
+        problems.push({ identifier: field.identifier, at: 'config.expression', message: `names "${name}", a ${type} field; a formula reads ${FORMULA_INPUT_TYPES.join(', ')} fields` });
+      }
+    }
+  }
+  const byIdentifier = new Map(fields.map((field) => [field.identifier, field]));
+  for (const field of fields) {
+    for (const list of ['all', 'any'] as const) {
+      (field.visibleWhen?.[list] ?? []).forEach((condition, index) => {
+        const at = `visibleWhen.${list}[${index}]`;
+        const named = byIdentifier.get(condition.field);
+        if (named === undefined) {
+          problems.push({ identifier: field.identifier, at: `${at}.field`, message: `names "${condition.field}", which is not a field of this ${ownerNoun}` });
+          return;
+        }
+        // The values a condition reads must be there when its field's recipient signs: theirs, or an earlier recipient's.
+        if (named.recipientId !== field.recipientId && named.recipientOrder >= field.recipientOrder) {
+          problems.push({ identifier: field.identifier, at: `${at}.field`, message: `names "${condition.field}", a field of a recipient who does not sign before this field's recipient (order ${named.recipientOrder}, not below ${field.recipientOrder})` });
+          return;
+        }
+        const tests = conditionTestsFor(named.type);
+        if (!tests.includes(condition.is)) {
+          problems.push({ identifier: field.identifier, at: `${at}.is`, message: `cannot test a ${named.type} field with "${condition.is}"; it may test ${tests.map((test) => `"${test}"`).join(', ')}` });
+          return;
+        }
+        if (condition.value === undefined) return;
+        const problem = conditionValueProblem(named.type, condition.is, condition.value);
+        if (problem !== undefined) problems.push({ identifier: field.identifier, at: `${at}.value`, message: problem });
+      });
+    }
+  }
+  const { cycle } = orderByDependencies(fields.map((field) => ({ ...field, value: null })));
+  if (cycle !== null) {
+    // Told from a field the request changed, where the caller can mend it.
+    const members = cycle.slice(0, -1);
+    const start = Math.max(0, members.findIndex((identifier) => changed.has(identifier)));
+    const rotated = [...members.slice(start), ...members.slice(0, start), members[start]];
+    const first = byIdentifier.get(rotated[0]);
+    // A cycle runs through a formula's expression or a field's conditions; it is told at the first field's own part.
+    const at = first?.type === 'formula' && dependsOnThroughFormula(first, rotated[1]) ? 'config.expression' : 'visibleWhen';
+    problems.push({ identifier: rotated[0], at, message: `is circular: ${rotated.join(' → ')}` });
+  }
+  return problems;
+}
+
+/**
+ * Refuses a batch or a patch that breaks the rules between the owner's fields, reporting each
+ * problem at the changed field's path (`fields[2].config.expression`) or, for a field the request
+ * did not touch, at `otherPath` with that field named.
+ */
+function ensureFieldReferences(fields: RuleFieldData[], ownerNoun: OwnerKind, pathOf: Map<string, string>, otherPath: string) {
+  const problems = fieldReferenceProblems(fields, ownerNoun, new Set(pathOf.keys()));
+  if (problems.length === 0) return;
+  throw new InvalidRequestError(
+    problems.map((problem) => {
+      const path = pathOf.get(problem.identifier);
+      return path !== undefined
+        ? { path: `${path}.${problem.at}`, message: problem.message }
+        : { path: otherPath, message: `would break field "${problem.identifier}": its ${problem.at.replace('config.', '')} ${problem.message}` };
+    }),
+  );
 }
 
 /** Placements of every field of an owner (the views cap). */
@@ -315,6 +457,8 @@ export async function addFieldsToOwner(
   const { checked: batch, identifiers } = await checkFieldBatch(shaped, await loadTargets(change, owner));
   const taken = await em.find(Field, { ...change.scope, identifier: { $in: identifiers } }, { fields: ['identifier'] });
   if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
+  const pathOf = new Map(shaped.flatMap(({ field }, index) => (field ? [[field.identifier, formatPath(['fields', index])] as const] : [])));
+  ensureFieldReferences([...(await ownerRuleFields(change)), ...batch.map(ruleDataOf)], owner.kind, pathOf, 'fields');
   ensureCapacity(capacity.owner, 'fields', capacity.fields, await em.count(Field, change.scope), batch.length);
   const addedViews = batch.reduce((sum, field) => sum + field.views.length, 0);
   ensureCapacity(capacity.owner, 'field views', capacity.views, await countViews(change), addedViews);
@@ -399,6 +543,8 @@ export async function updateField(context: ServiceContext, options: { owner: Own
       const taken = await em.findOne(Field, { ...change.scope, identifier: checked.identifier }, { fields: ['id'] });
       if (taken) throw new FieldDuplicateIdentifierError([checked.identifier]);
     }
+    const others = (await ownerRuleFields(change)).filter((other) => other.identifier !== field.identifier);
+    ensureFieldReferences([...others, ruleDataOf(checked)], owner.kind, new Map([[checked.identifier, 'field']]), 'field');
     const { views, recipient, ...values } = checked;
     em.assign(field, { ...values, ...fieldAssignee(recipient) });
     if (patch.views !== undefined) {
@@ -417,7 +563,53 @@ export async function deleteField(context: ServiceContext, options: { owner: Own
   const owner = contentOwner(options.owner.kind);
   await owner.change(context, options.owner.id, async (change) => {
     const field = await findField(change, options.owner, options.fieldId);
+    const remaining = (await ownerRuleFields(change)).filter((other) => other.identifier !== field.identifier);
+    const namedBy = remaining.filter((other) => dependsOn(other, field.identifier)).map((other) => other.identifier);
+    if (namedBy.length > 0) throw new FieldInUseError(field.identifier, namedBy, options.owner.kind);
     await change.em.nativeDelete(Field, { id: field.id, ...change.scope });
     await owner.audit(context, change, 'field.removed', { fieldId: field.id, identifier: field.identifier });
   });
+}
+
+function dependsOn(field: RuleFieldData, identifier: string): boolean {
+  const conditions = [...(field.visibleWhen?.all ?? []), ...(field.visibleWhen?.any ?? [])];
+  return conditions.some((condition) => condition.field === identifier) || (field.type === 'formula' && dependsOnThroughFormula(field, identifier));
+}
+
+function dependsOnThroughFormula(field: RuleFieldData, identifier: string | undefined): boolean {
+  const parsed = parseExpression(field.config.expression);
+  return identifier !== undefined && 'identifiers' in parsed && parsed.identifiers.includes(identifier);
+}
+
+/**
+ * Refuses, with `Field.InUse`, removing fields (by id) that a field staying in the owner names in
+ * its formula or conditions: removing a document takes the fields placed only on it along
+ * (document.service.ts), and must not leave others naming nothing.
+ */
+export async function ensureFieldsNotNamed(change: OwnerChange, ownerKind: OwnerKind, removedIds: readonly string[]): Promise<void> {
+  if (removedIds.length === 0) return;
+  const removing = new Set(removedIds);
+  const fields = await ownerRuleFields(change);
+  const staying = fields.filter((field) => !removing.has(field.id!));
+  for (const removed of fields.filter((field) => removing.has(field.id!))) {
+    const namedBy = staying.filter((other) => dependsOn(other, removed.identifier)).map((other) => other.identifier);
+    if (namedBy.length > 0) throw new FieldInUseError(removed.identifier, namedBy, ownerKind);
+  }
+}
+
+/**
+ * Refuses a change of a recipient's place in the signing order that would leave a condition naming
+ * a field of a recipient who no longer signs earlier (issue 32): `Request.Invalid` at `path`, each
+ * broken field named. Runs in the recipient's change, before it is written.
+ */
+export async function ensureRecipientOrderKeepsConditions(change: OwnerChange, ownerKind: OwnerKind, recipientId: string, order: number, path: string): Promise<void> {
+  const fields = (await ownerRuleFields(change)).map((field) => (field.recipientId === recipientId ? { ...field, recipientOrder: order } : field));
+  const problems = fieldReferenceProblems(fields, ownerKind, new Set()).filter((problem) => problem.message.includes('does not sign before'));
+  if (problems.length === 0) return;
+  throw new InvalidRequestError(problems.map((problem) => ({ path, message: `would break field "${problem.identifier}": its ${problem.at} ${problem.message}` })));
+}
+
+/** The ids of a recipient's fields, for `ensureFieldsNotNamed` before the recipient (and they) go. */
+export async function fieldIdsOfRecipient(change: OwnerChange, recipientId: string): Promise<string[]> {
+  return (await ownerRuleFields(change)).filter((field) => field.recipientId === recipientId).map((field) => field.id!);
 }

@@ -19,6 +19,7 @@ import type { ServiceContext } from '../service-context.ts';
 import { formatPath, issuesFromZod } from '../validation.ts';
 import { Field, type FieldType } from './field.entity.ts';
 import { addFieldsToOwner, shapeFields } from './field.service.ts';
+import { DATE_FORMATS } from './field-rules.js';
 
 /*
  * Fields placed from a document itself (docs/fields.md, "Placing fields from the PDF"), for an
@@ -78,11 +79,26 @@ const TAG_TYPES = new Map<string, FieldType>([
   ['radio', 'radio'],
   ['choice', 'binary_choice'],
   ['binary_choice', 'binary_choice'],
+  // Issue 32.
+  ['init', 'initials'],
+  ['initials', 'initials'],
+  ['signed', 'date_signed'],
+  ['date_signed', 'date_signed'],
+  ['name', 'full_name'],
+  ['full_name', 'full_name'],
+  ['email', 'email'],
+  ['date', 'date'],
+  ['num', 'number'],
+  ['number', 'number'],
+  ['list', 'dropdown'],
+  ['dropdown', 'dropdown'],
 ]);
-const TAG_KEYS = new Set(['role', 'id', 'required', 'label', 'w', 'h', 'options']);
+const TAG_KEYS = new Set(['role', 'id', 'required', 'label', 'w', 'h', 'options', 'decimals', 'format']);
+/** Which tag types take the keys only some types take (looked up only for keys in TAG_KEYS). */
+const TYPED_TAG_KEYS = new Map<string, FieldType[]>([['options', ['radio', 'dropdown']], ['decimals', ['number']], ['format', ['date', 'date_signed']]]);
 const SIGNATURE_TYPES: FieldType[] = ['simple_signature', 'biometric_signature'];
 
-type ParsedTag = { type: FieldType; role: string; id?: string; required?: boolean; label?: string; width?: number; height?: number; options?: string[] };
+type ParsedTag = { type: FieldType; role: string; id?: string; required?: boolean; label?: string; width?: number; height?: number; options?: string[]; decimals?: number; format?: string };
 
 /** A tag's text (`{{TYPE;key=value;…}}`) read, or why it cannot be. */
 export function parseTag(text: string): ParsedTag | { problem: string } {
@@ -97,6 +113,8 @@ export function parseTag(text: string): ParsedTag | { problem: string } {
     const value = equals < 0 ? '' : pair.slice(equals + 1).trim();
     if (!TAG_KEYS.has(key)) return { problem: `unknown key "${key}"` };
     if (value === '') return { problem: `"${key}" needs a value` };
+    const only = TYPED_TAG_KEYS.get(key);
+    if (only !== undefined && !only.includes(type)) return { problem: `"${key}" applies to ${only.join(' and ')} tags only` };
     if (key === 'role') parsed.role = value;
     else if (key === 'id') parsed.id = value;
     else if (key === 'label') {
@@ -104,6 +122,13 @@ export function parseTag(text: string): ParsedTag | { problem: string } {
       parsed.label = value;
     }
     else if (key === 'options') parsed.options = value.split('|').map((option) => option.trim());
+    else if (key === 'decimals') {
+      if (!/^[0-6]$/.test(value)) return { problem: '"decimals" must be a whole number from 0 to 6' };
+      parsed.decimals = Number(value);
+    } else if (key === 'format') {
+      if (!DATE_FORMATS.includes(value)) return { problem: `"format" must be one of ${DATE_FORMATS.join(', ')}` };
+      parsed.format = value;
+    }
     else if (key === 'required') {
       if (value !== 'true' && value !== 'false') return { problem: '"required" must be true or false' };
       parsed.required = value === 'true';
@@ -116,6 +141,15 @@ export function parseTag(text: string): ParsedTag | { problem: string } {
   }
   if (parsed.role === undefined) return { problem: 'no role' };
   return parsed as ParsedTag;
+}
+
+/** The config a tag gives its field: options (radio, dropdown), decimals (number), a date format. */
+function tagConfig(read: ParsedTag): { config?: Record<string, unknown> } {
+  const config: Record<string, unknown> = {};
+  if (read.options !== undefined) config.options = read.options.map((option) => ({ value: option, label: option }));
+  if (read.decimals !== undefined) config.decimals = read.decimals;
+  if (read.format !== undefined) config.format = read.format;
+  return Object.keys(config).length === 0 ? {} : { config };
 }
 
 /** A unique identifier from a wish: kept when free, else a number appended. */
@@ -159,6 +193,8 @@ function sizedBox(tag: FoundTag, read: ParsedTag): { x: number; y: number; width
   return { x: left, y: top, width: right - left, height: bottom - top };
 }
 
+/** Types whose value is drawn as a line of text: their boxes are sized for the text (fieldSize). */
+const TEXT_DRAWN_TYPES = new Set<FieldType>(['text', 'date', 'date_signed', 'full_name', 'email', 'number', 'dropdown']);
 /** The smallest size a text value is drawn at when its box is sized from a tag. */
 const MIN_TAG_TEXT_POINTS = 8;
 /** The renderer draws a one-line value at 0.7 of its box's height (at most 12 pt; render.ts, drawTextBox). */
@@ -176,7 +212,7 @@ const TEXT_SIZE_PER_BOX_HEIGHT = 0.7;
  */
 function fieldSize(tag: FoundTag, read: ParsedTag): ParsedTag {
   const across = tag.frame.up === 'y-' || tag.frame.up === 'y+' ? tag.box.height : tag.box.width;
-  if (read.type === 'text' && read.height === undefined) {
+  if (TEXT_DRAWN_TYPES.has(read.type) && read.height === undefined) {
     const textPoints = Math.max(MIN_TAG_TEXT_POINTS, tag.fontSize);
     return { ...read, height: Math.max(across, textPoints / TEXT_SIZE_PER_BOX_HEIGHT) };
   }
@@ -294,8 +330,8 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
         unmatched.push({ tag: tag.text, page: tag.page, reason: `no recipient "${read.role}" in this ${owner.kind}` });
         continue;
       }
-      if (read.type === 'radio' && (read.options === undefined || read.options.length < 2)) {
-        unmatched.push({ tag: tag.text, page: tag.page, reason: 'a radio tag needs options=A|B' });
+      if ((read.type === 'radio' || read.type === 'dropdown') && (read.options === undefined || read.options.length < 2)) {
+        unmatched.push({ tag: tag.text, page: tag.page, reason: `a ${read.type} tag needs options=A|B` });
         continue;
       }
       const page = document.pages[tag.page] ?? tag.pageSize;
@@ -307,7 +343,7 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
           identifier: uniqueIdentifier(read.id ?? `${read.type.replace('_', '-')}-${read.role}`, taken),
           ...(read.label !== undefined ? { label: read.label } : {}),
           required: read.required ?? SIGNATURE_TYPES.includes(read.type),
-          ...(read.type === 'radio' ? { config: { options: read.options!.map((option) => ({ value: option, label: option })) } } : {}),
+          ...tagConfig(read),
           views: [{ documentId: document.id, page: tag.page, ...onPage(sizedBox(tag, fieldSize(tag, read)), page) }],
         },
       });
@@ -382,9 +418,12 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
 }
 
 function formFieldProblem(formField: FoundFormField): string | null {
-  if (formField.kind === 'other') return 'not a text, checkbox, radio group or signature field';
+  if (formField.kind === 'other') return 'not a text, checkbox, radio group, choice (single selection) or signature field';
   if (formField.widgets.length === 0) return 'has no widget on a page';
   if (formField.kind === 'radio' && formField.options.length < 2) return 'a radio group needs at least two options';
+  if (formField.kind === 'choice' && (formField.options.length < 2 || formField.options.length > 200)) return 'a choice field needs 2 to 200 options';
+  if (formField.kind === 'choice' && new Set(formField.options).size !== formField.options.length) return 'a choice field needs options that differ';
+  if (formField.kind === 'choice' && formField.options.some((option) => option.trim() === '' || [...option].length > 100)) return 'a choice field needs options of 1 to 100 characters';
   return null;
 }
 
@@ -404,6 +443,16 @@ function formFieldInput(formField: FoundFormField, recipient: Assignee, document
         config: { multiline: formField.multiline, ...(formField.maxLength !== null && formField.maxLength > 0 && formField.maxLength <= 10_000 ? { maxLength: formField.maxLength } : {}) },
         value: text === null ? null : { text },
         readonly: formField.readOnly && text !== null,
+      };
+    }
+    case 'choice': {
+      const selected = typeof formField.value === 'string' && formField.options.includes(formField.value) ? formField.value : null;
+      return {
+        ...common,
+        type: 'dropdown',
+        config: { options: formField.options.map((option) => ({ value: option, label: option })) },
+        value: selected === null ? null : { selected },
+        readonly: formField.readOnly && selected !== null,
       };
     }
     case 'checkbox':

@@ -112,6 +112,8 @@ export type FieldData = {
   readonly: boolean;
   value: Record<string, unknown> | null;
   config: Record<string, unknown>;
+  /** Conditions under which the field is shown (docs/fields.md); null: always. */
+  visibleWhen: Record<string, unknown> | null;
   /** Present when `views` was asked for. */
   views?: FieldPlacementData[];
   submittedAt: string | null;
@@ -289,6 +291,7 @@ export function fieldColumns(eb: AnyEb, kind: OwnerKind, alias: string, include:
       ['readonly', column('readonly')],
       ['value', column('value')],
       ['config', column('config')],
+      ['visibleWhen', column('visible_when')],
       ...(include.views ? [['views', () => viewsOf(eb, `${alias}.id`)] as Column] : []),
       ['submittedAt', () => isoTimestamp(eb.ref(`${alias}.submitted_at`))],
     ],

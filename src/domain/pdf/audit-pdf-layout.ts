@@ -23,6 +23,9 @@ export type CertificateActor = { kind: 'api_key' | 'agent' | 'system'; name: str
 
 export type CertificateSignature = { fieldIdentifier: string; kind: 'drawn' | 'typed' | 'biometric'; image: string | null; text: string | null; font: 'cursive' | 'serif' | null };
 
+/** A value the person's role gave (issue 32's types read as text), written in each locale of the certificate. */
+export type CertificateValue = { fieldIdentifier: string; label: string | null; text: Record<string, string> };
+
 export type CertificatePerson = {
   name: string | null;
   email: string | null;
@@ -41,6 +44,7 @@ export type CertificatePerson = {
   ip: string | null;
   userAgent: string | null;
   signatures: CertificateSignature[];
+  values: CertificateValue[];
 };
 
 export type CertificateEvent = {
@@ -118,6 +122,7 @@ const en = {
   ip: 'IP address',
   userAgent: 'User agent',
   signatures: 'Signature',
+  value: 'Value',
   typed: 'typed',
   drawn: 'drawn',
   biometricKind: 'drawn with a pen (biometric)',
@@ -243,6 +248,7 @@ const tr: Texts = {
   ip: 'IP adresi',
   userAgent: 'Tarayıcı',
   signatures: 'İmza',
+  value: 'Değer',
   typed: 'yazılarak',
   drawn: 'çizilerek',
   biometricKind: 'kalemle çizilerek (biyometrik)',
@@ -539,6 +545,10 @@ export async function buildAuditPdf(data: AuditPdfData, locale: AuditPdfLocale):
       if (person.ip) items.push(w.text(`${t.ip}: ${person.ip}`, { indent: 12 }));
       if (person.userAgent) items.push(w.text(`${t.userAgent}: ${person.userAgent}`, { indent: 12, color: grey, size: 7.5 }));
       for (const signature of person.signatures) items.push(...(await signatureItems(w, images, signature, t)));
+      for (const value of person.values) {
+        const shown = value.text[locale] ?? Object.values(value.text)[0] ?? '';
+        items.push(w.text(`${t.value} (${value.label ? `${value.label}, ` : ''}${value.fieldIdentifier}): ${shown}`, { indent: 12 }));
+      }
       w.block(items, { before: 4 });
     }
   }

@@ -4,20 +4,21 @@
  * drawing of the value remains (a value is never drawn twice). Runs in a PDF worker thread
  * (pdf/worker.ts); imports only pdf-lib and the modules beside it.
  */
-import { PDFCheckBox, PDFDocument, PDFRadioGroup, PDFRef, PDFSignature, PDFTextField, PDFName, PDFDict } from 'pdf-lib';
+import { PDFCheckBox, PDFDocument, PDFDropdown, PDFOptionList, PDFRadioGroup, PDFRef, PDFSignature, PDFTextField, PDFName, PDFDict } from 'pdf-lib';
 import { toDisplayed, type DisplayedBox } from './text-tags.ts';
 import { visibleBoxOf } from './render.ts';
 
-export type FormFieldKind = 'text' | 'checkbox' | 'radio' | 'signature' | 'other';
+/** `choice`: a combo box or a single-select list box (issue 32: imported as a dropdown). */
+export type FormFieldKind = 'text' | 'checkbox' | 'radio' | 'choice' | 'signature' | 'other';
 
 export type FoundFormField = {
   name: string;
   kind: FormFieldKind;
   required: boolean;
   readOnly: boolean;
-  /** text: the text; checkbox: checked; radio: the selected export value. */
+  /** text: the text; checkbox: checked; radio: the selected export value; choice: the selected option. */
   value: string | boolean | null;
-  /** Radio groups: their export values. */
+  /** Radio groups: their export values; choices: their options. */
   options: string[];
   multiline: boolean;
   maxLength: number | null;
@@ -46,7 +47,17 @@ export function readFormFields(pdf: PDFDocument): FoundFormField[] {
   const pages = pdf.getPages();
   return form.getFields().map((field) => {
     const kind: FormFieldKind =
-      field instanceof PDFTextField ? 'text' : field instanceof PDFCheckBox ? 'checkbox' : field instanceof PDFRadioGroup ? 'radio' : field instanceof PDFSignature ? 'signature' : 'other';
+      field instanceof PDFTextField
+        ? 'text'
+        : field instanceof PDFCheckBox
+          ? 'checkbox'
+          : field instanceof PDFRadioGroup
+            ? 'radio'
+            : field instanceof PDFDropdown || (field instanceof PDFOptionList && !field.acroField.hasFlag(1 << 21))
+              ? 'choice'
+              : field instanceof PDFSignature
+                ? 'signature'
+                : 'other';
     const widgets: FoundFormField['widgets'] = [];
     for (const widget of field.acroField.getWidgets()) {
       const ref = pdf.context.getObjectRef(widget.dict);
@@ -78,6 +89,10 @@ export function readFormFields(pdf: PDFDocument): FoundFormField[] {
       value = field.isChecked();
     } else if (field instanceof PDFRadioGroup) {
       value = field.getSelected() ?? null;
+      options = field.getOptions();
+    } else if (kind === 'choice' && (field instanceof PDFDropdown || field instanceof PDFOptionList)) {
+      // A multiple-selection list (flag bit 22, MultiSelect) stays 'other': a dropdown selects one.
+      value = field.getSelected()[0] ?? null;
       options = field.getOptions();
     }
     return { name: field.getName(), kind, required: field.isRequired(), readOnly: field.isReadOnly(), value, options, multiline, maxLength, widgets };

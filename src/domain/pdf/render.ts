@@ -33,8 +33,17 @@ import {
 import { advanceOf, cachingFontkit, fileIndexFor, fontFamilies, type FontFamily } from './fonts.ts';
 
 export type RenderView = { page: number; x: number; y: number; width: number; height: number };
+/** The field types drawn as text the caller has already written out (`RenderField.text`). */
+export const TEXT_DRAWN_TYPES = ['date_signed', 'full_name', 'email', 'date', 'number', 'dropdown', 'formula'] as const;
+
 export type RenderField = {
-  type: 'simple_signature' | 'biometric_signature' | 'text' | 'checkbox' | 'radio' | 'binary_choice';
+  type: 'simple_signature' | 'biometric_signature' | 'text' | 'checkbox' | 'radio' | 'binary_choice' | 'initials' | (typeof TEXT_DRAWN_TYPES)[number];
+  /**
+   * For TEXT_DRAWN_TYPES: the value as a person reads it (a date in its format, a number with its
+   * decimals, prefix and suffix, a dropdown's label), written by the domain with the rules the
+   * signing page shows it with; this wing imports nothing of the domain.
+   */
+  text?: string;
   /** The recipient the field belongs to (whose caption a stamped signature carries). */
   recipientId?: string | null;
   value: Record<string, unknown> | null;
@@ -161,14 +170,10 @@ export function boxMatrix(box: VisibleBox, view: { x: number; y: number; height:
   }
 }
 
-function within(page: PDFPage, box: VisibleBox, view: { x: number; y: number; width: number; height: number }, draw: () => void): void {
-  page.pushOperators(
-    pushGraphicsState(),
-    concatTransformationMatrix(...boxMatrix(box, view)),
-    rectangle(0, 0, view.width, view.height),
-    clip(),
-    endPath(),
-  );
+function within(page: PDFPage, box: VisibleBox, view: { x: number; y: number; width: number; height: number }, draw: () => void, clipToBox = true): void {
+  page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, view)));
+  // Fitted text (drawFittedText) is not clipped: it stays in its box unless it cannot fit at 8 pt, and then it must not be cut.
+  if (clipToBox) page.pushOperators(rectangle(0, 0, view.width, view.height), clip(), endPath());
   draw();
   page.pushOperators(popGraphicsState());
 }
@@ -191,6 +196,44 @@ function drawTextBox(page: PDFPage, text: string, embedded: EmbeddedFamily, widt
   let y = height - padding - size;
   for (const line of wrap(text, embedded, size, innerWidth)) {
     if (y < -size) break;
+    drawLine(page, line, embedded, { x: padding, y, size });
+    y -= leading;
+  }
+}
+
+/** The smallest text a value is drawn at (issue 32): smaller is not reliably legible once printed. */
+export const MIN_VALUE_TEXT_SIZE = 8;
+
+/**
+ * A value's text fitted to its box: one line as large as the box allows up to 12 pt; a value too
+ * wide for one line shrinks, and below 8 pt wraps instead, at the largest size from 12 down to 8 pt
+ * whose lines fit the box's height. Never drawn below 8 pt and never cut: text that cannot fit
+ * even at 8 pt (a box too small for its value) is drawn whole at 8 pt, its lines continuing below
+ * the box (docs/artefacts.md).
+ */
+function drawFittedText(page: PDFPage, text: string, embedded: EmbeddedFamily, width: number, height: number) {
+  const padding = Math.min(2, width / 10, height / 10);
+  const innerWidth = Math.max(1, width - 2 * padding);
+  const innerHeight = Math.max(1, height - 2 * padding);
+  const largest = Math.max(MIN_VALUE_TEXT_SIZE, Math.min(12, height * 0.7));
+  const measured = widthOf(text, embedded, largest);
+  const oneLine = measured <= innerWidth ? largest : (largest * innerWidth) / measured;
+  if (oneLine >= MIN_VALUE_TEXT_SIZE && !/[\n\r]/.test(text)) {
+    drawLine(page, text, embedded, { x: padding, y: (height - oneLine * 0.72) / 2, size: oneLine });
+    return;
+  }
+  let size = largest;
+  let lines = wrap(text, embedded, size, innerWidth);
+  // Half a point at a time: a handful of wraps for the longest value a field can hold.
+  while (size > MIN_VALUE_TEXT_SIZE && lines.length * size * 1.2 > innerHeight) {
+    size = Math.max(MIN_VALUE_TEXT_SIZE, size - 0.5);
+    lines = wrap(text, embedded, size, innerWidth);
+  }
+  const leading = size * 1.2;
+  const block = lines.length * leading;
+  // Centred in the box when it fits; from the box's top when it does not.
+  let y = block <= innerHeight ? height - (height - block) / 2 - size : height - padding - size;
+  for (const line of lines) {
     drawLine(page, line, embedded, { x: padding, y, size });
     y -= leading;
   }
@@ -376,6 +419,27 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
           within(page, box, view, () => drawChoice(page, label, sans, width, height, 'check'));
           break;
         }
+        case 'date_signed':
+        case 'full_name':
+        case 'email':
+        case 'date':
+        case 'number':
+        case 'dropdown':
+        case 'formula':
+          if (field.text !== undefined && field.text !== '') within(page, box, view, () => drawFittedText(page, field.text!, sans, width, height), false);
+          break;
+        case 'initials':
+          // Like a signature, without its caption: initials sit in small boxes, often on every page.
+          if (value.kind === 'typed') {
+            const family = value.font === 'cursive' ? (script ??= await embed(loaded.script)) : sans;
+            within(page, box, view, () => drawTextBox(page, String(value.text ?? ''), family, width, height, false, 36));
+          } else if (typeof value.image === 'string') {
+            const image = value.image;
+            page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, view)), rectangle(0, 0, width, height), clip(), endPath());
+            await drawImage(pdf, images, page, image, width, height);
+            page.pushOperators(popGraphicsState());
+          }
+          break;
         case 'simple_signature':
         case 'biometric_signature': {
           // With a caption, the signature is drawn in the box's upper part and the caption below it, both inside the box.

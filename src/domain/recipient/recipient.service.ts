@@ -3,6 +3,7 @@ import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.t
 import { isUuid } from '../../shared/ids.ts';
 import { ensureCapacity } from '../capacity.ts';
 import { Field } from '../field/field.entity.ts';
+import { ensureFieldsNotNamed, ensureRecipientOrderKeepsConditions, fieldIdsOfRecipient } from '../field/field.service.ts';
 import { createInOwner, fieldAssignee, recipientsIn, type ContentOwner, type OwnedRecipient, type OwnerChange } from '../owner/owner.ts';
 import type { OwnerKind, OwnerRef } from '../owner/owner-ref.ts';
 import { readRecipient, type RecipientDataOf } from '../owner/owner.read.ts';
@@ -209,6 +210,8 @@ export async function updateRecipient<K extends OwnerKind>(
       siblingOf(change, owner),
       owner.kind,
     );
+    // A condition may name only fields of its own or an earlier recipient (docs/fields.md, Conditions).
+    if (input.order !== undefined && input.order !== recipient.order) await ensureRecipientOrderKeepsConditions(change, owner.kind, recipient.id, input.order, 'recipient.order');
     const extras = await request.resolve(em, change.caller.teamId);
     em.assign(recipient, {
       type,
@@ -255,6 +258,8 @@ export async function deleteRecipient(context: ServiceContext, options: { owner:
       hostedIds: () => boundRecipientIds(change, owner, recipient, 'hostedBy'),
       delegatingIds: () => boundRecipientIds(change, owner, recipient, 'delegatedBy'),
     });
+    // Its fields go with it: not one another field's formula or conditions name.
+    await ensureFieldsNotNamed(change, owner.kind, await fieldIdsOfRecipient(change, recipient.id));
     await change.em.nativeDelete(owner.recipients.entity, { id: recipient.id, ...recipientsIn(change.scope) });
     await owner.audit(context, change, 'recipient.removed', { recipientId: recipient.id, identifier: recipient.identifier });
   });

@@ -5,6 +5,9 @@ import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { isoTimestamp, runRead, type ReadDb } from '../read-model.ts';
 import { otpStatus, type SigningOtpStatus } from './otp-policy.ts';
 import { completeTeamSettings } from '../team/team-settings.ts';
+import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
+import { SERVICE_FILLED_TYPES } from '../field/field-values.ts';
+import type { FieldType } from '../field/field.entity.ts';
 
 /*
  * The recipient side's read model: what one signing link may see, in one statement. Nothing
@@ -169,7 +172,14 @@ function withTurn({ otpInputs, teamSettings, ...session }: RawSession, now: Date
   const isExpired = session.envelope.status === 'expired' || (session.envelope.expiresAt !== null && now.getTime() >= Date.parse(session.envelope.expiresAt));
   const isMyTurn =
     session.envelope.status === 'sent' && !isExpired && session.recipient.activatedAt !== null && session.recipient.completedAt === null && session.recipient.type !== 'host';
-  const requiredFieldIds = session.fields.filter((field) => field.required && field.value === null).map((field) => field.id);
+  // What the signer still has to give: not a field the service fills at completion, nor one its
+  // conditions hide (over this role's and earlier roles' values, as the service decides at submit).
+  const rules = resolveFields(
+    [...session.completedFields, ...session.fields].map((field) => ({ identifier: field.identifier, type: field.type, config: field.config, value: field.value, visibleWhen: field.visibleWhen as VisibleWhen | null })),
+  );
+  const requiredFieldIds = session.fields
+    .filter((field) => field.required && field.value === null && !SERVICE_FILLED_TYPES.includes(field.type as FieldType) && rules.get(field.identifier)?.visible !== false)
+    .map((field) => field.id);
   const otp = otpStatus({ ...otpInputs, recipientType: session.recipient.type, now });
   return { ...session, isExpired, isMyTurn, requiredFieldIds, otp, sender: senderOf(teamSettings) };
 }

@@ -7,7 +7,8 @@ import { hashSecret, isUuid } from '../../shared/ids.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import { Field } from '../field/field.entity.ts';
-import { parseFieldValue, summariseBiometricValue } from '../field/field-values.ts';
+import { parseFieldValue, SERVICE_FILLED_TYPES, summariseBiometricValue } from '../field/field-values.ts';
+import { applyFieldRules, fillOnCompletion } from '../field/field-submission.ts';
 import { readerOf } from '../read-model.ts';
 import { agentInfoSchema } from '../recipient/agent-input.ts';
 import { Agent } from '../recipient/agent.entity.ts';
@@ -235,7 +236,13 @@ export async function submitSigning(context: ServiceContext, options: { input: u
     }
     if (issues.length > 0) throw new InvalidRequestError(issues);
     for (const { field, value } of accepted) field.value = value;
-    if (accepted.length > 0) {
+    // Conditions and formulas are the service's to apply, with the values as they now stand
+    // (field-rules.js, the module the page applies them with live), over the whole envelope's
+    // fields, since they may read an earlier recipient's. The recipient's own fields are the same
+    // entities here. A value given for a hidden field is dropped, and the trail says so.
+    const hasRules = fields.some((field) => field.type === 'formula' || field.visibleWhen);
+    const { hidden, dropped } = hasRules ? applyFieldRules(await em.find(Field, { envelope: recipient.envelope }), fields) : { hidden: new Set<Field>(), dropped: [] };
+    if (accepted.length > 0 || dropped.length > 0) {
       await recordEvent(workflow, 'field.submitted', {
         recipientId: recipient.id,
         agentId: token.agent.id,
@@ -247,10 +254,16 @@ export async function submitSigning(context: ServiceContext, options: { input: u
           // The strokes stay with the field as evidence; the trail keeps their summary and hash.
           ...(field.type === 'biometric_signature' && value ? { biometric: summariseBiometricValue(value) } : {}),
         })),
+        ...(dropped.length > 0 ? { droppedAsHidden: dropped.map((field) => ({ fieldId: field.id, identifier: field.identifier, type: field.type })) } : {}),
       });
     }
     if (input.complete) {
-      const missing = fields.filter((field) => field.required && (field.value === null || field.value === undefined)).map((field) => field.id);
+      fillOnCompletion(fields.filter((field) => !hidden.has(field)), { now, person: peopleOf(await em.findOneOrFail(Agent, token.agent.id))[token.personIndex] });
+      // A hidden field is not required: the signer cannot see it. Nor is one the service fills: an
+      // email field of a person reached by phone only stays empty, and that is nobody's omission.
+      const missing = fields
+        .filter((field) => field.required && !hidden.has(field) && !SERVICE_FILLED_TYPES.includes(field.type) && (field.value === null || field.value === undefined))
+        .map((field) => field.id);
       if (missing.length > 0) throw new SigningRequiredFieldsMissingError(missing);
       recipient.completedAt = now;
       for (const field of fields) if (field.value !== null && field.value !== undefined) field.submittedAt = now;

@@ -310,6 +310,7 @@ export async function copyTemplate(
         readonly: field.readonly,
         value: extras.values?.[field.identifier] ?? field.value ?? null,
         config: field.config,
+        visibleWhen: field.visibleWhen ?? null,
         createdAt: now,
         updatedAt: now,
       }),

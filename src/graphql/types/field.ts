@@ -46,6 +46,7 @@ export const FieldType = builder.objectRef<FieldData>('Field').implement({
     readonly: t.exposeBoolean('readonly'),
     value: t.field({ type: 'JSONObject', nullable: true, resolve: (field) => field.value }),
     config: t.field({ type: 'JSONObject', resolve: (field) => field.config }),
+    visibleWhen: t.field({ type: 'JSONObject', nullable: true, description: 'Conditions under which the field is shown (`{ all?, any? }`, docs/fields.md); null: always.', resolve: (field) => field.visibleWhen }),
     views: t.field({ type: [FieldViewType], resolve: (field) => nested(field.views, 'Field.views') }),
     submittedAt: t.field({ type: 'DateTime', nullable: true, resolve: (field) => field.submittedAt }),
   }),
@@ -87,6 +88,7 @@ const FieldInput = builder.inputType('FieldInput', {
     readonly: t.boolean({ required: false }),
     value: t.field({ type: 'JSONObject', required: false }),
     config: t.field({ type: 'JSONObject', required: false }),
+    visibleWhen: t.field({ type: 'JSONObject', required: false, description: 'Conditions under which the field is shown (docs/fields.md); null or absent: always.' }),
     views: t.field({ type: [FieldViewInput], required: true }),
   }),
 });
@@ -103,11 +105,12 @@ const UpdateFieldInput = builder.inputType('UpdateFieldInput', {
     readonly: t.boolean({ required: false }),
     value: t.field({ type: 'JSONObject', required: false }),
     config: t.field({ type: 'JSONObject', required: false }),
+    visibleWhen: t.field({ type: 'JSONObject', required: false, description: 'null: always shown.' }),
     views: t.field({ type: [FieldViewInput], required: false }),
   }),
 });
 
-const fieldInputOptions = { keepNull: ['label', 'tooltip', 'value'], opaque: ['value', 'config'] };
+const fieldInputOptions = { keepNull: ['label', 'tooltip', 'value', 'visibleWhen'], opaque: ['value', 'config', 'visibleWhen'] };
 
 const PlacementSourceEnum = builder.enumType('PlacementSource', {
   description: 'What fields are placed from: the document\'s text tags or its own form (docs/fields.md, "Placing fields from the PDF").',

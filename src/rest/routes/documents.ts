@@ -81,8 +81,8 @@ export const documentRoutes = ownerContentRoutes([
     method: 'DELETE',
     path: '/documents/:documentId',
     docs: {
-      envelope: { summary: 'Remove a document from a draft', errors: OWNER_CHANGE_ERRORS.envelope },
-      template: { summary: 'Remove a template document', errors: OWNER_CHANGE_ERRORS.template },
+      envelope: { summary: 'Remove a document from a draft', errors: [...OWNER_CHANGE_ERRORS.envelope, 'Field.InUse'] },
+      template: { summary: 'Remove a template document', errors: [...OWNER_CHANGE_ERRORS.template, 'Field.InUse'] },
     },
     async handler({ params, context }) {
       await deleteDocument(context, { owner: ownerInPath(params), documentId: params.documentId });

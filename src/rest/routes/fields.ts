@@ -1,11 +1,11 @@
 import { readField, readFields } from '../../domain/owner/owner.read.ts';
-import { createFields, createFieldsInput, deleteField, updateField, updateFieldInput } from '../../domain/field/field.service.ts';
+import { createFields, deleteField, documentedCreateFieldsInput, updateField, updateFieldInput } from '../../domain/field/field.service.ts';
 import { placeFields, placeFieldsInput } from '../../domain/field/placement.service.ts';
 import { readJsonObject } from '../../http/body.ts';
 import { OWNER_CHANGE_ERRORS, ownerContentRoutes, ownerInPath } from '../owner-routes.ts';
 
 const CREATE_BODY = {
-  schema: createFieldsInput,
+  schema: documentedCreateFieldsInput,
   example: { fields: [{ type: 'simple_signature', identifier: 'buyer-signature', recipientId: '<recipientId>', views: [{ documentId: '<documentId>', page: 0, location: { x: 72, y: 700 }, size: { width: 180, height: 40 } }] }] },
 };
 const PLACE_DESCRIPTION =
@@ -81,8 +81,8 @@ export const fieldRoutes = ownerContentRoutes([
     method: 'DELETE',
     path: '/fields/:fieldId',
     docs: {
-      envelope: { summary: 'Remove a field from a draft', errors: OWNER_CHANGE_ERRORS.envelope },
-      template: { summary: 'Remove a template field', errors: OWNER_CHANGE_ERRORS.template },
+      envelope: { summary: 'Remove a field from a draft', errors: [...OWNER_CHANGE_ERRORS.envelope, 'Field.InUse'] },
+      template: { summary: 'Remove a template field', errors: [...OWNER_CHANGE_ERRORS.template, 'Field.InUse'] },
     },
     async handler({ params, context }) {
       await deleteField(context, { owner: ownerInPath(params), fieldId: params.fieldId });

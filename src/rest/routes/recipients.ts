@@ -84,8 +84,8 @@ export const recipientRoutes = ownerContentRoutes([
     method: 'DELETE',
     path: '/recipients/:recipientId',
     docs: {
-      envelope: { summary: 'Remove a recipient from a draft (and its fields)', errors: [...OWNER_CHANGE_ERRORS.envelope, ...BOUND_ERRORS] },
-      template: { summary: 'Remove a template role (and its fields)', errors: [...OWNER_CHANGE_ERRORS.template, ...BOUND_ERRORS] },
+      envelope: { summary: 'Remove a recipient from a draft (and its fields)', errors: [...OWNER_CHANGE_ERRORS.envelope, ...BOUND_ERRORS, 'Field.InUse'] },
+      template: { summary: 'Remove a template role (and its fields)', errors: [...OWNER_CHANGE_ERRORS.template, ...BOUND_ERRORS, 'Field.InUse'] },
     },
     async handler({ params, context }) {
       await deleteRecipient(context, { owner: ownerInPath(params), recipientId: params.recipientId });
