@@ -603,7 +603,9 @@ describe('text tags in turned text', () => {
     // Unturned page: displayed x = user x, displayed y = 842 − user y.
     spans(byId.r90, 0, { from: H - 300, to: H - along(100, 300, 90, width(turned.r90))[1], axis: 'y' }, 100);
     spans(byId.r180, 0, { from: 500, to: along(500, 100, 180, width(turned.r180))[0], axis: 'x' }, H - 100);
-    spans(byId.r270, 0, { from: H - 700, to: H - along(400, 700, 270, width(turned.r270))[1], axis: 'y' }, 400);
+    // A checkbox is a square at the tag's start, as tall as its line (docs/fields.md), whichever way the tag reads.
+    expect(H - along(400, 700, 270, width(turned.r270))[1]).toBeGreaterThan(H - 700 + size * 5);
+    spans(byId.r270, 0, { from: H - 700, to: H - 700 + byId.r270.size.width, axis: 'y' }, 400);
     // /Rotate 90: displayed x = user y, displayed y = user x. /Rotate 270: x = 842 − user y, y = 595 − user x.
     spans(byId.p90, 1, { from: 100, to: along(300, 100, 90, width('{{sig;role=buyer;id=p90}}'))[1], axis: 'x' }, 300);
     spans(byId.p270, 2, { from: H - 700, to: H - along(300, 700, 270, width('{{sig;role=seller;id=p270}}'))[1], axis: 'x' }, 595 - 300);
