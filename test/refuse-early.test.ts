@@ -35,12 +35,20 @@ function stagingFiles(): string[] {
   return fs.existsSync(directory) ? fs.readdirSync(directory) : [];
 }
 
-/** A REST upload whose body (40 MB declared, under the limit) is sent slowly: 64 KB every 20 ms. */
+/**
+ * A client that sends the first megabyte of a body, then waits for an answer without sending
+ * more: a server that answers anyway decided without the body, whatever the machine's speed (one
+ * that waited for it would answer 408 Request.Timeout after the idle clock, 10 s, instead of the
+ * refusal asserted). So the "before the body" tests assert answers, not how fast they came.
+ */
+const STALL_AFTER_BYTES = 1 * MB;
+
+/** A REST upload whose body (40 MB declared, under the limit) is sent slowly: 64 KB every 20 ms, stalling after 1 MB. */
 function slowRestUpload(envelopeId: string, headers: Record<string, string>): Promise<RawAnswer> {
   return rawRequest(app.url, {
     path: `/api/v1/key/envelopes/${envelopeId}/documents`,
     headers: { 'content-type': multipartType, ...headers },
-    body: { head: documentPartHead, fillerBytes: 40 * MB, tail: multipartTail, intervalMs: 20 },
+    body: { head: documentPartHead, fillerBytes: 40 * MB, tail: multipartTail, intervalMs: 20, stallAfterBytes: STALL_AFTER_BYTES },
   });
 }
 
@@ -89,7 +97,7 @@ describe('REST uploads are refused from their headers and path, before the body 
     const answer = await rawRequest(app.url, {
       path: `/api/v1/key/envelopes/${envelopeId}/documents`,
       headers: { 'content-type': multipartType, 'x-service-api-key': team.apiKey },
-      body: { head: documentPartHead, fillerBytes: 1024 * MB, tail: multipartTail, intervalMs: 20 },
+      body: { head: documentPartHead, fillerBytes: 1024 * MB, tail: multipartTail, intervalMs: 20, stallAfterBytes: STALL_AFTER_BYTES },
     });
     expect(answer.status).toBe(413);
     expect(answer.body.error).toMatchObject({ name: 'Document.TooLarge', context: { limitBytes: DOCUMENT_LIMIT } });
@@ -140,7 +148,9 @@ describe('JSON bodies over 1 MB', () => {
     const answer = await rawRequest(app.url, {
       path: '/api/v1/key/envelopes',
       headers: { 'content-type': 'application/json', 'x-service-api-key': team.apiKey },
-      body: { head: '{"name":"', fillerBytes: 64 * MB, tail: '"}', chunked, chunkBytes: 64 * 1024, intervalMs: chunked ? 2 : 20 },
+      // Declared too large (Content-Length): refused from the header, so the client stalls after
+      // 1 MB and waits. Chunked: refused once past the limit, which the client must send.
+      body: { head: '{"name":"', fillerBytes: 64 * MB, tail: '"}', chunked, chunkBytes: 64 * 1024, intervalMs: chunked ? 2 : 20, stallAfterBytes: chunked ? undefined : STALL_AFTER_BYTES },
     });
     expect(answer.status).toBe(413);
     expect(answer.body.error).toMatchObject({ name: 'Request.PayloadTooLarge', context: { limitBytes: 1024 * 1024 } });
@@ -198,7 +208,7 @@ describe('GraphQL multipart uploads', () => {
     return rawRequest(app.url, {
       path: '/graphql',
       headers: { 'content-type': multipartType, ...headers },
-      body: { head: operationsPart(envelopeId), fillerBytes: 40 * MB, tail: multipartTail, intervalMs: 20, ...body },
+      body: { head: operationsPart(envelopeId), fillerBytes: 40 * MB, tail: multipartTail, intervalMs: 20, stallAfterBytes: STALL_AFTER_BYTES, ...body },
       timeoutMs: 30_000,
     });
   }
@@ -257,7 +267,7 @@ describe('GraphQL multipart uploads', () => {
     const answer = await slowGraphqlUpload(
       envelopeId,
       { 'x-service-api-key': team.apiKey },
-      { fillerBytes: 400 * MB, chunked: true, intervalMs: 1, chunkBytes: 256 * 1024 },
+      { fillerBytes: 400 * MB, chunked: true, intervalMs: 1, chunkBytes: 256 * 1024, stallAfterBytes: undefined },
     );
     expect(answer.body.errors[0].extensions.code).toBe('Document.TooLarge');
     expect(answer.bytesSentBeforeAnswer).toBeGreaterThan(DOCUMENT_LIMIT);
