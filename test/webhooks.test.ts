@@ -55,7 +55,9 @@ function verifySignature(secret: string, header: string, body: string, tolerance
  */
 function webhookWorker(team: SeededTeam, options: { clock?: Clock; maxAttempts?: number; baseBackoffMs?: number; leaseMs?: number; renewIntervalMs?: number; handler?: OutboxHandler; allowPrivate?: boolean } = {}) {
   const { handler, allowPrivate, ...overrides } = options;
-  const config = { ...app.dependencies.config, webhookTimeoutMs: 2000, webhookAllowPrivate: allowPrivate ?? true };
+  // A receiver in this process answers at once; the timeout only has to outlast a loaded machine's
+  // pause (the timeout itself is tested with a handler of its own, 1000 ms, against a receiver that never answers).
+  const config = { ...app.dependencies.config, webhookTimeoutMs: 15_000, webhookAllowPrivate: allowPrivate ?? true };
   return webhookWorkerFor(app, team.teamId, {
     random: () => 1,
     dependencies: { config },
@@ -287,7 +289,7 @@ describe('webhook deliveries', () => {
       expect(trail.map((event) => event.type)).toContain('envelope.sent');
 
       // The first worker POSTs the first delivery and dies before acknowledging it.
-      const real = webhookDeliveryHandler({ auditKey: app.dependencies.auditKey, allowPrivate: true, timeoutMs: 2000 });
+      const real = webhookDeliveryHandler({ auditKey: app.dependencies.auditKey, allowPrivate: true, timeoutMs: 15_000 });
       let crashed = 0;
       const dying = webhookWorker(team, {
         leaseMs: 60_000,
