@@ -23,6 +23,10 @@ export default defineConfig({
     exclude: ['**/node_modules/**', 'test/faults/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
+    // expect.poll waits for something the service does on its own; vitest's default gives up after
+    // 1 s, which a loaded 2-core machine can take. The bound only catches a hang (as
+    // test/helpers/eventually.ts), never a latency: latency is for bench/.
+    expect: { poll: { timeout: 20_000 } },
     hookTimeout: 60_000,
     // Each file starts its own app on a free port against the shared test database; files seed
     // their own teams, so they can run side by side.

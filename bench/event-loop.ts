@@ -9,6 +9,10 @@
  * loaded machine fails it without any defect), so the figures live here and the test keeps only
  * what a busy machine cannot fail (answers, and /healthz answered while an inspection is pending).
  *
+ * It also times, in this process, one check of the costliest text pattern the service accepts at
+ * the longest maxLength its cost bound allows, against that many letters (the field-values test
+ * asserted "under 100 ms" until issue 34; the test now shows the linear-time engine by answers).
+ *
  *   npm run bench:event-loop [-- --rounds 3]
  */
 import fs from 'node:fs';
@@ -16,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { parseFieldConfig, parseFieldValue } from '../src/domain/field/field-values.ts';
 import { makeHugePageDictionaryPdf, makePdf } from '../test/fixtures/pdfs.ts';
 import { printResult, QUICK, QUICK_OPTION } from './report.ts';
 import { createTeamWithCli, spawnService, waitForListening } from './service-process.ts';
@@ -24,6 +29,30 @@ const { values } = parseArgs({ options: { rounds: { type: 'string' }, ...QUICK_O
 const rounds = Number(values.rounds ?? (QUICK ? '1' : '3'));
 // Quick: a smaller hostile file, so the whole path runs in seconds.
 const hostileKeys = QUICK ? 20_000 : 100_000;
+
+/**
+ * The slowest of `runs` checks of the costliest accepted pattern at its largest accepted maxLength
+ * (found by asking the config parser), against a text of that length it must read to the end.
+ */
+function costliestPatternMatchMs(runs: number): { maxLength: number; slowestMs: number } {
+  const pattern = '(\\p{L}?){150}';
+  const parse = (maxLength: number) => parseFieldConfig('text', { pattern, maxLength }, 'config');
+  let maxLength = 1;
+  while (parse(maxLength + 1).issues.length === 0) maxLength += 1;
+  const { config } = parse(maxLength);
+  let slowestMs = 0;
+  for (let run = 0; run < runs; run += 1) {
+    for (const text of ['é'.repeat(maxLength), `${'é'.repeat(maxLength - 1)}!`]) {
+      const started = performance.now();
+      parseFieldValue('text', { text }, config, 'value');
+      slowestMs = Math.max(slowestMs, performance.now() - started);
+    }
+  }
+  return { maxLength, slowestMs };
+}
+
+const costliest = costliestPatternMatchMs(QUICK ? 1 : 5);
+console.log(`costliest accepted pattern at maxLength ${costliest.maxLength}: slowest check ${costliest.slowestMs.toFixed(1)} ms`);
 
 const workDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-'));
 const serviceEnv = { DATA_DIR: path.join(workDirectory, 'data') };
@@ -123,6 +152,7 @@ try {
   for (const row of rows) console.log(line(row));
   printResult('event_loop_pattern_excess_ms', excess.pattern!);
   printResult('event_loop_pdf_excess_ms', excess.pdf!);
+  printResult('pattern_costliest_match_ms', costliest.slowestMs);
 } finally {
   server.kill('SIGTERM');
   await new Promise((resolve) => server.once('exit', resolve));

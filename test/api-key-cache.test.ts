@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from './helpers/eventually.ts';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -225,10 +226,7 @@ describe.skipIf(!onServer)('revocations from other processes (skipped on the emb
   });
 });
 
-async function waitFor(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error('condition not met in time');
-    await sleep(10);
-  }
+/** A notification's effect on the cache: bounds a hang, not a latency (test/helpers/eventually.ts). */
+async function waitFor(condition: () => boolean): Promise<void> {
+  await eventually(condition, { intervalMs: 10, what: 'the cache change' });
 }

@@ -18,6 +18,7 @@ import { uploadDocument, unknownId } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, testSealDataDir, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
+import { eventually } from './helpers/eventually.ts';
 
 let app: TestApp;
 let team: SeededTeam;
@@ -175,7 +176,7 @@ describe('sealing after finalization', () => {
       render: (task, options) => (++renders === 2 ? new Promise(() => undefined) : app.dependencies.pdfWorkers.render(task, options)),
     };
     void workerFor(other.teamId, { pdfWorkers: dying, leaseMs: 60_000, renewIntervalMs: 3_600_000 }).drain(1);
-    for (let waited = 0; renders < 2 && waited < 100; waited++) await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(() => renders >= 2, { what: 'the dying worker\'s second render' });
     expect((await sealedHashes(built.envelopeId)).filter(Boolean)).toHaveLength(1);
     expect(renders).toBe(2);
     // The restarted instance finds the claim still leased, then takes it once the lease ran out.

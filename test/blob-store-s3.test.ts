@@ -197,7 +197,10 @@ describe('the store stopped and started again', () => {
 describe('a store that hangs in the middle of a download (issue 31)', () => {
   it('fails the read with Storage.Unavailable after the request deadline instead of waiting for ever, while a reader that pauses longer than that is not cut off', { timeout: 120_000 }, async () => {
     const dataDir = fs.mkdtempSync(path.join(directory, 'hang-'));
-    const config = loadConfig({ ...s3.env, DATA_DIR: dataDir, S3_CONNECT_TIMEOUT_MS: '1000', S3_REQUEST_TIMEOUT_MS: '1500', S3_OPERATION_TIMEOUT_MS: '5000' });
+    // Only the request deadline is under test (short, so the hang is found quickly); the connect
+    // and whole-call deadlines are long enough that a loaded machine's 32 MB upload below is not
+    // taken for a hung store.
+    const config = loadConfig({ ...s3.env, DATA_DIR: dataDir, S3_CONNECT_TIMEOUT_MS: '5000', S3_REQUEST_TIMEOUT_MS: '1500', S3_OPERATION_TIMEOUT_MS: '60000' });
     const store = createBlobStore({ dataDir, location: config.blobStore, cacheBytes: config.blobCacheBytes });
     try {
       // Larger than what the sockets' buffers hold, so that a hang leaves most of it unsent.

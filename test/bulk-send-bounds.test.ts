@@ -22,6 +22,7 @@ import { mainJobHandlers } from '../src/workers.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { createReadyTemplate } from './helpers/templates.ts';
 import { mainWorkerFor, workerDependencies } from './helpers/workers.ts';
+import { eventually } from './helpers/eventually.ts';
 
 let app: TestApp;
 
@@ -315,10 +316,7 @@ describe('cancel and the job step', () => {
         Number(
           (await observer.query(`select count(*) as count from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database() and query ilike $1 and pid <> pg_backend_pid()`, [pattern])).rows[0].count,
         );
-      const until = async (condition: () => Promise<boolean>) => {
-        for (let round = 0; round < 2_000 && !(await condition()); round += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-        expect(await condition()).toBe(true);
-      };
+      const until = (condition: () => Promise<boolean>) => eventually(condition, { intervalMs: 10 });
 
       const stepHandler = mainJobHandlers(workerDependencies(app, { config: { ...app.dependencies.config, bulkSendRowsInFlight: 4 } })).get(OUTBOX_TOPICS.bulkSendStep)!;
       const step = stepHandler({ payload: { teamId: caller.team.teamId, bulkSendId } } as never, { em: app.orm.em.fork(), now: new Date(), logger: createLogger('silent') });

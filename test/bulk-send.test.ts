@@ -7,8 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOutboxWorker, type OutboxHandler } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
+import { createClock, type Clock } from '../src/shared/clock.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { mainJobHandlers } from '../src/workers.ts';
+import { frozenClock } from './helpers/clocks.ts';
+import { eventually } from './helpers/eventually.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { subscribe } from './helpers/live.ts';
 import { startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
@@ -47,9 +50,9 @@ async function bulkTemplate(caller: Caller) {
 }
 
 /** Runs the team's jobs until none is due. */
-async function drainAll(teamId: string | string[]) {
+async function drainAll(teamId: string | string[], clock: Clock = app.dependencies.clock) {
   const teams = Array.isArray(teamId) ? teamId : [teamId];
-  const worker = mainWorkerFor(app, teams[0]!, { payloadMatch: teams.map((id) => ({ teamId: id })), concurrency: 2 });
+  const worker = mainWorkerFor(app, teams[0]!, { payloadMatch: teams.map((id) => ({ teamId: id })), concurrency: 2, dependencies: { clock } });
   let handled = 0;
   for (let round = 0; round < 10_000; round += 1) {
     const count = await worker.drain();
@@ -273,7 +276,9 @@ describe('a bulk send and its worker', () => {
       em: app.orm.em,
       clock: app.dependencies.clock,
       logger: createLogger('silent'),
-      leaseMs: 500,
+      leaseMs: 60_000,
+      // Never renewed: the process is gone.
+      renewIntervalMs: 3_600_000,
       payloadMatch: { teamId: caller.team.teamId },
       handlers: new Map<string, OutboxHandler>([
         [
@@ -284,11 +289,15 @@ describe('a bulk send and its worker', () => {
     });
     void dying.drain();
     const progress = async () => (await caller.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend;
-    for (let waited = 0; (spent <= 35 || (await progress()).sent < 35) && waited < 60_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(async () => spent > 35 && (await progress()).sent >= 35, { what: 'the dying worker\'s 35 rows' });
     expect(await progress()).toMatchObject({ status: 'running', sent: 35 });
-    // Within the lease nobody takes the step; once it runs out, another worker finishes the job.
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    await drainAll(caller.team.teamId);
+    // Within the lease nobody takes the step (the restarted worker runs the invitations only);
+    // once its clock is past the lease, however long this machine took, it finishes the job.
+    const restartedClock = createClock();
+    await drainAll(caller.team.teamId, restartedClock);
+    expect(await progress()).toMatchObject({ status: 'running', sent: 35 });
+    restartedClock.advance(61);
+    await drainAll(caller.team.teamId, restartedClock);
     expect((await caller.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend).toMatchObject({ status: 'completed', created: 60, sent: 60, failed: 0 });
     for (let index = 0; index < 60; index += 1) expect(invitationsTo(`crash-${index}@example.com`)).toHaveLength(1);
     const [{ count }] = await app.orm.em.fork().execute<{ count: string }[]>(`select count(*) from envelope where team_id = ?`, [caller.team.teamId]);
@@ -331,30 +340,32 @@ describe('a bulk send and its worker', () => {
           )
         )[0]!.available_at,
       );
-    // 60 rows a minute: a step of 25 rows is followed by the next one about 25 s later.
+    // 60 rows a minute: a step of 25 rows is followed by the next one about 25 s later. The job
+    // runs on a clock that stands still, so the schedule is measured from its start, not from
+    // whenever a loaded machine got round to reading it.
     const { config } = app.dependencies;
-    const paced = mainWorkerFor(app, caller.team.teamId, { concurrency: 1, dependencies: { config: { ...config, bulkSendRowsPerMinute: 60 } } });
+    const clock = frozenClock(app.dependencies.clock.now());
+    const paced = mainWorkerFor(app, caller.team.teamId, { concurrency: 1, dependencies: { clock, config: { ...config, bulkSendRowsPerMinute: 60 } } });
     expect(await paced.drain(1)).toBe(1);
-    const afterFirst = Date.now();
     expect((await caller.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend.sent).toBe(25);
-    const delay = (await nextStep()).getTime() - afterFirst;
+    const delay = (await nextStep()).getTime() - clock.now().getTime();
     expect(delay).toBeGreaterThan(10_000);
     expect(delay).toBeLessThanOrEqual(25_000);
     // A spent budget: the job stops before the row and looks again when the window ends.
     // Due by the worker's clock: PostgreSQL's now() has microseconds and the clock milliseconds, so
     // a claim in the same millisecond would still see it a fraction in the future.
     await app.orm.em.fork().execute(`update outbox_message set available_at = ? where topic = ? and processed_at is null and payload @> ?::jsonb`, [
-      app.dependencies.clock.now(),
+      clock.now(),
       OUTBOX_TOPICS.bulkSendStep,
       JSON.stringify({ bulkSendId }),
     ]);
     let allowed = 5;
     // (Only the bulk send's steps: the first step's invitations are due before it.)
-    const stepHandler = mainJobHandlers(workerDependencies(app, { spendRateBudget: async () => (allowed-- > 0 ? 0 : 30_000) })).get(OUTBOX_TOPICS.bulkSendStep)!;
-    const spent = mainWorkerFor(app, caller.team.teamId, { concurrency: 1, handlers: new Map([[OUTBOX_TOPICS.bulkSendStep, stepHandler]]) });
+    const stepHandler = mainJobHandlers(workerDependencies(app, { clock, spendRateBudget: async () => (allowed-- > 0 ? 0 : 30_000) })).get(OUTBOX_TOPICS.bulkSendStep)!;
+    const spent = mainWorkerFor(app, caller.team.teamId, { concurrency: 1, clock, handlers: new Map([[OUTBOX_TOPICS.bulkSendStep, stepHandler]]) });
     expect(await spent.drain(1)).toBe(1);
     expect((await caller.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend).toMatchObject({ status: 'running', sent: 30 });
-    expect((await nextStep()).getTime() - Date.now()).toBeGreaterThan(20_000);
+    expect((await nextStep()).getTime() - clock.now().getTime()).toBeGreaterThan(20_000);
     await caller.rest.post(`/bulk-sends/${bulkSendId}/cancel`);
     await drainAll(caller.team.teamId);
   }, 120_000);

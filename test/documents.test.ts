@@ -7,6 +7,7 @@ import { PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_
 import { cutFinalEofMarker, makeDeepArraysAfterTagPdf, makeEncryptedPdf, makeExactSizePdf, makeInflatingPdf, makeManyTextOperatorsPdf, makeNestedFormsPdf, makePdf, notAPdf, truncate } from './fixtures/pdfs.ts';
 import { forceEnvelopeStatus, unknownId, uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { eventually } from './helpers/eventually.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -341,7 +342,8 @@ describe('a client that goes away mid-upload', () => {
   }
 
   async function waitForNoStagingFiles() {
-    for (let attempt = 0; attempt < 50 && stagingFiles().length > 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    // Bounds a hang, not a latency: removal waits for the aborted request's stream to be torn down.
+    await eventually(() => stagingFiles().length === 0, { what: 'staging files removed' }).catch(() => undefined);
     return stagingFiles();
   }
 

@@ -125,7 +125,7 @@ async function stateOf(team: SeededTeam) {
 }
 
 describe(`fuzzing the parsers (seed ${seed}, ${seconds} s)`, () => {
-  it('never answers 5xx, never takes over a second, and a refusal changes nothing', { timeout: (seconds + 60) * 1000 }, async () => {
+  it('never answers 5xx, and a refusal changes nothing', { timeout: (seconds + 60) * 1000 }, async () => {
     const rng = random(seed);
     const team = await seedTeam(app);
     const draft = await createDraftWithDocumentAndSigner(app, team.apiKey);
@@ -140,6 +140,7 @@ describe(`fuzzing the parsers (seed ${seed}, ${seconds} s)`, () => {
       },
       { path: '/contacts', body: { name: 'Fuzz', email: 'fuzz@example.com' } },
     ];
+    // How long to fuzz (FUZZ_SECONDS), not a bound on anything: no answer is timed here.
     const deadline = Date.now() + seconds * 1000;
     let requests = 0;
     const failures: string[] = [];

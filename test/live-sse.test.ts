@@ -219,8 +219,11 @@ describe('GraphQL over SSE beside yoga’s Node adapter', () => {
       response.pause();
       // Once the socket buffers are full the writer stops pulling; a busy machine only takes
       // longer to get there. An unbounded writer never settles, and fails below.
+      // Settled means unchanged over three samples in a row: one stalled sample on a loaded machine
+      // (the writer not scheduled either) is not taken for the stop.
       let whilePaused = -1;
-      for (let sample = 0; sample < 50 && pulled !== whilePaused; sample += 1) {
+      for (let sample = 0, unchanged = 0; sample < 150 && unchanged < 3; sample += 1) {
+        unchanged = pulled === whilePaused ? unchanged + 1 : 0;
         whilePaused = pulled;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }

@@ -15,6 +15,7 @@ import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, typ
 import { STATUS_CHANGED, subscribe, untilWatching } from './helpers/live.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
+import { eventually } from './helpers/eventually.ts';
 
 const TOKEN = 'metrics-test-token-0123456789abcdef';
 const ANONYMOUS_PER_MINUTE = 2;
@@ -115,10 +116,7 @@ describe('Prometheus metrics', () => {
 
     // Closing a subscription releases it (asynchronously, once the stream's end reaches the server).
     let text = await scrapeText();
-    for (let attempt = 0; attempt < 200 && sample(text, 'envelope_subscriptions_open') !== 0; attempt += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      text = await scrapeText();
-    }
+    await eventually(async () => sample((text = await scrapeText()), 'envelope_subscriptions_open') === 0, { what: 'the subscription released' }).catch(() => undefined);
     expect(sample(text, 'envelope_subscriptions_open')).toBe(0);
 
     // HTTP: REST routes by template, GraphQL, unknown paths as one label.

@@ -9,6 +9,7 @@ import type { OutboxHandler } from '../src/domain/outbox/outbox-worker.ts';
 import { createClock } from '../src/shared/clock.ts';
 import { mainJobHandlers, type WorkerDependencies, type WorkerOverrides } from '../src/workers.ts';
 import { createLogger } from '../src/shared/logger.ts';
+import { eventually } from './helpers/eventually.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, DELEGATE_MUTATION, SESSION_QUERY, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
 import { signingLinkIn, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './helpers/smtp.ts';
@@ -295,21 +296,28 @@ describe('crashes between claim and acknowledgement', () => {
         }) as OutboxHandler,
       ]),
     );
-    // Leases of 300 ms that are never renewed (the process is gone).
-    const crashed1 = workerFor(team, { handlers: beforeSend, leaseMs: 300, renewIntervalMs: 3_600_000 });
-    const crashed2 = workerFor(team, { handlers: afterSend, leaseMs: 300, renewIntervalMs: 3_600_000 });
+    // Leases of a minute that are never renewed (the process is gone).
+    const crashed1 = workerFor(team, { handlers: beforeSend, leaseMs: 60_000, renewIntervalMs: 3_600_000 });
+    const crashed2 = workerFor(team, { handlers: afterSend, leaseMs: 60_000, renewIntervalMs: 3_600_000 });
+    const leased = async () => Number((await app.orm.em.fork().execute<{ count: string }[]>(
+      `select count(*) as count from outbox_message where payload ->> 'envelopeId' = ? and locked_until is not null and processed_at is null`,
+      [built.envelopeId],
+    ))[0]!.count);
     void crashed1.drain(2);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(async () => (await leased()) === 2, { what: 'the first crashed worker\'s two claims' });
     void crashed2.drain(2);
     // Both crashed workers hold two claims each; wait for the second's sends to arrive.
-    const deadline = Date.now() + 5000;
-    while (received.filter((entry) => entry.mail.subject === 'Please sign: Crash test').length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(() => received.filter((entry) => entry.mail.subject === 'Please sign: Crash test').length >= 2, { what: 'the second crashed worker\'s two sends' });
     expect(received.filter((entry) => entry.mail.subject === 'Please sign: Crash test')).toHaveLength(2);
+    expect(await leased()).toBe(4);
 
-    // The leases run out; a healthy worker (a restarted instance) takes the four again.
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(await workerFor(team).drain()).toBe(4);
-    expect(await workerFor(team).drain()).toBe(0);
+    // A healthy worker (a restarted instance) finds the four still leased; once its clock is past
+    // the leases (moved on, however long this machine took so far), it takes the four again.
+    const restartedClock = createClock();
+    expect(await workerFor(team, { clock: restartedClock }).drain()).toBe(0);
+    restartedClock.advance(61);
+    expect(await workerFor(team, { clock: restartedClock }).drain()).toBe(4);
+    expect(await workerFor(team, { clock: restartedClock }).drain()).toBe(0);
 
     const arrived = received.filter((entry) => entry.mail.subject === 'Please sign: Crash test');
     // Every person got the invitation; the two sent before the crash were sent again under the

@@ -7,6 +7,7 @@ import { createClock } from '../src/shared/clock.ts';
 import { newId } from '../src/shared/ids.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { startTestApp, type TestApp } from './helpers/harness.ts';
+import { eventually } from './helpers/eventually.ts';
 
 /*
  * The outbox worker against the real database. Every test uses a topic of its own, so rows of
@@ -164,6 +165,7 @@ describe('the outbox worker', () => {
     const topic = uniqueTopic();
     const [id] = await insertMessages(topic, 1);
     // Renewals reach the database late (a busy database): each is held 300 ms before it runs.
+    let renewalsUnderway = 0;
     const withSlowRenewals = <T extends object>(target: T): T =>
       new Proxy(target, {
         get(object, property) {
@@ -171,8 +173,15 @@ describe('the outbox worker', () => {
           if (property === 'fork') return (...args: unknown[]) => withSlowRenewals((value as (...a: unknown[]) => object).apply(object, args));
           if (property === 'execute') {
             return async (sql: unknown, ...rest: unknown[]) => {
-              if (typeof sql === 'string' && sql.startsWith('update outbox_message set locked_until')) await new Promise((resolve) => setTimeout(resolve, 300));
-              return (value as (...a: unknown[]) => unknown).apply(object, [sql, ...rest]);
+              const renewal = typeof sql === 'string' && sql.startsWith('update outbox_message set locked_until');
+              if (!renewal) return (value as (...a: unknown[]) => unknown).apply(object, [sql, ...rest]);
+              renewalsUnderway += 1;
+              try {
+                await new Promise((resolve) => setTimeout(resolve, 300));
+                return await (value as (...a: unknown[]) => Promise<unknown>).apply(object, [sql, ...rest]);
+              } finally {
+                renewalsUnderway -= 1;
+              }
             };
           }
           return typeof value === 'function' ? value.bind(object) : value;
@@ -195,8 +204,9 @@ describe('the outbox worker', () => {
       ]),
     });
     expect(await worker.drain()).toBe(1);
-    // Any renewal sent before the failure has landed by now.
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    // Every renewal sent before the failure has landed (counted, not waited out: a loaded database
+    // may take longer than any fixed pause).
+    await eventually(() => renewalsUnderway === 0, { what: 'late renewals landed' });
     expect(await rowOf(id!)).toMatchObject({ attempts: 1, processed_at: null, failed_at: null, locked_until: null });
   });
 

@@ -515,7 +515,7 @@ describe('the signing page', () => {
     await untilWatching(app, 1);
 
     expect((await signAndComplete(app, await tokenFor(app, built.envelopeId, built.recipients.bob))).errors).toBeUndefined();
-    await page.locator(`[data-hosted="${built.recipients['guest-two']}"]`).waitFor({ timeout: 5_000 });
+    await page.locator(`[data-hosted="${built.recipients['guest-two']}"]`).waitFor({ timeout: 20_000 });
     expect(await page.evaluate(() => (window as any).sameDocument)).toBe(true);
     await page.click(`[data-hosted="${built.recipients['guest-two']}"]`);
     await waitForScreen(page, 'signing');

@@ -53,9 +53,11 @@ function verifySignature(secret: string, header: string, body: string, tolerance
  * and no jitter (`random: () => 1`, so backoff waits are exact); `handler` replaces the delivery
  * handler (a crash, a stricter address policy).
  */
-function webhookWorker(team: SeededTeam, options: { clock?: Clock; maxAttempts?: number; baseBackoffMs?: number; leaseMs?: number; handler?: OutboxHandler; allowPrivate?: boolean } = {}) {
+function webhookWorker(team: SeededTeam, options: { clock?: Clock; maxAttempts?: number; baseBackoffMs?: number; leaseMs?: number; renewIntervalMs?: number; handler?: OutboxHandler; allowPrivate?: boolean } = {}) {
   const { handler, allowPrivate, ...overrides } = options;
-  const config = { ...app.dependencies.config, webhookTimeoutMs: 2000, webhookAllowPrivate: allowPrivate ?? true };
+  // A receiver in this process answers at once; the timeout only has to outlast a loaded machine's
+  // pause (the timeout itself is tested with a handler of its own, 1000 ms, against a receiver that never answers).
+  const config = { ...app.dependencies.config, webhookTimeoutMs: 15_000, webhookAllowPrivate: allowPrivate ?? true };
   return webhookWorkerFor(app, team.teamId, {
     random: () => 1,
     dependencies: { config },
@@ -287,10 +289,12 @@ describe('webhook deliveries', () => {
       expect(trail.map((event) => event.type)).toContain('envelope.sent');
 
       // The first worker POSTs the first delivery and dies before acknowledging it.
-      const real = webhookDeliveryHandler({ auditKey: app.dependencies.auditKey, allowPrivate: true, timeoutMs: 2000 });
+      const real = webhookDeliveryHandler({ auditKey: app.dependencies.auditKey, allowPrivate: true, timeoutMs: 15_000 });
       let crashed = 0;
       const dying = webhookWorker(team, {
-        leaseMs: 300,
+        leaseMs: 60_000,
+        // Never renewed: the process is gone.
+        renewIntervalMs: 3_600_000,
         handler: async (message, context) => {
           crashed += 1;
           await real(message, context);
@@ -299,8 +303,12 @@ describe('webhook deliveries', () => {
       });
       void dying.drain(1);
       await expect.poll(() => receiver.received.length).toBe(1);
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      expect(await webhookWorker(team).drain()).toBe(trail.length);
+      // A restarted worker finds the claim still leased; its clock moved past the lease (however
+      // long this machine took), it takes the claim again with the rest.
+      const restartedClock = createClock();
+      expect(await webhookWorker(team, { clock: restartedClock }).drain()).toBe(trail.length - 1);
+      restartedClock.advance(61);
+      expect(await webhookWorker(team, { clock: restartedClock }).drain()).toBe(1);
       expect(crashed).toBe(1);
 
       // One POST per event, plus the crashed one again with the same id.

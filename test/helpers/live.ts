@@ -57,7 +57,7 @@ function watcherOf(iterator: AsyncIterator<LiveResult>, stop: () => void | Promi
     results,
     ended: endedPromise,
     isEnded: () => ended,
-    async waitFor(count, timeoutMs = 10_000) {
+    async waitFor(count, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (results.length < count) {
         if (ended) throw new Error(`stream ended after ${results.length} results, ${count} expected: ${JSON.stringify(results)}`);
@@ -164,7 +164,7 @@ export const STATUS_CHANGED = `subscription($envelopeId: ID) { envelopeStatusCha
 export const ENVELOPE_EVENTS = `subscription($envelopeId: ID!, $afterSequence: Int) { envelopeEvents(envelopeId: $envelopeId, afterSequence: $afterSequence) { envelopeId sequence type status at } }`;
 
 /** Waits until the hub has `count` watchers (a subscription is live once its watcher is registered and its catch-up read is done). */
-export async function untilWatching(app: TestApp, count: number, timeoutMs = 5_000): Promise<void> {
+export async function untilWatching(app: TestApp, count: number, timeoutMs = 30_000): Promise<void> {
   const hub = app.dependencies.envelopeEvents!;
   const deadline = Date.now() + timeoutMs;
   while (hub.watcherCount < count) {
