@@ -1,6 +1,7 @@
 import { advanceInput, advanceSandboxClock, voidEnvelope, voidInput } from '../../domain/signing/closing.service.ts';
 import { remindEnvelope, resendInput, resendInvitation } from '../../domain/signing/nudge.service.ts';
-import { sendEnvelope } from '../../domain/signing/send.service.ts';
+import { dryRunSend, sendEnvelope } from '../../domain/signing/send.service.ts';
+import { booleanQuery } from '../query.ts';
 import { createSigningUrl, signingUrlInput } from '../../domain/signing/signing-url.service.ts';
 import { readJsonObject } from '../../http/body.ts';
 import type { RestRoute } from '../router.ts';
@@ -10,8 +11,18 @@ export const workflowRoutes: RestRoute[] = [
   {
     method: 'PUT',
     path: '/envelopes/:envelopeId/send',
-    doc: { summary: 'Send a draft', errors: ['Envelope.NotDraft', 'Envelope.NotSendable', 'Envelope.Busy'] },
-    async handler({ params, context }) {
+    doc: {
+      summary: 'Send a draft',
+      description:
+        'Sends the draft: `{ completed: true }`. With `?dryRun=true` nothing changes (no status, no audit event, no message, no outbox row) and the answer is ' +
+        '`{ dryRun: { wouldSend, problems: [{ name, description, context }], plan: { turns: [[{ recipientId, identifier, type, channel, to }]], messages: { <channel>: <count> }, expiresAt, reminders: [{ window, at }] } } }`: ' +
+        '`problems` are the very errors this send would refuse with now, in the order it checks them (a draft’s content problems all in one `Envelope.NotSendable`, `context.issues`); ' +
+        '`plan` (null unless a draft) the turns in the order they would start (a host stands for its in-person signers; `channel` `embedded`: nothing is sent), the first turn’s invitations counted by channel, and the first turn’s reminder windows.',
+      query: [{ name: 'dryRun', description: 'true: check and plan the send without sending (nothing changes).', schema: { type: 'boolean', default: false } }],
+      errors: ['Envelope.NotDraft', 'Envelope.NotSendable', 'Envelope.Closed', 'Envelope.Busy'],
+    },
+    async handler({ url, params, context }) {
+      if (booleanQuery(url, 'dryRun')) return { dryRun: await dryRunSend(context, { envelopeId: params.envelopeId }) };
       await sendEnvelope(context, { envelopeId: params.envelopeId });
       return { completed: true };
     },
