@@ -16,6 +16,7 @@ import { Migration20261126150000_envelope_finding } from './Migration20261126150
 import { Migration20261126161000_envelope_certificates } from './Migration20261126161000_envelope_certificates.ts';
 import { Migration20261126162000_envelope_stamp } from './Migration20261126162000_envelope_stamp.ts';
 import { Migration20261126164000_bulk_send } from './Migration20261126164000_bulk_send.ts';
+import { Migration20261127120000_scheduled_send } from './Migration20261127120000_scheduled_send.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -37,4 +38,5 @@ export const migrations = [
   Migration20261126161000_envelope_certificates,
   Migration20261126162000_envelope_stamp,
   Migration20261126164000_bulk_send,
+  Migration20261127120000_scheduled_send,
 ];

@@ -1,9 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { DomainError, ValidationIssue } from '../../shared/errors.ts';
+import { z } from 'zod';
+import { InvalidRequestError, type DomainError, type ValidationIssue } from '../../shared/errors.ts';
+import { enqueue } from '../outbox/outbox.ts';
+import { OUTBOX_TOPICS } from '../outbox/topics.ts';
+import { parseInput } from '../validation.ts';
 import { inRolledBackTransaction } from '../dry-run.ts';
 import { ContactGroupMember } from '../contact/contact-group.entity.ts';
 import { Document } from '../document/document.entity.ts';
-import { Envelope } from '../envelope/envelope.entity.ts';
+import { Envelope, isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { EnvelopeNotDraftError } from '../envelope/envelope.errors.ts';
 import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
@@ -53,9 +57,30 @@ function personOf(contact: { name: string; email?: string | null; phone?: string
  * and `expiresAt` set by a guarded update, and the first turn activated with its signing links
  * and invitations written to the outbox, all in one transaction.
  */
-export async function sendEnvelope(context: ServiceContext, options: { envelopeId: string }): Promise<void> {
+export async function sendEnvelope(context: ServiceContext, options: { envelopeId: string; input?: unknown }): Promise<void> {
+  const input = parseInput(sendInput, options.input ?? {});
   const caller = await context.caller();
-  await inEnvelopeTransaction(context, caller.teamId, options.envelopeId, (em) => sendDraft(context, em, caller, options.envelopeId));
+  const sendAt = input.sendAt === undefined ? undefined : checkedSendAt(input.sendAt, context.clock.now());
+  await inEnvelopeTransaction(context, caller.teamId, options.envelopeId, (em) =>
+    sendAt ? scheduleDraft(context, em, caller, options.envelopeId, sendAt) : sendDraft(context, em, caller, options.envelopeId),
+  );
+}
+
+/** How far ahead a send may be scheduled. */
+export const MAX_SCHEDULE_DAYS = 90;
+
+export const sendInput = z.strictObject({
+  sendAt: z.iso.datetime({ offset: true, error: 'must be an RFC 3339 date-time with a time zone (2026-12-01T09:00:00Z)' }).optional(),
+});
+
+/** `sendAt` is in the future on the service clock and at most MAX_SCHEDULE_DAYS ahead; otherwise `Request.Invalid` at `sendAt`. */
+function checkedSendAt(text: string, now: Date): Date {
+  const sendAt = new Date(text);
+  if (sendAt.getTime() <= now.getTime()) throw new InvalidRequestError([{ path: 'sendAt', message: `must be in the future (now is ${now.toISOString()})` }]);
+  if (sendAt.getTime() > now.getTime() + MAX_SCHEDULE_DAYS * DAY_MS) {
+    throw new InvalidRequestError([{ path: 'sendAt', message: `must be at most ${MAX_SCHEDULE_DAYS} days ahead (now is ${now.toISOString()})` }]);
+  }
+  return sendAt;
 }
 
 /** What a draft is made of, as the send reads it (agents' references resolved to people). */
@@ -78,9 +103,15 @@ export type DraftContent = {
  * `Envelope.NotSendable` the send has always answered (`context.issues`). `content` is the draft
  * as read (undefined unless a draft).
  */
-export async function sendProblems(em: EntityManager, envelope: Envelope): Promise<{ problems: DomainError[]; content?: DraftContent }> {
-  if (envelope.status === 'sent') return { problems: [new EnvelopeNotDraftError(envelope.id, envelope.status)] };
-  if (envelope.status !== 'draft') return { problems: [new EnvelopeClosedError(envelope.id, envelope.status)] };
+export async function sendProblems(
+  em: EntityManager,
+  envelope: Envelope,
+  from: 'draft' | 'scheduled' = 'draft',
+): Promise<{ problems: DomainError[]; content?: DraftContent }> {
+  // `from`: the status the send starts from (`scheduled` only for the scheduled send itself).
+  if (envelope.status !== from) {
+    return { problems: [isClosedEnvelopeStatus(envelope.status) ? new EnvelopeClosedError(envelope.id, envelope.status) : new EnvelopeNotDraftError(envelope.id, envelope.status)] };
+  }
   const documents = await em.find(Document, { envelope }, { orderBy: { order: 'asc', createdAt: 'asc' } });
   const recipients = await em.find(Recipient, { envelope }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } });
   const agents = await em.find(Agent, { recipient: { envelope } }, { orderBy: { position: 'asc' } });
@@ -151,6 +182,49 @@ export async function sendDraft(
   const envelope = await findTeamEnvelope(em, caller, envelopeId, { lock: true });
   const { problems, content } = await sendProblems(em, envelope);
   if (problems.length > 0 || !content) throw problems[0];
+  await performSend(context, em, caller, envelope, content, 'draft');
+}
+
+/**
+ * `draft → scheduled` (send later): checked now exactly as a send (the same problems, the first
+ * thrown), then a guarded update records `sendAt`, and the send job is queued in the outbox in
+ * this transaction, due at `sendAt` on the service clock (scheduled-send.ts runs it).
+ */
+async function scheduleDraft(
+  context: Pick<ServiceContext, 'clock' | 'auditKey' | 'publicUrl' | 'metadata'>,
+  em: EntityManager,
+  caller: TeamCaller,
+  envelopeId: string,
+  sendAt: Date,
+): Promise<void> {
+  const envelope = await findTeamEnvelope(em, caller, envelopeId, { lock: true });
+  const { problems } = await sendProblems(em, envelope);
+  if (problems.length > 0) throw problems[0];
+  const now = context.clock.now();
+  const changed = await em.nativeUpdate(Envelope, { id: envelope.id, status: 'draft' }, { status: 'scheduled', sendAt, updatedAt: now });
+  if (changed !== 1) throw new EnvelopeNotDraftError(envelope.id, envelope.status);
+  const workflow = apiKeyWorkflow(context, { em, caller, envelopeId: envelope.id, now });
+  await recordEvent(workflow, 'envelope.scheduled', { sendAt: sendAt.toISOString() });
+  await enqueue(
+    em,
+    OUTBOX_TOPICS.scheduledSend,
+    { teamId: caller.teamId, workspaceId: caller.workspaceId, apiKeyId: caller.apiKeyId, envelopeId: envelope.id, sendAt: sendAt.toISOString() },
+    { now, runAt: sendAt },
+  );
+}
+
+/**
+ * Snapshots the people, moves `from → sent` by a guarded update (so a draft, or a scheduled
+ * envelope, is sent once whoever races), records `envelope.sent` and starts the first turn.
+ */
+export async function performSend(
+  context: Pick<ServiceContext, 'clock' | 'auditKey' | 'publicUrl' | 'metadata'>,
+  em: EntityManager,
+  caller: TeamCaller,
+  envelope: Envelope,
+  content: DraftContent,
+  from: 'draft' | 'scheduled',
+): Promise<void> {
   const now = context.clock.now();
 
   for (const agent of content.agents) {
@@ -159,12 +233,12 @@ export async function sendDraft(
   }
   const expiresAt = expiresAtOf(envelope, now);
   await em.flush();
-  const changed = await em.nativeUpdate(Envelope, { id: envelope.id, status: 'draft' }, { status: 'sent', sentAt: now, expiresAt, updatedAt: now });
+  const changed = await em.nativeUpdate(Envelope, { id: envelope.id, status: from }, { status: 'sent', sendAt: null, sentAt: now, expiresAt, updatedAt: now });
   if (changed !== 1) throw new EnvelopeNotDraftError(envelope.id, envelope.status);
   // The invitations quote the envelope as it is now sent (its expiresAt).
   await em.findOne(Envelope, { id: envelope.id }, { refresh: true });
   const workflow = apiKeyWorkflow(context, { em, caller, envelopeId: envelope.id, now });
-  await recordEvent(workflow, 'envelope.sent', { sentAt: now.toISOString(), expiresAt: expiresAt.toISOString() });
+  await recordEvent(workflow, 'envelope.sent', { sentAt: now.toISOString(), expiresAt: expiresAt.toISOString(), ...(from === 'scheduled' ? { scheduled: true } : {}) });
   await advanceTurns(workflow);
 }
 

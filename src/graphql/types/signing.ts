@@ -3,6 +3,7 @@ import { readEnvelope, type EnvelopeData } from '../../domain/envelope/envelope.
 import { advanceSandboxClock, voidEnvelope } from '../../domain/signing/closing.service.ts';
 import { remindEnvelope, resendInvitation, type RemindedData, type ResentData } from '../../domain/signing/nudge.service.ts';
 import { dryRunSend, sendEnvelope, type PlannedInvitation, type SendDryRun, type SendPlan } from '../../domain/signing/send.service.ts';
+import { cancelScheduledSend } from '../../domain/signing/scheduled-send.ts';
 import { createSigningUrl, type SigningUrlData } from '../../domain/signing/signing-url.service.ts';
 import type { SigningCompletedFieldData, SigningRoleData, SigningSessionData } from '../../domain/signing/signing.read.ts';
 import { declineSigning, delegateSigning, openSigningSession, startHostedSigning, submitSigning } from '../../domain/signing/signing.service.ts';
@@ -100,13 +101,31 @@ builder.mutationFields((t) => ({
     description:
       'Sends a draft (REST: PUT /envelopes/{id}/send): every check at once (Envelope.NotSendable lists them in context.issues), agents snapshotted, the first turn activated and its invitations queued. ' +
       'dryRun: true changes nothing and answers the envelope as it is, with `dryRun` set: every problem the send would refuse with, and its plan.',
-    args: { id: t.arg.id({ required: true }), dryRun: t.arg.boolean({ required: false, defaultValue: false }) },
+    args: {
+      id: t.arg.id({ required: true }),
+      dryRun: t.arg.boolean({ required: false, defaultValue: false }),
+      sendAt: t.arg({
+        type: 'DateTime',
+        required: false,
+        description: 'Send later: in the future, at most 90 days ahead. The draft is checked now (the same errors as a send) and becomes scheduled; cancelScheduledSend takes it back to draft.',
+      }),
+    },
     resolve: async (_root, args, context, info): Promise<EnvelopeAnswer> => {
       if (args.dryRun) {
         const dryRun = await dryRunSend(context, { envelopeId: String(args.id) });
         return { ...(await readEnvelope(context, String(args.id), envelopeIncludeOf(selectionOf(info)))), dryRun };
       }
-      await sendEnvelope(context, { envelopeId: String(args.id) });
+      await sendEnvelope(context, { envelopeId: String(args.id), input: args.sendAt ? { sendAt: args.sendAt.toISOString() } : {} });
+      return readEnvelope(context, String(args.id), envelopeIncludeOf(selectionOf(info)));
+    },
+  }),
+  cancelScheduledSend: t.field({
+    type: EnvelopeType,
+    nullable: true,
+    description: 'A scheduled envelope goes back to draft (REST: DELETE /envelopes/{id}/schedule); Envelope.NotScheduled otherwise.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, args, context, info) => {
+      await cancelScheduledSend(context, { envelopeId: String(args.id) });
       return readEnvelope(context, String(args.id), envelopeIncludeOf(selectionOf(info)));
     },
   }),
