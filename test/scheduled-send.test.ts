@@ -120,6 +120,11 @@ describe('send later', () => {
     expect(scheduled.data.sendEnvelope).toMatchObject({ status: 'scheduled', sendAt, sentAt: null });
     const listed = await graphql(`{ envelopes(status: scheduled) { nodes { id status } } }`);
     expect(listed.errors, JSON.stringify(listed.errors)).toBeUndefined();
+    expect(listed.data.envelopes.nodes).toEqual([{ id: built.envelopeId, status: 'scheduled' }]);
+    // Another team cannot see, let alone cancel, the schedule.
+    const stranger = await seedTeam(app);
+    expect((await restClient(app, stranger.apiKey).delete(`/envelopes/${built.envelopeId}/schedule`)).body.error.name).toBe('Envelope.NotFound');
+    expect(firstErrorName(await graphqlClient(app, stranger.apiKey)(CANCEL, { id: built.envelopeId }))).toBe('Envelope.NotFound');
 
     const cancelled = await graphql(CANCEL, { id: built.envelopeId });
     expect(cancelled.data.cancelScheduledSend).toEqual({ id: built.envelopeId, status: 'draft', sendAt: null });
@@ -166,6 +171,25 @@ describe('send later', () => {
       expect(await invitationCount(built.envelopeId)).toBe(2);
       const [recipients] = await app.orm.em.fork().execute<{ activated: string }[]>('select count(*) as activated from recipient where envelope_id = ? and activated_at is not null', [built.envelopeId]);
       expect(Number(recipients!.activated)).toBe(2);
+    }
+  });
+
+  it('is sent by another instance after the one that scheduled it went away (the job is in the database, not in memory)', async () => {
+    const team = await seedTeam(app);
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'signer' }] });
+    expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`, { sendAt: inHours(3) })).status).toBe(200);
+    // A second instance on the same database, started later (as after a restart), with its own clock.
+    const other = await startTestApp({ env: { SANDBOX_CLOCK: 'true' } });
+    try {
+      other.dependencies.clock.adoptOffset(app.dependencies.clock.now().getTime() - Date.now());
+      expect(await mainWorkerFor(other, team.teamId).drain()).toBe(0);
+      other.dependencies.clock.advance(3 * HOUR + 1);
+      await mainWorkerFor(other, team.teamId).drain();
+      expect((await restClient(other, team.apiKey).get(`/envelopes/${built.envelopeId}`)).body.payload.envelope.status).toBe('sent');
+      expect((await eventTypes(built.envelopeId)).filter((type) => type === 'envelope.sent')).toHaveLength(1);
+      expect(await invitationCount(built.envelopeId)).toBe(1);
+    } finally {
+      await other.close();
     }
   });
 
