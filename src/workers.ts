@@ -11,6 +11,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
 import { bulkSendStepHandler } from './domain/bulk-send/bulk-send.job.ts';
+import { scheduledSendHandler } from './domain/signing/scheduled-send.ts';
 import { artefactSealHandler } from './domain/artefact/artefact.service.ts';
 import { artefactCertificateHandler, fixCertificates } from './domain/artefact/certificate.service.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
@@ -66,6 +67,7 @@ export function mainJobHandlers(dependencies: WorkerDependencies): Map<string, O
     }),
     [OUTBOX_TOPICS.signingOtp, signingOtpHandler({ phone, publicUrl, auditKey })],
     [OUTBOX_TOPICS.webhookDisabledNotice, webhookDisabledNoticeHandler({ mailer, publicUrl })],
+    [OUTBOX_TOPICS.scheduledSend, scheduledSendHandler({ auditKey, publicUrl, clock: dependencies.clock })],
     [
       OUTBOX_TOPICS.bulkSendStep,
       bulkSendStepHandler({

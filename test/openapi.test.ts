@@ -101,6 +101,13 @@ describe('the OpenAPI document', () => {
     await rest.post(`/envelopes/${sendable.envelopeId}/fields`, {
       fields: [{ type: 'simple_signature', identifier: 'sign', recipientId: sendable.signerId, views: [{ documentId: sendable.documentId, page: 0, location: { x: 10, y: 10 }, size: { width: 120, height: 30 } }] }],
     });
+    const scheduled = await createDraftWithDocumentAndSigner(app, team.apiKey);
+    await rest.post(`/envelopes/${scheduled.envelopeId}/fields`, {
+      fields: [{ type: 'simple_signature', identifier: 'sign', recipientId: scheduled.signerId, views: [{ documentId: scheduled.documentId, page: 0, location: { x: 10, y: 10 }, size: { width: 120, height: 30 } }] }],
+    });
+    // A send scheduled a day ahead: the schedule's cancellation (DELETE …/schedule) has one to cancel.
+    const scheduling = await rest.put(`/envelopes/${scheduled.envelopeId}/send`, { sendAt: new Date(Date.now() + 24 * 3600 * 1000).toISOString() });
+    expect(scheduling.status, JSON.stringify(scheduling.body)).toBe(200);
     const bulkSend = await rest.post(`/templates/${templateId}/bulk-sends`, { rows: [{ recipients: [{ identifier: 'client', agents: [{ info: { name: 'Bulk Reference' } }] }] }] });
     const webhookId = webhook.body.payload.webhook.id;
     const deliveries = await rest.get(`/webhooks/${webhookId}/deliveries?limit=1`);
@@ -124,7 +131,7 @@ describe('the OpenAPI document', () => {
       fieldId: templateField.body.payload.fields[0].id,
     };
     const idsFor = (path: string) =>
-      path.startsWith('/templates/') ? templateIds : /\/(send|void)$/.test(path) ? { ...ids, envelopeId: sendable.envelopeId } : ids;
+      path.startsWith('/templates/') ? templateIds : /\/(send|void)$/.test(path) ? { ...ids, envelopeId: sendable.envelopeId } : /\/schedule$/.test(path) ? { ...ids, envelopeId: scheduled.envelopeId } : ids;
     const fill = (text: string, values: Record<string, string>) => text.replace(/<(\w+)>/g, (_, name) => values[name] ?? name);
     const pdf = await makePdf({ pages: 1 });
     // Deletions last, deepest paths first, so every operation finds what it names.

@@ -44,6 +44,7 @@ export type ReadDatabase = {
     reminder_repeat_interval_days: number;
     reminder_before_expiration_days: number;
     context: Json;
+    send_at: Timestamp | null;
     sent_at: Timestamp | null;
     expires_at: Timestamp | null;
     completed_at: Timestamp | null;

@@ -18,6 +18,7 @@ import { Migration20261126162000_envelope_stamp } from './Migration2026112616200
 import { Migration20261126164000_bulk_send } from './Migration20261126164000_bulk_send.ts';
 import { Migration20261127120000_field_types } from './Migration20261127120000_field_types.ts';
 import { Migration20261127121000_field_visible_when } from './Migration20261127121000_field_visible_when.ts';
+import { Migration20261127122000_scheduled_send } from './Migration20261127122000_scheduled_send.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -41,4 +42,5 @@ export const migrations = [
   Migration20261126164000_bulk_send,
   Migration20261127120000_field_types,
   Migration20261127121000_field_visible_when,
+  Migration20261127122000_scheduled_send,
 ];

@@ -329,6 +329,7 @@ const statusByName: Record<string, number> = {
   'Template.CapacityExceeded': 422,
   'Jumpstart.UnknownRecipient': 400,
   'Envelope.NotSent': 409,
+  'Envelope.NotScheduled': 409,
   'Signing.MissingToken': 401,
   'Signing.InvalidToken': 401,
   'Signing.Expired': 409,

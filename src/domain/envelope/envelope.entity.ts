@@ -3,7 +3,7 @@ import { baseColumns, updatedAtColumn, type JsonObject } from '../../db/columns.
 import { Team } from '../team/team.entity.ts';
 import { Template } from '../template/template.entity.ts';
 
-export const envelopeStatuses = ['draft', 'sent', 'finalized', 'voided', 'expired'] as const;
+export const envelopeStatuses = ['draft', 'scheduled', 'sent', 'finalized', 'voided', 'expired'] as const;
 export type EnvelopeStatus = (typeof envelopeStatuses)[number];
 
 /** The statuses an envelope never leaves: its artefacts and audit log are final, its links dead. */
@@ -38,6 +38,8 @@ export const EnvelopeSchema = defineEntity({
     context: p.json<JsonObject>().default('{}'),
     /** Visible stamps on the sealed documents (docs/artefacts.md); null: the team's default. */
     stamp: p.boolean().nullable(),
+    /** A scheduled envelope's send time (`scheduled` only; null otherwise). */
+    sendAt: p.datetime().nullable(),
     sentAt: p.datetime().nullable(),
     expiresAt: p.datetime().nullable().index(),
     completedAt: p.datetime().nullable(),

@@ -45,6 +45,8 @@ export type EnvelopeData = {
   stamp: boolean | null;
   createdAt: string;
   updatedAt: string;
+  /** A scheduled envelope's send time (null unless `scheduled`). */
+  sendAt: string | null;
   sentAt: string | null;
   expiresAt: string | null;
   completedAt: string | null;
@@ -201,6 +203,7 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
       ['stamp', column('stamp')],
       ['createdAt', timestamp('created_at')],
       ['updatedAt', timestamp('updated_at')],
+      ['sendAt', timestamp('send_at')],
       ['sentAt', timestamp('sent_at')],
       ['expiresAt', timestamp('expires_at')],
       ['completedAt', timestamp('completed_at')],

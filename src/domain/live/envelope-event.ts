@@ -29,6 +29,9 @@ export const ENVELOPE_EVENT_CHANNEL = 'envelope_event';
  */
 export const STATUS_SET_BY_EVENT: Readonly<Record<string, EnvelopeStatus | null>> = {
   'envelope.created': 'draft',
+  'envelope.scheduled': 'scheduled',
+  'envelope.schedule_cancelled': 'draft',
+  'envelope.send_failed': 'draft',
   'envelope.sent': 'sent',
   'envelope.finalized': 'finalized',
   'envelope.voided': 'voided',
@@ -44,6 +47,10 @@ export const STATUS_SET_BY_EVENT: Readonly<Record<string, EnvelopeStatus | null>
  */
 export const STATUS_BEFORE_EVENT: Readonly<Record<string, EnvelopeStatus | 'none'>> = {
   'envelope.created': 'none',
+  'envelope.scheduled': 'draft',
+  'envelope.schedule_cancelled': 'scheduled',
+  'envelope.send_failed': 'scheduled',
+  // From `scheduled` too, when a scheduled send goes out (the metric counts it from draft).
   'envelope.sent': 'draft',
   'envelope.finalized': 'sent',
   'envelope.voided': 'sent',

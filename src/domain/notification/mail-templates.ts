@@ -273,7 +273,7 @@ ${logo}${content.paragraphs.map((paragraph) => `<p>${e(paragraph)}</p>\n`).join(
 }
 
 /** The team's own notices (team settings, issue 24): what happened to one of its envelopes. */
-export type TeamNoticeEventName = 'completed' | 'declined' | 'voided' | 'expired' | 'delivery_failed';
+export type TeamNoticeEventName = 'completed' | 'declined' | 'voided' | 'expired' | 'delivery_failed' | 'send_failed';
 
 export type TeamNoticeValues = {
   envelopeName: string;
@@ -311,12 +311,14 @@ const TEAM_WORDS: Record<Locale, TeamWords> = {
       voided: (envelope) => `Voided: ${envelope}`,
       expired: (envelope) => `Expired: ${envelope}`,
       delivery_failed: (envelope) => `Not delivered: a message for ${envelope}`,
+      send_failed: (envelope) => `Not sent: ${envelope}`,
     },
     lead: {
       completed: (values) => `Everyone has signed “${values.envelopeName}”. The signed and sealed copy is ready.`,
       declined: (values, who) => `${who} declined to sign “${values.envelopeName}”, so it was closed for everyone.`,
       voided: (values) => `“${values.envelopeName}” was voided. Its signing links no longer work.`,
       expired: (values) => `“${values.envelopeName}” expired before everyone had signed. Its signing links no longer work.`,
+      send_failed: (values) => `“${values.envelopeName}” was scheduled to be sent, but it could not be sent at its time, so it is a draft again. Fix it and send it (or schedule it) again.`,
       delivery_failed: (values, who) => `The ${values.kind ? (TEAM_WORDS['en-US'].kinds[values.kind] ?? 'message') : 'message'} for “${values.envelopeName}” to ${who} could not be delivered${values.channel ? ` by ${TEAM_WORDS['en-US'].channels[values.channel] ?? values.channel}` : ''}.`,
     },
     reason: 'Reason given:',
@@ -336,12 +338,14 @@ const TEAM_WORDS: Record<Locale, TeamWords> = {
       voided: (envelope) => `İptal edildi: ${envelope}`,
       expired: (envelope) => `Süresi doldu: ${envelope}`,
       delivery_failed: (envelope) => `İletilemedi: ${envelope} için bir ileti`,
+      send_failed: (envelope) => `Gönderilemedi: ${envelope}`,
     },
     lead: {
       completed: (values) => `Herkes “${values.envelopeName}” belgesini imzaladı. İmzalı ve mühürlü kopya hazır.`,
       declined: (values, who) => `${who}, “${values.envelopeName}” belgesini imzalamayı reddetti; belge herkes için kapatıldı.`,
       voided: (values) => `“${values.envelopeName}” iptal edildi. İmza bağlantıları artık çalışmıyor.`,
       expired: (values) => `“${values.envelopeName}” belgesinin süresi herkes imzalamadan doldu. İmza bağlantıları artık çalışmıyor.`,
+      send_failed: (values) => `“${values.envelopeName}” zamanlanmış saatinde gönderilemedi ve yeniden taslak oldu. Düzeltip yeniden gönderin (ya da zamanlayın).`,
       delivery_failed: (values, who) => `“${values.envelopeName}” için ${who} kişisine gönderilen ${values.kind ? (TEAM_WORDS['tr-TR'].kinds[values.kind] ?? 'ileti') : 'ileti'}${values.channel ? ` (${TEAM_WORDS['tr-TR'].channels[values.channel] ?? values.channel})` : ''} iletilemedi.`,
     },
     reason: 'Belirtilen neden:',
@@ -370,7 +374,7 @@ export function renderTeamNotice(event: TeamNoticeEventName, locale: Locale, val
   const paragraphs = [
     words.lead[event](values, who),
     ...(values.reason && (event === 'declined' || event === 'voided') ? [`${words.reason} ${values.reason}`] : []),
-    ...(values.error && event === 'delivery_failed' ? [`${words.why} ${values.error}`] : []),
+    ...(values.error && (event === 'delivery_failed' || event === 'send_failed') ? [`${words.why} ${values.error}`] : []),
     ...(values.attached && event === 'completed' ? [words.attached] : []),
     words.id(values.envelopeId),
   ];

@@ -38,6 +38,8 @@ export const OUTBOX_TOPICS = {
   teamNotice: 'team.notice',
   /** Send the next few rows of a bulk send, then queue the next step (bulk-send.job.ts). */
   bulkSendStep: 'bulk_send.step',
+  /** Send a scheduled envelope at its `sendAt` (scheduled-send.ts). */
+  scheduledSend: 'envelope.scheduled_send',
 } as const;
 
 export type OutboxTopic = (typeof OUTBOX_TOPICS)[keyof typeof OUTBOX_TOPICS];
@@ -129,7 +131,7 @@ export type TeamNoticePayload = {
   teamId: string;
   /** The envelope the notice is about; null for a bulk send's. */
   envelopeId: string | null;
-  event: 'completed' | 'declined' | 'voided' | 'expired' | 'delivery_failed' | 'bulk_send_completed';
+  event: 'completed' | 'declined' | 'voided' | 'expired' | 'delivery_failed' | 'send_failed' | 'bulk_send_completed';
   /** bulk_send_completed: the bulk send and its counts. */
   bulkSend?: { id: string; name: string | null; total: number; sent: number; failed: number } | null;
   to: { email: string; locale: string | null };
@@ -146,6 +148,9 @@ export type TeamNoticePayload = {
 /** One step of a bulk send's job: its next rows. */
 export type BulkSendStepPayload = { teamId: string; bulkSendId: string };
 
+/** A scheduled send: the envelope, the time it was scheduled for, and the API key that scheduled it (the send's actor). */
+export type ScheduledSendPayload = { teamId: string; workspaceId: string; apiKeyId: string; envelopeId: string; sendAt: string };
+
 /** The payload each topic carries. */
 export type OutboxPayloads = {
   'signing.invitation': InvitationPayload;
@@ -160,6 +165,7 @@ export type OutboxPayloads = {
   'webhook.disabled.notice': WebhookDisabledNoticePayload;
   'team.notice': TeamNoticePayload;
   'bulk_send.step': BulkSendStepPayload;
+  'envelope.scheduled_send': ScheduledSendPayload;
 };
 
 // Every topic has its payload type, and nothing else does.

@@ -9,6 +9,7 @@ import { boundedText, parseInput } from '../validation.ts';
 import { SandboxDisabledError } from './signing.errors.ts';
 import { ensureSentAndOpen } from './sender-turn.ts';
 import { queueDueReminders } from './reminder.service.ts';
+import { runDueScheduledSends } from './scheduled-send.ts';
 import { apiKeyWorkflow, closeEnvelope, type Workflow } from './workflow.ts';
 
 export const MAX_VOID_REASON_LENGTH = 500;
@@ -119,11 +120,13 @@ export const advanceInput = z.strictObject({
  * database when main shares the clock through it (src/db/shared-sandbox-clock.ts).
  */
 export async function advanceSandboxClock(context: ServiceContext, options: { input: unknown }): Promise<{ now: string; expiredEnvelopes: number }> {
-  await context.caller();
+  const caller = await context.caller();
   if (!context.sandboxClock) throw new SandboxDisabledError();
   const input = parseInput(advanceInput, options.input);
   if (context.clock.shared) await context.clock.shared.advance(input.seconds);
   else context.clock.advance(input.seconds);
+  // The caller's scheduled sends that fell due go out before the answer (their jobs then find them sent).
+  await runDueScheduledSends({ auditKey: context.auditKey, publicUrl: context.publicUrl, clock: context.clock }, context.em, caller.teamId);
   const { expired: expiredEnvelopes } = await sweepDue({ em: context.em, auditKey: context.auditKey, publicUrl: context.publicUrl, clock: context.clock });
   return { now: context.clock.now().toISOString(), expiredEnvelopes };
 }

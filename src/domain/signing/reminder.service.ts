@@ -48,6 +48,32 @@ export function dueReminderWindow(settings: ReminderSettings, now: Date): { key:
   return { key: `n${index + 1}`, at: new Date(at) };
 }
 
+/**
+ * Every window a recipient activated at `settings.activatedAt` would be reminded in, in time
+ * order, by the same rule as dueReminderWindow (a send's dry run shows them). At most one
+ * periodic window per day of the envelope's life, so the list is short.
+ */
+export function reminderWindows(settings: ReminderSettings): { window: string; at: Date }[] {
+  const windows: { window: string; at: Date }[] = [];
+  const end = settings.expiresAt?.getTime() ?? Infinity;
+  const expiryAt =
+    settings.beforeExpirationDays > 0 && settings.expiresAt ? settings.expiresAt.getTime() - settings.beforeExpirationDays * DAY_MS : null;
+  const expiryWindow = expiryAt !== null && expiryAt > settings.activatedAt.getTime() ? expiryAt : null;
+  const stop = Math.min(end, expiryWindow ?? Infinity);
+  if (settings.initialDelayDays > 0) {
+    const first = settings.activatedAt.getTime() + settings.initialDelayDays * DAY_MS;
+    const repeat = settings.repeatIntervalDays * DAY_MS;
+    for (let index = 0, at = first; at < stop; index += 1, at = first + index * repeat) {
+      windows.push({ window: `n${index + 1}`, at: new Date(at) });
+      // Without a repeat interval there is one periodic reminder; and never more than a window a
+      // day for the envelope's longest life (the expiry bounds the loop anyway).
+      if (repeat <= 0 || index >= 400) break;
+    }
+  }
+  if (expiryWindow !== null && expiryWindow < end) windows.push({ window: 'expiry', at: new Date(expiryWindow) });
+  return windows;
+}
+
 export type ReminderDependencies = {
   em: EntityManager;
   auditKey: Buffer;

@@ -1,19 +1,26 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ValidationIssue } from '../../shared/errors.ts';
+import { z } from 'zod';
+import { InvalidRequestError, type DomainError, type ValidationIssue } from '../../shared/errors.ts';
+import { enqueue } from '../outbox/outbox.ts';
+import { OUTBOX_TOPICS } from '../outbox/topics.ts';
+import { parseInput } from '../validation.ts';
+import { inRolledBackTransaction } from '../dry-run.ts';
 import { ContactGroupMember } from '../contact/contact-group.entity.ts';
 import { Document } from '../document/document.entity.ts';
-import { Envelope } from '../envelope/envelope.entity.ts';
+import { Envelope, isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { EnvelopeNotDraftError } from '../envelope/envelope.errors.ts';
 import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import { FieldView } from '../field/field-view.entity.ts';
 import { Field } from '../field/field.entity.ts';
-import { Agent, type AgentInfo } from '../recipient/agent.entity.ts';
-import { Recipient } from '../recipient/recipient.entity.ts';
+import type { MessageChannel } from '../outbox/topics.ts';
+import { Agent, isEmbedded, type AgentInfo } from '../recipient/agent.entity.ts';
+import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
 import { EnvelopeClosedError, EnvelopeNotSendableError } from './signing.errors.ts';
-import { advanceTurns, apiKeyWorkflow, recordEvent, SIGNING_TYPES } from './workflow.ts';
+import { reminderWindows } from './reminder.service.ts';
+import { advanceTurns, apiKeyWorkflow, channelOf, recordEvent, SIGNING_TYPES } from './workflow.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -50,25 +57,61 @@ function personOf(contact: { name: string; email?: string | null; phone?: string
  * and `expiresAt` set by a guarded update, and the first turn activated with its signing links
  * and invitations written to the outbox, all in one transaction.
  */
-export async function sendEnvelope(context: ServiceContext, options: { envelopeId: string }): Promise<void> {
+export async function sendEnvelope(context: ServiceContext, options: { envelopeId: string; input?: unknown }): Promise<void> {
+  const input = parseInput(sendInput, options.input ?? {});
   const caller = await context.caller();
-  await inEnvelopeTransaction(context, caller.teamId, options.envelopeId, (em) => sendDraft(context, em, caller, options.envelopeId));
+  const sendAt = input.sendAt === undefined ? undefined : checkedSendAt(input.sendAt, context.clock.now());
+  await inEnvelopeTransaction(context, caller.teamId, options.envelopeId, (em) =>
+    sendAt ? scheduleDraft(context, em, caller, options.envelopeId, sendAt) : sendDraft(context, em, caller, options.envelopeId),
+  );
 }
 
+/** How far ahead a send may be scheduled. */
+export const MAX_SCHEDULE_DAYS = 90;
+
+export const sendInput = z.strictObject({
+  sendAt: z.iso.datetime({ offset: true, error: 'must be an RFC 3339 date-time with a time zone (2026-12-01T09:00:00Z)' }).optional(),
+});
+
+/** `sendAt` is in the future on the service clock and at most MAX_SCHEDULE_DAYS ahead; otherwise `Request.Invalid` at `sendAt`. */
+function checkedSendAt(text: string, now: Date): Date {
+  const sendAt = new Date(text);
+  if (sendAt.getTime() <= now.getTime()) throw new InvalidRequestError([{ path: 'sendAt', message: `must be in the future (now is ${now.toISOString()})` }]);
+  if (sendAt.getTime() > now.getTime() + MAX_SCHEDULE_DAYS * DAY_MS) {
+    throw new InvalidRequestError([{ path: 'sendAt', message: `must be at most ${MAX_SCHEDULE_DAYS} days ahead (now is ${now.toISOString()})` }]);
+  }
+  return sendAt;
+}
+
+/** What a draft is made of, as the send reads it (agents' references resolved to people). */
+export type DraftContent = {
+  documents: Document[];
+  recipients: Recipient[];
+  agents: Agent[];
+  fields: Field[];
+  views: FieldView[];
+  /** The people each agent stands for now: what the send snapshots. */
+  peopleByAgent: Map<string, AgentInfo[]>;
+};
+
 /**
- * The send itself, in the caller's transaction, which must be one `inEnvelopeTransaction` began
- * (a bulk send's row records its outcome in that same transaction).
+ * The send's checks, in one place (docs/reference/workflow.md "Sending"): every reason a send of
+ * this envelope would be refused now, in the order the send refuses them, as the very errors it
+ * throws. The real send throws the first (sendDraft); a dry run answers them all (dryRunSend),
+ * so the two cannot drift. A sent or closed envelope has one problem, its status (its content is
+ * not sent again, so it is not checked); a draft's content problems are all listed in the one
+ * `Envelope.NotSendable` the send has always answered (`context.issues`). `content` is the draft
+ * as read (undefined unless a draft).
  */
-export async function sendDraft(
-  context: Pick<ServiceContext, 'clock' | 'auditKey' | 'publicUrl' | 'metadata'>,
+export async function sendProblems(
   em: EntityManager,
-  caller: TeamCaller,
-  envelopeId: string,
-): Promise<void> {
-  const envelope = await findTeamEnvelope(em, caller, envelopeId, { lock: true });
-  if (envelope.status === 'sent') throw new EnvelopeNotDraftError(envelope.id, envelope.status);
-  if (envelope.status !== 'draft') throw new EnvelopeClosedError(envelope.id, envelope.status);
-  const now = context.clock.now();
+  envelope: Envelope,
+  from: 'draft' | 'scheduled' = 'draft',
+): Promise<{ problems: DomainError[]; content?: DraftContent }> {
+  // `from`: the status the send starts from (`scheduled` only for the scheduled send itself).
+  if (envelope.status !== from) {
+    return { problems: [isClosedEnvelopeStatus(envelope.status) ? new EnvelopeClosedError(envelope.id, envelope.status) : new EnvelopeNotDraftError(envelope.id, envelope.status)] };
+  }
   const documents = await em.find(Document, { envelope }, { orderBy: { order: 'asc', createdAt: 'asc' } });
   const recipients = await em.find(Recipient, { envelope }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } });
   const agents = await em.find(Agent, { recipient: { envelope } }, { orderBy: { position: 'asc' } });
@@ -120,19 +163,181 @@ export async function sendDraft(
       else if (view.page >= document.pageCount) issues.push({ path: `${path}.views[${index}].page`, message: `must be below the document's page count (${document.pageCount})` });
     }
   }
-  if (issues.length > 0) throw new EnvelopeNotSendableError(envelope.id, issues);
+  return {
+    problems: issues.length > 0 ? [new EnvelopeNotSendableError(envelope.id, issues)] : [],
+    content: { documents, recipients, agents, fields, views, peopleByAgent },
+  };
+}
 
-  for (const agent of agents) {
-    agent.snapshot = peopleByAgent.get(agent.id) ?? [];
+/**
+ * The send itself, in the caller's transaction, which must be one `inEnvelopeTransaction` began
+ * (a bulk send's row records its outcome in that same transaction).
+ */
+export async function sendDraft(
+  context: Pick<ServiceContext, 'clock' | 'auditKey' | 'publicUrl' | 'metadata'>,
+  em: EntityManager,
+  caller: TeamCaller,
+  envelopeId: string,
+): Promise<void> {
+  const envelope = await findTeamEnvelope(em, caller, envelopeId, { lock: true });
+  const { problems, content } = await sendProblems(em, envelope);
+  if (problems.length > 0 || !content) throw problems[0];
+  await performSend(context, em, caller, envelope, content, 'draft');
+}
+
+/**
+ * `draft → scheduled` (send later): checked now exactly as a send (the same problems, the first
+ * thrown), then a guarded update records `sendAt`, and the send job is queued in the outbox in
+ * this transaction, due at `sendAt` on the service clock (scheduled-send.ts runs it).
+ */
+async function scheduleDraft(
+  context: Pick<ServiceContext, 'clock' | 'auditKey' | 'publicUrl' | 'metadata'>,
+  em: EntityManager,
+  caller: TeamCaller,
+  envelopeId: string,
+  sendAt: Date,
+): Promise<void> {
+  const envelope = await findTeamEnvelope(em, caller, envelopeId, { lock: true });
+  const { problems } = await sendProblems(em, envelope);
+  if (problems.length > 0) throw problems[0];
+  const now = context.clock.now();
+  const changed = await em.nativeUpdate(Envelope, { id: envelope.id, status: 'draft' }, { status: 'scheduled', sendAt, updatedAt: now });
+  if (changed !== 1) throw new EnvelopeNotDraftError(envelope.id, envelope.status);
+  const workflow = apiKeyWorkflow(context, { em, caller, envelopeId: envelope.id, now });
+  await recordEvent(workflow, 'envelope.scheduled', { sendAt: sendAt.toISOString() });
+  await enqueue(
+    em,
+    OUTBOX_TOPICS.scheduledSend,
+    { teamId: caller.teamId, workspaceId: caller.workspaceId, apiKeyId: caller.apiKeyId, envelopeId: envelope.id, sendAt: sendAt.toISOString() },
+    { now, runAt: sendAt },
+  );
+}
+
+/**
+ * Snapshots the people, moves `from → sent` by a guarded update (so a draft, or a scheduled
+ * envelope, is sent once whoever races), records `envelope.sent` and starts the first turn.
+ */
+export async function performSend(
+  context: Pick<ServiceContext, 'clock' | 'auditKey' | 'publicUrl' | 'metadata'>,
+  em: EntityManager,
+  caller: TeamCaller,
+  envelope: Envelope,
+  content: DraftContent,
+  from: 'draft' | 'scheduled',
+): Promise<void> {
+  const now = context.clock.now();
+
+  for (const agent of content.agents) {
+    agent.snapshot = content.peopleByAgent.get(agent.id) ?? [];
     agent.snapshotAt = now;
   }
-  const expiresAt = new Date(now.getTime() + envelope.expirationPeriodDays * DAY_MS);
+  const expiresAt = expiresAtOf(envelope, now);
   await em.flush();
-  const changed = await em.nativeUpdate(Envelope, { id: envelope.id, status: 'draft' }, { status: 'sent', sentAt: now, expiresAt, updatedAt: now });
+  const changed = await em.nativeUpdate(Envelope, { id: envelope.id, status: from }, { status: 'sent', sendAt: null, sentAt: now, expiresAt, updatedAt: now });
   if (changed !== 1) throw new EnvelopeNotDraftError(envelope.id, envelope.status);
   // The invitations quote the envelope as it is now sent (its expiresAt).
   await em.findOne(Envelope, { id: envelope.id }, { refresh: true });
   const workflow = apiKeyWorkflow(context, { em, caller, envelopeId: envelope.id, now });
-  await recordEvent(workflow, 'envelope.sent', { sentAt: now.toISOString(), expiresAt: expiresAt.toISOString() });
+  await recordEvent(workflow, 'envelope.sent', { sentAt: now.toISOString(), expiresAt: expiresAt.toISOString(), ...(from === 'scheduled' ? { scheduled: true } : {}) });
   await advanceTurns(workflow);
+}
+
+function expiresAtOf(envelope: Envelope, sentAt: Date): Date {
+  return new Date(sentAt.getTime() + envelope.expirationPeriodDays * DAY_MS);
+}
+
+/** One person a turn reaches: who, and by which channel (`embedded`: signs in the integrator's application, nothing is sent). */
+export type PlannedInvitation = { recipientId: string; identifier: string; type: RecipientType; channel: MessageChannel | 'embedded'; to: string | null };
+
+export type SendPlan = {
+  /** The turns in the order they would start; the first starts at the send. */
+  turns: PlannedInvitation[][];
+  /** The invitations the send itself would queue (the first turn's), counted by channel. */
+  messages: Partial<Record<MessageChannel, number>>;
+  expiresAt: Date;
+  /** When a recipient of the first turn would be reminded (if it has not completed by then). */
+  reminders: { window: string; at: Date }[];
+};
+
+export type SendDryRun = {
+  wouldSend: boolean;
+  /** Every reason the send would be refused now, named and described exactly as the send would refuse. */
+  problems: { name: string; description: string; context: Record<string, unknown> }[];
+  /** What the send would do (null unless the envelope is a draft). */
+  plan: SendPlan | null;
+};
+
+/**
+ * What sending this envelope would do, as the send itself would compute it (its own checks, its
+ * own turn rule), at `now`. Pure: reads the draft content sendProblems read, writes nothing.
+ */
+export function planSend(envelope: Envelope, content: DraftContent, now: Date): SendPlan {
+  const signing = content.recipients.filter((recipient) => SIGNING_TYPES.includes(recipient.type));
+  const requiredOrders = [...new Set(signing.filter((recipient) => recipient.required).map((recipient) => recipient.order))].sort((a, b) => a - b);
+  const byId = new Map(content.recipients.map((recipient) => [recipient.id, recipient]));
+  const invited = new Set<string>();
+  const invitationsOf = (recipient: Recipient): PlannedInvitation[] => {
+    invited.add(recipient.id);
+    return content.agents
+      .filter((agent) => agent.recipient.id === recipient.id)
+      .flatMap((agent) => content.peopleByAgent.get(agent.id) ?? [])
+      .map((person) => {
+        const channel = isEmbedded(person) ? 'embedded' : channelOf(person);
+        const to = channel === 'email' ? (person.email ?? null) : channel === 'sms' || channel === 'whatsapp' ? (person.phone ?? null) : null;
+        return { recipientId: recipient.id, identifier: recipient.identifier, type: recipient.type, channel, to };
+      });
+  };
+  // advanceTurns' rule: a turn is every acting recipient up to the next order that still has a
+  // required recipient; an in-person signer is reached through its host (invited once).
+  const turns: PlannedInvitation[][] = [];
+  let previous = -Infinity;
+  for (const order of requiredOrders) {
+    const turn: PlannedInvitation[] = [];
+    for (const recipient of signing.filter((candidate) => candidate.order > previous && candidate.order <= order)) {
+      if (recipient.type !== 'in_person_signer') {
+        turn.push(...invitationsOf(recipient));
+        continue;
+      }
+      const host = recipient.hostedBy ? byId.get(recipient.hostedBy.id) : undefined;
+      if (host && !invited.has(host.id)) turn.push(...invitationsOf(host));
+    }
+    turns.push(turn);
+    previous = order;
+  }
+  const messages: Partial<Record<MessageChannel, number>> = {};
+  for (const invitation of turns[0] ?? []) {
+    if (invitation.channel !== 'embedded') messages[invitation.channel] = (messages[invitation.channel] ?? 0) + 1;
+  }
+  const expiresAt = expiresAtOf(envelope, now);
+  const reminders = reminderWindows({
+    activatedAt: now,
+    expiresAt,
+    initialDelayDays: envelope.reminderInitialDelayDays,
+    repeatIntervalDays: envelope.reminderRepeatIntervalDays,
+    beforeExpirationDays: envelope.reminderBeforeExpirationDays,
+  });
+  return { turns, messages, expiresAt, reminders };
+}
+
+/**
+ * `PUT /envelopes/{id}/send?dryRun=true`, `sendEnvelope(id, dryRun: true)`: the send's own checks
+ * and plan, in a transaction that is rolled back, so nothing changes (no status, no audit event,
+ * no outbox row). `Envelope.NotFound` is thrown as the send throws it: there is nothing to plan.
+ */
+export async function dryRunSend(context: ServiceContext, options: { envelopeId: string }): Promise<SendDryRun> {
+  const caller = await context.caller();
+  return inRolledBackTransaction(context.em, async (em) => {
+    const envelope = await findTeamEnvelope(em, caller, options.envelopeId);
+    return dryRunOf(em, envelope, context.clock.now());
+  });
+}
+
+/** The dry run of sending `envelope` (read in the caller's transaction), at `now`. */
+export async function dryRunOf(em: EntityManager, envelope: Envelope, now: Date): Promise<SendDryRun> {
+  const { problems, content } = await sendProblems(em, envelope);
+  return {
+    wouldSend: problems.length === 0,
+    problems: problems.map((problem) => ({ name: problem.name, description: problem.description, context: problem.context })),
+    plan: content ? planSend(envelope, content, now) : null,
+  };
 }

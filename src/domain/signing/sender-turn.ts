@@ -13,11 +13,12 @@ import { ensureMayAct } from './signing.service.ts';
  */
 
 /**
- * The envelope is sent and still open now: a draft is `Envelope.NotSent`; a closed one, or one
+ * The envelope is sent and still open now: a draft (or a scheduled one) is `Envelope.NotSent`; a closed one, or one
  * whose `expiresAt` passed before the sweep closed it, is `Envelope.Closed`.
  */
 export function ensureSentAndOpen(envelope: Envelope, now: Date): void {
-  if (envelope.status === 'draft') throw new EnvelopeNotSentError(envelope.id, envelope.status);
+  // A scheduled envelope is not sent yet either (nothing went out): cancel its schedule instead.
+  if (envelope.status === 'draft' || envelope.status === 'scheduled') throw new EnvelopeNotSentError(envelope.id, envelope.status);
   if (envelope.status !== 'sent') throw new EnvelopeClosedError(envelope.id, envelope.status);
   if (envelope.expiresAt && now >= envelope.expiresAt) throw new EnvelopeClosedError(envelope.id, 'expired');
 }

@@ -295,7 +295,7 @@ export async function closeEnvelope(workflow: Workflow, closing: Closing): Promi
 }
 
 /** How a person is reached: mail first, then their phone's method (an embedded person: mail only). */
-function channelOf(person: AgentInfo): MessageChannel {
+export function channelOf(person: AgentInfo): MessageChannel {
   if (isEmbedded(person)) return person.email ? 'email' : 'none';
   return person.email ? 'email' : person.phone ? (person.phoneContactMethod ?? 'sms') : 'none';
 }

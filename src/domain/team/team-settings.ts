@@ -29,7 +29,7 @@ export const MAX_FOOTER_CHARACTERS = 500;
  * The events a team's notification addresses may get (issue 24). `bulk_send_completed` is queued
  * when a bulk send is marked completed (bulk-send.service.ts, recordCompletion).
  */
-export const TEAM_NOTICE_EVENTS = ['completed', 'declined', 'voided', 'expired', 'delivery_failed', 'bulk_send_completed'] as const;
+export const TEAM_NOTICE_EVENTS = ['completed', 'declined', 'voided', 'expired', 'delivery_failed', 'bulk_send_completed', 'send_failed'] as const;
 export type TeamNoticeEvent = (typeof TEAM_NOTICE_EVENTS)[number];
 
 const frameOrigin = z

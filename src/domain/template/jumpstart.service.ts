@@ -20,6 +20,8 @@ import { Team } from '../team/team.entity.ts';
 import type { TeamUser } from '../team/team-user.entity.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
 import { parseInput } from '../validation.ts';
+import { inRolledBackTransaction } from '../dry-run.ts';
+import { dryRunOf, type SendDryRun } from '../signing/send.service.ts';
 import { TemplateRecipient } from './template-recipient.entity.ts';
 import type { Template } from './template.entity.ts';
 import { JumpstartDuplicateRecipientError, JumpstartUnknownRecipientError, TemplateNotReadyError, type TemplateReadinessIssue } from './template.errors.ts';
@@ -59,7 +61,7 @@ export type JumpstartInput = z.output<typeof jumpstartInput>;
 export type JumpstartEntry = z.output<typeof jumpstartEntry>;
 
 /** Everything a new envelope's answer can show (as `createEnvelope` answers), stored with an Idempotency-Key. */
-const JUMPSTARTED_ENVELOPE_INCLUDE: EnvelopeInclude = { documents: true, recipients: true, agents: true, fields: true, views: true, auditEvents: true, progress: true };
+export const JUMPSTARTED_ENVELOPE_INCLUDE: EnvelopeInclude = { documents: true, recipients: true, agents: true, fields: true, views: true, auditEvents: true, progress: true };
 
 export type TemplateContent = {
   documents: Document[];
@@ -358,3 +360,29 @@ export async function jumpstartEnvelope(context: ServiceContext, options: { temp
   return answerOf(outcome, (envelopeId) => readEnvelope(context, envelopeId, JUMPSTARTED_ENVELOPE_INCLUDE));
 }
 
+
+/** A jumpstart's dry run: the envelope it would make (as the caller's face reads an envelope), and what sending it would do. */
+export type JumpstartDryRun<T> = SendDryRun & { envelope: T };
+
+/**
+ * `POST /envelopes/jumpstart/{templateId}?dryRun=true`, `jumpstartEnvelope(dryRun: true)`: the
+ * jumpstart's own code path (copyTemplate) run in a transaction that is rolled back, so the
+ * answer is exactly the envelope a jumpstart would make now (its ids exist nowhere), read by
+ * `read` inside that transaction (each face reads an envelope its own way), with the send's dry
+ * run of it. Nothing is written (no row, no audit event; documents are references to the
+ * template's stored blobs, so nothing is stored either). Refused as the jumpstart would be. Not
+ * idempotent by key: nothing is made, so there is nothing to answer again.
+ */
+export async function dryRunJumpstart<T>(
+  context: ServiceContext,
+  options: { templateId: string; input: unknown; read: (context: ServiceContext, envelopeId: string) => Promise<T> },
+): Promise<JumpstartDryRun<T>> {
+  const input = parseInput(jumpstartInput, options.input);
+  const caller = await context.caller();
+  return inRolledBackTransaction(context.em, async (em) => {
+    const envelopeId = await copyTemplate(context, em, caller, options.templateId, input);
+    const envelope = await options.read(inTransaction(context, em), envelopeId);
+    const send = await dryRunOf(em, await em.findOneOrFail(Envelope, { id: envelopeId }), context.clock.now());
+    return { ...send, envelope };
+  });
+}

@@ -7,7 +7,7 @@ import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
 import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
 
 export const EnvelopeStatusEnum = builder.enumType('EnvelopeStatus', {
-  description: 'draft → sent → finalized | voided | expired. Only drafts can be edited.',
+  description: 'draft → (scheduled →) sent → finalized | voided | expired. Only drafts can be edited; a scheduled envelope goes back to draft when its schedule is cancelled or its send fails.',
   values: envelopeStatuses,
 });
 
@@ -48,6 +48,7 @@ export const EnvelopeType = builder.objectRef<EnvelopeData>('Envelope').implemen
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (envelope) => envelope.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (envelope) => envelope.updatedAt }),
+    sendAt: t.field({ type: 'DateTime', nullable: true, description: 'When a scheduled envelope will be sent (null unless scheduled).', resolve: (envelope) => envelope.sendAt }),
     sentAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.sentAt }),
     expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.expiresAt }),
     completedAt: t.field({ type: 'DateTime', nullable: true, description: 'Set when the envelope is finalized.', resolve: (envelope) => envelope.completedAt }),

@@ -1,8 +1,9 @@
 import type { DocumentData } from '../../domain/owner/owner.read.ts';
-import { readEnvelope } from '../../domain/envelope/envelope.read.ts';
+import { readEnvelope, type EnvelopeData } from '../../domain/envelope/envelope.read.ts';
 import { advanceSandboxClock, voidEnvelope } from '../../domain/signing/closing.service.ts';
 import { remindEnvelope, resendInvitation, type RemindedData, type ResentData } from '../../domain/signing/nudge.service.ts';
-import { sendEnvelope } from '../../domain/signing/send.service.ts';
+import { dryRunSend, sendEnvelope, type PlannedInvitation, type SendDryRun, type SendPlan } from '../../domain/signing/send.service.ts';
+import { cancelScheduledSend } from '../../domain/signing/scheduled-send.ts';
 import { createSigningUrl, type SigningUrlData } from '../../domain/signing/signing-url.service.ts';
 import type { SigningCompletedFieldData, SigningRoleData, SigningSessionData } from '../../domain/signing/signing.read.ts';
 import { declineSigning, delegateSigning, openSigningSession, startHostedSigning, submitSigning } from '../../domain/signing/signing.service.ts';
@@ -14,7 +15,7 @@ import { envelopeIncludeOf, selectionOf } from '../selection.ts';
 import { PageType } from './document.ts';
 import { EnvelopeStatusEnum, EnvelopeType } from './envelope.ts';
 import { FieldType } from './field.ts';
-import { LocaleEnum } from './recipient.ts';
+import { LocaleEnum, RecipientTypeEnum } from './recipient.ts';
 
 const RemindedType = builder.objectRef<RemindedData>('Reminded').implement({
   description: 'One person reminded: the recipient, the agent and how it was reached.',
@@ -25,16 +26,106 @@ const RemindedType = builder.objectRef<RemindedData>('Reminded').implement({
   }),
 });
 
+const SendProblemType = builder.objectRef<SendDryRun['problems'][number]>('SendProblem').implement({
+  description: 'A reason the send would be refused: exactly the error (name, description, context) the send would answer.',
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    description: t.exposeString('description'),
+    context: t.field({ type: 'JSONObject', resolve: (problem) => problem.context }),
+  }),
+});
+
+const PlannedInvitationType = builder.objectRef<PlannedInvitation>('PlannedInvitation').implement({
+  description: 'One person a turn would reach.',
+  fields: (t) => ({
+    recipientId: t.exposeID('recipientId'),
+    identifier: t.exposeString('identifier'),
+    type: t.field({ type: RecipientTypeEnum, resolve: (invitation) => invitation.type }),
+    channel: t.exposeString('channel', { description: 'email, sms, whatsapp, none (no address), or embedded (signs in your application; nothing is sent).' }),
+    to: t.string({ nullable: true, description: 'The address the invitation goes to (null for none and embedded).', resolve: (invitation) => invitation.to }),
+  }),
+});
+
+const PlannedReminderType = builder.objectRef<SendPlan['reminders'][number]>('PlannedReminder').implement({
+  description: 'A reminder window of a first-turn recipient (sent only if it has not completed by then).',
+  fields: (t) => ({
+    window: t.exposeString('window', { description: 'n1, n2, … or expiry.' }),
+    at: t.field({ type: 'DateTime', resolve: (reminder) => reminder.at }),
+  }),
+});
+
+const SendPlanType = builder.objectRef<SendPlan>('SendPlan').implement({
+  description: 'What the send would do.',
+  fields: (t) => ({
+    turns: t.field({
+      type: t.listRef(t.listRef(PlannedInvitationType)),
+      description: 'The turns in the order they would start (the first at the send); a host stands for its in-person signers.',
+      resolve: (plan) => plan.turns,
+    }),
+    messages: t.field({ type: 'JSONObject', description: 'The invitations the send would queue (the first turn’s), counted by channel: { "email": 2 }.', resolve: (plan) => plan.messages }),
+    expiresAt: t.field({ type: 'DateTime', resolve: (plan) => plan.expiresAt }),
+    reminders: t.field({ type: [PlannedReminderType], resolve: (plan) => plan.reminders }),
+  }),
+});
+
+const SendDryRunType = builder.objectRef<SendDryRun>('SendDryRun').implement({
+  description: 'A send checked and planned without sending (sendEnvelope(dryRun: true), jumpstartEnvelope(dryRun: true)); nothing changed.',
+  fields: (t) => ({
+    wouldSend: t.exposeBoolean('wouldSend'),
+    problems: t.field({
+      type: [SendProblemType],
+      description: 'Every reason the send would be refused now, in the order it checks them (the send refuses with the first); a draft’s content problems are all in one Envelope.NotSendable (context.issues).',
+      resolve: (dryRun) => dryRun.problems,
+    }),
+    plan: t.field({ type: SendPlanType, nullable: true, description: 'Null unless the envelope is a draft.', resolve: (dryRun) => dryRun.plan }),
+  }),
+});
+
+/** An envelope answered by a dry run carries the dry run's result beside it. */
+type EnvelopeAnswer = EnvelopeData & { dryRun?: SendDryRun };
+
+builder.objectField(EnvelopeType, 'dryRun', (t) =>
+  t.field({
+    type: SendDryRunType,
+    nullable: true,
+    description: 'Only in the answer of sendEnvelope(dryRun: true) or jumpstartEnvelope(dryRun: true): what sending this envelope would do. Null everywhere else.',
+    resolve: (envelope: EnvelopeAnswer) => envelope.dryRun ?? null,
+  }),
+);
+
 // The sender's side of the workflow: send and void (REST: PUT /send, POST /void).
 builder.mutationFields((t) => ({
   sendEnvelope: t.field({
     type: EnvelopeType,
     nullable: true,
     description:
-      'Sends a draft (REST: PUT /envelopes/{id}/send): every check at once (Envelope.NotSendable lists them in context.issues), agents snapshotted, the first turn activated and its invitations queued.',
+      'Sends a draft (REST: PUT /envelopes/{id}/send): every check at once (Envelope.NotSendable lists them in context.issues), agents snapshotted, the first turn activated and its invitations queued. ' +
+      'dryRun: true changes nothing and answers the envelope as it is, with `dryRun` set: every problem the send would refuse with, and its plan.',
+    args: {
+      id: t.arg.id({ required: true }),
+      dryRun: t.arg.boolean({ required: false, defaultValue: false }),
+      sendAt: t.arg({
+        type: 'DateTime',
+        required: false,
+        description: 'Send later: in the future, at most 90 days ahead. The draft is checked now (the same errors as a send) and becomes scheduled; cancelScheduledSend takes it back to draft.',
+      }),
+    },
+    resolve: async (_root, args, context, info): Promise<EnvelopeAnswer> => {
+      if (args.dryRun) {
+        const dryRun = await dryRunSend(context, { envelopeId: String(args.id) });
+        return { ...(await readEnvelope(context, String(args.id), envelopeIncludeOf(selectionOf(info)))), dryRun };
+      }
+      await sendEnvelope(context, { envelopeId: String(args.id), input: args.sendAt ? { sendAt: args.sendAt.toISOString() } : {} });
+      return readEnvelope(context, String(args.id), envelopeIncludeOf(selectionOf(info)));
+    },
+  }),
+  cancelScheduledSend: t.field({
+    type: EnvelopeType,
+    nullable: true,
+    description: 'A scheduled envelope goes back to draft (REST: DELETE /envelopes/{id}/schedule); Envelope.NotScheduled otherwise.',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, context, info) => {
-      await sendEnvelope(context, { envelopeId: String(args.id) });
+      await cancelScheduledSend(context, { envelopeId: String(args.id) });
       return readEnvelope(context, String(args.id), envelopeIncludeOf(selectionOf(info)));
     },
   }),

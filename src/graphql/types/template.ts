@@ -10,7 +10,8 @@ import { GRAPHQL_OWNERS } from './owner.ts';
 import { fieldMutations, FieldType } from './field.ts';
 import { AgentInput, recipientKeyFields, recipientKeyInputs, recipientMutations } from './recipient.ts';
 import { EnvelopeType } from './envelope.ts';
-import { jumpstartEnvelope } from '../../domain/template/jumpstart.service.ts';
+import { readEnvelope } from '../../domain/envelope/envelope.read.ts';
+import { dryRunJumpstart, JUMPSTARTED_ENVELOPE_INCLUDE, jumpstartEnvelope } from '../../domain/template/jumpstart.service.ts';
 
 export const TemplateRecipientType = builder.objectRef<TemplateRecipientData>('TemplateRecipient').implement({
   description:
@@ -190,12 +191,29 @@ builder.mutationField('jumpstartEnvelope', (t) =>
     nullable: true,
     description:
       'Creates a draft envelope from a template your team owns or that is shared with it: copies of its documents, roles and fields, people from the entries or the template. Honours the Idempotency-Key header.',
-    args: { templateId: t.arg.id({ required: true }), input: t.arg({ type: JumpstartEnvelopeInput, required: false }) },
-    resolve: (_root, args, context) =>
-      jumpstartEnvelope(context, {
+    args: {
+      templateId: t.arg.id({ required: true }),
+      input: t.arg({ type: JumpstartEnvelopeInput, required: false }),
+      dryRun: t.arg.boolean({
+        required: false,
+        defaultValue: false,
+        description: 'true: answer the envelope the jumpstart would make (its ids exist nowhere) with `dryRun` set to what sending it would do; nothing is made or stored, the Idempotency-Key is not used.',
+      }),
+    },
+    resolve: async (_root, args, context) => {
+      if (args.dryRun) {
+        const { envelope, ...dryRun } = await dryRunJumpstart(context, {
+          templateId: String(args.templateId),
+          input: withoutNulls(args.input ?? {}, { opaque: JSON_VALUE_KEYS }),
+          read: (inside, envelopeId) => readEnvelope(inside, envelopeId, JUMPSTARTED_ENVELOPE_INCLUDE),
+        });
+        return { ...envelope, dryRun };
+      }
+      return jumpstartEnvelope(context, {
         templateId: String(args.templateId),
         input: withoutNulls(args.input ?? {}, { opaque: JSON_VALUE_KEYS }),
         idempotencyKey: context.idempotencyKey,
-      }),
+      });
+    },
   }),
 );

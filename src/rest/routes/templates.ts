@@ -1,12 +1,14 @@
 import { PAGE_QUERY } from '../openapi-shared.ts';
+import { readEnvelopeAnswer } from '../../domain/envelope/envelope.read.ts';
+import type { ServiceContext } from '../../domain/service-context.ts';
 import { FULL_TEMPLATE_INCLUDE, readTemplate, readTemplatePage } from '../../domain/template/template.read.ts';
 import { createTemplate, createTemplateInput, deleteTemplate, updateTemplate, updateTemplateInput } from '../../domain/template/template.service.ts';
-import { jumpstartEnvelope, jumpstartInput } from '../../domain/template/jumpstart.service.ts';
+import { dryRunJumpstart, jumpstartEnvelope, jumpstartInput } from '../../domain/template/jumpstart.service.ts';
 import { readJsonObject } from '../../http/body.ts';
 import { documentRoutes } from './documents.ts';
 import { fieldRoutes } from './fields.ts';
 import { recipientRoutes } from './recipients.ts';
-import { integerQuery } from '../query.ts';
+import { booleanQuery, integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
 
 /** The interface spec (docs/reference/interface-spec.md) §4.7 and docs/reference/contract.md §5: templates. Every answer shows a template with its documents, roles and fields. */
@@ -15,8 +17,24 @@ export const templateRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/envelopes/jumpstart/:templateId',
-    doc: { summary: 'Create a draft envelope from a template', body: { schema: jumpstartInput, example: { name: 'NDA with Ada', recipients: [{ identifier: 'client', agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] }] } }, isIdempotent: true, errors: ['Template.NotReady', 'Jumpstart.UnknownRecipient', 'Jumpstart.DuplicateRecipient', 'Envelope.CapacityExceeded', 'Request.IdempotencyKeyReused'] },
-    async handler({ request, params, context }) {
+    doc: {
+      summary: 'Create a draft envelope from a template',
+      description:
+        'Answers `{ envelopeId }`. With `?dryRun=true` nothing is made (no envelope, no audit event, nothing stored; `Idempotency-Key` is not used) and the answer is ' +
+        '`{ dryRun: { envelope, wouldSend, problems, plan } }`: the envelope the jumpstart would make now, as `GET /envelopes/{id}` would show it with everything included (its ids exist nowhere), ' +
+        'and what sending it would do, as `PUT /envelopes/{id}/send?dryRun=true` answers. Refused exactly as the jumpstart would be.',
+      body: { schema: jumpstartInput, example: { name: 'NDA with Ada', recipients: [{ identifier: 'client', agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] }] } },
+      query: [{ name: 'dryRun', description: 'true: answer the envelope the jumpstart would make, without making it.', schema: { type: 'boolean', default: false } }],
+      isIdempotent: true,
+      errors: ['Template.NotReady', 'Jumpstart.UnknownRecipient', 'Jumpstart.DuplicateRecipient', 'Envelope.CapacityExceeded', 'Request.IdempotencyKeyReused'],
+    },
+    async handler({ request, url, params, context }) {
+      if (booleanQuery(url, 'dryRun')) {
+        // The would-be envelope as GET /envelopes/{id} shows it with everything included.
+        const read = async (inside: ServiceContext, envelopeId: string) =>
+          JSON.parse((await readEnvelopeAnswer(inside, envelopeId, { documents: true, recipients: true, agents: true, fields: true, views: true })).payloadJson) as Record<string, unknown>;
+        return { dryRun: await dryRunJumpstart(context, { templateId: params.templateId, input: await readJsonObject(request), read }) };
+      }
       const envelope = await jumpstartEnvelope(context, { templateId: params.templateId, input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
       return { envelopeId: envelope.id };
     },

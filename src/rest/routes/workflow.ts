@@ -1,6 +1,8 @@
 import { advanceInput, advanceSandboxClock, voidEnvelope, voidInput } from '../../domain/signing/closing.service.ts';
 import { remindEnvelope, resendInput, resendInvitation } from '../../domain/signing/nudge.service.ts';
-import { sendEnvelope } from '../../domain/signing/send.service.ts';
+import { dryRunSend, sendEnvelope, sendInput } from '../../domain/signing/send.service.ts';
+import { cancelScheduledSend } from '../../domain/signing/scheduled-send.ts';
+import { booleanQuery } from '../query.ts';
 import { createSigningUrl, signingUrlInput } from '../../domain/signing/signing-url.service.ts';
 import { readJsonObject } from '../../http/body.ts';
 import type { RestRoute } from '../router.ts';
@@ -10,10 +12,38 @@ export const workflowRoutes: RestRoute[] = [
   {
     method: 'PUT',
     path: '/envelopes/:envelopeId/send',
-    doc: { summary: 'Send a draft', errors: ['Envelope.NotDraft', 'Envelope.NotSendable', 'Envelope.Busy'] },
+    doc: {
+      summary: 'Send a draft',
+      description:
+        'Sends the draft: `{ completed: true }`. With a body `{ sendAt }` (RFC 3339 with a time zone, in the future, at most 90 days ahead; else `Request.Invalid`) the draft is checked now as a send would check it (refused with the same errors) and becomes `scheduled`: `{ scheduled: true }`; ' +
+        'it is sent at `sendAt` on the service clock, or, if it can no longer be sent then, goes back to `draft` (`envelope.send_failed`, the team’s `send_failed` notice). A scheduled envelope is not editable (`Envelope.NotDraft`) until its schedule is cancelled (`DELETE /envelopes/{id}/schedule`). ' +
+        'With `?dryRun=true` nothing changes (no status, no audit event, no message, no outbox row) and the answer is ' +
+        '`{ dryRun: { wouldSend, problems: [{ name, description, context }], plan: { turns: [[{ recipientId, identifier, type, channel, to }]], messages: { <channel>: <count> }, expiresAt, reminders: [{ window, at }] } } }`: ' +
+        '`problems` are the very errors this send would refuse with now, in the order it checks them (a draft’s content problems all in one `Envelope.NotSendable`, `context.issues`); ' +
+        '`plan` (null unless a draft) the turns in the order they would start (a host stands for its in-person signers; `channel` `embedded`: nothing is sent), the first turn’s invitations counted by channel, and the first turn’s reminder windows.',
+      query: [{ name: 'dryRun', description: 'true: check and plan the send without sending (nothing changes).', schema: { type: 'boolean', default: false } }],
+      // The example sends now (an empty body); `sendAt` schedules, as the description says.
+      body: { schema: sendInput, example: {}, required: false },
+      errors: ['Envelope.NotDraft', 'Envelope.NotSendable', 'Envelope.Closed', 'Envelope.Busy'],
+    },
+    async handler({ request, url, params, context }) {
+      if (booleanQuery(url, 'dryRun')) return { dryRun: await dryRunSend(context, { envelopeId: params.envelopeId }) };
+      const input = await readJsonObject(request);
+      await sendEnvelope(context, { envelopeId: params.envelopeId, input });
+      return input.sendAt === undefined ? { completed: true } : { scheduled: true };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/envelopes/:envelopeId/schedule',
+    doc: {
+      summary: 'Cancel a scheduled send',
+      description: 'A `scheduled` envelope goes back to `draft` (and can be edited, sent or scheduled again); its send job then finds nothing to do. Recorded as `envelope.schedule_cancelled`.',
+      errors: ['Envelope.NotScheduled', 'Envelope.Busy'],
+    },
     async handler({ params, context }) {
-      await sendEnvelope(context, { envelopeId: params.envelopeId });
-      return { completed: true };
+      await cancelScheduledSend(context, { envelopeId: params.envelopeId });
+      return { cancelled: true };
     },
   },
   {
