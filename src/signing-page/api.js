@@ -115,7 +115,8 @@ export async function finalCopyUrl() {
 }
 
 /**
- * The original PDF of one document (`GET /signing/documents/{id}`), for pdf.js to draw.
+ * One document (`GET /signing/documents/{id}`), for pdf.js to draw: the original, marked on every
+ * page as not executed until the envelope is finalized (an escrowed copy, docs/artefacts.md).
  * @param {string} documentId
  * @returns {Promise<Uint8Array>}
  */

@@ -259,7 +259,7 @@ function signingUrlOpening(opened: OpenedSigningUrl): { status: number; body: st
 /** Tokens are URL-safe random strings; anything else is answered by the page itself as an invalid link. */
 const SIGN_PATH = /^\/sign\/([A-Za-z0-9_-]{1,200})\/?$/;
 
-/** `GET /signing/documents/{documentId}` (X-Signing-Token): the original PDF, for pdf.js to draw. */
+/** `GET /signing/documents/{documentId}` (X-Signing-Token): the escrowed copy (the original marked as not executed), for pdf.js to draw. */
 const DOCUMENT_PATH = /^\/signing\/documents\/([^/]+)$/;
 
 /**
@@ -279,7 +279,7 @@ function signingDocumentPlugin(dependencies: ServingDependencies, requestMetadat
       const context = createRequestContext(dependencies, { headers: request.headers, metadata });
       const counted = { rateLimiter: dependencies.rateLimiter, context, requestId: metadata.requestId, alwaysHttp200: false, endResponse, ResponseImpl: fetchAPI.Response };
       await answerCounted(counted, async () => {
-        const document = await openSigningDocument(context, decodeURIComponent(match[1]!));
+        const document = await openSigningDocument(context, decodeURIComponent(match[1]!), { fallbackLocale: pageLocale(null, request) });
         if (request.method === 'HEAD') document.stream.destroy();
         return new fetchAPI.Response(request.method === 'HEAD' ? null : (Readable.toWeb(document.stream) as ReadableStream), {
           status: 200,

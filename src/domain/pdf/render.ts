@@ -488,7 +488,9 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
       const band = { x: 0, y: 0, width: displayedWidth, height: 14 };
       within(page, box, band, () => {
         page.drawRectangle({ x: 0, y: 0, width: displayedWidth, height: 14, color: rgb(1, 0.93, 0.93), opacity: 0.85 });
-        drawLine(page, label, sans, { x: 4, y: 3.5, size: 9, color: rgb(0.7, 0, 0) });
+        // Shrunk to the page's width, so the whole mark is on a narrow page too.
+        const size = Math.min(9, (9 * (displayedWidth - 8)) / Math.max(1, widthOf(label, sans, 9)));
+        drawLine(page, label, sans, { x: 4, y: 3.5, size, color: rgb(0.7, 0, 0) });
       });
     }
   }

@@ -13,6 +13,8 @@ export type RenderTask = {
   outputPath: string;
   fields: RenderField[];
   draft: boolean;
+  /** The draft band's text (escrowed copies carry their own, in the recipient's language). */
+  draftLabel?: string;
   /** Visible stamps (sealed copies of an envelope with stamps on). */
   stamp?: RenderStamp;
   seal?: { material: SealMaterial; info: SealInfo };

@@ -50,7 +50,7 @@ async function renderTask(task: RenderTask): Promise<Buffer | Uint8Array> {
   const previous = previousSection(bytes);
   if (previous !== undefined) reserveExistingNumbers(pdf, previous);
   const since = pdf.context.largestObjectNumber;
-  const pages = await renderFields(pdf, { fields: task.fields, draft: task.draft, stamp: task.stamp });
+  const pages = await renderFields(pdf, { fields: task.fields, draft: task.draft, draftLabel: task.draftLabel, stamp: task.stamp });
   if (previous === undefined) {
     return task.seal === undefined ? pdf.save({ updateFieldAppearances: false, objectsPerTick: Infinity }) : sealPdf(pdf, task.seal.material, task.seal.info);
   }

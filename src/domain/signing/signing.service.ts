@@ -38,6 +38,7 @@ import { readSigningSession, type SigningSessionData } from './signing.read.ts';
 import { SigningToken } from './signing-token.entity.ts';
 import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, peopleOf, queueHandoverNotice, recordEvent, type Workflow } from './workflow.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
+import { renderEscrowedCopy } from '../artefact/escrow.ts';
 
 /*
  * The recipient side (docs/reference/contract.md §7): every operation is authorised by the signing link's token
@@ -368,19 +369,27 @@ export async function startHostedSigning(context: ServiceContext, options: { rec
 }
 
 /**
- * The original PDF of one document of the link's envelope, for the signing page to render
- * (pdf.js draws the pages; the fields are overlaid by the page itself). Refused as the session
- * is refused (dead link, closed envelope); a document of another envelope is simply not found.
+ * One document of the link's envelope for the signing page to render (pdf.js draws the pages; the
+ * fields are overlaid by the page itself). It is the only way a recipient gets a document's bytes
+ * before the envelope is finalized, so it is an escrowed copy (artefact/escrow.ts): the original
+ * marked on every page as not executed, in the person's language (else `fallbackLocale`, the
+ * page's), never sealed. Refused as the session is refused (dead link, closed envelope); a
+ * document of another envelope is simply not found.
  */
-export async function openSigningDocument(context: ServiceContext, documentId: string): Promise<{ stream: Readable; byteSize: number }> {
+export async function openSigningDocument(context: ServiceContext, documentId: string, options: { fallbackLocale?: string } = {}): Promise<{ stream: Readable; byteSize: number }> {
   const found = await lookUpToken(context);
   if (!isUuid(documentId)) throw new DocumentNotFoundError(documentId);
   const document = await context.reader
     .selectFrom('document')
-    .select(['content_sha256 as contentSha256', 'byte_size as byteSize'])
+    .select(['content_sha256 as contentSha256'])
     .where('envelope_id', '=', found.envelope_id)
     .where('id', '=', documentId)
     .executeTakeFirst();
   if (!document) throw new DocumentNotFoundError(documentId);
-  return { stream: await context.blobStore.openRead(document.contentSha256), byteSize: Number(document.byteSize) };
+  const [person] = await context.em.execute<{ locale: string | null }[]>(
+    `select coalesce(t.embedding ->> 'locale', a.snapshot -> t.person_index ->> 'locale', a.info ->> 'locale') as locale
+       from signing_token t join agent a on a.id = t.agent_id where t.id = ?`,
+    [found.id],
+  );
+  return renderEscrowedCopy(context, { contentSha256: document.contentSha256, teamId: found.team_id }, person?.locale ?? options.fallbackLocale);
 }
