@@ -330,7 +330,6 @@ const statusByName: Record<string, number> = {
   'Envelope.NotSent': 409,
   'Signing.MissingToken': 401,
   'Signing.InvalidToken': 401,
-  'Signing.Expired': 409,
   'Signing.NotYourTurn': 409,
   'Signing.RecipientCompleted': 409,
   'Signing.FieldNotAssigned': 403,

@@ -11,6 +11,7 @@ import DataLoader from 'dataloader';
 import { sql } from 'kysely';
 import { isUuid } from '../../shared/ids.ts';
 import type { ReadDb } from '../read-model.ts';
+import { agentPersonSql } from '../recipient/agent-people.ts';
 import type { ServiceContext } from '../service-context.ts';
 
 export type ActorReference = { type: 'api_key' | 'agent' | 'system'; id: string | null };
@@ -43,7 +44,7 @@ async function nameAll(reader: ReadDb, teamId: string, keys: readonly string[]):
           inner.val('agent').as('type'),
           'a.id',
           // A group agent's events name its first person (the snapshot taken at sending).
-          sql<string | null>`coalesce(a.info ->> 'name', a.snapshot -> 0 ->> 'name')`.as('name'),
+          sql<string | null>`${agentPersonSql('a', 0)} ->> 'name'`.as('name'),
         ])
         .where('e.team_id', '=', teamId)
         .where('a.id', '=', (inner) => inner.fn.any(inner.val(agentIds))),

@@ -5,6 +5,7 @@ import { Agent } from '../recipient/agent.entity.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
 import { EnvelopeClosedError, EnvelopeNotSentError } from './signing.errors.ts';
+import { ensureNotPastExpiry } from './expiry.ts';
 import { ensureMayAct } from './signing.service.ts';
 
 /*
@@ -19,7 +20,7 @@ import { ensureMayAct } from './signing.service.ts';
 export function ensureSentAndOpen(envelope: Envelope, now: Date): void {
   if (envelope.status === 'draft') throw new EnvelopeNotSentError(envelope.id, envelope.status);
   if (envelope.status !== 'sent') throw new EnvelopeClosedError(envelope.id, envelope.status);
-  if (envelope.expiresAt && now >= envelope.expiresAt) throw new EnvelopeClosedError(envelope.id, 'expired');
+  ensureNotPastExpiry(envelope, now);
 }
 
 /**

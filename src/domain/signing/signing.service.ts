@@ -11,13 +11,13 @@ import { parseFieldValue, summariseBiometricValue } from '../field/field-values.
 import { readerOf } from '../read-model.ts';
 import { agentInfoSchema } from '../recipient/agent-input.ts';
 import { Agent } from '../recipient/agent.entity.ts';
+import { agentPersonSqlText, peopleOf } from '../recipient/agent-people.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedText, parseInput } from '../validation.ts';
 import {
   EnvelopeClosedError,
   SigningAlreadyDelegatedError,
-  SigningExpiredError,
   SigningFieldNotAssignedError,
   SigningFieldReadonlyError,
   SigningHostCannotSubmitError,
@@ -34,8 +34,9 @@ import {
 import { ensureOtpVerified } from './otp-gate.ts';
 import { readSigningSession, type SigningSessionData } from './signing.read.ts';
 import { SigningToken } from './signing-token.entity.ts';
-import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, peopleOf, queueHandoverNotice, recordEvent, type Workflow } from './workflow.ts';
+import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, queueHandoverNotice, recordEvent, type Workflow } from './workflow.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
+import { ensureNotPastExpiry, isPastExpiry } from './expiry.ts';
 
 /*
  * The recipient side (docs/reference/contract.md §7): every operation is authorised by the signing link's token
@@ -92,7 +93,7 @@ export type SigningLinkState =
 export async function signingLinkState(context: ServiceContext, rawToken: string): Promise<SigningLinkState> {
   const [row] = await context.em.execute<{ revoked_at: Date | null; expires_at: Date | null; status: string; envelope_expires_at: Date | null; locale: string | null }[]>(
     `select t.revoked_at, t.expires_at, e.status, e.expires_at as envelope_expires_at,
-            coalesce(t.embedding ->> 'locale', a.snapshot -> t.person_index ->> 'locale', a.info ->> 'locale') as locale
+            coalesce(t.embedding ->> 'locale', ${agentPersonSqlText('a', 't.person_index')} ->> 'locale') as locale
        from signing_token t join recipient r on r.id = t.recipient_id join envelope e on e.id = r.envelope_id join agent a on a.id = t.agent_id
       where t.token_hash = ?`,
     [hashSecret(rawToken)],
@@ -103,7 +104,7 @@ export async function signingLinkState(context: ServiceContext, rawToken: string
   if (isClosedEnvelopeStatus(row.status)) return { kind: 'closed', status: row.status as Envelope['status'], locale };
   if (row.revoked_at) return { kind: 'revoked', locale };
   const now = context.clock.now();
-  if ((row.expires_at && now >= new Date(row.expires_at)) || (row.envelope_expires_at && now >= new Date(row.envelope_expires_at))) return { kind: 'expired', locale };
+  if ((row.expires_at && now >= new Date(row.expires_at)) || isPastExpiry(row.envelope_expires_at, now)) return { kind: 'expired', locale };
   return { kind: 'open', locale };
 }
 
@@ -123,7 +124,7 @@ export async function actWithToken<T>(context: ServiceContext, work: (acting: Ac
     if (token.revokedAt) throw new SigningTokenInvalidError();
     const now = context.clock.now();
     if (token.expiresAt && now >= token.expiresAt) throw new SigningSessionExpiredError(token.expiresAt);
-    if (envelope.expiresAt && now >= envelope.expiresAt) throw new SigningExpiredError(envelope.id, envelope.expiresAt);
+    ensureNotPastExpiry(envelope, now);
     const recipient = await em.findOneOrFail(Recipient, { id: found.recipient_id }, { refresh: true });
     const workflow: Workflow = {
       em,
