@@ -98,3 +98,13 @@ describe('"who an agent stands for": one precedence', () => {
     expect(filesMatching(/\.snapshot\s*(\?\?|&&|->)|snapshot -> |coalesce\(\w+\.info ->> |\.info \? \[/)).toEqual(['domain/recipient/agent-people.ts', 'domain/signing/send.service.ts']);
   });
 });
+
+describe('the envelope and webhook team filters: in their gates', () => {
+  it('are written in the gate files only (and the reminder sweep, which narrows to one team for the sandbox)', () => {
+    expect(filesMatching(/'e\.team_id'|\be\.team_id = \?|webhook_endpoint where team_id|\bw\.team_id = \?|'w\.team_id'|\bd\.team_id = \?/)).toEqual([
+      'domain/envelope/team-envelope.ts',
+      'domain/signing/reminder.service.ts',
+      'domain/webhook/team-webhook.ts',
+    ]);
+  });
+});
