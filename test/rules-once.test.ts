@@ -108,3 +108,11 @@ describe('the envelope and webhook team filters: in their gates', () => {
     ]);
   });
 });
+
+describe("an owner's child lists: rows and order in one definition", () => {
+  it('neither owner.read.ts nor the pass-through writes a child order or filter of its own', () => {
+    // `order by d."order"`, `.orderBy('r.order')`, `order by a.position`, `a.revoked_at is null`: only child-lists.ts says these.
+    const copies = /order by [drfav]\.("order"|created_at|position)|\.orderBy\('[drfav]\.|\.where\('a\.revoked_at'|a\.revoked_at is null|v\.field_id = f\.id|\w\.envelope_id = e\.id order/;
+    expect(filesMatching(copies).filter((file) => file === 'domain/owner/owner.read.ts' || file === 'domain/envelope/envelope.answer.ts')).toEqual([]);
+  });
+});
