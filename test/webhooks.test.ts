@@ -53,7 +53,7 @@ function verifySignature(secret: string, header: string, body: string, tolerance
  * and no jitter (`random: () => 1`, so backoff waits are exact); `handler` replaces the delivery
  * handler (a crash, a stricter address policy).
  */
-function webhookWorker(team: SeededTeam, options: { clock?: Clock; maxAttempts?: number; baseBackoffMs?: number; leaseMs?: number; handler?: OutboxHandler; allowPrivate?: boolean } = {}) {
+function webhookWorker(team: SeededTeam, options: { clock?: Clock; maxAttempts?: number; baseBackoffMs?: number; leaseMs?: number; handler?: OutboxHandler<'webhook.delivery'>; allowPrivate?: boolean } = {}) {
   const { handler, allowPrivate, ...overrides } = options;
   const config = { ...app.dependencies.config, webhookTimeoutMs: 2000, webhookAllowPrivate: allowPrivate ?? true };
   return webhookWorkerFor(app, team.teamId, {

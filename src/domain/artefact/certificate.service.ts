@@ -358,7 +358,7 @@ export async function fixCertificates(dependencies: CertificateDependencies, env
 }
 
 /** The `artefact.certificate` handler: a voided or expired envelope's certificates (finalized ones get theirs in `artefact.seal`). */
-export function artefactCertificateHandler(dependencies: Omit<CertificateDependencies, 'em'>): OutboxHandler {
+export function artefactCertificateHandler(dependencies: Omit<CertificateDependencies, 'em'>): OutboxHandler<'artefact.certificate'> {
   return async (message, context) => {
     const envelopeId = message.payload.envelopeId;
     if (typeof envelopeId !== 'string') throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the message names no envelopeId');
