@@ -9,7 +9,9 @@
  *     never each other);
  *   - a file outside the outbox module (src/domain/outbox/) writes into the outbox table;
  *   - the PDF wing (src/domain/pdf/) imports anything of the domain outside itself (the document
- *     and artefact services call it, never the other way round).
+ *     and artefact services call it, never the other way round);
+ *   - a team filter on a gated aggregate's table is written outside its tenant gate file
+ *     (check-team-filters.ts).
  *
  *   npm run check:architecture [-- ROOT]     ROOT defaults to this repository
  *
@@ -18,6 +20,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { teamFilterOffences } from './check-team-filters.ts';
 
 export type ArchitectureReport = { files: number; offences: string[] };
 
@@ -156,6 +159,7 @@ export function checkArchitecture(root: string): ArchitectureReport {
       }
     }
     graph.set(relative, targets);
+    offences.push(...teamFilterOffences(relative, text));
     if (!relative.startsWith(OUTBOX_MODULE) && !relative.startsWith('migrations/')) {
       text.split('\n').forEach((line, lineIndex) => {
         if (OUTBOX_WRITE_PATTERNS.some((pattern) => pattern.test(line))) {

@@ -19,7 +19,7 @@ import type { PdfWorkers } from './domain/pdf/worker-pool.ts';
 import { mailHandlers, notificationFailureHook } from './domain/notification/mail.handlers.ts';
 import type { Mailer } from './domain/notification/mailer.ts';
 import { signingOtpHandler } from './domain/notification/otp.handler.ts';
-import { createOutboxWorker, type OutboxHandler, type OutboxWorker, type OutboxWorkerOptions } from './domain/outbox/outbox-worker.ts';
+import { createOutboxWorker, handles, type OutboxHandler, type OutboxWorker, type OutboxWorkerOptions } from './domain/outbox/outbox-worker.ts';
 import type { PhoneProvider } from './domain/notification/sms.ts';
 import { OUTBOX_TOPICS } from './domain/outbox/topics.ts';
 import { WEBHOOK_RETRY_POLICY, webhookDeliveryHandler, webhookDisabledNoticeHandler, webhookFailureHook, webhookRetryHook } from './domain/webhook/webhook-delivery.ts';
@@ -49,13 +49,13 @@ export type WorkerDependencies = {
 };
 
 /** Every topic the main worker runs, and its handler. */
-export function mainJobHandlers(dependencies: WorkerDependencies): Map<string, OutboxHandler> {
+export function mainJobHandlers(dependencies: WorkerDependencies): Map<string, OutboxHandler<any>> {
   const { config, auditKey, mailer, phone } = dependencies;
   const publicUrl = config.publicUrl;
   const artefacts = { blobStore: dependencies.blobStore, pdfWorkers: dependencies.pdfWorkers, seal: dependencies.seal, auditKey, clock: dependencies.clock, publicUrl };
   return new Map([
-    [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler(artefacts, dependencies.metrics, { afterSealing: fixCertificates })],
-    [OUTBOX_TOPICS.fixCertificate, artefactCertificateHandler(artefacts)],
+    handles(OUTBOX_TOPICS.sealArtefacts, artefactSealHandler(artefacts, dependencies.metrics, { afterSealing: fixCertificates })),
+    handles(OUTBOX_TOPICS.fixCertificate, artefactCertificateHandler(artefacts)),
     ...mailHandlers({
       mailer,
       phone,
@@ -65,10 +65,10 @@ export function mainJobHandlers(dependencies: WorkerDependencies): Map<string, O
       attachmentLimitBytes: config.mailAttachmentLimitBytes,
       phoneMessagesPerDay: config.phoneMessagesPerDay,
     }),
-    [OUTBOX_TOPICS.signingOtp, signingOtpHandler({ phone, publicUrl, auditKey })],
-    [OUTBOX_TOPICS.webhookDisabledNotice, webhookDisabledNoticeHandler({ mailer, publicUrl })],
-    [OUTBOX_TOPICS.scheduledSend, scheduledSendHandler({ auditKey, publicUrl, clock: dependencies.clock })],
-    [
+    handles(OUTBOX_TOPICS.signingOtp, signingOtpHandler({ phone, publicUrl, auditKey })),
+    handles(OUTBOX_TOPICS.webhookDisabledNotice, webhookDisabledNoticeHandler({ mailer, publicUrl })),
+    handles(OUTBOX_TOPICS.scheduledSend, scheduledSendHandler({ auditKey, publicUrl, clock: dependencies.clock })),
+    handles(
       OUTBOX_TOPICS.bulkSendStep,
       bulkSendStepHandler({
         rowsPerStep: config.bulkSendRowsInFlight,
@@ -78,14 +78,14 @@ export function mainJobHandlers(dependencies: WorkerDependencies): Map<string, O
         clock: dependencies.clock,
         spendRateBudget: dependencies.spendRateBudget,
       }),
-    ],
+    ),
   ]);
 }
 
 /** The webhook worker's one topic and its handler. */
-export function webhookJobHandlers(dependencies: Pick<WorkerDependencies, 'auditKey' | 'config'>): Map<string, OutboxHandler> {
+export function webhookJobHandlers(dependencies: Pick<WorkerDependencies, 'auditKey' | 'config'>): Map<string, OutboxHandler<any>> {
   return new Map([
-    [OUTBOX_TOPICS.webhookDelivery, webhookDeliveryHandler({ auditKey: dependencies.auditKey, allowPrivate: dependencies.config.webhookAllowPrivate, timeoutMs: dependencies.config.webhookTimeoutMs })],
+    handles(OUTBOX_TOPICS.webhookDelivery, webhookDeliveryHandler({ auditKey: dependencies.auditKey, allowPrivate: dependencies.config.webhookAllowPrivate, timeoutMs: dependencies.config.webhookTimeoutMs })),
   ]);
 }
 

@@ -65,4 +65,24 @@ describe('the architecture check', () => {
     });
     expect(checkArchitecture(root).offences).toEqual(['writes the outbox outside domain/outbox/: domain/signing/planted.ts:1 (use enqueue())']);
   });
+
+  it('fails on a team filter of a gated table outside its gate file, in SQL or Kysely', () => {
+    const root = copyWith({
+      'src/domain/audit/planted.ts': [
+        "export const drafts = `select e.id from agent a join envelope e on e.id = a.envelope_id where e.team_id = ? and e.status = 'draft'`;",
+        "export const count = 'select count(*) from webhook_endpoint where team_id = ?';",
+        "export const contacts = (db: any, teamId: string) => db.selectFrom('contact as c').where('c.team_id', '=', teamId);",
+        // Not gated (api keys), and a join on the team column: no offence.
+        "export const keys = `select k.id from api_key k join envelope x on x.team_id = k.team_id where k.team_id = ?`;",
+        '',
+      ].join('\n'),
+      // The gate itself may.
+      'src/domain/envelope/team-planted.ts': "export const own = 'select id from envelope where team_id = ?';\n",
+    });
+    expect(checkArchitecture(root).offences).toEqual([
+      'a team filter on envelope outside its gate (envelope/team-envelope.ts): domain/audit/planted.ts:1',
+      'a team filter on webhook_endpoint outside its gate (webhook/team-webhook.ts): domain/audit/planted.ts:2',
+      'a team filter on contact outside its gate (contact/team-contact.ts): domain/audit/planted.ts:3',
+    ]);
+  });
 });

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artefactSealHandler } from '../src/domain/artefact/artefact.service.ts';
 import { artefactCertificateHandler, fixCertificates } from '../src/domain/artefact/certificate.service.ts';
 import { readZip, verifyEvidencePackage } from '../src/domain/artefact/evidence-check.ts';
-import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
+import { createOutboxWorker, handles } from '../src/domain/outbox/outbox-worker.ts';
 import { removeOrphanBlobs } from '../src/domain/document/orphan-blobs.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { createLogger } from '../src/shared/logger.ts';
@@ -71,8 +71,8 @@ function artefactWorker() {
     logger: createLogger('silent'),
     payloadMatch: { teamId: team.teamId },
     handlers: new Map([
-      [OUTBOX_TOPICS.sealArtefacts, artefactSealHandler(dependencies(), undefined, { afterSealing: fixCertificates })],
-      [OUTBOX_TOPICS.fixCertificate, artefactCertificateHandler(dependencies())],
+      handles(OUTBOX_TOPICS.sealArtefacts, artefactSealHandler(dependencies(), undefined, { afterSealing: fixCertificates })),
+      handles(OUTBOX_TOPICS.fixCertificate, artefactCertificateHandler(dependencies())),
     ]),
   });
 }

@@ -431,7 +431,9 @@ describe('the recipient side: values and refusals (each changes nothing)', () =>
     // This app's clock only (no sweep runs in tests unless asked): other test files are unaffected.
     app.dependencies.clock.advance(30 * 24 * 3600);
     const refused = await signingClient(app, token)(SUBMIT_MUTATION, { values: [{ fieldId: session.fields[0].id, value: typedSignature }], complete: true });
-    expect(firstErrorName(refused)).toBe('Signing.Expired');
+    // The same name and status as once the sweep has closed it (signing/expiry.ts).
+    expect(firstErrorName(refused)).toBe('Envelope.Closed');
+    expect(refused.errors?.[0]?.extensions?.context).toMatchObject({ status: 'expired' });
     expect(await snapshot(built.envelopeId)).toEqual(before);
     expect((await signingClient(app, token)(SESSION_QUERY)).data.signingSession.isExpired).toBe(true);
     app.dependencies.clock.advance(-30 * 24 * 3600);

@@ -53,7 +53,7 @@ function verifySignature(secret: string, header: string, body: string, tolerance
  * and no jitter (`random: () => 1`, so backoff waits are exact); `handler` replaces the delivery
  * handler (a crash, a stricter address policy).
  */
-function webhookWorker(team: SeededTeam, options: { clock?: Clock; maxAttempts?: number; baseBackoffMs?: number; leaseMs?: number; renewIntervalMs?: number; handler?: OutboxHandler; allowPrivate?: boolean } = {}) {
+function webhookWorker(team: SeededTeam, options: { clock?: Clock; maxAttempts?: number; baseBackoffMs?: number; leaseMs?: number; renewIntervalMs?: number; handler?: OutboxHandler<'webhook.delivery'>; allowPrivate?: boolean } = {}) {
   const { handler, allowPrivate, ...overrides } = options;
   // A receiver in this process answers at once; the timeout only has to outlast a loaded machine's
   // pause (the timeout itself is tested with a handler of its own, 1000 ms, against a receiver that never answers).

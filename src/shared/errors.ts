@@ -332,7 +332,6 @@ const statusByName: Record<string, number> = {
   'Envelope.NotScheduled': 409,
   'Signing.MissingToken': 401,
   'Signing.InvalidToken': 401,
-  'Signing.Expired': 409,
   'Signing.NotYourTurn': 409,
   'Signing.RecipientCompleted': 409,
   'Signing.FieldNotAssigned': 403,

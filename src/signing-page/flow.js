@@ -142,7 +142,6 @@ export async function load() {
 export function errorScreen(error) {
   if (error instanceof ApiError) {
     if (error.code === 'Envelope.Closed') return /** @type {Record<string, Screen>} */ ({ finalized: 'finalized', voided: 'voided', expired: 'expired' })[error.context.status] ?? 'voided';
-    if (error.code === 'Signing.Expired') return 'expired';
     if (error.code === 'Signing.InvalidToken' || error.code === 'Signing.MissingToken') return 'invalid';
     if (error.code === 'Signing.SessionExpired') return 'session-expired';
   }

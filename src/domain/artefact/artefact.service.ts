@@ -204,7 +204,7 @@ export function artefactSealHandler(
   dependencies: Omit<ArtefactDependencies, 'em'>,
   metrics?: Pick<Metrics, 'sealDuration'>,
   options: { afterSealing?: (dependencies: ArtefactDependencies, envelopeId: string) => Promise<void> } = {},
-): OutboxHandler {
+): OutboxHandler<'artefact.seal'> {
   return async (message, context) => {
     const envelopeId = message.payload.envelopeId;
     if (typeof envelopeId !== 'string') throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the message names no envelopeId');

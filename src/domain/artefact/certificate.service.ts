@@ -22,6 +22,7 @@ import type { EnvelopeCertificates } from '../envelope/envelope.entity.ts';
 import { summariseBiometricValue } from '../field/field-values.ts';
 import { DELIVERY_FAILURES } from '../notification/delivery-failures.ts';
 import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
+import { peopleOf } from '../recipient/agent-people.ts';
 import { auditPdfLocales, type AuditPdfData, type AuditPdfLocale, type CertificateActor, type CertificatePerson, type CertificateSignature, type CertificateValue } from '../pdf/audit-pdf-layout.ts';
 import { displayText } from '../field/field-display.ts';
 import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
@@ -103,7 +104,6 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
       : await db.execute<{ id: string; name: string }[]>(`select id::text as id, coalesce(label, prefix) as name from api_key where team_id = ? and id::text in (${keyIds.map(() => '?').join(', ')})`, [envelope.team_id, ...keyIds]);
   const keyNames = new Map(keys.map((key) => [key.id, key.name]));
 
-  const peopleOf = (agent: AgentRow): Person[] => (agent.snapshot && agent.snapshot.length > 0 ? agent.snapshot : agent.info ? [agent.info] : []);
   const agentsById = new Map(agents.map((agent) => [agent.id, agent]));
   const personOf = (agentId: unknown, personIndex?: unknown): Person | null => {
     const agent = typeof agentId === 'string' ? agentsById.get(agentId) : undefined;
@@ -388,7 +388,7 @@ export async function fixCertificates(dependencies: CertificateDependencies, env
 }
 
 /** The `artefact.certificate` handler: a voided or expired envelope's certificates (finalized ones get theirs in `artefact.seal`). */
-export function artefactCertificateHandler(dependencies: Omit<CertificateDependencies, 'em'>): OutboxHandler {
+export function artefactCertificateHandler(dependencies: Omit<CertificateDependencies, 'em'>): OutboxHandler<'artefact.certificate'> {
   return async (message, context) => {
     const envelopeId = message.payload.envelopeId;
     if (typeof envelopeId !== 'string') throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the message names no envelopeId');

@@ -6,6 +6,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RenderStamp } from '../pdf/render.ts';
+import { agentPersonSqlText } from '../recipient/agent-people.ts';
 
 function utcMinute(at: Date): string {
   return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
@@ -22,7 +23,7 @@ export async function stampOf(em: EntityManager, envelopeId: string): Promise<Re
     `select r.id as recipient_id, r.completed_at, person->>'name' as name, person->>'email' as email, person->>'phone' as phone
        from recipient r
        left join lateral (
-         select coalesce(a.snapshot -> coalesce((ev.details->>'personIndex')::int, 0), a.info) as person
+         select ${agentPersonSqlText('a', "coalesce((ev.details->>'personIndex')::int, 0)")} as person
            from audit_event ev join agent a on a.id::text = ev.details->>'agentId'
           where ev.envelope_id = r.envelope_id and ev.type = 'recipient.completed' and ev.details->>'recipientId' = r.id::text
           order by ev.seq desc limit 1

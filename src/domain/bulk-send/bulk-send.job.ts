@@ -135,9 +135,9 @@ function nextStep(payload: BulkSendStepPayload, runAt: Date, now: Date): OutboxA
 }
 
 /** The handler of `bulk_send.step` (workers.ts). */
-export function bulkSendStepHandler(settings: BulkSendJobSettings): OutboxHandler {
+export function bulkSendStepHandler(settings: BulkSendJobSettings): OutboxHandler<typeof OUTBOX_TOPICS.bulkSendStep> {
   return async (message, { em, logger }: { em: EntityManager; logger: Logger }) => {
-    const payload = message.payload as BulkSendStepPayload;
+    const payload = message.payload;
     const started = settings.clock.now();
     const [bulkSend] = await em.execute<BulkSendRecord[]>(
       `select id, team_id, workspace_id, api_key_id, template_id, status from bulk_send where id = ? and team_id = ?`,

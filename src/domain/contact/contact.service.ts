@@ -17,6 +17,8 @@ import {
 } from './contact.errors.ts';
 import { CONTACT_GROUP_CAPACITY, ensureCapacity } from '../capacity.ts';
 import { findTeamContact, findTeamContactGroup } from './team-contact.ts';
+import { teamEnvelopes } from '../envelope/team-envelope.ts';
+import { readerOf } from '../read-model.ts';
 
 // ---------------------------------------------------------------------------------------------
 // References from agents and template recipients.
@@ -37,16 +39,17 @@ export async function findDraftReferences(
   teamId: string,
   reference: { agentColumn: 'contact_id' | 'group_id' | 'user_id'; templateColumn: 'contact_id' | 'contact_group_id' | 'user_id'; id: string },
 ): Promise<ReferenceUsage> {
-  const envelopes = await em.execute<{ id: string }[]>(
-    `select distinct r.envelope_id as id
-       from agent a
-       join recipient r on r.id = a.recipient_id
-       join envelope e on e.id = r.envelope_id
-      where a.${reference.agentColumn} = ? and e.team_id = ? and e.status = 'draft'
-      order by 1
-      limit ${MAX_REPORTED_USAGES}`,
-    [reference.id, teamId],
-  );
+  // The team's drafts through the envelope gate, on this transaction (readerOf), after the lock.
+  const envelopes = await teamEnvelopes(readerOf(em), teamId)
+    .innerJoin('recipient as r', 'r.envelope_id', 'e.id')
+    .innerJoin('agent as a', 'a.recipient_id', 'r.id')
+    .where(`a.${reference.agentColumn}`, '=', reference.id)
+    .where('e.status', '=', 'draft')
+    .select('e.id')
+    .distinct()
+    .orderBy('e.id')
+    .limit(MAX_REPORTED_USAGES)
+    .execute();
   const templates = await em.execute<{ id: string }[]>(
     `select distinct tr.template_id as id
        from template_recipient tr

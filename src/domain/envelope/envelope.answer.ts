@@ -3,6 +3,7 @@ import { isoTimestamp, readKeysetAnswer } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { envelopeListing, type EnvelopePageOptions } from './envelope.read.ts';
 import { teamEnvelopes } from './team-envelope.ts';
+import { childRowsSql } from '../owner/child-lists.ts';
 
 /*
  * A page of envelopes as its exact JSON answer, written by PostgreSQL in one statement: the keys
@@ -148,7 +149,7 @@ const timestamp = (column: string) => () => isoTimestamp(sql.ref(column));
 const ref = (column: string) => () => sql.ref(column);
 
 // The nested lists read what owner.read.ts's documentsOf, recipientsOf (with agentsOf), fieldsOf
-// and viewsOf read, in their order.
+// and viewsOf read, in their order: both derive rows and order from owner/child-lists.ts.
 const POINT: Columns = { x: double('v.x'), y: double('v.y') };
 const SIZE: Columns = { width: double('v.width'), height: double('v.height') };
 const FIELD_VIEW: Columns = {
@@ -168,7 +169,7 @@ const FIELD: Columns = {
   required: ref('f.required'),
   readonly: ref('f.readonly'),
   submittedAt: timestamp('f.submitted_at'),
-  views: (shape) => listOf(shape, FIELD_VIEW, sql`from field_view v where v.field_id = f.id order by v.position`),
+  views: (shape) => listOf(shape, FIELD_VIEW, childRowsSql('views', 'envelope', 'f.id')),
 };
 // An agent shows the reference of its kind only (agentsOf): `info` for info agents, and so on.
 const AGENT_INFO: Columns = {
@@ -196,7 +197,7 @@ const RECIPIENT: Columns = {
   color: ref('r.color'),
   hostedById: ref('r.hosted_by_id'),
   delegatedById: ref('r.delegated_by_id'),
-  agents: (shape) => listOf(shape, AGENT, sql`from agent a where a.recipient_id = r.id and a.revoked_at is null order by a.position`),
+  agents: (shape) => listOf(shape, AGENT, childRowsSql('agents', 'envelope', 'r.id')),
   activatedAt: timestamp('r.activated_at'),
   completedAt: timestamp('r.completed_at'),
   delegatedAt: timestamp('r.delegated_at'),
@@ -230,9 +231,9 @@ const ENVELOPE: Columns = {
   completedAt: timestamp('e.completed_at'),
   voidedAt: timestamp('e.voided_at'),
   templateId: ref('e.template_id'),
-  documents: (shape) => listOf(shape, DOCUMENT, sql`from document d where d.envelope_id = e.id order by d."order", d.created_at, d.id`),
-  recipients: (shape) => listOf(shape, RECIPIENT, sql`from recipient r where r.envelope_id = e.id order by r."order", r.created_at, r.id`),
-  fields: (shape) => listOf(shape, FIELD, sql`from field f where f.envelope_id = e.id order by f.created_at, f.identifier`),
+  documents: (shape) => listOf(shape, DOCUMENT, childRowsSql('documents', 'envelope', 'e.id')),
+  recipients: (shape) => listOf(shape, RECIPIENT, childRowsSql('recipients', 'envelope', 'e.id')),
+  fields: (shape) => listOf(shape, FIELD, childRowsSql('fields', 'envelope', 'e.id')),
 };
 
 /** The cursor `createdAtCursor` hands out for the row `e` (base64url of `["<createdAt>","<id>"]`), written by PostgreSQL. */

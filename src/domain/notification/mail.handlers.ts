@@ -15,7 +15,7 @@ import { safeFileNames } from '../artefact/download.service.ts';
 import { finalCopyLinkMaker } from '../artefact/final-copy-link.ts';
 import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
 import { appendAuditEvent } from '../audit/audit.service.ts';
-import { OUTBOX_TOPICS, type TeamNoticePayload } from '../outbox/topics.ts';
+import { OUTBOX_TOPICS, type OutboxTopic } from '../outbox/topics.ts';
 import fs from 'node:fs/promises';
 import { completeTeamSettings } from '../team/team-settings.ts';
 import { logoExtension } from '../team/team-logo.ts';
@@ -25,7 +25,10 @@ import type { MailAttachment, MailMessage, Mailer } from './mailer.ts';
 import { DELIVERY_FAILURES } from './delivery-failures.ts';
 import { reservePhoneMessage } from './phone-cap.ts';
 import { queueTeamNotice } from '../team/team-notices.ts';
-import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxMessageClaim } from '../outbox/outbox-worker.ts';
+import { handles, PermanentOutboxError, typedClaim, type OutboxClaimOf, type OutboxFailureHook, type OutboxHandler, type OutboxMessageClaim } from '../outbox/outbox-worker.ts';
+
+/** An invitation and a reminder carry the same payload and are delivered by one handler. */
+type InvitationTopic = typeof OUTBOX_TOPICS.invitation | typeof OUTBOX_TOPICS.reminder;
 
 export type MailHandlerOptions = {
   mailer: Mailer;
@@ -59,9 +62,9 @@ type Delivery = { channel: 'email' | PhoneChannel; messageId: string };
  * (phone-cap.ts), kept by the message across retries. Answers the refusal when the person already
  * had the day's messages, else null (also when it goes by mail, or there is no cap).
  */
-async function phoneCapRefusal(options: MailHandlerOptions, message: OutboxMessageClaim, subject: { em: EntityManager; now: Date }) {
-  const payload = message.payload as Record<string, unknown>;
-  const person = payload.to as Person | undefined;
+async function phoneCapRefusal(options: MailHandlerOptions, message: OutboxClaimOf<InvitationTopic>, subject: { em: EntityManager; now: Date }) {
+  const payload = message.payload;
+  const person: Person | undefined = payload.to;
   const perDay = options.phoneMessagesPerDay ?? 0;
   if (perDay <= 0 || person?.email || !person?.phone || typeof payload.agentId !== 'string') return null;
   const decision = await subject.em.fork().transactional((tx) =>
@@ -173,12 +176,13 @@ export async function systemEvent(em: EntityManager, auditKey: Buffer, input: { 
 }
 
 /** `signing.invitation` (the first invitation with the send, or "your turn" for a later order) and `signing.reminder`. */
-export function invitationMailHandler(options: MailHandlerOptions): OutboxHandler {
+export function invitationMailHandler(options: MailHandlerOptions): OutboxHandler<InvitationTopic> {
   return async (message, { em, now, logger }) => {
-    const payload = message.payload as Record<string, unknown>;
-    const envelopeId = String(payload.envelopeId);
+    const payload = message.payload;
+    const envelopeId = payload.envelopeId;
     const envelope = await envelopeOf(em, envelopeId);
-    const link = (payload.secret as { link?: string } | undefined)?.link;
+    // The acknowledgement drops `secret`: a row read back after it has none.
+    const link = payload.secret?.link;
     if (!link) throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the invitation has no signing link');
     // A link that died before its mail went out (the envelope closed, the role was delegated
     // away) is not sent: the closing notice or the new person's invitation says what happened.
@@ -229,7 +233,7 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
       options,
       message,
       kind,
-      { envelopeName: envelope.name, link, expiresAt: (payload.expiresAt as string | null) ?? null, from: (payload.from as string | null | undefined) ?? null },
+      { envelopeName: envelope.name, link, expiresAt: payload.expiresAt ?? null, from: payload.from ?? null },
       { em, teamId: envelope.teamId },
     );
     return acknowledgeDelivery(options, {
@@ -253,15 +257,19 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
 }
 
 /** What a message is, for its mail's words and for the sender's view of a failure. */
-export function messageKind(message: OutboxMessageClaim): MailKind {
-  const payload = message.payload as Record<string, unknown>;
+export function messageKind(claim: OutboxMessageClaim): MailKind {
+  const message = typedClaim(claim);
   switch (message.topic) {
     case OUTBOX_TOPICS.reminder:
       return 'reminder';
-    case OUTBOX_TOPICS.invitation:
-      return payload.kind === 'your_turn' ? 'your_turn' : payload.kind === 'delegated' ? 'delegated' : payload.kind === 'reminder' ? 'reminder' : 'invitation';
-    case OUTBOX_TOPICS.closedNotice:
-      return payload.cause === 'decline' ? 'declined' : payload.cause === 'expiry' || payload.status === 'expired' ? 'expired' : 'voided';
+    case OUTBOX_TOPICS.invitation: {
+      const kind = message.payload.kind;
+      return kind === 'your_turn' ? 'your_turn' : kind === 'delegated' ? 'delegated' : kind === 'reminder' ? 'reminder' : 'invitation';
+    }
+    case OUTBOX_TOPICS.closedNotice: {
+      const { cause, status } = message.payload;
+      return cause === 'decline' ? 'declined' : cause === 'expiry' || status === 'expired' ? 'expired' : 'voided';
+    }
     case OUTBOX_TOPICS.handoverNotice:
       return 'handed_over';
     default:
@@ -273,17 +281,17 @@ export function messageKind(message: OutboxMessageClaim): MailKind {
  * `envelope.closed.notice` (voided, declined or expired, to everyone who was invited) and
  * `recipient.handover.notice` (to a delegator, naming who the role went to).
  */
-export function noticeMailHandler(options: MailHandlerOptions): OutboxHandler {
+export function noticeMailHandler(options: MailHandlerOptions): OutboxHandler<typeof OUTBOX_TOPICS.closedNotice | typeof OUTBOX_TOPICS.handoverNotice> {
   return async (message, { em, now }) => {
-    const payload = message.payload as Record<string, unknown>;
-    const envelopeId = String(payload.envelopeId);
+    const payload = message.payload;
+    const envelopeId = payload.envelopeId;
     const envelope = await envelopeOf(em, envelopeId);
     const kind = messageKind(message);
     const { channel, messageId } = await deliver(
       options,
       message,
       kind,
-      { envelopeName: envelope.name, reason: (payload.reason as string | null) ?? null, handedTo: (payload.handedTo as string | null | undefined) ?? null },
+      { envelopeName: envelope.name, reason: 'reason' in payload ? payload.reason : null, handedTo: 'handedTo' in payload ? payload.handedTo : null },
       { em, teamId: envelope.teamId },
     );
     return acknowledgeDelivery(options, {
@@ -303,17 +311,17 @@ export function noticeMailHandler(options: MailHandlerOptions): OutboxHandler {
  * sealed documents together fit under the attachment limit, the PDFs themselves; a phone gets the
  * link only.
  */
-export function completedNoticeMailHandler(options: MailHandlerOptions): OutboxHandler {
+export function completedNoticeMailHandler(options: MailHandlerOptions): OutboxHandler<typeof OUTBOX_TOPICS.completedNotice> {
   return async (message, { em, now }) => {
-    const payload = message.payload as Record<string, unknown>;
-    const envelopeId = String(payload.envelopeId);
+    const payload = message.payload;
+    const envelopeId = payload.envelopeId;
     const envelope = await envelopeOf(em, envelopeId);
     if (envelope.status !== 'finalized') throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeNotFinalized(envelope.status), `envelope ${envelopeId} is ${envelope.status}, not finalized`);
     const sealed = await sealedAttachments(options, em, envelopeId);
     try {
       const attachments = sealed.attachments;
       // This person's own link to the sealed copy (the signing link died at the closing).
-      const link = finalCopyLinkMaker(options.auditKey, options.publicUrl)({ envelopeId, recipientId: String(payload.recipientId), agentId: String(payload.agentId) }, now);
+      const link = finalCopyLinkMaker(options.auditKey, options.publicUrl)({ envelopeId, recipientId: payload.recipientId, agentId: payload.agentId }, now);
       const { channel, messageId } = await deliver(options, message, 'completed', { envelopeName: envelope.name, link: link.url, expiresAt: link.expiresAt.toISOString() }, { em, teamId: envelope.teamId }, attachments);
       return acknowledgeDelivery(options, {
         teamId: envelope.teamId,
@@ -370,11 +378,11 @@ async function sealedAttachments(options: MailHandlerOptions, em: EntityManager,
  * declined or voided with the reason; expired; a message that could not be delivered, naming the
  * person, the channel and why). In the team's notification locale, with the team's branding.
  */
-export function teamNoticeHandler(options: MailHandlerOptions): OutboxHandler {
+export function teamNoticeHandler(options: MailHandlerOptions): OutboxHandler<typeof OUTBOX_TOPICS.teamNotice> {
   const bulkSendNotice = bulkSendNoticeHandler(options);
   return async (message, context) => {
     const { em, now } = context;
-    const payload = message.payload as unknown as TeamNoticePayload;
+    const payload = message.payload;
     if (payload.envelopeId === null) return bulkSendNotice(message, context);
     const envelopeId = payload.envelopeId;
     const envelope = await envelopeOf(em, envelopeId);
@@ -419,9 +427,9 @@ export function teamNoticeHandler(options: MailHandlerOptions): OutboxHandler {
  * many failed, and the API path to its rows. On the team's trail (no envelope), as the bulk send's
  * own events are.
  */
-function bulkSendNoticeHandler(options: MailHandlerOptions): OutboxHandler {
+function bulkSendNoticeHandler(options: MailHandlerOptions): OutboxHandler<typeof OUTBOX_TOPICS.teamNotice> {
   return async (message, { em, now }) => {
-    const payload = message.payload as unknown as TeamNoticePayload;
+    const payload = message.payload;
     const bulkSend = payload.bulkSend!;
     const locale = mailLocale(payload.to.locale);
     const messageId = mailMessageId(message.id, options.publicUrl);
@@ -443,6 +451,8 @@ function bulkSendNoticeHandler(options: MailHandlerOptions): OutboxHandler {
   };
 }
 
+type NotificationTopic = InvitationTopic | typeof OUTBOX_TOPICS.closedNotice | typeof OUTBOX_TOPICS.handoverNotice | typeof OUTBOX_TOPICS.completedNotice;
+
 const NOTIFICATION_TOPICS = new Set<string>([
   OUTBOX_TOPICS.invitation,
   OUTBOX_TOPICS.reminder,
@@ -451,14 +461,14 @@ const NOTIFICATION_TOPICS = new Set<string>([
   OUTBOX_TOPICS.completedNotice,
 ]);
 
-export function mailHandlers(options: MailHandlerOptions): Map<string, OutboxHandler> {
+export function mailHandlers(options: MailHandlerOptions): Map<string, OutboxHandler<any>> {
   return new Map([
-    [OUTBOX_TOPICS.invitation, invitationMailHandler(options)],
-    [OUTBOX_TOPICS.reminder, invitationMailHandler(options)],
-    [OUTBOX_TOPICS.closedNotice, noticeMailHandler(options)],
-    [OUTBOX_TOPICS.handoverNotice, noticeMailHandler(options)],
-    [OUTBOX_TOPICS.completedNotice, completedNoticeMailHandler(options)],
-    [OUTBOX_TOPICS.teamNotice, teamNoticeHandler(options)],
+    handles(OUTBOX_TOPICS.invitation, invitationMailHandler(options)),
+    handles(OUTBOX_TOPICS.reminder, invitationMailHandler(options)),
+    handles(OUTBOX_TOPICS.closedNotice, noticeMailHandler(options)),
+    handles(OUTBOX_TOPICS.handoverNotice, noticeMailHandler(options)),
+    handles(OUTBOX_TOPICS.completedNotice, completedNoticeMailHandler(options)),
+    handles(OUTBOX_TOPICS.teamNotice, teamNoticeHandler(options)),
   ]);
 }
 
@@ -467,30 +477,31 @@ export function mailHandlers(options: MailHandlerOptions): Map<string, OutboxHan
  * agent (`notification.failure`, both faces), so the sender sees whom the envelope did not reach.
  */
 export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
-  return async (message, reason, { em, now }) => {
+  return async (claim, reason, { em, now }) => {
+    const message = typedClaim(claim);
     if (message.topic === OUTBOX_TOPICS.signingOtp) {
       await recordOtpFailure(auditKey, message, reason, { em, now });
       return;
     }
-    if (!NOTIFICATION_TOPICS.has(message.topic)) return;
-    const payload = message.payload as Record<string, unknown>;
-    const [row] = await em.execute<{ team_id: string }[]>('select team_id from envelope where id = ?', [String(payload.envelopeId)]);
+    if (!isNotification(message)) return;
+    const payload = message.payload;
+    const [row] = await em.execute<{ team_id: string }[]>('select team_id from envelope where id = ?', [payload.envelopeId]);
     if (!row) return;
-    const kind = messageKind(message);
-    const channel = typeof payload.channel === 'string' && payload.channel !== 'none' ? payload.channel : null;
+    const kind = messageKind(claim);
+    const channel = 'channel' in payload && payload.channel !== 'none' ? payload.channel : null;
     await systemEvent(em, auditKey, {
       teamId: row.team_id,
-      envelopeId: String(payload.envelopeId),
+      envelopeId: payload.envelopeId,
       type: 'notification.failed',
       at: now,
       details: { topic: message.topic, kind, channel, recipientId: payload.recipientId ?? null, agentId: payload.agentId ?? null, attempts: message.attempt, reason: reason.code, error: reason.description },
     });
     await showFailureOnAgent(em, payload.agentId, { kind, channel, reason: reason.code, error: reason.description, attempts: message.attempt, failedAt: now.toISOString() });
     // The sending team hears of it at its notification addresses, naming the person and the channel.
-    const person = payload.to as Person | undefined;
+    const person: Person | undefined = payload.to;
     await queueTeamNotice(em, {
       teamId: row.team_id,
-      envelopeId: String(payload.envelopeId),
+      envelopeId: payload.envelopeId,
       event: 'delivery_failed',
       now,
       dedupe: message.id,
@@ -508,14 +519,18 @@ export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
  * A one-time code that could not be sent: `notification.failed` in the trail (the signer, who is
  * waiting on the page, asks for another), and the code leaves the row as a delivered one would.
  */
-async function recordOtpFailure(auditKey: Buffer, message: OutboxMessageClaim, reason: FailureReason, { em, now }: { em: EntityManager; now: Date }) {
+function isNotification(message: OutboxClaimOf<OutboxTopic>): message is OutboxClaimOf<NotificationTopic> {
+  return NOTIFICATION_TOPICS.has(message.topic);
+}
+
+async function recordOtpFailure(auditKey: Buffer, message: OutboxClaimOf<typeof OUTBOX_TOPICS.signingOtp>, reason: FailureReason, { em, now }: { em: EntityManager; now: Date }) {
   await em.execute(`update outbox_message set payload = payload - 'secret' where id = ?`, [message.id]);
-  const payload = message.payload as Record<string, unknown>;
-  const [row] = await em.execute<{ team_id: string }[]>('select team_id from envelope where id = ?', [String(payload.envelopeId)]);
+  const payload = message.payload;
+  const [row] = await em.execute<{ team_id: string }[]>('select team_id from envelope where id = ?', [payload.envelopeId]);
   if (!row) return;
   await systemEvent(em, auditKey, {
     teamId: row.team_id,
-    envelopeId: String(payload.envelopeId),
+    envelopeId: payload.envelopeId,
     type: 'notification.failed',
     at: now,
     details: {

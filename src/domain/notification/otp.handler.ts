@@ -13,24 +13,25 @@ import type { PhoneChannel, PhoneProvider } from './sms.ts';
 
 export type OtpHandlerOptions = { phone: PhoneProvider; publicUrl: string; auditKey: Buffer };
 
-export function signingOtpHandler(options: OtpHandlerOptions): OutboxHandler {
+export function signingOtpHandler(options: OtpHandlerOptions): OutboxHandler<'signing.otp'> {
   return async (message, { em, now, logger }) => {
-    const payload = message.payload as Record<string, unknown>;
-    const code = (payload.secret as { code?: string } | undefined)?.code;
+    const payload = message.payload;
+    // The acknowledgement drops `secret`: a row read back after it has none.
+    const code = payload.secret?.code;
     if (!code) throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the message has no code');
-    const envelopeId = String(payload.envelopeId);
+    const envelopeId = payload.envelopeId;
     const envelope = await envelopeOf(em, envelopeId);
     const [otp] = await em.execute<{ expires_at: Date; verified_at: Date | null; revoked_at: Date | null; newest: boolean }[]>(
       `select o.expires_at, o.verified_at, t.revoked_at,
               not exists (select 1 from signing_otp n where n.token_id = o.token_id and n.created_at > o.created_at) as newest
          from signing_otp o join signing_token t on t.id = o.token_id where o.id = ?`,
-      [String(payload.otpId)],
+      [payload.otpId],
     );
     if (!otp || !otp.newest || otp.verified_at !== null || otp.revoked_at !== null || new Date(otp.expires_at).getTime() <= now.getTime() || envelope.status !== 'sent') {
       logger.info({ messageId: message.id, envelopeId }, 'one-time code not sent: it can no longer be used');
       return;
     }
-    const to = payload.to as { phone?: string | null; locale?: string | null } | undefined;
+    const to = payload.to;
     if (!to?.phone) throw new PermanentOutboxError(DELIVERY_FAILURES.noPhone);
     const channel: PhoneChannel = payload.channel === 'whatsapp' ? 'whatsapp' : 'sms';
     const messageId = mailMessageId(message.id, options.publicUrl);

@@ -26,6 +26,7 @@ import { contextFromTraceparent, recordActiveFailure, SpanKind, withSpan } from 
 import { isConnectionFailure } from '../../shared/normalize-error.ts';
 import type { Metrics } from '../../shared/metrics.ts';
 import { markOutboxMessageDelivered } from './outbox.ts';
+import type { OutboxPayloads, OutboxTopic } from './topics.ts';
 
 export type OutboxMessageClaim = {
   id: string;
@@ -44,12 +45,51 @@ export type OutboxHandlerContext = {
   logger: Logger;
 };
 
+type IsAny<T> = 0 extends 1 & T ? true : false;
+
 /**
- * Runs a message's work. It may answer a step to run inside the acknowledgement's transaction
- * (e.g. the `invitation.sent` audit event): that step happens once per message, only with the
- * acknowledgement that wins, even when the work itself ran twice.
+ * The claim of a message of `Topic`, typed as its topic's payload (topics.ts `OutboxPayloads`, the
+ * one map `enqueue` types its payload by too), as graphile-worker types a task's payload by its
+ * name. A union of topics is a union of claims, told apart by `topic`. `string` (a test's own
+ * topic) is the untyped claim; a name that is no topic (a typo) is `never`; `any` is the
+ * registry's "some topic's handler".
  */
-export type OutboxHandler = (message: OutboxMessageClaim, context: OutboxHandlerContext) => Promise<void | OutboxAcknowledgementStep>;
+export type OutboxClaimOf<Topic extends string> =
+  IsAny<Topic> extends true
+    ? Omit<OutboxMessageClaim, 'topic' | 'payload'> & { topic: any; payload: any }
+    : Topic extends OutboxTopic
+      ? Omit<OutboxMessageClaim, 'topic' | 'payload'> & { topic: Topic; payload: OutboxPayloads[Topic] }
+      : string extends Topic
+        ? OutboxMessageClaim
+        : never;
+
+/**
+ * Runs a message's work: `OutboxHandler<'artefact.seal'>` gets the seal payload, typed. It may
+ * answer a step to run inside the acknowledgement's transaction (e.g. the `invitation.sent` audit
+ * event): that step happens once per message, only with the acknowledgement that wins, even when
+ * the work itself ran twice.
+ */
+export type OutboxHandler<Topic extends string = string> = (message: OutboxClaimOf<Topic>, context: OutboxHandlerContext) => Promise<void | OutboxAcknowledgementStep>;
+
+/** A worker's handlers by topic, each registered by `handles` with its topic's payload type. */
+export type OutboxHandlers = ReadonlyMap<string, OutboxHandler<any>>;
+
+/**
+ * One registration: the handler of `topic`, typed by it, so a handler can only be registered under
+ * the topic whose payload it reads (`new Map([handles(OUTBOX_TOPICS.sealArtefacts, sealHandler)])`).
+ */
+export function handles<Topic extends OutboxTopic>(topic: Topic, handler: OutboxHandler<Topic>): [Topic, OutboxHandler<any>] {
+  return [topic, handler];
+}
+
+/**
+ * A stored claim read as its topic's typed claim, for code that takes any claim and tells the
+ * topics apart (a failure hook). Every row was written by `enqueue` (typed by the same map) or by
+ * `enqueueSelected` (whose SQL builds the payload its topic's type names).
+ */
+export function typedClaim(message: OutboxMessageClaim): OutboxClaimOf<OutboxTopic> {
+  return message as OutboxClaimOf<OutboxTopic>;
+}
 export type OutboxAcknowledgementStep = (em: EntityManager) => Promise<void>;
 
 /**
@@ -78,7 +118,7 @@ export type OutboxWorkerOptions = {
   em: EntityManager;
   clock: Clock;
   logger: Logger;
-  handlers: ReadonlyMap<string, OutboxHandler>;
+  handlers: OutboxHandlers;
   /** Pause between polls when nothing was due. */
   pollIntervalMs?: number;
   /** How long a claim holds before another worker may take the row (renewed while the handler runs). */

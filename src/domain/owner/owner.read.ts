@@ -11,6 +11,7 @@ import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { TemplateNotFoundError } from '../template/template.errors.ts';
 import { visibleTemplates } from '../template/team-template.ts';
+import { CONTENT_TABLES, childOrderColumns, childOrderSql, childWhenNullColumn, type ChildListName } from './child-lists.ts';
 import type { OwnerKind, OwnerRef } from './owner-ref.ts';
 
 /*
@@ -134,10 +135,11 @@ export function pick(columns: Column[], keys: Keys, always: readonly string[] = 
 }
 
 /** Where each owner's content lives: the owner's column, its recipients' table, a field's recipient column. */
-const CONTENT_TABLES = {
-  envelope: { ownerColumn: 'envelope_id', recipientTable: 'recipient', fieldRecipientColumn: 'recipient_id' },
-  template: { ownerColumn: 'template_id', recipientTable: 'template_recipient', fieldRecipientColumn: 'template_recipient_id' },
-} as const satisfies Record<OwnerKind, { ownerColumn: string; recipientTable: string; fieldRecipientColumn: string }>;
+
+/** The query in its list's order (child-lists.ts). */
+function ordered<Q extends { orderBy(column: any): Q }>(query: Q, name: ChildListName): Q {
+  return childOrderColumns(name).reduce((sorted, column) => sorted.orderBy(column), query);
+}
 
 /**
  * Which rows of a child list to answer: all, one by id, or those whose id is in an array (each a
@@ -187,7 +189,7 @@ export function documentsOf(eb: AnyEb, kind: OwnerKind, ownerId: string, keys: K
     .selectFrom('document as d')
     .select((inner: AnyEb) => documentColumns(inner, 'd', keys))
     .whereRef(`d.${CONTENT_TABLES[kind].ownerColumn}`, '=', ownerId);
-  return jsonArrayFrom(narrowed(query, 'd', only).orderBy('d.order').orderBy('d.created_at').orderBy('d.id'));
+  return jsonArrayFrom(ordered(narrowed(query, 'd', only), 'documents'));
 }
 
 function agentsOf(eb: AnyEb, recipientId: string) {
@@ -205,11 +207,11 @@ function agentsOf(eb: AnyEb, recipientId: string) {
     .select(
       sql<AgentData[]>`coalesce(json_agg(case when a.notified_at is null and a.notification_failure is null then ${agent}
           else (${agent}::jsonb || jsonb_build_object('notification', ${notification}))::json end
-        order by a.position), '[]'::json)`.as('agents'),
+        order by ${childOrderSql('agents')}), '[]'::json)`.as('agents'),
     )
     .whereRef('a.recipient_id', '=', recipientId)
-    // A delegated role shows the person it was handed to, not the one whose link died.
-    .where('a.revoked_at', 'is', null);
+    // A delegated role shows the person it was handed to, not the one whose link died (child-lists.ts).
+    .where(childWhenNullColumn('agents')!, 'is', null);
 }
 
 /**
@@ -259,7 +261,7 @@ export function recipientsOf(eb: AnyEb, kind: OwnerKind, ownerId: string, includ
     .selectFrom(`${tables.recipientTable} as r`)
     .select((inner: AnyEb) => recipientColumns(inner, kind, 'r', include, keys))
     .whereRef(`r.${tables.ownerColumn}`, '=', ownerId);
-  return jsonArrayFrom(narrowed(query, 'r', only).orderBy('r.order').orderBy('r.created_at').orderBy('r.id'));
+  return jsonArrayFrom(ordered(narrowed(query, 'r', only), 'recipients'));
 }
 
 export function viewsOf(eb: AnyEb, fieldId: string) {
@@ -268,7 +270,7 @@ export function viewsOf(eb: AnyEb, fieldId: string) {
     .select(
       sql<FieldPlacementData[]>`coalesce(json_agg((select view_row from (select v.document_id as "documentId", v.page,
           (select point from (select v.x, v.y) point) as location,
-          (select box from (select v.width, v.height) box) as size) view_row) order by v.position), '[]'::json)`.as('views'),
+          (select box from (select v.width, v.height) box) as size) view_row) order by ${childOrderSql('views')}), '[]'::json)`.as('views'),
     )
     .whereRef('v.field_id', '=', fieldId);
 }
@@ -305,7 +307,7 @@ export function fieldsOf(eb: AnyEb, kind: OwnerKind, ownerId: string, include: P
     .selectFrom('field as f')
     .select((inner: AnyEb) => fieldColumns(inner, kind, 'f', include, keys))
     .whereRef(`f.${CONTENT_TABLES[kind].ownerColumn}`, '=', ownerId);
-  return jsonArrayFrom(narrowed(query, 'f', only).orderBy('f.created_at').orderBy('f.identifier'));
+  return jsonArrayFrom(ordered(narrowed(query, 'f', only), 'fields'));
 }
 
 // ---------------------------------------------------------------------------------------------

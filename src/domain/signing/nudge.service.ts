@@ -11,7 +11,8 @@ import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { EnvelopeRemindTooSoonError, SigningEmbeddedAgentError } from './signing.errors.ts';
 import { ensureSentAndOpen, findActingRecipient, findAgentOf } from './sender-turn.ts';
-import { apiKeyWorkflow, inviteRecipient, peopleOf, recordEvent } from './workflow.ts';
+import { peopleOf } from '../recipient/agent-people.ts';
+import { apiKeyWorkflow, inviteRecipient, recordEvent } from './workflow.ts';
 
 /*
  * The sender's nudges (issue 24): remind everyone whose turn it is now, and send one agent's

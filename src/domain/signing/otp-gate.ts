@@ -4,7 +4,7 @@ import type { Recipient } from '../recipient/recipient.entity.ts';
 import { isOtpRequired, OTP_POLICY } from './otp-policy.ts';
 import { SigningOtpRequiredError } from './signing.errors.ts';
 import type { SigningToken } from './signing-token.entity.ts';
-import { peopleOf } from './workflow.ts';
+import { peopleOf } from '../recipient/agent-people.ts';
 
 /** The person a link belongs to (the agent's send-time snapshot at the link's person index). */
 export async function personOfToken(em: EntityManager, token: SigningToken): Promise<{ agent: Agent; person: AgentInfo | null }> {

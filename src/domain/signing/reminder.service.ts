@@ -16,6 +16,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Clock } from '../../shared/clock.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
+import { isPastExpiry } from './expiry.ts';
 import { inviteRecipient, lockEnvelope, recordEvent, type Workflow } from './workflow.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -31,7 +32,7 @@ export type ReminderSettings = {
 /** The latest window due at `now` (its key and time), or null when none is. */
 export function dueReminderWindow(settings: ReminderSettings, now: Date): { key: string; at: Date } | null {
   const time = now.getTime();
-  if (settings.expiresAt && time >= settings.expiresAt.getTime()) return null;
+  if (isPastExpiry(settings.expiresAt, now)) return null;
   const expiryAt =
     settings.beforeExpirationDays > 0 && settings.expiresAt ? settings.expiresAt.getTime() - settings.beforeExpirationDays * DAY_MS : null;
   // A before-expiration time at or before the activation would remind someone just invited.

@@ -77,9 +77,9 @@ function describe(problems: DomainError[]): string {
 }
 
 /** The outbox handler of `envelope.scheduled_send` (workers.ts registers it). */
-export function scheduledSendHandler(settings: ScheduledSendSettings): OutboxHandler {
+export function scheduledSendHandler(settings: ScheduledSendSettings): OutboxHandler<'envelope.scheduled_send'> {
   return async (message, { em }) => {
-    await runScheduledSend(settings, em, message.payload as unknown as ScheduledSendPayload);
+    await runScheduledSend(settings, em, message.payload);
   };
 }
 

@@ -5,6 +5,7 @@ import { Agent } from '../recipient/agent.entity.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
 import { EnvelopeClosedError, EnvelopeNotSentError } from './signing.errors.ts';
+import { ensureNotPastExpiry } from './expiry.ts';
 import { ensureMayAct } from './signing.service.ts';
 
 /*
@@ -20,7 +21,7 @@ export function ensureSentAndOpen(envelope: Envelope, now: Date): void {
   // A scheduled envelope is not sent yet either (nothing went out): cancel its schedule instead.
   if (envelope.status === 'draft' || envelope.status === 'scheduled') throw new EnvelopeNotSentError(envelope.id, envelope.status);
   if (envelope.status !== 'sent') throw new EnvelopeClosedError(envelope.id, envelope.status);
-  if (envelope.expiresAt && now >= envelope.expiresAt) throw new EnvelopeClosedError(envelope.id, 'expired');
+  ensureNotPastExpiry(envelope, now);
 }
 
 /**

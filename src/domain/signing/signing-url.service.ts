@@ -12,7 +12,8 @@ import { SigningFrameOriginNotAllowedError } from './signing.errors.ts';
 import { ensureSentAndOpen, findActingRecipient, findAgentOf } from './sender-turn.ts';
 import { SigningToken, type SigningEmbedding } from './signing-token.entity.ts';
 import { SigningUrl } from './signing-url.entity.ts';
-import { apiKeyWorkflow, peopleOf, recordEvent, signingLink } from './workflow.ts';
+import { agentPersonSqlText, peopleOf } from '../recipient/agent-people.ts';
+import { apiKeyWorkflow, recordEvent, signingLink } from './workflow.ts';
 
 /*
  * Embedded signing (issue 21): the integrator's server asks for a signing URL for a recipient
@@ -146,7 +147,7 @@ type UrlRow = {
 
 const URL_ROW = `select u.id, u.expires_at, u.recipient_id, u.agent_id, u.person_index, u.frame_origin, u.return_url, u.locale, u.consumed_at,
     r.envelope_id, e.team_id, a.revoked_at as agent_revoked_at,
-    coalesce(a.snapshot -> u.person_index ->> 'locale', a.info ->> 'locale') as agent_locale,
+    ${agentPersonSqlText('a', 'u.person_index')} ->> 'locale' as agent_locale,
     tm.settings -> 'embedding' -> 'frameOrigins' as team_frame_origins
   from signing_url u join recipient r on r.id = u.recipient_id join envelope e on e.id = r.envelope_id join agent a on a.id = u.agent_id
     join team tm on tm.id = e.team_id`;

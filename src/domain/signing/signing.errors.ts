@@ -42,13 +42,6 @@ export class SigningTokenInvalidError extends DomainError {
   }
 }
 
-/** `Signing.Expired`: the envelope's `expiresAt` has passed (even if the sweep has not closed it yet). Nothing changed. */
-export class SigningExpiredError extends DomainError {
-  constructor(envelopeId: string, expiresAt: Date) {
-    super('Signing.Expired', 'The envelope expired; nothing can be submitted any more.', { envelopeId, expiresAt: expiresAt.toISOString() });
-  }
-}
-
 /** `Signing.NotYourTurn`: the recipient's turn has not begun (recipients of a lower order are still signing). Nothing changed. */
 export class SigningNotYourTurnError extends DomainError {
   constructor(recipientId: string) {

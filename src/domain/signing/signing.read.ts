@@ -3,6 +3,8 @@ import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { documentsOf, fieldColumns, type DocumentData, type FieldData, type RecipientCoreData } from '../owner/owner.read.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { isoTimestamp, runRead, type ReadDb } from '../read-model.ts';
+import { agentPersonSql } from '../recipient/agent-people.ts';
+import { isExpiredAt } from './expiry.ts';
 import { otpStatus, type SigningOtpStatus } from './otp-policy.ts';
 import { completeTeamSettings } from '../team/team-settings.ts';
 import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
@@ -77,7 +79,7 @@ type RawSession = Omit<SigningSessionData, 'isExpired' | 'isMyTurn' | 'requiredF
  * else nobody. What the page calls an in-person signer or an earlier signer by.
  */
 function personNameOf(alias: string) {
-  return sql<string | null>`(select coalesce(g.snapshot -> 0 ->> 'name', g.info ->> 'name') from agent g
+  return sql<string | null>`(select ${agentPersonSql('g', 0)} ->> 'name' from agent g
     where g.recipient_id = ${sql.ref(`${alias}.id`)} and g.revoked_at is null order by g.position limit 1)`;
 }
 
@@ -108,13 +110,13 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
             'expiresAt', ${isoTimestamp(sql.ref('e.expires_at'))}, 'completedAt', ${isoTimestamp(sql.ref('e.completed_at'))})`.as('envelope'),
           roleObject('r').as('recipient'),
           sql`(select tm.settings from team tm where tm.id = e.team_id)`.as('teamSettings'),
-          sql<string>`coalesce(a.snapshot -> t.person_index ->> 'name', a.info ->> 'name', '')`.as('signerName'),
-          sql<string | null>`coalesce(a.snapshot -> t.person_index ->> 'locale', a.info ->> 'locale')`.as('locale'),
+          sql<string>`coalesce(${agentPersonSql('a', 't.person_index')} ->> 'name', '')`.as('signerName'),
+          sql<string | null>`${agentPersonSql('a', 't.person_index')} ->> 'locale'`.as('locale'),
           // The one-time code (otp.service.ts): the person's phone, the link's last verification,
           // and the person's last request (resends are counted per person, not per link).
           sql<RawOtp>`json_build_object(
-            'phone', coalesce(a.snapshot -> t.person_index ->> 'phone', a.info ->> 'phone'),
-            'phoneContactMethod', coalesce(a.snapshot -> t.person_index ->> 'phoneContactMethod', a.info ->> 'phoneContactMethod'),
+            'phone', ${agentPersonSql('a', 't.person_index')} ->> 'phone',
+            'phoneContactMethod', ${agentPersonSql('a', 't.person_index')} ->> 'phoneContactMethod',
             'lastVerifiedAt', ${isoTimestamp(sql`(select max(o.verified_at) from signing_otp o where o.token_id = t.id)`)},
             'lastRequestedAt', ${isoTimestamp(sql`(select max(o.created_at) from signing_otp o where o.agent_id = t.agent_id and o.person_index = t.person_index)`)})`.as('otpInputs'),
           documentsOf(eb, 'envelope', 'e.id', new Set(['id', 'name', 'order', 'status', 'pageCount', 'pages'])).as('documents'),
@@ -169,7 +171,7 @@ function senderOf(stored: unknown): SigningSenderData {
 }
 
 function withTurn({ otpInputs, teamSettings, ...session }: RawSession, now: Date): SigningSessionData {
-  const isExpired = session.envelope.status === 'expired' || (session.envelope.expiresAt !== null && now.getTime() >= Date.parse(session.envelope.expiresAt));
+  const isExpired = isExpiredAt(session.envelope, now);
   const isMyTurn =
     session.envelope.status === 'sent' && !isExpired && session.recipient.activatedAt !== null && session.recipient.completedAt === null && session.recipient.type !== 'host';
   // What the signer still has to give: not a field the service fills at completion, nor one its

@@ -12,6 +12,7 @@ import { applyFieldRules, fillOnCompletion } from '../field/field-submission.ts'
 import { readerOf } from '../read-model.ts';
 import { agentInfoSchema } from '../recipient/agent-input.ts';
 import { Agent } from '../recipient/agent.entity.ts';
+import { agentPersonSqlText, peopleOf } from '../recipient/agent-people.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { teamFrameOrigins } from '../team/team-settings.ts';
@@ -19,7 +20,6 @@ import { boundedText, parseInput } from '../validation.ts';
 import {
   EnvelopeClosedError,
   SigningAlreadyDelegatedError,
-  SigningExpiredError,
   SigningFieldNotAssignedError,
   SigningFieldReadonlyError,
   SigningHostCannotSubmitError,
@@ -36,9 +36,10 @@ import {
 import { ensureOtpVerified } from './otp-gate.ts';
 import { readSigningSession, type SigningSessionData } from './signing.read.ts';
 import { SigningToken } from './signing-token.entity.ts';
-import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, peopleOf, queueHandoverNotice, recordEvent, type Workflow } from './workflow.ts';
+import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, queueHandoverNotice, recordEvent, type Workflow } from './workflow.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { renderEscrowedCopy } from '../artefact/escrow.ts';
+import { ensureNotPastExpiry, isPastExpiry } from './expiry.ts';
 
 /*
  * The recipient side (docs/reference/contract.md §7): every operation is authorised by the signing link's token
@@ -96,7 +97,7 @@ export type SigningLinkState =
 export async function signingLinkState(context: ServiceContext, rawToken: string): Promise<SigningLinkState> {
   const [row] = await context.em.execute<{ revoked_at: Date | null; expires_at: Date | null; status: string; envelope_expires_at: Date | null; locale: string | null; frame_origin: string | null; team_frame_origins: unknown }[]>(
     `select t.revoked_at, t.expires_at, e.status, e.expires_at as envelope_expires_at,
-            coalesce(t.embedding ->> 'locale', a.snapshot -> t.person_index ->> 'locale', a.info ->> 'locale') as locale,
+            coalesce(t.embedding ->> 'locale', ${agentPersonSqlText('a', 't.person_index')} ->> 'locale') as locale,
             t.embedding ->> 'frameOrigin' as frame_origin, tm.settings -> 'embedding' -> 'frameOrigins' as team_frame_origins
        from signing_token t join recipient r on r.id = t.recipient_id join envelope e on e.id = r.envelope_id join agent a on a.id = t.agent_id
        join team tm on tm.id = e.team_id
@@ -111,7 +112,7 @@ export async function signingLinkState(context: ServiceContext, rawToken: string
   if (isClosedEnvelopeStatus(row.status)) return { kind: 'closed', status: row.status as Envelope['status'], locale, frameAncestors };
   if (row.revoked_at) return { kind: 'revoked', locale, frameAncestors };
   const now = context.clock.now();
-  if ((row.expires_at && now >= new Date(row.expires_at)) || (row.envelope_expires_at && now >= new Date(row.envelope_expires_at))) return { kind: 'expired', locale, frameAncestors };
+  if ((row.expires_at && now >= new Date(row.expires_at)) || isPastExpiry(row.envelope_expires_at, now)) return { kind: 'expired', locale, frameAncestors };
   return { kind: 'open', locale, frameAncestors };
 }
 
@@ -131,7 +132,7 @@ export async function actWithToken<T>(context: ServiceContext, work: (acting: Ac
     if (token.revokedAt) throw new SigningTokenInvalidError();
     const now = context.clock.now();
     if (token.expiresAt && now >= token.expiresAt) throw new SigningSessionExpiredError(token.expiresAt);
-    if (envelope.expiresAt && now >= envelope.expiresAt) throw new SigningExpiredError(envelope.id, envelope.expiresAt);
+    ensureNotPastExpiry(envelope, now);
     const recipient = await em.findOneOrFail(Recipient, { id: found.recipient_id }, { refresh: true });
     const workflow: Workflow = {
       em,

@@ -11,6 +11,7 @@ import { enqueue } from '../outbox/outbox.ts';
 import { OUTBOX_TOPICS, type Addressee, type MessageChannel } from '../outbox/topics.ts';
 import { Agent, isEmbedded, type AgentInfo } from '../recipient/agent.entity.ts';
 import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
+import { peopleOf } from '../recipient/agent-people.ts';
 import { SigningToken } from './signing-token.entity.ts';
 import { queueTeamNotice } from '../team/team-notices.ts';
 
@@ -74,11 +75,6 @@ export async function lockEnvelope(em: EntityManager, envelopeId: string): Promi
   const [row] = await em.execute<{ id: string }[]>('select id from envelope where id = ? for update', [envelopeId]);
   if (!row) return null;
   return em.findOne(Envelope, { id: envelopeId }, { refresh: true });
-}
-
-/** The people an agent stands for: its send-time snapshot (a group agent is several people). */
-export function peopleOf(agent: Agent): AgentInfo[] {
-  return agent.snapshot ?? (agent.info ? [agent.info] : []);
 }
 
 /**

@@ -22,3 +22,25 @@ export function wellFormedWebhookDeliveryId(deliveryId: string): string {
 export function teamWebhooks(reader: ReadDb, teamId: string) {
   return reader.selectFrom('webhook_endpoint as w').where('w.team_id', '=', teamId);
 }
+
+/** A condition of a guarded statement, in SQL text with its parameters in order. */
+export type SqlCondition = { sql: string; parameters: unknown[] };
+
+/**
+ * The team's endpoint `webhookId` as the row `alias` of a guarded write (`update webhook_endpoint w
+ * … where ${sql}`): the team is tested in the statement itself, so another team's endpoint is
+ * never touched and reads as not found.
+ */
+export function teamWebhookRow(alias: string, teamId: string, webhookId: string): SqlCondition {
+  return { sql: `${alias}.id = ? and ${alias}.team_id = ?`, parameters: [webhookId, teamId] };
+}
+
+/** The team's endpoints as rows `alias` (every one of them: a count, a fan-out). */
+export function teamWebhookRows(alias: string, teamId: string): SqlCondition {
+  return { sql: `${alias}.team_id = ?`, parameters: [teamId] };
+}
+
+/** The team's delivery `deliveryId` of endpoint `webhookId` as the row `alias` of a guarded statement. */
+export function teamWebhookDeliveryRow(alias: string, teamId: string, webhookId: string, deliveryId: string): SqlCondition {
+  return { sql: `${alias}.id = ? and ${alias}.endpoint_id = ? and ${alias}.team_id = ?`, parameters: [deliveryId, webhookId, teamId] };
+}

@@ -164,7 +164,7 @@ export function webhookBody(payload: Record<string, unknown>): string {
 }
 
 /** `webhook.delivery`: POSTs the delivery, records the attempt, and marks it delivered on a 2xx answer. */
-export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxHandler {
+export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxHandler<typeof OUTBOX_TOPICS.webhookDelivery> {
   return async (message, { em, now }) => {
     const deliveryId = String(message.payload.deliveryId);
     const [row] = await em.execute<
@@ -284,12 +284,12 @@ export const webhookFailureHook = (auditKey: Buffer): OutboxFailureHook => async
 };
 
 /** `webhook.disabled.notice`: the mail to one team user (run by the main worker, like the other mails). */
-export function webhookDisabledNoticeHandler(options: { mailer: Mailer; publicUrl: string }): OutboxHandler {
+export function webhookDisabledNoticeHandler(options: { mailer: Mailer; publicUrl: string }): OutboxHandler<typeof OUTBOX_TOPICS.webhookDisabledNotice> {
   return async (message) => {
-    const payload = message.payload as { url?: string; reason?: string; to?: { name: string | null; email: string | null; locale: string | null } };
+    const payload = message.payload;
     if (!payload.to?.email) throw new PermanentOutboxError(DELIVERY_FAILURES.noEmail);
     const locale = mailLocale(payload.to.locale);
-    const content = renderWebhookDisabledMail(locale, { name: payload.to.name, url: String(payload.url), reason: String(payload.reason) });
+    const content = renderWebhookDisabledMail(locale, { name: payload.to.name, url: payload.url, reason: payload.reason });
     await options.mailer.send({
       messageId: mailMessageId(message.id, options.publicUrl),
       to: { name: payload.to.name, address: payload.to.email },

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { enqueueSelected } from '../outbox/outbox.ts';
 import { OUTBOX_TOPICS } from '../outbox/topics.ts';
+import { teamWebhookRows } from './team-webhook.ts';
 
 /*
  * Where audit events become webhook deliveries. A module of its own, importing nothing of the
@@ -34,17 +35,18 @@ export async function enqueueWebhookDeliveries(em: EntityManager, event: Webhook
     sequence: event.sequence,
     data: event.details ?? {},
   };
+  const endpoints = teamWebhookRows('w', event.teamId);
   await enqueueSelected(em, OUTBOX_TOPICS.webhookDelivery, {
     now: event.at,
     query: `with matched as (
        select gen_random_uuid() as delivery_id, gen_random_uuid() as message_id, w.id as endpoint_id
          from webhook_endpoint w
-        where w.team_id = ? and w.enabled and ((cardinality(w.event_types) = 0 and ? not like 'webhook.%') or ? = any(w.event_types))),
+        where ${endpoints.sql} and w.enabled and ((cardinality(w.event_types) = 0 and ? not like 'webhook.%') or ? = any(w.event_types))),
      source as (
        insert into webhook_delivery (id, created_at, team_id, endpoint_id, event_id, event_type, payload, state, attempt_count, next_attempt_at, outbox_message_id)
        select m.delivery_id, ?, ?, m.endpoint_id, ?, ?, jsonb_build_object('id', m.delivery_id) || ?::jsonb, 'pending', 0, ?, m.message_id from matched m
        returning id, outbox_message_id)`,
-    parameters: [event.teamId, event.type, event.type, event.at, event.teamId, event.eventId, event.type, JSON.stringify(body), event.at],
+    parameters: [...endpoints.parameters, event.type, event.type, event.at, event.teamId, event.eventId, event.type, JSON.stringify(body), event.at],
     idColumn: 'outbox_message_id',
     payload: `jsonb_build_object('teamId', ?::text, 'deliveryId', source.id)`,
     payloadParameters: [event.teamId],

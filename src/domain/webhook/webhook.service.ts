@@ -16,7 +16,7 @@ import {
   WebhookUnknownEventTypeError,
 } from './webhook.errors.ts';
 import { readWebhook, readWebhookDelivery, type WebhookData, type WebhookDeliveryData } from './webhook.read.ts';
-import { wellFormedWebhookDeliveryId, wellFormedWebhookId } from './team-webhook.ts';
+import { teamWebhookDeliveryRow, teamWebhookRow, teamWebhookRows, wellFormedWebhookDeliveryId, wellFormedWebhookId } from './team-webhook.ts';
 
 /*
  * Team webhook endpoints and their deliveries. Every write is one guarded statement scoped to the
@@ -70,7 +70,8 @@ export async function createWebhook(context: ServiceContext, options: { input: u
   await context.em.transactional(async (em) => {
     // The team row's lock serialises creations, so the count below cannot be raced past the cap.
     await em.execute('select id from team where id = ? for update', [caller.teamId]);
-    const [counted] = await em.execute<{ count: number }[]>('select count(*)::int as count from webhook_endpoint where team_id = ?', [caller.teamId]);
+    const teams = teamWebhookRows('w', caller.teamId);
+    const [counted] = await em.execute<{ count: number }[]>(`select count(*)::int as count from webhook_endpoint w where ${teams.sql}`, teams.parameters);
     if ((counted?.count ?? 0) >= MAX_WEBHOOKS_PER_TEAM) throw new WebhookCapacityExceededError(MAX_WEBHOOKS_PER_TEAM);
     await em.execute(
       `insert into webhook_endpoint (id, created_at, updated_at, team_id, url, event_types, enabled, description, secret_ciphertext)
@@ -103,11 +104,8 @@ export async function updateWebhook(context: ServiceContext, options: { webhookI
   if (input.enabled === true) sets.push('disabled_reason = null', 'disabled_at = null');
   const now = context.clock.now();
   await context.em.transactional(async (em) => {
-    const rows = await em.execute<{ id: string }[]>(`update webhook_endpoint set ${sets.join(', ')} where id = ? and team_id = ? returning id`, [
-      ...values,
-      options.webhookId,
-      caller.teamId,
-    ]);
+    const row = teamWebhookRow('w', caller.teamId, options.webhookId);
+    const rows = await em.execute<{ id: string }[]>(`update webhook_endpoint w set ${sets.join(', ')} where ${row.sql} returning w.id`, [...values, ...row.parameters]);
     if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
     const changed = Object.keys(input).filter((key) => (input as Record<string, unknown>)[key] !== undefined);
     await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'webhook.updated', details: { webhookId: options.webhookId, changed } });
@@ -120,7 +118,8 @@ export async function deleteWebhook(context: ServiceContext, options: { webhookI
   const caller = await context.caller();
   wellFormedWebhookId(options.webhookId);
   await context.em.transactional(async (em) => {
-    const rows = await em.execute<{ id: string; url: string }[]>('delete from webhook_endpoint where id = ? and team_id = ? returning id, url', [options.webhookId, caller.teamId]);
+    const row = teamWebhookRow('w', caller.teamId, options.webhookId);
+    const rows = await em.execute<{ id: string; url: string }[]>(`delete from webhook_endpoint w where ${row.sql} returning w.id, w.url`, row.parameters);
     if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
     await auditChange(context, { em, caller, now: context.clock.now() }, { envelopeId: null, type: 'webhook.deleted', details: { webhookId: options.webhookId, url: rows[0]!.url } });
   });
@@ -154,12 +153,13 @@ export async function rotateWebhookSecret(context: ServiceContext, options: { we
   const graceSeconds = input.previousSecretValidSeconds ?? PREVIOUS_SECRET_GRACE_SECONDS;
   const graceEnds = graceSeconds > 0 ? new Date(now.getTime() + graceSeconds * 1000) : null;
   await context.em.transactional(async (em) => {
+    const row = teamWebhookRow('w', caller.teamId, options.webhookId);
     const rows = await em.execute<{ id: string }[]>(
-      `update webhook_endpoint
-          set previous_secret_ciphertext = case when ?::timestamptz is null then null else secret_ciphertext end,
+      `update webhook_endpoint w
+          set previous_secret_ciphertext = case when ?::timestamptz is null then null else w.secret_ciphertext end,
               previous_secret_expires_at = ?::timestamptz, secret_ciphertext = ?, updated_at = ?
-        where id = ? and team_id = ? returning id`,
-      [graceEnds, graceEnds, encryptWebhookSecret(context.auditKey, secret), now, options.webhookId, caller.teamId],
+        where ${row.sql} returning w.id`,
+      [graceEnds, graceEnds, encryptWebhookSecret(context.auditKey, secret), now, ...row.parameters],
     );
     if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
     // The trail says that and when the secret changed, never the secret.
@@ -178,31 +178,26 @@ export async function redeliverWebhookDelivery(context: ServiceContext, options:
   wellFormedWebhookDeliveryId(options.deliveryId);
   const now = context.clock.now();
   const messageId = newId();
+  const delivery = teamWebhookDeliveryRow('d', caller.teamId, options.webhookId, options.deliveryId);
+  const endpoint = teamWebhookRow('e', caller.teamId, options.webhookId);
   const queued = await enqueueSelected(context.em, OUTBOX_TOPICS.webhookDelivery, {
     now,
     query: `with source as (
        update webhook_delivery d
           set state = 'pending', outbox_message_id = ?, next_attempt_at = ?, delivered_at = null, failed_at = null
          from webhook_endpoint e
-        where d.id = ? and d.endpoint_id = ? and d.team_id = ? and e.id = d.endpoint_id and e.team_id = ? and e.enabled
+        where ${delivery.sql} and ${endpoint.sql} and e.enabled
         returning d.id, d.team_id, d.outbox_message_id)`,
-    parameters: [messageId, now, options.deliveryId, options.webhookId, caller.teamId, caller.teamId],
+    parameters: [messageId, now, ...delivery.parameters, ...endpoint.parameters],
     idColumn: 'outbox_message_id',
     payload: `jsonb_build_object('teamId', source.team_id, 'deliveryId', source.id)`,
   });
   if (queued.length === 0) {
     // Only on refusal: tell an unknown delivery (or endpoint) from a disabled endpoint.
-    const [found] = await context.em.execute<{ enabled: boolean }[]>(
-      `select e.enabled from webhook_endpoint e left join webhook_delivery d on d.endpoint_id = e.id and d.id = ? where e.id = ? and e.team_id = ?`,
-      [options.deliveryId, options.webhookId, caller.teamId],
-    );
+    const [found] = await context.em.execute<{ enabled: boolean }[]>(`select e.enabled from webhook_endpoint e where ${endpoint.sql}`, endpoint.parameters);
     if (!found) throw new WebhookNotFoundError(options.webhookId);
-    const [delivery] = await context.em.execute<{ id: string }[]>('select id from webhook_delivery where id = ? and endpoint_id = ? and team_id = ?', [
-      options.deliveryId,
-      options.webhookId,
-      caller.teamId,
-    ]);
-    if (!delivery) throw new WebhookDeliveryNotFoundError(options.deliveryId);
+    const [foundDelivery] = await context.em.execute<{ id: string }[]>(`select d.id from webhook_delivery d where ${delivery.sql}`, delivery.parameters);
+    if (!foundDelivery) throw new WebhookDeliveryNotFoundError(options.deliveryId);
     throw new WebhookDisabledError(options.webhookId);
   }
   return readWebhookDelivery(context, { webhookId: options.webhookId, deliveryId: options.deliveryId });

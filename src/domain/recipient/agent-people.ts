@@ -1,0 +1,34 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { AgentInfo } from './agent.entity.ts';
+
+/*
+ * "Who an agent stands for", in one place. Once sent, an agent stands for its send-time
+ * `snapshot` (a contact's or user's details then, a group's members then): later edits of a
+ * contact never change who signs. Before a snapshot names anyone (a draft, or a snapshot taken
+ * of nobody), it stands for its inline `info`, or for nobody. The workflow, the signing page's
+ * read, the certificate and the audit trail's actor names all take people from here: `peopleOf`
+ * for a loaded row, `agentPersonSql` inside a statement, with the same precedence.
+ */
+
+/** The people an agent stands for, in order (a group agent is several people). */
+export function peopleOf<Person = AgentInfo>(agent: { snapshot?: Person[] | null; info?: Person | null }): Person[] {
+  return agent.snapshot && agent.snapshot.length > 0 ? agent.snapshot : agent.info ? [agent.info] : [];
+}
+
+const SQL_NAME = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/;
+
+/**
+ * In SQL text, `peopleOf(alias)[personIndex]` as jsonb (SQL null, or JSON null, when there is no
+ * such person): `alias` is the agent row's alias, `personIndex` a whole number or an integer SQL
+ * expression (`t.person_index`). Both are written in code, never taken from input.
+ */
+export function agentPersonSqlText(alias: string, personIndex: number | string): string {
+  const index = typeof personIndex === 'number' ? String(Math.trunc(personIndex)) : personIndex;
+  if (!SQL_NAME.test(alias)) throw new Error(`agentPersonSqlText: not an alias: ${alias}`);
+  return `(coalesce(nullif(${alias}.snapshot, '[]'::jsonb), jsonb_build_array(${alias}.info)) -> ${index})`;
+}
+
+/** `agentPersonSqlText` for a Kysely statement. */
+export function agentPersonSql(alias: string, personIndex: number | string): RawBuilder<unknown> {
+  return sql.raw(agentPersonSqlText(alias, personIndex));
+}
