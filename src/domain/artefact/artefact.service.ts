@@ -29,6 +29,7 @@ import type { SealCertificate } from './seal-certificate.ts';
 import { sealReason } from '../pdf/seal-reason.ts';
 import { ReasonedError } from '../../shared/failure-reason.ts';
 import { stampOf } from './stamps.ts';
+import { agentPersonSqlText } from '../recipient/agent-people.ts';
 
 export type ArtefactDependencies = {
   em: EntityManager;
@@ -64,7 +65,7 @@ export async function renderFieldsOf(em: EntityManager, documentId: string): Pro
   // The locale of the recipient's first person writes month names and decimal marks (docs/fields.md).
   const rows = await reader.execute<Row[]>(
     `select f.identifier, f.envelope_id, f.visible_when, f.type, f.recipient_id, f.value, f.config,
-            (select coalesce(a.snapshot -> 0 ->> 'locale', a.info ->> 'locale') from agent a where a.recipient_id = f.recipient_id order by a.position, a.id limit 1) as locale,
+            (select ${agentPersonSqlText('a', 0)} ->> 'locale' from agent a where a.recipient_id = f.recipient_id order by a.position, a.id limit 1) as locale,
             json_agg(json_build_object('page', v.page, 'x', v.x, 'y', v.y, 'width', v.width, 'height', v.height) order by v.position) as views
        from field f join field_view v on v.field_id = f.id
       where v.document_id = ?

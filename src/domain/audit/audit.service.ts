@@ -11,6 +11,7 @@ import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { HEAD_AND_NOTIFY_SQL, headAndNotifyParameters, stashUntilCommit, statusAfter } from '../live/envelope-event.ts';
 import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
+import { agentPersonSqlText } from '../recipient/agent-people.ts';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -94,7 +95,7 @@ async function peopleAsAt(em: EntityManager, input: AuditEventInput): Promise<Re
   const index = typeof details.personIndex === 'number' && Number.isInteger(details.personIndex) && details.personIndex >= 0 ? details.personIndex : 0;
   const rows = await em.execute<{ id: string; person: { name?: unknown; email?: unknown; phone?: unknown } | null }[]>(
     // The index is a checked non-negative integer, written into the statement as a number.
-    `select a.id::text as id, coalesce(a.snapshot -> ${index}, a.snapshot -> 0, a.info) as person from agent a where a.id in (${[...new Set(ids)].map(() => '?').join(', ')})`,
+    `select a.id::text as id, coalesce(${agentPersonSqlText('a', index)}, ${agentPersonSqlText('a', 0)}) as person from agent a where a.id in (${[...new Set(ids)].map(() => '?').join(', ')})`,
     [...new Set(ids)],
   );
   const text = (value: unknown) => (typeof value === 'string' ? value : null);

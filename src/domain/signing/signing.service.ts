@@ -388,7 +388,7 @@ export async function openSigningDocument(context: ServiceContext, documentId: s
     .executeTakeFirst();
   if (!document) throw new DocumentNotFoundError(documentId);
   const [person] = await context.em.execute<{ locale: string | null }[]>(
-    `select coalesce(t.embedding ->> 'locale', a.snapshot -> t.person_index ->> 'locale', a.info ->> 'locale') as locale
+    `select coalesce(t.embedding ->> 'locale', ${agentPersonSqlText('a', 't.person_index')} ->> 'locale') as locale
        from signing_token t join agent a on a.id = t.agent_id where t.id = ?`,
     [found.id],
   );
