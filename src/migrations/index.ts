@@ -16,25 +16,7 @@ import { Migration20261126150000_envelope_finding } from './Migration20261126150
 import { Migration20261126161000_envelope_certificates } from './Migration20261126161000_envelope_certificates.ts';
 import { Migration20261126162000_envelope_stamp } from './Migration20261126162000_envelope_stamp.ts';
 import { Migration20261126164000_bulk_send } from './Migration20261126164000_bulk_send.ts';
+import { Migration20261127123559_approvers } from './Migration20261127123559_approvers.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
-export const migrations = [
-  Migration20261122001538_initial,
-  Migration20261122003526_listing_indexes,
-  Migration20261122155122_rate_limit,
-  Migration20261122175208_outbox_failed_at,
-  Migration20261122200500_agent_notification,
-  Migration20261122201000_webhooks,
-  Migration20261122201500_signing_otp,
-  Migration20261122203000_delivery_history_indexes,
-  Migration20261122204000_webhook_previous_secret,
-  Migration20261123090000_failure_reasons,
-  Migration20261126104242_instance_agreement,
-  Migration20261126104933_outbox_claimed_by,
-  Migration20261126130000_outbox_trace_context,
-  Migration20261126140000_embedded_signing,
-  Migration20261126150000_envelope_finding,
-  Migration20261126161000_envelope_certificates,
-  Migration20261126162000_envelope_stamp,
-  Migration20261126164000_bulk_send,
-];
+export const migrations = [Migration20261122001538_initial, Migration20261122003526_listing_indexes, Migration20261122155122_rate_limit, Migration20261122175208_outbox_failed_at, Migration20261122200500_agent_notification, Migration20261122201000_webhooks, Migration20261122201500_signing_otp, Migration20261122203000_delivery_history_indexes, Migration20261122204000_webhook_previous_secret, Migration20261123090000_failure_reasons, Migration20261126104242_instance_agreement, Migration20261126104933_outbox_claimed_by, Migration20261126130000_outbox_trace_context, Migration20261126140000_embedded_signing, Migration20261126150000_envelope_finding, Migration20261126161000_envelope_certificates, Migration20261126162000_envelope_stamp, Migration20261126164000_bulk_send, Migration20261127123559_approvers];

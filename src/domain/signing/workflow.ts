@@ -24,6 +24,8 @@ import { queueTeamNotice } from '../team/team-notices.ts';
 
 /** Recipient types that act; hosts act through their hosted signers, viewers never act. */
 export const SIGNING_TYPES: readonly RecipientType[] = ['signer', 'in_person_signer', 'delegator'];
+/** Recipient types that take a turn in `order`: the signing ones, and approvers (who approve or reject, holding no fields). */
+export const TURN_TYPES: readonly RecipientType[] = [...SIGNING_TYPES, 'approver'];
 
 export type Workflow = {
   em: EntityManager;
@@ -188,7 +190,7 @@ async function activate(workflow: Workflow, recipient: Recipient, recipients: Re
  */
 export async function advanceTurns(workflow: Workflow): Promise<{ finalized: boolean }> {
   const recipients = await workflow.em.find(Recipient, { envelope: workflow.envelopeId }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } });
-  const signing = recipients.filter((recipient) => SIGNING_TYPES.includes(recipient.type));
+  const signing = recipients.filter((recipient) => TURN_TYPES.includes(recipient.type));
   const pending = signing.filter((recipient) => recipient.required && !recipient.completedAt);
   if (pending.length === 0) return { finalized: await finalizeEnvelope(workflow) };
   const currentOrder = Math.min(...pending.map((recipient) => recipient.order));
