@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
+import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
+import { APPROVE_MUTATION, buildEnvelope, DECLINE_MUTATION, invitationsOf, SESSION_QUERY, signAndComplete, signingClient, SUBMIT_MUTATION } from './helpers/signing.ts';
 
 /*
  * Approvers with a quorum (issue 33), the sender's side: the `approver` type holds no fields,
@@ -114,5 +116,77 @@ describe('the quorum', () => {
     expect(refused.body.error.name).toBe('Envelope.NotSendable');
     expect(refused.body.error.context.issues).toContainEqual({ path: 'recipients[board].quorum', message: expect.stringContaining('Recipient.QuorumExceedsAgents') });
     expect((await rest.get(`/envelopes/${draft.envelopeId}`)).body.payload.envelope.status).toBe('draft');
+  });
+});
+
+describe('approving', () => {
+  const board = (count: number, quorum: number) => ({ identifier: 'board', type: 'approver' as const, order: 1, quorum, agents: people(count) });
+
+  it('completes the role at quorum distinct agents, then starts the next turn; the rest are no longer needed', async () => {
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [board(3, 2), { identifier: 'ceo', order: 2 }] });
+    const rest = restClient(app, team.apiKey);
+    expect((await rest.put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const invitations = await invitationsOf(app, built.envelopeId);
+    expect(invitations.map((invitation) => invitation.recipientId)).toEqual([built.recipients.board, built.recipients.board, built.recipients.board]);
+    const [first, second, third] = invitations;
+
+    // An approver neither submits nor is approved for by a signer's link.
+    const submitted = await signingClient(app, first.token)(SUBMIT_MUTATION, { values: [], complete: true });
+    expect(firstErrorName(submitted)).toBe('Signing.ApproverCannotSubmit');
+
+    const one = await signingClient(app, first.token)(APPROVE_MUTATION, { comment: 'Looks right' });
+    expect(one.errors, JSON.stringify(one.errors)).toBeUndefined();
+    expect(one.data.approveSigning.approval).toEqual({ quorum: 2, approvals: 1, approvedByMe: true });
+    expect(one.data.approveSigning.recipient.completedAt).toBeNull();
+    expect(one.data.approveSigning.isMyTurn).toBe(false);
+    expect(firstErrorName(await signingClient(app, first.token)(APPROVE_MUTATION))).toBe('Signing.AlreadyApproved');
+    expect(firstErrorName(await signingClient(app, first.token)(DECLINE_MUTATION, { reason: 'changed my mind' }))).toBe('Signing.AlreadyApproved');
+    expect((await invitationsOf(app, built.envelopeId)).length).toBe(3);
+
+    const two = await signingClient(app, second.token)(APPROVE_MUTATION);
+    expect(two.errors, JSON.stringify(two.errors)).toBeUndefined();
+    expect(two.data.approveSigning.recipient.completedAt).not.toBeNull();
+    const next = (await invitationsOf(app, built.envelopeId)).slice(3);
+    expect(next.map((invitation) => invitation.recipientId)).toEqual([built.recipients.ceo]);
+
+    // The third agent's link: no longer needed (410 on GraphQL and on the page); the approvers who approved still read their session.
+    const late = await signingClient(app, third.token)(APPROVE_MUTATION);
+    expect(firstErrorName(late)).toBe('Signing.RoleCompleted');
+    expect(firstErrorName(await signingClient(app, third.token)(SESSION_QUERY))).toBe('Signing.RoleCompleted');
+    expect(firstErrorName(await signingClient(app, third.token)(DECLINE_MUTATION, { reason: 'no' }))).toBe('Signing.RoleCompleted');
+    const page = await fetch(`${app.url}/sign/${third.token}`);
+    expect(page.status).toBe(410);
+    expect(await page.text()).toContain('Your approval is no longer needed');
+    expect((await fetch(`${app.url}/sign/${first.token}`)).status).toBe(200);
+    expect((await signingClient(app, first.token)(SESSION_QUERY)).errors).toBeUndefined();
+
+    const events = (await listAuditEvents(app.orm.em.fork(), built.envelopeId)).filter((event) => event.type === 'recipient.approved' || event.type === 'recipient.completed');
+    expect(events.map((event) => [event.type, event.actorId])).toEqual([
+      ['recipient.approved', first.agentId],
+      ['recipient.approved', second.agentId],
+      ['recipient.completed', second.agentId],
+    ]);
+    expect(events[0].details).toMatchObject({ comment: 'Looks right', approvals: 1, quorum: 2 });
+    expect(events[2].details).toMatchObject({ approvedBy: [first.agentId, second.agentId], madeQuorum: second.agentId });
+
+    // The envelope finalizes when the signer after them signs.
+    expect((await signAndComplete(app, next[0].token)).errors).toBeUndefined();
+    expect((await rest.get(`/envelopes/${built.envelopeId}`)).body.payload.envelope.status).toBe('finalized');
+  });
+
+  it('rejecting is declining: the envelope is voided with the reason; a signer link cannot approve', async () => {
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [board(2, 2), { identifier: 'ceo', order: 1 }] });
+    const rest = restClient(app, team.apiKey);
+    expect((await rest.put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const invitations = await invitationsOf(app, built.envelopeId);
+    const ceo = invitations.find((invitation) => invitation.recipientId === built.recipients.ceo)!;
+    expect(firstErrorName(await signingClient(app, ceo.token)(APPROVE_MUTATION))).toBe('Signing.NotApprover');
+    const approver = invitations.find((invitation) => invitation.recipientId === built.recipients.board)!;
+    const rejected = await signingClient(app, approver.token)(DECLINE_MUTATION, { reason: 'The price is wrong' });
+    expect(rejected.errors).toBeUndefined();
+    expect(rejected.data.declineSigning.envelope.status).toBe('voided');
+    expect((await rest.get(`/envelopes/${built.envelopeId}`)).body.payload.envelope.status).toBe('voided');
+    const voided = (await listAuditEvents(app.orm.em.fork(), built.envelopeId)).find((event) => event.type === 'envelope.voided')!;
+    expect(voided.details).toMatchObject({ reason: 'The price is wrong', cause: 'decline', recipientId: built.recipients.board });
   });
 });

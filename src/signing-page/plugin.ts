@@ -185,7 +185,9 @@ function invitationLinkPage(state: SigningLinkState, request: Request, policy: s
   const message =
     state.kind === 'revoked'
       ? { title: t.invalidTitle, text: t.invalidText }
-      : state.kind === 'expired' || status === 'expired'
+      : state.kind === 'role_completed'
+        ? { title: t.roleCompletedTitle, text: t.roleCompletedText }
+        : state.kind === 'expired' || status === 'expired'
         ? { title: t.expiredTitle, text: t.expiredText }
         : status === 'finalized'
           ? { title: t.finalizedTitle, text: t.finalizedText }
