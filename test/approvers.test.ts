@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
+import { createReadyTemplate } from './helpers/templates.ts';
 import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
 import { APPROVE_MUTATION, buildEnvelope, DECLINE_MUTATION, invitationsOf, SESSION_QUERY, signAndComplete, signingClient, SUBMIT_MUTATION } from './helpers/signing.ts';
 
@@ -188,5 +189,39 @@ describe('approving', () => {
     expect((await rest.get(`/envelopes/${built.envelopeId}`)).body.payload.envelope.status).toBe('voided');
     const voided = (await listAuditEvents(app.orm.em.fork(), built.envelopeId)).find((event) => event.type === 'envelope.voided')!;
     expect(voided.details).toMatchObject({ reason: 'The price is wrong', cause: 'decline', recipientId: built.recipients.board });
+  });
+});
+
+describe('templates', () => {
+  it('carry approver roles and quorums (both faces); a jumpstart copies them, and sending checks the quorum against the agents given', async () => {
+    const rest = restClient(app, team.apiKey);
+    const graphql = graphqlClient(app, team.apiKey);
+    const ready = await createReadyTemplate(app, team.apiKey);
+    const role = await rest.post(`/templates/${ready.templateId}/recipients`, { recipient: { type: 'approver', identifier: 'board', roleName: 'Board', order: 0, quorum: 2 } });
+    expect(role.status, JSON.stringify(role.body)).toBe(200);
+    expect(role.body.payload.recipient).toMatchObject({ type: 'approver', quorum: 2 });
+    const viaGraphql = await graphql(`query($t: ID!) { template(id: $t) { recipients { identifier type quorum } } }`, { t: ready.templateId });
+    expect(viaGraphql.errors, JSON.stringify(viaGraphql.errors)).toBeUndefined();
+    expect(viaGraphql.data.template.recipients).toContainEqual({ identifier: 'board', type: 'approver', quorum: 2 });
+    const field = await rest.post(`/templates/${ready.templateId}/fields`, { fields: [fieldOf(role.body.payload.recipient.id, ready.documentId)] });
+    expect(field.status).toBe(422);
+    expect(field.body.error.name).toBe('Field.NotAllowedForRecipient');
+    const signerQuorum = await rest.patch(`/templates/${ready.templateId}/recipients/${ready.signerId}`, { recipient: { quorum: 2 } });
+    expect(signerQuorum.body.error.name).toBe('Recipient.QuorumNotApprover');
+
+    const buyer = { identifier: 'buyer', agents: [{ info: { name: 'Ada Buyer', email: 'ada@example.com' } }] };
+    const enough = await rest.post(`/envelopes/jumpstart/${ready.templateId}`, { recipients: [buyer, { identifier: 'board', agents: people(3) }] });
+    expect(enough.status, JSON.stringify(enough.body)).toBe(200);
+    const copied = (await rest.get(`/envelopes/${enough.body.payload.envelopeId}/recipients`)).body.payload.recipients;
+    expect(copied.find((recipient: any) => recipient.identifier === 'board')).toMatchObject({ type: 'approver', quorum: 2 });
+    const sent = await rest.put(`/envelopes/${enough.body.payload.envelopeId}/send`);
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    // The approvers act first (order 0): their invitations, not the buyer's.
+    expect(new Set((await invitationsOf(app, enough.body.payload.envelopeId)).map((invitation) => invitation.to.name))).toEqual(new Set(['Board member 0', 'Board member 1', 'Board member 2']));
+
+    const tooFew = await rest.post(`/envelopes/jumpstart/${ready.templateId}`, { recipients: [buyer, { identifier: 'board', agents: people(1) }] });
+    const refused = await rest.put(`/envelopes/${tooFew.body.payload.envelopeId}/send`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.context.issues).toContainEqual({ path: 'recipients[board].quorum', message: expect.stringContaining('Recipient.QuorumExceedsAgents') });
   });
 });
