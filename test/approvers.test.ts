@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
@@ -223,5 +227,37 @@ describe('templates', () => {
     const refused = await rest.put(`/envelopes/${tooFew.body.payload.envelopeId}/send`);
     expect(refused.status).toBe(409);
     expect(refused.body.error.context.issues).toContainEqual({ path: 'recipients[board].quorum', message: expect.stringContaining('Recipient.QuorumExceedsAgents') });
+  });
+});
+
+describe('the certificate of completion', () => {
+  it('lists every approval with its comment, the quorum, and who made it', async () => {
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: people(3) }, { identifier: 'ceo', order: 2 }] });
+    const rest = restClient(app, team.apiKey);
+    expect((await rest.put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const [first, second] = await invitationsOf(app, built.envelopeId);
+    expect((await signingClient(app, first.token)(APPROVE_MUTATION, { comment: 'Budget checked' })).errors).toBeUndefined();
+    expect((await signingClient(app, second.token)(APPROVE_MUTATION)).errors).toBeUndefined();
+    // The envelope closes (here by the signer after them declining) and its certificate is fixed.
+    const ceo = (await invitationsOf(app, built.envelopeId)).find((invitation) => invitation.recipientId === built.recipients.ceo)!;
+    expect((await signingClient(app, ceo.token)(DECLINE_MUTATION, { reason: 'Not this quarter' })).errors).toBeUndefined();
+    const response = await fetch(`${app.url}/api/v1/key/envelopes/${built.envelopeId}/audit/pdf`, { headers: { 'x-service-api-key': team.apiKey } });
+    expect(response.status).toBe(200);
+    const file = path.join(os.tmpdir(), `approvers-certificate-${process.pid}.pdf`);
+    fs.writeFileSync(file, Buffer.from(await response.arrayBuffer()));
+    try {
+      const text = execFileSync('pdftotext', ['-raw', file, '-'], { encoding: 'utf8' }).replace(/\s+/g, ' ');
+      expect(text).toContain('board: approver, signing order 1');
+      expect(text).toContain('Quorum: 2 approvals needed, 2 given');
+      expect(text).toContain('Approval comment: “Budget checked”');
+      expect(text.match(/This approval made the quorum/g)).toHaveLength(1);
+      expect(text.match(/Approved: /g)).toHaveLength(2);
+      expect(text).toContain('approved for the role “board” (1 of 2): “Budget checked”');
+      expect(text).toContain('made the quorum: the role “board” was approved');
+      // The quorum maker is the second person, listed after the first.
+      expect(text.indexOf('This approval made the quorum')).toBeGreaterThan(text.indexOf('Board member 1'));
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   });
 });
