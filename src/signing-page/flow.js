@@ -113,6 +113,7 @@ export function screenOf(current) {
   if (current.isExpired) return 'expired';
   if (current.recipient.completedAt) return 'done';
   if (current.recipient.type === 'host') return needsCode(current) ? 'verify' : 'host';
+  if (current.approval?.approvedByMe) return 'approved';
   if (!current.isMyTurn) return 'not-your-turn';
   return needsCode(current) ? 'verify' : 'signing';
 }
@@ -143,6 +144,7 @@ export function errorScreen(error) {
   if (error instanceof ApiError) {
     if (error.code === 'Envelope.Closed') return /** @type {Record<string, Screen>} */ ({ finalized: 'finalized', voided: 'voided', expired: 'expired' })[error.context.status] ?? 'voided';
     if (error.code === 'Signing.Expired') return 'expired';
+    if (error.code === 'Signing.RoleCompleted') return 'role-completed';
     if (error.code === 'Signing.InvalidToken' || error.code === 'Signing.MissingToken') return 'invalid';
     if (error.code === 'Signing.SessionExpired') return 'session-expired';
   }
