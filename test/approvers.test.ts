@@ -261,3 +261,27 @@ describe('the certificate of completion', () => {
     }
   });
 });
+
+describe('reminders', () => {
+  it('go to the approvers who have not approved yet, not to those who did', async () => {
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: people(2) }, { identifier: 'ceo', order: 2 }] });
+    const rest = restClient(app, team.apiKey);
+    expect((await rest.put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const [first, second] = await invitationsOf(app, built.envelopeId);
+    expect((await signingClient(app, first.token)(APPROVE_MUTATION)).errors).toBeUndefined();
+    const reminded = await rest.post(`/envelopes/${built.envelopeId}/remind`);
+    expect(reminded.status, JSON.stringify(reminded.body)).toBe(200);
+    expect(reminded.body.payload.reminded.map((entry: any) => entry.agentId)).toEqual([second.agentId]);
+  });
+});
+
+describe('the envelope read', () => {
+  it('counts an approver role in the progress and names its people while it waits', async () => {
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'board', type: 'approver', order: 1, quorum: 1, agents: people(2) }, { identifier: 'ceo', order: 2 }] });
+    const rest = restClient(app, team.apiKey);
+    expect((await rest.put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const read = await graphqlClient(app, team.apiKey)('query($id: ID!) { envelope(id: $id) { progress { recipients completed pending waitingFor { recipientId names } } } }', { id: built.envelopeId });
+    expect(read.errors, JSON.stringify(read.errors)).toBeUndefined();
+    expect(read.data.envelope.progress).toMatchObject({ recipients: 2, completed: 0, pending: 2, waitingFor: [{ recipientId: built.recipients.board, names: ['Board member 0', 'Board member 1'] }] });
+  });
+});

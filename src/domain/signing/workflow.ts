@@ -12,6 +12,7 @@ import { OUTBOX_TOPICS, type Addressee, type MessageChannel } from '../outbox/to
 import { Agent, isEmbedded, type AgentInfo } from '../recipient/agent.entity.ts';
 import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
 import { SigningToken } from './signing-token.entity.ts';
+import { Approval } from './approval.entity.ts';
 import { queueTeamNotice } from '../team/team-notices.ts';
 
 /*
@@ -112,7 +113,10 @@ export async function inviteRecipient(
   options: { onBehalfOf?: Recipient; reminderWindow?: string; delegatedBy?: string | null; agent?: Agent; resend?: boolean } = {},
 ): Promise<QueuedMessage[]> {
   // A resend names one agent of the role; every other path invites all of its live agents.
-  const agents = options.agent ? [options.agent] : await workflow.em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
+  const live = options.agent ? [options.agent] : await workflow.em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
+  // An approver's agent that approved has nothing left to do: no reminder for it.
+  const approved = options.reminderWindow && recipient.type === 'approver' ? new Set((await workflow.em.find(Approval, { recipient })).map((approval) => approval.agent.id)) : null;
+  const agents = approved ? live.filter((agent) => !approved.has(agent.id)) : live;
   const envelope = await workflow.em.findOneOrFail(Envelope, { id: workflow.envelopeId });
   const queued: QueuedMessage[] = [];
   for (const agent of agents) {
