@@ -285,3 +285,14 @@ describe('the envelope read', () => {
     expect(read.data.envelope.progress).toMatchObject({ recipients: 2, completed: 0, pending: 2, waitingFor: [{ recipientId: built.recipients.board, names: ['Board member 0', 'Board member 1'] }] });
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('describes the approver type, the quorum and the new refusals of the recipient and field routes', async () => {
+    const document = await (await fetch(`${app.url}/api/v1/key/openapi.json`)).json();
+    const text = JSON.stringify(document.paths['/envelopes/{envelopeId}/recipients'].post);
+    expect(text).toContain('"approver"');
+    expect(text).toContain('"quorum"');
+    expect(text).toContain('Recipient.QuorumExceedsAgents');
+    expect(JSON.stringify(document.paths['/envelopes/{envelopeId}/fields'].post)).toContain('Field.NotAllowedForRecipient');
+  });
+});
