@@ -296,3 +296,11 @@ describe('the OpenAPI document', () => {
     expect(JSON.stringify(document.paths['/envelopes/{envelopeId}/fields'].post)).toContain('Field.NotAllowedForRecipient');
   });
 });
+
+describe('webhooks', () => {
+  it('may subscribe to recipient.approved', async () => {
+    const created = await restClient(app, team.apiKey).post('/webhooks', { url: 'https://example.com/approvals', eventTypes: ['recipient.approved'] });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body.payload.webhook.eventTypes).toEqual(['recipient.approved']);
+  });
+});
