@@ -139,6 +139,10 @@ describe('approving', () => {
     const submitted = await signingClient(app, first.token)(SUBMIT_MUTATION, { values: [], complete: true });
     expect(firstErrorName(submitted)).toBe('Signing.ApproverCannotSubmit');
 
+    // An over-long comment is refused by name and approves nothing.
+    const overLong = await signingClient(app, first.token)(APPROVE_MUTATION, { comment: 'x'.repeat(2001) });
+    expect(firstErrorName(overLong)).toBe('Request.Invalid');
+    expect(overLong.errors![0].extensions.context.issues[0].path).toBe('comment');
     const one = await signingClient(app, first.token)(APPROVE_MUTATION, { comment: 'Looks right' });
     expect(one.errors, JSON.stringify(one.errors)).toBeUndefined();
     expect(one.data.approveSigning.approval).toEqual({ quorum: 2, approvals: 1, approvedByMe: true });
