@@ -593,6 +593,12 @@ describe('the signing page', () => {
     // The second approval makes the quorum; the third person's link now says it is no longer needed.
     const second_ = await signingClient(app, second.token)('mutation { approveSigning { recipient { completedAt } } }');
     expect(second_.errors).toBeUndefined();
+    // The approver who made the quorum sees it was the last one needed (not "you have signed").
+    const maker = await browser.newPage({ viewport: PHONE, locale: 'en-US' });
+    await openLink(maker, second.token);
+    await waitForScreen(maker, 'approved');
+    await expect.poll(() => maker.locator('.state p').last().innerText()).toBe(STRINGS['en-US'].approvedAllText);
+    await maker.close();
     const late = await browser.newPage({ viewport: PHONE, locale: 'en-US' });
     await openLink(late, third.token, 410);
     await expect.poll(() => late.locator('h1').innerText()).toBe(STRINGS['en-US'].roleCompletedTitle);

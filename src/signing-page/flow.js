@@ -111,9 +111,10 @@ export function screenOf(current) {
   if (current.envelope.status === 'voided') return 'voided';
   if (current.envelope.status === 'finalized') return 'finalized';
   if (current.isExpired) return 'expired';
+  // An approver who approved has signed nothing: its screen says where the quorum stands.
+  if (current.approval?.approvedByMe) return 'approved';
   if (current.recipient.completedAt) return 'done';
   if (current.recipient.type === 'host') return needsCode(current) ? 'verify' : 'host';
-  if (current.approval?.approvedByMe) return 'approved';
   if (!current.isMyTurn) return 'not-your-turn';
   return needsCode(current) ? 'verify' : 'signing';
 }
