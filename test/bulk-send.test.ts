@@ -135,6 +135,33 @@ describe('bulk send from JSON (REST)', () => {
     expect(invitationsTo(`${prefix}-7@example.com`)[0]!.mail.subject).toContain('Renewal 7');
   }, 480_000);
 
+  it('honours an approver role and its quorum: each row’s envelope starts with its approvers, and a row with fewer agents than the quorum fails by name', async () => {
+    const caller = callerOf(await seedTeam(app));
+    const ready = await createReadyTemplate(app, caller.team.apiKey, { name: 'Board approval' });
+    const role = await caller.rest.post(`/templates/${ready.templateId}/recipients`, { recipient: { type: 'approver', identifier: 'board', roleName: 'Board', order: 0, quorum: 2 } });
+    expect(role.status, JSON.stringify(role.body)).toBe(200);
+    const prefix = `approver${Date.now().toString(36)}`;
+    const row = (index: number, approvers: number) => ({
+      recipients: [
+        { identifier: 'buyer', agents: [{ info: person(`${prefix}-buyer`, index) }] },
+        { identifier: 'board', agents: Array.from({ length: approvers }, (_, member) => ({ info: person(`${prefix}-board${index}`, member) })) },
+      ],
+    });
+    const created = await caller.rest.post(`/templates/${ready.templateId}/bulk-sends`, { name: 'Approvals', rows: [row(0, 3), row(1, 1)] });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    await drainAll(caller.team.teamId);
+    const { bulkSendId } = created.body.payload;
+    expect((await caller.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend).toMatchObject({ status: 'completed', total: 2, sent: 1, failed: 1 });
+    const [sent] = await allRows(caller, bulkSendId, 'sent');
+    const recipients = (await caller.rest.get(`/envelopes/${sent.envelopeId}?includeRecipients=true`)).body.payload.recipients;
+    expect(recipients.find((recipient: any) => recipient.identifier === 'board')).toMatchObject({ type: 'approver', quorum: 2 });
+    // The approvers act first: they are invited, the buyer not yet.
+    for (let member = 0; member < 3; member += 1) expect(invitationsTo(`${prefix}-board0-${member}@example.com`)).toHaveLength(1);
+    expect(invitationsTo(`${prefix}-buyer-0@example.com`)).toHaveLength(0);
+    const [failed] = await allRows(caller, bulkSendId, 'failed');
+    expect(JSON.stringify(failed)).toContain('Recipient.QuorumExceedsAgents');
+  }, 120_000);
+
   it('refuses invalid rows by index with every problem, creating nothing; skipInvalidRows sends the rest and records the others as failed', async () => {
     const caller = callerOf(await seedTeam(app));
     const ready = await bulkTemplate(caller);

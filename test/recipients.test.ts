@@ -103,6 +103,7 @@ describe('adding recipients', () => {
           type: 'host',
           order: 0,
           required: true,
+          quorum: 1,
           color: expect.stringMatching(/^#[0-9A-Fa-f]{6}$/),
           hostedById: null,
           delegatedById: null,

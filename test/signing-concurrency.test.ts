@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { finalizeEnvelope } from '../src/domain/signing/workflow.ts';
 import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, invitationsOf, signingClient, SUBMIT_MUTATION, typedSignature } from './helpers/signing.ts';
+import { APPROVE_MUTATION, buildEnvelope, invitationsOf, signingClient, SUBMIT_MUTATION, typedSignature } from './helpers/signing.ts';
 
 /*
  * "Finalized exactly once": many recipients of one order completing at the same instant, again
@@ -137,4 +137,32 @@ describe('the sent → finalized transition itself', () => {
       expect(await artefactJobs(envelopeId)).toBe(1);
     }
   });
+});
+
+describe('five approvers of a quorum of two approving at the same instant (issue 33)', () => {
+  it(`counts exactly two approvals, completes the role once and starts the next turn once, ${REPETITIONS} times over`, async () => {
+    for (let repetition = 0; repetition < REPETITIONS; repetition += 1) {
+      const built = await buildEnvelope(app, team.apiKey, {
+        recipients: [
+          { identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: Array.from({ length: 5 }, (_, index) => ({ info: { name: `Member ${index}`, email: `member${index}@example.com` } })) },
+          { identifier: 'ceo', order: 2 },
+        ],
+      });
+      expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+      const approvers = await invitationsOf(app, built.envelopeId);
+      expect(approvers).toHaveLength(5);
+      const answers = await Promise.all(approvers.map((invitation, index) => signingClient(index % 2 === 0 ? app : otherInstance, invitation.token)(APPROVE_MUTATION)));
+      const names = answers.map((answer) => (answer.errors ? firstErrorName(answer) : 'approved')).sort();
+      expect(names).toEqual(['Signing.RoleCompleted', 'Signing.RoleCompleted', 'Signing.RoleCompleted', 'approved', 'approved']);
+      expect(await countOf(`select count(*) from approval a join recipient r on r.id = a.recipient_id where r.envelope_id = ?`, built.envelopeId)).toBe(2);
+      expect(await countOf(`select count(*) from approval a join recipient r on r.id = a.recipient_id where r.envelope_id = ? and a.made_quorum`, built.envelopeId)).toBe(1);
+      expect(await countOf(`select count(*) from audit_event where stream_id = ? and type = 'recipient.approved'`, built.envelopeId)).toBe(2);
+      expect(await countOf(`select count(*) from audit_event where stream_id = ? and type = 'recipient.completed'`, built.envelopeId)).toBe(1);
+      expect(await countOf(`select count(*) from audit_event where stream_id = ? and type = 'recipient.activated' and details ->> 'identifier' = 'ceo'`, built.envelopeId)).toBe(1);
+      const next = (await invitationsOf(app, built.envelopeId)).filter((invitation) => invitation.recipientId === built.recipients.ceo);
+      expect(next).toHaveLength(1);
+      const chain = await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/audit/verify`);
+      expect(chain.body.payload.verification.valid).toBe(true);
+    }
+  }, 240_000);
 });

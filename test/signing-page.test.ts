@@ -553,4 +553,76 @@ describe('the signing page', () => {
     expect(problems).toEqual([]);
     await page.close();
   }, 90_000);
+
+  it('shows an approver the documents with labelled Approve and Reject buttons, approves by keyboard, and tells a left-over approver it is no longer needed (410)', async () => {
+    const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    const board = Array.from({ length: 3 }, (_, index) => ({ info: { name: `Board member ${index}`, email: `board${index}@example.com` } }));
+    const built = await sentEnvelope([{ identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: board }, { identifier: 'ceo', order: 2 }]);
+    const [first, second, third] = await invitationsOf(app, built.envelopeId);
+    const page = await browser.newPage({ viewport: DESKTOP, locale: 'en-US' });
+    const problems = watch(page);
+    await openLink(page, first.token);
+    await waitForScreen(page, 'signing');
+    await page.waitForFunction(() => document.body.dataset.pagesDrawn === 'true', undefined, { timeout: 20_000 });
+    await expect.poll(() => page.locator('.signer').innerText()).toBe('Approving as Board member 0');
+    expect(await page.locator('.page').count()).toBe(2);
+    // Only approve and reject: nothing to fill in, no finish.
+    expect(await page.locator('.toolbar button').allInnerTexts()).toEqual([STRINGS['en-US'].reject, STRINGS['en-US'].approve]);
+    expect(await page.locator('#finish').count()).toBe(0);
+    await page.evaluate(axeSource);
+    const violations = await page.evaluate(() => (window as any).axe.run(document, { resultTypes: ['violations'] }));
+    expect((violations.violations as any[]).filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => violation.id)).toEqual([]);
+    await screenshots(page, 'approver');
+    await dialogScreenshots(page, 'approve-dialog', async () => {
+      await page.click('#approve');
+    });
+
+    // By keyboard: focus Approve, Enter opens the dialog with the comment focused, Tab reaches Approve in it.
+    await page.focus('#approve');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('approve-comment');
+    await page.keyboard.type('Budget checked');
+    await page.focus('#confirm-approve');
+    await page.keyboard.press('Enter');
+    await waitForScreen(page, 'approved');
+    await expect.poll(() => page.locator('h1').innerText()).toBe(STRINGS['en-US'].approvedTitle);
+    await expect.poll(() => page.locator('.state p').last().innerText()).toContain('1 of the 2 approvals');
+    const approved = (await auditEvents(built.envelopeId)).find((event) => event.type === 'recipient.approved');
+    expect(approved.details).toMatchObject({ agentId: first.agentId, comment: 'Budget checked' });
+
+    // The second approval makes the quorum; the third person's link now says it is no longer needed.
+    const second_ = await signingClient(app, second.token)('mutation { approveSigning { recipient { completedAt } } }');
+    expect(second_.errors).toBeUndefined();
+    // The approver who made the quorum sees it was the last one needed (not "you have signed").
+    const maker = await browser.newPage({ viewport: PHONE, locale: 'en-US' });
+    await openLink(maker, second.token);
+    await waitForScreen(maker, 'approved');
+    await expect.poll(() => maker.locator('.state p').last().innerText()).toBe(STRINGS['en-US'].approvedAllText);
+    await maker.close();
+    const late = await browser.newPage({ viewport: PHONE, locale: 'en-US' });
+    await openLink(late, third.token, 410);
+    await expect.poll(() => late.locator('h1').innerText()).toBe(STRINGS['en-US'].roleCompletedTitle);
+    await late.screenshot({ path: screenshotPath('signing-page-role-completed-en-US-phone.png'), fullPage: true });
+    expect(problems).toEqual([]);
+    await late.close();
+    await page.close();
+  }, 120_000);
+
+  it('an approver rejects with a reason: the envelope is declined for everyone', async () => {
+    const built = await sentEnvelope([{ identifier: 'board', type: 'approver', order: 1, agents: [{ info: { name: 'Ayşe Yılmaz', email: 'ayse@example.com', locale: 'tr-TR' } }] }, { identifier: 'ceo', order: 2 }]);
+    const [invitation] = await invitationsOf(app, built.envelopeId);
+    const page = await browser.newPage({ viewport: PHONE, locale: 'en-US' });
+    const problems = watch(page);
+    await openLink(page, invitation.token);
+    await waitForScreen(page, 'signing');
+    await expect.poll(() => page.locator('#decline').innerText()).toBe(STRINGS['tr-TR'].reject);
+    await page.click('#decline');
+    await expect.poll(() => page.locator('dialog h2').innerText()).toBe(STRINGS['tr-TR'].rejectTitle);
+    await page.fill('#decline-reason', 'Bütçe aşılıyor');
+    await page.click('#confirm-decline');
+    await waitForScreen(page, 'declined');
+    expect((await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}`)).body.payload.envelope.status).toBe('voided');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 90_000);
 });

@@ -17,6 +17,7 @@ import { SigningUrlSchema } from '../domain/signing/signing-url.entity.ts';
 import { PhoneMessageSchema } from '../domain/notification/phone-message.entity.ts';
 import { TeamUserSchema } from '../domain/team/team-user.entity.ts';
 import { TeamSchema } from '../domain/team/team.entity.ts';
+import { ApprovalSchema } from '../domain/signing/approval.entity.ts';
 import { WorkspaceSchema } from '../domain/team/workspace.entity.ts';
 import { TemplateRecipientSchema } from '../domain/template/template-recipient.entity.ts';
 import { TemplateSchema } from '../domain/template/template.entity.ts';
@@ -42,6 +43,7 @@ export const entities = [
   FieldSchema,
   FieldViewSchema,
   SigningTokenSchema,
+  ApprovalSchema,
   SigningOtpSchema,
   SigningUrlSchema,
   AuditEventSchema,

@@ -19,6 +19,7 @@ import { Migration20261126164000_bulk_send } from './Migration20261126164000_bul
 import { Migration20261127120000_field_types } from './Migration20261127120000_field_types.ts';
 import { Migration20261127121000_field_visible_when } from './Migration20261127121000_field_visible_when.ts';
 import { Migration20261127122000_scheduled_send } from './Migration20261127122000_scheduled_send.ts';
+import { Migration20261127123559_approvers } from './Migration20261127123559_approvers.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   Migration20261127120000_field_types,
   Migration20261127121000_field_visible_when,
   Migration20261127122000_scheduled_send,
+  Migration20261127123559_approvers,
 ];

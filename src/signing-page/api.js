@@ -10,6 +10,7 @@ const SESSION_SELECTION = `envelope { id name status } signerName locale isMyTur
   fields { id identifier type label tooltip required readonly value config visibleWhen views { documentId page location { x y } size { width height } } }
   completedFields { color signerName field { id identifier type label tooltip required readonly value config visibleWhen views { documentId page location { x y } size { width height } } } }
   hostedSigners { id roleName personName activatedAt completedAt }
+  approval { quorum approvals approvedByMe }
   otp { required verified maskedPhone channel resendInSeconds }`;
 const SESSION_QUERY = `query SigningPage { signingSession { ${SESSION_SELECTION} } }`;
 const SUBMIT = `mutation SigningPageSubmit($values: [SigningValueInput!], $complete: Boolean, $consent: String) {
@@ -18,6 +19,7 @@ const HOSTED = `mutation SigningPageHost($recipientId: ID!) { startHostedSigning
 const DELEGATE = `mutation SigningPageDelegate($person: SigningPersonInput!) { delegateSigning(person: $person) { recipientId delegatedAt } }`;
 const OTP_REQUEST = `mutation SigningPageOtpRequest { requestSigningOtp { channel maskedPhone resendInSeconds } }`;
 const OTP_VERIFY = `mutation SigningPageOtpVerify($code: String!) { verifySigningOtp(code: $code) { otp { verified } } }`;
+const APPROVE = `mutation SigningPageApprove($comment: String) { approveSigning(comment: $comment) { ${SESSION_SELECTION} } }`;
 const DECLINE = `mutation SigningPageDecline($reason: String!) { declineSigning(reason: $reason) { envelope { status } } }`;
 const FINAL_COPY = `query SigningPageFinalCopy { signingFinalCopy { url } }`;
 const LIVE = 'subscription SigningPageLive { signingSessionChanged { status } }';
@@ -99,6 +101,15 @@ export async function requestSigningOtp() {
  */
 export async function verifySigningOtp(code) {
   await gql(OTP_VERIFY, { code });
+}
+
+/**
+ * An approver approves (issue 33), with an optional comment; answers the session after it.
+ * @param {string | null} comment
+ * @returns {Promise<Session>}
+ */
+export async function approveSigning(comment) {
+  return (await gql(APPROVE, { comment })).approveSigning;
 }
 
 /**

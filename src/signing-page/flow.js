@@ -111,6 +111,8 @@ export function screenOf(current) {
   if (current.envelope.status === 'voided') return 'voided';
   if (current.envelope.status === 'finalized') return 'finalized';
   if (current.isExpired) return 'expired';
+  // An approver who approved has signed nothing: its screen says where the quorum stands.
+  if (current.approval?.approvedByMe) return 'approved';
   if (current.recipient.completedAt) return 'done';
   if (current.recipient.type === 'host') return needsCode(current) ? 'verify' : 'host';
   if (!current.isMyTurn) return 'not-your-turn';
@@ -142,6 +144,7 @@ export async function load() {
 export function errorScreen(error) {
   if (error instanceof ApiError) {
     if (error.code === 'Envelope.Closed') return /** @type {Record<string, Screen>} */ ({ finalized: 'finalized', voided: 'voided', expired: 'expired' })[error.context.status] ?? 'voided';
+    if (error.code === 'Signing.RoleCompleted') return 'role-completed';
     if (error.code === 'Signing.InvalidToken' || error.code === 'Signing.MissingToken') return 'invalid';
     if (error.code === 'Signing.SessionExpired') return 'session-expired';
   }

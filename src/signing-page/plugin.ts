@@ -181,7 +181,8 @@ function pageLocale(known: string | null, request: Request): 'en-US' | 'tr-TR' {
 
 /**
  * The answer to opening an invitation link (`sgn_`, issue 24). Unknown: 404 with the "link does
- * not work" page, whose script shows that at once. Gone (revoked, its envelope closed, expired):
+ * not work" page, whose script shows that at once. Gone (revoked, its envelope closed, expired,
+ * or an approver's role completed by quorum without this agent: "no longer needed"):
  * 410 with its message rendered here (readable without the script) and the page's script, which
  * still reads the dead link's session to show its own screen: a finalized envelope's page offers
  * the final copy (signingFinalCopy takes the dead token), a delegated one says so. Open: the page.
@@ -197,11 +198,13 @@ function invitationLinkPage(state: SigningLinkState, request: Request, defaultPo
   const message =
     state.kind === 'revoked'
       ? { title: t.invalidTitle, text: t.invalidText }
-      : state.kind === 'expired' || status === 'expired'
-        ? { title: t.expiredTitle, text: t.expiredText }
-        : status === 'finalized'
-          ? { title: t.finalizedTitle, text: t.finalizedText }
-          : { title: t.voidedTitle, text: t.voidedText };
+      : state.kind === 'role_completed'
+        ? { title: t.roleCompletedTitle, text: t.roleCompletedText }
+        : state.kind === 'expired' || status === 'expired'
+          ? { title: t.expiredTitle, text: t.expiredText }
+          : status === 'finalized'
+            ? { title: t.finalizedTitle, text: t.finalizedText }
+            : { title: t.voidedTitle, text: t.voidedText };
   return { status: 410, policy, body: pageHtml({ lang: locale, message, meta: { locale } }) };
 }
 

@@ -21,6 +21,9 @@ export type MessageScreen =
   | 'declined'
   | 'delegated'
   | 'not-your-turn'
+  // An approver (issue 33): approved, the quorum not reached yet; or its approval no longer needed.
+  | 'approved'
+  | 'role-completed'
   | 'invalid'
   | 'error'
   // A one-use signing URL (embedded signing): opened before, never opened in time, its session ended.
@@ -41,7 +44,7 @@ export type Session = {
   requiredFieldIds: string[];
   recipient: {
     id: string;
-    type: 'signer' | 'host' | 'in_person_signer' | 'delegator' | 'viewer';
+    type: 'signer' | 'host' | 'in_person_signer' | 'delegator' | 'viewer' | 'approver';
     roleName: string;
     color: string;
     activatedAt: string | null;
@@ -54,6 +57,8 @@ export type Session = {
   /** Earlier signers' completed fields (read only), in their role's colour, with who gave them. */
   completedFields?: { color: string; signerName: string; field: Field }[];
   hostedSigners: HostedSigner[];
+  /** For an approver: its quorum and the approvals so far; null for other roles. */
+  approval?: { quorum: number; approvals: number; approvedByMe: boolean } | null;
   otp: {
     required: boolean;
     verified: boolean;

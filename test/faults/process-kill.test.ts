@@ -38,10 +38,10 @@ import {
   type FaultTeam,
   type GatedReceiver,
 } from '../helpers/faults.ts';
-import { restClient, type TestApp } from '../helpers/harness.ts';
+import { firstErrorName, restClient, type TestApp } from '../helpers/harness.ts';
 import { startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
 import { startService, type ServiceProcess } from '../helpers/service.ts';
-import { buildEnvelope, signAndComplete, type BuiltEnvelope } from '../helpers/signing.ts';
+import { buildEnvelope, signAndComplete, signingClient, type BuiltEnvelope } from '../helpers/signing.ts';
 import { signingLinkIn } from '../helpers/smtp.ts';
 
 const LEASE_SECONDS = 5 * 60;
@@ -199,6 +199,35 @@ describe('the process killed with SIGKILL, then started again', () => {
     const counts = smtp.countsByMessageId();
     for (const invitation of invitations) expect(counts.get(`<${invitation.id}@localhost>`), invitation.id).toBe(1);
   });
+
+  it('between two approvals of a quorum: the first counts once after the restart, the second completes the role and starts the next turn once', async () => {
+    const stamp = Date.now().toString(36);
+    const board = Array.from({ length: 3 }, (_, index) => ({ info: { name: `Board ${index}`, email: `board${index}-${stamp}@example.com` } }));
+    const built = await buildEnvelope(app(), team.apiKey, { recipients: [{ identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: board }, { identifier: 'ceo', order: 2, agents: [{ info: { name: 'CEO', email: `ceo-${stamp}@example.com` } }] }] });
+    expect((await restClient(app(), team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const linkOf = async (to: string) => {
+      const mail = await waitUntil(`the invitation to ${to}`, () => smtp.accepted.find((entry) => entry.rcptTo.includes(to)), 60_000);
+      return signingLinkIn({ rcptTo: mail.rcptTo, mail: mail.mail, raw: '' })!.token;
+    };
+    const approve = (token: string) => signingClient(app(), token)('mutation { approveSigning { recipient { completedAt } } }');
+    const first = await linkOf(`board0-${stamp}@example.com`);
+    const second = await linkOf(`board1-${stamp}@example.com`);
+    const one = await approve(first);
+    expect(one.errors, JSON.stringify(one.errors)).toBeUndefined();
+    expect(one.data.approveSigning.recipient.completedAt).toBeNull();
+
+    await killAndRestart();
+    expect(firstErrorName(await approve(first))).toBe('Signing.AlreadyApproved');
+    const two = await approve(second);
+    expect(two.errors, JSON.stringify(two.errors)).toBeUndefined();
+    expect(two.data.approveSigning.recipient.completedAt).not.toBeNull();
+    await linkOf(`ceo-${stamp}@example.com`);
+    const count = async (sql: string) => Number((await orm.em.fork().execute<{ count: string }[]>(sql, [built.envelopeId]))[0]!.count);
+    expect(await count(`select count(*) from audit_event where stream_id = ? and type = 'recipient.approved'`)).toBe(2);
+    expect(await count(`select count(*) from audit_event where stream_id = ? and type = 'recipient.completed'`)).toBe(1);
+    expect(await count(`select count(*) from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ? and payload ->> 'recipientId' = '${built.recipients.ceo}'`)).toBe(1);
+    await drained();
+  }, 240_000);
 
   it('during a webhook delivery: the delivery is made again after the lease and recorded delivered once', async () => {
     const webhook = await restClient(app(), team.apiKey).post('/webhooks', { url: receiver.url, eventTypes: ['envelope.created'] });

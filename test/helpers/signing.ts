@@ -17,8 +17,10 @@ export type FieldSpec = {
 
 export type RecipientSpec = {
   identifier: string;
-  type?: 'signer' | 'host' | 'in_person_signer' | 'delegator' | 'viewer';
+  type?: 'signer' | 'host' | 'in_person_signer' | 'delegator' | 'viewer' | 'approver';
   order?: number;
+  /** An approver's quorum. */
+  quorum?: number;
   required?: boolean;
   /** Default: one inline agent named after the identifier. */
   agents?: unknown[];
@@ -66,6 +68,7 @@ export async function buildEnvelope(
         roleName: recipient.identifier,
         order: recipient.order ?? 1,
         required: recipient.required ?? true,
+        ...(recipient.quorum !== undefined ? { quorum: recipient.quorum } : {}),
         ...(recipient.hostedBy ? { hostedById: recipients[recipient.hostedBy] } : {}),
         agents: recipient.agents ?? [{ info: { name: `Person ${recipient.identifier}`, email: `${recipient.identifier}@example.com` } }],
       },
@@ -150,6 +153,7 @@ export const sessionSelection = `envelope { id name status expiresAt } recipient
 
 export const SESSION_QUERY = `{ signingSession { ${sessionSelection} } }`;
 export const SUBMIT_MUTATION = `mutation($values: [SigningValueInput!], $complete: Boolean) { submitSigning(values: $values, complete: $complete) { ${sessionSelection} } }`;
+export const APPROVE_MUTATION = `mutation($comment: String) { approveSigning(comment: $comment) { ${sessionSelection} approval { quorum approvals approvedByMe } } }`;
 export const DECLINE_MUTATION = `mutation($reason: String!) { declineSigning(reason: $reason) { envelope { status } recipient { id } } }`;
 export const DELEGATE_MUTATION = `mutation($person: SigningPersonInput!) { delegateSigning(person: $person) { recipientId delegatedAt } }`;
 export const HOSTED_MUTATION = `mutation($recipientId: ID!) { startHostedSigning(recipientId: $recipientId) { recipientId token } }`;

@@ -82,8 +82,8 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
       `select id, name, page_count, content_sha256, sealed_sha256 from document where envelope_id = ? order by "order", id`,
       [envelope.id],
     ),
-    db.execute<{ id: string; identifier: string; role_name: string; type: string; order: number; completed_at: Date | null; declined_at: Date | null; removed_at: Date | null }[]>(
-      `select id, identifier, role_name, type, "order", completed_at, declined_at, removed_at from recipient where envelope_id = ? order by "order", created_at, id`,
+    db.execute<{ id: string; identifier: string; role_name: string; type: string; order: number; quorum: number; completed_at: Date | null; declined_at: Date | null; removed_at: Date | null }[]>(
+      `select id, identifier, role_name, type, "order", quorum, completed_at, declined_at, removed_at from recipient where envelope_id = ? order by "order", created_at, id`,
       [envelope.id],
     ),
     db.execute<AgentRow[]>(
@@ -180,6 +180,10 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
       roleName: recipient.role_name || recipient.identifier,
       type: recipient.type,
       order: recipient.order,
+      // An approver role: its quorum and every approval on the trail (who made the quorum is on the person).
+      ...(recipient.type === 'approver'
+        ? { approval: { quorum: recipient.quorum, approvals: events.filter((event) => event.type === 'recipient.approved' && event.details.recipientId === recipient.id).length } }
+        : {}),
       completedAt: iso(recipient.completed_at),
       declinedAt: iso(recipient.declined_at),
       people: agents
@@ -197,6 +201,7 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
             const embedded = events.find((event) => event.type === 'signing_url.created' && event.details.agentId === agent.id);
             const hosted = recipient.type === 'in_person_signer' ? events.find((event) => event.type === 'signing.hosted' && event.details.recipientId === recipient.id) : undefined;
             const completed = last('recipient.completed');
+            const approved = recipient.type === 'approver' ? mine.find((event) => event.type === 'recipient.approved' && event.details.recipientId === recipient.id) : undefined;
             const declined = last('recipient.declined');
             const delegated = events.find((event) => event.type === 'recipient.delegated' && event.details.fromAgentId === agent.id);
             const acting = completed ?? declined ?? delegated ?? mine.findLast((event) => event.ip !== null);
@@ -242,7 +247,11 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
               viewedAt: ((first('signing.viewed') ?? first('signing_url.opened'))?.at as string) ?? null,
               consentedAt: completed?.details.consent ? (completed.at as string) : null,
               consent: str(completed?.details.consent),
-              signedAt: (completed?.at as string) ?? null,
+              // An approver signs nothing: its completion is the approval that made the quorum.
+              signedAt: recipient.type === 'approver' ? null : ((completed?.at as string) ?? null),
+              approvedAt: (approved?.at as string) ?? null,
+              approvalComment: str(approved?.details.comment),
+              madeQuorum: recipient.type === 'approver' && completed !== undefined && completed.details.madeQuorum === agent.id,
               declinedAt: (declined?.at as string) ?? null,
               declineReason: str(declined?.details.reason),
               delegatedAt: (delegated?.at as string) ?? null,

@@ -175,7 +175,7 @@ function progressOf() {
         ) order by r."order", r.created_at, r.id)
         filter (where e.status = 'sent' and r.activated_at is not null and r.completed_at is null and r.declined_at is null), '[]'::json))
     from recipient r
-    where r.envelope_id = e.id and r.removed_at is null and r.delegated_at is null and r.type in ('signer', 'in_person_signer', 'delegator'))`;
+    where r.envelope_id = e.id and r.removed_at is null and r.delegated_at is null and r.type in ('signer', 'in_person_signer', 'delegator', 'approver'))`;
 }
 
 function envelopeColumns(eb: Eb, include: EnvelopeInclude) {

@@ -7,6 +7,22 @@ export class FieldNotFoundError extends DomainError {
   }
 }
 
+/**
+ * `Field.NotAllowedForRecipient` (422): the recipient's type holds no fields (an approver
+ * approves or rejects the documents as they are); also refused when a recipient holding fields
+ * would become one.
+ */
+export class FieldNotAllowedForRecipientError extends DomainError {
+  constructor(options: { recipientId: string; type: string; fieldIds?: string[]; path?: string }) {
+    super('Field.NotAllowedForRecipient', `A recipient of type ${options.type} holds no fields.`, {
+      recipientId: options.recipientId,
+      type: options.type,
+      ...(options.fieldIds ? { fieldIds: options.fieldIds } : {}),
+      ...(options.path ? { path: options.path } : {}),
+    });
+  }
+}
+
 /** `Field.DuplicateIdentifier` (409): field identifiers are unique within an envelope (or template). */
 export class FieldDuplicateIdentifierError extends DomainError {
   constructor(identifiers: string[]) {

@@ -12,7 +12,7 @@ import type { ServiceContext } from '../service-context.ts';
 import { formatPath, readableName, identifierSlug, issuesFromZod } from '../validation.ts';
 import { FieldView } from './field-view.entity.ts';
 import { Field, fieldTypes, type FieldType } from './field.entity.ts';
-import { FieldDuplicateIdentifierError, FieldInUseError, FieldNotFoundError } from './field.errors.ts';
+import { FieldDuplicateIdentifierError, FieldInUseError, FieldNotAllowedForRecipientError, FieldNotFoundError } from './field.errors.ts';
 import { NOT_SENT_TYPES, parseFieldConfig, parseFieldValue, parseVisibleWhen } from './field-values.ts';
 import { conditionTestsFor, FORMULA_INPUT_TYPES, isIsoDate, orderByDependencies, parseExpression, type VisibleWhen } from './field-rules.js';
 import { createEventLoopYielder } from '../../shared/event-loop.ts';
@@ -165,6 +165,9 @@ function checkField(candidate: FieldCandidate, targets: FieldTargets, path: stri
     issues.push({ path: `${path}.recipientId`, message: `must be the id of a recipient in this ${targets.ownerNoun}` });
   } else if (recipient.type === 'viewer') {
     issues.push({ path: `${path}.recipientId`, message: 'names a viewer; viewers only receive the finished copy and hold no fields' });
+  } else if (recipient.type === 'approver') {
+    // Its own name (not one issue among many): an approver approves the documents as they are.
+    throw new FieldNotAllowedForRecipientError({ recipientId: recipient.id, type: recipient.type, path: `${path}.recipientId` });
   }
   const config = parseFieldConfig(candidate.type, candidate.config ?? {}, `${path}.config`);
   issues.push(...config.issues);

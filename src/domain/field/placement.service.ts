@@ -6,6 +6,7 @@ import { InvalidRequestError, ServerBusyError, type ValidationIssue } from '../.
 import { ConcurrentModificationError } from '../../shared/normalize-error.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { Document } from '../document/document.entity.ts';
+import { FieldNotAllowedForRecipientError } from './field.errors.ts';
 import { DocumentInspectionLimitExceededError, DocumentNotFoundError, DocumentTooComplexError, DocumentTooManyTagsError } from '../document/document.errors.ts';
 import { PdfInspectionError } from '../pdf/inspect/limits.ts';
 import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
@@ -289,6 +290,7 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
       const recipient = isUuid(recipientId) ? byId.get(recipientId) : undefined;
       if (!recipient) issues.push({ path: formatPath(['roles', role]), message: `must be the id of a recipient in this ${owner.kind}` });
       else if (recipient.type === 'viewer') issues.push({ path: formatPath(['roles', role]), message: 'names a viewer; viewers hold no fields' });
+      else if (recipient.type === 'approver') throw new FieldNotAllowedForRecipientError({ recipientId: recipient.id, type: recipient.type, path: formatPath(['roles', role]) });
       else mapped.set(role, { id: recipient.id, identifier: recipient.identifier });
     }
     if (issues.length > 0) throw new InvalidRequestError(issues);
@@ -296,7 +298,7 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
     return {
       document: { id: document.id, contentSha256: document.contentSha256, pages: document.pages },
       mapped,
-      byIdentifier: new Map(recipients.filter((recipient) => recipient.type !== 'viewer').map((recipient) => [recipient.identifier, { id: recipient.id, identifier: recipient.identifier }])),
+      byIdentifier: new Map(recipients.filter((recipient) => recipient.type !== 'viewer' && recipient.type !== 'approver').map((recipient) => [recipient.identifier, { id: recipient.id, identifier: recipient.identifier }])),
       taken: new Set(existing.map((field) => field.identifier)),
     };
   });

@@ -66,6 +66,8 @@ export type RecipientCoreData = {
   type: string;
   order: number;
   required: boolean;
+  /** An approver role's quorum (1 for every other type). */
+  quorum: number;
   color: string;
   hostedById: string | null;
   delegatedById: string | null;
@@ -245,6 +247,7 @@ function recipientColumns(eb: AnyEb, kind: OwnerKind, alias: string, include: Pi
       ['type', column('type')],
       ['order', column('order')],
       ['required', column('required')],
+      ['quorum', column('quorum')],
       ['color', column('color')],
       ['hostedById', column('hosted_by_id')],
       ['delegatedById', column('delegated_by_id')],

@@ -83,6 +83,12 @@ export type RecipientExtras<R extends OwnedRecipient = OwnedRecipient> = {
   write?(em: EntityManager, recipient: R): Promise<void>;
   /** What `recipient.added` records beyond the shared keys. */
   details: Record<string, unknown>;
+  /**
+   * How many agents the recipient has after this request, where the owner holds agents (an
+   * envelope's recipient; a template role gets its people at jumpstart): an approver's quorum is
+   * checked against it.
+   */
+  agentCount?(em: EntityManager, recipient: R | null): Promise<number>;
 };
 
 /** A change of the owner `scope` names, from the owner's own change (its transaction, caller and clock). */

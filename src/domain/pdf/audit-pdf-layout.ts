@@ -37,6 +37,10 @@ export type CertificatePerson = {
   consentedAt: string | null;
   consent: string | null;
   signedAt: string | null;
+  /** An approver's approval (issue 33), its comment, and whether it was the one that made the quorum. */
+  approvedAt: string | null;
+  approvalComment: string | null;
+  madeQuorum: boolean;
   declinedAt: string | null;
   declineReason: string | null;
   delegatedAt: string | null;
@@ -66,7 +70,7 @@ export type AuditPdfData = {
   current: boolean;
   envelope: { id: string; name: string; status: string; cause: 'void' | 'decline' | 'expiry' | null; createdAt: string; sentAt: string | null; completedAt: string | null; voidedAt: string | null; expiredAt: string | null; voidReason: string | null; sender: string | null };
   documents: { id: string; name: string; pageCount: number; originalSha256: string; sealedSha256: string | null }[];
-  recipients: { id: string; roleName: string; type: string; order: number; completedAt: string | null; declinedAt: string | null; people: CertificatePerson[] }[];
+  recipients: { id: string; roleName: string; type: string; order: number; approval?: { quorum: number; approvals: number }; completedAt: string | null; declinedAt: string | null; people: CertificatePerson[] }[];
   events: CertificateEvent[];
   biometrics: { fieldIdentifier: string; person: string | null; strokes: number; points: number; durationMs: number; pressureMin: number; pressureMax: number; strokesSha256: string }[];
   chain: { valid: boolean; length: number; headHash: string | null; brokenAtSeq: number | null };
@@ -103,7 +107,10 @@ const en = {
   notSealed: 'not sealed (the envelope did not complete)',
   recipients: 'Recipients and people',
   roleLine: (role: string, type: string, order: number) => `${role}: ${type}, signing order ${order}`,
-  types: { signer: 'signer', host: 'host of an in-person signing', in_person_signer: 'signer in person', delegator: 'may delegate', viewer: 'viewer' } as Record<string, string>,
+  types: { signer: 'signer', host: 'host of an in-person signing', in_person_signer: 'signer in person', delegator: 'may delegate', viewer: 'viewer', approver: 'approver' } as Record<string, string>,
+  quorumLine: (quorum: number, approvals: number) => `Quorum: ${quorum} ${quorum === 1 ? 'approval' : 'approvals'} needed, ${approvals} given`,
+  approvalComment: 'Approval comment',
+  madeQuorum: 'This approval made the quorum',
   nobody: 'No person was named for this role.',
   email: 'Email',
   phone: 'Phone',
@@ -115,7 +122,7 @@ const en = {
     embedded: (by: string) => `embedded signing, link created by ${by}`,
     none: 'not authenticated (the person did not act)',
   },
-  times: { sentAt: 'Sent', viewedAt: 'Viewed', consentedAt: 'Consented', signedAt: 'Signed', declinedAt: 'Declined', delegatedAt: 'Delegated' },
+  times: { sentAt: 'Sent', viewedAt: 'Viewed', consentedAt: 'Consented', signedAt: 'Signed', approvedAt: 'Approved', declinedAt: 'Declined', delegatedAt: 'Delegated' },
   consentText: 'Consent',
   declineReason: 'Reason given',
   delegatedTo: 'Delegated to',
@@ -174,7 +181,8 @@ const en = {
       case 'recipient.updated': return `${actor} changed the role ${role}.`;
       case 'recipient.removed': return `${actor} removed the role ${role}.`;
       case 'recipient.activated': return a.otherRole ? `It became the turn of the role ${role}, to host ${quoted(a.otherRole, 'en-US')} in person.` : `It became the turn of the role ${role}.`;
-      case 'recipient.completed': return `${actor} completed the role ${role}${d.consent ? ` and consented: ${quoted(String(d.consent), 'en-US')}` : ''}.`;
+      case 'recipient.approved': return `${actor} approved for the role ${role} (${Number(d.approvals)} of ${Number(d.quorum)})${d.comment ? `: ${quoted(String(d.comment), 'en-US')}` : ''}.`;
+      case 'recipient.completed': return d.madeQuorum ? `${actor} made the quorum: the role ${role} was approved.` : `${actor} completed the role ${role}${d.consent ? ` and consented: ${quoted(String(d.consent), 'en-US')}` : ''}.`;
       case 'recipient.declined': return `${actor} declined the role ${role}: ${quoted(String(d.reason ?? ''), 'en-US')}.`;
       case 'recipient.delegated': return `${actor} delegated the role ${role} to ${a.person ?? this.someone}.`;
       case 'field.added': return `${actor} placed ${fieldList(a.fields)}.`;
@@ -229,7 +237,10 @@ const tr: Texts = {
   notSealed: 'mühürlenmedi (zarf tamamlanmadı)',
   recipients: 'Alıcılar ve kişiler',
   roleLine: (role: string, type: string, order: number) => `${role}: ${type}, imza sırası ${order}`,
-  types: { signer: 'imzacı', host: 'yüz yüze imzanın ev sahibi', in_person_signer: 'yüz yüze imzacı', delegator: 'devredebilir', viewer: 'görüntüleyen' },
+  types: { signer: 'imzacı', host: 'yüz yüze imzanın ev sahibi', in_person_signer: 'yüz yüze imzacı', delegator: 'devredebilir', viewer: 'görüntüleyen', approver: 'onaylayan' } as Record<string, string>,
+  quorumLine: (quorum: number, approvals: number) => `Nisap: ${quorum} onay gerekli, ${approvals} onay verildi`,
+  approvalComment: 'Onay notu',
+  madeQuorum: 'Nisabı tamamlayan onay',
   nobody: 'Bu rol için kimse belirtilmedi.',
   email: 'E-posta',
   phone: 'Telefon',
@@ -241,7 +252,7 @@ const tr: Texts = {
     embedded: (by: string) => `gömülü imza, bağlantıyı oluşturan: ${by}`,
     none: 'doğrulanmadı (kişi işlem yapmadı)',
   },
-  times: { sentAt: 'Gönderilme', viewedAt: 'Görüntüleme', consentedAt: 'Onay', signedAt: 'İmza', declinedAt: 'Ret', delegatedAt: 'Devir' },
+  times: { sentAt: 'Gönderilme', viewedAt: 'Görüntüleme', consentedAt: 'Onay', signedAt: 'İmza', approvedAt: 'Onaylama', declinedAt: 'Ret', delegatedAt: 'Devir' },
   consentText: 'Onay metni',
   declineReason: 'Ret gerekçesi',
   delegatedTo: 'Devredilen kişi',
@@ -300,7 +311,9 @@ const tr: Texts = {
       case 'recipient.updated': return `${actor} ${role} değiştirdi.`;
       case 'recipient.removed': return `${actor} ${role} kaldırdı.`;
       case 'recipient.activated': return a.otherRole ? `Sıra ${quoted(a.role, 'tr-TR')} rolüne geldi: ${quoted(a.otherRole, 'tr-TR')} için yüz yüze imzayı yönetecek.` : `Sıra ${quoted(a.role, 'tr-TR')} rolüne geldi.`;
-      case 'recipient.completed': return `${actor} ${role} tamamladı${d.consent ? ` ve onay verdi: ${quoted(String(d.consent), 'tr-TR')}` : ''}.`;
+      case 'recipient.approved': return `${actor} ${role} için onay verdi (${Number(d.approvals)}/${Number(d.quorum)})${d.comment ? `: ${quoted(String(d.comment), 'tr-TR')}` : ''}.`;
+      case 'recipient.completed': if (d.madeQuorum) return `${actor} nisabı tamamladı: ${role} onaylandı.`;
+        return `${actor} ${role} tamamladı${d.consent ? ` ve onay verdi: ${quoted(String(d.consent), 'tr-TR')}` : ''}.`;
       case 'recipient.declined': return `${actor} ${role} reddetti: ${quoted(String(d.reason ?? ''), 'tr-TR')}.`;
       case 'recipient.delegated': return `${actor} ${role} ${a.person ?? this.someone} adlı kişiye devretti.`;
       case 'field.added': return `${actor} ${a.fields.length > 0 ? `şu alanları yerleştirdi: ${a.fields.join(', ')}` : 'bir alan yerleştirdi'}.`;
@@ -526,6 +539,7 @@ export async function buildAuditPdf(data: AuditPdfData, locale: AuditPdfLocale):
   const images = new Map<string, Promise<PDFImage>>();
   for (const recipient of data.recipients) {
     w.heading(t.roleLine(recipient.roleName, t.types[recipient.type] ?? recipient.type, recipient.order), 2);
+    if (recipient.approval) w.block([w.text(t.quorumLine(recipient.approval.quorum, recipient.approval.approvals), { indent: 6 })]);
     if (recipient.people.length === 0) w.block([w.text(t.nobody, { indent: 12, color: grey })]);
     for (const person of recipient.people) {
       const items: Item[] = [w.text(person.name ?? t.someone, { size: 9.5, indent: 6 })];
@@ -536,10 +550,12 @@ export async function buildAuditPdf(data: AuditPdfData, locale: AuditPdfLocale):
       const how =
         auth.method === 'otp' ? t.auth.otp(channel, when(auth.at)) : auth.method === 'in_person' ? t.auth.in_person(auth.by ?? t.someone) : auth.method === 'embedded' ? t.auth.embedded(auth.by ?? t.someone) : auth.method === 'link' ? t.auth.link(channel) : t.auth.none;
       items.push(w.text(`${t.authentication}: ${how}`, { indent: 12 }));
-      for (const key of ['sentAt', 'viewedAt', 'consentedAt', 'signedAt', 'declinedAt', 'delegatedAt'] as const) {
+      for (const key of ['sentAt', 'viewedAt', 'consentedAt', 'signedAt', 'approvedAt', 'declinedAt', 'delegatedAt'] as const) {
         if (person[key]) items.push(w.text(`${t.times[key]}: ${when(person[key])}`, { indent: 12 }));
       }
       if (person.consent) items.push(w.text(`${t.consentText}: ${quoted(person.consent, locale)}`, { indent: 12 }));
+      if (person.approvalComment) items.push(w.text(`${t.approvalComment}: ${quoted(person.approvalComment, locale)}`, { indent: 12 }));
+      if (person.madeQuorum) items.push(w.text(t.madeQuorum, { indent: 12 }));
       if (person.declineReason) items.push(w.text(`${t.declineReason}: ${quoted(person.declineReason, locale)}`, { indent: 12 }));
       if (person.delegatedTo) items.push(w.text(`${t.delegatedTo}: ${person.delegatedTo}`, { indent: 12 }));
       if (person.ip) items.push(w.text(`${t.ip}: ${person.ip}`, { indent: 12 }));

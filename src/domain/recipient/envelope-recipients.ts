@@ -39,6 +39,7 @@ async function resolveAgents(em: EntityManager, teamId: string, agents: AgentInp
   return {
     properties: {},
     details: { agentCount: resolved.length },
+    agentCount: async () => resolved.length,
     async write(em, recipient) {
       if (replace) await em.nativeDelete(Agent, { recipient });
       writeAgents(em, recipient, resolved);
@@ -59,7 +60,10 @@ export const envelopeRecipients: OwnerRecipients<Recipient> = {
     return {
       keys,
       given: Object.keys(input),
-      resolve: async (em, teamId) => (agents === undefined ? { properties: {}, details: {} } : resolveAgents(em, teamId, agents, true)),
+      resolve: async (em, teamId) =>
+        agents === undefined
+          ? { properties: {}, details: {}, agentCount: (em, recipient) => (recipient ? em.count(Agent, { recipient, revokedAt: null }) : Promise.resolve(0)) }
+          : resolveAgents(em, teamId, agents, true),
     };
   },
 };

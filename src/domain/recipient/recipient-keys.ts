@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { boundedInteger, identifierSlug, readableName } from '../validation.ts';
-import { agentsSchema } from './agent-input.ts';
+import { agentsSchema, MAX_AGENTS_PER_RECIPIENT } from './agent-input.ts';
 import { recipientTypes } from './recipient.entity.ts';
 
 /*
@@ -20,6 +20,8 @@ export const recipientShape = {
   order: boundedInteger(0, 1000),
   required: z.boolean({ error: 'must be true or false' }),
   color: colorSchema,
+  /** An approver role: how many distinct agents must approve (1 ≤ quorum ≤ agents). */
+  quorum: boundedInteger(1, MAX_AGENTS_PER_RECIPIENT),
   hostedById: z.string().nullable(),
   delegatedById: z.string().nullable(),
   agents: agentsSchema,
@@ -33,6 +35,7 @@ export const newRecipientShape = {
   order: recipientShape.order.default(0),
   required: recipientShape.required.default(true),
   color: recipientShape.color.optional(),
+  quorum: recipientShape.quorum.default(1),
   hostedById: recipientShape.hostedById.optional(),
   delegatedById: recipientShape.delegatedById.optional(),
 };

@@ -2,7 +2,7 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { baseColumns, updatedAtColumn } from '../../db/columns.ts';
 import { Envelope } from '../envelope/envelope.entity.ts';
 
-export const recipientTypes = ['signer', 'host', 'in_person_signer', 'delegator', 'viewer'] as const;
+export const recipientTypes = ['signer', 'host', 'in_person_signer', 'delegator', 'viewer', 'approver'] as const;
 export type RecipientType = (typeof recipientTypes)[number];
 
 /**
@@ -18,6 +18,8 @@ export function recipientKeyColumns() {
     order: p.integer().default(0),
     required: p.boolean().default(true),
     color: p.string().length(7),
+    /** An approver role completes when this many distinct agents approved (1 for every other type). */
+    quorum: p.integer().default(1),
   };
 }
 

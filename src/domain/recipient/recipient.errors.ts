@@ -34,6 +34,27 @@ export class RecipientDelegatorBoundError extends DomainError {
   }
 }
 
+/**
+ * `Recipient.QuorumExceedsAgents` (422): an approver role's quorum asks for more distinct agents
+ * than the role has (on write, and again at send: agents may have changed since).
+ */
+export class RecipientQuorumExceedsAgentsError extends DomainError {
+  constructor(options: { recipientId?: string; quorum: number; agentCount: number }) {
+    super('Recipient.QuorumExceedsAgents', `The quorum (${options.quorum}) is larger than the number of agents of the role (${options.agentCount}); add agents or lower the quorum.`, {
+      ...(options.recipientId ? { recipientId: options.recipientId } : {}),
+      quorum: options.quorum,
+      agentCount: options.agentCount,
+    });
+  }
+}
+
+/** `Recipient.QuorumNotApprover` (422): only an approver role has a quorum other than 1. */
+export class RecipientQuorumNotApproverError extends DomainError {
+  constructor(type: string, quorum: number) {
+    super('Recipient.QuorumNotApprover', `Only an approver role may have a quorum other than 1; this role is a ${type}.`, { type, quorum });
+  }
+}
+
 /** `Recipient.HasFields` (409): a recipient holding fields cannot become a viewer (viewers hold none). */
 export class RecipientHasFieldsError extends DomainError {
   constructor(recipientId: string, fieldIds: string[]) {

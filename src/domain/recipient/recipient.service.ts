@@ -4,6 +4,7 @@ import { isUuid } from '../../shared/ids.ts';
 import { ensureCapacity } from '../capacity.ts';
 import { Field } from '../field/field.entity.ts';
 import { ensureFieldsNotNamed, ensureRecipientOrderKeepsConditions, fieldIdsOfRecipient } from '../field/field.service.ts';
+import { FieldNotAllowedForRecipientError } from '../field/field.errors.ts';
 import { createInOwner, fieldAssignee, recipientsIn, type ContentOwner, type OwnedRecipient, type OwnerChange } from '../owner/owner.ts';
 import type { OwnerKind, OwnerRef } from '../owner/owner-ref.ts';
 import { readRecipient, type RecipientDataOf } from '../owner/owner.read.ts';
@@ -16,6 +17,8 @@ import {
   RecipientHasFieldsError,
   RecipientHostBoundError,
   RecipientNotFoundError,
+  RecipientQuorumExceedsAgentsError,
+  RecipientQuorumNotApproverError,
 } from './recipient.errors.ts';
 
 /*
@@ -87,6 +90,25 @@ async function checkTypeChange(
     const held = await bound.fieldIds();
     if (held.length > 0) throw new RecipientHasFieldsError(recipient.id, held);
   }
+  if (type === 'approver' && recipient.type !== 'approver') {
+    const held = await bound.fieldIds();
+    if (held.length > 0) throw new FieldNotAllowedForRecipientError({ recipientId: recipient.id, type, fieldIds: held });
+  }
+}
+
+/**
+ * An approver's quorum, for envelopes and templates alike: any other type keeps quorum 1
+ * (`Recipient.QuorumNotApprover`), and an approver's may not ask for more distinct agents than the
+ * role has (`Recipient.QuorumExceedsAgents`), where the owner knows its agents (an envelope's
+ * recipient; a template role's are checked when jumpstart makes the envelope and sends it). A
+ * role without agents yet may keep quorum 1: sending refuses a role without agents anyway.
+ */
+function checkQuorum(type: RecipientType, quorum: number, agentCount: number | null, recipientId?: string) {
+  if (type !== 'approver') {
+    if (quorum !== 1) throw new RecipientQuorumNotApproverError(type, quorum);
+    return;
+  }
+  if (agentCount !== null && quorum > Math.max(agentCount, 1)) throw new RecipientQuorumExceedsAgentsError({ recipientId, quorum, agentCount });
 }
 
 /**
@@ -148,6 +170,7 @@ export async function addRecipient<K extends OwnerKind>(
         owner.kind,
       );
       const extras = await request.resolve(em, change.caller.teamId);
+      checkQuorum(input.type, input.quorum, extras.agentCount ? await extras.agentCount(em, null) : null);
       const recipient = em.create(owner.recipients.entity, {
         ...recipientsIn(change.scope),
         identifier: input.identifier,
@@ -155,6 +178,7 @@ export async function addRecipient<K extends OwnerKind>(
         type: input.type,
         order: input.order,
         required: input.required,
+        quorum: input.quorum,
         color: input.color ?? firstFreeColor(existing.map((other) => other.color)),
         hostedBy: links.hostedBy,
         delegatedBy: links.delegatedBy,
@@ -213,12 +237,16 @@ export async function updateRecipient<K extends OwnerKind>(
     // A condition may name only fields of its own or an earlier recipient (docs/fields.md, Conditions).
     if (input.order !== undefined && input.order !== recipient.order) await ensureRecipientOrderKeepsConditions(change, owner.kind, recipient.id, input.order, 'recipient.order');
     const extras = await request.resolve(em, change.caller.teamId);
+    // A role that stops being an approver drops its quorum unless the request names one.
+    const quorum = input.quorum ?? (type === 'approver' ? recipient.quorum : 1);
+    checkQuorum(type, quorum, extras.agentCount ? await extras.agentCount(em, recipient) : null, recipient.id);
     em.assign(recipient, {
       type,
       identifier: input.identifier ?? recipient.identifier,
       roleName: input.roleName ?? recipient.roleName,
       order: input.order ?? recipient.order,
       required: input.required ?? recipient.required,
+      quorum,
       color: input.color ?? recipient.color,
       hostedBy: links.hostedBy,
       delegatedBy: links.delegatedBy,

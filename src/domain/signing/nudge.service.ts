@@ -43,8 +43,8 @@ async function secondsUntilAllowed(em: EntityManager, envelopeId: string, now: D
 }
 
 /**
- * Reminds now every person whose turn it is and who has not completed (signers, delegators and
- * hosts, as the scheduled reminders: in-person signers are reached through their host, viewers
+ * Reminds now every person whose turn it is and who has not completed (signers, delegators,
+ * hosts and approvers who have not approved yet, as the scheduled reminders: in-person signers are reached through their host, viewers
  * never act). Embedded people are skipped (nothing is ever mailed or texted to them) and so not
  * listed. `Envelope.RemindTooSoon` within `REMIND_INTERVAL_MINUTES` of the last manual reminder.
  * Each reminder carries a fresh link on the reminder topic, like a scheduled one; the request is
@@ -60,7 +60,7 @@ export async function remindEnvelope(context: ServiceContext, options: { envelop
     if (wait > 0) throw new EnvelopeRemindTooSoonError(envelope.id, wait, 'remind');
     const waiting = await em.find(
       Recipient,
-      { envelope, activatedAt: { $ne: null }, completedAt: null, type: { $in: ['signer', 'delegator', 'host'] } },
+      { envelope, activatedAt: { $ne: null }, completedAt: null, type: { $in: ['signer', 'delegator', 'host', 'approver'] } },
       { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' }, refresh: true },
     );
     const workflow = apiKeyWorkflow(context, { em, caller, envelopeId: envelope.id, now });

@@ -105,7 +105,7 @@ export async function queueDueReminders(dependencies: ReminderDependencies): Pro
             e.reminder_initial_delay_days, e.reminder_repeat_interval_days, e.reminder_before_expiration_days
        from recipient r join envelope e on e.id = r.envelope_id
       where e.status = 'sent' and (e.expires_at is null or e.expires_at > ?)
-        and r.activated_at is not null and r.completed_at is null and r.type in ('signer', 'delegator', 'host')
+        and r.activated_at is not null and r.completed_at is null and r.type in ('signer', 'delegator', 'host', 'approver')
         and (e.reminder_initial_delay_days > 0 or e.reminder_before_expiration_days > 0)
         ${dependencies.teamId === undefined ? '' : 'and e.team_id = ?'}`,
     [now, ...(dependencies.teamId === undefined ? [] : [dependencies.teamId])],

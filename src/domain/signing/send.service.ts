@@ -143,7 +143,14 @@ export async function sendProblems(
     if (SIGNING_TYPES.includes(recipient.type) && recipient.required && ownFields.length === 0) {
       issues.push({ path: `${path}.fields`, message: `a required ${recipient.type} needs at least one field` });
     }
-    if ((recipient.type === 'host' || recipient.type === 'viewer') && ownFields.length > 0) {
+    if (recipient.type === 'approver') {
+      const agentCount = agents.filter((agent) => agent.recipient.id === recipient.id).length;
+      // Agents may have been replaced since the quorum was set: checked again, by name.
+      if (agentCount > 0 && recipient.quorum > agentCount) {
+        issues.push({ path: `${path}.quorum`, message: `Recipient.QuorumExceedsAgents: the quorum (${recipient.quorum}) is larger than the number of agents (${agentCount})` });
+      }
+    }
+    if ((recipient.type === 'host' || recipient.type === 'viewer' || recipient.type === 'approver') && ownFields.length > 0) {
       issues.push({ path: `${path}.fields`, message: `a ${recipient.type} does not fill fields; assign them to a signing recipient` });
     }
   }

@@ -112,6 +112,37 @@ export class SigningHostCannotSubmitError extends DomainError {
   }
 }
 
+/** `Signing.ApproverCannotSubmit` (409): an approver holds no fields; it approves (`approveSigning`) or rejects (`declineSigning`). */
+export class SigningApproverCannotSubmitError extends DomainError {
+  constructor(recipientId: string) {
+    super('Signing.ApproverCannotSubmit', 'An approver does not fill in or complete fields: approve or reject instead.', { recipientId });
+  }
+}
+
+/** `Signing.NotApprover` (403): `approveSigning` from the link of a role that is not an approver. Nothing changed. */
+export class SigningNotApproverError extends DomainError {
+  constructor(recipientId: string) {
+    super('Signing.NotApprover', 'Only an approver approves; this link belongs to another kind of role.', { recipientId });
+  }
+}
+
+/** `Signing.AlreadyApproved` (409): this agent already approved the role (another person of the same group agent, or a retry); it counts once. Nothing changed. */
+export class SigningAlreadyApprovedError extends DomainError {
+  constructor(recipientId: string, agentId: string) {
+    super('Signing.AlreadyApproved', 'This approval is already on record; each agent counts once towards the quorum.', { recipientId, agentId });
+  }
+}
+
+/**
+ * `Signing.RoleCompleted` (410): the approver role reached its quorum without this agent; its
+ * approval is no longer needed. Nothing changed.
+ */
+export class SigningRoleCompletedError extends DomainError {
+  constructor(recipientId: string) {
+    super('Signing.RoleCompleted', 'Enough approvers have already approved; this approval is no longer needed.', { recipientId });
+  }
+}
+
 /** `Signing.OtpRequired`: the link's person has a phone and has not verified a one-time code on this link (or the verification lapsed). Nothing changed. */
 export class SigningOtpRequiredError extends DomainError {
   constructor(recipientId: string) {

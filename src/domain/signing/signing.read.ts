@@ -46,6 +46,8 @@ export type SigningSessionData = {
   activeRecipients: SigningRoleData[];
   /** For a host: the in-person signers it hosts. */
   hostedSigners: SigningRoleData[];
+  /** For an approver: its quorum, the approvals so far, and whether this link's agent approved; null for other roles. */
+  approval: SigningApprovalData | null;
   /** Computed from the above (see withTurn). */
   isExpired: boolean;
   isMyTurn: boolean;
@@ -55,6 +57,8 @@ export type SigningSessionData = {
   /** The sending team as the page shows it (team settings: display name and branding), and whether a decline mails it. */
   sender: SigningSenderData;
 };
+
+export type SigningApprovalData = { quorum: number; approvals: number; approvedByMe: boolean };
 
 /** A field as any field is read, with the colour of its role and the name of who gave its value. */
 export type SigningCompletedFieldData = FieldData & { color: string; signerName: string };
@@ -149,6 +153,9 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
           ).as('completedFields'),
           sql`(select coalesce(json_agg(${roleObject('x')} order by x.order, x.created_at, x.id), '[]'::json) from recipient x
             where x.envelope_id = e.id and x.activated_at is not null and x.completed_at is null and x.type <> 'viewer')`.as('activeRecipients'),
+          sql<SigningApprovalData | null>`case when r.type = 'approver' then json_build_object('quorum', r.quorum,
+            'approvals', (select count(*) from approval p where p.recipient_id = r.id),
+            'approvedByMe', exists (select 1 from approval p where p.recipient_id = r.id and p.agent_id = t.agent_id)) end`.as('approval'),
           sql`(select coalesce(json_agg(${roleObject('h')} order by h.order, h.created_at, h.id), '[]'::json) from recipient h
             where h.hosted_by_id = r.id)`.as('hostedSigners'),
         ]),
@@ -173,7 +180,7 @@ function senderOf(stored: unknown): SigningSenderData {
 function withTurn({ otpInputs, teamSettings, ...session }: RawSession, now: Date): SigningSessionData {
   const isExpired = isExpiredAt(session.envelope, now);
   const isMyTurn =
-    session.envelope.status === 'sent' && !isExpired && session.recipient.activatedAt !== null && session.recipient.completedAt === null && session.recipient.type !== 'host';
+    session.envelope.status === 'sent' && !isExpired && session.recipient.activatedAt !== null && session.recipient.completedAt === null && session.recipient.type !== 'host' && !session.approval?.approvedByMe;
   // What the signer still has to give: not a field the service fills at completion, nor one its
   // conditions hide (over this role's and earlier roles' values, as the service decides at submit).
   const rules = resolveFields(

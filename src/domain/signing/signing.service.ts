@@ -6,6 +6,7 @@ import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.t
 import { hashSecret, isUuid } from '../../shared/ids.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
+import { newId } from '../../shared/ids.ts';
 import { Field } from '../field/field.entity.ts';
 import { parseFieldValue, SERVICE_FILLED_TYPES, summariseBiometricValue } from '../field/field-values.ts';
 import { applyFieldRules, fillOnCompletion } from '../field/field-submission.ts';
@@ -19,7 +20,11 @@ import { teamFrameOrigins } from '../team/team-settings.ts';
 import { boundedText, parseInput } from '../validation.ts';
 import {
   EnvelopeClosedError,
+  SigningAlreadyApprovedError,
   SigningAlreadyDelegatedError,
+  SigningApproverCannotSubmitError,
+  SigningNotApproverError,
+  SigningRoleCompletedError,
   SigningFieldNotAssignedError,
   SigningFieldReadonlyError,
   SigningHostCannotSubmitError,
@@ -36,6 +41,7 @@ import {
 import { ensureOtpVerified } from './otp-gate.ts';
 import { readSigningSession, type SigningSessionData } from './signing.read.ts';
 import { SigningToken } from './signing-token.entity.ts';
+import { Approval } from './approval.entity.ts';
 import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, queueHandoverNotice, recordEvent, type Workflow } from './workflow.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { renderEscrowedCopy } from '../artefact/escrow.ts';
@@ -60,7 +66,16 @@ export type TokenRow = {
   envelope_id: string;
   team_id: string;
   status: string;
+  /** The link's role reached its quorum without this link's agent (an approver role only). */
+  role_done_without_me: boolean;
 };
+
+/**
+ * Whether the link's role is an approver role that completed without an approval of the link's
+ * agent: that agent's approval is no longer needed (`Signing.RoleCompleted`, a 410 page).
+ */
+const ROLE_DONE_WITHOUT_ME = `(r.type = 'approver' and r.completed_at is not null
+  and not exists (select 1 from approval p where p.recipient_id = r.id and p.agent_id = t.agent_id)) as role_done_without_me`;
 
 
 /** Finds the token's envelope (to queue for its lock); unknown tokens and dead links are refused by name. */
@@ -69,7 +84,7 @@ export async function lookUpToken(context: ServiceContext): Promise<TokenRow> {
   const token = context.signingToken;
   if (!token) throw new SigningTokenMissingError();
   const [row] = await context.em.execute<TokenRow[]>(
-    `select t.id, t.revoked_at, t.last_used_at, t.expires_at, t.recipient_id, t.agent_id, r.envelope_id, e.team_id, e.status
+    `select t.id, t.revoked_at, t.last_used_at, t.expires_at, t.recipient_id, t.agent_id, r.envelope_id, e.team_id, e.status, ${ROLE_DONE_WITHOUT_ME}
        from signing_token t join recipient r on r.id = t.recipient_id join envelope e on e.id = r.envelope_id
       where t.token_hash = ?`,
     [hashSecret(token)],
@@ -78,6 +93,7 @@ export async function lookUpToken(context: ServiceContext): Promise<TokenRow> {
   if (isClosedEnvelopeStatus(row.status)) throw new EnvelopeClosedError(row.envelope_id, row.status as Envelope['status']);
   if (row.revoked_at) throw new SigningTokenInvalidError();
   if (row.expires_at && context.clock.now() >= new Date(row.expires_at)) throw new SigningSessionExpiredError(new Date(row.expires_at));
+  if (row.role_done_without_me) throw new SigningRoleCompletedError(row.recipient_id);
   return row;
 }
 
@@ -91,12 +107,12 @@ export async function lookUpToken(context: ServiceContext): Promise<TokenRow> {
 /** An invitation link's state, and the origins that may frame its page (the team's, teamFrameOrigins). */
 export type SigningLinkState =
   | { kind: 'unknown' }
-  | { kind: 'open' | 'revoked' | 'expired'; locale: string | null; frameAncestors: readonly string[] }
+  | { kind: 'open' | 'revoked' | 'expired' | 'role_completed'; locale: string | null; frameAncestors: readonly string[] }
   | { kind: 'closed'; status: Envelope['status']; locale: string | null; frameAncestors: readonly string[] };
 
 export async function signingLinkState(context: ServiceContext, rawToken: string): Promise<SigningLinkState> {
-  const [row] = await context.em.execute<{ revoked_at: Date | null; expires_at: Date | null; status: string; envelope_expires_at: Date | null; locale: string | null; frame_origin: string | null; team_frame_origins: unknown }[]>(
-    `select t.revoked_at, t.expires_at, e.status, e.expires_at as envelope_expires_at,
+  const [row] = await context.em.execute<{ revoked_at: Date | null; expires_at: Date | null; status: string; envelope_expires_at: Date | null; locale: string | null; frame_origin: string | null; team_frame_origins: unknown; role_done_without_me: boolean }[]>(
+    `select t.revoked_at, t.expires_at, e.status, e.expires_at as envelope_expires_at, ${ROLE_DONE_WITHOUT_ME},
             coalesce(t.embedding ->> 'locale', ${agentPersonSqlText('a', 't.person_index')} ->> 'locale') as locale,
             t.embedding ->> 'frameOrigin' as frame_origin, tm.settings -> 'embedding' -> 'frameOrigins' as team_frame_origins
        from signing_token t join recipient r on r.id = t.recipient_id join envelope e on e.id = r.envelope_id join agent a on a.id = t.agent_id
@@ -113,6 +129,7 @@ export async function signingLinkState(context: ServiceContext, rawToken: string
   if (row.revoked_at) return { kind: 'revoked', locale, frameAncestors };
   const now = context.clock.now();
   if ((row.expires_at && now >= new Date(row.expires_at)) || isPastExpiry(row.envelope_expires_at, now)) return { kind: 'expired', locale, frameAncestors };
+  if (row.role_done_without_me) return { kind: 'role_completed', locale, frameAncestors };
   return { kind: 'open', locale, frameAncestors };
 }
 
@@ -191,7 +208,8 @@ const submitInput = z.strictObject({
 });
 
 export function ensureMayAct(recipient: Recipient) {
-  if (recipient.completedAt) throw new SigningRecipientCompletedError(recipient.id);
+  // An approver role completes by quorum: the agents left over are no longer needed (410).
+  if (recipient.completedAt) throw recipient.type === 'approver' ? new SigningRoleCompletedError(recipient.id) : new SigningRecipientCompletedError(recipient.id);
   if (!recipient.activatedAt) throw new SigningNotYourTurnError(recipient.id);
 }
 
@@ -217,6 +235,8 @@ export async function submitSigning(context: ServiceContext, options: { input: u
   return actWithToken(context, async ({ workflow, token, recipient }) => {
     const { em, now } = workflow;
     if (recipient.type === 'host') throw new SigningHostCannotSubmitError(recipient.id);
+    // Completing an approver by submit would bypass its quorum.
+    if (recipient.type === 'approver') throw new SigningApproverCannotSubmitError(recipient.id);
     ensureMayAct(recipient);
     await ensureOtpVerified(em, { token, recipient, now });
     const fields = await em.find(Field, { recipient }, { orderBy: { createdAt: 'asc', identifier: 'asc' } });
@@ -289,11 +309,73 @@ export async function declineSigning(context: ServiceContext, options: { input: 
   return actWithToken(context, async ({ workflow, token, recipient }) => {
     ensureMayAct(recipient);
     await ensureOtpVerified(workflow.em, { token, recipient, now: workflow.now });
+    // An agent who approved does not reject the same role afterwards.
+    if (recipient.type === 'approver' && (await workflow.em.count(Approval, { recipient, agent: token.agent.id })) > 0) throw new SigningAlreadyApprovedError(recipient.id, token.agent.id);
     recipient.declinedAt = workflow.now;
     recipient.declineReason = input.reason;
     await recordEvent(workflow, 'recipient.declined', { recipientId: recipient.id, identifier: recipient.identifier, agentId: token.agent.id, personIndex: token.personIndex, reason: input.reason });
     await closeEnvelope(workflow, { status: 'voided', reason: input.reason, documentStatus: 'declined', cause: 'decline', recipientId: recipient.id });
     return sessionInTransaction(workflow.em, token.id, workflow.now);
+  });
+}
+
+const approveInput = z.strictObject({ comment: boundedText(1, 2000).optional() });
+
+/**
+ * An approver's agent approves, on the role's turn (rejecting is `declineSigning`). Each agent
+ * counts once (the approval's unique key per role and agent); the role completes when `quorum`
+ * distinct agents approved, and the turns move on. Under the envelope's row lock, so racing
+ * agents approve one at a time; the insert (`on conflict do nothing`) and the completion
+ * (`where completed_at is null`) are guarded single-row writes besides, so however the requests
+ * interleave exactly `quorum` approvals count, the role completes once and the next turn starts
+ * once. The agents left over then get `Signing.RoleCompleted`.
+ */
+export async function approveSigning(context: ServiceContext, options: { input: unknown }): Promise<SigningSessionData> {
+  const input = parseInput(approveInput, options.input);
+  return actWithToken(context, async ({ workflow, token, recipient }) => {
+    const { em, now } = workflow;
+    if (recipient.type !== 'approver') throw new SigningNotApproverError(recipient.id);
+    ensureMayAct(recipient);
+    await ensureOtpVerified(em, { token, recipient, now });
+    const agentId = token.agent.id;
+    const inserted = await em.execute<{ id: string }[]>(
+      `insert into approval (id, created_at, recipient_id, agent_id, person_index, comment, made_quorum) values (?, ?, ?, ?, ?, ?, false)
+         on conflict (recipient_id, agent_id) do nothing returning id`,
+      [newId(), now, recipient.id, agentId, token.personIndex, input.comment ?? null],
+    );
+    if (inserted.length !== 1) throw new SigningAlreadyApprovedError(recipient.id, agentId);
+    const [{ count }] = await em.execute<{ count: string }[]>('select count(*) from approval where recipient_id = ?', [recipient.id]);
+    const approvals = Number(count);
+    await recordEvent(workflow, 'recipient.approved', {
+      recipientId: recipient.id,
+      identifier: recipient.identifier,
+      agentId,
+      personIndex: token.personIndex,
+      approvals,
+      quorum: recipient.quorum,
+      ...(input.comment ? { comment: input.comment } : {}),
+    });
+    if (approvals >= recipient.quorum) {
+      const completed = await em.nativeUpdate(Recipient, { id: recipient.id, completedAt: null }, { completedAt: now });
+      if (completed === 1) {
+        await em.nativeUpdate(Approval, { id: inserted[0].id }, { madeQuorum: true });
+        // The unit of work sees the completion before the turns move on.
+        await em.findOne(Recipient, { id: recipient.id }, { refresh: true });
+        const approvedBy = await em.find(Approval, { recipient }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+        await recordEvent(workflow, 'recipient.completed', {
+          recipientId: recipient.id,
+          identifier: recipient.identifier,
+          agentId,
+          personIndex: token.personIndex,
+          quorum: recipient.quorum,
+          approvedBy: approvedBy.map((approval) => approval.agent.id),
+          madeQuorum: agentId,
+        });
+        await advanceTurns(workflow);
+      }
+    }
+    await em.flush();
+    return sessionInTransaction(em, token.id, now);
   });
 }
 

@@ -13,6 +13,7 @@ import { Agent, isEmbedded, type AgentInfo } from '../recipient/agent.entity.ts'
 import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
 import { peopleOf } from '../recipient/agent-people.ts';
 import { SigningToken } from './signing-token.entity.ts';
+import { Approval } from './approval.entity.ts';
 import { queueTeamNotice } from '../team/team-notices.ts';
 
 /*
@@ -25,6 +26,8 @@ import { queueTeamNotice } from '../team/team-notices.ts';
 
 /** Recipient types that act; hosts act through their hosted signers, viewers never act. */
 export const SIGNING_TYPES: readonly RecipientType[] = ['signer', 'in_person_signer', 'delegator'];
+/** Recipient types that take a turn in `order`: the signing ones, and approvers (who approve or reject, holding no fields). */
+export const TURN_TYPES: readonly RecipientType[] = [...SIGNING_TYPES, 'approver'];
 
 export type Workflow = {
   em: EntityManager;
@@ -106,7 +109,10 @@ export async function inviteRecipient(
   options: { onBehalfOf?: Recipient; reminderWindow?: string; delegatedBy?: string | null; agent?: Agent; resend?: boolean } = {},
 ): Promise<QueuedMessage[]> {
   // A resend names one agent of the role; every other path invites all of its live agents.
-  const agents = options.agent ? [options.agent] : await workflow.em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
+  const live = options.agent ? [options.agent] : await workflow.em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
+  // An approver's agent that approved has nothing left to do: no reminder for it.
+  const approved = options.reminderWindow && recipient.type === 'approver' ? new Set((await workflow.em.find(Approval, { recipient })).map((approval) => approval.agent.id)) : null;
+  const agents = approved ? live.filter((agent) => !approved.has(agent.id)) : live;
   const envelope = await workflow.em.findOneOrFail(Envelope, { id: workflow.envelopeId });
   const queued: QueuedMessage[] = [];
   for (const agent of agents) {
@@ -184,7 +190,7 @@ async function activate(workflow: Workflow, recipient: Recipient, recipients: Re
  */
 export async function advanceTurns(workflow: Workflow): Promise<{ finalized: boolean }> {
   const recipients = await workflow.em.find(Recipient, { envelope: workflow.envelopeId }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } });
-  const signing = recipients.filter((recipient) => SIGNING_TYPES.includes(recipient.type));
+  const signing = recipients.filter((recipient) => TURN_TYPES.includes(recipient.type));
   const pending = signing.filter((recipient) => recipient.required && !recipient.completedAt);
   if (pending.length === 0) return { finalized: await finalizeEnvelope(workflow) };
   const currentOrder = Math.min(...pending.map((recipient) => recipient.order));

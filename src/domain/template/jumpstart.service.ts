@@ -278,6 +278,7 @@ export async function copyTemplate(
         type: role.type,
         order: role.order,
         required: role.required,
+        quorum: role.quorum,
         color: role.color,
         createdAt: now,
         updatedAt: now,

@@ -22,6 +22,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'recipient.removed',
   'recipient.activated',
   'recipient.completed',
+  'recipient.approved',
   'recipient.declined',
   'recipient.delegated',
   'field.added',

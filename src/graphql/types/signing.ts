@@ -5,8 +5,8 @@ import { remindEnvelope, resendInvitation, type RemindedData, type ResentData } 
 import { dryRunSend, sendEnvelope, type PlannedInvitation, type SendDryRun, type SendPlan } from '../../domain/signing/send.service.ts';
 import { cancelScheduledSend } from '../../domain/signing/scheduled-send.ts';
 import { createSigningUrl, type SigningUrlData } from '../../domain/signing/signing-url.service.ts';
-import type { SigningCompletedFieldData, SigningRoleData, SigningSessionData } from '../../domain/signing/signing.read.ts';
-import { declineSigning, delegateSigning, openSigningSession, startHostedSigning, submitSigning } from '../../domain/signing/signing.service.ts';
+import type { SigningApprovalData, SigningCompletedFieldData, SigningRoleData, SigningSessionData } from '../../domain/signing/signing.read.ts';
+import { approveSigning, declineSigning, delegateSigning, openSigningSession, startHostedSigning, submitSigning } from '../../domain/signing/signing.service.ts';
 import type { SigningOtpStatus } from '../../domain/signing/otp-policy.ts';
 import { requestSigningOtp, verifySigningOtp, type SigningOtpRequest } from '../../domain/signing/otp.service.ts';
 import { builder } from '../builder.ts';
@@ -281,6 +281,15 @@ const SigningSenderType = builder.objectRef<SigningSessionData['sender']>('Signi
   }),
 });
 
+const SigningApprovalType = builder.objectRef<SigningApprovalData>('SigningApproval').implement({
+  description: 'An approver role’s progress: it completes when quorum distinct agents approved.',
+  fields: (t) => ({
+    quorum: t.exposeInt('quorum'),
+    approvals: t.exposeInt('approvals', { description: 'Distinct agents who approved so far.' }),
+    approvedByMe: t.exposeBoolean('approvedByMe', { description: 'This link’s agent approved.' }),
+  }),
+});
+
 const SigningSessionType = builder.objectRef<SigningSessionData>('SigningSession').implement({
   description: 'What one signing link may see: the envelope, its documents, this recipient’s fields, and whose turn it is.',
   fields: (t) => ({
@@ -297,6 +306,7 @@ const SigningSessionType = builder.objectRef<SigningSessionData>('SigningSession
     requiredFieldIds: t.idList({ description: 'Required fields of this recipient that have no value yet.', resolve: (session) => session.requiredFieldIds }),
     activeRecipients: t.field({ type: [SigningRoleType], description: 'The roles whose turn it is now.', resolve: (session) => session.activeRecipients }),
     hostedSigners: t.field({ type: [SigningRoleType], description: 'For a host: the in-person signers it hosts.', resolve: (session) => session.hostedSigners }),
+    approval: t.field({ type: SigningApprovalType, nullable: true, description: 'For an approver: its quorum and approvals; null for other roles.', resolve: (session) => session.approval }),
   }),
 });
 
@@ -368,6 +378,14 @@ builder.mutationFields((t) => ({
     description: 'Declines to sign: the envelope is voided and its documents declined.',
     args: { reason: t.arg.string({ required: true, description: '1–500 characters.' }) },
     resolve: (_root, args, context) => declineSigning(context, { input: { reason: args.reason } }),
+  }),
+  approveSigning: t.field({
+    type: SigningSessionType,
+    nullable: true,
+    description:
+      'For an approver: approves on the role’s turn (to reject, declineSigning). The role completes when quorum distinct agents approved; the agents left over then get Signing.RoleCompleted.',
+    args: { comment: t.arg.string({ required: false, description: 'At most 2000 characters, kept in the audit trail and the certificate.' }) },
+    resolve: (_root, args, context) => approveSigning(context, { input: args.comment == null ? {} : { comment: args.comment } }),
   }),
   delegateSigning: t.field({
     type: DelegationType,

@@ -20,8 +20,8 @@ export const fieldRoutes = ownerContentRoutes([
     method: 'POST',
     path: '/fields',
     docs: {
-      envelope: { summary: 'Place fields (all or none)', body: CREATE_BODY, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Recipient.NotFound', 'Document.NotFound'] },
-      template: { summary: 'Place template fields (all or none)', body: CREATE_BODY, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded'] },
+      envelope: { summary: 'Place fields (all or none)', body: CREATE_BODY, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Recipient.NotFound', 'Document.NotFound', 'Field.NotAllowedForRecipient'] },
+      template: { summary: 'Place template fields (all or none)', body: CREATE_BODY, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded', 'Field.NotAllowedForRecipient'] },
     },
     async handler({ request, params, context }) {
       const fields = await createFields(context, { owner: ownerInPath(params), input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
@@ -36,13 +36,13 @@ export const fieldRoutes = ownerContentRoutes([
         summary: 'Place fields from the document’s text tags or its own form (all or none)',
         description: PLACE_DESCRIPTION,
         body: PLACE_BODY,
-        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Field.DuplicateIdentifier', ...PLACE_ERRORS],
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Field.DuplicateIdentifier', 'Field.NotAllowedForRecipient', ...PLACE_ERRORS],
       },
       template: {
         summary: 'Place template fields from the document’s text tags or its own form (all or none)',
         description: PLACE_DESCRIPTION,
         body: PLACE_BODY,
-        errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded', 'Field.DuplicateIdentifier', ...PLACE_ERRORS],
+        errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded', 'Field.DuplicateIdentifier', 'Field.NotAllowedForRecipient', ...PLACE_ERRORS],
       },
     },
     async handler({ request, params, context }) {
@@ -69,8 +69,8 @@ export const fieldRoutes = ownerContentRoutes([
     method: 'PATCH',
     path: '/fields/:fieldId',
     docs: {
-      envelope: { summary: 'Change a field of a draft', body: UPDATE_BODY, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded'] },
-      template: { summary: 'Change a template field', body: UPDATE_BODY, errors: OWNER_CHANGE_ERRORS.template },
+      envelope: { summary: 'Change a field of a draft', body: UPDATE_BODY, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Field.NotAllowedForRecipient'] },
+      template: { summary: 'Change a template field', body: UPDATE_BODY, errors: [...OWNER_CHANGE_ERRORS.template, 'Field.NotAllowedForRecipient'] },
     },
     async handler({ request, params, context }) {
       const field = await updateField(context, { owner: ownerInPath(params), fieldId: params.fieldId, input: await readJsonObject(request) });

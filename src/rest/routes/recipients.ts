@@ -30,13 +30,13 @@ export const recipientRoutes = ownerContentRoutes([
         summary: 'Add a recipient role with its people',
         body: { schema: createRecipientInput, wrap: 'recipient', example: { recipient: { type: 'signer', identifier: 'buyer', roleName: 'Buyer', order: 1, agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] } } },
         isIdempotent: true,
-        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Recipient.DuplicateIdentifier', 'Contact.NotFound', 'ContactGroup.NotFound', 'User.NotFound'],
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Recipient.DuplicateIdentifier', 'Recipient.QuorumExceedsAgents', 'Recipient.QuorumNotApprover', 'Contact.NotFound', 'ContactGroup.NotFound', 'User.NotFound'],
       },
       template: {
         summary: 'Add a template role',
         body: { schema: createRoleInput, wrap: 'recipient', example: { recipient: { type: 'signer', identifier: 'client', roleName: 'Client' } } },
         isIdempotent: true,
-        errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded', 'Recipient.DuplicateIdentifier'],
+        errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded', 'Recipient.DuplicateIdentifier', 'Recipient.QuorumNotApprover'],
       },
     },
     async handler({ request, params, context }) {
@@ -67,12 +67,12 @@ export const recipientRoutes = ownerContentRoutes([
       envelope: {
         summary: 'Change a recipient of a draft',
         body: { schema: updateRecipientInput, wrap: 'recipient', example: { recipient: { roleName: 'Purchaser' } } },
-        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.HasFields', 'Recipient.DuplicateIdentifier'],
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.HasFields', 'Field.NotAllowedForRecipient', 'Recipient.DuplicateIdentifier', 'Recipient.QuorumExceedsAgents', 'Recipient.QuorumNotApprover'],
       },
       template: {
         summary: 'Change a template role',
         body: { schema: updateRoleInput, wrap: 'recipient', example: { recipient: { fixed: true } } },
-        errors: [...OWNER_CHANGE_ERRORS.template, 'Recipient.HasFields'],
+        errors: [...OWNER_CHANGE_ERRORS.template, 'Recipient.HasFields', 'Field.NotAllowedForRecipient', 'Recipient.QuorumNotApprover'],
       },
     },
     async handler({ request, params, context }) {

@@ -20,6 +20,11 @@ export function renderMessage(screen) {
     declined: [t.declinedTitle, session?.sender?.declineNotified ? t.declinedText : t.declinedTextNoMail],
     delegated: [t.delegatedTitle, t.delegatedText],
     'not-your-turn': [t.notYourTurnTitle, t.notYourTurnText],
+    approved: [
+      t.approvedTitle,
+      !session?.approval ? '' : session.approval.approvals >= session.approval.quorum ? t.approvedAllText : t.approvedText(session.approval.approvals, session.approval.quorum),
+    ],
+    'role-completed': [t.roleCompletedTitle, t.roleCompletedText],
     invalid: [t.invalidTitle, t.invalidText],
     error: [t.errorTitle, t.errorText],
     used: [t.usedTitle, t.usedText],

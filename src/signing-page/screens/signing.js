@@ -1,7 +1,7 @@
 // The signing screen: the summary, the toolbar (next field, delegate, decline, finish), the
 // documents with this recipient's fields over them, and the dialogs that end a signer's part:
 // the consent to sign electronically (finish), delegating and declining.
-import { declineSigning, delegateSigning, submitSigning } from '../api.js';
+import { approveSigning, declineSigning, delegateSigning, submitSigning } from '../api.js';
 import { attempt, cancelButton, openDialog } from '../dialogs.js';
 import { drawPages } from '../documents.js';
 import { app, el } from '../dom.js';
@@ -16,12 +16,21 @@ export function renderSigning() {
   const session = currentSession();
   document.title = `${session.envelope.name} · ${t.brand}`;
   const progress = el('p', { id: 'progress', class: 'progress', role: 'status' });
-  const toolbar = el(
+  // An approver (issue 33) fills nothing in: it reads the documents and approves or rejects them.
+  const approver = session.recipient.type === 'approver';
+  const toolbar = approver
+    ? el(
+        'div',
+        { class: 'toolbar', role: 'toolbar', 'aria-label': t.brand },
+        el('button', { type: 'button', id: 'decline', class: 'secondary', onclick: () => openDecline(t.rejectTitle, t.reject) }, t.reject),
+        el('button', { type: 'button', id: 'approve', class: 'primary', onclick: openApprove }, t.approve),
+      )
+    : el(
     'div',
     { class: 'toolbar', role: 'toolbar', 'aria-label': t.brand },
     el('button', { type: 'button', id: 'next-field', onclick: goToNextField }, t.nextField),
     session.recipient.type === 'delegator' ? el('button', { type: 'button', id: 'delegate', class: 'secondary', onclick: openDelegate }, t.delegate) : null,
-    el('button', { type: 'button', id: 'decline', class: 'secondary', onclick: openDecline }, t.decline),
+    el('button', { type: 'button', id: 'decline', class: 'secondary', onclick: () => openDecline(t.declineTitle, t.declineConfirm) }, t.decline),
     el('button', { type: 'button', id: 'finish', class: 'primary', onclick: openFinish }, t.finish),
   );
   const documents = session.documents.map((document) =>
@@ -38,7 +47,7 @@ export function renderSigning() {
     ),
   );
   app.replaceChildren(
-    el('section', { class: 'summary' }, el('h1', {}, session.envelope.name), el('p', { class: 'signer' }, t.signingAs(state.hostedSigner ?? session.signerName)), progress),
+    el('section', { class: 'summary' }, el('h1', {}, session.envelope.name), el('p', { class: 'signer' }, (approver ? t.approvingAs : t.signingAs)(state.hostedSigner ?? session.signerName)), approver ? null : progress),
     toolbar,
     el('div', { class: 'documents' }, documents),
   );
@@ -84,6 +93,35 @@ function openFinish() {
   ]);
 }
 
+/** An approver approves, with an optional comment; the screen then says where the quorum stands. */
+function openApprove() {
+  const { t } = state;
+  const comment = el('textarea', { id: 'approve-comment', rows: 3, maxlength: 2000 });
+  /** @type {DialogHandle} */
+  let handle;
+  handle = openDialog(t.approveTitle, el('div', {}, el('p', {}, t.approveText), el('label', { for: 'approve-comment' }, t.comment), comment), [
+    cancelButton(() => handle),
+    el(
+      'button',
+      {
+        type: 'button',
+        class: 'primary',
+        id: 'confirm-approve',
+        onclick: () =>
+          attempt(handle, async () => {
+            const session = await closingAction(() => approveSigning(comment.value.trim() === '' ? null : comment.value.trim()));
+            state.session = session;
+            show(screenOf(session));
+            tellHost('completed');
+            returnToIntegrator('signing_complete');
+          }),
+      },
+      t.approveConfirm,
+    ),
+  ]);
+  comment.focus();
+}
+
 /** A delegator hands the role to another person, who is invited; this link stops working. */
 function openDelegate() {
   const { t } = state;
@@ -118,13 +156,17 @@ function openDelegate() {
   name.focus();
 }
 
-/** Declining ends the envelope for everyone, with the signer's reason. */
-function openDecline() {
+/**
+ * Declining (an approver: rejecting) ends the envelope for everyone, with the signer's reason.
+ * @param {string} title
+ * @param {string} confirmLabel
+ */
+function openDecline(title, confirmLabel) {
   const { t } = state;
   const reason = el('textarea', { id: 'decline-reason', rows: 3, maxlength: 500, required: true });
   /** @type {DialogHandle} */
   let handle;
-  handle = openDialog(t.declineTitle, el('div', {}, el('p', {}, state.session?.sender?.declineNotified ? t.declineText : t.declineTextNoMail), el('label', { for: 'decline-reason' }, t.reason), reason), [
+  handle = openDialog(title, el('div', {}, el('p', {}, state.session?.sender?.declineNotified ? t.declineText : t.declineTextNoMail), el('label', { for: 'decline-reason' }, t.reason), reason), [
     cancelButton(() => handle),
     el(
       'button',
@@ -141,7 +183,7 @@ function openDecline() {
             returnToIntegrator('declined');
           }),
       },
-      t.declineConfirm,
+      confirmLabel,
     ),
   ]);
   reason.focus();
