@@ -163,4 +163,14 @@ describe('the architecture check', () => {
       `the ratchet allows a folder pair that no longer imports both ways: bulk-send↔idempotency (remove it from ${RATCHET} and docs/architecture.md)`,
     ]);
   });
+
+  it('fails when src/db/ imports the domain anywhere but its entity list', () => {
+    const root = copyWith({
+      'src/db/planted.ts': "export { Envelope } from '../domain/envelope/envelope.entity.ts';\n",
+      'src/db/entities.ts': fs.readFileSync(path.join(repository, 'src/db/entities.ts'), 'utf8') + "export { Template as Planted } from '../domain/template/template.entity.ts';\n",
+    });
+    expect(checkArchitecture(root).offences).toEqual([
+      'db imports the domain outside the entity list (db/entities.ts): db/planted.ts → domain/envelope/envelope.entity.ts',
+    ]);
+  });
 });
