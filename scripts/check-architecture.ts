@@ -11,7 +11,17 @@
  *   - the PDF wing (src/domain/pdf/) imports anything of the domain outside itself (the document
  *     and artefact services call it, never the other way round);
  *   - a team filter on a gated aggregate's table is written outside its tenant gate file
- *     (check-team-filters.ts).
+ *     (check-team-filters.ts);
+ *   - anything under src/domain/ imports a face's package (graphql-yoga, Pothos, graphql-ws,
+ *     busboy, graphql-upload-minimal): a rule written against those belongs in a face;
+ *   - a relative import names no file under src/ (it would otherwise drop out of every rule here);
+ *   - src/shared/ imports upward (domain, db, graphql, rest, http, app, main, …): it is imported by
+ *     all and imports none of them;
+ *   - a face imports src/app.ts or src/main.ts, the composition root that wires it;
+ *   - a file of src/db/ other than entities.ts (the ORM's entity list) imports the domain: the
+ *     entities import db/columns.ts, so db/ imports the domain only to list them;
+ *   - more pairs of domain folders import each other both ways than the ratchet in
+ *     architecture-ratchet.json allows (and, when fewer do, it says to lower the number).
  *
  *   npm run check:architecture [-- ROOT]     ROOT defaults to this repository
  *
@@ -26,6 +36,17 @@ export type ArchitectureReport = { files: number; offences: string[] };
 
 const FACES = ['graphql', 'rest', 'signing-page'] as const;
 const OUTBOX_MODULE = 'domain/outbox/';
+/** Packages of the faces: the domain states its rules without them. */
+const FACE_PACKAGES = [/^graphql-yoga(\/|$)/, /^@graphql-yoga\//, /^@pothos\//, /^graphql-ws(\/|$)/, /^busboy(\/|$)/, /^graphql-upload-minimal(\/|$)/];
+/** What src/shared/ may import of src/: itself and config.ts (`shared/, db/ → config`), nothing above it. */
+const SHARED_MAY_IMPORT = (target: string) => target.startsWith('shared/') || target === 'config.ts';
+/** The composition root: it wires the faces, so no face imports it. */
+const COMPOSITION_ROOT = new Set(['app.ts', 'main.ts', 'server.ts', 'workers.ts']);
+/** The one file of src/db/ that imports the domain: the entities the ORM maps. */
+const DB_ENTITY_LIST = 'db/entities.ts';
+/** The committed ceiling of domain-folder pairs that import each other both ways (see docs/architecture.md). */
+const RATCHET_FILE = 'scripts/architecture-ratchet.json';
+
 /** How a statement writes a row of the outbox: raw SQL, Kysely, or the entity. */
 const OUTBOX_WRITE_PATTERNS = [/insert\s+into\s+"?outbox_message"?/i, /insertInto\(\s*['"]outbox_message['"]/, /\.create\(\s*OutboxMessage\b/, /new\s+OutboxMessage\b/];
 
@@ -139,12 +160,35 @@ export function checkArchitecture(root: string): ArchitectureReport {
     const text = fs.readFileSync(file, 'utf8');
     const targets = new Set<string>();
     for (const specifier of importedSpecifiers(file, text)) {
-      if (!specifier.startsWith('.')) continue;
-      const target = relativeOf(path.resolve(path.dirname(file), specifier));
-      if (!known.has(target)) continue;
-      targets.add(target);
       const from = wingOf(relative);
+      if (!specifier.startsWith('.')) {
+        if (from === 'domain' && FACE_PACKAGES.some((pattern) => pattern.test(specifier))) {
+          offences.push(`domain imports a face's package: ${relative} → ${specifier}`);
+        }
+        continue;
+      }
+      const target = relativeOf(path.resolve(path.dirname(file), specifier));
+      if (!known.has(target)) {
+        // The signing page imports modules the service serves from elsewhere (field-rules.js, pdf.mjs),
+        // each typed by a declaration file beside it; anything else is a typo or a deleted file.
+        const resolved = path.resolve(path.dirname(file), specifier);
+        const declaration = resolved.replace(/\.(m?)js$/, '.d.$1ts');
+        if (!fs.existsSync(resolved) && !(declaration !== resolved && fs.existsSync(declaration))) {
+          offences.push(`an import names no file: ${relative} → ${specifier}`);
+        }
+        continue;
+      }
+      targets.add(target);
       const to = wingOf(target);
+      if (from === 'shared' && !SHARED_MAY_IMPORT(target)) {
+        offences.push(`shared imports upward: ${relative} → ${target}`);
+      }
+      if (from === 'db' && to === 'domain' && relative !== DB_ENTITY_LIST) {
+        offences.push(`db imports the domain outside the entity list (${DB_ENTITY_LIST}): ${relative} → ${target}`);
+      }
+      if (FACES.includes(from as never) && COMPOSITION_ROOT.has(target)) {
+        offences.push(`a face imports the composition root: ${relative} → ${target}`);
+      }
       if (from === 'domain' && (FACES.includes(to as never) || to === 'http')) {
         offences.push(`domain imports a face or the HTTP wing: ${relative} → ${target}`);
       }
@@ -173,7 +217,51 @@ export function checkArchitecture(root: string): ArchitectureReport {
     const others = component.filter((member) => !route.includes(member));
     offences.push(`import circle: ${route.join(" → ")}${others.length > 0 ? ` (with ${others.join(", ")})` : ""}`);
   }
+  offences.push(...ratchetOffences(root, folderPairs(graph)));
   return { files: files.length, offences };
+}
+
+/** The domain folder a file lives in (domain/audit/x.ts → audit), or undefined for domain/*.ts and outside the domain. */
+function domainFolderOf(relative: string): string | undefined {
+  const parts = relative.split('/');
+  return parts[0] === 'domain' && parts.length > 2 ? parts[1] : undefined;
+}
+
+/** Pairs of domain folders that import each other both ways, as "a↔b" with a < b, sorted. */
+export function folderPairs(graph: Map<string, Set<string>>): string[] {
+  const arrows = new Set<string>();
+  for (const [from, targets] of graph) {
+    const fromFolder = domainFolderOf(from);
+    if (!fromFolder) continue;
+    for (const target of targets) {
+      const toFolder = domainFolderOf(target);
+      if (toFolder && toFolder !== fromFolder) arrows.add(`${fromFolder}→${toFolder}`);
+    }
+  }
+  const pairs = new Set<string>();
+  for (const arrow of arrows) {
+    const [a, b] = arrow.split('→');
+    if (a < b && arrows.has(`${b}→${a}`)) pairs.add(`${a}↔${b}`);
+  }
+  return [...pairs].sort();
+}
+
+/**
+ * The ratchet: the committed list of folder pairs may only shrink. A pair not on it is an
+ * offence; a pair on it that is gone is one too, so the list (and docs/architecture.md) is
+ * lowered in the same change that removed it.
+ */
+function ratchetOffences(root: string, pairs: string[]): string[] {
+  const file = path.join(root, RATCHET_FILE);
+  const allowed: string[] = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')).folderPairs : [];
+  const offences: string[] = [];
+  for (const pair of pairs) {
+    if (!allowed.includes(pair)) offences.push(`domain folders import each other both ways, beyond the ratchet (${RATCHET_FILE}): ${pair}`);
+  }
+  for (const pair of allowed) {
+    if (!pairs.includes(pair)) offences.push(`the ratchet allows a folder pair that no longer imports both ways: ${pair} (remove it from ${RATCHET_FILE} and docs/architecture.md)`);
+  }
+  return offences;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -10,12 +10,17 @@ import { checkArchitecture } from '../scripts/check-architecture.ts';
 
 const repository = path.resolve(import.meta.dirname, '..');
 const copies: string[] = [];
+const RATCHET = 'scripts/architecture-ratchet.json';
 
 /** A copy of src/ in a scratch directory, with `plant` (file → text) added or replaced. */
 function copyWith(plant: Record<string, string>): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'architecture-'));
   copies.push(root);
   fs.cpSync(path.join(repository, 'src'), path.join(root, 'src'), { recursive: true });
+  fs.mkdirSync(path.join(root, 'scripts'));
+  fs.copyFileSync(path.join(repository, RATCHET), path.join(root, RATCHET));
+  // src/db imports the ORM configuration beside src/: without it every copy has an unresolved import.
+  fs.copyFileSync(path.join(repository, 'mikro-orm.config.ts'), path.join(root, 'mikro-orm.config.ts'));
   for (const [file, text] of Object.entries(plant)) {
     fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
     fs.writeFileSync(path.join(root, file), text);
@@ -83,6 +88,89 @@ describe('the architecture check', () => {
       'a team filter on envelope outside its gate (envelope/team-envelope.ts): domain/audit/planted.ts:1',
       'a team filter on webhook_endpoint outside its gate (webhook/team-webhook.ts): domain/audit/planted.ts:2',
       'a team filter on contact outside its gate (contact/team-contact.ts): domain/audit/planted.ts:3',
+    ]);
+  });
+
+  it("fails when the domain imports a face's package", () => {
+    const root = copyWith({
+      'src/domain/signing/planted.ts': [
+        "import { createYoga } from 'graphql-yoga';",
+        "import SchemaBuilder from '@pothos/core';",
+        "import type { Context } from 'graphql-ws';",
+        "import busboy from 'busboy';",
+        "import { processRequest } from 'graphql-upload-minimal';",
+        // A package the domain does use: no offence.
+        "import { z } from 'zod';",
+        'export const planted = [createYoga, SchemaBuilder, busboy, processRequest, z] as unknown as Context;',
+        '',
+      ].join('\n'),
+    });
+    expect(checkArchitecture(root).offences).toEqual([
+      "domain imports a face's package: domain/signing/planted.ts → graphql-yoga",
+      "domain imports a face's package: domain/signing/planted.ts → @pothos/core",
+      "domain imports a face's package: domain/signing/planted.ts → graphql-ws",
+      "domain imports a face's package: domain/signing/planted.ts → busboy",
+      "domain imports a face's package: domain/signing/planted.ts → graphql-upload-minimal",
+    ]);
+  });
+
+  it('fails on a relative import that names no file, instead of dropping it', () => {
+    const root = copyWith({ 'src/domain/envelope/planted.ts': "export { gone } from './no-such-file.ts';\nexport type { Gone } from '../../shared/gone.ts';\n" });
+    expect(checkArchitecture(root).offences).toEqual([
+      'an import names no file: domain/envelope/planted.ts → ./no-such-file.ts',
+      'an import names no file: domain/envelope/planted.ts → ../../shared/gone.ts',
+    ]);
+  });
+
+  it('fails when shared/ imports upward', () => {
+    const root = copyWith({
+      'src/shared/planted.ts': [
+        "import { readableName } from '../domain/validation.ts';",
+        "import type { App } from '../app.ts';",
+        "import { createClock } from './clock.ts';",
+        'export const planted = [readableName, createClock] as unknown as App;',
+        '',
+      ].join('\n'),
+    });
+    expect(checkArchitecture(root).offences).toEqual([
+      'shared imports upward: shared/planted.ts → domain/validation.ts',
+      'shared imports upward: shared/planted.ts → app.ts',
+    ]);
+  });
+
+  it('fails when a face imports the composition root', () => {
+    const root = copyWith({
+      'src/rest/planted.ts': "import type { App } from '../app.ts';\nexport type Planted = App;\n",
+      'src/graphql/planted.ts': "export type { App } from '../app.ts';\n",
+    });
+    expect(checkArchitecture(root).offences.sort()).toEqual([
+      'a face imports the composition root: graphql/planted.ts → app.ts',
+      'a face imports the composition root: rest/planted.ts → app.ts',
+    ]);
+  });
+
+  it('fails on a new pair of domain folders importing each other both ways, and on a ratchet set higher than the code', () => {
+    const root = copyWith({
+      'src/domain/contact/planted.ts': "export type { } from '../webhook/team-webhook.ts';\n",
+      'src/domain/webhook/planted.ts': "export type { } from '../contact/team-contact.ts';\n",
+    });
+    expect(checkArchitecture(root).offences).toEqual([
+      `domain folders import each other both ways, beyond the ratchet (${RATCHET}): contact↔webhook`,
+    ]);
+    const allowed = JSON.parse(fs.readFileSync(path.join(repository, RATCHET), 'utf8'));
+    const loose = copyWith({ [RATCHET]: JSON.stringify({ ...allowed, folderPairs: [...allowed.folderPairs, 'bulk-send↔idempotency'] }) });
+    expect(checkArchitecture(loose).offences).toEqual([
+      `the ratchet allows a folder pair that no longer imports both ways: bulk-send↔idempotency (remove it from ${RATCHET} and docs/architecture.md)`,
+    ]);
+  });
+
+  it('fails when src/db/ imports the domain anywhere but its entity list', () => {
+    const root = copyWith({
+      'src/db/planted.ts': "export { Envelope } from '../domain/envelope/envelope.entity.ts';\n",
+      'src/db/entities.ts': fs.readFileSync(path.join(repository, 'src/db/entities.ts'), 'utf8') + "export { Template as Planted } from '../domain/template/template.entity.ts';\n",
+    });
+    expect(checkArchitecture(root).offences).toEqual([
+      'db imports the domain outside the entity list (db/entities.ts): db/planted.ts → domain/envelope/envelope.entity.ts',
     ]);
   });
 });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { createOutboxWorker, PermanentOutboxError } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
-import { DELIVERY_FAILURES } from '../src/domain/notification/delivery-failures.ts';
+import { DELIVERY_FAILURES } from '../src/domain/outbox/delivery-failures.ts';
 import { listenForMetrics } from '../src/http/metrics.ts';
 import { instrumentBlobStore, createFileBlobStore } from '../src/shared/blob-store/index.ts';
 import { createLogger } from '../src/shared/logger.ts';

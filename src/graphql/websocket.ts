@@ -2,11 +2,19 @@ import type http from 'node:http';
 import type { ExecutionArgs } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { App } from '../app.ts';
+import type { YogaServerInstance } from 'graphql-yoga';
+import type { RequestContext } from '../context.ts';
+import type { NodeServerContext } from '../http/request-metadata.ts';
 import type { LiveConnection } from '../domain/live/live.service.ts';
 
 /** A WebSocket message larger than this closes the connection (the GraphQL POST body limit). */
 const MAX_MESSAGE_BYTES = 1024 * 1024;
+
+/**
+ * The two parts of the GraphQL server this needs, named here rather than imported as app.ts's
+ * `App`: a face never imports the composition root that wires it (docs/architecture.md).
+ */
+export type GraphQLServer = Pick<YogaServerInstance<NodeServerContext, RequestContext>, 'graphqlEndpoint' | 'getEnveloped'>;
 
 /**
  * A connection with no operation running for this long is closed (4408, "Idle"). Credentials are
@@ -18,7 +26,7 @@ export const WEBSOCKET_IDLE_MS = 60_000;
 /** The credentials a client may put in `connectionParams`, read as the HTTP face reads its headers. */
 const PARAM_HEADERS = ['x-service-api-key', 'x-signing-token'] as const;
 
-type Enveloped = ReturnType<App['getEnveloped']>;
+type Enveloped = ReturnType<GraphQLServer['getEnveloped']>;
 
 /**
  * The headers an operation on this connection is treated as having: the upgrade request's own
@@ -49,7 +57,7 @@ function headersOf(upgrade: http.IncomingMessage, connectionParams: Readonly<Rec
  * server: every operation runs through the same yoga plugins (limits, error mask, rate limits) as
  * over HTTP. Keep-alive pings every 12 s keep proxies from cutting idle connections.
  */
-export function attachGraphQLWebSocket(server: http.Server, app: App, options: { idleMs?: number } = {}): { close(): Promise<void> } {
+export function attachGraphQLWebSocket(server: http.Server, app: GraphQLServer, options: { idleMs?: number } = {}): { close(): Promise<void> } {
   const wsServer = new WebSocketServer({ server, path: app.graphqlEndpoint, maxPayload: MAX_MESSAGE_BYTES });
   const connections = new WeakMap<object, LiveConnection>();
   const idleMs = options.idleMs ?? WEBSOCKET_IDLE_MS;

@@ -15,7 +15,7 @@ import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendAuditEvent } from '../audit/audit.service.ts';
 import type { PdfWorkers } from '../pdf/worker-pool.ts';
-import { DELIVERY_FAILURES } from '../notification/delivery-failures.ts';
+import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
 import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
 import { queueCompletionNotices } from '../signing/workflow.ts';
 import { queueTeamNotice } from '../team/team-notices.ts';

@@ -20,7 +20,7 @@ import { checkAuditChain, type ChainLink } from '../audit/audit.service.ts';
 import { EnvelopeAuditNotFoundError } from '../envelope/envelope.errors.ts';
 import type { EnvelopeCertificates } from '../envelope/envelope.entity.ts';
 import { summariseBiometricValue } from '../field/field-values.ts';
-import { DELIVERY_FAILURES } from '../notification/delivery-failures.ts';
+import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
 import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
 import { peopleOf } from '../recipient/agent-people.ts';
 import { auditPdfLocales, type AuditPdfData, type AuditPdfLocale, type CertificateActor, type CertificatePerson, type CertificateSignature, type CertificateValue } from '../pdf/audit-pdf-layout.ts';

@@ -1,12 +1,8 @@
 import { DomainError } from '../../shared/errors.ts';
 import { PDF_INFLATED_BYTES_LIMIT, type PdfComplexityLimit, type PdfInspectionError } from '../pdf/inspect/limits.ts';
 
-/** `Document.NotFound`: no document with this id in this envelope (or template). */
-export class DocumentNotFoundError extends DomainError {
-  constructor(documentId: string, owner: 'envelope' | 'template' = 'envelope') {
-    super('Document.NotFound', `No document with this id exists in this ${owner}.`, { documentId });
-  }
-}
+// Raised by the reads both owners share (owner/owner.read.ts), so it lives there; named here too.
+export { DocumentNotFoundError } from '../owner/owner.errors.ts';
 
 /** `Document.TooLarge` (413): the upload is over the limit; nothing was stored. */
 export class DocumentTooLargeError extends DomainError {

@@ -1,11 +1,7 @@
 import { DomainError } from '../../shared/errors.ts';
 
-/** `Field.NotFound`: no field with this id in this envelope (or template). */
-export class FieldNotFoundError extends DomainError {
-  constructor(fieldId: string, owner: 'envelope' | 'template' = 'envelope') {
-    super('Field.NotFound', `No field with this id exists in this ${owner}.`, { fieldId });
-  }
-}
+// Raised by the reads both owners share (owner/owner.read.ts), so it lives there; named here too.
+export { FieldNotFoundError } from '../owner/owner.errors.ts';
 
 /**
  * `Field.NotAllowedForRecipient` (422): the recipient's type holds no fields (an approver

@@ -22,7 +22,7 @@ import { logoExtension } from '../team/team-logo.ts';
 import { mailLocale, renderBulkSendNotice, renderMail, renderShortText, renderTeamNotice, type MailBrand, type MailKind, type MailValues, type TeamNoticeEventName } from './mail-templates.ts';
 import type { PhoneChannel, PhoneProvider } from './sms.ts';
 import type { MailAttachment, MailMessage, Mailer } from './mailer.ts';
-import { DELIVERY_FAILURES } from './delivery-failures.ts';
+import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
 import { reservePhoneMessage } from './phone-cap.ts';
 import { queueTeamNotice } from '../team/team-notices.ts';
 import { handles, PermanentOutboxError, typedClaim, type OutboxClaimOf, type OutboxFailureHook, type OutboxHandler, type OutboxMessageClaim } from '../outbox/outbox-worker.ts';

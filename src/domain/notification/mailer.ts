@@ -13,7 +13,7 @@ import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Logger } from '../../shared/logger.ts';
 import { ReasonedError } from '../../shared/failure-reason.ts';
-import { DELIVERY_FAILURES } from './delivery-failures.ts';
+import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
 import { PermanentOutboxError } from '../outbox/outbox-worker.ts';
 
 export type MailMessage = {

@@ -14,7 +14,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger.ts';
 import { ReasonedError } from '../../shared/failure-reason.ts';
-import { DELIVERY_FAILURES } from './delivery-failures.ts';
+import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
 import { PermanentOutboxError } from '../outbox/outbox-worker.ts';
 
 export type PhoneChannel = 'sms' | 'whatsapp';

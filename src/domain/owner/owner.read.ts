@@ -1,10 +1,9 @@
 import { sql, type AliasableExpression, type AliasedExpression, type Compilable, type ExpressionBuilder } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { isUuid } from '../../shared/ids.ts';
-import { DocumentNotFoundError } from '../document/document.errors.ts';
+import { DocumentNotFoundError, FieldNotFoundError } from './owner.errors.ts';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import { teamEnvelopes } from '../envelope/team-envelope.ts';
-import { FieldNotFoundError } from '../field/field.errors.ts';
 import { isoTimestamp, readOwnerChild, readOwnerChildItem, type ReadDb, type Slot } from '../read-model.ts';
 import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
 import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';

@@ -2,7 +2,7 @@
  * The owner adapter: what documents, recipients and fields need to know of whoever holds them, an
  * envelope or a template. Their rules are written once (document/document.service.ts,
  * recipient/recipient.service.ts, field/field.service.ts) against this; each owner supplies its
- * own (envelope/envelope-owner.ts, template/template-owner.ts): how to reach and lock it (its
+ * own (envelope-owner.ts, template-owner.ts): how to reach and lock it (its
  * tenant gate; a draft edit for an envelope, the owning team's write lock for a template), what
  * it may hold, where its changes are audited, and its recipients' table and own keys. NotFound
  * errors name the owner by its kind. `contentOwner` (owners.ts) picks the adapter of an OwnerRef.

@@ -1,5 +1,5 @@
-import { envelopeOwner } from '../envelope/envelope-owner.ts';
-import { templateOwner } from '../template/template-owner.ts';
+import { envelopeOwner } from './envelope-owner.ts';
+import { templateOwner } from './template-owner.ts';
 import type { ContentOwner } from './owner.ts';
 import type { OwnerKind } from './owner-ref.ts';
 

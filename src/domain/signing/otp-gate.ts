@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Agent, type AgentInfo } from '../recipient/agent.entity.ts';
 import type { Recipient } from '../recipient/recipient.entity.ts';
-import { isOtpRequired, OTP_POLICY } from './otp-policy.ts';
+import { isOtpRequired, OTP_POLICY } from '../notification/otp-policy.ts';
 import { SigningOtpRequiredError } from './signing.errors.ts';
 import type { SigningToken } from './signing-token.entity.ts';
 import { peopleOf } from '../recipient/agent-people.ts';

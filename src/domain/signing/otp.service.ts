@@ -7,7 +7,7 @@ import { reservePhoneMessage } from '../notification/phone-cap.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { personOfToken } from './otp-gate.ts';
-import { isOtpRequired, maskPhone, OTP_POLICY, otpChannelOf, type OtpChannel } from './otp-policy.ts';
+import { isOtpRequired, maskPhone, OTP_POLICY, otpChannelOf, type OtpChannel } from '../notification/otp-policy.ts';
 import {
   SigningOtpAlreadyUsedError,
   SigningOtpAttemptsExhaustedError,

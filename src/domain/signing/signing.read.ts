@@ -5,7 +5,7 @@ import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { isoTimestamp, runRead, type ReadDb } from '../read-model.ts';
 import { agentPersonSql } from '../recipient/agent-people.ts';
 import { isExpiredAt } from './expiry.ts';
-import { otpStatus, type SigningOtpStatus } from './otp-policy.ts';
+import { otpStatus, type SigningOtpStatus } from '../notification/otp-policy.ts';
 import { completeTeamSettings } from '../team/team-settings.ts';
 import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
 import { SERVICE_FILLED_TYPES } from '../field/field-values.ts';

@@ -21,7 +21,7 @@ import type { Mailer } from '../notification/mailer.ts';
 import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxRetryHook } from '../outbox/outbox-worker.ts';
 import { failureDetail, ReasonedError, type FailureReason } from '../../shared/failure-reason.ts';
 import { newId } from '../../shared/ids.ts';
-import { DELIVERY_FAILURES } from '../notification/delivery-failures.ts';
+import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
 import { decryptWebhookSecret, webhookSignature } from './webhook-secret.ts';
 import { enqueueSelected } from '../outbox/outbox.ts';
 import { OUTBOX_TOPICS } from '../outbox/topics.ts';

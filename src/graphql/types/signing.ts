@@ -7,7 +7,7 @@ import { cancelScheduledSend } from '../../domain/signing/scheduled-send.ts';
 import { createSigningUrl, type SigningUrlData } from '../../domain/signing/signing-url.service.ts';
 import type { SigningApprovalData, SigningCompletedFieldData, SigningRoleData, SigningSessionData } from '../../domain/signing/signing.read.ts';
 import { approveSigning, declineSigning, delegateSigning, openSigningSession, startHostedSigning, submitSigning } from '../../domain/signing/signing.service.ts';
-import type { SigningOtpStatus } from '../../domain/signing/otp-policy.ts';
+import type { SigningOtpStatus } from '../../domain/notification/otp-policy.ts';
 import { requestSigningOtp, verifySigningOtp, type SigningOtpRequest } from '../../domain/signing/otp.service.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';

@@ -2,6 +2,8 @@
  * One-time passcodes for signers with a phone (docs/reference/contract.md §7): the numbers, in one place, and the
  * pure parts shared by the service (otp.service.ts), the gate (otp-gate.ts) and the session read.
  * The choices are explained in docs/decisions.md ("One-time passcodes").
+ * It lives with the notifications, not with signing, because the code's message states these
+ * numbers (otp.handler.ts) and signing already imports notification: here the arrow runs one way.
  */
 
 export const OTP_POLICY = {

@@ -1,10 +1,10 @@
 import { auditChange } from '../change.ts';
 import { ENVELOPE_CAPACITY } from '../capacity.ts';
 import { envelopeRecipients } from '../recipient/envelope-recipients.ts';
-import { ownerChange, type ContentOwner } from '../owner/owner.ts';
-import { changeDraftEnvelope } from './draft-edit.ts';
-import { EnvelopeNotDraftError } from './envelope.errors.ts';
-import { findTeamEnvelope } from './team-envelope.ts';
+import { ownerChange, type ContentOwner } from './owner.ts';
+import { changeDraftEnvelope } from '../envelope/draft-edit.ts';
+import { EnvelopeNotDraftError } from '../envelope/envelope.errors.ts';
+import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 
 /*
  * An envelope as the owner of documents, recipients and fields (owner/owner.ts): found through

@@ -4,6 +4,8 @@
  * (`notification.failed`). Stable codes, listed in docs/errors.md ("Delivery failure reasons");
  * descriptions never carry a class name, a stack or the service's own infrastructure (the mail
  * relay's reply text, its host); the detail is logged with the outbox message id.
+ * It lives with the outbox, which every feature that queues work imports and which imports none
+ * of them (notification, artefact and webhook handlers all fail with these).
  */
 import type { FailureReason } from '../../shared/failure-reason.ts';
 
