@@ -12,8 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ZipArchive } from 'archiver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artefactSealHandler } from '../src/domain/artefact/artefact.service.ts';
-import { artefactCertificateHandler, fixCertificates } from '../src/domain/artefact/certificate.service.ts';
+import { artefactSealHandler } from '../src/domain/artefact/seal.job.ts';
+import { artefactCertificateHandler } from '../src/domain/artefact/certificate.service.ts';
 import { readZip, verifyEvidencePackage } from '../src/domain/artefact/evidence-check.ts';
 import { createOutboxWorker, handles } from '../src/domain/outbox/outbox-worker.ts';
 import { removeOrphanBlobs } from '../src/domain/document/orphan-blobs.ts';
@@ -71,7 +71,7 @@ function artefactWorker() {
     logger: createLogger('silent'),
     payloadMatch: { teamId: team.teamId },
     handlers: new Map([
-      handles(OUTBOX_TOPICS.sealArtefacts, artefactSealHandler(dependencies(), undefined, { afterSealing: fixCertificates })),
+      handles(OUTBOX_TOPICS.sealArtefacts, artefactSealHandler(dependencies())),
       handles(OUTBOX_TOPICS.fixCertificate, artefactCertificateHandler(dependencies())),
     ]),
   });

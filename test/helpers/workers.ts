@@ -1,12 +1,11 @@
 import { createMailer } from '../../src/domain/notification/mailer.ts';
 import { createPhoneProvider } from '../../src/domain/notification/sms.ts';
-import { artefactSealHandler } from '../../src/domain/artefact/artefact.service.ts';
 import { createOutboxWorker } from '../../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../../src/domain/outbox/topics.ts';
 import type { Clock } from '../../src/shared/clock.ts';
 import { rateBudgetSpender } from '../../src/http/rate-limit.ts';
 import { createLogger } from '../../src/shared/logger.ts';
-import { createMainWorker, createWebhookWorker, type WorkerDependencies, type WorkerOverrides } from '../../src/workers.ts';
+import { createMainWorker, createWebhookWorker, mainJobHandlers, type WorkerDependencies, type WorkerOverrides } from '../../src/workers.ts';
 import type { TestApp } from './harness.ts';
 
 const logger = createLogger('silent');
@@ -47,14 +46,18 @@ export function webhookWorkerFor(app: TestApp, teamId: string, options: WorkerOv
   return createWebhookWorker(workerDependencies(app, dependencies), { payloadMatch: { teamId }, ...overrides });
 }
 
-/** An outbox worker running only the sealing job (`artefact.seal`) of one team's rows, on the app's seal; `clock` to move its time on (retries). */
+/**
+ * An outbox worker running only the sealing job (`artefact.seal`) of one team's rows, the handler
+ * taken from the main worker's own map (workers.ts), so it is the job production runs (sealing,
+ * then the certificate of completion); `clock` to move its time on (retries).
+ */
 export function sealWorkerFor(app: TestApp, teamId: string, clock: Clock = app.dependencies.clock) {
-  const { blobStore, pdfWorkers, seal, auditKey, config } = app.dependencies;
+  const handler = mainJobHandlers(workerDependencies(app, { clock })).get(OUTBOX_TOPICS.sealArtefacts)!;
   return createOutboxWorker({
     em: app.orm.em,
     clock,
     logger,
     payloadMatch: { teamId },
-    handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })]]),
+    handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, handler]]),
   });
 }
