@@ -49,4 +49,24 @@ describe('one composition root', () => {
     }
     expect(offenders).toEqual([]);
   });
+
+  it('main.ts and the test harness build the app through the one composition root, and nothing wires it "as main.ts wires it" again', () => {
+    const root = path.join(import.meta.dirname, '..');
+    const read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8');
+    // The parts runtime.ts builds; built anywhere else, they would be a second wiring.
+    const parts = /\b(createApp|createRateLimiter|startEnvelopeEvents|createPdfWorkerPool|createMainWorker|createWebhookWorker|createMailer)\(|new ApiKeyCache\(/;
+    for (const file of ['src/main.ts', 'test/helpers/harness.ts']) {
+      expect(read(file), file).toMatch(/\bcreateRuntime\(/);
+      expect(read(file).match(parts)?.[0], file).toBeUndefined();
+    }
+    const offenders: string[] = [];
+    for (const folder of ['test', 'bench', 'src']) {
+      for (const entry of fs.readdirSync(path.join(root, folder), { recursive: true, withFileTypes: true })) {
+        if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name === 'composition-root.test.ts') continue;
+        const file = path.join(entry.parentPath, entry.name);
+        if (/as main\.ts wires (it|them)/.test(fs.readFileSync(file, 'utf8'))) offenders.push(path.relative(root, file));
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
 });
