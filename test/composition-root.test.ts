@@ -50,12 +50,12 @@ describe('one composition root', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('main.ts and the test harness build the app through the one composition root, and nothing wires it "as main.ts wires it" again', () => {
+  it('main.ts, the test harness and the in-process bench build the app through the one composition root, and nothing wires it "as main.ts wires it" again', () => {
     const root = path.join(import.meta.dirname, '..');
     const read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8');
     // The parts runtime.ts builds; built anywhere else, they would be a second wiring.
     const parts = /\b(createApp|createRateLimiter|startEnvelopeEvents|createPdfWorkerPool|createMainWorker|createWebhookWorker|createMailer)\(|new ApiKeyCache\(/;
-    for (const file of ['src/main.ts', 'test/helpers/harness.ts']) {
+    for (const file of ['src/main.ts', 'test/helpers/harness.ts', 'bench/graphql-nested.ts']) {
       expect(read(file), file).toMatch(/\bcreateRuntime\(/);
       expect(read(file).match(parts)?.[0], file).toBeUndefined();
     }
