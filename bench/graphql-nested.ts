@@ -11,22 +11,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { printResult, QUICK, QUICK_OPTION } from './report.ts';
-import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { Document } from '../src/domain/document/document.entity.ts';
-import { createPdfWorkerPool } from '../src/domain/pdf/worker-pool.ts';
 import { Envelope } from '../src/domain/envelope/envelope.entity.ts';
 import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Field } from '../src/domain/field/field.entity.ts';
 import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
-import { ApiKeyCache } from '../src/domain/team/api-key-cache.ts';
 import { createTeam } from '../src/domain/team/team.service.ts';
+import { createRuntime } from '../src/runtime.ts';
 import { listen } from '../src/server.ts';
 import { createFileBlobStore } from '../src/shared/blob-store/index.ts';
-import { createClock } from '../src/shared/clock.ts';
 import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
 import { createLogger } from '../src/shared/logger.ts';
 
@@ -43,19 +40,13 @@ const database = await openDatabase(config, {
     statements += 1;
   },
 });
-const pdfWorkers = createPdfWorkerPool({ threads: 1 });
-const app = createApp({
-  orm: database.orm,
-  config,
-  logger: createLogger('silent'),
-  clock: createClock(),
-  blobStore: createFileBlobStore(path.join(dataDir, 'blobs')),
-  auditKey: Buffer.alloc(32, 7),
-  seal: loadSealCertificate(config),
-  pdfWorkers,
-  // As in production: the key is verified once, then served from the cache.
-  apiKeyCache: new ApiKeyCache(),
-});
+// The app as production builds it (src/runtime.ts), with the key cache on: the key is verified
+// once, then served from the cache. One PDF thread; the blob store under the scratch DATA_DIR.
+const runtime = await createRuntime(
+  { config, orm: database.orm, logger: createLogger('silent'), auditKey: Buffer.alloc(32, 7), seal: loadSealCertificate(config) },
+  { pdfWorkers: { threads: 1 }, blobStore: createFileBlobStore(path.join(dataDir, 'blobs')) },
+);
+const { app } = runtime;
 const running = await listen(app, { port: 0, host: '127.0.0.1', maxUploadBytes: config.maxDocumentBytes });
 
 try {
@@ -121,8 +112,9 @@ try {
   printResult(`nested_page_${largest[0]}_median_ms`, Number(largest[3]));
   printResult(`nested_page_${largest[0]}_statements`, Number(largest[2]));
 } finally {
+  await runtime.closeLiveEvents();
   await running.close(1000);
-  await pdfWorkers.close();
+  await runtime.close();
   await database.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 }

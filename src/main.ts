@@ -1,32 +1,23 @@
-import { createApp } from './app.ts';
+import { createRuntime } from './runtime.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { EmbeddedDatabaseLockedError } from './db/embedded-postgres.ts';
-import { ApiKeyCache, listenForApiKeyRevocations } from './domain/team/api-key-cache.ts';
 import { ensureDefaultTeam } from './domain/team/team.service.ts';
-import { createRateLimiter, rateBudgetSpender } from './http/rate-limit.ts';
 import { startIdleMemoryTrim } from './http/memory-trim.ts';
 import { listen } from './server.ts';
 import { startupBanner } from './startup-banner.ts';
-import { blobDirectory, createBlobStore, startStagingSweep } from './shared/blob-store/index.ts';
-import { createClock } from './shared/clock.ts';
+import { blobDirectory, startStagingSweep } from './shared/blob-store/index.ts';
 import { startExpirySweeper } from './domain/signing/closing.service.ts';
-import { startEnvelopeEvents } from './domain/live/envelope-event-hub.ts';
-import { createPdfWorkerPool } from './domain/pdf/worker-pool.ts';
 import { createLogger } from './shared/logger.ts';
-import { createMetrics } from './shared/metrics.ts';
 import { listenForMetrics } from './http/metrics.ts';
 import { loadSealCertificate, SealCertificateError, type SealCertificate } from './domain/artefact/seal-certificate.ts';
 import { pruneDeliveryHistory } from './domain/notification/delivery-history.ts';
 import { removeOrphanBlobs } from './domain/document/orphan-blobs.ts';
 import { startHousekeeping } from './domain/outbox/housekeeping.ts';
-import { createMailer } from './domain/notification/mailer.ts';
-import { createPhoneProvider } from './domain/notification/sms.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
 import { checkSharedSecrets, SharedSecretMismatchError, sharedSecretsOf } from './db/shared-secrets.ts';
 import { shareSandboxClock } from './db/shared-sandbox-clock.ts';
 import { startTracing, stopTracing } from './shared/tracing.ts';
-import { createMainWorker, createWebhookWorker } from './workers.ts';
 
 // Start: configuration → database → app → listen. Nothing else happens here.
 let config;
@@ -82,47 +73,13 @@ try {
 }
 logger.info({ embedded: database.isEmbedded, dataDir: config.dataDir }, 'database ready, migrations applied');
 
-// Verified keys are remembered for a few seconds. Other instances' revocations arrive by
-// LISTEN/NOTIFY on a PostgreSQL server; the embedded database belongs to this process alone
-// (and has one backend, whose LISTEN every connection would share), so there in-process eviction is all.
-const clock = createClock();
-const apiKeyCache = new ApiKeyCache({ ttlMs: config.apiKeyCacheTtlMs, now: () => clock.now().getTime() });
-const revocationListener =
-  config.databaseUrl === undefined ? undefined : await listenForApiKeyRevocations({ connectionString: config.databaseUrl, cache: apiKeyCache, logger });
-
-// Live envelope events for subscriptions: every instance hears every instance's commits by
-// LISTEN/NOTIFY on a PostgreSQL server; on the embedded database, this process's own commits.
-const envelopeEvents = await startEnvelopeEvents({
-  orm: database.orm,
-  connectionString: config.databaseUrl,
-  logger,
-  limits: { perApiKey: config.subscriptionsPerKey },
-});
-
-// Request budgets are shared through PostgreSQL by every instance on one server; the embedded
-// database serves this process alone, so there they are counted in memory.
-const rateLimiter = createRateLimiter({
-  limits: config.rateLimits,
-  store:
-    config.databaseUrl === undefined
-      ? { kind: 'memory' }
-      : { kind: 'postgres', connectionString: config.databaseUrl, preparedStatements: config.databasePreparedStatements },
-  logger,
-});
-// PDF inspection runs in these threads, never on the event loop (one pool for the process).
-const pdfWorkers = createPdfWorkerPool();
-
+// The app, its shared parts and the workers, built by the composition root (runtime.ts) that the
+// tests build theirs with.
+const runtime = await createRuntime({ config, orm: database.orm, logger, auditKey, seal });
+const { app, mainWorker: outboxWorker, webhookWorker } = runtime;
+const { clock, blobStore, metrics } = runtime.dependencies;
 // The sandbox clock is one clock for every instance on the database (and survives restarts).
 const sandboxClock = config.sandboxClock ? await shareSandboxClock({ orm: database.orm, clock, connectionString: config.databaseUrl, logger }) : undefined;
-// The process's one metrics registry: the app, the workers and the blob store count into it.
-const metrics = createMetrics();
-// Files under DATA_DIR/blobs, or an S3-compatible bucket (BLOB_STORE_URL; docs/operations.md).
-const blobStore = createBlobStore({
-  dataDir: config.dataDir,
-  location: config.blobStore,
-  cacheBytes: config.blobCacheBytes,
-  onError: (operation) => metrics.blobStoreErrors.inc({ operation }),
-});
 // Staging files a killed process left behind (an upload cut off by SIGKILL) are removed at start
 // and hourly once they are an hour old (blob-store.ts); every instance sweeps, as any may have crashed.
 const stagingSweep = startStagingSweep({
@@ -132,20 +89,6 @@ const stagingSweep = startStagingSweep({
     if ('error' in result) logger.warn({ err: { message: (result.error as Error)?.message } }, 'staging file sweep failed');
     else if (result.removed > 0) logger.info({ removed: result.removed }, 'removed stale staging files');
   },
-});
-const app = createApp({
-  orm: database.orm,
-  config,
-  logger,
-  clock,
-  blobStore,
-  auditKey,
-  pdfWorkers,
-  seal,
-  apiKeyCache,
-  rateLimiter,
-  envelopeEvents: envelopeEvents.hub,
-  metrics,
 });
 const running = await listen(app, { port: config.port, host: config.host, maxUploadBytes: config.maxDocumentBytes });
 // METRICS_PORT: GET /metrics on a port of its own, bound like the main one (docs/operations.md#metrics).
@@ -166,17 +109,6 @@ const memoryTrim = startIdleMemoryTrim({ server: running.server, logger });
 // submission after expiresAt is refused even before it runs.
 const expirySweeper = startExpirySweeper({ em: database.orm.em, auditKey, publicUrl: config.publicUrl, clock, logger, intervalMs: 30_000 });
 
-// Mail goes to SMTP_URL, else to .eml files under DATA_DIR/mail (and a log line); SMS and
-// WhatsApp to SMS_PROVIDER_URL, else to files under DATA_DIR/sms.
-const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, logger });
-const phone = createPhoneProvider({ provider: config.smsProvider, dataDir: config.dataDir, logger });
-// Durable jobs written by the domain (outbox_message): each topic's handler runs on every
-// instance (claims never overlap): sealing, mails, SMS/WhatsApp, one-time codes, notices; webhook
-// deliveries on a worker of their own with a 24-hour retry policy (workers.ts).
-// A bulk send's rows spend the creating key's rate budget, like its requests (bulk-send.job.ts).
-const workerDependencies = { em: database.orm.em, clock, logger, config, auditKey, blobStore, pdfWorkers, seal, mailer, phone, metrics, spendRateBudget: rateBudgetSpender(rateLimiter) };
-const outboxWorker = createMainWorker(workerDependencies);
-const webhookWorker = createWebhookWorker(workerDependencies);
 // Settled delivery history (queue rows, webhook deliveries) older than the retention is pruned
 // hourly, and so are blob-store objects no row names that are older than a day (orphan-blobs.ts).
 const housekeeping = config.outboxWorker
@@ -190,6 +122,9 @@ const housekeeping = config.outboxWorker
       }),
     })
   : undefined;
+// Durable jobs written by the domain (outbox_message): each topic's handler runs on every
+// instance (claims never overlap): sealing, mails, SMS/WhatsApp, one-time codes, notices; webhook
+// deliveries on a worker of their own with a 24-hour retry policy (workers.ts).
 // OUTBOX_WORKER=false keeps an instance to serving requests (other instances run the jobs).
 if (config.outboxWorker) {
   outboxWorker.start();
@@ -204,25 +139,17 @@ async function shutdown(signal: string) {
   memoryTrim.stop();
   // Open subscriptions end first (Subscription.Interrupted, reason shutting_down), so their
   // streams finish like any other request; clients resume elsewhere by sequence.
-  await envelopeEvents.close();
+  await runtime.closeLiveEvents();
   await running.close();
   await metricsServer?.close();
-  await app.dispose();
   await expirySweeper.stop();
   await housekeeping?.stop();
   await stagingSweep.stop();
-  // Jobs in hand finish (or their lease runs out and another instance retakes them).
-  await outboxWorker.stop();
-  await webhookWorker.stop();
-  mailer.close();
-  // After the server has finished its requests: no upload is waiting for a worker any more.
-  await pdfWorkers.close();
-  await revocationListener?.close();
+  // The app, the workers (jobs in hand finish), the mailer, the PDF threads, the key cache, the
+  // rate limiter and the blob store (runtime.ts).
+  await runtime.close();
   await sandboxClock?.close();
-  apiKeyCache.close();
-  await rateLimiter.close();
   await database.close();
-  blobStore.close();
   // Last: the spans of everything above are exported before the process ends.
   await stopTracing();
   logger.info('stopped');

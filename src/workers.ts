@@ -12,8 +12,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
 import { bulkSendStepHandler } from './domain/bulk-send/bulk-send.job.ts';
 import { scheduledSendHandler } from './domain/signing/scheduled-send.ts';
-import { artefactSealHandler } from './domain/artefact/artefact.service.ts';
-import { artefactCertificateHandler, fixCertificates } from './domain/artefact/certificate.service.ts';
+import { artefactSealHandler } from './domain/artefact/seal.job.ts';
+import { artefactCertificateHandler } from './domain/artefact/certificate.service.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
 import type { PdfWorkers } from './domain/pdf/worker-pool.ts';
 import { mailHandlers, notificationFailureHook } from './domain/notification/mail.handlers.ts';
@@ -54,7 +54,7 @@ export function mainJobHandlers(dependencies: WorkerDependencies): Map<string, O
   const publicUrl = config.publicUrl;
   const artefacts = { blobStore: dependencies.blobStore, pdfWorkers: dependencies.pdfWorkers, seal: dependencies.seal, auditKey, clock: dependencies.clock, publicUrl };
   return new Map([
-    handles(OUTBOX_TOPICS.sealArtefacts, artefactSealHandler(artefacts, dependencies.metrics, { afterSealing: fixCertificates })),
+    handles(OUTBOX_TOPICS.sealArtefacts, artefactSealHandler(artefacts, dependencies.metrics)),
     handles(OUTBOX_TOPICS.fixCertificate, artefactCertificateHandler(artefacts)),
     ...mailHandlers({
       mailer,

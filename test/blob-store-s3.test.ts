@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artefactSealHandler } from '../src/domain/artefact/artefact.service.ts';
+import { artefactSealHandler } from '../src/domain/artefact/seal.job.ts';
 import { removeOrphanBlobs, ORPHAN_GRACE_MS } from '../src/domain/document/orphan-blobs.ts';
 import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';

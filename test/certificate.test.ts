@@ -12,10 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { ZipArchive } from 'archiver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artefactSealHandler } from '../src/domain/artefact/artefact.service.ts';
-import { artefactCertificateHandler, fixCertificates } from '../src/domain/artefact/certificate.service.ts';
 import { readZip, verifyEvidencePackage } from '../src/domain/artefact/evidence-check.ts';
-import { createOutboxWorker, handles } from '../src/domain/outbox/outbox-worker.ts';
+import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
+import { mainJobHandlers } from '../src/workers.ts';
 import { removeOrphanBlobs } from '../src/domain/document/orphan-blobs.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { createLogger } from '../src/shared/logger.ts';
@@ -23,6 +22,7 @@ import { makePdf } from './fixtures/pdfs.ts';
 import { uploadDocument } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, TEST_AUDIT_KEY, testSealCertificate, testSealDataDir, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { blackPngDataUrl, pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
+import { workerDependencies } from './helpers/workers.ts';
 import { buildEnvelope, SESSION_QUERY, signingClient, SUBMIT_MUTATION, tokenFor } from './helpers/signing.ts';
 
 let app: TestApp;
@@ -58,22 +58,15 @@ const strokes = [
   [{ x: 9, y: 3, t: 90, p: 0.5 }],
 ];
 
-function dependencies() {
-  const { blobStore, pdfWorkers, seal, auditKey, clock, config } = app.dependencies;
-  return { blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl };
-}
-
-/** The artefact jobs as workers.ts wires them, kept to this test's team. */
+/** The artefact jobs from the main worker's own map (workers.ts), kept to this test's team. */
 function artefactWorker() {
+  const production = mainJobHandlers(workerDependencies(app));
   return createOutboxWorker({
     em: app.orm.em,
     clock: app.dependencies.clock,
     logger: createLogger('silent'),
     payloadMatch: { teamId: team.teamId },
-    handlers: new Map([
-      handles(OUTBOX_TOPICS.sealArtefacts, artefactSealHandler(dependencies(), undefined, { afterSealing: fixCertificates })),
-      handles(OUTBOX_TOPICS.fixCertificate, artefactCertificateHandler(dependencies())),
-    ]),
+    handlers: new Map([OUTBOX_TOPICS.sealArtefacts, OUTBOX_TOPICS.fixCertificate].map((topic) => [topic, production.get(topic)!])),
   });
 }
 

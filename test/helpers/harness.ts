@@ -4,19 +4,17 @@ import path from 'node:path';
 import { inject } from 'vitest';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { createOrmConfig } from '../../mikro-orm.config.ts';
-import { createApp } from '../../src/app.ts';
+import { createRuntime } from '../../src/runtime.ts';
+import type { WorkerDependencies } from '../../src/workers.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { AppDependencies } from '../../src/context.ts';
-import { ApiKeyCache, listenForApiKeyRevocations, type RevocationListener } from '../../src/domain/team/api-key-cache.ts';
 import { createTeam } from '../../src/domain/team/team.service.ts';
-import { createRateLimiter } from '../../src/http/rate-limit.ts';
 import { listen } from '../../src/server.ts';
-import { createBlobStore, type BlobStore } from '../../src/shared/blob-store/index.ts';
-import { createClock } from '../../src/shared/clock.ts';
-import { createPdfWorkerPool, type PdfWorkerPoolOptions } from '../../src/domain/pdf/worker-pool.ts';
+import type { BlobStore } from '../../src/shared/blob-store/index.ts';
+import type { PdfWorkerPoolOptions } from '../../src/domain/pdf/worker-pool.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import type { Metrics } from '../../src/shared/metrics.ts';
-import { startEnvelopeEvents, type LiveLimits } from '../../src/domain/live/envelope-event-hub.ts';
+import type { LiveLimits } from '../../src/domain/live/envelope-event-hub.ts';
 import { loadSealCertificate, type SealCertificate } from '../../src/domain/artefact/seal-certificate.ts';
 
 /** One self-signed seal for the test run's apps (generating an RSA key per app would cost seconds). */
@@ -53,6 +51,8 @@ export type TestApp = {
   url: string;
   orm: MikroORM;
   dependencies: AppDependencies;
+  /** The workers' dependencies as the composition root built them (test/helpers/workers.ts starts workers from them). */
+  workerDependencies: WorkerDependencies;
   dataDir: string;
   /** Every line the app's logger wrote, as written (only with `captureLog`). */
   logLines: string[];
@@ -72,10 +72,8 @@ export type TestAppOptions = {
   rateLimitsOwnCounters?: boolean;
   countStatements?: boolean;
   /**
-   * The API key cache, as main.ts wires it: on, listening for other processes' revocations, on a
-   * PostgreSQL server. Off by default with `countStatements` (those tests count the key lookup as
-   * part of a request) and on the embedded database (here, unlike in production, the CLI shares it
-   * with the app while it runs, and no notification crosses its single backend).
+   * The API key cache (runtime.ts): on, listening for other processes' revocations, on a
+   * PostgreSQL server. Off by default with `countStatements` and on the embedded database (see startTestApp).
    */
   apiKeyCache?: false | { ttlMs?: number; listen?: boolean };
   /** The PDF worker pool's settings (defaults: main.ts's), e.g. a short time limit. */
@@ -119,71 +117,57 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
         : undefined,
     }),
   );
-  const cacheOptions = options.apiKeyCache ?? (options.countStatements || inject('databaseKind') === 'embedded' ? false : {});
-  const clock = createClock();
-  const apiKeyCache = cacheOptions ? new ApiKeyCache({ ttlMs: cacheOptions.ttlMs, now: () => clock.now().getTime() }) : undefined;
-  let revocationListener: RevocationListener | undefined;
-  if (apiKeyCache && cacheOptions && (cacheOptions.listen ?? inject('databaseKind') === 'server')) {
-    revocationListener = await listenForApiKeyRevocations({ connectionString: inject('databaseUrl'), cache: apiKeyCache, logger: createLogger('silent') });
-  }
-  // As main.ts wires it: counters shared through PostgreSQL on a server, in memory on the embedded
-  // one. Shared by this file's apps (as by instances), not with the files running beside it.
-  const rateLimiter = createRateLimiter({
-    limits: config.rateLimits,
-    store:
-      inject('databaseKind') === 'server' && !options.rateLimitsOwnCounters
-        ? { kind: 'postgres', connectionString: inject('databaseUrl'), preparedStatements: true, namespace: `test-${process.pid}` }
-        : { kind: 'memory' },
-    logger: createLogger('silent'),
-  });
-  // As main.ts wires it: LISTEN/NOTIFY on a server, this process's commits on the embedded database.
-  const envelopeEvents = await startEnvelopeEvents({
-    orm,
-    connectionString: inject('databaseKind') === 'server' ? inject('databaseUrl') : undefined,
-    logger: createLogger('silent'),
-    limits: options.liveLimits,
-  });
-  const dependencies: AppDependencies = {
-    orm,
-    config,
-    // Errors are recorded: an unexpected one anywhere in a test file fails that file on close,
-    // whether or not the test that caused it looked at the status code.
-    logger: createLogger(options.captureLog ? 'debug' : 'error', {
-      write(line: string) {
-        if (options.captureLog) logLines.push(line);
-        const entry = JSON.parse(line) as { msg?: string; err?: { message?: string } };
-        if (entry.msg === 'unexpected error') unexpectedErrors.push(entry.err?.message ?? line);
-      },
-    }),
-    clock,
-    blobStore: options.blobStore?.(dataDir, config) ?? createBlobStore({ dataDir, location: config.blobStore, cacheBytes: config.blobCacheBytes }),
-    auditKey: Buffer.from(TEST_AUDIT_KEY),
-    pdfWorkers: createPdfWorkerPool(options.pdfWorkers),
-    seal: { ...(options.seal ?? testSealCertificate()), tsaUrl: config.tsaUrl },
-    apiKeyCache,
-    rateLimiter,
-    envelopeEvents: envelopeEvents.hub,
-    metrics: options.metrics,
-  };
-  const app = createApp(dependencies);
+  // The app as production builds it (src/runtime.ts); what differs here is an explicit override.
+  const runtime = await createRuntime(
+    {
+      config,
+      orm,
+      // Errors are recorded: an unexpected one anywhere in a test file fails that file on close,
+      // whether or not the test that caused it looked at the status code.
+      logger: createLogger(options.captureLog ? 'debug' : 'error', {
+        write(line: string) {
+          if (options.captureLog) logLines.push(line);
+          const entry = JSON.parse(line) as { msg?: string; err?: { message?: string } };
+          if (entry.msg === 'unexpected error') unexpectedErrors.push(entry.err?.message ?? line);
+        },
+      }),
+      auditKey: Buffer.from(TEST_AUDIT_KEY),
+      seal: { ...(options.seal ?? testSealCertificate()), tsaUrl: config.tsaUrl },
+    },
+    {
+      // The run's database is shared with other instances only when it is a server.
+      sharedDatabaseUrl: inject('databaseKind') === 'server' ? inject('databaseUrl') : undefined,
+      // Off by default with `countStatements` (those tests count the key lookup as part of a
+      // request) and on the embedded database (here, unlike in production, the CLI shares it with
+      // the app while it runs, and no notification crosses its single backend).
+      apiKeyCache: options.apiKeyCache ?? (options.countStatements || inject('databaseKind') === 'embedded' ? false : {}),
+      // Counters shared through PostgreSQL by this file's apps (as by instances), not with the files running beside it.
+      rateLimitStore:
+        inject('databaseKind') === 'server' && !options.rateLimitsOwnCounters
+          ? { kind: 'postgres', connectionString: inject('databaseUrl'), preparedStatements: true, namespace: `test-${process.pid}` }
+          : { kind: 'memory' },
+      liveLimits: options.liveLimits,
+      pdfWorkers: options.pdfWorkers,
+      metrics: options.metrics,
+      blobStore: options.blobStore?.(dataDir, config),
+    },
+  );
+  const { app, dependencies } = runtime;
   const running = await listen(app, { port: 0, host: '127.0.0.1', maxUploadBytes: config.maxDocumentBytes, webSocketIdleMs: options.webSocketIdleMs });
   return {
     url: running.url,
     orm,
     dependencies,
+    workerDependencies: runtime.workerDependencies,
     dataDir,
     logLines,
     statements,
     resetStatements: () => statements.splice(0, statements.length),
     async close() {
-      await envelopeEvents.close();
+      await runtime.closeLiveEvents();
       await running.close(1000);
-      await dependencies.pdfWorkers.close();
-      await revocationListener?.close();
-      apiKeyCache?.close();
-      await rateLimiter.close();
+      await runtime.close();
       await orm.close(true);
-      dependencies.blobStore.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
       if (unexpectedErrors.length > 0) {
         throw new Error(`the server hit ${unexpectedErrors.length} unexpected error(s) (answered as Server.Internal): ${unexpectedErrors.join(' | ')}`);

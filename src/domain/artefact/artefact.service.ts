@@ -16,12 +16,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendAuditEvent } from '../audit/audit.service.ts';
 import type { PdfWorkers } from '../pdf/worker-pool.ts';
 import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
-import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
-import { queueCompletionNotices } from '../signing/workflow.ts';
-import { queueTeamNotice } from '../team/team-notices.ts';
+import { PermanentOutboxError } from '../outbox/outbox-worker.ts';
 import type { BlobStore } from '../../shared/blob-store/index.ts';
 import type { Clock } from '../../shared/clock.ts';
-import type { Metrics } from '../../shared/metrics.ts';
 import type { RenderField } from '../pdf/render.ts';
 import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
 import { displayText } from '../field/field-display.ts';
@@ -198,37 +195,6 @@ export async function sealEnvelopeArtefacts(dependencies: ArtefactDependencies, 
     sealed += 1;
   }
   return sealed;
-}
-
-/** The `artefact.seal` handler for the outbox worker. */
-export function artefactSealHandler(
-  dependencies: Omit<ArtefactDependencies, 'em'>,
-  metrics?: Pick<Metrics, 'sealDuration'>,
-  options: { afterSealing?: (dependencies: ArtefactDependencies, envelopeId: string) => Promise<void> } = {},
-): OutboxHandler<'artefact.seal'> {
-  return async (message, context) => {
-    const envelopeId = message.payload.envelopeId;
-    if (typeof envelopeId !== 'string') throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the message names no envelopeId');
-    // Timed whether it succeeds or fails: a seal that fails slowly (a stalled timestamp authority) is the one to see.
-    const endTimer = metrics?.sealDuration.startTimer();
-    let count: number;
-    try {
-      count = await sealEnvelopeArtefacts({ ...dependencies, em: context.em }, envelopeId);
-      // The certificate of completion, fixed now that the sealed hashes it lists exist (main.ts: certificate.service.ts).
-      await options.afterSealing?.({ ...dependencies, em: context.em }, envelopeId);
-    } catch (error) {
-      endTimer?.({ outcome: 'error' });
-      throw error;
-    }
-    endTimer?.({ outcome: 'sealed' });
-    context.logger.info({ envelopeId, sealedDocuments: count }, 'sealed the envelope artefacts');
-    // With the acknowledgement (once, whoever sealed): everyone gets the final copy now that it exists.
-    const teamId = String(message.payload.teamId);
-    return async (tx) => {
-      await queueCompletionNotices(tx, { teamId, envelopeId, now: context.now });
-      await queueTeamNotice(tx, { teamId, envelopeId, event: 'completed', now: context.now });
-    };
-  };
 }
 
 /** Renders the current state of a document, unsealed, each page marked as a draft copy, into `outputPath`. */

@@ -234,7 +234,7 @@ export function listenForEnvelopeEvents(options: { connectionString: string; hub
 }
 
 /**
- * The hub as main.ts wires it: on a PostgreSQL server (`connectionString`) fed by LISTEN, so
+ * The hub as the composition root (runtime.ts) builds it: on a PostgreSQL server (`connectionString`) fed by LISTEN, so
  * every instance hears every instance's events; on the embedded database (it belongs to this
  * process alone, and no notification crosses its single backend) by this process's commits.
  */
