@@ -25,7 +25,6 @@ import { dryRunOf, type SendDryRun } from '../signing/send.service.ts';
 import { TemplateRecipient } from './template-recipient.entity.ts';
 import type { Template } from './template.entity.ts';
 import { JumpstartDuplicateRecipientError, JumpstartUnknownRecipientError, TemplateNotReadyError, type TemplateReadinessIssue } from './template.errors.ts';
-import { } from './template.service.ts';
 import { findVisibleTemplate } from './team-template.ts';
 
 /*
