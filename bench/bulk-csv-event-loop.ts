@@ -17,23 +17,14 @@
  */
 import { makePdf } from '../test/fixtures/pdfs.ts';
 import { printResult, QUICK } from './report.ts';
-import { createScratch } from './scratch-service.ts';
+import { createScratch, restCaller } from './scratch-service.ts';
 
 const scratch = await createScratch('bulk_csv');
 try {
   const service = await scratch.startService('service', { BULK_SEND_ROWS_PER_MINUTE: '0' });
   const { apiKey } = await scratch.createTeam();
   const api = `${service.url}/api/v1/key`;
-  const call = async (method: string, path: string, body?: unknown, form?: FormData) => {
-    const response = await fetch(`${api}${path}`, {
-      method,
-      headers: { 'x-service-api-key': apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: form ?? (body === undefined ? undefined : JSON.stringify(body)),
-    });
-    const answer = (await response.json()) as any;
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
-    return answer.payload;
-  };
+  const call = restCaller(api, apiKey);
   const { templateId } = await call('POST', '/templates', { name: 'CSV bench' });
   const form = new FormData();
   form.append('document', new Blob([(await makePdf({ pages: 2 })) as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), 'contract.pdf');

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { SMTPServer } from 'smtp-server';
 import { makePdf } from '../test/fixtures/pdfs.ts';
 import { printResult, QUICK, QUICK_OPTION } from './report.ts';
-import { cpuMs, createScratch, rssMiB } from './scratch-service.ts';
+import { cpuMs, createScratch, restCaller, rssMiB } from './scratch-service.ts';
 
 const { values: options } = parseArgs({ options: { ...QUICK_OPTION, rows: { type: 'string' }, 'in-flight': { type: 'string' } } });
 const ROWS = Number(options.rows ?? (QUICK ? 20 : 1000));
@@ -43,16 +43,7 @@ try {
   const service = await scratch.startService('service', { SMTP_URL: smtpUrl, BULK_SEND_ROWS_PER_MINUTE: '0', BULK_SEND_ROWS_IN_FLIGHT: IN_FLIGHT });
   const { apiKey } = await scratch.createTeam();
   const api = `${service.url}/api/v1/key`;
-  const call = async (method: string, path: string, body?: unknown, form?: FormData) => {
-    const response = await fetch(`${api}${path}`, {
-      method,
-      headers: { 'x-service-api-key': apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: form ?? (body === undefined ? undefined : JSON.stringify(body)),
-    });
-    const answer = (await response.json()) as any;
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
-    return answer.payload;
-  };
+  const call = restCaller(api, apiKey);
 
   const { templateId } = await call('POST', '/templates', { name: 'Bulk bench' });
   const form = new FormData();

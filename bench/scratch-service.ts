@@ -126,6 +126,23 @@ export async function createScratch(name: string): Promise<Scratch> {
 }
 
 /** utime + stime of a process, in milliseconds. */
+/**
+ * A REST caller for a scratch service's team: `call(method, path, body?, form?)` answers the
+ * payload, and throws with the status and body on anything but 2xx (a bench must not measure refusals).
+ */
+export function restCaller(api: string, apiKey: string) {
+  return async (method: string, path: string, body?: unknown, form?: FormData): Promise<any> => {
+    const response = await fetch(`${api}${path}`, {
+      method,
+      headers: { 'x-service-api-key': apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: form ?? (body === undefined ? undefined : JSON.stringify(body)),
+    });
+    const answer = (await response.json()) as any;
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
+    return answer.payload;
+  };
+}
+
 export function cpuMs(pid: number): number {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
