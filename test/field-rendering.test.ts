@@ -2,7 +2,8 @@
  * The field types of issue 32 drawn into the sealed PDF (docs/artefacts.md): each value at its
  * views as a person reads it (dates in their format, numbers with decimals, prefix and suffix, a
  * dropdown's label, the service's date, name and email, a formula's result, initials like a
- * signature), text never below 8 pt and never cut, a hidden field not drawn; read back with
+ * signature), text never below 8 pt, never outside its box and never cut (a value that cannot fit
+ * is refused, Signing.ValueDoesNotFit and Request.Invalid), a hidden field not drawn; read back with
  * pdftotext, the seal checked with pdfsig.
  */
 import { execFileSync } from 'node:child_process';
@@ -10,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { pdfsig, renderPageGrey, wordBoxes } from './helpers/pdf-tools.ts';
 import { buildEnvelope, signingClient, SUBMIT_MUTATION, tokenFor, typedSignature } from './helpers/signing.ts';
 
@@ -31,7 +32,7 @@ const LONG_NAME = 'Augusta Ada King Countess of Lovelace and Byron of Marylebone
 const box = (x: number, y: number, width = 200, height = 30) => ({ x, y, width, height });
 
 describe('the new field types in the sealed PDF', () => {
-  it('draws each value at its view as it reads, never below 8 pt nor cut, leaves hidden fields out, and the seal holds', async () => {
+  it('draws each value at its view as it reads, never below 8 pt nor outside its box, leaves hidden fields out, and the seal holds', async () => {
     const built = await buildEnvelope(app, team.apiKey, {
       recipients: [
         {
@@ -53,8 +54,8 @@ describe('the new field types in the sealed PDF', () => {
             { identifier: 'signed-on', type: 'date_signed', required: false, config: { format: 'DD.MM.YYYY' }, view: box(40, 240) },
             { identifier: 'name', type: 'full_name', required: false, view: box(40, 280, 150, 40) },
             { identifier: 'email', type: 'email', required: false, view: box(40, 340) },
-            // Too small for its value even at 8 pt: drawn whole at 8 pt, running below the box, not cut.
-            { identifier: 'email-small', type: 'email', required: false, view: box(40, 500, 40, 10) },
+            // A text value wider than its box: wrapped inside it, whole, at 8 pt or more (it used to be clipped).
+            { identifier: 'note', type: 'text', required: true, view: box(40, 500, 120, 40) },
             { identifier: 'initials', type: 'initials', required: true, view: box(500, 40, 50, 24) },
             { identifier: 'hide-extra', type: 'checkbox', required: false, view: box(40, 380, 20, 20) },
             { identifier: 'extra', type: 'text', readonly: true, required: false, value: { text: 'Hiddenclause' }, visibleWhen: { all: [{ field: 'hide-extra', is: 'unchecked' }] }, view: box(40, 420) },
@@ -74,6 +75,7 @@ describe('the new field types in the sealed PDF', () => {
         { fieldId: built.fields.plan, value: { selected: 'y' } },
         { fieldId: built.fields.initials, value: { kind: 'typed', text: 'AKL' } },
         { fieldId: built.fields['hide-extra'], value: { checked: true } },
+        { fieldId: built.fields.note, value: { text: 'Deliver to the loading dock behind building C' } },
       ],
     });
     expect(completed.errors, JSON.stringify(completed.errors)).toBeUndefined();
@@ -106,15 +108,15 @@ describe('the new field types in the sealed PDF', () => {
     expect(new Set(nameWords.map((word) => Math.round(word.yMin))).size).toBeGreaterThan(1);
     // pdftotext's word box is the font's ascent to descent: about 1.07 × the size for Noto Sans.
     for (const word of nameWords) expect(word.yMax - word.yMin, word.text).toBeGreaterThanOrEqual(8);
-    const small = words.filter((word) => word.yMin >= 499 && word.yMax <= 540 && word.xMin >= 39 && word.xMax <= 81);
-    expect(small.map((word) => word.text).join('')).toBe('ada@example.com');
-    expect(small.length).toBeGreaterThan(1);
-    for (const word of small) expect(word.yMax - word.yMin, word.text).toBeGreaterThanOrEqual(8);
-    // Not clipped to the box (pdftotext reads clipped text too; the page's ink shows what a reader sees).
+    const note = words.filter((word) => word.yMin >= 499 && word.yMax <= 541 && word.xMin >= 39 && word.xMax <= 161);
+    expect(note.map((word) => word.text).join(' ')).toBe('Deliver to the loading dock behind building C');
+    expect(new Set(note.map((word) => Math.round(word.yMin))).size).toBeGreaterThan(1);
+    for (const word of note) expect(word.yMax - word.yMin, word.text).toBeGreaterThanOrEqual(8);
+    // Nothing of it outside the box (pdftotext reads clipped text too, so the page's ink is what a reader sees).
     const page = renderPageGrey(file, 0);
     let inkBelow = 0;
-    for (let y = 512; y < 535; y += 1) for (let x = 40; x < 80; x += 1) if (page.pixel(x, y) < 128) inkBelow += 1;
-    expect(inkBelow).toBeGreaterThan(10);
+    for (let y = 541; y < 560; y += 1) for (let x = 40; x < 160; x += 1) if (page.pixel(x, y) < 128) inkBelow += 1;
+    expect(inkBelow).toBe(0);
     // Hidden (its box is ticked): the readonly text the sender gave is not drawn.
     expect(words.map((word) => word.text)).not.toContain('Hiddenclause');
     expect(words.map((word) => word.text)).not.toContain('987,654');
@@ -134,5 +136,61 @@ describe('the new field types in the sealed PDF', () => {
       expect(text).not.toContain('Hiddenclause');
       expect(text).not.toMatch(/987[.,]654/);
     }
+  });
+  it('refuses a value too long for its box at 8 pt, from the signer and from the sender, through both faces, and saves nothing', async () => {
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [
+        {
+          identifier: 'tenant',
+          agents: [{ info: { name: LONG_NAME, email: 'augusta.ada.king.lovelace@example.com' } }],
+          fields: [
+            { identifier: 'signature', required: true, view: box(300, 700, 200, 40) },
+            { identifier: 'city', type: 'text', required: false, view: box(40, 40, 60, 12) },
+            // Filled by the service at completion with the agent's address: the box is too small for it.
+            { identifier: 'email', type: 'email', required: false, view: box(40, 80, 40, 10) },
+          ],
+        },
+      ],
+    });
+    expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const client = signingClient(app, await tokenFor(app, built.envelopeId, built.recipients.tenant));
+    // The signer's own value: refused by name at submit, and nothing is saved.
+    const typed = await client(SUBMIT_MUTATION, { values: [{ fieldId: built.fields.city, value: { text: 'Llanfairpwllgwyngyll-gogerychwyrndrobwll' } }] });
+    expect(firstErrorName(typed)).toBe('Signing.ValueDoesNotFit');
+    expect(typed.errors![0]!.extensions!.context.fields).toEqual([{ fieldId: built.fields.city, identifier: 'city', page: 0 }]);
+    expect(typed.errors![0]!.message).toContain('city');
+    const short = await client(SUBMIT_MUTATION, { values: [{ fieldId: built.fields.city, value: { text: 'Bangor' } }] });
+    expect(short.errors, JSON.stringify(short.errors)).toBeUndefined();
+    // Completing would draw the service's email into its 40 × 10 box: refused, the role not completed.
+    const completing = await client(SUBMIT_MUTATION, { complete: true, values: [{ fieldId: built.fields.signature, value: typedSignature }] });
+    expect(firstErrorName(completing)).toBe('Signing.ValueDoesNotFit');
+    expect(completing.errors![0]!.extensions!.context.fields).toEqual([{ fieldId: built.fields.email, identifier: 'email', page: 0 }]);
+    const envelope = await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}`);
+    expect(envelope.body.payload.envelope.status).toBe('sent');
+    const [row] = await app.orm.em.fork().execute<{ completed_at: Date | null }[]>('select completed_at from recipient where id = ?', [built.recipients.tenant]);
+    expect(row!.completed_at).toBeNull();
+
+    // The sender's value on a readonly field: refused where it is written, through REST and GraphQL.
+    const draft = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'signer' }] });
+    const field = (type: string) => ({
+      type,
+      recipientId: draft.recipients.signer,
+      identifier: `terms-${type}`,
+      required: false,
+      readonly: true,
+      value: { text: 'The tenant keeps the garden, the hedges and the pond in good order throughout the term' },
+      views: [{ documentId: draft.documentId, page: 0, location: { x: 40, y: 300 }, size: { width: 100, height: 12 } }],
+    });
+    const rest = await restClient(app, team.apiKey).post(`/envelopes/${draft.envelopeId}/fields`, { fields: [field('text')] });
+    expect(rest.status).toBe(400);
+    expect(rest.body.error.name).toBe('Request.Invalid');
+    expect(JSON.stringify(rest.body.error.context)).toContain('fields[0].value');
+    const graphql = await graphqlClient(app, team.apiKey)(
+      'mutation($envelopeId: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $envelopeId, fields: $fields) { id } }',
+      { envelopeId: draft.envelopeId, fields: [field('text')] },
+    );
+    expect(firstErrorName(graphql)).toBe('Request.Invalid');
+    const fields = await restClient(app, team.apiKey).get(`/envelopes/${draft.envelopeId}/fields`);
+    expect(fields.body.payload.fields.map((entry: { identifier: string }) => entry.identifier)).toEqual(['signer-signature']);
   });
 });

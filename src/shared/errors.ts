@@ -340,6 +340,7 @@ const statusByName: Record<string, number> = {
   'Signing.FieldNotAssigned': 403,
   'Signing.FieldReadonly': 409,
   'Signing.RequiredFieldsMissing': 409,
+  'Signing.ValueDoesNotFit': 422,
   'Signing.NotDelegator': 403,
   'Signing.AlreadyDelegated': 409,
   'Signing.NotHost': 403,

@@ -14,6 +14,7 @@ import { FieldView } from './field-view.entity.ts';
 import { Field, fieldTypes, type FieldType } from './field.entity.ts';
 import { FieldDuplicateIdentifierError, FieldInUseError, FieldNotAllowedForRecipientError, FieldNotFoundError } from './field.errors.ts';
 import { NOT_SENT_TYPES, parseFieldConfig, parseFieldValue, parseVisibleWhen } from './field-values.ts';
+import { viewsNotFitting } from './field-fit.ts';
 import { conditionTestsFor, FORMULA_INPUT_TYPES, isIsoDate, orderByDependencies, parseExpression, type VisibleWhen } from './field-rules.js';
 import { createEventLoopYielder } from '../../shared/event-loop.ts';
 
@@ -195,6 +196,14 @@ function checkField(candidate: FieldCandidate, targets: FieldTargets, path: stri
     checkViewBox(view, page, viewPath, issues);
     views.push({ document, page: view.page, x: view.location.x, y: view.location.y, width: view.size.width, height: view.size.height });
   });
+  // A value the sender gives is drawn as it stands: it must fit its boxes as the sealed PDF draws
+  // it (field-fit.ts; the signer's values are held to the same at submit). Numbers are measured
+  // as en-US writes them: another locale's separators are the same width to a fraction.
+  if (value.value !== null && value.value !== undefined && views.length > 0) {
+    for (const misfit of viewsNotFitting({ id: '', identifier: candidate.identifier, type: candidate.type, config: config.config, value: value.value }, views, 'en-US')) {
+      issues.push({ path: `${path}.value`, message: `is too long for its box on page ${misfit.page} even wrapped at 8 pt, the smallest size values are drawn at: shorten it or enlarge the box` });
+    }
+  }
   if (issues.length > before || !recipient) return null;
   return {
     type: candidate.type,

@@ -55,9 +55,11 @@ export type RenderField = {
 export type VisibleBox = { left: number; bottom: number; right: number; top: number; rotation: number };
 
 type EmbeddedFamily = { family: FontFamily; fonts: PDFFont[] };
+/** What measuring needs of a family: its parsed fonts, embedded in a document or not (widths are the same). */
+type MeasuredFamily = Pick<EmbeddedFamily, 'family'>;
 
 /** Splits text into runs, each drawable with one font of the family (the first takes what none has). */
-function runsOf(text: string, embedded: EmbeddedFamily): { text: string; index: number }[] {
+function runsOf(text: string, embedded: MeasuredFamily): { text: string; index: number }[] {
   const runs: { text: string; index: number }[] = [];
   for (const character of text) {
     const index = fileIndexFor(embedded.family, character.codePointAt(0)!);
@@ -69,11 +71,11 @@ function runsOf(text: string, embedded: EmbeddedFamily): { text: string; index: 
 }
 
 /** A run's width at `size`: pdf-lib's `widthOfTextAtSize`, measured once per font and text (pdf/fonts.ts). */
-function runWidth(embedded: EmbeddedFamily, run: { text: string; index: number }, size: number): number {
+function runWidth(embedded: MeasuredFamily, run: { text: string; index: number }, size: number): number {
   return advanceOf(embedded.family.fonts[run.index]!, run.text) * (size / 1000);
 }
 
-function widthOf(text: string, embedded: EmbeddedFamily, size: number): number {
+function widthOf(text: string, embedded: MeasuredFamily, size: number): number {
   return runsOf(text, embedded).reduce((sum, run) => sum + runWidth(embedded, run, size), 0);
 }
 
@@ -99,7 +101,7 @@ function drawLine(page: PDFPage, text: string, embedded: EmbeddedFamily, options
  * before, measured each line once per word it held: most of the PDF work of a closing went into
  * the certificate's wrapping (docs/performance.md, "The signing path").
  */
-function wrap(text: string, embedded: EmbeddedFamily, size: number, maxWidth: number): string[] {
+function wrap(text: string, embedded: MeasuredFamily, size: number, maxWidth: number): string[] {
   const measure = (piece: string) => widthOf(piece, embedded, size);
   const fits = (line: string, lineWidth: number, piece: string) => {
     const estimate = lineWidth + measure(piece.trimEnd());
@@ -170,73 +172,81 @@ export function boxMatrix(box: VisibleBox, view: { x: number; y: number; height:
   }
 }
 
-function within(page: PDFPage, box: VisibleBox, view: { x: number; y: number; width: number; height: number }, draw: () => void, clipToBox = true): void {
+function within(page: PDFPage, box: VisibleBox, view: { x: number; y: number; width: number; height: number }, draw: () => void): void {
   page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, view)));
-  // Fitted text (drawFittedText) is not clipped: it stays in its box unless it cannot fit at 8 pt, and then it must not be cut.
-  if (clipToBox) page.pushOperators(rectangle(0, 0, view.width, view.height), clip(), endPath());
+  page.pushOperators(rectangle(0, 0, view.width, view.height), clip(), endPath());
   draw();
   page.pushOperators(popGraphicsState());
 }
 
 const ink = rgb(0, 0, 0.35);
 
-function drawTextBox(page: PDFPage, text: string, embedded: EmbeddedFamily, width: number, height: number, multiline: boolean, maxSize = 12) {
+/** A typed signature or initials: one line as large as the box allows up to `maxSize`, scaled down to the box's width like a drawn one. */
+function drawTypedSignature(page: PDFPage, text: string, embedded: EmbeddedFamily, width: number, height: number, maxSize: number) {
   const padding = Math.min(2, width / 10, height / 10);
   const innerWidth = Math.max(1, width - 2 * padding);
-  if (!multiline) {
-    // One line: as large as the box allows up to 12 pt, smaller (down to 6 pt) for a long value, clipped beyond.
-    let size = Math.max(4, Math.min(maxSize, height * 0.7));
-    const measured = widthOf(text, embedded, size);
-    if (measured > innerWidth) size = Math.max(Math.min(size, 6), (size * innerWidth) / measured);
-    drawLine(page, text, embedded, { x: padding, y: (height - size * 0.72) / 2, size });
-    return;
-  }
-  const size = Math.max(4, Math.min(10, height * 0.7));
-  const leading = size * 1.2;
-  let y = height - padding - size;
-  for (const line of wrap(text, embedded, size, innerWidth)) {
-    if (y < -size) break;
-    drawLine(page, line, embedded, { x: padding, y, size });
-    y -= leading;
-  }
+  let size = Math.max(4, Math.min(maxSize, height * 0.7));
+  const measured = widthOf(text, embedded, size);
+  if (measured > innerWidth) size = (size * innerWidth) / measured;
+  drawLine(page, text, embedded, { x: padding, y: (height - size * 0.72) / 2, size });
 }
 
 /** The smallest text a value is drawn at (issue 32): smaller is not reliably legible once printed. */
 export const MIN_VALUE_TEXT_SIZE = 8;
 
+/** A value's text laid out in its box: the size, the lines, where the first line starts, and whether it fits. */
+export type FittedText = { size: number; lines: string[]; firstBaseline: number; fits: boolean };
+
 /**
  * A value's text fitted to its box: one line as large as the box allows up to 12 pt; a value too
  * wide for one line shrinks, and below 8 pt wraps instead, at the largest size from 12 down to 8 pt
- * whose lines fit the box's height. Never drawn below 8 pt and never cut: text that cannot fit
- * even at 8 pt (a box too small for its value) is drawn whole at 8 pt, its lines continuing below
- * the box (docs/artefacts.md).
+ * whose lines fit the box's height, centred. Never below 8 pt and never cut. A value that cannot
+ * fit even at 8 pt (`fits: false`) is refused before it is stored (`Signing.ValueDoesNotFit`, or
+ * `Request.Invalid` for a sender's value, by `textFitsBox`: the same layout); should one reach
+ * the renderer all the same (stored before that rule), the box's clip keeps it inside its box.
  */
-function drawFittedText(page: PDFPage, text: string, embedded: EmbeddedFamily, width: number, height: number) {
+function layoutFittedText(text: string, measured: MeasuredFamily, width: number, height: number): FittedText {
   const padding = Math.min(2, width / 10, height / 10);
   const innerWidth = Math.max(1, width - 2 * padding);
   const innerHeight = Math.max(1, height - 2 * padding);
   const largest = Math.max(MIN_VALUE_TEXT_SIZE, Math.min(12, height * 0.7));
-  const measured = widthOf(text, embedded, largest);
-  const oneLine = measured <= innerWidth ? largest : (largest * innerWidth) / measured;
-  if (oneLine >= MIN_VALUE_TEXT_SIZE && !/[\n\r]/.test(text)) {
-    drawLine(page, text, embedded, { x: padding, y: (height - oneLine * 0.72) / 2, size: oneLine });
-    return;
+  if (!/[\n\r\u2028\u2029]/.test(text)) {
+    const measuredWidth = widthOf(text, measured, largest);
+    const oneLine = measuredWidth <= innerWidth ? largest : (largest * innerWidth) / measuredWidth;
+    if (oneLine >= MIN_VALUE_TEXT_SIZE) return { size: oneLine, lines: [text], firstBaseline: (height - oneLine * 0.72) / 2, fits: fitsHeight(1, oneLine, height) };
   }
   let size = largest;
-  let lines = wrap(text, embedded, size, innerWidth);
+  let lines = wrap(text, measured, size, innerWidth);
   // Half a point at a time: a handful of wraps for the longest value a field can hold.
   while (size > MIN_VALUE_TEXT_SIZE && lines.length * size * 1.2 > innerHeight) {
     size = Math.max(MIN_VALUE_TEXT_SIZE, size - 0.5);
-    lines = wrap(text, embedded, size, innerWidth);
+    lines = wrap(text, measured, size, innerWidth);
   }
-  const leading = size * 1.2;
-  const block = lines.length * leading;
-  // Centred in the box when it fits; from the box's top when it does not.
-  let y = block <= innerHeight ? height - (height - block) / 2 - size : height - padding - size;
-  for (const line of lines) {
-    drawLine(page, line, embedded, { x: padding, y, size });
-    y -= leading;
+  const block = lines.length * size * 1.2;
+  return { size, lines, firstBaseline: block <= innerHeight ? height - (height - block) / 2 - size : height - padding - size, fits: fitsHeight(lines.length, size, height) };
+}
+
+/** Lines at `size` stand in a box `height` tall when their leading (1.2 × size each, a line's ascent to descent with room) does. */
+function fitsHeight(lines: number, size: number, height: number): boolean {
+  return lines * size * 1.2 <= height + 0.01;
+}
+
+function drawFittedText(page: PDFPage, text: string, embedded: EmbeddedFamily, width: number, height: number) {
+  const layout = layoutFittedText(text, embedded, width, height);
+  let y = layout.firstBaseline;
+  for (const line of layout.lines) {
+    drawLine(page, line, embedded, { x: Math.min(2, width / 10, height / 10), y, size: layout.size });
+    y -= layout.size * 1.2;
   }
+}
+
+/**
+ * Whether a value's text fits its box as the sealed PDF draws it (Noto Sans, at 8 pt or more,
+ * wrapped if need be): the signing service asks before it accepts a value, so that no value is
+ * drawn outside its box or cut. Reads the fonts in this thread on first use.
+ */
+export function textFitsBox(text: string, width: number, height: number): boolean {
+  return layoutFittedText(text, { family: fontFamilies().sans }, width, height).fits;
 }
 
 function drawCheck(page: PDFPage, x: number, y: number, side: number) {
@@ -392,9 +402,12 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
       const { page, box } = prepare(view.page);
       const { width, height } = view;
       switch (field.type) {
-        case 'text':
-          within(page, box, view, () => drawTextBox(page, String(value.text ?? ''), sans, width, height, field.config.multiline === true));
+        case 'text': {
+          // Sized to its box like the types below; a value that could not fit was refused before (Signing.ValueDoesNotFit).
+          const text = String(value.text ?? '');
+          if (text !== '') within(page, box, view, () => drawFittedText(page, text, sans, width, height));
           break;
+        }
         case 'checkbox': {
           const side = Math.min(width, height);
           within(page, box, view, () => {
@@ -426,13 +439,13 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
         case 'number':
         case 'dropdown':
         case 'formula':
-          if (field.text !== undefined && field.text !== '') within(page, box, view, () => drawFittedText(page, field.text!, sans, width, height), false);
+          if (field.text !== undefined && field.text !== '') within(page, box, view, () => drawFittedText(page, field.text!, sans, width, height));
           break;
         case 'initials':
           // Like a signature, without its caption: initials sit in small boxes, often on every page.
           if (value.kind === 'typed') {
             const family = value.font === 'cursive' ? (script ??= await embed(loaded.script)) : sans;
-            within(page, box, view, () => drawTextBox(page, String(value.text ?? ''), family, width, height, false, 36));
+            within(page, box, view, () => drawTypedSignature(page, String(value.text ?? ''), family, width, height, 36));
           } else if (typeof value.image === 'string') {
             const image = value.image;
             page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, view)), rectangle(0, 0, width, height), clip(), endPath());
@@ -453,7 +466,7 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
           } else if (value.kind === 'typed') {
             const family = value.font === 'cursive' ? (script ??= await embed(loaded.script)) : sans;
             // A typed signature fills its box as a handwritten one would (up to 36 pt).
-            within(page, box, area, () => drawTextBox(page, String(value.text ?? ''), family, width, area.height, false, 36));
+            within(page, box, area, () => drawTypedSignature(page, String(value.text ?? ''), family, width, area.height, 36));
           } else if (typeof value.image === 'string') {
             const image = value.image;
             page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, area)), rectangle(0, 0, width, area.height), clip(), endPath());

@@ -77,6 +77,20 @@ export class SigningRequiredFieldsMissingError extends DomainError {
   }
 }
 
+/**
+ * `Signing.ValueDoesNotFit`: a value too long for a box it is drawn in, even wrapped at the
+ * smallest size the sealed PDF draws text (8 pt); drawn, it would run outside the box or be cut.
+ */
+export class SigningValueDoesNotFitError extends DomainError {
+  constructor(fields: { fieldId: string; identifier: string; page: number }[]) {
+    super(
+      'Signing.ValueDoesNotFit',
+      `Too long for its box on the page, even at the smallest size the document is written in: ${[...new Set(fields.map((field) => field.identifier))].join(', ')}. Shorten the value (a value the service fills in, such as a name, needs a larger box: ask the sender). Nothing was saved.`,
+      { fields },
+    );
+  }
+}
+
 /** `Signing.NotDelegator`: only a `delegator` recipient may hand its role to another person. */
 export class SigningNotDelegatorError extends DomainError {
   constructor(recipientId: string) {

@@ -10,6 +10,7 @@ import { newId } from '../../shared/ids.ts';
 import { Field } from '../field/field.entity.ts';
 import { parseFieldValue, SERVICE_FILLED_TYPES, summariseBiometricValue } from '../field/field-values.ts';
 import { applyFieldRules, fillOnCompletion } from '../field/field-submission.ts';
+import { storedValuesNotFitting } from '../field/field-fit.ts';
 import { readerOf } from '../read-model.ts';
 import { agentInfoSchema } from '../recipient/agent-input.ts';
 import { Agent } from '../recipient/agent.entity.ts';
@@ -34,6 +35,7 @@ import {
   SigningNotYourTurnError,
   SigningRecipientCompletedError,
   SigningRequiredFieldsMissingError,
+  SigningValueDoesNotFitError,
   SigningSessionExpiredError,
   SigningTokenInvalidError,
   SigningTokenMissingError,
@@ -279,8 +281,14 @@ export async function submitSigning(context: ServiceContext, options: { input: u
         ...(dropped.length > 0 ? { droppedAsHidden: dropped.map((field) => ({ fieldId: field.id, identifier: field.identifier, type: field.type })) } : {}),
       });
     }
+    if (input.complete) fillOnCompletion(fields.filter((field) => !hidden.has(field)), { now, person: peopleOf(await em.findOneOrFail(Agent, token.agent.id))[token.personIndex] });
+    // Every value about to be drawn must fit its boxes (never below 8 pt, never outside, never
+    // cut): what was sent now and, on completing, everything of the role the PDF will show,
+    // including the values the service just filled in and those the sender gave.
+    const shown = fields.filter((field) => !hidden.has(field) && (input.complete || accepted.some((entry) => entry.field === field)));
+    const tooLong = await storedValuesNotFitting(em, shown, await localeOfRecipient(em, recipient));
+    if (tooLong.length > 0) throw new SigningValueDoesNotFitError(tooLong);
     if (input.complete) {
-      fillOnCompletion(fields.filter((field) => !hidden.has(field)), { now, person: peopleOf(await em.findOneOrFail(Agent, token.agent.id))[token.personIndex] });
       // A hidden field is not required: the signer cannot see it. Nor is one the service fills: an
       // email field of a person reached by phone only stays empty, and that is nobody's omission.
       const missing = fields
@@ -296,6 +304,12 @@ export async function submitSigning(context: ServiceContext, options: { input: u
     await em.flush();
     return sessionInTransaction(em, token.id, now);
   });
+}
+
+/** The locale values are written in on the page and in the PDF: the recipient's first person's (as the artefacts read it). */
+async function localeOfRecipient(em: EntityManager, recipient: Recipient): Promise<string> {
+  const first = await em.findOne(Agent, { recipient }, { orderBy: { position: 'asc', id: 'asc' } });
+  return (first ? peopleOf(first)[0]?.locale : undefined) ?? 'en-US';
 }
 
 const declineInput = z.strictObject({ reason: boundedText(1, 500) });
