@@ -28,6 +28,7 @@ import { createClock, type Clock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
 import { createMetrics, type Metrics } from './shared/metrics.ts';
 import { createMainWorker, createWebhookWorker, type WorkerDependencies } from './workers.ts';
+import { startOutboxWakeups } from './domain/outbox/wakeups.ts';
 
 export type RuntimeOptions = {
   config: Config;
@@ -122,6 +123,17 @@ export async function createRuntime(options: RuntimeOptions, overrides: RuntimeO
   const workerDependencies: WorkerDependencies = { em: orm.em, clock, logger, config, auditKey, blobStore, pdfWorkers, seal, mailer, phone, metrics, spendRateBudget: rateBudgetSpender(rateLimiter) };
   const mainWorker = createMainWorker(workerDependencies);
   const webhookWorker = createWebhookWorker(workerDependencies);
+  // A committed job wakes the worker that handles it (every instance's, by LISTEN on a server),
+  // rather than waiting for its next poll: outbox/wakeups.ts.
+  const outboxWakeups = await startOutboxWakeups({
+    orm,
+    connectionString: sharedDatabaseUrl,
+    logger,
+    wake(topic) {
+      mainWorker.wake(topic);
+      webhookWorker.wake(topic);
+    },
+  });
 
   return {
     app,
@@ -133,6 +145,7 @@ export async function createRuntime(options: RuntimeOptions, overrides: RuntimeO
     async close() {
       await app.dispose();
       // Jobs in hand finish (or their lease runs out and another instance retakes them).
+      await outboxWakeups.close();
       await mainWorker.stop();
       await webhookWorker.stop();
       mailer.close();

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { MikroORM } from '@mikro-orm/postgresql';
+import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
 import { inject } from 'vitest';
 import { createOrmConfig } from '../mikro-orm.config.ts';
 import { createOutboxWorker, outboxBackoffMs, PermanentOutboxError, type OutboxHandler } from '../src/domain/outbox/outbox-worker.ts';
+import { enqueue } from '../src/domain/outbox/outbox.ts';
+import type { OutboxTopic } from '../src/domain/outbox/topics.ts';
+import { startOutboxWakeups } from '../src/domain/outbox/wakeups.ts';
 import { createClock } from '../src/shared/clock.ts';
 import { newId } from '../src/shared/ids.ts';
 import { createLogger } from '../src/shared/logger.ts';
@@ -284,5 +287,48 @@ describe('the outbox worker', () => {
     expect(outboxBackoffMs(3, { ...options, random: () => 1 })).toBe(4000);
     expect(outboxBackoffMs(10, { ...options, random: () => 1 })).toBe(10_000);
     expect(outboxBackoffMs(3, { ...options, random: () => 0 })).toBe(2000);
+  });
+});
+
+describe('wake-ups: a committed job is taken at once, not at the next poll', () => {
+  it('runs a job committed now by a started worker whose next poll is an hour away, inside a transaction and outside one', async () => {
+    const topic = uniqueTopic();
+    const seen: string[] = [];
+    const worker = createOutboxWorker({
+      em: app.orm.em,
+      clock: createClock(),
+      logger,
+      // Without a wake-up nothing would run within this test: the first poll is an hour away.
+      pollIntervalMs: 3_600_000,
+      handlers: new Map([[topic, async (message) => void seen.push(message.id)]]),
+    });
+    // As the composition root wires it: LISTEN on a server, this process's commits on the embedded database.
+    const wakeups = await startOutboxWakeups({
+      orm: app.orm,
+      connectionString: inject('databaseKind') === 'embedded' ? undefined : inject('databaseUrl'),
+      logger,
+      wake: (woken) => worker.wake(woken),
+    });
+    worker.start();
+    try {
+      // A test topic outside the typed map: the worker takes any topic it has a handler for.
+      const write = (em: EntityManager) => enqueue(em, topic as OutboxTopic, {} as never, { now: new Date() });
+      const inTransaction = await app.orm.em.fork().transactional((em) => write(em));
+      await eventually(() => seen.includes(inTransaction!), { what: 'the job committed in a transaction' });
+      // A job written by a transaction that rolls back wakes nobody and runs never; the next one does run.
+      await app.orm.em
+        .fork()
+        .transactional(async (em) => {
+          await write(em);
+          throw new Error('rolled back');
+        })
+        .catch(() => undefined);
+      const alone = await write(app.orm.em.fork());
+      await eventually(() => seen.includes(alone!), { what: 'the job written outside a transaction' });
+      expect(seen).toEqual([inTransaction, alone]);
+    } finally {
+      await wakeups.close();
+      await worker.stop();
+    }
   });
 });

@@ -162,6 +162,11 @@ export type OutboxWorker = {
   start(): void;
   /** Claims and handles due messages until none is left (or `limit` were handled); answers how many were handled. */
   drain(limit?: number): Promise<number>;
+  /**
+   * A job of `topic` was just committed (wakeups.ts): if this worker handles it, claim now rather
+   * than at the next poll. Coalesced: during a drain it asks for one more round after it.
+   */
+  wake(topic: string): void;
   /** Stops polling and waits for the messages in hand. */
   stop(): Promise<void>;
 };
@@ -347,24 +352,46 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     return handled;
   }
 
-  function schedule(): void {
+  let started = false;
+  let draining = false;
+  let wokenWhileDraining = false;
+
+  /** One round: drain what is due, then either go again at once (woken meanwhile) or wait for the next poll. */
+  function run(): void {
+    draining = true;
+    wokenWhileDraining = false;
+    polling = drain()
+      .catch((error: unknown) => settings.logger.warn({ err: { message: (error as Error)?.message } }, 'outbox poll failed'))
+      .finally(() => {
+        draining = false;
+        if (wokenWhileDraining && !stopped) run();
+        else schedule();
+      });
+  }
+
+  function schedule(delayMs = settings.pollIntervalMs): void {
     if (stopped) return;
-    timer = setTimeout(() => {
-      polling = drain()
-        .catch((error: unknown) => settings.logger.warn({ err: { message: (error as Error)?.message } }, 'outbox poll failed'))
-        .finally(schedule);
-    }, settings.pollIntervalMs);
+    clearTimeout(timer);
+    timer = setTimeout(run, delayMs);
     timer.unref();
   }
 
   return {
     start() {
       stopped = false;
+      started = true;
       schedule();
     },
     drain,
+    wake(topic) {
+      if (!started || stopped || !settings.handlers.has(topic)) return;
+      // A drain in progress may already have looked and found nothing: it goes round once more.
+      if (draining) wokenWhileDraining = true;
+      else schedule(0);
+    },
     async stop() {
       stopped = true;
+      started = false;
       stoppedAt = Date.now();
       clearTimeout(timer);
       await polling;

@@ -9,6 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../../shared/ids.ts';
 import { activeTraceparent } from '../../shared/tracing.ts';
 import type { OutboxPayloads, OutboxTopic } from './topics.ts';
+import { noteEnqueued, OUTBOX_WAKE_CHANNEL } from './wakeups.ts';
 
 export type EnqueueOptions = {
   /** The service clock's now: the row's creation time, and when it is due unless `runAt` says later. */
@@ -31,12 +32,16 @@ export async function enqueue<Topic extends OutboxTopic>(
   payload: OutboxPayloads[Topic],
   options: EnqueueOptions,
 ): Promise<string | undefined> {
+  // The same statement tells the workers (on commit) that a job of this topic is due: wakeups.ts.
   const rows = await em.execute<{ id: string }[]>(
-    `insert into outbox_message (id, created_at, topic, payload, dedupe_key, available_at, attempts, trace_parent)
-     values (?, ?, ?, ?::jsonb, ?, ?, 0, ?)${options.skipDuplicate ? ' on conflict (dedupe_key) do nothing' : ''} returning id`,
+    `with inserted as (
+       insert into outbox_message (id, created_at, topic, payload, dedupe_key, available_at, attempts, trace_parent)
+       values (?, ?, ?, ?::jsonb, ?, ?, 0, ?)${options.skipDuplicate ? ' on conflict (dedupe_key) do nothing' : ''} returning id)
+     select id, pg_notify('${OUTBOX_WAKE_CHANNEL}', ?) from inserted`,
     // The enqueuing span's context (a request's, a job's): the worker runs the job in that trace.
-    [options.id ?? newId(), options.now, topic, JSON.stringify(payload), options.dedupeKey ?? null, options.runAt ?? options.now, activeTraceparent()],
+    [options.id ?? newId(), options.now, topic, JSON.stringify(payload), options.dedupeKey ?? null, options.runAt ?? options.now, activeTraceparent(), topic],
   );
+  if (rows.length > 0) noteEnqueued(em, topic);
   return rows[0]?.id;
 }
 
@@ -56,12 +61,14 @@ export async function enqueueSelected(
 ): Promise<string[]> {
   const id = options.idColumn === undefined ? 'gen_random_uuid()' : `source.${options.idColumn}`;
   const rows = await em.execute<{ id: string }[]>(
-    `${options.query}
-     insert into outbox_message (id, created_at, topic, payload, available_at, attempts, trace_parent)
-     select ${id}, ?, ?, ${options.payload}, ?, 0, ? from source
-     returning id`,
-    [...options.parameters, options.now, topic, ...(options.payloadParameters ?? []), options.now, activeTraceparent()],
+    `${options.query}, inserted as (
+       insert into outbox_message (id, created_at, topic, payload, available_at, attempts, trace_parent)
+       select ${id}, ?, ?, ${options.payload}, ?, 0, ? from source
+       returning id)
+     select id, pg_notify('${OUTBOX_WAKE_CHANNEL}', ?) from inserted`,
+    [...options.parameters, options.now, topic, ...(options.payloadParameters ?? []), options.now, activeTraceparent(), topic],
   );
+  if (rows.length > 0) noteEnqueued(em, topic);
   return rows.map((row) => row.id);
 }
 
