@@ -281,6 +281,41 @@ describe('the outbox worker', () => {
     expect(failedLines.every((line) => typeof line.err.stack === 'string')).toBe(true);
   });
 
+  it('keeps claiming while a long job runs: the jobs behind it are not held back until it ends', async () => {
+    const topic = uniqueTopic();
+    const ids = await insertMessages(topic, 4);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let long: string | undefined;
+    const done: string[] = [];
+    const worker = createOutboxWorker({
+      em: app.orm.em,
+      clock: createClock(),
+      logger,
+      concurrency: 2,
+      handlers: new Map([
+        [
+          topic,
+          async (message) => {
+            // The first job taken stands for a seal: it runs until the test lets it finish.
+            if (long === undefined) {
+              long = message.id;
+              await released;
+            }
+            done.push(message.id);
+          },
+        ],
+      ]),
+    });
+    const draining = worker.drain();
+    // With two slots, the other three run one after another in the second slot while the long one holds the first.
+    await eventually(() => done.length === 3 || undefined, { what: 'the three jobs behind the long one' });
+    expect(done).not.toContain(long);
+    release();
+    expect(await draining).toBe(4);
+    expect([...done].sort()).toEqual([...ids].sort());
+  });
+
   it('backoff doubles per attempt, is capped, and jitters between half and all of it', () => {
     const options = { baseBackoffMs: 1000, maxBackoffMs: 10_000 };
     expect(outboxBackoffMs(1, { ...options, random: () => 1 })).toBe(1000);

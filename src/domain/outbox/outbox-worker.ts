@@ -341,15 +341,39 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     return withSpan(`outbox ${message.topic}`, attributes, work, { kind: SpanKind.CONSUMER, parent: contextFromTraceparent(message.traceParent) });
   }
 
+  /**
+   * Keeps up to `concurrency` messages in hand: whenever one finishes, the next due one is claimed
+   * at once, so a long job (a seal) never holds back the mails behind it, as waiting for a whole
+   * batch did. Ends when nothing is due and nothing is in hand (or `limit` were claimed and have
+   * finished). A failure to record an outcome (the database gone for longer than a lease) ends the
+   * drain once the others in hand have finished, and is thrown.
+   */
   async function drain(limit = Number.POSITIVE_INFINITY): Promise<number> {
-    let handled = 0;
-    while (!stopped && handled < limit) {
-      const batch = await claim(Math.min(settings.concurrency, limit - handled));
-      if (batch.length === 0) break;
-      await Promise.all(batch.map((message) => inJobSpan(message, () => handle(message))));
-      handled += batch.length;
+    let claimed = 0;
+    const inHand = new Set<Promise<void>>();
+    let failure: { error: unknown } | undefined;
+    let lookAgain = true;
+    while (!stopped && failure === undefined) {
+      if (lookAgain && inHand.size < settings.concurrency && claimed < limit) {
+        const batch = await claim(Math.min(settings.concurrency - inHand.size, limit - claimed));
+        claimed += batch.length;
+        // Nothing due: wait for a job in hand to finish (it may write the next) before looking again.
+        if (batch.length === 0) lookAgain = false;
+        for (const message of batch) {
+          const running: Promise<void> = inJobSpan(message, () => handle(message))
+            .catch((error: unknown) => void (failure ??= { error }))
+            .finally(() => inHand.delete(running));
+          inHand.add(running);
+        }
+        continue;
+      }
+      if (inHand.size === 0) break;
+      await Promise.race(inHand);
+      lookAgain = true;
     }
-    return handled;
+    await Promise.all(inHand);
+    if (failure !== undefined) throw failure.error;
+    return claimed;
   }
 
   let started = false;
