@@ -1,0 +1,117 @@
+/**
+ * Every example under examples/ run as an integrator runs it (`node examples/<name>.ts`, the key
+ * and the service's address in its environment) against a started service, its outcome checked
+ * on the service itself. The examples print one JSON line per step (`report`), read here.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makePdf } from './fixtures/pdfs.ts';
+import { eventually } from './helpers/eventually.ts';
+import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { signAndComplete, tokenFor } from './helpers/signing.ts';
+import { createReadyTemplate, type ReadyTemplate } from './helpers/templates.ts';
+
+let app: TestApp;
+let team: SeededTeam;
+let template: ReadyTemplate;
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'examples-'));
+
+beforeAll(async () => {
+  app = await startTestApp();
+  team = await seedTeam(app);
+  template = await createReadyTemplate(app, team.apiKey, { name: 'Consulting agreement' });
+});
+
+afterAll(async () => {
+  fs.rmSync(scratch, { recursive: true, force: true });
+  await app?.close();
+});
+
+type Report = { event: string; [key: string]: any };
+
+/** A running example: its report lines so far, and its end. */
+type RunningExample = { child: ChildProcess; reports: Report[]; stderr(): string; exited: Promise<number | null> };
+
+function startExample(name: string, args: string[], env: Record<string, string> = {}): RunningExample {
+  const child = spawn(process.execPath, [`examples/${name}`, ...args], {
+    env: { PATH: process.env.PATH ?? '', ENVELOPE_URL: app.url, ENVELOPE_API_KEY: team.apiKey, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const reports: Report[] = [];
+  let pending = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    pending += chunk.toString();
+    const lines = pending.split('\n');
+    pending = lines.pop()!;
+    for (const line of lines) if (line.startsWith('{')) reports.push(JSON.parse(line) as Report);
+  });
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, reports, stderr: () => stderr, exited };
+}
+
+/** Runs an example to its end; fails with its stderr when it does not exit 0. */
+async function runExample(name: string, args: string[], env?: Record<string, string>): Promise<Report[]> {
+  const running = startExample(name, args, env);
+  const code = await running.exited;
+  expect(code, running.stderr()).toBe(0);
+  return running.reports;
+}
+
+const last = (reports: Report[], event: string) => reports.filter((report) => report.event === event).at(-1);
+
+describe('examples', () => {
+  it('create-from-template.ts checks with a dry run, then makes a draft for the signer', async () => {
+    const reports = await runExample('create-from-template.ts', [template.templateId, 'Grace Hopper', 'grace@example.com']);
+    expect(last(reports, 'checked')).toMatchObject({ wouldSend: true, problems: [] });
+    const created = last(reports, 'created')!;
+    expect(created).toMatchObject({ status: 'draft', role: 'buyer', name: 'Consulting agreement: Grace Hopper' });
+    const envelope = await restClient(app, team.apiKey).get(`/envelopes/${created.envelopeId}?includeRecipients=true`);
+    expect(envelope.body.payload.envelope).toMatchObject({ status: 'draft', templateId: template.templateId });
+    expect(envelope.body.payload.recipients[0].agents[0].info).toMatchObject({ name: 'Grace Hopper', email: 'grace@example.com' });
+  });
+
+  it('send-and-watch.ts sends and follows the envelope by subscription until it is finalized', async () => {
+    const rest = restClient(app, team.apiKey);
+    const envelopeId = (
+      await rest.post(`/envelopes/jumpstart/${template.templateId}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] }] })
+    ).body.payload.envelopeId as string;
+    const running = startExample('send-and-watch.ts', [envelopeId]);
+    await eventually(() => last(running.reports, 'sent'), { what: 'the example sent the envelope' });
+    expect(last(running.reports, 'sent')).toMatchObject({ envelopeId, status: 'sent' });
+    expect((await rest.get(`/envelopes/${envelopeId}`)).body.payload.envelope.status).toBe('sent');
+
+    // The signer signs (through the signing API, as the signing page would).
+    const recipientId = (await rest.get(`/envelopes/${envelopeId}?includeRecipients=true`)).body.payload.recipients[0].id as string;
+    const signed = await signAndComplete(app, await tokenFor(app, envelopeId, recipientId));
+    expect(signed.errors).toBeUndefined();
+
+    expect(await running.exited, running.stderr()).toBe(0);
+    const events = running.reports.filter((report) => report.event === 'event');
+    expect(events.map((event) => event.type)).toEqual(expect.arrayContaining(['envelope.created', 'envelope.sent', 'envelope.finalized']));
+    // In the trail's order, nothing twice.
+    expect(events.map((event) => event.sequence)).toEqual([...events.keys()].map((index) => index + 1));
+    expect(last(running.reports, 'closed')).toMatchObject({ envelopeId, status: 'finalized' });
+  });
+
+  it('legacy-rest.ts runs the replaced service’s flow with plain fetch: draft, document, signer, field, send', async () => {
+    const pdf = path.join(scratch, 'contract.pdf');
+    fs.writeFileSync(pdf, await makePdf({ pages: 1 }));
+    const sent = last(await runExample('legacy-rest.ts', [pdf, 'Ada Lovelace', 'ada@example.com']), 'sent')!;
+    expect(sent).toMatchObject({ status: 'sent', emails: ['ada@example.com'] });
+    const envelope = await restClient(app, team.apiKey).get(`/envelopes/${sent.envelopeId}?includeDocuments=true&includeFields=true`);
+    expect(envelope.body.payload.envelope.status).toBe('sent');
+    expect(envelope.body.payload.documents.map((document: any) => document.name)).toEqual(['contract.pdf']);
+    expect(envelope.body.payload.fields).toEqual([expect.objectContaining({ type: 'simple_signature', recipientId: sent.recipientId })]);
+  });
+
+  it('an example stops with the API’s error name when the key is wrong', async () => {
+    const running = startExample('create-from-template.ts', [template.templateId, 'Grace Hopper', 'grace@example.com'], { ENVELOPE_API_KEY: 'not-a-key' });
+    expect(await running.exited).not.toBe(0);
+    expect(running.stderr()).toMatch(/Auth\.InvalidApiKey/);
+  });
+});
