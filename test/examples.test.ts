@@ -13,19 +13,26 @@ import { eventually } from './helpers/eventually.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { signAndComplete, tokenFor } from './helpers/signing.ts';
 import { createReadyTemplate, type ReadyTemplate } from './helpers/templates.ts';
+import { mainWorkerFor } from './helpers/workers.ts';
+import type { OutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 
 let app: TestApp;
 let team: SeededTeam;
 let template: ReadyTemplate;
+/** The service's own background jobs for the team (bulk sends, sealing, mail), as `npm start` runs them. */
+let worker: OutboxWorker;
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'examples-'));
 
 beforeAll(async () => {
   app = await startTestApp();
   team = await seedTeam(app);
   template = await createReadyTemplate(app, team.apiKey, { name: 'Consulting agreement' });
+  worker = mainWorkerFor(app, team.teamId);
+  worker.start();
 });
 
 afterAll(async () => {
+  await worker?.stop();
   fs.rmSync(scratch, { recursive: true, force: true });
   await app?.close();
 });
@@ -107,6 +114,29 @@ describe('examples', () => {
     expect(envelope.body.payload.envelope.status).toBe('sent');
     expect(envelope.body.payload.documents.map((document: any) => document.name)).toEqual(['contract.pdf']);
     expect(envelope.body.payload.fields).toEqual([expect.objectContaining({ type: 'simple_signature', recipientId: sent.recipientId })]);
+  });
+
+  it('bulk-send-csv.ts sends a CSV through the template, reports live progress to the end, and names the failed row', async () => {
+    const csv = path.join(scratch, 'renewals.csv');
+    fs.writeFileSync(
+      csv,
+      ['buyer.name,buyer.email,envelope.name', '"Lovelace, Ada",ada@example.com,Renewal Ada', 'Bad Address,not-an-address,Renewal Bad', 'Çağrı Işık,cagri@example.com,Renewal Işık', ''].join('\r\n'),
+    );
+    const reports = await runExample('bulk-send-csv.ts', [template.templateId, csv]);
+    const { bulkSendId } = last(reports, 'created')!;
+    const progress = reports.filter((report) => report.event === 'progress');
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.at(-1)).toMatchObject({ status: 'completed', total: 3, sent: 2, failed: 1 });
+    expect(last(reports, 'done')).toMatchObject({ bulkSendId, status: 'completed', sent: 2, failed: 1, failures: [{ index: 1, error: 'Request.Invalid' }] });
+
+    const rows = (await restClient(app, team.apiKey).get(`/bulk-sends/${bulkSendId}/rows?status=sent`)).body.payload.rows;
+    expect(rows).toHaveLength(2);
+    const names = [];
+    for (const row of rows) names.push((await restClient(app, team.apiKey).get(`/envelopes/${row.envelopeId}`)).body.payload.envelope);
+    expect(names.map((envelope) => [envelope.name, envelope.status])).toEqual([
+      ['Renewal Ada', 'sent'],
+      ['Renewal Işık', 'sent'],
+    ]);
   });
 
   it('an example stops with the API’s error name when the key is wrong', async () => {

@@ -16,18 +16,30 @@ import * as types from './graphql.ts';
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
+    "\n  subscription ExampleBulkSendProgress($id: ID!) {\n    bulkSendProgress(id: $id) { id status total created sent failed completedAt }\n  }\n": typeof types.ExampleBulkSendProgressDocument,
+    "\n  query ExampleBulkSendFailedRows($id: ID!, $after: String) {\n    bulkSend(id: $id) { rows(status: failed, first: 100, after: $after) { rows { index error { name description } } nextCursor } }\n  }\n": typeof types.ExampleBulkSendFailedRowsDocument,
     "\n  query ExampleTemplate($id: ID!) {\n    template(id: $id) { id name recipients { id identifier roleName type fixed } }\n  }\n": typeof types.ExampleTemplateDocument,
     "\n  mutation ExampleJumpstart($templateId: ID!, $input: JumpstartEnvelopeInput!, $dryRun: Boolean) {\n    jumpstartEnvelope(templateId: $templateId, input: $input, dryRun: $dryRun) {\n      id name status\n      recipients { identifier roleName agents { info { name email } } }\n      dryRun { wouldSend problems { name description } }\n    }\n  }\n": typeof types.ExampleJumpstartDocument,
     "\n  mutation ExampleSend($id: ID!) {\n    sendEnvelope(id: $id) { id status sentAt expiresAt }\n  }\n": typeof types.ExampleSendDocument,
     "\n  subscription ExampleEnvelopeEvents($envelopeId: ID!, $afterSequence: Int) {\n    envelopeEvents(envelopeId: $envelopeId, afterSequence: $afterSequence) { envelopeId sequence type status at }\n  }\n": typeof types.ExampleEnvelopeEventsDocument,
 };
 const documents: Documents = {
+    "\n  subscription ExampleBulkSendProgress($id: ID!) {\n    bulkSendProgress(id: $id) { id status total created sent failed completedAt }\n  }\n": types.ExampleBulkSendProgressDocument,
+    "\n  query ExampleBulkSendFailedRows($id: ID!, $after: String) {\n    bulkSend(id: $id) { rows(status: failed, first: 100, after: $after) { rows { index error { name description } } nextCursor } }\n  }\n": types.ExampleBulkSendFailedRowsDocument,
     "\n  query ExampleTemplate($id: ID!) {\n    template(id: $id) { id name recipients { id identifier roleName type fixed } }\n  }\n": types.ExampleTemplateDocument,
     "\n  mutation ExampleJumpstart($templateId: ID!, $input: JumpstartEnvelopeInput!, $dryRun: Boolean) {\n    jumpstartEnvelope(templateId: $templateId, input: $input, dryRun: $dryRun) {\n      id name status\n      recipients { identifier roleName agents { info { name email } } }\n      dryRun { wouldSend problems { name description } }\n    }\n  }\n": types.ExampleJumpstartDocument,
     "\n  mutation ExampleSend($id: ID!) {\n    sendEnvelope(id: $id) { id status sentAt expiresAt }\n  }\n": types.ExampleSendDocument,
     "\n  subscription ExampleEnvelopeEvents($envelopeId: ID!, $afterSequence: Int) {\n    envelopeEvents(envelopeId: $envelopeId, afterSequence: $afterSequence) { envelopeId sequence type status at }\n  }\n": types.ExampleEnvelopeEventsDocument,
 };
 
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ExampleBulkSendProgress($id: ID!) {\n    bulkSendProgress(id: $id) { id status total created sent failed completedAt }\n  }\n"): typeof import('./graphql.ts').ExampleBulkSendProgressDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ExampleBulkSendFailedRows($id: ID!, $after: String) {\n    bulkSend(id: $id) { rows(status: failed, first: 100, after: $after) { rows { index error { name description } } nextCursor } }\n  }\n"): typeof import('./graphql.ts').ExampleBulkSendFailedRowsDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

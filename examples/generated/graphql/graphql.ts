@@ -2371,6 +2371,21 @@ export type WebhookWithSecret = {
   webhook: Webhook;
 };
 
+export type ExampleBulkSendProgressSubscriptionVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type ExampleBulkSendProgressSubscription = { __typename?: 'Subscription', bulkSendProgress: { __typename?: 'BulkSend', id: string, status: BulkSendStatus, total: number, created: number, sent: number, failed: number, completedAt?: string | null } };
+
+export type ExampleBulkSendFailedRowsQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+  after?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type ExampleBulkSendFailedRowsQuery = { __typename?: 'Query', bulkSend: { __typename?: 'BulkSend', rows: { __typename?: 'BulkSendRowPage', nextCursor?: string | null, rows: Array<{ __typename?: 'BulkSendRow', index: number, error?: { __typename?: 'BulkSendRowError', name: string, description: string } | null }> } } };
+
 export type ExampleTemplateQueryVariables = Exact<{
   id: Scalars['ID']['input'];
 }>;
@@ -2421,6 +2436,35 @@ export class TypedDocumentString<TResult, TVariables>
   }
 }
 
+export const ExampleBulkSendProgressDocument = new TypedDocumentString(`
+    subscription ExampleBulkSendProgress($id: ID!) {
+  bulkSendProgress(id: $id) {
+    id
+    status
+    total
+    created
+    sent
+    failed
+    completedAt
+  }
+}
+    `) as unknown as TypedDocumentString<ExampleBulkSendProgressSubscription, ExampleBulkSendProgressSubscriptionVariables>;
+export const ExampleBulkSendFailedRowsDocument = new TypedDocumentString(`
+    query ExampleBulkSendFailedRows($id: ID!, $after: String) {
+  bulkSend(id: $id) {
+    rows(status: failed, first: 100, after: $after) {
+      rows {
+        index
+        error {
+          name
+          description
+        }
+      }
+      nextCursor
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ExampleBulkSendFailedRowsQuery, ExampleBulkSendFailedRowsQueryVariables>;
 export const ExampleTemplateDocument = new TypedDocumentString(`
     query ExampleTemplate($id: ID!) {
   template(id: $id) {
