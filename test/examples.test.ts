@@ -4,6 +4,7 @@
  * on the service itself. The examples print one JSON line per step (`report`), read here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import { eventually } from './helpers/eventually.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { signAndComplete, tokenFor } from './helpers/signing.ts';
 import { createReadyTemplate, type ReadyTemplate } from './helpers/templates.ts';
-import { mainWorkerFor } from './helpers/workers.ts';
+import { mainWorkerFor, webhookWorkerFor } from './helpers/workers.ts';
 import type { OutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 
 let app: TestApp;
@@ -21,18 +22,23 @@ let team: SeededTeam;
 let template: ReadyTemplate;
 /** The service's own background jobs for the team (bulk sends, sealing, mail), as `npm start` runs them. */
 let worker: OutboxWorker;
+let webhookWorker: OutboxWorker;
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'examples-'));
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // The webhook receiver example listens on this machine.
+  app = await startTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
   team = await seedTeam(app);
   template = await createReadyTemplate(app, team.apiKey, { name: 'Consulting agreement' });
   worker = mainWorkerFor(app, team.teamId);
   worker.start();
+  webhookWorker = webhookWorkerFor(app, team.teamId);
+  webhookWorker.start();
 });
 
 afterAll(async () => {
   await worker?.stop();
+  await webhookWorker?.stop();
   fs.rmSync(scratch, { recursive: true, force: true });
   await app?.close();
 });
@@ -137,6 +143,50 @@ describe('examples', () => {
       ['Renewal Ada', 'sent'],
       ['Renewal Işık', 'sent'],
     ]);
+  });
+
+  it('webhook-receiver.ts verifies signatures, handles each delivery once however often it comes, and refuses forgeries', async () => {
+    const rest = restClient(app, team.apiKey);
+    // Created before the receiver listens (it needs the secret to start), pointed at it once it does.
+    const created = (await rest.post('/webhooks', { url: 'http://127.0.0.1:9/hook', eventTypes: ['envelope.sent'] })).body.payload;
+    const store = path.join(scratch, 'deliveries.jsonl');
+    const receiver = startExample('webhook-receiver.ts', [], { WEBHOOK_SECRET: created.secret, PORT: '0', STORE: store });
+    try {
+      const { url } = await eventually(() => last(receiver.reports, 'listening'), { what: 'the receiver listening' });
+      expect((await rest.patch(`/webhooks/${created.webhook.id}`, { url })).status).toBe(200);
+
+      const envelopeId = (await rest.post(`/envelopes/jumpstart/${template.templateId}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada', email: 'ada@example.com' } }] }] })).body
+        .payload.envelopeId;
+      expect((await rest.put(`/envelopes/${envelopeId}/send`, {})).status).toBe(200);
+      const received = await eventually(() => receiver.reports.find((report) => report.event === 'received' && report.envelopeId === envelopeId), { what: 'the delivery received' });
+      expect(received.type).toBe('envelope.sent');
+
+      // The same delivery again (as a retry after a lost answer would bring it): acknowledged, not handled twice.
+      const redelivered = await rest.post(`/webhooks/${created.webhook.id}/deliveries/${received.id}/redeliver`);
+      expect(redelivered.status).toBe(200);
+      await eventually(() => receiver.reports.find((report) => report.event === 'duplicate' && report.id === received.id), { what: 'the redelivery acknowledged' });
+      const delivery = await eventually(async () => {
+        const read = (await rest.get(`/webhooks/${created.webhook.id}/deliveries/${received.id}`)).body.payload.delivery;
+        return read.state === 'delivered' && read.attemptCount === 2 ? read : undefined;
+      });
+      expect(delivery.lastStatusCode).toBe(200);
+      const handled = fs.readFileSync(store, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+      expect(handled).toEqual([{ id: received.id, type: 'envelope.sent', envelopeId, sequence: received.sequence }]);
+
+      // A body signed with another secret, and a replay of a real one with an old timestamp, are refused.
+      const body = JSON.stringify({ ...delivery.payload, id: 'forged' });
+      const now = Math.floor(Date.now() / 1000);
+      const forged = await fetch(url, { method: 'POST', headers: { 'x-envelope-signature': `t=${now},v1=${createHmac('sha256', 'whsec_wrong').update(`${now}.${body}`).digest('hex')}` }, body });
+      expect(forged.status).toBe(401);
+      const old = now - 3600;
+      const replayed = await fetch(url, { method: 'POST', headers: { 'x-envelope-signature': `t=${old},v1=${createHmac('sha256', created.secret).update(`${old}.${body}`).digest('hex')}` }, body });
+      expect(replayed.status).toBe(401);
+      expect(receiver.reports.filter((report) => report.event === 'rejected')).toHaveLength(2);
+      expect(fs.readFileSync(store, 'utf8').trim().split('\n')).toHaveLength(1);
+    } finally {
+      receiver.child.kill('SIGTERM');
+      await receiver.exited;
+    }
   });
 
   it('an example stops with the API’s error name when the key is wrong', async () => {
