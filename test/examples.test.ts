@@ -189,6 +189,35 @@ describe('examples', () => {
     }
   });
 
+  it('download-and-verify.ts downloads the sealed PDFs and the evidence package and verifies them offline; a changed byte is found', async () => {
+    const rest = restClient(app, team.apiKey);
+    const envelopeId = (await rest.post(`/envelopes/jumpstart/${template.templateId}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] }] }))
+      .body.payload.envelopeId as string;
+    expect((await rest.put(`/envelopes/${envelopeId}/send`, {})).status).toBe(200);
+    const recipientId = (await rest.get(`/envelopes/${envelopeId}?includeRecipients=true`)).body.payload.recipients[0].id as string;
+    expect((await signAndComplete(app, await tokenFor(app, envelopeId, recipientId))).errors).toBeUndefined();
+    // The team's worker seals it and fixes the certificate of completion.
+    await eventually(async () => (await rest.get(`/envelopes/${envelopeId}/audit`)).body.payload.events.some((event: any) => event.type === 'artefact.sealed'), { what: 'the envelope sealed' });
+
+    const out = path.join(scratch, 'sealed');
+    const reports = await runExample('download-and-verify.ts', [envelopeId, out]);
+    expect(last(reports, 'downloaded')!.files).toEqual(['1-template.pdf', 'evidence.zip']);
+    expect(last(reports, 'verified')).toEqual({ event: 'verified', envelopeId, valid: true, problems: [] });
+    // What was downloaded is the sealed file the service serves.
+    const documentId = (await rest.get(`/envelopes/${envelopeId}?includeDocuments=true`)).body.payload.documents[0].id as string;
+    const served = await fetch(`${app.url}/api/v1/key/envelopes/${envelopeId}/documents/${documentId}/pdf`, { headers: { 'x-service-api-key': team.apiKey } });
+    expect(Buffer.compare(Buffer.from(await served.arrayBuffer()), fs.readFileSync(path.join(out, '1-template.pdf')))).toBe(0);
+
+    // Offline, later: one byte of the PDF changed is named.
+    const pdf = path.join(out, '1-template.pdf');
+    const bytes = fs.readFileSync(pdf);
+    bytes[Math.floor(bytes.length / 2)] ^= 0xff;
+    fs.writeFileSync(pdf, bytes);
+    const again = startExample('download-and-verify.ts', ['--verify-only', out], { ENVELOPE_URL: 'http://127.0.0.1:9', ENVELOPE_API_KEY: '' });
+    expect(await again.exited).toBe(2);
+    expect(last(again.reports, 'verified')).toMatchObject({ valid: false, problems: ['1-template.pdf: differs from the sealed document in the evidence package'] });
+  });
+
   it('an example stops with the API’s error name when the key is wrong', async () => {
     const running = startExample('create-from-template.ts', [template.templateId, 'Grace Hopper', 'grace@example.com'], { ENVELOPE_API_KEY: 'not-a-key' });
     expect(await running.exited).not.toBe(0);

@@ -20,6 +20,7 @@ type Documents = {
     "\n  query ExampleBulkSendFailedRows($id: ID!, $after: String) {\n    bulkSend(id: $id) { rows(status: failed, first: 100, after: $after) { rows { index error { name description } } nextCursor } }\n  }\n": typeof types.ExampleBulkSendFailedRowsDocument,
     "\n  query ExampleTemplate($id: ID!) {\n    template(id: $id) { id name recipients { id identifier roleName type fixed } }\n  }\n": typeof types.ExampleTemplateDocument,
     "\n  mutation ExampleJumpstart($templateId: ID!, $input: JumpstartEnvelopeInput!, $dryRun: Boolean) {\n    jumpstartEnvelope(templateId: $templateId, input: $input, dryRun: $dryRun) {\n      id name status\n      recipients { identifier roleName agents { info { name email } } }\n      dryRun { wouldSend problems { name description } }\n    }\n  }\n": typeof types.ExampleJumpstartDocument,
+    "\n  query ExampleSealedDocuments($id: ID!) {\n    envelope(id: $id) { id name status documents { id name } }\n  }\n": typeof types.ExampleSealedDocumentsDocument,
     "\n  mutation ExampleSend($id: ID!) {\n    sendEnvelope(id: $id) { id status sentAt expiresAt }\n  }\n": typeof types.ExampleSendDocument,
     "\n  subscription ExampleEnvelopeEvents($envelopeId: ID!, $afterSequence: Int) {\n    envelopeEvents(envelopeId: $envelopeId, afterSequence: $afterSequence) { envelopeId sequence type status at }\n  }\n": typeof types.ExampleEnvelopeEventsDocument,
 };
@@ -28,6 +29,7 @@ const documents: Documents = {
     "\n  query ExampleBulkSendFailedRows($id: ID!, $after: String) {\n    bulkSend(id: $id) { rows(status: failed, first: 100, after: $after) { rows { index error { name description } } nextCursor } }\n  }\n": types.ExampleBulkSendFailedRowsDocument,
     "\n  query ExampleTemplate($id: ID!) {\n    template(id: $id) { id name recipients { id identifier roleName type fixed } }\n  }\n": types.ExampleTemplateDocument,
     "\n  mutation ExampleJumpstart($templateId: ID!, $input: JumpstartEnvelopeInput!, $dryRun: Boolean) {\n    jumpstartEnvelope(templateId: $templateId, input: $input, dryRun: $dryRun) {\n      id name status\n      recipients { identifier roleName agents { info { name email } } }\n      dryRun { wouldSend problems { name description } }\n    }\n  }\n": types.ExampleJumpstartDocument,
+    "\n  query ExampleSealedDocuments($id: ID!) {\n    envelope(id: $id) { id name status documents { id name } }\n  }\n": types.ExampleSealedDocumentsDocument,
     "\n  mutation ExampleSend($id: ID!) {\n    sendEnvelope(id: $id) { id status sentAt expiresAt }\n  }\n": types.ExampleSendDocument,
     "\n  subscription ExampleEnvelopeEvents($envelopeId: ID!, $afterSequence: Int) {\n    envelopeEvents(envelopeId: $envelopeId, afterSequence: $afterSequence) { envelopeId sequence type status at }\n  }\n": types.ExampleEnvelopeEventsDocument,
 };
@@ -48,6 +50,10 @@ export function graphql(source: "\n  query ExampleTemplate($id: ID!) {\n    temp
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation ExampleJumpstart($templateId: ID!, $input: JumpstartEnvelopeInput!, $dryRun: Boolean) {\n    jumpstartEnvelope(templateId: $templateId, input: $input, dryRun: $dryRun) {\n      id name status\n      recipients { identifier roleName agents { info { name email } } }\n      dryRun { wouldSend problems { name description } }\n    }\n  }\n"): typeof import('./graphql.ts').ExampleJumpstartDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ExampleSealedDocuments($id: ID!) {\n    envelope(id: $id) { id name status documents { id name } }\n  }\n"): typeof import('./graphql.ts').ExampleSealedDocumentsDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -2402,6 +2402,13 @@ export type ExampleJumpstartMutationVariables = Exact<{
 
 export type ExampleJumpstartMutation = { __typename?: 'Mutation', jumpstartEnvelope?: { __typename?: 'Envelope', id: string, name: string, status: EnvelopeStatus, recipients: Array<{ __typename?: 'Recipient', identifier: string, roleName: string, agents: Array<{ __typename?: 'Agent', info?: { __typename?: 'AgentInfo', name: string, email?: string | null } | null }> }>, dryRun?: { __typename?: 'SendDryRun', wouldSend: boolean, problems: Array<{ __typename?: 'SendProblem', name: string, description: string }> } | null } | null };
 
+export type ExampleSealedDocumentsQueryVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type ExampleSealedDocumentsQuery = { __typename?: 'Query', envelope: { __typename?: 'Envelope', id: string, name: string, status: EnvelopeStatus, documents: Array<{ __typename?: 'Document', id: string, name: string }> } };
+
 export type ExampleSendMutationVariables = Exact<{
   id: Scalars['ID']['input'];
 }>;
@@ -2506,6 +2513,19 @@ export const ExampleJumpstartDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ExampleJumpstartMutation, ExampleJumpstartMutationVariables>;
+export const ExampleSealedDocumentsDocument = new TypedDocumentString(`
+    query ExampleSealedDocuments($id: ID!) {
+  envelope(id: $id) {
+    id
+    name
+    status
+    documents {
+      id
+      name
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<ExampleSealedDocumentsQuery, ExampleSealedDocumentsQueryVariables>;
 export const ExampleSendDocument = new TypedDocumentString(`
     mutation ExampleSend($id: ID!) {
   sendEnvelope(id: $id) {
