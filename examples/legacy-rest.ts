@@ -8,10 +8,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { components, operations } from './generated/rest.ts';
-import { apiKey, ApiError, report, serviceUrl } from './shared.ts';
+import type { components } from './generated/rest.ts';
+import { apiKey, ApiError, report, serviceUrl, type JsonBody } from './shared.ts';
 
-type JsonBody<Operation extends keyof operations> = operations[Operation] extends { requestBody: { content: { 'application/json': infer Body } } } ? Body : never;
 type ErrorBody = components['schemas']['Error'];
 
 const api = `${serviceUrl}/api/v1/key`;

@@ -4,6 +4,10 @@
  * REST call typed by the OpenAPI document (examples/generated/rest.ts).
  */
 import type { TypedDocumentString } from './generated/graphql/graphql.ts';
+import type { operations } from './generated/rest.ts';
+
+/** The JSON body of a REST operation, by its OpenAPI operation id (`postEnvelopes`, …). */
+export type JsonBody<Operation extends keyof operations> = operations[Operation] extends { requestBody?: { content: { 'application/json': infer Body } } } ? Body : never;
 
 /** ENVELOPE_URL (default http://localhost:4000) without a trailing slash. */
 export const serviceUrl = (process.env.ENVELOPE_URL ?? 'http://localhost:4000').replace(/\/+$/, '');

@@ -9,7 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium } from 'playwright-core';
 import { makePdf } from './fixtures/pdfs.ts';
+import { CHROMIUM_PATH } from './helpers/browser.ts';
 import { eventually } from './helpers/eventually.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { signAndComplete, tokenFor } from './helpers/signing.ts';
@@ -217,6 +219,56 @@ describe('examples', () => {
     expect(await again.exited).toBe(2);
     expect(last(again.reports, 'verified')).toMatchObject({ valid: false, problems: ['1-template.pdf: differs from the sealed document in the evidence package'] });
   });
+
+  it('embed-signing.ts shows the signing page in its own page with <envelope-signing>; the signer signs in Chromium and the host hears completed', async () => {
+    const rest = restClient(app, team.apiKey);
+    const envelopeId = (
+      await rest.post(`/envelopes/jumpstart/${template.templateId}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada Embedded', email: 'ada@example.com', embedded: true } }] }] })
+    ).body.payload.envelopeId as string;
+    expect((await rest.put(`/envelopes/${envelopeId}/send`, {})).status).toBe(200);
+    const recipientId = (await rest.get(`/envelopes/${envelopeId}?includeRecipients=true`)).body.payload.recipients[0].id as string;
+
+    const host = startExample('embed-signing.ts', [envelopeId, recipientId], { PORT: '0' });
+    // Every host but this machine unreachable, as in the other browser tests; both local names reach it.
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM_PATH,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost'],
+    });
+    try {
+      const { url } = await eventually(() => last(host.reports, 'listening'), { what: 'the host page listening' });
+      // The example allowed its own origin to frame the team's signing pages.
+      expect((await rest.get('/team/settings')).body.payload.settings.embedding.frameOrigins).toEqual([new URL(url).origin]);
+
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      await page.goto(url);
+      await expect.poll(() => page.frames().some((frame) => frame.url().startsWith(`${app.url}/sign/`)), { timeout: 20_000 }).toBe(true);
+      const frame = page.frames().find((candidate) => candidate.url().startsWith(`${app.url}/sign/`))!;
+      await frame.waitForFunction(() => document.body.dataset.pagesDrawn === 'true', undefined, { timeout: 20_000 });
+      await eventually(() => host.reports.find((report) => report.event === 'host-event' && report.name === 'ready'), { what: 'ready reached the host page' });
+
+      await frame.click('[data-field="buyer-signature"]');
+      const pad = (await frame.locator('.signature-pad').boundingBox())!;
+      await page.mouse.move(pad.x + 20, pad.y + 60);
+      await page.mouse.down();
+      await page.mouse.move(pad.x + 120, pad.y + 30, { steps: 8 });
+      await page.mouse.move(pad.x + 200, pad.y + 90, { steps: 8 });
+      await page.mouse.up();
+      await frame.click('#save-signature');
+      await frame.locator('dialog').waitFor({ state: 'detached' });
+      await frame.click('#finish');
+      await frame.click('#confirm-signing');
+
+      const completed = await eventually(() => host.reports.find((report) => report.event === 'host-event' && report.name === 'completed'), { what: 'completed reached the host page' });
+      expect(completed).toMatchObject({ envelopeId, recipientId });
+      const returned = await eventually(() => last(host.reports, 'returned'), { what: 'the frame back on returnUrl' });
+      expect(returned).toEqual({ event: 'returned', outcome: 'signing_complete', envelopeId });
+      expect((await rest.get(`/envelopes/${envelopeId}`)).body.payload.envelope.status).toBe('finalized');
+    } finally {
+      await browser.close();
+      host.child.kill('SIGTERM');
+      await host.exited;
+    }
+  }, 120_000);
 
   it('an example stops with the API’s error name when the key is wrong', async () => {
     const running = startExample('create-from-template.ts', [template.templateId, 'Grace Hopper', 'grace@example.com'], { ENVELOPE_API_KEY: 'not-a-key' });
