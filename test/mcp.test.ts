@@ -196,6 +196,8 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(missingArgument.context.issues[0].path).toBe('envelopeId');
     // The draft is as it was.
     expect((await restClient(app, team.apiKey).get(`/envelopes/${draft}`)).body.payload.envelope.status).toBe('draft');
+    // A tool this server never listed is the protocol's own error, not a tool result.
+    await expect(client.callTool({ name: 'create_signing_url', arguments: { envelopeId: draft } })).rejects.toThrow(/Unknown tool: create_signing_url/);
   });
 
   it('refuses a request without a valid key before any MCP message is read, with the contract’s error body', async () => {
@@ -208,9 +210,46 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const wrong = await post({ authorization: 'Bearer not-a-key' });
     expect(wrong.status).toBe(401);
     expect(((await wrong.json()) as any).error.name).toBe('Auth.InvalidApiKey');
+    // A body that is not JSON, and JSON that is not a JSON-RPC message: named refusals, never a 500.
+    const notJson = await post({ 'x-service-api-key': team.apiKey, 'content-type': 'text/plain' });
+    expect(notJson.status).toBe(400);
+    expect(((await notJson.json()) as any).error.name).toBe('Request.Invalid');
+    const notRpc = await fetch(`${app.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-service-api-key': team.apiKey },
+      body: JSON.stringify({ hello: 'world' }),
+    });
+    expect(notRpc.status).toBe(400);
+    expect(((await notRpc.json()) as any).error.code).toBe(-32700);
     const get = await fetch(`${app.url}/mcp`, { headers: { 'x-service-api-key': team.apiKey } });
     expect(get.status).toBe(405);
     expect(((await get.json()) as any).error.name).toBe('Route.MethodNotAllowed');
+  });
+});
+
+describe('MCP requests and the key’s rate budget', () => {
+  it('each POST to /mcp spends one request of the key’s budget, shared with REST; past it, 429 Request.RateLimited', async () => {
+    const limited = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: '3' }, rateLimitsOwnCounters: true });
+    try {
+      const own = await seedTeam(limited);
+      const list = () =>
+        fetch(`${limited.url}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${own.apiKey}` },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_envelopes', arguments: {} } }),
+        });
+      const first = await list();
+      expect(first.status).toBe(200);
+      expect(first.headers.get('x-ratelimit-remaining')).toBe('2');
+      expect((await restClient(limited, own.apiKey).get('/envelopes')).headers.get('x-ratelimit-remaining')).toBe('1');
+      expect((await list()).headers.get('x-ratelimit-remaining')).toBe('0');
+      const refused = await list();
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(((await refused.json()) as any).error.name).toBe('Request.RateLimited');
+    } finally {
+      await limited.close();
+    }
   });
 });
 
