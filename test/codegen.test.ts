@@ -10,7 +10,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generatedFiles, staleFiles } from '../scripts/codegen.ts';
 
-describe('npm run codegen', () => {
+// Generation and a whole tsc run take seconds each, more on a loaded machine.
+describe('npm run codegen', { timeout: 120_000 }, () => {
   it('regenerating examples/generated/ gives exactly the checked-in files', async () => {
     expect(await staleFiles()).toEqual([]);
   });

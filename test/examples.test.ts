@@ -79,7 +79,8 @@ async function runExample(name: string, args: string[], env?: Record<string, str
 
 const last = (reports: Report[], event: string) => reports.filter((report) => report.event === event).at(-1);
 
-describe('examples', () => {
+// Each example is a Node process of its own (and one a browser): more than a request's time.
+describe('examples', { timeout: 90_000 }, () => {
   it('create-from-template.ts checks with a dry run, then makes a draft for the signer', async () => {
     const reports = await runExample('create-from-template.ts', [template.templateId, 'Grace Hopper', 'grace@example.com']);
     expect(last(reports, 'checked')).toMatchObject({ wouldSend: true, problems: [] });

@@ -253,7 +253,8 @@ describe('MCP requests and the key’s rate budget', () => {
   });
 });
 
-describe('MCP over stdio (npm run mcp)', () => {
+// Each client starts a Node process of its own.
+describe('MCP over stdio (npm run mcp)', { timeout: 90_000 }, () => {
   it('relays the service’s tools with the key: lists, creates and sends from a template, reads back; another team’s key sees nothing', async () => {
     const client = await stdioClient(team.apiKey);
     const { tools } = await client.listTools();
