@@ -65,7 +65,8 @@ function startExample(name: string, args: string[], env: Record<string, string> 
     for (const line of lines) if (line.startsWith('{')) reports.push(JSON.parse(line) as Report);
   });
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': every line the process wrote has been read by then.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return { child, reports, stderr: () => stderr, exited };
 }
 
@@ -184,7 +185,8 @@ describe('examples', { timeout: 90_000 }, () => {
       const old = now - 3600;
       const replayed = await fetch(url, { method: 'POST', headers: { 'x-envelope-signature': `t=${old},v1=${createHmac('sha256', created.secret).update(`${old}.${body}`).digest('hex')}` }, body });
       expect(replayed.status).toBe(401);
-      expect(receiver.reports.filter((report) => report.event === 'rejected')).toHaveLength(2);
+      // Its report lines come through a pipe, after the answers may have.
+      await eventually(() => receiver.reports.filter((report) => report.event === 'rejected').length === 2, { what: 'both refusals reported' });
       expect(fs.readFileSync(store, 'utf8').trim().split('\n')).toHaveLength(1);
     } finally {
       receiver.child.kill('SIGTERM');

@@ -274,7 +274,7 @@ describe('MCP over stdio (npm run mcp)', { timeout: 90_000 }, () => {
         const child = spawn(process.execPath, ['src/mcp/stdio.ts'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
         let stderr = '';
         child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        child.once('exit', (code) => resolve({ code, stderr }));
+        child.once('close', (code) => resolve({ code, stderr }));
       });
     const noKey = await run({ ENVELOPE_URL: app.url });
     expect(noKey.code).toBe(1);
