@@ -3,7 +3,7 @@
  * offence, when:
  *   - any import circle exists under src/ (type-only imports count: a circle closed through
  *     `import type` still says a name lives in the wrong module);
- *   - anything under src/domain/ imports a face (src/graphql, src/rest, src/signing-page) or the
+ *   - anything under src/domain/ imports a face (src/graphql, src/rest, src/mcp, src/signing-page) or the
  *     HTTP wing (src/http);
  *   - a face imports another face, or the HTTP wing imports a face (the faces share src/http,
  *     never each other);
@@ -13,7 +13,7 @@
  *   - a team filter on a gated aggregate's table is written outside its tenant gate file
  *     (check-team-filters.ts);
  *   - anything under src/domain/ imports a face's package (graphql-yoga, Pothos, graphql-ws,
- *     busboy, graphql-upload-minimal): a rule written against those belongs in a face;
+ *     busboy, graphql-upload-minimal, the MCP SDK): a rule written against those belongs in a face;
  *   - a relative import names no file under src/ (it would otherwise drop out of every rule here);
  *   - src/shared/ imports upward (domain, db, graphql, rest, http, app, main, …): it is imported by
  *     all and imports none of them;
@@ -34,10 +34,10 @@ import { teamFilterOffences } from './check-team-filters.ts';
 
 export type ArchitectureReport = { files: number; offences: string[] };
 
-const FACES = ['graphql', 'rest', 'signing-page'] as const;
+const FACES = ['graphql', 'rest', 'mcp', 'signing-page'] as const;
 const OUTBOX_MODULE = 'domain/outbox/';
 /** Packages of the faces: the domain states its rules without them. */
-const FACE_PACKAGES = [/^graphql-yoga(\/|$)/, /^@graphql-yoga\//, /^@pothos\//, /^graphql-ws(\/|$)/, /^busboy(\/|$)/, /^graphql-upload-minimal(\/|$)/];
+const FACE_PACKAGES = [/^@modelcontextprotocol\/sdk(\/|$)/, /^graphql-yoga(\/|$)/, /^@graphql-yoga\//, /^@pothos\//, /^graphql-ws(\/|$)/, /^busboy(\/|$)/, /^graphql-upload-minimal(\/|$)/];
 /** What src/shared/ may import of src/: itself and config.ts (`shared/, db/ → config`), nothing above it. */
 const SHARED_MAY_IMPORT = (target: string) => target.startsWith('shared/') || target === 'config.ts';
 /** The composition root: it wires the faces, so no face imports it. */

@@ -16,6 +16,7 @@ import { requestTracingPlugin } from './http/request-tracing.ts';
 import { graphqlTracingPlugin } from './graphql/tracing.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { createRestServer, type RestServer } from './rest/serve.ts';
+import { createMcpHttpServer, type McpHttpServer } from './mcp/serve.ts';
 import { GRAPHIQL_ASSET_PATH, GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin, renderLocalGraphiQL } from './graphql/graphiql.ts';
 import { REFERENCE_ASSET_PATH, referenceAssetsPlugin } from './rest/routes/reference.ts';
 import { createSecurityHeaders } from './http/security-headers.ts';
@@ -36,11 +37,12 @@ export const GRAPHQL_SSE_ENDPOINT = '/graphql/stream';
 
 /**
  * The yoga instance (GraphQL, GraphiQL, the signing page, static assets, /metrics) and, beside
- * it, the REST face and health endpoints served straight on Node (rest/serve.ts) and GraphQL
+ * it, the REST face and health endpoints served straight on Node (rest/serve.ts), the MCP face
+ * at /mcp, also straight on Node (mcp/serve.ts), and GraphQL
  * over SSE, whose event streams are written straight to Node (graphql/live-sse.ts); listen()
  * (server.ts) routes each request to one of them by path (and, for SSE, its Accept header).
  */
-export type App = YogaServerInstance<NodeServerContext, RequestContext> & { rest: RestServer; liveSse: LiveSseServer };
+export type App = YogaServerInstance<NodeServerContext, RequestContext> & { rest: RestServer; mcp: McpHttpServer; liveSse: LiveSseServer };
 
 /** One hub per ORM when none was brought: fed by this process's own commits (the embedded database, tools). */
 const hubsByOrm = new WeakMap<AppDependencies['orm'], EnvelopeEventHub>();
@@ -215,5 +217,5 @@ export function createApp(given: AppDependencies): App {
       useGraphQLSSE({ endpoint: GRAPHQL_SSE_ENDPOINT }),
     ],
   });
-  return Object.assign(yoga, { rest: createRestServer(dependencies), liveSse: createLiveSseServer(yoga, logger) });
+  return Object.assign(yoga, { rest: createRestServer(dependencies), mcp: createMcpHttpServer(dependencies), liveSse: createLiveSseServer(yoga, logger) });
 }

@@ -6,6 +6,7 @@ import { withGraphQLUploads } from './graphql/uploads.ts';
 import { attachGraphQLWebSocket } from './graphql/websocket.ts';
 import { traceHttpRequests } from './http/request-tracing.ts';
 import { isRestPath, requestUrl } from './rest/serve.ts';
+import { MCP_PATH } from './mcp/serve.ts';
 
 export type RunningServer = {
   server: http.Server;
@@ -33,10 +34,11 @@ export async function listen(
   // Each request's span (when tracing is on) encloses the body guard, uploads and the app.
   const serve = (request: http.IncomingMessage, response: http.ServerResponse) => {
     guardRequestBody(request, response, timeouts);
-    // REST and health beside yoga, straight on Node's request and response; GraphQL over SSE
+    // REST, health and MCP beside yoga, straight on Node's request and response; GraphQL over SSE
     // through yoga, its event stream written straight to Node (graphql/live-sse.ts); the rest through yoga.
     const url = requestUrl(request.url);
     if (url && isRestPath(url.pathname)) app.rest.serve(request, response, url);
+    else if (url && url.pathname === MCP_PATH) app.mcp.serve(request, response);
     else if (url && app.liveSse.accepts(request, url)) app.liveSse.serve(request, response);
     else handle(request, response);
   };

@@ -171,6 +171,53 @@ export async function issueEvidencePackageUrl(context: ServiceContext, options: 
 }
 
 
+/** One signed link of `issueDownloadLinks`. */
+export type DownloadLink = { url: string; expiresAt: Date };
+
+/** Every signed link an envelope has now: `issueDownloadLinks`' answer. */
+export type DownloadLinks = {
+  envelopeId: string;
+  status: string;
+  /** Sealed files once finalized; draft copies (every page marked) before. */
+  sealed: boolean;
+  documents: (DownloadLink & { documentId: string; name: string })[];
+  /** Every document in one ZIP. */
+  zip: DownloadLink;
+  /** The certificate of completion (en-US) and the evidence package: only once the envelope is closed, else null. */
+  auditLogPdf: DownloadLink | null;
+  evidencePackage: DownloadLink | null;
+  /** When every link above stops working. */
+  expiresAt: Date;
+};
+
+/**
+ * Every short-lived signed URL of an envelope at once (the MCP face's `download_links`): each
+ * document's PDF, the ZIP and, once closed, the certificate of completion and the evidence
+ * package. One locate, the same tokens `issueDownloadUrl`, `issueAuditPdfUrl` and
+ * `issueEvidencePackageUrl` sign (so each fetch is recorded as those are), never a file's bytes
+ * and never a recipient's signing link.
+ */
+export async function issueDownloadLinks(context: ServiceContext, options: { envelopeId: string }): Promise<DownloadLinks> {
+  const located = await locate(context, options.envelopeId);
+  const caller = await context.caller();
+  const expiresAt = new Date(context.clock.now().getTime() + DOWNLOAD_URL_TTL_SECONDS * 1000);
+  const link = (target: Parameters<typeof signDownloadToken>[2]): DownloadLink => ({
+    url: `${context.publicUrl}/api/v1/key/downloads/${signDownloadToken(context.auditKey, caller, target, expiresAt)}`,
+    expiresAt,
+  });
+  const closed = isClosedEnvelopeStatus(located.status);
+  return {
+    envelopeId: located.envelopeId,
+    status: located.status,
+    sealed: located.status === 'finalized',
+    documents: located.documents.map((document) => ({ documentId: document.documentId, name: document.name, ...link({ envelopeId: located.envelopeId, documentId: document.documentId }) })),
+    zip: link({ envelopeId: located.envelopeId, documentId: null }),
+    auditLogPdf: closed ? link({ envelopeId: located.envelopeId, documentId: null, auditLocale: 'en-US' }) : null,
+    evidencePackage: closed ? link({ envelopeId: located.envelopeId, documentId: null, evidence: true }) : null,
+    expiresAt,
+  };
+}
+
 /** `GET /envelopes/{id}/documents/{documentId}/pdf`. */
 export async function downloadDocumentPdf(context: ServiceContext, options: { envelopeId: string; documentId: string }): Promise<Download> {
   const located = await locate(context, options.envelopeId);
