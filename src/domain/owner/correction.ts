@@ -31,6 +31,8 @@ export type EnvelopeCorrection = {
   agentsReplaced: Set<string>;
   /** The audit event types of what changed, in order (what `envelope.corrected` lists). */
   changes: string[];
+  /** Whether the signing workflow has settled it (once per correction). */
+  settled: boolean;
 };
 
 /** What the signing workflow does around a correction (signing/correction.ts). */
@@ -38,7 +40,7 @@ export type CorrectionWorkflow = {
   /** Refuses a correction of a sent envelope that is no longer open (past `expiresAt`), by its name. */
   ensureOpen(envelope: Envelope, now: Date): void;
   /**
-   * After the operation changed something, in its transaction: snapshots new agents, moves the
+   * After the operation changed something (once), in its transaction: snapshots new agents, moves the
    * turns (deactivating, activating, inviting, finalizing), invites the replaced agents whose turn
    * it is, and records `envelope.corrected` with the revision.
    */
@@ -59,7 +61,7 @@ export function correctionWorkflow(): CorrectionWorkflow {
 }
 
 export function startCorrection(envelope: Envelope): EnvelopeCorrection {
-  return { envelope, from: envelope.revision, revision: null, agentsReplaced: new Set(), changes: [] };
+  return { envelope, from: envelope.revision, revision: null, agentsReplaced: new Set(), changes: [], settled: false };
 }
 
 /** What the checks need of a change: its transaction, and the correction when the owner is a sent envelope. */

@@ -18,8 +18,8 @@ import { bumpRevision, correctionWorkflow, startCorrection } from './correction.
  * Runs a change to an envelope's content in one transaction that holds the envelope's row lock
  * (the lock sending, signers' actions and voiding take too, so none of them interleaves with it).
  * A draft changes freely (draft-edit.ts's rules). A sent envelope, open and not past `expiresAt`,
- * is corrected: the operation checks what it touches against what signers did, the first change
- * moves the revision, and the signing workflow settles the turns and links before the commit.
+ * is corrected: the operation checks what it touches against what signers did, and its audit
+ * (below) moves the revision and has the signing workflow settle the turns and links.
  * Any other status is `Envelope.NotDraft`, as before; nothing changes.
  */
 async function changeEnvelopeContent<T>(context: ServiceContext, envelopeId: string, work: (change: OwnerChange) => Promise<T>): Promise<T> {
@@ -29,12 +29,8 @@ async function changeEnvelopeContent<T>(context: ServiceContext, envelopeId: str
     const scope: ChangeScope = { em, caller, now: context.clock.now() };
     if (envelope.status === 'draft') return work(ownerChange(scope, { envelope }));
     if (envelope.status !== 'sent') throw new EnvelopeNotDraftError(envelope.id, envelope.status);
-    const workflow = correctionWorkflow();
-    workflow.ensureOpen(envelope, scope.now);
-    const correction = startCorrection(envelope);
-    const result = await work(ownerChange(scope, { envelope }, correction));
-    if (correction.revision !== null) await workflow.settle(context, { ...scope, envelope }, correction);
-    return result;
+    correctionWorkflow().ensureOpen(envelope, scope.now);
+    return work(ownerChange(scope, { envelope }, startCorrection(envelope)));
   });
 }
 
@@ -43,12 +39,19 @@ export const envelopeOwner: ContentOwner = {
   capacity: { owner: 'Envelope', ...ENVELOPE_CAPACITY },
   change: changeEnvelopeContent,
   creations: { addDocument: 'addDocument', addRecipient: 'addRecipient', createFields: 'createFields' },
-  /** A correction's changes carry the revision they made (the first one moves it). */
+  /**
+   * A correction's change carries the revision it made. Every operation audits once, when its
+   * change is written and before it reads its answer, so that is where the correction settles:
+   * the answer (and an idempotent repeat of it) shows the turns as they now are.
+   */
   async audit(context, change, type, details) {
-    if (!change.correction) return auditChange(context, change, { envelopeId: change.ownerId, type, details });
-    const revision = await bumpRevision(change, change.correction);
-    change.correction.changes.push(type);
-    return auditChange(context, change, { envelopeId: change.ownerId, type, details: { ...details, revision } });
+    const { correction } = change;
+    if (!correction) return auditChange(context, change, { envelopeId: change.ownerId, type, details });
+    const revision = await bumpRevision(change, correction);
+    correction.changes.push(type);
+    const appended = await auditChange(context, change, { envelopeId: change.ownerId, type, details: { ...details, revision } });
+    await correctionWorkflow().settle(context, { em: change.em, caller: change.caller, now: change.now, envelope: correction.envelope }, correction);
+    return appended;
   },
   /**
    * The envelope is the caller's team's (`Envelope.NotFound`) and a draft or sent

@@ -84,7 +84,9 @@ async function inviteReplaced(workflow: Workflow, recipientIds: Set<string>) {
 }
 
 async function settle(context: ServiceContext, change: ChangeScope & { envelope: Envelope }, correction: EnvelopeCorrection) {
-  const revision = correction.revision!;
+  if (correction.settled || correction.revision === null) return;
+  correction.settled = true;
+  const revision = correction.revision;
   const workflow = workflowOf(context, change);
   await change.em.flush();
   await snapshotNewAgents(change.em, change.envelope.id, change.now);
