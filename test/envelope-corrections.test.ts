@@ -340,6 +340,38 @@ describe('documents', () => {
   });
 });
 
+describe('an approver role', () => {
+  it('that one agent approved counts as acted: the role and the documents are no longer the sender’s (both faces)', async () => {
+    const team = await seedTeam(app);
+    const built = await sentEnvelope(team, [
+      {
+        identifier: 'board',
+        type: 'approver',
+        order: 1,
+        quorum: 2,
+        agents: [{ info: { name: 'Board One', email: 'one@example.com' } }, { info: { name: 'Board Two', email: 'two@example.com' } }],
+      },
+      { identifier: 'ceo', order: 2 },
+    ]);
+    const [first] = (await invitationsOf(app, built.envelopeId)).filter((invitation) => invitation.recipientId === built.recipients.board);
+    const approved = await signingClient(app, first!.token)(`mutation { approveSigning { recipient { id } } }`);
+    expect(approved.errors, JSON.stringify(approved.errors)).toBeUndefined();
+    const { rest, graphql } = clients(team);
+    const refused = await rest.patch(`/envelopes/${built.envelopeId}/recipients/${built.recipients.board}`, { recipient: { quorum: 1 } });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ name: 'Recipient.AlreadyCompleted', context: { recipientIds: [built.recipients.board] } });
+    const upload = await uploadDocument(app, team.apiKey, built.envelopeId, { bytes: await makePdf({ pages: 1 }) });
+    expect(upload.body.error?.name).toBe('Envelope.AlreadySigned');
+    // The role after it is still open to corrections.
+    const ceo = await graphql(`mutation($e: ID!, $r: ID!) { updateRecipient(envelopeId: $e, recipientId: $r, input: { roleName: "Chief executive" }) { roleName } }`, {
+      e: built.envelopeId,
+      r: built.recipients.ceo,
+    });
+    expect(ceo.errors, JSON.stringify(ceo.errors)).toBeUndefined();
+    expect(await revisionOf(team, built.envelopeId)).toBe(1);
+  });
+});
+
 describe('closed envelopes', () => {
   it('keep refusing edits with Envelope.NotDraft (voided and finalized), on both faces', async () => {
     const team = await seedTeam(app);
