@@ -18,6 +18,8 @@ import type { AppDependencies } from './context.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
 import { startEnvelopeEvents, type LiveLimits } from './domain/live/envelope-event-hub.ts';
 import { createMailer, type Mailer } from './domain/notification/mailer.ts';
+import { useCorrectionWorkflow } from './domain/owner/correction.ts';
+import { signingCorrectionWorkflow } from './domain/signing/correction.ts';
 import { createPhoneProvider, type PhoneProvider } from './domain/notification/sms.ts';
 import type { OutboxWorker } from './domain/outbox/outbox-worker.ts';
 import { createPdfWorkerPool, type PdfWorkerPoolOptions } from './domain/pdf/worker-pool.ts';
@@ -82,6 +84,8 @@ export async function createRuntime(options: RuntimeOptions, overrides: RuntimeO
   const sharedDatabaseUrl = 'sharedDatabaseUrl' in overrides ? overrides.sharedDatabaseUrl : config.databaseUrl;
   const clock = overrides.clock ?? createClock();
   const metrics = overrides.metrics ?? createMetrics();
+  // Corrections of sent envelopes settle turns and links through the signing workflow (owner/correction.ts).
+  useCorrectionWorkflow(signingCorrectionWorkflow);
 
   // Verified keys are remembered for a few seconds. Other instances' revocations arrive by
   // LISTEN/NOTIFY on a PostgreSQL server; the embedded database belongs to this process alone

@@ -279,15 +279,15 @@ describe('renaming and deleting documents', () => {
     expect((await rest.delete(`/envelopes/${envelopeId}/documents/${second}`)).body.error.name).toBe('Document.NotFound');
   });
 
-  it('refuses uploads, renames and deletes once the envelope is sent, on both faces, changing nothing', async () => {
+  it('refuses uploads, renames and deletes once the envelope is closed (voided), on both faces, changing nothing (a sent one is corrected: envelope-corrections.test.ts)', async () => {
     const team = await seedTeam(app);
     const envelopeId = await newDraft(team.apiKey);
     const bytes = await makePdf({ pages: 1 });
     const documentId = (await uploadDocument(app, team.apiKey, envelopeId, { bytes }, { name: 'Kept' })).body.payload.document.id;
-    await forceEnvelopeStatus(app, envelopeId, 'sent');
+    await forceEnvelopeStatus(app, envelopeId, 'voided');
     const upload = await uploadDocument(app, team.apiKey, envelopeId, { bytes });
     expect(upload.status).toBe(409);
-    expect(upload.body.error).toMatchObject({ name: 'Envelope.NotDraft', context: { status: 'sent' } });
+    expect(upload.body.error).toMatchObject({ name: 'Envelope.NotDraft', context: { status: 'voided' } });
     expect((await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes })).body.errors[0].extensions.code).toBe('Envelope.NotDraft');
     const rest = restClient(app, team.apiKey);
     expect((await rest.patch(`/envelopes/${envelopeId}/documents/${documentId}`, { name: 'Changed' })).body.error.name).toBe('Envelope.NotDraft');

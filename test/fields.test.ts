@@ -778,11 +778,11 @@ describe('removing a document', () => {
 });
 
 describe('draft only', () => {
-  it('refuses to create, change or delete fields of a sent envelope with Envelope.NotDraft, on both faces, changing nothing', async () => {
+  it('refuses to create, change or delete fields of a closed (voided) envelope with Envelope.NotDraft, on both faces, changing nothing (a sent one is corrected: envelope-corrections.test.ts)', async () => {
     const draft = await newDraft();
     const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [textField(draft, 'kept', { label: 'Kept' })] });
     const field = created.body.payload.fields[0];
-    await forceEnvelopeStatus(app, draft.envelopeId, 'sent');
+    await forceEnvelopeStatus(app, draft.envelopeId, 'voided');
 
     const attempts: RestResult[] = [
       await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [textField(draft, 'late')] }),
@@ -791,7 +791,7 @@ describe('draft only', () => {
     ];
     for (const attempt of attempts) {
       expect(attempt.status).toBe(409);
-      expect(attempt.body.error).toMatchObject({ name: 'Envelope.NotDraft', context: { envelopeId: draft.envelopeId, status: 'sent' } });
+      expect(attempt.body.error).toMatchObject({ name: 'Envelope.NotDraft', context: { envelopeId: draft.envelopeId, status: 'voided' } });
     }
     const graphqlAttempts = [
       await draft.graphql(createFieldsMutation, { envelopeId: draft.envelopeId, fields: [textField(draft, 'late')] }),

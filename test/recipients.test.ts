@@ -792,11 +792,11 @@ describe('concurrent changes', () => {
 });
 
 describe('draft only', () => {
-  it('refuses to add, change or delete recipients of a sent envelope with Envelope.NotDraft, on both faces, and changes nothing', async () => {
+  it('refuses to add, change or delete recipients of a closed (voided) envelope with Envelope.NotDraft, on both faces, and changes nothing (a sent one is corrected: envelope-corrections.test.ts)', async () => {
     const caller = await newCaller();
     const envelopeId = await newDraft(caller);
     const signer = await addRecipient(caller, envelopeId, { type: 'signer', identifier: 'buyer', roleName: 'Buyer', agents: [person('Ada')] });
-    await forceEnvelopeStatus(app, envelopeId, 'sent');
+    await forceEnvelopeStatus(app, envelopeId, 'voided');
     const before = await listedRecipients(caller, envelopeId);
     const eventsBefore = (await listAuditEvents(app.orm.em.fork(), envelopeId)).length;
 
@@ -807,7 +807,7 @@ describe('draft only', () => {
     ];
     for (const attempt of attempts) {
       expect(attempt.status).toBe(409);
-      expect(attempt.body.error).toMatchObject({ name: 'Envelope.NotDraft', context: { envelopeId, status: 'sent' } });
+      expect(attempt.body.error).toMatchObject({ name: 'Envelope.NotDraft', context: { envelopeId, status: 'voided' } });
     }
     const graphqlAttempts = [
       await caller.graphql(addRecipientMutation, { envelopeId, input: { type: 'viewer', identifier: 'late', roleName: 'Late' } }),

@@ -106,7 +106,7 @@ const ENVELOPE_JSON = `json_build_object(
     'reminderRepeatIntervalDays', e.reminder_repeat_interval_days,
     'reminderBeforeExpirationDays', e.reminder_before_expiration_days,
     'context', e.context, 'stamp', e.stamp,
-    'createdAt', ${iso('e.created_at')}, 'updatedAt', ${iso('e.updated_at')}, 'sendAt', ${iso('e.send_at')}, 'sentAt', ${iso('e.sent_at')},
+    'createdAt', ${iso('e.created_at')}, 'updatedAt', ${iso('e.updated_at')}, 'sendAt', ${iso('e.send_at')}, 'sentAt', ${iso('e.sent_at')}, 'revision', e.revision,
     'expiresAt', ${iso('e.expires_at')}, 'completedAt', ${iso('e.completed_at')}, 'voidedAt', ${iso('e.voided_at')},
     'templateId', e.template_id
   )`;

@@ -46,6 +46,7 @@ export type ReadDatabase = {
     context: Json;
     send_at: Timestamp | null;
     sent_at: Timestamp | null;
+    revision: number;
     expires_at: Timestamp | null;
     completed_at: Timestamp | null;
     voided_at: Timestamp | null;

@@ -93,6 +93,38 @@ function operationId(method: string, path: string): string {
   return [method.toLowerCase(), ...words.map((word) => word[0].toUpperCase() + word.slice(1))].join('');
 }
 
+const timestamp = (description?: string) => ({ type: ['string', 'null'], format: 'date-time', ...(description ? { description } : {}) });
+
+/** An envelope as `GET /envelopes/{id}` (and the listing, and a change) answers it, without its nested lists. */
+const ENVELOPE_SCHEMA = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    status: { type: 'string', enum: ['draft', 'scheduled', 'sent', 'finalized', 'voided', 'expired'] },
+    expirationPeriodDays: { type: 'integer' },
+    reminderInitialDelayDays: { type: 'integer' },
+    reminderRepeatIntervalDays: { type: 'integer' },
+    reminderBeforeExpirationDays: { type: 'integer' },
+    context: { type: 'object' },
+    stamp: { type: ['boolean', 'null'] },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+    sendAt: timestamp('A scheduled envelope’s send time (null unless scheduled).'),
+    sentAt: timestamp(),
+    revision: {
+      type: 'integer',
+      minimum: 0,
+      description: '0 at send, one more for every correction of the sent envelope (`envelope.corrected`). The signing page submits the revision it loaded; an older one is `Signing.EnvelopeChanged`.',
+    },
+    expiresAt: timestamp(),
+    completedAt: timestamp(),
+    voidedAt: timestamp(),
+    templateId: { type: ['string', 'null'], format: 'uuid' },
+  },
+  required: ['id', 'name', 'status', 'revision'],
+};
+
 function responsesOf(route: RestRoute, errorNames: string[]): Record<string, unknown> {
   const responses: Record<string, unknown> = {
     '200':
@@ -102,7 +134,16 @@ function responsesOf(route: RestRoute, errorNames: string[]): Record<string, unk
         ? { description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } }
         : route.doc.produces === 'application/json'
           ? { description: 'The document itself, not wrapped.', content: { 'application/json': { schema: { type: 'object' } } } }
-          : { description: 'Success: `{ version, success: true, payload }`.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Success' } } } },
+          : {
+              description: 'Success: `{ version, success: true, payload }`.',
+              content: {
+                'application/json': {
+                  schema: route.doc.payload
+                    ? { allOf: [{ $ref: '#/components/schemas/Success' }, { type: 'object', properties: { payload: route.doc.payload } }] }
+                    : { $ref: '#/components/schemas/Success' },
+                },
+              },
+            },
   };
   // DOWNLOAD_REDIRECT: a stored sealed PDF is served by the object store itself.
   if (route.doc.produces === 'application/pdf' && errorNames.includes('Storage.ObjectMissing')) {
@@ -183,6 +224,7 @@ export function buildOpenApiDocument(routes: RestRoute[], { serverUrl }: { serve
         },
       },
       schemas: {
+        Envelope: ENVELOPE_SCHEMA,
         Success: {
           type: 'object',
           properties: { version: { const: REST_VERSION }, success: { const: true }, payload: { type: 'object' } },

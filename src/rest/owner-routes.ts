@@ -16,6 +16,19 @@ export const OWNER_CHANGE_ERRORS: Record<OwnerKind, string[]> = {
   template: ['Template.NotOwner'],
 };
 
+/**
+ * What an envelope's content route says of a sent envelope: the change is a correction (README,
+ * "Correcting a sent envelope"), with its own refusals (docs/errors.md).
+ */
+export const CORRECTION_NOTE = {
+  recipients:
+    'On a `sent` envelope this is a correction: allowed for a recipient that has not acted (completed, or approved for an approver role), and a new or moved recipient may not come before one that has (`Recipient.AlreadyCompleted`, 409). It moves the envelope’s `revision` and records `envelope.corrected`; replaced agents’ links die and the new people are invited on their turn.',
+  fields:
+    'On a `sent` envelope this is a correction: allowed for fields of recipients that have not acted (completed, or approved for an approver role); otherwise `Recipient.AlreadyCompleted` (409). It moves the envelope’s `revision` and records `envelope.corrected`.',
+  documents:
+    'On a `sent` envelope this is a correction, allowed only while nobody has acted on it (no recipient completed, no approval given); otherwise `Envelope.AlreadySigned` (409). It moves the envelope’s `revision` and records `envelope.corrected`.',
+};
+
 /** The owner a content route's path names. */
 export function ownerInPath(params: Record<string, string>): OwnerRef {
   return params.templateId !== undefined ? { kind: 'template', id: params.templateId } : { kind: 'envelope', id: params.envelopeId };

@@ -37,6 +37,8 @@ export type RouteDoc = {
   multipart?: { filePart: string; fields: ZodType; fileDescription?: string };
   /** Query parameters. */
   query?: { name: string; description: string; schema: Record<string, unknown> }[];
+  /** The success payload's JSON Schema, where the document describes it (`{ version, success, payload }` around it). */
+  payload?: Record<string, unknown>;
   /** Errors this route answers beyond those every route of its kind does (see openapi.ts). */
   errors?: string[];
   /** Answered without an API key. */

@@ -3,7 +3,7 @@
 import { state } from './store.js';
 /** @import { ErrorContext, FieldValue, Session } from './types.js' */
 
-const SESSION_SELECTION = `envelope { id name status } signerName locale isMyTurn isExpired requiredFieldIds
+const SESSION_SELECTION = `envelope { id name status revision } signerName locale isMyTurn isExpired requiredFieldIds
   sender { displayName logoUrl accentColor footer declineNotified }
   recipient { id type roleName color activatedAt completedAt declinedAt delegatedAt }
   documents { id name order pageCount pages { index width height } }
@@ -13,8 +13,8 @@ const SESSION_SELECTION = `envelope { id name status } signerName locale isMyTur
   approval { quorum approvals approvedByMe }
   otp { required verified maskedPhone channel resendInSeconds }`;
 const SESSION_QUERY = `query SigningPage { signingSession { ${SESSION_SELECTION} } }`;
-const SUBMIT = `mutation SigningPageSubmit($values: [SigningValueInput!], $complete: Boolean, $consent: String) {
-  submitSigning(values: $values, complete: $complete, consent: $consent) { ${SESSION_SELECTION} } }`;
+const SUBMIT = `mutation SigningPageSubmit($values: [SigningValueInput!], $complete: Boolean, $consent: String, $revision: Int) {
+  submitSigning(values: $values, complete: $complete, consent: $consent, revision: $revision) { ${SESSION_SELECTION} } }`;
 const HOSTED = `mutation SigningPageHost($recipientId: ID!) { startHostedSigning(recipientId: $recipientId) { recipientId token } }`;
 const DELEGATE = `mutation SigningPageDelegate($person: SigningPersonInput!) { delegateSigning(person: $person) { recipientId delegatedAt } }`;
 const OTP_REQUEST = `mutation SigningPageOtpRequest { requestSigningOtp { channel maskedPhone resendInSeconds } }`;
@@ -65,12 +65,14 @@ export async function readSession() {
 }
 
 /**
- * Saves values (`complete`: and finishes, with the consent text shown); answers the session after it.
+ * Saves values (`complete`: and finishes, with the consent text shown); answers the session after
+ * it. It names the envelope revision the page shows: when the sender has corrected the envelope
+ * since, the service saves nothing and answers `Signing.EnvelopeChanged`.
  * @param {{ values: { fieldId: string, value: FieldValue }[], complete?: boolean, consent?: string }} submission
  * @returns {Promise<Session>}
  */
 export async function submitSigning(submission) {
-  return (await gql(SUBMIT, submission)).submitSigning;
+  return (await gql(SUBMIT, { ...submission, revision: state.session?.envelope.revision ?? null })).submitSigning;
 }
 
 /**

@@ -57,6 +57,14 @@ export async function attempt(handle, action) {
       void load();
       return;
     }
+    // The sender corrected the envelope while the dialog was open: nothing was saved; the page
+    // shows the new revision (saying so) for the signer to look at before finishing again.
+    if (error instanceof ApiError && error.code === 'Signing.EnvelopeChanged') {
+      handle.dialog.close();
+      state.envelopeChanged = true;
+      void load();
+      return;
+    }
     handle.fail(errorMessage(error));
   }
 }

@@ -1,9 +1,10 @@
 // This recipient's fields over the pages: each a box at its place (in percent of the page), in
 // the recipient's colour, showing its value; the progress count; saving a value.
-import { submitSigning } from './api.js';
+import { ApiError, readSession, submitSigning } from './api.js';
 import { tellHost } from './embedding.js';
 import { app, el, fieldBox } from './dom.js';
 import { fieldName, openEditor } from './field-editors.js';
+import { screenOf, show } from './flow.js';
 import { currentSession, state } from './store.js';
 import { formatDate, formatNumber, resolveFields } from './field-rules.js';
 /** @import { Field, FieldValue } from './types.js' */
@@ -231,13 +232,41 @@ export function goToNextField() {
 }
 
 /**
- * Saves one field's value; the service answers the session, whose fields are drawn again.
+ * Saves one field's value; the service answers the session, whose fields are drawn again. When
+ * the sender corrected the envelope since the page loaded it (`Signing.EnvelopeChanged`), the page
+ * reads the new revision and saves again what the signer gave for the fields that still exist;
+ * a field the correction removed takes its value with it.
  * @param {Field} field
  * @param {FieldValue} value
  */
 async function save(field, value) {
-  state.session = await submitSigning({ values: [{ fieldId: field.id, value }] });
+  state.unsaved.set(field.id, value);
+  try {
+    state.session = await submitSigning({ values: [...state.unsaved].map(([fieldId, given]) => ({ fieldId, value: given })) });
+    state.unsaved.clear();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== 'Signing.EnvelopeChanged') {
+      state.unsaved.delete(field.id);
+      throw error;
+    }
+    await reloadChangedEnvelope();
+    return;
+  }
   tellHost('field_saved');
   renderFields();
   fieldBox(field.identifier)?.focus();
+}
+
+/**
+ * The envelope changed under the page: reads the new revision, saves what the signer gave for
+ * the fields it still has (theirs to fill), and shows the screen the new session calls for.
+ */
+export async function reloadChangedEnvelope() {
+  state.envelopeChanged = true;
+  state.session = await readSession();
+  const fillable = new Set(state.session.fields.filter((field) => !field.readonly && !NOT_GIVEN.has(field.type)).map((field) => field.id));
+  const kept = [...state.unsaved].filter(([fieldId]) => fillable.has(fieldId));
+  state.unsaved.clear();
+  if (kept.length > 0 && state.session.isMyTurn) state.session = await submitSigning({ values: kept.map(([fieldId, value]) => ({ fieldId, value })) });
+  show(screenOf(state.session));
 }

@@ -123,6 +123,8 @@ export function screenOf(current) {
 export async function load() {
   try {
     const session = await readSession();
+    // A new revision (the live stream's envelope.corrected, or a refused action): the screen says so.
+    if (state.session && session.envelope.revision !== state.session.envelope.revision) state.envelopeChanged = true;
     state.session = session;
     applyBranding(session);
     const first = state.screen === 'loading';

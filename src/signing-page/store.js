@@ -78,6 +78,13 @@ export const state = {
   hostedSigner: /** @type {string | null} */ (null),
   /** The session last read or answered by the service (null until the first read). */
   session: /** @type {Session | null} */ (null),
+  /**
+   * What the signer gave that the service has not taken yet, by field id: kept across a reload
+   * when the sender corrected the envelope meanwhile (fields.js), so nothing typed is lost.
+   */
+  unsaved: /** @type {Map<string, import('./types.js').FieldValue>} */ (new Map()),
+  /** The sender corrected the envelope while the page was open: the signing screen says so. */
+  envelopeChanged: false,
   /** What is on screen. */
   screen: /** @type {Screen} */ ('loading'),
   locale: /** @type {Locale} */ ('en-US'),

@@ -34,7 +34,7 @@ export type MessageScreen =
 export type Locale = 'en-US' | 'tr-TR';
 
 export type Session = {
-  envelope: { id: string; name: string; status: 'draft' | 'sent' | 'finalized' | 'voided' | 'expired' };
+  envelope: { id: string; name: string; status: 'draft' | 'sent' | 'finalized' | 'voided' | 'expired'; revision: number };
   signerName: string;
   /** The sending team's name and look, and whether a decline mails it. */
   sender?: { displayName: string | null; logoUrl: string | null; accentColor: string | null; footer: string | null; declineNotified: boolean };

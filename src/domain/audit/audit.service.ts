@@ -9,7 +9,7 @@ import { enqueueWebhookDeliveries } from '../webhook/webhook-fanout.ts';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { HEAD_AND_NOTIFY_SQL, headAndNotifyParameters, stashUntilCommit, statusAfter } from '../live/envelope-event.ts';
+import { HEAD_AND_NOTIFY_SQL, headAndNotifyParameters, revisionOfEvent, stashUntilCommit, statusAfter } from '../live/envelope-event.ts';
 import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
 import { agentPersonSqlText } from '../recipient/agent-people.ts';
 
@@ -108,6 +108,7 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
   if (!em.isInTransaction()) throw new Error('appendAuditEvent must run inside the transaction of the change it records');
   const people = await peopleAsAt(em, input);
   const streamId = input.envelopeId ?? input.teamId;
+  const revision = revisionOfEvent(input.type, input.details);
   await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [streamId], 'run');
   // An envelope's event is also announced to live watchers (domain/live): the NOTIFY is sent in
   // this transaction, so PostgreSQL delivers it only if the change commits, in commit order; it
@@ -117,7 +118,7 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
       ? await em.execute<{ seq: number; hash: string }[]>('select seq, hash from audit_event where stream_id = ? order by seq desc limit 1', [streamId])
       : await em.execute<{ seq: number | null; hash: string | null; status: string | null }[]>(
           HEAD_AND_NOTIFY_SQL,
-          headAndNotifyParameters({ envelopeId: input.envelopeId, teamId: input.teamId, type: input.type, at: input.at }),
+          headAndNotifyParameters({ envelopeId: input.envelopeId, teamId: input.teamId, type: input.type, at: input.at, revision }),
         );
   const event = em.create(AuditEvent, {
     id: newId(),
@@ -156,6 +157,7 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
       type: input.type,
       status: statusAfter(input.type, (head as { status?: string | null } | undefined)?.status ?? null),
       at: input.at.toISOString(),
+      ...(revision === undefined ? {} : { revision }),
     });
   }
   return event;

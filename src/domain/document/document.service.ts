@@ -11,6 +11,7 @@ import { Field } from '../field/field.entity.ts';
 import { ensureFieldsNotNamed } from '../field/field.service.ts';
 import { FieldView } from '../field/field-view.entity.ts';
 import { createInOwner, ownerColumns, type OwnerChange } from '../owner/owner.ts';
+import { ensureNothingSigned } from '../owner/correction.ts';
 import type { OwnerRef } from '../owner/owner-ref.ts';
 import { readDocument, type DocumentData } from '../owner/owner.read.ts';
 import { contentOwner } from '../owner/owners.ts';
@@ -211,6 +212,8 @@ export async function addDocument(
         request: { sha256: upload.blob.sha256, fields: options.fields },
       },
       async (change) => {
+        // Correcting a sent envelope: its documents change only while nobody has acted.
+        await ensureNothingSigned(change);
         const existing = await change.em.count(Document, change.scope);
         ensureCapacity(owner.capacity.owner, 'documents', owner.capacity.documents, existing, 1);
         const document = await storeDocument(change, upload, stored, fields, existing);
@@ -254,6 +257,7 @@ export async function updateDocument(
   await owner.change(context, options.owner.id, async (change) => {
     const document = await findDocument(change, options.owner, options.documentId);
     if (Object.keys(input).length === 0) return;
+    await ensureNothingSigned(change);
     change.em.assign(document, input);
     await owner.audit(context, change, 'document.updated', { documentId: document.id, changed: Object.keys(input) });
   });
@@ -288,6 +292,7 @@ export async function deleteDocument(context: ServiceContext, options: { owner: 
   const owner = contentOwner(options.owner.kind);
   await owner.change(context, options.owner.id, async (change) => {
     const document = await findDocument(change, options.owner, options.documentId);
+    await ensureNothingSigned(change);
     const removedFieldIds = await removeDocument(change, document, options.owner.kind);
     await owner.audit(context, change, 'document.removed', { documentId: document.id, name: document.name, removedFieldIds });
   });

@@ -52,6 +52,12 @@ export const EnvelopeSchema = defineEntity({
      * once per locale by a guarded update; null until the first one is recorded.
      */
     certificates: p.json<EnvelopeCertificates>().nullable(),
+    /**
+     * 0 at send, one more for every correction of the sent envelope (owner/correction.ts), moved
+     * only by a guarded single-row update under the envelope's row lock. A signer's submission
+     * names the revision its page loaded and is refused (`Signing.EnvelopeChanged`) when it is older.
+     */
+    revision: p.integer().default(0),
     version: p.integer().version(),
   },
   indexes: [

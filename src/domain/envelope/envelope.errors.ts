@@ -61,3 +61,14 @@ export class EnvelopeAuditNotFoundError extends DomainError {
     super('Envelope.AuditNotFound', 'The audit log of this envelope could not be produced.', { envelopeId });
   }
 }
+
+/**
+ * `Envelope.AlreadySigned` (409): the documents of a sent envelope can be added, replaced or
+ * removed only while nobody has completed anything (no recipient completed, no approval given).
+ * Nothing changed.
+ */
+export class EnvelopeAlreadySignedError extends DomainError {
+  constructor(envelopeId: string) {
+    super('Envelope.AlreadySigned', 'Someone has already signed or approved this envelope; its documents can no longer be changed.', { envelopeId });
+  }
+}

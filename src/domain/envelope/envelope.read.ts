@@ -48,6 +48,8 @@ export type EnvelopeData = {
   /** A scheduled envelope's send time (null unless `scheduled`). */
   sendAt: string | null;
   sentAt: string | null;
+  /** 0 at send, one more for every correction of the sent envelope. */
+  revision: number;
   expiresAt: string | null;
   completedAt: string | null;
   voidedAt: string | null;
@@ -205,6 +207,7 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
       ['updatedAt', timestamp('updated_at')],
       ['sendAt', timestamp('send_at')],
       ['sentAt', timestamp('sent_at')],
+      ['revision', column('revision')],
       ['expiresAt', timestamp('expires_at')],
       ['completedAt', timestamp('completed_at')],
       ['voidedAt', timestamp('voided_at')],

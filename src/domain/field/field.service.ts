@@ -4,6 +4,7 @@ import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.t
 import { isUuid } from '../../shared/ids.ts';
 import { Document, type PageSize } from '../document/document.entity.ts';
 import { ensureCapacity } from '../capacity.ts';
+import { ensureRecipientsOpen } from '../owner/correction.ts';
 import { createInOwner, fieldAssignee, ownerColumns, recipientsIn, type ContentOwner, type OwnedRecipient, type OwnerChange } from '../owner/owner.ts';
 import type { OwnerKind, OwnerRef } from '../owner/owner-ref.ts';
 import { readField, readFields, type FieldData } from '../owner/owner.read.ts';
@@ -467,6 +468,8 @@ export async function addFieldsToOwner(
   const { em } = change;
   const { capacity } = owner;
   const { checked: batch, identifiers } = await checkFieldBatch(shaped, await loadTargets(change, owner));
+  // Correcting a sent envelope: fields only for recipients that have not acted.
+  await ensureRecipientsOpen(change, batch.map((field) => field.recipient.id));
   const taken = await em.find(Field, { ...change.scope, identifier: { $in: identifiers } }, { fields: ['identifier'] });
   if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
   const pathOf = new Map(shaped.flatMap(({ field }, index) => (field ? [[field.identifier, formatPath(['fields', index])] as const] : [])));
@@ -551,6 +554,8 @@ export async function updateField(context: ServiceContext, options: { owner: Own
     const currentViews = await em.find(FieldView, { field }, { orderBy: { position: 'asc' } });
     const currentRecipientId = field.recipient?.id ?? field.templateRecipient?.id ?? '';
     const checked = checkFieldPatch(field, { recipientId: currentRecipientId, views: currentViews }, patch, await loadTargets(change, owner));
+    // Correcting a sent envelope: neither the field's recipient nor the one it moves to has acted.
+    await ensureRecipientsOpen(change, [currentRecipientId, checked.recipient.id]);
     if (checked.identifier !== field.identifier) {
       const taken = await em.findOne(Field, { ...change.scope, identifier: checked.identifier }, { fields: ['id'] });
       if (taken) throw new FieldDuplicateIdentifierError([checked.identifier]);
@@ -575,6 +580,7 @@ export async function deleteField(context: ServiceContext, options: { owner: Own
   const owner = contentOwner(options.owner.kind);
   await owner.change(context, options.owner.id, async (change) => {
     const field = await findField(change, options.owner, options.fieldId);
+    await ensureRecipientsOpen(change, [field.recipient?.id ?? '']);
     const remaining = (await ownerRuleFields(change)).filter((other) => other.identifier !== field.identifier);
     const namedBy = remaining.filter((other) => dependsOn(other, field.identifier)).map((other) => other.identifier);
     if (namedBy.length > 0) throw new FieldInUseError(field.identifier, namedBy, options.owner.kind);

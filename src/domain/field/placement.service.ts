@@ -11,6 +11,7 @@ import { DocumentInspectionLimitExceededError, DocumentNotFoundError, DocumentTo
 import { PdfInspectionError } from '../pdf/inspect/limits.ts';
 import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
 import { recipientsIn, type OwnerChange } from '../owner/owner.ts';
+import { ensureNothingSigned } from '../owner/correction.ts';
 import type { OwnerRef } from '../owner/owner-ref.ts';
 import { readFields, type FieldData } from '../owner/owner.read.ts';
 import { contentOwner } from '../owner/owners.ts';
@@ -282,6 +283,8 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
     const { em } = change;
     const document = isUuid(options.documentId) ? await em.findOne(Document, { id: options.documentId, ...change.scope }) : null;
     if (!document) throw new DocumentNotFoundError(options.documentId, owner.kind);
+    // Correcting a sent envelope: placing fields may rewrite the document (hidden tags).
+    await ensureNothingSigned(change);
     const recipients = await em.find(owner.recipients.entity, recipientsIn(change.scope));
     const byId = new Map(recipients.map((recipient) => [recipient.id, recipient]));
     const issues: ValidationIssue[] = [];
@@ -400,6 +403,7 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
     const current = await change.em.findOne(Document, { id: document.id, ...change.scope });
     if (!current) throw new DocumentNotFoundError(document.id, owner.kind);
     if (current.contentSha256 !== document.contentSha256) throw new ConcurrentModificationError();
+    await ensureNothingSigned(change);
     const created = await addFieldsToOwner(context, change, owner, shapeFields(candidates.map((candidate) => candidate.input)), {
       documentId: document.id,
       placedFrom: from,

@@ -1,7 +1,8 @@
+import { sql } from 'kysely';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { isoTimestamp, type ReadDb } from '../read-model.ts';
-import { STATUS_SET_BY_EVENT, setsStatus, type EnvelopeEvent } from './envelope-event.ts';
+import { revisionOfEvent, STATUS_SET_BY_EVENT, setsStatus, type EnvelopeEvent } from './envelope-event.ts';
 import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
 
 /** Events read back per statement when a watcher catches up; a longer gap takes several. */
@@ -26,7 +27,7 @@ export async function readEnvelopeEventsAfter(reader: ReadDb, teamId: string, en
       (eb) =>
         eb
           .selectFrom('audit_event as a')
-          .select((a) => ['a.seq', 'a.type', isoTimestamp(a.ref('a.at')).as('at')])
+          .select((a) => ['a.seq', 'a.type', isoTimestamp(a.ref('a.at')).as('at'), sql<number | null>`case when a.type = 'envelope.corrected' then (a.details ->> 'revision')::int end`.as('revision')])
           .where('a.stream_id', '=', envelopeId)
           .where((a) =>
             a.or([
@@ -52,6 +53,7 @@ export async function readEnvelopeEventsAfter(reader: ReadDb, teamId: string, en
       'r.seq as seq',
       'r.type as type',
       'r.at as at',
+      'r.revision as revision',
       eb.selectFrom('audit_event as h').select((h) => h.fn.max('h.seq').as('head')).where('h.stream_id', '=', envelopeId).as('head'),
     ])
     .where('e.id', '=', envelopeId)
@@ -65,7 +67,8 @@ export async function readEnvelopeEventsAfter(reader: ReadDb, teamId: string, en
     if (setsStatus(row.type)) status = STATUS_SET_BY_EVENT[row.type];
     if (row.seq <= after && afterSequence !== null) continue;
     if (afterSequence === null || events.length === REPLAY_PAGE) continue;
-    events.push({ envelopeId, teamId, sequence: row.seq, type: row.type, status, at: row.at });
+    const revision = revisionOfEvent(row.type, { revision: row.revision === null ? null : Number(row.revision) });
+    events.push({ envelopeId, teamId, sequence: row.seq, type: row.type, status, at: row.at, ...(revision === undefined ? {} : { revision }) });
   }
   return { head: Number(rows[0].head ?? 0), events };
 }

@@ -16,7 +16,15 @@ export type EnvelopeEvent = {
   status: EnvelopeStatus | null;
   /** ISO 8601, as the read model writes timestamps. */
   at: string;
+  /** The revision an `envelope.corrected` event made (its `details.revision`); absent for any other event. */
+  revision?: number;
 };
+
+/** The revision an event carries to live watchers: an `envelope.corrected` event's `details.revision`. */
+export function revisionOfEvent(type: string, details: Record<string, unknown> | null | undefined): number | undefined {
+  const revision = details?.revision;
+  return type === 'envelope.corrected' && typeof revision === 'number' && Number.isInteger(revision) ? revision : undefined;
+}
 
 /** The PostgreSQL channel every envelope event is announced on (small JSON, see `toNotifyPayload`). */
 export const ENVELOPE_EVENT_CHANNEL = 'envelope_event';
@@ -63,14 +71,15 @@ export function setsStatus(type: string): boolean {
 }
 
 /** NOTIFY payloads are limited to 8000 bytes; these are about 250 (ids, a short type, a timestamp). */
-type NotifyPayload = { e: string; t: string; s: number; y: string; st: EnvelopeStatus | null; at: string };
+type NotifyPayload = { e: string; t: string; s: number; y: string; st: EnvelopeStatus | null; at: string; r?: number | null };
 
 /** Reads a notification's payload; anything malformed is dropped (null), never thrown at the listener. */
 export function fromNotifyPayload(text: string): EnvelopeEvent | null {
   try {
     const raw = JSON.parse(text) as Partial<NotifyPayload>;
     if (typeof raw.e !== 'string' || typeof raw.t !== 'string' || typeof raw.s !== 'number' || typeof raw.y !== 'string' || typeof raw.at !== 'string') return null;
-    return { envelopeId: raw.e, teamId: raw.t, sequence: raw.s, type: raw.y, status: (raw.st ?? null) as EnvelopeStatus | null, at: raw.at };
+    const revision = typeof raw.r === 'number' ? raw.r : undefined;
+    return { envelopeId: raw.e, teamId: raw.t, sequence: raw.s, type: raw.y, status: (raw.st ?? null) as EnvelopeStatus | null, at: raw.at, ...(revision === undefined ? {} : { revision }) };
   } catch {
     return null;
   }
@@ -106,12 +115,12 @@ export function takePending(transaction: object): EnvelopeEvent[] {
  */
 export const HEAD_AND_NOTIFY_SQL = `select h.seq, h.hash, e.status::text as status,
   pg_notify(?, json_build_object('e', ?::text, 't', ?::text, 's', coalesce(h.seq, 0) + 1, 'y', ?::text,
-    'st', case when ?::boolean then ?::text else e.status::text end, 'at', ?::text)::text)::text as notified
+    'st', case when ?::boolean then ?::text else e.status::text end, 'at', ?::text, 'r', ?::int)::text)::text as notified
   from (select 1) as one
   left join envelope e on e.id = ?
   left join lateral (select seq, hash from audit_event where stream_id = ? order by seq desc limit 1) h on true`;
 
-export function headAndNotifyParameters(input: { envelopeId: string; teamId: string; type: string; at: Date }): unknown[] {
+export function headAndNotifyParameters(input: { envelopeId: string; teamId: string; type: string; at: Date; revision?: number }): unknown[] {
   const fixed = setsStatus(input.type);
   return [
     ENVELOPE_EVENT_CHANNEL,
@@ -121,6 +130,7 @@ export function headAndNotifyParameters(input: { envelopeId: string; teamId: str
     fixed,
     fixed ? STATUS_SET_BY_EVENT[input.type] : null,
     input.at.toISOString(),
+    input.revision ?? null,
     input.envelopeId,
     input.envelopeId,
   ];

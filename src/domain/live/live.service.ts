@@ -313,7 +313,8 @@ export async function subscribeEnvelopeStatusChanged(context: LiveContext, optio
 /**
  * `signingSessionChanged`: a signing page (its `X-Signing-Token`, no team key) watches its own
  * envelope's status and turns from now on: `recipient.activated` (someone's turn came, so a page
- * waiting for its turn looks again), and the envelope closing (finalized, voided, expired), and
+ * waiting for its turn looks again), `envelope.corrected` (the sender corrected it: the page
+ * reloads the new revision), and the envelope closing (finalized, voided, expired), and
  * then the subscription completes, as the link is dead from then on. A missing, unknown or dead
  * link, or a closed envelope, is refused as `signingSession` refuses it.
  */
@@ -322,8 +323,9 @@ export async function subscribeSigningSessionChanged(context: LiveContext): Prom
   const stream = openStream(context, `signing:${link.id}`, 'signingLink');
   stream.onEnd(
     context.envelopeEvents.watchEnvelope(link.envelope_id, (event) => {
-      // Besides status changes, turns: a recipient activated (the page waiting for its turn looks again).
-      if (event.teamId !== link.team_id || !(setsStatus(event.type) || event.type === 'recipient.activated')) return;
+      // Besides status changes, turns: a recipient activated (the page waiting for its turn looks
+      // again), and corrections (the page reloads the new revision, keeping what was typed).
+      if (event.teamId !== link.team_id || !(setsStatus(event.type) || event.type === 'recipient.activated' || event.type === 'envelope.corrected')) return;
       stream.push(event);
       if (event.status !== null && isClosedEnvelopeStatus(event.status)) stream.complete();
     }),

@@ -18,6 +18,7 @@ import type { ServiceContext } from '../service-context.ts';
 import type { TemplateRecipient } from '../template/template-recipient.entity.ts';
 import type { Template } from '../template/template.entity.ts';
 import type { OwnerKind } from './owner-ref.ts';
+import type { EnvelopeCorrection } from './correction.ts';
 
 /** The filter of an owner's documents, recipients and fields (the ORM property naming the owner). */
 export type OwnerScope = { envelope: Envelope } | { template: Template };
@@ -25,8 +26,11 @@ export type OwnerScope = { envelope: Envelope } | { template: Template };
 /** A recipient of an owner: an envelope's recipient or a template's role (two tables, the same rules). */
 export type OwnedRecipient = Recipient | TemplateRecipient;
 
-/** A change inside an owner, in progress under the owner's lock. */
-export type OwnerChange = ChangeScope & { ownerId: string; scope: OwnerScope };
+/**
+ * A change inside an owner, in progress under the owner's lock. `correction`: the owner is a sent
+ * envelope being corrected (owner/correction.ts); absent for a draft or a template.
+ */
+export type OwnerChange = ChangeScope & { ownerId: string; scope: OwnerScope; correction?: EnvelopeCorrection };
 
 /** The creations that are idempotent per `Idempotency-Key`, by the name an envelope gives them. */
 export type ContentCreation = 'addDocument' | 'addRecipient' | 'createFields';
@@ -37,8 +41,8 @@ export type ContentOwner = {
   capacity: { owner: 'Envelope' | 'Template'; documents: number; recipients: number; fields: number; views: number };
   /**
    * Runs a change in one transaction that holds the owner's lock, found through its tenant gate
-   * (its NotFound otherwise) and changeable by the caller (an envelope only while a draft, a
-   * template only by its owning team).
+   * (its NotFound otherwise) and changeable by the caller (an envelope while a draft, or
+   * corrected while sent, owner/correction.ts; a template only by its owning team).
    */
   change<T>(context: ServiceContext, ownerId: string, work: (change: OwnerChange) => Promise<T>): Promise<T>;
   /** The name each creation carries in its idempotency fingerprint (with the owner's id as `<kind>Id`). */
@@ -92,8 +96,8 @@ export type RecipientExtras<R extends OwnedRecipient = OwnedRecipient> = {
 };
 
 /** A change of the owner `scope` names, from the owner's own change (its transaction, caller and clock). */
-export function ownerChange(change: ChangeScope, scope: OwnerScope): OwnerChange {
-  return { em: change.em, caller: change.caller, now: change.now, ownerId: 'envelope' in scope ? scope.envelope.id : scope.template.id, scope };
+export function ownerChange(change: ChangeScope, scope: OwnerScope, correction?: EnvelopeCorrection): OwnerChange {
+  return { em: change.em, caller: change.caller, now: change.now, ownerId: 'envelope' in scope ? scope.envelope.id : scope.template.id, scope, ...(correction ? { correction } : {}) };
 }
 
 /** The owner properties of a new document or field row: exactly one owner is set. */

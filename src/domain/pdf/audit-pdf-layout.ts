@@ -174,6 +174,7 @@ const en = {
       case 'envelope.voided':
         return d.cause === 'decline' ? `The envelope was voided because the role ${role} was declined: ${quoted(String(d.reason ?? ''), 'en-US')}.` : `${actor} voided the envelope: ${quoted(String(d.reason ?? ''), 'en-US')}.`;
       case 'envelope.expired': return 'The envelope expired before every role was completed.';
+      case 'envelope.corrected': return `${actor} corrected the sent envelope (revision ${Number(d.revision)}).`;
       case 'document.added': return `${actor} added the document ${quoted(a.document, 'en-US')}.`;
       case 'document.updated': return `${actor} changed the document ${quoted(a.document, 'en-US')}.`;
       case 'document.removed': return `${actor} removed the document ${quoted(a.document, 'en-US')}.`;
@@ -181,6 +182,7 @@ const en = {
       case 'recipient.updated': return `${actor} changed the role ${role}.`;
       case 'recipient.removed': return `${actor} removed the role ${role}.`;
       case 'recipient.activated': return a.otherRole ? `It became the turn of the role ${role}, to host ${quoted(a.otherRole, 'en-US')} in person.` : `It became the turn of the role ${role}.`;
+      case 'recipient.deactivated': return `After a correction it was no longer the turn of the role ${role}; its links stopped working.`;
       case 'recipient.approved': return `${actor} approved for the role ${role} (${Number(d.approvals)} of ${Number(d.quorum)})${d.comment ? `: ${quoted(String(d.comment), 'en-US')}` : ''}.`;
       case 'recipient.completed': return d.madeQuorum ? `${actor} made the quorum: the role ${role} was approved.` : `${actor} completed the role ${role}${d.consent ? ` and consented: ${quoted(String(d.consent), 'en-US')}` : ''}.`;
       case 'recipient.declined': return `${actor} declined the role ${role}: ${quoted(String(d.reason ?? ''), 'en-US')}.`;
@@ -304,6 +306,7 @@ const tr: Texts = {
       case 'envelope.voided':
         return d.cause === 'decline' ? `${quoted(a.role, 'tr-TR')} rolü reddedildiği için zarf iptal edildi: ${quoted(String(d.reason ?? ''), 'tr-TR')}.` : `${actor} zarfı iptal etti: ${quoted(String(d.reason ?? ''), 'tr-TR')}.`;
       case 'envelope.expired': return 'Tüm roller tamamlanmadan zarfın süresi doldu.';
+      case 'envelope.corrected': return `${actor} gönderilmiş zarfı düzeltti (revizyon ${Number(d.revision)}).`;
       case 'document.added': return `${actor} ${quoted(a.document, 'tr-TR')} belgesini ekledi.`;
       case 'document.updated': return `${actor} ${quoted(a.document, 'tr-TR')} belgesini değiştirdi.`;
       case 'document.removed': return `${actor} ${quoted(a.document, 'tr-TR')} belgesini kaldırdı.`;
@@ -311,6 +314,7 @@ const tr: Texts = {
       case 'recipient.updated': return `${actor} ${role} değiştirdi.`;
       case 'recipient.removed': return `${actor} ${role} kaldırdı.`;
       case 'recipient.activated': return a.otherRole ? `Sıra ${quoted(a.role, 'tr-TR')} rolüne geldi: ${quoted(a.otherRole, 'tr-TR')} için yüz yüze imzayı yönetecek.` : `Sıra ${quoted(a.role, 'tr-TR')} rolüne geldi.`;
+      case 'recipient.deactivated': return `Bir düzeltmeden sonra sıra artık ${quoted(a.role, 'tr-TR')} rolünde değil; bağlantıları geçersiz oldu.`;
       case 'recipient.approved': return `${actor} ${role} için onay verdi (${Number(d.approvals)}/${Number(d.quorum)})${d.comment ? `: ${quoted(String(d.comment), 'tr-TR')}` : ''}.`;
       case 'recipient.completed': if (d.madeQuorum) return `${actor} nisabı tamamladı: ${role} onaylandı.`;
         return `${actor} ${role} tamamladı${d.consent ? ` ve onay verdi: ${quoted(String(d.consent), 'tr-TR')}` : ''}.`;

@@ -41,7 +41,8 @@ async function resolveAgents(em: EntityManager, teamId: string, agents: AgentInp
     details: { agentCount: resolved.length },
     agentCount: async () => resolved.length,
     async write(em, recipient) {
-      if (replace) await em.nativeDelete(Agent, { recipient });
+      // A corrected sent envelope's old agents were revoked first (owner/correction.ts) and stay.
+      if (replace) await em.nativeDelete(Agent, { recipient, revokedAt: null });
       writeAgents(em, recipient, resolved);
     },
   };

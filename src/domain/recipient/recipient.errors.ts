@@ -61,3 +61,20 @@ export class RecipientHasFieldsError extends DomainError {
     super('Recipient.HasFields', 'This recipient holds fields; move or delete them before making it a viewer.', { recipientId, fieldIds });
   }
 }
+
+/**
+ * `Recipient.AlreadyCompleted` (409): a correction of a sent envelope may not touch a recipient
+ * that has completed (or an approver role that any of its agents approved): not its keys, agents
+ * or fields, not its removal, and no new recipient may take a turn before it. Nothing changed.
+ */
+export class RecipientAlreadyCompletedError extends DomainError {
+  constructor(options: { recipientIds: string[]; order?: number }) {
+    super(
+      'Recipient.AlreadyCompleted',
+      options.order === undefined
+        ? 'This recipient has already acted on the envelope; what it completed cannot be corrected.'
+        : `A recipient that has already completed comes after order ${options.order}; a correction cannot place a turn before it.`,
+      { recipientIds: options.recipientIds, ...(options.order === undefined ? {} : { order: options.order }) },
+    );
+  }
+}

@@ -9,6 +9,7 @@ import { createInOwner, fieldAssignee, recipientsIn, type ContentOwner, type Own
 import type { OwnerKind, OwnerRef } from '../owner/owner-ref.ts';
 import { readRecipient, type RecipientDataOf } from '../owner/owner.read.ts';
 import { contentOwner } from '../owner/owners.ts';
+import { ensureOrderOpen, ensureRecipientsOpen, retireAgents } from '../owner/correction.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { RecipientType } from './recipient.entity.ts';
 import {
@@ -169,6 +170,8 @@ export async function addRecipient<K extends OwnerKind>(
         siblingOf(change, owner),
         owner.kind,
       );
+      // Correcting a sent envelope: the new turn does not come before one already taken.
+      await ensureOrderOpen(change, input.order);
       const extras = await request.resolve(em, change.caller.teamId);
       checkQuorum(input.type, input.quorum, extras.agentCount ? await extras.agentCount(em, null) : null);
       const recipient = em.create(owner.recipients.entity, {
@@ -215,6 +218,9 @@ export async function updateRecipient<K extends OwnerKind>(
     const { em } = change;
     const recipient = await findRecipient(change, owner, options.recipientId);
     if (request.given.length === 0) return;
+    // Correcting a sent envelope: only a recipient that has not acted, not moved before one that has.
+    await ensureRecipientsOpen(change, [recipient.id]);
+    if (input.order !== undefined && input.order !== recipient.order) await ensureOrderOpen(change, input.order);
     if (input.identifier !== undefined && input.identifier !== recipient.identifier) {
       await ensureIdentifierFree(change, owner, input.identifier, recipient.id);
     }
@@ -252,6 +258,8 @@ export async function updateRecipient<K extends OwnerKind>(
       delegatedBy: links.delegatedBy,
       ...extras.properties,
     });
+    // A sent envelope's replaced agents stay on record, revoked, their links dead.
+    if (request.given.includes('agents')) await retireAgents(change, recipient.id);
     await extras.write?.(em, recipient);
     await owner.audit(context, change, 'recipient.updated', { recipientId: recipient.id, changed: request.given });
   });
@@ -282,6 +290,7 @@ export async function deleteRecipient(context: ServiceContext, options: { owner:
   const owner = contentOwner(options.owner.kind);
   await owner.change(context, options.owner.id, async (change) => {
     const recipient = await findRecipient(change, owner, options.recipientId);
+    await ensureRecipientsOpen(change, [recipient.id]);
     await checkRemovable(recipient.id, {
       hostedIds: () => boundRecipientIds(change, owner, recipient, 'hostedBy'),
       delegatingIds: () => boundRecipientIds(change, owner, recipient, 'delegatedBy'),

@@ -25,7 +25,7 @@ import { advanceTurns, apiKeyWorkflow, channelOf, recordEvent, SIGNING_TYPES } f
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The people an agent reference stands for right now (the snapshot taken at send). */
-async function resolvePeople(em: EntityManager, agent: Agent): Promise<AgentInfo[]> {
+export async function resolvePeople(em: EntityManager, agent: Agent): Promise<AgentInfo[]> {
   if (agent.kind === 'info') return agent.info ? [agent.info] : [];
   if (agent.kind === 'contact') {
     const contact = agent.contact ? await agent.contact.load() : null;

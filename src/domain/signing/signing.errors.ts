@@ -56,6 +56,17 @@ export class SigningRecipientCompletedError extends DomainError {
   }
 }
 
+/**
+ * `Signing.EnvelopeChanged` (409): the sender corrected the envelope after the signing page loaded
+ * it; the submission names an older revision than the envelope's. Nothing changed: reload the
+ * session (it carries the new revision) and submit again.
+ */
+export class SigningEnvelopeChangedError extends DomainError {
+  constructor(options: { envelopeId: string; revision: number; submittedRevision: number }) {
+    super('Signing.EnvelopeChanged', 'The sender has corrected this envelope since the page was loaded; nothing was saved. Reload it and submit again.', options);
+  }
+}
+
 /** `Signing.FieldNotAssigned`: a value for a field that is not this recipient's (another recipient's, or no such field). Nothing changed. */
 export class SigningFieldNotAssignedError extends DomainError {
   constructor(fieldIds: string[]) {

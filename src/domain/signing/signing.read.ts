@@ -29,7 +29,8 @@ export type SigningRoleData = Pick<RecipientCoreData, 'id' | 'identifier' | 'rol
 };
 
 export type SigningSessionData = {
-  envelope: { id: string; name: string; status: EnvelopeStatus; sentAt: string | null; expiresAt: string | null; completedAt: string | null };
+  /** `revision`: 0 at send, one more per correction; the page submits the one it loaded. */
+  envelope: { id: string; name: string; status: EnvelopeStatus; sentAt: string | null; expiresAt: string | null; completedAt: string | null; revision: number };
   recipient: SigningRoleData;
   /** The person this link belongs to. */
   signerName: string;
@@ -111,7 +112,7 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
         .where('t.id', '=', slot(0))
         .select((eb: ExpressionBuilder<any, any>) => [
           sql`json_build_object('id', e.id, 'name', e.name, 'status', e.status, 'sentAt', ${isoTimestamp(sql.ref('e.sent_at'))},
-            'expiresAt', ${isoTimestamp(sql.ref('e.expires_at'))}, 'completedAt', ${isoTimestamp(sql.ref('e.completed_at'))})`.as('envelope'),
+            'expiresAt', ${isoTimestamp(sql.ref('e.expires_at'))}, 'completedAt', ${isoTimestamp(sql.ref('e.completed_at'))}, 'revision', e.revision)`.as('envelope'),
           roleObject('r').as('recipient'),
           sql`(select tm.settings from team tm where tm.id = e.team_id)`.as('teamSettings'),
           sql<string>`coalesce(${agentPersonSql('a', 't.person_index')} ->> 'name', '')`.as('signerName'),

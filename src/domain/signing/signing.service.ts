@@ -23,6 +23,7 @@ import {
   EnvelopeClosedError,
   SigningAlreadyApprovedError,
   SigningAlreadyDelegatedError,
+  SigningEnvelopeChangedError,
   SigningApproverCannotSubmitError,
   SigningNotApproverError,
   SigningRoleCompletedError,
@@ -207,6 +208,8 @@ const submitInput = z.strictObject({
   complete: z.boolean().default(false),
   /** The text the signer agreed to when completing (the signing page's confirmation), kept in the audit log. */
   consent: boundedText(1, 2000).optional(),
+  /** The envelope revision the page loaded; an older one than the envelope's is `Signing.EnvelopeChanged`. */
+  revision: z.number({ error: 'must be a whole number' }).int('must be a whole number').min(0).optional(),
 });
 
 export function ensureMayAct(recipient: Recipient) {
@@ -234,8 +237,13 @@ async function completeHostIfDone(workflow: Workflow, hostId: string) {
  */
 export async function submitSigning(context: ServiceContext, options: { input: unknown }): Promise<SigningSessionData> {
   const input = parseInput(submitInput, options.input);
-  return actWithToken(context, async ({ workflow, token, recipient }) => {
+  return actWithToken(context, async ({ workflow, envelope, token, recipient }) => {
     const { em, now } = workflow;
+    // Checked under the envelope's row lock, the lock a correction holds while it moves the
+    // revision: a submission and a correction never interleave, and the later one sees the other.
+    if (input.revision !== undefined && input.revision !== envelope.revision) {
+      throw new SigningEnvelopeChangedError({ envelopeId: envelope.id, revision: envelope.revision, submittedRevision: input.revision });
+    }
     if (recipient.type === 'host') throw new SigningHostCannotSubmitError(recipient.id);
     // Completing an approver by submit would bypass its quorum.
     if (recipient.type === 'approver') throw new SigningApproverCannotSubmitError(recipient.id);

@@ -154,9 +154,9 @@ export function documentMutations(owner: GraphqlOwner, descriptions: { add: stri
 }
 
 documentMutations(GRAPHQL_OWNERS.envelope, {
-  add: 'Uploads a PDF to a draft envelope (REST: POST /envelopes/{id}/documents). Honours the Idempotency-Key header.',
-  update: 'Renames or reorders a document of a draft (REST: PATCH /envelopes/{id}/documents/{documentId}).',
-  delete: 'Removes a document of a draft, and fields left without a placement (REST: DELETE .../documents/{documentId}).',
+  add: 'Uploads a PDF to a draft envelope (REST: POST /envelopes/{id}/documents). Honours the Idempotency-Key header. On a sent envelope it is a correction (moves revision, records envelope.corrected), allowed only while nobody has acted: Envelope.AlreadySigned afterwards.',
+  update: 'Renames or reorders a document of a draft (REST: PATCH /envelopes/{id}/documents/{documentId}). On a sent envelope it is a correction (moves revision, records envelope.corrected), allowed only while nobody has acted: Envelope.AlreadySigned afterwards.',
+  delete: 'Removes a document of a draft, and fields left without a placement (REST: DELETE .../documents/{documentId}). On a sent envelope it is a correction (moves revision, records envelope.corrected), allowed only while nobody has acted: Envelope.AlreadySigned afterwards.',
 });
 
 builder.queryField('document', (t) =>

@@ -50,6 +50,9 @@ export const EnvelopeType = builder.objectRef<EnvelopeData>('Envelope').implemen
     updatedAt: t.field({ type: 'DateTime', resolve: (envelope) => envelope.updatedAt }),
     sendAt: t.field({ type: 'DateTime', nullable: true, description: 'When a scheduled envelope will be sent (null unless scheduled).', resolve: (envelope) => envelope.sendAt }),
     sentAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.sentAt }),
+    revision: t.exposeInt('revision', {
+      description: 'The envelope’s revision: 0 at send, one more for every correction of the sent envelope (envelope.corrected). A signing page submits the revision it loaded; an older one is refused with Signing.EnvelopeChanged.',
+    }),
     expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.expiresAt }),
     completedAt: t.field({ type: 'DateTime', nullable: true, description: 'Set when the envelope is finalized.', resolve: (envelope) => envelope.completedAt }),
     voidedAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.voidedAt }),

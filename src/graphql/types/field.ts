@@ -195,10 +195,10 @@ export function fieldMutations(owner: GraphqlOwner, descriptions: { create: stri
 }
 
 fieldMutations(GRAPHQL_OWNERS.envelope, {
-  create: 'Adds many fields to a draft at once, all or nothing (REST: POST /envelopes/{id}/fields).',
-  update: 'Changes a field of a draft (REST: PATCH /envelopes/{id}/fields/{fieldId}).',
-  delete: 'Removes a field from a draft (REST: DELETE /envelopes/{id}/fields/{fieldId}).',
-  place: 'Places fields on a draft\'s document from its text tags or its own form, all or nothing (REST: POST /envelopes/{id}/documents/{documentId}/place-fields).',
+  create: 'Adds many fields to a draft at once, all or nothing (REST: POST /envelopes/{id}/fields). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted.',
+  update: 'Changes a field of a draft (REST: PATCH /envelopes/{id}/fields/{fieldId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted.',
+  delete: 'Removes a field from a draft (REST: DELETE /envelopes/{id}/fields/{fieldId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted.',
+  place: 'Places fields on a draft\'s document from its text tags or its own form, all or nothing (REST: POST /envelopes/{id}/documents/{documentId}/place-fields). On a sent envelope only while nobody has acted (Envelope.AlreadySigned).',
 });
 
 builder.queryField('field', (t) =>

@@ -18,6 +18,11 @@ const EnvelopeEventType = builder.objectRef<EnvelopeEvent>('EnvelopeEvent').impl
       resolve: (event) => event.status,
     }),
     at: t.field({ type: 'DateTime', resolve: (event) => event.at }),
+    revision: t.int({
+      nullable: true,
+      description: 'For envelope.corrected: the envelope revision the correction made (also in its webhook’s data.revision); null for every other event.',
+      resolve: (event) => event.revision ?? null,
+    }),
   }),
 });
 
@@ -56,7 +61,7 @@ builder.subscriptionField('signingSessionChanged', (t) =>
   t.field({
     type: EnvelopeEventType,
     description:
-      'For a signing page (X-Signing-Token, no team key): its envelope’s status changes and turns (recipient.activated) from now on; when the envelope closes (finalized, voided, expired) that event arrives and the subscription completes. Refused as signingSession refuses.',
+      'For a signing page (X-Signing-Token, no team key): its envelope’s status changes, turns (recipient.activated) and corrections (envelope.corrected, with the new revision) from now on; when the envelope closes (finalized, voided, expired) that event arrives and the subscription completes. Refused as signingSession refuses.',
     subscribe: (_root, _args, context) => subscribeSigningSessionChanged(context),
     resolve: (item: LiveItem) => eventOf(item),
   }),

@@ -239,9 +239,9 @@ recipientMutations(GRAPHQL_OWNERS.envelope, {
   updateInput: UpdateRecipientInput,
   clearedByNull: [],
   descriptions: {
-    add: 'Adds a recipient role to a draft (REST: POST /envelopes/{id}/recipients). Honours the Idempotency-Key header.',
-    update: 'Changes a recipient of a draft (REST: PATCH /envelopes/{id}/recipients/{recipientId}).',
-    delete: 'Removes a recipient and its fields from a draft (REST: DELETE /envelopes/{id}/recipients/{recipientId}).',
+    add: 'Adds a recipient role to a draft (REST: POST /envelopes/{id}/recipients). Honours the Idempotency-Key header. On a sent envelope it is a correction (moves revision, records envelope.corrected; the recipient is invited if its turn has come): its order may not come before a recipient that has acted (Recipient.AlreadyCompleted).',
+    update: 'Changes a recipient of a draft (REST: PATCH /envelopes/{id}/recipients/{recipientId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. Replaced agents’ links die; the new people are invited on the recipient’s turn.',
+    delete: 'Removes a recipient and its fields from a draft (REST: DELETE /envelopes/{id}/recipients/{recipientId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. The turn moves on.',
   },
 });
 

@@ -265,6 +265,9 @@ const SigningEnvelopeType = builder.objectRef<SigningSessionData['envelope']>('S
     name: t.exposeString('name'),
     status: t.field({ type: EnvelopeStatusEnum, resolve: (envelope) => envelope.status }),
     sentAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.sentAt }),
+    revision: t.exposeInt('revision', {
+      description: 'The envelope’s revision as this session read it: 0 at send, one more per correction by the sender. Submit it back (submitSigning(revision)) so a submission made on an older one is refused with Signing.EnvelopeChanged.',
+    }),
     expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.expiresAt }),
     completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.completedAt }),
   }),
@@ -362,6 +365,10 @@ builder.mutationFields((t) => ({
       values: t.arg({ type: [SigningValueInput], required: false }),
       complete: t.arg.boolean({ required: false }),
       consent: t.arg.string({ required: false, description: 'With complete: the statement the signer agreed to (at most 2000 characters), recorded in the recipient.completed audit event.' }),
+      revision: t.arg.int({
+        required: false,
+        description: 'The envelope revision the page loaded (signingSession.envelope.revision). When the sender has corrected the envelope since, nothing is saved: Signing.EnvelopeChanged.',
+      }),
     },
     resolve: (_root, args, context) =>
       submitSigning(context, {
@@ -369,6 +376,7 @@ builder.mutationFields((t) => ({
           values: (args.values ?? []).map((entry) => ({ fieldId: String(entry.fieldId), value: entry.value ?? null })),
           complete: args.complete ?? false,
           ...(args.consent == null ? {} : { consent: args.consent }),
+          ...(args.revision == null ? {} : { revision: args.revision }),
         },
       }),
   }),

@@ -89,7 +89,7 @@ export const envelopeRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId',
-    doc: { summary: 'Read an envelope', description: 'Answers a strong `ETag`; `If-None-Match` with it gives 304 and no body.', query: [{ name: 'includeDocuments', description: 'Add the documents.', schema: { type: 'boolean' } }, { name: 'includeRecipients', description: 'Add the recipients with their agents.', schema: { type: 'boolean' } }, { name: 'includeFields', description: 'Add the fields with their views.', schema: { type: 'boolean' } }] },
+    doc: { summary: 'Read an envelope', description: 'Answers a strong `ETag`; `If-None-Match` with it gives 304 and no body.', payload: { type: 'object', properties: { envelope: { $ref: '#/components/schemas/Envelope' }, documents: { type: 'array' }, recipients: { type: 'array' }, fields: { type: 'array' } }, required: ['envelope'] }, query: [{ name: 'includeDocuments', description: 'Add the documents.', schema: { type: 'boolean' } }, { name: 'includeRecipients', description: 'Add the recipients with their agents.', schema: { type: 'boolean' } }, { name: 'includeFields', description: 'Add the fields with their views.', schema: { type: 'boolean' } }] },
     async handler({ request, url, params, context }) {
       const include = {
         documents: booleanQuery(url, 'includeDocuments'),
@@ -110,7 +110,7 @@ export const envelopeRoutes: RestRoute[] = [
   {
     method: 'PATCH',
     path: '/envelopes/:envelopeId',
-    doc: { summary: 'Change a draft envelope', body: { schema: updateEnvelopeInput, example: { name: 'Sales agreement v2' } }, errors: ['Envelope.NotDraft', 'Envelope.Busy'] },
+    doc: { summary: 'Change a draft envelope', body: { schema: updateEnvelopeInput, example: { name: 'Sales agreement v2' } }, payload: { type: 'object', properties: { envelope: { $ref: '#/components/schemas/Envelope' } }, required: ['envelope'] }, errors: ['Envelope.NotDraft', 'Envelope.Busy'] },
     async handler({ request, params, context }) {
       await updateEnvelope(context, { envelopeId: params.envelopeId, input: await readJsonObject(request) });
       return { envelope: envelopeOnly(await readEnvelope(context, params.envelopeId)) };

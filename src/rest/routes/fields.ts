@@ -2,7 +2,7 @@ import { readField, readFields } from '../../domain/owner/owner.read.ts';
 import { createFields, deleteField, documentedCreateFieldsInput, updateField, updateFieldInput } from '../../domain/field/field.service.ts';
 import { placeFields, placeFieldsInput } from '../../domain/field/placement.service.ts';
 import { readJsonObject } from '../../http/body.ts';
-import { OWNER_CHANGE_ERRORS, ownerContentRoutes, ownerInPath } from '../owner-routes.ts';
+import { CORRECTION_NOTE, OWNER_CHANGE_ERRORS, ownerContentRoutes, ownerInPath } from '../owner-routes.ts';
 
 const CREATE_BODY = {
   schema: documentedCreateFieldsInput,
@@ -20,7 +20,7 @@ export const fieldRoutes = ownerContentRoutes([
     method: 'POST',
     path: '/fields',
     docs: {
-      envelope: { summary: 'Place fields (all or none)', body: CREATE_BODY, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Recipient.NotFound', 'Document.NotFound', 'Field.NotAllowedForRecipient'] },
+      envelope: { summary: 'Place fields (all or none)', description: CORRECTION_NOTE.fields, body: CREATE_BODY, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', 'Envelope.CapacityExceeded', 'Recipient.NotFound', 'Document.NotFound', 'Field.NotAllowedForRecipient'] },
       template: { summary: 'Place template fields (all or none)', body: CREATE_BODY, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded', 'Field.NotAllowedForRecipient'] },
     },
     async handler({ request, params, context }) {
@@ -36,7 +36,7 @@ export const fieldRoutes = ownerContentRoutes([
         summary: 'Place fields from the document’s text tags or its own form (all or none)',
         description: PLACE_DESCRIPTION,
         body: PLACE_BODY,
-        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Field.DuplicateIdentifier', 'Field.NotAllowedForRecipient', ...PLACE_ERRORS],
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.AlreadySigned', 'Recipient.AlreadyCompleted', 'Envelope.CapacityExceeded', 'Field.DuplicateIdentifier', 'Field.NotAllowedForRecipient', ...PLACE_ERRORS],
       },
       template: {
         summary: 'Place template fields from the document’s text tags or its own form (all or none)',
@@ -69,7 +69,7 @@ export const fieldRoutes = ownerContentRoutes([
     method: 'PATCH',
     path: '/fields/:fieldId',
     docs: {
-      envelope: { summary: 'Change a field of a draft', body: UPDATE_BODY, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Field.NotAllowedForRecipient'] },
+      envelope: { summary: 'Change a field of a draft, or of a sent envelope', description: CORRECTION_NOTE.fields, body: UPDATE_BODY, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', 'Envelope.CapacityExceeded', 'Field.NotAllowedForRecipient'] },
       template: { summary: 'Change a template field', body: UPDATE_BODY, errors: [...OWNER_CHANGE_ERRORS.template, 'Field.NotAllowedForRecipient'] },
     },
     async handler({ request, params, context }) {
@@ -81,7 +81,7 @@ export const fieldRoutes = ownerContentRoutes([
     method: 'DELETE',
     path: '/fields/:fieldId',
     docs: {
-      envelope: { summary: 'Remove a field from a draft', errors: [...OWNER_CHANGE_ERRORS.envelope, 'Field.InUse'] },
+      envelope: { summary: 'Remove a field from a draft, or from a sent envelope', description: CORRECTION_NOTE.fields, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', 'Field.InUse'] },
       template: { summary: 'Remove a template field', errors: [...OWNER_CHANGE_ERRORS.template, 'Field.InUse'] },
     },
     async handler({ params, context }) {

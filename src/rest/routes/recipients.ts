@@ -4,7 +4,7 @@ import { addRecipient, deleteRecipient, updateRecipient } from '../../domain/rec
 import { createRoleInput, updateRoleInput } from '../../domain/template/template-roles.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { readJsonObject } from '../../http/body.ts';
-import { OWNER_CHANGE_ERRORS, ownerContentRoutes, ownerInPath } from '../owner-routes.ts';
+import { CORRECTION_NOTE, OWNER_CHANGE_ERRORS, ownerContentRoutes, ownerInPath } from '../owner-routes.ts';
 import type { RestHttpRequest } from '../router.ts';
 
 /** The spec wraps one recipient in `{ recipient: {...} }` (a template's role too). */
@@ -30,7 +30,8 @@ export const recipientRoutes = ownerContentRoutes([
         summary: 'Add a recipient role with its people',
         body: { schema: createRecipientInput, wrap: 'recipient', example: { recipient: { type: 'signer', identifier: 'buyer', roleName: 'Buyer', order: 1, agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] } } },
         isIdempotent: true,
-        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.CapacityExceeded', 'Recipient.DuplicateIdentifier', 'Recipient.QuorumExceedsAgents', 'Recipient.QuorumNotApprover', 'Contact.NotFound', 'ContactGroup.NotFound', 'User.NotFound'],
+        description: CORRECTION_NOTE.recipients,
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', 'Envelope.CapacityExceeded', 'Recipient.DuplicateIdentifier', 'Recipient.QuorumExceedsAgents', 'Recipient.QuorumNotApprover', 'Contact.NotFound', 'ContactGroup.NotFound', 'User.NotFound'],
       },
       template: {
         summary: 'Add a template role',
@@ -67,7 +68,8 @@ export const recipientRoutes = ownerContentRoutes([
       envelope: {
         summary: 'Change a recipient of a draft',
         body: { schema: updateRecipientInput, wrap: 'recipient', example: { recipient: { roleName: 'Purchaser' } } },
-        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.HasFields', 'Field.NotAllowedForRecipient', 'Recipient.DuplicateIdentifier', 'Recipient.QuorumExceedsAgents', 'Recipient.QuorumNotApprover'],
+        description: CORRECTION_NOTE.recipients,
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', 'Recipient.HasFields', 'Field.NotAllowedForRecipient', 'Recipient.DuplicateIdentifier', 'Recipient.QuorumExceedsAgents', 'Recipient.QuorumNotApprover'],
       },
       template: {
         summary: 'Change a template role',
@@ -84,7 +86,7 @@ export const recipientRoutes = ownerContentRoutes([
     method: 'DELETE',
     path: '/recipients/:recipientId',
     docs: {
-      envelope: { summary: 'Remove a recipient from a draft (and its fields)', errors: [...OWNER_CHANGE_ERRORS.envelope, ...BOUND_ERRORS, 'Field.InUse'] },
+      envelope: { summary: 'Remove a recipient (and its fields) from a draft, or a sent envelope', description: CORRECTION_NOTE.recipients, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', ...BOUND_ERRORS, 'Field.InUse'] },
       template: { summary: 'Remove a template role (and its fields)', errors: [...OWNER_CHANGE_ERRORS.template, ...BOUND_ERRORS, 'Field.InUse'] },
     },
     async handler({ params, context }) {

@@ -46,8 +46,10 @@ export function renderSigning() {
       }),
     ),
   );
+  // The sender corrected the envelope while this page was open (what was typed is kept, fields.js).
+  const changed = state.envelopeChanged ? el('p', { id: 'envelope-changed', class: 'notice', role: 'status' }, t.envelopeChanged) : null;
   app.replaceChildren(
-    el('section', { class: 'summary' }, el('h1', {}, session.envelope.name), el('p', { class: 'signer' }, (approver ? t.approvingAs : t.signingAs)(state.hostedSigner ?? session.signerName)), approver ? null : progress),
+    el('section', { class: 'summary' }, el('h1', {}, session.envelope.name), el('p', { class: 'signer' }, (approver ? t.approvingAs : t.signingAs)(state.hostedSigner ?? session.signerName)), changed, approver ? null : progress),
     toolbar,
     el('div', { class: 'documents' }, documents),
   );
