@@ -94,7 +94,10 @@ export type paths = {
         /** List an envelope’s documents */
         get: operations["getEnvelopesByEnvelopeIdDocuments"];
         put?: never;
-        /** Upload a PDF to a draft */
+        /**
+         * Upload a PDF to a draft, or to a sent envelope nobody has acted on
+         * @description On a `sent` envelope this is a correction, allowed only while nobody has acted on it (no recipient completed, no approval given); otherwise `Envelope.AlreadySigned` (409). It moves the envelope’s `revision` and records `envelope.corrected`.
+         */
         post: operations["postEnvelopesByEnvelopeIdDocuments"];
         delete?: never;
         options?: never;
@@ -113,11 +116,17 @@ export type paths = {
         get: operations["getEnvelopesByEnvelopeIdDocumentsByDocumentId"];
         put?: never;
         post?: never;
-        /** Remove a document from a draft */
+        /**
+         * Remove a document from a draft, or from a sent envelope nobody has acted on
+         * @description On a `sent` envelope this is a correction, allowed only while nobody has acted on it (no recipient completed, no approval given); otherwise `Envelope.AlreadySigned` (409). It moves the envelope’s `revision` and records `envelope.corrected`.
+         */
         delete: operations["deleteEnvelopesByEnvelopeIdDocumentsByDocumentId"];
         options?: never;
         head?: never;
-        /** Rename or reorder a document of a draft */
+        /**
+         * Rename or reorder a document of a draft, or of a sent envelope nobody has acted on
+         * @description On a `sent` envelope this is a correction, allowed only while nobody has acted on it (no recipient completed, no approval given); otherwise `Envelope.AlreadySigned` (409). It moves the envelope’s `revision` and records `envelope.corrected`.
+         */
         patch: operations["patchEnvelopesByEnvelopeIdDocumentsByDocumentId"];
         trace?: never;
     };
@@ -131,7 +140,10 @@ export type paths = {
         /** List an envelope’s recipients */
         get: operations["getEnvelopesByEnvelopeIdRecipients"];
         put?: never;
-        /** Add a recipient role with its people */
+        /**
+         * Add a recipient role with its people
+         * @description On a `sent` envelope this is a correction: allowed for a recipient that has not acted (completed, or approved for an approver role), and a new or moved recipient may not come before one that has (`Recipient.AlreadyCompleted`, 409). It moves the envelope’s `revision` and records `envelope.corrected`; replaced agents’ links die and the new people are invited on their turn.
+         */
         post: operations["postEnvelopesByEnvelopeIdRecipients"];
         delete?: never;
         options?: never;
@@ -150,11 +162,17 @@ export type paths = {
         get: operations["getEnvelopesByEnvelopeIdRecipientsByRecipientId"];
         put?: never;
         post?: never;
-        /** Remove a recipient from a draft (and its fields) */
+        /**
+         * Remove a recipient (and its fields) from a draft, or a sent envelope
+         * @description On a `sent` envelope this is a correction: allowed for a recipient that has not acted (completed, or approved for an approver role), and a new or moved recipient may not come before one that has (`Recipient.AlreadyCompleted`, 409). It moves the envelope’s `revision` and records `envelope.corrected`; replaced agents’ links die and the new people are invited on their turn.
+         */
         delete: operations["deleteEnvelopesByEnvelopeIdRecipientsByRecipientId"];
         options?: never;
         head?: never;
-        /** Change a recipient of a draft */
+        /**
+         * Change a recipient of a draft
+         * @description On a `sent` envelope this is a correction: allowed for a recipient that has not acted (completed, or approved for an approver role), and a new or moved recipient may not come before one that has (`Recipient.AlreadyCompleted`, 409). It moves the envelope’s `revision` and records `envelope.corrected`; replaced agents’ links die and the new people are invited on their turn.
+         */
         patch: operations["patchEnvelopesByEnvelopeIdRecipientsByRecipientId"];
         trace?: never;
     };
@@ -168,7 +186,10 @@ export type paths = {
         /** List an envelope’s fields */
         get: operations["getEnvelopesByEnvelopeIdFields"];
         put?: never;
-        /** Place fields (all or none) */
+        /**
+         * Place fields (all or none)
+         * @description On a `sent` envelope this is a correction: allowed for fields of recipients that have not acted (completed, or approved for an approver role); otherwise `Recipient.AlreadyCompleted` (409). It moves the envelope’s `revision` and records `envelope.corrected`.
+         */
         post: operations["postEnvelopesByEnvelopeIdFields"];
         delete?: never;
         options?: never;
@@ -207,11 +228,17 @@ export type paths = {
         get: operations["getEnvelopesByEnvelopeIdFieldsByFieldId"];
         put?: never;
         post?: never;
-        /** Remove a field from a draft */
+        /**
+         * Remove a field from a draft, or from a sent envelope
+         * @description On a `sent` envelope this is a correction: allowed for fields of recipients that have not acted (completed, or approved for an approver role); otherwise `Recipient.AlreadyCompleted` (409). It moves the envelope’s `revision` and records `envelope.corrected`.
+         */
         delete: operations["deleteEnvelopesByEnvelopeIdFieldsByFieldId"];
         options?: never;
         head?: never;
-        /** Change a field of a draft */
+        /**
+         * Change a field of a draft, or of a sent envelope
+         * @description On a `sent` envelope this is a correction: allowed for fields of recipients that have not acted (completed, or approved for an approver role); otherwise `Recipient.AlreadyCompleted` (409). It moves the envelope’s `revision` and records `envelope.corrected`.
+         */
         patch: operations["patchEnvelopesByEnvelopeIdFieldsByFieldId"];
         trace?: never;
     };
@@ -1084,6 +1111,40 @@ export type paths = {
 export type webhooks = Record<string, never>;
 export type components = {
     schemas: {
+        Envelope: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            status: "draft" | "scheduled" | "sent" | "finalized" | "voided" | "expired";
+            expirationPeriodDays?: number;
+            reminderInitialDelayDays?: number;
+            reminderRepeatIntervalDays?: number;
+            reminderBeforeExpirationDays?: number;
+            context?: Record<string, never>;
+            stamp?: boolean | null;
+            /** Format: date-time */
+            createdAt?: string;
+            /** Format: date-time */
+            updatedAt?: string;
+            /**
+             * Format: date-time
+             * @description A scheduled envelope’s send time (null unless scheduled).
+             */
+            sendAt?: string | null;
+            /** Format: date-time */
+            sentAt?: string | null;
+            /** @description 0 at send, one more for every correction of the sent envelope (`envelope.corrected`). The signing page submits the revision it loaded; an older one is `Signing.EnvelopeChanged`. */
+            revision: number;
+            /** Format: date-time */
+            expiresAt?: string | null;
+            /** Format: date-time */
+            completedAt?: string | null;
+            /** Format: date-time */
+            voidedAt?: string | null;
+            /** Format: uuid */
+            templateId?: string | null;
+        };
         Success: {
             /** @constant */
             version: "1";
@@ -1665,7 +1726,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": components["schemas"]["Success"] & {
+                        payload?: {
+                            envelope: components["schemas"]["Envelope"];
+                            documents?: unknown[];
+                            recipients?: unknown[];
+                            fields?: unknown[];
+                        };
+                    };
                 };
             };
             /** @description `Request.Invalid` */
@@ -1866,7 +1934,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": components["schemas"]["Success"] & {
+                        payload?: {
+                            envelope: components["schemas"]["Envelope"];
+                        };
+                    };
                 };
             };
             /** @description `Request.Invalid` */
@@ -2154,7 +2226,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Request.IdempotencyKeyReused` */
+            /** @description `Envelope.AlreadySigned`, `Envelope.Busy`, `Envelope.NotDraft`, `Request.IdempotencyKeyReused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2163,7 +2235,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Request.IdempotencyKeyReused";
+                            name?: "Envelope.AlreadySigned" | "Envelope.Busy" | "Envelope.NotDraft" | "Request.IdempotencyKeyReused";
                         };
                     };
                 };
@@ -2382,7 +2454,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Field.InUse` */
+            /** @description `Envelope.AlreadySigned`, `Envelope.Busy`, `Envelope.NotDraft`, `Field.InUse` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2391,7 +2463,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Field.InUse";
+                            name?: "Envelope.AlreadySigned" | "Envelope.Busy" | "Envelope.NotDraft" | "Field.InUse";
                         };
                     };
                 };
@@ -2516,7 +2588,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Envelope.Busy`, `Envelope.NotDraft` */
+            /** @description `Envelope.AlreadySigned`, `Envelope.Busy`, `Envelope.NotDraft` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2525,7 +2597,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            name?: "Envelope.Busy" | "Envelope.NotDraft";
+                            name?: "Envelope.AlreadySigned" | "Envelope.Busy" | "Envelope.NotDraft";
                         };
                     };
                 };
@@ -2783,7 +2855,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Recipient.DuplicateIdentifier`, `Request.IdempotencyKeyReused` */
+            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Recipient.AlreadyCompleted`, `Recipient.DuplicateIdentifier`, `Request.IdempotencyKeyReused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2792,7 +2864,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Recipient.DuplicateIdentifier" | "Request.IdempotencyKeyReused";
+                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Recipient.AlreadyCompleted" | "Recipient.DuplicateIdentifier" | "Request.IdempotencyKeyReused";
                         };
                     };
                 };
@@ -2983,7 +3055,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Field.InUse`, `Recipient.DelegatorRecipientBound`, `Recipient.HostRecipientBound` */
+            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Field.InUse`, `Recipient.AlreadyCompleted`, `Recipient.DelegatorRecipientBound`, `Recipient.HostRecipientBound` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2992,7 +3064,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Field.InUse" | "Recipient.DelegatorRecipientBound" | "Recipient.HostRecipientBound";
+                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Field.InUse" | "Recipient.AlreadyCompleted" | "Recipient.DelegatorRecipientBound" | "Recipient.HostRecipientBound";
                         };
                     };
                 };
@@ -3141,7 +3213,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Recipient.DuplicateIdentifier`, `Recipient.HasFields` */
+            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Recipient.AlreadyCompleted`, `Recipient.DuplicateIdentifier`, `Recipient.HasFields` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3150,7 +3222,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Recipient.DuplicateIdentifier" | "Recipient.HasFields";
+                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Recipient.AlreadyCompleted" | "Recipient.DuplicateIdentifier" | "Recipient.HasFields";
                         };
                     };
                 };
@@ -3425,7 +3497,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Request.IdempotencyKeyReused` */
+            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Recipient.AlreadyCompleted`, `Request.IdempotencyKeyReused` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3434,7 +3506,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Request.IdempotencyKeyReused";
+                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Recipient.AlreadyCompleted" | "Request.IdempotencyKeyReused";
                         };
                     };
                 };
@@ -3594,7 +3666,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Field.DuplicateIdentifier`, `Resource.Conflict` */
+            /** @description `Envelope.AlreadySigned`, `Envelope.Busy`, `Envelope.NotDraft`, `Field.DuplicateIdentifier`, `Recipient.AlreadyCompleted`, `Resource.Conflict` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3603,7 +3675,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Field.DuplicateIdentifier" | "Resource.Conflict";
+                            name?: "Envelope.AlreadySigned" | "Envelope.Busy" | "Envelope.NotDraft" | "Field.DuplicateIdentifier" | "Recipient.AlreadyCompleted" | "Resource.Conflict";
                         };
                     };
                 };
@@ -3794,7 +3866,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Field.InUse` */
+            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Field.InUse`, `Recipient.AlreadyCompleted` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3803,7 +3875,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Field.InUse";
+                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Field.InUse" | "Recipient.AlreadyCompleted";
                         };
                     };
                 };
@@ -3952,7 +4024,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Envelope.Busy`, `Envelope.NotDraft` */
+            /** @description `Envelope.Busy`, `Envelope.NotDraft`, `Recipient.AlreadyCompleted` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3961,7 +4033,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            name?: "Envelope.Busy" | "Envelope.NotDraft";
+                            name?: "Envelope.Busy" | "Envelope.NotDraft" | "Recipient.AlreadyCompleted";
                         };
                     };
                 };

@@ -527,6 +527,8 @@ export type Envelope = {
   reminderInitialDelayDays: Scalars['Int']['output'];
   /** Days between later reminders, 0–30 (0 = none). */
   reminderRepeatIntervalDays: Scalars['Int']['output'];
+  /** The envelope’s revision: 0 at send, one more for every correction of the sent envelope (envelope.corrected). A signing page submits the revision it loaded; an older one is refused with Signing.EnvelopeChanged. */
+  revision: Scalars['Int']['output'];
   /** When a scheduled envelope will be sent (null unless scheduled). */
   sendAt?: Maybe<Scalars['DateTime']['output']>;
   sentAt?: Maybe<Scalars['DateTime']['output']>;
@@ -567,6 +569,8 @@ export type EnvelopeEvent = {
   __typename?: 'EnvelopeEvent';
   at: Scalars['DateTime']['output'];
   envelopeId: Scalars['ID']['output'];
+  /** For envelope.corrected: the envelope revision the correction made (also in its webhook’s data.revision); null for every other event. */
+  revision?: Maybe<Scalars['Int']['output']>;
   /** The event’s seq in the envelope’s audit trail: grows by one per event. Pass the last one you saw as afterSequence to resume. */
   sequence: Scalars['Int']['output'];
   /** The envelope’s status after this event; null after envelope.deleted (a deleted draft). */
@@ -718,9 +722,9 @@ export type Mutation = {
   __typename?: 'Mutation';
   /** Makes a contact a member of a group (REST: POST /contact-groups/{id}/members/{contactId}). Adding a member again changes nothing. */
   addContactGroupMember?: Maybe<ContactGroup>;
-  /** Uploads a PDF to a draft envelope (REST: POST /envelopes/{id}/documents). Honours the Idempotency-Key header. */
+  /** Uploads a PDF to a draft envelope (REST: POST /envelopes/{id}/documents). Honours the Idempotency-Key header. On a sent envelope it is a correction (moves revision, records envelope.corrected), allowed only while nobody has acted: Envelope.AlreadySigned afterwards. */
   addDocument?: Maybe<Document>;
-  /** Adds a recipient role to a draft (REST: POST /envelopes/{id}/recipients). Honours the Idempotency-Key header. */
+  /** Adds a recipient role to a draft (REST: POST /envelopes/{id}/recipients). Honours the Idempotency-Key header. On a sent envelope it is a correction (moves revision, records envelope.corrected; the recipient is invited if its turn has come): its order may not come before a recipient that has acted (Recipient.AlreadyCompleted). */
   addRecipient?: Maybe<Recipient>;
   /** Uploads a PDF to a template your team owns (REST: POST /templates/{id}/documents). Honours the Idempotency-Key header. */
   addTemplateDocument?: Maybe<Document>;
@@ -742,7 +746,7 @@ export type Mutation = {
   createContactGroup?: Maybe<ContactGroup>;
   /** Creates a draft envelope (REST: POST /envelopes). Honours the Idempotency-Key header. */
   createEnvelope?: Maybe<Envelope>;
-  /** Adds many fields to a draft at once, all or nothing (REST: POST /envelopes/{id}/fields). */
+  /** Adds many fields to a draft at once, all or nothing (REST: POST /envelopes/{id}/fields). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. */
   createFields?: Maybe<Array<Field>>;
   /** A URL that opens the signing page once (within 5 minutes) for a recipient whose turn it is, as the agent named (default: the role’s first). frameOrigin: the one origin that may frame that page (Signing.FrameOriginNotAllowed unless the team settings, or SIGNING_FRAME_ANCESTORS, allow it); returnUrl: where the page goes after completing, declining or delegating. Signing.NotYourTurn, Envelope.Closed, Envelope.NotSent otherwise. */
   createSigningUrl?: Maybe<SigningUrl>;
@@ -762,13 +766,13 @@ export type Mutation = {
   deleteContact?: Maybe<Deleted>;
   /** Deletes a contact group, not its contacts (REST: DELETE /contact-groups/{id}); ContactGroup.InUse while a draft or template names it. */
   deleteContactGroup?: Maybe<Deleted>;
-  /** Removes a document of a draft, and fields left without a placement (REST: DELETE .../documents/{documentId}). */
+  /** Removes a document of a draft, and fields left without a placement (REST: DELETE .../documents/{documentId}). On a sent envelope it is a correction (moves revision, records envelope.corrected), allowed only while nobody has acted: Envelope.AlreadySigned afterwards. */
   deleteDocument?: Maybe<Deleted>;
   /** Deletes a draft with everything in it (REST: DELETE /envelopes/{id}). Sent envelopes are voided instead. */
   deleteEnvelope?: Maybe<Deleted>;
-  /** Removes a field from a draft (REST: DELETE /envelopes/{id}/fields/{fieldId}). */
+  /** Removes a field from a draft (REST: DELETE /envelopes/{id}/fields/{fieldId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. */
   deleteField?: Maybe<Deleted>;
-  /** Removes a recipient and its fields from a draft (REST: DELETE /envelopes/{id}/recipients/{recipientId}). */
+  /** Removes a recipient and its fields from a draft (REST: DELETE /envelopes/{id}/recipients/{recipientId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. The turn moves on. */
   deleteRecipient?: Maybe<Deleted>;
   /** Deletes a template your team owns, with its documents, roles and fields (REST: DELETE /templates/{id}). Envelopes made from it are unaffected. */
   deleteTemplate?: Maybe<Deleted>;
@@ -784,7 +788,7 @@ export type Mutation = {
   deleteWebhook?: Maybe<Deleted>;
   /** Creates a draft envelope from a template your team owns or that is shared with it: copies of its documents, roles and fields, people from the entries or the template. Honours the Idempotency-Key header. */
   jumpstartEnvelope?: Maybe<Envelope>;
-  /** Places fields on a draft's document from its text tags or its own form, all or nothing (REST: POST /envelopes/{id}/documents/{documentId}/place-fields). */
+  /** Places fields on a draft's document from its text tags or its own form, all or nothing (REST: POST /envelopes/{id}/documents/{documentId}/place-fields). On a sent envelope only while nobody has acted (Envelope.AlreadySigned). */
   placeFields?: Maybe<PlacedFields>;
   /** Places fields on a template's document from its text tags or its own form, all or nothing (REST: POST /templates/{id}/documents/{documentId}/place-fields). */
   placeTemplateFields?: Maybe<PlacedFields>;
@@ -810,13 +814,13 @@ export type Mutation = {
   updateContact?: Maybe<Contact>;
   /** Renames a contact group (REST: PATCH /contact-groups/{id}). */
   updateContactGroup?: Maybe<ContactGroup>;
-  /** Renames or reorders a document of a draft (REST: PATCH /envelopes/{id}/documents/{documentId}). */
+  /** Renames or reorders a document of a draft (REST: PATCH /envelopes/{id}/documents/{documentId}). On a sent envelope it is a correction (moves revision, records envelope.corrected), allowed only while nobody has acted: Envelope.AlreadySigned afterwards. */
   updateDocument?: Maybe<Document>;
   /** Changes settings of a draft (REST: PATCH /envelopes/{id}). */
   updateEnvelope?: Maybe<Envelope>;
-  /** Changes a field of a draft (REST: PATCH /envelopes/{id}/fields/{fieldId}). */
+  /** Changes a field of a draft (REST: PATCH /envelopes/{id}/fields/{fieldId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. */
   updateField?: Maybe<Field>;
-  /** Changes a recipient of a draft (REST: PATCH /envelopes/{id}/recipients/{recipientId}). */
+  /** Changes a recipient of a draft (REST: PATCH /envelopes/{id}/recipients/{recipientId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. Replaced agents’ links die; the new people are invited on the recipient’s turn. */
   updateRecipient?: Maybe<Recipient>;
   /** Changes the calling team’s settings (REST: PATCH /team/settings): the keys given replace the stored ones. Recorded as team.settings_updated. */
   updateTeamSettings?: Maybe<TeamSettings>;
@@ -1139,6 +1143,7 @@ export type MutationStartHostedSigningArgs = {
 export type MutationSubmitSigningArgs = {
   complete?: InputMaybe<Scalars['Boolean']['input']>;
   consent?: InputMaybe<Scalars['String']['input']>;
+  revision?: InputMaybe<Scalars['Int']['input']>;
   values?: InputMaybe<Array<SigningValueInput>>;
 };
 
@@ -1767,6 +1772,8 @@ export type SigningEnvelope = {
   expiresAt?: Maybe<Scalars['DateTime']['output']>;
   id: Scalars['ID']['output'];
   name: Scalars['String']['output'];
+  /** The envelope’s revision as this session read it: 0 at send, one more per correction by the sender. Submit it back (submitSigning(revision)) so a submission made on an older one is refused with Signing.EnvelopeChanged. */
+  revision: Scalars['Int']['output'];
   sentAt?: Maybe<Scalars['DateTime']['output']>;
   status: EnvelopeStatus;
 };
@@ -1914,7 +1921,7 @@ export type Subscription = {
   envelopeEvents: EnvelopeEvent;
   /** One event per status change (created as draft, sent, finalized, voided, expired, deleted) of this envelope, or of every envelope of your team when no id is given, from now on. A foreign or unknown id: Envelope.NotFound. */
   envelopeStatusChanged: EnvelopeEvent;
-  /** For a signing page (X-Signing-Token, no team key): its envelope’s status changes and turns (recipient.activated) from now on; when the envelope closes (finalized, voided, expired) that event arrives and the subscription completes. Refused as signingSession refuses. */
+  /** For a signing page (X-Signing-Token, no team key): its envelope’s status changes, turns (recipient.activated) and corrections (envelope.corrected, with the new revision) from now on; when the envelope closes (finalized, voided, expired) that event arrives and the subscription completes. Refused as signingSession refuses. */
   signingSessionChanged: EnvelopeEvent;
 };
 
