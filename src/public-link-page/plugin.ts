@@ -161,6 +161,14 @@ async function refusedByBudget(dependencies: ServingDependencies, context: Reque
   return undefined;
 }
 
+/**
+ * The signing URL as a path: the visitor is on this service already, so the redirect stays on the
+ * origin they used (whatever PUBLIC_URL says, behind whichever proxy).
+ */
+function sameOriginPath(url: string): string {
+  return new URL(url).pathname;
+}
+
 /** The answer to one request of a public link's page. */
 async function answer(dependencies: ServingDependencies, context: RequestContext, request: Request, slug: string, verify: boolean): Promise<Page> {
   const refusal = await refusedByBudget(dependencies, context, slug);
@@ -182,10 +190,10 @@ async function answer(dependencies: ServingDependencies, context: RequestContext
     locale = localeOf(request, form);
     if (verify) {
       const done = await verifyVisit(context, { slug, input: { visit: form.visit ?? '', code: form.code ?? '' } });
-      return { status: 303, headers: { location: done.url }, body: '' };
+      return { status: 303, headers: { location: sameOriginPath(done.url) }, body: '' };
     }
     const step = await startVisit(context, { slug, input: visitorFields(form, locale) });
-    if (step.kind === 'signing') return { status: 303, headers: { location: step.url }, body: '' };
+    if (step.kind === 'signing') return { status: 303, headers: { location: sameOriginPath(step.url) }, body: '' };
     return codePage(locale, slug, step.visitToken, step.visitor);
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
