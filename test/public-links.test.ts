@@ -82,6 +82,14 @@ describe('public links through REST', () => {
     expect((await rest.get(`/public-links/${link.id}`)).body.payload.publicLink.status).toBe('active');
     expect((await rest.get('/public-links')).body.payload.publicLinks).toHaveLength(1);
 
+    // The same Idempotency-Key and body answer the first link again; another body is refused.
+    const keyed = await rest.post(`/templates/${template.templateId}/public-links`, { role: 'buyer' }, { 'idempotency-key': 'link-1' });
+    const repeated = await rest.post(`/templates/${template.templateId}/public-links`, { role: 'buyer' }, { 'idempotency-key': 'link-1' });
+    expect(repeated.body.payload.publicLink.id).toBe(keyed.body.payload.publicLink.id);
+    expect((await rest.post(`/templates/${template.templateId}/public-links`, { role: 'buyer', maxUses: 2 }, { 'idempotency-key': 'link-1' })).body.error.name).toBe('Request.IdempotencyKeyReused');
+    expect((await rest.get('/public-links')).body.payload.publicLinks).toHaveLength(2);
+    await rest.delete(`/public-links/${keyed.body.payload.publicLink.id}`);
+
     expect((await rest.delete(`/public-links/${link.id}`)).body.payload).toEqual({ deleted: true });
     expect((await rest.get(`/public-links/${link.id}`)).body.error.name).toBe('PublicLink.NotFound');
     expect((await fetch(pageUrl(link.url))).status).toBe(404);
@@ -196,6 +204,26 @@ describe('a visitor of a public link', () => {
     await worker.stop();
   });
 
+  it('asks for a phone when the template reaches the role by phone; the visitor’s phone becomes the agent’s', async () => {
+    const rest = restClient(app, team.apiKey);
+    const template = await publicLinkTemplate(app, team.apiKey);
+    const phoned = (await rest.post('/contacts', { name: 'Default Buyer', email: 'default@example.com', phone: '+905551112233' })).body.payload.contact;
+    expect((await rest.patch(`/templates/${template.templateId}/recipients/${template.signerId}`, { recipient: { contactId: phoned.id } })).status).toBe(200);
+    const link = (await rest.post(`/templates/${template.templateId}/public-links`, { role: 'buyer', verifyEmail: false })).body.payload.publicLink;
+    const html = await (await fetch(pageUrl(link.url))).text();
+    expect(html).toContain('name="phone"');
+    const slug = slugOf(link.url);
+    const missing = await postForm(app, `/f/${slug}`, { name: 'Pia Phone', email: 'pia@example.com', locale: 'en-US' });
+    expect([missing.status, missing.error]).toEqual([400, 'Request.Invalid']);
+    expect(missing.body).toContain('Mobile phone');
+    expect(await countEnvelopes(link.id)).toBe(0);
+    const made = await postForm(app, `/f/${slug}`, { name: 'Pia Phone', email: 'pia@example.com', phone: '+90 555 444 3322', locale: 'en-US' });
+    expect(made.status, made.body).toBe(303);
+    const [envelope] = (await rest.get(`/envelopes?publicLinkId=${link.id}`)).body.payload.envelopes;
+    const buyer = (await rest.get(`/envelopes/${envelope.id}?includeRecipients=true`)).body.payload.recipients.find((recipient: any) => recipient.identifier === 'buyer');
+    expect(buyer.agents[0].info).toMatchObject({ name: 'Pia Phone', phone: '+905554443322' });
+  });
+
   it('a thousand racing guesses take five attempts; then the code is used up; no envelope', async () => {
     const template = await publicLinkTemplate(app, team.apiKey);
     const link = (await restClient(app, team.apiKey).post(`/templates/${template.templateId}/public-links`, { role: 'buyer' })).body.payload.publicLink;
@@ -259,7 +287,7 @@ describe('maxUses, and links that do not work', () => {
 
 describe('rate limits of public links', () => {
   it('per link and per address: past the budget a 429 page with Retry-After, before any database work', async () => {
-    const limited = await startTestApp({ env: { RATE_LIMIT_PUBLIC_LINK_PER_MINUTE: '3', RATE_LIMIT_PUBLIC_LINK_ADDRESS_PER_MINUTE: '5' }, rateLimitsOwnCounters: true });
+    const limited = await startTestApp({ env: { RATE_LIMIT_PUBLIC_LINK_PER_MINUTE: '3', RATE_LIMIT_PUBLIC_LINK_ADDRESS_PER_MINUTE: '5', TRUST_PROXY_HOPS: '1' }, rateLimitsOwnCounters: true });
     try {
       const owner = await seedTeam(limited);
       const template = await publicLinkTemplate(limited, owner.apiKey);
@@ -270,8 +298,13 @@ describe('rate limits of public links', () => {
       const refused = await fetch(pageUrl(link.url, limited));
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(await refused.text()).toContain('data-error="Request.RateLimited"');
-      // Another link still answers, until the address's own budget is spent.
+      // The flooding address is now over its own budget on every link...
       expect((await fetch(`${limited.url}/f/${'B'.repeat(43)}`)).status).toBe(429);
+      // ...while another team's link, visited from elsewhere, answers as usual.
+      const otherTeam = await seedTeam(limited);
+      const otherTemplate = await publicLinkTemplate(limited, otherTeam.apiKey);
+      const otherLink = (await restClient(limited, otherTeam.apiKey).post(`/templates/${otherTemplate.templateId}/public-links`, { role: 'buyer' })).body.payload.publicLink;
+      expect((await fetch(pageUrl(otherLink.url, limited), { headers: { 'x-forwarded-for': '203.0.113.7' } })).status).toBe(200);
     } finally {
       await limited.close();
     }
