@@ -4,6 +4,7 @@ import { startSmtpServer, signingLinkIn, type TestSmtpServer } from './helpers/s
 import { mainWorkerFor } from './helpers/workers.ts';
 import { codeIn, postForm, publicLinkTemplate, slugOf } from './helpers/public-links.ts';
 import { unknownId } from './helpers/envelopes.ts';
+import { pruneDeliveryHistory } from '../src/domain/notification/delivery-history.ts';
 
 /*
  * Public links (issue 36) through both faces and the visitor's page: the team's CRUD, a visit
@@ -237,6 +238,11 @@ describe('a visitor of a public link', () => {
     const [row] = await app.orm.em.fork().getConnection().execute('select attempts from public_link_visit where email = ?', ['gus@example.com']);
     expect(row.attempts).toBe(5);
     expect(await countEnvelopes(link.id)).toBe(0);
+    // The abandoned visit (a person's name and address) goes with the delivery history's retention.
+    const prune = (days: number) => pruneDeliveryHistory({ em: app.orm.em, now: new Date(Date.now() + days * 24 * 3600 * 1000), retentionDays: 30, teamId: team.teamId });
+    expect((await prune(29)).publicLinkVisits).toBe(0);
+    expect((await prune(31)).publicLinkVisits).toBeGreaterThanOrEqual(1);
+    expect(await app.orm.em.fork().getConnection().execute('select id from public_link_visit where email = ?', ['gus@example.com'])).toEqual([]);
     // Malformed codes and unknown visits take nothing and make nothing.
     expect((await postForm(app, `/f/${slug}/verify`, { visit: started.visit!, code: 'x'.repeat(65), locale: 'en-US' })).error).toBe('Request.Invalid');
     expect((await postForm(app, `/f/${slug}/verify`, { visit: 'plv_unknown', code: '123456' })).error).toBe('PublicLink.VisitNotFound');
