@@ -71,8 +71,15 @@ describe('public links through REST', () => {
     expect(invalid.status).toBe(400);
     expect(invalid.body.error.name).toBe('Request.Invalid');
     expect(invalid.body.error.context.issues.map((issue: any) => issue.path).sort()).toEqual(['', 'maxUses', 'redirectUrl'].sort());
-    const signaturePrefill = await rest.post(`/templates/${template.templateId}/public-links`, { role: 'buyer', prefill: { 'buyer-signature': {}, __proto__: { polluted: true }, missing: 1 } });
-    expect(signaturePrefill.body.error.context.issues.map((issue: any) => issue.path).sort()).toEqual(['prefill.buyer-signature', 'prefill.missing']);
+    // Sent as raw JSON so that `__proto__` is a key of the body, as a caller's JSON can make it.
+    const raw = await fetch(`${app.url}/api/v1/key/templates/${template.templateId}/public-links`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': team.apiKey, 'content-type': 'application/json' },
+      body: '{"role":"buyer","prefill":{"buyer-signature":{},"__proto__":{"text":"x"},"missing":1}}',
+    });
+    const rawBody = (await raw.json()) as any;
+    expect(raw.status).toBe(400);
+    expect(rawBody.error.context.issues.map((issue: any) => issue.path).sort()).toEqual(['prefill.__proto__', 'prefill.buyer-signature', 'prefill.missing']);
     expect((await rest.post(`/templates/${unknownId}/public-links`, { role: 'buyer' })).body.error.name).toBe('Template.NotFound');
     const other = await seedTeam(app);
     const foreign = restClient(app, other.apiKey);
@@ -163,9 +170,13 @@ describe('a visitor of a public link', () => {
     const code = codeIn(mails[0]!.mail.text);
     expect(code).toMatch(/^\d{6}$/);
     const wrong = code === '000000' ? '111111' : '000000';
-    const refused = await postForm(app, `/f/${slug}/verify`, { visit: started.visit!, code: wrong, locale: 'en-US' });
+    // As the page's form posts it: the visit, the code, and its hidden details.
+    const refused = await postForm(app, `/f/${slug}/verify`, { visit: started.visit!, code: wrong, locale: 'en-US', name: 'Vera Visitor', email: 'vera@example.com' });
     expect([refused.status, refused.error]).toEqual([400, 'Signing.OtpInvalid']);
     expect(refused.visit).toBe(started.visit);
+    // The code form again, still naming the address (and able to send a new code to it).
+    expect(refused.body).toContain('We sent a 6-digit code to vera@example.com');
+    expect(refused.body).toContain('name="email" value="vera@example.com"');
     expect(await countEnvelopes(link.id)).toBe(0);
 
     // Typed with a space and a dash, as people do.

@@ -110,7 +110,7 @@ function codePage(locale: PublicLinkLocale, slug: string, visitToken: string, vi
   const main = `<section class="state"><h1>${escapeHtml(t.codeTitle)}</h1><p>${escapeHtml(t.codeLead(visitor.email))}</p>
 ${problemsHtml(locale, error)}
 <form method="post" action="/f/${escapeHtml(slug)}/verify">
-${hidden('visit', visitToken)}${hidden('locale', locale)}
+${hidden('visit', visitToken)}${hidden('locale', locale)}${hidden('name', visitor.name)}${hidden('email', visitor.email)}${hidden('phone', visitor.phone)}
 ${input('code', t.code, 'text', '', 'required inputmode="numeric" autocomplete="one-time-code" maxlength="64"')}
 <p><button class="primary" type="submit">${escapeHtml(t.verify)}</button></p>
 </form>
@@ -204,7 +204,8 @@ async function answer(dependencies: ServingDependencies, context: RequestContext
     const state = await publicLinkState(context, slug);
     if (state.kind !== 'open') return statePage(locale, state.kind);
     if (verify) {
-      // The code form again with the problem; the visit's details are the ones it was made with.
+      // The code form again with the problem; the details shown (and resent with "send a new code")
+      // are the form's own hidden fields: the visit's row, not these, is what a right code uses.
       const visitor: Visitor = { name: form.name ?? '', email: form.email ?? '', phone: form.phone || null, locale };
       return codePage(locale, slug, form.visit ?? '', visitor, error);
     }

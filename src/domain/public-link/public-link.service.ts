@@ -116,7 +116,10 @@ export async function createPublicLink(context: ServiceContext, options: { templ
       const issues = readinessIssues(content);
       if (issues.length > 0) throw new TemplateNotReadyError(template.id, issues);
       checkRole(content, input.role);
-      const prefill = checkPrefill(content, input.prefill ?? {});
+      // The body's own keys, as the caller sent them: a parsed record drops `__proto__` silently,
+      // and a key naming no field must be refused, not lost.
+      const given = (options.input as { prefill?: Record<string, unknown> }).prefill;
+      const prefill = checkPrefill(content, input.prefill === undefined || given === null || typeof given !== 'object' ? {} : given);
       const id = newId();
       // The slug is URL-safe random text: newSecret's 256 bits, without its prefix.
       const slug = newSecret('pl').slice(3, 3 + 43);
