@@ -236,6 +236,22 @@ describe('a visitor of a public link', () => {
     expect(buyer.agents[0].info).toMatchObject({ name: 'Pia Phone', phone: '+905554443322' });
   });
 
+  it('the right code entered in five tabs at once makes one envelope', async () => {
+    const template = await publicLinkTemplate(app, team.apiKey);
+    const link = (await restClient(app, team.apiKey).post(`/templates/${template.templateId}/public-links`, { role: 'buyer' })).body.payload.publicLink;
+    const slug = slugOf(link.url);
+    const started = await postForm(app, `/f/${slug}`, { name: 'Tia Tabs', email: 'tia@example.com', locale: 'en-US' });
+    const worker = mainWorkerFor(app, team.teamId);
+    await worker.drain();
+    await worker.stop();
+    const code = codeIn(smtp.to('tia@example.com')[0]!.mail.text)!;
+    const tries = await Promise.all(Array.from({ length: 5 }, () => postForm(app, `/f/${slug}/verify`, { visit: started.visit!, code, locale: 'en-US' })));
+    expect(tries.filter((attempt) => attempt.status === 303)).toHaveLength(1);
+    expect(tries.filter((attempt) => attempt.status !== 303).map((attempt) => attempt.error)).toEqual(Array.from({ length: 4 }, () => 'Signing.OtpAlreadyUsed'));
+    expect(await countEnvelopes(link.id)).toBe(1);
+    expect((await restClient(app, team.apiKey).get(`/public-links/${link.id}`)).body.payload.publicLink.uses).toBe(1);
+  });
+
   it('a thousand racing guesses take five attempts; then the code is used up; no envelope', async () => {
     const template = await publicLinkTemplate(app, team.apiKey);
     const link = (await restClient(app, team.apiKey).post(`/templates/${template.templateId}/public-links`, { role: 'buyer' })).body.payload.publicLink;
