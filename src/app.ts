@@ -22,6 +22,7 @@ import { REFERENCE_ASSET_PATH, referenceAssetsPlugin } from './rest/routes/refer
 import { createSecurityHeaders } from './http/security-headers.ts';
 import { logRequest } from './http/access-log.ts';
 import { SIGNING_ASSET_PATH, signingPagePlugins } from './signing-page/plugin.ts';
+import { publicLinkPagePlugin } from './public-link-page/plugin.ts';
 import { countStatusTransitions, EnvelopeEventHub, publishOnCommit } from './domain/live/envelope-event-hub.ts';
 import { watchOutboxBacklog } from './domain/outbox/backlog.ts';
 import { watchPoolUsage } from './db/database.ts';
@@ -195,6 +196,7 @@ export function createApp(given: AppDependencies): App {
       graphiqlAssetsPlugin(),
       referenceAssetsPlugin(),
       ...signingPagePlugins(dependencies, requestMetadataOf),
+      publicLinkPagePlugin(dependencies, requestMetadataOf),
       requestLogPlugin(dependencies, requestMetadataOf),
       graphqlRateLimitPlugin(rateLimiter),
       graphqlRequestIdPlugin(requestMetadataOf),

@@ -55,8 +55,12 @@ export type Config = {
   graphqlPassThrough: boolean;
   /** Answer `__schema`/`__type` (GraphiQL needs them to load the schema); off refuses them. */
   graphqlIntrospection: boolean;
-  /** Requests per minute per API key, per client address without a key, per signing link (0: no limit). */
-  rateLimits: { apiKey: number; client: number; signingToken: number };
+  /**
+   * Requests per minute per API key, per client address without a key, per signing link, per
+   * public link (its page's requests, whoever sends them) and per client address on public links'
+   * pages (0: no limit).
+   */
+  rateLimits: { apiKey: number; client: number; signingToken: number; publicLink: number; publicLinkAddress: number };
   /**
    * How long the listener holds the 429 of a key already known over its budget (a client that
    * ignored `Retry-After`) before writing it; 0 answers at once (docs/decisions.md, "Floods held").
@@ -213,6 +217,8 @@ const variables = {
   RATE_LIMIT_PER_MINUTE: perMinute(600),
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: perMinute(300),
   RATE_LIMIT_SIGNING_PER_MINUTE: perMinute(120),
+  RATE_LIMIT_PUBLIC_LINK_PER_MINUTE: perMinute(60),
+  RATE_LIMIT_PUBLIC_LINK_ADDRESS_PER_MINUTE: perMinute(30),
   RATE_LIMIT_REFUSAL_HOLD_MS: z.coerce
     .number({ error: 'must be an integer from 0 to 10000 (milliseconds)' })
     .int('must be an integer from 0 to 10000 (milliseconds)')
@@ -403,6 +409,8 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       apiKey: values.RATE_LIMIT_PER_MINUTE as number,
       client: values.RATE_LIMIT_ANONYMOUS_PER_MINUTE as number,
       signingToken: values.RATE_LIMIT_SIGNING_PER_MINUTE as number,
+      publicLink: values.RATE_LIMIT_PUBLIC_LINK_PER_MINUTE as number,
+      publicLinkAddress: values.RATE_LIMIT_PUBLIC_LINK_ADDRESS_PER_MINUTE as number,
     },
     rateLimitRefusalHoldMs: values.RATE_LIMIT_REFUSAL_HOLD_MS as number,
     apiKeyCacheTtlMs: values.API_KEY_CACHE_TTL_MS as number,

@@ -19,6 +19,7 @@ import type { PdfWorkers } from './domain/pdf/worker-pool.ts';
 import { mailHandlers, notificationFailureHook } from './domain/notification/mail.handlers.ts';
 import type { Mailer } from './domain/notification/mailer.ts';
 import { signingOtpHandler } from './domain/notification/otp.handler.ts';
+import { publicLinkCodeHandler } from './domain/notification/public-link-code.handler.ts';
 import { createOutboxWorker, handles, type OutboxHandler, type OutboxWorker, type OutboxWorkerOptions } from './domain/outbox/outbox-worker.ts';
 import type { PhoneProvider } from './domain/notification/sms.ts';
 import { OUTBOX_TOPICS } from './domain/outbox/topics.ts';
@@ -67,6 +68,7 @@ export function mainJobHandlers(dependencies: WorkerDependencies): Map<string, O
     }),
     handles(OUTBOX_TOPICS.signingOtp, signingOtpHandler({ phone, publicUrl, auditKey })),
     handles(OUTBOX_TOPICS.webhookDisabledNotice, webhookDisabledNoticeHandler({ mailer, publicUrl })),
+    handles(OUTBOX_TOPICS.publicLinkCode, publicLinkCodeHandler({ mailer, publicUrl })),
     handles(OUTBOX_TOPICS.scheduledSend, scheduledSendHandler({ auditKey, publicUrl, clock: dependencies.clock })),
     handles(
       OUTBOX_TOPICS.bulkSendStep,

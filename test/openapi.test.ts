@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restRoutes } from '../src/rest/routes/index.ts';
 import { fieldTypes } from '../src/domain/field/field.entity.ts';
 import { httpStatusForError } from '../src/shared/errors.ts';
+import { createReadyTemplate } from './helpers/templates.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
 import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
@@ -109,6 +110,9 @@ describe('the OpenAPI document', () => {
     const scheduling = await rest.put(`/envelopes/${scheduled.envelopeId}/send`, { sendAt: new Date(Date.now() + 24 * 3600 * 1000).toISOString() });
     expect(scheduling.status, JSON.stringify(scheduling.body)).toBe(200);
     const bulkSend = await rest.post(`/templates/${templateId}/bulk-sends`, { rows: [{ recipients: [{ identifier: 'client', agents: [{ info: { name: 'Bulk Reference' } }] }] }] });
+    // On a template of its own: the reference template is deleted before the link's own deletion runs.
+    const linkTemplate = await createReadyTemplate(app, team.apiKey);
+    const publicLink = await rest.post(`/templates/${linkTemplate.templateId}/public-links`, { role: 'buyer' });
     const webhookId = webhook.body.payload.webhook.id;
     const deliveries = await rest.get(`/webhooks/${webhookId}/deliveries?limit=1`);
     const ids: Record<string, string> = {
@@ -123,6 +127,7 @@ describe('the OpenAPI document', () => {
       userId: user.body.payload.user.id,
       templateId,
       bulkSendId: bulkSend.body.payload.bulkSendId,
+      publicLinkId: publicLink.body.payload.publicLink.id,
     };
     const templateIds: Record<string, string> = {
       ...ids,

@@ -373,6 +373,6 @@ describe('one-time passcodes', () => {
     expect(await prune(29)).toMatchObject({ phoneMessages: 0, signingOtps: 0 });
     // The invitation and the code each took a place in the person's daily allowance.
     expect(await prune(31)).toMatchObject({ phoneMessages: 2, signingOtps: 1 });
-    expect(await prune(31)).toEqual({ outboxMessages: 0, webhookDeliveries: 0, phoneMessages: 0, signingOtps: 0 });
+    expect(await prune(31)).toEqual({ outboxMessages: 0, webhookDeliveries: 0, phoneMessages: 0, signingOtps: 0, publicLinkVisits: 0 });
   });
 });

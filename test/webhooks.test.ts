@@ -721,6 +721,7 @@ describe('delivery history retention', () => {
         webhookDeliveries: 0,
         phoneMessages: 0,
         signingOtps: 0,
+        publicLinkVisits: 0,
       });
       const pruned = await pruneDeliveryHistory({ em: app.orm.em, now: new Date(now + 31 * DAY_MS), retentionDays: 30, teamId: team.teamId });
       expect(pruned.webhookDeliveries).toBe(1);

@@ -108,7 +108,7 @@ const ENVELOPE_JSON = `json_build_object(
     'context', e.context, 'stamp', e.stamp,
     'createdAt', ${iso('e.created_at')}, 'updatedAt', ${iso('e.updated_at')}, 'sendAt', ${iso('e.send_at')}, 'sentAt', ${iso('e.sent_at')}, 'revision', e.revision,
     'expiresAt', ${iso('e.expires_at')}, 'completedAt', ${iso('e.completed_at')}, 'voidedAt', ${iso('e.voided_at')},
-    'templateId', e.template_id
+    'templateId', e.template_id, 'publicLinkId', e.public_link_id
   )`;
 
 export const BARE_ENVELOPE_SQL = `with caller as (${CALLER})

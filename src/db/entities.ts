@@ -21,6 +21,7 @@ import { ApprovalSchema } from '../domain/signing/approval.entity.ts';
 import { WorkspaceSchema } from '../domain/team/workspace.entity.ts';
 import { TemplateRecipientSchema } from '../domain/template/template-recipient.entity.ts';
 import { TemplateSchema } from '../domain/template/template.entity.ts';
+import { PublicLinkSchema, PublicLinkVisitSchema } from '../domain/public-link/public-link.entity.ts';
 import { RateLimitEntrySchema } from './rate-limit.entity.ts';
 import { SandboxClockSchema, SharedSecretFingerprintSchema } from './instance-agreement.entity.ts';
 import { WebhookAttemptSchema, WebhookDeliverySchema, WebhookEndpointSchema } from '../domain/webhook/webhook.entity.ts';
@@ -58,4 +59,6 @@ export const entities = [
   WebhookAttemptSchema,
   BulkSendSchema,
   BulkSendRowSchema,
+  PublicLinkSchema,
+  PublicLinkVisitSchema,
 ];

@@ -37,6 +37,7 @@ export type ReadDatabase = {
     updated_at: Timestamp;
     team_id: string;
     template_id: string | null;
+    public_link_id: string | null;
     name: string;
     status: string;
     expiration_period_days: number;
@@ -230,6 +231,23 @@ export type ReadDatabase = {
     envelope_id: string | null;
     error: Json;
     processed_at: Timestamp | null;
+  };
+  public_link: {
+    id: string;
+    created_at: Timestamp;
+    updated_at: Timestamp;
+    team_id: string;
+    template_id: string;
+    role: string;
+    name: string | null;
+    slug: string;
+    verify_email: boolean;
+    max_uses: number | null;
+    uses: number;
+    expires_at: Timestamp | null;
+    disabled_at: Timestamp | null;
+    redirect_url: string | null;
+    prefill: Json;
   };
   webhook_endpoint: {
     id: string;

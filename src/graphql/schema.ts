@@ -13,6 +13,7 @@ import './types/template.ts';
 import './types/signing.ts';
 import './types/live.ts';
 import './types/webhook.ts';
+import './types/public-link.ts';
 import './types/bulk-send.ts';
 
 /** The whole GraphQL schema; `npm run schema:print` writes it to schema.graphql. */

@@ -11,11 +11,14 @@ import type { Metrics } from '../shared/metrics.ts';
  * team has its own budget, so one integration cannot starve another). `client`: a request
  * without a valid key, by client address. `signingToken`: a signer's link (a request carrying
  * `X-Signing-Token`), by a hash of the token, so a leaked link cannot hammer the service.
+ * `publicLink`: every request to one public link's page (`/f/<slug>`), by a hash of the slug,
+ * known or not, so a flood on one team's link is refused before any database work;
+ * `publicLinkAddress`: every request to any public link's page from one client address.
  */
-export type RateLimitScope = 'apiKey' | 'client' | 'signingToken';
+export type RateLimitScope = 'apiKey' | 'client' | 'signingToken' | 'publicLink' | 'publicLinkAddress';
 
 /** Requests per minute per scope; 0 turns that scope's limit off. */
-export type RateLimits = Record<RateLimitScope, number>;
+export type RateLimits = Partial<Record<RateLimitScope, number>>;
 
 export type RateLimitDecision = {
   allowed: boolean;
@@ -32,12 +35,20 @@ export type RateLimitDecision = {
   windowEndsAtMs?: number;
 };
 
+const SCOPE_WORDS: Record<RateLimitScope, string> = {
+  client: 'from one client address without an API key',
+  apiKey: 'per API key',
+  signingToken: 'per signing link',
+  publicLink: 'per public link',
+  publicLinkAddress: 'from one client address on public links',
+};
+
 /** `Request.RateLimited` (429): too many requests in the window; `context.retryAfterSeconds` says when to retry. */
 export class RateLimitedError extends DomainError {
   constructor(decision: RateLimitDecision) {
     super(
       'Request.RateLimited',
-      `Too many requests: at most ${decision.limit} per minute ${decision.scope === 'client' ? 'from one client address without an API key' : decision.scope === 'apiKey' ? 'per API key' : 'per signing link'}. Retry after ${decision.retryAfterSeconds} s.`,
+      `Too many requests: at most ${decision.limit} per minute ${SCOPE_WORDS[decision.scope]}. Retry after ${decision.retryAfterSeconds} s.`,
       { limit: decision.limit, retryAfterSeconds: decision.retryAfterSeconds, resetAt: decision.resetAt },
     );
   }
@@ -172,7 +183,8 @@ export function createRateLimiter(options: { limits: RateLimits; store: RateLimi
   const limiters = new Map<RateLimitScope, RateLimiterAbstract>();
   // Only a shared store is worth leasing from: memory counters cost nothing to ask.
   const leasing = store.kind === 'postgres';
-  for (const [scope, perMinute] of Object.entries(limits) as [RateLimitScope, number][]) {
+  for (const [scope, perMinute] of Object.entries(limits) as [RateLimitScope, number | undefined][]) {
+    if (perMinute === undefined) continue;
     if (perMinute <= 0) continue;
     const common = { keyPrefix: store.kind === 'postgres' && store.namespace ? `${store.namespace}:${scope}` : scope, points: perMinute, duration: WINDOW_SECONDS };
     limiters.set(

@@ -21,6 +21,7 @@ import { Migration20261127121000_field_visible_when } from './Migration202611271
 import { Migration20261127122000_scheduled_send } from './Migration20261127122000_scheduled_send.ts';
 import { Migration20261127123559_approvers } from './Migration20261127123559_approvers.ts';
 import { Migration20261127131000_envelope_revision } from './Migration20261127131000_envelope_revision.ts';
+import { Migration20261127133000_public_links } from './Migration20261127133000_public_links.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -47,4 +48,5 @@ export const migrations = [
   Migration20261127122000_scheduled_send,
   Migration20261127123559_approvers,
   Migration20261127131000_envelope_revision,
+  Migration20261127133000_public_links,
 ];

@@ -29,6 +29,8 @@ export const EnvelopeSchema = defineEntity({
     updatedAt: updatedAtColumn(),
     team: () => p.manyToOne(Team).ref().deleteRule('cascade'),
     template: () => p.manyToOne(Template).ref().nullable().deleteRule('set null').index(),
+    /** The public link a visitor made it through (issue 36); kept when the link is deleted, so its envelopes stay findable. */
+    publicLinkId: p.uuid().nullable(),
     name: p.string().length(48),
     status: p.enum(envelopeStatuses).default('draft'),
     expirationPeriodDays: p.integer(),
@@ -66,6 +68,8 @@ export const EnvelopeSchema = defineEntity({
     { name: 'envelope_team_status_created_idx', properties: ['team', 'status', 'createdAt', 'id'] },
     // Finding envelopes (readEnvelopePage's filters); the functions are the migration's.
     { name: 'envelope_team_completed_idx', properties: ['team', 'completedAt'] },
+    // `?publicLinkId=`: one link's envelopes, newest first.
+    { name: 'envelope_team_public_link_idx', properties: ['team', 'publicLinkId', 'createdAt', 'id'] },
     { name: 'envelope_name_search_idx', expression: 'create index "envelope_name_search_idx" on "envelope" using gin (envelope_search_key("name") gin_trgm_ops)' },
     { name: 'envelope_context_idx', expression: 'create index "envelope_context_idx" on "envelope" using gin ("context" jsonb_path_ops)' },
   ],

@@ -55,6 +55,8 @@ export type EnvelopeData = {
   voidedAt: string | null;
   /** The template the envelope was jumpstarted from; null when made directly or once that template is deleted. */
   templateId: string | null;
+  /** The public link a visitor made it through (issue 36); null otherwise. */
+  publicLinkId: string | null;
   /** Each nested list is present exactly when the include asked for it. */
   documents?: DocumentData[];
   recipients?: RecipientData[];
@@ -212,6 +214,7 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
       ['completedAt', timestamp('completed_at')],
       ['voidedAt', timestamp('voided_at')],
       ['templateId', column('template_id')],
+      ['publicLinkId', column('public_link_id')],
     ],
     keys.envelope,
     // A page's cursor is made of these.
@@ -287,6 +290,7 @@ const pageInput = keysetPageInput.omit({ search: true }).extend({
     .optional(),
   recipientEmail: z.string().trim().min(1, 'must not be empty').max(254, 'must be at most 254 characters').optional(),
   templateId: z.uuid({ error: 'must be a template id' }).optional(),
+  publicLinkId: z.uuid({ error: 'must be a public link id' }).optional(),
   createdAfter: instant.optional(),
   createdBefore: instant.optional(),
   completedAfter: instant.optional(),
@@ -303,7 +307,7 @@ export type EnvelopePageOptions = Omit<z.input<typeof pageInput>, 'status' | 'co
 export type EnvelopePageData = { envelopes: EnvelopeData[]; nextCursor: string | null };
 
 /** The filters a listing was given, in a fixed order: each present one adds a condition and a slot. */
-const FILTERS = ['q', 'status', 'recipientEmail', 'templateId', 'createdAfter', 'createdBefore', 'completedAfter', 'completedBefore', 'context'] as const;
+const FILTERS = ['q', 'status', 'recipientEmail', 'templateId', 'publicLinkId', 'createdAfter', 'createdBefore', 'completedAfter', 'completedBefore', 'context'] as const;
 type Filter = (typeof FILTERS)[number];
 
 function filterCondition(eb: Eb, filter: Filter, value: unknown) {
@@ -322,6 +326,8 @@ function filterCondition(eb: Eb, filter: Filter, value: unknown) {
         from agent a where agent_emails(a.info, a.snapshot) @> array[lower(${value}::text)] and a.revoked_at is null))`;
     case 'templateId':
       return eb('e.template_id', '=', value as string);
+    case 'publicLinkId':
+      return eb('e.public_link_id', '=', value as string);
     case 'createdAfter':
       return sql<boolean>`e.created_at >= ${value}::timestamptz`;
     case 'createdBefore':
@@ -370,6 +376,7 @@ export function envelopeListing(options: EnvelopePageOptions) {
     status: input.status === undefined || input.status.length === 0 ? undefined : input.status,
     recipientEmail: input.recipientEmail,
     templateId: input.templateId,
+    publicLinkId: input.publicLinkId,
     createdAfter: input.createdAfter,
     createdBefore: input.createdBefore,
     completedAfter: input.completedAfter,

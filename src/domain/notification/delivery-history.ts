@@ -1,7 +1,8 @@
 /**
  * Keeps the delivery history from growing without end: settled queue rows (delivered, or given up),
  * settled webhook deliveries (with their attempts), and the phone-message ledger and one-time
- * code rows (which matter for 24 hours and one hour) older than the retention are deleted, in
+ * code rows (which matter for 24 hours and one hour), and public links' visits (a visitor's name,
+ * address and code HMAC; what a visit made is in the envelope's trail) older than the retention are deleted, in
  * batches, by a sweep every instance with a worker runs (several at once only share the work:
  * `skip locked` keeps them off each other's rows). What is still pending is never touched, and
  * the audit trail (the record of what was sent) is not part of this: it is kept for good.
@@ -24,7 +25,7 @@ export type PruneOptions = {
 };
 
 /** Deletes settled history older than the retention; answers how many rows of each kind went. */
-export async function pruneDeliveryHistory(options: PruneOptions): Promise<{ outboxMessages: number; webhookDeliveries: number; phoneMessages: number; signingOtps: number }> {
+export async function pruneDeliveryHistory(options: PruneOptions): Promise<{ outboxMessages: number; webhookDeliveries: number; phoneMessages: number; signingOtps: number; publicLinkVisits: number }> {
   const cutoff = retentionCutoff(options.now, options.retentionDays);
   const em = options.em.fork();
   const deliveryTeam = options.teamId === undefined ? '' : 'and team_id = ?';
@@ -59,5 +60,12 @@ export async function pruneDeliveryHistory(options: PruneOptions): Promise<{ out
     'signing_otp',
     [cutoff, ...team],
   );
-  return { outboxMessages, webhookDeliveries, phoneMessages, signingOtps };
+  // Abandoned visits (a code never entered) included: personal data kept no longer than the rest.
+  const publicLinkVisits = await deleteInBatches(
+    em,
+    `select id from public_link_visit where created_at < ? ${options.teamId === undefined ? '' : 'and public_link_id in (select id from public_link where team_id = ?)'}`,
+    'public_link_visit',
+    [cutoff, ...team],
+  );
+  return { outboxMessages, webhookDeliveries, phoneMessages, signingOtps, publicLinkVisits };
 }

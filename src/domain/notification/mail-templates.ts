@@ -497,3 +497,38 @@ export function renderWebhookDisabledMail(locale: Locale, values: WebhookDisable
 `;
   return { subject: words.subject, text, html };
 }
+
+/** A public link's one-time code (issue 36): the code first in the subject, so a mail list shows it. */
+const PUBLIC_LINK_CODE: Record<Locale, { subject: (code: string) => string; greeting: (name: string) => string; lead: (form: string, minutes: number) => string; ignore: string; footer: string }> = {
+  'en-US': {
+    subject: (code) => `${code} is your code`,
+    greeting: (name) => `Hello ${name},`,
+    lead: (form, minutes) => `Enter this code on the form “${form}” to continue to signing. It expires in ${minutes} minutes. Do not share it with anyone.`,
+    ignore: 'If you did not fill in this form, ignore this message: nothing is made without the code.',
+    footer: 'This message was sent automatically.',
+  },
+  'tr-TR': {
+    subject: (code) => `Kodunuz: ${code}`,
+    greeting: (name) => `Merhaba ${name},`,
+    lead: (form, minutes) => `İmzalamaya devam etmek için bu kodu “${form}” formuna girin. ${minutes} dakika geçerlidir. Kimseyle paylaşmayın.`,
+    ignore: 'Bu formu siz doldurmadıysanız bu iletiyi dikkate almayın: kod girilmeden hiçbir şey oluşturulmaz.',
+    footer: 'Bu ileti otomatik olarak gönderildi.',
+  },
+};
+
+export function renderPublicLinkCodeMail(locale: Locale, values: { name: string; code: string; formName: string; minutes: number }): { subject: string; text: string; html: string } {
+  const words = PUBLIC_LINK_CODE[locale];
+  const text = [words.greeting(values.name), '', words.lead(values.formName, values.minutes), '', values.code, '', words.ignore, '', '--', words.footer, ''].join('\n');
+  const e = escapeHtml;
+  const html = `<!doctype html>
+<html lang="${e(locale)}"><head><meta charset="utf-8"><title>${e(words.subject(values.code))}</title></head>
+<body style="font-family: Arial, sans-serif; line-height: 1.5; color: #1f2328;">
+<p>${e(words.greeting(values.name))}</p>
+<p>${e(words.lead(values.formName, values.minutes))}</p>
+<p style="font-size: 28px; letter-spacing: 4px; font-weight: bold;">${e(values.code)}</p>
+<p>${e(words.ignore)}</p>
+<p style="color: #57606a; font-size: 12px;">${e(words.footer)}</p>
+</body></html>
+`;
+  return { subject: words.subject(values.code), text, html };
+}

@@ -483,6 +483,11 @@ export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
       await recordOtpFailure(auditKey, message, reason, { em, now });
       return;
     }
+    // A public link's code that could not be mailed: the code leaves the row (the visitor asks for another).
+    if (message.topic === OUTBOX_TOPICS.publicLinkCode) {
+      await em.execute(`update outbox_message set payload = payload - 'secret' where id = ?`, [message.id]);
+      return;
+    }
     if (!isNotification(message)) return;
     const payload = message.payload;
     const [row] = await em.execute<{ team_id: string }[]>('select team_id from envelope where id = ?', [payload.envelopeId]);

@@ -40,6 +40,8 @@ export const OUTBOX_TOPICS = {
   bulkSendStep: 'bulk_send.step',
   /** Send a scheduled envelope at its `sendAt` (scheduled-send.ts). */
   scheduledSend: 'envelope.scheduled_send',
+  /** A public link's one-time code to mail to its visitor; `secret.code` is removed by the deliverer once sent. */
+  publicLinkCode: 'public_link.code',
 } as const;
 
 export type OutboxTopic = (typeof OUTBOX_TOPICS)[keyof typeof OUTBOX_TOPICS];
@@ -151,6 +153,17 @@ export type BulkSendStepPayload = { teamId: string; bulkSendId: string };
 /** A scheduled send: the envelope, the time it was scheduled for, and the API key that scheduled it (the send's actor). */
 export type ScheduledSendPayload = { teamId: string; workspaceId: string; apiKeyId: string; envelopeId: string; sendAt: string };
 
+/** A visitor's code (public links, issue 36): the form's name and whom to mail it to. */
+export type PublicLinkCodePayload = {
+  teamId: string;
+  publicLinkId: string;
+  visitId: string;
+  formName: string;
+  to: { name: string; email: string; locale: string };
+  expiresAt: string;
+  secret: { code: string };
+};
+
 /** The payload each topic carries. */
 export type OutboxPayloads = {
   'signing.invitation': InvitationPayload;
@@ -166,6 +179,7 @@ export type OutboxPayloads = {
   'team.notice': TeamNoticePayload;
   'bulk_send.step': BulkSendStepPayload;
   'envelope.scheduled_send': ScheduledSendPayload;
+  'public_link.code': PublicLinkCodePayload;
 };
 
 // Every topic has its payload type, and nothing else does.

@@ -71,4 +71,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'bulk_send.created',
   'bulk_send.cancelled',
   'bulk_send.completed',
+  'public_link.created',
+  'public_link.updated',
+  'public_link.deleted',
+  'public_link.used',
 ] as const;

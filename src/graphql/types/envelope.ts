@@ -61,6 +61,11 @@ export const EnvelopeType = builder.objectRef<EnvelopeData>('Envelope').implemen
       description: 'The template it was jumpstarted from (null when created directly, or once that template is deleted).',
       resolve: (envelope) => envelope.templateId,
     }),
+    publicLinkId: t.id({
+      nullable: true,
+      description: 'The public link a visitor made it through (null otherwise; kept when the link is deleted).',
+      resolve: (envelope) => envelope.publicLinkId,
+    }),
     progress: t.field({
       type: EnvelopeProgressType,
       description: 'The progress summary, read with the envelope (also on every envelope of a listing).',
@@ -87,6 +92,7 @@ export function envelopePageOptionsOf(args: {
   statuses?: readonly string[] | null;
   recipientEmail?: string | null;
   templateId?: string | number | null;
+  publicLinkId?: string | number | null;
   createdAfter?: Date | null;
   createdBefore?: Date | null;
   completedAfter?: Date | null;
@@ -100,6 +106,7 @@ export function envelopePageOptionsOf(args: {
     status: args.status || args.statuses ? [...(args.status ? [args.status] : []), ...(args.statuses ?? [])] : undefined,
     recipientEmail: args.recipientEmail ?? undefined,
     templateId: args.templateId === null || args.templateId === undefined ? undefined : String(args.templateId),
+    publicLinkId: args.publicLinkId === null || args.publicLinkId === undefined ? undefined : String(args.publicLinkId),
     createdAfter: args.createdAfter?.toISOString(),
     createdBefore: args.createdBefore?.toISOString(),
     completedAfter: args.completedAfter?.toISOString(),
@@ -128,6 +135,7 @@ builder.queryFields((t) => ({
       statuses: t.arg({ type: [EnvelopeStatusEnum], required: false, description: 'Any of these statuses (REST: status=sent,finalized).' }),
       recipientEmail: t.arg.string({ required: false, description: 'A person of the envelope has this address (given, or resolved at sending from a contact, user or group); letter case ignored.' }),
       templateId: t.arg.id({ required: false, description: 'Jumpstarted from this template.' }),
+      publicLinkId: t.arg.id({ required: false, description: 'Made by a visitor of this public link.' }),
       createdAfter: t.arg({ type: 'DateTime', required: false }),
       createdBefore: t.arg({ type: 'DateTime', required: false }),
       completedAfter: t.arg({ type: 'DateTime', required: false }),

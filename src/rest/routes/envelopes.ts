@@ -12,6 +12,7 @@ const ENVELOPE_FILTER_QUERY = [
   { name: 'status', description: 'Any of these statuses: repeat the parameter or separate with commas.', schema: { type: 'array', items: { type: 'string', enum: ['draft', 'sent', 'finalized', 'voided', 'expired'] } } },
   { name: 'recipientEmail', description: 'A person of the envelope has this address (given, or resolved at sending from a contact, user or group); letter case ignored.', schema: { type: 'string', maxLength: 254 } },
   { name: 'templateId', description: 'Jumpstarted from this template.', schema: { type: 'string', format: 'uuid' } },
+  { name: 'publicLinkId', description: 'Made by a visitor of this public link.', schema: { type: 'string', format: 'uuid' } },
   { name: 'createdAfter', description: 'Created at or after this instant.', schema: { type: 'string', format: 'date-time' } },
   { name: 'createdBefore', description: 'Created before this instant.', schema: { type: 'string', format: 'date-time' } },
   { name: 'completedAfter', description: 'Finalized at or after this instant.', schema: { type: 'string', format: 'date-time' } },
@@ -19,7 +20,7 @@ const ENVELOPE_FILTER_QUERY = [
   { name: 'context.{key}', description: 'The string value of `key` in the envelope’s context is exactly this (`context.dealId=D-1`); up to 10.', schema: { type: 'string' } },
 ];
 
-const SINGLE_PARAMETERS = new Set(['limit', 'cursor', 'q', 'recipientEmail', 'templateId', 'createdAfter', 'createdBefore', 'completedAfter', 'completedBefore']);
+const SINGLE_PARAMETERS = new Set(['limit', 'cursor', 'q', 'recipientEmail', 'templateId', 'publicLinkId', 'createdAfter', 'createdBefore', 'completedAfter', 'completedBefore']);
 
 /**
  * The listing's query string as the domain takes it. Unknown parameters (a misspelt filter would
@@ -53,6 +54,7 @@ function envelopeListingOptions(url: URL) {
     status: status.length > 0 ? status : undefined,
     recipientEmail: single.recipientEmail,
     templateId: single.templateId,
+    publicLinkId: single.publicLinkId,
     createdAfter: single.createdAfter,
     createdBefore: single.createdBefore,
     completedAfter: single.completedAfter,

@@ -12,6 +12,7 @@ import { referenceRoutes } from './reference.ts';
 import { templateRoutes } from './templates.ts';
 import { workflowRoutes } from './workflow.ts';
 import { webhookRoutes } from './webhooks.ts';
+import { publicLinkRoutes } from './public-links.ts';
 
 /** Every REST route, by feature. */
 export const restRoutes: RestRoute[] = [
@@ -27,6 +28,7 @@ export const restRoutes: RestRoute[] = [
   ...workflowRoutes,
   ...webhookRoutes,
   ...bulkSendRoutes,
+  ...publicLinkRoutes,
 ];
 // The OpenAPI document and the reference page describe the whole table, themselves included.
 restRoutes.push(...referenceRoutes(() => restRoutes));
