@@ -1073,6 +1073,65 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/templates/{templateId}/public-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a public link to a template
+         * @description The visitor becomes `role` (a signer or delegator of the template’s first turn that is not fixed); every other role gets the template’s person. `verifyEmail` (default true) mails the visitor a 6-digit code to enter before anything is made. `maxUses` caps the envelopes made, exactly; `expiresAt` ends the link; `redirectUrl` is where the signing page goes after signing; `prefill` holds field values by field identifier. Accepts `Idempotency-Key`.
+         */
+        post: operations["postTemplatesByTemplateIdPublicLinks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List public links, newest first */
+        get: operations["getPublicLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-links/{publicLinkId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a public link */
+        get: operations["getPublicLinksByPublicLinkId"];
+        put?: never;
+        post?: never;
+        /** Delete a public link (its envelopes keep their publicLinkId) */
+        delete: operations["deletePublicLinksByPublicLinkId"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a public link
+         * @description `status: "disabled"` turns the link off (its page then answers like an unknown link’s), `"active"` on again; `maxUses`, `expiresAt` and `name` replace (null clears). `maxUses` below `uses` is refused.
+         */
+        patch: operations["patchPublicLinksByPublicLinkId"];
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1471,6 +1530,8 @@ export interface operations {
                 recipientEmail?: string;
                 /** @description Jumpstarted from this template. */
                 templateId?: string;
+                /** @description Made by a visitor of this public link. */
+                publicLinkId?: string;
                 /** @description Created at or after this instant. */
                 createdAfter?: string;
                 /** @description Created before this instant. */
@@ -11551,6 +11612,539 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             name?: "BulkSend.Finished";
+                        };
+                    };
+                };
+            };
+            /** @description `Request.RateLimited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.RateLimited";
+                        };
+                    };
+                };
+            };
+            /** @description `Server.Unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Server.Unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postTemplatesByTemplateIdPublicLinks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Repeat a creation safely: the same key and body answer the first response again; the same key with another body is `Request.IdempotencyKeyReused`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                templateId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "client",
+                 *       "name": "Membership form",
+                 *       "maxUses": 100,
+                 *       "verifyEmail": true
+                 *     }
+                 */
+                "application/json": {
+                    role: string;
+                    name?: string;
+                    maxUses?: number;
+                    /** Format: date-time */
+                    expiresAt?: string;
+                    /** @default true */
+                    verifyEmail?: boolean;
+                    redirectUrl?: string;
+                    prefill?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `{ version, success: true, payload }`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            /** @description `PublicLink.RoleNotUsable`, `Request.Invalid` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "PublicLink.RoleNotUsable" | "Request.Invalid";
+                        };
+                    };
+                };
+            };
+            /** @description `Auth.InvalidApiKey`, `Auth.MissingApiKey` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Auth.InvalidApiKey" | "Auth.MissingApiKey";
+                        };
+                    };
+                };
+            };
+            /** @description `Template.NotFound` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Template.NotFound";
+                        };
+                    };
+                };
+            };
+            /** @description `Request.Timeout` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.Timeout";
+                        };
+                    };
+                };
+            };
+            /** @description `Request.IdempotencyKeyReused`, `Template.NotReady` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.IdempotencyKeyReused" | "Template.NotReady";
+                        };
+                    };
+                };
+            };
+            /** @description `Request.PayloadTooLarge` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.PayloadTooLarge";
+                        };
+                    };
+                };
+            };
+            /** @description `Request.RateLimited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.RateLimited";
+                        };
+                    };
+                };
+            };
+            /** @description `Server.Unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Server.Unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getPublicLinks: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–100 (default 20). */
+                limit?: number;
+                /** @description The `nextCursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: `{ version, success: true, payload }`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            /** @description `Request.Invalid` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.Invalid";
+                        };
+                    };
+                };
+            };
+            /** @description `Auth.InvalidApiKey`, `Auth.MissingApiKey` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Auth.InvalidApiKey" | "Auth.MissingApiKey";
+                        };
+                    };
+                };
+            };
+            /** @description `Request.RateLimited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.RateLimited";
+                        };
+                    };
+                };
+            };
+            /** @description `Server.Unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Server.Unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getPublicLinksByPublicLinkId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                publicLinkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: `{ version, success: true, payload }`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            /** @description `Auth.InvalidApiKey`, `Auth.MissingApiKey` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Auth.InvalidApiKey" | "Auth.MissingApiKey";
+                        };
+                    };
+                };
+            };
+            /** @description `PublicLink.NotFound` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "PublicLink.NotFound";
+                        };
+                    };
+                };
+            };
+            /** @description `Request.RateLimited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.RateLimited";
+                        };
+                    };
+                };
+            };
+            /** @description `Server.Unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Server.Unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deletePublicLinksByPublicLinkId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                publicLinkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: `{ version, success: true, payload }`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            /** @description `Auth.InvalidApiKey`, `Auth.MissingApiKey` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Auth.InvalidApiKey" | "Auth.MissingApiKey";
+                        };
+                    };
+                };
+            };
+            /** @description `PublicLink.NotFound` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "PublicLink.NotFound";
+                        };
+                    };
+                };
+            };
+            /** @description `Request.RateLimited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.RateLimited";
+                        };
+                    };
+                };
+            };
+            /** @description `Server.Unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Server.Unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    patchPublicLinksByPublicLinkId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                publicLinkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "disabled"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    status?: "active" | "disabled";
+                    name?: string | null;
+                    maxUses?: number | null;
+                    expiresAt?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: `{ version, success: true, payload }`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            /** @description `Request.Invalid` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.Invalid";
+                        };
+                    };
+                };
+            };
+            /** @description `Auth.InvalidApiKey`, `Auth.MissingApiKey` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Auth.InvalidApiKey" | "Auth.MissingApiKey";
+                        };
+                    };
+                };
+            };
+            /** @description `PublicLink.NotFound` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "PublicLink.NotFound";
+                        };
+                    };
+                };
+            };
+            /** @description `Request.Timeout` */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.Timeout";
+                        };
+                    };
+                };
+            };
+            /** @description `Request.PayloadTooLarge` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.PayloadTooLarge";
                         };
                     };
                 };

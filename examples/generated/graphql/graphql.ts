@@ -415,6 +415,23 @@ export type CreateEnvelopeInput = {
   stamp?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
+/** A new public link (REST: POST /templates/{id}/public-links). */
+export type CreatePublicLinkInput = {
+  expiresAt?: InputMaybe<Scalars['DateTime']['input']>;
+  /** At most this many envelopes (1 to 1,000,000); absent: no limit. */
+  maxUses?: InputMaybe<Scalars['Int']['input']>;
+  /** Shown as the form’s title; default the template’s name. */
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** Field values by field identifier (not signatures). */
+  prefill?: InputMaybe<Scalars['JSONObject']['input']>;
+  /** An https URL the signing page goes to after signing. */
+  redirectUrl?: InputMaybe<Scalars['String']['input']>;
+  /** A signer or delegator role of the template’s first turn, not fixed (its identifier). */
+  role: Scalars['String']['input'];
+  /** Default true: a 6-digit code is mailed to the visitor and entered before anything is made. */
+  verifyEmail?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
 /** A new template (REST: POST /templates). */
 export type CreateTemplateInput = {
   /** At most 2000 characters. */
@@ -519,6 +536,8 @@ export type Envelope = {
   name: Scalars['String']['output'];
   /** The progress summary, read with the envelope (also on every envelope of a listing). */
   progress: EnvelopeProgress;
+  /** The public link a visitor made it through (null otherwise; kept when the link is deleted). */
+  publicLinkId?: Maybe<Scalars['ID']['output']>;
   /** The recipient roles, in signing order. */
   recipients: Array<Recipient>;
   /** Days before expiry for a last reminder, 0–30 (0 = none). */
@@ -748,6 +767,8 @@ export type Mutation = {
   createEnvelope?: Maybe<Envelope>;
   /** Adds many fields to a draft at once, all or nothing (REST: POST /envelopes/{id}/fields). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. */
   createFields?: Maybe<Array<Field>>;
+  /** Makes a public link to a template (REST: POST /templates/{id}/public-links). Accepts Idempotency-Key. */
+  createPublicLink?: Maybe<PublicLink>;
   /** A URL that opens the signing page once (within 5 minutes) for a recipient whose turn it is, as the agent named (default: the role’s first). frameOrigin: the one origin that may frame that page (Signing.FrameOriginNotAllowed unless the team settings, or SIGNING_FRAME_ANCESTORS, allow it); returnUrl: where the page goes after completing, declining or delegating. Signing.NotYourTurn, Envelope.Closed, Envelope.NotSent otherwise. */
   createSigningUrl?: Maybe<SigningUrl>;
   /** Creates a template (REST: POST /templates). Honours the Idempotency-Key header. */
@@ -772,6 +793,8 @@ export type Mutation = {
   deleteEnvelope?: Maybe<Deleted>;
   /** Removes a field from a draft (REST: DELETE /envelopes/{id}/fields/{fieldId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. */
   deleteField?: Maybe<Deleted>;
+  /** Deletes a public link (REST: DELETE /public-links/{id}); its envelopes keep publicLinkId. */
+  deletePublicLink?: Maybe<Deleted>;
   /** Removes a recipient and its fields from a draft (REST: DELETE /envelopes/{id}/recipients/{recipientId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. The turn moves on. */
   deleteRecipient?: Maybe<Deleted>;
   /** Deletes a template your team owns, with its documents, roles and fields (REST: DELETE /templates/{id}). Envelopes made from it are unaffected. */
@@ -820,6 +843,8 @@ export type Mutation = {
   updateEnvelope?: Maybe<Envelope>;
   /** Changes a field of a draft (REST: PATCH /envelopes/{id}/fields/{fieldId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. */
   updateField?: Maybe<Field>;
+  /** Changes a public link (REST: PATCH /public-links/{id}); status disabled turns it off. */
+  updatePublicLink?: Maybe<PublicLink>;
   /** Changes a recipient of a draft (REST: PATCH /envelopes/{id}/recipients/{recipientId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. Replaced agents’ links die; the new people are invited on the recipient’s turn. */
   updateRecipient?: Maybe<Recipient>;
   /** Changes the calling team’s settings (REST: PATCH /team/settings): the keys given replace the stored ones. Recorded as team.settings_updated. */
@@ -935,6 +960,13 @@ export type MutationCreateFieldsArgs = {
 
 
 /** Writes. Each mirrors one REST operation of /api/v1/key and follows the same rules. */
+export type MutationCreatePublicLinkArgs = {
+  input: CreatePublicLinkInput;
+  templateId: Scalars['ID']['input'];
+};
+
+
+/** Writes. Each mirrors one REST operation of /api/v1/key and follows the same rules. */
 export type MutationCreateSigningUrlArgs = {
   agentId?: InputMaybe<Scalars['ID']['input']>;
   envelopeId: Scalars['ID']['input'];
@@ -1011,6 +1043,12 @@ export type MutationDeleteEnvelopeArgs = {
 export type MutationDeleteFieldArgs = {
   envelopeId: Scalars['ID']['input'];
   fieldId: Scalars['ID']['input'];
+};
+
+
+/** Writes. Each mirrors one REST operation of /api/v1/key and follows the same rules. */
+export type MutationDeletePublicLinkArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
@@ -1182,6 +1220,13 @@ export type MutationUpdateFieldArgs = {
   envelopeId: Scalars['ID']['input'];
   fieldId: Scalars['ID']['input'];
   input: UpdateFieldInput;
+};
+
+
+/** Writes. Each mirrors one REST operation of /api/v1/key and follows the same rules. */
+export type MutationUpdatePublicLinkArgs = {
+  id: Scalars['ID']['input'];
+  input: UpdatePublicLinkInput;
 };
 
 
@@ -1390,6 +1435,55 @@ export type PointInput = {
   y: Scalars['Float']['input'];
 };
 
+/** A page where anyone may make and sign an envelope from a template as one of its roles (README, Public links). */
+export type PublicLink = {
+  __typename?: 'PublicLink';
+  createdAt: Scalars['DateTime']['output'];
+  expiresAt?: Maybe<Scalars['DateTime']['output']>;
+  id: Scalars['ID']['output'];
+  /** At most this many envelopes; null: no limit. */
+  maxUses?: Maybe<Scalars['Int']['output']>;
+  name?: Maybe<Scalars['String']['output']>;
+  /** Field values by field identifier. */
+  prefill: Scalars['JSONObject']['output'];
+  /** Where the signing page goes after signing. */
+  redirectUrl?: Maybe<Scalars['String']['output']>;
+  /** The template role the visitor becomes (its identifier). */
+  role: Scalars['String']['output'];
+  status: PublicLinkStatus;
+  templateId: Scalars['ID']['output'];
+  updatedAt: Scalars['DateTime']['output'];
+  /** PUBLIC_URL/f/<slug>: the random slug, never the id. */
+  url: Scalars['String']['output'];
+  /** Envelopes made through the link. */
+  uses: Scalars['Int']['output'];
+  /** The visitor enters a 6-digit code mailed to them before anything is made. */
+  verifyEmail: Scalars['Boolean']['output'];
+};
+
+/** A page of the team's public links, newest first. */
+export type PublicLinkConnection = {
+  __typename?: 'PublicLinkConnection';
+  edges: Array<PublicLinkEdge>;
+  nodes: Array<PublicLink>;
+  pageInfo: PageInfo;
+};
+
+/** One node of a page, with its position. */
+export type PublicLinkEdge = {
+  __typename?: 'PublicLinkEdge';
+  /** Pass as `after` to continue after this node. */
+  cursor: Scalars['String']['output'];
+  node: PublicLink;
+};
+
+/** active: visitors may use it; disabled: turned off (its page answers like an unknown link’s); exhausted: maxUses reached; expired: past expiresAt. */
+export type PublicLinkStatus =
+  | 'active'
+  | 'disabled'
+  | 'exhausted'
+  | 'expired';
+
 /** Reads. Every field needs the team key in X-Service-Api-Key unless noted. */
 export type Query = {
   __typename?: 'Query';
@@ -1417,6 +1511,10 @@ export type Query = {
   /** A signed URL, valid for 5 minutes, for the evidence package (REST: GET /envelopes/{id}/evidence): a ZIP with every sealed document, the fixed certificate of completion, the audit chain as JSON lines, the raw biometric data, README.txt and a signed manifest; npm run cli -- verify-package FILE.zip checks it offline. Only for finalized, voided or expired envelopes: Envelope.NotFinalized otherwise. */
   evidencePackageUrl: DownloadUrl;
   field: Field;
+  /** One public link of your team (REST: GET /public-links/{id}). Unknown and foreign ids give PublicLink.NotFound. */
+  publicLink: PublicLink;
+  /** Your team's public links, newest first (REST: GET /public-links). */
+  publicLinks: PublicLinkConnection;
   recipient: Recipient;
   /** For a signing page (X-Signing-Token, no team key) once its envelope is finalized: a URL, valid for 5 minutes, for this recipient’s copy of the sealed documents (GET /api/v1/key/final-copy/{link}: the PDF, or a ZIP for several). Envelope.NotFinalized before (status in context); Signing.InvalidToken for a link that died before the envelope closed (its role was delegated away). Each fetch is recorded as artefact.downloaded with the recipient’s agent as actor. */
   signingFinalCopy: DownloadUrl;
@@ -1527,6 +1625,7 @@ export type QueryEnvelopesArgs = {
   createdAfter?: InputMaybe<Scalars['DateTime']['input']>;
   createdBefore?: InputMaybe<Scalars['DateTime']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  publicLinkId?: InputMaybe<Scalars['ID']['input']>;
   q?: InputMaybe<Scalars['String']['input']>;
   recipientEmail?: InputMaybe<Scalars['String']['input']>;
   status?: InputMaybe<EnvelopeStatus>;
@@ -1545,6 +1644,19 @@ export type QueryEvidencePackageUrlArgs = {
 export type QueryFieldArgs = {
   envelopeId: Scalars['ID']['input'];
   fieldId: Scalars['ID']['input'];
+};
+
+
+/** Reads. Every field needs the team key in X-Service-Api-Key unless noted. */
+export type QueryPublicLinkArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/** Reads. Every field needs the team key in X-Service-Api-Key unless noted. */
+export type QueryPublicLinksArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -2211,6 +2323,15 @@ export type UpdateFieldInput = {
   views?: InputMaybe<Array<FieldViewInput>>;
   /** null: always shown. */
   visibleWhen?: InputMaybe<Scalars['JSONObject']['input']>;
+};
+
+/** Only the given keys change; null clears name, maxUses, expiresAt. */
+export type UpdatePublicLinkInput = {
+  expiresAt?: InputMaybe<Scalars['DateTime']['input']>;
+  maxUses?: InputMaybe<Scalars['Int']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** active or disabled. */
+  status?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** Only the given keys change; agents, when given, replace all agents. hostedById/delegatedById null clears them. */
