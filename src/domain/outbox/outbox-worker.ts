@@ -292,21 +292,25 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     // The last renewal is awaited before the outcome is written: one still on its way when the
     // handler returned would otherwise land after a retry's reschedule (which clears the lease)
     // and lock the row again for a whole lease, so the retry waited minutes instead of its backoff.
-    let renewing: Promise<unknown> = Promise.resolve();
+    // Every renewal still on its way is awaited, not only the last: on a slow database several
+    // overlap, and an earlier one landing after the outcome would lock the row again.
+    const renewing = new Set<Promise<unknown>>();
     const renew = setInterval(() => {
-      renewing = settings.em
+      const renewal: Promise<unknown> = settings.em
         .fork()
         .execute(`update outbox_message set locked_until = ? where id = ? and attempts = ? and processed_at is null`, [
           new Date(settings.clock.now().getTime() + settings.leaseMs),
           message.id,
           message.attempt,
         ])
-        .catch(() => undefined);
+        .catch(() => undefined)
+        .finally(() => renewing.delete(renewal));
+      renewing.add(renewal);
     }, settings.renewIntervalMs ?? Math.max(1000, Math.floor(settings.leaseMs / 3)));
     renew.unref();
     const stopRenewing = async () => {
       clearInterval(renew);
-      await renewing;
+      await Promise.all(renewing);
     };
     let step: void | OutboxAcknowledgementStep;
     try {
