@@ -47,6 +47,22 @@ export async function auditChange(
 }
 
 /**
+ * Records a change the service makes on its own, with no caller (a webhook disabled after its
+ * failures, …): appends its audit event, actor `system`, in the change's transaction, and flushes.
+ * The same door as `auditChange`, so a feature whose events the trail fans out (webhooks) records
+ * its own changes without importing the trail.
+ */
+export async function auditSystemChange(
+  em: EntityManager,
+  auditKey: Buffer,
+  event: { teamId: string; envelopeId: string | null; type: string; details?: Record<string, unknown>; at: Date },
+) {
+  const appended = await appendAuditEvent(em, auditKey, { ...event, actor: { type: 'system', id: null }, request: null });
+  await em.flush();
+  return appended;
+}
+
+/**
  * Creates an aggregate (an envelope, a template, a contact…) in one transaction, idempotent per
  * `Idempotency-Key`: `create` writes it with its audit event and answers its id; `read` answers
  * it, on the transaction for the answer stored with the key, and afresh for a replay, which gets

@@ -9,7 +9,7 @@ import { OUTBOX_TOPICS, type BulkSendStepPayload } from '../outbox/topics.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { sendDraft } from '../signing/send.service.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
-import { copyTemplate, jumpstartInput } from '../template/jumpstart.service.ts';
+import { copyTemplate, jumpstartInput } from '../jumpstart/jumpstart.service.ts';
 import { recordCompletion, type StoredRow } from './bulk-send.service.ts';
 
 /*

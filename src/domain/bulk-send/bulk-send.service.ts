@@ -14,7 +14,7 @@ import { agentsSchema, resolveAgentInputs } from '../recipient/agent-input.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
 import { isStorableText, issuesFromZod, parseInput } from '../validation.ts';
-import { loadTemplateContent, matchEntries, readinessIssues, type JumpstartEntry, type TemplateContent } from '../template/jumpstart.service.ts';
+import { loadTemplateContent, matchEntries, readinessIssues, type JumpstartEntry, type TemplateContent } from '../jumpstart/jumpstart.service.ts';
 import { TemplateNotReadyError } from '../template/template.errors.ts';
 import { findVisibleTemplate } from '../template/team-template.ts';
 import { BulkSend } from './bulk-send.entity.ts';

@@ -22,15 +22,17 @@ import type { TeamCaller } from '../team/team-caller.ts';
 import { parseInput } from '../validation.ts';
 import { inRolledBackTransaction } from '../dry-run.ts';
 import { dryRunOf, type SendDryRun } from '../signing/send.service.ts';
-import { TemplateRecipient } from './template-recipient.entity.ts';
-import type { Template } from './template.entity.ts';
-import { JumpstartDuplicateRecipientError, JumpstartUnknownRecipientError, TemplateNotReadyError, type TemplateReadinessIssue } from './template.errors.ts';
-import { findVisibleTemplate } from './team-template.ts';
+import { TemplateRecipient } from '../template/template-recipient.entity.ts';
+import type { Template } from '../template/template.entity.ts';
+import { JumpstartDuplicateRecipientError, JumpstartUnknownRecipientError, TemplateNotReadyError, type TemplateReadinessIssue } from '../template/template.errors.ts';
+import { findVisibleTemplate } from '../template/team-template.ts';
 
 /*
  * Jumpstart (docs/reference/interface-spec.md §4.5): a draft envelope made from a template in one request and one
  * transaction, with copies of the template's documents (the same stored blobs), roles and fields,
  * every id new and every reference remapped, and people taken from the request or the template.
+ * A folder of its own, above both: it reads templates and writes envelopes, documents, recipients
+ * and fields, and none of those imports it (bulk send does, to make each row's envelope).
  */
 
 const jumpstartEntry = z
