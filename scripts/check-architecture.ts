@@ -20,6 +20,8 @@
  *   - a face imports src/app.ts or src/main.ts, the composition root that wires it;
  *   - a file of src/db/ other than entities.ts (the ORM's entity list) imports the domain: the
  *     entities import db/columns.ts, so db/ imports the domain only to list them;
+ *   - a function takes five or more positional parameters, outside the commented allow-list
+ *     (check-parameters.ts): an options object names them at the call;
  *   - more pairs of domain folders import each other both ways than the ratchet in
  *     architecture-ratchet.json allows (and, when fewer do, it says to lower the number), or the
  *     ratchet lists more than MAX_FOLDER_PAIRS (5).
@@ -31,6 +33,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { positionalParameterOffences } from './check-parameters.ts';
 import { teamFilterOffences } from './check-team-filters.ts';
 
 export type ArchitectureReport = { files: number; offences: string[] };
@@ -210,6 +213,7 @@ export function checkArchitecture(root: string): ArchitectureReport {
     }
     graph.set(relative, targets);
     offences.push(...teamFilterOffences(relative, text));
+    offences.push(...positionalParameterOffences(relative, text));
     if (!relative.startsWith(OUTBOX_MODULE) && !relative.startsWith('migrations/')) {
       text.split('\n').forEach((line, lineIndex) => {
         if (OUTBOX_WRITE_PATTERNS.some((pattern) => pattern.test(line))) {

@@ -184,6 +184,29 @@ describe('the architecture check', () => {
     expect(checkArchitecture(root).offences).toEqual([`the ratchet (${RATCHET}) lists ${pairs.length} folder pairs, more than the ceiling of ${MAX_FOLDER_PAIRS}`]);
   });
 
+  it('fails on five or more positional parameters outside the allow-list, in TypeScript and the signing page\'s JavaScript', () => {
+    const root = copyWith({
+      'src/domain/planted.ts': [
+        'export function fine(a: number, b: number, c: number, d: number) { return a + b + c + d; }',
+        'export function fineWithOptions(a: number, options: { b: number; c: number; d: number; e: number }) { return a + options.e; }',
+        'export type Signature = (a: number, b: number, c: number, d: number, e: number) => number;',
+        'export function planted(a: number, b: number, c: number, d: number, e: number) { return a + b + c + d + e; }',
+        'export const arrow = (a: number, b: number, c: number, d: number, e = 0) => a + b + c + d + e;',
+        'export class Planted {',
+        '  constructor(a: number, b: number, c: number, d: number, e: number) { void [a, b, c, d, e]; }',
+        '}',
+        '',
+      ].join('\n'),
+      'src/signing-page/planted.js': 'export function dialog(input, title, help, read, save) { return [input, title, help, read, save]; }\n',
+    });
+    expect(checkArchitecture(root).offences).toEqual([
+      '5 positional parameters (at most 4; take an options object): domain/planted.ts:4 planted',
+      '5 positional parameters (at most 4; take an options object): domain/planted.ts:5 arrow',
+      '5 positional parameters (at most 4; take an options object): domain/planted.ts:7 Planted.constructor',
+      '5 positional parameters (at most 4; take an options object): signing-page/planted.js:1 dialog',
+    ]);
+  });
+
   it('fails when src/db/ imports the domain anywhere but its entity list', () => {
     const root = copyWith({
       'src/db/planted.ts': "export { Envelope } from '../domain/envelope/envelope.entity.ts';\n",

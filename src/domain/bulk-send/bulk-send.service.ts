@@ -372,7 +372,13 @@ function settingsOf(source: BulkSendSource): BulkSendSettings {
   return { name: fields.name, skipInvalidRows: fields.skipInvalidRows === 'true' };
 }
 
-async function recordBulkSend(context: Pick<ServiceContext, 'clock' | 'auditKey' | 'metadata'>, em: EntityManager, caller: TeamCaller, templateId: string, source: BulkSendSource, settings: BulkSendSettings): Promise<string> {
+async function recordBulkSend(
+  context: Pick<ServiceContext, 'clock' | 'auditKey' | 'metadata'>,
+  scope: { em: EntityManager; caller: TeamCaller },
+  request: { templateId: string; source: BulkSendSource; settings: BulkSendSettings },
+): Promise<string> {
+  const { em, caller } = scope;
+  const { templateId, source, settings } = request;
   // Share lock: the template stays as checked until the rows are recorded (each row's copy reads it again).
   const template = await findVisibleTemplate(em, caller, templateId, { lock: 'share' });
   const content = await loadTemplateContent(em, template);
@@ -478,7 +484,7 @@ export async function createBulkSend(context: ServiceContext, options: { templat
       em,
       { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createBulkSend', templateId: options.templateId.toLowerCase(), input } },
       {
-        perform: () => recordBulkSend(context, em, caller, options.templateId, options.source, settings),
+        perform: () => recordBulkSend(context, { em, caller }, { templateId: options.templateId, source: options.source, settings }),
         answer: async (bulkSendId) => ({ bulkSendId }),
       },
     ),

@@ -182,10 +182,9 @@ async function preAssignedAgents(em: EntityManager, role: TemplateRecipient, byO
 async function agentsFor(
   em: EntityManager,
   caller: TeamCaller,
-  template: Template,
-  role: TemplateRecipient,
-  matched: { entry: JumpstartEntry; index: number } | undefined,
+  slot: { template: Template; role: TemplateRecipient; matched: { entry: JumpstartEntry; index: number } | undefined },
 ): Promise<ResolvedAgent[]> {
+  const { template, role, matched } = slot;
   if (!role.fixed && matched && matched.entry.agents.length > 0) {
     return resolveAgentInputs(em, caller.teamId, matched.entry.agents, `recipients[${matched.index}].agents`);
   }
@@ -206,12 +205,9 @@ export type CopyExtras = { values?: Record<string, Record<string, unknown>>; aud
  */
 export async function copyTemplate(
   context: Pick<ServiceContext, 'clock' | 'auditKey' | 'metadata'>,
-  em: EntityManager,
-  caller: TeamCaller,
-  templateId: string,
-  input: JumpstartInput,
-  extras: CopyExtras = {},
+  copy: { em: EntityManager; caller: TeamCaller; templateId: string; input: JumpstartInput; extras?: CopyExtras },
 ): Promise<string> {
+  const { em, caller, templateId, input, extras = {} } = copy;
   // A share lock: a change to the template waits for this copy (and this copy for it), so the
   // envelope is made from one consistent state of the template.
   const template = await findVisibleTemplate(em, caller, templateId, { lock: 'share' });
@@ -292,7 +288,7 @@ export async function copyTemplate(
       hostedBy: role.hostedBy ? recipients.get(role.hostedBy.id)! : null,
       delegatedBy: role.delegatedBy ? recipients.get(role.delegatedBy.id)! : null,
     });
-    const agents = await agentsFor(em, caller, template, role, matched.get(role.id));
+    const agents = await agentsFor(em, caller, { template, role, matched: matched.get(role.id) });
     agents.forEach((agent, position) => em.create(Agent, { recipient, position, ...agent }));
   }
 
@@ -354,7 +350,7 @@ export async function jumpstartEnvelope(context: ServiceContext, options: { temp
         fingerprintOf: { operation: 'jumpstartEnvelope', templateId: options.templateId.toLowerCase(), input: options.input },
       },
       {
-        perform: () => copyTemplate(context, em, caller, options.templateId, input),
+        perform: () => copyTemplate(context, { em, caller, templateId: options.templateId, input }),
         answer: (envelopeId) => readEnvelope(inTransaction(context, em), envelopeId, JUMPSTARTED_ENVELOPE_INCLUDE),
       },
     ),
@@ -382,7 +378,7 @@ export async function dryRunJumpstart<T>(
   const input = parseInput(jumpstartInput, options.input);
   const caller = await context.caller();
   return inRolledBackTransaction(context.em, async (em) => {
-    const envelopeId = await copyTemplate(context, em, caller, options.templateId, input);
+    const envelopeId = await copyTemplate(context, { em, caller, templateId: options.templateId, input });
     const envelope = await options.read(inTransaction(context, em), envelopeId);
     const send = await dryRunOf(em, await em.findOneOrFail(Envelope, { id: envelopeId }), context.clock.now());
     return { ...send, envelope };

@@ -64,10 +64,14 @@ export async function resolveAgentInputs(
   em: EntityManager,
   teamId: string,
   agents: AgentInput[],
-  pathPrefix: string,
-  /** Where an agent's reference sits in the request, for the error's `context.path`. */
-  pathOf: (index: number, key: 'contactId' | 'groupId' | 'userId') => string = (index, key) => `${pathPrefix}[${index}].${key}`,
+  /**
+   * Where an agent's reference sits in the request, for the error's `context.path`: the list's
+   * path (`recipients[0].agents` gives `recipients[0].agents[1].contactId`), or a function of the
+   * agent's index and key.
+   */
+  path: string | ((index: number, key: 'contactId' | 'groupId' | 'userId') => string),
 ): Promise<ResolvedAgent[]> {
+  const pathOf = typeof path === 'string' ? (index: number, key: string) => `${path}[${index}].${key}` : path;
   const resolved: ResolvedAgent[] = [];
   for (const [index, agent] of agents.entries()) {
     if (agent.info) {

@@ -444,7 +444,7 @@ export async function startHostedSigning(context: ServiceContext, options: { rec
     ensureMayAct(target);
     const [agent] = await em.find(Agent, { recipient: target, revokedAt: null }, { orderBy: { position: 'asc' }, limit: 1 });
     if (!agent) throw new SigningNotHostedSignerError(options.recipientId);
-    const { token, entity } = createSigningToken(em, target, agent, 0, now);
+    const { token, entity } = createSigningToken(em, { recipient: target, agent, personIndex: 0 }, now);
     await em.flush();
     await recordEvent(workflow, 'signing.hosted', { hostRecipientId: recipient.id, recipientId: target.id, agentId: agent.id, tokenId: entity.id });
     return { recipientId: target.id, token };
