@@ -1,8 +1,9 @@
 /**
  * The unit of work every audited change shares, whatever it changes (an envelope, a template, a
  * contact, a webhook, a user): reads that see the change's own transaction, and the change's
- * audit event written in that same transaction. A module of its own so that services import
- * this, not each other.
+ * audit event written in that same transaction. A module of its own so that every service records
+ * its changes through this one door rather than through the audit trail itself (services do import
+ * each other for other things: docs/architecture.md, "Folder pairs").
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendAuditEvent } from './audit/audit.service.ts';
