@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkArchitecture } from '../scripts/check-architecture.ts';
+import { checkArchitecture, MAX_FOLDER_PAIRS } from '../scripts/check-architecture.ts';
 
 const repository = path.resolve(import.meta.dirname, '..');
 const copies: string[] = [];
@@ -159,8 +159,51 @@ describe('the architecture check', () => {
     ]);
     const allowed = JSON.parse(fs.readFileSync(path.join(repository, RATCHET), 'utf8'));
     const loose = copyWith({ [RATCHET]: JSON.stringify({ ...allowed, folderPairs: [...allowed.folderPairs, 'bulk-send↔idempotency'] }) });
-    expect(checkArchitecture(loose).offences).toEqual([
+    // (With the ratchet at its ceiling, one more pair is also over the ceiling: the next test.)
+    expect(checkArchitecture(loose).offences).toContain(
       `the ratchet allows a folder pair that no longer imports both ways: bulk-send↔idempotency (remove it from ${RATCHET} and docs/architecture.md)`,
+    );
+  });
+
+  it('fails when the ratchet lists more pairs than its ceiling, even pairs the code has', () => {
+    const allowed = JSON.parse(fs.readFileSync(path.join(repository, RATCHET), 'utf8'));
+    const planted = ['contact↔webhook', 'bulk-send↔idempotency', 'live↔outbox', 'jumpstart↔team', 'audit↔idempotency'].slice(0, MAX_FOLDER_PAIRS + 1 - allowed.folderPairs.length);
+    const pairs = [...allowed.folderPairs, ...planted].sort();
+    // Each planted pair really imports both ways, so the only offence left is the count.
+    const files = Object.fromEntries(
+      planted.flatMap((pair, index) => {
+        const [a, b] = pair.split('↔');
+        return [
+          [`src/domain/${a}/planted-${index}.ts`, `export type { } from '../${b}/planted-${index}-target.ts';\n`],
+          [`src/domain/${b}/planted-${index}-target.ts`, `export type { } from '../${a}/planted-${index}-source.ts';\nexport type Planted${index} = 1;\n`],
+          [`src/domain/${a}/planted-${index}-source.ts`, `export type Source${index} = 1;\n`],
+        ];
+      }),
+    );
+    const root = copyWith({ ...files, [RATCHET]: JSON.stringify({ ...allowed, folderPairs: pairs }) });
+    expect(checkArchitecture(root).offences).toEqual([`the ratchet (${RATCHET}) lists ${pairs.length} folder pairs, more than the ceiling of ${MAX_FOLDER_PAIRS}`]);
+  });
+
+  it('fails on five or more positional parameters outside the allow-list, in TypeScript and the signing page\'s JavaScript', () => {
+    const root = copyWith({
+      'src/domain/planted.ts': [
+        'export function fine(a: number, b: number, c: number, d: number) { return a + b + c + d; }',
+        'export function fineWithOptions(a: number, options: { b: number; c: number; d: number; e: number }) { return a + options.e; }',
+        'export type Signature = (a: number, b: number, c: number, d: number, e: number) => number;',
+        'export function planted(a: number, b: number, c: number, d: number, e: number) { return a + b + c + d + e; }',
+        'export const arrow = (a: number, b: number, c: number, d: number, e = 0) => a + b + c + d + e;',
+        'export class Planted {',
+        '  constructor(a: number, b: number, c: number, d: number, e: number) { void [a, b, c, d, e]; }',
+        '}',
+        '',
+      ].join('\n'),
+      'src/signing-page/planted.js': 'export function dialog(input, title, help, read, save) { return [input, title, help, read, save]; }\n',
+    });
+    expect(checkArchitecture(root).offences).toEqual([
+      '5 positional parameters (at most 4; take an options object): domain/planted.ts:4 planted',
+      '5 positional parameters (at most 4; take an options object): domain/planted.ts:5 arrow',
+      '5 positional parameters (at most 4; take an options object): domain/planted.ts:7 Planted.constructor',
+      '5 positional parameters (at most 4; take an options object): signing-page/planted.js:1 dialog',
     ]);
   });
 

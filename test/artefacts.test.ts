@@ -289,21 +289,37 @@ describe('the ZIP when the client goes away', () => {
     const built = await sentEnvelope(team.apiKey, { extraDocuments: [{ name: 'b' }, { name: 'c' }, { name: 'd' }, { name: 'e' }, { name: 'f' }] });
     const pool = app.dependencies.pdfWorkers;
     const original = pool.render;
+    const zips = app.dependencies.metrics!.zipDownloads;
+    const clientGone = async () => (await zips.get()).values.find((value) => value.labels.outcome === 'client_gone')?.value ?? 0;
+    const goneBefore = await clientGone();
     let renders = 0;
-    // Each draft copy is slow to render, as a large document would be.
+    // Each draft copy waits for the test, as a large document would keep the worker busy: the first
+    // until the client is reading, every later one until the client has gone away.
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+    let releaseLater!: () => void;
+    const laterHeld = new Promise<void>((resolve) => (releaseLater = resolve));
     pool.render = async (task, options) => {
       renders += 1;
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await (renders === 1 ? firstHeld : laterHeld);
       return original(task, options);
     };
     try {
       const controller = new AbortController();
-      const response = await fetch(`${app.url}/api/v1/key/envelopes/${built.envelopeId}/pdf`, { headers: { 'x-service-api-key': team.apiKey }, signal: controller.signal });
-      const reader = response.body!.getReader();
+      const responding = fetch(`${app.url}/api/v1/key/envelopes/${built.envelopeId}/pdf`, { headers: { 'x-service-api-key': team.apiKey }, signal: controller.signal });
+      await eventually(() => renders === 1, { what: 'the first document being rendered' });
+      releaseFirst();
+      const reader = (await responding).body!.getReader();
       await reader.read();
+      // The first entry is out; the service has gone on to the second document, still rendering.
+      await eventually(() => renders === 2, { what: 'the second document being rendered' });
       controller.abort();
-      await new Promise((resolve) => setTimeout(resolve, 2500));
-      // Without the check, all six would be rendered within these 2.5 s.
+      releaseLater();
+      // The service counts how each ZIP ends: wait for this one to end as "the client went away".
+      await eventually(async () => (await clientGone()) > goneBefore, { what: 'the ZIP to stop for the client that went away' });
+      // The first two documents, and a third only if the second was written before the service heard
+      // the connection close: never the other three. Without the check, all six are rendered before
+      // the ZIP ends.
       expect(renders).toBeLessThanOrEqual(3);
     } finally {
       pool.render = original;

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ESCROW_LABELS } from '../src/domain/artefact/escrow.ts';
+import { ESCROW_LABELS } from '../src/domain/signing/escrow.ts';
 import { pdfsig } from './helpers/pdf-tools.ts';
 import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';

@@ -1,8 +1,9 @@
 /**
  * The unit of work every audited change shares, whatever it changes (an envelope, a template, a
  * contact, a webhook, a user): reads that see the change's own transaction, and the change's
- * audit event written in that same transaction. A module of its own so that services import
- * this, not each other.
+ * audit event written in that same transaction. A module of its own so that every service records
+ * its changes through this one door rather than through the audit trail itself (services do import
+ * each other for other things: docs/architecture.md, "Folder pairs").
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { appendAuditEvent } from './audit/audit.service.ts';
@@ -43,6 +44,22 @@ export async function auditChange(
     at: change.now,
   });
   await change.em.flush();
+  return appended;
+}
+
+/**
+ * Records a change the service makes on its own, with no caller (a webhook disabled after its
+ * failures, …): appends its audit event, actor `system`, in the change's transaction, and flushes.
+ * The same door as `auditChange`, so a feature whose events the trail fans out (webhooks) records
+ * its own changes without importing the trail.
+ */
+export async function auditSystemChange(
+  em: EntityManager,
+  auditKey: Buffer,
+  event: { teamId: string; envelopeId: string | null; type: string; details?: Record<string, unknown>; at: Date },
+) {
+  const appended = await appendAuditEvent(em, auditKey, { ...event, actor: { type: 'system', id: null }, request: null });
+  await em.flush();
   return appended;
 }
 

@@ -91,10 +91,12 @@ export function rateLimitHeaders(decision: RateLimitDecision): Record<string, st
 }
 
 function decisionOf(scope: RateLimitScope, limit: number, result: RateLimiterRes, allowed: boolean): RateLimitDecision {
-  return refusalUntil(scope, limit, Date.now() + Math.max(0, result.msBeforeNext), allowed, allowed ? Math.max(0, result.remainingPoints) : 0);
+  return refusalUntil(scope, limit, Date.now() + Math.max(0, result.msBeforeNext), allowed ? { allowed, remaining: Math.max(0, result.remainingPoints) } : undefined);
 }
 
-function refusalUntil(scope: RateLimitScope, limit: number, windowEndsAtMs: number, allowed = false, remaining = 0): RateLimitDecision {
+/** The decision for a window ending at `windowEndsAtMs`: a refusal, unless `granted` says it is allowed with `remaining` points left. */
+function refusalUntil(scope: RateLimitScope, limit: number, windowEndsAtMs: number, granted?: { allowed: boolean; remaining: number }): RateLimitDecision {
+  const { allowed, remaining } = granted ?? { allowed: false, remaining: 0 };
   const msBeforeNext = Math.max(0, windowEndsAtMs - Date.now());
   return {
     allowed,

@@ -59,7 +59,8 @@ function webHeaders(request: IncomingMessage): Headers {
 export function createMcpHttpServer(dependencies: ServingDependencies): McpHttpServer {
   const { config, logger, metrics } = dependencies;
 
-  function finish(request: IncomingMessage, response: ServerResponse, metadata: RequestMetadata, startedAt: bigint, answer: Answer): void {
+  function finish(request: IncomingMessage, response: ServerResponse, answered: { metadata: RequestMetadata; startedAt: bigint; answer: Answer }): void {
+    const { metadata, startedAt, answer } = answered;
     const cors = corsHeaders((name) => headerOf(request, name));
     if (cors) Object.assign(answer.headers, cors);
     applySecurityHeaders(recordHeaders(answer.headers));
@@ -102,12 +103,12 @@ export function createMcpHttpServer(dependencies: ServingDependencies): McpHttpS
       setRequestId(request, metadata.requestId);
       setRequestRoute(request, MCP_PATH);
       if (request.method === 'OPTIONS') {
-        finish(request, response, metadata, startedAt, { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null });
+        finish(request, response, { metadata, startedAt, answer: { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null } });
         return;
       }
       answerMcp(request, metadata)
         .catch((error: unknown) => errorAnswer(normalizeError(error, logger), { requestId: metadata.requestId, alwaysHttp200: false }))
-        .then((answer) => finish(request, response, metadata, startedAt, answer))
+        .then((answer) => finish(request, response, { metadata, startedAt, answer }))
         .catch((error: unknown) => {
           logger.error({ err: error }, 'could not write an answer');
           if (!response.headersSent) response.writeHead(500);

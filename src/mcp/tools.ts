@@ -12,13 +12,13 @@
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { issueDownloadLinks } from '../domain/artefact/download.service.ts';
-import { verifyEnvelopeAuditChain } from '../domain/audit/audit.service.ts';
+import { verifyEnvelopeAuditChain } from '../domain/envelope/envelope-audit-chain.ts';
 import { readEnvelope } from '../domain/envelope/envelope.read.ts';
 import { envelopeStatuses } from '../domain/envelope/envelope.entity.ts';
 import { voidInput, voidEnvelope } from '../domain/signing/closing.service.ts';
 import { remindEnvelope } from '../domain/signing/nudge.service.ts';
 import { dryRunSend, sendEnvelope, sendInput } from '../domain/signing/send.service.ts';
-import { dryRunJumpstart, jumpstartEnvelope, jumpstartInput } from '../domain/template/jumpstart.service.ts';
+import { dryRunJumpstart, jumpstartEnvelope, jumpstartInput } from '../domain/jumpstart/jumpstart.service.ts';
 import { readTemplatePage, type TemplateInclude } from '../domain/template/template.read.ts';
 import { readEnvelopePage } from '../domain/envelope/envelope.read.ts';
 import type { ServiceContext } from '../domain/service-context.ts';

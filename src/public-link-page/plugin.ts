@@ -86,32 +86,35 @@ function problemsHtml(locale: PublicLinkLocale, error: DomainError | undefined):
   return `<div class="error" role="alert"><p>${escapeHtml(text)}</p></div>`;
 }
 
-function input(name: string, label: string, type: string, value: string, extra = ''): string {
+function input(name: string, label: string, control: { type: string; value: string; attributes: string }): string {
+  const { type, value, attributes: extra } = control;
   return `<p><label for="${name}">${escapeHtml(label)}</label><br><input id="${name}" name="${name}" type="${type}" value="${escapeHtml(value)}" ${extra}></p>`;
 }
 
-function formPage(locale: PublicLinkLocale, slug: string, link: OpenPublicLink, given: Partial<Visitor> = {}, error?: DomainError): Page {
+function formPage(locale: PublicLinkLocale, slug: string, form: { link: OpenPublicLink; given?: Partial<Visitor>; error?: DomainError }): Page {
+  const { link, given = {}, error } = form;
   const t = words(locale);
   const main = `<section class="state"><h1>${escapeHtml(link.formName)}</h1><p>${escapeHtml(t.lead(link.roleName))}</p>
 ${problemsHtml(locale, error)}
 <form method="post" action="/f/${escapeHtml(slug)}">
 <input type="hidden" name="locale" value="${locale}">
-${input('name', t.name, 'text', given.name ?? '', 'required maxlength="200" autocomplete="name"')}
-${input('email', t.email, 'email', given.email ?? '', 'required maxlength="320" autocomplete="email"')}
-${link.needsPhone ? input('phone', t.phone, 'tel', given.phone ?? '', 'required maxlength="16" autocomplete="tel"') : ''}
+${input('name', t.name, { type: 'text', value: given.name ?? '', attributes: 'required maxlength="200" autocomplete="name"' })}
+${input('email', t.email, { type: 'email', value: given.email ?? '', attributes: 'required maxlength="320" autocomplete="email"' })}
+${link.needsPhone ? input('phone', t.phone, { type: 'tel', value: given.phone ?? '', attributes: 'required maxlength="16" autocomplete="tel"' }) : ''}
 <p><button class="primary" type="submit">${escapeHtml(t.continue)}</button></p>
 </form></section>`;
   return { status: error ? httpStatusForError(error.name) : 200, body: layout(locale, link.formName, main, error?.name) };
 }
 
-function codePage(locale: PublicLinkLocale, slug: string, visitToken: string, visitor: Visitor, error?: DomainError): Page {
+function codePage(locale: PublicLinkLocale, slug: string, visit: { visitToken: string; visitor: Visitor; error?: DomainError }): Page {
+  const { visitToken, visitor, error } = visit;
   const t = words(locale);
   const hidden = (name: string, value: string | null) => (value === null ? '' : `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`);
   const main = `<section class="state"><h1>${escapeHtml(t.codeTitle)}</h1><p>${escapeHtml(t.codeLead(visitor.email))}</p>
 ${problemsHtml(locale, error)}
 <form method="post" action="/f/${escapeHtml(slug)}/verify">
 ${hidden('visit', visitToken)}${hidden('locale', locale)}${hidden('name', visitor.name)}${hidden('email', visitor.email)}${hidden('phone', visitor.phone)}
-${input('code', t.code, 'text', '', 'required inputmode="numeric" autocomplete="one-time-code" maxlength="64"')}
+${input('code', t.code, { type: 'text', value: '', attributes: 'required inputmode="numeric" autocomplete="one-time-code" maxlength="64"' })}
 <p><button class="primary" type="submit">${escapeHtml(t.verify)}</button></p>
 </form>
 <form method="post" action="/f/${escapeHtml(slug)}">
@@ -170,7 +173,8 @@ function sameOriginPath(url: string): string {
 }
 
 /** The answer to one request of a public link's page. */
-async function answer(dependencies: ServingDependencies, context: RequestContext, request: Request, slug: string, verify: boolean): Promise<Page> {
+async function answer(dependencies: ServingDependencies, context: RequestContext, request: Request, link: { slug: string; verify: boolean }): Promise<Page> {
+  const { slug, verify } = link;
   const refusal = await refusedByBudget(dependencies, context, slug);
   if (refusal) {
     dependencies.metrics.rateLimited.inc({ scope: refusal.scope });
@@ -181,7 +185,7 @@ async function answer(dependencies: ServingDependencies, context: RequestContext
   if (request.method === 'GET' || request.method === 'HEAD') {
     const locale = localeOf(request);
     const state = await publicLinkState(context, slug);
-    return state.kind === 'open' ? formPage(locale, slug, state.link) : statePage(locale, state.kind);
+    return state.kind === 'open' ? formPage(locale, slug, { link: state.link }) : statePage(locale, state.kind);
   }
   let form: Record<string, string> = {};
   let locale = localeOf(request);
@@ -194,7 +198,7 @@ async function answer(dependencies: ServingDependencies, context: RequestContext
     }
     const step = await startVisit(context, { slug, input: visitorFields(form, locale) });
     if (step.kind === 'signing') return { status: 303, headers: { location: sameOriginPath(step.url) }, body: '' };
-    return codePage(locale, slug, step.visitToken, step.visitor);
+    return codePage(locale, slug, { visitToken: step.visitToken, visitor: step.visitor });
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
     if (error.name === 'PublicLink.Unavailable') return statePage(locale, 'unavailable');
@@ -207,9 +211,9 @@ async function answer(dependencies: ServingDependencies, context: RequestContext
       // The code form again with the problem; the details shown (and resent with "send a new code")
       // are the form's own hidden fields: the visit's row, not these, is what a right code uses.
       const visitor: Visitor = { name: form.name ?? '', email: form.email ?? '', phone: form.phone || null, locale };
-      return codePage(locale, slug, form.visit ?? '', visitor, error);
+      return codePage(locale, slug, { visitToken: form.visit ?? '', visitor, error });
     }
-    return formPage(locale, slug, state.link, { name: form.name, email: form.email, phone: form.phone }, error);
+    return formPage(locale, slug, { link: state.link, given: { name: form.name, email: form.email, phone: form.phone }, error });
   }
 }
 
@@ -227,7 +231,7 @@ export function publicLinkPagePlugin(dependencies: ServingDependencies, requestM
       const context = await openRequestContext(dependencies, { headers: request.headers, metadata });
       let page: Page;
       try {
-        page = await answer(dependencies, context, request, slug, verify);
+        page = await answer(dependencies, context, request, { slug, verify });
       } catch (error) {
         // Logged as every unexpected error is (normalizeError), answered with a page saying so.
         const normalized = normalizeError(error, context.log);

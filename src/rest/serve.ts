@@ -120,8 +120,12 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
   let heldRefusals = 0;
   const { config, logger, metrics } = dependencies;
 
+  /** One request as it is answered: the Node pair, its path, its metadata and when it started. */
+  type Exchange = { request: IncomingMessage; response: ServerResponse; pathname: string; metadata: RequestMetadata; startedAt: bigint };
+
   /** Adds what every answer carries, times it, writes it and logs it. `route` undefined: not in the histogram (a preflight, as under yoga). */
-  function finish(request: IncomingMessage, response: ServerResponse, pathname: string, metadata: RequestMetadata, startedAt: bigint, route: string | undefined, answer: Answer): void {
+  function finish(exchange: Exchange, route: string | undefined, answer: Answer): void {
+    const { request, response, pathname, metadata, startedAt } = exchange;
     const cors = corsHeaders((name) => headerOf(request, name));
     if (cors) Object.assign(answer.headers, cors);
     applySecurityHeaders(recordHeaders(answer.headers));
@@ -209,7 +213,7 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
         metrics.rateLimited.inc({ scope: refusal.scope });
         const answer = errorAnswer(new RateLimitedError(refusal), { requestId: metadata.requestId, alwaysHttp200: config.restErrorsHttp200 });
         Object.assign(answer.headers, rateLimitHeaders(refusal));
-        finish(request, response, url.pathname, metadata, startedAt, match.kind === 'found' ? routeLabel(`${REST_PREFIX}${match.route.path}`) : UNMATCHED_ROUTE, answer);
+        finish({ request, response, pathname: url.pathname, metadata, startedAt }, match.kind === 'found' ? routeLabel(`${REST_PREFIX}${match.route.path}`) : UNMATCHED_ROUTE, answer);
       };
       const holdMs = Math.min(config.rateLimitRefusalHoldMs, (decision.windowEndsAtMs ?? 0) - Date.now());
       if (holdMs <= 0 || heldRefusals >= MAX_HELD_REFUSALS) {
@@ -246,9 +250,10 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
       const metadata = nodeRequestMetadata(request, config.trustedProxyHops);
       setRequestId(request, metadata.requestId);
       const { pathname } = url;
+      const exchange: Exchange = { request, response, pathname, metadata, startedAt };
       if (request.method === 'OPTIONS') {
         // A CORS preflight, answered before any route is looked at (as yoga's CORS handling does).
-        finish(request, response, pathname, metadata, startedAt, undefined, { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null });
+        finish(exchange, undefined, { status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null });
         return;
       }
       let route = UNMATCHED_ROUTE;
@@ -258,7 +263,7 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
           : answerRest(request, url, metadata, (label) => (route = label));
       answered
         .catch((error: unknown) => errorAnswer(normalizeError(error, logger), { requestId: metadata.requestId, alwaysHttp200: pathname.startsWith(REST_PREFIX) && config.restErrorsHttp200 }))
-        .then((answer) => finish(request, response, pathname, metadata, startedAt, route, answer))
+        .then((answer) => finish(exchange, route, answer))
         .catch((error: unknown) => {
           logger.error({ err: error }, 'could not write an answer');
           if (!response.headersSent) response.writeHead(500);

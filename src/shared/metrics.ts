@@ -92,6 +92,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['scope'] as const,
       registers,
     }),
+    zipDownloads: new Counter({
+      name: 'envelope_zip_downloads_total',
+      help: "Streamed ZIPs of an envelope's documents, by how they ended: completed, client_gone (the client went away; no document after it was opened), failed.",
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
     blobStoreErrors: new Counter({
       name: 'envelope_blob_store_errors_total',
       help: "Blob store failures on the service's side (not the sender's), by operation.",

@@ -57,13 +57,9 @@ export function openEditor(field, save) {
  * A one-input dialog: the input labelled by the dialog's title, a help line describing it, Enter
  * saves; `read` turns the input into the value or throws the message to show.
  * @param {HTMLInputElement | HTMLSelectElement} input
- * @param {string} title
- * @param {string} help
- * @param {() => FieldValue} read
- * @param {Save} save
- * @param {() => void} returnFocus
+ * @param {{ title: string, help: string, read: () => FieldValue, save: Save, returnFocus: () => void }} dialog
  */
-function openInputDialog(input, title, help, read, save, returnFocus) {
+function openInputDialog(input, { title, help, read, save, returnFocus }) {
   /** @type {DialogHandle} */
   let handle;
   const submit = () => attempt(handle, () => save(read()));
@@ -91,14 +87,20 @@ function openDateEditor(field, save, title, returnFocus) {
   const { min, max } = field.config;
   const input = el('input', { id: 'field-input', type: 'date', min: min ?? undefined, max: max ?? undefined, value: field.value?.date ?? '' });
   const help = [min ? state.t.atLeast(min) : '', max ? state.t.atMost(max) : ''].filter(Boolean).join(' ');
-  openInputDialog(input, title, help, () => {
-    const { t } = state;
-    const date = input.value;
-    if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(date)) throw new Error(t.empty);
-    if (min && date < min) throw new Error(t.atLeast(min));
-    if (max && date > max) throw new Error(t.atMost(max));
-    return { date };
-  }, save, returnFocus);
+  openInputDialog(input, {
+    title,
+    help,
+    read: () => {
+      const { t } = state;
+      const date = input.value;
+      if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(date)) throw new Error(t.empty);
+      if (min && date < min) throw new Error(t.atLeast(min));
+      if (max && date > max) throw new Error(t.atMost(max));
+      return { date };
+    },
+    save,
+    returnFocus,
+  });
 }
 
 /**
@@ -118,15 +120,21 @@ function openNumberEditor(field, save, title, returnFocus) {
   const help = [config.prefix || config.suffix ? shown(decimals > 0 ? 1.5 : 1) : '', typeof config.min === 'number' ? t.atLeast(shown(config.min)) : '', typeof config.max === 'number' ? t.atMost(shown(config.max)) : '']
     .filter(Boolean)
     .join(' ');
-  openInputDialog(input, title, help, () => {
-    const text = input.value.trim().replace(',', '.');
-    if (!/^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/.test(text)) throw new Error(t.notANumber);
-    const number = Number(text);
-    if (decimalPlaces(number) > decimals) throw new Error(t.tooManyDecimals(decimals));
-    if (typeof config.min === 'number' && number < config.min) throw new Error(t.atLeast(shown(config.min)));
-    if (typeof config.max === 'number' && number > config.max) throw new Error(t.atMost(shown(config.max)));
-    return { number };
-  }, save, returnFocus);
+  openInputDialog(input, {
+    title,
+    help,
+    read: () => {
+      const text = input.value.trim().replace(',', '.');
+      if (!/^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/.test(text)) throw new Error(t.notANumber);
+      const number = Number(text);
+      if (decimalPlaces(number) > decimals) throw new Error(t.tooManyDecimals(decimals));
+      if (typeof config.min === 'number' && number < config.min) throw new Error(t.atLeast(shown(config.min)));
+      if (typeof config.max === 'number' && number > config.max) throw new Error(t.atMost(shown(config.max)));
+      return { number };
+    },
+    save,
+    returnFocus,
+  });
 }
 
 /**
@@ -144,10 +152,16 @@ function openDropdownEditor(field, save, title, returnFocus) {
     el('option', { value: '' }, field.config.placeholder || t.chooseOption),
     (field.config.options ?? []).map((option) => el('option', { value: option.value, selected: field.value?.selected === option.value }, option.label)),
   );
-  openInputDialog(select, title, '', () => {
-    if (select.value === '') throw new Error(t.empty);
-    return { selected: select.value };
-  }, save, returnFocus);
+  openInputDialog(select, {
+    title,
+    help: '',
+    read: () => {
+      if (select.value === '') throw new Error(t.empty);
+      return { selected: select.value };
+    },
+    save,
+    returnFocus,
+  });
 }
 
 /**

@@ -5,13 +5,13 @@ import { tellHost } from './embedding.js';
 import { app, el, fieldBox } from './dom.js';
 import { fieldName, openEditor } from './field-editors.js';
 import { screenOf, show } from './flow.js';
+import { fieldsInOrder as fieldsInReadingOrder, NOT_GIVEN, nextFieldOf, requiredCountOf, shownFieldsOf } from './page-logic.js';
 import { currentSession, state } from './store.js';
 import { formatDate, formatNumber, resolveFields } from './field-rules.js';
 /** @import { Field, FieldValue } from './types.js' */
 /** @import { ResolvedField, RuleField } from './field-rules.js' */
 
-/** The types whose value the signer does not give: the service fills them at completion, or computes them. */
-const NOT_GIVEN = new Set(['date_signed', 'full_name', 'email', 'formula']);
+// NOT_GIVEN (page-logic.js): the types whose value the signer does not give; the service fills them at completion, or computes them.
 
 /**
  * Which fields show and what formulas come to, as the signer fills: the rules the service applies
@@ -30,37 +30,17 @@ export function fieldRules() {
  * @returns {Field[]}
  */
 export function shownFields() {
-  const rules = fieldRules();
-  return fieldsInOrder()
-    .filter((field) => rules.get(field.identifier)?.visible !== false)
-    .map((field) => (field.type === 'formula' ? /** @type {Field} */ ({ ...field, value: rules.get(field.identifier)?.value ?? null }) : field));
+  return shownFieldsOf(currentSession(), fieldRules());
 }
 
 /** The fields in reading order: by the first place each appears (document, page, top, left). */
 export function fieldsInOrder() {
-  const session = currentSession();
-  const documentOrder = new Map(session.documents.map((document, index) => [document.id, index]));
-  /**
-   * @param {Field} field
-   * @returns {number[]}
-   */
-  const first = (field) => {
-    const order = (/** @type {string} */ documentId) => /** @type {number} */ (documentOrder.get(documentId));
-    const view = [...field.views].sort((a, b) => order(a.documentId) - order(b.documentId) || a.page - b.page || a.location.y - b.location.y)[0];
-    return view ? [order(view.documentId), view.page, view.location.y, view.location.x] : [Infinity, 0, 0, 0];
-  };
-  return [...session.fields].sort((a, b) => {
-    const [x, y] = [first(a), first(b)];
-    for (let index = 0; index < x.length; index += 1) if (x[index] !== y[index]) return x[index] - y[index];
-    return 0;
-  });
+  return fieldsInReadingOrder(currentSession());
 }
 
 /** How many of the required fields this recipient fills have a value. */
 export function requiredCount() {
-  const required = shownFields().filter((field) => field.required && !field.readonly && !NOT_GIVEN.has(field.type));
-  const done = required.filter((field) => field.value !== null).length;
-  return { done, total: required.length };
+  return requiredCountOf(shownFields());
 }
 
 /** Puts every field's box on its page (again), and updates the progress count. */
@@ -220,8 +200,7 @@ function completedFieldElement(field) {
 
 /** Brings the next field to fill into view and focus: a required one first, then any empty one. */
 export function goToNextField() {
-  const open = shownFields().filter((field) => !field.readonly && !NOT_GIVEN.has(field.type));
-  const next = open.find((field) => field.required && field.value === null) ?? open.find((field) => field.value === null) ?? open[0];
+  const next = nextFieldOf(shownFields());
   if (!next) return;
   const control = /** @type {HTMLElement | null} */ (fieldBox(next.identifier));
   control?.scrollIntoView({ block: 'center', behavior: 'instant' });

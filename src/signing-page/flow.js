@@ -4,8 +4,9 @@ import { ApiError, readSession } from './api.js';
 import { localeSelect } from './dom.js';
 import { returnToIntegrator, tellHost } from './embedding.js';
 import { follow, stopFollowing } from './live.js';
+import { pickLocaleOf, screenOf } from './page-logic.js';
 import { state } from './store.js';
-import { LOCALES, STRINGS } from './strings.js';
+import { STRINGS } from './strings.js';
 /** @import { Locale, Screen, Session } from './types.js' */
 
 /** Waiting for one's turn, the live stream says when it comes; this slow look only covers a stream that could not be kept open. */
@@ -41,20 +42,7 @@ function isLive(screen) {
 
 /** @param {string | null} preferred */
 export function pickLocale(preferred) {
-  if (preferred && isLocale(preferred)) return preferred;
-  for (const language of navigator.languages ?? [navigator.language]) {
-    const match = LOCALES.find((candidate) => candidate.toLowerCase() === language.toLowerCase() || candidate.slice(0, 2) === language.slice(0, 2).toLowerCase());
-    if (match) return match;
-  }
-  return 'en-US';
-}
-
-/**
- * @param {string} value
- * @returns {value is Locale}
- */
-function isLocale(value) {
-  return /** @type {string[]} */ (LOCALES).includes(value);
+  return pickLocaleOf(preferred, navigator.languages ?? [navigator.language]);
 }
 
 /** @param {Locale} next */
@@ -97,27 +85,8 @@ function applyBranding(session) {
   }
 }
 
-/** @param {Session} current */
-export function needsCode(current) {
-  return Boolean(current.otp?.required && !current.otp.verified && current.recipient.activatedAt);
-}
-
-/**
- * @param {Session} current
- * @returns {Screen}
- */
-export function screenOf(current) {
-  if (current.recipient.declinedAt) return 'declined';
-  if (current.envelope.status === 'voided') return 'voided';
-  if (current.envelope.status === 'finalized') return 'finalized';
-  if (current.isExpired) return 'expired';
-  // An approver who approved has signed nothing: its screen says where the quorum stands.
-  if (current.approval?.approvedByMe) return 'approved';
-  if (current.recipient.completedAt) return 'done';
-  if (current.recipient.type === 'host') return needsCode(current) ? 'verify' : 'host';
-  if (!current.isMyTurn) return 'not-your-turn';
-  return needsCode(current) ? 'verify' : 'signing';
-}
+// Which screen a session calls for (screenOf, needsCode) is page-logic.js's, unit-tested in Node.
+export { needsCode, screenOf } from './page-logic.js';
 
 /** Reads the session and shows the screen it calls for (the first read also picks the language). */
 export async function load() {

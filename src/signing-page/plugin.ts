@@ -36,6 +36,7 @@ const JAVASCRIPT = 'text/javascript; charset=utf-8';
 export const PAGE_MODULES = [
   'sign.js',
   'store.js',
+  'page-logic.js',
   'strings.js',
   'dom.js',
   'api.js',

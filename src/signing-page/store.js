@@ -1,11 +1,13 @@
 // The page's shared state: what more than one module reads or changes. Each module keeps what
 // only it needs to itself (the code step's countdown in screens/verify.js, the drawn PDFs in
-// documents.js, the live stream in live.js, the timers in flow.js).
+// documents.js, the live stream in live.js, the timers in flow.js). What the page decides from
+// what it reads here is page-logic.js's, which reads no browser global (and so runs in Node too).
+import { embeddedSessionOf, linkTokenOf, openedSessionOf, sessionKeyOf, tokenInWindowName, windowNameFor } from './page-logic.js';
 import { STRINGS } from './strings.js';
 /** @import { Locale, Screen, Session } from './types.js' */
 /** @import { Strings } from './strings.js' */
 
-const linkToken = decodeURIComponent(location.pathname.split('/')[2] ?? '');
+const linkToken = linkTokenOf(location.pathname);
 
 /**
  * A `<meta name="signing-…">` the service put in this page (embedded signing, issue 21), read once
@@ -20,7 +22,7 @@ function meta(name) {
 }
 
 /** Where this tab keeps the session a one-use signing URL opened, so a reload in the same tab resumes it. */
-const SESSION_KEY = `envelope-signing:${linkToken}`;
+const SESSION_KEY = sessionKeyOf(linkToken);
 
 /**
  * Keeps the session credential for this browsing context: sessionStorage, or, where the browser
@@ -34,7 +36,7 @@ function keep(token) {
     sessionStorage.setItem(SESSION_KEY, token);
     return;
   } catch {
-    window.name = `${SESSION_KEY}=${token}`;
+    window.name = windowNameFor(SESSION_KEY, token);
   }
 }
 
@@ -45,7 +47,7 @@ function kept() {
   } catch {
     // Storage denied: the frame's name below.
   }
-  return window.name.startsWith(`${SESSION_KEY}=`) ? window.name.slice(SESSION_KEY.length + 1) : null;
+  return tokenInWindowName(window.name, SESSION_KEY);
 }
 
 /**
@@ -55,15 +57,7 @@ function kept() {
  * so reloading the page here resumes the session while a second open anywhere else gets the "link
  * used" page.
  */
-function embeddedSession() {
-  const link = /** @type {'open' | 'used' | 'expired' | 'unknown' | null} */ (meta('link'));
-  if (link === 'open') return { token: null, gone: null, unopened: true };
-  const stored = link === 'used' ? kept() : null;
-  if (stored) return { token: stored, gone: null, unopened: false };
-  return { token: null, gone: link, unopened: false };
-}
-
-const embedded = embeddedSession();
+const embedded = embeddedSessionOf(meta('link'), kept);
 
 export const state = {
   /** The token in this page's URL. */
@@ -101,14 +95,14 @@ export const state = {
 export async function openSigningUrlSession() {
   if (!embedded.unopened) return;
   const response = await fetch(location.pathname, { method: 'POST', headers: { accept: 'application/json' }, credentials: 'same-origin' });
-  const body = await response.json().catch(() => ({}));
-  if (response.ok && typeof body.sessionToken === 'string') {
-    keep(body.sessionToken);
-    state.token = body.sessionToken;
+  const opened = openedSessionOf(response.ok, await response.json().catch(() => ({})));
+  if (opened && 'sessionToken' in opened) {
+    keep(opened.sessionToken);
+    state.token = opened.sessionToken;
     return;
   }
-  if (body.link === 'used' || body.link === 'expired' || body.link === 'unknown') {
-    state.linkGone = body.link;
+  if (opened) {
+    state.linkGone = opened.gone;
     return;
   }
   throw new Error(`the signing URL could not be opened (${response.status})`);

@@ -78,7 +78,7 @@ export async function auditLogPdf(context: ServiceContext, options: { envelopeId
     const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'audit-pdf-'));
     const outputPath = path.join(directory, 'audit.pdf');
     try {
-      await renderCertificate(dependencies, data, options.locale, outputPath, envelope.teamId);
+      await renderCertificate(dependencies, { data, locale: options.locale, outputPath, team: envelope.teamId });
     } catch (error) {
       await fs.promises.rm(directory, { recursive: true, force: true });
       throw error;

@@ -316,12 +316,15 @@ export type CertificateDependencies = ArtefactDependencies;
 /** Renders and seals a certificate into `outputPath` (a PDF worker). */
 export async function renderCertificate(
   dependencies: Pick<CertificateDependencies, 'pdfWorkers' | 'seal' | 'publicUrl'>,
-  data: AuditPdfData,
-  locale: AuditPdfLocale,
-  outputPath: string,
-  /** The envelope's team: its place in the PDF workers' fair queue. */
-  team: string,
+  render: {
+    data: AuditPdfData;
+    locale: AuditPdfLocale;
+    outputPath: string;
+    /** The envelope's team: its place in the PDF workers' fair queue. */
+    team: string;
+  },
 ): Promise<void> {
+  const { data, locale, outputPath, team } = render;
   await dependencies.pdfWorkers.auditPdf({
     data,
     locale,
@@ -374,7 +377,7 @@ export async function fixCertificate(dependencies: CertificateDependencies, enve
     const data = await certificateData(tx, dependencies.auditKey, envelope, { generatedAt, current: false });
     const stored = await inTemporaryDirectory(async (directory) => {
       const outputPath = path.join(directory, 'certificate.pdf');
-      await renderCertificate(dependencies, data, locale, outputPath, envelope.team_id);
+      await renderCertificate(dependencies, { data, locale, outputPath, team: envelope.team_id });
       // Object first, row after: a row never names an object that is not stored.
       const staged = await dependencies.blobStore.stage(fs.createReadStream(outputPath));
       return staged.commit();

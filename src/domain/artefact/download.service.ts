@@ -17,6 +17,7 @@ import { auditLogPdf } from './audit-pdf.service.ts';
 import { evidencePackage } from './evidence.service.ts';
 import type { AuditPdfLocale } from '../pdf/audit-pdf-layout.ts';
 import type { ServiceContext } from '../service-context.ts';
+import type { Metrics } from '../../shared/metrics.ts';
 import { BlobMissingError, BlobStoreUnavailableError } from '../../shared/blob-store/index.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { ServerBusyError } from '../../shared/errors.ts';
@@ -253,12 +254,15 @@ export async function documentPdfOf(context: ServiceContext, located: Located, d
  * before the last document is read, and a client that goes away (the stream is destroyed) stops
  * the work before the next document.
  */
-export async function downloadEnvelopeZip(context: ServiceContext, options: { envelopeId: string }): Promise<Download> {
+export async function downloadEnvelopeZip(context: ZipContext, options: { envelopeId: string }): Promise<Download> {
   return envelopeZipOf(context, await ensureSealed(context, await locate(context, options.envelopeId)), await keyDownloader(context));
 }
 
+/** A ZIP's context: the service's, and the app's metrics where the face has them (how each ZIP ended is counted). */
+type ZipContext = ServiceContext & { metrics?: Pick<Metrics, 'zipDownloads'> };
+
 /** Every located document in one streamed ZIP, its download recorded as `actor`'s. */
-export async function envelopeZipOf(context: ServiceContext, located: Located, actor: Downloader): Promise<Download> {
+export async function envelopeZipOf(context: ZipContext, located: Located, actor: Downloader): Promise<Download> {
   const names = safeFileNames(located.documents.map((document) => document.name));
   const sealed = located.status === 'finalized';
   // Entries are opened one at a time once the answer has started, when a missing object could only
@@ -273,9 +277,9 @@ export async function envelopeZipOf(context: ServiceContext, located: Located, a
   await recordDownload(context, located, { format: 'zip', documentIds: located.documents.map((document) => document.documentId), sealed }, actor);
   // PDFs barely compress; a low level keeps the CPU for the next request.
   const archive = new ZipArchive({ zlib: { level: 1 } });
-  const feed = async () => {
+  const feed = async (): Promise<'completed' | 'client_gone'> => {
     for (const [index, document] of located.documents.entries()) {
-      if (archive.destroyed) return;
+      if (archive.destroyed) return 'client_gone';
       const source = await openSource(context, located, document);
       const written = nextEntryWritten(archive);
       // The entry's time is when the envelope was finalized (or closed): a fixed time, so the same
@@ -285,12 +289,19 @@ export async function envelopeZipOf(context: ServiceContext, located: Located, a
       if (archive.destroyed) {
         source.stream.destroy();
         await source.cleanup();
-        return;
+        return 'client_gone';
       }
     }
     await archive.finalize();
+    return 'completed';
   };
-  feed().catch((error: unknown) => archive.destroy(error instanceof Error ? error : new Error(String(error))));
+  feed().then(
+    (outcome) => context.metrics?.zipDownloads.inc({ outcome }),
+    (error: unknown) => {
+      context.metrics?.zipDownloads.inc({ outcome: 'failed' });
+      archive.destroy(error instanceof Error ? error : new Error(String(error)));
+    },
+  );
   return { fileName: `${names.length === 1 ? names[0]!.replace(/\.pdf$/, '') : 'envelope'}-${located.envelopeId}.zip`, contentType: 'application/zip', stream: archive, sealed };
 }
 

@@ -35,7 +35,9 @@ function keyDerOf(key: forge.pki.rsa.PrivateKey): Uint8Array {
   return Buffer.from(forge.asn1.toDer(forge.pki.wrapRsaPrivateKey(forge.pki.privateKeyToAsn1(key))).getBytes(), 'binary');
 }
 
-function assemble(key: forge.pki.rsa.PrivateKey, certificates: forge.pki.Certificate[], origin: string, now: Date | null, selfSigned: boolean): SealCertificate {
+/** The seal from a key and its certificates; `origin` names where they came from in an error, `now` (null: not checked) the validity check. */
+function assemble(key: forge.pki.rsa.PrivateKey, certificates: forge.pki.Certificate[], check: { origin: string; now: Date | null; selfSigned: boolean }): SealCertificate {
+  const { origin, now, selfSigned } = check;
   const signer = certificates.find((certificate) => {
     const publicKey = certificate.publicKey as forge.pki.rsa.PublicKey;
     return publicKey.n !== undefined && publicKey.n.compareTo(key.n) === 0 && publicKey.e.compareTo(key.e) === 0;
@@ -79,7 +81,7 @@ function fromP12(filePath: string, password: string, now: Date | null): SealCert
   const key = keyBags.find((bag) => bag.key !== undefined)?.key as forge.pki.rsa.PrivateKey | undefined;
   if (key === undefined || (key as { n?: unknown }).n === undefined) throw new SealCertificateError('SEAL_P12: holds no RSA private key');
   const certificates = (p12.getBags({ bagType: forge.pki.oids.certBag! })[forge.pki.oids.certBag!] ?? []).flatMap((bag) => (bag.cert ? [bag.cert] : []));
-  return assemble(key, certificates, 'SEAL_P12', now, false);
+  return assemble(key, certificates, { origin: 'SEAL_P12', now, selfSigned: false });
 }
 
 function selfSigned(dataDir: string, now: Date | null): SealCertificate {
@@ -127,7 +129,7 @@ function selfSigned(dataDir: string, now: Date | null): SealCertificate {
   } catch (error) {
     throw new SealCertificateError(`${filePath}: the generated seal certificate cannot be read (${(error as Error).message}); remove it to make a new one`);
   }
-  return assemble(key, [certificate], filePath, now, true);
+  return assemble(key, [certificate], { origin: filePath, now, selfSigned: true });
 }
 
 /**

@@ -4,7 +4,8 @@
  * envelope's audit-chain verification. Another team's envelope is not disclosed: the chain is null.
  */
 import type { Readable } from 'node:stream';
-import { verifyEnvelopeAuditChain, type ChainVerification } from '../audit/audit.service.ts';
+import type { ChainVerification } from '../audit/audit.service.ts';
+import { verifyEnvelopeAuditChain } from '../envelope/envelope-audit-chain.ts';
 import { stageUploadedFile } from '../document/document.service.ts';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { ServiceContext } from '../service-context.ts';

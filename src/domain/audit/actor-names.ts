@@ -11,8 +11,7 @@ import DataLoader from 'dataloader';
 import { sql } from 'kysely';
 import { isUuid } from '../../shared/ids.ts';
 import type { ReadDb } from '../read-model.ts';
-import { agentPersonSql } from '../recipient/agent-people.ts';
-import { teamEnvelopes } from '../envelope/team-envelope.ts';
+import { teamAgentNames } from '../recipient/agent-people.ts';
 import type { ServiceContext } from '../service-context.ts';
 
 export type ActorReference = { type: 'api_key' | 'agent' | 'system'; id: string | null };
@@ -36,19 +35,8 @@ async function nameAll(reader: ReadDb, teamId: string, keys: readonly string[]):
     .select((eb) => [eb.val('api_key').as('type'), 'k.id', sql<string | null>`coalesce(k.label, k.prefix)`.as('name')])
     .where('k.team_id', '=', teamId)
     .where('k.id', '=', (eb) => eb.fn.any(eb.val(keyIds)))
-    .unionAll(
-      // The team's envelopes through their gate, then their recipients' agents.
-      teamEnvelopes(reader, teamId)
-        .innerJoin('recipient as r', 'r.envelope_id', 'e.id')
-        .innerJoin('agent as a', 'a.recipient_id', 'r.id')
-        .select((inner) => [
-          inner.val('agent').as('type'),
-          'a.id',
-          // A group agent's events name its first person (the snapshot taken at sending).
-          sql<string | null>`${agentPersonSql('a', 0)} ->> 'name'`.as('name'),
-        ])
-        .where('a.id', '=', (inner) => inner.fn.any(inner.val(agentIds))),
-    )
+    // The team's agents, through the envelope gate (recipient/agent-people.ts).
+    .unionAll(teamAgentNames(reader, teamId, agentIds))
     .execute();
   const names = new Map(rows.map((row) => [`${row.type}:${row.id}`, (row.name as string | null) ?? null]));
   return keys.map((key) => names.get(key) ?? null);

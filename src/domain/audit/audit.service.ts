@@ -6,11 +6,8 @@ import { AuditEvent, type AuditActorType } from './audit-event.entity.ts';
 import type { ExpressionBuilder } from 'kysely';
 import { isUuid, newId } from '../../shared/ids.ts';
 import { enqueueWebhookDeliveries } from '../webhook/webhook-fanout.ts';
-import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
-import type { ServiceContext } from '../service-context.ts';
 import { HEAD_AND_NOTIFY_SQL, headAndNotifyParameters, revisionOfEvent, stashUntilCommit, statusAfter } from '../live/envelope-event.ts';
-import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
 import { agentPersonSqlText } from '../recipient/agent-people.ts';
 
 export const GENESIS_HASH = '0'.repeat(64);
@@ -180,7 +177,8 @@ export function checkAuditChain(auditKey: Buffer, events: ChainLink[]): ChainVer
 }
 
 /** Every hashed column of an audit event, as plain data (timestamps as `toISOString()` text). */
-function chainColumns(eb: ExpressionBuilder<ReadDatabase & { a: ReadDatabase['audit_event'] }, 'a'>) {
+/** The columns a chain check reads of an event aliased `a` (here, and for an envelope's chain read through its gate). */
+export function chainColumns(eb: ExpressionBuilder<ReadDatabase & { a: ReadDatabase['audit_event'] }, 'a'>) {
   return [
     'a.stream_id as streamId',
     'a.envelope_id as envelopeId',
@@ -211,22 +209,4 @@ export async function verifyAuditChain(em: EntityManager, auditKey: Buffer, stre
 
 export async function listAuditEvents(em: EntityManager, streamId: string): Promise<AuditEvent[]> {
   return em.find(AuditEvent, { streamId }, { orderBy: { seq: 'asc' } });
-}
-
-/**
- * Verifies an envelope's audit chain for its own team (unknown and foreign ids: Envelope.NotFound).
- * One statement: the team's envelope, left-joined to its events, so the tenant check and the chain
- * are read together and an envelope without events still answers.
- */
-export async function verifyEnvelopeAuditChain(context: ServiceContext, options: { envelopeId: string }): Promise<ChainVerification> {
-  const caller = await context.caller();
-  const rows = await teamEnvelopes(context.reader, caller.teamId)
-    .leftJoin('audit_event as a', 'a.stream_id', 'e.id')
-    .select((eb) => chainColumns(eb as unknown as ExpressionBuilder<ReadDatabase & { a: ReadDatabase['audit_event'] }, 'a'>))
-    .where('e.id', '=', wellFormedEnvelopeId(options.envelopeId))
-    .orderBy('a.seq')
-    .execute();
-  if (rows.length === 0) throw new EnvelopeNotFoundError(options.envelopeId);
-  const events = (rows as (ChainLink | { seq: null })[]).filter((row): row is ChainLink => row.seq !== null);
-  return checkAuditChain(context.auditKey, events);
 }

@@ -9,7 +9,7 @@ import { OUTBOX_TOPICS, type BulkSendStepPayload } from '../outbox/topics.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { sendDraft } from '../signing/send.service.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
-import { copyTemplate, jumpstartInput } from '../template/jumpstart.service.ts';
+import { copyTemplate, jumpstartInput } from '../jumpstart/jumpstart.service.ts';
 import { recordCompletion, type StoredRow } from './bulk-send.service.ts';
 
 /*
@@ -71,28 +71,36 @@ function jobContext(settings: BulkSendJobSettings, em: EntityManager, bulkSendId
   return { em, clock: settings.clock, auditKey: settings.auditKey, publicUrl: settings.publicUrl, metadata: { requestId: `bulk-send:${bulkSendId}`, ip: null, userAgent: null } };
 }
 
-/** Marks a row failed (guarded on the status it was seen in) and counts it. */
-async function failRow(em: EntityManager, row: RowRecord, from: 'pending' | 'created', error: DomainError, now: Date, bulkSendId: string): Promise<void> {
+/** One row's step of a bulk send: the job's settings, the row's own entity manager, the request, its caller, the row. */
+type RowStep = { settings: BulkSendJobSettings; em: EntityManager; bulkSend: BulkSendRecord; caller: TeamCaller; row: RowRecord };
+
+/** Marks a row failed (guarded on the status it was seen in, `from`) and counts it. */
+async function failRow({ em, row, bulkSend }: RowStep, failure: { from: 'pending' | 'created'; error: DomainError; now: Date }): Promise<void> {
+  const { from, error, now } = failure;
   await em.transactional(async (tx) => {
     const changed = await tx.execute<{ id: string }[]>(
       `update bulk_send_row set status = 'failed', error = ?::jsonb, processed_at = ? where id = ? and status = ? returning id`,
       [JSON.stringify(errorOf(error)), now, row.id, from],
     );
-    if (changed.length === 1) await tx.execute(`update bulk_send set failed_count = failed_count + 1, updated_at = ? where id = ?`, [now, bulkSendId]);
+    if (changed.length === 1) await tx.execute(`update bulk_send set failed_count = failed_count + 1, updated_at = ? where id = ?`, [now, bulkSend.id]);
   });
 }
 
 /** Step 1 of a row: its draft envelope, made and recorded in one transaction. Answers the envelope id, or null when the row is not to be made (cancelled meanwhile, or failed). */
-async function createRow(settings: BulkSendJobSettings, em: EntityManager, bulkSend: BulkSendRecord, caller: TeamCaller, row: RowRecord): Promise<string | null> {
+async function createRow(step: RowStep): Promise<string | null> {
+  const { settings, em, bulkSend, caller, row } = step;
   const now = settings.clock.now();
   try {
     return await em.transactional(async (tx) => {
       const [current] = await tx.execute<{ status: string }[]>(`select status from bulk_send_row where id = ? for update`, [row.id]);
       if (current?.status !== 'pending') return null;
       const input = jumpstartInput.parse({ name: row.input.name, context: row.input.context, recipients: row.input.recipients });
-      const envelopeId = await copyTemplate(jobContext(settings, tx, bulkSend.id), tx, caller, bulkSend.template_id, input, {
-        values: row.input.values,
-        auditDetails: { bulkSendId: bulkSend.id, bulkSendRow: row.position },
+      const envelopeId = await copyTemplate(jobContext(settings, tx, bulkSend.id), {
+        em: tx,
+        caller,
+        templateId: bulkSend.template_id,
+        input,
+        extras: { values: row.input.values, auditDetails: { bulkSendId: bulkSend.id, bulkSendRow: row.position } },
       });
       const claimed = await tx.execute<{ id: string }[]>(
         `update bulk_send_row set status = 'created', envelope_id = ?, processed_at = ? where id = ? and status = 'pending' returning id`,
@@ -104,13 +112,14 @@ async function createRow(settings: BulkSendJobSettings, em: EntityManager, bulkS
     });
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
-    await failRow(em, row, 'pending', error, now, bulkSend.id);
+    await failRow(step, { from: 'pending', error, now });
     return null;
   }
 }
 
 /** Step 2 of a row: `created → sent` in the send's own transaction, under the envelope's row lock. */
-async function sendRow(settings: BulkSendJobSettings, em: EntityManager, bulkSend: BulkSendRecord, caller: TeamCaller, row: RowRecord, envelopeId: string): Promise<void> {
+async function sendRow(step: RowStep, envelopeId: string): Promise<void> {
+  const { settings, em, bulkSend, caller, row } = step;
   const context = jobContext(settings, em, bulkSend.id);
   try {
     await inEnvelopeTransaction(context, caller.teamId, envelopeId, async (tx) => {
@@ -123,7 +132,7 @@ async function sendRow(settings: BulkSendJobSettings, em: EntityManager, bulkSen
     });
   } catch (error) {
     if (!(error instanceof DomainError) || error.name === 'Envelope.Busy') throw error;
-    await failRow(em, row, 'created', error, settings.clock.now(), bulkSend.id);
+    await failRow(step, { from: 'created', error, now: settings.clock.now() });
   }
 }
 
@@ -172,8 +181,9 @@ export function bulkSendStepHandler(settings: BulkSendJobSettings): OutboxHandle
           return;
         }
         const rowEm = em.fork();
-        const envelopeId = row.status === 'pending' ? await createRow(settings, rowEm, bulkSend, caller, row) : row.envelope_id;
-        if (envelopeId !== null) await sendRow(settings, rowEm, bulkSend, caller, row, envelopeId);
+        const step: RowStep = { settings, em: rowEm, bulkSend, caller, row };
+        const envelopeId = row.status === 'pending' ? await createRow(step) : row.envelope_id;
+        if (envelopeId !== null) await sendRow(step, envelopeId);
         handled += 1;
       }
     };

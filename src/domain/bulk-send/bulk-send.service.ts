@@ -14,7 +14,7 @@ import { agentsSchema, resolveAgentInputs } from '../recipient/agent-input.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
 import { isStorableText, issuesFromZod, parseInput } from '../validation.ts';
-import { loadTemplateContent, matchEntries, readinessIssues, type JumpstartEntry, type TemplateContent } from '../template/jumpstart.service.ts';
+import { loadTemplateContent, matchEntries, readinessIssues, type JumpstartEntry, type TemplateContent } from '../jumpstart/jumpstart.service.ts';
 import { TemplateNotReadyError } from '../template/template.errors.ts';
 import { findVisibleTemplate } from '../template/team-template.ts';
 import { BulkSend } from './bulk-send.entity.ts';
@@ -372,7 +372,13 @@ function settingsOf(source: BulkSendSource): BulkSendSettings {
   return { name: fields.name, skipInvalidRows: fields.skipInvalidRows === 'true' };
 }
 
-async function recordBulkSend(context: Pick<ServiceContext, 'clock' | 'auditKey' | 'metadata'>, em: EntityManager, caller: TeamCaller, templateId: string, source: BulkSendSource, settings: BulkSendSettings): Promise<string> {
+async function recordBulkSend(
+  context: Pick<ServiceContext, 'clock' | 'auditKey' | 'metadata'>,
+  scope: { em: EntityManager; caller: TeamCaller },
+  request: { templateId: string; source: BulkSendSource; settings: BulkSendSettings },
+): Promise<string> {
+  const { em, caller } = scope;
+  const { templateId, source, settings } = request;
   // Share lock: the template stays as checked until the rows are recorded (each row's copy reads it again).
   const template = await findVisibleTemplate(em, caller, templateId, { lock: 'share' });
   const content = await loadTemplateContent(em, template);
@@ -478,7 +484,7 @@ export async function createBulkSend(context: ServiceContext, options: { templat
       em,
       { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createBulkSend', templateId: options.templateId.toLowerCase(), input } },
       {
-        perform: () => recordBulkSend(context, em, caller, options.templateId, options.source, settings),
+        perform: () => recordBulkSend(context, { em, caller }, { templateId: options.templateId, source: options.source, settings }),
         answer: async (bulkSendId) => ({ bulkSendId }),
       },
     ),

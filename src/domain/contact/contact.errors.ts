@@ -1,4 +1,8 @@
 import { DomainError } from '../../shared/errors.ts';
+import type { ReferenceUsage } from '../person/references.ts';
+
+// Where a contact, group or user is still named: person/references.ts (team-user.errors.ts uses it too).
+export type { ReferenceUsage };
 
 /**
  * `Contact.NotFound` (404): no contact with this id exists for your team. Unknown, malformed and
@@ -27,9 +31,6 @@ export class ContactGroupMemberNotFoundError extends DomainError {
     super('ContactGroup.MemberNotFound', 'This contact is not a member of this contact group.', { groupId, contactId });
   }
 }
-
-/** Where a contact, group or user is still named: draft envelopes (by id) and templates (by id). */
-export type ReferenceUsage = { envelopeIds: string[]; templateIds: string[] };
 
 /**
  * `Contact.InUse` (409): deleting a contact that an agent of a draft envelope or a template

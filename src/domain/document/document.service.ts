@@ -165,7 +165,9 @@ export function parseDocumentFields(upload: StagedDocument, fields: unknown): { 
  * envelope or a template. `existing` is how many documents the owner has: the default order puts
  * the new one after them.
  */
-async function storeDocument(change: OwnerChange, upload: StagedDocument, stored: StoredBlob, fields: ReturnType<typeof parseDocumentFields>, existing: number): Promise<Document> {
+/** The document's row for an inspected, stored upload; `existing` documents of the owner place it last unless `fields.order` says. */
+async function storeDocument(change: OwnerChange, upload: StagedDocument, stored: StoredBlob, given: { fields: ReturnType<typeof parseDocumentFields>; existing: number }): Promise<Document> {
+  const { fields, existing } = given;
   const { em } = change;
   const document = em.create(Document, {
     ...ownerColumns(change.scope),
@@ -216,7 +218,7 @@ export async function addDocument(
         await ensureNothingSigned(change);
         const existing = await change.em.count(Document, change.scope);
         ensureCapacity(owner.capacity.owner, 'documents', owner.capacity.documents, existing, 1);
-        const document = await storeDocument(change, upload, stored, fields, existing);
+        const document = await storeDocument(change, upload, stored, { fields, existing });
         await owner.audit(context, change, 'document.added', {
           documentId: document.id,
           name: document.name,

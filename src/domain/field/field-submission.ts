@@ -1,4 +1,4 @@
-import type { AgentInfo } from '../recipient/agent.entity.ts';
+import type { AgentInfo } from '../person/person.ts';
 import type { Field } from './field.entity.ts';
 import { resolveFields, type VisibleWhen } from './field-rules.js';
 

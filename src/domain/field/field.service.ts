@@ -462,9 +462,9 @@ export async function addFieldsToOwner(
   context: ServiceContext,
   change: OwnerChange,
   owner: ContentOwner,
-  shaped: ReturnType<typeof parseEachField>,
-  details: Record<string, unknown>,
+  adding: { shaped: ReturnType<typeof parseEachField>; details: Record<string, unknown> },
 ): Promise<{ field: Field; recipientId: string }[]> {
+  const { shaped, details } = adding;
   const { em } = change;
   const { capacity } = owner;
   const { checked: batch, identifiers } = await checkFieldBatch(shaped, await loadTargets(change, owner));
@@ -514,7 +514,7 @@ export async function createFields(context: ServiceContext, options: { owner: Ow
     context,
     { ownerId: options.owner.id, idempotencyKey: options.idempotencyKey, creation: 'createFields', request: { input: options.input } },
     async (change) => {
-      const created = await addFieldsToOwner(context, change, owner, shaped, {});
+      const created = await addFieldsToOwner(context, change, owner, { shaped, details: {} });
       // One idempotency record covers the whole batch: remember the ids as one list.
       return created.map(({ field }) => field.id).join(',');
     },
@@ -620,7 +620,8 @@ export async function ensureFieldsNotNamed(change: OwnerChange, ownerKind: Owner
  * a field of a recipient who no longer signs earlier (issue 32): `Request.Invalid` at `path`, each
  * broken field named. Runs in the recipient's change, before it is written.
  */
-export async function ensureRecipientOrderKeepsConditions(change: OwnerChange, ownerKind: OwnerKind, recipientId: string, order: number, path: string): Promise<void> {
+export async function ensureRecipientOrderKeepsConditions(change: OwnerChange, ownerKind: OwnerKind, move: { recipientId: string; order: number; path: string }): Promise<void> {
+  const { recipientId, order, path } = move;
   const fields = (await ownerRuleFields(change)).map((field) => (field.recipientId === recipientId ? { ...field, recipientOrder: order } : field));
   const problems = fieldReferenceProblems(fields, ownerKind, new Set()).filter((problem) => problem.message.includes('does not sign before'));
   if (problems.length === 0) return;

@@ -404,12 +404,15 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
     if (!current) throw new DocumentNotFoundError(document.id, owner.kind);
     if (current.contentSha256 !== document.contentSha256) throw new ConcurrentModificationError();
     await ensureNothingSigned(change);
-    const created = await addFieldsToOwner(context, change, owner, shapeFields(candidates.map((candidate) => candidate.input)), {
-      documentId: document.id,
-      placedFrom: from,
-      unmatched: unmatched.length,
-      ...(replaced ? { documentSha256: { before: document.contentSha256, after: replaced.sha256 } } : {}),
-      ...(hideTags ? { tagsHidden: placedTags.length - notHidden.length } : {}),
+    const created = await addFieldsToOwner(context, change, owner, {
+      shaped: shapeFields(candidates.map((candidate) => candidate.input)),
+      details: {
+        documentId: document.id,
+        placedFrom: from,
+        unmatched: unmatched.length,
+        ...(replaced ? { documentSha256: { before: document.contentSha256, after: replaced.sha256 } } : {}),
+        ...(hideTags ? { tagsHidden: placedTags.length - notHidden.length } : {}),
+      },
     });
     if (replaced) {
       current.contentSha256 = replaced.sha256;

@@ -90,11 +90,9 @@ async function phoneCapRefusal(options: MailHandlerOptions, message: OutboxClaim
 async function deliver(
   options: MailHandlerOptions,
   message: OutboxMessageClaim,
-  kind: MailKind,
-  values: Omit<MailValues, 'name' | 'brand'>,
-  team: { em: EntityManager; teamId: string },
-  attachments: MailAttachment[] = [],
+  mail: { kind: MailKind; values: Omit<MailValues, 'name' | 'brand'>; team: { em: EntityManager; teamId: string }; attachments?: MailAttachment[] },
 ): Promise<Delivery> {
+  const { kind, values, team, attachments = [] } = mail;
   const person = message.payload.to as Person | undefined;
   const locale = mailLocale(person?.locale);
   const messageId = mailMessageId(message.id, options.publicUrl);
@@ -229,13 +227,11 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
         });
       };
     }
-    const { channel, messageId } = await deliver(
-      options,
-      message,
+    const { channel, messageId } = await deliver(options, message, {
       kind,
-      { envelopeName: envelope.name, link, expiresAt: payload.expiresAt ?? null, from: payload.from ?? null },
-      { em, teamId: envelope.teamId },
-    );
+      values: { envelopeName: envelope.name, link, expiresAt: payload.expiresAt ?? null, from: payload.from ?? null },
+      team: { em, teamId: envelope.teamId },
+    });
     return acknowledgeDelivery(options, {
       teamId: envelope.teamId,
       envelopeId,
@@ -287,13 +283,11 @@ export function noticeMailHandler(options: MailHandlerOptions): OutboxHandler<ty
     const envelopeId = payload.envelopeId;
     const envelope = await envelopeOf(em, envelopeId);
     const kind = messageKind(message);
-    const { channel, messageId } = await deliver(
-      options,
-      message,
+    const { channel, messageId } = await deliver(options, message, {
       kind,
-      { envelopeName: envelope.name, reason: 'reason' in payload ? payload.reason : null, handedTo: 'handedTo' in payload ? payload.handedTo : null },
-      { em, teamId: envelope.teamId },
-    );
+      values: { envelopeName: envelope.name, reason: 'reason' in payload ? payload.reason : null, handedTo: 'handedTo' in payload ? payload.handedTo : null },
+      team: { em, teamId: envelope.teamId },
+    });
     return acknowledgeDelivery(options, {
       teamId: envelope.teamId,
       envelopeId,
@@ -322,7 +316,12 @@ export function completedNoticeMailHandler(options: MailHandlerOptions): OutboxH
       const attachments = sealed.attachments;
       // This person's own link to the sealed copy (the signing link died at the closing).
       const link = finalCopyLinkMaker(options.auditKey, options.publicUrl)({ envelopeId, recipientId: payload.recipientId, agentId: payload.agentId }, now);
-      const { channel, messageId } = await deliver(options, message, 'completed', { envelopeName: envelope.name, link: link.url, expiresAt: link.expiresAt.toISOString() }, { em, teamId: envelope.teamId }, attachments);
+      const { channel, messageId } = await deliver(options, message, {
+        kind: 'completed',
+        values: { envelopeName: envelope.name, link: link.url, expiresAt: link.expiresAt.toISOString() },
+        team: { em, teamId: envelope.teamId },
+        attachments,
+      });
       return acknowledgeDelivery(options, {
         teamId: envelope.teamId,
         envelopeId,

@@ -172,17 +172,25 @@ export function boxMatrix(box: VisibleBox, view: { x: number; y: number; height:
   }
 }
 
-function within(page: PDFPage, box: VisibleBox, view: { x: number; y: number; width: number; height: number }, draw: () => void): void {
-  page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, view)));
+type View = { x: number; y: number; width: number; height: number };
+
+/** Draws in a view's own coordinates (origin at its lower left), clipped to it. */
+function within(page: PDFPage, box: VisibleBox, view: View, draw: () => void): void {
+  enterView(page, box, view);
   page.pushOperators(rectangle(0, 0, view.width, view.height), clip(), endPath());
   draw();
   page.pushOperators(popGraphicsState());
 }
 
+function enterView(page: PDFPage, box: VisibleBox, view: View): void {
+  page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, view)));
+}
+
 const ink = rgb(0, 0, 0.35);
 
 /** A typed signature or initials: one line as large as the box allows up to `maxSize`, scaled down to the box's width like a drawn one. */
-function drawTypedSignature(page: PDFPage, text: string, embedded: EmbeddedFamily, width: number, height: number, maxSize: number) {
+function drawTypedSignature(page: PDFPage, text: string, embedded: EmbeddedFamily, area: { width: number; height: number; maxSize: number }) {
+  const { width, height, maxSize } = area;
   const padding = Math.min(2, width / 10, height / 10);
   const innerWidth = Math.max(1, width - 2 * padding);
   let size = Math.max(4, Math.min(maxSize, height * 0.7));
@@ -205,7 +213,8 @@ export type FittedText = { size: number; lines: string[]; firstBaseline: number;
  * `Request.Invalid` for a sender's value, by `textFitsBox`: the same layout); should one reach
  * the renderer all the same (stored before that rule), the box's clip keeps it inside its box.
  */
-function layoutFittedText(text: string, measured: MeasuredFamily, width: number, height: number): FittedText {
+function layoutFittedText(text: string, measured: MeasuredFamily, area: { width: number; height: number }): FittedText {
+  const { width, height } = area;
   const padding = Math.min(2, width / 10, height / 10);
   const innerWidth = Math.max(1, width - 2 * padding);
   const innerHeight = Math.max(1, height - 2 * padding);
@@ -231,8 +240,9 @@ function fitsHeight(lines: number, size: number, height: number): boolean {
   return lines * size * 1.2 <= height + 0.01;
 }
 
-function drawFittedText(page: PDFPage, text: string, embedded: EmbeddedFamily, width: number, height: number) {
-  const layout = layoutFittedText(text, embedded, width, height);
+function drawFittedText(page: PDFPage, text: string, embedded: EmbeddedFamily, area: { width: number; height: number }) {
+  const { width, height } = area;
+  const layout = layoutFittedText(text, embedded, area);
   let y = layout.firstBaseline;
   for (const line of layout.lines) {
     drawLine(page, line, embedded, { x: Math.min(2, width / 10, height / 10), y, size: layout.size });
@@ -246,7 +256,7 @@ function drawFittedText(page: PDFPage, text: string, embedded: EmbeddedFamily, w
  * drawn outside its box or cut. Reads the fonts in this thread on first use.
  */
 export function textFitsBox(text: string, width: number, height: number): boolean {
-  return layoutFittedText(text, { family: fontFamilies().sans }, width, height).fits;
+  return layoutFittedText(text, { family: fontFamilies().sans }, { width, height }).fits;
 }
 
 function drawCheck(page: PDFPage, x: number, y: number, side: number) {
@@ -261,7 +271,8 @@ function drawRadioMark(page: PDFPage, width: number, height: number) {
 }
 
 /** A mark and a label: the chosen option of a radio or binary choice. */
-function drawChoice(page: PDFPage, label: string, embedded: EmbeddedFamily, width: number, height: number, mark: 'dot' | 'check') {
+function drawChoice(page: PDFPage, label: string, embedded: EmbeddedFamily, area: { width: number; height: number; mark: 'dot' | 'check' }) {
+  const { width, height, mark } = area;
   const side = Math.min(height, 12);
   const markY = (height - side) / 2;
   if (mark === 'dot') page.drawCircle({ x: side / 2, y: markY + side / 2, size: side * 0.3, color: ink });
@@ -273,18 +284,20 @@ function drawChoice(page: PDFPage, label: string, embedded: EmbeddedFamily, widt
   drawLine(page, label, embedded, { x: side * 1.3, y: (height - fitted * 0.72) / 2, size: fitted });
 }
 
-async function drawImage(pdf: PDFDocument, images: Map<string, Promise<PDFImage>>, page: PDFPage, dataUrl: string, width: number, height: number) {
+/** A PNG (a data URL) scaled to fit a box of `width` × `height`, centred; `images` embeds each once per document. */
+async function drawImage(pdf: PDFDocument, images: Map<string, Promise<PDFImage>>, page: PDFPage, image: { dataUrl: string; width: number; height: number }) {
+  const { dataUrl, width, height } = image;
   // A signature placed at several views is embedded once.
   let embedded = images.get(dataUrl);
   if (embedded === undefined) {
     embedded = pdf.embedPng(Buffer.from(dataUrl.slice(dataUrl.indexOf(',') + 1), 'base64'));
     images.set(dataUrl, embedded);
   }
-  const image = await embedded;
-  const scale = Math.min(width / image.width, height / image.height);
-  const drawnWidth = image.width * scale;
-  const drawnHeight = image.height * scale;
-  page.drawImage(image, { x: (width - drawnWidth) / 2, y: (height - drawnHeight) / 2, width: drawnWidth, height: drawnHeight });
+  const png = await embedded;
+  const scale = Math.min(width / png.width, height / png.height);
+  const drawnWidth = png.width * scale;
+  const drawnHeight = png.height * scale;
+  page.drawImage(png, { x: (width - drawnWidth) / 2, y: (height - drawnHeight) / 2, width: drawnWidth, height: drawnHeight });
 }
 
 type Point = { x: number; y: number; p: number };
@@ -328,7 +341,8 @@ function captionSize(height: number): number {
 }
 
 /** The caption's two lines (signer, time), each shrunk to the box's width. */
-function drawCaption(page: PDFPage, caption: { signer: string; at: string }, embedded: EmbeddedFamily, width: number, size: number) {
+function drawCaption(page: PDFPage, caption: { signer: string; at: string }, embedded: EmbeddedFamily, band: { width: number; size: number }) {
+  const { width, size } = band;
   const padding = Math.min(2, width / 10);
   const innerWidth = Math.max(1, width - 2 * padding);
   const lines = [caption.signer, caption.at];
@@ -405,7 +419,7 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
         case 'text': {
           // Sized to its box like the types below; a value that could not fit was refused before (Signing.ValueDoesNotFit).
           const text = String(value.text ?? '');
-          if (text !== '') within(page, box, view, () => drawFittedText(page, text, sans, width, height));
+          if (text !== '') within(page, box, view, () => drawFittedText(page, text, sans, { width, height }));
           break;
         }
         case 'checkbox': {
@@ -424,12 +438,12 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
             if (options[viewIndex]?.value === value.selected) within(page, box, view, () => drawRadioMark(page, width, height));
             break;
           }
-          within(page, box, view, () => drawChoice(page, label, sans, width, height, 'dot'));
+          within(page, box, view, () => drawChoice(page, label, sans, { width, height, mark: 'dot' }));
           break;
         }
         case 'binary_choice': {
           const label = String(value.choice === 'accept' ? field.config.acceptLabel : field.config.declineLabel);
-          within(page, box, view, () => drawChoice(page, label, sans, width, height, 'check'));
+          within(page, box, view, () => drawChoice(page, label, sans, { width, height, mark: 'check' }));
           break;
         }
         case 'date_signed':
@@ -439,17 +453,17 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
         case 'number':
         case 'dropdown':
         case 'formula':
-          if (field.text !== undefined && field.text !== '') within(page, box, view, () => drawFittedText(page, field.text!, sans, width, height));
+          if (field.text !== undefined && field.text !== '') within(page, box, view, () => drawFittedText(page, field.text!, sans, { width, height }));
           break;
         case 'initials':
           // Like a signature, without its caption: initials sit in small boxes, often on every page.
           if (value.kind === 'typed') {
             const family = value.font === 'cursive' ? (script ??= await embed(loaded.script)) : sans;
-            within(page, box, view, () => drawTypedSignature(page, String(value.text ?? ''), family, width, height, 36));
+            within(page, box, view, () => drawTypedSignature(page, String(value.text ?? ''), family, { width, height, maxSize: 36 }));
           } else if (typeof value.image === 'string') {
             const image = value.image;
             page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, view)), rectangle(0, 0, width, height), clip(), endPath());
-            await drawImage(pdf, images, page, image, width, height);
+            await drawImage(pdf, images, page, { dataUrl: image, width, height });
             page.pushOperators(popGraphicsState());
           }
           break;
@@ -466,14 +480,14 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
           } else if (value.kind === 'typed') {
             const family = value.font === 'cursive' ? (script ??= await embed(loaded.script)) : sans;
             // A typed signature fills its box as a handwritten one would (up to 36 pt).
-            within(page, box, area, () => drawTypedSignature(page, String(value.text ?? ''), family, width, area.height, 36));
+            within(page, box, area, () => drawTypedSignature(page, String(value.text ?? ''), family, { width, height: area.height, maxSize: 36 }));
           } else if (typeof value.image === 'string') {
             const image = value.image;
             page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...boxMatrix(box, area)), rectangle(0, 0, width, area.height), clip(), endPath());
-            await drawImage(pdf, images, page, image, width, area.height);
+            await drawImage(pdf, images, page, { dataUrl: image, width, height: area.height });
             page.pushOperators(popGraphicsState());
           }
-          if (caption) within(page, box, { x: view.x, y: view.y + height - band, width, height: band }, () => drawCaption(page, caption, sans, width, size));
+          if (caption) within(page, box, { x: view.x, y: view.y + height - band, width, height: band }, () => drawCaption(page, caption, sans, { width, size }));
           break;
         }
       }

@@ -171,7 +171,8 @@ export async function sealPdf(pdf: PDFDocument, material: SealMaterial, info: Se
  * `changed` and those numbered above `since` (what drawing changed and added), and the signature's
  * own, appended to `file`, which stays as it was. The signature covers the whole result.
  */
-export async function sealAsUpdate(file: Buffer, pdf: PDFDocument, update: { changed: PDFRef[]; since: number }, material: SealMaterial, info: SealInfo): Promise<Buffer> {
+export async function sealAsUpdate(file: Buffer, pdf: PDFDocument, update: { changed: PDFRef[]; since: number }, seal: { material: SealMaterial; info: SealInfo }): Promise<Buffer> {
+  const { material, info } = seal;
   const placed = addPlaceholder(pdf, material, info);
   await pdf.flush();
   return sign(appendUpdate(file, pdf, [...update.changed, ...placed, ...objectsAddedSince(pdf, update.since)]), material, info);

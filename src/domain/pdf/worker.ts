@@ -55,7 +55,7 @@ async function renderTask(task: RenderTask): Promise<Buffer | Uint8Array> {
     return task.seal === undefined ? pdf.save({ updateFieldAppearances: false, objectsPerTick: Infinity }) : sealPdf(pdf, task.seal.material, task.seal.info);
   }
   const changed = objectsChangedOnPages(pdf, pages);
-  if (task.seal !== undefined) return sealAsUpdate(bytes, pdf, { changed, since }, task.seal.material, task.seal.info);
+  if (task.seal !== undefined) return sealAsUpdate(bytes, pdf, { changed, since }, task.seal);
   await pdf.flush();
   return appendUpdate(bytes, pdf, [...changed, ...objectsAddedSince(pdf, since)]);
 }

@@ -6,7 +6,7 @@ import { auditChange, createIdempotently, type ChangeScope } from '../change.ts'
 import type { FieldType } from '../field/field.entity.ts';
 import { parseFieldValue } from '../field/field-values.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { loadTemplateContent, readinessIssues, type TemplateContent } from '../template/jumpstart.service.ts';
+import { loadTemplateContent, readinessIssues, type TemplateContent } from '../jumpstart/jumpstart.service.ts';
 import { TemplateNotReadyError } from '../template/template.errors.ts';
 import { findVisibleTemplate } from '../template/team-template.ts';
 import { SIGNING_TYPES } from '../signing/workflow.ts';

@@ -22,7 +22,7 @@ import {
   SigningOtpInvalidError,
   SigningOtpRateLimitedError,
 } from '../signing/signing.errors.ts';
-import { copyTemplate, jumpstartInput } from '../template/jumpstart.service.ts';
+import { copyTemplate, jumpstartInput } from '../jumpstart/jumpstart.service.ts';
 import { PublicLinkExhaustedError, PublicLinkExpiredError, PublicLinkUnavailableError, PublicLinkVisitNotFoundError } from './public-link.errors.ts';
 
 /*
@@ -245,7 +245,7 @@ async function useLink(context: ServiceContext, options: { slug: string; visitor
     const input = parseInput(jumpstartInput, {
       recipients: [{ identifier: link.role, agents: [{ info: { name: visitor.name, email: visitor.email, phone: visitor.phone, locale: visitor.locale } }] }],
     });
-    const envelopeId = await copyTemplate(context, em, caller, link.template_id, input, { values: link.prefill, auditDetails: { publicLinkId: link.id } });
+    const envelopeId = await copyTemplate(context, { em, caller, templateId: link.template_id, input, extras: { values: link.prefill, auditDetails: { publicLinkId: link.id } } });
     await em.execute('update envelope set public_link_id = ? where id = ?', [link.id, envelopeId]);
     const [person] = await em.execute<{ recipient_id: string; agent_id: string }[]>(
       'select r.id as recipient_id, a.id as agent_id from recipient r join agent a on a.recipient_id = r.id where r.envelope_id = ? and r.identifier = ? order by a.position limit 1',

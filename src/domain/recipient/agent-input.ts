@@ -7,31 +7,13 @@ import { ContactGroup } from '../contact/contact-group.entity.ts';
 import { ContactGroupNotFoundError, ContactNotFoundError } from '../contact/contact.errors.ts';
 import { TeamUser } from '../team/team-user.entity.ts';
 import { UserNotFoundError } from '../team/team-user.errors.ts';
-import { readableName } from '../validation.ts';
-import { locales, phoneContactMethods, type AgentInfo, type AgentKind } from './agent.entity.ts';
+import { personKeys, phoneMethodNeedsPhone, type AgentInfo } from '../person/person.ts';
+import type { AgentKind } from './agent.entity.ts';
 
 export const MAX_AGENTS_PER_RECIPIENT = 50;
 
-/** E.164: a plus sign, a country code that does not start with 0, at most 15 digits in all. */
-export const e164Phone = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 phone number such as +905551234567');
-
-const personKeys = {
-  // A name of only spaces would reach invitations as no name at all; the signer reads it too.
-  name: readableName(1, 200),
-  email: z.email('must be an email address').max(320).nullish(),
-  phone: e164Phone.nullish(),
-  locale: z.enum(locales, { error: `must be one of ${locales.join(', ')}` }).nullish(),
-  phoneContactMethod: z.enum(phoneContactMethods, { error: `must be one of ${phoneContactMethods.join(', ')}` }).nullish(),
-};
-
-function phoneMethodNeedsPhone(info: { phone?: string | null; phoneContactMethod?: string | null }, check: z.RefinementCtx) {
-  if (info.phoneContactMethod && !info.phone) {
-    check.addIssue({ code: 'custom', path: ['phoneContactMethod'], message: 'needs a phone number' });
-  }
-}
-
-/** A person: a contact, a delegation's new person, an agent's inline info (which may add `embedded`). */
-export const agentInfoSchema = z.strictObject(personKeys).superRefine(phoneMethodNeedsPhone);
+// The person's schema lives in person/; re-exported here for the agent's callers.
+export { agentInfoSchema, e164Phone } from '../person/person.ts';
 
 /**
  * An agent's inline person (envelopes, template roles, jumpstart): a person, and `embedded: true`
@@ -82,10 +64,14 @@ export async function resolveAgentInputs(
   em: EntityManager,
   teamId: string,
   agents: AgentInput[],
-  pathPrefix: string,
-  /** Where an agent's reference sits in the request, for the error's `context.path`. */
-  pathOf: (index: number, key: 'contactId' | 'groupId' | 'userId') => string = (index, key) => `${pathPrefix}[${index}].${key}`,
+  /**
+   * Where an agent's reference sits in the request, for the error's `context.path`: the list's
+   * path (`recipients[0].agents` gives `recipients[0].agents[1].contactId`), or a function of the
+   * agent's index and key.
+   */
+  path: string | ((index: number, key: 'contactId' | 'groupId' | 'userId') => string),
 ): Promise<ResolvedAgent[]> {
+  const pathOf = typeof path === 'string' ? (index: number, key: string) => `${path}[${index}].${key}` : path;
   const resolved: ResolvedAgent[] = [];
   for (const [index, agent] of agents.entries()) {
     if (agent.info) {

@@ -1,4 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
+import { teamEnvelopes } from '../envelope/team-envelope.ts';
+import type { ReadDb } from '../read-model.ts';
 import type { AgentInfo } from './agent.entity.ts';
 
 /*
@@ -31,4 +33,18 @@ export function agentPersonSqlText(alias: string, personIndex: number | string):
 /** `agentPersonSqlText` for a Kysely statement. */
 export function agentPersonSql(alias: string, personIndex: number | string): RawBuilder<unknown> {
   return sql.raw(agentPersonSqlText(alias, personIndex));
+}
+
+/**
+ * The name each of `agentIds` stands for, as rows `{ type: 'agent', id, name }`, for the agents of
+ * the team's envelopes only (through the envelope gate; any other id gives no row). A group
+ * agent's name is its first person's (the snapshot taken at sending). A select of its own, so the
+ * audit trail's actor names join it to the API keys' in one statement (audit/actor-names.ts).
+ */
+export function teamAgentNames(reader: ReadDb, teamId: string, agentIds: readonly string[]) {
+  return teamEnvelopes(reader, teamId)
+    .innerJoin('recipient as r', 'r.envelope_id', 'e.id')
+    .innerJoin('agent as a', 'a.recipient_id', 'r.id')
+    .select((inner) => [inner.val('agent').as('type'), 'a.id', sql<string | null>`${agentPersonSql('a', 0)} ->> 'name'`.as('name')])
+    .where('a.id', '=', (inner) => inner.fn.any(inner.val(agentIds)));
 }

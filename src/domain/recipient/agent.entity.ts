@@ -2,33 +2,16 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { baseColumns } from '../../db/columns.ts';
 import { Contact } from '../contact/contact.entity.ts';
 import { ContactGroup } from '../contact/contact-group.entity.ts';
+import type { AgentInfo } from '../person/person.ts';
 import { TeamUser } from '../team/team-user.entity.ts';
 import { Recipient } from './recipient.entity.ts';
 
 export const agentKinds = ['info', 'contact', 'group', 'user'] as const;
 export type AgentKind = (typeof agentKinds)[number];
 
-export const locales = ['en-US', 'tr-TR'] as const;
-export type Locale = (typeof locales)[number];
-export const phoneContactMethods = ['sms', 'whatsapp'] as const;
-export type PhoneContactMethod = (typeof phoneContactMethods)[number];
-
-/** A person's details as the spec's agent `info` carries them. */
-export type AgentInfo = {
-  name: string;
-  email?: string | null;
-  phone?: string | null;
-  locale?: Locale | null;
-  phoneContactMethod?: PhoneContactMethod | null;
-  /** Signs inside the integrator's application (a signing URL on request): never invited by mail or phone. */
-  embedded?: boolean;
-};
-
-/** Whether a person signs embedded (issue 21): no invitation, reminder or "your turn" message. */
-export function isEmbedded(person: AgentInfo): boolean {
-  return person.embedded === true;
-}
-
+// A person's vocabulary lives in person/ (below contact/ and team/, which use it too); re-exported
+// here, where the agent's callers have always found it.
+export { isEmbedded, locales, phoneContactMethods, type AgentInfo, type Locale, type PhoneContactMethod } from '../person/person.ts';
 /** What the sender sees on an agent whose message could not be delivered (both faces). */
 export type AgentNotificationFailure = {
   /** What the message was: invitation, your_turn, reminder, voided, completed, … */

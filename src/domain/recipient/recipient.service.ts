@@ -241,7 +241,7 @@ export async function updateRecipient<K extends OwnerKind>(
       owner.kind,
     );
     // A condition may name only fields of its own or an earlier recipient (docs/fields.md, Conditions).
-    if (input.order !== undefined && input.order !== recipient.order) await ensureRecipientOrderKeepsConditions(change, owner.kind, recipient.id, input.order, 'recipient.order');
+    if (input.order !== undefined && input.order !== recipient.order) await ensureRecipientOrderKeepsConditions(change, owner.kind, { recipientId: recipient.id, order: input.order, path: 'recipient.order' });
     const extras = await request.resolve(em, change.caller.teamId);
     // A role that stops being an approver drops its quorum unless the request names one.
     const quorum = input.quorum ?? (type === 'approver' ? recipient.quorum : 1);

@@ -31,8 +31,9 @@ const INTERVAL_MS = REMIND_INTERVAL_MINUTES * 60_000;
 
 export type RemindedData = { recipientId: string; agentId: string; channel: MessageChannel };
 
-/** Seconds until the window that began at the latest matching event closes; 0 when it has. */
-async function secondsUntilAllowed(em: EntityManager, envelopeId: string, now: Date, type: string, agentId?: string): Promise<number> {
+/** Seconds until the window that began at the envelope's latest event of `type` (for `agentId`, when given) closes; 0 when it has. */
+async function secondsUntilAllowed(em: EntityManager, now: Date, last: { envelopeId: string; type: string; agentId?: string }): Promise<number> {
+  const { envelopeId, type, agentId } = last;
   const [row] = await em.execute<{ last: Date | string | null }[]>(
     `select max(at) as last from audit_event where envelope_id = ? and type = ?${agentId ? ` and details ->> 'agentId' = ?` : ''}`,
     [envelopeId, type, ...(agentId ? [agentId] : [])],
@@ -56,7 +57,7 @@ export async function remindEnvelope(context: ServiceContext, options: { envelop
     const envelope = await findTeamEnvelope(em, caller, options.envelopeId, { lock: true });
     const now = context.clock.now();
     ensureSentAndOpen(envelope, now);
-    const wait = await secondsUntilAllowed(em, envelope.id, now, 'reminder.requested');
+    const wait = await secondsUntilAllowed(em, now, { envelopeId: envelope.id, type: 'reminder.requested' });
     if (wait > 0) throw new EnvelopeRemindTooSoonError(envelope.id, wait, 'remind');
     const waiting = await em.find(
       Recipient,
@@ -127,7 +128,7 @@ export async function resendInvitation(context: ServiceContext, options: { envel
     if (input.phone !== undefined && input.phone !== (before.phone ?? null)) changed.phone = { from: before.phone ?? null, to: input.phone };
     const corrected = Object.keys(changed).length > 0;
     if (!corrected) {
-      const wait = await secondsUntilAllowed(em, envelope.id, now, 'invitation.resent', agent.id);
+      const wait = await secondsUntilAllowed(em, now, { envelopeId: envelope.id, type: 'invitation.resent', agentId: agent.id });
       if (wait > 0) throw new EnvelopeRemindTooSoonError(envelope.id, wait, 'resend');
     } else {
       const fixed: AgentInfo = { ...before, ...(changed.email ? { email: changed.email.to } : {}), ...(changed.phone ? { phone: changed.phone.to } : {}) };

@@ -44,7 +44,7 @@ export async function runScheduledSend(settings: ScheduledSendSettings, em: Enti
     if (!envelope || envelope.status !== 'scheduled' || envelope.sendAt?.getTime() !== Date.parse(payload.sendAt)) return 'stale';
     const { problems, content } = await sendProblems(tx, envelope, 'scheduled');
     if (problems.length === 0 && content) {
-      await performSend(context, tx, caller, envelope, content, 'scheduled');
+      await performSend(context, { em: tx, caller, envelope, content, from: 'scheduled' });
       return 'sent';
     }
     const now = settings.clock.now();

@@ -62,7 +62,7 @@ export async function sendEnvelope(context: ServiceContext, options: { envelopeI
   const caller = await context.caller();
   const sendAt = input.sendAt === undefined ? undefined : checkedSendAt(input.sendAt, context.clock.now());
   await inEnvelopeTransaction(context, caller.teamId, options.envelopeId, (em) =>
-    sendAt ? scheduleDraft(context, em, caller, options.envelopeId, sendAt) : sendDraft(context, em, caller, options.envelopeId),
+    sendAt ? scheduleDraft(context, em, caller, { envelopeId: options.envelopeId, sendAt }) : sendDraft(context, em, caller, options.envelopeId),
   );
 }
 
@@ -189,7 +189,7 @@ export async function sendDraft(
   const envelope = await findTeamEnvelope(em, caller, envelopeId, { lock: true });
   const { problems, content } = await sendProblems(em, envelope);
   if (problems.length > 0 || !content) throw problems[0];
-  await performSend(context, em, caller, envelope, content, 'draft');
+  await performSend(context, { em, caller, envelope, content, from: 'draft' });
 }
 
 /**
@@ -201,9 +201,9 @@ async function scheduleDraft(
   context: Pick<ServiceContext, 'clock' | 'auditKey' | 'publicUrl' | 'metadata'>,
   em: EntityManager,
   caller: TeamCaller,
-  envelopeId: string,
-  sendAt: Date,
+  schedule: { envelopeId: string; sendAt: Date },
 ): Promise<void> {
+  const { envelopeId, sendAt } = schedule;
   const envelope = await findTeamEnvelope(em, caller, envelopeId, { lock: true });
   const { problems } = await sendProblems(em, envelope);
   if (problems.length > 0) throw problems[0];
@@ -226,12 +226,9 @@ async function scheduleDraft(
  */
 export async function performSend(
   context: Pick<ServiceContext, 'clock' | 'auditKey' | 'publicUrl' | 'metadata'>,
-  em: EntityManager,
-  caller: TeamCaller,
-  envelope: Envelope,
-  content: DraftContent,
-  from: 'draft' | 'scheduled',
+  send: { em: EntityManager; caller: TeamCaller; envelope: Envelope; content: DraftContent; from: 'draft' | 'scheduled' },
 ): Promise<void> {
+  const { em, caller, envelope, content, from } = send;
   const now = context.clock.now();
 
   for (const agent of content.agents) {

@@ -47,7 +47,7 @@ import { SigningToken } from './signing-token.entity.ts';
 import { Approval } from './approval.entity.ts';
 import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, queueHandoverNotice, recordEvent, type Workflow } from './workflow.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
-import { renderEscrowedCopy } from '../artefact/escrow.ts';
+import { renderEscrowedCopy } from './escrow.ts';
 import { ensureNotPastExpiry, isPastExpiry } from './expiry.ts';
 
 /*
@@ -466,7 +466,7 @@ export async function startHostedSigning(context: ServiceContext, options: { rec
     ensureMayAct(target);
     const [agent] = await em.find(Agent, { recipient: target, revokedAt: null }, { orderBy: { position: 'asc' }, limit: 1 });
     if (!agent) throw new SigningNotHostedSignerError(options.recipientId);
-    const { token, entity } = createSigningToken(em, target, agent, 0, now);
+    const { token, entity } = createSigningToken(em, { recipient: target, agent, personIndex: 0 }, now);
     await em.flush();
     await recordEvent(workflow, 'signing.hosted', { hostRecipientId: recipient.id, recipientId: target.id, agentId: agent.id, tokenId: entity.id });
     return { recipientId: target.id, token };
@@ -476,7 +476,7 @@ export async function startHostedSigning(context: ServiceContext, options: { rec
 /**
  * One document of the link's envelope for the signing page to render (pdf.js draws the pages; the
  * fields are overlaid by the page itself). It is the only way a recipient gets a document's bytes
- * before the envelope is finalized, so it is an escrowed copy (artefact/escrow.ts): the original
+ * before the envelope is finalized, so it is an escrowed copy (signing/escrow.ts): the original
  * marked on every page as not executed, in the person's language (else `fallbackLocale`, the
  * page's), never sealed. Refused as the session is refused (dead link, closed envelope); a
  * document of another envelope is simply not found.

@@ -85,7 +85,8 @@ export async function lockEnvelope(em: EntityManager, envelopeId: string): Promi
  * SHA-256 is stored. The raw token leaves this function once, in the outbox message (or the
  * host's answer), and nowhere else.
  */
-export function createSigningToken(em: EntityManager, recipient: Recipient, agent: Agent, personIndex: number, now: Date): { token: string; entity: SigningToken } {
+export function createSigningToken(em: EntityManager, person: { recipient: Recipient; agent: Agent; personIndex: number }, now: Date): { token: string; entity: SigningToken } {
+  const { recipient, agent, personIndex } = person;
   const token = newSecret('sgn');
   const entity = em.create(SigningToken, { recipient, agent, personIndex, tokenHash: hashSecret(token), createdAt: now });
   em.persist(entity);
@@ -122,7 +123,7 @@ export async function inviteRecipient(
       // the first turn, a later one ("your turn"), a reminder or a delegation alike. The turn
       // itself shows to the sender (activatedAt, recipient.activated and its webhook).
       if (isEmbedded(person)) continue;
-      const { token, entity } = createSigningToken(workflow.em, recipient, agent, personIndex, workflow.now);
+      const { token, entity } = createSigningToken(workflow.em, { recipient, agent, personIndex }, workflow.now);
       const channel = channelOf(person);
       const reminder = options.reminderWindow;
       await enqueue(

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import { isSha256 } from '../../shared/blob-store/index.ts';
 import { isFrameOrigin } from '../../shared/web-origin.ts';
-import { locales, type Locale } from '../recipient/agent.entity.ts';
+import { locales, type Locale } from '../person/person.ts';
 import { auditChange } from '../change.ts';
 import { runRead } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';

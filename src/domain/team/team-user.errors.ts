@@ -1,5 +1,5 @@
 import { DomainError } from '../../shared/errors.ts';
-import type { ReferenceUsage } from '../contact/contact.errors.ts';
+import type { ReferenceUsage } from '../person/references.ts';
 
 /**
  * `User.NotFound` (404): no user with this id exists in your team (unknown, malformed and other

@@ -1,10 +1,10 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { findDraftReferences, isReferenced } from '../contact/contact.service.ts';
+import { findDraftReferences, isReferenced } from '../person/references.ts';
 import { auditChange, inTransaction } from '../change.ts';
 import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
-import { agentInfoSchema } from '../recipient/agent-input.ts';
+import { agentInfoSchema } from '../person/person.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { TeamUser } from './team-user.entity.ts';

@@ -55,7 +55,7 @@ async function resolveAssignment(em: EntityManager, teamId: string, role: Partia
   if (key === undefined) return { user: null, contact: null, contactGroup: null };
   const id = role[key] as string;
   const agent: AgentInput = key === 'userId' ? { userId: id } : key === 'contactId' ? { contactId: id } : { groupId: id };
-  const [resolved] = await resolveAgentInputs(em, teamId, [agent], 'recipient', () => `recipient.${key}`);
+  const [resolved] = await resolveAgentInputs(em, teamId, [agent], () => `recipient.${key}`);
   return { user: resolved.user, contact: resolved.contact, contactGroup: resolved.group };
 }
 

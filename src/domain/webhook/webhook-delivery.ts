@@ -14,7 +14,7 @@ import https from 'node:https';
 import dns from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendAuditEvent } from '../audit/audit.service.ts';
+import { auditSystemChange } from '../change.ts';
 import { mailMessageId } from '../notification/mail.handlers.ts';
 import { mailLocale, renderWebhookDisabledMail } from '../notification/mail-templates.ts';
 import type { Mailer } from '../notification/mailer.ts';
@@ -263,16 +263,13 @@ export const webhookFailureHook = (auditKey: Buffer): OutboxFailureHook => async
   );
   if (!disabled) return;
   // The team's trail records it (a system event), like any change of the team's configuration.
-  await appendAuditEvent(em, auditKey, {
+  await auditSystemChange(em, auditKey, {
     teamId: disabled.team_id,
     envelopeId: null,
     type: 'webhook.disabled',
-    actor: { type: 'system', id: null },
-    request: null,
     details: { webhookId: disabled.id, url: disabled.url, reason },
     at: now,
   });
-  await em.flush();
   await enqueueSelected(em, OUTBOX_TOPICS.webhookDisabledNotice, {
     now,
     query: 'with source as (select u.name, u.email, u.locale from team_user u where u.team_id = ?)',

@@ -1,7 +1,8 @@
 import { auditActorTypes } from '../../domain/audit/audit-event.entity.ts';
 import type { AuditEventData } from '../../domain/envelope/envelope.read.ts';
 import { auditEventWindow, nested } from '../selection.ts';
-import { verifyEnvelopeAuditChain, type ChainVerification } from '../../domain/audit/audit.service.ts';
+import type { ChainVerification } from '../../domain/audit/audit.service.ts';
+import { verifyEnvelopeAuditChain } from '../../domain/envelope/envelope-audit-chain.ts';
 import { actorName } from '../../domain/audit/actor-names.ts';
 import { builder } from '../builder.ts';
 import { EnvelopeType } from './envelope.ts';

@@ -11,7 +11,7 @@ import { fieldMutations, FieldType } from './field.ts';
 import { AgentInput, recipientKeyFields, recipientKeyInputs, recipientMutations } from './recipient.ts';
 import { EnvelopeType } from './envelope.ts';
 import { readEnvelope } from '../../domain/envelope/envelope.read.ts';
-import { dryRunJumpstart, JUMPSTARTED_ENVELOPE_INCLUDE, jumpstartEnvelope } from '../../domain/template/jumpstart.service.ts';
+import { dryRunJumpstart, JUMPSTARTED_ENVELOPE_INCLUDE, jumpstartEnvelope } from '../../domain/jumpstart/jumpstart.service.ts';
 
 export const TemplateRecipientType = builder.objectRef<TemplateRecipientData>('TemplateRecipient').implement({
   description:

@@ -1,4 +1,4 @@
-import { verifyEnvelopeAuditChain } from '../../domain/audit/audit.service.ts';
+import { verifyEnvelopeAuditChain } from '../../domain/envelope/envelope-audit-chain.ts';
 import { readAuditEvents } from '../../domain/envelope/envelope.read.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';

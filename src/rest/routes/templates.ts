@@ -3,7 +3,7 @@ import { readEnvelopeAnswer } from '../../domain/envelope/envelope.read.ts';
 import type { ServiceContext } from '../../domain/service-context.ts';
 import { FULL_TEMPLATE_INCLUDE, readTemplate, readTemplatePage } from '../../domain/template/template.read.ts';
 import { createTemplate, createTemplateInput, deleteTemplate, updateTemplate, updateTemplateInput } from '../../domain/template/template.service.ts';
-import { dryRunJumpstart, jumpstartEnvelope, jumpstartInput } from '../../domain/template/jumpstart.service.ts';
+import { dryRunJumpstart, jumpstartEnvelope, jumpstartInput } from '../../domain/jumpstart/jumpstart.service.ts';
 import { readJsonObject } from '../../http/body.ts';
 import { documentRoutes } from './documents.ts';
 import { fieldRoutes } from './fields.ts';

@@ -22,15 +22,17 @@ import type { TeamCaller } from '../team/team-caller.ts';
 import { parseInput } from '../validation.ts';
 import { inRolledBackTransaction } from '../dry-run.ts';
 import { dryRunOf, type SendDryRun } from '../signing/send.service.ts';
-import { TemplateRecipient } from './template-recipient.entity.ts';
-import type { Template } from './template.entity.ts';
-import { JumpstartDuplicateRecipientError, JumpstartUnknownRecipientError, TemplateNotReadyError, type TemplateReadinessIssue } from './template.errors.ts';
-import { findVisibleTemplate } from './team-template.ts';
+import { TemplateRecipient } from '../template/template-recipient.entity.ts';
+import type { Template } from '../template/template.entity.ts';
+import { JumpstartDuplicateRecipientError, JumpstartUnknownRecipientError, TemplateNotReadyError, type TemplateReadinessIssue } from '../template/template.errors.ts';
+import { findVisibleTemplate } from '../template/team-template.ts';
 
 /*
  * Jumpstart (docs/reference/interface-spec.md §4.5): a draft envelope made from a template in one request and one
  * transaction, with copies of the template's documents (the same stored blobs), roles and fields,
  * every id new and every reference remapped, and people taken from the request or the template.
+ * A folder of its own, above both: it reads templates and writes envelopes, documents, recipients
+ * and fields, and none of those imports it (bulk send does, to make each row's envelope).
  */
 
 const jumpstartEntry = z
@@ -180,10 +182,9 @@ async function preAssignedAgents(em: EntityManager, role: TemplateRecipient, byO
 async function agentsFor(
   em: EntityManager,
   caller: TeamCaller,
-  template: Template,
-  role: TemplateRecipient,
-  matched: { entry: JumpstartEntry; index: number } | undefined,
+  slot: { template: Template; role: TemplateRecipient; matched: { entry: JumpstartEntry; index: number } | undefined },
 ): Promise<ResolvedAgent[]> {
+  const { template, role, matched } = slot;
   if (!role.fixed && matched && matched.entry.agents.length > 0) {
     return resolveAgentInputs(em, caller.teamId, matched.entry.agents, `recipients[${matched.index}].agents`);
   }
@@ -204,12 +205,9 @@ export type CopyExtras = { values?: Record<string, Record<string, unknown>>; aud
  */
 export async function copyTemplate(
   context: Pick<ServiceContext, 'clock' | 'auditKey' | 'metadata'>,
-  em: EntityManager,
-  caller: TeamCaller,
-  templateId: string,
-  input: JumpstartInput,
-  extras: CopyExtras = {},
+  copy: { em: EntityManager; caller: TeamCaller; templateId: string; input: JumpstartInput; extras?: CopyExtras },
 ): Promise<string> {
+  const { em, caller, templateId, input, extras = {} } = copy;
   // A share lock: a change to the template waits for this copy (and this copy for it), so the
   // envelope is made from one consistent state of the template.
   const template = await findVisibleTemplate(em, caller, templateId, { lock: 'share' });
@@ -290,7 +288,7 @@ export async function copyTemplate(
       hostedBy: role.hostedBy ? recipients.get(role.hostedBy.id)! : null,
       delegatedBy: role.delegatedBy ? recipients.get(role.delegatedBy.id)! : null,
     });
-    const agents = await agentsFor(em, caller, template, role, matched.get(role.id));
+    const agents = await agentsFor(em, caller, { template, role, matched: matched.get(role.id) });
     agents.forEach((agent, position) => em.create(Agent, { recipient, position, ...agent }));
   }
 
@@ -352,7 +350,7 @@ export async function jumpstartEnvelope(context: ServiceContext, options: { temp
         fingerprintOf: { operation: 'jumpstartEnvelope', templateId: options.templateId.toLowerCase(), input: options.input },
       },
       {
-        perform: () => copyTemplate(context, em, caller, options.templateId, input),
+        perform: () => copyTemplate(context, { em, caller, templateId: options.templateId, input }),
         answer: (envelopeId) => readEnvelope(inTransaction(context, em), envelopeId, JUMPSTARTED_ENVELOPE_INCLUDE),
       },
     ),
@@ -380,7 +378,7 @@ export async function dryRunJumpstart<T>(
   const input = parseInput(jumpstartInput, options.input);
   const caller = await context.caller();
   return inRolledBackTransaction(context.em, async (em) => {
-    const envelopeId = await copyTemplate(context, em, caller, options.templateId, input);
+    const envelopeId = await copyTemplate(context, { em, caller, templateId: options.templateId, input });
     const envelope = await options.read(inTransaction(context, em), envelopeId);
     const send = await dryRunOf(em, await em.findOneOrFail(Envelope, { id: envelopeId }), context.clock.now());
     return { ...send, envelope };

@@ -2,9 +2,11 @@
  * Escrowed copies (issue 33 item 5): until an envelope is finalized, what a recipient can download
  * of a document is the original marked on every page as not executed, never sealed, so a copy
  * saved from the signing page can never pass for the executed document. The executed (sealed)
- * copy exists only once the last recipient has completed (artefact.service.ts), and reaches
- * recipients through their final-copy link (final-copy.service.ts), which refuses an envelope that
- * is not finalized.
+ * copy exists only once the last recipient has completed (artefact/artefact.service.ts), and reaches
+ * recipients through their final-copy link (artefact/final-copy.service.ts), which refuses an
+ * envelope that is not finalized. It lives with the signing side, which alone serves it (a
+ * signer's download while the workflow runs); the artefact folder comes after the workflow and
+ * imports it, never the other way round.
  */
 import fs from 'node:fs';
 import os from 'node:os';
