@@ -65,3 +65,12 @@ export type PdfTaskAnswer =
   | { id: number; outcome: 'placed'; byteSize: number; notHidden: string[] }
   | { id: number; outcome: 'refused'; reason: PdfInspectionFailureReason; detail: string; complexity?: PdfComplexity }
   | { id: number; outcome: 'failed'; message: string; code: string | undefined };
+
+/**
+ * A worker sealing with a key it does not hold (a token's: SEAL_SIGNER=pkcs11) asks the pool for
+ * the signature of one digest during its task; the pool asks the task's `signDigest` and answers.
+ */
+export type SignDigestRequest = { signDigest: { requestId: number; taskId: number; digest: Uint8Array } };
+export type SignDigestReply =
+  | { signedDigest: { requestId: number; signature: Uint8Array } }
+  | { signedDigest: { requestId: number; error: string; code: string | undefined } };
