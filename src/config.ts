@@ -1,3 +1,5 @@
+import { X509Certificate } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { isFrameOrigin } from './shared/web-origin.ts';
@@ -46,6 +48,11 @@ export type Config = {
    * gives the key out (domain/artefact/pkcs11-signer.ts).
    */
   sealSigner: { kind: 'p12' } | Pkcs11SignerConfig;
+  /**
+   * TRUST_ANCHORS: the certificates (DER) `POST /verify` validates signers' chains up to, read at
+   * start-up from a PEM bundle; empty when unset (chains are then reported as not checked).
+   */
+  trustAnchors: Uint8Array[];
   /** RFC 3161 timestamp authority: when set, every seal carries a signature timestamp (PAdES B-T). */
   tsaUrl: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -211,6 +218,7 @@ const variables = {
   PKCS11_PIN_FILE: z.string().min(1).optional(),
   PKCS11_KEY_LABEL: z.string().min(1).optional(),
   SEAL_CERT_CHAIN: z.string().min(1, 'must name a PEM file').optional(),
+  TRUST_ANCHORS: z.string().min(1, 'must name a PEM file of trusted root certificates').optional(),
   TSA_URL: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL of an RFC 3161 timestamp authority' }).optional(),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -350,6 +358,26 @@ export const DEFAULT_SMS_BODY = '{"to":"{{to}}","channel":"{{channel}}","text":"
 
 const SECRET_VARIABLES = new Set(['DATABASE_URL', 'SMTP_URL', 'SEAL_P12_PASSWORD', 'PKCS11_PIN', 'AUDIT_HMAC_KEY', 'SMS_PROVIDER_AUTHORIZATION', 'METRICS_TOKEN']);
 
+/** TRUST_ANCHORS: every certificate of the PEM bundle, as DER; an unreadable file or one without a certificate names the variable. */
+function readTrustAnchors(filePath: string): Uint8Array[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(filePath, 'utf8');
+  } catch (error) {
+    throw new ConfigError('TRUST_ANCHORS', `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}: ${filePath})`);
+  }
+  const ders = [...text.matchAll(/-----BEGIN CERTIFICATE-----([^-]+)-----END CERTIFICATE-----/g)].map((match) => new Uint8Array(Buffer.from(match[1]!.replace(/\s+/g, ''), 'base64')));
+  for (const der of ders) {
+    try {
+      new X509Certificate(der);
+    } catch {
+      throw new ConfigError('TRUST_ANCHORS', `holds a certificate that cannot be read (${filePath})`);
+    }
+  }
+  if (ders.length === 0) throw new ConfigError('TRUST_ANCHORS', `holds no PEM certificate (${filePath})`);
+  return ders;
+}
+
 /** SEAL_SIGNER and what it needs: each variable a signer needs is named when missing, and the other signer's refused. */
 function sealSignerOf(values: Record<string, unknown>): Config['sealSigner'] {
   const pkcs11Variables = ['PKCS11_MODULE', 'PKCS11_TOKEN_LABEL', 'PKCS11_SLOT', 'PKCS11_PIN', 'PKCS11_PIN_FILE', 'PKCS11_KEY_LABEL', 'SEAL_CERT_CHAIN'] as const;
@@ -441,6 +469,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     sealP12Path: values.SEAL_P12 as string | undefined,
     sealP12Password: values.SEAL_P12_PASSWORD as string | undefined,
     sealSigner,
+    trustAnchors: values.TRUST_ANCHORS === undefined ? [] : readTrustAnchors(values.TRUST_ANCHORS as string),
     tsaUrl: values.TSA_URL as string | undefined,
     logLevel: values.LOG_LEVEL as Config['logLevel'],
     tracing:

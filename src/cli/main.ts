@@ -54,15 +54,22 @@ if (resource === 'verify') {
     fail(`cannot read ${action}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   const ours: string[] = [];
+  let trustAnchors: Uint8Array[] = [];
   try {
     const verifyConfig = loadConfig();
+    trustAnchors = verifyConfig.trustAnchors;
     // The generated seal is only read here, never created: a verifier must not mint certificates.
     const fingerprint = await installationSealFingerprint(verifyConfig, new Date());
     if (fingerprint !== undefined) ours.push(fingerprint);
   } catch {
     // Without a readable configuration the file is still checked; it is just not recognised as ours.
   }
-  const report = await verifyPdf(bytes, { ourCertificateSha256: ours });
+  let report;
+  try {
+    report = await verifyPdf(bytes, { ourCertificateSha256: ours, trustAnchors });
+  } catch (error) {
+    fail(`cannot verify ${action}: ${(error as Error).message}`);
+  }
   console.log(JSON.stringify(report));
   process.exit(report.valid ? 0 : 2);
 }

@@ -167,7 +167,7 @@ export type PdfWorkers = {
   /** Lays out and seals the audit-log PDF into `outputPath`. */
   auditPdf(task: Omit<AuditPdfTask, 'kind'>, options?: PdfTaskOptions): Promise<{ byteSize: number }>;
   /** Checks a sealed PDF's signatures (pdf/verify.ts). */
-  verify(filePath: string, ourCertificateSha256: string[], options?: PdfTaskOptions): Promise<PdfVerification>;
+  verify(filePath: string, ourCertificateSha256: string[], options?: PdfTaskOptions & { trustAnchors?: readonly Uint8Array[] }): Promise<PdfVerification>;
   /** Reads the text tags or the form fields of a PDF file (pdf/text-tags.ts, pdf/form-fields.ts). */
   readPlacements(task: Omit<ReadPlacementsTask, 'kind'>, options?: PdfTaskOptions): Promise<PlacementSources>;
   /**
@@ -530,7 +530,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       return written(await submit({ ...task, kind: 'audit-pdf' }, options));
     },
     async verify(filePath, ourCertificateSha256, options) {
-      const answer = await submit({ kind: 'verify', path: filePath, ourCertificateSha256 }, options);
+      const answer = await submit({ kind: 'verify', path: filePath, ourCertificateSha256, trustAnchors: options?.trustAnchors === undefined ? undefined : [...options.trustAnchors] }, options);
       if (answer.outcome === 'verified') return answer.verification;
       if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
       throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);

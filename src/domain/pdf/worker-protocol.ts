@@ -27,7 +27,7 @@ export type SealTask = { kind: 'seal'; sourcePath: string; outputPath: string; s
 export type AuditPdfTask = { kind: 'audit-pdf'; data: AuditPdfData; locale: AuditPdfLocale; outputPath: string; seal: { material: SealMaterial; info: SealInfo } };
 
 /** Check a sealed PDF's signatures (pdf/verify.ts). */
-export type VerifyTask = { kind: 'verify'; path: string; ourCertificateSha256: string[] };
+export type VerifyTask = { kind: 'verify'; path: string; ourCertificateSha256: string[]; trustAnchors?: Uint8Array[] };
 
 /** Read what fields can be placed from: the text tags (at most `maxTags`) or the form fields of a PDF. */
 export type ReadPlacementsTask = { kind: 'read-placements'; path: string; from: 'tags' | 'acroform'; maxTags: number };

@@ -99,7 +99,7 @@ async function run(task: PdfTask): Promise<PdfTaskAnswer> {
       return { id: task.id, outcome: 'placed', byteSize: bytes.length, notHidden };
     }
     if (task.kind === 'verify') {
-      return { id: task.id, outcome: 'verified', verification: await verifyPdf(await fs.promises.readFile(task.path), { ourCertificateSha256: task.ourCertificateSha256 }) };
+      return { id: task.id, outcome: 'verified', verification: await verifyPdf(await fs.promises.readFile(task.path), { ourCertificateSha256: task.ourCertificateSha256, trustAnchors: task.trustAnchors }) };
     }
     if (task.kind === 'audit-pdf') {
       const bytes = await sealPdf(await buildAuditPdf(task.data, task.locale), task.seal.material, task.seal.info, remoteSigner(task.id));
