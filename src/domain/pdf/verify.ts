@@ -394,6 +394,7 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
   let problem: string | null = null;
   let level: PadesLevel | null = null;
   let dssCounts: PdfVerification['dss'] = null;
+  let parsedLatest: PDFDocument | undefined;
   if (seal !== undefined && seal.report.valid && last !== undefined && last.coversWholeFile) {
     // Only document timestamps may follow the seal, and only with what long-term validation adds.
     // The file is parsed (pdf-lib) only when something follows the seal or it names a DSS.
@@ -407,6 +408,7 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
     } catch (error) {
       problem = `the updates after the seal cannot be read (${(error as Error).message})`;
     }
+    parsedLatest = latest;
     let dss: DssContent | null = null;
     try {
       dss = latest === undefined ? null : readDss(latest);
@@ -425,7 +427,8 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
   let dssOfFile: DssContent | null = null;
   if (text.includes('/DSS')) {
     try {
-      dssOfFile = readDss(await loadLenient(file));
+      // The file as parsed for the seal's checks above when it was (parsing costs more than the rest).
+      dssOfFile = readDss(parsedLatest ?? (await loadLenient(file)));
     } catch {
       dssOfFile = null;
     }

@@ -206,8 +206,9 @@ builder.queryField('verifySealedPdf', (t) =>
   t.field({
     type: SealedPdfVerification,
     description:
-      'Checks an uploaded PDF (a multipart request, at most 48 MB) as npm run cli -- verify does: each signature, whether the last covers the whole file, ' +
-      'the certificate, every timestamp, the PAdES level reached (B-B, B-T, B-LT, B-LTA), whether the seal is this service’s and for which envelope; and that envelope’s audit chain.',
+      'Checks any uploaded PDF (a multipart request, at most 48 MB) as npm run cli -- verify does (REST: POST /verify): every signature with its signer (subject, issuer, serial), time, ' +
+      'integrity, byte range, whole-file coverage, its own PAdES level, its chain to the trust anchors (TRUST_ANCHORS) and its revocation status from the /DSS; every timestamp, the level the file reached ' +
+      '(B-B, B-T, B-LT, B-LTA), whether the last signature is this service’s seal and for which envelope; and that envelope’s audit chain. Not a PDF: Document.NotPdf.',
     args: { file: t.arg({ type: 'Upload', required: true }) },
     resolve: async (_root, args, context) => verifyUploadedPdf(context, { stream: (await openUpload(args.file as Upload)).stream }),
   }),
