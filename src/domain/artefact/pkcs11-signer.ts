@@ -153,13 +153,17 @@ export async function openPkcs11Seal(config: Pkcs11SignerConfig): Promise<Pkcs11
 
   let current: Connection | undefined = connection;
   let closed = false;
-  let waiting: ((session: Handle) => void)[] = [];
+  /** Signatures waiting for a session; given `undefined` when the sessions were dropped, to start over. */
+  let waiting: ((session: Handle | undefined) => void)[] = [];
 
   /** Drops every session: the next signature connects again. */
   function reset(): void {
     const dropped = current;
     current = undefined;
+    const stranded = waiting;
     waiting = [];
+    // Those waiting for a session of the dropped connection start over (and connect again).
+    for (const wake of stranded) wake(undefined);
     if (dropped === undefined) return;
     try {
       module.C_CloseAllSessions(dropped.slot);
@@ -195,7 +199,8 @@ export async function openPkcs11Seal(config: Pkcs11SignerConfig): Promise<Pkcs11
         throw error;
       }
     }
-    return { connection: active, session: await new Promise<Handle>((resolve) => waiting.push(resolve)) };
+    const handed = await new Promise<Handle | undefined>((resolve) => waiting.push(resolve));
+    return handed === undefined ? take() : { connection: active, session: handed };
   }
 
   function give(connection: Connection, session: Handle): void {
@@ -208,6 +213,7 @@ export async function openPkcs11Seal(config: Pkcs11SignerConfig): Promise<Pkcs11
   const signer: SealSigner = {
     kind: 'pkcs11',
     async signDigest(digest) {
+      if (closed) throw new SealSignerUnavailableError('the signer was closed (the service is stopping)');
       const data = digestInfoOf(digest);
       let taken: { connection: Connection; session: Handle };
       try {
