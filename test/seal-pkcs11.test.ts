@@ -110,6 +110,19 @@ describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => 
     const certificatePath = path.join(directory, 'token-certificate.pdf');
     fs.writeFileSync(certificatePath, Buffer.from(await certificate.arrayBuffer()));
     expect(pdfsig(certificatePath)).toContain('Signature is Valid.');
+
+    // The evidence package's manifest signature is made on the main thread, through the token as well.
+    const evidence = await fetch(`${app.url}/api/v1/key/envelopes/${built.envelopeId}/evidence`, { headers: { 'x-service-api-key': team.apiKey } });
+    expect(evidence.status).toBe(200);
+    const zipPath = path.join(directory, 'evidence.zip');
+    fs.writeFileSync(zipPath, Buffer.from(await evidence.arrayBuffer()));
+    const unpacked = path.join(directory, 'evidence');
+    await run('unzip', ['-o', '-q', zipPath, 'manifest.json', 'manifest.json.p7s', '-d', unpacked]);
+    const signer = path.join(directory, 'signer.pem');
+    await run('openssl', [
+      'cms', '-verify', '-binary', '-inform', 'DER', '-in', path.join(unpacked, 'manifest.json.p7s'), '-content', path.join(unpacked, 'manifest.json'), '-noverify', '-signer', signer, '-out', '/dev/null',
+    ]);
+    expect(fs.readFileSync(signer, 'utf8')).toBe(token.sealCertificatePem);
   });
 
   it('refuses to start with one line naming what is wrong: a wrong PIN, no such token, no such key, a module that does not load, an unreadable PIN file', async () => {

@@ -33,6 +33,13 @@ type Handle = Buffer;
  * C_Finalize ends it for everyone, so the last user finalizes it (a seal opened for the command
  * line, or a failed start-up check, must not end the running seal's sessions).
  */
+/**
+ * C_Sign runs on libuv's threads (pkcs11js's callback form), several at once on different
+ * sessions: the module must lock for itself (CKF_OS_LOCKING_OK). Initialised with no arguments a
+ * module may assume one thread, and SoftHSM then corrupts its heap under concurrent signing.
+ */
+const THREADED = { flags: pkcs11js.CKF_OS_LOCKING_OK };
+
 const loadedModules = new Map<string, { module: pkcs11js.PKCS11; users: number }>();
 
 function loadModule(modulePath: string): pkcs11js.PKCS11 {
@@ -48,7 +55,7 @@ function loadModule(modulePath: string): pkcs11js.PKCS11 {
     throw new Pkcs11SetupError(`PKCS11_MODULE: cannot load ${modulePath} (${(error as Error).message.split('\n')[0]})`);
   }
   try {
-    module.C_Initialize();
+    module.C_Initialize(THREADED);
   } catch (error) {
     if (codeOf(error) !== 'CKR_CRYPTOKI_ALREADY_INITIALIZED') throw new Pkcs11SetupError(`PKCS11_MODULE: ${modulePath} did not initialise (${describe(error)})`);
   }
@@ -66,7 +73,7 @@ function reinitializeModule(modulePath: string): void {
     // Not initialised any more: initialising is what is wanted.
   }
   try {
-    loaded.module.C_Initialize();
+    loaded.module.C_Initialize(THREADED);
   } catch (error) {
     throw new Error(`${modulePath} could not be initialised again to look for the token (${describe(error)})`);
   }
