@@ -14,6 +14,7 @@ import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harn
 import { pdfsig } from './helpers/pdf-tools.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 import { createSoftHsmToken } from './helpers/softhsm.ts';
+import { startLocalTsa } from './helpers/tsa.ts';
 import { workerDependencies } from './helpers/workers.ts';
 
 /*
@@ -123,6 +124,35 @@ describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => 
       'cms', '-verify', '-binary', '-inform', 'DER', '-in', path.join(unpacked, 'manifest.json.p7s'), '-content', path.join(unpacked, 'manifest.json'), '-noverify', '-signer', signer, '-out', '/dev/null',
     ]);
     expect(fs.readFileSync(signer, 'utf8')).toBe(token.sealCertificatePem);
+  });
+
+  it('with a TSA, the token-signed seal carries its signature timestamp and ends with a document timestamp', async () => {
+    const tsa = await startLocalTsa();
+    const stamped = await startTestApp({ seal, env: { TSA_URL: tsa.url } });
+    try {
+      const team = await seedTeam(stamped);
+      const built = await buildEnvelope(stamped, team.apiKey, { recipients: [{ identifier: 'signer' }] });
+      expect((await restClient(stamped, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+      expect((await signAndComplete(stamped, await tokenFor(stamped, built.envelopeId, built.recipients.signer!))).errors).toBeUndefined();
+      const handler = mainJobHandlers(workerDependencies(stamped)).get(OUTBOX_TOPICS.sealArtefacts)!;
+      const worker = createOutboxWorker({ em: stamped.orm.em, clock: stamped.dependencies.clock, logger: createLogger('silent'), payloadMatch: { teamId: team.teamId }, handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, handler]]) });
+      expect(await worker.drain()).toBe(1);
+      const response = await fetch(`${stamped.url}/api/v1/key/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`, { headers: { 'x-service-api-key': team.apiKey } });
+      const bytes = Buffer.from(await response.arrayBuffer());
+      const form = new FormData();
+      form.append('document', new Blob([bytes], { type: 'application/pdf' }), 'stamped.pdf');
+      const verified = (await (await fetch(`${stamped.url}/api/v1/key/verify`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form })).json()) as { payload: { verification: Record<string, any> } };
+      const verification = verified.payload.verification;
+      expect(verification).toMatchObject({ valid: true, ours: true });
+      expect(verification.signatures[0]).toMatchObject({ type: 'signature', valid: true, timestamp: { valid: true }, signer: { subject: 'CN=Token Seal, O=Envelope Service Test' } });
+      expect(verification.signatures.at(-1)).toMatchObject({ type: 'document-timestamp', valid: true, coversWholeFile: true });
+      const file = path.join(directory, 'token-stamped.pdf');
+      fs.writeFileSync(file, bytes);
+      expect(pdfsig(file)).toContain('Signature is Valid.');
+    } finally {
+      await stamped.close();
+      await tsa.close();
+    }
   });
 
   it('refuses to start with one line naming what is wrong: a wrong PIN, no such token, no such key, a module that does not load, an unreadable PIN file', async () => {
