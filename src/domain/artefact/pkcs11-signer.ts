@@ -153,6 +153,8 @@ export async function openPkcs11Seal(config: Pkcs11SignerConfig): Promise<Pkcs11
       throw new Pkcs11SetupError(`${certificateSource}: the certificate (${signerCertificate.subject.replace(/\n/g, ', ')}) does not match the key "${config.keyLabel}" (the probe signature does not verify under it)`);
     }
   } catch (error) {
+    // Its session too: another seal of this process may keep the module loaded.
+    closeQuietly(module, session);
     finalize();
     if (error instanceof Pkcs11SetupError) throw error;
     throw new Pkcs11SetupError(`PKCS11_KEY_LABEL: signing the start-up probe with "${config.keyLabel}" failed (${describe(error)})`);
