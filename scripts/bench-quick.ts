@@ -22,6 +22,7 @@ const TIMEOUT_MS = Number(process.env.BENCH_QUICK_TIMEOUT_S ?? 240) * 1000;
 const REQUIRED: Record<string, string[]> = {
   bench: ['p1_rest_vs_bare', 'p2_graphql_vs_postgraphile', 'p2_graphql_vs_bare'],
   'bench:artefacts': ['p5_finalize_vs_raw'],
+  'bench:verify': ['verify_six_signatures_ms'],
   'bench:subscriptions': ['p6_kib_per_subscriber'],
   'bench:fairness': ['p10_flood_p99_ratio'],
   'bench:signing': ['p9_vs_raw'],

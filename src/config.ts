@@ -1,6 +1,23 @@
+import { X509Certificate } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { isFrameOrigin } from './shared/web-origin.ts';
+
+/** SEAL_SIGNER=pkcs11: the module, the token (by label or slot), how to log in, and which key. */
+export type Pkcs11SignerConfig = {
+  kind: 'pkcs11';
+  /** PKCS11_MODULE: the module's shared library (SoftHSM: /usr/lib/softhsm/libsofthsm2.so). */
+  modulePath: string;
+  /** PKCS11_TOKEN_LABEL, else PKCS11_SLOT (the slot id as the module numbers it). */
+  token: { label: string } | { slot: string };
+  /** PKCS11_PIN, else the first line of PKCS11_PIN_FILE (read at start-up). */
+  pin: { value: string } | { file: string };
+  /** PKCS11_KEY_LABEL: the private key's CKA_LABEL (its certificate has the same label, unless SEAL_CERT_CHAIN). */
+  keyLabel: string;
+  /** SEAL_CERT_CHAIN: a PEM file with the signer's certificate first and its chain; unset: read from the token. */
+  certificateChainPath: string | undefined;
+};
 
 /**
  * The service's whole configuration, read from the environment once at start-up.
@@ -25,6 +42,17 @@ export type Config = {
   mailAttachmentLimitBytes: number;
   sealP12Path: string | undefined;
   sealP12Password: string | undefined;
+  /**
+   * SEAL_SIGNER: where the seal's private key lives. `p12` (the default): SEAL_P12 or the generated
+   * one, in the process. `pkcs11`: on a token behind a PKCS#11 module, which signs hashes and never
+   * gives the key out (domain/artefact/pkcs11-signer.ts).
+   */
+  sealSigner: { kind: 'p12' } | Pkcs11SignerConfig;
+  /**
+   * TRUST_ANCHORS: the certificates (DER) `POST /verify` validates signers' chains up to, read at
+   * start-up from a PEM bundle; empty when unset (chains are then reported as not checked).
+   */
+  trustAnchors: Uint8Array[];
   /** RFC 3161 timestamp authority: when set, every seal carries a signature timestamp (PAdES B-T). */
   tsaUrl: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -186,6 +214,15 @@ const variables = {
   MAIL_FROM: z.string().regex(/^[^\r\n]{3,200}$/, 'must be one line, e.g. "Envelopes <no-reply@sign.example.com>"').optional(),
   SEAL_P12: z.string().min(1, 'must name a PKCS#12 file').optional(),
   SEAL_P12_PASSWORD: z.string().optional(),
+  SEAL_SIGNER: z.enum(['p12', 'pkcs11'], { error: 'must be p12 or pkcs11' }).default('p12'),
+  PKCS11_MODULE: z.string().min(1).optional(),
+  PKCS11_TOKEN_LABEL: z.string().max(32, 'must be at most 32 characters (a PKCS#11 token label)').optional(),
+  PKCS11_SLOT: z.string().regex(/^\d{1,20}$/, 'must be a slot id (a non-negative integer)').optional(),
+  PKCS11_PIN: z.string().optional(),
+  PKCS11_PIN_FILE: z.string().min(1).optional(),
+  PKCS11_KEY_LABEL: z.string().min(1).optional(),
+  SEAL_CERT_CHAIN: z.string().min(1, 'must name a PEM file').optional(),
+  TRUST_ANCHORS: z.string().min(1, 'must name a PEM file of trusted root certificates').optional(),
   TSA_URL: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL of an RFC 3161 timestamp authority' }).optional(),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -325,7 +362,55 @@ const MAX_DOCUMENT_BYTES = 48 * 1024 * 1024;
 /** The generic SMS provider's default body: values are JSON-escaped into the strings. */
 export const DEFAULT_SMS_BODY = '{"to":"{{to}}","channel":"{{channel}}","text":"{{text}}","messageId":"{{messageId}}"}';
 
-const SECRET_VARIABLES = new Set(['DATABASE_URL', 'SMTP_URL', 'SEAL_P12_PASSWORD', 'AUDIT_HMAC_KEY', 'SMS_PROVIDER_AUTHORIZATION', 'METRICS_TOKEN']);
+const SECRET_VARIABLES = new Set(['DATABASE_URL', 'SMTP_URL', 'SEAL_P12_PASSWORD', 'PKCS11_PIN', 'AUDIT_HMAC_KEY', 'SMS_PROVIDER_AUTHORIZATION', 'METRICS_TOKEN']);
+
+/** TRUST_ANCHORS: every certificate of the PEM bundle, as DER; an unreadable file or one without a certificate names the variable. */
+function readTrustAnchors(filePath: string): Uint8Array[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(filePath, 'utf8');
+  } catch (error) {
+    throw new ConfigError('TRUST_ANCHORS', `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}: ${filePath})`);
+  }
+  const ders = [...text.matchAll(/-----BEGIN CERTIFICATE-----([^-]+)-----END CERTIFICATE-----/g)].map((match) => new Uint8Array(Buffer.from(match[1]!.replace(/\s+/g, ''), 'base64')));
+  for (const der of ders) {
+    try {
+      new X509Certificate(der);
+    } catch {
+      throw new ConfigError('TRUST_ANCHORS', `holds a certificate that cannot be read (${filePath})`);
+    }
+  }
+  if (ders.length === 0) throw new ConfigError('TRUST_ANCHORS', `holds no PEM certificate (${filePath})`);
+  return ders;
+}
+
+/** SEAL_SIGNER and what it needs: each variable a signer needs is named when missing, and the other signer's refused. */
+function sealSignerOf(values: Record<string, unknown>): Config['sealSigner'] {
+  const pkcs11Variables = ['PKCS11_MODULE', 'PKCS11_TOKEN_LABEL', 'PKCS11_SLOT', 'PKCS11_PIN', 'PKCS11_PIN_FILE', 'PKCS11_KEY_LABEL', 'SEAL_CERT_CHAIN'] as const;
+  if (values.SEAL_SIGNER !== 'pkcs11') {
+    // A PKCS#11 setting with SEAL_SIGNER left at p12 would seal with another key than the operator meant.
+    const stray = pkcs11Variables.find((name) => values[name] !== undefined);
+    if (stray !== undefined) throw new ConfigError(stray, 'is only read with SEAL_SIGNER=pkcs11');
+    return { kind: 'p12' };
+  }
+  if (values.SEAL_P12 !== undefined) throw new ConfigError('SEAL_P12', 'must be unset with SEAL_SIGNER=pkcs11 (the key is on the token)');
+  if (values.PKCS11_MODULE === undefined) throw new ConfigError('PKCS11_MODULE', 'must name the PKCS#11 module (a .so file) with SEAL_SIGNER=pkcs11');
+  if ((values.PKCS11_TOKEN_LABEL === undefined) === (values.PKCS11_SLOT === undefined)) {
+    throw new ConfigError('PKCS11_TOKEN_LABEL', 'exactly one of PKCS11_TOKEN_LABEL and PKCS11_SLOT must be set with SEAL_SIGNER=pkcs11');
+  }
+  if ((values.PKCS11_PIN === undefined) === (values.PKCS11_PIN_FILE === undefined)) {
+    throw new ConfigError('PKCS11_PIN', 'exactly one of PKCS11_PIN and PKCS11_PIN_FILE must be set with SEAL_SIGNER=pkcs11');
+  }
+  if (values.PKCS11_KEY_LABEL === undefined) throw new ConfigError('PKCS11_KEY_LABEL', 'must name the private key (its CKA_LABEL) with SEAL_SIGNER=pkcs11');
+  return {
+    kind: 'pkcs11',
+    modulePath: values.PKCS11_MODULE as string,
+    token: values.PKCS11_TOKEN_LABEL !== undefined ? { label: values.PKCS11_TOKEN_LABEL as string } : { slot: values.PKCS11_SLOT as string },
+    pin: values.PKCS11_PIN !== undefined ? { value: values.PKCS11_PIN as string } : { file: values.PKCS11_PIN_FILE as string },
+    keyLabel: values.PKCS11_KEY_LABEL as string,
+    certificateChainPath: values.SEAL_CERT_CHAIN as string | undefined,
+  };
+}
 
 /**
  * Parses and validates the environment. Empty strings count as unset, so `FOO=` in a .env file
@@ -346,6 +431,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
   if (values.SEAL_P12 !== undefined && values.SEAL_P12_PASSWORD === undefined) {
     throw new ConfigError('SEAL_P12_PASSWORD', 'must be set when SEAL_P12 is set');
   }
+  const sealSigner = sealSignerOf(values);
   type S3Url = { kind: 's3'; bucket: string; prefix: string };
   const storeUrl = values.BLOB_STORE_URL as { kind: 'file' } | S3Url | undefined;
   const blobStore: Config['blobStore'] =
@@ -388,6 +474,8 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     deliveryHistoryRetentionDays: values.DELIVERY_HISTORY_RETENTION_DAYS as number,
     sealP12Path: values.SEAL_P12 as string | undefined,
     sealP12Password: values.SEAL_P12_PASSWORD as string | undefined,
+    sealSigner,
+    trustAnchors: values.TRUST_ANCHORS === undefined ? [] : readTrustAnchors(values.TRUST_ANCHORS as string),
     tsaUrl: values.TSA_URL as string | undefined,
     logLevel: values.LOG_LEVEL as Config['logLevel'],
     tracing:

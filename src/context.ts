@@ -111,6 +111,7 @@ export function createRequestContext(
     },
     limits: { maxDocumentBytes: dependencies.config.maxDocumentBytes, phoneMessagesPerDay: dependencies.config.phoneMessagesPerDay },
     publicUrl: dependencies.config.publicUrl,
+    trustAnchors: dependencies.config.trustAnchors,
     sandboxClock: dependencies.config.sandboxClock,
     signingFrameAncestors: dependencies.config.signingFrameAncestors,
     downloadRedirect: dependencies.config.downloadRedirect,

@@ -10,7 +10,7 @@ import { blobDirectory, startStagingSweep } from './shared/blob-store/index.ts';
 import { startExpirySweeper } from './domain/signing/closing.service.ts';
 import { createLogger } from './shared/logger.ts';
 import { listenForMetrics } from './http/metrics.ts';
-import { loadSealCertificate, SealCertificateError, type SealCertificate } from './domain/artefact/seal-certificate.ts';
+import { openSeal, SealCertificateError, type SealCertificate } from './domain/artefact/seal-certificate.ts';
 import { pruneDeliveryHistory } from './domain/notification/delivery-history.ts';
 import { removeOrphanBlobs } from './domain/document/orphan-blobs.ts';
 import { startHousekeeping } from './domain/outbox/housekeeping.ts';
@@ -31,11 +31,12 @@ try {
   throw error;
 }
 
-// A broken, mismatched or expired sealing certificate stops start-up with one line, before
-// anything else starts (like invalid configuration).
+// A broken, mismatched or expired sealing certificate, or a key that cannot sign the probe (a
+// wrong PIN, no such token or key), stops start-up with one line, before anything else starts
+// (like invalid configuration).
 let seal: SealCertificate;
 try {
-  seal = { ...loadSealCertificate(config), tsaUrl: config.tsaUrl };
+  seal = { ...(await openSeal(config)), tsaUrl: config.tsaUrl };
 } catch (error) {
   if (error instanceof SealCertificateError) {
     console.error(error.message);
@@ -148,6 +149,8 @@ async function shutdown(signal: string) {
   // The app, the workers (jobs in hand finish), the mailer, the PDF threads, the key cache, the
   // rate limiter and the blob store (runtime.ts).
   await runtime.close();
+  // The token's sessions (SEAL_SIGNER=pkcs11), once no seal can be in hand.
+  await seal.signer.close();
   await sandboxClock?.close();
   await database.close();
   // Last: the spans of everything above are exported before the process ends.

@@ -12,12 +12,11 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { verifyPdf } from '../domain/pdf/verify.ts';
 import { verifyEvidencePackage, type TrustedSeal } from '../domain/artefact/evidence-check.ts';
 import { fileSource } from '../domain/artefact/zip-reader.ts';
-import { loadSealCertificate, SealCertificateError } from '../domain/artefact/seal-certificate.ts';
+import { installationSealFingerprint, loadSealCertificate, SealCertificateError } from '../domain/artefact/seal-certificate.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 import { createApiKey, createTeam, revokeApiKey } from '../domain/team/team.service.ts';
@@ -55,16 +54,22 @@ if (resource === 'verify') {
     fail(`cannot read ${action}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   const ours: string[] = [];
+  let trustAnchors: Uint8Array[] = [];
   try {
     const verifyConfig = loadConfig();
+    trustAnchors = verifyConfig.trustAnchors;
     // The generated seal is only read here, never created: a verifier must not mint certificates.
-    if (verifyConfig.sealP12Path !== undefined || fs.existsSync(path.join(verifyConfig.dataDir, 'seal', 'seal.pem'))) {
-      ours.push(loadSealCertificate(verifyConfig).fingerprintSha256);
-    }
+    const fingerprint = await installationSealFingerprint(verifyConfig, new Date());
+    if (fingerprint !== undefined) ours.push(fingerprint);
   } catch {
     // Without a readable configuration the file is still checked; it is just not recognised as ours.
   }
-  const report = await verifyPdf(bytes, { ourCertificateSha256: ours });
+  let report;
+  try {
+    report = await verifyPdf(bytes, { ourCertificateSha256: ours, trustAnchors });
+  } catch (error) {
+    fail(`cannot verify ${action}: ${(error as Error).message}`);
+  }
   console.log(JSON.stringify(report));
   process.exit(report.valid ? 0 : 2);
 }
@@ -132,11 +137,11 @@ if (resource === 'verify-package') {
   } catch {
     // Without a readable configuration there is no installation seal: --seal-cert may still name one.
   }
-  if (installation !== undefined && (installation.sealP12Path !== undefined || fs.existsSync(path.join(installation.dataDir, 'seal', 'seal.pem')))) {
+  if (installation !== undefined) {
     try {
       // Packages outlive certificates: the installation's seal counts whether or not it is valid today.
-      const certificate = loadSealCertificate(installation, null);
-      trustedSeals.push({ fingerprintSha256: certificate.fingerprintSha256, source: 'installation' });
+      const fingerprint = await installationSealFingerprint(installation, null);
+      if (fingerprint !== undefined) trustedSeals.push({ fingerprintSha256: fingerprint, source: 'installation' });
     } catch (error) {
       fail(error instanceof SealCertificateError ? error.message : String(error));
     }
@@ -219,8 +224,8 @@ try {
     output = { keyId: revoked.keyId, revokedAt: revoked.revokedAt.toISOString() };
   } else if (command === 'secrets adopt') {
     // The fingerprints every instance's start is compared with become this configuration's.
-    const seal = loadSealCertificate(config);
-    const adopted = await adoptSharedSecrets(database.orm, sharedSecretsOf({ auditKey: loadAuditKey(config), sealFingerprintSha256: seal.fingerprintSha256 }));
+    const sealFingerprintSha256 = config.sealSigner.kind === 'pkcs11' ? (await installationSealFingerprint(config, new Date()))! : loadSealCertificate(config).fingerprintSha256;
+    const adopted = await adoptSharedSecrets(database.orm, sharedSecretsOf({ auditKey: loadAuditKey(config), sealFingerprintSha256 }));
     output = { adopted };
   } else {
     // An operator's tool: it reads the chain directly, with the service's own audit key.

@@ -42,4 +42,6 @@ export type ServiceContext = {
   pdfWorkers: PdfWorkers;
   /** The sealing certificate: final PDFs and audit-log PDFs carry its PAdES seal. */
   seal: SealCertificate;
+  /** TRUST_ANCHORS (DER): what `POST /verify` validates signers' chains up to. */
+  trustAnchors: readonly Uint8Array[];
 };

@@ -1331,6 +1331,23 @@ export type PageInfo = {
   hasNextPage: Scalars['Boolean']['output'];
 };
 
+/** The signer certificate’s chain, validated up to the trust anchors (TRUST_ANCHORS) at the signature’s time. */
+export type PdfChainStatus =
+  /** A valid path to one of the anchors. */
+  | 'TRUSTED'
+  /** No anchors configured, or no certificate in the signature. */
+  | 'UNCHECKED'
+  /** No valid path (an unknown issuer, an expired or not yet valid certificate, a bad signature in the chain). */
+  | 'UNTRUSTED';
+
+export type PdfChainValidation = {
+  __typename?: 'PdfChainValidation';
+  /** The subject of the anchor the path ends at. */
+  anchor?: Maybe<Scalars['String']['output']>;
+  problem?: Maybe<Scalars['String']['output']>;
+  status: PdfChainStatus;
+};
+
 /** What the document security store (/DSS) holds. */
 export type PdfDssSummary = {
   __typename?: 'PdfDssSummary';
@@ -1339,19 +1356,49 @@ export type PdfDssSummary = {
   ocspResponses: Scalars['Int']['output'];
 };
 
+export type PdfRevocation = {
+  __typename?: 'PdfRevocation';
+  source?: Maybe<PdfRevocationSource>;
+  status: PdfRevocationStatus;
+};
+
+export type PdfRevocationSource =
+  | 'CRL'
+  | 'OCSP';
+
+/** The signer certificate’s status as the file’s /DSS says (an OCSP response or CRL signed by its issuer). */
+export type PdfRevocationStatus =
+  | 'GOOD'
+  /** A self-issued certificate: its own anchor. */
+  | 'NOT_APPLICABLE'
+  | 'REVOKED'
+  /** The /DSS holds no revocation data for it. */
+  | 'UNKNOWN';
+
 /** One signature of a PDF, checked against the bytes its /ByteRange covers. */
 export type PdfSignatureReport = {
   __typename?: 'PdfSignatureReport';
+  /** The /ByteRange: offset and length of the covered bytes before and after the signature’s /Contents. */
+  byteRange: Array<Scalars['Int']['output']>;
+  chain: PdfChainValidation;
   coversWholeFile: Scalars['Boolean']['output'];
   documentId?: Maybe<Scalars['ID']['output']>;
   envelopeId?: Maybe<Scalars['ID']['output']>;
+  /** This signature’s PAdES level; null for a document timestamp or a signature that does not verify. */
+  level?: Maybe<PadesLevel>;
   /** Signed with this service’s seal certificate. */
   ours: Scalars['Boolean']['output'];
   problem?: Maybe<Scalars['String']['output']>;
   reason?: Maybe<Scalars['String']['output']>;
+  revocation: PdfRevocation;
   signerCertificateSha256?: Maybe<Scalars['String']['output']>;
+  signerIssuer?: Maybe<Scalars['String']['output']>;
   signerNotAfter?: Maybe<Scalars['DateTime']['output']>;
+  /** Hexadecimal. */
+  signerSerialNumber?: Maybe<Scalars['String']['output']>;
   signerSubject?: Maybe<Scalars['String']['output']>;
+  /** The time the signature claims (/M, a PDF date); a document timestamp’s token time. */
+  signingTime?: Maybe<Scalars['String']['output']>;
   subFilter?: Maybe<Scalars['String']['output']>;
   timestamp?: Maybe<PdfSignatureTimestamp>;
   type: PdfSignatureType;
@@ -1532,7 +1579,7 @@ export type Query = {
   users: TeamUserConnection;
   /** Recomputes an envelope’s audit chain and reports the first broken link (REST: GET /envelopes/{id}/audit/verify). */
   verifyAuditChain: AuditChainVerification;
-  /** Checks an uploaded PDF (a multipart request, at most 48 MB) as npm run cli -- verify does: each signature, whether the last covers the whole file, the certificate, every timestamp, the PAdES level reached (B-B, B-T, B-LT, B-LTA), whether the seal is this service’s and for which envelope; and that envelope’s audit chain. */
+  /** Checks any uploaded PDF (a multipart request, at most 48 MB) as npm run cli -- verify does (REST: POST /verify): every signature with its signer (subject, issuer, serial), time, integrity, byte range, whole-file coverage, its own PAdES level, its chain to the trust anchors (TRUST_ANCHORS) and its revocation status from the /DSS; every timestamp, the level the file reached (B-B, B-T, B-LT, B-LTA), whether the last signature is this service’s seal and for which envelope; and that envelope’s audit chain. Not a PDF: Document.NotPdf. */
   verifySealedPdf: SealedPdfVerification;
   /** The team the API key in X-Service-Api-Key belongs to. */
   viewer: Team;

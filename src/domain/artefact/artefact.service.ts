@@ -22,7 +22,8 @@ import type { Clock } from '../../shared/clock.ts';
 import type { RenderField } from '../pdf/render.ts';
 import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
 import { displayText } from '../field/field-display.ts';
-import type { SealCertificate } from './seal-certificate.ts';
+import { sealMaterialOf, type SealCertificate } from './seal-certificate.ts';
+import { SEAL_SIGNER_UNAVAILABLE } from './seal-signer.ts';
 import { sealReason } from '../pdf/seal-reason.ts';
 import { ReasonedError } from '../../shared/failure-reason.ts';
 import { stampOf } from './stamps.ts';
@@ -112,7 +113,7 @@ async function renderSealed(
         draft: false,
         stamp,
         seal: {
-          material: { keyPkcs8: dependencies.seal.keyPkcs8, certificates: dependencies.seal.certificates },
+          material: sealMaterialOf(dependencies.seal),
           info: {
             reason: sealReason(envelope.id, document.id),
             name: 'Envelope service',
@@ -124,13 +125,14 @@ async function renderSealed(
         },
       },
       // The envelope's team waits for it in the fair queue, as its own uploads do.
-      { team: envelope.teamId },
+      { team: envelope.teamId, signDigest: dependencies.seal.signer.signDigest },
     );
   } catch (error) {
     // The TSA or a revocation source failed (pdf/timestamp.ts, pdf/ltv.ts): retried under its own reason.
     const code = (error as { code?: string }).code;
     if (code === 'TIMESTAMP_UNAVAILABLE') throw new ReasonedError(DELIVERY_FAILURES.timestampUnavailable, (error as Error).message);
     if (code === 'REVOCATION_UNAVAILABLE') throw new ReasonedError(DELIVERY_FAILURES.revocationUnavailable, (error as Error).message);
+    if (code === SEAL_SIGNER_UNAVAILABLE) throw new ReasonedError(DELIVERY_FAILURES.sealSignerUnavailable, (error as Error).message);
     throw error;
   }
 }

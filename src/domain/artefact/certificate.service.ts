@@ -28,6 +28,7 @@ import { displayText } from '../field/field-display.ts';
 import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { sealEnvelopeArtefacts, type ArtefactDependencies } from './artefact.service.ts';
+import { sealMaterialOf } from './seal-certificate.ts';
 
 export type CertificateRecord = NonNullable<EnvelopeCertificates['en-US']>;
 
@@ -330,7 +331,7 @@ export async function renderCertificate(
     locale,
     outputPath,
     seal: {
-      material: { keyPkcs8: dependencies.seal.keyPkcs8, certificates: dependencies.seal.certificates },
+      material: sealMaterialOf(dependencies.seal),
       info: {
         reason: `${data.current ? 'Current audit log (not the certificate of completion)' : 'Certificate of completion'} sealed by the envelope service: envelope ${data.envelope.id}`,
         name: 'Envelope service',
@@ -339,7 +340,7 @@ export async function renderCertificate(
         tsaUrl: dependencies.seal.tsaUrl,
       },
     },
-  }, { team });
+  }, { team, signDigest: dependencies.seal.signer.signDigest });
 }
 
 async function inTemporaryDirectory<T>(work: (directory: string) => Promise<T>): Promise<T> {

@@ -245,7 +245,13 @@ export async function verifyEvidencePackage(file: Buffer | ZipSource, options: {
     if (digest !== part.sha256 || content.length !== part.byteSize) fail(part.path, PACKAGE_FAILURES.partChanged, `its SHA-256 (${digest}) does not match manifest.json (${part.sha256})`);
     else ok(part.path);
     if ((part.kind !== 'document' && part.kind !== 'certificate') || content.length === 0) continue;
-    const verification = await verifyPdf(content, { ourCertificateSha256: trustedFingerprints });
+    let verification;
+    try {
+      verification = await verifyPdf(content, { ourCertificateSha256: trustedFingerprints });
+    } catch (error) {
+      fail(part.path, PACKAGE_FAILURES.pdfSealInvalid, `it cannot be checked as a PDF: ${(error as Error).message}`);
+      continue;
+    }
     const signer = verification.signatures.at(-1)?.signer?.sha256;
     if (verification.valid && signer !== undefined && !failures.includes(part.path)) sealSigners.add(signer);
     if (!verification.valid) fail(part.path, PACKAGE_FAILURES.pdfSealInvalid, `its PAdES seal does not verify: ${verification.signatures.find((entry) => !entry.valid)?.problem ?? 'the last signature does not cover the whole file'}`);

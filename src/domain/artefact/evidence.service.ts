@@ -14,6 +14,7 @@ import { canonicalJson } from '../audit/audit.service.ts';
 import { recordDownload } from './download-record.ts';
 import { summariseBiometricValue } from '../field/field-values.ts';
 import { PadesSigner } from '../pdf/seal.ts';
+import { sealMaterialOf } from './seal-certificate.ts';
 import { auditPdfLocales } from '../pdf/audit-pdf-layout.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { closedTeamEnvelope, fixedCertificateForDownload } from './audit-pdf.service.ts';
@@ -127,7 +128,7 @@ export async function evidencePackage(context: ServiceContext, options: { envelo
     parts,
   };
   const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`, 'utf8');
-  const signature = await new PadesSigner({ keyPkcs8: context.seal.keyPkcs8, certificates: context.seal.certificates }).sign(manifestBytes);
+  const signature = await new PadesSigner(sealMaterialOf(context.seal), undefined, context.seal.signer.signDigest).sign(manifestBytes);
 
   await recordDownload(
     context,

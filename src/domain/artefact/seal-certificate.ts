@@ -1,14 +1,19 @@
 /**
  * The service's sealing certificate (docs/reference/contract.md §2): SEAL_P12 + SEAL_P12_PASSWORD, else a
  * self-signed one generated once under DATA_DIR (`seal/seal.pem`, key and certificate, mode
- * 0600). A certificate that cannot be read, has no matching RSA key, or is not valid now stops
- * start-up with one line naming the variable (SealCertificateError).
+ * 0600), or (SEAL_SIGNER=pkcs11) a key on a PKCS#11 token with its certificate chain. A
+ * certificate that cannot be read, has no matching RSA key, or is not valid now stops start-up
+ * with one line naming the variable (SealCertificateError), and so does a key that fails to sign
+ * the start-up probe.
  */
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { constants, createHash, generateKeyPairSync, publicDecrypt, randomBytes, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import forge from 'node-forge';
+import type { Config } from '../../config.ts';
 import type { SealMaterial } from '../pdf/seal.ts';
+import { openPkcs11Seal, Pkcs11SetupError } from './pkcs11-signer.ts';
+import { digestInfoOf, inProcessSigner, type SealSigner } from './seal-signer.ts';
 
 export class SealCertificateError extends Error {
   constructor(message: string) {
@@ -23,6 +28,8 @@ export type SealCertificate = SealMaterial & {
   /** SHA-256 of the signer certificate's DER: how a verifier tells our seal from others. */
   fingerprintSha256: string;
   selfSigned: boolean;
+  /** What signs the seal's hashes: the key in this process (p12) or on a token (pkcs11). */
+  signer: SealSigner;
   /** TSA_URL: seals carry an RFC 3161 signature timestamp from it (set by the caller, not the file). */
   tsaUrl?: string;
 };
@@ -51,8 +58,10 @@ function assemble(key: forge.pki.rsa.PrivateKey, certificates: forge.pki.Certifi
   }
   const ordered = [signer, ...certificates.filter((certificate) => certificate !== signer)];
   const certificateDers = ordered.map(derOf);
+  const keyPkcs8 = keyDerOf(key);
   return {
-    keyPkcs8: keyDerOf(key),
+    keyPkcs8,
+    signer: inProcessSigner(keyPkcs8),
     certificates: certificateDers,
     subject: signer.subject.attributes.map((attribute) => `${attribute.shortName ?? attribute.name}=${attribute.value}`).join(', '),
     notAfter: signer.validity.notAfter,
@@ -132,6 +141,11 @@ function selfSigned(dataDir: string, now: Date | null): SealCertificate {
   return assemble(key, [certificate], { origin: filePath, now, selfSigned: true });
 }
 
+/** What a PDF worker needs to seal: the certificates, and the key itself only when it lives in the process. */
+export function sealMaterialOf(seal: SealCertificate): SealMaterial {
+  return seal.keyPkcs8 === undefined ? { certificates: seal.certificates } : { keyPkcs8: seal.keyPkcs8, certificates: seal.certificates };
+}
+
 /**
  * `now` null: read the certificate whatever its validity (the offline verifier: a package sealed
  * last year is ours even if the seal has expired since).
@@ -139,4 +153,86 @@ function selfSigned(dataDir: string, now: Date | null): SealCertificate {
 export function loadSealCertificate(config: { sealP12Path: string | undefined; sealP12Password: string | undefined; dataDir: string }, now: Date | null = new Date()): SealCertificate {
   if (config.sealP12Path !== undefined) return fromP12(config.sealP12Path, config.sealP12Password ?? '', now);
   return selfSigned(config.dataDir, now);
+}
+
+/**
+ * The seal as the running service uses it (start-up): read or generated as above for
+ * SEAL_SIGNER=p12, opened on the token for SEAL_SIGNER=pkcs11; then a probe digest is signed
+ * and checked under the certificate, so a key that cannot sign stops start-up rather than the
+ * first seal. Every failure is one line naming the variable (SealCertificateError).
+ */
+export async function openSeal(config: Pick<Config, 'sealP12Path' | 'sealP12Password' | 'dataDir' | 'sealSigner'>, now: Date = new Date()): Promise<SealCertificate> {
+  let seal: SealCertificate;
+  let variable: string;
+  if (config.sealSigner.kind === 'pkcs11') {
+    let opened;
+    try {
+      opened = await openPkcs11Seal(config.sealSigner);
+    } catch (error) {
+      if (error instanceof Pkcs11SetupError) throw new SealCertificateError(error.message);
+      throw error;
+    }
+    variable = config.sealSigner.certificateChainPath !== undefined ? 'SEAL_CERT_CHAIN' : 'PKCS11_KEY_LABEL';
+    const signer = new X509Certificate(opened.certificates[0]!);
+    const notAfter = new Date(signer.validTo);
+    const notBefore = new Date(signer.validFrom);
+    if (notAfter.getTime() <= now.getTime() || notBefore.getTime() > now.getTime()) {
+      await opened.signer.close();
+      throw new SealCertificateError(
+        notAfter.getTime() <= now.getTime() ? `${variable}: the certificate expired on ${notAfter.toISOString()}` : `${variable}: the certificate is not valid before ${notBefore.toISOString()}`,
+      );
+    }
+    seal = {
+      certificates: opened.certificates,
+      signer: opened.signer,
+      subject: signer.subject.split('\n').join(', '),
+      notAfter,
+      fingerprintSha256: createHash('sha256').update(opened.certificates[0]!).digest('hex'),
+      selfSigned: signer.checkIssued(signer),
+    };
+  } else {
+    seal = loadSealCertificate(config, now);
+    variable = config.sealP12Path !== undefined ? 'SEAL_P12' : path.join(config.dataDir, 'seal', 'seal.pem');
+  }
+  const digest = createHash('sha256').update(randomBytes(32)).digest();
+  let probe: Uint8Array;
+  try {
+    probe = await seal.signer.signDigest(digest);
+  } catch (error) {
+    await seal.signer.close();
+    throw new SealCertificateError(`${variable}: the key could not sign the start-up probe (${(error as Error).message})`);
+  }
+  let recovered: Buffer | undefined;
+  try {
+    recovered = publicDecrypt({ key: new X509Certificate(seal.certificates[0]!).publicKey, padding: constants.RSA_PKCS1_PADDING }, probe);
+  } catch {
+    recovered = undefined;
+  }
+  if (recovered === undefined || !recovered.equals(digestInfoOf(digest))) {
+    await seal.signer.close();
+    throw new SealCertificateError(`${variable}: the start-up probe signature does not verify under the certificate`);
+  }
+  return seal;
+}
+
+/**
+ * The SHA-256 of this installation's seal certificate, for the command line's verifiers and
+ * `secrets adopt`: read as loadSealCertificate does (never generated), or from the token (its
+ * certificate, the session closed at once) or SEAL_CERT_CHAIN for SEAL_SIGNER=pkcs11. Undefined
+ * when the installation has no seal yet (no SEAL_P12 and none generated).
+ */
+export async function installationSealFingerprint(config: Pick<Config, 'sealP12Path' | 'sealP12Password' | 'dataDir' | 'sealSigner'>, now: Date | null): Promise<string | undefined> {
+  if (config.sealSigner.kind === 'pkcs11') {
+    let opened;
+    try {
+      opened = await openPkcs11Seal(config.sealSigner);
+    } catch (error) {
+      if (error instanceof Pkcs11SetupError) throw new SealCertificateError(error.message);
+      throw error;
+    }
+    await opened.signer.close();
+    return createHash('sha256').update(opened.certificates[0]!).digest('hex');
+  }
+  if (config.sealP12Path === undefined && !fs.existsSync(path.join(config.dataDir, 'seal', 'seal.pem'))) return undefined;
+  return loadSealCertificate(config, now).fingerprintSha256;
 }

@@ -35,6 +35,8 @@ export const DELIVERY_FAILURES = {
   timestampUnavailable: { code: 'timestamp_unavailable', description: 'the timestamp authority gave no timestamp; the seal is retried' },
   /** No OCSP responder or CRL a seal certificate names gave its status: the seal is retried, never made without it. */
   revocationUnavailable: { code: 'revocation_unavailable', description: 'the revocation status of a seal certificate could not be fetched; the seal is retried' },
+  /** The seal's key could not be reached (a PKCS#11 token removed or not answering): the seal is retried. */
+  sealSignerUnavailable: { code: 'seal_signer_unavailable', description: "the seal's signing key (its token) could not be reached; the seal is retried" },
   noAddress: { code: 'no_address', description: 'the person has neither an email address nor a phone number' },
   noPhone: { code: 'no_phone', description: 'the person has no phone number' },
   noEmail: { code: 'no_email', description: 'the user has no email address' },

@@ -25,7 +25,27 @@ export type SignatureReport = {
   valid: boolean;
   problem: string | null;
   coversWholeFile: boolean;
-  signer: { subject: string; notBefore: string; notAfter: string; sha256: string } | null;
+  /** The four numbers of its /ByteRange: offset and length of the bytes before and after /Contents. */
+  byteRange: [number, number, number, number];
+  signer: { subject: string; issuer: string; serialNumber: string; notBefore: string; notAfter: string; sha256: string } | null;
+  /**
+   * This signature's PAdES baseline level (B-B with a valid CMS; B-T with a valid signature
+   * timestamp; B-LT with revocation data in the /DSS for its chain; B-LTA with a valid document
+   * timestamp after it); null for a document timestamp or a signature that does not verify.
+   */
+  level: PadesLevel | null;
+  /**
+   * The signer's chain validated up to TRUST_ANCHORS at the signature's time (its timestamp's,
+   * else now): `trusted` (and the anchor's subject), `untrusted` (why), or `unchecked` (no
+   * anchors configured, or no signer certificate).
+   */
+  chain: { status: 'trusted' | 'untrusted' | 'unchecked'; anchor: string | null; problem: string | null };
+  /**
+   * The signer certificate's revocation status as the file's /DSS says (an OCSP response or a
+   * CRL signed by its issuer): `good`, `revoked`, `unknown` (no such data), or `not-applicable`
+   * (a self-issued certificate, its own anchor).
+   */
+  revocation: { status: 'good' | 'revoked' | 'unknown' | 'not-applicable'; source: 'ocsp' | 'crl' | null };
   /** The /M time the signature claims; for a document timestamp, the token's time. */
   signingTime: string | null;
   /** The RFC 3161 signature timestamp: its time, and whether its token is intact and stamps this signature. */
@@ -55,7 +75,52 @@ export type PdfVerification = {
   dss: { certificates: number; ocspResponses: number; crls: number } | null;
 };
 
-const attributeNames: Record<string, string> = { '2.5.4.3': 'CN', '2.5.4.6': 'C', '2.5.4.7': 'L', '2.5.4.8': 'ST', '2.5.4.10': 'O', '2.5.4.11': 'OU' };
+const attributeNames: Record<string, string> = { '2.5.4.3': 'CN', '2.5.4.6': 'C', '2.5.4.7': 'L', '2.5.4.8': 'ST', '2.5.4.10': 'O', '2.5.4.11': 'OU', '2.5.4.5': 'serialNumber', '2.5.4.97': 'organizationIdentifier' };
+
+function nameOf(name: pkijs.RelativeDistinguishedNames): string {
+  return name.typesAndValues.map((entry) => `${attributeNames[entry.type] ?? entry.type}=${(entry.value.valueBlock as { value?: string }).value ?? ''}`).join(', ');
+}
+
+/** The signer's chain up to one of `anchors` (pkijs's path validation; revocation is reported apart, from the DSS). */
+async function validateChain(signer: pkijs.Certificate, pool: pkijs.Certificate[], anchors: pkijs.Certificate[], at: Date): Promise<SignatureReport['chain']> {
+  if (anchors.length === 0) return { status: 'unchecked', anchor: null, problem: 'no trust anchors are configured (TRUST_ANCHORS)' };
+  try {
+    const engine = new pkijs.CertificateChainValidationEngine({ trustedCerts: anchors, certs: [...pool.filter((candidate) => candidate !== signer), signer], checkDate: at });
+    const result = await engine.verify({ passedWhenNotRevValues: true });
+    if (!result.result) return { status: 'untrusted', anchor: null, problem: result.resultMessage || 'no path to a trust anchor' };
+    const top = result.certificatePath?.at(-1);
+    return { status: 'trusted', anchor: top === undefined ? null : nameOf(top.subject), problem: null };
+  } catch (error) {
+    return { status: 'untrusted', anchor: null, problem: (error as { resultMessage?: string; message?: string }).resultMessage ?? (error as Error).message ?? 'no path to a trust anchor' };
+  }
+}
+
+/** The signer certificate's status as the DSS's OCSP responses and CRLs (signed by its issuer) say. */
+async function revocationOf(certificate: pkijs.Certificate, pool: pkijs.Certificate[], dss: DssContent | null): Promise<SignatureReport['revocation']> {
+  if (isSelfIssued(certificate)) return { status: 'not-applicable', source: null };
+  if (dss === null) return { status: 'unknown', source: null };
+  const issuer = await issuerOf(certificate, [...pool, ...dss.certificates]);
+  if (issuer === undefined) return { status: 'unknown', source: null };
+  for (const response of dss.ocspResponses) {
+    try {
+      const status = await response.getCertificateStatus(certificate, issuer);
+      if (!status.isForCertificate || !(await response.verify({ trustedCerts: [issuer] }))) continue;
+      if (status.status === 0) return { status: 'good', source: 'ocsp' };
+      if (status.status === 1) return { status: 'revoked', source: 'ocsp' };
+    } catch {
+      // Not about this certificate, or not signed as it should be.
+    }
+  }
+  for (const crl of dss.crls) {
+    try {
+      if (!crl.issuer.isEqual(issuer.subject) || !(await crl.verify({ issuerCertificate: issuer }))) continue;
+      return { status: crl.isCertificateRevoked(certificate) ? 'revoked' : 'good', source: 'crl' };
+    } catch {
+      // Not this issuer's.
+    }
+  }
+  return { status: 'unknown', source: null };
+}
 
 function pdfString(region: string, key: string): string | null {
   const match = new RegExp(`/${key}\\s*\\(((?:\\\\.|[^\\\\)])*)\\)`).exec(region);
@@ -244,9 +309,15 @@ export function cmsFromContents(hex: string): Buffer {
   return padded.subarray(0, header + length);
 }
 
-export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: string[] }): Promise<PdfVerification> {
+/** The file does not begin like a PDF (no `%PDF-` in its first KiB): crosses the thread boundary by this code. */
+export const NOT_PDF = 'NOT_PDF';
+
+export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: string[]; trustAnchors?: readonly Uint8Array[]; now?: Date }): Promise<PdfVerification> {
+  if (!file.subarray(0, 1024).toString('latin1').includes('%PDF-')) throw Object.assign(new Error('the file is not a PDF (no %PDF- header)'), { code: NOT_PDF });
   const text = file.toString('latin1');
   const signatures: SignatureReport[] = [];
+  /** Per signature report: what the chain and revocation checks after the loop need. */
+  const parsed = new Map<SignatureReport, { certificate: pkijs.Certificate | undefined; certificates: pkijs.Certificate[] }>();
   let seal: { report: SignatureReport; certificate: pkijs.Certificate | undefined; certificates: pkijs.Certificate[]; end: number } | undefined;
   for (const match of text.matchAll(/\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g)) {
     const [a, b, c, d] = match.slice(1, 5).map(Number) as [number, number, number, number];
@@ -261,7 +332,11 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
       valid: false,
       problem: null,
       coversWholeFile: a === 0 && c + d === file.length,
+      byteRange: [a, b, c, d],
       signer: null,
+      level: null,
+      chain: { status: 'unchecked', anchor: null, problem: null },
+      revocation: { status: 'unknown', source: null },
       signingTime: pdfString(region, 'M'),
       timestamp: null,
       reason: pdfString(region, 'Reason'),
@@ -286,9 +361,9 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
       if (certificate) {
         const der = Buffer.from(certificate.toSchema().toBER(false));
         report.signer = {
-          subject: certificate.subject.typesAndValues
-            .map((entry) => `${attributeNames[entry.type] ?? entry.type}=${(entry.value.valueBlock as { value?: string }).value ?? ''}`)
-            .join(', '),
+          subject: nameOf(certificate.subject),
+          issuer: nameOf(certificate.issuer),
+          serialNumber: Buffer.from(certificate.serialNumber.valueBlock.valueHexView).toString('hex'),
           notBefore: certificate.notBefore.value.toISOString(),
           notAfter: certificate.notAfter.value.toISOString(),
           sha256: createHash('sha256').update(der).digest('hex'),
@@ -312,12 +387,14 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
       report.problem = (error as { message?: string })?.message ?? String(error);
     }
     if (report.type === 'signature') seal = { report, certificate, certificates, end: c + d };
+    parsed.set(report, { certificate, certificates });
     signatures.push(report);
   }
   const last = signatures.at(-1);
   let problem: string | null = null;
   let level: PadesLevel | null = null;
   let dssCounts: PdfVerification['dss'] = null;
+  let parsedLatest: PDFDocument | undefined;
   if (seal !== undefined && seal.report.valid && last !== undefined && last.coversWholeFile) {
     // Only document timestamps may follow the seal, and only with what long-term validation adds.
     // The file is parsed (pdf-lib) only when something follows the seal or it names a DSS.
@@ -331,6 +408,7 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
     } catch (error) {
       problem = `the updates after the seal cannot be read (${(error as Error).message})`;
     }
+    parsedLatest = latest;
     let dss: DssContent | null = null;
     try {
       dss = latest === undefined ? null : readDss(latest);
@@ -344,6 +422,34 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
       if (level === 'B-T' && dss !== null && seal.certificate !== undefined && (await chainHasRevocationData(seal.certificate, [...seal.certificates, ...dss.certificates], dss))) level = 'B-LT';
       if (level === 'B-LT' && last.type === 'document-timestamp' && last.valid) level = 'B-LTA';
     }
+  }
+  // Every signature on its own: its level, its chain to the anchors, its certificate's status.
+  let dssOfFile: DssContent | null = null;
+  if (text.includes('/DSS')) {
+    try {
+      // The file as parsed for the seal's checks above when it was (parsing costs more than the rest).
+      dssOfFile = readDss(parsedLatest ?? (await loadLenient(file)));
+    } catch {
+      dssOfFile = null;
+    }
+  }
+  const anchors = (options.trustAnchors ?? []).map(parseCertificate);
+  for (const [index, report] of signatures.entries()) {
+    const { certificate, certificates } = parsed.get(report)!;
+    if (certificate === undefined) {
+      report.chain = { status: 'unchecked', anchor: null, problem: 'the signature carries no certificate' };
+      continue;
+    }
+    const pool = [...certificates, ...(dssOfFile?.certificates ?? [])];
+    const at = report.type === 'document-timestamp' ? report.signingTime : (report.timestamp?.valid ? report.timestamp.time : null);
+    report.chain = await validateChain(certificate, pool, anchors, at === null ? (options.now ?? new Date()) : new Date(at));
+    report.revocation = await revocationOf(certificate, pool, dssOfFile);
+    if (report.type !== 'signature' || !report.valid) continue;
+    let signatureLevel: PadesLevel = 'B-B';
+    if (report.timestamp?.valid === true) signatureLevel = 'B-T';
+    if (signatureLevel === 'B-T' && dssOfFile !== null && (await chainHasRevocationData(certificate, pool, dssOfFile))) signatureLevel = 'B-LT';
+    if (signatureLevel === 'B-LT' && signatures.slice(index + 1).some((later) => later.type === 'document-timestamp' && later.valid)) signatureLevel = 'B-LTA';
+    report.level = signatureLevel;
   }
   const timestamps: TimestampReport[] = signatures.flatMap((signature): TimestampReport[] => {
     if (signature.type === 'document-timestamp') return signature.signingTime === null ? [] : [{ type: 'document', time: signature.signingTime, valid: signature.valid }];

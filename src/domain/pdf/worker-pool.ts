@@ -36,7 +36,7 @@ import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { PdfInspectionError, type PdfInspection } from './inspect/inspect.ts';
 import type { PdfVerification } from './verify.ts';
-import type { ApplyPlacementsTask, AuditPdfTask, PdfTask, PdfTaskAnswer, PdfWorkerReply, PlacementSources, ReadPlacementsTask, RenderTask, SealTask } from './worker-protocol.ts';
+import type { ApplyPlacementsTask, AuditPdfTask, PdfTask, PdfTaskAnswer, PdfWorkerReply, PlacementSources, ReadPlacementsTask, RenderTask, SealTask, SignDigestReply, SignDigestRequest } from './worker-protocol.ts';
 import { recordFailure, withSpan } from '../../shared/tracing.ts';
 
 export type PdfWorkerPoolOptions = {
@@ -146,7 +146,15 @@ export class PdfWorkersBusyError extends Error {
  * Who a task is done for: `team`, the team's id (the fair queue's key; `SERVICE_TEAM` when
  * omitted), and `timeoutMs`, another budget than its kind's.
  */
-export type PdfTaskOptions = { team?: string; timeoutMs?: number };
+export type PdfTaskOptions = {
+  team?: string;
+  timeoutMs?: number;
+  /**
+   * Signs the seal's digests when the task's seal material carries no key (a token's key:
+   * SEAL_SIGNER=pkcs11): the worker asks, this thread signs, the worker gets the signature.
+   */
+  signDigest?: (digest: Uint8Array) => Promise<Uint8Array>;
+};
 
 export type PdfWorkers = {
   /** the inspector's `inspectPdfFile`, in a worker: same answers and `PdfInspectionError`s, plus the pool's errors. */
@@ -159,7 +167,7 @@ export type PdfWorkers = {
   /** Lays out and seals the audit-log PDF into `outputPath`. */
   auditPdf(task: Omit<AuditPdfTask, 'kind'>, options?: PdfTaskOptions): Promise<{ byteSize: number }>;
   /** Checks a sealed PDF's signatures (pdf/verify.ts). */
-  verify(filePath: string, ourCertificateSha256: string[], options?: PdfTaskOptions): Promise<PdfVerification>;
+  verify(filePath: string, ourCertificateSha256: string[], options?: PdfTaskOptions & { trustAnchors?: readonly Uint8Array[] }): Promise<PdfVerification>;
   /** Reads the text tags or the form fields of a PDF file (pdf/text-tags.ts, pdf/form-fields.ts). */
   readPlacements(task: Omit<ReadPlacementsTask, 'kind'>, options?: PdfTaskOptions): Promise<PlacementSources>;
   /**
@@ -180,6 +188,7 @@ type Pending = {
   task: PdfTask;
   team: string;
   timeoutMs: number;
+  signDigest?: (digest: Uint8Array) => Promise<Uint8Array>;
   resolve(answer: PdfTaskAnswer): void;
   reject(error: Error): void;
   queueTimer?: NodeJS.Timeout;
@@ -247,7 +256,11 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     const slot: Slot = { worker, ready: false, running: undefined, exited: new Promise((resolve) => (exitedResolve = resolve)) };
     // Idle workers must not keep the process alive; a running task refs its worker.
     worker.unref();
-    worker.on('message', (message: PdfWorkerReply | { ready: true }) => {
+    worker.on('message', (message: PdfWorkerReply | { ready: true } | SignDigestRequest) => {
+      if ('signDigest' in message) {
+        answerSignDigest(slot, message.signDigest);
+        return;
+      }
       if ('ready' in message) {
         slot.ready = true;
         if (slot.running !== undefined) start(slot);
@@ -425,6 +438,27 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
   }
 
   /**
+   * A worker's request for a signature during its task: answered by the task's own signer, so a
+   * request can only use the seal its task was given (a request for a task no longer running is
+   * refused). Errors cross as message and code (`SEAL_SIGNER_UNAVAILABLE`), like the task's own.
+   */
+  function answerSignDigest(slot: Slot, request: SignDigestRequest['signDigest']): void {
+    const pending = slot.running?.pending;
+    const reply = (answer: SignDigestReply) => {
+      // The thread may have ended meanwhile (its time limit): nobody is left to answer.
+      if (slot.running?.pending === pending) slot.worker.postMessage(answer);
+    };
+    if (pending === undefined || pending.task.id !== request.taskId || pending.signDigest === undefined) {
+      reply({ signedDigest: { requestId: request.requestId, error: 'no signer for this task', code: undefined } });
+      return;
+    }
+    pending.signDigest(request.digest).then(
+      (signature) => reply({ signedDigest: { requestId: request.requestId, signature } }),
+      (error: Error & { code?: unknown }) => reply({ signedDigest: { requestId: request.requestId, error: error.message, code: typeof error.code === 'string' ? error.code : undefined } }),
+    );
+  }
+
+  /**
    * A span per task, `pdf <kind>` (inspect, render, seal, audit-pdf, verify), from submission to
    * answer: the waiting in the queue and the thread's work (no context crosses into the thread).
    */
@@ -432,7 +466,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     const sealed = 'seal' in task && task.seal !== undefined;
     const timeoutMs = options.timeoutMs ?? budgetsMs[task.kind];
     return withSpan(`pdf ${task.kind}`, { 'pdf.task': task.kind, 'pdf.sealed': sealed }, async (span) => {
-      const answer = await queueTask(task, options.team ?? SERVICE_TEAM, timeoutMs);
+      const answer = await queueTask(task, options.team ?? SERVICE_TEAM, timeoutMs, options.signDigest);
       // A refusal is the file's fault (an invalid upload); a failure is the work's.
       span.setAttribute('pdf.outcome', answer.outcome);
       if (answer.outcome === 'failed') recordFailure(span, new Error(answer.message));
@@ -445,10 +479,10 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
    * queue is bounded (`maxQueue`), not the pool's: a team that fills its own gets `queue_full`,
    * while another team's task still finds a place.
    */
-  function queueTask(task: DistributiveOmit<PdfTask, 'id'>, team: string, timeoutMs: number): Promise<PdfTaskAnswer> {
+  function queueTask(task: DistributiveOmit<PdfTask, 'id'>, team: string, timeoutMs: number, signDigest?: Pending['signDigest']): Promise<PdfTaskAnswer> {
     return new Promise<PdfTaskAnswer>((resolve, reject) => {
       if (closed) return reject(new PdfWorkersBusyError('closed'));
-      const pending: Pending = { task: { ...task, id: nextTaskId++ } as PdfTask, team, timeoutMs, resolve, reject };
+      const pending: Pending = { task: { ...task, id: nextTaskId++ } as PdfTask, team, timeoutMs, signDigest, resolve, reject };
       const waiting = queues.get(team) ?? [];
       // Room for it to start at once: the worker it would take is free and its team under its share.
       const startsNow = waiting.length === 0 && (runningByTeam.get(team) ?? 0) < maxThreadsPerTeam && hasRoom();
@@ -496,7 +530,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       return written(await submit({ ...task, kind: 'audit-pdf' }, options));
     },
     async verify(filePath, ourCertificateSha256, options) {
-      const answer = await submit({ kind: 'verify', path: filePath, ourCertificateSha256 }, options);
+      const answer = await submit({ kind: 'verify', path: filePath, ourCertificateSha256, trustAnchors: options?.trustAnchors === undefined ? undefined : [...options.trustAnchors] }, options);
       if (answer.outcome === 'verified') return answer.verification;
       if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
       throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);

@@ -27,7 +27,7 @@ export type SealTask = { kind: 'seal'; sourcePath: string; outputPath: string; s
 export type AuditPdfTask = { kind: 'audit-pdf'; data: AuditPdfData; locale: AuditPdfLocale; outputPath: string; seal: { material: SealMaterial; info: SealInfo } };
 
 /** Check a sealed PDF's signatures (pdf/verify.ts). */
-export type VerifyTask = { kind: 'verify'; path: string; ourCertificateSha256: string[] };
+export type VerifyTask = { kind: 'verify'; path: string; ourCertificateSha256: string[]; trustAnchors?: Uint8Array[] };
 
 /** Read what fields can be placed from: the text tags (at most `maxTags`) or the form fields of a PDF. */
 export type ReadPlacementsTask = { kind: 'read-placements'; path: string; from: 'tags' | 'acroform'; maxTags: number };
@@ -65,3 +65,12 @@ export type PdfTaskAnswer =
   | { id: number; outcome: 'placed'; byteSize: number; notHidden: string[] }
   | { id: number; outcome: 'refused'; reason: PdfInspectionFailureReason; detail: string; complexity?: PdfComplexity }
   | { id: number; outcome: 'failed'; message: string; code: string | undefined };
+
+/**
+ * A worker sealing with a key it does not hold (a token's: SEAL_SIGNER=pkcs11) asks the pool for
+ * the signature of one digest during its task; the pool asks the task's `signDigest` and answers.
+ */
+export type SignDigestRequest = { signDigest: { requestId: number; taskId: number; digest: Uint8Array } };
+export type SignDigestReply =
+  | { signedDigest: { requestId: number; signature: Uint8Array } }
+  | { signedDigest: { requestId: number; error: string; code: string | undefined } };

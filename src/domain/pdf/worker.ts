@@ -18,7 +18,22 @@ import { buildAuditPdf } from './audit-pdf-layout.ts';
 import { verifyPdf } from './verify.ts';
 import { findTextTags, hideTextTags } from './text-tags.ts';
 import { readFormFields, removeFormFields } from './form-fields.ts';
-import type { PdfTask, PdfTaskAnswer, PdfWorkerReply, RenderTask } from './worker-protocol.ts';
+import type { PdfTask, PdfTaskAnswer, PdfWorkerReply, RenderTask, SignDigestReply, SignDigestRequest } from './worker-protocol.ts';
+
+/** Signature requests sent to the pool and not answered yet, by request id. */
+const pendingSignatures = new Map<number, { resolve(signature: Uint8Array): void; reject(error: Error): void }>();
+let nextSignatureRequest = 1;
+
+/** The digest signer of a task whose seal key is not in this thread: the pool signs with the seal's signer (a token) and answers. */
+function remoteSigner(taskId: number): (digest: Uint8Array) => Promise<Uint8Array> {
+  return (digest) =>
+    new Promise((resolve, reject) => {
+      const requestId = nextSignatureRequest++;
+      pendingSignatures.set(requestId, { resolve, reject });
+      const request: SignDigestRequest = { signDigest: { requestId, taskId, digest } };
+      port.postMessage(request);
+    });
+}
 
 /** The file loaded for drawing, and its bytes; an owner-password-only original is read through a decrypted copy (pdf/decrypt.ts). */
 async function loadDecrypted(sourcePath: string, besidePath: string): Promise<{ pdf: PDFDocument; bytes: Buffer }> {
@@ -45,17 +60,17 @@ async function loadDecrypted(sourcePath: string, besidePath: string): Promise<{ 
  * so the work grows with the pages that carry fields, not with the document. Any other file is
  * rewritten whole, as pdf-lib saves it.
  */
-async function renderTask(task: RenderTask): Promise<Buffer | Uint8Array> {
+async function renderTask(task: RenderTask & { id: number }): Promise<Buffer | Uint8Array> {
   const { pdf, bytes } = await loadDecrypted(task.sourcePath, task.outputPath);
   const previous = previousSection(bytes);
   if (previous !== undefined) reserveExistingNumbers(pdf, previous);
   const since = pdf.context.largestObjectNumber;
   const pages = await renderFields(pdf, { fields: task.fields, draft: task.draft, draftLabel: task.draftLabel, stamp: task.stamp });
   if (previous === undefined) {
-    return task.seal === undefined ? pdf.save({ updateFieldAppearances: false, objectsPerTick: Infinity }) : sealPdf(pdf, task.seal.material, task.seal.info);
+    return task.seal === undefined ? pdf.save({ updateFieldAppearances: false, objectsPerTick: Infinity }) : sealPdf(pdf, task.seal.material, task.seal.info, remoteSigner(task.id));
   }
   const changed = objectsChangedOnPages(pdf, pages);
-  if (task.seal !== undefined) return sealAsUpdate(bytes, pdf, { changed, since }, task.seal);
+  if (task.seal !== undefined) return sealAsUpdate(bytes, pdf, { changed, since }, { ...task.seal, signDigest: remoteSigner(task.id) });
   await pdf.flush();
   return appendUpdate(bytes, pdf, [...changed, ...objectsAddedSince(pdf, since)]);
 }
@@ -84,16 +99,16 @@ async function run(task: PdfTask): Promise<PdfTaskAnswer> {
       return { id: task.id, outcome: 'placed', byteSize: bytes.length, notHidden };
     }
     if (task.kind === 'verify') {
-      return { id: task.id, outcome: 'verified', verification: await verifyPdf(await fs.promises.readFile(task.path), { ourCertificateSha256: task.ourCertificateSha256 }) };
+      return { id: task.id, outcome: 'verified', verification: await verifyPdf(await fs.promises.readFile(task.path), { ourCertificateSha256: task.ourCertificateSha256, trustAnchors: task.trustAnchors }) };
     }
     if (task.kind === 'audit-pdf') {
-      const bytes = await sealPdf(await buildAuditPdf(task.data, task.locale), task.seal.material, task.seal.info);
+      const bytes = await sealPdf(await buildAuditPdf(task.data, task.locale), task.seal.material, task.seal.info, remoteSigner(task.id));
       await fs.promises.writeFile(task.outputPath, bytes);
       return { id: task.id, outcome: 'written', byteSize: bytes.length };
     }
     if (task.kind === 'seal') {
       const pdf = await PDFDocument.load(await fs.promises.readFile(task.sourcePath), { updateMetadata: false });
-      const bytes = await sealPdf(pdf, task.seal.material, task.seal.info);
+      const bytes = await sealPdf(pdf, task.seal.material, task.seal.info, remoteSigner(task.id));
       await fs.promises.writeFile(task.outputPath, bytes);
       return { id: task.id, outcome: 'written', byteSize: bytes.length };
     }
@@ -107,7 +122,16 @@ async function run(task: PdfTask): Promise<PdfTaskAnswer> {
 
 if (parentPort === null) throw new Error('pdf/worker.ts runs only as a worker thread');
 const port = parentPort;
-port.on('message', (task: PdfTask) => {
+port.on('message', (message: PdfTask | SignDigestReply) => {
+  if ('signedDigest' in message) {
+    const reply = message.signedDigest;
+    const pending = pendingSignatures.get(reply.requestId);
+    pendingSignatures.delete(reply.requestId);
+    if ('signature' in reply) pending?.resolve(reply.signature);
+    else pending?.reject(Object.assign(new Error(reply.error), { code: reply.code }));
+    return;
+  }
+  const task = message;
   void run(task).then((answer) => {
     // This thread's own figures (heapTotal and external are per thread; rss is the process's).
     const { heapTotal, external } = process.memoryUsage();

@@ -118,6 +118,42 @@ const PdfDssSummary = builder.objectRef<{ certificates: number; ocspResponses: n
   }),
 });
 
+const PdfChainStatus = builder.enumType('PdfChainStatus', {
+  description: 'The signer certificate’s chain, validated up to the trust anchors (TRUST_ANCHORS) at the signature’s time.',
+  values: {
+    TRUSTED: { value: 'trusted', description: 'A valid path to one of the anchors.' },
+    UNTRUSTED: { value: 'untrusted', description: 'No valid path (an unknown issuer, an expired or not yet valid certificate, a bad signature in the chain).' },
+    UNCHECKED: { value: 'unchecked', description: 'No anchors configured, or no certificate in the signature.' },
+  } as const,
+});
+
+const PdfChainValidation = builder.objectRef<SignatureReport['chain']>('PdfChainValidation').implement({
+  fields: (t) => ({
+    status: t.field({ type: PdfChainStatus, resolve: (chain) => chain.status }),
+    anchor: t.string({ nullable: true, description: 'The subject of the anchor the path ends at.', resolve: (chain) => chain.anchor }),
+    problem: t.string({ nullable: true, resolve: (chain) => chain.problem }),
+  }),
+});
+
+const PdfRevocationStatus = builder.enumType('PdfRevocationStatus', {
+  description: 'The signer certificate’s status as the file’s /DSS says (an OCSP response or CRL signed by its issuer).',
+  values: {
+    GOOD: { value: 'good' },
+    REVOKED: { value: 'revoked' },
+    UNKNOWN: { value: 'unknown', description: 'The /DSS holds no revocation data for it.' },
+    NOT_APPLICABLE: { value: 'not-applicable', description: 'A self-issued certificate: its own anchor.' },
+  } as const,
+});
+
+const PdfRevocationSource = builder.enumType('PdfRevocationSource', { values: { OCSP: { value: 'ocsp' }, CRL: { value: 'crl' } } as const });
+
+const PdfRevocation = builder.objectRef<SignatureReport['revocation']>('PdfRevocation').implement({
+  fields: (t) => ({
+    status: t.field({ type: PdfRevocationStatus, resolve: (revocation) => revocation.status }),
+    source: t.field({ type: PdfRevocationSource, nullable: true, resolve: (revocation) => revocation.source }),
+  }),
+});
+
 const PdfSignatureReport = builder.objectRef<SignatureReport>('PdfSignatureReport').implement({
   description: 'One signature of a PDF, checked against the bytes its /ByteRange covers.',
   fields: (t) => ({
@@ -126,7 +162,14 @@ const PdfSignatureReport = builder.objectRef<SignatureReport>('PdfSignatureRepor
     valid: t.exposeBoolean('valid', { description: 'The CMS signature matches the covered bytes (and its timestamp, if any, is valid).' }),
     problem: t.string({ nullable: true, resolve: (report) => report.problem }),
     coversWholeFile: t.exposeBoolean('coversWholeFile'),
+    byteRange: t.field({ type: ['Int'], description: 'The /ByteRange: offset and length of the covered bytes before and after the signature’s /Contents.', resolve: (report) => report.byteRange }),
+    signingTime: t.string({ nullable: true, description: 'The time the signature claims (/M, a PDF date); a document timestamp’s token time.', resolve: (report) => report.signingTime }),
+    level: t.field({ type: PadesLevelEnum, nullable: true, description: 'This signature’s PAdES level; null for a document timestamp or a signature that does not verify.', resolve: (report) => report.level }),
+    chain: t.field({ type: PdfChainValidation, resolve: (report) => report.chain }),
+    revocation: t.field({ type: PdfRevocation, resolve: (report) => report.revocation }),
     signerSubject: t.string({ nullable: true, resolve: (report) => report.signer?.subject ?? null }),
+    signerIssuer: t.string({ nullable: true, resolve: (report) => report.signer?.issuer ?? null }),
+    signerSerialNumber: t.string({ nullable: true, description: 'Hexadecimal.', resolve: (report) => report.signer?.serialNumber ?? null }),
     signerNotAfter: t.field({ type: 'DateTime', nullable: true, resolve: (report) => (report.signer ? new Date(report.signer.notAfter) : null) }),
     signerCertificateSha256: t.string({ nullable: true, resolve: (report) => report.signer?.sha256 ?? null }),
     timestamp: t.field({ type: PdfSignatureTimestamp, nullable: true, resolve: (report) => report.timestamp }),
@@ -163,8 +206,9 @@ builder.queryField('verifySealedPdf', (t) =>
   t.field({
     type: SealedPdfVerification,
     description:
-      'Checks an uploaded PDF (a multipart request, at most 48 MB) as npm run cli -- verify does: each signature, whether the last covers the whole file, ' +
-      'the certificate, every timestamp, the PAdES level reached (B-B, B-T, B-LT, B-LTA), whether the seal is this service’s and for which envelope; and that envelope’s audit chain.',
+      'Checks any uploaded PDF (a multipart request, at most 48 MB) as npm run cli -- verify does (REST: POST /verify): every signature with its signer (subject, issuer, serial), time, ' +
+      'integrity, byte range, whole-file coverage, its own PAdES level, its chain to the trust anchors (TRUST_ANCHORS) and its revocation status from the /DSS; every timestamp, the level the file reached ' +
+      '(B-B, B-T, B-LT, B-LTA), whether the last signature is this service’s seal and for which envelope; and that envelope’s audit chain. Not a PDF: Document.NotPdf.',
     args: { file: t.arg({ type: 'Upload', required: true }) },
     resolve: async (_root, args, context) => verifyUploadedPdf(context, { stream: (await openUpload(args.file as Upload)).stream }),
   }),

@@ -29,13 +29,16 @@ export const artefactRoutes: RestRoute[] = [
     method: 'POST',
     path: '/verify',
     doc: {
-      summary: 'Check a sealed PDF offline: signature, coverage, certificate, timestamps, PAdES level, and the envelope it names',
+      summary: 'Check any PDF’s signatures: signer, time, integrity, byte ranges, PAdES level, chain to the trust anchors, revocation from the DSS; and, for this service’s seal, the envelope it names',
       description:
-        'The payload is `{ verification }`: `valid`, `problem`, `ours`, `envelopeId`, `level` (the PAdES baseline level the seal reached: `B-B`, `B-T`, `B-LT` or `B-LTA`; null without a valid seal), ' +
-        '`timestamps` (each `{ type: signature | document, time, valid }`), `dss` (`{ certificates, ocspResponses, crls }` or null), `signatures` (each with its `type`: `signature` or `document-timestamp`) ' +
-        'and `auditChain` (docs/artefacts.md, "Verification").',
+        'The payload is `{ verification }`: `valid`, `problem`, `ours`, `envelopeId`, `level` (the PAdES baseline level the last signature reached: `B-B`, `B-T`, `B-LT` or `B-LTA`; null without a valid one), ' +
+        '`timestamps` (each `{ type: signature | document, time, valid }`), `dss` (`{ certificates, ocspResponses, crls }` or null), `signatures` and `auditChain` (docs/artefacts.md, "Verification"). ' +
+        'Each signature: `type` (`signature` or `document-timestamp`), `valid` (its digest matches the bytes its byte range covers and its CMS signature verifies), `problem`, `byteRange` (four numbers), `coversWholeFile`, ' +
+        '`signer` (`subject`, `issuer`, `serialNumber` in hex, `notBefore`, `notAfter`, `sha256`), `signingTime`, `timestamp`, `level` (this signature’s PAdES level, null for a document timestamp or an invalid signature), ' +
+        '`chain` (`{ status: trusted | untrusted | unchecked, anchor, problem }`, validated up to the certificates of TRUST_ANCHORS) and `revocation` (`{ status: good | revoked | unknown | not-applicable, source: ocsp | crl | null }`, from the file’s /DSS). ' +
+        'Checked in a PDF worker thread under the verify task’s time and memory limits.',
       multipart: { filePart: 'document', fields: z.strictObject({}) },
-      errors: ['Document.TooLarge', 'Document.UploadIncomplete', 'Request.PayloadTooLarge', 'Request.Timeout', 'Server.Busy'],
+      errors: ['Document.NotPdf', 'Document.TooLarge', 'Document.InspectionLimitExceeded', 'Document.UploadIncomplete', 'Request.PayloadTooLarge', 'Request.Timeout', 'Server.Busy'],
     },
     async handler({ request, nodeRequest, context }) {
       await context.caller();
