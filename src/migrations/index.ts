@@ -20,6 +20,7 @@ import { Migration20261127120000_field_types } from './Migration20261127120000_f
 import { Migration20261127121000_field_visible_when } from './Migration20261127121000_field_visible_when.ts';
 import { Migration20261127122000_scheduled_send } from './Migration20261127122000_scheduled_send.ts';
 import { Migration20261127123559_approvers } from './Migration20261127123559_approvers.ts';
+import { Migration20261127130000_field_attachments } from './Migration20261127130000_field_attachments.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -45,4 +46,5 @@ export const migrations = [
   Migration20261127121000_field_visible_when,
   Migration20261127122000_scheduled_send,
   Migration20261127123559_approvers,
+  Migration20261127130000_field_attachments,
 ];
