@@ -281,3 +281,83 @@ describe('uploading attachments with the signing token', () => {
     expect(value).toEqual({ files: [{ id: mine.id, name: 'payslip.png', contentType: 'image/png', size: image.length, sha256: sha256(image) }] });
   });
 });
+
+describe('the sender reads the files signers kept, on both faces', () => {
+  it('lists and streams them byte-identical, hides uploads not kept, and answers another team as it answers nobody', async () => {
+    const sent = await sentEnvelope([{ identifier: 'payslip', type: 'attachment', required: true, config: { maxFiles: 3 } }]);
+    const pdf = await makePdf({ pages: 2 });
+    const image = await jpeg();
+    const client = signingClient(app, sent.buyerToken);
+    const kept = (await upload(sent.buyerToken, sent.fields.payslip, pdf, 'payslip-march.pdf')).body.data.uploadSigningAttachment;
+    const photo = (await upload(sent.buyerToken, sent.fields.payslip, image, 'ID card.jpg')).body.data.uploadSigningAttachment;
+    const dropped = (await upload(sent.buyerToken, sent.fields.payslip, png(16, 16), 'wrong.png')).body.data.uploadSigningAttachment;
+    const rest = restClient(app, team.apiKey);
+    // Uploaded, named by no value yet: nothing for the sender.
+    expect((await rest.get(`/envelopes/${sent.envelopeId}/attachments`)).body.payload.attachments).toEqual([]);
+
+    const completed = await client(SUBMIT_MUTATION, {
+      complete: true,
+      values: [
+        { fieldId: sent.fields.signature, value: { kind: 'typed', text: 'Ada Lovelace', font: 'cursive' } },
+        { fieldId: sent.fields.payslip, value: { files: [{ id: kept.id }, { id: photo.id }] } },
+      ],
+    });
+    expect(completed.errors, JSON.stringify(completed.errors)).toBeUndefined();
+    // The upload not kept is gone at completion; its row with it.
+    expect((await attachmentRows(sent.envelopeId)).map((row) => row.id)).toEqual([kept.id, photo.id]);
+
+    const listed = await rest.get(`/envelopes/${sent.envelopeId}/attachments`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.payload.attachments).toEqual([
+      { id: kept.id, fieldId: sent.fields.payslip, fieldIdentifier: 'payslip', recipientId: sent.recipients.buyer, name: 'payslip-march.pdf', contentType: 'application/pdf', size: pdf.length, sha256: sha256(pdf), createdAt: expect.any(String) },
+      { id: photo.id, fieldId: sent.fields.payslip, fieldIdentifier: 'payslip', recipientId: sent.recipients.buyer, name: 'ID card.jpg', contentType: 'image/jpeg', size: image.length, sha256: sha256(image), createdAt: expect.any(String) },
+    ]);
+    const graphql = graphqlClient(app, team.apiKey);
+    const viaGraphql = await graphql('query($id: ID!) { envelope(id: $id) { id attachments { id fieldIdentifier recipientId name contentType size sha256 } } }', { id: sent.envelopeId });
+    expect(viaGraphql.errors).toBeUndefined();
+    expect(viaGraphql.data.envelope.attachments).toEqual(listed.body.payload.attachments.map(({ fieldId: _f, createdAt: _c, ...rest }: Record<string, unknown>) => rest));
+
+    for (const [file, bytes, type] of [[kept, pdf, 'application/pdf'], [photo, image, 'image/jpeg']] as const) {
+      const download = await fetch(`${app.url}/api/v1/key/envelopes/${sent.envelopeId}/attachments/${file.id}`, { headers: { 'x-service-api-key': team.apiKey } });
+      expect(download.status).toBe(200);
+      expect(download.headers.get('content-type')).toBe(type);
+      expect(download.headers.get('content-disposition')).toContain('attachment');
+      expect(download.headers.get('content-disposition')).toContain(encodeURIComponent(file.name).replace(/%20/g, '%20'));
+      expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
+      const link = await graphql('query($e: ID!, $f: ID!) { attachmentDownloadUrl(envelopeId: $e, fileId: $f) { url } }', { e: sent.envelopeId, f: file.id });
+      expect(link.errors).toBeUndefined();
+      const signed = new URL(link.data.attachmentDownloadUrl.url);
+      const viaLink = await fetch(`${app.url}${signed.pathname}`);
+      expect(viaLink.headers.get('content-type')).toBe(type);
+      expect(Buffer.from(await viaLink.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
+    }
+    const head = await fetch(`${app.url}/api/v1/key/envelopes/${sent.envelopeId}/attachments/${kept.id}`, { method: 'HEAD', headers: { 'x-service-api-key': team.apiKey } });
+    expect(head.status).toBe(405);
+
+    // The upload not kept, and a file of nobody: the same not-found.
+    for (const fileId of [dropped.id, '00000000-0000-4000-8000-000000000000', 'not-an-id']) {
+      const missing = await rest.get(`/envelopes/${sent.envelopeId}/attachments/${fileId}`);
+      expect(missing.status).toBe(404);
+      expect(missing.body.error.name).toBe('Attachment.NotFound');
+    }
+    const nolink = await graphql('query($e: ID!, $f: ID!) { attachmentDownloadUrl(envelopeId: $e, fileId: $f) { url } }', { e: sent.envelopeId, f: dropped.id });
+    expect(firstErrorName(nolink)).toBe('Attachment.NotFound');
+
+    // Another team: its answers are those for an envelope that does not exist.
+    const intruder = await seedTeam(app);
+    const theirs = restClient(app, intruder.apiKey);
+    const unknownEnvelope = '00000000-0000-4000-8000-000000000001';
+    for (const suffix of ['', `/${kept.id}`]) {
+      const foreign = await theirs.get(`/envelopes/${sent.envelopeId}/attachments${suffix}`);
+      const none = await theirs.get(`/envelopes/${unknownEnvelope}/attachments${suffix}`);
+      expect(foreign.status).toBe(404);
+      expect(foreign.body.error.name).toBe('Envelope.NotFound');
+      expect(none.body.error.name).toBe('Envelope.NotFound');
+      expect(foreign.body.error.description.replace(sent.envelopeId, 'ID')).toBe(none.body.error.description.replace(unknownEnvelope, 'ID'));
+    }
+    const foreignGraphql = await graphqlClient(app, intruder.apiKey)('query($id: ID!) { envelope(id: $id) { attachments { id } } }', { id: sent.envelopeId });
+    expect(firstErrorName(foreignGraphql)).toBe('Envelope.NotFound');
+    const foreignLink = await graphqlClient(app, intruder.apiKey)('query($e: ID!, $f: ID!) { attachmentDownloadUrl(envelopeId: $e, fileId: $f) { url } }', { e: sent.envelopeId, f: kept.id });
+    expect(firstErrorName(foreignLink)).toBe('Envelope.NotFound');
+  });
+});

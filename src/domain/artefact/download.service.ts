@@ -28,6 +28,7 @@ import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.t
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { nextEntryWritten } from './zip-entry.ts';
 import { recordDownload, type Downloader } from './download-record.ts';
+import { downloadAttachment } from './attachment-download.service.ts';
 
 type DocumentRow = { documentId: string; name: string; contentSha256: string; sealedSha256: string | null };
 export type Located = {
@@ -146,6 +147,7 @@ export async function downloadBySignedUrl(context: ServiceContext, token: string
   const claims = verifyDownloadToken(context.auditKey, token, context.clock.now());
   const asIssuer: ServiceContext = Object.assign(Object.create(Object.getPrototypeOf(context) as object) as ServiceContext, context, { caller: async () => claims.caller });
   if (claims.evidence) return evidencePackage(asIssuer, { envelopeId: claims.envelopeId });
+  if (claims.attachmentId !== undefined) return downloadAttachment(asIssuer, { envelopeId: claims.envelopeId, fileId: claims.attachmentId });
   if (claims.auditLocale !== undefined) return auditLogPdf(asIssuer, { envelopeId: claims.envelopeId, locale: claims.auditLocale as AuditPdfLocale, current: claims.current });
   return claims.documentId === null
     ? downloadEnvelopeZip(asIssuer, { envelopeId: claims.envelopeId })

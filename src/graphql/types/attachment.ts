@@ -1,9 +1,14 @@
 import type { Readable } from 'node:stream';
 import type { Upload } from 'graphql-upload-minimal';
 import { AttachmentUploadIncompleteError } from '../../domain/field/attachment.errors.ts';
+import { issueAttachmentDownloadUrl } from '../../domain/artefact/attachment-download.service.ts';
+import type { EnvelopeAttachmentData } from '../../domain/envelope/envelope.read.ts';
 import { removeSigningAttachment, uploadSigningAttachment, type AttachmentRecord } from '../../domain/signing/attachment.service.ts';
 import { builder } from '../builder.ts';
+import { nested } from '../selection.ts';
 import { uploadedFileStream } from '../uploads.ts';
+import { DownloadUrl } from './artefact.ts';
+import { EnvelopeType } from './envelope.ts';
 
 /** The file part of a multipart request as a stream; a body cut off before the file is the attachment's own refusal. */
 async function openAttachmentUpload(file: Upload): Promise<{ stream: Readable; filename: string | undefined }> {
@@ -52,3 +57,38 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, context) => removeSigningAttachment(context, { fileId: String(args.fileId) }),
   }),
 }));
+
+// The sender's side: the files signers kept, read with the envelope in its one statement.
+
+const EnvelopeAttachmentType = builder.objectRef<EnvelopeAttachmentData>('EnvelopeAttachment').implement({
+  description: 'A file a signer uploaded for an attachment field and kept (named by the field’s submitted value). REST: GET /envelopes/{id}/attachments.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    fieldId: t.exposeID('fieldId'),
+    fieldIdentifier: t.exposeString('fieldIdentifier'),
+    recipientId: t.exposeID('recipientId'),
+    name: t.exposeString('name'),
+    contentType: t.exposeString('contentType', { description: 'application/pdf, image/png or image/jpeg, judged from the bytes.' }),
+    size: t.exposeInt('size', { description: 'In bytes.' }),
+    sha256: t.exposeString('sha256', { description: 'Hex SHA-256 of the bytes.' }),
+    createdAt: t.field({ type: 'DateTime', resolve: (file) => new Date(file.createdAt) }),
+  }),
+});
+
+builder.objectField(EnvelopeType, 'attachments', (t) =>
+  t.field({
+    type: [EnvelopeAttachmentType],
+    description: 'The files signers uploaded for attachment fields and kept, oldest first. An upload its signer did not keep is never listed.',
+    resolve: (envelope) => nested(envelope.attachments, 'Envelope.attachments'),
+  }),
+);
+
+builder.queryField('attachmentDownloadUrl', (t) =>
+  t.field({
+    type: DownloadUrl,
+    description:
+      'A signed URL, valid for 5 minutes, for one attachment’s bytes as uploaded (REST: GET /envelopes/{id}/attachments/{fileId}). Attachment.NotFound for a file the envelope does not list. Each fetch is recorded as artefact.downloaded.',
+    args: { envelopeId: t.arg.id({ required: true }), fileId: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) => issueAttachmentDownloadUrl(context, { envelopeId: String(args.envelopeId), fileId: String(args.fileId) }),
+  }),
+);
