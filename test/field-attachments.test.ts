@@ -5,14 +5,14 @@
  * 100,000 × 100,000 pixels, a file over maxBytes, one file too many, a wrong token, another
  * recipient's field, another envelope's file.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, testSealDataDir, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { png, pngClaiming } from './helpers/images.ts';
 import { buildEnvelope, signingClient, SUBMIT_MUTATION, tokenFor, type FieldSpec } from './helpers/signing.ts';
 import { createReadyTemplate } from './helpers/templates.ts';
@@ -359,5 +359,83 @@ describe('the sender reads the files signers kept, on both faces', () => {
     expect(firstErrorName(foreignGraphql)).toBe('Envelope.NotFound');
     const foreignLink = await graphqlClient(app, intruder.apiKey)('query($e: ID!, $f: ID!) { attachmentDownloadUrl(envelopeId: $e, fileId: $f) { url } }', { e: sent.envelopeId, f: kept.id });
     expect(firstErrorName(foreignLink)).toBe('Envelope.NotFound');
+  });
+});
+
+describe('attachments in the artefacts', () => {
+  it('appends them as pages after their document before the seal, and lists them in the ZIP, the evidence package and the certificate', async () => {
+    const sent = await sentEnvelope([{ identifier: 'payslip', type: 'attachment', required: true, config: { maxFiles: 3 }, view: { x: 40, y: 40, width: 300, height: 30 } }]);
+    const pdf = await makePdf({ pages: 2 });
+    const photo = await jpeg();
+    const scan = png(300, 120);
+    const client = signingClient(app, sent.buyerToken);
+    const files = [];
+    for (const [bytes, name] of [[pdf, 'payslip-march.pdf'], [photo, 'ID card.jpg'], [scan, 'scan.png']] as const) {
+      files.push((await upload(sent.buyerToken, sent.fields.payslip, bytes, name)).body.data.uploadSigningAttachment);
+    }
+    const completed = await client(SUBMIT_MUTATION, {
+      complete: true,
+      values: [
+        { fieldId: sent.fields.signature, value: { kind: 'typed', text: 'Ada Lovelace', font: 'cursive' } },
+        { fieldId: sent.fields.payslip, value: { files: files.map(({ id }) => ({ id })) } },
+      ],
+    });
+    expect(completed.errors, JSON.stringify(completed.errors)).toBeUndefined();
+    const seller = await signingClient(app, sent.sellerToken)(SUBMIT_MUTATION, { complete: true });
+    expect(seller.errors, JSON.stringify(seller.errors)).toBeUndefined();
+    const headers = { 'x-service-api-key': team.apiKey };
+
+    // The sealed PDF: the document's 2 pages, then the PDF's 2, then one A4 page per image; the seal covers them.
+    const sealedResponse = await fetch(`${app.url}/api/v1/key/envelopes/${sent.envelopeId}/documents/${sent.documentId}/pdf`, { headers });
+    expect(sealedResponse.status).toBe(200);
+    expect(sealedResponse.headers.get('x-artefact-sealed')).toBe('true');
+    const sealed = path.join(directory, 'sealed.pdf');
+    fs.writeFileSync(sealed, Buffer.from(await sealedResponse.arrayBuffer()));
+    const info = execFileSync('pdfinfo', [sealed], { encoding: 'utf8' });
+    expect(info).toMatch(/Pages:\s+6\n/);
+    const sizes = execFileSync('pdfinfo', ['-f', '5', '-l', '6', sealed], { encoding: 'utf8' });
+    expect(sizes, sizes).toMatch(/Page\s+5 size:\s+595\.\d+ x 841\.\d+/);
+    expect(sizes, sizes).toMatch(/Page\s+6 size:\s+595\.\d+ x 841\.\d+/);
+    const pageText = (page: number) => execFileSync('pdftotext', ['-f', String(page), '-l', String(page), '-raw', sealed, '-'], { encoding: 'utf8' }).replace(/\s+/g, ' ');
+    expect(pageText(1)).toContain('payslip-march.pdf, ID card.jpg, scan.png');
+    expect(pageText(5)).toContain(`Attachment: ID card.jpg (SHA-256 ${sha256(photo)})`);
+    expect(pageText(6)).toContain(`Attachment: scan.png (SHA-256 ${sha256(scan)})`);
+    const report = execFileSync('pdfsig', [sealed], { encoding: 'utf8' });
+    expect(report).toContain('Signature Validation: Signature is Valid.');
+    expect(report).toContain('Total document signed');
+
+    // The ZIP: the documents, then attachments/ with each file as uploaded.
+    const zipResponse = await fetch(`${app.url}/api/v1/key/envelopes/${sent.envelopeId}/pdf`, { headers });
+    expect(zipResponse.status).toBe(200);
+    const zip = path.join(directory, 'envelope.zip');
+    fs.writeFileSync(zip, Buffer.from(await zipResponse.arrayBuffer()));
+    const listing = execFileSync('unzip', ['-Z1', zip], { encoding: 'utf8' }).trim().split('\n');
+    expect(listing.filter((name) => name.startsWith('attachments/'))).toEqual(['attachments/payslip-march.pdf', 'attachments/ID card.jpg', 'attachments/scan.png']);
+    for (const [name, bytes] of [['attachments/payslip-march.pdf', pdf], ['attachments/ID card.jpg', photo], ['attachments/scan.png', scan]] as const) {
+      expect(execFileSync('unzip', ['-p', zip, name]).equals(Buffer.from(bytes)), name).toBe(true);
+    }
+
+    // The evidence package: each attachment a part with its hash; verify-package still passes.
+    const evidenceResponse = await fetch(`${app.url}/api/v1/key/envelopes/${sent.envelopeId}/evidence`, { headers });
+    expect(evidenceResponse.status).toBe(200);
+    const evidence = path.join(directory, 'evidence.zip');
+    fs.writeFileSync(evidence, Buffer.from(await evidenceResponse.arrayBuffer()));
+    const manifest = JSON.parse(execFileSync('unzip', ['-p', evidence, 'manifest.json'], { encoding: 'utf8' }));
+    expect(manifest.parts.filter((part: { kind: string }) => part.kind === 'attachment')).toEqual([
+      { path: 'attachments/payslip-march.pdf', kind: 'attachment', sha256: sha256(pdf), byteSize: pdf.length, attachmentId: files[0].id, name: 'payslip-march.pdf' },
+      { path: 'attachments/ID card.jpg', kind: 'attachment', sha256: sha256(photo), byteSize: photo.length, attachmentId: files[1].id, name: 'ID card.jpg' },
+      { path: 'attachments/scan.png', kind: 'attachment', sha256: sha256(scan), byteSize: scan.length, attachmentId: files[2].id, name: 'scan.png' },
+    ]);
+    expect(execFileSync('unzip', ['-p', evidence, 'attachments/scan.png']).equals(scan)).toBe(true);
+    const verified = spawnSync(process.execPath, ['src/cli/main.ts', 'verify-package', evidence], { encoding: 'utf8', env: { ...process.env, DATA_DIR: testSealDataDir() } });
+    expect(verified.status, verified.stdout + verified.stderr).toBe(0);
+
+    // The certificate of completion: each attachment by name and hash.
+    const certificateResponse = await fetch(`${app.url}/api/v1/key/envelopes/${sent.envelopeId}/audit/pdf?locale=en-US`, { headers });
+    expect(certificateResponse.status).toBe(200);
+    const certificate = path.join(directory, 'certificate.pdf');
+    fs.writeFileSync(certificate, Buffer.from(await certificateResponse.arrayBuffer()));
+    const text = execFileSync('pdftotext', ['-raw', certificate, '-'], { encoding: 'utf8' }).replace(/\s+/g, ' ');
+    for (const [name, bytes] of [['payslip-march.pdf', pdf], ['ID card.jpg', photo], ['scan.png', scan]] as const) expect(text).toContain(`${name} (SHA-256 ${sha256(bytes)})`);
   });
 });

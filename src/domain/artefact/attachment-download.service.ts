@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { AttachmentNotFoundError } from '../field/attachment.errors.ts';
+import type { ReadDb } from '../read-model.ts';
 import { readEnvelope, type EnvelopeAttachmentData } from '../envelope/envelope.read.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { isUuid } from '../../shared/ids.ts';
@@ -47,4 +49,24 @@ export async function issueAttachmentDownloadUrl(context: ServiceContext, option
   const expiresAt = new Date(context.clock.now().getTime() + DOWNLOAD_URL_TTL_SECONDS * 1000);
   const token = signDownloadToken(context.auditKey, await context.caller(), { envelopeId: envelope.id, documentId: null, attachmentId: file.id }, expiresAt);
   return { url: `${context.publicUrl}/api/v1/key/downloads/${token}`, expiresAt };
+}
+
+/** A kept attachment as the artefacts carry it (the ZIP, the evidence package, the certificate). */
+export type KeptAttachment = { id: string; fieldIdentifier: string; recipientId: string; name: string; contentType: string; size: number; sha256: string };
+
+/**
+ * The kept attachments of an envelope already located through its team's gate, oldest first:
+ * those a field's submitted value names (one statement).
+ */
+export async function keptAttachmentsOf(reader: ReadDb, envelopeId: string): Promise<KeptAttachment[]> {
+  const rows = await reader
+    .selectFrom('field_attachment as fa')
+    .innerJoin('field as af', 'af.id', 'fa.field_id')
+    .select(['fa.id as id', 'af.identifier as fieldIdentifier', 'fa.recipient_id as recipientId', 'fa.name as name', 'fa.content_type as contentType', 'fa.byte_size as size', 'fa.sha256 as sha256'])
+    .where('fa.envelope_id', '=', envelopeId)
+    .where(sql<boolean>`af.value -> 'files' @> jsonb_build_array(jsonb_build_object('id', fa.id::text))`)
+    .orderBy('fa.created_at')
+    .orderBy('fa.id')
+    .execute();
+  return rows.map((row) => ({ ...row, size: Number(row.size) }));
 }
