@@ -11,7 +11,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { createDraftWithDocumentAndSigner, uploadDocument } from './helpers/envelopes.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, testSealDataDir, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { png, pngClaiming } from './helpers/images.ts';
 import { buildEnvelope, signingClient, SUBMIT_MUTATION, tokenFor, type FieldSpec } from './helpers/signing.ts';
@@ -154,6 +155,30 @@ describe('the attachment config, on both faces and both owners', () => {
       fields: [{ type: 'attachment', recipientId: template.signerId, identifier: 'pre', value: { files: [] }, views: [view] }],
     });
     expect(firstErrorName(prefilled)).toBe('Attachment.NotPrefillable');
+    // A jumpstart copies the field with its config.
+    const made = await rest.post(`/envelopes/jumpstart/${template.templateId}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada Buyer', email: 'ada@example.com' } }] }] });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const copied = (await rest.get(`/envelopes/${made.body.payload.envelopeId}/fields`)).body.payload.fields;
+    expect(copied.find((field: { identifier: string }) => field.identifier === 'payslip')).toMatchObject({ type: 'attachment', value: null, config: { maxFiles: 3, maxBytes: 10 * MiB } });
+  });
+
+  it('is placed from a text tag, long and short forms, with its file count; a bad count is listed, not placed', async () => {
+    const pdf = await PDFDocument.create();
+    const page = pdf.addPage([595, 842]);
+    const font = await pdf.embedFont(StandardFonts.Helvetica);
+    ['{{attachment;role=buyer;id=payslip}}', '{{file;role=buyer;files=3;id=scans}}', '{{file;role=buyer;files=11}}', '{{text;role=buyer;files=2}}'].forEach((line, index) => page.drawText(line, { x: 40, y: 800 - index * 30, size: 10, font }));
+    const bytes = await pdf.save();
+    const rest = restClient(app, team.apiKey);
+    const envelopeId = (await rest.post('/envelopes', { name: 'Tagged loan' })).body.payload.envelopeId;
+    const uploaded = await uploadDocument(app, team.apiKey, envelopeId, { bytes });
+    await rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'signer', identifier: 'buyer', roleName: 'Buyer', order: 1, agents: [{ info: { name: 'Ada', email: 'ada@example.com' } }] } });
+    const placed = await rest.post(`/envelopes/${envelopeId}/documents/${uploaded.body.payload.document.id}/place-fields`, { from: 'tags' });
+    expect(placed.status, JSON.stringify(placed.body)).toBe(200);
+    expect(placed.body.payload.fields.map((field: any) => [field.identifier, field.type, field.config.maxFiles])).toEqual([
+      ['payslip', 'attachment', 1],
+      ['scans', 'attachment', 3],
+    ]);
+    expect(placed.body.payload.unmatched.map((entry: { reason: string }) => entry.reason)).toEqual(['"files" must be a whole number from 1 to 10', '"files" applies to attachment tags only']);
   });
 });
 
