@@ -19,6 +19,7 @@ import { buildEnvelope, signingClient, SUBMIT_MUTATION, tokenFor, type FieldSpec
 import { createReadyTemplate } from './helpers/templates.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { httpStatusForError } from '../src/shared/errors.ts';
+import { removeOrphanBlobs } from '../src/domain/document/orphan-blobs.ts';
 
 let app: TestApp;
 let team: SeededTeam;
@@ -155,6 +156,13 @@ describe('the attachment config, on both faces and both owners', () => {
       fields: [{ type: 'attachment', recipientId: template.signerId, identifier: 'pre', value: { files: [] }, views: [view] }],
     });
     expect(firstErrorName(prefilled)).toBe('Attachment.NotPrefillable');
+    // A bulk send's CSV cannot prefill it: the row is refused at the field's path, saying why.
+    const form = new FormData();
+    form.append('csv', new Blob([Buffer.from('buyer.name,buyer.email,field.payslip\nAda,ada@example.com,payslip.pdf\n', 'utf8')], { type: 'text/csv' }), 'rows.csv');
+    const bulk = await fetch(`${app.url}/api/v1/key/templates/${template.templateId}/bulk-sends`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form });
+    const bulkBody = (await bulk.json()) as any;
+    expect(bulk.status, JSON.stringify(bulkBody)).toBe(400);
+    expect(bulkBody.error.context.rows[0].issues).toEqual([{ path: 'values.payslip', message: expect.stringContaining('Attachment.NotPrefillable') }]);
     // A jumpstart copies the field with its config.
     const made = await rest.post(`/envelopes/jumpstart/${template.templateId}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada Buyer', email: 'ada@example.com' } }] }] });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
@@ -264,6 +272,14 @@ describe('uploading attachments with the signing token', () => {
     expect(await attachmentRows(sent.envelopeId)).toHaveLength(10);
   });
 
+  it('gives the last place under maxFiles to exactly one of two uploads racing for it', async () => {
+    const sent = await sentEnvelope([{ identifier: 'one', type: 'attachment', required: false, config: { maxFiles: 1 } }]);
+    const answers = await Promise.all([upload(sent.buyerToken, sent.fields.one, png(21, 21), 'a.png'), upload(sent.buyerToken, sent.fields.one, png(22, 22), 'b.png')]);
+    const names = answers.map((answer) => (answer.body.data?.uploadSigningAttachment ? 'stored' : errorName(answer))).sort();
+    expect(names).toEqual(['Attachment.TooManyFiles', 'stored']);
+    expect(await attachmentRows(sent.envelopeId)).toHaveLength(1);
+  });
+
   it('refuses a wrong token, another recipient’s field, another field’s or envelope’s file and a field of another type, by name, changing nothing', async () => {
     const sent = await sentEnvelope([
       { identifier: 'payslip', type: 'attachment', required: true },
@@ -330,6 +346,12 @@ describe('the sender reads the files signers kept, on both faces', () => {
     expect(completed.errors, JSON.stringify(completed.errors)).toBeUndefined();
     // The upload not kept is gone at completion; its row with it.
     expect((await attachmentRows(sent.envelopeId)).map((row) => row.id)).toEqual([kept.id, photo.id]);
+    // Its object is named by no row now: the orphan sweep removes it, and keeps the kept files'.
+    expect(await stored(sha256(png(16, 16)))).toBe(true);
+    await removeOrphanBlobs({ em: app.orm.em, blobStore: app.dependencies.blobStore, now: app.dependencies.clock.now(), graceMs: 0 });
+    expect(await stored(sha256(png(16, 16)))).toBe(false);
+    expect(await stored(sha256(pdf))).toBe(true);
+    expect(await stored(sha256(image))).toBe(true);
 
     const listed = await rest.get(`/envelopes/${sent.envelopeId}/attachments`);
     expect(listed.status).toBe(200);
