@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { BlobSourceError, BlobTooLargeError, type StagedBlob } from '../../shared/blob-store/index.ts';
 import { ServerBusyError } from '../../shared/errors.ts';
@@ -68,13 +68,37 @@ function attachmentName(filename: string | undefined, contentType: AttachmentCon
   return [...base].slice(0, fieldLimits.attachmentNameMaxLength).join('');
 }
 
+/**
+ * Streams the upload to a staging file and stops at the first byte past `limitBytes`: the staging
+ * file is deleted (stageFile's own clean-up) and nothing more of the file is read into it. (The
+ * store's own limit reads on to twice the limit for a documents' clean answer; a signer's file
+ * over its field's few megabytes is refused at once.) The rest of the request body is drained by
+ * the face so that the refusal can be answered.
+ */
 async function stageWithin(context: ServiceContext, stream: Readable, limitBytes: number): Promise<StagedBlob> {
+  let received = 0;
+  let overLimit = false;
+  const limiter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      received += chunk.length;
+      if (received > limitBytes) {
+        overLimit = true;
+        callback(new AttachmentTooLargeError(limitBytes));
+        return;
+      }
+      callback(null, chunk);
+    },
+  });
+  stream.once('error', (error) => limiter.destroy(error));
+  stream.pipe(limiter);
   try {
-    return await context.blobStore.stage(stream, { limitBytes });
+    return await context.blobStore.stage(limiter, { limitBytes });
   } catch (error) {
-    if (error instanceof BlobTooLargeError) throw new AttachmentTooLargeError(limitBytes);
+    if (overLimit || error instanceof BlobTooLargeError) throw new AttachmentTooLargeError(limitBytes);
     if (error instanceof BlobSourceError) throw new AttachmentUploadIncompleteError();
     throw error;
+  } finally {
+    stream.unpipe(limiter);
   }
 }
 
