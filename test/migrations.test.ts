@@ -5,7 +5,7 @@ import { createOrmConfig } from '../mikro-orm.config.ts';
 
 const expectedTables = [
   'agent', 'api_key', 'approval', 'audit_event', 'bulk_send', 'bulk_send_row', 'contact', 'contact_group', 'contact_group_member', 'document', 'envelope',
-  'field', 'field_view', 'idempotency_record', 'outbox_message', 'phone_message', 'public_link', 'public_link_visit', 'rate_limit', 'recipient', 'sandbox_clock', 'shared_secret_fingerprint', 'signing_otp', 'signing_token', 'signing_url', 'team', 'team_user',
+  'field', 'field_attachment', 'field_view', 'idempotency_record', 'outbox_message', 'phone_message', 'public_link', 'public_link_visit', 'rate_limit', 'recipient', 'sandbox_clock', 'shared_secret_fingerprint', 'signing_otp', 'signing_token', 'signing_url', 'team', 'team_user',
   'template', 'template_recipient', 'webhook_attempt', 'webhook_delivery', 'webhook_endpoint', 'workspace',
 ];
 

@@ -10,6 +10,8 @@ import { makePdf } from './fixtures/pdfs.ts';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
 import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
 import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { png } from './helpers/images.ts';
+import { buildEnvelope, signingClient, SUBMIT_MUTATION, tokenFor } from './helpers/signing.ts';
 
 let app: TestApp;
 let document: any;
@@ -113,6 +115,18 @@ describe('the OpenAPI document', () => {
     // On a template of its own: the reference template is deleted before the link's own deletion runs.
     const linkTemplate = await createReadyTemplate(app, team.apiKey);
     const publicLink = await rest.post(`/templates/${linkTemplate.templateId}/public-links`, { role: 'buyer' });
+    // A signer's kept attachment, for the attachment reads (GET …/attachments/{fileId}).
+    const attached = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'client', fields: [{ identifier: 'scan', type: 'attachment', required: true }] }] });
+    expect((await rest.put(`/envelopes/${attached.envelopeId}/send`)).status).toBe(200);
+    const signingToken = await tokenFor(app, attached.envelopeId, attached.recipients.client);
+    const form = new FormData();
+    form.append('operations', JSON.stringify({ query: 'mutation($f: ID!, $file: Upload!) { uploadSigningAttachment(fieldId: $f, file: $file) { id } }', variables: { f: attached.fields.scan, file: null } }));
+    form.append('map', JSON.stringify({ 0: ['variables.file'] }));
+    form.append('0', new Blob([png(8, 8) as Uint8Array<ArrayBuffer>]), 'scan.png');
+    const uploaded = (await (await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'x-signing-token': signingToken }, body: form })).json()) as any;
+    const fileId = uploaded.data.uploadSigningAttachment.id as string;
+    const submitted = await signingClient(app, signingToken)(SUBMIT_MUTATION, { complete: true, values: [{ fieldId: attached.fields.scan, value: { files: [{ id: fileId }] } }] });
+    expect(submitted.errors).toBeUndefined();
     const webhookId = webhook.body.payload.webhook.id;
     const deliveries = await rest.get(`/webhooks/${webhookId}/deliveries?limit=1`);
     const ids: Record<string, string> = {
@@ -136,7 +150,7 @@ describe('the OpenAPI document', () => {
       fieldId: templateField.body.payload.fields[0].id,
     };
     const idsFor = (path: string) =>
-      path.startsWith('/templates/') ? templateIds : /\/(send|void)$/.test(path) ? { ...ids, envelopeId: sendable.envelopeId } : /\/schedule$/.test(path) ? { ...ids, envelopeId: scheduled.envelopeId } : ids;
+      path.startsWith('/templates/') ? templateIds : path.includes('/attachments') ? { ...ids, envelopeId: attached.envelopeId, fileId } : /\/(send|void)$/.test(path) ? { ...ids, envelopeId: sendable.envelopeId } : /\/schedule$/.test(path) ? { ...ids, envelopeId: scheduled.envelopeId } : ids;
     const fill = (text: string, values: Record<string, string>) => text.replace(/<(\w+)>/g, (_, name) => values[name] ?? name);
     const pdf = await makePdf({ pages: 1 });
     // Deletions last, deepest paths first, so every operation finds what it names.

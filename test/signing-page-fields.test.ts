@@ -12,6 +12,8 @@ import { STRINGS } from '../src/signing-page/strings.js';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
 import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, signingClient, SUBMIT_MUTATION, tokenFor, typedSignature } from './helpers/signing.ts';
+import { png, pngClaiming } from './helpers/images.ts';
+import { makePdf } from './fixtures/pdfs.ts';
 
 let app: TestApp;
 let browser: Browser;
@@ -192,4 +194,75 @@ describe('the signing page with the new field types', () => {
     expect(await audit(page)).toEqual([]);
     await page.close();
   }, 60_000);
+
+  it('uploads an attachment from a labelled, keyboard-reached file input with progress, lists it, and shows the service’s refusal of a file by its description', async () => {
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [
+        {
+          identifier: 'ada',
+          agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }],
+          fields: [
+            { identifier: 'signature', type: 'simple_signature', required: true, view: { x: 300, y: 30, width: 200, height: 40 } },
+            { identifier: 'photos', type: 'attachment', required: true, config: { accept: ['image/png', 'image/jpeg'], maxFiles: 2 }, view: row(1) },
+          ],
+        },
+      ],
+    });
+    expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.ada);
+    const t = STRINGS['en-US'];
+    for (const viewport of [PHONE, DESKTOP]) {
+      const page = await browser.newPage({ viewport, locale: 'en-US' });
+      const errors: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      expect((await page.goto(`${app.url}/sign/${token}`))?.status()).toBe(200);
+      await page.waitForFunction(() => document.body.dataset.pagesDrawn === 'true', undefined, { timeout: 20_000 });
+      await page.locator('[data-field="photos"]').focus();
+      await page.keyboard.press('Enter');
+      await page.locator('dialog').waitFor();
+      // The file input has the focus and its label; the dialog passes axe.
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('field-input');
+      expect(await page.locator('label[for="field-input"]').innerText()).toBe(t.attachmentPick);
+      expect(await audit(page)).toEqual([]);
+      if (viewport === DESKTOP) {
+        // Uploaded on the phone: listed, and its place is one of the two.
+        await expect.poll(() => page.locator('.attachment-list li').allInnerTexts()).toEqual([expect.stringContaining('photo.png')]);
+        await page.keyboard.press('Escape');
+        await page.close();
+        continue;
+      }
+      // Progress is shown while the bytes go (recorded as the bar changes).
+      await page.evaluate(() => {
+        const seen: string[] = [];
+        (window as any).progressSeen = seen;
+        new MutationObserver(() => {
+          const bar = document.querySelector('#attachment-progress') as HTMLProgressElement | null;
+          if (bar && !bar.hidden) seen.push(String(bar.value));
+        }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ['hidden', 'value'] });
+      });
+      const image = png(200, 120);
+      await page.locator('#field-input').setInputFiles({ name: 'photo.png', mimeType: 'image/png', buffer: image });
+      await expect.poll(() => page.locator('.attachment-list li').allInnerTexts()).toEqual([expect.stringContaining('photo.png')]);
+      expect(((await page.evaluate(() => (window as any).progressSeen)) as string[]).length).toBeGreaterThan(0);
+      await expect.poll(() => page.locator('[data-box="photos"] .field-value').innerText()).toBe('photo.png');
+      // A PDF named like a picture: refused by its bytes, the service's description shown.
+      await page.locator('#field-input').setInputFiles({ name: 'holiday.png', mimeType: 'image/png', buffer: Buffer.from(await makePdf({ pages: 1 })) });
+      await expect.poll(() => page.locator('dialog .error').innerText()).toContain(t.attachmentRefused);
+      expect(await page.locator('dialog .error').innerText()).toContain('application/pdf');
+      expect(await page.locator('dialog .error').getAttribute('role')).toBe('alert');
+      // A picture claiming 100,000 × 100,000 pixels: refused from its header, said as the service says it.
+      await page.locator('#field-input').setInputFiles({ name: 'huge.png', mimeType: 'image/png', buffer: pngClaiming(100_000, 100_000) });
+      await expect.poll(() => page.locator('dialog .error').innerText()).toContain('100000 × 100000 pixels');
+      expect(await audit(page)).toEqual([]);
+      expect(await page.locator('.attachment-list li').count()).toBe(1);
+      await page.screenshot({ path: screenshotPath('signing-page-attachment-phone.png'), fullPage: true });
+      await page.getByRole('button', { name: t.attachmentDone }).click();
+      await page.locator('dialog').waitFor({ state: 'detached' });
+      expect(await audit(page)).toEqual([]);
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+    const session = await signingClient(app, token)('{ signingSession { fields { identifier value } } }');
+    expect(session.data.signingSession.fields.find((field: { identifier: string }) => field.identifier === 'photos').value.files).toMatchObject([{ name: 'photo.png', contentType: 'image/png' }]);
+  }, 120_000);
 });

@@ -350,6 +350,43 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/envelopes/{envelopeId}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the files signers uploaded for attachment fields
+         * @description The payload is `{ attachments }`, oldest first, each `{ id, fieldId, fieldIdentifier, recipientId, name, contentType, size, sha256, createdAt }`. Only files a field’s submitted value names: an upload its signer did not keep is never listed (docs/fields.md#attachment). `contentType` was judged from the bytes.
+         */
+        get: operations["getEnvelopesByEnvelopeIdAttachments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/envelopes/{envelopeId}/attachments/{fileId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download one attachment a signer uploaded (streamed, with its content type and file name) */
+        get: operations["getEnvelopesByEnvelopeIdAttachmentsByFileId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/verify": {
         parameters: {
             query?: never;
@@ -3466,7 +3503,7 @@ export interface operations {
                 "application/json": {
                     fields: {
                         /** @enum {string} */
-                        type: "simple_signature" | "biometric_signature" | "text" | "checkbox" | "radio" | "binary_choice" | "initials" | "date_signed" | "full_name" | "email" | "date" | "number" | "dropdown" | "formula";
+                        type: "simple_signature" | "biometric_signature" | "text" | "checkbox" | "radio" | "binary_choice" | "initials" | "date_signed" | "full_name" | "email" | "date" | "number" | "dropdown" | "formula" | "attachment";
                         recipientId: string;
                         identifier: string;
                         label?: string | null;
@@ -3993,7 +4030,7 @@ export interface operations {
                 "application/json": {
                     field: {
                         /** @enum {string} */
-                        type?: "simple_signature" | "biometric_signature" | "text" | "checkbox" | "radio" | "binary_choice" | "initials" | "date_signed" | "full_name" | "email" | "date" | "number" | "dropdown" | "formula";
+                        type?: "simple_signature" | "biometric_signature" | "text" | "checkbox" | "radio" | "binary_choice" | "initials" | "date_signed" | "full_name" | "email" | "date" | "number" | "dropdown" | "formula" | "attachment";
                         recipientId?: string;
                         identifier?: string;
                         label?: string | null;
@@ -4694,6 +4731,165 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             name?: "Server.Busy" | "Server.Unavailable" | "Storage.ObjectMissing" | "Storage.Unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getEnvelopesByEnvelopeIdAttachments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                envelopeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: `{ version, success: true, payload }`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            /** @description `Auth.InvalidApiKey`, `Auth.MissingApiKey` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Auth.InvalidApiKey" | "Auth.MissingApiKey";
+                        };
+                    };
+                };
+            };
+            /** @description `Envelope.NotFound` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Envelope.NotFound";
+                        };
+                    };
+                };
+            };
+            /** @description `Request.RateLimited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.RateLimited";
+                        };
+                    };
+                };
+            };
+            /** @description `Server.Unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Server.Unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getEnvelopesByEnvelopeIdAttachmentsByFileId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                envelopeId: string;
+                fileId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file as uploaded, streamed, as an attachment (`Content-Disposition` names it); `Content-Type` is the type judged from its bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                    "image/png": string;
+                    "image/jpeg": string;
+                };
+            };
+            /** @description `Auth.InvalidApiKey`, `Auth.MissingApiKey` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Auth.InvalidApiKey" | "Auth.MissingApiKey";
+                        };
+                    };
+                };
+            };
+            /** @description `Attachment.NotFound`, `Envelope.NotFound` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Attachment.NotFound" | "Envelope.NotFound";
+                        };
+                    };
+                };
+            };
+            /** @description `Request.RateLimited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Request.RateLimited";
+                        };
+                    };
+                };
+            };
+            /** @description `Server.Unavailable`, `Storage.ObjectMissing`, `Storage.Unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Server.Unavailable" | "Storage.ObjectMissing" | "Storage.Unavailable";
                         };
                     };
                 };
@@ -8621,7 +8817,7 @@ export interface operations {
                 "application/json": {
                     fields: {
                         /** @enum {string} */
-                        type: "simple_signature" | "biometric_signature" | "text" | "checkbox" | "radio" | "binary_choice" | "initials" | "date_signed" | "full_name" | "email" | "date" | "number" | "dropdown" | "formula";
+                        type: "simple_signature" | "biometric_signature" | "text" | "checkbox" | "radio" | "binary_choice" | "initials" | "date_signed" | "full_name" | "email" | "date" | "number" | "dropdown" | "formula" | "attachment";
                         recipientId: string;
                         identifier: string;
                         label?: string | null;
@@ -9111,7 +9307,7 @@ export interface operations {
                 "application/json": {
                     field: {
                         /** @enum {string} */
-                        type?: "simple_signature" | "biometric_signature" | "text" | "checkbox" | "radio" | "binary_choice" | "initials" | "date_signed" | "full_name" | "email" | "date" | "number" | "dropdown" | "formula";
+                        type?: "simple_signature" | "biometric_signature" | "text" | "checkbox" | "radio" | "binary_choice" | "initials" | "date_signed" | "full_name" | "email" | "date" | "number" | "dropdown" | "formula" | "attachment";
                         recipientId?: string;
                         identifier?: string;
                         label?: string | null;

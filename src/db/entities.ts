@@ -8,6 +8,7 @@ import { DocumentSchema } from '../domain/document/document.entity.ts';
 import { EnvelopeSchema } from '../domain/envelope/envelope.entity.ts';
 import { FieldViewSchema } from '../domain/field/field-view.entity.ts';
 import { FieldSchema } from '../domain/field/field.entity.ts';
+import { FieldAttachmentSchema } from '../domain/field/field-attachment.entity.ts';
 import { IdempotencyRecordSchema } from '../domain/idempotency/idempotency-record.entity.ts';
 import { OutboxMessageSchema } from '../domain/outbox/outbox-message.entity.ts';
 import { RecipientSchema } from '../domain/recipient/recipient.entity.ts';
@@ -43,6 +44,7 @@ export const entities = [
   AgentSchema,
   FieldSchema,
   FieldViewSchema,
+  FieldAttachmentSchema,
   SigningTokenSchema,
   ApprovalSchema,
   SigningOtpSchema,

@@ -161,6 +161,17 @@ export type ReadDatabase = {
     width: number;
     height: number;
   };
+  field_attachment: {
+    id: string;
+    created_at: Timestamp;
+    envelope_id: string;
+    field_id: string;
+    recipient_id: string;
+    name: string;
+    content_type: string;
+    byte_size: number;
+    sha256: string;
+  };
   audit_event: {
     id: string;
     team_id: string;

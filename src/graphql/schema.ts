@@ -11,6 +11,7 @@ import './types/artefact.ts';
 import './types/contact.ts';
 import './types/template.ts';
 import './types/signing.ts';
+import './types/attachment.ts';
 import './types/live.ts';
 import './types/webhook.ts';
 import './types/public-link.ts';

@@ -72,6 +72,7 @@ function keysOf(tree: SelectionTree): ReadonlySet<string> {
 export function envelopeIncludeOf(envelope: SelectionTree): EnvelopeInclude {
   return {
     documents: envelope.has('documents'),
+    attachments: envelope.has('attachments'),
     recipients: envelope.has('recipients'),
     agents: selectedAt(envelope, 'recipients').has('agents'),
     fields: envelope.has('fields'),

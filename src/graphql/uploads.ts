@@ -20,8 +20,8 @@ type NodeListener = (request: IncomingMessage, response: ServerResponse) => void
  * limit, so an over-limit file reaches the domain one byte too long and is refused there
  * (`Document.TooLarge`) by the same check REST uploads go through, as soon as that byte arrives.
  *
- * Refused before the body is read: a request without an API key (401 `Auth.MissingApiKey`; every
- * upload needs one) and a declared Content-Length no acceptable upload can have (413
+ * Refused before the body is read: a request with neither an API key nor a signing token (401
+ * `Auth.MissingApiKey`; every upload needs one of them) and a declared Content-Length no acceptable upload can have (413
  * `Document.TooLarge`). A wrong key or envelope can only be known from the `operations` part,
  * the body's first: the mutation runs as soon as it is parsed, before the file is read, and its
  * refusal is answered while the file is still arriving (the server then closes the connection).
@@ -36,7 +36,8 @@ export function withGraphQLUploads(listener: NodeListener, options: { graphqlPat
       listener(request, response);
       return;
     }
-    if (!request.headers['x-service-api-key']?.toString().trim()) {
+    // A team's key uploads documents; a signing link's token uploads a signer's attachments.
+    if (!request.headers['x-service-api-key']?.toString().trim() && !request.headers['x-signing-token']?.toString().trim()) {
       writeNodeRefusal(request, response, new MissingApiKeyError());
       return;
     }

@@ -20,6 +20,7 @@ import { Migration20261127120000_field_types } from './Migration20261127120000_f
 import { Migration20261127121000_field_visible_when } from './Migration20261127121000_field_visible_when.ts';
 import { Migration20261127122000_scheduled_send } from './Migration20261127122000_scheduled_send.ts';
 import { Migration20261127123559_approvers } from './Migration20261127123559_approvers.ts';
+import { Migration20261127130000_field_attachments } from './Migration20261127130000_field_attachments.ts';
 import { Migration20261127131000_envelope_revision } from './Migration20261127131000_envelope_revision.ts';
 import { Migration20261127133000_public_links } from './Migration20261127133000_public_links.ts';
 
@@ -47,6 +48,7 @@ export const migrations = [
   Migration20261127121000_field_visible_when,
   Migration20261127122000_scheduled_send,
   Migration20261127123559_approvers,
+  Migration20261127130000_field_attachments,
   Migration20261127131000_envelope_revision,
   Migration20261127133000_public_links,
 ];

@@ -130,6 +130,11 @@ function responsesOf(route: RestRoute, errorNames: string[]): Record<string, unk
     '200':
       route.doc.produces === 'application/pdf' || route.doc.produces === 'application/zip'
         ? { description: 'The file, streamed, as an attachment.', content: { [route.doc.produces]: { schema: { type: 'string', format: 'binary' } } } }
+        : route.doc.produces === 'signer-file'
+        ? {
+            description: 'The file as uploaded, streamed, as an attachment (`Content-Disposition` names it); `Content-Type` is the type judged from its bytes.',
+            content: Object.fromEntries(['application/pdf', 'image/png', 'image/jpeg'].map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+          }
         : route.doc.produces === 'text/html'
         ? { description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } }
         : route.doc.produces === 'application/json'

@@ -44,7 +44,8 @@ export type RouteDoc = {
   /** Answered without an API key. */
   isPublic?: boolean;
   /** The success answer's type when it is not the `{ version, success, payload }` body (a page, a file, the OpenAPI document). */
-  produces?: 'text/html' | 'application/json' | 'application/pdf' | 'application/zip';
+  /** `signer-file`: a signer's attachment, streamed as the type its bytes are (PDF, PNG or JPEG). */
+  produces?: 'text/html' | 'application/json' | 'application/pdf' | 'application/zip' | 'signer-file';
   /** Honours `Idempotency-Key`. */
   isIdempotent?: boolean;
 };

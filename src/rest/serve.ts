@@ -67,7 +67,7 @@ function queryOf(url: URL): Record<string, string[]> {
 
 /** Whether a route's GET hands out a file (and so records a download). */
 function isDownload(route: RestRoute): boolean {
-  return route.doc.produces === 'application/pdf' || route.doc.produces === 'application/zip';
+  return route.doc.produces === 'application/pdf' || route.doc.produces === 'application/zip' || route.doc.produces === 'signer-file';
 }
 
 /** Whether a path is answered here, beside yoga: the REST face and the health endpoints. */

@@ -23,6 +23,8 @@ const APPROVE = `mutation SigningPageApprove($comment: String) { approveSigning(
 const DECLINE = `mutation SigningPageDecline($reason: String!) { declineSigning(reason: $reason) { envelope { status } } }`;
 const FINAL_COPY = `query SigningPageFinalCopy { signingFinalCopy { url } }`;
 const LIVE = 'subscription SigningPageLive { signingSessionChanged { status } }';
+const UPLOAD_ATTACHMENT = 'mutation SigningPageUpload($fieldId: ID!, $file: Upload!) { uploadSigningAttachment(fieldId: $fieldId, file: $file) { id name contentType size sha256 } }';
+const REMOVE_ATTACHMENT = 'mutation SigningPageRemoveFile($fileId: ID!) { removeSigningAttachment(fileId: $fileId) { id } }';
 
 /** A refusal of the service: its error's name (`extensions.code`) and context. */
 export class ApiError extends Error {
@@ -152,4 +154,49 @@ export function openLiveStream(signal) {
     body: JSON.stringify({ query: LIVE }),
     signal,
   });
+}
+
+/**
+ * Uploads one file for an attachment field as a GraphQL multipart request, reporting the bytes
+ * sent as they go (XMLHttpRequest's upload progress: fetch reports none for a request body).
+ * @param {string} fieldId
+ * @param {File} file
+ * @param {(sent: number, total: number) => void} onProgress
+ * @returns {Promise<import('./types.js').AttachmentFile>}
+ */
+export function uploadAttachment(fieldId, file, onProgress) {
+  const form = new FormData();
+  form.append('operations', JSON.stringify({ query: UPLOAD_ATTACHMENT, variables: { fieldId, file: null } }));
+  form.append('map', JSON.stringify({ 0: ['variables.file'] }));
+  form.append('0', file, file.name);
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open('POST', '/graphql');
+    request.setRequestHeader('accept', 'application/json');
+    request.setRequestHeader('x-signing-token', state.token);
+    request.upload.addEventListener('progress', (event) => onProgress(event.loaded, event.lengthComputable ? event.total : file.size));
+    request.addEventListener('error', () => reject(new TypeError('the upload could not reach the service')));
+    request.addEventListener('load', () => {
+      /** @type {any} */
+      let body;
+      try {
+        body = JSON.parse(request.responseText);
+      } catch {
+        reject(new TypeError('the service answered the upload with something else than JSON'));
+        return;
+      }
+      const [error] = body.errors ?? [];
+      if (error) reject(new ApiError(error.message, error.extensions?.code, error.extensions?.context));
+      else resolve(body.data.uploadSigningAttachment);
+    });
+    request.send(form);
+  });
+}
+
+/**
+ * Removes one of the signer's uploads (a value naming it loses it).
+ * @param {string} fileId
+ */
+export async function removeAttachment(fileId) {
+  await gql(REMOVE_ATTACHMENT, { fileId });
 }

@@ -1,13 +1,14 @@
 // The editor of each field type, opened from the field's box: a dialog that checks what it can
 // before sending and hands the value to `save` (fields.js saves it and draws the box again).
 // A checkbox has no editor: its box toggles.
-import { attempt, cancelButton, openDialog } from './dialogs.js';
+import { ApiError, removeAttachment, uploadAttachment } from './api.js';
+import { attempt, cancelButton, errorMessage, openDialog } from './dialogs.js';
 import { el, fieldBox } from './dom.js';
 import { createSignaturePad } from './signature-pad.js';
 import { currentSession, state } from './store.js';
 /** @import { DialogHandle } from './dialogs.js' */
 import { decimalPlaces, formatNumber } from './field-rules.js';
-/** @import { BinaryChoiceField, DateField, DropdownField, Field, FieldValue, NumberField, RadioField, SignatureField, TextField } from './types.js' */
+/** @import { AttachmentField, AttachmentFile, BinaryChoiceField, DateField, DropdownField, Field, FieldValue, NumberField, RadioField, SignatureField, TextField } from './types.js' */
 
 /** @typedef {(value: FieldValue) => Promise<void>} Save */
 
@@ -50,7 +51,128 @@ export function openEditor(field, save) {
     openNumberEditor(field, save, title, returnFocus);
     return;
   }
-  if (field.type === 'dropdown') openDropdownEditor(field, save, title, returnFocus);
+  if (field.type === 'dropdown') {
+    openDropdownEditor(field, save, title, returnFocus);
+    return;
+  }
+  if (field.type === 'attachment') openAttachmentEditor(field, save, title, returnFocus);
+}
+
+const ATTACHMENT_TYPE_NAMES = /** @type {Record<string, string>} */ ({ 'application/pdf': 'PDF', 'image/png': 'PNG', 'image/jpeg': 'JPEG' });
+
+/**
+ * What the signer reads when a file is refused: the service's own description of an attachment's
+ * refusal (it names the limit or the type it found), the page's message for anything else.
+ * @param {unknown} error
+ */
+function attachmentRefusal(error) {
+  if (error instanceof ApiError && typeof error.code === 'string' && error.code.startsWith('Attachment.')) return `${state.t.attachmentRefused} ${error.message}`;
+  return errorMessage(error);
+}
+
+/**
+ * Files for an attachment field: the signer's files listed, each with a button removing it; a
+ * labelled file input adding one (a native control: Tab reaches it, Enter or Space opens the
+ * picker); a progress bar while the file uploads (XMLHttpRequest's upload progress); and the
+ * service's description when it refuses a file. Each upload or removal is saved at once as the
+ * field's value, so the dialog closes with nothing left to save.
+ * @param {AttachmentField} field
+ * @param {Save} save
+ * @param {string} title
+ * @param {() => void} returnFocus
+ */
+function openAttachmentEditor(field, save, title, returnFocus) {
+  const { t } = state;
+  const accept = field.config.accept ?? ['application/pdf', 'image/png', 'image/jpeg'];
+  const maxFiles = field.config.maxFiles ?? 1;
+  const maxBytes = field.config.maxBytes ?? 10 * 1024 * 1024;
+  /** @type {AttachmentFile[]} */
+  let files = [...(field.value?.files ?? [])];
+  const size = `${Math.round((maxBytes / (1024 * 1024)) * 10) / 10} MB`;
+  const list = el('ul', { class: 'attachment-list', 'aria-labelledby': 'attachment-files' });
+  const input = /** @type {HTMLInputElement} */ (el('input', { id: 'field-input', type: 'file', accept: accept.join(','), 'aria-describedby': 'field-help' }));
+  const progress = /** @type {HTMLProgressElement} */ (el('progress', { id: 'attachment-progress', max: '100', value: '0', 'aria-labelledby': 'attachment-status' }));
+  progress.hidden = true;
+  const status = el('p', { id: 'attachment-status', class: 'help', role: 'status' });
+  /** @type {DialogHandle} */
+  let handle;
+
+  /** The value names the files listed, in order (the service fills in each one's record). */
+  const keep = async (/** @type {AttachmentFile[]} */ next) => {
+    await save(next.length > 0 ? /** @type {FieldValue} */ ({ files: next.map((file) => ({ id: file.id })) }) : /** @type {FieldValue} */ (/** @type {unknown} */ (null)));
+    files = next;
+    render();
+  };
+  const render = () => {
+    list.replaceChildren(
+      ...(files.length === 0
+        ? [el('li', { class: 'help' }, t.attachmentNone)]
+        : files.map((file) =>
+            el(
+              'li',
+              {},
+              el('span', {}, file.name),
+              ' ',
+              el('button', {
+                type: 'button',
+                class: 'secondary',
+                'aria-label': t.attachmentRemove(file.name),
+                onclick: async () => {
+                  handle.fail('');
+                  try {
+                    await removeAttachment(file.id);
+                    await keep(files.filter((kept) => kept.id !== file.id));
+                    input.focus();
+                  } catch (error) {
+                    handle.fail(attachmentRefusal(error));
+                  }
+                },
+              }, '✕'),
+            ),
+          )),
+    );
+    input.disabled = files.length >= maxFiles;
+    if (input.disabled && status.textContent === '') status.textContent = t.attachmentFull;
+    else if (!input.disabled && status.textContent === t.attachmentFull) status.textContent = '';
+  };
+  input.addEventListener('change', async () => {
+    const file = input.files?.[0];
+    if (!file) return;
+    handle.fail('');
+    status.textContent = t.attachmentUploading(file.name);
+    progress.value = 0;
+    progress.hidden = false;
+    input.disabled = true;
+    try {
+      const uploaded = await uploadAttachment(field.id, file, (sent, total) => {
+        progress.value = total > 0 ? Math.round((sent / total) * 100) : 0;
+      });
+      status.textContent = '';
+      await keep([...files, uploaded]);
+    } catch (error) {
+      status.textContent = '';
+      handle.fail(attachmentRefusal(error));
+    } finally {
+      progress.hidden = true;
+      input.value = '';
+      render();
+      if (!input.disabled) input.focus();
+    }
+  });
+  const body = el(
+    'div',
+    {},
+    el('h3', { id: 'attachment-files' }, t.attachmentFiles),
+    list,
+    el('label', { for: 'field-input' }, t.attachmentPick),
+    input,
+    el('p', { class: 'help', id: 'field-help' }, t.attachmentHelp(accept.map((type) => ATTACHMENT_TYPE_NAMES[type] ?? type).join(', '), size, maxFiles)),
+    progress,
+    status,
+  );
+  handle = openDialog(title, body, [el('button', { type: 'button', class: 'primary', onclick: () => handle.dialog.close() }, t.attachmentDone)], returnFocus);
+  render();
+  input.focus();
 }
 
 /**

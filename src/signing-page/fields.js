@@ -130,6 +130,8 @@ function valuePreview(field) {
     case 'full_name':
     case 'email':
       return el('span', { class: 'text-value' }, field.value.text);
+    case 'attachment':
+      return el('span', { class: 'text-value' }, field.value.files.map((file) => file.name).join(', '));
     case 'text':
       return el('span', { class: 'text-value' }, field.value.text);
     case 'checkbox':

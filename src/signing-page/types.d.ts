@@ -111,6 +111,9 @@ export type DropdownField = FieldOf<'dropdown', { options?: { value: string; lab
 export type DateSignedField = FieldOf<'date_signed', { format?: string; timeZone?: string }, { date: string }>;
 export type PersonField = FieldOf<'full_name' | 'email', Record<string, never>, { text: string }>;
 export type FormulaField = FieldOf<'formula', NumberFormat & { expression?: string }, { number: number }>;
+/** One file a signer uploaded (uploadSigningAttachment's answer; the value's entries). */
+export type AttachmentFile = { id: string; name: string; contentType: string; size: number; sha256: string };
+export type AttachmentField = FieldOf<'attachment', { accept?: string[]; maxFiles?: number; maxBytes?: number }, { files: AttachmentFile[] }>;
 
 export type Field =
   | TextField
@@ -125,7 +128,8 @@ export type Field =
   | DropdownField
   | DateSignedField
   | PersonField
-  | FormulaField;
+  | FormulaField
+  | AttachmentField;
 export type SignatureField = SimpleSignatureField | BiometricSignatureField | InitialsField;
 
 /** A value as the page sends it for a field (the service checks it against the field's type). */

@@ -153,6 +153,23 @@ export type AgentNotificationFailure = {
   reason: Scalars['String']['output'];
 };
 
+/** A file a signer uploaded for an attachment field (docs/fields.md#attachment). Its type is judged from its bytes. */
+export type AttachmentFile = {
+  __typename?: 'AttachmentFile';
+  /** application/pdf, image/png or image/jpeg, from the bytes. */
+  contentType: Scalars['String']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  fieldId: Scalars['ID']['output'];
+  /** Name it in the field’s value: { files: [{ id }] }. */
+  id: Scalars['ID']['output'];
+  /** The uploaded file’s name (at most 200 characters). */
+  name: Scalars['String']['output'];
+  /** Hex SHA-256 of the bytes. */
+  sha256: Scalars['String']['output'];
+  /** In bytes. */
+  size: Scalars['Int']['output'];
+};
+
 /** Who acted: an API key (its id), a recipient’s agent, or the system. */
 export type AuditActor = {
   __typename?: 'AuditActor';
@@ -516,6 +533,8 @@ export type DownloadUrl = {
 /** One signing session: documents, recipient roles and fields, moving from draft to a closed state. */
 export type Envelope = {
   __typename?: 'Envelope';
+  /** The files signers uploaded for attachment fields and kept, oldest first. An upload its signer did not keep is never listed. */
+  attachments: Array<EnvelopeAttachment>;
   /** Recorded actions on this envelope, oldest first: at most `first` (1–1000, default 1000) after `afterSeq` (REST: GET /envelopes/{id}/audit?limit&afterSeq). */
   auditEvents: Array<AuditEvent>;
   /** Set when the envelope is finalized. */
@@ -565,6 +584,23 @@ export type Envelope = {
 export type EnvelopeAuditEventsArgs = {
   afterSeq?: InputMaybe<Scalars['Int']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A file a signer uploaded for an attachment field and kept (named by the field’s submitted value). REST: GET /envelopes/{id}/attachments. */
+export type EnvelopeAttachment = {
+  __typename?: 'EnvelopeAttachment';
+  /** application/pdf, image/png or image/jpeg, judged from the bytes. */
+  contentType: Scalars['String']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  fieldId: Scalars['ID']['output'];
+  fieldIdentifier: Scalars['String']['output'];
+  id: Scalars['ID']['output'];
+  name: Scalars['String']['output'];
+  recipientId: Scalars['ID']['output'];
+  /** Hex SHA-256 of the bytes. */
+  sha256: Scalars['String']['output'];
+  /** In bytes. */
+  size: Scalars['Int']['output'];
 };
 
 /** A page of the team's envelopes, newest first. */
@@ -664,6 +700,7 @@ export type FieldInput = {
 
 /** The kind of input; config and value shapes per type are in docs/fields.md. */
 export type FieldType =
+  | 'attachment'
   | 'binary_choice'
   | 'biometric_signature'
   | 'checkbox'
@@ -821,6 +858,8 @@ export type Mutation = {
   remindEnvelope?: Maybe<RemindResult>;
   /** Removes a contact from a group (REST: DELETE /contact-groups/{id}/members/{contactId}); ContactGroup.MemberNotFound when it is not a member. */
   removeContactGroupMember?: Maybe<ContactGroup>;
+  /** Removes one of your uploads before you complete (a value naming it loses it), freeing its place under maxFiles. */
+  removeSigningAttachment?: Maybe<RemovedAttachment>;
   /** Sends a one-time code to the phone of this link’s person (SMS or WhatsApp), replacing any earlier code. Limited per person (Signing.OtpRateLimited, Signing.PhoneMessageCapReached). */
   requestSigningOtp?: Maybe<SigningOtpRequest>;
   /** Sends an agent’s invitation again (REST: POST /envelopes/{id}/recipients/{rid}/resend), optionally to a corrected email or phone: the old links die (Signing.InvalidToken), a new one is sent. Signing.EmbeddedAgent for an embedded person; Envelope.RemindTooSoon for the same address within an hour. */
@@ -861,6 +900,8 @@ export type Mutation = {
   updateUser?: Maybe<TeamUser>;
   /** Changes a webhook endpoint (REST: PATCH /webhooks/{id}); enabled: true re-enables one the service disabled. */
   updateWebhook?: Maybe<Webhook>;
+  /** Uploads one file for one of your attachment fields (X-Signing-Token; a GraphQL multipart request). Checked by its bytes against the field’s accept, maxBytes (while it streams) and maxFiles; name it in submitSigning’s value to keep it. */
+  uploadSigningAttachment?: Maybe<AttachmentFile>;
   /** Checks the code (6 digits; spaces, dashes and fullwidth digits are read through; 5 tries per code); answers the session, now verified. A code verifies once: wrong, expired, used-up and already used codes are refused by name. */
   verifySigningOtp?: Maybe<SigningSession>;
   /** Voids a sent envelope (REST: POST /envelopes/{id}/void); documents become voided. A closed envelope gives Envelope.Closed. */
@@ -1147,6 +1188,12 @@ export type MutationRemoveContactGroupMemberArgs = {
 
 
 /** Writes. Each mirrors one REST operation of /api/v1/key and follows the same rules. */
+export type MutationRemoveSigningAttachmentArgs = {
+  fileId: Scalars['ID']['input'];
+};
+
+
+/** Writes. Each mirrors one REST operation of /api/v1/key and follows the same rules. */
 export type MutationResendInvitationArgs = {
   agentId?: InputMaybe<Scalars['ID']['input']>;
   email?: InputMaybe<Scalars['String']['input']>;
@@ -1286,6 +1333,13 @@ export type MutationUpdateUserArgs = {
 export type MutationUpdateWebhookArgs = {
   id: Scalars['ID']['input'];
   input: UpdateWebhookInput;
+};
+
+
+/** Writes. Each mirrors one REST operation of /api/v1/key and follows the same rules. */
+export type MutationUploadSigningAttachmentArgs = {
+  fieldId: Scalars['ID']['input'];
+  file: Scalars['Upload']['input'];
 };
 
 
@@ -1534,6 +1588,8 @@ export type PublicLinkStatus =
 /** Reads. Every field needs the team key in X-Service-Api-Key unless noted. */
 export type Query = {
   __typename?: 'Query';
+  /** A signed URL, valid for 5 minutes, for one attachment’s bytes as uploaded (REST: GET /envelopes/{id}/attachments/{fileId}). Attachment.NotFound for a file the envelope does not list. Each fetch is recorded as artefact.downloaded. */
+  attachmentDownloadUrl: DownloadUrl;
   /** A signed URL, valid for 5 minutes, for the certificate of completion (REST: GET /envelopes/{id}/audit/pdf?locale=): the file fixed when the envelope closed, the same bytes at every download; with current: true, a variant rendered now with every event so far, marked as not the fixed certificate. Only for finalized, voided or expired envelopes: Envelope.NotFinalized otherwise, with the status in context. */
   auditLogPdfUrl: DownloadUrl;
   /** One of your team’s bulk sends and its progress (REST: GET /bulk-sends/{id}). Unknown and foreign ids give BulkSend.NotFound. */
@@ -1591,6 +1647,13 @@ export type Query = {
   webhookDelivery: WebhookDelivery;
   /** Your team's webhook endpoints, newest first (REST: GET /webhooks). */
   webhooks: WebhookConnection;
+};
+
+
+/** Reads. Every field needs the team key in X-Service-Api-Key unless noted. */
+export type QueryAttachmentDownloadUrlArgs = {
+  envelopeId: Scalars['ID']['input'];
+  fileId: Scalars['ID']['input'];
 };
 
 
@@ -1825,6 +1888,11 @@ export type Reminded = {
   /** email, sms, whatsapp (none: the person has no address). */
   channel: Scalars['String']['output'];
   recipientId: Scalars['ID']['output'];
+};
+
+export type RemovedAttachment = {
+  __typename?: 'RemovedAttachment';
+  id: Scalars['ID']['output'];
 };
 
 /** The invitation sent again. */

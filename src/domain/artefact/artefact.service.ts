@@ -17,9 +17,10 @@ import { appendAuditEvent } from '../audit/audit.service.ts';
 import type { PdfWorkers } from '../pdf/worker-pool.ts';
 import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
 import { PermanentOutboxError } from '../outbox/outbox-worker.ts';
-import type { BlobStore } from '../../shared/blob-store/index.ts';
+import type { BlobStore, LocalBlob } from '../../shared/blob-store/index.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { RenderField } from '../pdf/render.ts';
+import type { RenderAppendix } from '../pdf/appendix.ts';
 import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
 import { displayText } from '../field/field-display.ts';
 import { sealMaterialOf, type SealCertificate } from './seal-certificate.ts';
@@ -89,6 +90,27 @@ export async function renderFieldsOf(em: EntityManager, documentId: string): Pro
   });
 }
 
+/** A kept attachment to append after a document, as the store holds it. */
+type AppendixRow = { name: string; content_type: RenderAppendix['contentType']; sha256: string };
+
+/**
+ * The attachments kept by the attachment fields whose first view is on this document, in the
+ * fields' order and each value's own order: appended as pages after the document (docs/artefacts.md).
+ * A hidden field's value was dropped at submit, and an upload not kept is named by no value.
+ */
+export async function appendicesOf(em: EntityManager, documentId: string): Promise<AppendixRow[]> {
+  return em.fork().execute<AppendixRow[]>(
+    `select fa.name, fa.content_type, fa.sha256
+       from field f
+       cross join lateral jsonb_array_elements(f.value -> 'files') with ordinality as kept(file, position)
+       join field_attachment fa on fa.id::text = kept.file ->> 'id' and fa.field_id = f.id
+      where f.type = 'attachment' and jsonb_typeof(f.value -> 'files') = 'array'
+        and (select v.document_id from field_view v where v.field_id = f.id order by v.position, v.id limit 1) = ?
+      order by f.created_at, f.id, kept.position`,
+    [documentId],
+  );
+}
+
 async function withTemporaryFile<T>(work: (filePath: string) => Promise<T>): Promise<T> {
   const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'artefact-'));
   try {
@@ -103,7 +125,7 @@ async function renderSealed(
   dependencies: ArtefactDependencies,
   envelope: { id: string; teamId: string; completedAt: Date },
   document: DocumentRow,
-  job: { sourcePath: string; outputPath: string; fields: RenderField[] },
+  job: { sourcePath: string; outputPath: string; fields: RenderField[]; appendices: RenderAppendix[] },
 ): Promise<void> {
   const stamp = await stampOf(dependencies.em, envelope.id);
   try {
@@ -144,11 +166,20 @@ async function sealDocument(dependencies: ArtefactDependencies, envelope: { id: 
   // held while the worker reads it; a missing or unreachable one fails the job by name and the
   // outbox retries it.
   const source = await dependencies.blobStore.localCopy(document.content_sha256);
+  // The attachments' files are held like the original while the worker reads them.
+  const held: LocalBlob[] = [];
   const stored = await withTemporaryFile(async (outputPath) => {
     try {
-      await renderSealed(dependencies, envelope, document, { sourcePath: source.path, outputPath, fields });
+      const appendices: RenderAppendix[] = [];
+      for (const row of await appendicesOf(dependencies.em, document.id)) {
+        const copy = await dependencies.blobStore.localCopy(row.sha256);
+        held.push(copy);
+        appendices.push({ path: copy.path, contentType: row.content_type, name: row.name, sha256: row.sha256 });
+      }
+      await renderSealed(dependencies, envelope, document, { sourcePath: source.path, outputPath, fields, appendices });
     } finally {
       source.release();
+      for (const copy of held) copy.release();
     }
     // Object first, row after (below): a row never names an object that is not stored.
     const staged = await dependencies.blobStore.stage(fs.createReadStream(outputPath));

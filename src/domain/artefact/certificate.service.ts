@@ -30,6 +30,13 @@ import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { sealEnvelopeArtefacts, type ArtefactDependencies } from './artefact.service.ts';
 import { sealMaterialOf } from './seal-certificate.ts';
 
+
+/** An attachment value as the certificate lists it: each file's name and SHA-256, in the value's order. */
+function attachmentListing(value: Record<string, unknown>): string {
+  const files = Array.isArray(value.files) ? (value.files as { name?: unknown; sha256?: unknown }[]) : [];
+  return files.map((file) => `${String(file.name ?? '')} (SHA-256 ${String(file.sha256 ?? '')})`).join('; ');
+}
+
 export type CertificateRecord = NonNullable<EnvelopeCertificates['en-US']>;
 
 const iso = (value: Date | string | null | undefined): string | null => (value === null || value === undefined ? null : new Date(value).toISOString());
@@ -232,6 +239,8 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
                   .flatMap((field) => {
                     const text = Object.fromEntries(
                       auditPdfLocales.flatMap((locale) => {
+                        // Each attachment by name and hash: the hash matches the file in the ZIP and the evidence package.
+                        if (field.type === 'attachment') return [[locale, attachmentListing(field.value!)]];
                         const shown = displayText(field.type, field.value!, field.config ?? {}, locale);
                         return shown === undefined ? [] : [[locale, shown]];
                       }),

@@ -18,7 +18,8 @@ export class DownloadLinkInvalidError extends DomainError {
   }
 }
 
-type Claims = { t: string; w: string; k: string; e: string; d: string | null; x: number; a?: string; c?: 1; v?: 1 };
+/** `f`: a signer's attachment (its file id) instead of a document. */
+type Claims = { t: string; w: string; k: string; e: string; d: string | null; x: number; a?: string; c?: 1; v?: 1; f?: string };
 
 function macKey(auditKey: Buffer): Buffer {
   return createHmac('sha256', auditKey).update('download-url-v1').digest();
@@ -31,13 +32,14 @@ function mac(auditKey: Buffer, payload: string): string {
 export function signDownloadToken(
   auditKey: Buffer,
   caller: TeamCaller,
-  target: { envelopeId: string; documentId: string | null; auditLocale?: string; current?: boolean; evidence?: boolean },
+  target: { envelopeId: string; documentId: string | null; auditLocale?: string; current?: boolean; evidence?: boolean; attachmentId?: string },
   expiresAt: Date,
 ): string {
   const claims: Claims = { t: caller.teamId, w: caller.workspaceId, k: caller.apiKeyId, e: target.envelopeId, d: target.documentId, x: Math.floor(expiresAt.getTime() / 1000) };
   if (target.auditLocale !== undefined) claims.a = target.auditLocale;
   if (target.current === true) claims.c = 1;
   if (target.evidence === true) claims.v = 1;
+  if (target.attachmentId !== undefined) claims.f = target.attachmentId;
   const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
   return `${payload}.${mac(auditKey, payload)}`;
 }
@@ -46,7 +48,7 @@ export function verifyDownloadToken(
   auditKey: Buffer,
   token: string,
   now: Date,
-): { caller: TeamCaller; envelopeId: string; documentId: string | null; auditLocale: string | undefined; current: boolean; evidence: boolean } {
+): { caller: TeamCaller; envelopeId: string; documentId: string | null; auditLocale: string | undefined; current: boolean; evidence: boolean; attachmentId: string | undefined } {
   const [payload, signature, ...rest] = token.split('.');
   if (payload === undefined || signature === undefined || rest.length > 0) throw new DownloadLinkInvalidError('malformed');
   const expected = Buffer.from(mac(auditKey, payload));
@@ -54,5 +56,5 @@ export function verifyDownloadToken(
   if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw new DownloadLinkInvalidError('malformed');
   const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Claims;
   if (claims.x * 1000 <= now.getTime()) throw new DownloadLinkInvalidError('expired');
-  return { caller: { teamId: claims.t, workspaceId: claims.w, apiKeyId: claims.k }, envelopeId: claims.e, documentId: claims.d, auditLocale: claims.a, current: claims.c === 1, evidence: claims.v === 1 };
+  return { caller: { teamId: claims.t, workspaceId: claims.w, apiKeyId: claims.k }, envelopeId: claims.e, documentId: claims.d, auditLocale: claims.a, current: claims.c === 1, evidence: claims.v === 1, attachmentId: claims.f };
 }

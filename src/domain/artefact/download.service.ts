@@ -23,12 +23,13 @@ import { isUuid } from '../../shared/ids.ts';
 import { ServerBusyError } from '../../shared/errors.ts';
 import { renderDraftCopy, sealEnvelopeArtefacts } from './artefact.service.ts';
 import type { Download } from './download.ts';
-import { safeFileNames } from './file-names.ts';
+import { safeAttachmentNames, safeFileNames } from './file-names.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, signDownloadToken, verifyDownloadToken } from './download-url.ts';
 import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { nextEntryWritten } from './zip-entry.ts';
 import { recordDownload, type Downloader } from './download-record.ts';
+import { downloadAttachment, keptAttachmentsOf } from './attachment-download.service.ts';
 
 type DocumentRow = { documentId: string; name: string; contentSha256: string; sealedSha256: string | null };
 export type Located = {
@@ -147,6 +148,7 @@ export async function downloadBySignedUrl(context: ServiceContext, token: string
   const claims = verifyDownloadToken(context.auditKey, token, context.clock.now());
   const asIssuer: ServiceContext = Object.assign(Object.create(Object.getPrototypeOf(context) as object) as ServiceContext, context, { caller: async () => claims.caller });
   if (claims.evidence) return evidencePackage(asIssuer, { envelopeId: claims.envelopeId });
+  if (claims.attachmentId !== undefined) return downloadAttachment(asIssuer, { envelopeId: claims.envelopeId, fileId: claims.attachmentId });
   if (claims.auditLocale !== undefined) return auditLogPdf(asIssuer, { envelopeId: claims.envelopeId, locale: claims.auditLocale as AuditPdfLocale, current: claims.current });
   return claims.documentId === null
     ? downloadEnvelopeZip(asIssuer, { envelopeId: claims.envelopeId })
@@ -265,6 +267,9 @@ type ZipContext = ServiceContext & { metrics?: Pick<Metrics, 'zipDownloads'> };
 export async function envelopeZipOf(context: ZipContext, located: Located, actor: Downloader): Promise<Download> {
   const names = safeFileNames(located.documents.map((document) => document.name));
   const sealed = located.status === 'finalized';
+  // Signers' kept attachments follow the documents, under attachments/ (docs/artefacts.md).
+  const attachments = await keptAttachmentsOf(context.reader, located.envelopeId);
+  const attachmentNames = safeAttachmentNames(attachments).map((name) => `attachments/${name}`);
   // Entries are opened one at a time once the answer has started, when a missing object could only
   // cut the ZIP short. Every object the entries will read is looked up first, so a missing one is
   // answered as Storage.ObjectMissing (and no download recorded) instead.
@@ -274,6 +279,9 @@ export async function envelopeZipOf(context: ZipContext, located: Located, actor
       if ((await context.blobStore.stat(sha256)) === undefined) throw new BlobMissingError(sha256);
     }),
   );
+  await Promise.all(attachments.map(async (attachment) => {
+    if ((await context.blobStore.stat(attachment.sha256)) === undefined) throw new BlobMissingError(attachment.sha256);
+  }));
   await recordDownload(context, located, { format: 'zip', documentIds: located.documents.map((document) => document.documentId), sealed }, actor);
   // PDFs barely compress; a low level keeps the CPU for the next request.
   const archive = new ZipArchive({ zlib: { level: 1 } });
@@ -289,6 +297,17 @@ export async function envelopeZipOf(context: ZipContext, located: Located, actor
       if (archive.destroyed) {
         source.stream.destroy();
         await source.cleanup();
+        return 'client_gone';
+      }
+    }
+    for (const [index, attachment] of attachments.entries()) {
+      if (archive.destroyed) return 'client_gone';
+      const stream = await context.blobStore.openRead(attachment.sha256);
+      const written = nextEntryWritten(archive);
+      archive.append(stream, { name: attachmentNames[index]!, date: located.closedAt ?? context.clock.now() });
+      await written;
+      if (archive.destroyed) {
+        stream.destroy();
         return 'client_gone';
       }
     }

@@ -27,7 +27,18 @@ import { bufferSource, openZip, ZIP_FAILURES, ZipEntryError, type ZipProblem, ty
 export const EVIDENCE_FORMAT = 'envelope-evidence-package/1';
 
 /** One part of the package as the manifest lists it. */
-export type EvidencePart = { path: string; kind: 'document' | 'certificate' | 'audit-chain' | 'biometric' | 'readme'; sha256: string; byteSize: number; locale?: string; documentId?: string; fieldId?: string };
+/** `attachment`: a file a signer uploaded and kept, as uploaded (its hash also in the chain's field.submitted event); `name` its uploaded name. */
+export type EvidencePart = {
+  path: string;
+  kind: 'document' | 'certificate' | 'audit-chain' | 'biometric' | 'attachment' | 'readme';
+  sha256: string;
+  byteSize: number;
+  locale?: string;
+  documentId?: string;
+  fieldId?: string;
+  attachmentId?: string;
+  name?: string;
+};
 
 /** manifest.json: what the package holds, signed by manifest.json.p7s. */
 export type EvidenceManifest = {

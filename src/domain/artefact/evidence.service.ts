@@ -19,9 +19,10 @@ import { auditPdfLocales } from '../pdf/audit-pdf-layout.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { closedTeamEnvelope, fixedCertificateForDownload } from './audit-pdf.service.ts';
 import { readChain } from './certificate.service.ts';
-import { safeFileNames } from './file-names.ts';
+import { safeAttachmentNames, safeFileNames } from './file-names.ts';
 import type { Download } from './download.ts';
 import { nextEntryWritten } from './zip-entry.ts';
+import { keptAttachmentsOf } from './attachment-download.service.ts';
 import { EVIDENCE_FORMAT, type EvidenceManifest, type EvidencePart } from './evidence-check.ts';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -37,6 +38,8 @@ What is in it
 - audit/audit-chain.jsonl: the envelope's audit chain, one event per line, every field the
   chain's hash covers plus the hash itself (${manifest.chainLength} events when this package was made, head
   ${manifest.chainHead}).
+- attachments/*: the files signers uploaded for attachment fields and kept, as uploaded (each
+  one's SHA-256 is also in the field.submitted event that named it, and in the certificate).
 - biometrics/*.json: the raw pen data of each biometric signature: strokes of points with
   position (x, y), time in milliseconds (t) and pressure (p, 0 to 1).
 - manifest.json: the SHA-256 and size of every part; manifest.json.p7s: a detached CMS
@@ -97,6 +100,14 @@ export async function evidencePackage(context: ServiceContext, options: { envelo
     parts.push({ path: entry, kind: 'document', sha256: document.sealed_sha256, byteSize: stat?.byteSize ?? 0, documentId: document.id });
     const hash = document.sealed_sha256;
     sources.push({ path: entry, open: () => context.blobStore.openRead(hash) });
+  }
+  // Signers' kept attachments, as uploaded: the manifest names each with its hash (docs/fields.md#attachment).
+  const attachments = await keptAttachmentsOf(context.reader, envelope.id);
+  const attachmentNames = safeAttachmentNames(attachments);
+  for (const [index, attachment] of attachments.entries()) {
+    const entry = `attachments/${attachmentNames[index]}`;
+    parts.push({ path: entry, kind: 'attachment', sha256: attachment.sha256, byteSize: attachment.size, attachmentId: attachment.id, name: attachment.name });
+    sources.push({ path: entry, open: () => context.blobStore.openRead(attachment.sha256) });
   }
   for (const certificate of certificates) {
     const entry = `certificate/certificate-${certificate.locale}.pdf`;

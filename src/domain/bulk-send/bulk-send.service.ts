@@ -225,6 +225,10 @@ function checkRow(content: TemplateContent, raw: unknown, index: number, line?: 
       issues.add({ path, message: 'a signature is the signer’s own and cannot be prefilled' });
       continue;
     }
+    if (field.type === 'attachment') {
+      issues.add({ path, message: 'an attachment field cannot be prefilled: only its signer uploads its files (Attachment.NotPrefillable)' });
+      continue;
+    }
     const checked = parseFieldValue(field.type, value, field.config as Record<string, unknown>, path);
     issues.add(...checked.issues);
     if (checked.value !== null) values[identifier] = checked.value;

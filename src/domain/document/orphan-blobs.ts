@@ -6,8 +6,9 @@
  * be one whose row is about to commit: only older ones are candidates, and a candidate is removed
  * only when no column names it. The columns that name a blob: `document.content_sha256` (the
  * uploaded original, envelopes' and templates' documents alike), `document.sealed_sha256`, a
- * team's logo (`team.settings` → `branding.logo.sha256`) and an envelope's fixed certificates of
- * completion (`envelope.certificates` → `<locale>.sha256`).
+ * team's logo (`team.settings` → `branding.logo.sha256`), an envelope's fixed certificates of
+ * completion (`envelope.certificates` → `<locale>.sha256`) and a signer's uploaded attachment
+ * (`field_attachment.sha256`; a row removed, or dropped at completion as not kept, leaves its object here).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BlobInfo, BlobStore } from '../../shared/blob-store/index.ts';
@@ -26,8 +27,10 @@ async function referenced(em: EntityManager, batch: string[]): Promise<Set<strin
      union
      select settings->'branding'->'logo'->>'sha256' from team where settings->'branding'->'logo'->>'sha256' in (${marks})
      union
-     select c.value->>'sha256' from envelope e, jsonb_each(e.certificates) c where e.certificates is not null and c.value->>'sha256' in (${marks})`,
-    [...batch, ...batch, ...batch, ...batch],
+     select c.value->>'sha256' from envelope e, jsonb_each(e.certificates) c where e.certificates is not null and c.value->>'sha256' in (${marks})
+     union
+     select sha256 from field_attachment where sha256 in (${marks})`,
+    [...batch, ...batch, ...batch, ...batch, ...batch],
   );
   return new Set(rows.map((row) => row.sha256));
 }

@@ -59,6 +59,7 @@ export type EnvelopeData = {
   publicLinkId: string | null;
   /** Each nested list is present exactly when the include asked for it. */
   documents?: DocumentData[];
+  attachments?: EnvelopeAttachmentData[];
   recipients?: RecipientData[];
   fields?: FieldData[];
   auditEvents?: AuditEventData[];
@@ -85,6 +86,8 @@ export type EnvelopeProgress = {
  */
 export type EnvelopeInclude = ContentInclude & {
   documents?: boolean;
+  /** The files signers uploaded for attachment fields and kept (docs/fields.md#attachment). */
+  attachments?: boolean;
   recipients?: boolean;
   fields?: boolean;
   auditEvents?: boolean;
@@ -182,6 +185,36 @@ function progressOf() {
     where r.envelope_id = e.id and r.removed_at is null and r.delegated_at is null and r.type in ('signer', 'in_person_signer', 'delegator', 'approver'))`;
 }
 
+/** A file a signer uploaded for an attachment field and kept, as the sender reads it. */
+export type EnvelopeAttachmentData = {
+  id: string;
+  fieldId: string;
+  /** The attachment field's identifier. */
+  fieldIdentifier: string;
+  recipientId: string;
+  name: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  createdAt: string;
+};
+
+/**
+ * The envelope's attachments, oldest first, as one nested list of the envelope's statement. Only
+ * the files a field's submitted value names: an upload its signer did not keep (replaced, removed
+ * from the value, or of a field hidden by its conditions) is never the sender's to see.
+ */
+function attachmentsOf(eb: Eb) {
+  const file = sql`json_build_object('id', fa.id, 'fieldId', fa.field_id, 'fieldIdentifier', af.identifier, 'recipientId', fa.recipient_id, 'name', fa.name,
+    'contentType', fa.content_type, 'size', fa.byte_size, 'sha256', fa.sha256, 'createdAt', ${isoTimestamp(sql<Date>`fa.created_at`)})`;
+  return eb
+    .selectFrom('field_attachment as fa')
+    .innerJoin('field as af', 'af.id', 'fa.field_id')
+    .select(sql<EnvelopeAttachmentData[]>`coalesce(json_agg(${file} order by fa.created_at, fa.id), '[]'::json)`.as('attachments'))
+    .whereRef('fa.envelope_id', '=', 'e.id')
+    .where(sql<boolean>`af.value -> 'files' @> jsonb_build_array(jsonb_build_object('id', fa.id::text))`);
+}
+
 function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
   const column = (name: keyof ReadDatabase['envelope']) => () => eb.ref(`e.${name}`);
   const timestamp = (name: keyof ReadDatabase['envelope']) => () => isoTimestamp(eb.ref(`e.${name}`) as Expression<Date | null>);
@@ -190,6 +223,7 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
   if (include.documents) nested.push(['documents', () => documentsOf(eb, 'envelope', 'e.id', keys.document)]);
   if (include.recipients) nested.push(['recipients', () => recipientsOf(eb, 'envelope', 'e.id', include, keys.recipient)]);
   if (include.fields) nested.push(['fields', () => fieldsOf(eb, 'envelope', 'e.id', include, keys.field)]);
+  if (include.attachments) nested.push(['attachments', () => attachmentsOf(eb)]);
   // The window's numbers are part of the statement's shape (a handful of distinct values in practice).
   const window = include.auditEventPage ?? { afterSeq: 0, limit: MAX_AUDIT_EVENTS_PER_PAGE };
   if (include.progress) nested.push(['progress', () => progressOf()]);
@@ -224,7 +258,7 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
 
 /** The text that decides an envelope read's SQL: nested lists and keys, never ids. */
 function shapeOfInclude(include: EnvelopeInclude): string {
-  const flags = (['documents', 'recipients', 'agents', 'fields', 'views', 'auditEvents', 'progress'] as const).map((flag) => (include[flag] ? '1' : '0')).join('');
+  const flags = (['documents', 'recipients', 'agents', 'fields', 'views', 'auditEvents', 'progress', 'attachments'] as const).map((flag) => (include[flag] ? '1' : '0')).join('');
   const audit = include.auditEvents && include.auditEventPage ? `${include.auditEventPage.afterSeq}+${include.auditEventPage.limit}` : '';
   const keys = include.keys ?? {};
   const keyShapes = (['envelope', 'document', 'recipient', 'field', 'auditEvent'] as const).map((kind) => shapeOfKeys(keys[kind])).join('|');

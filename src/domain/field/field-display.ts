@@ -3,7 +3,7 @@ import { formatDate, formatNumber } from './field-rules.js';
 /**
  * A value as a person reads it, for the types read as text (issue 32): a date in its field's
  * format, a number or a formula's result with its decimals, prefix and suffix, a dropdown's label,
- * the service's name or email. Written with field-rules.js, the module the signing page shows
+ * the service's name or email, an attachment's file names. Written with field-rules.js, the module the signing page shows
  * values with, so the sealed PDF and the certificate of completion read as the page did. Answers
  * undefined for other types (drawn their own way) and for a value without its key.
  */
@@ -23,6 +23,9 @@ export function displayText(type: string, value: Record<string, unknown>, config
     case 'full_name':
     case 'email':
       return typeof value.text === 'string' ? value.text : undefined;
+    case 'attachment':
+      // The files by name, in the value's order (the certificate adds each one's hash).
+      return Array.isArray(value.files) ? (value.files as { name?: unknown }[]).map((file) => String(file.name ?? '')).join(', ') : undefined;
     default:
       return undefined;
   }

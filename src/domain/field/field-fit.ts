@@ -10,7 +10,9 @@ import { FieldView } from './field-view.entity.ts';
  * marks) and for no value.
  */
 export function drawnTextOf(type: string, value: Record<string, unknown> | null | undefined, config: Record<string, unknown>, locale: string): string | undefined {
-  if (value === null || value === undefined) return undefined;
+  // An attachment's box only lists its files' names, as an index: the files themselves follow the
+  // document as pages, whole. A long name is clipped to the box rather than refusing the signer.
+  if (value === null || value === undefined || type === 'attachment') return undefined;
   const text = type === 'text' ? (typeof value.text === 'string' ? value.text : undefined) : displayText(type, value, config, locale);
   return text === '' ? undefined : text;
 }

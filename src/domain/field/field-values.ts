@@ -39,6 +39,10 @@ export type DateConfig = { format: DateFormat; min?: string; max?: string };
 export type NumberConfig = { min?: number; max?: number; decimals: number; prefix?: string; suffix?: string };
 export type DropdownConfig = { options: RadioOption[]; placeholder?: string };
 export type FormulaConfig = { expression: string; decimals: number; prefix?: string; suffix?: string };
+/** The content types an attachment may be, judged from its bytes (attachment-content.ts). */
+export const ATTACHMENT_CONTENT_TYPES = ['application/pdf', 'image/png', 'image/jpeg'] as const;
+export type AttachmentContentType = (typeof ATTACHMENT_CONTENT_TYPES)[number];
+export type AttachmentConfig = { accept: AttachmentContentType[]; maxFiles: number; maxBytes: number };
 
 export type TextValue = { text: string };
 export type CheckboxValue = { checked: boolean };
@@ -55,6 +59,9 @@ export type BiometricSignatureValue = { image: string; strokes: BiometricPoint[]
 export type DateValue = { date: string };
 export type TextOfPersonValue = { text: string };
 export type NumberValue = { number: number };
+/** One uploaded file as a value names it: the record `uploadSigningAttachment` answered. */
+export type AttachmentFile = { id: string; name: string; contentType: AttachmentContentType; size: number; sha256: string };
+export type AttachmentValue = { files: AttachmentFile[] };
 
 export type FieldConfigByType = {
   text: TextConfig;
@@ -71,6 +78,7 @@ export type FieldConfigByType = {
   number: NumberConfig;
   dropdown: DropdownConfig;
   formula: FormulaConfig;
+  attachment: AttachmentConfig;
 };
 export type FieldValueByType = {
   text: TextValue;
@@ -88,6 +96,8 @@ export type FieldValueByType = {
   number: NumberValue;
   dropdown: RadioValue;
   formula: NumberValue;
+  /** Sent by the signer naming uploaded files by id; the service fills in each file's record. */
+  attachment: AttachmentValue;
 };
 export type FieldConfig = FieldConfigByType[FieldType];
 export type FieldValue = FieldValueByType[FieldType];
@@ -126,6 +136,13 @@ export const fieldLimits = {
   expressionMaxLength: MAX_EXPRESSION_LENGTH,
   timeZoneMaxLength: 64,
   conditionsMax: 20,
+  attachmentMaxFilesMax: 10,
+  attachmentMaxBytesDefault: 10 * 1024 * 1024,
+  attachmentMaxBytesMax: 25 * 1024 * 1024,
+  attachmentNameMaxLength: 200,
+  /** An attachment image's bounds, read from its header before anything decodes it (a 12 MP phone photo fits). */
+  attachmentImageMaxSide: 10_000,
+  attachmentImageMaxPixels: 40_000_000,
   conditionValueMaxLength: 1000,
   /** A response listing thousands of bad pen samples helps nobody; the rest are counted. */
   maxIssuesListed: 50,
@@ -417,6 +434,20 @@ const formulaConfigSchema = z.strictObject({
   suffix: affix.optional(),
 });
 
+const attachmentConfigSchema = z.strictObject({
+  accept: z
+    .array(z.enum(ATTACHMENT_CONTENT_TYPES))
+    .min(1)
+    .superRefine((types, ctx) => {
+      types.forEach((type, index) => {
+        if (types.indexOf(type) !== index) ctx.addIssue({ code: 'custom', path: [index], message: `must be unique; ${JSON.stringify(type)} is listed twice` });
+      });
+    })
+    .default([...ATTACHMENT_CONTENT_TYPES]),
+  maxFiles: z.int().min(1).max(fieldLimits.attachmentMaxFilesMax).default(1),
+  maxBytes: z.int().min(1).max(fieldLimits.attachmentMaxBytesMax).default(fieldLimits.attachmentMaxBytesDefault),
+});
+
 const configSchemas: { [T in FieldType]: z.ZodType<FieldConfigByType[T]> } = {
   text: textConfigSchema,
   checkbox: checkboxConfigSchema as z.ZodType<CheckboxConfig>,
@@ -432,6 +463,7 @@ const configSchemas: { [T in FieldType]: z.ZodType<FieldConfigByType[T]> } = {
   number: numberConfigSchema,
   dropdown: dropdownConfigSchema,
   formula: formulaConfigSchema,
+  attachment: attachmentConfigSchema,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -580,6 +612,26 @@ function numberValueSchema(config: NumberConfig) {
   });
 }
 
+/**
+ * What a signer sends for an attachment: the ids of files it uploaded for the field, 1 to
+ * `maxFiles` of them. Only the ids count: the service answers each file's record from its own
+ * row (signing/attachment.service.ts), so a name or hash sent along is checked nowhere and dropped.
+ */
+function attachmentValueSchema(config: AttachmentConfig) {
+  const file = z.looseObject({ id: z.uuid('must be the id of a file uploaded with uploadSigningAttachment') }).transform(({ id }) => ({ id: id.toLowerCase() }));
+  return z.strictObject({
+    files: z
+      .array(file)
+      .min(1, 'must name at least one file (send null for no value)')
+      .max(config.maxFiles, `must name at most ${config.maxFiles} file${config.maxFiles === 1 ? '' : 's'} (the field's maxFiles)`)
+      .superRefine((files, ctx) => {
+        files.forEach((entry, index) => {
+          if (files.findIndex((other) => other.id === entry.id) !== index) ctx.addIssue({ code: 'custom', path: [index, 'id'], message: 'names the same file twice' });
+        });
+      }),
+  }) as unknown as z.ZodType<AttachmentValue>;
+}
+
 /** The types whose value the service fills when the recipient completes (docs/fields.md). */
 export const SERVICE_FILLED_TYPES: readonly FieldType[] = ['date_signed', 'full_name', 'email'];
 /** The types whose value nobody sends: filled by the service, or computed (formula). */
@@ -602,6 +654,7 @@ const valueSchemaBuilders: ValueSchemaBuilders = {
   number: numberValueSchema,
   dropdown: radioValueSchema,
   formula: () => notSentValueSchema("is computed from the field's expression; send no value") as z.ZodType<NumberValue>,
+  attachment: attachmentValueSchema,
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ export const fieldTypes = [
   'number',
   'dropdown',
   'formula',
+  'attachment',
 ] as const;
 export type FieldType = (typeof fieldTypes)[number];
 

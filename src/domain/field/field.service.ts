@@ -14,6 +14,7 @@ import { formatPath, readableName, identifierSlug, issuesFromZod } from '../vali
 import { FieldView } from './field-view.entity.ts';
 import { Field, fieldTypes, type FieldType } from './field.entity.ts';
 import { FieldDuplicateIdentifierError, FieldInUseError, FieldNotAllowedForRecipientError, FieldNotFoundError } from './field.errors.ts';
+import { AttachmentNotPrefillableError } from './attachment.errors.ts';
 import { NOT_SENT_TYPES, parseFieldConfig, parseFieldValue, parseVisibleWhen } from './field-values.ts';
 import { viewsNotFitting } from './field-fit.ts';
 import { conditionTestsFor, FORMULA_INPUT_TYPES, isIsoDate, orderByDependencies, parseExpression, type VisibleWhen } from './field-rules.js';
@@ -171,6 +172,8 @@ function checkField(candidate: FieldCandidate, targets: FieldTargets, path: stri
     // Its own name (not one issue among many): an approver approves the documents as they are.
     throw new FieldNotAllowedForRecipientError({ recipientId: recipient.id, type: recipient.type, path: `${path}.recipientId` });
   }
+  // Only the signer uploads an attachment's files; a value from the sender would name none of them.
+  if (candidate.type === 'attachment' && candidate.value != null) throw new AttachmentNotPrefillableError(`${path}.value`);
   const config = parseFieldConfig(candidate.type, candidate.config ?? {}, `${path}.config`);
   issues.push(...config.issues);
   const value = config.issues.length === 0 ? parseFieldValue(candidate.type, candidate.value, config.config, `${path}.value`) : { value: null, issues: [] };

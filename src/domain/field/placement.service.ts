@@ -94,13 +94,15 @@ const TAG_TYPES = new Map<string, FieldType>([
   ['number', 'number'],
   ['list', 'dropdown'],
   ['dropdown', 'dropdown'],
+  ['file', 'attachment'],
+  ['attachment', 'attachment'],
 ]);
-const TAG_KEYS = new Set(['role', 'id', 'required', 'label', 'w', 'h', 'options', 'decimals', 'format']);
+const TAG_KEYS = new Set(['role', 'id', 'required', 'label', 'w', 'h', 'options', 'decimals', 'format', 'files']);
 /** Which tag types take the keys only some types take (looked up only for keys in TAG_KEYS). */
-const TYPED_TAG_KEYS = new Map<string, FieldType[]>([['options', ['radio', 'dropdown']], ['decimals', ['number']], ['format', ['date', 'date_signed']]]);
+const TYPED_TAG_KEYS = new Map<string, FieldType[]>([['options', ['radio', 'dropdown']], ['decimals', ['number']], ['format', ['date', 'date_signed']], ['files', ['attachment']]]);
 const SIGNATURE_TYPES: FieldType[] = ['simple_signature', 'biometric_signature'];
 
-type ParsedTag = { type: FieldType; role: string; id?: string; required?: boolean; label?: string; width?: number; height?: number; options?: string[]; decimals?: number; format?: string };
+type ParsedTag = { type: FieldType; role: string; id?: string; required?: boolean; label?: string; width?: number; height?: number; options?: string[]; decimals?: number; format?: string; maxFiles?: number };
 
 /** A tag's text (`{{TYPE;key=value;…}}`) read, or why it cannot be. */
 export function parseTag(text: string): ParsedTag | { problem: string } {
@@ -127,6 +129,10 @@ export function parseTag(text: string): ParsedTag | { problem: string } {
     else if (key === 'decimals') {
       if (!/^[0-6]$/.test(value)) return { problem: '"decimals" must be a whole number from 0 to 6' };
       parsed.decimals = Number(value);
+    } else if (key === 'files') {
+      // An attachment's maxFiles (docs/fields.md#attachment).
+      if (!/^([1-9]|10)$/.test(value)) return { problem: '"files" must be a whole number from 1 to 10' };
+      parsed.maxFiles = Number(value);
     } else if (key === 'format') {
       if (!DATE_FORMATS.includes(value)) return { problem: `"format" must be one of ${DATE_FORMATS.join(', ')}` };
       parsed.format = value;
@@ -145,12 +151,13 @@ export function parseTag(text: string): ParsedTag | { problem: string } {
   return parsed as ParsedTag;
 }
 
-/** The config a tag gives its field: options (radio, dropdown), decimals (number), a date format. */
+/** The config a tag gives its field: options (radio, dropdown), decimals (number), a date format, an attachment's file count. */
 function tagConfig(read: ParsedTag): { config?: Record<string, unknown> } {
   const config: Record<string, unknown> = {};
   if (read.options !== undefined) config.options = read.options.map((option) => ({ value: option, label: option }));
   if (read.decimals !== undefined) config.decimals = read.decimals;
   if (read.format !== undefined) config.format = read.format;
+  if (read.maxFiles !== undefined) config.maxFiles = read.maxFiles;
   return Object.keys(config).length === 0 ? {} : { config };
 }
 
@@ -196,7 +203,7 @@ function sizedBox(tag: FoundTag, read: ParsedTag): { x: number; y: number; width
 }
 
 /** Types whose value is drawn as a line of text: their boxes are sized for the text (fieldSize). */
-const TEXT_DRAWN_TYPES = new Set<FieldType>(['text', 'date', 'date_signed', 'full_name', 'email', 'number', 'dropdown']);
+const TEXT_DRAWN_TYPES = new Set<FieldType>(['text', 'date', 'date_signed', 'full_name', 'email', 'number', 'dropdown', 'attachment']);
 /** The smallest size a text value is drawn at when its box is sized from a tag. */
 const MIN_TAG_TEXT_POINTS = 8;
 /** The renderer draws a one-line value at 0.7 of its box's height (at most 12 pt; render.ts, drawTextBox). */

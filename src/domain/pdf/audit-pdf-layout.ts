@@ -159,7 +159,7 @@ const en = {
   channels: { email: 'email', sms: 'SMS', whatsapp: 'WhatsApp', none: 'no channel' } as Record<string, string>,
   notices: { completed: 'the final copy', voided: 'the notice that the envelope was voided', declined: 'the notice of the decline', expired: 'the notice that the envelope expired', handed_over: 'the notice of the hand-over', void: 'the notice that the envelope was voided', decline: 'the notice of the decline', expiry: 'the notice that the envelope expired', delivery_failed: 'the notice of a failed delivery' } as Record<string, string>,
   otpReasons: { wrong_code: 'a wrong code', expired: 'an expired code', already_used: 'a code already used', attempts_exhausted: 'no attempts left' } as Record<string, string>,
-  formats: { pdf: 'a document', zip: 'every document as a ZIP', 'audit-pdf': 'the certificate of completion', certificate: 'the certificate of completion', evidence: 'the evidence package' } as Record<string, string>,
+  formats: { pdf: 'a document', zip: 'every document as a ZIP', 'audit-pdf': 'the certificate of completion', certificate: 'the certificate of completion', evidence: 'the evidence package', attachment: 'a signer’s attachment' } as Record<string, string>,
   sentence(event: CertificateEvent, actor: string): string {
     const d = event.details;
     const a = event.about;
@@ -291,7 +291,7 @@ const tr: Texts = {
   channels: { email: 'e-posta', sms: 'SMS', whatsapp: 'WhatsApp', none: 'kanalsız' },
   notices: { completed: 'Son kopya', voided: 'İptal bildirimi', declined: 'Ret bildirimi', expired: 'Süre dolumu bildirimi', handed_over: 'Devir bildirimi', void: 'İptal bildirimi', decline: 'Ret bildirimi', expiry: 'Süre dolumu bildirimi', delivery_failed: 'Teslim edilemeyen ileti bildirimi' },
   otpReasons: { wrong_code: 'yanlış kod', expired: 'süresi dolmuş kod', already_used: 'daha önce kullanılmış kod', attempts_exhausted: 'deneme hakkı kalmadı' },
-  formats: { pdf: 'bir belgeyi', zip: 'tüm belgeleri ZIP olarak', 'audit-pdf': 'tamamlanma sertifikasını', certificate: 'tamamlanma sertifikasını', evidence: 'kanıt paketini' },
+  formats: { pdf: 'bir belgeyi', zip: 'tüm belgeleri ZIP olarak', 'audit-pdf': 'tamamlanma sertifikasını', certificate: 'tamamlanma sertifikasını', evidence: 'kanıt paketini', attachment: 'bir imzacı ekini' },
   sentence(event: CertificateEvent, actor: string): string {
     const d = event.details;
     const a = event.about;

@@ -34,7 +34,7 @@ import { advanceOf, cachingFontkit, fileIndexFor, fontFamilies, type FontFamily 
 
 export type RenderView = { page: number; x: number; y: number; width: number; height: number };
 /** The field types drawn as text the caller has already written out (`RenderField.text`). */
-export const TEXT_DRAWN_TYPES = ['date_signed', 'full_name', 'email', 'date', 'number', 'dropdown', 'formula'] as const;
+export const TEXT_DRAWN_TYPES = ['date_signed', 'full_name', 'email', 'date', 'number', 'dropdown', 'formula', 'attachment'] as const;
 
 export type RenderField = {
   type: 'simple_signature' | 'biometric_signature' | 'text' | 'checkbox' | 'radio' | 'binary_choice' | 'initials' | (typeof TEXT_DRAWN_TYPES)[number];
@@ -453,6 +453,8 @@ export async function renderFields(pdf: PDFDocument, options: RenderOptions): Pr
         case 'number':
         case 'dropdown':
         case 'formula':
+        // An attachment's box names its files; their pages follow the document (pdf/appendix.ts).
+        case 'attachment':
           if (field.text !== undefined && field.text !== '') within(page, box, view, () => drawFittedText(page, field.text!, sans, { width, height }));
           break;
         case 'initials':

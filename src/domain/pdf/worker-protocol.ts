@@ -1,5 +1,6 @@
 import type { PdfComplexity, PdfInspection, PdfInspectionFailureReason } from './inspect/inspect.ts';
 import type { RenderField, RenderStamp } from './render.ts';
+import type { RenderAppendix } from './appendix.ts';
 import type { SealInfo, SealMaterial } from './seal.ts';
 import type { AuditPdfData, AuditPdfLocale } from './audit-pdf-layout.ts';
 import type { PdfVerification } from './verify.ts';
@@ -18,6 +19,8 @@ export type RenderTask = {
   /** Visible stamps (sealed copies of an envelope with stamps on). */
   stamp?: RenderStamp;
   seal?: { material: SealMaterial; info: SealInfo };
+  /** Signers' attachments to append as pages after the document's own (sealed copies). */
+  appendices?: RenderAppendix[];
 };
 
 /** Seal a PDF made on the main thread's behalf (the audit log), reading and writing files. */

@@ -12,6 +12,7 @@ import { PDFDocument } from 'pdf-lib';
 import { decryptWithoutPassword } from './decrypt.ts';
 import { inspectPdfFile, PdfInspectionError } from './inspect/inspect.ts';
 import { loadForRendering, objectsChangedOnPages, renderFields } from './render.ts';
+import { appendAttachments } from './appendix.ts';
 import { sealAsUpdate, sealPdf } from './seal.ts';
 import { appendUpdate, objectsAddedSince, previousSection, reserveExistingNumbers } from './incremental.ts';
 import { buildAuditPdf } from './audit-pdf-layout.ts';
@@ -62,10 +63,14 @@ async function loadDecrypted(sourcePath: string, besidePath: string): Promise<{ 
  */
 async function renderTask(task: RenderTask & { id: number }): Promise<Buffer | Uint8Array> {
   const { pdf, bytes } = await loadDecrypted(task.sourcePath, task.outputPath);
-  const previous = previousSection(bytes);
+  const appendices = task.appendices ?? [];
+  // Appended pages change the page tree, which an incremental update of the drawn pages would
+  // leave out: a document with attachments is written whole.
+  const previous = appendices.length > 0 ? undefined : previousSection(bytes);
   if (previous !== undefined) reserveExistingNumbers(pdf, previous);
   const since = pdf.context.largestObjectNumber;
   const pages = await renderFields(pdf, { fields: task.fields, draft: task.draft, draftLabel: task.draftLabel, stamp: task.stamp });
+  await appendAttachments(pdf, appendices);
   if (previous === undefined) {
     return task.seal === undefined ? pdf.save({ updateFieldAppearances: false, objectsPerTick: Infinity }) : sealPdf(pdf, task.seal.material, task.seal.info, remoteSigner(task.id));
   }

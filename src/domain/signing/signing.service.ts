@@ -8,7 +8,8 @@ import type { Envelope } from '../envelope/envelope.entity.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import { newId } from '../../shared/ids.ts';
 import { Field } from '../field/field.entity.ts';
-import { parseFieldValue, SERVICE_FILLED_TYPES, summariseBiometricValue } from '../field/field-values.ts';
+import { parseFieldValue, SERVICE_FILLED_TYPES, summariseBiometricValue, type AttachmentFile } from '../field/field-values.ts';
+import { dropUnkeptAttachments, resolveAttachmentValues } from './attachment-values.ts';
 import { applyFieldRules, fillOnCompletion } from '../field/field-submission.ts';
 import { storedValuesNotFitting } from '../field/field-fit.ts';
 import { readerOf } from '../read-model.ts';
@@ -267,6 +268,8 @@ export async function submitSigning(context: ServiceContext, options: { input: u
       accepted.push({ field, value: parsed.value });
     }
     if (issues.length > 0) throw new InvalidRequestError(issues);
+    // Attachment values name uploads by id; each becomes its file's own record, or is refused.
+    await resolveAttachmentValues(em, recipient, accepted);
     for (const { field, value } of accepted) field.value = value;
     // Conditions and formulas are the service's to apply, with the values as they now stand
     // (field-rules.js, the module the page applies them with live), over the whole envelope's
@@ -285,6 +288,8 @@ export async function submitSigning(context: ServiceContext, options: { input: u
           cleared: value === null,
           // The strokes stay with the field as evidence; the trail keeps their summary and hash.
           ...(field.type === 'biometric_signature' && value ? { biometric: summariseBiometricValue(value) } : {}),
+          // Which files, by name and hash: the trail proves what the signer handed over.
+          ...(field.type === 'attachment' && value ? { attachments: (value.files as AttachmentFile[]).map(({ id, name, sha256 }) => ({ id, name, sha256 })) } : {}),
         })),
         ...(dropped.length > 0 ? { droppedAsHidden: dropped.map((field) => ({ fieldId: field.id, identifier: field.identifier, type: field.type })) } : {}),
       });
@@ -304,6 +309,7 @@ export async function submitSigning(context: ServiceContext, options: { input: u
         .map((field) => field.id);
       if (missing.length > 0) throw new SigningRequiredFieldsMissingError(missing);
       recipient.completedAt = now;
+      await dropUnkeptAttachments(em, recipient, fields);
       for (const field of fields) if (field.value !== null && field.value !== undefined) field.submittedAt = now;
       await recordEvent(workflow, 'recipient.completed', { recipientId: recipient.id, identifier: recipient.identifier, agentId: token.agent.id, personIndex: token.personIndex, ...(input.consent ? { consent: input.consent } : {}) });
       if (recipient.type === 'in_person_signer' && recipient.hostedBy) await completeHostIfDone(workflow, recipient.hostedBy.id);

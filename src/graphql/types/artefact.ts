@@ -7,7 +7,7 @@ import type { SignatureReport, TimestampReport } from '../../domain/pdf/verify.t
 import { AuditChainVerification } from './audit.ts';
 import { openUpload } from './document.ts';
 
-const DownloadUrl = builder.objectRef<{ url: string; expiresAt: Date }>('DownloadUrl').implement({
+export const DownloadUrl = builder.objectRef<{ url: string; expiresAt: Date }>('DownloadUrl').implement({
   description: 'A short-lived signed URL a browser can fetch without the key header.',
   fields: (t) => ({
     url: t.exposeString('url', { description: 'GET it for the file (application/pdf, or application/zip for the whole envelope).' }),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { downloadBySignedUrl, downloadDocumentPdf, downloadEnvelopeZip, downloadResponse } from '../../domain/artefact/download.service.ts';
 import { downloadFinalCopy } from '../../domain/artefact/final-copy.service.ts';
+import { downloadAttachment, readEnvelopeAttachments } from '../../domain/artefact/attachment-download.service.ts';
 import type { RestRoute } from '../router.ts';
 import { verifyUploadedPdf } from '../../domain/artefact/verify.service.ts';
 import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
@@ -22,6 +23,31 @@ export const artefactRoutes: RestRoute[] = [
     doc: { summary: 'Download every document as a ZIP (streamed)', produces: 'application/zip', errors: ['Server.Busy', 'Storage.Unavailable', 'Storage.ObjectMissing'] },
     async handler({ params, context }) {
       return downloadResponse(await downloadEnvelopeZip(context, { envelopeId: params.envelopeId }));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/envelopes/:envelopeId/attachments',
+    doc: {
+      summary: 'List the files signers uploaded for attachment fields',
+      description:
+        'The payload is `{ attachments }`, oldest first, each `{ id, fieldId, fieldIdentifier, recipientId, name, contentType, size, sha256, createdAt }`. ' +
+        'Only files a field’s submitted value names: an upload its signer did not keep is never listed (docs/fields.md#attachment). `contentType` was judged from the bytes.',
+    },
+    async handler({ params, context }) {
+      return { attachments: await readEnvelopeAttachments(context, { envelopeId: params.envelopeId }) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/envelopes/:envelopeId/attachments/:fileId',
+    doc: {
+      summary: 'Download one attachment a signer uploaded (streamed, with its content type and file name)',
+      produces: 'signer-file',
+      errors: ['Attachment.NotFound', 'Storage.Unavailable', 'Storage.ObjectMissing'],
+    },
+    async handler({ params, context }) {
+      return downloadResponse(await downloadAttachment(context, { envelopeId: params.envelopeId, fileId: params.fileId }));
     },
   },
   {
