@@ -335,7 +335,7 @@ describe('request size and headers', () => {
 });
 
 describe('Idempotency-Key after the envelope has moved on', () => {
-  it('answers a repeat of a completed creation with its first result even once the envelope is sent, on both faces', async () => {
+  it('answers a repeat of a completed creation with its first result even once the envelope is closed, on both faces', async () => {
     const { forceEnvelopeStatus, uploadDocument } = await import('./helpers/envelopes.ts');
     const { makePdf } = await import('./fixtures/pdfs.ts');
     const team = await seedTeam(app);
@@ -356,7 +356,8 @@ describe('Idempotency-Key after the envelope has moved on', () => {
       ],
     };
     const fields = await rest.post(`/envelopes/${envelopeId}/fields`, fieldsBody, { 'idempotency-key': 'fld-1' });
-    await forceEnvelopeStatus(app, envelopeId, 'sent');
+    // Voided: no edit applies any more (a sent envelope would take them as corrections).
+    await forceEnvelopeStatus(app, envelopeId, 'voided');
 
     const documentAgain = await uploadDocument(app, team.apiKey, envelopeId, { bytes: pdf }, {}, { 'idempotency-key': 'doc-1' });
     expect(documentAgain.body.payload.document.id).toBe(document.body.payload.document.id);
@@ -375,7 +376,7 @@ describe('Idempotency-Key after the envelope has moved on', () => {
     // GraphQL sends the same recipient through a different face: the same request, the same answer.
     expect(viaGraphql.data.addRecipient.id).toBe(recipient.body.payload.recipient.id);
 
-    // Without a key, or with a new one, the envelope's state decides: it is no longer a draft.
+    // Without a key, or with a new one, the envelope's state decides: it is closed.
     expect((await rest.post(`/envelopes/${envelopeId}/recipients`, recipientBody)).body.error.name).toBe('Envelope.NotDraft');
     expect((await rest.post(`/envelopes/${envelopeId}/recipients`, recipientBody, { 'idempotency-key': 'rcp-2' })).body.error.name).toBe('Envelope.NotDraft');
     expect((await uploadDocument(app, team.apiKey, envelopeId, { bytes: pdf })).body.error.name).toBe('Envelope.NotDraft');

@@ -522,7 +522,8 @@ describe('refusals', () => {
     expect(firstErrorName(foreignGraphql)).toBe('Envelope.NotFound');
 
     expect((await rest.get(`/envelopes/${draft.envelopeId}/fields`)).body.payload.fields).toEqual([]);
-    await forceEnvelopeStatus(app, draft.envelopeId, 'sent');
+    // A sent envelope takes fields as a correction; a voided one takes none.
+    await forceEnvelopeStatus(app, draft.envelopeId, 'voided');
     const notDraft = await rest.post(url, { from: 'tags' });
     expect(notDraft.status).toBe(409);
     expect(notDraft.body.error.name).toBe('Envelope.NotDraft');

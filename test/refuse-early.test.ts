@@ -83,11 +83,12 @@ describe('REST uploads are refused from their headers and path, before the body 
     const foreign = await slowRestUpload(await newDraft(), { 'x-service-api-key': other.apiKey });
     expect(foreign.status).toBe(404);
     expect(foreign.bytesSentBeforeAnswer).toBeLessThan(2 * MB);
-    const sent = await newDraft();
-    await forceEnvelopeStatus(app, sent, 'sent');
-    const notDraft = await slowRestUpload(sent, { 'x-service-api-key': team.apiKey });
+    // A sent envelope takes documents as a correction (docs/decisions.md): a voided one takes none.
+    const voided = await newDraft();
+    await forceEnvelopeStatus(app, voided, 'voided');
+    const notDraft = await slowRestUpload(voided, { 'x-service-api-key': team.apiKey });
     expect(notDraft.status).toBe(409);
-    expect(notDraft.body.error).toMatchObject({ name: 'Envelope.NotDraft', context: { status: 'sent' } });
+    expect(notDraft.body.error).toMatchObject({ name: 'Envelope.NotDraft', context: { status: 'voided' } });
     expect(notDraft.bytesSentBeforeAnswer).toBeLessThan(2 * MB);
     expect(stagingFiles()).toEqual([]);
   });

@@ -36,6 +36,7 @@ export async function startLocalTsa(): Promise<{ url: string; requests: number; 
     ].join('\n'),
   );
   let counter = 0;
+  let replies: Promise<void> = Promise.resolve();
   const state = { requests: 0 };
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -45,13 +46,19 @@ export async function startLocalTsa(): Promise<{ url: string; requests: number; 
       const query = path.join(directory, `q${++counter}.tsq`);
       const reply = path.join(directory, `r${counter}.tsr`);
       fs.writeFileSync(query, Buffer.concat(chunks));
-      execFile('openssl', ['ts', '-reply', '-config', path.join(directory, 'tsa.cnf'), '-queryfile', query, '-out', reply], (error) => {
-        if (error) {
-          response.writeHead(500).end();
-          return;
-        }
-        response.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(fs.readFileSync(reply));
-      });
+      // One `openssl ts -reply` at a time: each reads and rewrites the serial file, and two at once
+      // (a seal's signature timestamp beside another's document timestamp) make one answer a
+      // rejection (status 2) on a busy machine.
+      replies = replies.then(
+        () =>
+          new Promise<void>((done) => {
+            execFile('openssl', ['ts', '-reply', '-config', path.join(directory, 'tsa.cnf'), '-queryfile', query, '-out', reply], (error) => {
+              if (error) response.writeHead(500).end();
+              else response.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(fs.readFileSync(reply));
+              done();
+            });
+          }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
