@@ -38,10 +38,6 @@ export const POSITIONAL_PARAMETER_EXCEPTIONS: Record<string, string> = {
   // As createIdempotently (change.ts) takes (context, request, create, read): the two callbacks
   // come last, written as closures at the call, after the owner and what to create.
   'domain/owner/owner.ts#createInOwner': 'owner, context, request, then the create and read callbacks (as createIdempotently)',
-  // `(owner, what, limit, current, adding)`: called by every content service (and the capacity
-  // error it throws); left as it is for now because the concurrent branches add calls of it.
-  'domain/capacity.ts#ensureCapacity': 'called by every content service, concurrent branches add calls; convert after they merge',
-  'domain/capacity.ts#CapacityExceededError.constructor': 'the error of ensureCapacity, same arguments',
 };
 
 /** The name an allow-list entry uses for a function-like node. */

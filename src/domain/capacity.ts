@@ -34,8 +34,12 @@ const OWNER_NOUNS: Record<CapacityOwner, string> = { Envelope: 'An envelope', Te
  * change would take the envelope (template, group) past one of its documented caps; `context` says which, the cap, how many there are
  * and how many the request adds. Nothing was changed.
  */
+/** What would overflow: `adding` more `what` to the `current` ones, against at most `limit`. */
+export type CapacityOverflow = { what: string; limit: number; current: number; adding: number };
+
 export class CapacityExceededError extends DomainError {
-  constructor(owner: CapacityOwner, what: string, limit: number, current: number, adding: number) {
+  constructor(owner: CapacityOwner, overflow: CapacityOverflow) {
+    const { what, limit, current, adding } = overflow;
     super(
       `${owner}.CapacityExceeded`,
       `${OWNER_NOUNS[owner]} holds at most ${limit} ${what}; it has ${current} and this request adds ${adding}.`,
@@ -49,6 +53,6 @@ export class CapacityExceededError extends DomainError {
  * of the owner (the envelope's draft lock, the template's or group's row lock), so two racing requests cannot
  * both fit into the last free place.
  */
-export function ensureCapacity(owner: CapacityOwner, what: string, limit: number, current: number, adding: number): void {
-  if (current + adding > limit) throw new CapacityExceededError(owner, what, limit, current, adding);
+export function ensureCapacity(owner: CapacityOwner, overflow: CapacityOverflow): void {
+  if (overflow.current + overflow.adding > overflow.limit) throw new CapacityExceededError(owner, overflow);
 }

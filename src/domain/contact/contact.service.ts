@@ -229,7 +229,7 @@ export async function addContactGroupMember(
       `select count(*)::int as members, bool_or(contact_id = ?) as present from contact_group_member where group_id = ?`,
       [contact.id, group.id],
     );
-    if (!present) ensureCapacity('ContactGroup', 'members', CONTACT_GROUP_CAPACITY.members, members, 1);
+    if (!present) ensureCapacity('ContactGroup', { what: 'members', limit: CONTACT_GROUP_CAPACITY.members, current: members, adding: 1 });
     const inserted = await em.execute<{ group_id: string }[]>(
       `insert into contact_group_member (group_id, contact_id, created_at) values (?, ?, ?)
        on conflict (group_id, contact_id) do nothing

@@ -217,7 +217,7 @@ export async function addDocument(
         // Correcting a sent envelope: its documents change only while nobody has acted.
         await ensureNothingSigned(change);
         const existing = await change.em.count(Document, change.scope);
-        ensureCapacity(owner.capacity.owner, 'documents', owner.capacity.documents, existing, 1);
+        ensureCapacity(owner.capacity.owner, { what: 'documents', limit: owner.capacity.documents, current: existing, adding: 1 });
         const document = await storeDocument(change, upload, stored, { fields, existing });
         await owner.audit(context, change, 'document.added', {
           documentId: document.id,

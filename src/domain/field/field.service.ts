@@ -477,9 +477,9 @@ export async function addFieldsToOwner(
   if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
   const pathOf = new Map(shaped.flatMap(({ field }, index) => (field ? [[field.identifier, formatPath(['fields', index])] as const] : [])));
   ensureFieldReferences([...(await ownerRuleFields(change)), ...batch.map(ruleDataOf)], owner.kind, pathOf, 'fields');
-  ensureCapacity(capacity.owner, 'fields', capacity.fields, await em.count(Field, change.scope), batch.length);
+  ensureCapacity(capacity.owner, { what: 'fields', limit: capacity.fields, current: await em.count(Field, change.scope), adding: batch.length });
   const addedViews = batch.reduce((sum, field) => sum + field.views.length, 0);
-  ensureCapacity(capacity.owner, 'field views', capacity.views, await countViews(change), addedViews);
+  ensureCapacity(capacity.owner, { what: 'field views', limit: capacity.views, current: await countViews(change), adding: addedViews });
   // One creation time for the whole batch: listings order by it, then by identifier, so a
   // batch always lists the same way instead of depending on which millisecond each row got.
   const createdAt = change.now;
@@ -569,7 +569,7 @@ export async function updateField(context: ServiceContext, options: { owner: Own
     em.assign(field, { ...values, ...fieldAssignee(recipient) });
     if (patch.views !== undefined) {
       const others = (await countViews(change)) - currentViews.length;
-      ensureCapacity(owner.capacity.owner, 'field views', owner.capacity.views, others, views.length);
+      ensureCapacity(owner.capacity.owner, { what: 'field views', limit: owner.capacity.views, current: others, adding: views.length });
       await em.nativeDelete(FieldView, { field });
       writeViews(em, field, views);
     }

@@ -163,7 +163,7 @@ async function preAssignedAgents(em: EntityManager, role: TemplateRecipient, byO
   if (role.contactGroup) {
     const members = await em.find(ContactGroupMember, { group: role.contactGroup.id }, { populate: ['contact'], orderBy: { createdAt: 'asc', contact: 'asc' } });
     if (members.length > MAX_AGENTS_PER_RECIPIENT) {
-      throw new CapacityExceededError('Envelope', `agents per recipient (role "${role.identifier}" is pre-assigned a group)`, MAX_AGENTS_PER_RECIPIENT, 0, members.length);
+      throw new CapacityExceededError('Envelope', { what: `agents per recipient (role "${role.identifier}" is pre-assigned a group)`, limit: MAX_AGENTS_PER_RECIPIENT, current: 0, adding: members.length });
     }
     return members.map((member) => {
       const contact = member.contact.getEntity();

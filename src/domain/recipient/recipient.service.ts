@@ -162,7 +162,7 @@ export async function addRecipient<K extends OwnerKind>(
     async (change) => {
       const { em } = change;
       const existing = await em.find(owner.recipients.entity, recipientsIn(change.scope));
-      ensureCapacity(owner.capacity.owner, 'recipients', owner.capacity.recipients, existing.length, 1);
+      ensureCapacity(owner.capacity.owner, { what: 'recipients', limit: owner.capacity.recipients, current: existing.length, adding: 1 });
       await ensureIdentifierFree(change, owner, input.identifier);
       const links = await checkRecipientLinks(
         { type: input.type, hostedById: input.hostedById ?? null, delegatedById: input.delegatedById ?? null },
