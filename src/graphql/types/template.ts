@@ -172,6 +172,8 @@ const JumpstartRecipientInput = builder.inputType('JumpstartRecipientInput', {
   }),
 });
 
+const MissingDataMode = builder.enumType('MissingDataMode', { values: ['refuse', 'blank'] as const, description: 'What a data tag whose path the data lacks does.' });
+
 const JumpstartEnvelopeInput = builder.inputType('JumpstartEnvelopeInput', {
   description: 'A draft envelope from a template (REST: POST /envelopes/jumpstart/{templateId}).',
   fields: (t) => ({
@@ -182,6 +184,8 @@ const JumpstartEnvelopeInput = builder.inputType('JumpstartEnvelopeInput', {
     reminderBeforeExpirationDays: t.int({ required: false, description: '0–30, default 0.' }),
     context: t.field({ type: 'JSONObject', required: false }),
     recipients: t.field({ type: [JumpstartRecipientInput], required: false, description: 'At most one entry per role.' }),
+    data: t.field({ type: 'JSONObject', required: false, description: 'Values for the template documents’ {{data:PATH}} tags, drawn into the envelope’s documents (README "Data merge").' }),
+    missingData: t.field({ type: MissingDataMode, required: false, description: 'refuse (default): a data tag whose path data lacks refuses the jumpstart (Request.Invalid listing every missing path); blank: it is left blank.' }),
   }),
 });
 
@@ -204,14 +208,14 @@ builder.mutationField('jumpstartEnvelope', (t) =>
       if (args.dryRun) {
         const { envelope, ...dryRun } = await dryRunJumpstart(context, {
           templateId: String(args.templateId),
-          input: withoutNulls(args.input ?? {}, { opaque: JSON_VALUE_KEYS }),
+          input: withoutNulls(args.input ?? {}, { opaque: [...JSON_VALUE_KEYS, 'data'] }),
           read: (inside, envelopeId) => readEnvelope(inside, envelopeId, JUMPSTARTED_ENVELOPE_INCLUDE),
         });
         return { ...envelope, dryRun };
       }
       return jumpstartEnvelope(context, {
         templateId: String(args.templateId),
-        input: withoutNulls(args.input ?? {}, { opaque: JSON_VALUE_KEYS }),
+        input: withoutNulls(args.input ?? {}, { opaque: [...JSON_VALUE_KEYS, 'data'] }),
         idempotencyKey: context.idempotencyKey,
       });
     },
