@@ -15,6 +15,7 @@ import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, typ
 import { pdfsig } from './helpers/pdf-tools.ts';
 import { signAndComplete, tokenFor } from './helpers/signing.ts';
 import { uploadTemplateDocument } from './helpers/templates.ts';
+import { mainWorkerFor } from './helpers/workers.ts';
 
 /*
  * Data merge (README "Data merge"). The fixture is not LibreOffice-made (LibreOffice is not
@@ -259,5 +260,82 @@ describe('hostile data and tags: bounded, named, nothing made', () => {
     const answer = await restClient(app, team.apiKey).post(`/envelopes/jumpstart/${made.templateId}`, { recipients: buyer, data: { ...fullData, total: 'a lot', signedOn: '2027-02-30' } });
     expect(answer.status).toBe(400);
     expect(answer.body.error.context.issues.map((issue: any) => issue.path).sort()).toEqual(['data.signedOn', 'data.total']);
+  });
+});
+
+describe('data merge in bulk send', () => {
+  async function drain(teamId: string) {
+    const worker = mainWorkerFor(app, teamId, { concurrency: 2 });
+    for (let round = 0; round < 1_000; round += 1) if ((await worker.drain()) === 0) break;
+  }
+
+  async function rowsOf(team: SeededTeam, bulkSendId: string) {
+    return (await restClient(app, team.apiKey).get(`/bulk-sends/${bulkSendId}/rows?limit=100`)).body.payload.rows;
+  }
+
+  it('CSV columns data.PATH fill each row’s envelope; a row lacking a path is listed by index before anything is made', async () => {
+    const team = await seedTeam(app);
+    const made = await template(team, await fixture(TURKISH));
+    const header = 'buyer.name,buyer.email,data.customer.name,data.customer.city,data.total,data.signedOn,data.items[0].name,data.items[1].name';
+    const rows = ['"Ayşe Yılmaz-Öztürk",ayse@example.com,"Ayşe Yılmaz-Öztürk",İzmir,1234.5,2027-03-03,Çay makinesi,"Şeker ğ ı İ"', 'Cem Kaya,cem@example.com,Cem Kaya,Ankara,10,2027-01-15,Kalem,Defter'];
+    const post = async (text: string, fields: Record<string, string> = {}) => {
+      const form = new FormData();
+      form.append('csv', new Blob([Buffer.from(text, 'utf8')], { type: 'text/csv' }), 'rows.csv');
+      for (const [name, value] of Object.entries(fields)) form.append(name, value);
+      const response = await fetch(`${app.url}/api/v1/key/templates/${made.templateId}/bulk-sends`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    // A row without its city: refused, listed by index and path; nothing made.
+    const refused = await post(`${header}\n${rows[0]}\n"Cem Kaya",cem@example.com,Cem Kaya,,10,2027-01-15,Kalem,Defter\n`);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.context.rows).toEqual([{ index: 1, line: 3, issues: [{ path: 'data.customer.city', message: expect.stringContaining('missing') }] }]);
+    const forbidden = await post(`buyer.name,buyer.email,data.__proto__.x\nA,a@example.com,1\n`);
+    expect(forbidden.status).toBe(400);
+    expect(forbidden.body.error.context.issues[0].path).toBe('csv.header[2]');
+
+    const answer = await post(`${header}\n${rows.join('\n')}\n`);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    await drain(team.teamId);
+    const made2 = await rowsOf(team, answer.body.payload.bulkSendId);
+    expect(made2.map((row: any) => row.status)).toEqual(['sent', 'sent']);
+    const first = await envelopeOf(team, made2[0].envelopeId);
+    expect(first.documents[0].sha256).not.toBe(made.sha256);
+    expectMerged(textOf(await documentBytes(team, made2[0].envelopeId, first.documents[0].id), 'bulk-0.pdf'));
+    const second = await envelopeOf(team, made2[1].envelopeId);
+    const secondText = textOf(await documentBytes(team, made2[1].envelopeId, second.documents[0].id), 'bulk-1.pdf');
+    expect(secondText).toContain('Ankara');
+    expect(secondText).toContain('10,00');
+    expect(secondText).toContain('15 Ocak 2027');
+    expect(secondText).not.toContain('{{');
+    const audit = (await restClient(app, team.apiKey).get(`/envelopes/${made2[1].envelopeId}/audit`)).body.payload.events;
+    expect(audit.find((event: any) => event.type === 'envelope.created').details.dataMerge.documents[0]).toMatchObject({ sha256Before: made.sha256, sha256After: second.documents[0].sha256 });
+  });
+
+  it('JSON rows take data (GraphQL), and missingData: "blank" lets a row without data through', async () => {
+    const team = await seedTeam(app);
+    const made = await template(team, await fixture(['Ad: {{data:customer.name}}', 'Sabit metin']));
+    const result = await graphqlClient(app, team.apiKey)(`mutation($t: ID!, $input: CreateBulkSendInput!) { createBulkSend(templateId: $t, input: $input) { id total } }`, {
+      t: made.templateId,
+      input: {
+        missingData: 'blank',
+        rows: [
+          { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Gül Er', email: 'gul@example.com' } }] }], data: { customer: { name: 'Gül Er' } } },
+          { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Boş', email: 'bos@example.com' } }] }] },
+        ],
+      },
+    });
+    expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
+    await drain(team.teamId);
+    const rows = await rowsOf(team, result.data.createBulkSend.id);
+    expect(rows.map((row: any) => row.status)).toEqual(['sent', 'sent']);
+    const texts = await Promise.all(
+      rows.map(async (row: any, index: number) => {
+        const envelope = await envelopeOf(team, row.envelopeId);
+        return textOf(await documentBytes(team, row.envelopeId, envelope.documents[0].id), `json-${index}.pdf`);
+      }),
+    );
+    expect(texts[0]).toContain('Gül Er');
+    expect(texts[1]).toContain('Sabit metin');
+    for (const text of texts) expect(text).not.toContain('{{');
   });
 });

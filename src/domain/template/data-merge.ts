@@ -152,8 +152,10 @@ function textOf(value: unknown, tag: DataTag): string | { problem: string } {
   if (value === null) return '';
   const numberFormat = tag.format === undefined ? null : NUMBER_FORMAT.exec(tag.format);
   if (numberFormat) {
-    if (typeof value !== 'number' || !Number.isFinite(value)) return { problem: `must be a number (the tag formats it as ${tag.format})` };
-    return formatNumber(value, { decimals: numberFormat[1] === undefined ? 0 : Number(numberFormat[1]) }, tag.locale);
+    // A CSV cell is text: a plain decimal written as text is the number it reads as.
+    const number = typeof value === 'string' && /^\s*-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*$/.test(value) ? Number(value) : value;
+    if (typeof number !== 'number' || !Number.isFinite(number)) return { problem: `must be a number (the tag formats it as ${tag.format})` };
+    return formatNumber(number, { decimals: numberFormat[1] === undefined ? 0 : Number(numberFormat[1]) }, tag.locale);
   }
   if (tag.format !== undefined) {
     if (typeof value !== 'string' || !isIsoDate(value)) return { problem: `must be a date YYYY-MM-DD (the tag formats it as ${tag.format})` };
@@ -220,7 +222,7 @@ export function dataSha256(data: Record<string, unknown>): string {
 // The template's tags, and merging
 
 type FoundDataTag = { found: FoundTag; tag: DataTag };
-type DocumentTags = { documentId: string; contentSha256: string; operatorCounts: number[]; tags: FoundDataTag[] };
+export type DocumentTags = { documentId: string; contentSha256: string; operatorCounts: number[]; tags: FoundDataTag[] };
 
 /**
  * The data tags of a stored document, by its content hash: what a content hash holds never
@@ -260,7 +262,7 @@ async function tagsOf(context: Pick<ServiceContext, 'blobStore' | 'pdfWorkers'>,
 }
 
 /** The data tags of a template's documents, each read and checked; a tag that cannot be merged refuses the whole (`Template.DataTagsInvalid`). */
-export async function templateDataTags(context: ServiceContext, em: EntityManager, caller: TeamCaller, templateId: string): Promise<DocumentTags[]> {
+export async function templateDataTags(context: Pick<ServiceContext, 'blobStore' | 'pdfWorkers'>, em: EntityManager, caller: TeamCaller, templateId: string): Promise<DocumentTags[]> {
   const template = await findVisibleTemplate(em, caller, templateId);
   const documents = await em.find(Document, { template }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } });
   const result: DocumentTags[] = [];
@@ -287,25 +289,8 @@ export type DataMerge = { dataSha256: string; documents: Map<string, MergedDocum
 
 export type MergeRequest = { data?: Record<string, unknown>; missingData: 'refuse' | 'blank' };
 
-/**
- * Everything a jumpstart's `data` does before the envelope is made: bounds, the template's tags,
- * every missing path and value problem listed at once (`Request.Invalid`, unless `missingData` is
- * `blank`), then each document with tags merged in a PDF worker and stored. `draw: false` (a dry
- * run) checks and stores nothing. Answers undefined when there is nothing to merge and no data.
- */
-export async function mergeTemplateData(
-  context: ServiceContext,
-  caller: TeamCaller,
-  templateId: string,
-  request: MergeRequest,
-  options: { draw: boolean; issuePrefix?: string } = { draw: true },
-): Promise<DataMerge | undefined> {
-  const prefix = options.issuePrefix ?? '';
-  const data = request.data ?? {};
-  const bounds = mergeDataIssues(data, `${prefix}data`);
-  if (bounds.length > 0) throw new InvalidRequestError(bounds);
-  const documents = await templateDataTags(context, context.em.fork(), caller, templateId);
-  if (documents.length === 0 && request.data === undefined) return undefined;
+/** The issues of one `data` against a template's tags (every missing path unless `blank`, every value problem), and what each document would draw. */
+export function planMerge(documents: DocumentTags[], data: Record<string, unknown>, missingData: 'refuse' | 'blank', prefix = ''): { issues: ValidationIssue[]; planned: { document: DocumentTags; drawings: MergeDrawing[] }[] } {
   const issues: ValidationIssue[] = [];
   const missing = new Set<string>();
   const planned: { document: DocumentTags; drawings: MergeDrawing[] }[] = [];
@@ -319,9 +304,34 @@ export async function mergeTemplateData(
     }
     planned.push({ document, drawings });
   }
-  if (request.missingData === 'refuse') {
+  if (missingData === 'refuse') {
     for (const path of missing) issues.push({ path: `${prefix}${path}`, message: 'is missing: a data tag of the template reads it (or send missingData: "blank")' });
   }
+  return { issues, planned };
+}
+
+/** What merging needs of a service context (a request's, or a bulk send job's). */
+export type MergeContext = Pick<ServiceContext, 'em' | 'blobStore' | 'pdfWorkers'>;
+
+/**
+ * Everything a jumpstart's `data` does before the envelope is made: bounds, the template's tags,
+ * every missing path and value problem listed at once (`Request.Invalid`, unless `missingData` is
+ * `blank`), then each document with tags merged in a PDF worker and stored. `draw: false` (a dry
+ * run) checks and stores nothing. Answers undefined when there is nothing to merge and no data.
+ */
+export async function mergeTemplateData(
+  context: MergeContext,
+  caller: TeamCaller,
+  templateId: string,
+  request: MergeRequest,
+  options: { draw: boolean } = { draw: true },
+): Promise<DataMerge | undefined> {
+  const data = request.data ?? {};
+  const bounds = mergeDataIssues(data, 'data');
+  if (bounds.length > 0) throw new InvalidRequestError(bounds);
+  const documents = await templateDataTags(context, context.em.fork(), caller, templateId);
+  if (documents.length === 0 && request.data === undefined) return undefined;
+  const { issues, planned } = planMerge(documents, data, request.missingData);
   if (issues.length > 0) throw new InvalidRequestError(issues, 'The data does not fill the template’s data tags; see context.issues for every missing path and problem. Nothing was made.');
 
   const merged = new Map<string, MergedDocument>();
