@@ -339,3 +339,36 @@ describe('data merge in bulk send', () => {
     for (const text of texts) expect(text).not.toContain('{{');
   });
 });
+
+describe('data merge through public links', () => {
+  it('a link carries data (checked against the tags when made, every missing path listed); each envelope it makes has it merged', async () => {
+    const team = await seedTeam(app);
+    const made = await template(team, await fixture(TURKISH));
+    const rest = restClient(app, team.apiKey);
+    const refused = await rest.post(`/templates/${made.templateId}/public-links`, { role: 'buyer', verifyEmail: false, data: { customer: { name: 'x' } } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.context.issues.map((issue: any) => issue.path).sort()).toEqual(['data.customer.city', 'data.items[].name', 'data.signedOn', 'data.total']);
+    expect((await rest.get('/public-links')).body.payload.publicLinks).toEqual([]);
+
+    const created = await graphqlClient(app, team.apiKey)(
+      `mutation($t: ID!, $input: CreatePublicLinkInput!) { createPublicLink(templateId: $t, input: $input) { id url data missingData } }`,
+      { t: made.templateId, input: { role: 'buyer', verifyEmail: false, data: fullData } },
+    );
+    expect(created.errors, JSON.stringify(created.errors)).toBeUndefined();
+    const link = created.data.createPublicLink;
+    expect(link).toMatchObject({ data: fullData, missingData: 'refuse' });
+    const slug = new URL(link.url).pathname.split('/')[2]!;
+    const visit = await fetch(`${app.url}/f/${slug}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ name: 'Deniz Aydın', email: 'deniz@example.com', locale: 'tr-TR' }).toString(),
+    });
+    expect(visit.status, await visit.text()).toBe(303);
+    const listed = (await rest.get(`/envelopes?publicLinkId=${link.id}`)).body.payload.envelopes;
+    expect(listed).toHaveLength(1);
+    const envelope = await envelopeOf(team, listed[0].id);
+    expect(envelope.documents[0].sha256).not.toBe(made.sha256);
+    expectMerged(textOf(await documentBytes(team, listed[0].id, envelope.documents[0].id), 'link.pdf'));
+  });
+});

@@ -22,6 +22,7 @@ import { Migration20261127122000_scheduled_send } from './Migration2026112712200
 import { Migration20261127123559_approvers } from './Migration20261127123559_approvers.ts';
 import { Migration20261127131000_envelope_revision } from './Migration20261127131000_envelope_revision.ts';
 import { Migration20261127133000_public_links } from './Migration20261127133000_public_links.ts';
+import { Migration20261127134000_public_link_data } from './Migration20261127134000_public_link_data.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -49,4 +50,5 @@ export const migrations = [
   Migration20261127123559_approvers,
   Migration20261127131000_envelope_revision,
   Migration20261127133000_public_links,
+  Migration20261127134000_public_link_data,
 ];
