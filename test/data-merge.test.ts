@@ -12,7 +12,7 @@ import { drawTextLine, embedSans } from '../src/domain/pdf/render.ts';
 import { canonicalJson } from '../src/domain/template/data-merge.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { pdfsig } from './helpers/pdf-tools.ts';
+import { pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
 import { signAndComplete, tokenFor } from './helpers/signing.ts';
 import { uploadTemplateDocument } from './helpers/templates.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
@@ -203,6 +203,65 @@ describe('data merge through jumpstart', () => {
     expect(answer.status).toBe(200);
     const full = await envelopeOf(team, answer.body.payload.envelopeId);
     expect(full.documents[0].sha256).toBe(made.sha256);
+  });
+});
+
+describe('where and how values are drawn; dry runs and repeats', () => {
+  it('each value starts where its tag started (right-aligned ones end where it ended); a list goes down one line per item', async () => {
+    const team = await seedTeam(app);
+    const original = await fixture(['Ad: {{data:customer.name}} sonu', 'Tutar: {{data;path=total;align=right;format=number:2}} TL', 'Liste: {{data:items[].name}}']);
+    const originalFile = path.join(directory, 'placed-original.pdf');
+    fs.writeFileSync(originalFile, original);
+    const before = wordBoxes(originalFile)[0]!;
+    const tagWord = (start: string) => before.find((word) => word.text.startsWith(start))!;
+    const made = await template(team, original);
+    const answer = await restClient(app, team.apiKey).post(`/envelopes/jumpstart/${made.templateId}`, {
+      recipients: buyer,
+      data: { customer: { name: 'Öykü' }, total: 7.5, items: [{ name: 'Birinci' }, { name: 'İkinci' }] },
+    });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const envelopeId = answer.body.payload.envelopeId;
+    const full = await envelopeOf(team, envelopeId);
+    const mergedFile = path.join(directory, 'placed-merged.pdf');
+    fs.writeFileSync(mergedFile, await documentBytes(team, envelopeId, full.documents[0].id));
+    const after = wordBoxes(mergedFile)[0]!;
+    const word = (text: string) => after.find((candidate) => candidate.text === text)!;
+    expect(after.some((candidate) => candidate.text.includes('{{'))).toBe(false);
+    // The words around the tags stay where they were.
+    expect(Math.abs(word('sonu').xMin - before.find((candidate) => candidate.text === 'sonu')!.xMin)).toBeLessThan(0.5);
+    expect(Math.abs(word('Öykü').xMin - tagWord('{{data:customer').xMin)).toBeLessThan(1);
+    expect(Math.abs(word('7.50').xMax - tagWord('{{data;path=total').xMax)).toBeLessThan(1.5);
+    const first = word('Birinci');
+    const second = word('İkinci');
+    expect(Math.abs(first.xMin - tagWord('{{data:items').xMin)).toBeLessThan(1);
+    expect(Math.abs(second.xMin - first.xMin)).toBeLessThan(1);
+    expect(second.yMin - first.yMin).toBeGreaterThan(10);
+  });
+
+  it('a dry run checks the data against the tags (missing paths listed) and stores nothing', async () => {
+    const team = await seedTeam(app);
+    const made = await template(team, await fixture(TURKISH));
+    const rest = restClient(app, team.apiKey);
+    const missing = await rest.post(`/envelopes/jumpstart/${made.templateId}?dryRun=true`, { recipients: buyer, data: { customer: { name: 'x' } } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.context.issues).toHaveLength(4);
+    const fine = await rest.post(`/envelopes/jumpstart/${made.templateId}?dryRun=true`, { recipients: buyer, data: fullData });
+    expect(fine.status, JSON.stringify(fine.body)).toBe(200);
+    expect(await envelopeCount(team.teamId)).toBe(0);
+  });
+
+  it('a repeat with its Idempotency-Key answers the first envelope even once the template is gone', async () => {
+    const team = await seedTeam(app);
+    const made = await template(team, await fixture(TURKISH));
+    const headers = { 'idempotency-key': 'merge-repeat-1' };
+    const rest = restClient(app, team.apiKey);
+    const first = await rest.post(`/envelopes/jumpstart/${made.templateId}`, { recipients: buyer, data: fullData }, headers);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect((await rest.delete(`/templates/${made.templateId}`)).status).toBe(200);
+    const repeat = await rest.post(`/envelopes/jumpstart/${made.templateId}`, { recipients: buyer, data: fullData }, headers);
+    expect(repeat.status, JSON.stringify(repeat.body)).toBe(200);
+    expect(repeat.body.payload.envelopeId).toBe(first.body.payload.envelopeId);
+    expect(await envelopeCount(team.teamId)).toBe(1);
   });
 });
 

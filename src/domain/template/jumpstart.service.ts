@@ -372,7 +372,16 @@ export async function jumpstartEnvelope(context: ServiceContext, options: { temp
   const input = parseInput(jumpstartInput, options.input);
   const caller = await context.caller();
   // Before the transaction: reading and drawing PDFs takes seconds, and holds no lock meanwhile.
-  const merged = await mergeTemplateData(context, caller, options.templateId, { data: input.data as Record<string, unknown> | undefined, missingData: input.missingData });
+  // A refusal waits for the idempotency check: a repeat answers its first answer even when the
+  // template has changed (or gone) since, as it always did.
+  let merged: DataMerge | undefined;
+  let mergeRefusal: { error: unknown } | undefined;
+  try {
+    merged = await mergeTemplateData(context, caller, options.templateId, { data: input.data as Record<string, unknown> | undefined, missingData: input.missingData });
+  } catch (error) {
+    if (options.idempotencyKey === undefined) throw error;
+    mergeRefusal = { error };
+  }
   const outcome = await context.em.transactional((em) =>
     runIdempotently(
       em,
@@ -382,7 +391,10 @@ export async function jumpstartEnvelope(context: ServiceContext, options: { temp
         fingerprintOf: { operation: 'jumpstartEnvelope', templateId: options.templateId.toLowerCase(), input: options.input },
       },
       {
-        perform: () => copyTemplate(context, em, caller, options.templateId, input, merged ? { merged } : {}),
+        perform: () => {
+          if (mergeRefusal !== undefined) throw mergeRefusal.error;
+          return copyTemplate(context, em, caller, options.templateId, input, merged ? { merged } : {});
+        },
         answer: (envelopeId) => readEnvelope(inTransaction(context, em), envelopeId, JUMPSTARTED_ENVELOPE_INCLUDE),
       },
     ),
