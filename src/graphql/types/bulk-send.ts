@@ -4,7 +4,7 @@ import { cancelBulkSend, createBulkSend } from '../../domain/bulk-send/bulk-send
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
-import { keysetConnection, pageArgs } from './common.ts';
+import { keysetConnection, MissingDataMode, pageArgs } from './common.ts';
 import { AgentInput } from './recipient.ts';
 
 /*
@@ -104,7 +104,7 @@ const CreateBulkSendInput = builder.inputType('CreateBulkSendInput', {
     skipInvalidRows: t.boolean({ required: false, description: 'true: send the valid rows and record the invalid ones as failed; false (default): one invalid row refuses the whole request.' }),
     rows: t.field({ type: [BulkSendRowInput], required: false, description: 'At most 1,000.' }),
     csv: t.string({ required: false, description: 'The rows as CSV text: columns <role>.name, .email, .phone, .locale, envelope.name, field.<identifier>, data.<path> (README, "Bulk send", "Data merge").' }),
-    missingData: t.string({ required: false, description: 'refuse (default): a row whose data lacks a data tag’s path is invalid; blank: that value is left blank.' }),
+    missingData: t.field({ type: MissingDataMode, required: false, description: 'refuse (default): a row whose data lacks a data tag’s path is invalid; blank: that value is left blank.' }),
   }),
 });
 

@@ -2,7 +2,7 @@ import { readPublicLink, readPublicLinkPage, type PublicLinkData, type PublicLin
 import { createPublicLink, deletePublicLink, updatePublicLink } from '../../domain/public-link/public-link.service.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
-import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
+import { DeletedPayload, keysetConnection, MissingDataMode, pageArgs } from './common.ts';
 
 /*
  * Public links on the GraphQL face (REST: /templates/{id}/public-links, /public-links). Every
@@ -29,7 +29,7 @@ export const PublicLinkType = builder.objectRef<PublicLinkData>('PublicLink').im
     redirectUrl: t.string({ nullable: true, description: 'Where the signing page goes after signing.', resolve: (link) => link.redirectUrl }),
     prefill: t.field({ type: 'JSONObject', description: 'Field values by field identifier.', resolve: (link) => link.prefill }),
     data: t.field({ type: 'JSONObject', nullable: true, description: 'Values for the template documents’ {{data:PATH}} tags, merged into each envelope the link makes (README "Data merge").', resolve: (link) => link.data }),
-    missingData: t.string({ description: 'refuse or blank: what a data tag whose path data lacks does.', resolve: (link) => link.missingData }),
+    missingData: t.field({ type: MissingDataMode, description: 'What a data tag whose path data lacks does.', resolve: (link) => link.missingData }),
     status: t.field({ type: PublicLinkStatusEnum, resolve: (link) => link.status }),
     createdAt: t.field({ type: 'DateTime', resolve: (link) => link.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (link) => link.updatedAt }),
@@ -68,7 +68,7 @@ const CreatePublicLinkInput = builder.inputType('CreatePublicLinkInput', {
     redirectUrl: t.string({ required: false, description: 'An https URL the signing page goes to after signing.' }),
     prefill: t.field({ type: 'JSONObject', required: false, description: 'Field values by field identifier (not signatures).' }),
     data: t.field({ type: 'JSONObject', required: false, description: 'Values for the template documents’ {{data:PATH}} tags, as jumpstartEnvelope’s data; checked against the tags now.' }),
-    missingData: t.string({ required: false, description: 'refuse (default): every path the tags read must be in data; blank: missing values are left blank.' }),
+    missingData: t.field({ type: MissingDataMode, required: false, description: 'refuse (default): every path the tags read must be in data; blank: missing values are left blank.' }),
   }),
 });
 

@@ -4,7 +4,7 @@ import { createTemplate, deleteTemplate, updateTemplate } from '../../domain/tem
 import { builder } from '../builder.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
 import { connectionNodesOf, nested, selectionOf, templateIncludeOf } from '../selection.ts';
-import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
+import { DeletedPayload, keysetConnection, MissingDataMode, pageArgs } from './common.ts';
 import { documentMutations, DocumentType } from './document.ts';
 import { GRAPHQL_OWNERS } from './owner.ts';
 import { fieldMutations, FieldType } from './field.ts';
@@ -171,8 +171,6 @@ const JumpstartRecipientInput = builder.inputType('JumpstartRecipientInput', {
     agents: t.field({ type: [AgentInput], required: false }),
   }),
 });
-
-const MissingDataMode = builder.enumType('MissingDataMode', { values: ['refuse', 'blank'] as const, description: 'What a data tag whose path the data lacks does.' });
 
 const JumpstartEnvelopeInput = builder.inputType('JumpstartEnvelopeInput', {
   description: 'A draft envelope from a template (REST: POST /envelopes/jumpstart/{templateId}).',
