@@ -384,6 +384,15 @@ describe('data merge in bulk send', () => {
       },
     });
     expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
+    // A row whose data passes a bound is invalid by index (REST JSON), the others untouched.
+    const huge = await restClient(app, team.apiKey).post(`/templates/${made.templateId}/bulk-sends`, {
+      rows: [
+        { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'A', email: 'a@example.com' } }] }], data: { customer: { name: 'A' } } },
+        { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'B', email: 'b@example.com' } }] }], data: Object.fromEntries(Array.from({ length: 5_000 }, (_, index) => [`k${index}`, 1])) },
+      ],
+    });
+    expect(huge.status).toBe(400);
+    expect(huge.body.error.context.rows).toEqual([{ index: 1, issues: [{ path: 'data', message: 'must hold at most 1000 values' }] }]);
     await drain(team.teamId);
     const rows = await rowsOf(team, result.data.createBulkSend.id);
     expect(rows.map((row: any) => row.status)).toEqual(['sent', 'sent']);
@@ -396,6 +405,22 @@ describe('data merge in bulk send', () => {
     expect(texts[0]).toContain('Gül Er');
     expect(texts[1]).toContain('Sabit metin');
     for (const text of texts) expect(text).not.toContain('{{');
+  });
+});
+
+describe('data merge: bulk send repeats', () => {
+  it('a bulk send repeated with its Idempotency-Key once the template is gone answers the first bulk send', async () => {
+    const team = await seedTeam(app);
+    const made = await template(team, await fixture(['Ad: {{data:customer.name}}']));
+    const rest = restClient(app, team.apiKey);
+    const body = { rows: [{ recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'A', email: 'a@example.com' } }] }], data: { customer: { name: 'A' } } }] };
+    const headers = { 'idempotency-key': 'bulk-merge-1' };
+    const first = await rest.post(`/templates/${made.templateId}/bulk-sends`, body, headers);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect((await rest.delete(`/templates/${made.templateId}`)).status).toBe(200);
+    const repeat = await rest.post(`/templates/${made.templateId}/bulk-sends`, body, headers);
+    expect(repeat.status, JSON.stringify(repeat.body)).toBe(200);
+    expect(repeat.body.payload.bulkSendId).toBe(first.body.payload.bulkSendId);
   });
 });
 
@@ -429,5 +454,14 @@ describe('data merge through public links', () => {
     const envelope = await envelopeOf(team, listed[0].id);
     expect(envelope.documents[0].sha256).not.toBe(made.sha256);
     expectMerged(textOf(await documentBytes(team, listed[0].id, envelope.documents[0].id), 'link.pdf'));
+
+    // Made with an Idempotency-Key, repeated once the template is gone: the first link again.
+    const other = await template(team, await fixture(TURKISH));
+    const headers = { 'idempotency-key': 'link-merge-1' };
+    const first = await rest.post(`/templates/${other.templateId}/public-links`, { role: 'buyer', data: fullData }, headers);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect((await rest.delete(`/templates/${other.templateId}`)).status).toBe(200);
+    const repeat = await rest.post(`/templates/${other.templateId}/public-links`, { role: 'buyer', data: fullData }, headers);
+    expect(repeat.body.payload.publicLink.id).toBe(first.body.payload.publicLink.id);
   });
 });

@@ -545,14 +545,25 @@ export async function createBulkSend(context: ServiceContext, options: { templat
   // Settings and the CSV file are checked before the transaction: reading the caller's file holds no lock.
   const settings = settingsOf(options.source);
   if (options.source.kind === 'csv') settings.table = await readCsvTable(options.source.text);
-  // The template's data tags, read from its documents in a PDF worker before the transaction (every row is checked against them).
-  settings.dataTags = await templateDataTags(context, context.em.fork(), caller, options.templateId);
+  // The template's data tags, read from its documents in a PDF worker before the transaction
+  // (every row is checked against them). A refusal waits for the idempotency check, so that a
+  // repeat answers its first bulk send.
+  let tagsRefusal: { error: unknown } | undefined;
+  try {
+    settings.dataTags = await templateDataTags(context, context.em.fork(), caller, options.templateId);
+  } catch (error) {
+    if (options.idempotencyKey === undefined) throw error;
+    tagsRefusal = { error };
+  }
   const outcome = await context.em.transactional((em) =>
     runIdempotently(
       em,
       { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createBulkSend', templateId: options.templateId.toLowerCase(), input } },
       {
-        perform: () => recordBulkSend(context, em, caller, options.templateId, options.source, settings),
+        perform: () => {
+          if (tagsRefusal !== undefined) throw tagsRefusal.error;
+          return recordBulkSend(context, em, caller, options.templateId, options.source, settings);
+        },
         answer: async (bulkSendId) => ({ bulkSendId }),
       },
     ),

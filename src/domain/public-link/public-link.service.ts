@@ -113,17 +113,25 @@ export async function createPublicLink(context: ServiceContext, options: { templ
   }
   // The template's data tags, read in a PDF worker before the transaction; `data` must fill them
   // now (every missing path listed), as each envelope made through the link will.
+  // A refusal waits for the idempotency check, so that a repeat answers its first answer.
   const data = input.data as Record<string, unknown> | undefined;
-  const dataTags = await templateDataTags(context, context.em.fork(), await context.caller(), options.templateId);
-  if (data !== undefined || dataTags.length > 0) {
-    const bounds = mergeDataIssues(data ?? {}, 'data');
-    const issues = bounds.length > 0 ? bounds : planMerge(dataTags, data ?? {}, input.missingData).issues;
-    if (issues.length > 0) throw new InvalidRequestError(issues);
+  let dataRefusal: { error: unknown } | undefined;
+  try {
+    const dataTags = await templateDataTags(context, context.em.fork(), await context.caller(), options.templateId);
+    if (data !== undefined || dataTags.length > 0) {
+      const bounds = mergeDataIssues(data ?? {}, 'data');
+      const issues = bounds.length > 0 ? bounds : planMerge(dataTags, data ?? {}, input.missingData).issues;
+      if (issues.length > 0) throw new InvalidRequestError(issues);
+    }
+  } catch (error) {
+    if (options.idempotencyKey === undefined) throw error;
+    dataRefusal = { error };
   }
   return createIdempotently(
     context,
     { operation: 'createPublicLink', input: { templateId: options.templateId.toLowerCase(), ...(options.input as object) }, idempotencyKey: options.idempotencyKey },
     async ({ em, caller, now }: ChangeScope) => {
+      if (dataRefusal !== undefined) throw dataRefusal.error;
       const template = await findVisibleTemplate(em, caller, options.templateId, { lock: 'share' });
       const content = await loadTemplateContent(em, template);
       const issues = readinessIssues(content);
