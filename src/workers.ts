@@ -78,6 +78,8 @@ export function mainJobHandlers(dependencies: WorkerDependencies): Map<string, O
         auditKey,
         publicUrl,
         clock: dependencies.clock,
+        blobStore: dependencies.blobStore,
+        pdfWorkers: dependencies.pdfWorkers,
         spendRateBudget: dependencies.spendRateBudget,
       }),
     ),

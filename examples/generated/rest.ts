@@ -598,7 +598,7 @@ export type paths = {
         put?: never;
         /**
          * Create a draft envelope from a template
-         * @description Answers `{ envelopeId }`. With `?dryRun=true` nothing is made (no envelope, no audit event, nothing stored; `Idempotency-Key` is not used) and the answer is `{ dryRun: { envelope, wouldSend, problems, plan } }`: the envelope the jumpstart would make now, as `GET /envelopes/{id}` would show it with everything included (its ids exist nowhere), and what sending it would do, as `PUT /envelopes/{id}/send?dryRun=true` answers. Refused exactly as the jumpstart would be.
+         * @description Answers `{ envelopeId }`. With `?dryRun=true` nothing is made (no envelope, no audit event, nothing stored; `Idempotency-Key` is not used) and the answer is `{ dryRun: { envelope, wouldSend, problems, plan } }`: the envelope the jumpstart would make now, as `GET /envelopes/{id}` would show it with everything included (its ids exist nowhere), and what sending it would do, as `PUT /envelopes/{id}/send?dryRun=true` answers. Refused exactly as the jumpstart would be. `data` fills the template documents' `{{data:PATH}}` tags (README "Data merge"): the values are drawn into the envelope's copies and the tags removed before the envelope is made; a tag whose path `data` lacks refuses the jumpstart (`Request.Invalid` listing every missing path as `data.…`) unless `missingData` is `"blank"`.
          */
         post: operations["postEnvelopesJumpstartByTemplateId"];
         delete?: never;
@@ -1030,8 +1030,8 @@ export type paths = {
          * Send a template to many people: one envelope per row
          * @description One envelope per row, made from the template as a jumpstart makes one and sent, by a background job.
          *
-         *     JSON: `{ name?, skipInvalidRows?, rows: [ { recipients: [ { identifier, agents } ], name?, context?, values?: { <fieldIdentifier>: <value> } } ] }`.
-         *     Or `multipart/form-data` with a CSV file in `csv` (UTF-8, optional byte order mark, a header row, RFC 4180 quoting) whose columns are `<role identifier>.name`, `.email`, `.phone`, `.locale`, `envelope.name` and `field.<identifier>`; `name` and `skipInvalidRows` as text fields.
+         *     JSON: `{ name?, skipInvalidRows?, missingData?, rows: [ { recipients: [ { identifier, agents } ], name?, context?, values?: { <fieldIdentifier>: <value> }, data?: { … } } ] }`: each row's `data` fills the template documents' `{{data:PATH}}` tags as a jumpstart's does (README "Data merge"); a row lacking a tag's path is invalid unless `missingData` is `"blank"`.
+         *     Or `multipart/form-data` with a CSV file in `csv` (UTF-8, optional byte order mark, a header row, RFC 4180 quoting) whose columns are `<role identifier>.name`, `.email`, `.phone`, `.locale`, `envelope.name`, `field.<identifier>` and `data.<path>` (a data value: `data.customer.name`, a list item `data.items[0].name`); `name`, `skipInvalidRows` and `missingData` as text fields.
          *
          *     At most 1,000 rows (`BulkSend.TooManyRows`). A CSV file is read only up to its limits (1,250 columns, 10,000 characters a field, 100,000 a record, 1,101 records with blank lines; no U+0000 or lone surrogates). Every row is checked first: with one invalid row nothing is created and `Request.Invalid` lists the invalid rows by index in `context.rows` (the first 100; `context.rowsOmitted` counts the rest), unless `skipInvalidRows` is true (the invalid rows are then recorded as failed). Follow the progress with `GET /bulk-sends/{id}`.
          */
@@ -1121,7 +1121,7 @@ export type paths = {
         put?: never;
         /**
          * Make a public link to a template
-         * @description The visitor becomes `role` (a signer or delegator of the template’s first turn that is not fixed); every other role gets the template’s person. `verifyEmail` (default true) mails the visitor a 6-digit code to enter before anything is made. `maxUses` caps the envelopes made, exactly; `expiresAt` ends the link; `redirectUrl` is where the signing page goes after signing; `prefill` holds field values by field identifier. Accepts `Idempotency-Key`.
+         * @description The visitor becomes `role` (a signer or delegator of the template’s first turn that is not fixed); every other role gets the template’s person. `verifyEmail` (default true) mails the visitor a 6-digit code to enter before anything is made. `maxUses` caps the envelopes made, exactly; `expiresAt` ends the link; `redirectUrl` is where the signing page goes after signing; `prefill` holds field values by field identifier; `data` fills the template documents' `{{data:PATH}}` tags in every envelope the link makes (README "Data merge"; checked now: every missing path is listed as `Request.Invalid` unless `missingData` is `"blank"`). Accepts `Idempotency-Key`.
          */
         post: operations["postTemplatesByTemplateIdPublicLinks"];
         delete?: never;
@@ -7107,7 +7107,17 @@ export interface operations {
                  *             }
                  *           ]
                  *         }
-                 *       ]
+                 *       ],
+                 *       "data": {
+                 *         "customer": {
+                 *           "name": "Ada Lovelace"
+                 *         },
+                 *         "items": [
+                 *           {
+                 *             "name": "Consulting"
+                 *           }
+                 *         ]
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -7141,6 +7151,13 @@ export interface operations {
                             userId?: string;
                         }[];
                     }[];
+                    /** @description Values for the template documents’ {{data:PATH}} tags (README "Data merge"). */
+                    data?: unknown;
+                    /**
+                     * @default refuse
+                     * @enum {string}
+                     */
+                    missingData?: "refuse" | "blank";
                 };
             };
         };
@@ -7238,7 +7255,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Envelope.CapacityExceeded` */
+            /** @description `Envelope.CapacityExceeded`, `Template.DataTagsInvalid` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7247,7 +7264,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            name?: "Envelope.CapacityExceeded";
+                            name?: "Envelope.CapacityExceeded" | "Template.DataTagsInvalid";
                         };
                     };
                 };
@@ -11344,6 +11361,11 @@ export interface operations {
                     name?: string;
                     /** @default false */
                     skipInvalidRows?: boolean;
+                    /**
+                     * @default refuse
+                     * @enum {string}
+                     */
+                    missingData?: "refuse" | "blank";
                     rows: {
                         /** @default [] */
                         recipients?: {
@@ -11368,6 +11390,8 @@ export interface operations {
                         values?: {
                             [key: string]: unknown;
                         };
+                        /** @description Values for the template documents’ {{data:PATH}} tags (README "Data merge"). */
+                        data?: unknown;
                     }[];
                 };
                 "multipart/form-data": {
@@ -11379,6 +11403,8 @@ export interface operations {
                     name?: string;
                     /** @enum {string} */
                     skipInvalidRows?: "true" | "false";
+                    /** @enum {string} */
+                    missingData?: "refuse" | "blank";
                 };
             };
         };
@@ -11476,7 +11502,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BulkSend.TooManyRows` */
+            /** @description `BulkSend.TooManyRows`, `Template.DataTagsInvalid` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11485,7 +11511,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            name?: "BulkSend.TooManyRows";
+                            name?: "BulkSend.TooManyRows" | "Template.DataTagsInvalid";
                         };
                     };
                 };
@@ -11904,6 +11930,13 @@ export interface operations {
                     prefill?: {
                         [key: string]: unknown;
                     };
+                    /** @description Values for the template documents’ {{data:PATH}} tags (README "Data merge"). */
+                    data?: unknown;
+                    /**
+                     * @default refuse
+                     * @enum {string}
+                     */
+                    missingData?: "refuse" | "blank";
                 };
             };
         };
@@ -11997,6 +12030,20 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             name?: "Request.PayloadTooLarge";
+                        };
+                    };
+                };
+            };
+            /** @description `Template.DataTagsInvalid` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {string} */
+                            name?: "Template.DataTagsInvalid";
                         };
                     };
                 };

@@ -332,6 +332,7 @@ const statusByName: Record<string, number> = {
   'Download.InvalidLink': 403,
   'Template.NotOwner': 403,
   'Template.NotReady': 409,
+  'Template.DataTagsInvalid': 422,
   'BulkSend.TooManyRows': 422,
   'BulkSend.Finished': 409,
   'Template.CapacityExceeded': 422,

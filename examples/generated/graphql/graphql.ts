@@ -293,6 +293,8 @@ export type BulkSendRowError = {
 /** One envelope of a bulk send. */
 export type BulkSendRowInput = {
   context?: InputMaybe<Scalars['JSONObject']['input']>;
+  /** Values for the template documents’ {{data:PATH}} tags, as jumpstartEnvelope’s data (README "Data merge"). */
+  data?: InputMaybe<Scalars['JSONObject']['input']>;
   /** The envelope's name (2–48 characters); default the template's. */
   name?: InputMaybe<Scalars['String']['input']>;
   recipients?: InputMaybe<Array<BulkSendRecipientInput>>;
@@ -388,8 +390,10 @@ export type ContactGroupEdge = {
 
 /** Exactly one of rows or csv (REST: POST /templates/{id}/bulk-sends, JSON or multipart). */
 export type CreateBulkSendInput = {
-  /** The rows as CSV text: columns <role>.name, .email, .phone, .locale, envelope.name, field.<identifier> (README, "Bulk send"). */
+  /** The rows as CSV text: columns <role>.name, .email, .phone, .locale, envelope.name, field.<identifier>, data.<path> (README, "Bulk send", "Data merge"). */
   csv?: InputMaybe<Scalars['String']['input']>;
+  /** refuse (default): a row whose data lacks a data tag’s path is invalid; blank: that value is left blank. */
+  missingData?: InputMaybe<MissingDataMode>;
   /** Your name for it, up to 200 characters. */
   name?: InputMaybe<Scalars['String']['input']>;
   /** At most 1,000. */
@@ -434,9 +438,13 @@ export type CreateEnvelopeInput = {
 
 /** A new public link (REST: POST /templates/{id}/public-links). */
 export type CreatePublicLinkInput = {
+  /** Values for the template documents’ {{data:PATH}} tags, as jumpstartEnvelope’s data; checked against the tags now. */
+  data?: InputMaybe<Scalars['JSONObject']['input']>;
   expiresAt?: InputMaybe<Scalars['DateTime']['input']>;
   /** At most this many envelopes (1 to 1,000,000); absent: no limit. */
   maxUses?: InputMaybe<Scalars['Int']['input']>;
+  /** refuse (default): every path the tags read must be in data; blank: missing values are left blank. */
+  missingData?: InputMaybe<MissingDataMode>;
   /** Shown as the form’s title; default the template’s name. */
   name?: InputMaybe<Scalars['String']['input']>;
   /** Field values by field identifier (not signatures). */
@@ -745,8 +753,12 @@ export type HostedSigning = {
 /** A draft envelope from a template (REST: POST /envelopes/jumpstart/{templateId}). */
 export type JumpstartEnvelopeInput = {
   context?: InputMaybe<Scalars['JSONObject']['input']>;
+  /** Values for the template documents’ {{data:PATH}} tags, drawn into the envelope’s documents (README "Data merge"). */
+  data?: InputMaybe<Scalars['JSONObject']['input']>;
   /** 1–90, default 30. */
   expirationPeriodDays?: InputMaybe<Scalars['Int']['input']>;
+  /** refuse (default): a data tag whose path data lacks refuses the jumpstart (Request.Invalid listing every missing path); blank: it is left blank. */
+  missingData?: InputMaybe<MissingDataMode>;
   /** 2–48 characters; defaults to the template's name. */
   name?: InputMaybe<Scalars['String']['input']>;
   /** At most one entry per role. */
@@ -772,6 +784,11 @@ export type JumpstartRecipientInput = {
 export type Locale =
   | 'en_US'
   | 'tr_TR';
+
+/** What a data tag whose path the data lacks does. */
+export type MissingDataMode =
+  | 'blank'
+  | 'refuse';
 
 /** Writes. Each mirrors one REST operation of /api/v1/key and follows the same rules. */
 export type Mutation = {
@@ -1540,10 +1557,14 @@ export type PointInput = {
 export type PublicLink = {
   __typename?: 'PublicLink';
   createdAt: Scalars['DateTime']['output'];
+  /** Values for the template documents’ {{data:PATH}} tags, merged into each envelope the link makes (README "Data merge"). */
+  data?: Maybe<Scalars['JSONObject']['output']>;
   expiresAt?: Maybe<Scalars['DateTime']['output']>;
   id: Scalars['ID']['output'];
   /** At most this many envelopes; null: no limit. */
   maxUses?: Maybe<Scalars['Int']['output']>;
+  /** What a data tag whose path data lacks does. */
+  missingData: MissingDataMode;
   name?: Maybe<Scalars['String']['output']>;
   /** Field values by field identifier. */
   prefill: Scalars['JSONObject']['output'];

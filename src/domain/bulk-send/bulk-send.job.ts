@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Clock } from '../../shared/clock.ts';
-import { DomainError } from '../../shared/errors.ts';
+import { DomainError, ServerBusyError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import { enqueue } from '../outbox/outbox.ts';
@@ -10,6 +10,9 @@ import type { ServiceContext } from '../service-context.ts';
 import { sendDraft } from '../signing/send.service.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
 import { copyTemplate, jumpstartInput } from '../jumpstart/jumpstart.service.ts';
+import { mergeTemplateData, type DataMerge } from '../jumpstart/data-merge.ts';
+import type { BlobStore } from '../../shared/blob-store/index.ts';
+import type { PdfWorkers } from '../pdf/worker-pool.ts';
 import { recordCompletion, type StoredRow } from './bulk-send.service.ts';
 
 /*
@@ -53,6 +56,9 @@ export type BulkSendJobSettings = {
   auditKey: Buffer;
   publicUrl: string;
   clock: Clock;
+  /** Where a row's data is merged into the template's documents (README "Data merge"), before its envelope is made. */
+  blobStore: BlobStore;
+  pdfWorkers: PdfWorkers;
   /**
    * Spends one request of the API key's rate budget (main.ts wires the HTTP rate limiter here):
    * answers how long to wait when the budget is spent, or 0 to go on. Absent: nothing is counted.
@@ -90,6 +96,20 @@ async function failRow({ em, row, bulkSend }: RowStep, failure: { from: 'pending
 async function createRow(step: RowStep): Promise<string | null> {
   const { settings, em, bulkSend, caller, row } = step;
   const now = settings.clock.now();
+  // The row's data drawn into the template's documents first, outside the row's transaction (PDF
+  // work takes seconds); stored copies no envelope names (the row cancelled meanwhile) are orphans, collected.
+  let merged: DataMerge | undefined;
+  try {
+    merged = await mergeTemplateData({ em, blobStore: settings.blobStore, pdfWorkers: settings.pdfWorkers }, { caller, templateId: bulkSend.template_id }, {
+      data: row.input.data,
+      missingData: row.input.missingData ?? 'refuse',
+    });
+  } catch (error) {
+    // Busy workers are a retry of the step, not the row's fault.
+    if (!(error instanceof DomainError) || error instanceof ServerBusyError) throw error;
+    await failRow(step, { from: 'pending', error, now });
+    return null;
+  }
   try {
     return await em.transactional(async (tx) => {
       const [current] = await tx.execute<{ status: string }[]>(`select status from bulk_send_row where id = ? for update`, [row.id]);
@@ -100,7 +120,7 @@ async function createRow(step: RowStep): Promise<string | null> {
         caller,
         templateId: bulkSend.template_id,
         input,
-        extras: { values: row.input.values, auditDetails: { bulkSendId: bulkSend.id, bulkSendRow: row.position } },
+        extras: { values: row.input.values, auditDetails: { bulkSendId: bulkSend.id, bulkSendRow: row.position }, ...(merged ? { merged } : {}) },
       });
       const claimed = await tx.execute<{ id: string }[]>(
         `update bulk_send_row set status = 'created', envelope_id = ?, processed_at = ? where id = ? and status = 'pending' returning id`,

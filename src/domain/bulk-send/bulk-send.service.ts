@@ -7,6 +7,7 @@ import { apiKeyActor } from '../change.ts';
 import { envelopeSettings } from '../envelope/envelope.service.ts';
 import type { FieldType } from '../field/field.entity.ts';
 import { parseFieldValue } from '../field/field-values.ts';
+import { MERGE_DATA_LIMITS, mergeDataIssues, mergeDataSchema, missingDataSchema, planMerge, templateDataTags, type DocumentTags } from '../jumpstart/data-merge.ts';
 import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
 import { enqueue } from '../outbox/outbox.ts';
 import { OUTBOX_TOPICS } from '../outbox/topics.ts';
@@ -66,6 +67,8 @@ export const bulkSendRowInput = z.strictObject({
   name: envelopeSettings.name.optional(),
   context: envelopeSettings.context.optional(),
   values: z.record(z.string(), z.unknown(), { error: 'must be an object of field identifier → value' }).optional(),
+  /** Values for the template's data tags, as a jumpstart's `data` (README "Data merge"). */
+  data: mergeDataSchema.optional(),
 });
 
 type BulkSendRowInput = z.output<typeof bulkSendRowInput>;
@@ -80,6 +83,8 @@ const bulkSendSettings = {
     .refine((value) => isStorableText(value) && !/[\u0000-\u001f\u007f]/.test(value), 'must not contain control characters or broken Unicode')
     .optional(),
   skipInvalidRows: z.boolean({ error: 'must be true or false' }).default(false),
+  /** Every row's: `refuse` (default) a row whose data lacks a tag's path is invalid; `blank` leaves it blank. */
+  missingData: missingDataSchema,
 };
 
 /** The JSON body: rows are checked one by one (bulkSendRowInput), so every row's problems are listed. */
@@ -95,10 +100,22 @@ const bulkSendBody = z.strictObject({ ...bulkSendSettings, rows: z.array(z.unkno
 export const createBulkSendCsvFields = z.strictObject({
   name: bulkSendSettings.name,
   skipInvalidRows: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
+  missingData: z.enum(['refuse', 'blank'], { error: 'must be "refuse" or "blank"' }).optional(),
 });
 
 /** A row as the job takes it: the jumpstart's entries and the prefilled values, checked. */
-export type StoredRow = { recipients: JumpstartEntry[]; name?: string; context?: Record<string, unknown>; values?: Record<string, Record<string, unknown>> };
+export type StoredRow = {
+  recipients: JumpstartEntry[];
+  name?: string;
+  context?: Record<string, unknown>;
+  values?: Record<string, Record<string, unknown>>;
+  /** The row's data for the template's data tags, checked against them; merged by the job before its envelope is made. */
+  data?: Record<string, unknown>;
+  missingData?: 'refuse' | 'blank';
+};
+
+/** What a row's data is checked against: the template's data tags, and the bulk send's missingData. */
+type MergeCheck = { documents: DocumentTags[]; missingData: 'refuse' | 'blank' };
 
 /** A row as checked: its issues are the first MAX_LISTED_ITEMS, `issuesOmitted` counts the rest. */
 type CheckedRow = { index: number; line?: number; raw: unknown; stored?: StoredRow; issues: ValidationIssue[]; issuesOmitted: number };
@@ -174,7 +191,8 @@ const SIGNATURE_TYPES: readonly FieldType[] = ['simple_signature', 'biometric_si
  * signer's own and cannot be prefilled). References to contacts, groups and users are checked
  * against the team later, in the creating transaction (checkReferences).
  */
-function checkRow(content: TemplateContent, raw: unknown, index: number, line?: number): CheckedRow {
+function checkRow(content: TemplateContent, merge: MergeCheck, at: { raw: unknown; index: number; line?: number }): CheckedRow {
+  const { raw, index, line } = at;
   const issues = issueCollector();
   const refused = () => ({ index, line, raw, issues: issues.issues, issuesOmitted: issues.omitted });
   // Text PostgreSQL cannot store is refused by its path, wherever it is (a key, an unknown property).
@@ -233,8 +251,17 @@ function checkRow(content: TemplateContent, raw: unknown, index: number, line?: 
     issues.add(...checked.issues);
     if (checked.value !== null) values[identifier] = checked.value;
   }
+  // The data tags: every missing path and value problem of the row, as a jumpstart lists them.
+  if (row.data !== undefined || merge.documents.length > 0) {
+    const data = (row.data ?? {}) as Record<string, unknown>;
+    const bounds = mergeDataIssues(data, 'data');
+    issues.add(...bounds);
+    if (bounds.length === 0) issues.add(...planMerge(merge.documents, data, merge.missingData).issues);
+  }
   if (issues.count > 0) return refused();
   const stored: StoredRow = { recipients: entries };
+  if (row.data !== undefined) stored.data = row.data as Record<string, unknown>;
+  if (row.data !== undefined || merge.documents.length > 0) stored.missingData = merge.missingData;
   if (row.name !== undefined) stored.name = row.name;
   if (row.context !== undefined) stored.context = row.context;
   if (Object.keys(values).length > 0) stored.values = values;
@@ -285,6 +312,42 @@ function valueOfCell(type: FieldType, cell: string): unknown {
 }
 
 /**
+ * A `data.` column's path as steps: names joined by dots, a list's item by its index (`items[0].name`).
+ * Keys that name an object's machinery are refused: the row's data is built from these steps.
+ */
+function dataColumnSteps(path: string): (string | number)[] | string {
+  const steps: (string | number)[] = [];
+  for (const part of path.split('.')) {
+    const match = /^([^\s.[\]{}]+)((?:\[[0-9]{1,3}\])*)$/.exec(part);
+    if (!match) return 'is not a data path: names joined by dots, a list item as items[0]';
+    if (UNFOLLOWED_DATA_KEYS.includes(match[1]!)) return `"${match[1]}" names no data`;
+    steps.push(match[1]!, ...[...match[2]!.matchAll(/\[([0-9]+)\]/g)].map((index) => Number(index[1])));
+  }
+  if (steps.length > MERGE_DATA_LIMITS.maxDepth) return `has more than ${MERGE_DATA_LIMITS.maxDepth} parts`;
+  return steps;
+}
+
+const UNFOLLOWED_DATA_KEYS = ['__proto__', 'constructor', 'prototype'];
+
+/** Puts a cell at its path in the row's data, making the objects and lists on the way (own properties only). */
+function setDataCell(data: Record<string, unknown>, steps: (string | number)[], cell: string): void {
+  let container: Record<string, unknown> | unknown[] = data;
+  steps.forEach((step, position) => {
+    const last = position === steps.length - 1;
+    const slot = container as Record<string | number, unknown>;
+    if (last) {
+      slot[step] = cell;
+      return;
+    }
+    const next = steps[position + 1];
+    const existing = Object.prototype.hasOwnProperty.call(slot, step) ? slot[step] : undefined;
+    const wanted = typeof next === 'number' ? Array.isArray(existing) : existing !== null && typeof existing === 'object' && !Array.isArray(existing);
+    if (!wanted) slot[step] = typeof next === 'number' ? [] : {};
+    container = slot[step] as Record<string, unknown> | unknown[];
+  });
+}
+
+/**
  * The CSV text as a table, read within BULK_SEND_CSV_LIMITS (stopping at the first thing past
  * one) and in chunks that give the event loop its turns. Outside any transaction: reading the
  * caller's file holds no lock and no connection.
@@ -310,12 +373,21 @@ async function readCsvTable(text: string): Promise<CsvTable> {
 async function rowsOfCsv(content: TemplateContent, table: CsvTable): Promise<{ rows: unknown[]; lines: number[] }> {
   const roles = new Set(content.roles.map((role) => role.identifier));
   const fieldTypes = new Map(content.fields.map((field) => [field.identifier, field.type]));
-  type Column = { kind: 'person'; role: string; key: (typeof CSV_PERSON_KEYS)[number] } | { kind: 'name' } | { kind: 'field'; identifier: string; type: FieldType };
+  type Column =
+    | { kind: 'person'; role: string; key: (typeof CSV_PERSON_KEYS)[number] }
+    | { kind: 'name' }
+    | { kind: 'field'; identifier: string; type: FieldType }
+    | { kind: 'data'; steps: (string | number)[] };
   const issues: ValidationIssue[] = [];
   const columns: Column[] = table.header.map((heading, position) => {
     const name = heading.trim();
     const path = `csv.header[${position}]`;
     if (name === 'envelope.name') return { kind: 'name' };
+    if (name.startsWith('data.')) {
+      const steps = dataColumnSteps(name.slice('data.'.length));
+      if (typeof steps === 'string') issues.push({ path, message: `"${name}": ${steps}` });
+      return { kind: 'data', steps: typeof steps === 'string' ? [] : steps };
+    }
     if (name.startsWith('field.')) {
       const identifier = name.slice('field.'.length);
       const type = fieldTypes.get(identifier);
@@ -326,7 +398,7 @@ async function rowsOfCsv(content: TemplateContent, table: CsvTable): Promise<{ r
     const role = name.slice(0, dot);
     const key = name.slice(dot + 1) as (typeof CSV_PERSON_KEYS)[number];
     if (dot <= 0 || !CSV_PERSON_KEYS.includes(key)) {
-      issues.push({ path, message: `"${name}" is not a column of a bulk send: <role>.name, <role>.email, <role>.phone, <role>.locale, envelope.name or field.<identifier>` });
+      issues.push({ path, message: `"${name}" is not a column of a bulk send: <role>.name, <role>.email, <role>.phone, <role>.locale, envelope.name, field.<identifier> or data.<path>` });
     } else if (!roles.has(role)) {
       issues.push({ path, message: `"${name}" names no role of the template` });
     }
@@ -337,13 +409,14 @@ async function rowsOfCsv(content: TemplateContent, table: CsvTable): Promise<{ r
   for (const [position, record] of table.records.entries()) {
     if (position > 0 && position % ROWS_PER_TURN === 0) await yieldToEventLoop();
     const people = new Map<string, Record<string, string>>();
-    const row: { recipients: unknown[]; name?: string; values?: Record<string, unknown> } = { recipients: [] };
+    const row: { recipients: unknown[]; name?: string; values?: Record<string, unknown>; data?: Record<string, unknown> } = { recipients: [] };
     columns.forEach((column, position) => {
       const cell = record.values[position] ?? '';
       if (cell === '') return;
       if (column.kind === 'name') row.name = cell;
       // Set in place: a copy per cell made a row of 1,000 field columns a million copies.
       else if (column.kind === 'field') (row.values ??= {})[column.identifier] = valueOfCell(column.type, cell);
+      else if (column.kind === 'data') setDataCell((row.data ??= {}), column.steps, cell);
       else {
         const info = people.get(column.role) ?? {};
         info[column.key] = cell;
@@ -361,7 +434,7 @@ async function rowsOfCsv(content: TemplateContent, table: CsvTable): Promise<{ r
 
 export type BulkSendSource = { kind: 'json'; body: unknown } | { kind: 'csv'; text: string; fields: Record<string, unknown> };
 
-type BulkSendSettings = { name?: string; skipInvalidRows: boolean; rows?: unknown[]; table?: CsvTable };
+type BulkSendSettings = { name?: string; skipInvalidRows: boolean; missingData: 'refuse' | 'blank'; rows?: unknown[]; table?: CsvTable; dataTags?: DocumentTags[] };
 
 function settingsOf(source: BulkSendSource): BulkSendSettings {
   if (source.kind === 'json') {
@@ -370,10 +443,10 @@ function settingsOf(source: BulkSendSource): BulkSendSettings {
     const rows = (body as { rows?: unknown })?.rows;
     if (Array.isArray(rows) && rows.length > MAX_BULK_SEND_ROWS) throw new BulkSendTooManyRowsError(MAX_BULK_SEND_ROWS, rows.length);
     const input = parseInput(bulkSendBody, body);
-    return { name: input.name, skipInvalidRows: input.skipInvalidRows, rows: input.rows };
+    return { name: input.name, skipInvalidRows: input.skipInvalidRows, missingData: input.missingData, rows: input.rows };
   }
   const fields = parseInput(createBulkSendCsvFields, source.fields);
-  return { name: fields.name, skipInvalidRows: fields.skipInvalidRows === 'true' };
+  return { name: fields.name, skipInvalidRows: fields.skipInvalidRows === 'true', missingData: fields.missingData ?? 'refuse' };
 }
 
 async function recordBulkSend(
@@ -402,7 +475,7 @@ async function recordBulkSend(
   for (const [index, raw] of rawRows.entries()) {
     // A thousand rows of many values each are seconds of checking: other requests get turns between.
     if (index > 0 && index % ROWS_PER_TURN === 0) await yieldToEventLoop();
-    checked.push(checkRow(content, raw, index, lines?.[index]));
+    checked.push(checkRow(content, { documents: settings.dataTags ?? [], missingData: settings.missingData }, { raw, index, line: lines?.[index] }));
   }
   await checkReferences(em, caller.teamId, checked);
   const invalid: InvalidRow[] = checked
@@ -483,12 +556,25 @@ export async function createBulkSend(context: ServiceContext, options: { templat
   // Settings and the CSV file are checked before the transaction: reading the caller's file holds no lock.
   const settings = settingsOf(options.source);
   if (options.source.kind === 'csv') settings.table = await readCsvTable(options.source.text);
+  // The template's data tags, read from its documents in a PDF worker before the transaction
+  // (every row is checked against them). A refusal waits for the idempotency check, so that a
+  // repeat answers its first bulk send.
+  let tagsRefusal: { error: unknown } | undefined;
+  try {
+    settings.dataTags = await templateDataTags(context, context.em.fork(), caller, options.templateId);
+  } catch (error) {
+    if (options.idempotencyKey === undefined) throw error;
+    tagsRefusal = { error };
+  }
   const outcome = await context.em.transactional((em) =>
     runIdempotently(
       em,
       { teamId: caller.teamId, key: options.idempotencyKey, fingerprintOf: { operation: 'createBulkSend', templateId: options.templateId.toLowerCase(), input } },
       {
-        perform: () => recordBulkSend(context, { em, caller }, { templateId: options.templateId, source: options.source, settings }),
+        perform: () => {
+          if (tagsRefusal !== undefined) throw tagsRefusal.error;
+          return recordBulkSend(context, { em, caller }, { templateId: options.templateId, source: options.source, settings });
+        },
         answer: async (bulkSendId) => ({ bulkSendId }),
       },
     ),

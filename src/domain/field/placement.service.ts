@@ -16,7 +16,7 @@ import type { OwnerRef } from '../owner/owner-ref.ts';
 import { readFields, type FieldData } from '../owner/owner.read.ts';
 import { contentOwner } from '../owner/owners.ts';
 import type { FoundFormField } from '../pdf/form-fields.ts';
-import type { FoundTag } from '../pdf/text-tags.ts';
+import { isDataTag, type FoundTag } from '../pdf/text-tags.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { formatPath, issuesFromZod } from '../validation.ts';
 import { Field, type FieldType } from './field.entity.ts';
@@ -328,6 +328,8 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
   if (found.from === 'tags') {
     if (found.tooMany) throw new DocumentTooManyTagsError(MAX_TAGS_PER_DOCUMENT);
     for (const tag of found.tags) {
+      // A data tag is filled from a jumpstart's data (jumpstart/data-merge.ts), not placed as a field.
+      if (isDataTag(tag.text)) continue;
       const read = parseTag(tag.text);
       if ('problem' in read) {
         unmatched.push({ tag: tag.text, page: tag.page, reason: read.problem });

@@ -26,6 +26,8 @@ import { TemplateRecipient } from '../template/template-recipient.entity.ts';
 import type { Template } from '../template/template.entity.ts';
 import { JumpstartDuplicateRecipientError, JumpstartUnknownRecipientError, TemplateNotReadyError, type TemplateReadinessIssue } from '../template/template.errors.ts';
 import { findVisibleTemplate } from '../template/team-template.ts';
+import { mergeDataSchema, mergeTemplateData, missingDataSchema, type DataMerge } from './data-merge.ts';
+import { ConcurrentModificationError } from '../../shared/normalize-error.ts';
 
 /*
  * Jumpstart (docs/reference/interface-spec.md §4.5): a draft envelope made from a template in one request and one
@@ -56,6 +58,10 @@ export const jumpstartInput = z.strictObject({
   context: envelopeSettings.context.default({}),
   // A template has at most 50 roles, so a longer list names a role twice or one that is not there.
   recipients: z.array(jumpstartEntry).max(50, 'at most 50 entries, one per role of the template').default([]),
+  /** Values for the template's data tags (README "Data merge"; jumpstart/data-merge.ts). */
+  data: mergeDataSchema.optional(),
+  /** `refuse` (default): a tag whose path `data` lacks refuses the jumpstart; `blank`: it is left blank. */
+  missingData: missingDataSchema,
 });
 
 export type JumpstartInput = z.output<typeof jumpstartInput>;
@@ -197,7 +203,7 @@ async function agentsFor(
  * field keeps the template's `readonly`, so a value is fixed or a default the signer may change),
  * and details for the `envelope.created` event (the bulk send that made it).
  */
-export type CopyExtras = { values?: Record<string, Record<string, unknown>>; auditDetails?: Record<string, unknown> };
+export type CopyExtras = { values?: Record<string, Record<string, unknown>>; auditDetails?: Record<string, unknown>; merged?: DataMerge };
 
 /**
  * Writes the envelope and the copies in the caller's transaction (`em`); answers the new
@@ -217,7 +223,12 @@ export async function copyTemplate(
   const matched = matchEntries(content.roles, input.recipients);
   const now = context.clock.now();
 
-  const { recipients: _entries, name, ...settings } = input;
+  // The merge was done on the documents as read before this transaction: they must still be those.
+  for (const document of content.documents) {
+    const merged = extras.merged?.documents.get(document.id);
+    if (merged !== undefined && merged.sha256Before !== document.contentSha256) throw new ConcurrentModificationError();
+  }
+  const { recipients: _entries, name, data: _data, missingData: _missingData, ...settings } = input;
   const envelope = em.create(Envelope, {
     id: newId(),
     ...settings,
@@ -228,9 +239,11 @@ export async function copyTemplate(
     createdAt: now,
     updatedAt: now,
   });
-  // The same stored original for every copy: only the row is new.
+  // The same stored original for every copy (only the row is new), or the copy its data was merged into.
   const documents = new Map(
-    content.documents.map((document) => [
+    content.documents.map((document) => {
+      const merged = extras.merged?.documents.get(document.id);
+      return [
       document.id,
       em.create(Document, {
         id: newId(),
@@ -242,12 +255,13 @@ export async function copyTemplate(
         status: null,
         pageCount: document.pageCount,
         pages: document.pages,
-        contentSha256: document.contentSha256,
-        byteSize: document.byteSize,
+        contentSha256: merged?.sha256After ?? document.contentSha256,
+        byteSize: merged?.byteSize ?? document.byteSize,
         createdAt: now,
         updatedAt: now,
       }),
-    ]),
+    ] as const;
+    }),
   );
   await em.flush();
   await auditChange(context, { em, caller, now }, {
@@ -260,6 +274,20 @@ export async function copyTemplate(
       recipients: content.roles.length,
       fields: content.fields.length,
       ...extras.auditDetails,
+      // What data made the documents: its hash, and each merged document's hash before and after.
+      ...(extras.merged
+        ? {
+            dataMerge: {
+              dataSha256: extras.merged.dataSha256,
+              documents: content.documents
+                .filter((document) => extras.merged!.documents.has(document.id))
+                .map((document) => {
+                  const merged = extras.merged!.documents.get(document.id)!;
+                  return { documentId: documents.get(document.id)!.id, name: document.name, sha256Before: merged.sha256Before, sha256After: merged.sha256After, tags: merged.tags };
+                }),
+            },
+          }
+        : {}),
     },
   });
 
@@ -341,6 +369,17 @@ export async function copyTemplate(
 export async function jumpstartEnvelope(context: ServiceContext, options: { templateId: string; input: unknown; idempotencyKey?: string }): Promise<EnvelopeData> {
   const input = parseInput(jumpstartInput, options.input);
   const caller = await context.caller();
+  // Before the transaction: reading and drawing PDFs takes seconds, and holds no lock meanwhile.
+  // A refusal waits for the idempotency check: a repeat answers its first answer even when the
+  // template has changed (or gone) since, as it always did.
+  let merged: DataMerge | undefined;
+  let mergeRefusal: { error: unknown } | undefined;
+  try {
+    merged = await mergeTemplateData(context, { caller, templateId: options.templateId }, { data: input.data as Record<string, unknown> | undefined, missingData: input.missingData });
+  } catch (error) {
+    if (options.idempotencyKey === undefined) throw error;
+    mergeRefusal = { error };
+  }
   const outcome = await context.em.transactional((em) =>
     runIdempotently(
       em,
@@ -350,7 +389,10 @@ export async function jumpstartEnvelope(context: ServiceContext, options: { temp
         fingerprintOf: { operation: 'jumpstartEnvelope', templateId: options.templateId.toLowerCase(), input: options.input },
       },
       {
-        perform: () => copyTemplate(context, { em, caller, templateId: options.templateId, input }),
+        perform: () => {
+          if (mergeRefusal !== undefined) throw mergeRefusal.error;
+          return copyTemplate(context, { em, caller, templateId: options.templateId, input, ...(merged ? { extras: { merged } } : {}) });
+        },
         answer: (envelopeId) => readEnvelope(inTransaction(context, em), envelopeId, JUMPSTARTED_ENVELOPE_INCLUDE),
       },
     ),
@@ -377,6 +419,8 @@ export async function dryRunJumpstart<T>(
 ): Promise<JumpstartDryRun<T>> {
   const input = parseInput(jumpstartInput, options.input);
   const caller = await context.caller();
+  // Checked as the jumpstart checks it (every missing path), nothing drawn or stored.
+  await mergeTemplateData(context, { caller, templateId: options.templateId }, { data: input.data as Record<string, unknown> | undefined, missingData: input.missingData }, { draw: false });
   return inRolledBackTransaction(context.em, async (em) => {
     const envelopeId = await copyTemplate(context, { em, caller, templateId: options.templateId, input });
     const envelope = await options.read(inTransaction(context, em), envelopeId);

@@ -662,3 +662,8 @@ export function hideTextTags(pdf: PDFDocument, tags: FoundTag[], operatorCounts:
   }
   return notHidden;
 }
+
+/** Whether a tag is a data tag (`{{data:…}}`, `{{data;…}}`): merged from data, never a field. */
+export function isDataTag(text: string): boolean {
+  return /^\{\{\s*data\s*[:;]/i.test(text);
+}

@@ -6,6 +6,7 @@ import type { AuditPdfData, AuditPdfLocale } from './audit-pdf-layout.ts';
 import type { PdfVerification } from './verify.ts';
 import type { FoundTag } from './text-tags.ts';
 import type { FoundFormField } from './form-fields.ts';
+import type { MergeDrawing } from './merge-draw.ts';
 
 /** Draw field values into a PDF (and seal it), reading `sourcePath` and writing `outputPath`. */
 export type RenderTask = {
@@ -47,6 +48,8 @@ export type ApplyPlacementsTask = {
   outputPath: string;
   hideTags?: { tags: FoundTag[]; operatorCounts: number[] };
   removeFormFields?: string[];
+  /** Merged data drawn where its (hidden) tags stood (pdf/merge-draw.ts). */
+  drawValues?: MergeDrawing[];
 };
 
 /** What the pool sends a PDF worker: one task at a time. */

@@ -19,6 +19,7 @@ import { buildAuditPdf } from './audit-pdf-layout.ts';
 import { verifyPdf } from './verify.ts';
 import { findTextTags, hideTextTags } from './text-tags.ts';
 import { readFormFields, removeFormFields } from './form-fields.ts';
+import { drawMergedValues } from './merge-draw.ts';
 import type { PdfTask, PdfTaskAnswer, PdfWorkerReply, RenderTask, SignDigestReply, SignDigestRequest } from './worker-protocol.ts';
 
 /** Signature requests sent to the pool and not answered yet, by request id. */
@@ -99,6 +100,8 @@ async function run(task: PdfTask): Promise<PdfTaskAnswer> {
       const { pdf } = await loadDecrypted(task.sourcePath, task.outputPath);
       const notHidden = task.hideTags === undefined ? [] : hideTextTags(pdf, task.hideTags.tags, task.hideTags.operatorCounts).map((tag) => tag.text);
       if (task.removeFormFields !== undefined && task.removeFormFields.length > 0) removeFormFields(pdf, task.removeFormFields);
+      // Drawn only where every tag's text is gone: a value over a tag still there is refused by the caller.
+      if (task.drawValues !== undefined && notHidden.length === 0) await drawMergedValues(pdf, task.drawValues);
       const bytes = await pdf.save({ updateFieldAppearances: false });
       await fs.promises.writeFile(task.outputPath, bytes);
       return { id: task.id, outcome: 'placed', byteSize: bytes.length, notHidden };

@@ -31,6 +31,10 @@ export const PublicLinkSchema = defineEntity({
     redirectUrl: p.string().length(2000).nullable(),
     /** Field values by field identifier, checked against the template's fields when set. */
     prefill: p.json<JsonObject>().default('{}'),
+    /** Values for the template's data tags (README "Data merge"), checked against them when set; merged into each envelope's documents. */
+    data: p.json<JsonObject>().nullable(),
+    /** `refuse` or `blank`: what a data tag whose path `data` lacks does. */
+    missingData: p.string().length(8).default('refuse'),
     /** The API key that made the link: the actor its envelopes' trails name (as a bulk send's). */
     apiKeyId: p.uuid(),
     workspaceId: p.uuid(),

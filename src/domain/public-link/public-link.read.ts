@@ -27,6 +27,9 @@ export type PublicLinkData = {
   verifyEmail: boolean;
   redirectUrl: string | null;
   prefill: Record<string, unknown>;
+  /** Values for the template's data tags; null: none given. */
+  data: Record<string, unknown> | null;
+  missingData: 'refuse' | 'blank';
   status: PublicLinkStatus;
   createdAt: string;
   updatedAt: string;
@@ -54,6 +57,8 @@ function linkColumns(eb: AnyEb, publicUrl: string, now: Date) {
     eb.ref('l.verify_email').as('verifyEmail'),
     eb.ref('l.redirect_url').as('redirectUrl'),
     eb.ref('l.prefill').as('prefill'),
+    eb.ref('l.data').as('data'),
+    sql<'refuse' | 'blank'>`l.missing_data`.as('missingData'),
     sql<PublicLinkStatus>`case when l.disabled_at is not null then 'disabled'
       when l.expires_at is not null and l.expires_at <= ${now}::timestamptz then 'expired'
       when l.max_uses is not null and l.uses >= l.max_uses then 'exhausted'

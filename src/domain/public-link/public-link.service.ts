@@ -8,6 +8,7 @@ import { parseFieldValue } from '../field/field-values.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { loadTemplateContent, readinessIssues, type TemplateContent } from '../jumpstart/jumpstart.service.ts';
 import { TemplateNotReadyError } from '../template/template.errors.ts';
+import { mergeDataIssues, mergeDataSchema, missingDataSchema, planMerge, templateDataTags } from '../jumpstart/data-merge.ts';
 import { findVisibleTemplate } from '../template/team-template.ts';
 import { SIGNING_TYPES } from '../signing/workflow.ts';
 import { boundedText, parseInput } from '../validation.ts';
@@ -41,6 +42,9 @@ export const createPublicLinkInput = z.strictObject({
     .record(z.string().max(64, 'must be a field identifier'), z.unknown(), { error: 'must be an object of field identifier → value' })
     .refine((values) => Object.keys(values).length <= MAX_PREFILL_VALUES, `must have at most ${MAX_PREFILL_VALUES} values`)
     .optional(),
+  /** Values for the template's data tags (README "Data merge"), merged into every envelope the link makes. */
+  data: mergeDataSchema.optional(),
+  missingData: missingDataSchema,
 });
 
 export const updatePublicLinkInput = z.strictObject({
@@ -107,10 +111,27 @@ export async function createPublicLink(context: ServiceContext, options: { templ
   if (input.expiresAt !== undefined && Date.parse(input.expiresAt) <= context.clock.now().getTime()) {
     throw new InvalidRequestError([{ path: 'expiresAt', message: 'must be in the future' }]);
   }
+  // The template's data tags, read in a PDF worker before the transaction; `data` must fill them
+  // now (every missing path listed), as each envelope made through the link will.
+  // A refusal waits for the idempotency check, so that a repeat answers its first answer.
+  const data = input.data as Record<string, unknown> | undefined;
+  let dataRefusal: { error: unknown } | undefined;
+  try {
+    const dataTags = await templateDataTags(context, context.em.fork(), await context.caller(), options.templateId);
+    if (data !== undefined || dataTags.length > 0) {
+      const bounds = mergeDataIssues(data ?? {}, 'data');
+      const issues = bounds.length > 0 ? bounds : planMerge(dataTags, data ?? {}, input.missingData).issues;
+      if (issues.length > 0) throw new InvalidRequestError(issues);
+    }
+  } catch (error) {
+    if (options.idempotencyKey === undefined) throw error;
+    dataRefusal = { error };
+  }
   return createIdempotently(
     context,
     { operation: 'createPublicLink', input: { templateId: options.templateId.toLowerCase(), ...(options.input as object) }, idempotencyKey: options.idempotencyKey },
     async ({ em, caller, now }: ChangeScope) => {
+      if (dataRefusal !== undefined) throw dataRefusal.error;
       const template = await findVisibleTemplate(em, caller, options.templateId, { lock: 'share' });
       const content = await loadTemplateContent(em, template);
       const issues = readinessIssues(content);
@@ -124,9 +145,12 @@ export async function createPublicLink(context: ServiceContext, options: { templ
       // The slug is URL-safe random text: newSecret's 256 bits, without its prefix.
       const slug = newSecret('pl').slice(3, 3 + 43);
       await em.execute(
-        `insert into public_link (id, created_at, updated_at, team_id, template_id, role, name, slug, verify_email, max_uses, uses, expires_at, disabled_at, redirect_url, prefill, api_key_id, workspace_id)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, null, ?, ?::jsonb, ?, ?)`,
-        [id, now, now, caller.teamId, template.id, input.role, input.name ?? null, slug, input.verifyEmail, input.maxUses ?? null, input.expiresAt ?? null, input.redirectUrl ?? null, JSON.stringify(prefill), caller.apiKeyId, caller.workspaceId],
+        `insert into public_link (id, created_at, updated_at, team_id, template_id, role, name, slug, verify_email, max_uses, uses, expires_at, disabled_at, redirect_url, prefill, data, missing_data, api_key_id, workspace_id)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, null, ?, ?::jsonb, ?::jsonb, ?, ?, ?)`,
+        [
+          id, now, now, caller.teamId, template.id, input.role, input.name ?? null, slug, input.verifyEmail, input.maxUses ?? null, input.expiresAt ?? null, input.redirectUrl ?? null,
+          JSON.stringify(prefill), data === undefined ? null : JSON.stringify(data), input.missingData, caller.apiKeyId, caller.workspaceId,
+        ],
       );
       await auditChange(context, { em, caller, now }, {
         envelopeId: null,

@@ -23,6 +23,7 @@ import {
   SigningOtpRateLimitedError,
 } from '../signing/signing.errors.ts';
 import { copyTemplate, jumpstartInput } from '../jumpstart/jumpstart.service.ts';
+import { mergeTemplateData } from '../jumpstart/data-merge.ts';
 import { PublicLinkExhaustedError, PublicLinkExpiredError, PublicLinkUnavailableError, PublicLinkVisitNotFoundError } from './public-link.errors.ts';
 
 /*
@@ -50,6 +51,8 @@ type LinkRow = {
   verify_email: boolean;
   redirect_url: string | null;
   prefill: Record<string, Record<string, unknown>>;
+  data: Record<string, unknown> | null;
+  missing_data: 'refuse' | 'blank';
   needs_phone: boolean;
   disabled_at: Date | null;
   expires_at: Date | null;
@@ -69,7 +72,7 @@ export type PublicLinkState = { kind: 'open'; link: OpenPublicLink } | { kind: '
  * texted code as for any signer with a phone.
  */
 const LINK_BY_SLUG = `select l.id, l.team_id, l.workspace_id, l.api_key_id, l.template_id, l.role, coalesce(l.name, t.name) as form_name, tr.role_name,
-    l.verify_email, l.redirect_url, l.prefill, l.disabled_at, l.expires_at, l.max_uses, l.uses,
+    l.verify_email, l.redirect_url, l.prefill, l.data, l.missing_data, l.disabled_at, l.expires_at, l.max_uses, l.uses,
     coalesce((select c.phone is not null from contact c where c.id = tr.contact_id), (select u.phone is not null from team_user u where u.id = tr.user_id), false) as needs_phone
   from public_link l join template t on t.id = l.template_id
   left join template_recipient tr on tr.template_id = l.template_id and tr.identifier = l.role
@@ -229,6 +232,18 @@ export async function verifyVisit(context: ServiceContext, options: { slug: stri
 async function useLink(context: ServiceContext, options: { slug: string; visitor: Visitor; visitId: string | null }): Promise<string> {
   const now = context.clock.now();
   const { visitor } = options;
+  // The link's data merged into the template's documents before the use's transaction (PDF work
+  // takes seconds; no lock is held meanwhile). Only for a link still open: the transaction below
+  // refuses the others as before. A copy stored for a use that is then refused (the last use taken
+  // by a racing visitor) is named by no row and collected with the other orphans.
+  const before = await findLink(context.em.fork(), options.slug);
+  const merged =
+    before !== undefined && stateOf(before, now).kind === 'open'
+      ? await mergeTemplateData(context, { caller: { teamId: before.team_id, workspaceId: before.workspace_id, apiKeyId: before.api_key_id }, templateId: before.template_id }, {
+          data: before.data ?? undefined,
+          missingData: before.missing_data,
+        })
+      : undefined;
   return context.em.fork().transactional(async (em) => {
     const [link] = await em.execute<LinkRow[]>(
       `update public_link l set uses = uses + 1, updated_at = ?
@@ -245,7 +260,7 @@ async function useLink(context: ServiceContext, options: { slug: string; visitor
     const input = parseInput(jumpstartInput, {
       recipients: [{ identifier: link.role, agents: [{ info: { name: visitor.name, email: visitor.email, phone: visitor.phone, locale: visitor.locale } }] }],
     });
-    const envelopeId = await copyTemplate(context, { em, caller, templateId: link.template_id, input, extras: { values: link.prefill, auditDetails: { publicLinkId: link.id } } });
+    const envelopeId = await copyTemplate(context, { em, caller, templateId: link.template_id, input, extras: { values: link.prefill, auditDetails: { publicLinkId: link.id }, ...(merged ? { merged } : {}) } });
     await em.execute('update envelope set public_link_id = ? where id = ?', [link.id, envelopeId]);
     const [person] = await em.execute<{ recipient_id: string; agent_id: string }[]>(
       'select r.id as recipient_id, a.id as agent_id from recipient r join agent a on a.recipient_id = r.id where r.envelope_id = ? and r.identifier = ? order by a.position limit 1',

@@ -52,3 +52,17 @@ export class JumpstartDuplicateRecipientError extends DomainError {
     super('Jumpstart.DuplicateRecipient', 'Two recipients entries name the same role of this template; give each role at most one entry.', { entries });
   }
 }
+
+export type DataTagProblem = { documentId: string; tag: string; page: number; reason: string };
+
+/**
+ * `Template.DataTagsInvalid` (422): a data tag of the template's documents (`{{data:…}}`, README
+ * "Data merge") cannot be merged: its syntax is wrong, it does not read left to right, or its text
+ * cannot be removed from the page. `context.tags` lists every such tag; nothing was made. Fix
+ * the template's document (upload a corrected one).
+ */
+export class TemplateDataTagsInvalidError extends DomainError {
+  constructor(templateId: string, tags: DataTagProblem[]) {
+    super('Template.DataTagsInvalid', 'A data tag of the template cannot be merged; see context.tags for every such tag. Nothing was made.', { templateId, tags });
+  }
+}

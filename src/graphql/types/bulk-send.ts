@@ -4,7 +4,7 @@ import { cancelBulkSend, createBulkSend } from '../../domain/bulk-send/bulk-send
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
-import { keysetConnection, pageArgs } from './common.ts';
+import { keysetConnection, MissingDataMode, pageArgs } from './common.ts';
 import { AgentInput } from './recipient.ts';
 
 /*
@@ -93,6 +93,7 @@ const BulkSendRowInput = builder.inputType('BulkSendRowInput', {
     name: t.string({ required: false, description: "The envelope's name (2–48 characters); default the template's." }),
     context: t.field({ type: 'JSONObject', required: false }),
     values: t.field({ type: 'JSONObject', required: false, description: 'Field identifier → value (docs/fields.md), prefilled; a read-only field of the template stays read-only.' }),
+    data: t.field({ type: 'JSONObject', required: false, description: 'Values for the template documents’ {{data:PATH}} tags, as jumpstartEnvelope’s data (README "Data merge").' }),
   }),
 });
 
@@ -102,7 +103,8 @@ const CreateBulkSendInput = builder.inputType('CreateBulkSendInput', {
     name: t.string({ required: false, description: 'Your name for it, up to 200 characters.' }),
     skipInvalidRows: t.boolean({ required: false, description: 'true: send the valid rows and record the invalid ones as failed; false (default): one invalid row refuses the whole request.' }),
     rows: t.field({ type: [BulkSendRowInput], required: false, description: 'At most 1,000.' }),
-    csv: t.string({ required: false, description: 'The rows as CSV text: columns <role>.name, .email, .phone, .locale, envelope.name, field.<identifier> (README, "Bulk send").' }),
+    csv: t.string({ required: false, description: 'The rows as CSV text: columns <role>.name, .email, .phone, .locale, envelope.name, field.<identifier>, data.<path> (README, "Bulk send", "Data merge").' }),
+    missingData: t.field({ type: MissingDataMode, required: false, description: 'refuse (default): a row whose data lacks a data tag’s path is invalid; blank: that value is left blank.' }),
   }),
 });
 
@@ -129,13 +131,21 @@ builder.mutationFields((t) => ({
       'Sends a template to many people, one envelope per row, by a background job; answers the queued bulk send. Every row is checked first: Request.Invalid lists the invalid rows by index in extensions.context.rows (nothing created) unless skipInvalidRows. More than 1,000 rows: BulkSend.TooManyRows. Honours the Idempotency-Key header.',
     args: { templateId: t.arg.id({ required: true }), input: t.arg({ type: CreateBulkSendInput, required: true }) },
     resolve: async (_root, args, context) => {
-      const input = withoutNulls(args.input, { opaque: ['context', 'values', 'info'] }) as { name?: string; skipInvalidRows?: boolean; rows?: unknown[]; csv?: string };
+      const input = withoutNulls(args.input, { opaque: ['context', 'values', 'info', 'data'] }) as { name?: string; skipInvalidRows?: boolean; missingData?: string; rows?: unknown[]; csv?: string };
       if ((input.rows === undefined) === (input.csv === undefined)) throw new InvalidRequestError([{ path: 'input', message: 'give exactly one of rows or csv' }]);
       const { csv, ...rest } = input;
       const source =
         csv === undefined
           ? { kind: 'json' as const, body: rest }
-          : { kind: 'csv' as const, text: csv, fields: { ...(rest.name === undefined ? {} : { name: rest.name }), ...(rest.skipInvalidRows === undefined ? {} : { skipInvalidRows: String(rest.skipInvalidRows) }) } };
+          : {
+              kind: 'csv' as const,
+              text: csv,
+              fields: {
+                ...(rest.name === undefined ? {} : { name: rest.name }),
+                ...(rest.skipInvalidRows === undefined ? {} : { skipInvalidRows: String(rest.skipInvalidRows) }),
+                ...(rest.missingData === undefined ? {} : { missingData: rest.missingData }),
+              },
+            };
       const { bulkSendId } = await createBulkSend(context, { templateId: String(args.templateId), source, idempotencyKey: context.idempotencyKey });
       return readBulkSend(context, bulkSendId);
     },

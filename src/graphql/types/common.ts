@@ -54,3 +54,6 @@ export function pageArgs(arg: ArgBuilder<Types>) {
     after: arg.string({ required: false, description: 'The endCursor of the previous page.' }),
   };
 }
+
+/** What a data tag whose path the data lacks does (README "Data merge"): jumpstarts, bulk sends and public links. */
+export const MissingDataMode = builder.enumType('MissingDataMode', { values: ['refuse', 'blank'] as const, description: 'What a data tag whose path the data lacks does.' });

@@ -2,7 +2,7 @@ import { readPublicLink, readPublicLinkPage, type PublicLinkData, type PublicLin
 import { createPublicLink, deletePublicLink, updatePublicLink } from '../../domain/public-link/public-link.service.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
-import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
+import { DeletedPayload, keysetConnection, MissingDataMode, pageArgs } from './common.ts';
 
 /*
  * Public links on the GraphQL face (REST: /templates/{id}/public-links, /public-links). Every
@@ -28,6 +28,8 @@ export const PublicLinkType = builder.objectRef<PublicLinkData>('PublicLink').im
     verifyEmail: t.exposeBoolean('verifyEmail', { description: 'The visitor enters a 6-digit code mailed to them before anything is made.' }),
     redirectUrl: t.string({ nullable: true, description: 'Where the signing page goes after signing.', resolve: (link) => link.redirectUrl }),
     prefill: t.field({ type: 'JSONObject', description: 'Field values by field identifier.', resolve: (link) => link.prefill }),
+    data: t.field({ type: 'JSONObject', nullable: true, description: 'Values for the template documents’ {{data:PATH}} tags, merged into each envelope the link makes (README "Data merge").', resolve: (link) => link.data }),
+    missingData: t.field({ type: MissingDataMode, description: 'What a data tag whose path data lacks does.', resolve: (link) => link.missingData }),
     status: t.field({ type: PublicLinkStatusEnum, resolve: (link) => link.status }),
     createdAt: t.field({ type: 'DateTime', resolve: (link) => link.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (link) => link.updatedAt }),
@@ -65,6 +67,8 @@ const CreatePublicLinkInput = builder.inputType('CreatePublicLinkInput', {
     verifyEmail: t.boolean({ required: false, description: 'Default true: a 6-digit code is mailed to the visitor and entered before anything is made.' }),
     redirectUrl: t.string({ required: false, description: 'An https URL the signing page goes to after signing.' }),
     prefill: t.field({ type: 'JSONObject', required: false, description: 'Field values by field identifier (not signatures).' }),
+    data: t.field({ type: 'JSONObject', required: false, description: 'Values for the template documents’ {{data:PATH}} tags, as jumpstartEnvelope’s data; checked against the tags now.' }),
+    missingData: t.field({ type: MissingDataMode, required: false, description: 'refuse (default): every path the tags read must be in data; blank: missing values are left blank.' }),
   }),
 });
 
@@ -92,7 +96,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, context) =>
       createPublicLink(context, {
         templateId: String(args.templateId),
-        input: withIsoExpiry(withoutNulls(args.input, { opaque: ['prefill'] }) as Record<string, unknown>),
+        input: withIsoExpiry(withoutNulls(args.input, { opaque: ['prefill', 'data'] }) as Record<string, unknown>),
         idempotencyKey: context.idempotencyKey,
       }),
   }),

@@ -4,7 +4,7 @@ import { createTemplate, deleteTemplate, updateTemplate } from '../../domain/tem
 import { builder } from '../builder.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
 import { connectionNodesOf, nested, selectionOf, templateIncludeOf } from '../selection.ts';
-import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
+import { DeletedPayload, keysetConnection, MissingDataMode, pageArgs } from './common.ts';
 import { documentMutations, DocumentType } from './document.ts';
 import { GRAPHQL_OWNERS } from './owner.ts';
 import { fieldMutations, FieldType } from './field.ts';
@@ -182,6 +182,8 @@ const JumpstartEnvelopeInput = builder.inputType('JumpstartEnvelopeInput', {
     reminderBeforeExpirationDays: t.int({ required: false, description: '0–30, default 0.' }),
     context: t.field({ type: 'JSONObject', required: false }),
     recipients: t.field({ type: [JumpstartRecipientInput], required: false, description: 'At most one entry per role.' }),
+    data: t.field({ type: 'JSONObject', required: false, description: 'Values for the template documents’ {{data:PATH}} tags, drawn into the envelope’s documents (README "Data merge").' }),
+    missingData: t.field({ type: MissingDataMode, required: false, description: 'refuse (default): a data tag whose path data lacks refuses the jumpstart (Request.Invalid listing every missing path); blank: it is left blank.' }),
   }),
 });
 
@@ -204,14 +206,14 @@ builder.mutationField('jumpstartEnvelope', (t) =>
       if (args.dryRun) {
         const { envelope, ...dryRun } = await dryRunJumpstart(context, {
           templateId: String(args.templateId),
-          input: withoutNulls(args.input ?? {}, { opaque: JSON_VALUE_KEYS }),
+          input: withoutNulls(args.input ?? {}, { opaque: [...JSON_VALUE_KEYS, 'data'] }),
           read: (inside, envelopeId) => readEnvelope(inside, envelopeId, JUMPSTARTED_ENVELOPE_INCLUDE),
         });
         return { ...envelope, dryRun };
       }
       return jumpstartEnvelope(context, {
         templateId: String(args.templateId),
-        input: withoutNulls(args.input ?? {}, { opaque: JSON_VALUE_KEYS }),
+        input: withoutNulls(args.input ?? {}, { opaque: [...JSON_VALUE_KEYS, 'data'] }),
         idempotencyKey: context.idempotencyKey,
       });
     },

@@ -37,8 +37,8 @@ async function sourceOf({ request, nodeRequest }: RestRequest): Promise<BulkSend
 
 const BULK_SEND_DESCRIPTION = `One envelope per row, made from the template as a jumpstart makes one and sent, by a background job.
 
-JSON: \`{ name?, skipInvalidRows?, rows: [ { recipients: [ { identifier, agents } ], name?, context?, values?: { <fieldIdentifier>: <value> } } ] }\`.
-Or \`multipart/form-data\` with a CSV file in \`csv\` (UTF-8, optional byte order mark, a header row, RFC 4180 quoting) whose columns are \`<role identifier>.name\`, \`.email\`, \`.phone\`, \`.locale\`, \`envelope.name\` and \`field.<identifier>\`; \`name\` and \`skipInvalidRows\` as text fields.
+JSON: \`{ name?, skipInvalidRows?, missingData?, rows: [ { recipients: [ { identifier, agents } ], name?, context?, values?: { <fieldIdentifier>: <value> }, data?: { … } } ] }\`: each row's \`data\` fills the template documents' \`{{data:PATH}}\` tags as a jumpstart's does (README "Data merge"); a row lacking a tag's path is invalid unless \`missingData\` is \`"blank"\`.
+Or \`multipart/form-data\` with a CSV file in \`csv\` (UTF-8, optional byte order mark, a header row, RFC 4180 quoting) whose columns are \`<role identifier>.name\`, \`.email\`, \`.phone\`, \`.locale\`, \`envelope.name\`, \`field.<identifier>\` and \`data.<path>\` (a data value: \`data.customer.name\`, a list item \`data.items[0].name\`); \`name\`, \`skipInvalidRows\` and \`missingData\` as text fields.
 
 At most 1,000 rows (\`BulkSend.TooManyRows\`). A CSV file is read only up to its limits (1,250 columns, 10,000 characters a field, 100,000 a record, 1,101 records with blank lines; no U+0000 or lone surrogates). Every row is checked first: with one invalid row nothing is created and \`Request.Invalid\` lists the invalid rows by index in \`context.rows\` (the first 100; \`context.rowsOmitted\` counts the rest), unless \`skipInvalidRows\` is true (the invalid rows are then recorded as failed). Follow the progress with \`GET /bulk-sends/{id}\`.`;
 
@@ -62,7 +62,7 @@ export const bulkSendRoutes: RestRoute[] = [
       },
       multipart: { filePart: 'csv', fields: createBulkSendCsvFields, fileDescription: 'The rows as CSV (UTF-8, header row, RFC 4180), at most 2 MB.' },
       isIdempotent: true,
-      errors: ['Template.NotFound', 'Template.NotReady', 'BulkSend.TooManyRows', 'Request.PayloadTooLarge', 'Request.IdempotencyKeyReused'],
+      errors: ['Template.NotFound', 'Template.NotReady', 'Template.DataTagsInvalid', 'BulkSend.TooManyRows', 'Request.PayloadTooLarge', 'Request.IdempotencyKeyReused'],
     },
     async handler(request) {
       const source = await sourceOf(request);

@@ -16,10 +16,10 @@ export const publicLinkRoutes: RestRoute[] = [
     doc: {
       summary: 'Make a public link to a template',
       description:
-        'The visitor becomes `role` (a signer or delegator of the template’s first turn that is not fixed); every other role gets the template’s person. `verifyEmail` (default true) mails the visitor a 6-digit code to enter before anything is made. `maxUses` caps the envelopes made, exactly; `expiresAt` ends the link; `redirectUrl` is where the signing page goes after signing; `prefill` holds field values by field identifier. Accepts `Idempotency-Key`.',
+        'The visitor becomes `role` (a signer or delegator of the template’s first turn that is not fixed); every other role gets the template’s person. `verifyEmail` (default true) mails the visitor a 6-digit code to enter before anything is made. `maxUses` caps the envelopes made, exactly; `expiresAt` ends the link; `redirectUrl` is where the signing page goes after signing; `prefill` holds field values by field identifier; `data` fills the template documents\' `{{data:PATH}}` tags in every envelope the link makes (README "Data merge"; checked now: every missing path is listed as `Request.Invalid` unless `missingData` is `"blank"`). Accepts `Idempotency-Key`.',
       body: { schema: createPublicLinkInput, example: { role: 'client', name: 'Membership form', maxUses: 100, verifyEmail: true } },
       isIdempotent: true,
-      errors: ['Template.NotFound', 'Template.NotReady', 'PublicLink.RoleNotUsable'],
+      errors: ['Template.NotFound', 'Template.NotReady', 'Template.DataTagsInvalid', 'PublicLink.RoleNotUsable'],
     },
     async handler({ request, params, context }) {
       return { publicLink: await createPublicLink(context, { templateId: params.templateId, input: await readJsonObject(request), idempotencyKey: context.idempotencyKey }) };

@@ -22,11 +22,15 @@ export const templateRoutes: RestRoute[] = [
       description:
         'Answers `{ envelopeId }`. With `?dryRun=true` nothing is made (no envelope, no audit event, nothing stored; `Idempotency-Key` is not used) and the answer is ' +
         '`{ dryRun: { envelope, wouldSend, problems, plan } }`: the envelope the jumpstart would make now, as `GET /envelopes/{id}` would show it with everything included (its ids exist nowhere), ' +
-        'and what sending it would do, as `PUT /envelopes/{id}/send?dryRun=true` answers. Refused exactly as the jumpstart would be.',
-      body: { schema: jumpstartInput, example: { name: 'NDA with Ada', recipients: [{ identifier: 'client', agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] }] } },
+        'and what sending it would do, as `PUT /envelopes/{id}/send?dryRun=true` answers. Refused exactly as the jumpstart would be. ' +
+        '`data` fills the template documents\' `{{data:PATH}}` tags (README "Data merge"): the values are drawn into the envelope\'s copies and the tags removed before the envelope is made; a tag whose path `data` lacks refuses the jumpstart (`Request.Invalid` listing every missing path as `data.…`) unless `missingData` is `"blank"`.',
+      body: {
+        schema: jumpstartInput,
+        example: { name: 'NDA with Ada', recipients: [{ identifier: 'client', agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] }], data: { customer: { name: 'Ada Lovelace' }, items: [{ name: 'Consulting' }] } },
+      },
       query: [{ name: 'dryRun', description: 'true: answer the envelope the jumpstart would make, without making it.', schema: { type: 'boolean', default: false } }],
       isIdempotent: true,
-      errors: ['Template.NotReady', 'Jumpstart.UnknownRecipient', 'Jumpstart.DuplicateRecipient', 'Envelope.CapacityExceeded', 'Request.IdempotencyKeyReused'],
+      errors: ['Template.NotReady', 'Template.DataTagsInvalid', 'Jumpstart.UnknownRecipient', 'Jumpstart.DuplicateRecipient', 'Envelope.CapacityExceeded', 'Request.IdempotencyKeyReused'],
     },
     async handler({ request, url, params, context }) {
       if (booleanQuery(url, 'dryRun')) {
