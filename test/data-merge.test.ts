@@ -18,10 +18,10 @@ import { uploadTemplateDocument } from './helpers/templates.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
 
 /*
- * Data merge (README "Data merge"). The fixture is not LibreOffice-made (LibreOffice is not
- * installed here): it is built with pdf-lib and Noto Sans from @fontsource/noto-sans, embedded as
- * TrueType subsets with Identity-H two-byte codes, as word processors write them, with Turkish
- * text around the tags.
+ * Data merge (README "Data merge"). Most cases build their fixture with pdf-lib and Noto Sans from
+ * @fontsource/noto-sans, embedded as TrueType subsets with Identity-H two-byte codes, with Turkish
+ * text around the tags; one runs on a LibreOffice Writer export (test/fixtures/libreoffice/, its
+ * source and how it was made beside it): WinAnsi subsets, a tag split across a bold run.
  */
 
 let app: TestApp;
@@ -148,6 +148,36 @@ describe('data merge through jumpstart', () => {
     const sealedText = textOf(sealed, 'sealed.pdf');
     expectMerged(sealedText);
     expect(pdfsig(path.join(directory, 'sealed.pdf'))).toContain('Signature Validation: Signature is Valid.');
+  });
+
+  it('a LibreOffice Writer export with Turkish text: merged, tags gone (one split across a bold run), sealed; pdftotext and pdfsig agree', async () => {
+    const team = await seedTeam(app);
+    const made = await template(team, new Uint8Array(fs.readFileSync(path.join(import.meta.dirname, 'fixtures/libreoffice/data-merge.pdf'))));
+    const answer = await restClient(app, team.apiKey).post(`/envelopes/jumpstart/${made.templateId}`, { recipients: buyer, data: fullData });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const envelopeId = answer.body.payload.envelopeId;
+    const full = await envelopeOf(team, envelopeId);
+    expect((await restClient(app, team.apiKey).put(`/envelopes/${envelopeId}/send`)).status).toBe(200);
+    const signed = await signAndComplete(app, await tokenFor(app, envelopeId, full.recipients[0].id));
+    expect(signed.errors, JSON.stringify(signed.errors)).toBeUndefined();
+    const { blobStore, seal, auditKey, clock, config, pdfWorkers } = app.dependencies;
+    const worker = createOutboxWorker({
+      em: app.orm.em,
+      clock,
+      logger: createLogger('silent'),
+      payloadMatch: { teamId: team.teamId },
+      handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })]]),
+    });
+    expect(await worker.drain()).toBeGreaterThanOrEqual(1);
+    const sealed = await documentBytes(team, envelopeId, full.documents[0].id);
+    const text = textOf(sealed, 'libreoffice-sealed.pdf');
+    for (const value of ['Ayşe Yılmaz-Öztürk', 'İzmir', '1.234,50', '3 Mart 2027', 'Çay makinesi', 'Şeker ğ ı İ']) expect(text).toContain(value);
+    // The producer's own text around the tags is intact; no piece of a tag is left.
+    for (const kept of ['KİRA SÖZLEŞMESİ', 'Kiracı:', 'şubesi, ığüşöç İĞÜŞÖÇ', 'Aylık kira:', 'Başlangıç tarihi:']) expect(text).toContain(kept);
+    expect(text).not.toContain('{{');
+    expect(text).not.toContain('data:');
+    expect(text).not.toContain('format=');
+    expect(pdfsig(path.join(directory, 'libreoffice-sealed.pdf'))).toContain('Signature Validation: Signature is Valid.');
   });
 
   it('GraphQL: jumpstartEnvelope takes data and merges it the same way', async () => {
