@@ -308,3 +308,87 @@ describe('webhooks', () => {
     expect(created.body.payload.webhook.eventTypes).toEqual(['recipient.approved']);
   });
 });
+
+describe('the sender’s read of approvals', () => {
+  const RECIPIENTS_QUERY = `query($id: ID!, $r: ID!) {
+    envelope(id: $id) { recipients { id approvals { agentId name approvedAt comment } } }
+    recipient(envelopeId: $id, recipientId: $r) { approvals { agentId name approvedAt comment } }
+  }`;
+
+  it('lists each approval of an approver role (who, the person’s name, when, the comment) on both faces; other types and template roles have none', async () => {
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: people(3) }, { identifier: 'ceo', order: 2 }] });
+    const rest = restClient(app, team.apiKey);
+    const graphql = graphqlClient(app, team.apiKey);
+    expect((await rest.put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const [first] = await invitationsOf(app, built.envelopeId);
+    const board = built.recipients.board;
+    const ceo = built.recipients.ceo;
+
+    // None yet: an empty list, not a missing key.
+    const before = await rest.get(`/envelopes/${built.envelopeId}/recipients/${board}`);
+    expect(before.body.payload.recipient.approvals).toEqual([]);
+
+    expect((await signingClient(app, first.token)(APPROVE_MUTATION, { comment: 'Budget checked' })).errors).toBeUndefined();
+    const approvedAt = (await listAuditEvents(app.orm.em.fork(), built.envelopeId)).find((event) => event.type === 'recipient.approved')!.at;
+    const expected = [{ agentId: first.agentId, name: first.to.name, approvedAt: expect.any(String), comment: 'Budget checked' }];
+
+    const list = (await rest.get(`/envelopes/${built.envelopeId}/recipients`)).body.payload.recipients;
+    expect(list.find((recipient: any) => recipient.id === board).approvals).toEqual(expected);
+    expect(list.find((recipient: any) => recipient.id === ceo).approvals).toEqual([]);
+    const one = (await rest.get(`/envelopes/${built.envelopeId}/recipients/${board}`)).body.payload.recipient;
+    expect(one.approvals).toEqual(expected);
+    expect(first.to.name).toBe('Board member 0');
+    // The approval's moment, as the trail has it (to the millisecond the answers carry).
+    expect(new Date(one.approvals[0].approvedAt).getTime()).toBe(new Date(approvedAt).getTime());
+    const withEnvelope = (await rest.get(`/envelopes/${built.envelopeId}?includeRecipients=true`)).body.payload.recipients;
+    expect(withEnvelope.find((recipient: any) => recipient.id === board).approvals).toEqual(one.approvals);
+
+    const viaGraphql = await graphql(RECIPIENTS_QUERY, { id: built.envelopeId, r: board });
+    expect(viaGraphql.errors, JSON.stringify(viaGraphql.errors)).toBeUndefined();
+    expect(viaGraphql.data.envelope.recipients).toEqual([
+      { id: board, approvals: one.approvals },
+      { id: ceo, approvals: [] },
+    ]);
+    expect(viaGraphql.data.recipient.approvals).toEqual(one.approvals);
+
+    // A template's roles collect no approvals: their reads have no such key.
+    const ready = await createReadyTemplate(app, team.apiKey);
+    await rest.post(`/templates/${ready.templateId}/recipients`, { recipient: { type: 'approver', identifier: 'board', roleName: 'Board', quorum: 1 } });
+    const roles = (await rest.get(`/templates/${ready.templateId}`)).body.payload.template.recipients;
+    expect(roles.length).toBeGreaterThan(0);
+    for (const role of roles) expect(role).not.toHaveProperty('approvals');
+  });
+});
+
+describe('resending an invitation', () => {
+  const RESEND_MUTATION = `mutation($e: ID!, $r: ID!, $a: ID) { resendInvitation(envelopeId: $e, recipientId: $r, agentId: $a) { agentId channel } }`;
+
+  it('is refused for an approver’s agent that already approved (Signing.AlreadyApproved, both faces; nothing sent, no link dies), and works for the others', async () => {
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: people(2) }, { identifier: 'ceo', order: 2 }] });
+    const rest = restClient(app, team.apiKey);
+    const graphql = graphqlClient(app, team.apiKey);
+    expect((await rest.put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
+    const [first, second] = await invitationsOf(app, built.envelopeId);
+    expect((await signingClient(app, first.token)(APPROVE_MUTATION)).errors).toBeUndefined();
+
+    const named = await rest.post(`/envelopes/${built.envelopeId}/recipients/${built.recipients.board}/resend`, { agentId: first.agentId });
+    expect(named.status, JSON.stringify(named.body)).toBe(409);
+    expect(named.body.error).toMatchObject({ name: 'Signing.AlreadyApproved', context: { recipientId: built.recipients.board, agentId: first.agentId } });
+    // The role's first agent is the default, and it approved.
+    const byDefault = await rest.post(`/envelopes/${built.envelopeId}/recipients/${built.recipients.board}/resend`, {});
+    expect(byDefault.status).toBe(409);
+    expect(byDefault.body.error.name).toBe('Signing.AlreadyApproved');
+    const viaGraphql = await graphql(RESEND_MUTATION, { e: built.envelopeId, r: built.recipients.board, a: first.agentId });
+    expect(firstErrorName(viaGraphql)).toBe('Signing.AlreadyApproved');
+    expect(await invitationsOf(app, built.envelopeId)).toHaveLength(2);
+    expect((await signingClient(app, first.token)(SESSION_QUERY)).errors).toBeUndefined();
+    const trail = await listAuditEvents(app.orm.em.fork(), built.envelopeId);
+    expect(trail.filter((event) => event.type === 'invitation.resent')).toEqual([]);
+
+    // The agent still to approve gets its invitation again.
+    const resent = await graphql(RESEND_MUTATION, { e: built.envelopeId, r: built.recipients.board, a: second.agentId });
+    expect(resent.errors, JSON.stringify(resent.errors)).toBeUndefined();
+    expect(resent.data.resendInvitation).toMatchObject({ agentId: second.agentId, channel: 'email' });
+    expect((await invitationsOf(app, built.envelopeId)).map((invitation) => invitation.agentId)).toEqual([first.agentId, second.agentId, second.agentId]);
+  });
+});

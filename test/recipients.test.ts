@@ -114,6 +114,7 @@ describe('adding recipients', () => {
               info: { name: 'Hana Host', email: 'hana@example.com', phone: null, locale: null, phoneContactMethod: null },
             },
           ],
+          approvals: [],
           activatedAt: null,
           completedAt: null,
           delegatedAt: null,

@@ -126,6 +126,14 @@ export type ReadDatabase = {
     snapshot: Json;
     revoked_at: Timestamp | null;
   };
+  approval: {
+    id: string;
+    created_at: Timestamp;
+    recipient_id: string;
+    agent_id: string;
+    person_index: number;
+    comment: string | null;
+  };
   signing_token: {
     id: string;
     recipient_id: string;

@@ -6,6 +6,7 @@ import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import { teamEnvelopes } from '../envelope/team-envelope.ts';
 import { isoTimestamp, readOwnerChild, readOwnerChildItem, type ReadDb, type Slot } from '../read-model.ts';
 import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
+import { agentPersonSql } from '../recipient/agent-people.ts';
 import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { TemplateNotFoundError } from '../template/template.errors.ts';
@@ -72,10 +73,15 @@ export type RecipientCoreData = {
   delegatedById: string | null;
 };
 
+/** One agent's approval of an approver role: who stands behind the agent (the person who approved), when, and their comment. */
+export type RecipientApprovalData = { agentId: string; name: string | null; approvedAt: string; comment: string | null };
+
 /** A recipient of an envelope. */
 export type RecipientData = RecipientCoreData & {
   /** Present when `agents` was asked for. */
   agents?: AgentData[];
+  /** An approver role's approvals so far, oldest first; empty for every other type. */
+  approvals: RecipientApprovalData[];
   activatedAt: string | null;
   completedAt: string | null;
   delegatedAt: string | null;
@@ -216,6 +222,23 @@ function agentsOf(eb: AnyEb, recipientId: string) {
 }
 
 /**
+ * The approvals of the recipient `recipientId`, oldest first (only an approver role has any). The
+ * name is the person of the agent who approved (a group agent's approving person), as
+ * agent-people.ts says who an agent stands for.
+ */
+function approvalsOf(eb: AnyEb, recipientId: string) {
+  const name = sql<string | null>`${agentPersonSql('approving_agent', 'ap.person_index')} ->> 'name'`;
+  return eb
+    .selectFrom('approval as ap')
+    .innerJoin('agent as approving_agent', 'approving_agent.id', 'ap.agent_id')
+    .select(
+      sql<RecipientApprovalData[]>`coalesce(json_agg((select approval_row from (select ap.agent_id as "agentId", ${name} as name,
+          ${isoTimestamp(sql`ap.created_at`)} as "approvedAt", ap.comment) approval_row) order by ap.created_at, ap.id), '[]'::json)`.as('approvals'),
+    )
+    .whereRef('ap.recipient_id', '=', recipientId);
+}
+
+/**
  * A recipient row's columns under `alias`: the keys both owners share, then the owner's own (an
  * envelope recipient's agents and progress, a template role's pre-assignment).
  */
@@ -226,6 +249,7 @@ function recipientColumns(eb: AnyEb, kind: OwnerKind, alias: string, include: Pi
     kind === 'envelope'
       ? [
           ...(include.agents ? [['agents', () => agentsOf(eb, `${alias}.id`)] as Column] : []),
+          ['approvals', () => approvalsOf(eb, `${alias}.id`)],
           ['activatedAt', timestamp('activated_at')],
           ['completedAt', timestamp('completed_at')],
           ['delegatedAt', timestamp('delegated_at')],

@@ -9,10 +9,10 @@ import { isEmbedded, type AgentInfo } from '../recipient/agent.entity.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
-import { EnvelopeRemindTooSoonError, SigningEmbeddedAgentError } from './signing.errors.ts';
+import { EnvelopeRemindTooSoonError, SigningAlreadyApprovedError, SigningEmbeddedAgentError } from './signing.errors.ts';
 import { ensureSentAndOpen, findActingRecipient, findAgentOf } from './sender-turn.ts';
 import { peopleOf } from '../recipient/agent-people.ts';
-import { apiKeyWorkflow, inviteRecipient, recordEvent } from './workflow.ts';
+import { agentsWhoApproved, apiKeyWorkflow, inviteRecipient, recordEvent } from './workflow.ts';
 
 /*
  * The sender's nudges (issue 24): remind everyone whose turn it is now, and send one agent's
@@ -94,7 +94,8 @@ export type ResentData = { recipientId: string; agentId: string; channel: Messag
  * sent. The correction changes the agent's send-time snapshot (and its inline info), not a
  * contact or team user it came from: the address book is not this envelope's to edit. Recorded as
  * `invitation.resent` (the links that died, the old and new address) and `invitation.queued`.
- * Refused: `Signing.EmbeddedAgent` (never mailed), `Signing.NotYourTurn`,
+ * Refused: `Signing.EmbeddedAgent` (never mailed), `Signing.AlreadyApproved` (an approver's agent
+ * who approved: nothing is left for it to do), `Signing.NotYourTurn`,
  * `Signing.RecipientCompleted`, `Envelope.NotSent`, `Envelope.Closed`, and `Envelope.RemindTooSoon`
  * for a resend to the same address within `REMIND_INTERVAL_MINUTES` of the last (a corrected
  * address is never held back: nothing useful reached the old one).
@@ -116,6 +117,8 @@ export async function resendInvitation(context: ServiceContext, options: { envel
     if (!agent || people.length === 0) {
       throw new InvalidRequestError([{ path: 'agentId', message: input.agentId === undefined ? 'the recipient has no agent to invite' : 'is not an agent of this recipient' }]);
     }
+    // An approver's agent who approved has nothing left to do (inviteRecipient's rule for reminders too).
+    if ((await agentsWhoApproved(em, recipient)).has(agent.id)) throw new SigningAlreadyApprovedError(recipient.id, agent.id);
     if (people.some(isEmbedded)) throw new SigningEmbeddedAgentError(recipient.id, agent.id);
     const correcting = input.email !== undefined || input.phone !== undefined;
     // A group agent is several people; which one's address was wrong would be a guess.

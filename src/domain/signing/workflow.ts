@@ -104,6 +104,16 @@ export function signingLink(publicUrl: string, token: string): string {
  */
 export type QueuedMessage = { recipientId: string; agentId: string; personIndex: number; channel: MessageChannel };
 
+/**
+ * The agents of an approver role who already approved it (none for any other type). They have
+ * nothing left to do: no reminder (scheduled or the sender's) and no resent invitation reaches
+ * them. The one place that rule is read, by inviteRecipient and resendInvitation alike.
+ */
+export async function agentsWhoApproved(em: EntityManager, recipient: Recipient): Promise<Set<string>> {
+  if (recipient.type !== 'approver') return new Set();
+  return new Set((await em.find(Approval, { recipient })).map((approval) => approval.agent.id));
+}
+
 export async function inviteRecipient(
   workflow: Workflow,
   recipient: Recipient,
@@ -111,9 +121,9 @@ export async function inviteRecipient(
 ): Promise<QueuedMessage[]> {
   // A resend names one agent of the role; every other path invites all of its live agents.
   const live = options.agent ? [options.agent] : await workflow.em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
-  // An approver's agent that approved has nothing left to do: no reminder for it.
-  const approved = options.reminderWindow && recipient.type === 'approver' ? new Set((await workflow.em.find(Approval, { recipient })).map((approval) => approval.agent.id)) : null;
-  const agents = approved ? live.filter((agent) => !approved.has(agent.id)) : live;
+  // An approver's agent that approved has nothing left to do: no reminder or resend for it.
+  const approved = options.reminderWindow !== undefined || options.resend ? await agentsWhoApproved(workflow.em, recipient) : new Set<string>();
+  const agents = live.filter((agent) => !approved.has(agent.id));
   const envelope = await workflow.em.findOneOrFail(Envelope, { id: workflow.envelopeId });
   const queued: QueuedMessage[] = [];
   for (const agent of agents) {

@@ -4,6 +4,7 @@ import {
   type AgentData,
   type AgentInfoData,
   type AgentNotificationData,
+  type RecipientApprovalData,
   type RecipientCoreData,
   type RecipientData,
 } from '../../domain/owner/owner.read.ts';
@@ -88,6 +89,16 @@ const AgentType = builder.objectRef<AgentData>('Agent').implement({
   }),
 });
 
+const RecipientApprovalType = builder.objectRef<RecipientApprovalData>('RecipientApproval').implement({
+  description: 'One agent’s approval of an approver role.',
+  fields: (t) => ({
+    agentId: t.exposeID('agentId', { description: 'The agent who approved (each agent counts once towards the quorum).' }),
+    name: t.string({ nullable: true, description: 'The person who approved for the agent (a contact group’s member who did).', resolve: (approval) => approval.name }),
+    approvedAt: t.field({ type: 'DateTime', resolve: (approval) => approval.approvedAt }),
+    comment: t.string({ nullable: true, resolve: (approval) => approval.comment }),
+  }),
+});
+
 /** The fields every recipient type has, an envelope's `Recipient` and a template's `TemplateRecipient`. */
 export function recipientKeyFields<Shape extends RecipientCoreData>(t: PothosSchemaTypes.ObjectFieldBuilder<Types, Shape>, identifierDescription: string) {
   return {
@@ -109,6 +120,11 @@ export const RecipientTypeRef = builder.objectRef<RecipientData>('Recipient').im
   fields: (t) => ({
     ...recipientKeyFields(t, 'Your stable slug for the role, unique in the envelope.'),
     agents: t.field({ type: [AgentType], resolve: (recipient) => nested(recipient.agents, 'Recipient.agents') }),
+    approvals: t.field({
+      type: [RecipientApprovalType],
+      description: 'An approver role’s approvals so far, oldest first; empty for every other type.',
+      resolve: (recipient) => nested(recipient.approvals, 'Recipient.approvals'),
+    }),
     activatedAt: t.field({ type: 'DateTime', nullable: true, resolve: (recipient) => recipient.activatedAt }),
     completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (recipient) => recipient.completedAt }),
     delegatedAt: t.field({ type: 'DateTime', nullable: true, resolve: (recipient) => recipient.delegatedAt }),

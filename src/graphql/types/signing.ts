@@ -172,7 +172,7 @@ builder.mutationFields((t) => ({
     }),
     nullable: true,
     description:
-      'Reminds now every person whose turn it is and who has not completed (REST: POST /envelopes/{id}/remind); embedded people are skipped. At most once an hour per envelope (Envelope.RemindTooSoon with context.retryAfterSeconds).',
+      'Reminds now every person whose turn it is and who has not completed (REST: POST /envelopes/{id}/remind); approvers’ agents that approved and embedded people are skipped. At most once an hour per envelope (Envelope.RemindTooSoon with context.retryAfterSeconds).',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, context) => remindEnvelope(context, { envelopeId: String(args.id) }),
   }),
@@ -188,7 +188,7 @@ builder.mutationFields((t) => ({
     }),
     nullable: true,
     description:
-      'Sends an agent’s invitation again (REST: POST /envelopes/{id}/recipients/{rid}/resend), optionally to a corrected email or phone: the old links die (Signing.InvalidToken), a new one is sent. Signing.EmbeddedAgent for an embedded person; Envelope.RemindTooSoon for the same address within an hour.',
+      'Sends an agent’s invitation again (REST: POST /envelopes/{id}/recipients/{rid}/resend), optionally to a corrected email or phone: the old links die (Signing.InvalidToken), a new one is sent. Signing.EmbeddedAgent for an embedded person; Signing.AlreadyApproved for an approver’s agent that already approved; Envelope.RemindTooSoon for the same address within an hour.',
     args: {
       envelopeId: t.arg.id({ required: true }),
       recipientId: t.arg.id({ required: true }),

@@ -91,7 +91,7 @@ export const envelopeRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId',
-    doc: { summary: 'Read an envelope', description: 'Answers a strong `ETag`; `If-None-Match` with it gives 304 and no body.', payload: { type: 'object', properties: { envelope: { $ref: '#/components/schemas/Envelope' }, documents: { type: 'array' }, recipients: { type: 'array' }, fields: { type: 'array' } }, required: ['envelope'] }, query: [{ name: 'includeDocuments', description: 'Add the documents.', schema: { type: 'boolean' } }, { name: 'includeRecipients', description: 'Add the recipients with their agents.', schema: { type: 'boolean' } }, { name: 'includeFields', description: 'Add the fields with their views.', schema: { type: 'boolean' } }] },
+    doc: { summary: 'Read an envelope', description: 'Answers a strong `ETag`; `If-None-Match` with it gives 304 and no body.', payload: { type: 'object', properties: { envelope: { $ref: '#/components/schemas/Envelope' }, documents: { type: 'array' }, recipients: { type: 'array' }, fields: { type: 'array' } }, required: ['envelope'] }, query: [{ name: 'includeDocuments', description: 'Add the documents.', schema: { type: 'boolean' } }, { name: 'includeRecipients', description: 'Add the recipients with their agents and approvals (an approver role’s, else empty).', schema: { type: 'boolean' } }, { name: 'includeFields', description: 'Add the fields with their views.', schema: { type: 'boolean' } }] },
     async handler({ request, url, params, context }) {
       const include = {
         documents: booleanQuery(url, 'includeDocuments'),

@@ -18,6 +18,10 @@ async function readRecipientBody(request: RestHttpRequest): Promise<unknown> {
   return body.recipient;
 }
 
+/** What an envelope recipient's read adds for approver roles (README, approvers). */
+const APPROVALS_NOTE =
+  'Each recipient has its agents and `approvals`: for an approver role, `[{ agentId, name, approvedAt, comment }]`, one per agent that approved, oldest first (`name` is the person who approved); empty for every other type.';
+
 const BOUND_ERRORS = ['Recipient.HostRecipientBound', 'Recipient.DelegatorRecipientBound'];
 
 /** The interface spec (docs/reference/interface-spec.md) §4.3, §4.7 and docs/reference/contract.md §5: recipients of an envelope, roles of a template. */
@@ -48,7 +52,7 @@ export const recipientRoutes = ownerContentRoutes([
   {
     method: 'GET',
     path: '/recipients',
-    docs: { envelope: { summary: 'List an envelope’s recipients' } },
+    docs: { envelope: { summary: 'List an envelope’s recipients', description: APPROVALS_NOTE } },
     async handler({ params, context }) {
       return { recipients: await readRecipients(context, { owner: ownerInPath(params) }) };
     },
@@ -56,7 +60,7 @@ export const recipientRoutes = ownerContentRoutes([
   {
     method: 'GET',
     path: '/recipients/:recipientId',
-    docs: { envelope: { summary: 'Read a recipient' } },
+    docs: { envelope: { summary: 'Read a recipient', description: APPROVALS_NOTE } },
     async handler({ params, context }) {
       return { recipient: await readRecipient(context, { owner: ownerInPath(params), recipientId: params.recipientId }) };
     },

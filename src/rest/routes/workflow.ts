@@ -77,7 +77,7 @@ export const workflowRoutes: RestRoute[] = [
     doc: {
       summary: 'Remind everyone whose turn it is, now',
       description:
-        'Every person whose turn it is and who has not completed (signers, delegators, hosts; not embedded people, who are never mailed) is sent a reminder with a fresh link. ' +
+        'Every person whose turn it is and who has not completed (signers, delegators, hosts, approvers’ agents that have not approved; not embedded people, who are never mailed) is sent a reminder with a fresh link. ' +
         'At most once an hour per envelope (`Envelope.RemindTooSoon`, `Retry-After`). Answers who was reminded, by which channel. Recorded as `reminder.requested`.',
       errors: ['Envelope.NotSent', 'Envelope.Closed', 'Envelope.Busy', 'Envelope.RemindTooSoon'],
     },
@@ -93,9 +93,9 @@ export const workflowRoutes: RestRoute[] = [
       description:
         'For the agent named (default: the role’s first) of a recipient whose turn it is: its invitation links die (they answer `Signing.InvalidToken`) and a new link is sent. ' +
         '`email` / `phone` correct the person’s address on this envelope (not the contact it came from). ' +
-        'The same address again at most once an hour per agent (`Envelope.RemindTooSoon`); a corrected address at any time. Embedded people are refused (`Signing.EmbeddedAgent`). Recorded as `invitation.resent` and `invitation.queued`.',
+        'The same address again at most once an hour per agent (`Envelope.RemindTooSoon`); a corrected address at any time. Embedded people are refused (`Signing.EmbeddedAgent`), and so is an approver’s agent that already approved (`Signing.AlreadyApproved`). Recorded as `invitation.resent` and `invitation.queued`.',
       body: { schema: resendInput, example: { email: 'tom.tenant@example.com' }, required: false },
-      errors: ['Envelope.NotSent', 'Envelope.Closed', 'Envelope.Busy', 'Envelope.RemindTooSoon', 'Signing.NotYourTurn', 'Signing.RecipientCompleted', 'Signing.EmbeddedAgent'],
+      errors: ['Envelope.NotSent', 'Envelope.Closed', 'Envelope.Busy', 'Envelope.RemindTooSoon', 'Signing.NotYourTurn', 'Signing.RecipientCompleted', 'Signing.EmbeddedAgent', 'Signing.AlreadyApproved'],
     },
     async handler({ request, params, context }) {
       return resendInvitation(context, { envelopeId: params.envelopeId, recipientId: params.recipientId, input: await readJsonObject(request) });
