@@ -137,7 +137,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** List an envelope’s recipients */
+        /**
+         * List an envelope’s recipients
+         * @description Each recipient has its agents and `approvals`: for an approver role, `[{ agentId, name, approvedAt, comment }]`, one per agent that approved, oldest first (`name` is the person who approved); empty for every other type.
+         */
         get: operations["getEnvelopesByEnvelopeIdRecipients"];
         put?: never;
         /**
@@ -158,7 +161,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Read a recipient */
+        /**
+         * Read a recipient
+         * @description Each recipient has its agents and `approvals`: for an approver role, `[{ agentId, name, approvedAt, comment }]`, one per agent that approved, oldest first (`name` is the person who approved); empty for every other type.
+         */
         get: operations["getEnvelopesByEnvelopeIdRecipientsByRecipientId"];
         put?: never;
         post?: never;
@@ -857,7 +863,7 @@ export type paths = {
         put?: never;
         /**
          * Remind everyone whose turn it is, now
-         * @description Every person whose turn it is and who has not completed (signers, delegators, hosts; not embedded people, who are never mailed) is sent a reminder with a fresh link. At most once an hour per envelope (`Envelope.RemindTooSoon`, `Retry-After`). Answers who was reminded, by which channel. Recorded as `reminder.requested`.
+         * @description Every person whose turn it is and who has not completed (signers, delegators, hosts, approvers’ agents that have not approved; not embedded people, who are never mailed) is sent a reminder with a fresh link. At most once an hour per envelope (`Envelope.RemindTooSoon`, `Retry-After`). Answers who was reminded, by which channel. Recorded as `reminder.requested`.
          */
         post: operations["postEnvelopesByEnvelopeIdRemind"];
         delete?: never;
@@ -877,7 +883,7 @@ export type paths = {
         put?: never;
         /**
          * Send an invitation again, optionally to a corrected address
-         * @description For the agent named (default: the role’s first) of a recipient whose turn it is: its invitation links die (they answer `Signing.InvalidToken`) and a new link is sent. `email` / `phone` correct the person’s address on this envelope (not the contact it came from). The same address again at most once an hour per agent (`Envelope.RemindTooSoon`); a corrected address at any time. Embedded people are refused (`Signing.EmbeddedAgent`). Recorded as `invitation.resent` and `invitation.queued`.
+         * @description For the agent named (default: the role’s first) of a recipient whose turn it is: its invitation links die (they answer `Signing.InvalidToken`) and a new link is sent. `email` / `phone` correct the person’s address on this envelope (not the contact it came from). The same address again at most once an hour per agent (`Envelope.RemindTooSoon`); a corrected address at any time. Embedded people are refused (`Signing.EmbeddedAgent`), and so is an approver’s agent that already approved (`Signing.AlreadyApproved`). Recorded as `invitation.resent` and `invitation.queued`.
          */
         post: operations["postEnvelopesByEnvelopeIdRecipientsByRecipientIdResend"];
         delete?: never;
@@ -1805,7 +1811,7 @@ export interface operations {
             query?: {
                 /** @description Add the documents. */
                 includeDocuments?: boolean;
-                /** @description Add the recipients with their agents. */
+                /** @description Add the recipients with their agents and approvals (an approver role’s, else empty). */
                 includeRecipients?: boolean;
                 /** @description Add the fields with their views. */
                 includeFields?: boolean;
@@ -10205,7 +10211,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Envelope.Busy`, `Envelope.Closed`, `Envelope.NotSent`, `Signing.EmbeddedAgent`, `Signing.NotYourTurn`, `Signing.RecipientCompleted` */
+            /** @description `Envelope.Busy`, `Envelope.Closed`, `Envelope.NotSent`, `Signing.AlreadyApproved`, `Signing.EmbeddedAgent`, `Signing.NotYourTurn`, `Signing.RecipientCompleted` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10214,7 +10220,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {string} */
-                            name?: "Envelope.Busy" | "Envelope.Closed" | "Envelope.NotSent" | "Signing.EmbeddedAgent" | "Signing.NotYourTurn" | "Signing.RecipientCompleted";
+                            name?: "Envelope.Busy" | "Envelope.Closed" | "Envelope.NotSent" | "Signing.AlreadyApproved" | "Signing.EmbeddedAgent" | "Signing.NotYourTurn" | "Signing.RecipientCompleted";
                         };
                     };
                 };

@@ -871,7 +871,7 @@ export type Mutation = {
   placeTemplateFields?: Maybe<PlacedFields>;
   /** Queues a delivery again, same body and id (REST: POST /webhooks/{id}/deliveries/{deliveryId}/redeliver); Webhook.Disabled for a disabled endpoint. */
   redeliverWebhookDelivery?: Maybe<WebhookDelivery>;
-  /** Reminds now every person whose turn it is and who has not completed (REST: POST /envelopes/{id}/remind); embedded people are skipped. At most once an hour per envelope (Envelope.RemindTooSoon with context.retryAfterSeconds). */
+  /** Reminds now every person whose turn it is and who has not completed (REST: POST /envelopes/{id}/remind); approvers’ agents that approved and embedded people are skipped. At most once an hour per envelope (Envelope.RemindTooSoon with context.retryAfterSeconds). */
   remindEnvelope?: Maybe<RemindResult>;
   /** Removes a contact from a group (REST: DELETE /contact-groups/{id}/members/{contactId}); ContactGroup.MemberNotFound when it is not a member. */
   removeContactGroupMember?: Maybe<ContactGroup>;
@@ -879,7 +879,7 @@ export type Mutation = {
   removeSigningAttachment?: Maybe<RemovedAttachment>;
   /** Sends a one-time code to the phone of this link’s person (SMS or WhatsApp), replacing any earlier code. Limited per person (Signing.OtpRateLimited, Signing.PhoneMessageCapReached). */
   requestSigningOtp?: Maybe<SigningOtpRequest>;
-  /** Sends an agent’s invitation again (REST: POST /envelopes/{id}/recipients/{rid}/resend), optionally to a corrected email or phone: the old links die (Signing.InvalidToken), a new one is sent. Signing.EmbeddedAgent for an embedded person; Envelope.RemindTooSoon for the same address within an hour. */
+  /** Sends an agent’s invitation again (REST: POST /envelopes/{id}/recipients/{rid}/resend), optionally to a corrected email or phone: the old links die (Signing.InvalidToken), a new one is sent. Signing.EmbeddedAgent for an embedded person; Signing.AlreadyApproved for an approver’s agent that already approved; Envelope.RemindTooSoon for the same address within an hour. */
   resendInvitation?: Maybe<ResentInvitation>;
   /** Replaces the signing secret (REST: POST /webhooks/{id}/rotate-secret); the answer shows the new one, once. The previous secret also signs for previousSecretValidSeconds (default 86400, at most 7 days; 0 ends it at once). */
   rotateWebhookSecret?: Maybe<WebhookWithSecret>;
@@ -1869,6 +1869,8 @@ export type Recipient = {
   __typename?: 'Recipient';
   activatedAt?: Maybe<Scalars['DateTime']['output']>;
   agents: Array<Agent>;
+  /** An approver role’s approvals so far, oldest first; empty for every other type. */
+  approvals: Array<RecipientApproval>;
   color: Scalars['String']['output'];
   completedAt?: Maybe<Scalars['DateTime']['output']>;
   delegatedAt?: Maybe<Scalars['DateTime']['output']>;
@@ -1885,6 +1887,17 @@ export type Recipient = {
   required: Scalars['Boolean']['output'];
   roleName: Scalars['String']['output'];
   type: RecipientType;
+};
+
+/** One agent’s approval of an approver role. */
+export type RecipientApproval = {
+  __typename?: 'RecipientApproval';
+  /** The agent who approved (each agent counts once towards the quorum). */
+  agentId: Scalars['ID']['output'];
+  approvedAt: Scalars['DateTime']['output'];
+  comment?: Maybe<Scalars['String']['output']>;
+  /** The person who approved for the agent (a contact group’s member who did). */
+  name?: Maybe<Scalars['String']['output']>;
 };
 
 /** signer: signs remotely. host: runs an in-person session. in_person_signer: signs on its host’s device. delegator: may hand its role to another person. viewer: gets the finished copy. */
