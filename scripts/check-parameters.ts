@@ -25,16 +25,6 @@ export const POSITIONAL_PARAMETER_EXCEPTIONS: Record<string, string> = {
   // The PDF inspector's inner loop over a stream's filters: called once per stream from the same
   // file, and recursively per filter; it allocates nothing per call on purpose.
   'domain/pdf/inspect/inflation.ts#inflatedSize': "the inspector's inner loop: no allocation per call",
-  // The owner read model's child selections take the Kysely expression builder first and the
-  // owner's key, include and keys after, as every Kysely helper in read-model.ts does. Left as
-  // they are for now: the attachment fields branch changes these very calls; convert after it merges.
-  'domain/owner/owner.read.ts#documentsOf': 'Kysely sub-select builder; concurrent branch (attachment fields) edits its calls',
-  'domain/owner/owner.read.ts#recipientColumns': 'Kysely sub-select builder; concurrent branch (attachment fields) edits its calls',
-  'domain/owner/owner.read.ts#recipientsOf': 'Kysely sub-select builder; concurrent branch (attachment fields) edits its calls',
-  'domain/owner/owner.read.ts#fieldColumns': 'Kysely sub-select builder; concurrent branch (attachment fields) edits its calls',
-  'domain/owner/owner.read.ts#fieldsOf': 'Kysely sub-select builder; concurrent branch (attachment fields) edits its calls',
-  'domain/owner/owner.read.ts#readInOwner': 'Kysely read helper; concurrent branch (attachment fields) edits its calls',
-  'domain/owner/owner.read.ts#readOneInOwner': 'Kysely read helper; concurrent branch (attachment fields) edits its calls',
   // As createIdempotently (change.ts) takes (context, request, create, read): the two callbacks
   // come last, written as closures at the call, after the owner and what to create.
   'domain/owner/owner.ts#createInOwner': 'owner, context, request, then the create and read callbacks (as createIdempotently)',

@@ -220,9 +220,9 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
   const timestamp = (name: keyof ReadDatabase['envelope']) => () => isoTimestamp(eb.ref(`e.${name}`) as Expression<Date | null>);
   const keys = include.keys ?? {};
   const nested: Column[] = [];
-  if (include.documents) nested.push(['documents', () => documentsOf(eb, 'envelope', 'e.id', keys.document)]);
-  if (include.recipients) nested.push(['recipients', () => recipientsOf(eb, 'envelope', 'e.id', include, keys.recipient)]);
-  if (include.fields) nested.push(['fields', () => fieldsOf(eb, 'envelope', 'e.id', include, keys.field)]);
+  if (include.documents) nested.push(['documents', () => documentsOf(eb, { kind: 'envelope', ownerId: 'e.id' }, { keys: keys.document })]);
+  if (include.recipients) nested.push(['recipients', () => recipientsOf(eb, { kind: 'envelope', ownerId: 'e.id' }, { include, keys: keys.recipient })]);
+  if (include.fields) nested.push(['fields', () => fieldsOf(eb, { kind: 'envelope', ownerId: 'e.id' }, { include, keys: keys.field })]);
   if (include.attachments) nested.push(['attachments', () => attachmentsOf(eb)]);
   // The window's numbers are part of the statement's shape (a handful of distinct values in practice).
   const window = include.auditEventPage ?? { afterSeq: 0, limit: MAX_AUDIT_EVENTS_PER_PAGE };
@@ -296,9 +296,9 @@ export async function readEnvelopeAnswer(
           const keys = include.keys ?? {};
           // Rows, not json_build_object: to_json writes a row compactly, as JSON.stringify would.
           const answer: AliasedExpression<unknown, string>[] = [jsonObjectFrom(db.selectNoFrom((inner) => envelopeColumns(inner as Eb, { keys }))).as('envelope')];
-          if (include.documents) answer.push(documentsOf(eb, 'envelope', 'e.id', keys.document).as('documents'));
-          if (include.recipients) answer.push(recipientsOf(eb, 'envelope', 'e.id', include, keys.recipient).as('recipients'));
-          if (include.fields) answer.push(fieldsOf(eb, 'envelope', 'e.id', include, keys.field).as('fields'));
+          if (include.documents) answer.push(documentsOf(eb, { kind: 'envelope', ownerId: 'e.id' }, { keys: keys.document }).as('documents'));
+          if (include.recipients) answer.push(recipientsOf(eb, { kind: 'envelope', ownerId: 'e.id' }, { include, keys: keys.recipient }).as('recipients'));
+          if (include.fields) answer.push(fieldsOf(eb, { kind: 'envelope', ownerId: 'e.id' }, { include, keys: keys.field }).as('fields'));
           return sql<string>`${jsonObjectFrom(db.selectNoFrom(answer))}::text`.as('text');
         })
         .where('e.id', '=', slot(1)),
@@ -442,13 +442,11 @@ export async function readAuditEvents(
 ): Promise<{ events: AuditEventData[]; nextAfterSeq: number | null }> {
   const window = parseAuditEventPage({ afterSeq: options.afterSeq, limit: options.limit });
   // One more than asked, to learn whether the trail goes on.
-  const events = await readInOwner<AuditEventData[]>(
-    context,
-    { kind: 'envelope', id: options.envelopeId },
-    'audit-events',
-    (eb, envelopeId, slot) => auditEventsOf(eb, envelopeId, undefined, { afterSeq: slot(2), limit: slot(3) }),
-    [window.afterSeq, window.limit + 1],
-  );
+  const events = await readInOwner<AuditEventData[]>(context, { kind: 'envelope', id: options.envelopeId }, {
+    shape: 'audit-events',
+    child: (eb, envelopeId, slot) => auditEventsOf(eb, envelopeId, undefined, { afterSeq: slot(2), limit: slot(3) }),
+    childValues: [window.afterSeq, window.limit + 1],
+  });
   const page = await withActorNames(context, events.slice(0, window.limit));
   return { events: page, nextAfterSeq: events.length > window.limit ? page[page.length - 1].seq : null };
 }

@@ -191,7 +191,9 @@ export function documentColumns(eb: AnyEb, alias: string, keys: Keys) {
 }
 
 /** An owner's documents in display order. */
-export function documentsOf(eb: AnyEb, kind: OwnerKind, ownerId: string, keys: Keys, only?: Narrowing) {
+export function documentsOf(eb: AnyEb, owner: { kind: OwnerKind; ownerId: string }, select: { keys?: Keys; only?: Narrowing }) {
+  const { kind, ownerId } = owner;
+  const { keys, only } = select;
   const query = eb
     .selectFrom('document as d')
     .select((inner: AnyEb) => documentColumns(inner, 'd', keys))
@@ -242,7 +244,9 @@ function approvalsOf(eb: AnyEb, recipientId: string) {
  * A recipient row's columns under `alias`: the keys both owners share, then the owner's own (an
  * envelope recipient's agents and progress, a template role's pre-assignment).
  */
-function recipientColumns(eb: AnyEb, kind: OwnerKind, alias: string, include: Pick<ContentInclude, 'agents'>, keys: Keys) {
+function recipientColumns(eb: AnyEb, row: { kind: OwnerKind; alias: string }, select: { include: Pick<ContentInclude, 'agents'>; keys?: Keys }) {
+  const { kind, alias } = row;
+  const { include, keys } = select;
   const column = (name: string) => () => eb.ref(`${alias}.${name}`);
   const timestamp = (name: string) => () => isoTimestamp(eb.ref(`${alias}.${name}`));
   const own: Column[] =
@@ -281,11 +285,13 @@ function recipientColumns(eb: AnyEb, kind: OwnerKind, alias: string, include: Pi
 }
 
 /** An owner's recipients (an envelope's recipients, a template's roles) in signing order. */
-export function recipientsOf(eb: AnyEb, kind: OwnerKind, ownerId: string, include: Pick<ContentInclude, 'agents'>, keys: Keys, only?: Narrowing) {
+export function recipientsOf(eb: AnyEb, owner: { kind: OwnerKind; ownerId: string }, select: { include: Pick<ContentInclude, 'agents'>; keys?: Keys; only?: Narrowing }) {
+  const { kind, ownerId } = owner;
+  const { include, keys, only } = select;
   const tables = CONTENT_TABLES[kind];
   const query = eb
     .selectFrom(`${tables.recipientTable} as r`)
-    .select((inner: AnyEb) => recipientColumns(inner, kind, 'r', include, keys))
+    .select((inner: AnyEb) => recipientColumns(inner, { kind: kind, alias: 'r' }, { include: include, keys: keys }))
     .whereRef(`r.${tables.ownerColumn}`, '=', ownerId);
   return jsonArrayFrom(ordered(narrowed(query, 'r', only), 'recipients'));
 }
@@ -305,7 +311,9 @@ export function viewsOf(eb: AnyEb, fieldId: string) {
  * A field row's columns under `alias`. A template's field names its role in
  * `template_recipient_id`; both answer it as `recipientId`.
  */
-export function fieldColumns(eb: AnyEb, kind: OwnerKind, alias: string, include: Pick<ContentInclude, 'views'>, keys: Keys) {
+export function fieldColumns(eb: AnyEb, row: { kind: OwnerKind; alias: string }, select: { include: Pick<ContentInclude, 'views'>; keys?: Keys }) {
+  const { kind, alias } = row;
+  const { include, keys } = select;
   const column = (name: string) => () => eb.ref(`${alias}.${name}`);
   return pick(
     [
@@ -328,10 +336,12 @@ export function fieldColumns(eb: AnyEb, kind: OwnerKind, alias: string, include:
 }
 
 /** An owner's fields, in creation order (a batch by identifier). */
-export function fieldsOf(eb: AnyEb, kind: OwnerKind, ownerId: string, include: Pick<ContentInclude, 'views'>, keys: Keys, only?: Narrowing) {
+export function fieldsOf(eb: AnyEb, owner: { kind: OwnerKind; ownerId: string }, select: { include: Pick<ContentInclude, 'views'>; keys?: Keys; only?: Narrowing }) {
+  const { kind, ownerId } = owner;
+  const { include, keys, only } = select;
   const query = eb
     .selectFrom('field as f')
-    .select((inner: AnyEb) => fieldColumns(inner, kind, 'f', include, keys))
+    .select((inner: AnyEb) => fieldColumns(inner, { kind: kind, alias: 'f' }, { include: include, keys: keys }))
     .whereRef(`f.${CONTENT_TABLES[kind].ownerColumn}`, '=', ownerId);
   return jsonArrayFrom(ordered(narrowed(query, 'f', only), 'fields'));
 }
@@ -361,7 +371,8 @@ const OWNER_GATES: Record<OwnerKind, { select(db: ReadDb, slot: Slot, child: (eb
  * owner row decides the owner's NotFound, the child column the rest. `shape` names the child
  * subquery; the child's own values go in slots from 2 on.
  */
-export function readInOwner<T>(context: ServiceContext, owner: OwnerRef, shape: string, child: ChildSelection, childValues: readonly unknown[] = []): Promise<T> {
+export function readInOwner<T>(context: ServiceContext, owner: OwnerRef, read: { shape: string; child: ChildSelection; childValues?: readonly unknown[] }): Promise<T> {
+  const { shape, child, childValues = [] } = read;
   const gate = OWNER_GATES[owner.kind];
   return readOwnerChild<T>(context, {
     shape: `in-${owner.kind}:${shape}`,
@@ -376,68 +387,62 @@ export function readInOwner<T>(context: ServiceContext, owner: OwnerRef, shape: 
 function readOneInOwner<T>(
   context: ServiceContext,
   owner: OwnerRef,
-  itemId: string,
-  shape: string,
-  child: (eb: AnyEb, ownerId: string, only: Narrowing) => AliasableExpression<unknown>,
-  notFound: () => Error,
+  item: { itemId: string; shape: string; child: (eb: AnyEb, ownerId: string, only: Narrowing) => AliasableExpression<unknown>; notFound: () => Error },
 ): Promise<T> {
-  return readOwnerChildItem<T>(itemId, (itemIdValue) => readInOwner<T[]>(context, owner, shape, (eb, ownerId, slot) => child(eb, ownerId, { id: slot(2) }), [itemIdValue]), notFound);
+  const { itemId, shape, child, notFound } = item;
+  return readOwnerChildItem<T>(itemId, (itemIdValue) => readInOwner<T[]>(context, owner, { shape, child: (eb, ownerId, slot) => child(eb, ownerId, { id: slot(2) }), childValues: [itemIdValue] }), notFound);
 }
 
 /** An owner's documents. */
 export function readDocuments(context: ServiceContext, options: { owner: OwnerRef }): Promise<DocumentData[]> {
-  return readInOwner(context, options.owner, 'documents', (eb, ownerId) => documentsOf(eb, options.owner.kind, ownerId, undefined));
+  return readInOwner(context, options.owner, { shape: 'documents', child: (eb, ownerId) => documentsOf(eb, { kind: options.owner.kind, ownerId }, {}) });
 }
 
 /** One document of an owner; `Document.NotFound` when the owner has none with this id. */
 export function readDocument(context: ServiceContext, options: { owner: OwnerRef; documentId: string }): Promise<DocumentData> {
   const { owner } = options;
-  return readOneInOwner(
-    context,
-    owner,
-    options.documentId,
-    'document',
-    (eb, ownerId, only) => documentsOf(eb, owner.kind, ownerId, undefined, only),
-    () => new DocumentNotFoundError(options.documentId, owner.kind),
-  );
+  return readOneInOwner(context, owner, {
+    itemId: options.documentId,
+    shape: 'document',
+    child: (eb, ownerId, only) => documentsOf(eb, { kind: owner.kind, ownerId }, { only }),
+    notFound: () => new DocumentNotFoundError(options.documentId, owner.kind),
+  });
 }
 
 /** An owner's recipients, an envelope's with their agents. */
 export function readRecipients<K extends OwnerKind>(context: ServiceContext, options: { owner: OwnerRef<K> }): Promise<RecipientDataOf[K][]> {
-  return readInOwner(context, options.owner, 'recipients', (eb, ownerId) => recipientsOf(eb, options.owner.kind, ownerId, { agents: true }, undefined));
+  return readInOwner(context, options.owner, { shape: 'recipients', child: (eb, ownerId) => recipientsOf(eb, { kind: options.owner.kind, ownerId }, { include: { agents: true } }) });
 }
 
 /** One recipient of an owner (an envelope's with its agents); `Recipient.NotFound` when the owner has none with this id. */
 export function readRecipient<K extends OwnerKind>(context: ServiceContext, options: { owner: OwnerRef<K>; recipientId: string }): Promise<RecipientDataOf[K]> {
   const { owner } = options;
-  return readOneInOwner(
-    context,
-    owner,
-    options.recipientId,
-    'recipient',
-    (eb, ownerId, only) => recipientsOf(eb, owner.kind, ownerId, { agents: true }, undefined, only),
-    () => new RecipientNotFoundError(options.recipientId, owner.kind),
-  );
+  return readOneInOwner(context, owner, {
+    itemId: options.recipientId,
+    shape: 'recipient',
+    child: (eb, ownerId, only) => recipientsOf(eb, { kind: owner.kind, ownerId }, { include: { agents: true }, only }),
+    notFound: () => new RecipientNotFoundError(options.recipientId, owner.kind),
+  });
 }
 
 /** An owner's fields with their views; `fieldIds` narrows to those (in listing order), e.g. the ones just created. */
 export function readFields(context: ServiceContext, options: { owner: OwnerRef; fieldIds?: string[] }): Promise<FieldData[]> {
   const { owner } = options;
-  if (options.fieldIds === undefined) return readInOwner(context, owner, 'fields', (eb, ownerId) => fieldsOf(eb, owner.kind, ownerId, { views: true }, undefined));
-  return readInOwner(context, owner, 'fields-by-id', (eb, ownerId, slot) => fieldsOf(eb, owner.kind, ownerId, { views: true }, undefined, { anyId: slot(2) }), [
-    options.fieldIds.filter(isUuid),
-  ]);
+  if (options.fieldIds === undefined) return readInOwner(context, owner, { shape: 'fields', child: (eb, ownerId) => fieldsOf(eb, { kind: owner.kind, ownerId }, { include: { views: true } }) });
+  return readInOwner(context, owner, {
+    shape: 'fields-by-id',
+    child: (eb, ownerId, slot) => fieldsOf(eb, { kind: owner.kind, ownerId }, { include: { views: true }, only: { anyId: slot(2) } }),
+    childValues: [options.fieldIds.filter(isUuid)],
+  });
 }
 
 /** One field of an owner with its views; `Field.NotFound` when the owner has none with this id. */
 export function readField(context: ServiceContext, options: { owner: OwnerRef; fieldId: string }): Promise<FieldData> {
   const { owner } = options;
-  return readOneInOwner(
-    context,
-    owner,
-    options.fieldId,
-    'field',
-    (eb, ownerId, only) => fieldsOf(eb, owner.kind, ownerId, { views: true }, undefined, only),
-    () => new FieldNotFoundError(options.fieldId, owner.kind),
-  );
+  return readOneInOwner(context, owner, {
+    itemId: options.fieldId,
+    shape: 'field',
+    child: (eb, ownerId, only) => fieldsOf(eb, { kind: owner.kind, ownerId }, { include: { views: true }, only }),
+    notFound: () => new FieldNotFoundError(options.fieldId, owner.kind),
+  });
 }

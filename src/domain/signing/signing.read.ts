@@ -124,11 +124,11 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
             'phoneContactMethod', ${agentPersonSql('a', 't.person_index')} ->> 'phoneContactMethod',
             'lastVerifiedAt', ${isoTimestamp(sql`(select max(o.verified_at) from signing_otp o where o.token_id = t.id)`)},
             'lastRequestedAt', ${isoTimestamp(sql`(select max(o.created_at) from signing_otp o where o.agent_id = t.agent_id and o.person_index = t.person_index)`)})`.as('otpInputs'),
-          documentsOf(eb, 'envelope', 'e.id', new Set(['id', 'name', 'order', 'status', 'pageCount', 'pages'])).as('documents'),
+          documentsOf(eb, { kind: 'envelope', ownerId: 'e.id' }, { keys: new Set(['id', 'name', 'order', 'status', 'pageCount', 'pages']) }).as('documents'),
           jsonArrayFrom(
             eb
               .selectFrom('field as f')
-              .select((inner: ExpressionBuilder<any, any>) => fieldColumns(inner, 'envelope', 'f', { views: true }, undefined))
+              .select((inner: ExpressionBuilder<any, any>) => fieldColumns(inner, { kind: 'envelope', alias: 'f' }, { include: { views: true } }))
               .whereRef('f.recipient_id', '=', 'r.id')
               .orderBy('f.created_at')
               .orderBy('f.identifier'),
@@ -139,7 +139,7 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
               .selectFrom('field as f')
               .innerJoin('recipient as o', 'o.id', 'f.recipient_id')
               .select((inner: ExpressionBuilder<any, any>) => [
-                ...fieldColumns(inner, 'envelope', 'f', { views: true }, undefined),
+                ...fieldColumns(inner, { kind: 'envelope', alias: 'f' }, { include: { views: true } }),
                 'o.color as color',
                 // The person who signed the role: its current agent's first person, else the role's name.
                 sql<string>`coalesce(${personNameOf('o')}, o.role_name, o.identifier)`.as('signerName'),

@@ -48,9 +48,9 @@ function templateColumns(eb: Eb, include: TemplateInclude) {
   const column = (name: keyof ReadDatabase['template']) => () => eb.ref(`t.${name}`);
   const keys = include.keys ?? {};
   const nested: Column[] = [];
-  if (include.documents) nested.push(['documents', () => documentsOf(eb, 'template', 't.id', keys.document)]);
-  if (include.recipients) nested.push(['recipients', () => recipientsOf(eb, 'template', 't.id', {}, keys.recipient)]);
-  if (include.fields) nested.push(['fields', () => fieldsOf(eb, 'template', 't.id', include, keys.field)]);
+  if (include.documents) nested.push(['documents', () => documentsOf(eb, { kind: 'template', ownerId: 't.id' }, { keys: keys.document })]);
+  if (include.recipients) nested.push(['recipients', () => recipientsOf(eb, { kind: 'template', ownerId: 't.id' }, { include: {}, keys: keys.recipient })]);
+  if (include.fields) nested.push(['fields', () => fieldsOf(eb, { kind: 'template', ownerId: 't.id' }, { include, keys: keys.field })]);
   return pick(
     [
       ['id', column('id')],
