@@ -1,9 +1,9 @@
-import { defineConfig } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
+import { defineConfig } from '@mikro-orm/postgresql';
 import type { CompiledQuery, DatabaseConnection } from 'kysely';
 import type pg from 'pg';
-import { prepareParameterizedStatements } from './src/db/prepared-statements.ts';
 import { entities } from './src/db/entities.ts';
+import { prepareParameterizedStatements } from './src/db/prepared-statements.ts';
 import { migrations } from './src/migrations/index.ts';
 
 export type OrmConfigOptions = {

@@ -17,15 +17,15 @@
  *   npm run bench:artefacts [-- --runs 3]
  */
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createRequire } from 'node:module';
 import fontkit from '@pdf-lib/fontkit';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { createPdfWorkerPool } from '../src/domain/pdf/worker-pool.ts';
-import type { RenderField } from '../src/domain/pdf/render.ts';
 import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
+import type { RenderField } from '../src/domain/pdf/render.ts';
+import { createPdfWorkerPool } from '../src/domain/pdf/worker-pool.ts';
 import { makeExactSizePdf, makePdf } from '../test/fixtures/pdfs.ts';
 import { blackPngDataUrl } from '../test/helpers/pdf-tools.ts';
 import { printResult, QUICK, QUICK_OPTION } from './report.ts';
@@ -113,7 +113,12 @@ const unicodeRatios: number[] = [];
 // compiles the code (a few hundred ms, once per thread); the runs measure the steady state, on
 // both sides. The cold round is printed, not counted.
 const cold = { raw: await rawStamping('helvetica'), rawUnicode: await rawStamping('unicode'), unsealed: await serviceRender(false), sealed: await serviceRender(true) };
-renderRows.push(['first round (cold: worker start-up, fonts parsed), not counted', '0', `${cold.raw.toFixed(0)} / ${cold.rawUnicode.toFixed(0)} / ${cold.unsealed.toFixed(0)} / ${cold.sealed.toFixed(0)}`, '']);
+renderRows.push([
+  'first round (cold: worker start-up, fonts parsed), not counted',
+  '0',
+  `${cold.raw.toFixed(0)} / ${cold.rawUnicode.toFixed(0)} / ${cold.unsealed.toFixed(0)} / ${cold.sealed.toFixed(0)}`,
+  '',
+]);
 for (let run = 1; run <= runs; run++) {
   const raw = await rawStamping('helvetica');
   const rawUnicode = await rawStamping('unicode');

@@ -32,8 +32,19 @@ try {
   const { recipient } = await call('POST', `/templates/${templateId}/recipients`, { recipient: { type: 'signer', identifier: 'client', roleName: 'Client' } });
   await call('POST', `/templates/${templateId}/fields`, {
     fields: [
-      { type: 'simple_signature', identifier: 'signature', recipientId: recipient.id, views: [{ documentId: document.id, page: 1, location: { x: 72, y: 700 }, size: { width: 180, height: 48 } }] },
-      { type: 'text', identifier: 'note', recipientId: recipient.id, config: { maxLength: 10_000 }, views: [{ documentId: document.id, page: 0, location: { x: 72, y: 100 }, size: { width: 200, height: 20 } }] },
+      {
+        type: 'simple_signature',
+        identifier: 'signature',
+        recipientId: recipient.id,
+        views: [{ documentId: document.id, page: 1, location: { x: 72, y: 700 }, size: { width: 180, height: 48 } }],
+      },
+      {
+        type: 'text',
+        identifier: 'note',
+        recipientId: recipient.id,
+        config: { maxLength: 10_000 },
+        views: [{ documentId: document.id, page: 0, location: { x: 72, y: 100 }, size: { width: 200, height: 20 } }],
+      },
     ],
   });
   const rows = QUICK ? 100 : 1_000;

@@ -52,8 +52,20 @@ try {
   const { recipient } = await call('POST', `/templates/${templateId}/recipients`, { recipient: { type: 'signer', identifier: 'client', roleName: 'Client' } });
   await call('POST', `/templates/${templateId}/fields`, {
     fields: [
-      { type: 'simple_signature', identifier: 'signature', recipientId: recipient.id, views: [{ documentId: document.id, page: 1, location: { x: 72, y: 700 }, size: { width: 180, height: 48 } }] },
-      { type: 'text', identifier: 'company', recipientId: recipient.id, readonly: true, value: { text: 'Company' }, views: [{ documentId: document.id, page: 0, location: { x: 72, y: 100 }, size: { width: 200, height: 20 } }] },
+      {
+        type: 'simple_signature',
+        identifier: 'signature',
+        recipientId: recipient.id,
+        views: [{ documentId: document.id, page: 1, location: { x: 72, y: 700 }, size: { width: 180, height: 48 } }],
+      },
+      {
+        type: 'text',
+        identifier: 'company',
+        recipientId: recipient.id,
+        readonly: true,
+        value: { text: 'Company' },
+        views: [{ documentId: document.id, page: 0, location: { x: 72, y: 100 }, size: { width: 200, height: 20 } }],
+      },
     ],
   });
   const rows = Array.from({ length: ROWS }, (_, index) => ({

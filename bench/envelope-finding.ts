@@ -12,12 +12,13 @@
  * than the suite should spend on it. Quick mode seeds 2,000 and checks nothing but that it runs
  * (PostgreSQL rightly prefers sequential scans on small tables).
  */
-import pg from 'pg';
-import { CompiledQuery } from 'kysely';
+
 import { MikroORM } from '@mikro-orm/postgresql';
+import { CompiledQuery } from 'kysely';
+import pg from 'pg';
 import { createOrmConfig } from '../mikro-orm.config.ts';
-import { readEnvelopePage, type EnvelopePageOptions } from '../src/domain/envelope/envelope.read.ts';
-import { readerOf, type ReadDb } from '../src/domain/read-model.ts';
+import { type EnvelopePageOptions, readEnvelopePage } from '../src/domain/envelope/envelope.read.ts';
+import { type ReadDb, readerOf } from '../src/domain/read-model.ts';
 import type { ServiceContext } from '../src/domain/service-context.ts';
 
 const quick = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
@@ -104,7 +105,10 @@ try {
   const [workspace] = await connection.execute<{ id: string }[]>(`insert into workspace (id, created_at, name) values (gen_random_uuid(), now(), 'bench') returning id`);
   const teams: string[] = [];
   for (const name of ['finding', 'other']) {
-    const [team] = await connection.execute<{ id: string }[]>(`insert into team (id, created_at, workspace_id, name) values (gen_random_uuid(), now(), ?, ?) returning id`, [workspace.id, name]);
+    const [team] = await connection.execute<{ id: string }[]>(`insert into team (id, created_at, workspace_id, name) values (gen_random_uuid(), now(), ?, ?) returning id`, [
+      workspace.id,
+      name,
+    ]);
     teams.push(team.id);
   }
   const started = performance.now();

@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { printResult, QUICK, QUICK_OPTION } from './report.ts';
-import { cpuMs, createScratch, rssMiB, type RunningService } from './scratch-service.ts';
+import { cpuMs, createScratch, type RunningService, rssMiB } from './scratch-service.ts';
 
 const { values } = parseArgs({
   options: {
@@ -57,13 +57,22 @@ try {
   // Same answer from both before anything is timed.
   const answers = await Promise.all(
     [plain, jit].map(async (server) =>
-      (await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-api-key': team.apiKey }, body: JSON.stringify({ query, variables: { first: 20 } }) })).text(),
+      (
+        await fetch(`${server.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-service-api-key': team.apiKey },
+          body: JSON.stringify({ query, variables: { first: 20 } }),
+        })
+      ).text(),
     ),
   );
   if (answers[0] !== answers[1] || answers[0].includes('"errors"')) throw new Error('the two servers answered differently');
   console.log(`answer: ${(answers[0].length / 1024).toFixed(1)} KiB; ${rounds} rounds × ${seconds} s, ${connections} connections, alternating`);
 
-  const results = new Map<string, Awaited<ReturnType<typeof round>>[]>([[plain.label, []], [jit.label, []]]);
+  const results = new Map<string, Awaited<ReturnType<typeof round>>[]>([
+    [plain.label, []],
+    [jit.label, []],
+  ]);
   for (const server of [plain, jit]) await round({ ...server }, team.apiKey).catch(() => undefined); // warm-up
   for (let index = 0; index < rounds; index += 1) {
     for (const server of index % 2 === 0 ? [plain, jit] : [jit, plain]) results.get(server.label)!.push(await round(server, team.apiKey));
@@ -84,7 +93,9 @@ try {
   console.log('| executor | req/s | p50 ms | p99 ms | ratio | CPU ms/req (service) | RSS MiB after |');
   console.log('|---|---|---|---|---|---|---|');
   for (const row of summary) {
-    console.log(`| ${row.label} | ${row.requestsPerSecond.toFixed(0)} | ${row.p50} | ${row.p99} | ${(row.requestsPerSecond / baseline).toFixed(2)}× | ${row.cpu.toFixed(2)} | ${row.rss.toFixed(0)} |`);
+    console.log(
+      `| ${row.label} | ${row.requestsPerSecond.toFixed(0)} | ${row.p50} | ${row.p99} | ${(row.requestsPerSecond / baseline).toFixed(2)}× | ${row.cpu.toFixed(2)} | ${row.rss.toFixed(0)} |`,
+    );
   }
   printResult('jit_vs_js_req_ratio', summary[1].requestsPerSecond / baseline);
 } finally {

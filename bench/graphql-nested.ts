@@ -10,13 +10,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { printResult, QUICK, QUICK_OPTION } from './report.ts';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
+import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
 import { Document } from '../src/domain/document/document.entity.ts';
 import { Envelope } from '../src/domain/envelope/envelope.entity.ts';
-import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Field } from '../src/domain/field/field.entity.ts';
+import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
@@ -24,8 +24,8 @@ import { createTeam } from '../src/domain/team/team.service.ts';
 import { createRuntime } from '../src/runtime.ts';
 import { listen } from '../src/server.ts';
 import { createFileBlobStore } from '../src/shared/blob-store/index.ts';
-import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
 import { createLogger } from '../src/shared/logger.ts';
+import { printResult, QUICK, QUICK_OPTION } from './report.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string' }, ...QUICK_OPTION } });
 // Quick: two runs of two page sizes.

@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { printResult, QUICK, QUICK_OPTION } from './report.ts';
-import { createScratch, rssMiB, type RunningService } from './scratch-service.ts';
+import { createScratch, type RunningService, rssMiB } from './scratch-service.ts';
 
 const { values } = parseArgs({ options: { requests: { type: 'string' }, concurrency: { type: 'string', default: '4' }, ...QUICK_OPTION } });
 // Quick: a handful of requests and one idle reading after a second.
@@ -29,9 +29,7 @@ type Reading = { before: number; peak: number; rightAfter: number; idle: number[
 
 async function measure(service: RunningService, apiKey: string): Promise<Reading> {
   const headers = { 'content-type': 'application/json', 'x-service-api-key': apiKey };
-  const envelopeIds: string[] = (await (await fetch(`${service.url}/api/v1/key/envelopes?limit=100`, { headers })).json()).payload.envelopes.map(
-    (envelope: { id: string }) => envelope.id,
-  );
+  const envelopeIds: string[] = (await (await fetch(`${service.url}/api/v1/key/envelopes?limit=100`, { headers })).json()).payload.envelopes.map((envelope: { id: string }) => envelope.id);
   await new Promise((resolve) => setTimeout(resolve, QUICK ? 200 : 2000));
   const pid = service.child.pid!;
   const before = rssMiB(pid);
@@ -96,9 +94,13 @@ try {
       `${label}: ${requests} requests (${concurrency} at a time, half GraphQL of ${(reading.answerBytes / 1048576).toFixed(1)} MiB, half full REST envelopes) in ${reading.seconds.toFixed(1)} s`,
     );
     kept.push(reading.idle[reading.idle.length - 1] - reading.before);
-    rows.push(`| ${label} | ${reading.before.toFixed(0)} | ${reading.peak.toFixed(0)} | ${reading.rightAfter.toFixed(0)} | ${reading.idle.map((value) => value.toFixed(0)).join(' | ')} | ${kept.at(-1)!.toFixed(0)} |`);
+    rows.push(
+      `| ${label} | ${reading.before.toFixed(0)} | ${reading.peak.toFixed(0)} | ${reading.rightAfter.toFixed(0)} | ${reading.idle.map((value) => value.toFixed(0)).join(' | ')} | ${kept.at(-1)!.toFixed(0)} |`,
+    );
   }
-  console.log(`| service | RSS before MiB | peak | right after | ${IDLE_READINGS_AT_SECONDS.map((second) => `idle ${second} s`).join(' | ')} | kept after ${IDLE_READINGS_AT_SECONDS.at(-1)} s MiB |`);
+  console.log(
+    `| service | RSS before MiB | peak | right after | ${IDLE_READINGS_AT_SECONDS.map((second) => `idle ${second} s`).join(' | ')} | kept after ${IDLE_READINGS_AT_SECONDS.at(-1)} s MiB |`,
+  );
   console.log(`|---|---:|---:|---:|${IDLE_READINGS_AT_SECONDS.map(() => '---:').join('|')}|---:|`);
   for (const row of rows) console.log(row);
   printResult('memory_kept_after_idle_mib', kept[0]);

@@ -20,9 +20,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { checkDeepEqual, checkIdenticalBytes, checkSameContent, countObjects, fetchText, sendExactly } from './reads/checks.ts';
-import { startCluster, type Cluster } from './reads/cluster.ts';
-import { runLoad, type LoadResult, type Request } from './reads/load.ts';
-import { clusterCpuMs, freePort, freePorts, peakRssBytes, processCpuMs, settle, startChild, waitForHttp, type Child } from './reads/processes.ts';
+import { type Cluster, startCluster } from './reads/cluster.ts';
+import { type LoadResult, type Request, runLoad } from './reads/load.ts';
+import { type Child, clusterCpuMs, freePort, freePorts, peakRssBytes, processCpuMs, settle, startChild, waitForHttp } from './reads/processes.ts';
 import { GRAPHQL_PAGE_QUERY, PAGE_SIZE, POSTGRAPHILE_PAGE_QUERY, restEnvelopePath } from './reads/queries.ts';
 import { createTeams, seedEnvelopes } from './reads/seed.ts';
 import { openStatementCounter } from './reads/stats.ts';
@@ -93,7 +93,10 @@ function cleanUp(): Promise<void> {
   })();
   return cleaning;
 }
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
   process.on(signal, () => {
     interrupted = true;
     log(`\n${signal}: stopping the servers and the cluster, deleting the temporary directory`);
@@ -174,7 +177,11 @@ async function main() {
       (select count(*) from field) as fields, (select count(*) from field_view) as views`)
   ).rows[0] as Record<string, string>;
   await database.end();
-  log(`  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s: ${Object.entries(counts).map(([table, count]) => `${count} ${table}`).join(', ')}`);
+  log(
+    `  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s: ${Object.entries(counts)
+      .map(([table, count]) => `${count} ${table}`)
+      .join(', ')}`,
+  );
 
   // ---- The three servers under test, each its own process and role. ----
   const ports = await freePorts(3);
@@ -183,7 +190,12 @@ async function main() {
     (async () => {
       const port = ports[1];
       const child = track(
-        startChild('PostGraphile', ['bench/reads/postgraphile-server.ts'], { DATABASE_URL: cluster.url(DATABASE, ROLES.postgraphile), PORT: String(port), GRAPHILE_ENV: 'production' }, { cwd: ROOT }),
+        startChild(
+          'PostGraphile',
+          ['bench/reads/postgraphile-server.ts'],
+          { DATABASE_URL: cluster.url(DATABASE, ROLES.postgraphile), PORT: String(port), GRAPHILE_ENV: 'production' },
+          { cwd: ROOT },
+        ),
       );
       await waitForHttp(child, `http://127.0.0.1:${port}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{__typename}"}' });
       return { child, url: `http://127.0.0.1:${port}` };
@@ -291,9 +303,7 @@ async function main() {
   const rows = targets.map((target) => {
     const perRequest = (key: 'serverCpuMs' | 'postgresCpuMs') => median(target.rounds.map((round) => round[key] / round.requests));
     const ratio =
-      target.oursIndex === undefined
-        ? ''
-        : ratioText(median(target.rounds.map((round, index) => targets[target.oursIndex!].rounds[index].requestsPerSecond / round.requestsPerSecond)));
+      target.oursIndex === undefined ? '' : ratioText(median(target.rounds.map((round, index) => targets[target.oursIndex!].rounds[index].requestsPerSecond / round.requestsPerSecond)));
     return [
       target.read,
       target.server,

@@ -7,13 +7,13 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
+import pg from 'pg';
 import { createOrmConfig } from '../mikro-orm.config.ts';
 import { Document } from '../src/domain/document/document.entity.ts';
 import { Envelope } from '../src/domain/envelope/envelope.entity.ts';
-import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Field } from '../src/domain/field/field.entity.ts';
+import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
@@ -69,7 +69,15 @@ export async function createScratch(name: string): Promise<Scratch> {
         // The limiter on (its counting is part of a request's cost), with the highest budget it accepts.
         // One DATA_DIR for all: its self-signed seal certificate must be the same for every
         // instance of one database, or the second refuses to start.
-        { DATABASE_URL: databaseUrl.toString(), PORT: String(port), DATA_DIR: path.join(directory, 'data'), LOG_LEVEL: 'warn', AUDIT_HMAC_KEY: 'b'.repeat(40), RATE_LIMIT_PER_MINUTE: '1000000', ...env },
+        {
+          DATABASE_URL: databaseUrl.toString(),
+          PORT: String(port),
+          DATA_DIR: path.join(directory, 'data'),
+          LOG_LEVEL: 'warn',
+          AUDIT_HMAC_KEY: 'b'.repeat(40),
+          RATE_LIMIT_PER_MINUTE: '1000000',
+          ...env,
+        },
         { stdio: ['ignore', 'pipe', 'inherit'] },
         options,
       );
@@ -101,14 +109,31 @@ export async function createScratch(name: string): Promise<Scratch> {
         for (let index = 0; index < count; index += 1) {
           const envelope = em.create(Envelope, { team: em.getReference(Team, teamId), name: `Envelope ${index}`, expirationPeriodDays: 30 });
           const documents = [0, 1, 2].map((order) =>
-            em.create(Document, { envelope, name: `part-${order}.pdf`, order, pageCount: 2, pages: [0, 1].map(() => ({ width: 595, height: 842, rotation: 0 })), contentSha256: 'c'.repeat(64), byteSize: 50_000 }),
+            em.create(Document, {
+              envelope,
+              name: `part-${order}.pdf`,
+              order,
+              pageCount: 2,
+              pages: [0, 1].map(() => ({ width: 595, height: 842, rotation: 0 })),
+              contentSha256: 'c'.repeat(64),
+              byteSize: 50_000,
+            }),
           );
           ['buyer', 'seller', 'witness'].forEach((identifier, order) => {
             const recipient = em.create(Recipient, { envelope, identifier, roleName: identifier, type: 'signer', order, color: '#2563EB' });
-            for (const position of [0, 1]) em.create(Agent, { recipient, position, kind: 'info', info: { name: `${identifier} ${index}.${position}`, email: `${identifier}${index}.${position}@example.com` } });
+            for (const position of [0, 1])
+              em.create(Agent, { recipient, position, kind: 'info', info: { name: `${identifier} ${index}.${position}`, email: `${identifier}${index}.${position}@example.com` } });
             for (let fieldIndex = 0; fieldIndex < fieldsPerRecipient; fieldIndex += 1) {
-              const field = em.create(Field, { envelope, recipient, identifier: `${identifier}-${fieldIndex}`, type: fieldIndex === 0 ? 'simple_signature' : 'text', required: true, config: {} });
-              for (let position = 0; position < viewsPerField; position += 1) em.create(FieldView, { field, document: documents[order], page: position % 2, position, x: 40, y: 700, width: 120, height: 30 });
+              const field = em.create(Field, {
+                envelope,
+                recipient,
+                identifier: `${identifier}-${fieldIndex}`,
+                type: fieldIndex === 0 ? 'simple_signature' : 'text',
+                required: true,
+                config: {},
+              });
+              for (let position = 0; position < viewsPerField; position += 1)
+                em.create(FieldView, { field, document: documents[order], page: position % 2, position, x: 40, y: 700, width: 120, height: 30 });
             }
           });
           if (index % 50 === 49) await em.flush();
@@ -151,6 +176,9 @@ export function cpuMs(pid: number): number {
 /** Resident memory of a process, in MiB. */
 export function rssMiB(pid: number): number {
   if (!fs.existsSync(`/proc/${pid}/status`)) throw new Error(`process ${pid} is gone`);
-  const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((entry) => entry.startsWith('VmRSS:'));
+  const line = fs
+    .readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('VmRSS:'));
   return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
 }

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -8,11 +8,7 @@ import path from 'node:path';
  * service's own process (CPU, memory) rather than npm's. `leaveOutFlags` drops start flags, for a
  * side-by-side run without one of them.
  */
-export function spawnService(
-  env: Record<string, string | undefined>,
-  options: Omit<SpawnOptions, 'env'> = {},
-  { leaveOutFlags = [] }: { leaveOutFlags?: string[] } = {},
-): ChildProcess {
+export function spawnService(env: Record<string, string | undefined>, options: Omit<SpawnOptions, 'env'> = {}, { leaveOutFlags = [] }: { leaveOutFlags?: string[] } = {}): ChildProcess {
   const start = serviceStartCommand();
   const args = start.args.filter((arg) => !leaveOutFlags.includes(arg));
   return spawn(path.resolve('node_modules/.bin/node'), args, { ...options, env: { ...process.env, ...start.env, ...env } });
@@ -34,7 +30,10 @@ export function serviceStartCommand(): { env: Record<string, string>; args: stri
  */
 export function waitForListening(
   child: ChildProcess,
-  { timeoutMs = 120_000, isListeningLine = (entry: Record<string, unknown>) => typeof entry.publicUrl === 'string' }: { timeoutMs?: number; isListeningLine?: (entry: Record<string, unknown>) => boolean } = {},
+  {
+    timeoutMs = 120_000,
+    isListeningLine = (entry: Record<string, unknown>) => typeof entry.publicUrl === 'string',
+  }: { timeoutMs?: number; isListeningLine?: (entry: Record<string, unknown>) => boolean } = {},
 ): Promise<string> {
   let output = '';
   let pending = '';
@@ -80,7 +79,11 @@ export async function createTeamWithCli(env: Record<string, string | undefined>,
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const line = output.trim().split('\n').reverse().find((candidate) => candidate.includes('"apiKey"'));
+  const line = output
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((candidate) => candidate.includes('"apiKey"'));
   if (code !== 0 || !line) throw new Error(`team create failed (${code}): ${output}`);
   return JSON.parse(line) as { teamId: string; apiKey: string };
 }

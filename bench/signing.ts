@@ -34,14 +34,14 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
 import { STRINGS } from '../src/signing-page/strings.js';
-import { startCluster, type Cluster } from './reads/cluster.ts';
+import { type Cluster, startCluster } from './reads/cluster.ts';
 import { clusterCpuMs, freePort, peakRssBytes, processCpuMs, settle } from './reads/processes.ts';
 import { inParallel } from './reads/seed.ts';
 import { openStatementCounter } from './reads/stats.ts';
 import { printResult, QUICK } from './report.ts';
 import { createTeamWithCli, serviceStartCommand } from './service-process.ts';
-import { startMailbox, type Mail, type Mailbox } from './signing/mailbox.ts';
-import { runRaw, type RawResult } from './signing/raw.ts';
+import { type Mail, type Mailbox, startMailbox } from './signing/mailbox.ts';
+import { type RawResult, runRaw } from './signing/raw.ts';
 import type { RawStamp } from './signing/raw-worker.ts';
 import { DOCUMENT_PAGES, FIELDS, makeDocument, SIGNERS, signerEmail, signerName, valueOf } from './signing/shape.ts';
 import { sampleThreads } from './signing/threads.ts';
@@ -101,7 +101,10 @@ function cleanUp(): Promise<void> {
   })();
   return cleaning;
 }
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
   process.on(signal, () => {
     interrupted = true;
     log(`\n${signal}: stopping the service and the cluster, deleting the temporary directory`);
@@ -314,7 +317,13 @@ async function main() {
     const recipientIds: string[] = [];
     for (let signer = 0; signer < SIGNERS; signer += 1) {
       const { recipient } = await call<{ recipient: { id: string } }>('POST', `/envelopes/${envelopeId}/recipients`, {
-        recipient: { type: 'signer', identifier: `signer${signer + 1}`, roleName: `Signer ${signer + 1}`, order: signer, agents: [{ info: { name: signerName(signer, label), email: signerEmail(signer, label) } }] },
+        recipient: {
+          type: 'signer',
+          identifier: `signer${signer + 1}`,
+          roleName: `Signer ${signer + 1}`,
+          order: signer,
+          agents: [{ info: { name: signerName(signer, label), email: signerEmail(signer, label) } }],
+        },
       });
       recipientIds.push(recipient.id);
     }
@@ -440,7 +449,9 @@ async function main() {
   const raws: RawResult[] = [];
   for (const threadCount of [...new Set([1, os.availableParallelism()])]) {
     const result = await runRaw({ threads: threadCount, envelopes: Math.max(settings['raw-envelopes'], threadCount), documents, stamps, material: seal, outDir: rawDir });
-    log(`raw, ${threadCount} thread(s): ${result.envelopesPerMinute.toFixed(0)} envelopes/min (${result.envelopes} in ${result.seconds.toFixed(1)} s), ${result.cpuMsPerEnvelope.toFixed(0)} ms CPU per envelope`);
+    log(
+      `raw, ${threadCount} thread(s): ${result.envelopesPerMinute.toFixed(0)} envelopes/min (${result.envelopes} in ${result.seconds.toFixed(1)} s), ${result.cpuMsPerEnvelope.toFixed(0)} ms CPU per envelope`,
+    );
     raws.push(result);
   }
   const bestRaw = raws.reduce((best, result) => (result.envelopesPerMinute > best.envelopesPerMinute ? result : best));
@@ -493,18 +504,14 @@ async function main() {
   table(
     ['service, per envelope', 'value', 'note'],
     [
-      ['last signature → sealed, p50 / p99 ms', `${fixed(percentile(toSealed, 50))} / ${fixed(percentile(toSealed, 99))}`, 'the seal job\'s log line'],
+      ['last signature → sealed, p50 / p99 ms', `${fixed(percentile(toSealed, 50))} / ${fixed(percentile(toSealed, 99))}`, "the seal job's log line"],
       ['last signature → final-copy mail, p50 / p99 ms', `${fixed(percentile(toMail, 50))} / ${fixed(percentile(toMail, 99))}`, `the last of the ${SIGNERS} signers' mails`],
       ...queueTimes.map((row) => [
         `outbox ${row.topic}: enqueued → done, p50 / p99 ms`,
         `${fixed(Number(row.p50) * 1000)} / ${fixed(Number(row.p99) * 1000)}`,
         `${fixed(Number(row.count) / n, 1)} per envelope; poll every 1 s, 2 at a time`,
       ]),
-      [
-        'seal job (3 documents), mean ms',
-        fixed(((after.seal.seconds - before.seal.seconds) / Math.max(1, after.seal.count - before.seal.count)) * 1000),
-        'envelope_seal_duration_seconds',
-      ],
+      ['seal job (3 documents), mean ms', fixed(((after.seal.seconds - before.seal.seconds) / Math.max(1, after.seal.count - before.seal.count)) * 1000), 'envelope_seal_duration_seconds'],
       ['create + upload + send (REST), p50 ms', fixed(percentile(creating, 50)), '9 requests'],
       ['sent → last signature, p50 ms', fixed(percentile(signing, 50)), `${SIGNERS} signers in turn, each waiting for their mail`],
       ['create → final-copy mail, p50 / p99 ms', `${fixed(percentile(total, 50))} / ${fixed(percentile(total, 99))}`, `${settings.concurrency} envelopes in flight`],
@@ -517,8 +524,8 @@ async function main() {
       ['CPU ms, PDF worker threads', fixed(workerCpu), shareOf(workerCpu)],
       ['CPU ms, PostgreSQL (cluster)', fixed(postgresCpu), shareOf(postgresCpu)],
       ['CPU ms, this bench (clients, SMTP server)', fixed(benchCpu), 'not counted above'],
-      ['SQL statements', fixed(perEnvelope(statements), 1), 'pg_stat_statements calls of the service\'s role, utility statements included'],
-      ['transactions committed', fixed(perEnvelope(after.commits - before.commits), 1), 'pg_stat_database xact_commit (includes this bench\'s few reads)'],
+      ['SQL statements', fixed(perEnvelope(statements), 1), "pg_stat_statements calls of the service's role, utility statements included"],
+      ['transactions committed', fixed(perEnvelope(after.commits - before.commits), 1), "pg_stat_database xact_commit (includes this bench's few reads)"],
       ['audit events (each one pg_notify)', fixed(perEnvelope(after.auditEvents - before.auditEvents), 1), 'rows of audit_event'],
       ['WAL bytes', fixed(perEnvelope(walBytes)), 'pg_wal_lsn_diff over the run, full-page writes on'],
       ['stored bytes: blobs', fixed(stored.blobs), 'blob directory growth (originals + sealed copies)'],

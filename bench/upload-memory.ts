@@ -91,21 +91,31 @@ try {
 
   const faces = {
     REST: () =>
-      postMultipart(baseUrl, `/api/v1/key/envelopes/${envelopeId}/documents`, { 'x-service-api-key': apiKey }, {
-        before: '--BOUNDARY\r\nContent-Disposition: form-data; name="document"; filename="large.pdf"\r\nContent-Type: application/pdf\r\n\r\n',
-        after: '\r\n--BOUNDARY--\r\n',
-      }),
+      postMultipart(
+        baseUrl,
+        `/api/v1/key/envelopes/${envelopeId}/documents`,
+        { 'x-service-api-key': apiKey },
+        {
+          before: '--BOUNDARY\r\nContent-Disposition: form-data; name="document"; filename="large.pdf"\r\nContent-Type: application/pdf\r\n\r\n',
+          after: '\r\n--BOUNDARY--\r\n',
+        },
+      ),
     GraphQL: () =>
-      postMultipart(baseUrl, '/graphql', { 'x-service-api-key': apiKey }, {
-        before:
-          `--BOUNDARY\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${JSON.stringify({
-            query: 'mutation($e: ID!, $input: AddDocumentInput!) { addDocument(envelopeId: $e, input: $input) { id pageCount } }',
-            variables: { e: envelopeId, input: { file: null } },
-          })}\r\n` +
-          `--BOUNDARY\r\nContent-Disposition: form-data; name="map"\r\n\r\n${JSON.stringify({ 0: ['variables.input.file'] })}\r\n` +
-          '--BOUNDARY\r\nContent-Disposition: form-data; name="0"; filename="large.pdf"\r\nContent-Type: application/pdf\r\n\r\n',
-        after: '\r\n--BOUNDARY--\r\n',
-      }),
+      postMultipart(
+        baseUrl,
+        '/graphql',
+        { 'x-service-api-key': apiKey },
+        {
+          before:
+            `--BOUNDARY\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${JSON.stringify({
+              query: 'mutation($e: ID!, $input: AddDocumentInput!) { addDocument(envelopeId: $e, input: $input) { id pageCount } }',
+              variables: { e: envelopeId, input: { file: null } },
+            })}\r\n` +
+            `--BOUNDARY\r\nContent-Disposition: form-data; name="map"\r\n\r\n${JSON.stringify({ 0: ['variables.input.file'] })}\r\n` +
+            '--BOUNDARY\r\nContent-Disposition: form-data; name="0"; filename="large.pdf"\r\nContent-Type: application/pdf\r\n\r\n',
+          after: '\r\n--BOUNDARY--\r\n',
+        },
+      ),
   };
 
   const rows: string[][] = [];

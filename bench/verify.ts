@@ -57,7 +57,9 @@ try {
     form.append('document', new Blob([new Uint8Array(fixture.bytes)], { type: 'application/pdf' }), 'six-signatures.pdf');
     const started = performance.now();
     const response = await fetch(`${baseUrl}/api/v1/key/verify`, { method: 'POST', headers: { 'x-service-api-key': apiKey }, body: form });
-    const body = (await response.json()) as { payload: { verification: { valid: boolean; level: string; signatures: { type: string; valid: boolean; chain: { status: string }; revocation: { status: string } }[] } } };
+    const body = (await response.json()) as {
+      payload: { verification: { valid: boolean; level: string; signatures: { type: string; valid: boolean; chain: { status: string }; revocation: { status: string } }[] } };
+    };
     const elapsed = performance.now() - started;
     if (response.status !== 200) throw new Error(`POST /verify answered ${response.status}: ${JSON.stringify(body)}`);
     return { elapsed, verification: body.payload.verification };
@@ -95,7 +97,13 @@ try {
   table(
     ['what', 'reports', 'median ms', 'max ms', '÷ pdfsig'],
     [
-      ['POST /verify (upload, worker thread, JSON answer)', 'integrity, byte ranges, levels, chains, revocation, DSS', ourMedian.toFixed(0), Math.max(...ours).toFixed(0), (ourMedian / peerMedian).toFixed(2)],
+      [
+        'POST /verify (upload, worker thread, JSON answer)',
+        'integrity, byte ranges, levels, chains, revocation, DSS',
+        ourMedian.toFixed(0),
+        Math.max(...ours).toFixed(0),
+        (ourMedian / peerMedian).toFixed(2),
+      ],
       [`pdfsig (poppler, a process; ${popplerValid} valid)`, 'integrity, certificate (its own trust store)', peerMedian.toFixed(0), Math.max(...theirs).toFixed(0), '1.00'],
     ],
   );

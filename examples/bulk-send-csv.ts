@@ -14,10 +14,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createClient } from 'graphql-ws';
-import { graphql as gql } from './generated/graphql/index.ts';
 import type { ExampleBulkSendFailedRowsQuery, ExampleBulkSendProgressSubscription } from './generated/graphql/graphql.ts';
+import { graphql as gql } from './generated/graphql/index.ts';
 import type { components } from './generated/rest.ts';
-import { apiKey, ApiError, graphql, report, serviceUrl } from './shared.ts';
+import { ApiError, apiKey, graphql, report, serviceUrl } from './shared.ts';
 
 const Progress = gql(`
   subscription ExampleBulkSendProgress($id: ID!) {

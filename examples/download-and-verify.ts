@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { inflateRawSync } from 'node:zlib';
 import { graphql as gql } from './generated/graphql/index.ts';
-import { apiKey, ApiError, graphql, report, serviceUrl } from './shared.ts';
+import { ApiError, apiKey, graphql, report, serviceUrl } from './shared.ts';
 
 const Documents = gql(`
   query ExampleSealedDocuments($id: ID!) {
@@ -83,7 +83,24 @@ function verify(directory: string, downloads: Downloads): string[] {
   try {
     fs.writeFileSync(path.join(scratch, 'manifest.json'), manifestBytes);
     fs.writeFileSync(path.join(scratch, 'manifest.json.p7s'), signature);
-    execFileSync('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', path.join(scratch, 'manifest.json.p7s'), '-content', path.join(scratch, 'manifest.json'), '-noverify', '-out', path.join(scratch, 'out')], { stdio: 'pipe' });
+    execFileSync(
+      'openssl',
+      [
+        'cms',
+        '-verify',
+        '-binary',
+        '-inform',
+        'DER',
+        '-in',
+        path.join(scratch, 'manifest.json.p7s'),
+        '-content',
+        path.join(scratch, 'manifest.json'),
+        '-noverify',
+        '-out',
+        path.join(scratch, 'out'),
+      ],
+      { stdio: 'pipe' },
+    );
   } catch {
     problems.push('manifest.json: its signature (manifest.json.p7s) does not verify');
   } finally {

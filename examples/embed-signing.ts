@@ -14,8 +14,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { apiKey, ApiError, report, serviceUrl, type JsonBody } from './shared.ts';
-
+import { ApiError, apiKey, type JsonBody, report, serviceUrl } from './shared.ts';
 
 const [envelopeId, recipientId] = process.argv.slice(2);
 if (!envelopeId || !recipientId) {

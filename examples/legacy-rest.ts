@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { components } from './generated/rest.ts';
-import { apiKey, ApiError, report, serviceUrl, type JsonBody } from './shared.ts';
+import { ApiError, apiKey, type JsonBody, report, serviceUrl } from './shared.ts';
 
 type ErrorBody = components['schemas']['Error'];
 
@@ -62,5 +62,14 @@ const { dryRun } = await call<{ dryRun: { wouldSend: boolean; problems: { name: 
 if (!dryRun.wouldSend) throw new Error(`cannot send: ${dryRun.problems.map((problem) => problem.name).join(', ')}`);
 await call('PUT', `/envelopes/${envelopeId}/send`, {});
 
-const read = await call<{ envelope: { status: string }; recipients: { id: string; agents: { info: { email: string | null } }[] }[] }>('GET', `/envelopes/${envelopeId}?includeRecipients=true`);
-report('sent', { envelopeId, documentId: document.id, recipientId: recipient.id, status: read.envelope.status, emails: read.recipients.flatMap((entry) => entry.agents.map((agent) => agent.info.email)) });
+const read = await call<{ envelope: { status: string }; recipients: { id: string; agents: { info: { email: string | null } }[] }[] }>(
+  'GET',
+  `/envelopes/${envelopeId}?includeRecipients=true`,
+);
+report('sent', {
+  envelopeId,
+  documentId: document.id,
+  recipientId: recipient.id,
+  status: read.envelope.status,
+  emails: read.recipients.flatMap((entry) => entry.agents.map((agent) => agent.info.email)),
+});

@@ -5,8 +5,8 @@
  *   ENVELOPE_API_KEY=… node examples/send-and-watch.ts ENVELOPE_ID
  */
 import { createClient } from 'graphql-ws';
-import { graphql as gql } from './generated/graphql/index.ts';
 import type { EnvelopeStatus, ExampleEnvelopeEventsSubscription } from './generated/graphql/graphql.ts';
+import { graphql as gql } from './generated/graphql/index.ts';
 import { apiKey, graphql, report, serviceUrl } from './shared.ts';
 
 const Send = gql(`

@@ -85,10 +85,19 @@ await Promise.all(
       outcomes.push(outcome);
       console.log(`${outcome.ok ? 'ok  ' : 'FAIL'} ${outcome.name.padEnd(22)} ${outcome.seconds.toFixed(0).padStart(4)} s${outcome.problem ? `  ${outcome.problem}` : ''}`);
       for (const line of outcome.results) console.log(`       ${line}`);
-      if (!outcome.ok) console.log(outcome.output.split('\n').slice(-40).map((line) => `       | ${line}`).join('\n'));
+      if (!outcome.ok)
+        console.log(
+          outcome.output
+            .split('\n')
+            .slice(-40)
+            .map((line) => `       | ${line}`)
+            .join('\n'),
+        );
     }
   }),
 );
 const failed = outcomes.filter((outcome) => !outcome.ok);
-console.log(`\n${outcomes.length - failed.length}/${outcomes.length} benches ran in their quick mode in ${((Date.now() - started) / 1000).toFixed(0)} s${failed.length ? `; failed: ${failed.map((outcome) => outcome.name).join(', ')}` : ''}`);
+console.log(
+  `\n${outcomes.length - failed.length}/${outcomes.length} benches ran in their quick mode in ${((Date.now() - started) / 1000).toFixed(0)} s${failed.length ? `; failed: ${failed.map((outcome) => outcome.name).join(', ')}` : ''}`,
+);
 process.exit(failed.length > 0 ? 1 : 0);

@@ -225,7 +225,7 @@ export function checkArchitecture(root: string): ArchitectureReport {
   for (const component of circles(graph)) {
     const route = pathAround(component, graph);
     const others = component.filter((member) => !route.includes(member));
-    offences.push(`import circle: ${route.join(" → ")}${others.length > 0 ? ` (with ${others.join(", ")})` : ""}`);
+    offences.push(`import circle: ${route.join(' → ')}${others.length > 0 ? ` (with ${others.join(', ')})` : ''}`);
   }
   offences.push(...ratchetOffences(root, folderPairs(graph)));
   return { files: files.length, offences };

@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { buildSchema, parse, validate, type GraphQLSchema } from 'graphql';
+import { buildSchema, type GraphQLSchema, parse, validate } from 'graphql';
 import ts from 'typescript';
 
 export type PageOperations = { operations: string[]; problems: string[] };

@@ -29,7 +29,10 @@ export const TEAM_FILTER_EXCEPTIONS: Record<string, string> = {
 
 const TABLE_NAMES = Object.keys(GATED_TABLES).join('|');
 /** `from envelope e`, `join envelope as e`, `update webhook_endpoint w`, `'envelope as e'`. */
-const ALIASING = new RegExp(`(?:\\b(?:from|join|update|into)\\s+"?(${TABLE_NAMES}|\\w+)"?(?:\\s+(?:as\\s+)?(?!where\\b|set\\b|on\\b|join\\b|left\\b|inner\\b|using\\b|returning\\b|order\\b|limit\\b|group\\b)(\\w+))?|['"\`](${TABLE_NAMES}|\\w+) as (\\w+)['"\`])`, 'gi');
+const ALIASING = new RegExp(
+  `(?:\\b(?:from|join|update|into)\\s+"?(${TABLE_NAMES}|\\w+)"?(?:\\s+(?:as\\s+)?(?!where\\b|set\\b|on\\b|join\\b|left\\b|inner\\b|using\\b|returning\\b|order\\b|limit\\b|group\\b)(\\w+))?|['"\`](${TABLE_NAMES}|\\w+) as (\\w+)['"\`])`,
+  'gi',
+);
 /** A filter on a team column: SQL `x.team_id = ?` / `= any(` / `= ${…}`, or Kysely `.where('x.team_id'`, `eb('x.team_id'`. */
 const FILTER = /(?:\b(?:(\w+)\.)?team_id\s*=\s*(?:\?|any\b|\$\{))|(?:(?:\.where|\beb)\(\s*['"`](?:(\w+)\.)?team_id['"`])/g;
 

@@ -44,7 +44,13 @@ export async function generatedFiles(root = ROOT): Promise<Map<string, string>> 
           preset: 'client',
           // Node runs the examples' TypeScript as is (type stripping): imports name their .ts
           // files, and enums, which are not erasable syntax, are written as unions of strings.
-          config: { documentMode: 'string', enumsAsTypes: true, useTypeImports: true, importExtension: '.ts', scalars: { DateTime: 'string', JSONObject: 'Record<string, unknown>', Upload: 'unknown' } },
+          config: {
+            documentMode: 'string',
+            enumsAsTypes: true,
+            useTypeImports: true,
+            importExtension: '.ts',
+            scalars: { DateTime: 'string', JSONObject: 'Record<string, unknown>', Upload: 'unknown' },
+          },
           presetConfig: { fragmentMasking: false },
         },
       },

@@ -7,8 +7,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
+import pg from 'pg';
 import { createOrmConfig } from '../mikro-orm.config.ts';
 
 const name = process.argv[2];
@@ -36,7 +36,10 @@ try {
     const lastImport = lines.reduce((found, line, position) => (line.startsWith('import ') ? position : found), -1);
     lines.splice(lastImport + 1, 0, importLine.trimEnd());
     const updated = lines.join('\n').replace(/export const migrations = \[([^]*?)\];/, (_, list: string) => {
-      const entries = list.split(',').map((entry) => entry.trim()).filter(Boolean);
+      const entries = list
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean);
       entries.push(className);
       return `export const migrations = [${entries.join(', ')}];`;
     });

@@ -26,7 +26,7 @@
  * referenced file there, one seal per document, each mail and webhook delivery once; it exits 1 if
  * any request failed or any check did not hold.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,9 +34,9 @@ import { parseArgs } from 'node:util';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { makePdf } from '../test/fixtures/pdfs.ts';
 import { startFaultSmtpServer } from '../test/helpers/fault-smtp.ts';
-import { freePort, postgresBinaries, startPgCluster, type PgCluster } from '../test/helpers/pg-cluster.ts';
 import { missingBlobs, openOrm, seedTeamIn, startGatedReceiver } from '../test/helpers/faults.ts';
 import { ENVELOPE_EVENTS, subscribe, type Watcher } from '../test/helpers/live.ts';
+import { freePort, type PgCluster, postgresBinaries, startPgCluster } from '../test/helpers/pg-cluster.ts';
 import { openFds, rssMiB, startCommand } from '../test/helpers/service.ts';
 
 const { values } = parseArgs({
@@ -248,7 +248,15 @@ async function flow(): Promise<void> {
       recipient: { type: 'signer', identifier: 'signer', roleName: 'Signer', order: 1, required: true, agents: [{ info: { name: `Signer ${number}`, email } }] },
     });
     await rest('fields', 'POST', `/envelopes/${envelopeId}/fields`, {
-      fields: [{ type: 'simple_signature', identifier: 'sig', recipientId: recipient.recipient.id, required: true, views: [{ documentId: document.id, page: 0, location: { x: 40, y: 40 }, size: { width: 120, height: 30 } }] }],
+      fields: [
+        {
+          type: 'simple_signature',
+          identifier: 'sig',
+          recipientId: recipient.recipient.id,
+          required: true,
+          views: [{ documentId: document.id, page: 0, location: { x: 40, y: 40 }, size: { width: 120, height: 30 } }],
+        },
+      ],
     });
     await rest('send', 'PUT', `/envelopes/${envelopeId}/send`);
     const invitation = await waitFor('the invitation', () => smtp.accepted.find((mail) => mail.rcptTo.includes(email) && /\/sign\//.test(mail.mail.text ?? '')));
@@ -258,7 +266,12 @@ async function flow(): Promise<void> {
     const values = session.signingSession.fields
       .filter((field: any) => !field.readonly && field.type === 'simple_signature')
       .map((field: any) => ({ fieldId: field.id, value: { kind: 'typed', text: `Signer ${number}`, font: 'cursive' } }));
-    await graphql('sign', 'mutation($values: [SigningValueInput!], $complete: Boolean) { submitSigning(values: $values, complete: $complete) { envelope { status } } }', { values, complete: true }, signing);
+    await graphql(
+      'sign',
+      'mutation($values: [SigningValueInput!], $complete: Boolean) { submitSigning(values: $values, complete: $complete) { envelope { status } } }',
+      { values, complete: true },
+      signing,
+    );
     // The outbox seals it; the download waits for (or triggers) the seal.
     await waitFor('the completion notice', () => smtp.accepted.find((mail) => mail.rcptTo.includes(email) && mail !== invitation));
     await timed('download', async () => {
@@ -297,7 +310,24 @@ async function read(): Promise<void> {
 
 const startedAt = Date.now();
 let lastReportAt = startedAt;
-const columns = ['elapsed', 'rss MiB', 'heap MiB', 'ext MiB', 'handles', 'fds', 'req', 'p50 ms', 'p99 ms', 'errors', 'flows ok', 'in flight', 'subs open', 'sub events', 'mails total', 'hooks total'];
+const columns = [
+  'elapsed',
+  'rss MiB',
+  'heap MiB',
+  'ext MiB',
+  'handles',
+  'fds',
+  'req',
+  'p50 ms',
+  'p99 ms',
+  'errors',
+  'flows ok',
+  'in flight',
+  'subs open',
+  'sub events',
+  'mails total',
+  'hooks total',
+];
 let reportedSubscriptionEvents = 0;
 
 function report(final = false): void {
@@ -343,7 +373,9 @@ function report(final = false): void {
   lastReportAt = now;
 }
 
-console.log(`soak: ${minutes} min, a report every ${values.interval} min; ${flowsPerMinute} envelope flows a minute, ${readsPerSecond} reads a second, up to ${maxSubscribers} subscriptions; ${cluster ? `PostgreSQL ${cluster.databaseUrl}` : 'embedded PostgreSQL'}; service pid ${service.pid} on ${baseUrl}`);
+console.log(
+  `soak: ${minutes} min, a report every ${values.interval} min; ${flowsPerMinute} envelope flows a minute, ${readsPerSecond} reads a second, up to ${maxSubscribers} subscriptions; ${cluster ? `PostgreSQL ${cluster.databaseUrl}` : 'embedded PostgreSQL'}; service pid ${service.pid} on ${baseUrl}`,
+);
 console.log(`| ${columns.join(' | ')} |`);
 console.log(`|${columns.map(() => '---').join('|')}|`);
 report();
@@ -383,15 +415,19 @@ report(true);
 
 const problems: string[] = [];
 if (serviceExited) problems.push('the service exited during the soak');
-const pending = await orm.em.fork().execute<{ topic: string; count: string }[]>(`select topic, count(*) as count from outbox_message where processed_at is null and failed_at is null group by topic`);
+const pending = await orm.em
+  .fork()
+  .execute<{ topic: string; count: string }[]>(`select topic, count(*) as count from outbox_message where processed_at is null and failed_at is null group by topic`);
 if (pending.length > 0) problems.push(`outbox not drained: ${JSON.stringify(pending)}`);
 const failed = await orm.em.fork().execute<{ topic: string; last_error: string }[]>(`select topic, last_error from outbox_message where failed_at is not null`);
 if (failed.length > 0) problems.push(`outbox rows failed: ${JSON.stringify(failed.slice(0, 5))}`);
 const missing = await missingBlobs(orm, dataDir);
 if (missing.length > 0) problems.push(`missing files: ${missing.slice(0, 5).join(', ')}`);
-const doubleSeals = await orm.em.fork().execute<{ document_id: string; count: string }[]>(
-  `select details ->> 'documentId' as document_id, count(*) as count from audit_event where type = 'artefact.sealed' group by 1 having count(*) > 1`,
-);
+const doubleSeals = await orm.em
+  .fork()
+  .execute<{ document_id: string; count: string }[]>(
+    `select details ->> 'documentId' as document_id, count(*) as count from audit_event where type = 'artefact.sealed' group by 1 having count(*) > 1`,
+  );
 if (doubleSeals.length > 0) problems.push(`documents sealed more than once: ${doubleSeals.length}`);
 const mailIds = await orm.em.fork().execute<{ id: string }[]>(`select id from outbox_message where topic = any(?::text[])`, [`{${MAIL_TOPICS.join(',')}}`]);
 const counts = smtp.countsByMessageId();

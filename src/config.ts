@@ -188,17 +188,21 @@ const variables = {
     .min(0, 'must be an integer between 0 and 65535')
     .max(65535, 'must be an integer between 0 and 65535')
     .default(4000),
-  PUBLIC_URL: z
-    .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL, e.g. https://sign.example.com' })
-    .optional(),
+  PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL, e.g. https://sign.example.com' }).optional(),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\/.+/, 'must be a postgres:// or postgresql:// connection string')
     .optional(),
   DATA_DIR: z.string().min(1, 'must not be empty').default('./.data'),
-  SMTP_URL: z.string().regex(/^smtps?:\/\/.+/, 'must be an smtp:// or smtps:// URL').optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/.+/, 'must be an smtp:// or smtps:// URL')
+    .optional(),
   SMS_PROVIDER_URL: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }).optional(),
-  SMS_PROVIDER_AUTHORIZATION: z.string().regex(/^[^\r\n]+$/, 'must be one line (the Authorization header value)').optional(),
+  SMS_PROVIDER_AUTHORIZATION: z
+    .string()
+    .regex(/^[^\r\n]+$/, 'must be one line (the Authorization header value)')
+    .optional(),
   SMS_PROVIDER_BODY: z
     .string()
     .refine((value) => {
@@ -211,13 +215,19 @@ const variables = {
     }, 'must be a JSON template whose {{to}}, {{channel}}, {{text}}, {{messageId}} sit inside strings')
     .optional(),
   // One line: a line break would let the value write headers of its own.
-  MAIL_FROM: z.string().regex(/^[^\r\n]{3,200}$/, 'must be one line, e.g. "Envelopes <no-reply@sign.example.com>"').optional(),
+  MAIL_FROM: z
+    .string()
+    .regex(/^[^\r\n]{3,200}$/, 'must be one line, e.g. "Envelopes <no-reply@sign.example.com>"')
+    .optional(),
   SEAL_P12: z.string().min(1, 'must name a PKCS#12 file').optional(),
   SEAL_P12_PASSWORD: z.string().optional(),
   SEAL_SIGNER: z.enum(['p12', 'pkcs11'], { error: 'must be p12 or pkcs11' }).default('p12'),
   PKCS11_MODULE: z.string().min(1).optional(),
   PKCS11_TOKEN_LABEL: z.string().max(32, 'must be at most 32 characters (a PKCS#11 token label)').optional(),
-  PKCS11_SLOT: z.string().regex(/^\d{1,20}$/, 'must be a slot id (a non-negative integer)').optional(),
+  PKCS11_SLOT: z
+    .string()
+    .regex(/^\d{1,20}$/, 'must be a slot id (a non-negative integer)')
+    .optional(),
   PKCS11_PIN: z.string().optional(),
   PKCS11_PIN_FILE: z.string().min(1).optional(),
   PKCS11_KEY_LABEL: z.string().min(1).optional(),
@@ -231,7 +241,10 @@ const variables = {
     .default('info'),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL of an OTLP/HTTP collector' }).optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL of an OTLP/HTTP traces endpoint' }).optional(),
-  OTEL_SERVICE_NAME: z.string().regex(/^[^\r\n]{1,200}$/, 'must be one line of at most 200 characters').default('envelope-service'),
+  OTEL_SERVICE_NAME: z
+    .string()
+    .regex(/^[^\r\n]{1,200}$/, 'must be one line of at most 200 characters')
+    .default('envelope-service'),
   OTEL_SDK_DISABLED: booleanFlag.default(false),
   REST_ERRORS_HTTP_200: booleanFlag.default(false),
   SANDBOX_CLOCK: booleanFlag.default(false),
@@ -339,7 +352,10 @@ const variables = {
     })
     .optional(),
   S3_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL of an S3-compatible server, e.g. http://minio:9000' }).optional(),
-  S3_REGION: z.string().regex(/^[a-z0-9-]{1,40}$/, 'must be a region name such as us-east-1').default('us-east-1'),
+  S3_REGION: z
+    .string()
+    .regex(/^[a-z0-9-]{1,40}$/, 'must be a region name such as us-east-1')
+    .default('us-east-1'),
   S3_FORCE_PATH_STYLE: booleanFlag.default(false),
   // Deadlines of every object-store call (docs/operations.md, "Object storage"): a store that
   // accepts connections but never answers must fail calls with Storage.Unavailable, not hold them.

@@ -1,21 +1,21 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
+import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
+import type { EnvelopeEventHub } from './domain/live/envelope-event-hub.ts';
+import type { LiveConnection } from './domain/live/live.service.ts';
+import type { PdfWorkers } from './domain/pdf/worker-pool.ts';
+import { readerOf } from './domain/read-model.ts';
+import type { ServiceContext } from './domain/service-context.ts';
+import type { ApiKeyCache } from './domain/team/api-key-cache.ts';
 import { authenticateApiKey } from './domain/team/team.service.ts';
 import type { TeamCaller } from './domain/team/team-caller.ts';
-import type { ApiKeyCache } from './domain/team/api-key-cache.ts';
-import { readerOf } from './domain/read-model.ts';
+import type { RateLimiter } from './http/rate-limit.ts';
+import type { BlobStore } from './shared/blob-store/index.ts';
 import type { Clock } from './shared/clock.ts';
 import { MissingApiKeyError } from './shared/errors.ts';
 import type { Logger } from './shared/logger.ts';
 import type { Metrics } from './shared/metrics.ts';
-import type { BlobStore } from './shared/blob-store/index.ts';
-import type { PdfWorkers } from './domain/pdf/worker-pool.ts';
-import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
 import type { RequestMetadata } from './shared/request-metadata.ts';
-import type { ServiceContext } from './domain/service-context.ts';
-import type { RateLimiter } from './http/rate-limit.ts';
-import type { EnvelopeEventHub } from './domain/live/envelope-event-hub.ts';
-import type { LiveConnection } from './domain/live/live.service.ts';
 
 /** What the process shares between requests: built once in main, passed to the app. */
 export type AppDependencies = {

@@ -1,23 +1,23 @@
-import { createRuntime } from './runtime.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { openDatabase, type Database } from './db/database.ts';
+import { type Database, openDatabase } from './db/database.ts';
 import { EmbeddedDatabaseLockedError } from './db/embedded-postgres.ts';
+import { shareSandboxClock } from './db/shared-sandbox-clock.ts';
+import { checkSharedSecrets, SharedSecretMismatchError, sharedSecretsOf } from './db/shared-secrets.ts';
+import { openSeal, type SealCertificate, SealCertificateError } from './domain/artefact/seal-certificate.ts';
+import { removeOrphanBlobs } from './domain/document/orphan-blobs.ts';
+import { pruneDeliveryHistory } from './domain/notification/delivery-history.ts';
+import { startHousekeeping } from './domain/outbox/housekeeping.ts';
+import { startExpirySweeper } from './domain/signing/closing.service.ts';
 import { ensureDefaultTeam } from './domain/team/team.service.ts';
 import { startIdleMemoryTrim } from './http/memory-trim.ts';
-import { listen } from './server.ts';
-import { startupBanner } from './startup-banner.ts';
-import { blobDirectory, startStagingSweep } from './shared/blob-store/index.ts';
-import { startExpirySweeper } from './domain/signing/closing.service.ts';
-import { createLogger } from './shared/logger.ts';
 import { listenForMetrics } from './http/metrics.ts';
-import { openSeal, SealCertificateError, type SealCertificate } from './domain/artefact/seal-certificate.ts';
-import { pruneDeliveryHistory } from './domain/notification/delivery-history.ts';
-import { removeOrphanBlobs } from './domain/document/orphan-blobs.ts';
-import { startHousekeeping } from './domain/outbox/housekeeping.ts';
+import { createRuntime } from './runtime.ts';
+import { listen } from './server.ts';
+import { blobDirectory, startStagingSweep } from './shared/blob-store/index.ts';
+import { createLogger } from './shared/logger.ts';
 import { loadAuditKey } from './shared/secret-file.ts';
-import { checkSharedSecrets, SharedSecretMismatchError, sharedSecretsOf } from './db/shared-secrets.ts';
-import { shareSandboxClock } from './db/shared-sandbox-clock.ts';
 import { startTracing, stopTracing } from './shared/tracing.ts';
+import { startupBanner } from './startup-banner.ts';
 
 // Start: configuration → database → app → listen. Nothing else happens here.
 let config;

@@ -12,25 +12,25 @@
  * (migrations, the start-up lock), listening, sweeps and housekeeping, signals.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { createApp, type App } from './app.ts';
+import { type App, createApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { AppDependencies } from './context.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
-import { startEnvelopeEvents, type LiveLimits } from './domain/live/envelope-event-hub.ts';
+import { type LiveLimits, startEnvelopeEvents } from './domain/live/envelope-event-hub.ts';
 import { createMailer, type Mailer } from './domain/notification/mailer.ts';
-import { useCorrectionWorkflow } from './domain/owner/correction.ts';
-import { signingCorrectionWorkflow } from './domain/signing/correction.ts';
 import { createPhoneProvider, type PhoneProvider } from './domain/notification/sms.ts';
 import type { OutboxWorker } from './domain/outbox/outbox-worker.ts';
+import { startOutboxWakeups } from './domain/outbox/wakeups.ts';
+import { useCorrectionWorkflow } from './domain/owner/correction.ts';
 import { createPdfWorkerPool, type PdfWorkerPoolOptions } from './domain/pdf/worker-pool.ts';
+import { signingCorrectionWorkflow } from './domain/signing/correction.ts';
 import { ApiKeyCache, listenForApiKeyRevocations } from './domain/team/api-key-cache.ts';
-import { createRateLimiter, rateBudgetSpender, type RateLimitStore } from './http/rate-limit.ts';
-import { createBlobStore, type BlobStore } from './shared/blob-store/index.ts';
-import { createClock, type Clock } from './shared/clock.ts';
+import { createRateLimiter, type RateLimitStore, rateBudgetSpender } from './http/rate-limit.ts';
+import { type BlobStore, createBlobStore } from './shared/blob-store/index.ts';
+import { type Clock, createClock } from './shared/clock.ts';
 import type { Logger } from './shared/logger.ts';
 import { createMetrics, type Metrics } from './shared/metrics.ts';
 import { createMainWorker, createWebhookWorker, type WorkerDependencies } from './workers.ts';
-import { startOutboxWakeups } from './domain/outbox/wakeups.ts';
 
 export type RuntimeOptions = {
   config: Config;
@@ -124,7 +124,20 @@ export async function createRuntime(options: RuntimeOptions, overrides: RuntimeO
   const phone = overrides.phone ?? createPhoneProvider({ provider: config.smsProvider, dataDir: config.dataDir, logger });
   // Durable jobs written by the domain (outbox_message), workers.ts. A bulk send's rows spend the
   // creating key's rate budget, like its requests (bulk-send.job.ts).
-  const workerDependencies: WorkerDependencies = { em: orm.em, clock, logger, config, auditKey, blobStore, pdfWorkers, seal, mailer, phone, metrics, spendRateBudget: rateBudgetSpender(rateLimiter) };
+  const workerDependencies: WorkerDependencies = {
+    em: orm.em,
+    clock,
+    logger,
+    config,
+    auditKey,
+    blobStore,
+    pdfWorkers,
+    seal,
+    mailer,
+    phone,
+    metrics,
+    spendRateBudget: rateBudgetSpender(rateLimiter),
+  };
   const mainWorker = createMainWorker(workerDependencies);
   const webhookWorker = createWebhookWorker(workerDependencies);
   // A committed job wakes the worker that handles it (every instance's, by LISTEN on a server),

@@ -1,12 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { App } from './app.ts';
-import { BODY_TIMEOUTS, guardRequestBody, type BodyTimeouts } from './http/body-guard.ts';
 import { withGraphQLUploads } from './graphql/uploads.ts';
 import { attachGraphQLWebSocket } from './graphql/websocket.ts';
+import { BODY_TIMEOUTS, type BodyTimeouts, guardRequestBody } from './http/body-guard.ts';
 import { traceHttpRequests } from './http/request-tracing.ts';
-import { isRestPath, requestUrl } from './rest/serve.ts';
 import { MCP_PATH } from './mcp/serve.ts';
+import { isRestPath, requestUrl } from './rest/serve.ts';
 
 export type RunningServer = {
   server: http.Server;
@@ -21,13 +21,7 @@ export type RunningServer = {
  */
 export async function listen(
   app: App,
-  {
-    port,
-    host,
-    maxUploadBytes,
-    bodyTimeouts,
-    webSocketIdleMs,
-  }: { port: number; host?: string; maxUploadBytes: number; bodyTimeouts?: Partial<BodyTimeouts>; webSocketIdleMs?: number },
+  { port, host, maxUploadBytes, bodyTimeouts, webSocketIdleMs }: { port: number; host?: string; maxUploadBytes: number; bodyTimeouts?: Partial<BodyTimeouts>; webSocketIdleMs?: number },
 ): Promise<RunningServer> {
   const timeouts: BodyTimeouts = { ...BODY_TIMEOUTS, ...bodyTimeouts };
   const handle = withGraphQLUploads(app, { graphqlPath: app.graphqlEndpoint, maxFileBytes: maxUploadBytes });
@@ -42,12 +36,14 @@ export async function listen(
     else if (url && app.liveSse.accepts(request, url)) app.liveSse.serve(request, response);
     else handle(request, response);
   };
-  const server = http.createServer(traceHttpRequests((request, response) => {
-    // A key known over its budget is refused before anything else (docs/decisions.md, "REST beside
-    // yoga" and "Floods held"); served as usual if its window ends while its refusal is held.
-    if (app.rest.refuseKnownOverBudget(request, response, () => serve(request, response))) return;
-    serve(request, response);
-  }));
+  const server = http.createServer(
+    traceHttpRequests((request, response) => {
+      // A key known over its budget is refused before anything else (docs/decisions.md, "REST beside
+      // yoga" and "Floods held"); served as usual if its window ends while its refusal is held.
+      if (app.rest.refuseKnownOverBudget(request, response, () => serve(request, response))) return;
+      serve(request, response);
+    }),
+  );
   // The body guard answers a slow body with a named 408 itself; Node's own request timeout (a bare
   // 408) is only the backstop behind it, so it is set a little longer. Uploads of 48 MB on slow
   // links must still get through (see BODY_TIMEOUTS.totalMs).

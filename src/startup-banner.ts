@@ -4,13 +4,7 @@
  * show where to click. Logs are JSON lines on stdout, so later starts print this only to a terminal
  * (the `listening` log line carries the same addresses for machines).
  */
-export function startupBanner({
-  publicUrl,
-  defaultTeam,
-}: {
-  publicUrl: string;
-  defaultTeam?: { apiKey: string; teamId: string; workspaceId: string };
-}): string {
+export function startupBanner({ publicUrl, defaultTeam }: { publicUrl: string; defaultTeam?: { apiKey: string; teamId: string; workspaceId: string } }): string {
   const addresses = [`  GraphiQL:       ${publicUrl}/graphql`, `  API reference:  ${publicUrl}/api/v1/key/docs`];
   if (!defaultTeam) return ['', 'Envelope service is running.', ...addresses, ''].join('\n');
   return [

@@ -10,19 +10,19 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from './config.ts';
-import { bulkSendStepHandler } from './domain/bulk-send/bulk-send.job.ts';
-import { scheduledSendHandler } from './domain/signing/scheduled-send.ts';
-import { artefactSealHandler } from './domain/artefact/seal.job.ts';
 import { artefactCertificateHandler } from './domain/artefact/certificate.service.ts';
+import { artefactSealHandler } from './domain/artefact/seal.job.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
-import type { PdfWorkers } from './domain/pdf/worker-pool.ts';
+import { bulkSendStepHandler } from './domain/bulk-send/bulk-send.job.ts';
 import { mailHandlers, notificationFailureHook } from './domain/notification/mail.handlers.ts';
 import type { Mailer } from './domain/notification/mailer.ts';
 import { signingOtpHandler } from './domain/notification/otp.handler.ts';
 import { publicLinkCodeHandler } from './domain/notification/public-link-code.handler.ts';
-import { createOutboxWorker, handles, type OutboxHandler, type OutboxWorker, type OutboxWorkerOptions } from './domain/outbox/outbox-worker.ts';
 import type { PhoneProvider } from './domain/notification/sms.ts';
+import { createOutboxWorker, handles, type OutboxHandler, type OutboxWorker, type OutboxWorkerOptions } from './domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from './domain/outbox/topics.ts';
+import type { PdfWorkers } from './domain/pdf/worker-pool.ts';
+import { scheduledSendHandler } from './domain/signing/scheduled-send.ts';
 import { WEBHOOK_RETRY_POLICY, webhookDeliveryHandler, webhookDisabledNoticeHandler, webhookFailureHook, webhookRetryHook } from './domain/webhook/webhook-delivery.ts';
 import type { BlobStore } from './shared/blob-store/index.ts';
 import type { Clock } from './shared/clock.ts';
@@ -89,7 +89,10 @@ export function mainJobHandlers(dependencies: WorkerDependencies): Map<string, O
 /** The webhook worker's one topic and its handler. */
 export function webhookJobHandlers(dependencies: Pick<WorkerDependencies, 'auditKey' | 'config'>): Map<string, OutboxHandler<any>> {
   return new Map([
-    handles(OUTBOX_TOPICS.webhookDelivery, webhookDeliveryHandler({ auditKey: dependencies.auditKey, allowPrivate: dependencies.config.webhookAllowPrivate, timeoutMs: dependencies.config.webhookTimeoutMs })),
+    handles(
+      OUTBOX_TOPICS.webhookDelivery,
+      webhookDeliveryHandler({ auditKey: dependencies.auditKey, allowPrivate: dependencies.config.webhookAllowPrivate, timeoutMs: dependencies.config.webhookTimeoutMs }),
+    ),
   ]);
 }
 

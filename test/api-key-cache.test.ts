@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eventually } from './helpers/eventually.ts';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -9,8 +8,9 @@ import { ApiKey } from '../src/domain/team/api-key.entity.ts';
 import { API_KEY_REVOKED_CHANNEL, ApiKeyCache, listenForApiKeyRevocations } from '../src/domain/team/api-key-cache.ts';
 import { createApiKey, revokeApiKey } from '../src/domain/team/team.service.ts';
 import { createLogger } from '../src/shared/logger.ts';
-import { startServerProcess } from './helpers/process.ts';
+import { eventually } from './helpers/eventually.ts';
 import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { startServerProcess } from './helpers/process.ts';
 
 const onServer = inject('databaseKind') === 'server';
 const viewerQuery = '{ viewer { id } }';

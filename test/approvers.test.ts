@@ -3,11 +3,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
-import { createReadyTemplate } from './helpers/templates.ts';
 import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
-import { APPROVE_MUTATION, buildEnvelope, DECLINE_MUTATION, invitationsOf, SESSION_QUERY, signAndComplete, signingClient, SUBMIT_MUTATION } from './helpers/signing.ts';
+import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { APPROVE_MUTATION, buildEnvelope, DECLINE_MUTATION, invitationsOf, SESSION_QUERY, SUBMIT_MUTATION, signAndComplete, signingClient } from './helpers/signing.ts';
+import { createReadyTemplate } from './helpers/templates.ts';
 
 /*
  * Approvers with a quorum (issue 33), the sender's side: the `approver` type holds no fields,
@@ -37,13 +37,15 @@ describe('the approver type', () => {
     const rest = restClient(app, team.apiKey);
     const graphql = graphqlClient(app, team.apiKey);
     const draft = await createDraftWithDocumentAndSigner(app, team.apiKey);
-    const viaRest = await rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'approver', identifier: 'board', roleName: 'Board', order: 1, quorum: 2, agents: people(3) } });
+    const viaRest = await rest.post(`/envelopes/${draft.envelopeId}/recipients`, {
+      recipient: { type: 'approver', identifier: 'board', roleName: 'Board', order: 1, quorum: 2, agents: people(3) },
+    });
     expect(viaRest.status, JSON.stringify(viaRest.body)).toBe(200);
     expect(viaRest.body.payload.recipient).toMatchObject({ type: 'approver', quorum: 2 });
-    const viaGraphql = await graphql(
-      `mutation($e: ID!, $input: AddRecipientInput!) { addRecipient(envelopeId: $e, input: $input) { type quorum } }`,
-      { e: draft.envelopeId, input: { type: 'approver', identifier: 'audit', roleName: 'Audit', agents: people(1) } },
-    );
+    const viaGraphql = await graphql(`mutation($e: ID!, $input: AddRecipientInput!) { addRecipient(envelopeId: $e, input: $input) { type quorum } }`, {
+      e: draft.envelopeId,
+      input: { type: 'approver', identifier: 'audit', roleName: 'Audit', agents: people(1) },
+    });
     expect(viaGraphql.errors).toBeUndefined();
     expect(viaGraphql.data.addRecipient).toEqual({ type: 'approver', quorum: 1 });
     expect((await rest.get(`/envelopes/${draft.envelopeId}/recipients/${draft.signerId}`)).body.payload.recipient.quorum).toBe(1);
@@ -53,14 +55,15 @@ describe('the approver type', () => {
     const rest = restClient(app, team.apiKey);
     const graphql = graphqlClient(app, team.apiKey);
     const draft = await createDraftWithDocumentAndSigner(app, team.apiKey);
-    const approver = (await rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'approver', identifier: 'board', roleName: 'Board', agents: people(1) } })).body.payload.recipient;
+    const approver = (await rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'approver', identifier: 'board', roleName: 'Board', agents: people(1) } })).body
+      .payload.recipient;
     const refused = await rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [fieldOf(approver.id, draft.documentId)] });
     expect(refused.status).toBe(422);
     expect(refused.body.error).toMatchObject({ name: 'Field.NotAllowedForRecipient', context: { recipientId: approver.id, type: 'approver' } });
-    const refusedGraphql = await graphql(
-      `mutation($e: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $e, fields: $fields) { id } }`,
-      { e: draft.envelopeId, fields: [fieldOf(approver.id, draft.documentId)] },
-    );
+    const refusedGraphql = await graphql(`mutation($e: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $e, fields: $fields) { id } }`, {
+      e: draft.envelopeId,
+      fields: [fieldOf(approver.id, draft.documentId)],
+    });
     expect(firstErrorName(refusedGraphql), JSON.stringify(refusedGraphql.errors)).toBe('Field.NotAllowedForRecipient');
     expect((await rest.get(`/envelopes/${draft.envelopeId}/fields`)).body.payload.fields).toEqual([]);
 
@@ -69,7 +72,10 @@ describe('the approver type', () => {
     const retyped = await rest.patch(`/envelopes/${draft.envelopeId}/recipients/${draft.signerId}`, { recipient: { type: 'approver' } });
     expect(retyped.status).toBe(422);
     expect(retyped.body.error).toMatchObject({ name: 'Field.NotAllowedForRecipient', context: { recipientId: draft.signerId, fieldIds: [field.id] } });
-    const retypedGraphql = await graphql('mutation($e: ID!, $r: ID!) { updateRecipient(envelopeId: $e, recipientId: $r, input: { type: approver }) { type } }', { e: draft.envelopeId, r: draft.signerId });
+    const retypedGraphql = await graphql('mutation($e: ID!, $r: ID!) { updateRecipient(envelopeId: $e, recipientId: $r, input: { type: approver }) { type } }', {
+      e: draft.envelopeId,
+      r: draft.signerId,
+    });
     expect(firstErrorName(retypedGraphql)).toBe('Field.NotAllowedForRecipient');
     expect((await rest.get(`/envelopes/${draft.envelopeId}/recipients/${draft.signerId}`)).body.payload.recipient.type).toBe('signer');
   });
@@ -83,10 +89,10 @@ describe('the quorum', () => {
     const tooMany = await rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'approver', identifier: 'board', roleName: 'Board', quorum: 3, agents: people(2) } });
     expect(tooMany.status).toBe(422);
     expect(tooMany.body.error).toMatchObject({ name: 'Recipient.QuorumExceedsAgents', context: { quorum: 3, agentCount: 2 } });
-    const tooManyGraphql = await graphql(
-      `mutation($e: ID!, $input: AddRecipientInput!) { addRecipient(envelopeId: $e, input: $input) { id } }`,
-      { e: draft.envelopeId, input: { type: 'approver', identifier: 'board', roleName: 'Board', quorum: 3, agents: people(2) } },
-    );
+    const tooManyGraphql = await graphql(`mutation($e: ID!, $input: AddRecipientInput!) { addRecipient(envelopeId: $e, input: $input) { id } }`, {
+      e: draft.envelopeId,
+      input: { type: 'approver', identifier: 'board', roleName: 'Board', quorum: 3, agents: people(2) },
+    });
     expect(firstErrorName(tooManyGraphql)).toBe('Recipient.QuorumExceedsAgents');
     const zero = await rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'approver', identifier: 'board', roleName: 'Board', quorum: 0, agents: people(2) } });
     expect(zero.status).toBe(400);
@@ -97,7 +103,8 @@ describe('the quorum', () => {
     expect((await rest.get(`/envelopes/${draft.envelopeId}/recipients`)).body.payload.recipients).toHaveLength(1);
 
     // Replacing the agents with fewer than the quorum is refused as well; lowering the quorum with them is not.
-    const board = (await rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'approver', identifier: 'board', roleName: 'Board', quorum: 2, agents: people(3) } })).body.payload.recipient;
+    const board = (await rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'approver', identifier: 'board', roleName: 'Board', quorum: 2, agents: people(3) } }))
+      .body.payload.recipient;
     const fewer = await rest.patch(`/envelopes/${draft.envelopeId}/recipients/${board.id}`, { recipient: { agents: people(1) } });
     expect(fewer.status).toBe(422);
     expect(fewer.body.error).toMatchObject({ name: 'Recipient.QuorumExceedsAgents', context: { recipientId: board.id, quorum: 2, agentCount: 1 } });
@@ -113,7 +120,8 @@ describe('the quorum', () => {
     const rest = restClient(app, team.apiKey);
     const draft = await createDraftWithDocumentAndSigner(app, team.apiKey);
     await rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [fieldOf(draft.signerId, draft.documentId)] });
-    const board = (await rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'approver', identifier: 'board', roleName: 'Board', quorum: 2, agents: people(2) } })).body.payload.recipient;
+    const board = (await rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'approver', identifier: 'board', roleName: 'Board', quorum: 2, agents: people(2) } }))
+      .body.payload.recipient;
     // An agent row removed behind the write rules' back (a team user or contact reference deleted is the real-world path).
     await app.orm.em.fork().execute(`delete from agent where id = (select id from agent where recipient_id = ? order by position desc limit 1)`, [board.id]);
     const refused = await rest.put(`/envelopes/${draft.envelopeId}/send`);
@@ -225,7 +233,9 @@ describe('templates', () => {
     const sent = await rest.put(`/envelopes/${enough.body.payload.envelopeId}/send`);
     expect(sent.status, JSON.stringify(sent.body)).toBe(200);
     // The approvers act first (order 0): their invitations, not the buyer's.
-    expect(new Set((await invitationsOf(app, enough.body.payload.envelopeId)).map((invitation) => invitation.to.name))).toEqual(new Set(['Board member 0', 'Board member 1', 'Board member 2']));
+    expect(new Set((await invitationsOf(app, enough.body.payload.envelopeId)).map((invitation) => invitation.to.name))).toEqual(
+      new Set(['Board member 0', 'Board member 1', 'Board member 2']),
+    );
 
     const tooFew = await rest.post(`/envelopes/jumpstart/${ready.templateId}`, { recipients: [buyer, { identifier: 'board', agents: people(1) }] });
     const refused = await rest.put(`/envelopes/${tooFew.body.payload.envelopeId}/send`);
@@ -236,7 +246,12 @@ describe('templates', () => {
 
 describe('the certificate of completion', () => {
   it('lists every approval with its comment, the quorum, and who made it', async () => {
-    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: people(3) }, { identifier: 'ceo', order: 2 }] });
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [
+        { identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: people(3) },
+        { identifier: 'ceo', order: 2 },
+      ],
+    });
     const rest = restClient(app, team.apiKey);
     expect((await rest.put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
     const [first, second] = await invitationsOf(app, built.envelopeId);
@@ -268,7 +283,12 @@ describe('the certificate of completion', () => {
 
 describe('reminders', () => {
   it('go to the approvers who have not approved yet, not to those who did', async () => {
-    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: people(2) }, { identifier: 'ceo', order: 2 }] });
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [
+        { identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: people(2) },
+        { identifier: 'ceo', order: 2 },
+      ],
+    });
     const rest = restClient(app, team.apiKey);
     expect((await rest.put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
     const [first, second] = await invitationsOf(app, built.envelopeId);
@@ -281,12 +301,24 @@ describe('reminders', () => {
 
 describe('the envelope read', () => {
   it('counts an approver role in the progress and names its people while it waits', async () => {
-    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'board', type: 'approver', order: 1, quorum: 1, agents: people(2) }, { identifier: 'ceo', order: 2 }] });
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [
+        { identifier: 'board', type: 'approver', order: 1, quorum: 1, agents: people(2) },
+        { identifier: 'ceo', order: 2 },
+      ],
+    });
     const rest = restClient(app, team.apiKey);
     expect((await rest.put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
-    const read = await graphqlClient(app, team.apiKey)('query($id: ID!) { envelope(id: $id) { progress { recipients completed pending waitingFor { recipientId names } } } }', { id: built.envelopeId });
+    const read = await graphqlClient(app, team.apiKey)('query($id: ID!) { envelope(id: $id) { progress { recipients completed pending waitingFor { recipientId names } } } }', {
+      id: built.envelopeId,
+    });
     expect(read.errors, JSON.stringify(read.errors)).toBeUndefined();
-    expect(read.data.envelope.progress).toMatchObject({ recipients: 2, completed: 0, pending: 2, waitingFor: [{ recipientId: built.recipients.board, names: ['Board member 0', 'Board member 1'] }] });
+    expect(read.data.envelope.progress).toMatchObject({
+      recipients: 2,
+      completed: 0,
+      pending: 2,
+      waitingFor: [{ recipientId: built.recipients.board, names: ['Board member 0', 'Board member 1'] }],
+    });
   });
 });
 
@@ -316,7 +348,12 @@ describe('the sender’s read of approvals', () => {
   }`;
 
   it('lists each approval of an approver role (who, the person’s name, when, the comment) on both faces; other types and template roles have none', async () => {
-    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: people(3) }, { identifier: 'ceo', order: 2 }] });
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [
+        { identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: people(3) },
+        { identifier: 'ceo', order: 2 },
+      ],
+    });
     const rest = restClient(app, team.apiKey);
     const graphql = graphqlClient(app, team.apiKey);
     expect((await rest.put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
@@ -364,7 +401,12 @@ describe('resending an invitation', () => {
   const RESEND_MUTATION = `mutation($e: ID!, $r: ID!, $a: ID) { resendInvitation(envelopeId: $e, recipientId: $r, agentId: $a) { agentId channel } }`;
 
   it('is refused for an approver’s agent that already approved (Signing.AlreadyApproved, both faces; nothing sent, no link dies), and works for the others', async () => {
-    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: people(2) }, { identifier: 'ceo', order: 2 }] });
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [
+        { identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: people(2) },
+        { identifier: 'ceo', order: 2 },
+      ],
+    });
     const rest = restClient(app, team.apiKey);
     const graphql = graphqlClient(app, team.apiKey);
     expect((await rest.put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);

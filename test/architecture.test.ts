@@ -47,7 +47,8 @@ describe('the architecture check', () => {
 
   it('fails when the domain imports a face or the HTTP wing, a face imports another, or the HTTP wing a face', () => {
     const root = copyWith({
-      'src/domain/planted.ts': "import { restRoutes } from '../rest/routes/index.ts';\nimport { MAX_JSON_BYTES } from '../http/body.ts';\nexport const planted = [restRoutes, MAX_JSON_BYTES];\n",
+      'src/domain/planted.ts':
+        "import { restRoutes } from '../rest/routes/index.ts';\nimport { MAX_JSON_BYTES } from '../http/body.ts';\nexport const planted = [restRoutes, MAX_JSON_BYTES];\n",
       'src/graphql/planted.ts': "export { REST_PREFIX } from '../rest/serve.ts';\n",
       'src/http/planted.ts': "export { schema } from '../graphql/schema.ts';\n",
     });
@@ -66,7 +67,7 @@ describe('the architecture check', () => {
 
   it('fails when a file outside the outbox module writes the outbox table', () => {
     const root = copyWith({
-      'src/domain/signing/planted.ts': "export const sql = `insert into outbox_message (id) values (?)`;\n",
+      'src/domain/signing/planted.ts': 'export const sql = `insert into outbox_message (id) values (?)`;\n',
     });
     expect(checkArchitecture(root).offences).toEqual(['writes the outbox outside domain/outbox/: domain/signing/planted.ts:1 (use enqueue())']);
   });
@@ -78,7 +79,7 @@ describe('the architecture check', () => {
         "export const count = 'select count(*) from webhook_endpoint where team_id = ?';",
         "export const contacts = (db: any, teamId: string) => db.selectFrom('contact as c').where('c.team_id', '=', teamId);",
         // Not gated (api keys), and a join on the team column: no offence.
-        "export const keys = `select k.id from api_key k join envelope x on x.team_id = k.team_id where k.team_id = ?`;",
+        'export const keys = `select k.id from api_key k join envelope x on x.team_id = k.team_id where k.team_id = ?`;',
         '',
       ].join('\n'),
       // The gate itself may.
@@ -132,10 +133,7 @@ describe('the architecture check', () => {
         '',
       ].join('\n'),
     });
-    expect(checkArchitecture(root).offences).toEqual([
-      'shared imports upward: shared/planted.ts → domain/validation.ts',
-      'shared imports upward: shared/planted.ts → app.ts',
-    ]);
+    expect(checkArchitecture(root).offences).toEqual(['shared imports upward: shared/planted.ts → domain/validation.ts', 'shared imports upward: shared/planted.ts → app.ts']);
   });
 
   it('fails when a face imports the composition root', () => {
@@ -154,9 +152,7 @@ describe('the architecture check', () => {
       'src/domain/contact/planted.ts': "export type { } from '../webhook/team-webhook.ts';\n",
       'src/domain/webhook/planted.ts': "export type { } from '../contact/team-contact.ts';\n",
     });
-    expect(checkArchitecture(root).offences).toEqual([
-      `domain folders import each other both ways, beyond the ratchet (${RATCHET}): contact↔webhook`,
-    ]);
+    expect(checkArchitecture(root).offences).toEqual([`domain folders import each other both ways, beyond the ratchet (${RATCHET}): contact↔webhook`]);
     const allowed = JSON.parse(fs.readFileSync(path.join(repository, RATCHET), 'utf8'));
     const loose = copyWith({ [RATCHET]: JSON.stringify({ ...allowed, folderPairs: [...allowed.folderPairs, 'bulk-send↔idempotency'] }) });
     // (With the ratchet at its ceiling, one more pair is also over the ceiling: the next test.)
@@ -184,7 +180,7 @@ describe('the architecture check', () => {
     expect(checkArchitecture(root).offences).toEqual([`the ratchet (${RATCHET}) lists ${pairs.length} folder pairs, more than the ceiling of ${MAX_FOLDER_PAIRS}`]);
   });
 
-  it('fails on five or more positional parameters outside the allow-list, in TypeScript and the signing page\'s JavaScript', () => {
+  it("fails on five or more positional parameters outside the allow-list, in TypeScript and the signing page's JavaScript", () => {
     const root = copyWith({
       'src/domain/planted.ts': [
         'export function fine(a: number, b: number, c: number, d: number) { return a + b + c + d; }',
@@ -212,8 +208,6 @@ describe('the architecture check', () => {
       'src/db/planted.ts': "export { Envelope } from '../domain/envelope/envelope.entity.ts';\n",
       'src/db/entities.ts': fs.readFileSync(path.join(repository, 'src/db/entities.ts'), 'utf8') + "export { Template as Planted } from '../domain/template/template.entity.ts';\n",
     });
-    expect(checkArchitecture(root).offences).toEqual([
-      'db imports the domain outside the entity list (db/entities.ts): db/planted.ts → domain/envelope/envelope.entity.ts',
-    ]);
+    expect(checkArchitecture(root).offences).toEqual(['db imports the domain outside the entity list (db/entities.ts): db/planted.ts → domain/envelope/envelope.entity.ts']);
   });
 });

@@ -2,11 +2,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PDFDict, PDFDocument, PDFName, StandardFonts } from 'pdf-lib';
-import { createPdfWorkerPool, type PdfWorkers } from '../src/domain/pdf/worker-pool.ts';
-import type { RenderField } from '../src/domain/pdf/render.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { previousSection } from '../src/domain/pdf/incremental.ts';
+import type { RenderField } from '../src/domain/pdf/render.ts';
+import { createPdfWorkerPool, type PdfWorkers } from '../src/domain/pdf/worker-pool.ts';
 import { makeClassicXrefPdf, makePdf } from './fixtures/pdfs.ts';
 import { testSealCertificate } from './helpers/harness.ts';
 import { blackPngDataUrl, pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
@@ -62,7 +62,14 @@ function qpdfCheck(file: string): string {
 
 /** The object numbers an update (the bytes after the original) defines. */
 function redefined(bytes: Buffer, originalLength: number): Set<number> {
-  return new Set([...bytes.subarray(originalLength).toString('latin1').matchAll(/(?:^|\n)(\d+) 0 obj\b/g)].map((match) => Number(match[1])));
+  return new Set(
+    [
+      ...bytes
+        .subarray(originalLength)
+        .toString('latin1')
+        .matchAll(/(?:^|\n)(\d+) 0 obj\b/g),
+    ].map((match) => Number(match[1])),
+  );
 }
 
 function pageGrey(file: string, page: number): Buffer {

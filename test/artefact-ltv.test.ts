@@ -106,12 +106,17 @@ describe('long-term validation', () => {
     const restBody = (await rest.json()) as { payload: { verification: Record<string, any> } };
     expect(restBody.payload.verification, JSON.stringify(restBody.payload.verification).slice(0, 3000)).toMatchObject({ valid: true, ours: true, level: 'B-LTA' });
     expect(restBody.payload.verification.timestamps).toHaveLength(2);
-    const operations = JSON.stringify({ query: 'query ($file: Upload!) { verifySealedPdf(file: $file) { valid level timestamps { type time valid } dss { certificates ocspResponses crls } } }', variables: { file: null } });
+    const operations = JSON.stringify({
+      query: 'query ($file: Upload!) { verifySealedPdf(file: $file) { valid level timestamps { type time valid } dss { certificates ocspResponses crls } } }',
+      variables: { file: null },
+    });
     const upload = new FormData();
     upload.append('operations', operations);
     upload.append('map', JSON.stringify({ 0: ['variables.file'] }));
     upload.append('0', new Blob([bytes], { type: 'application/pdf' }), 'lta.pdf');
-    const answer = (await (await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: upload })).json()) as { data: { verifySealedPdf: Record<string, any> } };
+    const answer = (await (await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: upload })).json()) as {
+      data: { verifySealedPdf: Record<string, any> };
+    };
     expect(answer.data.verifySealedPdf).toMatchObject({ valid: true, level: 'B_LTA', dss: { ocspResponses: 1 } });
     expect(answer.data.verifySealedPdf.timestamps.map((entry: { type: string }) => entry.type)).toEqual(['SIGNATURE', 'DOCUMENT']);
 
@@ -142,15 +147,33 @@ describe('long-term validation', () => {
     fs.writeFileSync(path.join(directory, 'token.der'), cmsFromContents(bytes.toString('latin1', b + 1, c - 1)));
     const tsaCertificate = certificates.find((certificate) => (certificate.subject.typesAndValues[0]!.value.valueBlock as { value: string }).value === 'Local Test TSA')!;
     fs.writeFileSync(path.join(directory, 'tsa.pem'), `-----BEGIN CERTIFICATE-----\n${Buffer.from(tsaCertificate.toSchema().toBER(false)).toString('base64')}\n-----END CERTIFICATE-----\n`);
-    const checked = execFileSync('openssl', ['ts', '-verify', '-data', path.join(directory, 'covered.bin'), '-in', path.join(directory, 'token.der'), '-token_in', '-CAfile', path.join(directory, 'tsa.pem'), '-untrusted', path.join(directory, 'tsa.pem')], { encoding: 'utf8' });
+    const checked = execFileSync(
+      'openssl',
+      [
+        'ts',
+        '-verify',
+        '-data',
+        path.join(directory, 'covered.bin'),
+        '-in',
+        path.join(directory, 'token.der'),
+        '-token_in',
+        '-CAfile',
+        path.join(directory, 'tsa.pem'),
+        '-untrusted',
+        path.join(directory, 'tsa.pem'),
+      ],
+      { encoding: 'utf8' },
+    );
     expect(checked).toContain('Verification: OK');
 
     const { code, report: verified } = cliVerify(file);
     expect(code).toBe(0);
     expect(verified).toMatchObject({ valid: true, ours: true, envelopeId: built.envelopeId, level: 'B-LTA', dss: { ocspResponses: 1 } });
-    expect(verified.timestamps.map((entry: { type: string; valid: boolean }) => [entry.type, entry.valid])).toEqual([['signature', true], ['document', true]]);
+    expect(verified.timestamps.map((entry: { type: string; valid: boolean }) => [entry.type, entry.valid])).toEqual([
+      ['signature', true],
+      ['document', true],
+    ]);
     expect(verified.signatures.map((signature: { type: string }) => signature.type)).toEqual(['signature', 'document-timestamp']);
-
   });
 
   it('a change after the seal stays invalid even under a fresh document timestamp', async () => {
@@ -160,7 +183,10 @@ describe('long-term validation', () => {
     const pdf = await openForUpdate(bytes);
     const page = pdf.getPage(0);
     page.drawText('Amount: 1,000,000', { x: 40, y: 40, size: 12 });
-    const added = pdf.context.enumerateIndirectObjects().map(([ref]) => ref).filter((ref) => ref.objectNumber > pdf.context.largestObjectNumber - 3);
+    const added = pdf.context
+      .enumerateIndirectObjects()
+      .map(([ref]) => ref)
+      .filter((ref) => ref.objectNumber > pdf.context.largestObjectNumber - 3);
     const tampered = await appendDocumentTimestamp(appendUpdate(bytes, pdf, [page.ref, ...added]), tsa.url);
     const file = path.join(directory, 'tampered.pdf');
     fs.writeFileSync(file, tampered);
@@ -187,10 +213,12 @@ describe('long-term validation', () => {
     const clock = createClock();
     const row = async () =>
       (
-        await app.orm.em.fork().execute<{ attempts: number; processed_at: unknown; failed_at: unknown; last_error: string | null }[]>(
-          `select attempts, processed_at, failed_at, last_error from outbox_message where dedupe_key = ?`,
-          [`artefact.seal:${built.envelopeId}`],
-        )
+        await app.orm.em
+          .fork()
+          .execute<{ attempts: number; processed_at: unknown; failed_at: unknown; last_error: string | null }[]>(
+            `select attempts, processed_at, failed_at, last_error from outbox_message where dedupe_key = ?`,
+            [`artefact.seal:${built.envelopeId}`],
+          )
       )[0]!;
     try {
       expect(await sealWorkerFor(app, team.teamId, clock).drain()).toBe(1);

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { concatTransformationMatrix, degrees, PDFDocument, pushGraphicsState, StandardFonts } from 'pdf-lib';
-import { createPdfWorkerPool, type PdfWorkers } from '../src/domain/pdf/worker-pool.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RenderField } from '../src/domain/pdf/render.ts';
+import { createPdfWorkerPool, type PdfWorkers } from '../src/domain/pdf/worker-pool.ts';
 import { blackPngDataUrl, renderPageGrey, wordBoxes } from './helpers/pdf-tools.ts';
 
 /*
@@ -24,7 +24,14 @@ afterAll(async () => {
   fs.rmSync(directory, { recursive: true, force: true });
 });
 
-type PageSpec = { name: string; size: [number, number]; rotate?: number; mediaBox?: [number, number, number, number]; cropBox?: [number, number, number, number]; displayed: [number, number] };
+type PageSpec = {
+  name: string;
+  size: [number, number];
+  rotate?: number;
+  mediaBox?: [number, number, number, number];
+  cropBox?: [number, number, number, number];
+  displayed: [number, number];
+};
 
 const pages: PageSpec[] = [
   { name: 'A4', size: [595.28, 841.89], displayed: [595.28, 841.89] },
@@ -53,7 +60,17 @@ function fieldsFor(pageIndex: number): RenderField[] {
   return [
     { type: 'text', config: { multiline: false }, value: { text: `Kelime${pageIndex} Şığİöçü` }, views: on(boxes.text) },
     { type: 'checkbox', config: {}, value: { checked: true }, views: on(boxes.checkbox) },
-    { type: 'radio', config: { options: [{ value: 'a', label: 'Other' }, { value: 'b', label: `Radyo${pageIndex}` }] }, value: { selected: 'b' }, views: on(boxes.radio) },
+    {
+      type: 'radio',
+      config: {
+        options: [
+          { value: 'a', label: 'Other' },
+          { value: 'b', label: `Radyo${pageIndex}` },
+        ],
+      },
+      value: { selected: 'b' },
+      views: on(boxes.radio),
+    },
     { type: 'binary_choice', config: { acceptLabel: `Kabul${pageIndex}`, declineLabel: 'Red' }, value: { choice: 'accept' }, views: on(boxes.binary) },
     { type: 'simple_signature', config: {}, value: { kind: 'typed', text: `Ayşe${pageIndex} Yılmaz`, font: 'cursive' }, views: on(boxes.typed) },
     { type: 'simple_signature', config: {}, value: { kind: 'drawn', image: blackPngDataUrl() }, views: on(boxes.drawn) },

@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { degrees, PDFDocument } from 'pdf-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RenderField, RenderStamp } from '../src/domain/pdf/render.ts';
 import { createPdfWorkerPool, type PdfWorkers } from '../src/domain/pdf/worker-pool.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
@@ -51,7 +51,14 @@ describe('stamps as drawn, on every page geometry', () => {
   });
 
   // `displayed`: the visible box turned by /Rotate, the page as a reader sees it (pdftotext reports the unturned size).
-  const pages: { name: string; size: [number, number]; rotate?: number; mediaBox?: [number, number, number, number]; cropBox?: [number, number, number, number]; displayed: [number, number] }[] = [
+  const pages: {
+    name: string;
+    size: [number, number];
+    rotate?: number;
+    mediaBox?: [number, number, number, number];
+    cropBox?: [number, number, number, number];
+    displayed: [number, number];
+  }[] = [
     { name: 'A4', size: [595.28, 841.89], displayed: [595.28, 841.89] },
     { name: 'Letter rotated 90', size: [612, 792], rotate: 90, displayed: [792, 612] },
     { name: 'A4 rotated 180', size: [595.28, 841.89], rotate: 180, displayed: [595.28, 841.89] },
@@ -72,53 +79,63 @@ describe('stamps as drawn, on every page geometry', () => {
     },
   };
 
-  it.each(pages.map((spec, index) => [spec.name, index] as const))('on %s: the envelope line in the bottom margin, each caption inside its own field under a shrunk signature', async (_name, index) => {
-    const pdf = await PDFDocument.create();
-    const spec = pages[index]!;
-    const page = pdf.addPage(spec.size);
-    if (spec.mediaBox) page.setMediaBox(...spec.mediaBox);
-    if (spec.cropBox) page.setCropBox(...spec.cropBox);
-    if (spec.rotate) page.setRotation(degrees(spec.rotate));
-    const source = path.join(directory, `source-${index}.pdf`);
-    fs.writeFileSync(source, await pdf.save());
-    const at = (box: Box) => [{ page: 0, ...box }];
-    const fields: RenderField[] = [
-      { type: 'simple_signature', recipientId: 'a', config: {}, value: { kind: 'typed', text: 'Ayse Yilmaz', font: 'cursive' }, views: at(boxes.typed) },
-      { type: 'simple_signature', recipientId: 'b', config: {}, value: { kind: 'drawn', image: blackPngDataUrl(40, 20) }, views: at(boxes.drawn) },
-      {
-        type: 'biometric_signature',
-        recipientId: 'c',
-        config: {},
-        value: { strokes: [[{ x: 0, y: 0, t: 0, p: 0.5 }, { x: 80, y: 30, t: 10, p: 0.5 }]] },
-        views: at(boxes.biometric),
-      },
-    ];
-    const output = path.join(directory, `stamped-${index}.pdf`);
-    await workers.render({ sourcePath: source, outputPath: output, fields, draft: false, stamp });
-    const words = wordBoxes(output)[0]!;
-    const size = { width: spec.displayed[0], height: spec.displayed[1] };
-    // Every word on the visible page.
-    for (const word of words) {
-      expect(word.xMin).toBeGreaterThanOrEqual(0);
-      expect(word.yMin).toBeGreaterThanOrEqual(0);
-      expect(word.xMax).toBeLessThanOrEqual(size.width + 0.5);
-      expect(word.yMax).toBeLessThanOrEqual(size.height + 0.5);
-    }
-    const id = words.find((word) => word.text === '6f1c2a3b-1111-4222-8333-944455566677');
-    const label = words.find((word) => word.text === 'Envelope');
-    expect(id, JSON.stringify(words)).toBeDefined();
-    expect(label!.yMin).toBeGreaterThanOrEqual(size.height - 12);
-    expect(id!.yMin).toBeGreaterThanOrEqual(size.height - 12);
-    const all = Object.values(boxes);
-    expectCaptionIn(words, 'Ayşe Yılmaz-Öztürk 2026-11-26 14:05 UTC', boxes.typed, all);
-    expectCaptionIn(words, 'Bob Stone 2026-11-26 14:07 UTC', boxes.drawn, all);
-    expectCaptionIn(words, 'Cem Kaya 2026-11-26 14:09 UTC', boxes.biometric, all);
-    // The typed signature sits above its caption, inside the box.
-    const signature = words.find((word) => word.text === 'Yilmaz')!;
-    const caption = words.find((word) => word.text === 'Yılmaz-Öztürk')!;
-    expect(inside(signature, boxes.typed)).toBe(true);
-    expect(signature.yMax).toBeLessThanOrEqual(caption.yMin + 0.5);
-  });
+  it.each(pages.map((spec, index) => [spec.name, index] as const))(
+    'on %s: the envelope line in the bottom margin, each caption inside its own field under a shrunk signature',
+    async (_name, index) => {
+      const pdf = await PDFDocument.create();
+      const spec = pages[index]!;
+      const page = pdf.addPage(spec.size);
+      if (spec.mediaBox) page.setMediaBox(...spec.mediaBox);
+      if (spec.cropBox) page.setCropBox(...spec.cropBox);
+      if (spec.rotate) page.setRotation(degrees(spec.rotate));
+      const source = path.join(directory, `source-${index}.pdf`);
+      fs.writeFileSync(source, await pdf.save());
+      const at = (box: Box) => [{ page: 0, ...box }];
+      const fields: RenderField[] = [
+        { type: 'simple_signature', recipientId: 'a', config: {}, value: { kind: 'typed', text: 'Ayse Yilmaz', font: 'cursive' }, views: at(boxes.typed) },
+        { type: 'simple_signature', recipientId: 'b', config: {}, value: { kind: 'drawn', image: blackPngDataUrl(40, 20) }, views: at(boxes.drawn) },
+        {
+          type: 'biometric_signature',
+          recipientId: 'c',
+          config: {},
+          value: {
+            strokes: [
+              [
+                { x: 0, y: 0, t: 0, p: 0.5 },
+                { x: 80, y: 30, t: 10, p: 0.5 },
+              ],
+            ],
+          },
+          views: at(boxes.biometric),
+        },
+      ];
+      const output = path.join(directory, `stamped-${index}.pdf`);
+      await workers.render({ sourcePath: source, outputPath: output, fields, draft: false, stamp });
+      const words = wordBoxes(output)[0]!;
+      const size = { width: spec.displayed[0], height: spec.displayed[1] };
+      // Every word on the visible page.
+      for (const word of words) {
+        expect(word.xMin).toBeGreaterThanOrEqual(0);
+        expect(word.yMin).toBeGreaterThanOrEqual(0);
+        expect(word.xMax).toBeLessThanOrEqual(size.width + 0.5);
+        expect(word.yMax).toBeLessThanOrEqual(size.height + 0.5);
+      }
+      const id = words.find((word) => word.text === '6f1c2a3b-1111-4222-8333-944455566677');
+      const label = words.find((word) => word.text === 'Envelope');
+      expect(id, JSON.stringify(words)).toBeDefined();
+      expect(label!.yMin).toBeGreaterThanOrEqual(size.height - 12);
+      expect(id!.yMin).toBeGreaterThanOrEqual(size.height - 12);
+      const all = Object.values(boxes);
+      expectCaptionIn(words, 'Ayşe Yılmaz-Öztürk 2026-11-26 14:05 UTC', boxes.typed, all);
+      expectCaptionIn(words, 'Bob Stone 2026-11-26 14:07 UTC', boxes.drawn, all);
+      expectCaptionIn(words, 'Cem Kaya 2026-11-26 14:09 UTC', boxes.biometric, all);
+      // The typed signature sits above its caption, inside the box.
+      const signature = words.find((word) => word.text === 'Yilmaz')!;
+      const caption = words.find((word) => word.text === 'Yılmaz-Öztürk')!;
+      expect(inside(signature, boxes.typed)).toBe(true);
+      expect(signature.yMax).toBeLessThanOrEqual(caption.yMin + 0.5);
+    },
+  );
 });
 
 describe('the stamp setting, sealed', () => {
@@ -181,7 +198,9 @@ describe('the stamp setting, sealed', () => {
   it('an envelope with stamp false, or a team whose default is off, seals without stamps; an envelope may turn them on again; both faces set it', async () => {
     const team = await seedTeam(app);
     const off = await sealedEnvelope(team.apiKey, team.teamId, { stamp: false });
-    const words = wordBoxes(off.file).flat().map((word) => word.text);
+    const words = wordBoxes(off.file)
+      .flat()
+      .map((word) => word.text);
     expect(words).not.toContain(off.built.envelopeId);
     expect(words).not.toContain('Stone');
 
@@ -192,7 +211,11 @@ describe('the stamp setting, sealed', () => {
     const gql = graphqlClient(app, team.apiKey);
     expect((await gql('{ teamSettings { artefacts { stamp } } }')).data.teamSettings.artefacts.stamp).toBe(false);
     const byDefault = await sealedEnvelope(team.apiKey, team.teamId);
-    expect(wordBoxes(byDefault.file).flat().map((word) => word.text)).not.toContain(byDefault.built.envelopeId);
+    expect(
+      wordBoxes(byDefault.file)
+        .flat()
+        .map((word) => word.text),
+    ).not.toContain(byDefault.built.envelopeId);
     const turnedOn = await sealedEnvelope(team.apiKey, team.teamId, { stamp: true });
     expectCaptionIn(wordBoxes(turnedOn.file)[0]!, `Bob Stone ${turnedOn.utc('bob')}`, bobBox, [ayseBox, bobBox]);
 

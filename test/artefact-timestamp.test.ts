@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { restClient, seedTeam, startTestApp, testSealDataDir, type TestApp } from './helpers/harness.ts';
+import { restClient, seedTeam, startTestApp, type TestApp, testSealDataDir } from './helpers/harness.ts';
 import { pdfsig } from './helpers/pdf-tools.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 import { startLocalTsa } from './helpers/tsa.ts';
@@ -57,10 +57,12 @@ describe('signature timestamps', () => {
   it('a TSA that fails leaves the job to retry: nothing is sealed without a timestamp, downloads say to come back', async () => {
     const { team, built } = await finalizedEnvelope(broken);
     expect(await sealWorkerFor(broken, team.teamId).drain()).toBe(1);
-    const [row] = await broken.orm.em.fork().execute<{ attempts: number; processed_at: unknown; failed_at: unknown; last_error: string }[]>(
-      `select attempts, processed_at, failed_at, last_error from outbox_message where dedupe_key = ?`,
-      [`artefact.seal:${built.envelopeId}`],
-    );
+    const [row] = await broken.orm.em
+      .fork()
+      .execute<{ attempts: number; processed_at: unknown; failed_at: unknown; last_error: string }[]>(
+        `select attempts, processed_at, failed_at, last_error from outbox_message where dedupe_key = ?`,
+        [`artefact.seal:${built.envelopeId}`],
+      );
     expect(row).toMatchObject({ attempts: 1, processed_at: null, failed_at: null });
     expect(row!.last_error).toMatch(/^timestamp_unavailable: .*timestamp authority/);
     const [document] = await broken.orm.em.fork().execute<{ sealed_sha256: string | null }[]>(`select sealed_sha256 from document where id = ?`, [built.documentId]);

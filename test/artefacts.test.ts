@@ -4,22 +4,22 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PDFDocument } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClock, type Clock } from '../src/shared/clock.ts';
 import { sealEnvelopeArtefacts } from '../src/domain/artefact/artefact.service.ts';
 import { artefactSealHandler } from '../src/domain/artefact/seal.job.ts';
-import type { PdfWorkers } from '../src/domain/pdf/worker-pool.ts';
 import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
-import { createLogger } from '../src/shared/logger.ts';
 import { PDF_INFLATED_BYTES_LIMIT } from '../src/domain/pdf/inspect/inspect.ts';
+import type { PdfWorkers } from '../src/domain/pdf/worker-pool.ts';
+import { type Clock, createClock } from '../src/shared/clock.ts';
+import { createLogger } from '../src/shared/logger.ts';
 import { makeInflatingPdf, makePdf } from './fixtures/pdfs.ts';
-import { PDFDocument } from 'pdf-lib';
-import { uploadDocument, unknownId } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, testSealDataDir, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { unknownId, uploadDocument } from './helpers/envelopes.ts';
+import { eventually } from './helpers/eventually.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp, testSealDataDir } from './helpers/harness.ts';
 import { pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
-import { eventually } from './helpers/eventually.ts';
 
 let app: TestApp;
 let team: SeededTeam;
@@ -151,7 +151,9 @@ describe('sealing after finalization', () => {
     expect(report).toContain('Signing Hash Algorithm: SHA-256');
     expect(report).toContain('Total document signed');
     expect(report).toContain('Signature Validation: Signature is Valid.');
-    const words = wordBoxes(file).flat().map((word) => word.text);
+    const words = wordBoxes(file)
+      .flat()
+      .map((word) => word.text);
     expect(words).toContain('Lovelace');
     expect(words).not.toContain('DRAFT');
 
@@ -177,7 +179,7 @@ describe('sealing after finalization', () => {
       render: (task, options) => (++renders === 2 ? new Promise(() => undefined) : app.dependencies.pdfWorkers.render(task, options)),
     };
     void workerFor(other.teamId, { pdfWorkers: dying, leaseMs: 60_000, renewIntervalMs: 3_600_000 }).drain(1);
-    await eventually(() => renders >= 2, { what: 'the dying worker\'s second render' });
+    await eventually(() => renders >= 2, { what: "the dying worker's second render" });
     expect((await sealedHashes(built.envelopeId)).filter(Boolean)).toHaveLength(1);
     expect(renders).toBe(2);
     // The restarted instance finds the claim still leased, then takes it once the lease ran out.
@@ -192,9 +194,9 @@ describe('sealing after finalization', () => {
     const sealedEvents = (await auditTypes(built.envelopeId)).filter((event) => event.type === 'artefact.sealed');
     expect(sealedEvents).toHaveLength(3);
     expect(new Set(sealedEvents.map((event) => event.details.documentId)).size).toBe(3);
-    const [row] = await app.orm.em.fork().execute<{ attempts: number; processed_at: unknown }[]>(`select attempts, processed_at from outbox_message where dedupe_key = ?`, [
-      `artefact.seal:${built.envelopeId}`,
-    ]);
+    const [row] = await app.orm.em
+      .fork()
+      .execute<{ attempts: number; processed_at: unknown }[]>(`select attempts, processed_at from outbox_message where dedupe_key = ?`, [`artefact.seal:${built.envelopeId}`]);
     expect(row).toMatchObject({ attempts: 2 });
     expect(row!.processed_at).not.toBeNull();
   });
@@ -335,7 +337,11 @@ describe('refusals', () => {
     const unknown = await download(stranger.apiKey, `/envelopes/${unknownId}/pdf`);
     expect(foreign.status).toBe(404);
     expect(JSON.parse(foreign.bytes.toString()).error.name).toBe('Envelope.NotFound');
-    const strip = (bytes: Buffer) => bytes.toString().replace(unknownId, built.envelopeId).replace(/"requestId":"[^"]*"/, '');
+    const strip = (bytes: Buffer) =>
+      bytes
+        .toString()
+        .replace(unknownId, built.envelopeId)
+        .replace(/"requestId":"[^"]*"/, '');
     expect(strip(unknown.bytes)).toBe(strip(foreign.bytes));
     const foreignDocument = await download(stranger.apiKey, `/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`);
     expect(JSON.parse(foreignDocument.bytes.toString()).error.name).toBe('Envelope.NotFound');
@@ -413,11 +419,21 @@ describe('PDFs from the wild', () => {
     const document = uploaded.body.payload.document;
     // The original is kept byte for byte.
     expect(document.sha256 ?? document.contentSha256).toBe(createHash('sha256').update(bytes).digest('hex'));
-    const signer = (await rest.post(`/envelopes/${envelopeId}/recipients`, {
-      recipient: { type: 'signer', identifier: 'signer', roleName: 'Signer', order: 1, required: true, agents: [{ info: { name: 'Ayşe', email: 'ayse@example.com' } }] },
-    })).body.payload.recipient.id;
+    const signer = (
+      await rest.post(`/envelopes/${envelopeId}/recipients`, {
+        recipient: { type: 'signer', identifier: 'signer', roleName: 'Signer', order: 1, required: true, agents: [{ info: { name: 'Ayşe', email: 'ayse@example.com' } }] },
+      })
+    ).body.payload.recipient.id;
     const field = await rest.post(`/envelopes/${envelopeId}/fields`, {
-      fields: [{ type: 'simple_signature', recipientId: signer, identifier: 'sig', required: true, views: [{ documentId: document.id, page: 0, location: { x: 40, y: 40 }, size: { width: 150, height: 30 } }] }],
+      fields: [
+        {
+          type: 'simple_signature',
+          recipientId: signer,
+          identifier: 'sig',
+          required: true,
+          views: [{ documentId: document.id, page: 0, location: { x: 40, y: 40 }, size: { width: 150, height: 30 } }],
+        },
+      ],
     });
     expect(field.status, JSON.stringify(field.body)).toBe(200);
     expect((await rest.put(`/envelopes/${envelopeId}/send`)).status).toBe(200);
@@ -459,7 +475,7 @@ describe('PDFs from the wild', () => {
 describe('a document that inflates to near the limit', () => {
   const MiB = 1024 * 1024;
 
-  it('uploads, is sealed within the PDF worker\'s limits, and the memory sealing took is given back', async () => {
+  it("uploads, is sealed within the PDF worker's limits, and the memory sealing took is given back", async () => {
     // 240 MiB of object stream (in a file of a quarter of a megabyte), which pdf-lib inflates
     // when it loads the file to seal it: in buffers outside the worker's heap limit.
     const bytes = await makeInflatingPdf({ inflatedBytes: PDF_INFLATED_BYTES_LIMIT - 16 * MiB, where: 'object_stream' });
@@ -469,11 +485,15 @@ describe('a document that inflates to near the limit', () => {
     const uploaded = await uploadDocument(app, other.apiKey, envelopeId, { bytes }, { name: 'Annex' });
     expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(200);
     const documentId = uploaded.body.payload.document.id;
-    const signer = (await rest.post(`/envelopes/${envelopeId}/recipients`, {
-      recipient: { type: 'signer', identifier: 'signer', roleName: 'Signer', order: 1, required: true, agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] },
-    })).body.payload.recipient.id;
+    const signer = (
+      await rest.post(`/envelopes/${envelopeId}/recipients`, {
+        recipient: { type: 'signer', identifier: 'signer', roleName: 'Signer', order: 1, required: true, agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] },
+      })
+    ).body.payload.recipient.id;
     const field = await rest.post(`/envelopes/${envelopeId}/fields`, {
-      fields: [{ type: 'simple_signature', recipientId: signer, identifier: 'sig', required: true, views: [{ documentId, page: 0, location: { x: 40, y: 40 }, size: { width: 150, height: 30 } }] }],
+      fields: [
+        { type: 'simple_signature', recipientId: signer, identifier: 'sig', required: true, views: [{ documentId, page: 0, location: { x: 40, y: 40 }, size: { width: 150, height: 30 } }] },
+      ],
     });
     expect(field.status, JSON.stringify(field.body)).toBe(200);
     expect((await rest.put(`/envelopes/${envelopeId}/send`)).status).toBe(200);

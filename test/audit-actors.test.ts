@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../src/domain/team/team.service.ts';
-import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 
 let app: TestApp;
 beforeAll(async () => {

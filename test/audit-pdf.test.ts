@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unknownId } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { blackPngDataUrl, pdfsig } from './helpers/pdf-tools.ts';
-import { buildEnvelope, signAndComplete, signingClient, SUBMIT_MUTATION, tokenFor } from './helpers/signing.ts';
+import { buildEnvelope, SUBMIT_MUTATION, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
 
 let app: TestApp;
@@ -33,7 +33,15 @@ const strokes = [
 async function sentEnvelope() {
   const built = await buildEnvelope(app, team.apiKey, {
     name: 'Kira sözleşmesi',
-    recipients: [{ identifier: 'signer', fields: [{ identifier: 'signature', required: true }, { identifier: 'pen', type: 'biometric_signature', required: false }] }],
+    recipients: [
+      {
+        identifier: 'signer',
+        fields: [
+          { identifier: 'signature', required: true },
+          { identifier: 'pen', type: 'biometric_signature', required: false },
+        ],
+      },
+    ],
   });
   expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
   return built;
@@ -94,7 +102,14 @@ describe('the audit-log PDF', () => {
     expect(flat).toContain(built.envelopeId);
     const document = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/documents/${built.documentId}`)).body.payload.document;
     expect(flat).toContain(document.sha256 ?? document.contentSha256);
-    for (const sentence of ['created the envelope.', 'sent the envelope for signing', 'Person signer (signer@example.com) filled in', 'Person signer (signer@example.com) completed the role', 'the envelope was completed.', 'The service sealed the document']) {
+    for (const sentence of [
+      'created the envelope.',
+      'sent the envelope for signing',
+      'Person signer (signer@example.com) filled in',
+      'Person signer (signer@example.com) completed the role',
+      'the envelope was completed.',
+      'The service sealed the document',
+    ]) {
       expect(flat).toContain(sentence);
     }
     // The raw appendix keeps the types.
@@ -117,7 +132,10 @@ describe('the audit-log PDF', () => {
     // The new link, read before its delivery clears it from the queue (the first one's is gone).
     const [pending] = await app.orm.em
       .fork()
-      .execute<{ link: string }[]>(`select payload -> 'secret' ->> 'link' as link from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ? and payload -> 'secret' ->> 'link' is not null`, [built.envelopeId]);
+      .execute<{ link: string }[]>(
+        `select payload -> 'secret' ->> 'link' as link from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ? and payload -> 'secret' ->> 'link' is not null`,
+        [built.envelopeId],
+      );
     await mainWorkerFor(app, team.teamId).drain();
     expect((await signAndComplete(app, pending!.link.split('/sign/')[1]!)).errors).toBeUndefined();
     const answer = await fetchAuditPdf(built.envelopeId);
@@ -132,7 +150,10 @@ describe('the audit-log PDF', () => {
   it("says who sent it by the team's display name when it has one, else by the team's name", async () => {
     const named = await seedTeam(app);
     expect((await restClient(app, named.apiKey).patch('/team/settings', { displayName: 'Acme Legal' })).status).toBe(200);
-    for (const [owner, sender] of [[named, 'Acme Legal'], [team, null]] as const) {
+    for (const [owner, sender] of [
+      [named, 'Acme Legal'],
+      [team, null],
+    ] as const) {
       const built = await buildEnvelope(app, owner.apiKey, { name: 'Sender', recipients: [{ identifier: 'signer', fields: [{ identifier: 'signature', required: true }] }] });
       expect((await restClient(app, owner.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
       expect((await signAndComplete(app, await tokenFor(app, built.envelopeId, built.recipients.signer!))).errors).toBeUndefined();

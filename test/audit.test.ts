@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditEvent } from '../src/domain/audit/audit-event.entity.ts';
 import { verifyAuditChain } from '../src/domain/audit/audit.service.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { AuditEvent } from '../src/domain/audit/audit-event.entity.ts';
 import { unknownId } from './helpers/envelopes.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -142,8 +142,7 @@ describe('empty patches', () => {
     const team = await seedTeam(app);
     const rest = restClient(app, team.apiKey);
     const envelopeId = (await rest.post('/envelopes', { name: 'Untouched' })).body.payload.envelopeId;
-    const recipientId = (await rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'viewer', identifier: 'cc', roleName: 'CC' } })).body
-      .payload.recipient.id;
+    const recipientId = (await rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'viewer', identifier: 'cc', roleName: 'CC' } })).body.payload.recipient.id;
     expect((await rest.patch(`/envelopes/${envelopeId}`, {})).body.payload.envelope.name).toBe('Untouched');
     expect((await rest.patch(`/envelopes/${envelopeId}/recipients/${recipientId}`, { recipient: {} })).body.payload.recipient.roleName).toBe('CC');
     const events = (await rest.get(`/envelopes/${envelopeId}/audit`)).body.payload.events;

@@ -14,17 +14,17 @@ import { promisify } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
 import { artefactSealHandler } from '../src/domain/artefact/seal.job.ts';
-import { removeOrphanBlobs, ORPHAN_GRACE_MS } from '../src/domain/document/orphan-blobs.ts';
+import { ORPHAN_GRACE_MS, removeOrphanBlobs } from '../src/domain/document/orphan-blobs.ts';
 import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
-import { loadConfig } from '../src/config.ts';
-import { BlobStoreUnavailableError, createBlobStore, createFileBlobStore, type BlobStore } from '../src/shared/blob-store/index.ts';
+import { type BlobStore, BlobStoreUnavailableError, createBlobStore, createFileBlobStore } from '../src/shared/blob-store/index.ts';
 import { createClock } from '../src/shared/clock.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { makeExactSizePdf, makePdf } from './fixtures/pdfs.ts';
 import { uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { startTestS3, type TestS3 } from './helpers/s3.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 
@@ -68,10 +68,12 @@ function sealWorker(envelopeId: string, blobStore: BlobStore = app.dependencies.
 }
 
 async function sealJob(envelopeId: string): Promise<{ processed: boolean; lastError: string | null; attempts: number }> {
-  const [row] = await app.orm.em.fork().execute<{ processed_at: Date | null; last_error: string | null; attempts: number }[]>(
-    `select processed_at, last_error, attempts from outbox_message where topic = ? and payload ->> 'envelopeId' = ?`,
-    [OUTBOX_TOPICS.sealArtefacts, envelopeId],
-  );
+  const [row] = await app.orm.em
+    .fork()
+    .execute<{ processed_at: Date | null; last_error: string | null; attempts: number }[]>(
+      `select processed_at, last_error, attempts from outbox_message where topic = ? and payload ->> 'envelopeId' = ?`,
+      [OUTBOX_TOPICS.sealArtefacts, envelopeId],
+    );
   return { processed: row!.processed_at !== null, lastError: row!.last_error, attempts: row!.attempts };
 }
 
@@ -84,7 +86,9 @@ async function finalizedEnvelope() {
 }
 
 async function documentHashes(envelopeId: string): Promise<{ content: string; sealed: string | null }> {
-  const [row] = await app.orm.em.fork().execute<{ content_sha256: string; sealed_sha256: string | null }[]>(`select content_sha256, sealed_sha256 from document where envelope_id = ?`, [envelopeId]);
+  const [row] = await app.orm.em
+    .fork()
+    .execute<{ content_sha256: string; sealed_sha256: string | null }[]>(`select content_sha256, sealed_sha256 from document where envelope_id = ?`, [envelopeId]);
   return { content: row!.content_sha256, sealed: row!.sealed_sha256 };
 }
 
@@ -115,7 +119,11 @@ describe('uploads', () => {
     let peak = baseline;
     const sampler = setInterval(() => (peak = Math.max(peak, used())), 250);
     try {
-      const response = await fetch(`${app.url}/api/v1/key/envelopes/${envelope.body.payload.envelopeId}/documents`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form });
+      const response = await fetch(`${app.url}/api/v1/key/envelopes/${envelope.body.payload.envelopeId}/documents`, {
+        method: 'POST',
+        headers: { 'x-service-api-key': team.apiKey },
+        body: form,
+      });
       const body = (await response.json()) as any;
       expect(response.status, JSON.stringify(body)).toBe(200);
       expect(body.payload.document.sha256).toBe(expected);
@@ -150,7 +158,9 @@ describe('DOWNLOAD_REDIRECT', () => {
 });
 
 describe('the store stopped and started again', () => {
-  it('refuses uploads with Storage.Unavailable on both faces, /readyz says so, the seal job retries, and after the restart it completes and nothing is lost', { timeout: 60_000 }, async () => {
+  it('refuses uploads with Storage.Unavailable on both faces, /readyz says so, the seal job retries, and after the restart it completes and nothing is lost', {
+    timeout: 60_000,
+  }, async () => {
     const built = await finalizedEnvelope();
     const { content } = await documentHashes(built.envelopeId);
     const draft = await restClient(app, team.apiKey).post('/envelopes', { name: 'During the outage' });
@@ -159,7 +169,11 @@ describe('the store stopped and started again', () => {
     try {
       const form = new FormData();
       form.append('document', new Blob([pdf as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), 'outage.pdf');
-      const refused = await fetch(`${app.url}/api/v1/key/envelopes/${draft.body.payload.envelopeId}/documents`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form });
+      const refused = await fetch(`${app.url}/api/v1/key/envelopes/${draft.body.payload.envelopeId}/documents`, {
+        method: 'POST',
+        headers: { 'x-service-api-key': team.apiKey },
+        body: form,
+      });
       const body = (await refused.json()) as any;
       expect(refused.status).toBe(503);
       expect(body.error.name).toBe('Storage.Unavailable');
@@ -195,7 +209,9 @@ describe('the store stopped and started again', () => {
 });
 
 describe('a store that hangs in the middle of a download (issue 31)', () => {
-  it('fails the read with Storage.Unavailable after the request deadline instead of waiting for ever, while a reader that pauses longer than that is not cut off', { timeout: 120_000 }, async () => {
+  it('fails the read with Storage.Unavailable after the request deadline instead of waiting for ever, while a reader that pauses longer than that is not cut off', {
+    timeout: 120_000,
+  }, async () => {
     const dataDir = fs.mkdtempSync(path.join(directory, 'hang-'));
     // Only the request deadline is under test (short, so the hang is found quickly); the connect
     // and whole-call deadlines are long enough that a loaded machine's 32 MB upload below is not
@@ -290,7 +306,11 @@ describe('a missing object behind a download', () => {
     const served = await downloadRaw(`/envelopes/${built.envelopeId}/pdf`);
     expect(served.status).toBe(200);
     expect(served.headers.get('content-type')).toBe('application/zip');
-    expect(Buffer.from(await served.arrayBuffer()).subarray(0, 4).toString('latin1')).toBe('PK\x03\x04');
+    expect(
+      Buffer.from(await served.arrayBuffer())
+        .subarray(0, 4)
+        .toString('latin1'),
+    ).toBe('PK\x03\x04');
   });
 });
 
@@ -300,10 +320,13 @@ describe('an object whose row never committed', () => {
     const built = await finalizedEnvelope();
     // A crash between the object and its row: the object is written, the transaction fails.
     const orphan = Buffer.from(`an upload whose row never committed ${Math.random()}`);
-    const stored = await app.orm.em.fork().transactional(async () => {
-      const written = await (await store.stage(Readable.from([orphan]))).commit();
-      throw Object.assign(new Error('the transaction failed'), { written });
-    }).catch((error: { written: { sha256: string } }) => error.written);
+    const stored = await app.orm.em
+      .fork()
+      .transactional(async () => {
+        const written = await (await store.stage(Readable.from([orphan]))).commit();
+        throw Object.assign(new Error('the transaction failed'), { written });
+      })
+      .catch((error: { written: { sha256: string } }) => error.written);
     expect(await store.stat(stored.sha256)).toBeDefined();
     const [row] = await app.orm.em.fork().execute(`select 1 from document where content_sha256 = ? or sealed_sha256 = ?`, [stored.sha256, stored.sha256]);
     expect(row).toBeUndefined();
@@ -315,7 +338,12 @@ describe('an object whose row never committed', () => {
     expect((await removeOrphanBlobs({ em: app.orm.em, blobStore: store, now: clock.now() })).orphanBlobs).toBeGreaterThanOrEqual(1);
     expect(await store.stat(stored.sha256)).toBeUndefined();
     // Every object a row names is still there.
-    const named = await app.orm.em.fork().execute<{ sha256: string }[]>(`select content_sha256 as sha256 from document where envelope_id = ? union select sealed_sha256 from document where sealed_sha256 is not null and envelope_id = ?`, [built.envelopeId, built.envelopeId]);
+    const named = await app.orm.em
+      .fork()
+      .execute<{ sha256: string }[]>(
+        `select content_sha256 as sha256 from document where envelope_id = ? union select sealed_sha256 from document where sealed_sha256 is not null and envelope_id = ?`,
+        [built.envelopeId, built.envelopeId],
+      );
     for (const { sha256: hash } of named) expect(await store.stat(hash)).toBeDefined();
     const download = await downloadRaw(`/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`);
     expect([200, 302]).toContain(download.status);
@@ -342,7 +370,9 @@ describe('blobs migrate', () => {
   });
 
   it('refuses to run without a bucket configured', async () => {
-    const failed = await run(process.execPath, ['src/cli/main.ts', 'blobs', 'migrate'], { env: { ...process.env, DATA_DIR: directory, BLOB_STORE_URL: '' } }).catch((error: { code: number; stderr: string }) => error);
+    const failed = await run(process.execPath, ['src/cli/main.ts', 'blobs', 'migrate'], { env: { ...process.env, DATA_DIR: directory, BLOB_STORE_URL: '' } }).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
     expect((failed as { code: number }).code).toBe(1);
     expect((failed as { stderr: string }).stderr).toContain('BLOB_STORE_URL=s3://');
   });

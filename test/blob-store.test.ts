@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
-import { BlobCache, BlobMissingError, BlobStoreUnavailableError, createBlobStore, type BlobStore } from '../src/shared/blob-store/index.ts';
+import { BlobCache, BlobMissingError, type BlobStore, BlobStoreUnavailableError, createBlobStore } from '../src/shared/blob-store/index.ts';
 import { startTestS3, type TestS3 } from './helpers/s3.ts';
 
 let s3: TestS3;

@@ -6,8 +6,7 @@
  * deadlocks with the job's step.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BULK_SEND_CSV_LIMITS } from '../src/domain/bulk-send/bulk-send.service.ts';
 import { CsvSyntaxError, CsvTooManyRecordsError, parseCsvTable } from '../src/domain/bulk-send/csv.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
@@ -17,12 +16,13 @@ import { DomainError } from '../src/shared/errors.ts';
 
 /** No error answer may be larger (docs/errors.md). */
 const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
+
 import { createLogger } from '../src/shared/logger.ts';
 import { mainJobHandlers } from '../src/workers.ts';
-import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { eventually } from './helpers/eventually.ts';
+import { graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { createReadyTemplate } from './helpers/templates.ts';
 import { mainWorkerFor, workerDependencies } from './helpers/workers.ts';
-import { eventually } from './helpers/eventually.ts';
 
 let app: TestApp;
 
@@ -136,7 +136,12 @@ describe('error answers are bounded', () => {
   it('a sibling: 500 invalid fields in one batch list their first 100 issues and count the rest', async () => {
     const caller = callerOf(await seedTeam(app));
     const ready = await createReadyTemplate(app, caller.team.apiKey);
-    const fields = Array.from({ length: 500 }, (_, index) => ({ type: 'text', recipientId: ready.signerId, identifier: `f${index}`, views: [{ documentId: ready.documentId, page: -1, location: { x: -5, y: 0 }, size: { width: 10, height: 10 } }] }));
+    const fields = Array.from({ length: 500 }, (_, index) => ({
+      type: 'text',
+      recipientId: ready.signerId,
+      identifier: `f${index}`,
+      views: [{ documentId: ready.documentId, page: -1, location: { x: -5, y: 0 }, size: { width: 10, height: 10 } }],
+    }));
     const answer = await restSized(caller, `/templates/${ready.templateId}/fields`, { fields });
     expect(answer.status).toBe(400);
     expect(answer.body.error.context.issues).toHaveLength(100);
@@ -174,7 +179,10 @@ describe('error answers are bounded', () => {
     // Past every list cap the error base applies: 200 keys of 1,000 characters, a list of long texts,
     // and a description of control characters (each 6 bytes once escaped).
     const context = Object.fromEntries(Array.from({ length: 200 }, (_, index) => [`key${index}`, 'x'.repeat(5_000)]));
-    const error = new DomainError('Request.Invalid', '\u0001'.repeat(100_000), { issues: Array.from({ length: 100_000 }, (_, index) => ({ path: `p${index}`, message: 'm'.repeat(5_000) })), ...context });
+    const error = new DomainError('Request.Invalid', '\u0001'.repeat(100_000), {
+      issues: Array.from({ length: 100_000 }, (_, index) => ({ path: `p${index}`, message: 'm'.repeat(5_000) })),
+      ...context,
+    });
     const rest = errorAnswer(error, { requestId: 'r-1', alwaysHttp200: false });
     expect(Buffer.byteLength(rest.body)).toBeLessThanOrEqual(MAX_ERROR_ANSWER_BYTES);
     const restBody = JSON.parse(rest.body);
@@ -314,7 +322,12 @@ describe('cancel and the job step', () => {
       await holder.query('select id from template where id = $1 for update', [templateId]);
       const waiting = async (pattern: string) =>
         Number(
-          (await observer.query(`select count(*) as count from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database() and query ilike $1 and pid <> pg_backend_pid()`, [pattern])).rows[0].count,
+          (
+            await observer.query(
+              `select count(*) as count from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database() and query ilike $1 and pid <> pg_backend_pid()`,
+              [pattern],
+            )
+          ).rows[0].count,
         );
       const until = (condition: () => Promise<boolean>) => eventually(condition, { intervalMs: 10 });
 
@@ -329,8 +342,12 @@ describe('cancel and the job step', () => {
 
       const cancels = Array.from({ length: 10 }, (_, index) =>
         index % 2 === 0
-          ? caller.rest.post(`/bulk-sends/${bulkSendId}/cancel`).then((answer) => ({ status: answer.status, name: answer.body.error?.name, bulkSendStatus: answer.body.payload?.bulkSend?.status }))
-          : caller.graphql(`mutation($id: ID!) { cancelBulkSend(id: $id) { status } }`, { id: bulkSendId }).then((answer) => ({ status: answer.errors ? 400 : 200, name: answer.errors?.[0]?.extensions?.code, bulkSendStatus: answer.data?.cancelBulkSend?.status })),
+          ? caller.rest
+              .post(`/bulk-sends/${bulkSendId}/cancel`)
+              .then((answer) => ({ status: answer.status, name: answer.body.error?.name, bulkSendStatus: answer.body.payload?.bulkSend?.status }))
+          : caller
+              .graphql(`mutation($id: ID!) { cancelBulkSend(id: $id) { status } }`, { id: bulkSendId })
+              .then((answer) => ({ status: answer.errors ? 400 : 200, name: answer.errors?.[0]?.extensions?.code, bulkSendStatus: answer.data?.cancelBulkSend?.status })),
       );
       // A cancel waits for a row the step holds.
       await until(async () => (await waiting('%bulk_send%')) >= 1);
@@ -355,7 +372,9 @@ describe('cancel and the job step', () => {
     expect(statuses.slice(4)).toEqual(Array.from({ length: 8 }, () => 'cancelled'));
     for (const status of statuses.slice(0, 4)) expect(['sent', 'cancelled']).toContain(status);
     expect(statuses.filter((status: string) => status === 'sent')).toHaveLength(bulkSend.sent);
-    const events = (await app.orm.em.fork().execute<{ count: string }[]>(`select count(*) as count from audit_event where team_id = ? and type = 'bulk_send.cancelled'`, [caller.team.teamId]))[0]!;
+    const events = (
+      await app.orm.em.fork().execute<{ count: string }[]>(`select count(*) as count from audit_event where team_id = ? and type = 'bulk_send.cancelled'`, [caller.team.teamId])
+    )[0]!;
     expect(Number(events.count)).toBe(1);
   }, 120_000);
 });

@@ -7,12 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOutboxWorker, type OutboxHandler } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
-import { createClock, type Clock } from '../src/shared/clock.ts';
+import { type Clock, createClock } from '../src/shared/clock.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { mainJobHandlers } from '../src/workers.ts';
 import { frozenClock } from './helpers/clocks.ts';
 import { eventually } from './helpers/eventually.ts';
-import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { subscribe } from './helpers/live.ts';
 import { startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
 import { createReadyTemplate } from './helpers/templates.ts';
@@ -41,8 +41,21 @@ async function bulkTemplate(caller: Caller) {
   const ready = await createReadyTemplate(app, caller.team.apiKey, { name: 'Renewal' });
   const added = await caller.rest.post(`/templates/${ready.templateId}/fields`, {
     fields: [
-      { type: 'text', recipientId: ready.signerId, identifier: 'company', readonly: true, value: { text: 'Default Ltd' }, views: [{ documentId: ready.documentId, page: 0, location: { x: 50, y: 100 }, size: { width: 200, height: 20 } }] },
-      { type: 'checkbox', recipientId: ready.signerId, identifier: 'newsletter', required: false, views: [{ documentId: ready.documentId, page: 0, location: { x: 50, y: 140 }, size: { width: 16, height: 16 } }] },
+      {
+        type: 'text',
+        recipientId: ready.signerId,
+        identifier: 'company',
+        readonly: true,
+        value: { text: 'Default Ltd' },
+        views: [{ documentId: ready.documentId, page: 0, location: { x: 50, y: 100 }, size: { width: 200, height: 20 } }],
+      },
+      {
+        type: 'checkbox',
+        recipientId: ready.signerId,
+        identifier: 'newsletter',
+        required: false,
+        views: [{ documentId: ready.documentId, page: 0, location: { x: 50, y: 140 }, size: { width: 16, height: 16 } }],
+      },
     ],
   });
   expect(added.status).toBe(200);
@@ -127,7 +140,9 @@ describe('bulk send from JSON (REST)', () => {
     const fields = Object.fromEntries(envelope.fields.map((field: any) => [field.identifier, field]));
     expect(fields.company).toMatchObject({ readonly: true, value: { text: 'Company 7' } });
     expect(fields.newsletter).toMatchObject({ readonly: false, value: null });
-    expect(Object.fromEntries((await caller.rest.get(`/envelopes/${sent[8].envelopeId}?includeFields=true`)).body.payload.fields.map((field: any) => [field.identifier, field.value])).newsletter).toEqual({ checked: true });
+    expect(
+      Object.fromEntries((await caller.rest.get(`/envelopes/${sent[8].envelopeId}?includeFields=true`)).body.payload.fields.map((field: any) => [field.identifier, field.value])).newsletter,
+    ).toEqual({ checked: true });
     const audit = (await caller.rest.get(`/envelopes/${envelopeId}/audit`)).body.payload.events;
     expect(audit.find((event: any) => event.type === 'envelope.created').details).toMatchObject({ bulkSendId, bulkSendRow: 7, templateId: ready.templateId });
     expect(audit.map((event: any) => event.type)).toContain('envelope.sent');
@@ -173,7 +188,10 @@ describe('bulk send from JSON (REST)', () => {
       { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Bad Mail', email: 'not-an-address' } }] }] },
       { recipients: [] },
       { recipients: [{ identifier: 'buyer', agents: [{ info: person('skip', 5) }] }], values: { 'buyer-signature': { kind: 'typed', text: 'Me', font: 'serif' } } },
-      { recipients: [{ identifier: 'buyer', agents: [{ info: person('skip', 6) }] }], values: { company: { text: 'x'.repeat(20_000) }, nothing: { text: 'y' }, newsletter: { checked: 'maybe' } } },
+      {
+        recipients: [{ identifier: 'buyer', agents: [{ info: person('skip', 6) }] }],
+        values: { company: { text: 'x'.repeat(20_000) }, nothing: { text: 'y' }, newsletter: { checked: 'maybe' } },
+      },
     ];
     const refused = await caller.rest.post(`/templates/${ready.templateId}/bulk-sends`, { rows });
     expect(refused.status).toBe(400);
@@ -206,12 +224,17 @@ describe('bulk send from JSON (REST)', () => {
     expect(invitationsTo('skip-0@example.com')).toHaveLength(1);
     expect(invitationsTo('skip-2@example.com')).toHaveLength(1);
     expect(invitationsTo('skip-5@example.com')).toHaveLength(0);
-    const deliveries = await app.orm.em.fork().execute<{ event_type: string; payload: any }[]>(
-      `select event_type, payload from webhook_delivery where team_id = ? and event_type like 'bulk_send.%' order by created_at`,
-      [caller.team.teamId],
-    );
+    const deliveries = await app.orm.em
+      .fork()
+      .execute<{ event_type: string; payload: any }[]>(`select event_type, payload from webhook_delivery where team_id = ? and event_type like 'bulk_send.%' order by created_at`, [
+        caller.team.teamId,
+      ]);
     expect(deliveries.map((delivery) => delivery.event_type)).toEqual(['bulk_send.created', 'bulk_send.completed']);
-    expect(deliveries[1]!.payload).toMatchObject({ type: 'bulk_send.completed', envelopeId: null, data: { bulkSendId, templateId: ready.templateId, total: 7, created: 2, sent: 2, failed: 5 } });
+    expect(deliveries[1]!.payload).toMatchObject({
+      type: 'bulk_send.completed',
+      envelopeId: null,
+      data: { bulkSendId, templateId: ready.templateId, total: 7, created: 2, sent: 2, failed: 5 },
+    });
   }, 60_000);
 
   it('takes at most 1,000 rows; refuses an unknown template and a foreign bulk send by name', async () => {
@@ -310,13 +333,15 @@ describe('a bulk send and its worker', () => {
       handlers: new Map<string, OutboxHandler>([
         [
           OUTBOX_TOPICS.bulkSendStep,
-          mainJobHandlers({ ...workerDependencies(app), spendRateBudget: async () => ((spent += 1), spent > 35 ? new Promise<number>(() => undefined) : 0) }).get(OUTBOX_TOPICS.bulkSendStep)!,
+          mainJobHandlers({ ...workerDependencies(app), spendRateBudget: async () => ((spent += 1), spent > 35 ? new Promise<number>(() => undefined) : 0) }).get(
+            OUTBOX_TOPICS.bulkSendStep,
+          )!,
         ],
       ]),
     });
     void dying.drain();
     const progress = async () => (await caller.rest.get(`/bulk-sends/${bulkSendId}`)).body.payload.bulkSend;
-    await eventually(async () => spent > 35 && (await progress()).sent >= 35, { what: 'the dying worker\'s 35 rows' });
+    await eventually(async () => spent > 35 && (await progress()).sent >= 35, { what: "the dying worker's 35 rows" });
     expect(await progress()).toMatchObject({ status: 'running', sent: 35 });
     // Within the lease nobody takes the step (the restarted worker runs the invitations only);
     // once its clock is past the lease, however long this machine took, it finishes the job.
@@ -361,10 +386,12 @@ describe('a bulk send and its worker', () => {
     const nextStep = async () =>
       new Date(
         (
-          await app.orm.em.fork().execute<{ available_at: Date | string }[]>(
-          `select available_at from outbox_message where topic = ? and processed_at is null and payload @> ?::jsonb`,
-            [OUTBOX_TOPICS.bulkSendStep, JSON.stringify({ bulkSendId })],
-          )
+          await app.orm.em
+            .fork()
+            .execute<{ available_at: Date | string }[]>(`select available_at from outbox_message where topic = ? and processed_at is null and payload @> ?::jsonb`, [
+              OUTBOX_TOPICS.bulkSendStep,
+              JSON.stringify({ bulkSendId }),
+            ])
         )[0]!.available_at,
       );
     // 60 rows a minute: a step of 25 rows is followed by the next one about 25 s later. The job
@@ -381,11 +408,13 @@ describe('a bulk send and its worker', () => {
     // A spent budget: the job stops before the row and looks again when the window ends.
     // Due by the worker's clock: PostgreSQL's now() has microseconds and the clock milliseconds, so
     // a claim in the same millisecond would still see it a fraction in the future.
-    await app.orm.em.fork().execute(`update outbox_message set available_at = ? where topic = ? and processed_at is null and payload @> ?::jsonb`, [
-      clock.now(),
-      OUTBOX_TOPICS.bulkSendStep,
-      JSON.stringify({ bulkSendId }),
-    ]);
+    await app.orm.em
+      .fork()
+      .execute(`update outbox_message set available_at = ? where topic = ? and processed_at is null and payload @> ?::jsonb`, [
+        clock.now(),
+        OUTBOX_TOPICS.bulkSendStep,
+        JSON.stringify({ bulkSendId }),
+      ]);
     let allowed = 5;
     // (Only the bulk send's steps: the first step's invitations are due before it.)
     const stepHandler = mainJobHandlers(workerDependencies(app, { clock, spendRateBudget: async () => (allowed-- > 0 ? 0 : 30_000) })).get(OUTBOX_TOPICS.bulkSendStep)!;
@@ -408,7 +437,9 @@ describe('a bulk send and its worker', () => {
     await worker.drain(1);
     // ...then the other team sends one envelope.
     const otherTemplate = (await createReadyTemplate(app, other.team.apiKey)).templateId;
-    const urgent = (await other.rest.post(`/envelopes/jumpstart/${otherTemplate}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Urgent', email: 'fair-urgent@example.com' } }] }] })).body.payload.envelopeId;
+    const urgent = (
+      await other.rest.post(`/envelopes/jumpstart/${otherTemplate}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Urgent', email: 'fair-urgent@example.com' } }] }] })
+    ).body.payload.envelopeId;
     expect((await other.rest.put(`/envelopes/${urgent}/send`)).status).toBe(200);
     // The worker takes the other team's invitation after what was already due (a step's rows and
     // their invitations), not after the bulk send's 100 rows.
@@ -430,7 +461,10 @@ describe('bulk send on GraphQL', () => {
   it('creates from rows and from CSV text, reads, lists, cancels, and reports invalid rows by index', async () => {
     const caller = callerOf(await seedTeam(app));
     const ready = await bulkTemplate(caller);
-    const rows = Array.from({ length: 6 }, (_, index) => ({ recipients: [{ identifier: 'buyer', agents: [{ info: person('gql', index) }] }], values: { company: { text: `GQL ${index}` } } }));
+    const rows = Array.from({ length: 6 }, (_, index) => ({
+      recipients: [{ identifier: 'buyer', agents: [{ info: person('gql', index) }] }],
+      values: { company: { text: `GQL ${index}` } },
+    }));
     const created = await caller.graphql(create, { t: ready.templateId, input: { name: 'From GraphQL', rows } });
     expect(created.errors).toBeUndefined();
     const bulkSend = created.data.createBulkSend;

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTACT_GROUP_CAPACITY, ENVELOPE_CAPACITY } from '../src/domain/capacity.ts';
 import { Document } from '../src/domain/document/document.entity.ts';
 import { Envelope } from '../src/domain/envelope/envelope.entity.ts';
-import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Field } from '../src/domain/field/field.entity.ts';
+import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { createDraftWithDocumentAndSigner, uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
@@ -36,12 +36,23 @@ describe('capacity of an envelope and of a contact group', () => {
     const { envelopeId } = await createDraftWithDocumentAndSigner(app, team.apiKey);
     await fill(envelopeId, (em, envelope) => {
       for (let index = 1; index < ENVELOPE_CAPACITY.documents; index += 1) {
-        em.create(Document, { envelope, name: `part ${index}.pdf`, order: index, pageCount: 1, pages: [{ width: 595, height: 842, rotation: 0 }], contentSha256: 'd'.repeat(64), byteSize: 1000 });
+        em.create(Document, {
+          envelope,
+          name: `part ${index}.pdf`,
+          order: index,
+          pageCount: 1,
+          pages: [{ width: 595, height: 842, rotation: 0 }],
+          contentSha256: 'd'.repeat(64),
+          byteSize: 1000,
+        });
       }
     });
     const refused = await uploadDocument(app, team.apiKey, envelopeId, { bytes: await makePdf({ pages: 1 }) });
     expect(refused.status).toBe(422);
-    expect(refused.body.error).toMatchObject({ name: 'Envelope.CapacityExceeded', context: { what: 'documents', limit: ENVELOPE_CAPACITY.documents, current: ENVELOPE_CAPACITY.documents, adding: 1 } });
+    expect(refused.body.error).toMatchObject({
+      name: 'Envelope.CapacityExceeded',
+      context: { what: 'documents', limit: ENVELOPE_CAPACITY.documents, current: ENVELOPE_CAPACITY.documents, adding: 1 },
+    });
     const viaGraphql = await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes: await makePdf({ pages: 1 }) });
     expect(viaGraphql.body.errors[0].extensions).toMatchObject({ code: 'Envelope.CapacityExceeded', context: { what: 'documents', limit: ENVELOPE_CAPACITY.documents } });
     expect(viaGraphql.body.data).toEqual({ addDocument: null });
@@ -61,10 +72,10 @@ describe('capacity of an envelope and of a contact group', () => {
     const rest = await restClient(app, team.apiKey).post(`/envelopes/${envelopeId}/recipients`, { recipient });
     expect(rest.status).toBe(422);
     expect(rest.body.error.name).toBe('Envelope.CapacityExceeded');
-    const graphql = await graphqlClient(app, team.apiKey)(
-      'mutation($id: ID!, $input: AddRecipientInput!) { addRecipient(envelopeId: $id, input: $input) { id } }',
-      { id: envelopeId, input: recipient },
-    );
+    const graphql = await graphqlClient(app, team.apiKey)('mutation($id: ID!, $input: AddRecipientInput!) { addRecipient(envelopeId: $id, input: $input) { id } }', {
+      id: envelopeId,
+      input: recipient,
+    });
     expect(firstErrorName(graphql)).toBe('Envelope.CapacityExceeded');
     const listed = await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}/recipients`);
     expect(listed.body.payload.recipients).toHaveLength(ENVELOPE_CAPACITY.recipients);
@@ -118,10 +129,11 @@ describe('capacity of an envelope and of a contact group', () => {
     const tooMany = await rest.patch(`/envelopes/${envelopeId}/fields/${fieldId}`, { field: { views: Array.from({ length: 11 }, () => view(documentId)) } });
     expect(tooMany.status).toBe(422);
     expect(tooMany.body.error).toMatchObject({ name: 'Envelope.CapacityExceeded', context: { what: 'field views', limit: ENVELOPE_CAPACITY.views } });
-    const viaGraphql = await graphqlClient(app, team.apiKey)(
-      'mutation($e: ID!, $f: ID!, $input: UpdateFieldInput!) { updateField(envelopeId: $e, fieldId: $f, input: $input) { id } }',
-      { e: envelopeId, f: fieldId, input: { views: Array.from({ length: 11 }, () => view(documentId)) } },
-    );
+    const viaGraphql = await graphqlClient(app, team.apiKey)('mutation($e: ID!, $f: ID!, $input: UpdateFieldInput!) { updateField(envelopeId: $e, fieldId: $f, input: $input) { id } }', {
+      e: envelopeId,
+      f: fieldId,
+      input: { views: Array.from({ length: 11 }, () => view(documentId)) },
+    });
     expect(firstErrorName(viaGraphql)).toBe('Envelope.CapacityExceeded');
     expect((await rest.get(`/envelopes/${envelopeId}/fields/${fieldId}`)).body.payload.field.views).toHaveLength(10);
   });
@@ -147,10 +159,10 @@ describe('capacity of an envelope and of a contact group', () => {
     const refused = await rest.post(`/contact-groups/${group.id}/members/${newcomer.id}`);
     expect(refused.status).toBe(422);
     expect(refused.body.error).toMatchObject({ name: 'ContactGroup.CapacityExceeded', context: { what: 'members', limit: CONTACT_GROUP_CAPACITY.members } });
-    const viaGraphql = await graphqlClient(app, team.apiKey)(
-      'mutation($g: ID!, $c: ID!) { addContactGroupMember(groupId: $g, contactId: $c) { memberCount } }',
-      { g: group.id, c: newcomer.id },
-    );
+    const viaGraphql = await graphqlClient(app, team.apiKey)('mutation($g: ID!, $c: ID!) { addContactGroupMember(groupId: $g, contactId: $c) { memberCount } }', {
+      g: group.id,
+      c: newcomer.id,
+    });
     expect(firstErrorName(viaGraphql)).toBe('ContactGroup.CapacityExceeded');
     expect((await rest.get(`/contact-groups/${group.id}`)).body.payload.contactGroup.memberCount).toBe(CONTACT_GROUP_CAPACITY.members);
   });

@@ -13,17 +13,17 @@ import path from 'node:path';
 import { ZipArchive } from 'archiver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readZip, verifyEvidencePackage } from '../src/domain/artefact/evidence-check.ts';
-import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
-import { mainJobHandlers } from '../src/workers.ts';
 import { removeOrphanBlobs } from '../src/domain/document/orphan-blobs.ts';
+import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { createLogger } from '../src/shared/logger.ts';
+import { mainJobHandlers } from '../src/workers.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { uploadDocument } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, TEST_AUDIT_KEY, testSealCertificate, testSealDataDir, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, TEST_AUDIT_KEY, type TestApp, testSealCertificate, testSealDataDir } from './helpers/harness.ts';
 import { blackPngDataUrl, pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
+import { buildEnvelope, SESSION_QUERY, SUBMIT_MUTATION, signingClient, tokenFor } from './helpers/signing.ts';
 import { workerDependencies } from './helpers/workers.ts';
-import { buildEnvelope, SESSION_QUERY, signingClient, SUBMIT_MUTATION, tokenFor } from './helpers/signing.ts';
 
 let app: TestApp;
 let team: SeededTeam;
@@ -100,10 +100,13 @@ async function finalizedEnvelope() {
       const draft = await client(SUBMIT_MUTATION, { values: [{ fieldId: built.fields[field], value }] });
       expect(draft.errors, JSON.stringify(draft.errors)).toBeUndefined();
     }
-    const done = await client(`mutation($values: [SigningValueInput!], $consent: String) { submitSigning(values: $values, complete: true, consent: $consent) { recipient { completedAt } } }`, {
-      values: [{ fieldId: built.fields[field], value }],
-      consent: consent ?? null,
-    });
+    const done = await client(
+      `mutation($values: [SigningValueInput!], $consent: String) { submitSigning(values: $values, complete: true, consent: $consent) { recipient { completedAt } } }`,
+      {
+        values: [{ fieldId: built.fields[field], value }],
+        consent: consent ?? null,
+      },
+    );
     expect(done.errors, JSON.stringify(done.errors)).toBeUndefined();
   };
   await sign('kiraci', 'kiraci-imza', { kind: 'drawn', image: blackPngDataUrl(40, 12) }, 'Elektronik imza kullanmayı kabul ediyorum.');
@@ -218,7 +221,9 @@ describe('the certificate of completion', () => {
       if (locale === 'tr-TR') {
         // No English status or role word before the raw appendix (which quotes the stored data as it is).
         const translated = flat.slice(0, flat.indexOf(headings['tr-TR'][6]));
-        expect(translated).not.toMatch(/\b(finalized|voided|expired|draft|sent|signed|signer|signers|viewer|host|delegator|declined|delegated|completed|consented|status|role|recipient|page|the service)\b/i);
+        expect(translated).not.toMatch(
+          /\b(finalized|voided|expired|draft|sent|signed|signer|signers|viewer|host|delegator|declined|delegated|completed|consented|status|role|recipient|page|the service)\b/i,
+        );
       }
       // The pages as a person sees them, kept as test artefacts.
       execFileSync('pdftoppm', ['-r', '60', '-png', file, path.join(artefactDirectory, locale)]);
@@ -329,11 +334,24 @@ describe('the evidence package', () => {
     const { entries } = readZip(bytes);
     const names = [...entries.keys()].sort();
     expect(names).toEqual(
-      expect.arrayContaining(['README.txt', 'manifest.json', 'manifest.json.p7s', 'audit/audit-chain.jsonl', 'certificate/certificate-en-US.pdf', 'certificate/certificate-tr-TR.pdf', 'biometrics/kefil-kalem.json']),
+      expect.arrayContaining([
+        'README.txt',
+        'manifest.json',
+        'manifest.json.p7s',
+        'audit/audit-chain.jsonl',
+        'certificate/certificate-en-US.pdf',
+        'certificate/certificate-tr-TR.pdf',
+        'biometrics/kefil-kalem.json',
+      ]),
     );
     expect(names.filter((name) => name.startsWith('documents/'))).toHaveLength(2);
     // The chain is exactly what audit verify checks: every line, in order, up to the package's download.
-    const chain = entries.get('audit/audit-chain.jsonl')!.toString('utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const chain = entries
+      .get('audit/audit-chain.jsonl')!
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     const trail = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/audit`)).body.payload.events;
     expect(chain.map((event: any) => event.hash)).toEqual(trail.slice(0, chain.length).map((event: any) => event.hash));
     expect(trail[chain.length]).toMatchObject({ type: 'artefact.downloaded', details: { format: 'evidence' } });
@@ -362,7 +380,10 @@ describe('the evidence package', () => {
       const at = Math.floor(changed.length / 2);
       changed[at] = changed[at]! ^ 0x01;
       flipped.set(name, changed);
-      const report = await verifyEvidencePackage(await rezip(flipped), { auditKey: Buffer.from(TEST_AUDIT_KEY), trustedSeals: [{ fingerprintSha256: testSealCertificate().fingerprintSha256, source: 'installation' }] });
+      const report = await verifyEvidencePackage(await rezip(flipped), {
+        auditKey: Buffer.from(TEST_AUDIT_KEY),
+        trustedSeals: [{ fingerprintSha256: testSealCertificate().fingerprintSha256, source: 'installation' }],
+      });
       expect(report.valid, `a flipped byte in ${name}`).toBe(false);
       expect(report.failures[0], `a flipped byte in ${name}: ${JSON.stringify(report.failures)}`).toBe(name);
     }
@@ -383,6 +404,9 @@ describe('the evidence package', () => {
     const viaLink = await fetch(`${app.url}${new URL(link.data.evidencePackageUrl.url).pathname}`);
     expect(viaLink.status).toBe(200);
     const linked = Buffer.from(await viaLink.arrayBuffer());
-    expect((await verifyEvidencePackage(linked, { auditKey: Buffer.from(TEST_AUDIT_KEY), trustedSeals: [{ fingerprintSha256: testSealCertificate().fingerprintSha256, source: 'installation' }] })).valid).toBe(true);
+    expect(
+      (await verifyEvidencePackage(linked, { auditKey: Buffer.from(TEST_AUDIT_KEY), trustedSeals: [{ fingerprintSha256: testSealCertificate().fingerprintSha256, source: 'installation' }] }))
+        .valid,
+    ).toBe(true);
   }, 240_000);
 });

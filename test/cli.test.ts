@@ -135,7 +135,9 @@ describe('the command line beside a server on the embedded database', () => {
     fs.mkdirSync(path.join(dataDir, 'postgres'), { recursive: true });
     fs.writeFileSync(path.join(dataDir, 'postgres', 'embedded.pid'), String(process.pid));
     try {
-      const failure = await run(process.execPath, ['src/cli/main.ts', 'team', 'create', '--name', 'X'], { env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir } }).catch((error) => error);
+      const failure = await run(process.execPath, ['src/cli/main.ts', 'team', 'create', '--name', 'X'], { env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir } }).catch(
+        (error) => error,
+      );
       expect(failure.code).toBe(1);
       expect(failure.stderr).toContain(`is in use by process ${process.pid}`);
       expect(failure.stderr).toContain('DATABASE_URL');

@@ -26,7 +26,8 @@ describe('one composition root', () => {
     expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
     expect((await signAndComplete(app, await tokenFor(app, built.envelopeId, built.recipients.signer!))).errors).toBeUndefined();
     const certificatesOf = async () =>
-      (await app.orm.em.fork().getConnection().execute<{ certificates: Record<string, unknown> | null }[]>('select certificates from envelope where id = ?', [built.envelopeId]))[0]!.certificates;
+      (await app.orm.em.fork().getConnection().execute<{ certificates: Record<string, unknown> | null }[]>('select certificates from envelope where id = ?', [built.envelopeId]))[0]!
+        .certificates;
     expect(await certificatesOf()).toBeNull();
 
     expect(await sealWorkerFor(app, team.teamId).drain()).toBe(1);

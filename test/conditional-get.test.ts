@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { createDraftWithDocumentAndSigner, unknownId } from './helpers/envelopes.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
 beforeAll(async () => {

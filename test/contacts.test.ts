@@ -3,7 +3,7 @@ import { listAuditEvents, verifyAuditChain } from '../src/domain/audit/audit.ser
 import { Template } from '../src/domain/template/template.entity.ts';
 import { TemplateRecipient } from '../src/domain/template/template-recipient.entity.ts';
 import { forceEnvelopeStatus, unknownId } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type GraphQLResult, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, type GraphQLResult, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -111,8 +111,7 @@ async function newDraft(caller: Caller): Promise<string> {
 }
 
 async function addAgentRecipient(caller: Caller, envelopeId: string, agent: Record<string, string>, identifier = 'signer') {
-  return ok(await caller.rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'signer', identifier, roleName: 'Signer', agents: [agent] } }))
-    .recipient;
+  return ok(await caller.rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'signer', identifier, roleName: 'Signer', agents: [agent] } })).recipient;
 }
 
 async function teamEventTypes(teamId: string): Promise<string[]> {
@@ -288,8 +287,7 @@ describe('contacts', () => {
     const ada = await createContact(caller, { name: 'Ada Lovelace', email: 'ada@analytical.example' });
     const grace = await createContact(caller, { name: 'Grace Hopper', email: 'grace@navy.example' });
     const percent = await createContact(caller, { name: '100% Sure' });
-    const search = async (text: string) =>
-      ok(await caller.rest.get(`/contacts?search=${encodeURIComponent(text)}`)).contacts.map((contact: any) => contact.id);
+    const search = async (text: string) => ok(await caller.rest.get(`/contacts?search=${encodeURIComponent(text)}`)).contacts.map((contact: any) => contact.id);
     expect(await search('LOVE')).toEqual([ada.id]);
     expect(await search('NAVY.example')).toEqual([grace.id]);
     expect(await search('a')).toEqual([grace.id, ada.id]);
@@ -372,10 +370,13 @@ describe('contact groups', () => {
 
     // Two mutations in one document: each answers what it left behind.
     const both = data(
-      await caller.graphql(`mutation($groupId: ID!, $a: ID!, $b: ID!) {
+      await caller.graphql(
+        `mutation($groupId: ID!, $a: ID!, $b: ID!) {
         first: removeContactGroupMember(groupId: $groupId, contactId: $a) { memberCount members { id } }
         second: addContactGroupMember(groupId: $groupId, contactId: $b) { memberCount members { id } }
-      }`, { groupId: group.id, a: ada.id, b: bob.id }),
+      }`,
+        { groupId: group.id, a: ada.id, b: bob.id },
+      ),
     );
     expect(both.first).toEqual({ memberCount: 0, members: [] });
     expect(both.second).toEqual({ memberCount: 1, members: [{ id: bob.id }] });
@@ -479,10 +480,7 @@ describe('contact groups', () => {
     const caller = await newCaller();
     const groups = [await createGroup(caller, 'One'), await createGroup(caller, 'Two'), await createGroup(caller, 'Three')];
     const contact = await createContact(caller, { name: 'Short-lived' });
-    const answers = await Promise.all([
-      ...groups.map((group) => caller.rest.post(`/contact-groups/${group.id}/members/${contact.id}`)),
-      caller.rest.delete(`/contacts/${contact.id}`),
-    ]);
+    const answers = await Promise.all([...groups.map((group) => caller.rest.post(`/contact-groups/${group.id}/members/${contact.id}`)), caller.rest.delete(`/contacts/${contact.id}`)]);
     for (const answer of answers.slice(0, groups.length)) {
       if (answer.status !== 200) expectError(answer, 404, 'Contact.NotFound');
     }
@@ -634,11 +632,7 @@ describe('deleting what draft agents and templates name', () => {
     }
     // The agents still name them.
     const recipients = ok(await caller.rest.get(`/envelopes/${envelopeId}/recipients`)).recipients;
-    expect(recipients.flatMap((recipient: any) => recipient.agents.map((agent: any) => agent.contactId ?? agent.groupId ?? agent.userId))).toEqual([
-      contact.id,
-      group.id,
-      user.id,
-    ]);
+    expect(recipients.flatMap((recipient: any) => recipient.agents.map((agent: any) => agent.contactId ?? agent.groupId ?? agent.userId))).toEqual([contact.id, group.id, user.id]);
 
     await forceEnvelopeStatus(app, envelopeId, 'sent');
     expect(ok(await caller.rest.delete(`/contacts/${contact.id}`))).toEqual({ deleted: true });

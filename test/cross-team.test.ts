@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePdf } from './fixtures/pdfs.ts';
 import { createDraftWithDocumentAndSigner, unknownId, uploadDocument } from './helpers/envelopes.ts';
-import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { createReadyTemplate, uploadTemplateDocument } from './helpers/templates.ts';
 
 let app: TestApp;
@@ -34,8 +34,7 @@ async function fullDraft(team: SeededTeam) {
 }
 
 async function ownerSnapshot() {
-  return (await restClient(app, owner.apiKey).get(`/envelopes/${theirs.envelopeId}?includeDocuments=true&includeRecipients=true&includeFields=true`))
-    .body.payload;
+  return (await restClient(app, owner.apiKey).get(`/envelopes/${theirs.envelopeId}?includeDocuments=true&includeRecipients=true&includeFields=true`)).body.payload;
 }
 
 beforeAll(async () => {
@@ -159,11 +158,7 @@ describe('another team’s data is indistinguishable from data that does not exi
       (ids) => ({ e: ids.envelopeId, d: ids.documentId }),
     ],
     ['deleteDocument', 'mutation($e: ID!, $d: ID!) { deleteDocument(envelopeId: $e, documentId: $d) { id } }', (ids) => ({ e: ids.envelopeId, d: ids.documentId })],
-    [
-      'addRecipient',
-      'mutation($e: ID!) { addRecipient(envelopeId: $e, input: { type: signer, identifier: "probe", roleName: "Probe" }) { id } }',
-      (ids) => ({ e: ids.envelopeId }),
-    ],
+    ['addRecipient', 'mutation($e: ID!) { addRecipient(envelopeId: $e, input: { type: signer, identifier: "probe", roleName: "Probe" }) { id } }', (ids) => ({ e: ids.envelopeId })],
     [
       'updateRecipient',
       'mutation($e: ID!, $r: ID!) { updateRecipient(envelopeId: $e, recipientId: $r, input: { roleName: "Hijacked" }) { id } }',
@@ -175,11 +170,7 @@ describe('another team’s data is indistinguishable from data that does not exi
       'mutation($e: ID!, $r: ID!, $d: ID!) { createFields(envelopeId: $e, fields: [{ type: text, recipientId: $r, identifier: "probe", views: [{ documentId: $d, page: 0, location: { x: 1, y: 1 }, size: { width: 10, height: 10 } }] }]) { id } }',
       (ids) => ({ e: ids.envelopeId, r: ids.signerId, d: ids.documentId }),
     ],
-    [
-      'updateField',
-      'mutation($e: ID!, $f: ID!) { updateField(envelopeId: $e, fieldId: $f, input: { label: "Hijacked" }) { id } }',
-      (ids) => ({ e: ids.envelopeId, f: ids.fieldId }),
-    ],
+    ['updateField', 'mutation($e: ID!, $f: ID!) { updateField(envelopeId: $e, fieldId: $f, input: { label: "Hijacked" }) { id } }', (ids) => ({ e: ids.envelopeId, f: ids.fieldId })],
     ['deleteField', 'mutation($e: ID!, $f: ID!) { deleteField(envelopeId: $e, fieldId: $f) { id } }', (ids) => ({ e: ids.envelopeId, f: ids.fieldId })],
   ];
 
@@ -189,9 +180,7 @@ describe('another team’s data is indistinguishable from data that does not exi
     const missing = await graphql(document, variables(unknownIds));
     expect(foreign.errors?.[0]?.extensions?.code).toMatch(/\.NotFound$/);
     expect(foreign.status).toBe(missing.status);
-    expect(comparable({ data: foreign.data, errors: foreign.errors }, idsOf(theirs))).toBe(
-      comparable({ data: missing.data, errors: missing.errors }, idsOf(unknownIds)),
-    );
+    expect(comparable({ data: foreign.data, errors: foreign.errors }, idsOf(theirs))).toBe(comparable({ data: missing.data, errors: missing.errors }, idsOf(unknownIds)));
   });
 
   it('GraphQL: an upload to another team’s envelope is refused like one to an unknown envelope', async () => {
@@ -287,7 +276,10 @@ describe('another team’s template is indistinguishable from one that does not 
     expect(foreign.status).toBe(404);
     expect(comparable(foreign.body, templateIdsOf(theirTemplate))).toBe(comparable(missing.body, templateIdsOf(unknownTemplateIds)));
     const placed = await rest.post(`/templates/${myTemplate.templateId}/fields`, fieldBody({ ...myTemplate, documentId: theirTemplate.documentId, signerId: theirTemplate.signerId }));
-    const placedMissing = await rest.post(`/templates/${myTemplate.templateId}/fields`, fieldBody({ ...myTemplate, documentId: unknownTemplateIds.documentId, signerId: unknownTemplateIds.signerId }));
+    const placedMissing = await rest.post(
+      `/templates/${myTemplate.templateId}/fields`,
+      fieldBody({ ...myTemplate, documentId: unknownTemplateIds.documentId, signerId: unknownTemplateIds.signerId }),
+    );
     expect(placed.status).toBe(400);
     expect(comparable(placed.body, templateIdsOf(theirTemplate))).toBe(comparable(placedMissing.body, templateIdsOf(unknownTemplateIds)));
   });
@@ -296,17 +288,33 @@ describe('another team’s template is indistinguishable from one that does not 
     ['template', 'query($t: ID!) { template(id: $t) { id documents { id } recipients { id } fields { id } } }', (ids) => ({ t: ids.templateId })],
     ['updateTemplate', 'mutation($t: ID!) { updateTemplate(id: $t, input: { name: "Hijacked" }) { id } }', (ids) => ({ t: ids.templateId })],
     ['deleteTemplate', 'mutation($t: ID!) { deleteTemplate(id: $t) { id } }', (ids) => ({ t: ids.templateId })],
-    ['updateTemplateDocument', 'mutation($t: ID!, $d: ID!) { updateTemplateDocument(templateId: $t, documentId: $d, input: { name: "Hijacked" }) { id } }', (ids) => ({ t: ids.templateId, d: ids.documentId })],
+    [
+      'updateTemplateDocument',
+      'mutation($t: ID!, $d: ID!) { updateTemplateDocument(templateId: $t, documentId: $d, input: { name: "Hijacked" }) { id } }',
+      (ids) => ({ t: ids.templateId, d: ids.documentId }),
+    ],
     ['deleteTemplateDocument', 'mutation($t: ID!, $d: ID!) { deleteTemplateDocument(templateId: $t, documentId: $d) { id } }', (ids) => ({ t: ids.templateId, d: ids.documentId })],
-    ['addTemplateRecipient', 'mutation($t: ID!) { addTemplateRecipient(templateId: $t, input: { type: signer, identifier: "probe", roleName: "Probe" }) { id } }', (ids) => ({ t: ids.templateId })],
-    ['updateTemplateRecipient', 'mutation($t: ID!, $r: ID!) { updateTemplateRecipient(templateId: $t, recipientId: $r, input: { roleName: "Hijacked" }) { id } }', (ids) => ({ t: ids.templateId, r: ids.signerId })],
+    [
+      'addTemplateRecipient',
+      'mutation($t: ID!) { addTemplateRecipient(templateId: $t, input: { type: signer, identifier: "probe", roleName: "Probe" }) { id } }',
+      (ids) => ({ t: ids.templateId }),
+    ],
+    [
+      'updateTemplateRecipient',
+      'mutation($t: ID!, $r: ID!) { updateTemplateRecipient(templateId: $t, recipientId: $r, input: { roleName: "Hijacked" }) { id } }',
+      (ids) => ({ t: ids.templateId, r: ids.signerId }),
+    ],
     ['deleteTemplateRecipient', 'mutation($t: ID!, $r: ID!) { deleteTemplateRecipient(templateId: $t, recipientId: $r) { id } }', (ids) => ({ t: ids.templateId, r: ids.signerId })],
     [
       'createTemplateFields',
       'mutation($t: ID!, $r: ID!, $d: ID!) { createTemplateFields(templateId: $t, fields: [{ type: text, recipientId: $r, identifier: "probe", views: [{ documentId: $d, page: 0, location: { x: 1, y: 1 }, size: { width: 10, height: 10 } }] }]) { id } }',
       (ids) => ({ t: ids.templateId, r: ids.signerId, d: ids.documentId }),
     ],
-    ['updateTemplateField', 'mutation($t: ID!, $f: ID!) { updateTemplateField(templateId: $t, fieldId: $f, input: { label: "Hijacked" }) { id } }', (ids) => ({ t: ids.templateId, f: ids.fieldId })],
+    [
+      'updateTemplateField',
+      'mutation($t: ID!, $f: ID!) { updateTemplateField(templateId: $t, fieldId: $f, input: { label: "Hijacked" }) { id } }',
+      (ids) => ({ t: ids.templateId, f: ids.fieldId }),
+    ],
     ['deleteTemplateField', 'mutation($t: ID!, $f: ID!) { deleteTemplateField(templateId: $t, fieldId: $f) { id } }', (ids) => ({ t: ids.templateId, f: ids.fieldId })],
     ['jumpstartEnvelope', 'mutation($t: ID!) { jumpstartEnvelope(templateId: $t, input: { recipients: [{ identifier: "buyer" }] }) { id } }', (ids) => ({ t: ids.templateId })],
   ];

@@ -3,15 +3,15 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PDFDocument } from 'pdf-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artefactSealHandler } from '../src/domain/artefact/seal.job.ts';
+import { canonicalJson } from '../src/domain/jumpstart/data-merge.ts';
 import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { drawTextLine, embedSans } from '../src/domain/pdf/render.ts';
-import { canonicalJson } from '../src/domain/jumpstart/data-merge.ts';
 import { createLogger } from '../src/shared/logger.ts';
-import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
 import { signAndComplete, tokenFor } from './helpers/signing.ts';
 import { uploadTemplateDocument } from './helpers/templates.ts';
@@ -60,7 +60,9 @@ async function template(team: SeededTeam, bytes: Uint8Array) {
   const document = uploaded.body.payload.document;
   const signer = (await rest.post(`/templates/${templateId}/recipients`, { recipient: { type: 'signer', identifier: 'buyer', roleName: 'Buyer', order: 1 } })).body.payload.recipient;
   const fields = await rest.post(`/templates/${templateId}/fields`, {
-    fields: [{ type: 'simple_signature', recipientId: signer.id, identifier: 'sig', views: [{ documentId: document.id, page: 0, location: { x: 60, y: 600 }, size: { width: 160, height: 40 } }] }],
+    fields: [
+      { type: 'simple_signature', recipientId: signer.id, identifier: 'sig', views: [{ documentId: document.id, page: 0, location: { x: 60, y: 600 }, size: { width: 160, height: 40 } }] },
+    ],
   });
   expect(fields.status, JSON.stringify(fields.body)).toBe(200);
   return { templateId, documentId: document.id, sha256: document.sha256 as string, signerId: signer.id as string };
@@ -321,7 +323,11 @@ describe('hostile data and tags: bounded, named, nothing made', () => {
     const team = await seedTeam(app);
     const made = await template(team, await fixture(['A {{data:__proto__.polluted}}', 'B {{data:customer.constructor}}', 'C {{data:x.prototype}}']));
     const body = `{"recipients":${JSON.stringify(buyer)},"data":{"__proto__":{"polluted":"yes"},"customer":{"name":"n"},"x":{}}}`;
-    const response = await fetch(`${app.url}/api/v1/key/envelopes/jumpstart/${made.templateId}`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey, 'content-type': 'application/json' }, body });
+    const response = await fetch(`${app.url}/api/v1/key/envelopes/jumpstart/${made.templateId}`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': team.apiKey, 'content-type': 'application/json' },
+      body,
+    });
     const answer = (await response.json()) as any;
     expect(response.status).toBe(400);
     expect(answer.error.context.issues.map((issue: any) => issue.path).sort()).toEqual(['data.__proto__.polluted', 'data.customer.constructor', 'data.x.prototype']);
@@ -335,7 +341,9 @@ describe('hostile data and tags: bounded, named, nothing made', () => {
     const answer = await restClient(app, team.apiKey).post(`/envelopes/jumpstart/${made.templateId}`, { recipients: buyer, data: { customer: { name: 'x' } } });
     expect(answer.status).toBe(422);
     expect(answer.body.error.name).toBe('Template.DataTagsInvalid');
-    expect(answer.body.error.context.tags).toEqual([{ documentId: made.documentId, tag: '{{data;path=customer.name;size=huge}}', page: 0, reason: '"size" must be a number of points from 8 to 72' }]);
+    expect(answer.body.error.context.tags).toEqual([
+      { documentId: made.documentId, tag: '{{data;path=customer.name;size=huge}}', page: 0, reason: '"size" must be a number of points from 8 to 72' },
+    ]);
     expect(await envelopeCount(team.teamId)).toBe(0);
     const placed = await restClient(app, team.apiKey).post(`/templates/${made.templateId}/documents/${made.documentId}/place-fields`, { from: 'tags', roles: { buyer: made.signerId } });
     expect(placed.status, JSON.stringify(placed.body)).toBe(200);
@@ -366,7 +374,10 @@ describe('data merge in bulk send', () => {
     const team = await seedTeam(app);
     const made = await template(team, await fixture(TURKISH));
     const header = 'buyer.name,buyer.email,data.customer.name,data.customer.city,data.total,data.signedOn,data.items[0].name,data.items[1].name';
-    const rows = ['"Ayşe Yılmaz-Öztürk",ayse@example.com,"Ayşe Yılmaz-Öztürk",İzmir,1234.5,2027-03-03,Çay makinesi,"Şeker ğ ı İ"', 'Cem Kaya,cem@example.com,Cem Kaya,Ankara,10,2027-01-15,Kalem,Defter'];
+    const rows = [
+      '"Ayşe Yılmaz-Öztürk",ayse@example.com,"Ayşe Yılmaz-Öztürk",İzmir,1234.5,2027-03-03,Çay makinesi,"Şeker ğ ı İ"',
+      'Cem Kaya,cem@example.com,Cem Kaya,Ankara,10,2027-01-15,Kalem,Defter',
+    ];
     const post = async (text: string, fields: Record<string, string> = {}) => {
       const form = new FormData();
       form.append('csv', new Blob([Buffer.from(text, 'utf8')], { type: 'text/csv' }), 'rows.csv');
@@ -397,7 +408,10 @@ describe('data merge in bulk send', () => {
     expect(secondText).toContain('15 Ocak 2027');
     expect(secondText).not.toContain('{{');
     const audit = (await restClient(app, team.apiKey).get(`/envelopes/${made2[1].envelopeId}/audit`)).body.payload.events;
-    expect(audit.find((event: any) => event.type === 'envelope.created').details.dataMerge.documents[0]).toMatchObject({ sha256Before: made.sha256, sha256After: second.documents[0].sha256 });
+    expect(audit.find((event: any) => event.type === 'envelope.created').details.dataMerge.documents[0]).toMatchObject({
+      sha256Before: made.sha256,
+      sha256After: second.documents[0].sha256,
+    });
   });
 
   it('JSON rows take data (GraphQL), and missingData: "blank" lets a row without data through', async () => {
@@ -418,7 +432,10 @@ describe('data merge in bulk send', () => {
     const huge = await restClient(app, team.apiKey).post(`/templates/${made.templateId}/bulk-sends`, {
       rows: [
         { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'A', email: 'a@example.com' } }] }], data: { customer: { name: 'A' } } },
-        { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'B', email: 'b@example.com' } }] }], data: Object.fromEntries(Array.from({ length: 5_000 }, (_, index) => [`k${index}`, 1])) },
+        {
+          recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'B', email: 'b@example.com' } }] }],
+          data: Object.fromEntries(Array.from({ length: 5_000 }, (_, index) => [`k${index}`, 1])),
+        },
       ],
     });
     expect(huge.status).toBe(400);

@@ -4,10 +4,21 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
 import { PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT } from '../src/domain/pdf/inspect/inspect.ts';
-import { cutFinalEofMarker, makeDeepArraysAfterTagPdf, makeEncryptedPdf, makeExactSizePdf, makeInflatingPdf, makeManyTextOperatorsPdf, makeNestedFormsPdf, makePdf, notAPdf, truncate } from './fixtures/pdfs.ts';
+import {
+  cutFinalEofMarker,
+  makeDeepArraysAfterTagPdf,
+  makeEncryptedPdf,
+  makeExactSizePdf,
+  makeInflatingPdf,
+  makeManyTextOperatorsPdf,
+  makeNestedFormsPdf,
+  makePdf,
+  notAPdf,
+  truncate,
+} from './fixtures/pdfs.ts';
 import { forceEnvelopeStatus, unknownId, uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { eventually } from './helpers/eventually.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -67,12 +78,7 @@ describe('uploading documents', () => {
     const viaGraphql = await uploadDocumentThroughGraphql(app, team.apiKey, envelopeId, { bytes }, { name: 'Via GraphQL', order: 3, context: { a: 1 } });
     expect(viaGraphql.body.data.addDocument).toMatchObject({ name: 'Via GraphQL', order: 3, context: { a: 1 } });
     const listed = await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}?includeDocuments=true`);
-    expect(listed.body.payload.documents.map((document: { name: string }) => document.name)).toEqual([
-      'Main contract',
-      'annex.pdf',
-      'Via GraphQL',
-      'contract.pdf',
-    ]);
+    expect(listed.body.payload.documents.map((document: { name: string }) => document.name)).toEqual(['Main contract', 'annex.pdf', 'Via GraphQL', 'contract.pdf']);
     expect(listed.body.payload.documents[0]).toMatchObject({ id: expect.any(String), name: 'Main contract', order: 0, status: null });
   });
 
@@ -235,10 +241,10 @@ describe('renaming and deleting documents', () => {
     const rest = restClient(app, team.apiKey);
     const renamed = await rest.patch(`/envelopes/${envelopeId}/documents/${documentId}`, { name: 'Renamed' });
     expect(renamed.body.payload.document).toMatchObject({ id: documentId, name: 'Renamed', pageCount: 2 });
-    const graphql = await graphqlClient(app, team.apiKey)(
-      'mutation($e: ID!, $d: ID!) { updateDocument(envelopeId: $e, documentId: $d, input: { name: "From GraphQL" }) { name } }',
-      { e: envelopeId, d: documentId },
-    );
+    const graphql = await graphqlClient(app, team.apiKey)('mutation($e: ID!, $d: ID!) { updateDocument(envelopeId: $e, documentId: $d, input: { name: "From GraphQL" }) { name } }', {
+      e: envelopeId,
+      d: documentId,
+    });
     expect(graphql.data.updateDocument.name).toBe('From GraphQL');
     expect((await rest.patch(`/envelopes/${envelopeId}/documents/${documentId}`, { name: '' })).body.error.name).toBe('Request.Invalid');
     expect((await rest.patch(`/envelopes/${envelopeId}/documents/${documentId}`, { name: 'x'.repeat(141) })).status).toBe(400);
@@ -293,11 +299,7 @@ describe('renaming and deleting documents', () => {
     expect((await rest.patch(`/envelopes/${envelopeId}/documents/${documentId}`, { name: 'Changed' })).body.error.name).toBe('Envelope.NotDraft');
     expect((await rest.delete(`/envelopes/${envelopeId}/documents/${documentId}`)).body.error.name).toBe('Envelope.NotDraft');
     const graphql = graphqlClient(app, team.apiKey);
-    expect(
-      firstErrorName(
-        await graphql('mutation($e: ID!, $d: ID!) { deleteDocument(envelopeId: $e, documentId: $d) { id } }', { e: envelopeId, d: documentId }),
-      ),
-    ).toBe('Envelope.NotDraft');
+    expect(firstErrorName(await graphql('mutation($e: ID!, $d: ID!) { deleteDocument(envelopeId: $e, documentId: $d) { id } }', { e: envelopeId, d: documentId }))).toBe('Envelope.NotDraft');
     const documents = (await rest.get(`/envelopes/${envelopeId}/documents`)).body.payload.documents;
     expect(documents.map((document: { name: string }) => document.name)).toEqual(['Kept']);
     expect(stagingFiles()).toEqual([]);
@@ -306,8 +308,7 @@ describe('renaming and deleting documents', () => {
   it('audits every document change with the acting key, IP and user agent', async () => {
     const team = await seedTeam(app);
     const envelopeId = await newDraft(team.apiKey);
-    const documentId = (await uploadDocument(app, team.apiKey, envelopeId, { bytes: await makePdf({ pages: 2 }) }, {}, { 'user-agent': 'legacy-client/1.0' }))
-      .body.payload.document.id;
+    const documentId = (await uploadDocument(app, team.apiKey, envelopeId, { bytes: await makePdf({ pages: 2 }) }, {}, { 'user-agent': 'legacy-client/1.0' })).body.payload.document.id;
     await restClient(app, team.apiKey).patch(`/envelopes/${envelopeId}/documents/${documentId}`, { name: 'Renamed' });
     await restClient(app, team.apiKey).delete(`/envelopes/${envelopeId}/documents/${documentId}`);
     const events = await listAuditEvents(app.orm.em.fork(), envelopeId);

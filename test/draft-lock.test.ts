@@ -44,9 +44,7 @@ describe('draft edits racing a send', () => {
       const adds = Array.from({ length: 16 }, (_, index) =>
         rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'signer', identifier: `r${index}`, roleName: `R${index}` } }),
       );
-      const sends = new Promise<boolean[]>((resolve) =>
-        setTimeout(() => resolve(Promise.all([guardedSend(envelopeId, team.teamId), guardedSend(envelopeId, team.teamId)])), round * 4),
-      );
+      const sends = new Promise<boolean[]>((resolve) => setTimeout(() => resolve(Promise.all([guardedSend(envelopeId, team.teamId), guardedSend(envelopeId, team.teamId)])), round * 4));
       const [answers, sent] = await Promise.all([Promise.all(adds), sends]);
 
       // Exactly one of two racing sends wins the guarded update.

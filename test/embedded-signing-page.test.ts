@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
 import { CHROMIUM_PATH, screenshotPath } from './helpers/browser.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope } from './helpers/signing.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
 
@@ -72,7 +72,15 @@ beforeAll(async () => {
   // Every host but this machine unreachable, as in the other browser tests; both local names reach it.
   browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
+    ],
   });
 }, 60_000);
 afterAll(async () => {
@@ -84,7 +92,11 @@ afterAll(async () => {
 
 /** A signing URL for the recipient, framed by the integrator's origin and returning there; as the test app serves it. */
 async function signingUrl(envelopeId: string, recipientId: string): Promise<string> {
-  const made = await restClient(app, team.apiKey).post(`/envelopes/${envelopeId}/recipients/${recipientId}/signing-url`, { frameOrigin: host.origin, returnUrl: `${host.origin}/done?ref=42`, locale: 'en-US' });
+  const made = await restClient(app, team.apiKey).post(`/envelopes/${envelopeId}/recipients/${recipientId}/signing-url`, {
+    frameOrigin: host.origin,
+    returnUrl: `${host.origin}/done?ref=42`,
+    locale: 'en-US',
+  });
   expect(made.status, JSON.stringify(made.body)).toBe(200);
   return `${app.url}${new URL(made.body.payload.url).pathname}`;
 }
@@ -109,7 +121,17 @@ describe('embedded signing in Chromium', () => {
           fields: [
             { identifier: 'postcode', type: 'text', required: true, config: { maxLength: 5 } },
             { identifier: 'agree', type: 'checkbox', required: true },
-            { identifier: 'plan', type: 'radio', required: true, config: { options: [{ value: 'monthly', label: 'Monthly' }, { value: 'yearly', label: 'Yearly' }] } },
+            {
+              identifier: 'plan',
+              type: 'radio',
+              required: true,
+              config: {
+                options: [
+                  { value: 'monthly', label: 'Monthly' },
+                  { value: 'yearly', label: 'Yearly' },
+                ],
+              },
+            },
             { identifier: 'terms', type: 'binary_choice', required: true },
             { identifier: 'drawn', type: 'simple_signature', required: true },
             { identifier: 'bio', type: 'biometric_signature', required: true, config: { minPoints: 3 } },
@@ -203,8 +225,11 @@ describe('embedded signing in Chromium', () => {
     await page.close();
   }, 180_000);
 
-  it('a signing URL framed by a third origin is refused by the browser (CSP frame-ancestors): <envelope-signing> reports error (ready_timeout) and the URL, never consumed, still opens in the integrator\'s page', async () => {
-    const built = await buildEnvelope(app, team.apiKey, { name: 'Not here', recipients: [{ identifier: 'x', agents: [{ info: { name: 'X', email: 'x-embedded@example.com', embedded: true } }] }] });
+  it("a signing URL framed by a third origin is refused by the browser (CSP frame-ancestors): <envelope-signing> reports error (ready_timeout) and the URL, never consumed, still opens in the integrator's page", async () => {
+    const built = await buildEnvelope(app, team.apiKey, {
+      name: 'Not here',
+      recipients: [{ identifier: 'x', agents: [{ info: { name: 'X', email: 'x-embedded@example.com', embedded: true } }] }],
+    });
     expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
     const url = await signingUrl(built.envelopeId, built.recipients.x);
     const page = await browser.newPage();
@@ -221,9 +246,9 @@ describe('embedded signing in Chromium', () => {
     const inside = page.frames().find((frame) => frame !== page.mainFrame());
     expect(await inside?.evaluate(() => document.body?.dataset.screen ?? null).catch(() => null)).toBeFalsy();
     // The page could not say ready, so the element says error itself once ready-timeout passes.
-    await expect.poll(() => page.evaluate(() => (window as any).hostEvents), { timeout: 15_000 }).toEqual([
-      { name: 'error', detail: { type: 'envelope-signing', event: 'error', reason: 'ready_timeout', envelopeId: null, recipientId: null } },
-    ]);
+    await expect
+      .poll(() => page.evaluate(() => (window as any).hostEvents), { timeout: 15_000 })
+      .toEqual([{ name: 'error', detail: { type: 'envelope-signing', event: 'error', reason: 'ready_timeout', envelopeId: null, recipientId: null } }]);
     await page.close();
     // The page never ran, so the URL was never consumed: no session, no `signing_url.opened`.
     const opened = await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from audit_event where envelope_id = ? and type = 'signing_url.opened'`, [built.envelopeId]);

@@ -5,8 +5,8 @@ import { queueDueReminders } from '../src/domain/signing/reminder.service.ts';
 import { createClock } from '../src/shared/clock.ts';
 import { signingPagePolicy } from '../src/signing-page/plugin.ts';
 import { STRINGS } from '../src/signing-page/strings.js';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, SESSION_QUERY, signAndComplete, signingClient, tokenFor, type RecipientSpec } from './helpers/signing.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { buildEnvelope, type RecipientSpec, SESSION_QUERY, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
 import { signingLinkIn, startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
 import { createReadyTemplate } from './helpers/templates.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
@@ -60,7 +60,14 @@ async function open(url: string) {
   const opening = unopened ? await fetch(pageUrl, { method: 'POST' }) : undefined;
   const opened = opening ? ((await opening.json()) as { sessionToken?: string; link?: string }) : undefined;
   const session = opened?.sessionToken ?? null;
-  return { status: response.status, html, session, opening: opening ? { status: opening.status, body: opened! } : undefined, csp: response.headers.get('content-security-policy') ?? '', xfo: response.headers.get('x-frame-options') };
+  return {
+    status: response.status,
+    html,
+    session,
+    opening: opening ? { status: opening.status, body: opened! } : undefined,
+    csp: response.headers.get('content-security-policy') ?? '',
+    xfo: response.headers.get('x-frame-options'),
+  };
 }
 
 async function outboxTopicsFor(envelopeId: string, recipientId: string) {
@@ -71,7 +78,12 @@ async function outboxTopicsFor(envelopeId: string, recipientId: string) {
 }
 
 async function eventsOf(envelopeId: string, type: string) {
-  return app.orm.em.fork().execute<{ actor_type: string; actor_id: string | null; details: any }[]>('select actor_type, actor_id, details from audit_event where envelope_id = ? and type = ? order by seq', [envelopeId, type]);
+  return app.orm.em
+    .fork()
+    .execute<{ actor_type: string; actor_id: string | null; details: any }[]>('select actor_type, actor_id, details from audit_event where envelope_id = ? and type = ? order by seq', [
+      envelopeId,
+      type,
+    ]);
 }
 
 function smsFiles(): string[] {
@@ -275,7 +287,13 @@ describe('signing URLs', () => {
     const pageUrl = `${app.url}${new URL(url).pathname}`;
     const head = async () => {
       const answer = await fetch(pageUrl, { method: 'HEAD' });
-      return { status: answer.status, type: answer.headers.get('content-type'), csp: answer.headers.get('content-security-policy'), cache: answer.headers.get('cache-control'), body: await answer.text() };
+      return {
+        status: answer.status,
+        type: answer.headers.get('content-type'),
+        csp: answer.headers.get('content-security-policy'),
+        cache: answer.headers.get('cache-control'),
+        body: await answer.text(),
+      };
     };
     // A link checker's HEAD and any number of GETs (a refused frame, a preview) leave the URL whole.
     const checked = await head();
@@ -353,7 +371,12 @@ describe('signing URLs', () => {
       };
     };
     // No team list: the service-wide one.
-    expect(await policies(await seedTeam(app))).toEqual({ signingUrl: signingPagePolicy([ENV_ORIGIN]), signingUrlXfo: null, invitationLink: signingPagePolicy([ENV_ORIGIN]), invitationLinkXfo: null });
+    expect(await policies(await seedTeam(app))).toEqual({
+      signingUrl: signingPagePolicy([ENV_ORIGIN]),
+      signingUrlXfo: null,
+      invitationLink: signingPagePolicy([ENV_ORIGIN]),
+      invitationLinkXfo: null,
+    });
     // The team's list replaces it for these pages too, as it does for frameOrigin.
     const narrowed = await seedTeam(app);
     expect((await restClient(app, narrowed.apiKey).patch('/team/settings', { embedding: { frameOrigins: ['https://app.example.com'] } })).status).toBe(200);
@@ -379,7 +402,10 @@ describe('team settings', () => {
     expect(changed.body.payload.settings).toMatchObject({ embedding: { frameOrigins: ['https://a.example.com', 'http://localhost:5173'] }, version: 1 });
 
     const graphql = graphqlClient(app, owner.apiKey);
-    expect((await graphql('{ teamSettings { embedding { frameOrigins } version } }')).data.teamSettings).toEqual({ embedding: { frameOrigins: ['https://a.example.com', 'http://localhost:5173'] }, version: 1 });
+    expect((await graphql('{ teamSettings { embedding { frameOrigins } version } }')).data.teamSettings).toEqual({
+      embedding: { frameOrigins: ['https://a.example.com', 'http://localhost:5173'] },
+      version: 1,
+    });
     const UPDATE = 'mutation($input: TeamSettingsInput!) { updateTeamSettings(input: $input) { embedding { frameOrigins } version } }';
     expect(firstErrorName(await graphql(UPDATE, { input: { embedding: { frameOrigins: ['ftp://x.example.com'] } } }))).toBe('Request.Invalid');
     // A section given without the key changes nothing in it; null clears the key.
@@ -390,9 +416,16 @@ describe('team settings', () => {
 
     const events = await app.orm.em
       .fork()
-      .execute<{ actor_type: string; actor_id: string; details: any }[]>(`select actor_type, actor_id, details from audit_event where stream_id = ? and type = 'team.settings_updated' order by seq`, [owner.teamId]);
+      .execute<{ actor_type: string; actor_id: string; details: any }[]>(
+        `select actor_type, actor_id, details from audit_event where stream_id = ? and type = 'team.settings_updated' order by seq`,
+        [owner.teamId],
+      );
     expect(events.map((event) => event.details.version)).toEqual([1, 2, 3]);
-    expect(events[0]).toMatchObject({ actor_type: 'api_key', actor_id: owner.keyId, details: { changes: { 'embedding.frameOrigins': { from: null, to: ['https://a.example.com', 'http://localhost:5173'] } } } });
+    expect(events[0]).toMatchObject({
+      actor_type: 'api_key',
+      actor_id: owner.keyId,
+      details: { changes: { 'embedding.frameOrigins': { from: null, to: ['https://a.example.com', 'http://localhost:5173'] } } },
+    });
   }, 60_000);
 });
 

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePdf } from './fixtures/pdfs.ts';
 import { uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { subscribe, untilWatching } from './helpers/live.ts';
 import { startRecordingServer } from './helpers/recording-server.ts';
-import { buildEnvelope, invitationsOf, SESSION_QUERY, signAndComplete, signingClient, tokenFor, typedSignature, type BuiltEnvelope, type RecipientSpec } from './helpers/signing.ts';
+import { type BuiltEnvelope, buildEnvelope, invitationsOf, type RecipientSpec, SESSION_QUERY, signAndComplete, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
 import { signingLinkIn, startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
 import { mainWorkerFor, webhookWorkerFor } from './helpers/workers.ts';
 
@@ -136,7 +136,9 @@ describe('changing an agent', () => {
     const built = await sentEnvelope(team, twoSigners);
     expect((await signAndComplete(app, await tokenFor(app, built.envelopeId, built.recipients.ada))).errors).toBeUndefined();
     const { rest, graphql } = clients(team);
-    const refused = await rest.patch(`/envelopes/${built.envelopeId}/recipients/${built.recipients.ada}`, { recipient: { agents: [{ info: { name: 'Someone Else', email: 'else@example.com' } }] } });
+    const refused = await rest.patch(`/envelopes/${built.envelopeId}/recipients/${built.recipients.ada}`, {
+      recipient: { agents: [{ info: { name: 'Someone Else', email: 'else@example.com' } }] },
+    });
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({ name: 'Recipient.AlreadyCompleted', context: { recipientIds: [built.recipients.ada] } });
     const refusedGraphql = await graphql(`mutation($e: ID!, $r: ID!) { updateRecipient(envelopeId: $e, recipientId: $r, input: { roleName: "Other" }) { id } }`, {
@@ -272,7 +274,10 @@ describe('fields', () => {
 
     const added = await rest.post(`/envelopes/${built.envelopeId}/fields`, { fields: [fieldInput(built.recipients.bob, built.documentId, 'bob-extra')] });
     expect(added.status, JSON.stringify(added.body)).toBe(200);
-    const changed = await graphql(`mutation($e: ID!, $f: ID!) { updateField(envelopeId: $e, fieldId: $f, input: { label: "Sign here, Bob" }) { label } }`, { e: built.envelopeId, f: built.fields['bob-signature'] });
+    const changed = await graphql(`mutation($e: ID!, $f: ID!) { updateField(envelopeId: $e, fieldId: $f, input: { label: "Sign here, Bob" }) { label } }`, {
+      e: built.envelopeId,
+      f: built.fields['bob-signature'],
+    });
     expect(changed.errors, JSON.stringify(changed.errors)).toBeUndefined();
     const removed = await graphql(`mutation($e: ID!, $f: ID!) { deleteField(envelopeId: $e, fieldId: $f) { id } }`, { e: built.envelopeId, f: built.fields['bob-initials'] });
     expect(removed.errors, JSON.stringify(removed.errors)).toBeUndefined();
@@ -334,7 +339,9 @@ describe('documents', () => {
     const refusedRename = await rest.patch(`/envelopes/${built.envelopeId}/documents/${annexId}`, { name: 'Other.pdf' });
     expect(refusedRename.status).toBe(409);
     expect(refusedRename.body.error.name).toBe('Envelope.AlreadySigned');
-    expect(firstErrorName(await graphql(`mutation($e: ID!, $d: ID!) { deleteDocument(envelopeId: $e, documentId: $d) { id } }`, { e: built.envelopeId, d: annexId }))).toBe('Envelope.AlreadySigned');
+    expect(firstErrorName(await graphql(`mutation($e: ID!, $d: ID!) { deleteDocument(envelopeId: $e, documentId: $d) { id } }`, { e: built.envelopeId, d: annexId }))).toBe(
+      'Envelope.AlreadySigned',
+    );
     expect((await rest.delete(`/envelopes/${built.envelopeId}/documents/${annexId}`)).body.error.name).toBe('Envelope.AlreadySigned');
     expect(await revisionOf(team, built.envelopeId)).toBe(4);
   });

@@ -4,7 +4,7 @@ import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
 import { Template } from '../src/domain/template/template.entity.ts';
-import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 
 /*
@@ -26,7 +26,17 @@ async function seed(team: SeededTeam, which: 'A' | 'B') {
   const em = app.orm.em.fork();
   const teamRef = em.getReference(Team, team.teamId);
   const template = em.create(Template, { team: teamRef, name: `Lease template ${which}` });
-  const rows: { key: string; name: string; status: Envelope['status']; created: string; completed?: string; context?: Record<string, unknown>; template?: boolean; email?: string; snapshotEmail?: string }[] = [
+  const rows: {
+    key: string;
+    name: string;
+    status: Envelope['status'];
+    created: string;
+    completed?: string;
+    context?: Record<string, unknown>;
+    template?: boolean;
+    email?: string;
+    snapshotEmail?: string;
+  }[] = [
     { key: 'a1', name: 'İstanbul lease', status: 'sent', created: '2026-01-05', context: { dealId: 'D-1', region: 'eu' }, email: 'tom@example.com' },
     { key: 'a2', name: 'istanbul office', status: 'finalized', created: '2026-01-04', completed: '2026-02-10', context: { dealId: 'D-2' }, template: true, snapshotEmail: 'Ann@Example.com' },
     { key: 'a3', name: 'Çağrı contract', status: 'draft', created: '2026-01-03', context: { dealId: 'D-1', amount: 5 } },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { forceEnvelopeStatus, unknownId } from './helpers/envelopes.ts';
+import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -43,10 +43,7 @@ describe('creating envelopes', () => {
 
   it('creates a draft through GraphQL with defaults for the optional settings', async () => {
     const team = await seedTeam(app);
-    const result = await graphqlClient(app, team.apiKey)(
-      `mutation($input: CreateEnvelopeInput!) { createEnvelope(input: $input) { ${envelopeFields} } }`,
-      { input: { name: 'Lease' } },
-    );
+    const result = await graphqlClient(app, team.apiKey)(`mutation($input: CreateEnvelopeInput!) { createEnvelope(input: $input) { ${envelopeFields} } }`, { input: { name: 'Lease' } });
     expect(result.errors).toBeUndefined();
     expect(result.data.createEnvelope).toMatchObject({
       name: 'Lease',

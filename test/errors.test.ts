@@ -1,9 +1,18 @@
-import { describe, expect, it } from 'vitest';
 import { GraphQLError } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { SubscriptionUnavailableError } from '../src/domain/live/live.errors.ts';
 import { createErrorMask } from '../src/graphql/errors.ts';
 import { errorAnswer, errorResponse } from '../src/http/contract-body.ts';
-import { SubscriptionUnavailableError } from '../src/domain/live/live.errors.ts';
-import { DomainError, errorNamesWithStatus, httpStatusForError, InvalidRequestError, ServerBusyError, ServiceUnavailableError, StorageObjectMissingError, StorageUnavailableError } from '../src/shared/errors.ts';
+import {
+  DomainError,
+  errorNamesWithStatus,
+  httpStatusForError,
+  InvalidRequestError,
+  ServerBusyError,
+  ServiceUnavailableError,
+  StorageObjectMissingError,
+  StorageUnavailableError,
+} from '../src/shared/errors.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { normalizeError } from '../src/shared/normalize-error.ts';
 
@@ -51,9 +60,7 @@ describe('the error model', () => {
     const hidden = mask(new GraphQLError('boom', { originalError: new Error('secret internals') })) as GraphQLError;
     expect(hidden.message).not.toContain('secret');
     expect(hidden.extensions.code).toBe('Server.Internal');
-    const domain = mask(
-      new GraphQLError('x', { originalError: new InvalidRequestError([{ path: 'name', message: 'too short' }]) }),
-    ) as GraphQLError;
+    const domain = mask(new GraphQLError('x', { originalError: new InvalidRequestError([{ path: 'name', message: 'too short' }]) })) as GraphQLError;
     expect(domain.extensions).toMatchObject({ code: 'Request.Invalid', context: { issues: [{ path: 'name', message: 'too short' }] } });
     const validation = new GraphQLError('Cannot query field "nope" on type "Query".');
     expect(mask(validation)).toBe(validation);

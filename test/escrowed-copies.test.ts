@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ESCROW_LABELS } from '../src/domain/signing/escrow.ts';
+import { firstErrorName, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { pdfsig } from './helpers/pdf-tools.ts';
-import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
 
 let app: TestApp;
@@ -41,10 +41,7 @@ describe('escrowed copies', () => {
   it('before finalization a recipient’s copy is marked on every page and unsealed, in their language; after it, the sealed copy has no mark and a valid seal', async () => {
     const built = await buildEnvelope(app, team.apiKey, {
       name: 'Escrow',
-      recipients: [
-        { identifier: 'ada' },
-        { identifier: 'can', agents: [{ info: { name: 'Can Yılmaz', email: 'can@example.com', locale: 'tr-TR' } }] },
-      ],
+      recipients: [{ identifier: 'ada' }, { identifier: 'can', agents: [{ info: { name: 'Can Yılmaz', email: 'can@example.com', locale: 'tr-TR' } }] }],
     });
     expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
     const adaToken = await tokenFor(app, built.envelopeId, built.recipients.ada!);

@@ -27,10 +27,8 @@ afterAll(async () => {
   await app.close();
 });
 
-const createFieldsMutation =
-  'mutation($envelopeId: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $envelopeId, fields: $fields) { id identifier } }';
-const updateFieldMutation =
-  'mutation($envelopeId: ID!, $fieldId: ID!, $input: UpdateFieldInput!) { updateField(envelopeId: $envelopeId, fieldId: $fieldId, input: $input) { id value } }';
+const createFieldsMutation = 'mutation($envelopeId: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $envelopeId, fields: $fields) { id identifier } }';
+const updateFieldMutation = 'mutation($envelopeId: ID!, $fieldId: ID!, $input: UpdateFieldInput!) { updateField(envelopeId: $envelopeId, fieldId: $fieldId, input: $input) { id value } }';
 
 async function newDraft(testApp: TestApp = app) {
   const team = await seedTeam(testApp);
@@ -162,7 +160,12 @@ describe('PDF inspection', () => {
       expect(pending.size).toBeGreaterThan(0);
       const answers = await uploads;
       // Hostile but valid: each is accepted, only it no longer costs anyone else anything.
-      expect([answers[0].body.payload?.document?.pageCount, answers[1].body.payload?.document?.pageCount, answers[2].data?.addDocument?.pageCount, answers[3].data?.addDocument?.pageCount]).toEqual([1, 1, 1, 1]);
+      expect([
+        answers[0].body.payload?.document?.pageCount,
+        answers[1].body.payload?.document?.pageCount,
+        answers[2].data?.addDocument?.pageCount,
+        answers[3].data?.addDocument?.pageCount,
+      ]).toEqual([1, 1, 1, 1]);
     } finally {
       workers.inspect = inspect;
     }

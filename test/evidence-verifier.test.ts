@@ -18,7 +18,7 @@ import * as pkijs from 'pkijs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readZip } from '../src/domain/artefact/evidence-check.ts';
 import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
-import { restClient, seedTeam, startTestApp, testSealCertificate, testSealDataDir, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp, testSealCertificate, testSealDataDir } from './helpers/harness.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 
 let app: TestApp;
@@ -36,8 +36,30 @@ beforeAll(async () => {
   // Another installation's seal, as an operator would buy or make it: a PKCS#12 file.
   const key = path.join(directory, 'foreign-key.pem');
   const certificate = path.join(directory, 'foreign.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', certificate, '-days', '30', '-subj', '/CN=Other Installation Seal/O=Elsewhere Ltd', '-set_serial', `0x${FOREIGN_SERIAL}`], { stdio: 'ignore' });
-  execFileSync('openssl', ['pkcs12', '-export', '-inkey', key, '-in', certificate, '-out', path.join(directory, 'foreign.p12'), '-passout', `pass:${FOREIGN_P12_PASSWORD}`], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      certificate,
+      '-days',
+      '30',
+      '-subj',
+      '/CN=Other Installation Seal/O=Elsewhere Ltd',
+      '-set_serial',
+      `0x${FOREIGN_SERIAL}`,
+    ],
+    { stdio: 'ignore' },
+  );
+  execFileSync('openssl', ['pkcs12', '-export', '-inkey', key, '-in', certificate, '-out', path.join(directory, 'foreign.p12'), '-passout', `pass:${FOREIGN_P12_PASSWORD}`], {
+    stdio: 'ignore',
+  });
   const foreignSeal = loadSealCertificate({ sealP12Path: path.join(directory, 'foreign.p12'), sealP12Password: FOREIGN_P12_PASSWORD, dataDir: directory });
   app = await startTestApp();
   foreignApp = await startTestApp({ seal: foreignSeal });
@@ -169,16 +191,31 @@ describe('the offline verifier and whose seal a package carries', () => {
       valid: true,
       failures: [],
       failureNames: [],
-      seal: { subject: expect.stringContaining('CN=Envelope Service Seal (self-signed)'), issuer: expect.stringContaining('CN=Envelope Service Seal (self-signed)'), serialNumber: expect.stringMatching(/^[0-9a-f]+$/), fingerprintSha256: seal.fingerprintSha256, trusted: true, trustedAs: 'installation' },
+      seal: {
+        subject: expect.stringContaining('CN=Envelope Service Seal (self-signed)'),
+        issuer: expect.stringContaining('CN=Envelope Service Seal (self-signed)'),
+        serialNumber: expect.stringMatching(/^[0-9a-f]+$/),
+        fingerprintSha256: seal.fingerprintSha256,
+        trusted: true,
+        trustedAs: 'installation',
+      },
     });
 
     // With no seal to compare with (a DATA_DIR without one, no SEAL_P12, no --seal-cert) nothing is "valid".
     const unknown = verifyPackageCli(own, { DATA_DIR: emptyDataDir });
     expect(unknown.status).toBe(2);
-    expect(unknown.report).toMatchObject({ valid: false, failures: ['manifest.json.p7s'], failureNames: ['EvidencePackage.NoSealToCompare'], seal: { fingerprintSha256: seal.fingerprintSha256, trusted: false } });
+    expect(unknown.report).toMatchObject({
+      valid: false,
+      failures: ['manifest.json.p7s'],
+      failureNames: ['EvidencePackage.NoSealToCompare'],
+      seal: { fingerprintSha256: seal.fingerprintSha256, trusted: false },
+    });
     // The verifier only reads: it made no seal there.
     expect(fs.existsSync(path.join(emptyDataDir, 'seal'))).toBe(false);
-    const ownPem = save(Buffer.from(/-----BEGIN CERTIFICATE-----[^]*?-----END CERTIFICATE-----/.exec(fs.readFileSync(path.join(testSealDataDir(), 'seal', 'seal.pem'), 'utf8'))![0]), 'own-seal.pem');
+    const ownPem = save(
+      Buffer.from(/-----BEGIN CERTIFICATE-----[^]*?-----END CERTIFICATE-----/.exec(fs.readFileSync(path.join(testSealDataDir(), 'seal', 'seal.pem'), 'utf8'))![0]),
+      'own-seal.pem',
+    );
     const named = verifyPackageCli(own, { DATA_DIR: emptyDataDir }, '--seal-cert', ownPem);
     expect(named.status, named.stderr).toBe(0);
     expect(named.report.seal).toMatchObject({ trusted: true, trustedAs: 'seal-cert' });
@@ -195,20 +232,47 @@ describe('the offline verifier and whose seal a package carries', () => {
     });
     const foreignFingerprint = execFileSync('openssl', ['x509', '-in', path.join(directory, 'foreign.pem'), '-noout', '-fingerprint', '-sha256'], { encoding: 'utf8' });
     expect(refused.report.seal.fingerprintSha256).toBe(foreignFingerprint.split('=')[1]!.trim().replaceAll(':', '').toLowerCase());
-    expect(refused.report.parts.find((part: any) => part.path === 'manifest.json.p7s').problems).toEqual([{ name: 'EvidencePackage.ForeignSeal', problem: expect.stringContaining('CN=Other Installation Seal') }]);
+    expect(refused.report.parts.find((part: any) => part.path === 'manifest.json.p7s').problems).toEqual([
+      { name: 'EvidencePackage.ForeignSeal', problem: expect.stringContaining('CN=Other Installation Seal') },
+    ]);
 
     // The foreign manifest re-signed so that its signature file also carries this installation's
     // certificate: the seal reported (and judged) is the one the signature verifies under.
     const foreignEntries = readZip(fs.readFileSync(foreign)).entries;
     const manifestFile = save(foreignEntries.get('manifest.json')!, 'foreign-manifest.json');
     const resigned = path.join(directory, 'resigned.p7s');
-    execFileSync('openssl', ['cms', '-sign', '-binary', '-md', 'sha256', '-in', manifestFile, '-signer', path.join(directory, 'foreign.pem'), '-inkey', path.join(directory, 'foreign-key.pem'), '-certfile', ownPem, '-outform', 'DER', '-out', resigned], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'cms',
+        '-sign',
+        '-binary',
+        '-md',
+        'sha256',
+        '-in',
+        manifestFile,
+        '-signer',
+        path.join(directory, 'foreign.pem'),
+        '-inkey',
+        path.join(directory, 'foreign-key.pem'),
+        '-certfile',
+        ownPem,
+        '-outform',
+        'DER',
+        '-out',
+        resigned,
+      ],
+      { stdio: 'ignore' },
+    );
     // This installation's certificate first in the file (the certificate set is not signed, so the order is the sender's to choose).
     const signature = fs.readFileSync(resigned);
     const contentInfo = pkijs.ContentInfo.fromBER(signature.buffer.slice(signature.byteOffset, signature.byteOffset + signature.byteLength) as ArrayBuffer);
     const signedData = new pkijs.SignedData({ schema: contentInfo.content });
     const ownSha256 = testSealCertificate().fingerprintSha256;
-    const isOwn = (certificate: unknown) => createHash('sha256').update(Buffer.from((certificate as pkijs.Certificate).toSchema().toBER(false))).digest('hex') === ownSha256;
+    const isOwn = (certificate: unknown) =>
+      createHash('sha256')
+        .update(Buffer.from((certificate as pkijs.Certificate).toSchema().toBER(false)))
+        .digest('hex') === ownSha256;
     signedData.certificates = [...signedData.certificates!].sort((a, b) => Number(isOwn(b)) - Number(isOwn(a)));
     expect(isOwn(signedData.certificates[0])).toBe(true);
     const reordered = new pkijs.ContentInfo({ contentType: contentInfo.contentType, content: signedData.toSchema(true) }).toSchema().toBER(false);
@@ -226,7 +290,9 @@ describe('the offline verifier and whose seal a package carries', () => {
     expect(configured.status, JSON.stringify(configured.report)).toBe(0);
     expect(configured.report.seal).toMatchObject({ trusted: true, trustedAs: 'installation' });
     // ...and then our own package is the foreign one.
-    expect(verifyPackageCli(own, { DATA_DIR: emptyDataDir, SEAL_P12: path.join(directory, 'foreign.p12'), SEAL_P12_PASSWORD: FOREIGN_P12_PASSWORD }).report.failureNames).toEqual(['EvidencePackage.ForeignSeal']);
+    expect(verifyPackageCli(own, { DATA_DIR: emptyDataDir, SEAL_P12: path.join(directory, 'foreign.p12'), SEAL_P12_PASSWORD: FOREIGN_P12_PASSWORD }).report.failureNames).toEqual([
+      'EvidencePackage.ForeignSeal',
+    ]);
 
     // A --seal-cert that is not a certificate is the operator's mistake: one line, exit 1.
     const notPem = verifyPackageCli(own, ours(), '--seal-cert', own);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePdf } from './fixtures/pdfs.ts';
 import { createDraftWithDocumentAndSigner, uploadDocument, uploadDocumentThroughGraphql } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
 let team: SeededTeam;
@@ -48,10 +48,7 @@ async function postRaw(path: string, text: string): Promise<{ status: number; bo
 /** A multipart upload written byte by byte, the way browsers and curl send a UTF-8 file name. */
 async function uploadWithRawFilename(envelopeId: string, filename: string): Promise<{ status: number; body: any }> {
   const boundary = '----exact-data-boundary';
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="document"; filename="${filename}"\r\nContent-Type: application/pdf\r\n\r\n`,
-    'utf8',
-  );
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="document"; filename="${filename}"\r\nContent-Type: application/pdf\r\n\r\n`, 'utf8');
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`, 'utf8');
   const response = await fetch(`${app.url}/api/v1/key/envelopes/${envelopeId}/documents`, {
     method: 'POST',
@@ -201,10 +198,7 @@ describe('names a signer reads refuse blank, invisible-only and bidirectional te
     expectRefused(await rest.patch(`/envelopes/${draft.envelopeId}/documents/${draft.documentId}`, { name: text }), 'name');
     const upload = await uploadDocument(app, team.apiKey, draft.envelopeId, { bytes: pdf }, { name: text });
     expect(upload.status).toBe(400);
-    expectRefused(
-      await rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'signer', identifier: 'other', roleName: text, agents: [] } }),
-      'recipient.roleName',
-    );
+    expectRefused(await rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'signer', identifier: 'other', roleName: text, agents: [] } }), 'recipient.roleName');
     expectRefused(await rest.patch(`/envelopes/${draft.envelopeId}/recipients/${draft.signerId}`, { recipient: { roleName: text } }), 'recipient.roleName');
     expectRefused(
       await rest.post(`/envelopes/${draft.envelopeId}/recipients`, {

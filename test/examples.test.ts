@@ -3,21 +3,21 @@
  * and the service's address in its environment) against a started service, its outcome checked
  * on the service itself. The examples print one JSON line per step (`report`), read here.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { CHROMIUM_PATH } from './helpers/browser.ts';
 import { eventually } from './helpers/eventually.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { signAndComplete, tokenFor } from './helpers/signing.ts';
 import { createReadyTemplate, type ReadyTemplate } from './helpers/templates.ts';
 import { mainWorkerFor, webhookWorkerFor } from './helpers/workers.ts';
-import type { OutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 
 let app: TestApp;
 let team: SeededTeam;
@@ -130,7 +130,9 @@ describe('examples', { timeout: 90_000 }, () => {
     const csv = path.join(scratch, 'renewals.csv');
     fs.writeFileSync(
       csv,
-      ['buyer.name,buyer.email,envelope.name', '"Lovelace, Ada",ada@example.com,Renewal Ada', 'Bad Address,not-an-address,Renewal Bad', 'Çağrı Işık,cagri@example.com,Renewal Işık', ''].join('\r\n'),
+      ['buyer.name,buyer.email,envelope.name', '"Lovelace, Ada",ada@example.com,Renewal Ada', 'Bad Address,not-an-address,Renewal Bad', 'Çağrı Işık,cagri@example.com,Renewal Işık', ''].join(
+        '\r\n',
+      ),
     );
     const reports = await runExample('bulk-send-csv.ts', [template.templateId, csv]);
     const { bulkSendId } = last(reports, 'created')!;
@@ -159,8 +161,9 @@ describe('examples', { timeout: 90_000 }, () => {
       const { url } = await eventually(() => last(receiver.reports, 'listening'), { what: 'the receiver listening' });
       expect((await rest.patch(`/webhooks/${created.webhook.id}`, { url })).status).toBe(200);
 
-      const envelopeId = (await rest.post(`/envelopes/jumpstart/${template.templateId}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada', email: 'ada@example.com' } }] }] })).body
-        .payload.envelopeId;
+      const envelopeId = (
+        await rest.post(`/envelopes/jumpstart/${template.templateId}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada', email: 'ada@example.com' } }] }] })
+      ).body.payload.envelopeId;
       expect((await rest.put(`/envelopes/${envelopeId}/send`, {})).status).toBe(200);
       const received = await eventually(() => receiver.reports.find((report) => report.event === 'received' && report.envelopeId === envelopeId), { what: 'the delivery received' });
       expect(received.type).toBe('envelope.sent');
@@ -174,16 +177,28 @@ describe('examples', { timeout: 90_000 }, () => {
         return read.state === 'delivered' && read.attemptCount === 2 ? read : undefined;
       });
       expect(delivery.lastStatusCode).toBe(200);
-      const handled = fs.readFileSync(store, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+      const handled = fs
+        .readFileSync(store, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       expect(handled).toEqual([{ id: received.id, type: 'envelope.sent', envelopeId, sequence: received.sequence }]);
 
       // A body signed with another secret, and a replay of a real one with an old timestamp, are refused.
       const body = JSON.stringify({ ...delivery.payload, id: 'forged' });
       const now = Math.floor(Date.now() / 1000);
-      const forged = await fetch(url, { method: 'POST', headers: { 'x-envelope-signature': `t=${now},v1=${createHmac('sha256', 'whsec_wrong').update(`${now}.${body}`).digest('hex')}` }, body });
+      const forged = await fetch(url, {
+        method: 'POST',
+        headers: { 'x-envelope-signature': `t=${now},v1=${createHmac('sha256', 'whsec_wrong').update(`${now}.${body}`).digest('hex')}` },
+        body,
+      });
       expect(forged.status).toBe(401);
       const old = now - 3600;
-      const replayed = await fetch(url, { method: 'POST', headers: { 'x-envelope-signature': `t=${old},v1=${createHmac('sha256', created.secret).update(`${old}.${body}`).digest('hex')}` }, body });
+      const replayed = await fetch(url, {
+        method: 'POST',
+        headers: { 'x-envelope-signature': `t=${old},v1=${createHmac('sha256', created.secret).update(`${old}.${body}`).digest('hex')}` },
+        body,
+      });
       expect(replayed.status).toBe(401);
       // Its report lines come through a pipe, after the answers may have.
       await eventually(() => receiver.reports.filter((report) => report.event === 'rejected').length === 2, { what: 'both refusals reported' });
@@ -196,13 +211,16 @@ describe('examples', { timeout: 90_000 }, () => {
 
   it('download-and-verify.ts downloads the sealed PDFs and the evidence package and verifies them offline; a changed byte is found', async () => {
     const rest = restClient(app, team.apiKey);
-    const envelopeId = (await rest.post(`/envelopes/jumpstart/${template.templateId}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] }] }))
-      .body.payload.envelopeId as string;
+    const envelopeId = (
+      await rest.post(`/envelopes/jumpstart/${template.templateId}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] }] })
+    ).body.payload.envelopeId as string;
     expect((await rest.put(`/envelopes/${envelopeId}/send`, {})).status).toBe(200);
     const recipientId = (await rest.get(`/envelopes/${envelopeId}?includeRecipients=true`)).body.payload.recipients[0].id as string;
     expect((await signAndComplete(app, await tokenFor(app, envelopeId, recipientId))).errors).toBeUndefined();
     // The team's worker seals it and fixes the certificate of completion.
-    await eventually(async () => (await rest.get(`/envelopes/${envelopeId}/audit`)).body.payload.events.some((event: any) => event.type === 'artefact.sealed'), { what: 'the envelope sealed' });
+    await eventually(async () => (await rest.get(`/envelopes/${envelopeId}/audit`)).body.payload.events.some((event: any) => event.type === 'artefact.sealed'), {
+      what: 'the envelope sealed',
+    });
 
     const out = path.join(scratch, 'sealed');
     const reports = await runExample('download-and-verify.ts', [envelopeId, out]);
@@ -226,7 +244,9 @@ describe('examples', { timeout: 90_000 }, () => {
   it('embed-signing.ts shows the signing page in its own page with <envelope-signing>; the signer signs in Chromium and the host hears completed', async () => {
     const rest = restClient(app, team.apiKey);
     const envelopeId = (
-      await rest.post(`/envelopes/jumpstart/${template.templateId}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada Embedded', email: 'ada@example.com', embedded: true } }] }] })
+      await rest.post(`/envelopes/jumpstart/${template.templateId}`, {
+        recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada Embedded', email: 'ada@example.com', embedded: true } }] }],
+      })
     ).body.payload.envelopeId as string;
     expect((await rest.put(`/envelopes/${envelopeId}/send`, {})).status).toBe(200);
     const recipientId = (await rest.get(`/envelopes/${envelopeId}?includeRecipients=true`)).body.payload.recipients[0].id as string;
@@ -235,7 +255,15 @@ describe('examples', { timeout: 90_000 }, () => {
     // Every host but this machine unreachable, as in the other browser tests; both local names reach it.
     const browser = await chromium.launch({
       executablePath: CHROMIUM_PATH,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
+      ],
     });
     try {
       const { url } = await eventually(() => last(host.reports, 'listening'), { what: 'the host page listening' });

@@ -10,16 +10,16 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { createDraftWithDocumentAndSigner, uploadDocument } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, testSealDataDir, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { png, pngClaiming } from './helpers/images.ts';
-import { buildEnvelope, signingClient, SUBMIT_MUTATION, tokenFor, type FieldSpec } from './helpers/signing.ts';
-import { createReadyTemplate } from './helpers/templates.ts';
-import { makePdf } from './fixtures/pdfs.ts';
-import { httpStatusForError } from '../src/shared/errors.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeOrphanBlobs } from '../src/domain/document/orphan-blobs.ts';
+import { httpStatusForError } from '../src/shared/errors.ts';
+import { makePdf } from './fixtures/pdfs.ts';
+import { createDraftWithDocumentAndSigner, uploadDocument } from './helpers/envelopes.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp, testSealDataDir } from './helpers/harness.ts';
+import { png, pngClaiming } from './helpers/images.ts';
+import { buildEnvelope, type FieldSpec, SUBMIT_MUTATION, signingClient, tokenFor } from './helpers/signing.ts';
+import { createReadyTemplate } from './helpers/templates.ts';
 
 let app: TestApp;
 let team: SeededTeam;
@@ -46,7 +46,11 @@ async function upload(token: string | undefined, fieldId: string, bytes: Uint8Ar
   form.append('operations', JSON.stringify({ query: UPLOAD, variables: { fieldId, file: null } }));
   form.append('map', JSON.stringify({ 0: ['variables.file'] }));
   form.append('0', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'image/png' }), filename);
-  const response = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { accept: 'application/graphql-response+json', ...(token === undefined ? {} : { 'x-signing-token': token }) }, body: form });
+  const response = await fetch(`${app.url}/graphql`, {
+    method: 'POST',
+    headers: { accept: 'application/graphql-response+json', ...(token === undefined ? {} : { 'x-signing-token': token }) },
+    body: form,
+  });
   return { status: response.status, body: await response.json() };
 }
 
@@ -113,10 +117,10 @@ describe('the attachment config, on both faces and both owners', () => {
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     expect(created.body.payload.fields[0].config).toEqual({ accept: ['application/pdf', 'image/png', 'image/jpeg'], maxFiles: 1, maxBytes: 10 * MiB });
 
-    const viaGraphql = await graphql(
-      'mutation($e: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $e, fields: $fields) { type config } }',
-      { e: draft.envelopeId, fields: [{ type: 'attachment', recipientId: draft.signerId, identifier: 'scans', config: { accept: ['image/png'], maxFiles: 10, maxBytes: 25 * MiB }, views: [view] }] },
-    );
+    const viaGraphql = await graphql('mutation($e: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $e, fields: $fields) { type config } }', {
+      e: draft.envelopeId,
+      fields: [{ type: 'attachment', recipientId: draft.signerId, identifier: 'scans', config: { accept: ['image/png'], maxFiles: 10, maxBytes: 25 * MiB }, views: [view] }],
+    });
     expect(viaGraphql.errors).toBeUndefined();
     expect(viaGraphql.data.createFields[0]).toEqual({ type: 'attachment', config: { accept: ['image/png'], maxFiles: 10, maxBytes: 25 * MiB } });
 
@@ -148,7 +152,9 @@ describe('the attachment config, on both faces and both owners', () => {
     const template = await createReadyTemplate(app, team.apiKey);
     const rest = restClient(app, team.apiKey);
     const view = { documentId: template.documentId, page: 0, location: { x: 50, y: 50 }, size: { width: 120, height: 30 } };
-    const created = await rest.post(`/templates/${template.templateId}/fields`, { fields: [{ type: 'attachment', recipientId: template.signerId, identifier: 'payslip', config: { maxFiles: 3 }, views: [view] }] });
+    const created = await rest.post(`/templates/${template.templateId}/fields`, {
+      fields: [{ type: 'attachment', recipientId: template.signerId, identifier: 'payslip', config: { maxFiles: 3 }, views: [view] }],
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     expect(created.body.payload.fields[0].config).toEqual({ accept: ['application/pdf', 'image/png', 'image/jpeg'], maxFiles: 3, maxBytes: 10 * MiB });
     const prefilled = await graphqlClient(app, team.apiKey)('mutation($t: ID!, $fields: [FieldInput!]!) { createTemplateFields(templateId: $t, fields: $fields) { id } }', {
@@ -164,7 +170,9 @@ describe('the attachment config, on both faces and both owners', () => {
     expect(bulk.status, JSON.stringify(bulkBody)).toBe(400);
     expect(bulkBody.error.context.rows[0].issues).toEqual([{ path: 'values.payslip', message: expect.stringContaining('Attachment.NotPrefillable') }]);
     // A jumpstart copies the field with its config.
-    const made = await rest.post(`/envelopes/jumpstart/${template.templateId}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada Buyer', email: 'ada@example.com' } }] }] });
+    const made = await rest.post(`/envelopes/jumpstart/${template.templateId}`, {
+      recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada Buyer', email: 'ada@example.com' } }] }],
+    });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
     const copied = (await rest.get(`/envelopes/${made.body.payload.envelopeId}/fields`)).body.payload.fields;
     expect(copied.find((field: { identifier: string }) => field.identifier === 'payslip')).toMatchObject({ type: 'attachment', value: null, config: { maxFiles: 3, maxBytes: 10 * MiB } });
@@ -174,19 +182,26 @@ describe('the attachment config, on both faces and both owners', () => {
     const pdf = await PDFDocument.create();
     const page = pdf.addPage([595, 842]);
     const font = await pdf.embedFont(StandardFonts.Helvetica);
-    ['{{attachment;role=buyer;id=payslip}}', '{{file;role=buyer;files=3;id=scans}}', '{{file;role=buyer;files=11}}', '{{text;role=buyer;files=2}}'].forEach((line, index) => page.drawText(line, { x: 40, y: 800 - index * 30, size: 10, font }));
+    ['{{attachment;role=buyer;id=payslip}}', '{{file;role=buyer;files=3;id=scans}}', '{{file;role=buyer;files=11}}', '{{text;role=buyer;files=2}}'].forEach((line, index) =>
+      page.drawText(line, { x: 40, y: 800 - index * 30, size: 10, font }),
+    );
     const bytes = await pdf.save();
     const rest = restClient(app, team.apiKey);
     const envelopeId = (await rest.post('/envelopes', { name: 'Tagged loan' })).body.payload.envelopeId;
     const uploaded = await uploadDocument(app, team.apiKey, envelopeId, { bytes });
-    await rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'signer', identifier: 'buyer', roleName: 'Buyer', order: 1, agents: [{ info: { name: 'Ada', email: 'ada@example.com' } }] } });
+    await rest.post(`/envelopes/${envelopeId}/recipients`, {
+      recipient: { type: 'signer', identifier: 'buyer', roleName: 'Buyer', order: 1, agents: [{ info: { name: 'Ada', email: 'ada@example.com' } }] },
+    });
     const placed = await rest.post(`/envelopes/${envelopeId}/documents/${uploaded.body.payload.document.id}/place-fields`, { from: 'tags' });
     expect(placed.status, JSON.stringify(placed.body)).toBe(200);
     expect(placed.body.payload.fields.map((field: any) => [field.identifier, field.type, field.config.maxFiles])).toEqual([
       ['payslip', 'attachment', 1],
       ['scans', 'attachment', 3],
     ]);
-    expect(placed.body.payload.unmatched.map((entry: { reason: string }) => entry.reason)).toEqual(['"files" must be a whole number from 1 to 10', '"files" applies to attachment tags only']);
+    expect(placed.body.payload.unmatched.map((entry: { reason: string }) => entry.reason)).toEqual([
+      '"files" must be a whole number from 1 to 10',
+      '"files" applies to attachment tags only',
+    ]);
   });
 });
 
@@ -205,7 +220,13 @@ describe('uploading attachments with the signing token', () => {
 
     const accepted = await upload(sent.buyerToken, sent.fields.anything, pdf, 'photo.png');
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
-    expect(accepted.body.data.uploadSigningAttachment).toMatchObject({ fieldId: sent.fields.anything, name: 'photo.png', contentType: 'application/pdf', size: pdf.length, sha256: sha256(pdf) });
+    expect(accepted.body.data.uploadSigningAttachment).toMatchObject({
+      fieldId: sent.fields.anything,
+      name: 'photo.png',
+      contentType: 'application/pdf',
+      size: pdf.length,
+      sha256: sha256(pdf),
+    });
     const image = await jpeg();
     const jpegAnswer = await upload(sent.buyerToken, sent.fields.anything, image, 'scan.pdf');
     expect(jpegAnswer.body.data.uploadSigningAttachment).toMatchObject({ contentType: 'image/jpeg', size: image.length });
@@ -356,15 +377,38 @@ describe('the sender reads the files signers kept, on both faces', () => {
     const listed = await rest.get(`/envelopes/${sent.envelopeId}/attachments`);
     expect(listed.status).toBe(200);
     expect(listed.body.payload.attachments).toEqual([
-      { id: kept.id, fieldId: sent.fields.payslip, fieldIdentifier: 'payslip', recipientId: sent.recipients.buyer, name: 'payslip-march.pdf', contentType: 'application/pdf', size: pdf.length, sha256: sha256(pdf), createdAt: expect.any(String) },
-      { id: photo.id, fieldId: sent.fields.payslip, fieldIdentifier: 'payslip', recipientId: sent.recipients.buyer, name: 'ID card.jpg', contentType: 'image/jpeg', size: image.length, sha256: sha256(image), createdAt: expect.any(String) },
+      {
+        id: kept.id,
+        fieldId: sent.fields.payslip,
+        fieldIdentifier: 'payslip',
+        recipientId: sent.recipients.buyer,
+        name: 'payslip-march.pdf',
+        contentType: 'application/pdf',
+        size: pdf.length,
+        sha256: sha256(pdf),
+        createdAt: expect.any(String),
+      },
+      {
+        id: photo.id,
+        fieldId: sent.fields.payslip,
+        fieldIdentifier: 'payslip',
+        recipientId: sent.recipients.buyer,
+        name: 'ID card.jpg',
+        contentType: 'image/jpeg',
+        size: image.length,
+        sha256: sha256(image),
+        createdAt: expect.any(String),
+      },
     ]);
     const graphql = graphqlClient(app, team.apiKey);
     const viaGraphql = await graphql('query($id: ID!) { envelope(id: $id) { id attachments { id fieldIdentifier recipientId name contentType size sha256 } } }', { id: sent.envelopeId });
     expect(viaGraphql.errors).toBeUndefined();
     expect(viaGraphql.data.envelope.attachments).toEqual(listed.body.payload.attachments.map(({ fieldId: _f, createdAt: _c, ...rest }: Record<string, unknown>) => rest));
 
-    for (const [file, bytes, type] of [[kept, pdf, 'application/pdf'], [photo, image, 'image/jpeg']] as const) {
+    for (const [file, bytes, type] of [
+      [kept, pdf, 'application/pdf'],
+      [photo, image, 'image/jpeg'],
+    ] as const) {
       const download = await fetch(`${app.url}/api/v1/key/envelopes/${sent.envelopeId}/attachments/${file.id}`, { headers: { 'x-service-api-key': team.apiKey } });
       expect(download.status).toBe(200);
       expect(download.headers.get('content-type')).toBe(type);
@@ -404,7 +448,10 @@ describe('the sender reads the files signers kept, on both faces', () => {
     }
     const foreignGraphql = await graphqlClient(app, intruder.apiKey)('query($id: ID!) { envelope(id: $id) { attachments { id } } }', { id: sent.envelopeId });
     expect(firstErrorName(foreignGraphql)).toBe('Envelope.NotFound');
-    const foreignLink = await graphqlClient(app, intruder.apiKey)('query($e: ID!, $f: ID!) { attachmentDownloadUrl(envelopeId: $e, fileId: $f) { url } }', { e: sent.envelopeId, f: kept.id });
+    const foreignLink = await graphqlClient(app, intruder.apiKey)('query($e: ID!, $f: ID!) { attachmentDownloadUrl(envelopeId: $e, fileId: $f) { url } }', {
+      e: sent.envelopeId,
+      f: kept.id,
+    });
     expect(firstErrorName(foreignLink)).toBe('Envelope.NotFound');
   });
 });
@@ -417,7 +464,11 @@ describe('attachments in the artefacts', () => {
     const scan = png(300, 120);
     const client = signingClient(app, sent.buyerToken);
     const files = [];
-    for (const [bytes, name] of [[pdf, 'payslip-march.pdf'], [photo, 'ID card.jpg'], [scan, 'scan.png']] as const) {
+    for (const [bytes, name] of [
+      [pdf, 'payslip-march.pdf'],
+      [photo, 'ID card.jpg'],
+      [scan, 'scan.png'],
+    ] as const) {
       files.push((await upload(sent.buyerToken, sent.fields.payslip, bytes, name)).body.data.uploadSigningAttachment);
     }
     const completed = await client(SUBMIT_MUTATION, {
@@ -458,7 +509,11 @@ describe('attachments in the artefacts', () => {
     fs.writeFileSync(zip, Buffer.from(await zipResponse.arrayBuffer()));
     const listing = execFileSync('unzip', ['-Z1', zip], { encoding: 'utf8' }).trim().split('\n');
     expect(listing.filter((name) => name.startsWith('attachments/'))).toEqual(['attachments/payslip-march.pdf', 'attachments/ID card.jpg', 'attachments/scan.png']);
-    for (const [name, bytes] of [['attachments/payslip-march.pdf', pdf], ['attachments/ID card.jpg', photo], ['attachments/scan.png', scan]] as const) {
+    for (const [name, bytes] of [
+      ['attachments/payslip-march.pdf', pdf],
+      ['attachments/ID card.jpg', photo],
+      ['attachments/scan.png', scan],
+    ] as const) {
       expect(execFileSync('unzip', ['-p', zip, name]).equals(Buffer.from(bytes)), name).toBe(true);
     }
 
@@ -483,6 +538,11 @@ describe('attachments in the artefacts', () => {
     const certificate = path.join(directory, 'certificate.pdf');
     fs.writeFileSync(certificate, Buffer.from(await certificateResponse.arrayBuffer()));
     const text = execFileSync('pdftotext', ['-raw', certificate, '-'], { encoding: 'utf8' }).replace(/\s+/g, ' ');
-    for (const [name, bytes] of [['payslip-march.pdf', pdf], ['ID card.jpg', photo], ['scan.png', scan]] as const) expect(text).toContain(`${name} (SHA-256 ${sha256(bytes)})`);
+    for (const [name, bytes] of [
+      ['payslip-march.pdf', pdf],
+      ['ID card.jpg', photo],
+      ['scan.png', scan],
+    ] as const)
+      expect(text).toContain(`${name} (SHA-256 ${sha256(bytes)})`);
   });
 });

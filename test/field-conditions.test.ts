@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type GraphQLResult, type RestResult, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, signingClient, SUBMIT_MUTATION, tokenFor, typedSignature } from './helpers/signing.ts';
+import { firstErrorName, type GraphQLResult, graphqlClient, type RestResult, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { buildEnvelope, SUBMIT_MUTATION, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -47,13 +47,21 @@ describe('visibleWhen, written', () => {
   it('is stored and read on both faces; null clears it', async () => {
     const draft = await newDraft();
     const seatsVisibleWhen = { all: [{ field: 'company', is: 'filled' }], any: [{ field: 'for-company', is: 'equal', value: true }] };
-    const fields = [field(draft, 'checkbox', 'for-company'), field(draft, 'text', 'company', { visibleWhen: COMPANY_SECTION }), field(draft, 'number', 'seats', { visibleWhen: seatsVisibleWhen })];
+    const fields = [
+      field(draft, 'checkbox', 'for-company'),
+      field(draft, 'text', 'company', { visibleWhen: COMPANY_SECTION }),
+      field(draft, 'number', 'seats', { visibleWhen: seatsVisibleWhen }),
+    ];
     const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     // A batch is answered in request order and listed by identifier.
     expect(created.body.payload.fields.map((entry: any) => entry.visibleWhen)).toEqual([null, COMPANY_SECTION, seatsVisibleWhen]);
     const read = await draft.graphql(`query($id: ID!) { envelope(id: $id) { fields { ${fieldSelection} } } }`, { id: draft.envelopeId });
-    expect(read.data.envelope.fields.map((entry: any) => [entry.identifier, entry.visibleWhen])).toEqual([['company', COMPANY_SECTION], ['for-company', null], ['seats', seatsVisibleWhen]]);
+    expect(read.data.envelope.fields.map((entry: any) => [entry.identifier, entry.visibleWhen])).toEqual([
+      ['company', COMPANY_SECTION],
+      ['for-company', null],
+      ['seats', seatsVisibleWhen],
+    ]);
     const company = created.body.payload.fields[1];
     const cleared = await draft.graphql(updateFieldMutation, { envelopeId: draft.envelopeId, fieldId: company.id, input: { visibleWhen: null } });
     expect(cleared.errors, JSON.stringify(cleared.errors)).toBeUndefined();
@@ -69,7 +77,14 @@ describe('visibleWhen, written', () => {
       field(draft, 'checkbox', 'box'),
       field(draft, 'text', 'a', { visibleWhen: {} }),
       field(draft, 'text', 'b', { visibleWhen: { all: [{ field: 'box', is: 'ticked' }], none: [] } }),
-      field(draft, 'text', 'c', { visibleWhen: { any: [{ field: 'box', is: 'equal' }, { field: 'box', is: 'checked', value: true }] } }),
+      field(draft, 'text', 'c', {
+        visibleWhen: {
+          any: [
+            { field: 'box', is: 'equal' },
+            { field: 'box', is: 'checked', value: true },
+          ],
+        },
+      }),
       field(draft, 'text', 'd', { visibleWhen: { all: many } }),
       field(draft, 'text', 'e', { visibleWhen: { all: [] } }),
     ];
@@ -92,9 +107,23 @@ describe('visibleWhen, written', () => {
     const fields = [
       field(draft, 'number', 'amount'),
       field(draft, 'date', 'start'),
-      field(draft, 'text', 'a', { visibleWhen: { all: [{ field: 'nothing', is: 'filled' }, { field: 'constructor', is: 'filled' }] } }),
+      field(draft, 'text', 'a', {
+        visibleWhen: {
+          all: [
+            { field: 'nothing', is: 'filled' },
+            { field: 'constructor', is: 'filled' },
+          ],
+        },
+      }),
       field(draft, 'text', 'b', { visibleWhen: { all: [{ field: 'amount', is: 'checked' }] } }),
-      field(draft, 'text', 'c', { visibleWhen: { all: [{ field: 'amount', is: 'greater', value: '100' }, { field: 'start', is: 'less', value: '1 March' }] } }),
+      field(draft, 'text', 'c', {
+        visibleWhen: {
+          all: [
+            { field: 'amount', is: 'greater', value: '100' },
+            { field: 'start', is: 'less', value: '1 March' },
+          ],
+        },
+      }),
       field(draft, 'text', 'd', { visibleWhen: { all: [{ field: 'e', is: 'filled' }] } }),
       field(draft, 'text', 'e', { visibleWhen: { any: [{ field: 'd', is: 'empty' }] } }),
     ];
@@ -113,8 +142,16 @@ describe('visibleWhen, written', () => {
 
   it('may name a field of an earlier recipient, not of one who signs at the same time or later', async () => {
     const draft = await newDraft();
-    const later = (await draft.rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'signer', identifier: 'seller', roleName: 'Seller', order: 2, agents: [{ info: { name: 'Sam', email: 'sam@example.com' } }] } })).body.payload.recipient;
-    const same = (await draft.rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'signer', identifier: 'witness', roleName: 'Witness', order: 1, agents: [{ info: { name: 'Wim', email: 'wim@example.com' } }] } })).body.payload.recipient;
+    const later = (
+      await draft.rest.post(`/envelopes/${draft.envelopeId}/recipients`, {
+        recipient: { type: 'signer', identifier: 'seller', roleName: 'Seller', order: 2, agents: [{ info: { name: 'Sam', email: 'sam@example.com' } }] },
+      })
+    ).body.payload.recipient;
+    const same = (
+      await draft.rest.post(`/envelopes/${draft.envelopeId}/recipients`, {
+        recipient: { type: 'signer', identifier: 'witness', roleName: 'Witness', order: 1, agents: [{ info: { name: 'Wim', email: 'wim@example.com' } }] },
+      })
+    ).body.payload.recipient;
     const sellerTarget = { signerId: later.id, documentId: draft.documentId };
     const witnessTarget = { signerId: same.id, documentId: draft.documentId };
     const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, {
@@ -122,7 +159,11 @@ describe('visibleWhen, written', () => {
     });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const refused = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, {
-      fields: [field(sellerTarget, 'checkbox', 'seller-box'), field(draft, 'text', 'x', { visibleWhen: { all: [{ field: 'seller-box', is: 'checked' }] } }), field(witnessTarget, 'text', 'y', { visibleWhen: COMPANY_SECTION })],
+      fields: [
+        field(sellerTarget, 'checkbox', 'seller-box'),
+        field(draft, 'text', 'x', { visibleWhen: { all: [{ field: 'seller-box', is: 'checked' }] } }),
+        field(witnessTarget, 'text', 'y', { visibleWhen: COMPANY_SECTION }),
+      ],
     });
     expect(restIssues(refused)).toEqual([
       { path: 'fields[1].visibleWhen.all[0].field', message: 'names "seller-box", a field of a recipient who does not sign before this field\'s recipient (order 2, not below 1)' },
@@ -132,19 +173,31 @@ describe('visibleWhen, written', () => {
 
   it('a recipient’s order may not change, nor the recipient go, so that a condition names what is not there first', async () => {
     const draft = await newDraft();
-    const seller = (await draft.rest.post(`/envelopes/${draft.envelopeId}/recipients`, { recipient: { type: 'signer', identifier: 'seller', roleName: 'Seller', order: 2, agents: [{ info: { name: 'Sam', email: 'sam@example.com' } }] } })).body.payload.recipient;
+    const seller = (
+      await draft.rest.post(`/envelopes/${draft.envelopeId}/recipients`, {
+        recipient: { type: 'signer', identifier: 'seller', roleName: 'Seller', order: 2, agents: [{ info: { name: 'Sam', email: 'sam@example.com' } }] },
+      })
+    ).body.payload.recipient;
     const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, {
       fields: [field(draft, 'checkbox', 'for-company'), field({ signerId: seller.id, documentId: draft.documentId }, 'text', 'seller-company', { visibleWhen: COMPANY_SECTION })],
     });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
-    const message = 'would break field "seller-company": its visibleWhen.all[0].field names "for-company", a field of a recipient who does not sign before this field\'s recipient (order 3, not below 2)';
+    const message =
+      'would break field "seller-company": its visibleWhen.all[0].field names "for-company", a field of a recipient who does not sign before this field\'s recipient (order 3, not below 2)';
     const later = await draft.rest.patch(`/envelopes/${draft.envelopeId}/recipients/${draft.signerId}`, { recipient: { order: 3 } });
     expect(restIssues(later)).toEqual([{ path: 'recipient.order', message }]);
-    const earlier = await draft.graphql(
-      'mutation($e: ID!, $r: ID!, $input: UpdateRecipientInput!) { updateRecipient(envelopeId: $e, recipientId: $r, input: $input) { id order } }',
-      { e: draft.envelopeId, r: seller.id, input: { order: 1 } },
-    );
-    expect(graphqlIssues(earlier)).toEqual([{ path: 'recipient.order', message: 'would break field "seller-company": its visibleWhen.all[0].field names "for-company", a field of a recipient who does not sign before this field\'s recipient (order 1, not below 1)' }]);
+    const earlier = await draft.graphql('mutation($e: ID!, $r: ID!, $input: UpdateRecipientInput!) { updateRecipient(envelopeId: $e, recipientId: $r, input: $input) { id order } }', {
+      e: draft.envelopeId,
+      r: seller.id,
+      input: { order: 1 },
+    });
+    expect(graphqlIssues(earlier)).toEqual([
+      {
+        path: 'recipient.order',
+        message:
+          'would break field "seller-company": its visibleWhen.all[0].field names "for-company", a field of a recipient who does not sign before this field\'s recipient (order 1, not below 1)',
+      },
+    ]);
     // An order that keeps the buyer first is fine.
     expect((await draft.rest.patch(`/envelopes/${draft.envelopeId}/recipients/${seller.id}`, { recipient: { order: 5 } })).status).toBe(200);
     const removed = await draft.rest.delete(`/envelopes/${draft.envelopeId}/recipients/${draft.signerId}`);
@@ -155,7 +208,9 @@ describe('visibleWhen, written', () => {
 
   it('keeps a field a condition names (Field.InUse), and applies to templates, copied by a jumpstart', async () => {
     const draft = await newDraft();
-    const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [field(draft, 'checkbox', 'for-company'), field(draft, 'text', 'company', { visibleWhen: COMPANY_SECTION })] });
+    const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, {
+      fields: [field(draft, 'checkbox', 'for-company'), field(draft, 'text', 'company', { visibleWhen: COMPANY_SECTION })],
+    });
     const removed = await draft.rest.delete(`/envelopes/${draft.envelopeId}/fields/${created.body.payload.fields[0].id}`);
     expect(removed.status).toBe(409);
     expect(removed.body.error).toMatchObject({ name: 'Field.InUse', context: { identifier: 'for-company', namedBy: ['company'] } });
@@ -169,11 +224,16 @@ describe('visibleWhen, written', () => {
     const target = { signerId: role.id, documentId: document.id };
     const refused = await rest.post(`/templates/${templateId}/fields`, { fields: [field(target, 'text', 'company', { visibleWhen: COMPANY_SECTION })] });
     expect(restIssues(refused)).toEqual([{ path: 'fields[0].visibleWhen.all[0].field', message: 'names "for-company", which is not a field of this template' }]);
-    const templateFields = await rest.post(`/templates/${templateId}/fields`, { fields: [field(target, 'checkbox', 'for-company'), field(target, 'text', 'company', { visibleWhen: COMPANY_SECTION })] });
+    const templateFields = await rest.post(`/templates/${templateId}/fields`, {
+      fields: [field(target, 'checkbox', 'for-company'), field(target, 'text', 'company', { visibleWhen: COMPANY_SECTION })],
+    });
     expect(templateFields.status, JSON.stringify(templateFields.body)).toBe(200);
     const jumpstarted = await rest.post(`/envelopes/jumpstart/${templateId}`, { recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada', email: 'ada@example.com' } }] }] });
     const copied = (await rest.get(`/envelopes/${jumpstarted.body.payload.envelopeId}/fields`)).body.payload.fields;
-    expect(copied.map((entry: any) => [entry.identifier, entry.visibleWhen])).toEqual([['company', COMPANY_SECTION], ['for-company', null]]);
+    expect(copied.map((entry: any) => [entry.identifier, entry.visibleWhen])).toEqual([
+      ['company', COMPANY_SECTION],
+      ['for-company', null],
+    ]);
   });
 });
 
@@ -196,7 +256,12 @@ describe('visibleWhen, at submit', () => {
     const client = signingClient(app, await tokenFor(app, built.envelopeId, built.recipients.buyer));
     const valueOf = (result: GraphQLResult, identifier: string) => result.data.submitSigning.fields.find((entry: any) => entry.identifier === identifier).value;
     // Not ticked: the company is hidden; a value sent for it is not kept.
-    const sent = await client(SUBMIT_MUTATION, { values: [{ fieldId: built.fields.company, value: { text: 'ACME' } }, { fieldId: built.fields.signature, value: typedSignature }] });
+    const sent = await client(SUBMIT_MUTATION, {
+      values: [
+        { fieldId: built.fields.company, value: { text: 'ACME' } },
+        { fieldId: built.fields.signature, value: typedSignature },
+      ],
+    });
     expect(sent.errors, JSON.stringify(sent.errors)).toBeUndefined();
     expect(valueOf(sent, 'company')).toBeNull();
     // Hidden, the required company is not among what the signer still has to give.
@@ -219,19 +284,45 @@ describe('visibleWhen, at submit', () => {
     const team = await seedTeam(app);
     const built = await buildEnvelope(app, team.apiKey, {
       recipients: [
-        { identifier: 'buyer', order: 1, fields: [{ identifier: 'buyer-signature', required: true }, { identifier: 'for-company', type: 'checkbox', required: false }] },
-        { identifier: 'seller', order: 2, fields: [{ identifier: 'seller-signature', required: true }, { identifier: 'vat-number', type: 'text', required: true, visibleWhen: COMPANY_SECTION }] },
+        {
+          identifier: 'buyer',
+          order: 1,
+          fields: [
+            { identifier: 'buyer-signature', required: true },
+            { identifier: 'for-company', type: 'checkbox', required: false },
+          ],
+        },
+        {
+          identifier: 'seller',
+          order: 2,
+          fields: [
+            { identifier: 'seller-signature', required: true },
+            { identifier: 'vat-number', type: 'text', required: true, visibleWhen: COMPANY_SECTION },
+          ],
+        },
       ],
     });
     expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
     const buyer = signingClient(app, await tokenFor(app, built.envelopeId, built.recipients.buyer));
-    const bought = await buyer(SUBMIT_MUTATION, { values: [{ fieldId: built.fields['buyer-signature'], value: typedSignature }, { fieldId: built.fields['for-company'], value: { checked: true } }], complete: true });
+    const bought = await buyer(SUBMIT_MUTATION, {
+      values: [
+        { fieldId: built.fields['buyer-signature'], value: typedSignature },
+        { fieldId: built.fields['for-company'], value: { checked: true } },
+      ],
+      complete: true,
+    });
     expect(bought.errors, JSON.stringify(bought.errors)).toBeUndefined();
     const seller = signingClient(app, await tokenFor(app, built.envelopeId, built.recipients.seller));
     const blocked = await seller(SUBMIT_MUTATION, { values: [{ fieldId: built.fields['seller-signature'], value: typedSignature }], complete: true });
     expect(firstErrorName(blocked)).toBe('Signing.RequiredFieldsMissing');
     expect(blocked.errors![0].extensions.context.fieldIds).toEqual([built.fields['vat-number']]);
-    const sold = await seller(SUBMIT_MUTATION, { values: [{ fieldId: built.fields['seller-signature'], value: typedSignature }, { fieldId: built.fields['vat-number'], value: { text: 'TR123' } }], complete: true });
+    const sold = await seller(SUBMIT_MUTATION, {
+      values: [
+        { fieldId: built.fields['seller-signature'], value: typedSignature },
+        { fieldId: built.fields['vat-number'], value: { text: 'TR123' } },
+      ],
+      complete: true,
+    });
     expect(sold.errors, JSON.stringify(sold.errors)).toBeUndefined();
   });
 });

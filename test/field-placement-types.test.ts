@@ -6,7 +6,7 @@
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadDocument } from './helpers/envelopes.ts';
-import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { uploadTemplateDocument } from './helpers/templates.ts';
 
 let app: TestApp;
@@ -79,7 +79,18 @@ describe('text tags for the new types', () => {
         ['buyer-mail', 'email', false, {}],
         ['date-buyer', 'date', true, { format: 'D MMMM YYYY' }],
         ['price', 'number', false, { decimals: 2 }],
-        ['plan', 'dropdown', false, { options: [{ value: 'a', label: 'a' }, { value: 'b', label: 'b' }, { value: 'c', label: 'c' }] }],
+        [
+          'plan',
+          'dropdown',
+          false,
+          {
+            options: [
+              { value: 'a', label: 'a' },
+              { value: 'b', label: 'b' },
+              { value: 'c', label: 'c' },
+            ],
+          },
+        ],
       ]);
       expect(answer.unmatched.map((entry) => [entry.tag, entry.reason])).toEqual([
         ['{{number;role=buyer;decimals=9}}', '"decimals" must be a whole number from 0 to 6'],
@@ -108,12 +119,34 @@ describe('the PDF’s own choice fields', () => {
     extras.enableMultiselect();
     extras.addToPage(page, { x: 100, y: 500, width: 150, height: 40 });
     const draft = await draftWith(await pdf.save());
-    const response = await restClient(app, team.apiKey).post(`/envelopes/${draft.envelopeId}/documents/${draft.documentId}/place-fields`, { from: 'acroform', roles: { '*': draft.buyerId } });
+    const response = await restClient(app, team.apiKey).post(`/envelopes/${draft.envelopeId}/documents/${draft.documentId}/place-fields`, {
+      from: 'acroform',
+      roles: { '*': draft.buyerId },
+    });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
     const { fields, unmatched } = response.body.payload;
     const byIdentifier = new Map(fields.map((field: any) => [field.identifier, field]));
-    expect(byIdentifier.get('buyer.plan')).toMatchObject({ type: 'dropdown', config: { options: [{ value: 'Monthly', label: 'Monthly' }, { value: 'Yearly', label: 'Yearly' }] }, value: { selected: 'Yearly' } });
-    expect(byIdentifier.get('buyer.size')).toMatchObject({ type: 'dropdown', config: { options: [{ value: 'S', label: 'S' }, { value: 'M', label: 'M' }, { value: 'L', label: 'L' }] }, value: null });
+    expect(byIdentifier.get('buyer.plan')).toMatchObject({
+      type: 'dropdown',
+      config: {
+        options: [
+          { value: 'Monthly', label: 'Monthly' },
+          { value: 'Yearly', label: 'Yearly' },
+        ],
+      },
+      value: { selected: 'Yearly' },
+    });
+    expect(byIdentifier.get('buyer.size')).toMatchObject({
+      type: 'dropdown',
+      config: {
+        options: [
+          { value: 'S', label: 'S' },
+          { value: 'M', label: 'M' },
+          { value: 'L', label: 'L' },
+        ],
+      },
+      value: null,
+    });
     expect(unmatched).toEqual([{ tag: 'buyer.extras', page: 0, reason: 'not a text, checkbox, radio group, choice (single selection) or signature field' }]);
   });
 });
@@ -130,7 +163,18 @@ describe('bulk send CSV prefill of the new types', () => {
         { type: 'simple_signature', recipientId: role.id, identifier: 'signature', views: view(40) },
         { type: 'number', recipientId: role.id, identifier: 'quantity', config: { decimals: 1 }, views: view(80) },
         { type: 'date', recipientId: role.id, identifier: 'start', views: view(120) },
-        { type: 'dropdown', recipientId: role.id, identifier: 'plan', config: { options: [{ value: 'm', label: 'Monthly' }, { value: 'y', label: 'Yearly' }] }, views: view(160) },
+        {
+          type: 'dropdown',
+          recipientId: role.id,
+          identifier: 'plan',
+          config: {
+            options: [
+              { value: 'm', label: 'Monthly' },
+              { value: 'y', label: 'Yearly' },
+            ],
+          },
+          views: view(160),
+        },
         { type: 'initials', recipientId: role.id, identifier: 'initials', views: view(200) },
         { type: 'full_name', recipientId: role.id, identifier: 'name', views: view(240) },
       ],
@@ -152,7 +196,10 @@ describe('bulk send CSV prefill of the new types', () => {
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
     const [row] = await app.orm.em.fork().execute<{ input: any }[]>('select input from bulk_send_row where bulk_send_id = ?', [accepted.body.payload.bulkSendId]);
     expect(row!.input.values).toEqual({ quantity: { number: 2.5 }, start: { date: '2027-03-04' }, plan: { selected: 'y' }, initials: { kind: 'typed', text: 'AL', font: 'cursive' } });
-    const refused = await postCsv(templateId, 'buyer.name,buyer.email,field.quantity,field.start,field.plan,field.name\nAda,ada@example.com,2.25,2027-02-30,Yearly,Someone\nBo,bo@example.com,lots,,,\n');
+    const refused = await postCsv(
+      templateId,
+      'buyer.name,buyer.email,field.quantity,field.start,field.plan,field.name\nAda,ada@example.com,2.25,2027-02-30,Yearly,Someone\nBo,bo@example.com,lots,,,\n',
+    );
     expect(refused.status).toBe(400);
     const issues = refused.body.error.context.rows.map((entry: any) => [entry.index, entry.issues.map((issue: any) => [issue.path, issue.message])]);
     expect(issues).toEqual([

@@ -11,9 +11,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { pdfsig, renderPageGrey, wordBoxes } from './helpers/pdf-tools.ts';
-import { buildEnvelope, signingClient, SUBMIT_MUTATION, tokenFor, typedSignature } from './helpers/signing.ts';
+import { buildEnvelope, SUBMIT_MUTATION, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
 
 let app: TestApp;
 let team: SeededTeam;
@@ -47,7 +47,12 @@ describe('the new field types in the sealed PDF', () => {
               identifier: 'plan',
               type: 'dropdown',
               required: true,
-              config: { options: [{ value: 'm', label: 'Monthly plan' }, { value: 'y', label: 'Yearly plan' }] },
+              config: {
+                options: [
+                  { value: 'm', label: 'Monthly plan' },
+                  { value: 'y', label: 'Yearly plan' },
+                ],
+              },
               view: box(40, 160),
             },
             { identifier: 'total', type: 'formula', required: true, config: { expression: 'quantity * price', suffix: ' EUR' }, view: box(40, 200) },
@@ -58,8 +63,24 @@ describe('the new field types in the sealed PDF', () => {
             { identifier: 'note', type: 'text', required: true, view: box(40, 500, 120, 40) },
             { identifier: 'initials', type: 'initials', required: true, view: box(500, 40, 50, 24) },
             { identifier: 'hide-extra', type: 'checkbox', required: false, view: box(40, 380, 20, 20) },
-            { identifier: 'extra', type: 'text', readonly: true, required: false, value: { text: 'Hiddenclause' }, visibleWhen: { all: [{ field: 'hide-extra', is: 'unchecked' }] }, view: box(40, 420) },
-            { identifier: 'extra-fee', type: 'number', readonly: true, required: false, value: { number: 987654 }, visibleWhen: { all: [{ field: 'hide-extra', is: 'unchecked' }] }, view: box(40, 460) },
+            {
+              identifier: 'extra',
+              type: 'text',
+              readonly: true,
+              required: false,
+              value: { text: 'Hiddenclause' },
+              visibleWhen: { all: [{ field: 'hide-extra', is: 'unchecked' }] },
+              view: box(40, 420),
+            },
+            {
+              identifier: 'extra-fee',
+              type: 'number',
+              readonly: true,
+              required: false,
+              value: { number: 987654 },
+              visibleWhen: { all: [{ field: 'hide-extra', is: 'unchecked' }] },
+              view: box(40, 460),
+            },
           ],
         },
       ],
@@ -92,7 +113,10 @@ describe('the new field types in the sealed PDF', () => {
     const words = wordBoxes(file)[0]!;
     /** The words drawn inside a view's box (with a point of tolerance), in reading order. */
     const inBox = (view: { x: number; y: number; width: number; height: number }) =>
-      words.filter((word) => word.xMin >= view.x - 1 && word.xMax <= view.x + view.width + 1 && word.yMin >= view.y - 1 && word.yMax <= view.y + view.height + 1).map((word) => word.text).join(' ');
+      words
+        .filter((word) => word.xMin >= view.x - 1 && word.xMax <= view.x + view.width + 1 && word.yMin >= view.y - 1 && word.yMax <= view.y + view.height + 1)
+        .map((word) => word.text)
+        .join(' ');
     const utc = (date: Date) => [date.getUTCDate(), date.getUTCMonth() + 1].map((part) => String(part).padStart(2, '0')).join('.');
     expect(inBox(box(40, 40))).toBe('4 March 2027');
     expect(inBox(box(40, 80))).toBe('3');
@@ -185,10 +209,10 @@ describe('the new field types in the sealed PDF', () => {
     expect(rest.status).toBe(400);
     expect(rest.body.error.name).toBe('Request.Invalid');
     expect(JSON.stringify(rest.body.error.context)).toContain('fields[0].value');
-    const graphql = await graphqlClient(app, team.apiKey)(
-      'mutation($envelopeId: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $envelopeId, fields: $fields) { id } }',
-      { envelopeId: draft.envelopeId, fields: [field('text')] },
-    );
+    const graphql = await graphqlClient(app, team.apiKey)('mutation($envelopeId: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $envelopeId, fields: $fields) { id } }', {
+      envelopeId: draft.envelopeId,
+      fields: [field('text')],
+    });
     expect(firstErrorName(graphql)).toBe('Request.Invalid');
     const fields = await restClient(app, team.apiKey).get(`/envelopes/${draft.envelopeId}/fields`);
     expect(fields.body.payload.fields.map((entry: { identifier: string }) => entry.identifier)).toEqual(['signer-signature']);

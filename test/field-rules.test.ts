@@ -129,9 +129,31 @@ const RESOLVE_CASES: ResolveCase[] = [
       { identifier: 'plan', type: 'radio', config: {}, value: { selected: 'yearly' } },
       { identifier: 'amount', type: 'number', config: {}, value: { number: 500 } },
       { identifier: 'start', type: 'date', config: {}, value: { date: '2027-03-01' } },
-      { identifier: 'discount', type: 'text', config: {}, value: { text: 'x' }, visibleWhen: { any: [{ field: 'plan', is: 'equal', value: 'monthly' }, { field: 'amount', is: 'greater', value: 100 }] } },
+      {
+        identifier: 'discount',
+        type: 'text',
+        config: {},
+        value: { text: 'x' },
+        visibleWhen: {
+          any: [
+            { field: 'plan', is: 'equal', value: 'monthly' },
+            { field: 'amount', is: 'greater', value: 100 },
+          ],
+        },
+      },
       { identifier: 'small', type: 'text', config: {}, value: { text: 'y' }, visibleWhen: { all: [{ field: 'amount', is: 'less', value: 100 }] } },
-      { identifier: 'late', type: 'text', config: {}, value: { text: 'z' }, visibleWhen: { all: [{ field: 'start', is: 'greater', value: '2027-02-28' }, { field: 'plan', is: 'not_equal', value: 'monthly' }] } },
+      {
+        identifier: 'late',
+        type: 'text',
+        config: {},
+        value: { text: 'z' },
+        visibleWhen: {
+          all: [
+            { field: 'start', is: 'greater', value: '2027-02-28' },
+            { field: 'plan', is: 'not_equal', value: 'monthly' },
+          ],
+        },
+      },
     ],
     expected: {
       plan: { visible: true, value: { selected: 'yearly' } },
@@ -147,7 +169,13 @@ const RESOLVE_CASES: ResolveCase[] = [
     fields: [
       { identifier: '__proto__', type: 'number', config: {}, value: { number: 2 } },
       { identifier: 'constructor', type: 'checkbox', config: {}, value: { checked: true } },
-      { identifier: 'result', type: 'formula', config: { expression: '__proto__ * 10 + constructor', decimals: 0 }, value: null, visibleWhen: { all: [{ field: 'constructor', is: 'checked' }] } },
+      {
+        identifier: 'result',
+        type: 'formula',
+        config: { expression: '__proto__ * 10 + constructor', decimals: 0 },
+        value: null,
+        visibleWhen: { all: [{ field: 'constructor', is: 'checked' }] },
+      },
     ],
     expected: {
       ['__proto__']: { visible: true, value: { number: 2 } },

@@ -5,11 +5,11 @@
  * submit and completion.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type GraphQLResult, type RestResult, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, SESSION_QUERY, signingClient, SUBMIT_MUTATION, tokenFor } from './helpers/signing.ts';
-import { uploadTemplateDocument } from './helpers/templates.ts';
 import { makePdf } from './fixtures/pdfs.ts';
+import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
+import { firstErrorName, type GraphQLResult, graphqlClient, type RestResult, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { buildEnvelope, SESSION_QUERY, SUBMIT_MUTATION, signingClient, tokenFor } from './helpers/signing.ts';
+import { uploadTemplateDocument } from './helpers/templates.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -55,7 +55,16 @@ function newTypesInput(draft: { signerId: string; documentId: string }) {
     field(draft, 'date', 'start', { config: { format: 'DD.MM.YYYY', min: '2027-01-01', max: '2027-12-31' }, value: { date: '2027-03-01' } }),
     field(draft, 'number', 'quantity', { config: { min: 1, max: 100 }, value: { number: 3 } }),
     field(draft, 'number', 'price', { config: { decimals: 2, prefix: '€ ' }, value: { number: 19.99 } }),
-    field(draft, 'dropdown', 'vat', { config: { options: [{ value: '0', label: 'No VAT' }, { value: '20', label: 'VAT 20%' }], placeholder: 'Choose' }, value: { selected: '20' } }),
+    field(draft, 'dropdown', 'vat', {
+      config: {
+        options: [
+          { value: '0', label: 'No VAT' },
+          { value: '20', label: 'VAT 20%' },
+        ],
+        placeholder: 'Choose',
+      },
+      value: { selected: '20' },
+    }),
     field(draft, 'formula', 'total', { config: { expression: 'quantity * price * (1 + vat / 100)', suffix: ' EUR' } }),
   ];
 }
@@ -69,7 +78,13 @@ const EXPECTED_CONFIGS: Record<string, Record<string, unknown>> = {
   start: { format: 'DD.MM.YYYY', min: '2027-01-01', max: '2027-12-31' },
   quantity: { min: 1, max: 100, decimals: 0 },
   price: { decimals: 2, prefix: '€ ' },
-  vat: { options: [{ value: '0', label: 'No VAT' }, { value: '20', label: 'VAT 20%' }], placeholder: 'Choose' },
+  vat: {
+    options: [
+      { value: '0', label: 'No VAT' },
+      { value: '20', label: 'VAT 20%' },
+    ],
+    placeholder: 'Choose',
+  },
   total: { expression: 'quantity * price * (1 + vat / 100)', decimals: 2, suffix: ' EUR' },
 };
 
@@ -131,7 +146,14 @@ describe('the new field types, written', () => {
       field(draft, 'date', 'd', { config: { min: '2027-02-30', max: '2026-01-01' } }),
       field(draft, 'number', 'e', { config: { min: 10, max: 1, decimals: 7 } }),
       field(draft, 'dropdown', 'f', { config: { options: [{ value: 'x', label: 'X' }] } }),
-      field(draft, 'dropdown', 'g', { config: { options: [{ value: 'x', label: 'X' }, { value: 'x', label: 'Y' }] } }),
+      field(draft, 'dropdown', 'g', {
+        config: {
+          options: [
+            { value: 'x', label: 'X' },
+            { value: 'x', label: 'Y' },
+          ],
+        },
+      }),
       field(draft, 'formula', 'h', { config: {} }),
       field(draft, 'formula', 'i', { config: { expression: `${'('.repeat(65)}1${')'.repeat(65)}` } }),
       field(draft, 'number', 'j', { config: { min: 1, max: 9 } }),
@@ -167,7 +189,15 @@ describe('the new field types, written', () => {
       field(draft, 'date', 'f', { value: { date: '2027-02-29' } }),
       field(draft, 'number', 'g', { value: { number: 1.5 } }),
       field(draft, 'number', 'h', { config: { decimals: 2, max: 10 }, value: { number: 10.001 } }),
-      field(draft, 'dropdown', 'i', { config: { options: [{ value: 'x', label: 'X' }, { value: 'y', label: 'Y' }] }, value: { selected: 'X' } }),
+      field(draft, 'dropdown', 'i', {
+        config: {
+          options: [
+            { value: 'x', label: 'X' },
+            { value: 'y', label: 'Y' },
+          ],
+        },
+        value: { selected: 'X' },
+      }),
       field(draft, 'formula', 'j', { config: { expression: '1 + 1' }, value: { number: 2 } }),
       field(draft, 'number', 'k', { value: { number: '3' } }),
     ];
@@ -193,7 +223,9 @@ describe('the new field types, written', () => {
 
   it('a readonly field the service fills needs no value', async () => {
     const draft = await newDraft();
-    const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [field(draft, 'date_signed', 'signed', { readonly: true }), field(draft, 'number', 'n', { readonly: true })] });
+    const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, {
+      fields: [field(draft, 'date_signed', 'signed', { readonly: true }), field(draft, 'number', 'n', { readonly: true })],
+    });
     expect(restIssues(created)).toEqual([{ path: 'fields[1].value', message: 'is required for a readonly field: the signer cannot fill it in' }]);
   });
 });
@@ -265,7 +297,9 @@ describe('formula references', () => {
     const renamed = await draft.rest.patch(`/envelopes/${draft.envelopeId}/fields/${price.id}`, { field: { identifier: 'cost' } });
     expect(restIssues(renamed)).toEqual([{ path: 'field', message: 'would break field "total": its expression names "price", which is not a field of this envelope' }]);
     const retyped = await draft.graphql(updateFieldMutation, { envelopeId: draft.envelopeId, fieldId: price.id, input: { type: 'text' } });
-    expect(graphqlIssues(retyped)).toEqual([{ path: 'field', message: 'would break field "total": its expression names "price", a text field; a formula reads number, formula, checkbox, dropdown fields' }]);
+    expect(graphqlIssues(retyped)).toEqual([
+      { path: 'field', message: 'would break field "total": its expression names "price", a text field; a formula reads number, formula, checkbox, dropdown fields' },
+    ]);
     const cyclic = await draft.rest.patch(`/envelopes/${draft.envelopeId}/fields/${price.id}`, { field: { type: 'formula', config: { expression: 'total / 2' } } });
     expect(restIssues(cyclic)).toEqual([{ path: 'field.config.expression', message: 'is circular: price → total → price' }]);
     const removed = await draft.rest.delete(`/envelopes/${draft.envelopeId}/fields/${price.id}`);
@@ -274,12 +308,17 @@ describe('formula references', () => {
     const removedByGraphql = await draft.graphql(deleteFieldMutation, { envelopeId: draft.envelopeId, fieldId: price.id });
     expect(firstErrorName(removedByGraphql)).toBe('Field.InUse');
     const fields = (await draft.rest.get(`/envelopes/${draft.envelopeId}/fields`)).body.payload.fields;
-    expect(fields.map((entry: any) => [entry.identifier, entry.type])).toEqual([['price', 'number'], ['total', 'formula']]);
+    expect(fields.map((entry: any) => [entry.identifier, entry.type])).toEqual([
+      ['price', 'number'],
+      ['total', 'formula'],
+    ]);
     // Nor by removing the only document it is placed on: the document stays, with both fields.
     const { uploadDocument } = await import('./helpers/envelopes.ts');
     const { makePdf } = await import('./fixtures/pdfs.ts');
     const annex = (await uploadDocument(app, draft.team.apiKey, draft.envelopeId, { bytes: await makePdf({ pages: 1 }) })).body.payload.document;
-    const moved = await draft.rest.patch(`/envelopes/${draft.envelopeId}/fields/${price.id}`, { field: { views: [{ documentId: annex.id, page: 0, location: { x: 10, y: 10 }, size: { width: 50, height: 20 } }] } });
+    const moved = await draft.rest.patch(`/envelopes/${draft.envelopeId}/fields/${price.id}`, {
+      field: { views: [{ documentId: annex.id, page: 0, location: { x: 10, y: 10 }, size: { width: 50, height: 20 } }] },
+    });
     expect(moved.status, JSON.stringify(moved.body)).toBe(200);
     const annexRemoved = await draft.rest.delete(`/envelopes/${draft.envelopeId}/documents/${annex.id}`);
     expect(annexRemoved.status).toBe(409);
@@ -302,7 +341,17 @@ describe('at submit and completion', () => {
           fields: [
             { identifier: 'quantity', type: 'number', required: true },
             { identifier: 'price', type: 'number', required: false, config: { decimals: 2 }, value: { number: 19.99 }, readonly: true },
-            { identifier: 'vat', type: 'dropdown', required: true, config: { options: [{ value: '0', label: 'None' }, { value: '20', label: '20%' }] } },
+            {
+              identifier: 'vat',
+              type: 'dropdown',
+              required: true,
+              config: {
+                options: [
+                  { value: '0', label: 'None' },
+                  { value: '20', label: '20%' },
+                ],
+              },
+            },
             { identifier: 'total', type: 'formula', required: true, config: { expression: 'quantity * price * (1 + vat / 100)' } },
             { identifier: 'each', type: 'formula', required: false, config: { expression: 'total / (quantity - 3)' } },
             { identifier: 'signed-on', type: 'date_signed', required: true, config: { timeZone: 'Pacific/Kiritimati' } },
@@ -323,12 +372,22 @@ describe('at submit and completion', () => {
     const envelope = await sentOrderForm(team);
     const client = signingClient(app, envelope.token);
     // A value for a field the service fills or computes is refused at its value, and nothing changes.
-    const refused = await client(SUBMIT_MUTATION, { values: [{ fieldId: envelope.fields['signed-on'], value: { date: '2020-01-01' } }, { fieldId: envelope.fields.total, value: { number: 1 } }] });
+    const refused = await client(SUBMIT_MUTATION, {
+      values: [
+        { fieldId: envelope.fields['signed-on'], value: { date: '2020-01-01' } },
+        { fieldId: envelope.fields.total, value: { number: 1 } },
+      ],
+    });
     expect(graphqlIssues(refused)).toEqual([
       { path: 'values[0].value', message: 'is filled by the service with the date the recipient completes; send no value' },
       { path: 'values[1].value', message: "is computed from the field's expression; send no value" },
     ]);
-    const saved = await client(SUBMIT_MUTATION, { values: [{ fieldId: envelope.fields.quantity, value: { number: 3 } }, { fieldId: envelope.fields.vat, value: { selected: '20' } }] });
+    const saved = await client(SUBMIT_MUTATION, {
+      values: [
+        { fieldId: envelope.fields.quantity, value: { number: 3 } },
+        { fieldId: envelope.fields.vat, value: { selected: '20' } },
+      ],
+    });
     expect(saved.errors, JSON.stringify(saved.errors)).toBeUndefined();
     const valueOf = (session: any, identifier: string) => session.fields.find((entry: any) => entry.identifier === identifier).value;
     expect(valueOf(saved.data.submitSigning, 'total')).toEqual({ number: 71.96 });
@@ -356,20 +415,37 @@ describe('at submit and completion', () => {
   it('a required email field of a person without an email address stays empty and does not block completion', async () => {
     const team = await seedTeam(app);
     const built = await buildEnvelope(app, team.apiKey, {
-      recipients: [{ identifier: 'sam', agents: [{ info: { name: 'Sam Nomail', email: 'sam@example.com' } }], fields: [{ identifier: 'signature', required: true }, { identifier: 'email', type: 'email', required: true }, { identifier: 'name', type: 'full_name', required: true }] }],
+      recipients: [
+        {
+          identifier: 'sam',
+          agents: [{ info: { name: 'Sam Nomail', email: 'sam@example.com' } }],
+          fields: [
+            { identifier: 'signature', required: true },
+            { identifier: 'email', type: 'email', required: true },
+            { identifier: 'name', type: 'full_name', required: true },
+          ],
+        },
+      ],
     });
     expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
     const token = await tokenFor(app, built.envelopeId, built.recipients.sam);
     // The person as one reached some other way (by phone, embedded) is known: without an address.
-    await app.orm.em.fork().execute(
-      `update agent set info = info - 'email', snapshot = (select jsonb_agg(person - 'email') from jsonb_array_elements(snapshot) person) where recipient_id = ?`,
-      [built.recipients.sam],
-    );
+    await app.orm.em
+      .fork()
+      .execute(`update agent set info = info - 'email', snapshot = (select jsonb_agg(person - 'email') from jsonb_array_elements(snapshot) person) where recipient_id = ?`, [
+        built.recipients.sam,
+      ]);
     const client = signingClient(app, token);
     const completed = await client(SUBMIT_MUTATION, { values: [{ fieldId: built.fields.signature, value: { kind: 'typed', text: 'Sam' } }], complete: true });
     expect(completed.errors, JSON.stringify(completed.errors)).toBeUndefined();
     const fields = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}/fields`)).body.payload.fields;
-    expect(new Map(fields.map((entry: any) => [entry.identifier, entry.value]))).toEqual(new Map<string, unknown>([['signature', { kind: 'typed', text: 'Sam', font: 'cursive' }], ['email', null], ['name', { text: 'Sam Nomail' }]]));
+    expect(new Map(fields.map((entry: any) => [entry.identifier, entry.value]))).toEqual(
+      new Map<string, unknown>([
+        ['signature', { kind: 'typed', text: 'Sam', font: 'cursive' }],
+        ['email', null],
+        ['name', { text: 'Sam Nomail' }],
+      ]),
+    );
   });
 
   it('a required formula left empty blocks completion by name', async () => {
@@ -377,7 +453,13 @@ describe('at submit and completion', () => {
     const envelope = await sentOrderForm(team);
     const client = signingClient(app, envelope.token);
     // No quantity: the total is empty, and it is required.
-    const result = await client(SUBMIT_MUTATION, { values: [{ fieldId: envelope.fields.vat, value: { selected: '0' } }, { fieldId: envelope.fields.initials, value: { kind: 'typed', text: 'AB' } }], complete: true });
+    const result = await client(SUBMIT_MUTATION, {
+      values: [
+        { fieldId: envelope.fields.vat, value: { selected: '0' } },
+        { fieldId: envelope.fields.initials, value: { kind: 'typed', text: 'AB' } },
+      ],
+      complete: true,
+    });
     expect(firstErrorName(result)).toBe('Signing.RequiredFieldsMissing');
     expect(result.errors![0].extensions.context.fieldIds).toEqual(expect.arrayContaining([envelope.fields.quantity, envelope.fields.total]));
     const session = await client(SESSION_QUERY);

@@ -3,13 +3,7 @@ import { crc32, deflateSync } from 'node:zlib';
 import { PDFDocument } from 'pdf-lib';
 import { describe, expect, it } from 'vitest';
 import type { FieldType } from '../src/domain/field/field.entity.ts';
-import {
-  fieldLimits,
-  parseFieldConfig,
-  parseFieldValue,
-  summariseBiometricValue,
-  type BiometricPoint,
-} from '../src/domain/field/field-values.ts';
+import { type BiometricPoint, fieldLimits, parseFieldConfig, parseFieldValue, summariseBiometricValue } from '../src/domain/field/field-values.ts';
 import { compileTextPattern, type TextPatternMatcher } from '../src/domain/field/text-pattern.ts';
 
 const C = 'fields[0].config';
@@ -32,8 +26,7 @@ function paths(result: { issues: { path: string }[] }): string[] {
 
 // ----- PNG fixtures ------------------------------------------------------------------------
 
-const tinyPngBase64 =
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+const tinyPngBase64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 const tinyPng = `data:image/png;base64,${tinyPngBase64}`;
 const pngSignature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
@@ -106,9 +99,7 @@ describe('text fields', () => {
 
   it('names the bound it broke', () => {
     expect(config('text', { maxLength: 10_001 }).issues).toEqual([{ path: `${C}.maxLength`, message: 'must be at most 10000' }]);
-    expect(config('text', { placeholder: 'x'.repeat(201) }).issues).toEqual([
-      { path: `${C}.placeholder`, message: 'must be at most 200 characters' },
-    ]);
+    expect(config('text', { placeholder: 'x'.repeat(201) }).issues).toEqual([{ path: `${C}.placeholder`, message: 'must be at most 200 characters' }]);
   });
 
   it('rejects wrong types, non-integers and unknown keys, each at its own path', () => {
@@ -139,9 +130,7 @@ describe('text fields', () => {
 
   it('accepts text up to maxLength, counted in characters (code points)', () => {
     expect(value('text', { text: 'abc' }, { maxLength: 3 })).toEqual({ value: { text: 'abc' }, issues: [] });
-    expect(value('text', { text: 'abcd' }, { maxLength: 3 }).issues).toEqual([
-      { path: `${V}.text`, message: 'must be at most 3 characters' },
-    ]);
+    expect(value('text', { text: 'abcd' }, { maxLength: 3 }).issues).toEqual([{ path: `${V}.text`, message: 'must be at most 3 characters' }]);
     expect(value('text', { text: '😀😀😀' }, { maxLength: 3 }).issues).toEqual([]);
     expect(value('text', { text: 'x'.repeat(1000) }).issues).toEqual([]);
     expect(paths(value('text', { text: 'x'.repeat(1001) }))).toEqual([`${V}.text`]);
@@ -150,22 +139,18 @@ describe('text fields', () => {
   it('requires the whole text to match the pattern', () => {
     const rule = { pattern: '[0-9]{5}' };
     expect(value('text', { text: '12345' }, rule).issues).toEqual([]);
-    expect(value('text', { text: '123456' }, rule).issues).toEqual([
-      { path: `${V}.text`, message: "must match the field's pattern /[0-9]{5}/" },
-    ]);
+    expect(value('text', { text: '123456' }, rule).issues).toEqual([{ path: `${V}.text`, message: "must match the field's pattern /[0-9]{5}/" }]);
     expect(paths(value('text', { text: 'a12345' }, rule))).toEqual([`${V}.text`]);
     // An alternation must not escape the anchors.
     expect(paths(value('text', { text: 'xb' }, { pattern: 'a|b' }))).toEqual([`${V}.text`]);
   });
 
-  it('matches nested quantifiers in linear time: (a+)+b against 32 a\'s answers at once', () => {
+  it("matches nested quantifiers in linear time: (a+)+b against 32 a's answers at once", () => {
     // On JavaScript's backtracking RegExp this one check took 23 s, blocking every request; linear
     // matching takes microseconds. The test's own timeout (10 s) is the only clock: a thousand
     // times what any loaded machine needs, and still short of what backtracking takes. How long
     // the loop stalls is measured by bench/event-loop.ts, not asserted.
-    expect(value('text', { text: 'a'.repeat(32) }, { pattern: '(a+)+b' }).issues).toEqual([
-      { path: `${V}.text`, message: "must match the field's pattern /(a+)+b/" },
-    ]);
+    expect(value('text', { text: 'a'.repeat(32) }, { pattern: '(a+)+b' }).issues).toEqual([{ path: `${V}.text`, message: "must match the field's pattern /(a+)+b/" }]);
     expect(value('text', { text: `${'a'.repeat(9_999)}b` }, { pattern: '(a+)+b', maxLength: 10_000 }).issues).toEqual([]);
   }, 10_000);
 
@@ -215,13 +200,16 @@ describe('text fields', () => {
       const differing = characters.filter((character) => javascript.test(character) !== compiled.matcher.matches(character));
       expect({ pattern, differing }).toEqual({ pattern, differing: [] });
     }
-    const both = (pattern: string, text: string) => [new RegExp(`^(?:${pattern})$`, 'u').test(text), (compileTextPattern(pattern, 100) as { matcher: TextPatternMatcher }).matcher.matches(text)];
+    const both = (pattern: string, text: string) => [
+      new RegExp(`^(?:${pattern})$`, 'u').test(text),
+      (compileTextPattern(pattern, 100) as { matcher: TextPatternMatcher }).matcher.matches(text),
+    ];
     expect(both('a.*b', 'a\r\nb')).toEqual([false, false]);
     expect(both('a[\\s\\S]*b', 'a\r\n\u2028b')).toEqual([true, true]);
     expect(both('\\\\.', '\\x')).toEqual([true, true]);
   });
 
-  it('refuses a pattern too costly for the field\'s maxLength, and says what to change', () => {
+  it("refuses a pattern too costly for the field's maxLength, and says what to change", () => {
     // (.?){150} has 150 branches; every character would advance up to 150 paths at once.
     const [issue] = config('text', { pattern: '(.?){150}', maxLength: 1000 }).issues;
     expect(issue.path).toBe(`${C}.pattern`);
@@ -265,14 +253,15 @@ describe('text fields', () => {
     const result = parseFieldValue('text', { text: 'aa' }, stored, V);
     expect(result.value).toBeNull();
     expect(result.issues).toEqual([
-      { path: `${V}.text`, message: expect.stringMatching(/^cannot be checked: the field's pattern is no longer accepted \(it must use RE2 syntax.*\); the sender must change the pattern$/) },
+      {
+        path: `${V}.text`,
+        message: expect.stringMatching(/^cannot be checked: the field's pattern is no longer accepted \(it must use RE2 syntax.*\); the sender must change the pattern$/),
+      },
     ]);
   });
 
   it('allows line breaks only when multiline', () => {
-    expect(value('text', { text: 'one\ntwo' }).issues).toEqual([
-      { path: `${V}.text`, message: 'must be a single line: this field is not multiline' },
-    ]);
+    expect(value('text', { text: 'one\ntwo' }).issues).toEqual([{ path: `${V}.text`, message: 'must be a single line: this field is not multiline' }]);
     expect(paths(value('text', { text: 'one\r\ntwo' }))).toEqual([`${V}.text`]);
     expect(value('text', { text: 'one\r\ntwo' }, { multiline: true }).issues).toEqual([]);
     expect(value('text', { text: 'a\tb' }).issues).toEqual([]);
@@ -280,9 +269,7 @@ describe('text fields', () => {
 
   it('refuses empty text, control characters and unpaired surrogates', () => {
     expect(value('text', { text: '' }).issues).toEqual([{ path: `${V}.text`, message: 'must not be empty' }]);
-    expect(value('text', { text: 'a\u0000b' }, { multiline: true }).issues).toEqual([
-      { path: `${V}.text`, message: 'must not contain control characters' },
-    ]);
+    expect(value('text', { text: 'a\u0000b' }, { multiline: true }).issues).toEqual([{ path: `${V}.text`, message: 'must not contain control characters' }]);
     expect(paths(value('text', { text: 'a\ud800' }))).toEqual([`${V}.text`]);
   });
 
@@ -299,17 +286,13 @@ describe('text fields', () => {
 describe('checkbox fields', () => {
   it('takes no configuration', () => {
     expect(config('checkbox', {})).toEqual({ config: {}, issues: [] });
-    expect(config('checkbox', { label: 'I agree' }).issues).toEqual([
-      { path: `${C}.label`, message: 'unknown key; checkbox fields take no configuration (send {})' },
-    ]);
+    expect(config('checkbox', { label: 'I agree' }).issues).toEqual([{ path: `${C}.label`, message: 'unknown key; checkbox fields take no configuration (send {})' }]);
   });
 
   it('accepts checked true and false, nothing else', () => {
     expect(value('checkbox', { checked: true })).toEqual({ value: { checked: true }, issues: [] });
     expect(value('checkbox', { checked: false })).toEqual({ value: { checked: false }, issues: [] });
-    expect(value('checkbox', { checked: 'true' }).issues).toEqual([
-      { path: `${V}.checked`, message: 'must be true or false, not a string' },
-    ]);
+    expect(value('checkbox', { checked: 'true' }).issues).toEqual([{ path: `${V}.checked`, message: 'must be true or false, not a string' }]);
     expect(value('checkbox', { checked: null }).issues).toEqual([{ path: `${V}.checked`, message: 'is required' }]);
     expect(paths(value('checkbox', { checked: true, ticked: true }))).toEqual([`${V}.ticked`]);
   });
@@ -321,12 +304,8 @@ describe('radio fields', () => {
   it('accepts 2 to 50 options', () => {
     expect(config('radio', { options: options(2) })).toEqual({ config: { options: options(2) }, issues: [] });
     expect(config('radio', { options: options(50) }).issues).toEqual([]);
-    expect(config('radio', { options: options(1) }).issues).toEqual([
-      { path: `${C}.options`, message: 'must have at least 2 items' },
-    ]);
-    expect(config('radio', { options: options(51) }).issues).toEqual([
-      { path: `${C}.options`, message: 'must have at most 50 items' },
-    ]);
+    expect(config('radio', { options: options(1) }).issues).toEqual([{ path: `${C}.options`, message: 'must have at least 2 items' }]);
+    expect(config('radio', { options: options(51) }).issues).toEqual([{ path: `${C}.options`, message: 'must have at most 50 items' }]);
   });
 
   it('requires options', () => {
@@ -355,9 +334,7 @@ describe('radio fields', () => {
         { value: 'a', label: 'Another A' },
       ],
     });
-    expect(result.issues).toEqual([
-      { path: `${C}.options[2].value`, message: 'must be unique; options[0] already has the value "a"' },
-    ]);
+    expect(result.issues).toEqual([{ path: `${C}.options[2].value`, message: 'must be unique; options[0] already has the value "a"' }]);
   });
 
   it('rejects wrong option shapes and unknown keys', () => {
@@ -367,20 +344,14 @@ describe('radio fields', () => {
       { path: `${C}.options[1]`, message: 'must be an object, not a string' },
       { path: `${C}.layout`, message: 'unknown key; allowed keys are options' },
     ]);
-    expect(config('radio', { options: { a: 'A' } }).issues).toEqual([
-      { path: `${C}.options`, message: 'must be an array, not an object' },
-    ]);
+    expect(config('radio', { options: { a: 'A' } }).issues).toEqual([{ path: `${C}.options`, message: 'must be an array, not an object' }]);
   });
 
   it('accepts only a selection among the option values', () => {
     const rule = { options: options(3) };
     expect(value('radio', { selected: 'v2' }, rule)).toEqual({ value: { selected: 'v2' }, issues: [] });
-    expect(value('radio', { selected: 'Option 2' }, rule).issues).toEqual([
-      { path: `${V}.selected`, message: 'must be one of the field\'s option values: "v0", "v1", "v2"' },
-    ]);
-    expect(value('radio', { selected: 2 }, rule).issues).toEqual([
-      { path: `${V}.selected`, message: 'must be a string, not a number' },
-    ]);
+    expect(value('radio', { selected: 'Option 2' }, rule).issues).toEqual([{ path: `${V}.selected`, message: 'must be one of the field\'s option values: "v0", "v1", "v2"' }]);
+    expect(value('radio', { selected: 2 }, rule).issues).toEqual([{ path: `${V}.selected`, message: 'must be a string, not a number' }]);
   });
 });
 
@@ -392,24 +363,16 @@ describe('binary_choice fields', () => {
 
   it('limits labels to 1–100 characters and requires them to differ', () => {
     expect(config('binary_choice', { acceptLabel: 'a'.repeat(100), declineLabel: 'b'.repeat(100) }).issues).toEqual([]);
-    expect(config('binary_choice', { acceptLabel: 'a'.repeat(101) }).issues).toEqual([
-      { path: `${C}.acceptLabel`, message: 'must be at most 100 characters' },
-    ]);
-    expect(config('binary_choice', { declineLabel: '' }).issues).toEqual([
-      { path: `${C}.declineLabel`, message: 'must not be empty' },
-    ]);
-    expect(config('binary_choice', { acceptLabel: 'OK', declineLabel: 'ok ' }).issues).toEqual([
-      { path: `${C}.declineLabel`, message: 'must differ from acceptLabel' },
-    ]);
+    expect(config('binary_choice', { acceptLabel: 'a'.repeat(101) }).issues).toEqual([{ path: `${C}.acceptLabel`, message: 'must be at most 100 characters' }]);
+    expect(config('binary_choice', { declineLabel: '' }).issues).toEqual([{ path: `${C}.declineLabel`, message: 'must not be empty' }]);
+    expect(config('binary_choice', { acceptLabel: 'OK', declineLabel: 'ok ' }).issues).toEqual([{ path: `${C}.declineLabel`, message: 'must differ from acceptLabel' }]);
     expect(paths(config('binary_choice', { acceptLabel: true, other: 1 }))).toEqual([`${C}.acceptLabel`, `${C}.other`]);
   });
 
   it('accepts accept or decline', () => {
     expect(value('binary_choice', { choice: 'accept' })).toEqual({ value: { choice: 'accept' }, issues: [] });
     expect(value('binary_choice', { choice: 'decline' }).issues).toEqual([]);
-    expect(value('binary_choice', { choice: 'Accept' }).issues).toEqual([
-      { path: `${V}.choice`, message: 'must be one of "accept", "decline"' },
-    ]);
+    expect(value('binary_choice', { choice: 'Accept' }).issues).toEqual([{ path: `${V}.choice`, message: 'must be one of "accept", "decline"' }]);
   });
 });
 
@@ -433,16 +396,10 @@ describe('simple_signature fields', () => {
 
   it('limits typed text to 1–100 visible characters and known fonts', () => {
     expect(value('simple_signature', { kind: 'typed', text: 'x'.repeat(100) }).issues).toEqual([]);
-    expect(value('simple_signature', { kind: 'typed', text: 'x'.repeat(101) }).issues).toEqual([
-      { path: `${V}.text`, message: 'must be at most 100 characters' },
-    ]);
+    expect(value('simple_signature', { kind: 'typed', text: 'x'.repeat(101) }).issues).toEqual([{ path: `${V}.text`, message: 'must be at most 100 characters' }]);
     expect(value('simple_signature', { kind: 'typed', text: ' ' }).issues).toEqual([{ path: `${V}.text`, message: 'must not be blank' }]);
-    expect(value('simple_signature', { kind: 'typed', text: 'A\nB' }).issues).toEqual([
-      { path: `${V}.text`, message: 'must be a single line (no line breaks)' },
-    ]);
-    expect(value('simple_signature', { kind: 'typed', text: 'Ada', font: 'comic' }).issues).toEqual([
-      { path: `${V}.font`, message: 'must be one of "cursive", "serif"' },
-    ]);
+    expect(value('simple_signature', { kind: 'typed', text: 'A\nB' }).issues).toEqual([{ path: `${V}.text`, message: 'must be a single line (no line breaks)' }]);
+    expect(value('simple_signature', { kind: 'typed', text: 'Ada', font: 'comic' }).issues).toEqual([{ path: `${V}.font`, message: 'must be one of "cursive", "serif"' }]);
   });
 
   it('refuses a kind the config does not allow, before looking at its shape', () => {
@@ -457,12 +414,8 @@ describe('simple_signature fields', () => {
 
   it('requires a known kind and rejects keys of the other kind', () => {
     expect(value('simple_signature', { text: 'Ada' }).issues).toEqual([{ path: `${V}.kind`, message: 'is required' }]);
-    expect(value('simple_signature', { kind: 'stamp' }).issues).toEqual([
-      { path: `${V}.kind`, message: 'must be one of "drawn", "typed"' },
-    ]);
-    expect(value('simple_signature', { kind: 'drawn', image: tinyPng, text: 'Ada' }).issues).toEqual([
-      { path: `${V}.text`, message: 'unknown key; allowed keys are kind, image' },
-    ]);
+    expect(value('simple_signature', { kind: 'stamp' }).issues).toEqual([{ path: `${V}.kind`, message: 'must be one of "drawn", "typed"' }]);
+    expect(value('simple_signature', { kind: 'drawn', image: tinyPng, text: 'Ada' }).issues).toEqual([{ path: `${V}.text`, message: 'unknown key; allowed keys are kind, image' }]);
   });
 
   describe('drawn images (PNG data URLs)', () => {
@@ -474,12 +427,8 @@ describe('simple_signature fields', () => {
 
     it('refuses a JPEG, whatever the data URL says', () => {
       const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01]);
-      expect(drawn(dataUrl(jpeg)).issues).toEqual([
-        { path: `${V}.image`, message: 'must be a PNG image (the data does not start with the PNG signature)' },
-      ]);
-      expect(drawn(`data:image/jpeg;base64,${jpeg.toString('base64')}`).issues).toEqual([
-        { path: `${V}.image`, message: 'must be a PNG data URL starting with "data:image/png;base64,"' },
-      ]);
+      expect(drawn(dataUrl(jpeg)).issues).toEqual([{ path: `${V}.image`, message: 'must be a PNG image (the data does not start with the PNG signature)' }]);
+      expect(drawn(`data:image/jpeg;base64,${jpeg.toString('base64')}`).issues).toEqual([{ path: `${V}.image`, message: 'must be a PNG data URL starting with "data:image/png;base64,"' }]);
     });
 
     it.each([
@@ -501,9 +450,7 @@ describe('simple_signature fields', () => {
       expect(atLimit.length).toBe(1_048_576);
       expect(drawn(dataUrl(atLimit)).issues).toEqual([]);
       const over = buildPng({ totalBytes: fieldLimits.imageMaxBytes + 1 });
-      expect(drawn(dataUrl(over)).issues).toEqual([
-        { path: `${V}.image`, message: 'must be at most 1048576 bytes once decoded (got 1048577)' },
-      ]);
+      expect(drawn(dataUrl(over)).issues).toEqual([{ path: `${V}.image`, message: 'must be at most 1048576 bytes once decoded (got 1048577)' }]);
     });
 
     it('refuses a truncated or corrupted PNG', () => {
@@ -512,17 +459,13 @@ describe('simple_signature fields', () => {
       expect(drawn(dataUrl(good.subarray(0, good.length - 6))).issues[0].message).toMatch(/^is not a well-formed PNG/);
       const corrupted = Buffer.from(good);
       corrupted[20] ^= 0xff; // inside IHDR's width: the chunk's CRC no longer matches
-      expect(drawn(dataUrl(corrupted)).issues).toEqual([
-        { path: `${V}.image`, message: 'is not a well-formed PNG (bad checksum in chunk IHDR)' },
-      ]);
+      expect(drawn(dataUrl(corrupted)).issues).toEqual([{ path: `${V}.image`, message: 'is not a well-formed PNG (bad checksum in chunk IHDR)' }]);
     });
 
     it('refuses images too large to render safely', () => {
       expect(drawn(dataUrl(buildPng({ width: 4096, height: 1024 }))).issues).toEqual([]);
       expect(paths(drawn(dataUrl(buildPng({ width: 4097, height: 1 }))))).toEqual([`${V}.image`]);
-      expect(drawn(dataUrl(buildPng({ width: 2048, height: 2049 }))).issues[0].message).toBe(
-        'must be at most 4096 pixels wide and high and 4194304 pixels in total (got 2048 × 2049)',
-      );
+      expect(drawn(dataUrl(buildPng({ width: 2048, height: 2049 }))).issues[0].message).toBe('must be at most 4096 pixels wide and high and 4194304 pixels in total (got 2048 × 2049)');
     });
   });
 });
@@ -544,12 +487,8 @@ describe('biometric_signature fields', () => {
   });
 
   it('requires at least one stroke, each with at least one point', () => {
-    expect(value('biometric_signature', { image: tinyPng, strokes: [] }).issues).toEqual([
-      { path: `${V}.strokes`, message: 'must have at least one stroke' },
-    ]);
-    expect(value('biometric_signature', { image: tinyPng, strokes: [stroke(2), []] }).issues).toEqual([
-      { path: `${V}.strokes[1]`, message: 'must have at least one point' },
-    ]);
+    expect(value('biometric_signature', { image: tinyPng, strokes: [] }).issues).toEqual([{ path: `${V}.strokes`, message: 'must have at least one stroke' }]);
+    expect(value('biometric_signature', { image: tinyPng, strokes: [stroke(2), []] }).issues).toEqual([{ path: `${V}.strokes[1]`, message: 'must have at least one point' }]);
     expect(value('biometric_signature', { strokes: points(1) }).issues).toEqual([{ path: `${V}.image`, message: 'is required' }]);
   });
 
@@ -574,14 +513,27 @@ describe('biometric_signature fields', () => {
       { path: `${V}.strokes[0][6].x`, message: 'must be a finite number, not a string' },
       { path: `${V}.strokes[0][6].p`, message: 'is required' },
     ]);
-    expect(value('biometric_signature', { image: tinyPng, strokes: [[{ x: 0, y: 0, t: -1, p: 0 }]] }).issues).toEqual([
-      { path: `${V}.strokes[0][0].t`, message: 'must be at least 0' },
-    ]);
-    expect(value('biometric_signature', { image: tinyPng, strokes: [[{ x: -5, y: 0, t: 0, p: 0 }, { x: 1, y: 1, t: 0, p: 1 }]] }).issues).toEqual([]);
+    expect(value('biometric_signature', { image: tinyPng, strokes: [[{ x: 0, y: 0, t: -1, p: 0 }]] }).issues).toEqual([{ path: `${V}.strokes[0][0].t`, message: 'must be at least 0' }]);
+    expect(
+      value('biometric_signature', {
+        image: tinyPng,
+        strokes: [
+          [
+            { x: -5, y: 0, t: 0, p: 0 },
+            { x: 1, y: 1, t: 0, p: 1 },
+          ],
+        ],
+      }).issues,
+    ).toEqual([]);
   });
 
   it('requires time to run forward within a stroke and from stroke to stroke', () => {
-    const within = [[{ x: 0, y: 0, t: 10, p: 0.5 }, { x: 1, y: 1, t: 9, p: 0.5 }]];
+    const within = [
+      [
+        { x: 0, y: 0, t: 10, p: 0.5 },
+        { x: 1, y: 1, t: 9, p: 0.5 },
+      ],
+    ];
     expect(value('biometric_signature', { image: tinyPng, strokes: within }).issues).toEqual([
       { path: `${V}.strokes[0][1].t`, message: 'must not be earlier than the previous point (t = 10)' },
     ]);
@@ -607,9 +559,7 @@ describe('biometric_signature fields', () => {
   });
 
   it('checks the rendered image like a drawn signature', () => {
-    expect(value('biometric_signature', { image: 'data:image/png;base64,!!!!', strokes: points(1) }).issues.map((issue) => issue.path)).toEqual([
-      `${V}.image`,
-    ]);
+    expect(value('biometric_signature', { image: 'data:image/png;base64,!!!!', strokes: points(1) }).issues.map((issue) => issue.path)).toEqual([`${V}.image`]);
   });
 
   it('lists at most 50 issues and counts the rest', () => {
@@ -684,9 +634,7 @@ describe('common rules', () => {
 
   it('formats paths without a prefix too', () => {
     expect(parseFieldConfig('text', { maxLength: 0 }, '').issues).toEqual([{ path: 'maxLength', message: 'must be at least 1' }]);
-    expect(parseFieldValue('biometric_signature', { image: tinyPng, strokes: [[]] }, { minPoints: 1 }, '').issues).toEqual([
-      { path: 'strokes[0]', message: 'must have at least one point' },
-    ]);
+    expect(parseFieldValue('biometric_signature', { image: tinyPng, strokes: [[]] }, { minPoints: 1 }, '').issues).toEqual([{ path: 'strokes[0]', message: 'must have at least one point' }]);
   });
 
   it('refuses to validate a value against a config that was never accepted', () => {

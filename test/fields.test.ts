@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
-import { makePdf, A4, LETTER } from './fixtures/pdfs.ts';
+import { A4, LETTER, makePdf } from './fixtures/pdfs.ts';
 import { createDraftWithDocumentAndSigner, forceEnvelopeStatus, unknownId, uploadDocument } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type GraphQLResult, type RestResult, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, type GraphQLResult, graphqlClient, type RestResult, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -22,8 +22,7 @@ const STROKES = [
   [{ x: 30, y: 35, t: 410, p: 0.5 }],
 ];
 
-const fieldSelection =
-  'id identifier type recipientId label tooltip required readonly value config visibleWhen submittedAt views { documentId page location { x y } size { width height } }';
+const fieldSelection = 'id identifier type recipientId label tooltip required readonly value config visibleWhen submittedAt views { documentId page location { x y } size { width height } }';
 const createFieldsMutation = `mutation($envelopeId: ID!, $fields: [FieldInput!]!) { createFields(envelopeId: $envelopeId, fields: $fields) { ${fieldSelection} } }`;
 const updateFieldMutation = `mutation($envelopeId: ID!, $fieldId: ID!, $input: UpdateFieldInput!) { updateField(envelopeId: $envelopeId, fieldId: $fieldId, input: $input) { ${fieldSelection} } }`;
 const deleteFieldMutation = 'mutation($envelopeId: ID!, $fieldId: ID!) { deleteField(envelopeId: $envelopeId, fieldId: $fieldId) { id deleted } }';
@@ -143,7 +142,16 @@ function everyTypeExpected(draft: Pick<Draft, 'signerId' | 'documentId'>) {
   const inputs = everyTypeInput(draft);
   const common = { id: expect.any(String), recipientId: draft.signerId, label: null, tooltip: null, readonly: false, visibleWhen: null, submittedAt: null };
   return [
-    { ...common, identifier: 'buyer-signature', type: 'simple_signature', label: 'Sign here', required: true, config: { allowTyped: false, allowDrawn: true }, value: { kind: 'drawn', image: PNG }, views: inputs[0].views },
+    {
+      ...common,
+      identifier: 'buyer-signature',
+      type: 'simple_signature',
+      label: 'Sign here',
+      required: true,
+      config: { allowTyped: false, allowDrawn: true },
+      value: { kind: 'drawn', image: PNG },
+      views: inputs[0].views,
+    },
     { ...common, identifier: 'buyer-biometric', type: 'biometric_signature', required: false, config: { minPoints: 2 }, value: { image: PNG, strokes: STROKES }, views: inputs[1].views },
     {
       ...common,
@@ -443,12 +451,7 @@ describe('views', () => {
         textField(draft, 'origin', { views: [view(draft.documentId, 0, { x: 0, y: 0 })] }),
       ],
     });
-    expect(paths(restIssues(response))).toEqual([
-      'fields[0].views[0].location.x',
-      'fields[1].views[0].location.y',
-      'fields[2].views[0].size.width',
-      'fields[3].views[0].size.height',
-    ]);
+    expect(paths(restIssues(response))).toEqual(['fields[0].views[0].location.x', 'fields[1].views[0].location.y', 'fields[2].views[0].size.width', 'fields[3].views[0].size.height']);
     const graphql = await draft.graphql(createFieldsMutation, {
       envelopeId: draft.envelopeId,
       fields: [textField(draft, 'zero-width', { views: [view(draft.documentId, 0, { width: 0 })] })],
@@ -581,7 +584,13 @@ describe('updating fields', () => {
     const created = await draft.rest.post(`/envelopes/${draft.envelopeId}/fields`, {
       fields: [
         textField(draft, 'company', { label: 'Company', tooltip: 'Legal name', config: { placeholder: 'ACME', maxLength: 40 }, value: { text: 'ACME Ltd' } }),
-        { type: 'simple_signature', recipientId: draft.signerId, identifier: 'signature', value: { kind: 'typed', text: 'Ada Buyer', font: 'serif' }, views: [view(draft.documentId, 2), view(draft.documentId, 1)] },
+        {
+          type: 'simple_signature',
+          recipientId: draft.signerId,
+          identifier: 'signature',
+          value: { kind: 'typed', text: 'Ada Buyer', font: 'serif' },
+          views: [view(draft.documentId, 2), view(draft.documentId, 1)],
+        },
       ],
     });
     expect(created.status).toBe(200);
@@ -644,8 +653,26 @@ describe('updating fields', () => {
     expect(changed.status).toBe(200);
     expect(changed.body.payload.field).toEqual({ ...draft.company, type: 'checkbox', config: {}, value: { checked: true } });
 
-    const cleared = await draft.patch(draft.company.id, { type: 'radio', value: null, config: { options: [{ value: 'a', label: 'A' }, { value: 'b', label: 'B' }] } });
-    expect(cleared.body.payload.field).toMatchObject({ type: 'radio', value: null, config: { options: [{ value: 'a', label: 'A' }, { value: 'b', label: 'B' }] } });
+    const cleared = await draft.patch(draft.company.id, {
+      type: 'radio',
+      value: null,
+      config: {
+        options: [
+          { value: 'a', label: 'A' },
+          { value: 'b', label: 'B' },
+        ],
+      },
+    });
+    expect(cleared.body.payload.field).toMatchObject({
+      type: 'radio',
+      value: null,
+      config: {
+        options: [
+          { value: 'a', label: 'A' },
+          { value: 'b', label: 'B' },
+        ],
+      },
+    });
     const noOptions = await draft.patch(draft.company.id, { type: 'radio' });
     expect(noOptions.status).toBe(200);
     const toText = await draft.patch(draft.company.id, { type: 'text' });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeClassicXrefPdf, makePdf } from './fixtures/pdfs.ts';
 import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 /*
  * A seeded, time-bounded fuzz run over what parses caller bytes: the REST JSON bodies, the
@@ -136,7 +136,11 @@ describe(`fuzzing the parsers (seed ${seed}, ${seconds} s)`, () => {
       { path: `/envelopes/${draft.envelopeId}/recipients`, body: { recipient: { type: 'signer', identifier: 'fz', roleName: 'Fuzz', agents: [{ info: { name: 'Ada' } }] } } },
       {
         path: `/envelopes/${draft.envelopeId}/fields`,
-        body: { fields: [{ type: 'text', recipientId: draft.signerId, identifier: 'fz', views: [{ documentId: draft.documentId, page: 0, location: { x: 1, y: 1 }, size: { width: 10, height: 10 } }] }] },
+        body: {
+          fields: [
+            { type: 'text', recipientId: draft.signerId, identifier: 'fz', views: [{ documentId: draft.documentId, page: 0, location: { x: 1, y: 1 }, size: { width: 10, height: 10 } }] },
+          ],
+        },
       },
       { path: '/contacts', body: { name: 'Fuzz', email: 'fuzz@example.com' } },
     ];

@@ -36,7 +36,10 @@ function watch(page: Page) {
 
 /** Opens the Headers tab and replaces its content with the key header, typed as a person would. */
 async function typeKeyIntoHeaders(page: Page, apiKey: string, { expectPlaceholder = false } = {}) {
-  await page.getByRole('button', { name: /headers/i }).first().click();
+  await page
+    .getByRole('button', { name: /headers/i })
+    .first()
+    .click();
   const headersEditor = page.locator('.monaco-editor[data-uri$="headers.json"]');
   await headersEditor.waitFor();
   // Monaco draws spaces as no-break spaces.

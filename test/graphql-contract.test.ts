@@ -5,7 +5,7 @@ import { canonicalJson } from '../src/domain/audit/audit.service.ts';
 import { schema } from '../src/graphql/schema.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { uploadDocument } from './helpers/envelopes.ts';
-import { restClient, seedTeam, startTestApp, type GraphQLResult, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { type GraphQLResult, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 /*
  * The GraphQL/idempotency contract: a failing mutation never hides a committed sibling (mutation
@@ -98,8 +98,7 @@ describe('Idempotency-Key replays answer the stored first answer', () => {
 
   it('createEnvelope on GraphQL: the envelope as created, for any selection, after a change and after deletion', async () => {
     const caller = await newCaller();
-    const create = (selection: string) =>
-      caller.graphql(`mutation { createEnvelope(input: { name: "Original", expirationPeriodDays: 14 }) { ${selection} } }`, {}, 'env-gql');
+    const create = (selection: string) => caller.graphql(`mutation { createEnvelope(input: { name: "Original", expirationPeriodDays: 14 }) { ${selection} } }`, {}, 'env-gql');
     const first = await create('id name status expirationPeriodDays documents { id } recipients { id } fields { id } auditEvents { type }');
     expect(first.errors).toBeUndefined();
     const envelopeId = first.data.createEnvelope.id;
@@ -204,7 +203,9 @@ describe('Idempotency-Key replays answer the stored first answer', () => {
     const created = await caller.rest.post('/contacts', { name: 'Legacy' });
     const contact = created.body.payload.contact;
     const body = { name: 'Legacy' };
-    const fingerprint = createHash('sha256').update(canonicalJson({ operation: 'createContact', input: body })).digest('hex');
+    const fingerprint = createHash('sha256')
+      .update(canonicalJson({ operation: 'createContact', input: body }))
+      .digest('hex');
     await app.orm.em.fork().execute(
       `insert into idempotency_record (id, created_at, team_id, key, fingerprint, response, completed_at)
        values (gen_random_uuid(), now(), ?, 'legacy', ?, ?, now())`,

@@ -1,8 +1,8 @@
-import { getIntrospectionQuery, getNamedType, isObjectType, type GraphQLObjectType } from 'graphql';
+import { type GraphQLObjectType, getIntrospectionQuery, getNamedType, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRAPHQL_LIMITS, operationCosts } from '../src/graphql/limits.ts';
 import { schema } from '../src/graphql/schema.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type GraphQLResult, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, type GraphQLResult, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 /*
  * The per-operation limits (src/graphql/limits.ts, docs/limits.md): each is tested at its value
@@ -174,7 +174,10 @@ describe('GraphQL operation limits', () => {
         const headers: Record<string, string> = { 'x-service-api-key': team.apiKey, ...(accept ? { accept } : {}) };
         const viaPost = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query: document }) });
         const viaGet = await fetch(`${app.url}/graphql?${new URLSearchParams({ query: document })}`, { headers });
-        for (const [transport, response] of [['POST', viaPost], ['GET', viaGet]] as const) {
+        for (const [transport, response] of [
+          ['POST', viaPost],
+          ['GET', viaGet],
+        ] as const) {
           const body = (await response.json()) as { data?: unknown; errors?: any[] };
           expect(response.status, `${transport} ${accept} ${name}`).toBe(400);
           expectRefused({ status: response.status, data: body.data, errors: body.errors }, name, limit);

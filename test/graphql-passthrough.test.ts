@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRAPHQL_PAGE_QUERY } from '../bench/reads/queries.ts';
 import { Contact } from '../src/domain/contact/contact.entity.ts';
 import { Document } from '../src/domain/document/document.entity.ts';
 import { Envelope } from '../src/domain/envelope/envelope.entity.ts';
-import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Field } from '../src/domain/field/field.entity.ts';
+import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
-import { GRAPHQL_PAGE_QUERY } from '../bench/reads/queries.ts';
-import { seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 /*
  * The pass-through (src/graphql/pass-through.ts) against ordinary execution: the same database,
@@ -58,7 +58,15 @@ async function seedVariedEnvelopes(teamId: string) {
       byteSize: 1000 + index,
       status: index === 1 ? null : undefined,
     });
-    em.create(Document, { envelope, name: 'second.pdf', order: 1, pageCount: 1, pages: [{ width: 100, height: 100, rotation: 0 }], contentSha256: 'b'.repeat(64), byteSize: 48 * 1024 * 1024 });
+    em.create(Document, {
+      envelope,
+      name: 'second.pdf',
+      order: 1,
+      pageCount: 1,
+      pages: [{ width: 100, height: 100, rotation: 0 }],
+      contentSha256: 'b'.repeat(64),
+      byteSize: 48 * 1024 * 1024,
+    });
     const kinds = ['info', 'contact', 'user', 'info'] as const;
     for (const [position, identifier] of ['buyer', 'seller', 'witness'].entries()) {
       const recipient = em.create(Recipient, {
@@ -76,7 +84,11 @@ async function seedVariedEnvelopes(teamId: string) {
         position: 0,
         kind,
         info: (kind === 'info'
-          ? { name: `${identifier} ${index}`, ...(position === 1 ? {} : { email: `${identifier}@example.com` }), ...(position === 2 ? { phone: '+905551234567', locale: 'tr', embedded: true } : {}) }
+          ? {
+              name: `${identifier} ${index}`,
+              ...(position === 1 ? {} : { email: `${identifier}@example.com` }),
+              ...(position === 2 ? { phone: '+905551234567', locale: 'tr', embedded: true } : {}),
+            }
           : null) as Agent['info'],
         contact: kind === 'contact' ? contact : null,
       });
@@ -138,7 +150,13 @@ const PLAIN: { name: string; body: (cursor: string) => unknown }[] = [
     body: () => ({ query: `{ envelopes(first: 2) { __typename pageInfo { endCursor hasNextPage __typename } edges { cursor __typename node { id name } } nodes { id } } }` }),
   },
   { name: 'the last page (no next page)', body: () => ({ query: `{ envelopes(first: 100) { pageInfo { hasNextPage endCursor } nodes { id } } }` }) },
-  { name: 'continued after a cursor', body: (cursor) => ({ query: `query ($after: String) { envelopes(first: 3, after: $after) { edges { node { id } cursor } pageInfo { hasNextPage endCursor } } }`, variables: { after: cursor } }) },
+  {
+    name: 'continued after a cursor',
+    body: (cursor) => ({
+      query: `query ($after: String) { envelopes(first: 3, after: $after) { edges { node { id } cursor } pageInfo { hasNextPage endCursor } } }`,
+      variables: { after: cursor },
+    }),
+  },
   {
     name: 'aliases, repeated keys merged, two root fields',
     body: () => ({

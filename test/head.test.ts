@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, tokenFor } from './helpers/signing.ts';
 
 /*
@@ -21,7 +21,10 @@ afterAll(async () => {
 async function both(path: string, headers: Record<string, string> = { 'x-service-api-key': team.apiKey }) {
   const get = await fetch(`${app.url}${path}`, { headers });
   const head = await fetch(`${app.url}${path}`, { method: 'HEAD', headers });
-  return { get: { status: get.status, type: get.headers.get('content-type'), body: await get.text() }, head: { status: head.status, type: head.headers.get('content-type'), body: await head.text(), headers: head.headers } };
+  return {
+    get: { status: get.status, type: get.headers.get('content-type'), body: await get.text() },
+    head: { status: head.status, type: head.headers.get('content-type'), body: await head.text(), headers: head.headers },
+  };
 }
 
 describe('HEAD', () => {

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adoptSharedSecrets, checkSharedSecrets, SharedSecretMismatchError, sharedSecretsOf } from '../src/db/shared-secrets.ts';
-import { startServerProcess, type ServerProcess } from './helpers/process.ts';
-import { restClient, runInstanceEnvironment, seedTeam, startTestApp, TEST_AUDIT_KEY, testSealCertificate, type TestApp } from './helpers/harness.ts';
+import { restClient, runInstanceEnvironment, seedTeam, startTestApp, TEST_AUDIT_KEY, type TestApp, testSealCertificate } from './helpers/harness.ts';
+import { type ServerProcess, startServerProcess } from './helpers/process.ts';
 
 /*
  * What instances sharing one database must agree on (issue 20): the secrets (compared by

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Envelope } from '../src/domain/envelope/envelope.entity.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { unknownId } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { createReadyTemplate, uploadTemplateDocument } from './helpers/templates.ts';
 
 let app: TestApp;
@@ -42,7 +42,8 @@ describe('jumpstart: a draft envelope from a template in one request', () => {
   it('REST: copies documents (same blob), roles and fields with new ids and remapped references; the name defaults to the template’s', async () => {
     const caller = callerOf(await seedTeam(app));
     const ready = await createReadyTemplate(app, caller.team.apiKey, { name: 'Sales template' });
-    const host = (await caller.rest.post(`/templates/${ready.templateId}/recipients`, { recipient: { type: 'host', identifier: 'host', roleName: 'Host', order: 0 } })).body.payload.recipient;
+    const host = (await caller.rest.post(`/templates/${ready.templateId}/recipients`, { recipient: { type: 'host', identifier: 'host', roleName: 'Host', order: 0 } })).body.payload
+      .recipient;
     await caller.rest.post(`/templates/${ready.templateId}/recipients`, { recipient: { type: 'in_person_signer', identifier: 'guest', roleName: 'Guest', hostedById: host.id, order: 2 } });
     const answer = await caller.rest.post(`/envelopes/jumpstart/${ready.templateId}`, {
       expirationPeriodDays: 7,
@@ -54,7 +55,14 @@ describe('jumpstart: a draft envelope from a template in one request', () => {
     const envelopeId = answer.body.payload.envelopeId;
     expect(Object.keys(answer.body.payload)).toEqual(['envelopeId']);
     const full = await fullEnvelope(caller, envelopeId);
-    expect(full.envelope).toMatchObject({ name: 'Sales template', status: 'draft', expirationPeriodDays: 7, reminderInitialDelayDays: 2, context: { deal: 42 }, templateId: ready.templateId });
+    expect(full.envelope).toMatchObject({
+      name: 'Sales template',
+      status: 'draft',
+      expirationPeriodDays: 7,
+      reminderInitialDelayDays: 2,
+      context: { deal: 42 },
+      templateId: ready.templateId,
+    });
     expect(full.documents).toHaveLength(1);
     expect(full.documents[0].id).not.toBe(ready.documentId);
     expect(full.documents[0].sha256).toBe(ready.sha256);
@@ -146,7 +154,9 @@ describe('fixed and variable roles', () => {
     ['without overrides', false],
   ])('REST and GraphQL agree %s', async (_name, withOverrides) => {
     const recipients = withOverrides
-      ? [false, true].flatMap((fixed) => assignments.map((assignment) => ({ identifier: roleIdentifier(fixed, assignment), agents: [{ info: { name: `Override ${roleIdentifier(fixed, assignment)}` } }] })))
+      ? [false, true].flatMap((fixed) =>
+          assignments.map((assignment) => ({ identifier: roleIdentifier(fixed, assignment), agents: [{ info: { name: `Override ${roleIdentifier(fixed, assignment)}` } }] })),
+        )
       : [];
     const restEnvelope = await fullEnvelope(caller, (await caller.rest.post(`/envelopes/jumpstart/${templateId}`, { recipients })).body.payload.envelopeId);
     const graphqlAnswer = await caller.graphql(jumpstartMutation, { t: templateId, input: { recipients } });
@@ -155,7 +165,9 @@ describe('fixed and variable roles', () => {
       for (const assignment of assignments) {
         const identifier = roleIdentifier(fixed, assignment);
         const expected =
-          withOverrides && !fixed ? [{ kind: 'info', info: { name: `Override ${identifier}`, email: null, phone: null, locale: null, phoneContactMethod: null } }] : expectedPreAssigned(assignment);
+          withOverrides && !fixed
+            ? [{ kind: 'info', info: { name: `Override ${identifier}`, email: null, phone: null, locale: null, phoneContactMethod: null } }]
+            : expectedPreAssigned(assignment);
         expect({ identifier, agents: agentsOf(restEnvelope, identifier) }).toEqual({ identifier, agents: expected });
         const graphqlAgents = graphqlAnswer.data.jumpstartEnvelope.recipients.find((recipient: any) => recipient.identifier === identifier).agents;
         expect(graphqlAgents.map((agent: any) => agent.kind)).toEqual(expected.map((agent) => agent.kind));
@@ -188,7 +200,10 @@ describe('refusals', () => {
     const owner = callerOf(await seedTeam(app));
     const stranger = callerOf(await seedTeam(app, { workspaceId: owner.team.workspaceId }));
     const ready = await createReadyTemplate(app, owner.team.apiKey);
-    const blank = (body: unknown, id: string) => JSON.stringify(body).replaceAll(id, '<id>').replace(/"requestId":"[^"]+"/g, '');
+    const blank = (body: unknown, id: string) =>
+      JSON.stringify(body)
+        .replaceAll(id, '<id>')
+        .replace(/"requestId":"[^"]+"/g, '');
     const foreign = await stranger.rest.post(`/envelopes/jumpstart/${ready.templateId}`, {});
     const missing = await stranger.rest.post(`/envelopes/jumpstart/${unknownId}`, {});
     expect(foreign.status).toBe(404);

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLiveResponseCount, writeLiveResponse } from '../src/graphql/live-fanout.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { ENVELOPE_EVENTS, STATUS_CHANGED, untilWatching } from './helpers/live.ts';
 
 /*
@@ -94,12 +94,25 @@ describe('GraphQL over SSE beside yoga’s Node adapter', () => {
       ['no key', { method: 'POST', headers: {}, body: JSON.stringify({ query: STATUS_CHANGED }) }],
       ['a wrong key', { method: 'POST', headers: { 'x-service-api-key': 'sk_not_a_key' }, body: JSON.stringify({ query: STATUS_CHANGED }) }],
       ['an unknown envelope', { method: 'POST', headers: key, body: JSON.stringify({ query: STATUS_CHANGED, variables: { envelopeId: '00000000-0000-4000-8000-000000000000' } }) }],
-      ['a bad argument', { method: 'POST', headers: key, body: JSON.stringify({ query: ENVELOPE_EVENTS, variables: { envelopeId: '00000000-0000-4000-8000-000000000000', afterSequence: -1 } }) }],
+      [
+        'a bad argument',
+        { method: 'POST', headers: key, body: JSON.stringify({ query: ENVELOPE_EVENTS, variables: { envelopeId: '00000000-0000-4000-8000-000000000000', afterSequence: -1 } }) },
+      ],
       ['a wrong variable type', { method: 'POST', headers: key, body: JSON.stringify({ query: ENVELOPE_EVENTS, variables: { envelopeId: [1] } }) }],
       ['an unknown field', { method: 'POST', headers: key, body: JSON.stringify({ query: 'subscription { envelopeStatusChange { sequence } }' }) }],
       ['a syntax error', { method: 'POST', headers: key, body: JSON.stringify({ query: 'subscription {' }) }],
-      ['too many aliases', { method: 'POST', headers: key, body: JSON.stringify({ query: `subscription { ${Array.from({ length: 40 }, (_, index) => `a${index}: envelopeStatusChanged { sequence }`).join(' ')} }` }) }],
-      ['two root fields', { method: 'POST', headers: key, body: JSON.stringify({ query: 'subscription { envelopeStatusChanged { sequence } envelopeEvents(envelopeId: "x") { sequence } }' }) }],
+      [
+        'too many aliases',
+        {
+          method: 'POST',
+          headers: key,
+          body: JSON.stringify({ query: `subscription { ${Array.from({ length: 40 }, (_, index) => `a${index}: envelopeStatusChanged { sequence }`).join(' ')} }` }),
+        },
+      ],
+      [
+        'two root fields',
+        { method: 'POST', headers: key, body: JSON.stringify({ query: 'subscription { envelopeStatusChanged { sequence } envelopeEvents(envelopeId: "x") { sequence } }' }) },
+      ],
       ['no query', { method: 'POST', headers: key, body: JSON.stringify({ variables: {} }) }],
       ['a body that is not JSON', { method: 'POST', headers: key, body: '{"query": ' }],
       ['a batch', { method: 'POST', headers: key, body: JSON.stringify([{ query: STATUS_CHANGED }]) }],
@@ -137,7 +150,11 @@ describe('GraphQL over SSE beside yoga’s Node adapter', () => {
     const built = (await restClient(app, team.apiKey).post('/envelopes', { name: 'Watched both ways' })).body.payload;
     await expect.poll(() => published.has(built.envelopeId)).toBe(true);
     stopWatchingTeam();
-    const options = { method: 'POST' as const, headers: { 'x-service-api-key': team.apiKey, origin: 'https://app.example' }, body: JSON.stringify({ query: STATUS_CHANGED, variables: { envelopeId: built.envelopeId } }) };
+    const options = {
+      method: 'POST' as const,
+      headers: { 'x-service-api-key': team.apiKey, origin: 'https://app.example' },
+      body: JSON.stringify({ query: STATUS_CHANGED, variables: { envelopeId: built.envelopeId } }),
+    };
     const watching = [exchange(app, { ...options, forMs: 3_000 }), exchange(app, { ...options, chunked: true, forMs: 3_000 })];
     await untilWatching(app, 2);
     // One of the two is written straight to Node (its head follows the watcher's registration).
@@ -147,14 +164,14 @@ describe('GraphQL over SSE beside yoga’s Node adapter', () => {
     expect(direct).toEqual(throughAdapter);
     expect(direct.status).toBe(200);
     expect(direct.headers).toMatchObject({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'access-control-allow-origin': 'https://app.example' });
-    expect(direct.body).toMatch(/^:\n\nevent: next\ndata: \{"data":\{"envelopeStatusChanged":\{"envelopeId":"[^"]+","sequence":\d+,"type":"envelope.deleted","status":null,"at":"[^"]+"\}\}\}\n\n$/);
+    expect(direct.body).toMatch(
+      /^:\n\nevent: next\ndata: \{"data":\{"envelopeStatusChanged":\{"envelopeId":"[^"]+","sequence":\d+,"type":"envelope.deleted","status":null,"at":"[^"]+"\}\}\}\n\n$/,
+    );
     await expect.poll(() => app.dependencies.envelopeEvents!.watcherCount).toBe(0);
   });
 
   it('completes a stream that ends (a signing link’s envelope closing) with the adapter’s closing event', async () => {
-    const ended = normalised(
-      await exchange(app, { method: 'POST', headers: {}, body: JSON.stringify({ query: 'subscription { signingSessionChanged { sequence } }' }), forMs: 2_000 }),
-    );
+    const ended = normalised(await exchange(app, { method: 'POST', headers: {}, body: JSON.stringify({ query: 'subscription { signingSessionChanged { sequence } }' }), forMs: 2_000 }));
     // Refused (no link): one result and the closing event, as every answer that is not a stream.
     expect(ended.body).toMatch(/^:\n\nevent: next\ndata: \{.*"Signing\.[A-Za-z]+".*\}\n\nevent: complete\ndata:\n\n$/s);
   });
@@ -171,7 +188,11 @@ describe('GraphQL over SSE beside yoga’s Node adapter', () => {
           new Promise((resolve, reject) => {
             const request = http.request(
               `${app.url}/graphql`,
-              { method: 'POST', agent: false, headers: { 'x-service-api-key': team.apiKey, accept: 'text/event-stream', 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } },
+              {
+                method: 'POST',
+                agent: false,
+                headers: { 'x-service-api-key': team.apiKey, accept: 'text/event-stream', 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+              },
               (response) => {
                 expect(response.statusCode).toBe(200);
                 response.once('data', () => resolve());

@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMailer } from '../src/domain/notification/mailer.ts';
 import { createPhoneProvider } from '../src/domain/notification/sms.ts';
 import { redactSecrets } from '../src/shared/redact.ts';
-import { mainWorkerFor } from './helpers/workers.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, invitationsOf, signAndComplete, signingClient } from './helpers/signing.ts';
+import { mainWorkerFor } from './helpers/workers.ts';
 
 /*
  * No bearer credential reaches the log (src/shared/redact.ts): a whole signing run, with the
@@ -43,10 +43,7 @@ describe('the log', () => {
     const team = await seedTeam(app);
     const built = await buildEnvelope(app, team.apiKey, {
       name: 'Logged run',
-      recipients: [
-        { identifier: 'ada' },
-        { identifier: 'vera', type: 'viewer', agents: [{ info: { name: 'Vera Viewer', phone: '+905551119900' } }] },
-      ],
+      recipients: [{ identifier: 'ada' }, { identifier: 'vera', type: 'viewer', agents: [{ info: { name: 'Vera Viewer', phone: '+905551119900' } }] }],
     });
     const rest = restClient(app, team.apiKey);
     expect((await rest.put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
@@ -72,9 +69,7 @@ describe('the log', () => {
     expect(pageCopy.errors).toBeUndefined();
     const pageLink = pageCopy.data.signingFinalCopy.url as string;
     // The completion mail's link (30 days), read from the .eml the file sink wrote.
-    const mails = await Promise.all(
-      fs.readdirSync(path.join(app.dataDir, 'mail')).map(async (file) => simpleParser(fs.readFileSync(path.join(app.dataDir, 'mail', file)))),
-    );
+    const mails = await Promise.all(fs.readdirSync(path.join(app.dataDir, 'mail')).map(async (file) => simpleParser(fs.readFileSync(path.join(app.dataDir, 'mail', file)))));
     const mailLink = mails.map((mail) => /https?:\/\/\S+\/api\/v1\/key\/final-copy\/[A-Za-z0-9._-]+/.exec(mail.text ?? '')?.[0]).find(Boolean)!;
     expect(mailLink).toBeDefined();
     // The team's signed download URLs.
@@ -101,7 +96,12 @@ describe('the log', () => {
     expect(paths).toContain('/api/v1/key/final-copy/[redacted]');
     expect(paths).toContain('/api/v1/key/downloads/[redacted]');
     expect(paths).toContain(`/signing/documents/${built.documentId}`);
-    expect(requests.filter((entry) => entry.path === '/api/v1/key/final-copy/[redacted]').map((entry) => entry.status).sort()).toEqual([200, 200, 403]);
+    expect(
+      requests
+        .filter((entry) => entry.path === '/api/v1/key/final-copy/[redacted]')
+        .map((entry) => entry.status)
+        .sort(),
+    ).toEqual([200, 200, 403]);
     // So are the file sinks' lines.
     expect(log).toContain('mail written (SMTP_URL is not set)');
     expect(log).toContain('phone message written (SMS_PROVIDER_URL is not set)');
@@ -123,7 +123,10 @@ describe('the log', () => {
     const link = `https://sign.example.com/api/v1/key/final-copy/eyJlIjoiYSJ9.bWFjbWFjbWFjbWFjbWFjbWFj`;
     const logger = app.dependencies.logger.child({ link: `https://sign.example.com/sign/${token}` });
     logger.error({ err: new Error(`could not fetch ${link}`), headers: { 'x-signing-token': token, authorization: 'Bearer abcdefghijklmnop' } }, `GET /sign/${token} failed`);
-    logger.warn({ smtp: 'smtps://mailer:hunter2hunter2@smtp.example.com:465', presigned: 'https://bucket.s3.amazonaws.com/f.pdf?X-Amz-Credential=AKIAXYZ&X-Amz-Signature=deadbeefdeadbeef&x=1' }, 'esk_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG');
+    logger.warn(
+      { smtp: 'smtps://mailer:hunter2hunter2@smtp.example.com:465', presigned: 'https://bucket.s3.amazonaws.com/f.pdf?X-Amz-Credential=AKIAXYZ&X-Amz-Signature=deadbeefdeadbeef&x=1' },
+      'esk_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG',
+    );
     // A one-use signing URL's token (embedded signing), quoted as text.
     logger.info({ issued: 'sgu_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG' }, 'signing URL issued');
     const lines = app.logLines.slice(before).join('');

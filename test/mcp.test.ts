@@ -3,15 +3,16 @@
  * service, and over stdio through `node src/mcp/stdio.ts` started against the same service, as an
  * MCP client (Claude Desktop, an IDE) starts it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
 import { spawn } from 'node:child_process';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { createReadyTemplate, type ReadyTemplate } from './helpers/templates.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unknownId } from './helpers/envelopes.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { createReadyTemplate, type ReadyTemplate } from './helpers/templates.ts';
 
 let app: TestApp;
 let team: SeededTeam;
@@ -46,7 +47,12 @@ async function httpClient(apiKey: string, header: 'bearer' | 'x-service-api-key'
 async function stdioClient(apiKey: string): Promise<Client> {
   const client = new Client({ name: 'mcp-test-stdio', version: '1.0.0' });
   await client.connect(
-    new StdioClientTransport({ command: process.execPath, args: ['src/mcp/stdio.ts'], env: { PATH: process.env.PATH ?? '', ENVELOPE_URL: app.url, ENVELOPE_API_KEY: apiKey }, stderr: 'pipe' }),
+    new StdioClientTransport({
+      command: process.execPath,
+      args: ['src/mcp/stdio.ts'],
+      env: { PATH: process.env.PATH ?? '', ENVELOPE_URL: app.url, ENVELOPE_API_KEY: apiKey },
+      stderr: 'pipe',
+    }),
   );
   clients.push(client);
   return client;
@@ -136,7 +142,11 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const fetched = await fetch(`${app.url}${new URL(links.documents[0].url).pathname}`);
     expect(fetched.status).toBe(200);
     expect(fetched.headers.get('content-type')).toBe('application/pdf');
-    expect(Buffer.from(await fetched.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(
+      Buffer.from(await fetched.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
 
     const reminded = await call(client, 'remind', { envelopeId });
     expect(reminded.reminded).toEqual([expect.objectContaining({ recipientId: expect.any(String), channel: 'email' })]);
@@ -203,7 +213,11 @@ describe('MCP over Streamable HTTP at /mcp', () => {
   it('refuses a request without a valid key before any MCP message is read, with the contract’s error body', async () => {
     const initialize = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
     const post = (headers: Record<string, string>) =>
-      fetch(`${app.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(initialize) });
+      fetch(`${app.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify(initialize),
+      });
     const missing = await post({});
     expect(missing.status).toBe(401);
     expect(((await missing.json()) as any).error.name).toBe('Auth.MissingApiKey');

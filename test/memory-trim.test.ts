@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { startIdleMemoryTrim, type IdleMemoryTrim } from '../src/http/memory-trim.ts';
+import { type IdleMemoryTrim, startIdleMemoryTrim } from '../src/http/memory-trim.ts';
 import { createLogger } from '../src/shared/logger.ts';
 
 // The trim's contract: a collection only once the server is idle (nothing in flight for idleMs)

@@ -4,18 +4,18 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
+import { DELIVERY_FAILURES } from '../src/domain/outbox/delivery-failures.ts';
 import { createOutboxWorker, PermanentOutboxError } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
-import { DELIVERY_FAILURES } from '../src/domain/outbox/delivery-failures.ts';
 import { listenForMetrics } from '../src/http/metrics.ts';
-import { instrumentBlobStore, createFileBlobStore } from '../src/shared/blob-store/index.ts';
+import { createFileBlobStore, instrumentBlobStore } from '../src/shared/blob-store/index.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { createMetrics, MAX_OPERATION_NAMES, type Metrics } from '../src/shared/metrics.ts';
-import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { eventually } from './helpers/eventually.ts';
+import { graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { STATUS_CHANGED, subscribe, untilWatching } from './helpers/live.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
-import { eventually } from './helpers/eventually.ts';
 
 const TOKEN = 'metrics-test-token-0123456789abcdef';
 const ANONYMOUS_PER_MINUTE = 2;
@@ -105,9 +105,14 @@ describe('Prometheus metrics', () => {
       em: app.orm.em,
       clock: app.dependencies.clock,
       logger: createLogger('silent'),
-      handlers: new Map([[OUTBOX_TOPICS.closedNotice, async () => {
-        throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'refused by the metrics test');
-      }]]),
+      handlers: new Map([
+        [
+          OUTBOX_TOPICS.closedNotice,
+          async () => {
+            throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'refused by the metrics test');
+          },
+        ],
+      ]),
       payloadMatch: { teamId: team.teamId },
       metrics,
     });

@@ -7,13 +7,13 @@ import { createMailer, type Mailer } from '../src/domain/notification/mailer.ts'
 import { createPhoneProvider } from '../src/domain/notification/sms.ts';
 import type { OutboxHandler } from '../src/domain/outbox/outbox-worker.ts';
 import { createClock } from '../src/shared/clock.ts';
-import { mainJobHandlers, type WorkerDependencies, type WorkerOverrides } from '../src/workers.ts';
 import { createLogger } from '../src/shared/logger.ts';
+import { mainJobHandlers, type WorkerDependencies, type WorkerOverrides } from '../src/workers.ts';
 import { eventually } from './helpers/eventually.ts';
-import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, DELEGATE_MUTATION, SESSION_QUERY, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
-import { signingLinkIn, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './helpers/smtp.ts';
+import { graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { startRecordingServer } from './helpers/recording-server.ts';
+import { buildEnvelope, DELEGATE_MUTATION, SESSION_QUERY, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
+import { type ReceivedMail, signingLinkIn, startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
 import { mainWorkerFor, workerDependencies } from './helpers/workers.ts';
 
 /*
@@ -299,15 +299,21 @@ describe('crashes between claim and acknowledgement', () => {
     // Leases of a minute that are never renewed (the process is gone).
     const crashed1 = workerFor(team, { handlers: beforeSend, leaseMs: 60_000, renewIntervalMs: 3_600_000 });
     const crashed2 = workerFor(team, { handlers: afterSend, leaseMs: 60_000, renewIntervalMs: 3_600_000 });
-    const leased = async () => Number((await app.orm.em.fork().execute<{ count: string }[]>(
-      `select count(*) as count from outbox_message where payload ->> 'envelopeId' = ? and locked_until is not null and processed_at is null`,
-      [built.envelopeId],
-    ))[0]!.count);
+    const leased = async () =>
+      Number(
+        (
+          await app.orm.em
+            .fork()
+            .execute<{ count: string }[]>(`select count(*) as count from outbox_message where payload ->> 'envelopeId' = ? and locked_until is not null and processed_at is null`, [
+              built.envelopeId,
+            ])
+        )[0]!.count,
+      );
     void crashed1.drain(2);
-    await eventually(async () => (await leased()) === 2, { what: 'the first crashed worker\'s two claims' });
+    await eventually(async () => (await leased()) === 2, { what: "the first crashed worker's two claims" });
     void crashed2.drain(2);
     // Both crashed workers hold two claims each; wait for the second's sends to arrive.
-    await eventually(() => received.filter((entry) => entry.mail.subject === 'Please sign: Crash test').length >= 2, { what: 'the second crashed worker\'s two sends' });
+    await eventually(() => received.filter((entry) => entry.mail.subject === 'Please sign: Crash test').length >= 2, { what: "the second crashed worker's two sends" });
     expect(received.filter((entry) => entry.mail.subject === 'Please sign: Crash test')).toHaveLength(2);
     expect(await leased()).toBe(4);
 
@@ -383,7 +389,11 @@ describe('final copies and hand-overs', () => {
     expect(tenant[0]!.mail.text).toMatch(/This download link works until /);
     const downloaded = await fetch(`${app.url}${new URL(link!).pathname}`);
     expect(downloaded.status).toBe(200);
-    expect(createHash('sha256').update(Buffer.from(await downloaded.arrayBuffer())).digest('hex')).toBe(sealed);
+    expect(
+      createHash('sha256')
+        .update(Buffer.from(await downloaded.arrayBuffer()))
+        .digest('hex'),
+    ).toBe(sealed);
 
     const viewer = mailsTo('final-viewer@example.com');
     expect(viewer.map((entry) => entry.mail.subject)).toEqual(['Tamamlandı: Lease <2026>']);
@@ -397,7 +407,10 @@ describe('final copies and hand-overs', () => {
 
   it('sealed documents over the attachment limit are not attached', async () => {
     const team = await seedTeam(app);
-    const built = await buildEnvelope(app, team.apiKey, { name: 'Too big to attach', recipients: [{ identifier: 'only', agents: [{ info: { name: 'Olga', email: 'final-big@example.com' } }] }] });
+    const built = await buildEnvelope(app, team.apiKey, {
+      name: 'Too big to attach',
+      recipients: [{ identifier: 'only', agents: [{ info: { name: 'Olga', email: 'final-big@example.com' } }] }],
+    });
     await send(team, built.envelopeId);
     const token = await tokenFor(app, built.envelopeId, built.recipients.only!);
     const smallAttachments = { dependencies: { config: { ...app.dependencies.config, mailAttachmentLimitBytes: 100 } } };
@@ -484,12 +497,21 @@ describe('a failing mail server', () => {
       const bounce = rows.find((row) => row.payload.to?.email === 'smtp-bounce@example.com')!;
       expect(bounce.failed_at).not.toBeNull();
       expect(bounce.last_error).toMatch(/550/);
-      const graphql = await graphqlClient(app, team.apiKey)(`query($id: ID!) { envelope(id: $id) { recipients { identifier agents { notification { failure { kind channel reason error attempts } } } } } }`, {
-        id: built.envelopeId,
-      });
+      const graphql = await graphqlClient(app, team.apiKey)(
+        `query($id: ID!) { envelope(id: $id) { recipients { identifier agents { notification { failure { kind channel reason error attempts } } } } } }`,
+        {
+          id: built.envelopeId,
+        },
+      );
       const watcher = graphql.data.envelope.recipients.find((recipient: any) => recipient.identifier === 'watcher');
       // The reply's codes in words; its free text (which may name the relay) stays in the log and the row.
-      expect(watcher.agents[0].notification.failure).toMatchObject({ kind: 'completed', channel: 'email', attempts: 1, reason: 'mail_refused', error: expect.stringMatching(/^the mail server refused the message \(SMTP 550\b/) });
+      expect(watcher.agents[0].notification.failure).toMatchObject({
+        kind: 'completed',
+        channel: 'email',
+        attempts: 1,
+        reason: 'mail_refused',
+        error: expect.stringMatching(/^the mail server refused the message \(SMTP 550\b/),
+      });
       expect(watcher.agents[0].notification.failure.error).not.toMatch(/No such user here|Error/);
       expect(bounce.last_error).toMatch(/^mail_refused: PermanentOutboxError: .*550 No such user here/);
       const pending = rows.filter((row) => row.payload.to?.email === 'smtp-deferred@example.com');
@@ -535,7 +557,14 @@ describe('the mailer', () => {
   it('without SMTP_URL writes one .eml file per Message-ID under DATA_DIR/mail (sending again replaces it)', async () => {
     const dataDir = fs.mkdtempSync(path.join(app.dataDir, 'files-'));
     const mailer = createMailer({ smtpUrl: undefined, from: 'no-reply@localhost', dataDir, logger });
-    const message = { messageId: 'row-1@localhost', to: { name: 'Ada', address: 'ada@example.com' }, subject: 'Please sign: X', text: 'text part', html: '<p>html part</p>', language: 'en-US' };
+    const message = {
+      messageId: 'row-1@localhost',
+      to: { name: 'Ada', address: 'ada@example.com' },
+      subject: 'Please sign: X',
+      text: 'text part',
+      html: '<p>html part</p>',
+      language: 'en-US',
+    };
     await mailer.send(message);
     await mailer.send(message);
     const files = fs.readdirSync(path.join(dataDir, 'mail'));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, SESSION_QUERY, signingClient } from './helpers/signing.ts';
 import { signingLinkIn, startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
@@ -114,7 +114,9 @@ describe('resend', () => {
 
     const events = await app.orm.em
       .fork()
-      .execute<{ type: string; details: any }[]>(`select type, details from audit_event where envelope_id = ? and type in ('invitation.resent', 'invitation.queued') order by seq`, [built.envelopeId]);
+      .execute<{ type: string; details: any }[]>(`select type, details from audit_event where envelope_id = ? and type in ('invitation.resent', 'invitation.queued') order by seq`, [
+        built.envelopeId,
+      ]);
     const resent = events.find((event) => event.type === 'invitation.resent')!;
     expect(resent.details).toMatchObject({ recipientId: built.recipients.first, changed: { email: { from: 'rs-first@example.com', to: 'rs-fixed@example.com' } } });
     expect(resent.details.revokedTokenIds).toHaveLength(1);

@@ -2,16 +2,16 @@ import fs from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { restRoutes } from '../src/rest/routes/index.ts';
 import { fieldTypes } from '../src/domain/field/field.entity.ts';
+import { restRoutes } from '../src/rest/routes/index.ts';
 import { httpStatusForError } from '../src/shared/errors.ts';
-import { createReadyTemplate } from './helpers/templates.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
 import { createDraftWithDocumentAndSigner } from './helpers/envelopes.ts';
 import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { png } from './helpers/images.ts';
-import { buildEnvelope, signingClient, SUBMIT_MUTATION, tokenFor } from './helpers/signing.ts';
+import { buildEnvelope, SUBMIT_MUTATION, signingClient, tokenFor } from './helpers/signing.ts';
+import { createReadyTemplate } from './helpers/templates.ts';
 
 let app: TestApp;
 let document: any;
@@ -41,7 +41,11 @@ describe('the OpenAPI document', () => {
 
   it('documents every route of the route table, and nothing else', () => {
     const routes = restRoutes.map((route) => operationKey(route.method, route.path.replace(/:(\w+)/g, '{$1}'))).sort();
-    expect(documentedOperations().map((operation) => operation.key).sort()).toEqual(routes);
+    expect(
+      documentedOperations()
+        .map((operation) => operation.key)
+        .sort(),
+    ).toEqual(routes);
   });
 
   it('documents each error under its status, and every error name it uses is in docs/errors.md', () => {
@@ -79,7 +83,9 @@ describe('the OpenAPI document', () => {
     const draft = await createDraftWithDocumentAndSigner(app, team.apiKey);
     const draftPdf = await makePdf({ pages: 1 });
     const field = await rest.post(`/envelopes/${draft.envelopeId}/fields`, {
-      fields: [{ type: 'text', identifier: 'note', recipientId: draft.signerId, views: [{ documentId: draft.documentId, page: 0, location: { x: 10, y: 10 }, size: { width: 50, height: 20 } }] }],
+      fields: [
+        { type: 'text', identifier: 'note', recipientId: draft.signerId, views: [{ documentId: draft.documentId, page: 0, location: { x: 10, y: 10 }, size: { width: 50, height: 20 } }] },
+      ],
     });
     const contact = await rest.post('/contacts', { name: 'Ada Lovelace', email: 'ada@example.com' });
     const group = await rest.post('/contact-groups', { name: 'Reference group' });
@@ -97,16 +103,37 @@ describe('the OpenAPI document', () => {
     }).then((response) => response.json() as Promise<any>);
     const templateRole = await rest.post(`/templates/${templateId}/recipients`, { recipient: { type: 'signer', identifier: 'client', roleName: 'Client' } });
     const templateField = await rest.post(`/templates/${templateId}/fields`, {
-      fields: [{ type: 'text', identifier: 'note', recipientId: templateRole.body.payload.recipient.id, views: [{ documentId: templateDocument.payload.document.id, page: 0, location: { x: 10, y: 10 }, size: { width: 50, height: 20 } }] }],
+      fields: [
+        {
+          type: 'text',
+          identifier: 'note',
+          recipientId: templateRole.body.payload.recipient.id,
+          views: [{ documentId: templateDocument.payload.document.id, page: 0, location: { x: 10, y: 10 }, size: { width: 50, height: 20 } }],
+        },
+      ],
     });
     // Sending and voiding get an envelope of their own, so the draft's deletions still find a draft.
     const sendable = await createDraftWithDocumentAndSigner(app, team.apiKey);
     await rest.post(`/envelopes/${sendable.envelopeId}/fields`, {
-      fields: [{ type: 'simple_signature', identifier: 'sign', recipientId: sendable.signerId, views: [{ documentId: sendable.documentId, page: 0, location: { x: 10, y: 10 }, size: { width: 120, height: 30 } }] }],
+      fields: [
+        {
+          type: 'simple_signature',
+          identifier: 'sign',
+          recipientId: sendable.signerId,
+          views: [{ documentId: sendable.documentId, page: 0, location: { x: 10, y: 10 }, size: { width: 120, height: 30 } }],
+        },
+      ],
     });
     const scheduled = await createDraftWithDocumentAndSigner(app, team.apiKey);
     await rest.post(`/envelopes/${scheduled.envelopeId}/fields`, {
-      fields: [{ type: 'simple_signature', identifier: 'sign', recipientId: scheduled.signerId, views: [{ documentId: scheduled.documentId, page: 0, location: { x: 10, y: 10 }, size: { width: 120, height: 30 } }] }],
+      fields: [
+        {
+          type: 'simple_signature',
+          identifier: 'sign',
+          recipientId: scheduled.signerId,
+          views: [{ documentId: scheduled.documentId, page: 0, location: { x: 10, y: 10 }, size: { width: 120, height: 30 } }],
+        },
+      ],
     });
     // A send scheduled a day ahead: the schedule's cancellation (DELETE …/schedule) has one to cancel.
     const scheduling = await rest.put(`/envelopes/${scheduled.envelopeId}/send`, { sendAt: new Date(Date.now() + 24 * 3600 * 1000).toISOString() });
@@ -120,7 +147,10 @@ describe('the OpenAPI document', () => {
     expect((await rest.put(`/envelopes/${attached.envelopeId}/send`)).status).toBe(200);
     const signingToken = await tokenFor(app, attached.envelopeId, attached.recipients.client);
     const form = new FormData();
-    form.append('operations', JSON.stringify({ query: 'mutation($f: ID!, $file: Upload!) { uploadSigningAttachment(fieldId: $f, file: $file) { id } }', variables: { f: attached.fields.scan, file: null } }));
+    form.append(
+      'operations',
+      JSON.stringify({ query: 'mutation($f: ID!, $file: Upload!) { uploadSigningAttachment(fieldId: $f, file: $file) { id } }', variables: { f: attached.fields.scan, file: null } }),
+    );
     form.append('map', JSON.stringify({ 0: ['variables.file'] }));
     form.append('0', new Blob([png(8, 8) as Uint8Array<ArrayBuffer>]), 'scan.png');
     const uploaded = (await (await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'x-signing-token': signingToken }, body: form })).json()) as any;
@@ -150,7 +180,15 @@ describe('the OpenAPI document', () => {
       fieldId: templateField.body.payload.fields[0].id,
     };
     const idsFor = (path: string) =>
-      path.startsWith('/templates/') ? templateIds : path.includes('/attachments') ? { ...ids, envelopeId: attached.envelopeId, fileId } : /\/(send|void)$/.test(path) ? { ...ids, envelopeId: sendable.envelopeId } : /\/schedule$/.test(path) ? { ...ids, envelopeId: scheduled.envelopeId } : ids;
+      path.startsWith('/templates/')
+        ? templateIds
+        : path.includes('/attachments')
+          ? { ...ids, envelopeId: attached.envelopeId, fileId }
+          : /\/(send|void)$/.test(path)
+            ? { ...ids, envelopeId: sendable.envelopeId }
+            : /\/schedule$/.test(path)
+              ? { ...ids, envelopeId: scheduled.envelopeId }
+              : ids;
     const fill = (text: string, values: Record<string, string>) => text.replace(/<(\w+)>/g, (_, name) => values[name] ?? name);
     const pdf = await makePdf({ pages: 1 });
     // Deletions last, deepest paths first, so every operation finds what it names.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDraftWithDocumentAndSigner, uploadDocument } from './helpers/envelopes.ts';
 import { makePdf } from './fixtures/pdfs.ts';
+import { createDraftWithDocumentAndSigner, uploadDocument } from './helpers/envelopes.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 /*
@@ -65,7 +65,9 @@ describe('numbers out of range, REST', () => {
       expectNamedRefusal(fields, `field view ${JSON.stringify(variant)}`, 'views[0]');
     }
     // The smallest positive double is a valid position: it is stored and read back exactly.
-    const tiny = await rest.post(`/envelopes/${draft.envelopeId}/fields`, { fields: [{ type: 'text', identifier: 'tiny', recipientId: draft.signerId, views: [{ ...view, location: { x: 5e-324, y: 1e-300 } }] }] });
+    const tiny = await rest.post(`/envelopes/${draft.envelopeId}/fields`, {
+      fields: [{ type: 'text', identifier: 'tiny', recipientId: draft.signerId, views: [{ ...view, location: { x: 5e-324, y: 1e-300 } }] }],
+    });
     expect(tiny.status, JSON.stringify(tiny.body)).toBe(200);
     const stored = await rest.get(`/envelopes/${draft.envelopeId}/fields/${tiny.body.payload.fields[0].id}`);
     expect(stored.body.payload.field.views[0].location).toEqual({ x: 5e-324, y: 1e-300 });

@@ -1,16 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
-import { inject } from 'vitest';
+import { type EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createOrmConfig } from '../mikro-orm.config.ts';
-import { createOutboxWorker, outboxBackoffMs, PermanentOutboxError, type OutboxHandler } from '../src/domain/outbox/outbox-worker.ts';
 import { enqueue } from '../src/domain/outbox/outbox.ts';
+import { createOutboxWorker, type OutboxHandler, outboxBackoffMs, PermanentOutboxError } from '../src/domain/outbox/outbox-worker.ts';
 import type { OutboxTopic } from '../src/domain/outbox/topics.ts';
 import { startOutboxWakeups } from '../src/domain/outbox/wakeups.ts';
 import { createClock } from '../src/shared/clock.ts';
 import { newId } from '../src/shared/ids.ts';
 import { createLogger } from '../src/shared/logger.ts';
-import { startTestApp, type TestApp } from './helpers/harness.ts';
 import { eventually } from './helpers/eventually.ts';
+import { startTestApp, type TestApp } from './helpers/harness.ts';
 
 /*
  * The outbox worker against the real database. Every test uses a topic of its own, so rows of
@@ -39,20 +38,24 @@ function uniqueTopic(): string {
 async function insertMessages(topic: string, count: number): Promise<string[]> {
   const ids = Array.from({ length: count }, () => newId());
   for (const id of ids) {
-    await app.orm.em.fork().execute(`insert into outbox_message (id, created_at, topic, payload, available_at, attempts) values (?, now(), ?, ?, now() - interval '1 second', 0)`, [
-      id,
-      topic,
-      JSON.stringify({ n: id }),
-    ]);
+    await app.orm.em
+      .fork()
+      .execute(`insert into outbox_message (id, created_at, topic, payload, available_at, attempts) values (?, now(), ?, ?, now() - interval '1 second', 0)`, [
+        id,
+        topic,
+        JSON.stringify({ n: id }),
+      ]);
   }
   return ids;
 }
 
 async function rowOf(id: string) {
-  const [row] = await app.orm.em.fork().execute<{ attempts: number; processed_at: Date | null; failed_at: Date | null; available_at: Date; last_error: string | null; locked_until: Date | null }[]>(
-    `select attempts, processed_at, failed_at, available_at, last_error, locked_until from outbox_message where id = ?`,
-    [id],
-  );
+  const [row] = await app.orm.em
+    .fork()
+    .execute<{ attempts: number; processed_at: Date | null; failed_at: Date | null; available_at: Date; last_error: string | null; locked_until: Date | null }[]>(
+      `select attempts, processed_at, failed_at, available_at, last_error, locked_until from outbox_message where id = ?`,
+      [id],
+    );
   // Raw rows carry timestamps as the driver gives them (a string on some): one type here.
   return { ...row!, available_at: new Date(row!.available_at) };
 }

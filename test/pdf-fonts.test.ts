@@ -1,12 +1,12 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import fontkit from '@pdf-lib/fontkit';
 import { PDFDocument } from 'pdf-lib';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cachingFontkit, fontFamilies, sfntOfWoff } from '../src/domain/pdf/fonts.ts';
-import { drawTextLine, embedSans, loadForRendering, renderFields, textWidth, type RenderField } from '../src/domain/pdf/render.ts';
+import { drawTextLine, embedSans, loadForRendering, type RenderField, renderFields, textWidth } from '../src/domain/pdf/render.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { wordBoxes } from './helpers/pdf-tools.ts';
 

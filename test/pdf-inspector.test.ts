@@ -7,21 +7,29 @@ import { runInNewContext } from 'node:vm';
 import { deflateSync } from 'node:zlib';
 import { EncryptedPDFError, PDFDocument, PDFName } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inspectPdfFile, looksLikePdfHeader, PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfInspectionFailureReason } from '../src/domain/pdf/inspect/inspect.ts';
+import {
+  inspectPdfFile,
+  looksLikePdfHeader,
+  PDF_CONTENT_OPERATORS_LIMIT,
+  PDF_FORM_PAINTS_LIMIT,
+  PDF_INFLATED_BYTES_LIMIT,
+  PdfInspectionError,
+  type PdfInspectionFailureReason,
+} from '../src/domain/pdf/inspect/inspect.ts';
 import {
   A4,
-  LETTER,
   appendPageIncrementally,
   createPdfAssembler,
   cutFinalEofMarker,
   finishWithXrefTable,
+  LETTER,
   makeClassicXrefPdf,
+  makeDeepArraysAfterTagPdf,
   makeEncryptedPdf,
   makeHandwrittenPageTreePdf,
   makeHybridPdf,
   makeInflatingPdf,
   makeInheritedAttributesPdf,
-  makeDeepArraysAfterTagPdf,
   makeLargePdf,
   makeManyTextOperatorsPdf,
   makeNestedFormsPdf,

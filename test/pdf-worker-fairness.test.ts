@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPdfWorkerPool, PdfWorkersBusyError, PdfWorkLimitError, type PdfTaskKind } from '../src/domain/pdf/worker-pool.ts';
+import { createPdfWorkerPool, type PdfTaskKind, PdfWorkersBusyError, PdfWorkLimitError } from '../src/domain/pdf/worker-pool.ts';
 import { makeManyTextOperatorsPdf, makePdf } from './fixtures/pdfs.ts';
 import { uploadDocument } from './helpers/envelopes.ts';
 import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';

@@ -1,15 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import fontkit from '@pdf-lib/fontkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PDFDocument, PDFString, StandardFonts, degrees } from 'pdf-lib';
 import { Readable } from 'node:stream';
+import fontkit from '@pdf-lib/fontkit';
+import { degrees, PDFDocument, PDFString, StandardFonts } from 'pdf-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDeepArraysAfterTagPdf } from './fixtures/pdfs.ts';
 import { forceEnvelopeStatus, unknownId, uploadDocument } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { png } from './helpers/images.ts';
 import { renderPageGrey, wordBoxes } from './helpers/pdf-tools.ts';
 import { SESSION_QUERY, SUBMIT_MUTATION, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
@@ -61,7 +61,14 @@ async function draftWith(bytes: Uint8Array, apiKey = team.apiKey) {
   const recipients: Record<string, string> = {};
   for (const [order, identifier] of ['buyer', 'seller'].entries()) {
     const answer = await rest.post(`/envelopes/${envelopeId}/recipients`, {
-      recipient: { type: 'signer', identifier, roleName: identifier, order: 1 + order, required: true, agents: [{ info: { name: `${identifier} person`, email: `${identifier}@example.com` } }] },
+      recipient: {
+        type: 'signer',
+        identifier,
+        roleName: identifier,
+        order: 1 + order,
+        required: true,
+        agents: [{ info: { name: `${identifier} person`, email: `${identifier}@example.com` } }],
+      },
     });
     recipients[identifier] = answer.body.payload.recipient.id;
   }
@@ -183,7 +190,10 @@ describe('fields from text tags (REST)', () => {
     expect(views.name10.size.height * 0.7).toBeGreaterThanOrEqual(9.5);
     expect(views.name10.size.height * 0.7).toBeLessThanOrEqual(10.5);
     expect(views.name6.size.height * 0.7).toBeCloseTo(8, 6);
-    for (const [identifier, start] of [['name10', '{{text;'], ['name6', 'print:']] as const) {
+    for (const [identifier, start] of [
+      ['name10', '{{text;'],
+      ['name6', 'print:'],
+    ] as const) {
       // Still from the top of the tag's letters, as wide as the tag.
       const box = identifier === 'name6' ? tagBox(file, 0, '{{text;role=buyer;id=name6}}') : tagBox(file, 0, start);
       near(views[identifier].location.y, box.yMin);
@@ -199,7 +209,10 @@ describe('fields from text tags (REST)', () => {
     near(views.agree.location.y, check.yMin);
 
     // Drawn: the draft copy shows each value at the size its box was made for (pdftotext's word box).
-    for (const [identifier, text] of [['name10', 'Tenpoint'], ['name6', 'Sixpoint']] as const) {
+    for (const [identifier, text] of [
+      ['name10', 'Tenpoint'],
+      ['name6', 'Sixpoint'],
+    ] as const) {
       const fieldId = answer.body.payload.fields.find((field: any) => field.identifier === identifier).id;
       expect((await restClient(app, team.apiKey).patch(`/envelopes/${draft.envelopeId}/fields/${fieldId}`, { field: { value: { text } } })).status).toBe(200);
     }
@@ -263,7 +276,9 @@ describe('fields from text tags (REST)', () => {
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(answer.body.payload.fields.map((field: any) => field.identifier)).toEqual(EXPECTED_TAGS.map((tag) => tag.identifier));
     expect(answer.body.payload.unmatched[1].reason).toBe('no recipient "notary" in this template');
-    const events = await app.orm.em.fork().execute<{ type: string; details: any }[]>(`select type, details from audit_event where details->>'templateId' = ? and type like 'field.%'`, [templateId]);
+    const events = await app.orm.em
+      .fork()
+      .execute<{ type: string; details: any }[]>(`select type, details from audit_event where details->>'templateId' = ? and type like 'field.%'`, [templateId]);
     expect(events.map((event) => event.type)).toEqual(['field.added']);
 
     // The same through GraphQL, on a second copy of the document: identifiers already taken get a number.
@@ -296,16 +311,24 @@ async function sealThroughTheWorkflow(draft: Awaited<ReturnType<typeof draftWith
           field.value !== null
             ? field.value
             : field.type === 'simple_signature'
-            ? typedSignature
-            : field.type === 'biometric_signature'
-              ? { image, strokes: [[{ x: 1, y: 1, t: 0, p: 0.5 }, { x: 5, y: 4, t: 20, p: 0.5 }]] }
-              : field.type === 'text'
-                ? { text: 'Typed by the signer' }
-                : field.type === 'checkbox'
-                  ? { checked: true }
-                  : field.type === 'binary_choice'
-                    ? { choice: 'accept' }
-                    : field.value;
+              ? typedSignature
+              : field.type === 'biometric_signature'
+                ? {
+                    image,
+                    strokes: [
+                      [
+                        { x: 1, y: 1, t: 0, p: 0.5 },
+                        { x: 5, y: 4, t: 20, p: 0.5 },
+                      ],
+                    ],
+                  }
+                : field.type === 'text'
+                  ? { text: 'Typed by the signer' }
+                  : field.type === 'checkbox'
+                    ? { checked: true }
+                    : field.type === 'binary_choice'
+                      ? { choice: 'accept' }
+                      : field.value;
         return { fieldId: field.id, value };
       });
     const submitted = await client(SUBMIT_MUTATION, { values, complete: true });
@@ -438,7 +461,12 @@ describe('fields from the PDF’s own form', () => {
     expect(byIdentifier['buyer.plan']).toMatchObject({
       type: 'radio',
       value: { selected: 'yearly' },
-      config: { options: [{ value: 'monthly', label: 'monthly' }, { value: 'yearly', label: 'yearly' }] },
+      config: {
+        options: [
+          { value: 'monthly', label: 'monthly' },
+          { value: 'yearly', label: 'yearly' },
+        ],
+      },
       views: [view(0, 100, 842 - 614, 14, 14), view(0, 140, 842 - 614, 14, 14)],
     });
     expect(byIdentifier['buyer.sign']).toMatchObject({ type: 'simple_signature', required: true, value: null, views: [view(0, 300, 842 - 540, 200, 40)] });
@@ -466,13 +494,19 @@ describe('fields from the PDF’s own form', () => {
     expect(darkIn(140, 842 - 614, 14)).toBeGreaterThan(10);
     expect(darkIn(100, 842 - 614, 14)).toBe(0);
     const reloaded = await PDFDocument.load(fs.readFileSync(sealed));
-    const formFields = reloaded.getForm().getFields().map((field) => field.getName());
+    const formFields = reloaded
+      .getForm()
+      .getFields()
+      .map((field) => field.getName());
     for (const imported of ['buyer.name', 'buyer.agree', 'buyer.plan', 'seller.initials']) expect(formFields).not.toContain(imported);
   });
 
   it('without a role for it, a form field is placed for the recipient its name starts with, or listed', async () => {
     const draft = await draftWith(await formPdf({ witness: true }));
-    const answer = await restClient(app, team.apiKey).post(`/envelopes/${draft.envelopeId}/documents/${draft.documentId}/place-fields`, { from: 'acroform', roles: { 'seller.': draft.recipients.seller } });
+    const answer = await restClient(app, team.apiKey).post(`/envelopes/${draft.envelopeId}/documents/${draft.documentId}/place-fields`, {
+      from: 'acroform',
+      roles: { 'seller.': draft.recipients.seller },
+    });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     // `buyer` is a recipient's identifier: the name's first part names it; nobody is `witness`.
     const placed = answer.body.payload.fields.map((field: any) => [field.identifier, field.recipientId]);
@@ -489,7 +523,12 @@ describe('fields from the PDF’s own form', () => {
     // The form field not imported stays in the document's form; the imported ones are gone.
     const stored = await fetch(`${app.url}/api/v1/key/envelopes/${draft.envelopeId}/documents/${draft.documentId}/pdf`, { headers: { 'x-service-api-key': team.apiKey } });
     const reloaded = await PDFDocument.load(new Uint8Array(await stored.arrayBuffer()));
-    expect(reloaded.getForm().getFields().map((field) => field.getName())).toEqual(['witness.name']);
+    expect(
+      reloaded
+        .getForm()
+        .getFields()
+        .map((field) => field.getName()),
+    ).toEqual(['witness.name']);
   });
 });
 
@@ -685,10 +724,10 @@ describe('a content stream nested past what the rewrite reads', () => {
     expect(rest.status, JSON.stringify(rest.body)).toBe(422);
     expect(rest.body.error).toMatchObject({ name: 'Document.TooComplex', context: { limit: 'content_nesting', maximum: 32 } });
     expect(rest.body.error.description).toContain('nothing was placed');
-    const graphql = await graphqlClient(app, team.apiKey)(
-      `mutation($e: ID!, $d: ID!) { placeFields(envelopeId: $e, documentId: $d, from: tags, hideTags: true) { fields { id } } }`,
-      { e: draft.envelopeId, d: draft.documentId },
-    );
+    const graphql = await graphqlClient(app, team.apiKey)(`mutation($e: ID!, $d: ID!) { placeFields(envelopeId: $e, documentId: $d, from: tags, hideTags: true) { fields { id } } }`, {
+      e: draft.envelopeId,
+      d: draft.documentId,
+    });
     expect(graphql.errors?.[0]?.extensions).toMatchObject({ code: 'Document.TooComplex', context: { limit: 'content_nesting' } });
     expect((await restClient(app, team.apiKey).get(`/envelopes/${draft.envelopeId}/fields`)).body.payload.fields).toEqual([]);
     // Without hideTags nothing is rewritten: the tag is placed.

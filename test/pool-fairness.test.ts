@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { makePdf } from './fixtures/pdfs.ts';
 import { eventually } from './helpers/eventually.ts';
-import { graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -178,10 +178,7 @@ describe('a lock held past the wait limit', () => {
       try {
         const [restAnswer, graphqlAnswer] = await Promise.all([
           rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'signer', identifier: 'a', roleName: 'A' } }),
-          graphqlClient(app, team.apiKey)(
-            'mutation($e: ID!) { updateEnvelope(id: $e, input: { name: "Renamed" }) { id } }',
-            { e: envelopeId },
-          ),
+          graphqlClient(app, team.apiKey)('mutation($e: ID!) { updateEnvelope(id: $e, input: { name: "Renamed" }) { id } }', { e: envelopeId }),
         ]);
         // Refused after the lock wait, by name: a pool or request timeout would answer another error.
         expect(restAnswer.status).toBe(409);

@@ -10,8 +10,7 @@ describe.skipIf(!onServer)('prepared read statements (PostgreSQL server only: PG
     await client.connect();
     try {
       prepareParameterizedStatements(client);
-      const preparedNames = async () =>
-        (await client.query<{ name: string }>('select name from pg_prepared_statements order by name')).rows.map((row) => row.name);
+      const preparedNames = async () => (await client.query<{ name: string }>('select name from pg_prepared_statements order by name')).rows.map((row) => row.name);
 
       expect((await client.query('select $1::int + 1 as answer', [41])).rows[0].answer).toBe(42);
       expect((await client.query('select $1::int + 1 as answer', [1])).rows[0].answer).toBe(2);

@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
 import { eventually } from './helpers/eventually.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { codeIn, publicLinkTemplate, slugOf } from './helpers/public-links.ts';
 import { signingLinkIn, startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
 import { mainWorkerFor } from './helpers/workers.ts';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { startSmtpServer, signingLinkIn, type TestSmtpServer } from './helpers/smtp.ts';
-import { mainWorkerFor } from './helpers/workers.ts';
-import { codeIn, postForm, publicLinkTemplate, slugOf } from './helpers/public-links.ts';
-import { unknownId } from './helpers/envelopes.ts';
 import { pruneDeliveryHistory } from '../src/domain/notification/delivery-history.ts';
+import { unknownId } from './helpers/envelopes.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { codeIn, postForm, publicLinkTemplate, slugOf } from './helpers/public-links.ts';
+import { signingLinkIn, startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
+import { mainWorkerFor } from './helpers/workers.ts';
 
 /*
  * Public links (issue 36) through both faces and the visitor's page: the team's CRUD, a visit
@@ -67,7 +67,13 @@ describe('public links through REST', () => {
     expect([fixedless.status, fixedless.body.error.name, fixedless.body.error.context.reason]).toEqual([400, 'PublicLink.RoleNotUsable', 'unknown']);
     const second = await rest.post(`/templates/${template.templateId}/public-links`, { role: 'countersigner' });
     expect([second.status, second.body.error.context.reason]).toEqual([400, 'not_first']);
-    const invalid = await rest.post(`/templates/${template.templateId}/public-links`, { role: 'buyer', maxUses: 0, redirectUrl: 'javascript:alert(1)', prefill: { 'buyer-signature': { x: 1 } }, extra: true });
+    const invalid = await rest.post(`/templates/${template.templateId}/public-links`, {
+      role: 'buyer',
+      maxUses: 0,
+      redirectUrl: 'javascript:alert(1)',
+      prefill: { 'buyer-signature': { x: 1 } },
+      extra: true,
+    });
     expect(invalid.status).toBe(400);
     expect(invalid.body.error.name).toBe('Request.Invalid');
     expect(invalid.body.error.context.issues.map((issue: any) => issue.path).sort()).toEqual(['', 'maxUses', 'redirectUrl'].sort());
@@ -83,7 +89,12 @@ describe('public links through REST', () => {
     expect((await rest.post(`/templates/${unknownId}/public-links`, { role: 'buyer' })).body.error.name).toBe('Template.NotFound');
     const other = await seedTeam(app);
     const foreign = restClient(app, other.apiKey);
-    for (const answer of [await foreign.get(`/public-links/${link.id}`), await foreign.patch(`/public-links/${link.id}`, { status: 'disabled' }), await foreign.delete(`/public-links/${link.id}`), await foreign.get('/public-links/not-an-id')]) {
+    for (const answer of [
+      await foreign.get(`/public-links/${link.id}`),
+      await foreign.patch(`/public-links/${link.id}`, { status: 'disabled' }),
+      await foreign.delete(`/public-links/${link.id}`),
+      await foreign.get('/public-links/not-an-id'),
+    ]) {
       expect([answer.status, answer.body.error.name]).toEqual([404, 'PublicLink.NotFound']);
     }
     expect((await foreign.get('/public-links')).body.payload.publicLinks).toEqual([]);
@@ -94,7 +105,9 @@ describe('public links through REST', () => {
     const keyed = await rest.post(`/templates/${template.templateId}/public-links`, { role: 'buyer' }, { 'idempotency-key': 'link-1' });
     const repeated = await rest.post(`/templates/${template.templateId}/public-links`, { role: 'buyer' }, { 'idempotency-key': 'link-1' });
     expect(repeated.body.payload.publicLink.id).toBe(keyed.body.payload.publicLink.id);
-    expect((await rest.post(`/templates/${template.templateId}/public-links`, { role: 'buyer', maxUses: 2 }, { 'idempotency-key': 'link-1' })).body.error.name).toBe('Request.IdempotencyKeyReused');
+    expect((await rest.post(`/templates/${template.templateId}/public-links`, { role: 'buyer', maxUses: 2 }, { 'idempotency-key': 'link-1' })).body.error.name).toBe(
+      'Request.IdempotencyKeyReused',
+    );
     expect((await rest.get('/public-links')).body.payload.publicLinks).toHaveLength(2);
     await rest.delete(`/public-links/${keyed.body.payload.publicLink.id}`);
 
@@ -115,7 +128,15 @@ describe('public links through GraphQL', () => {
     });
     expect(created.errors).toBeUndefined();
     const link = created.data.createPublicLink;
-    expect(link).toMatchObject({ role: 'buyer', uses: 0, maxUses: 3, expiresAt: '2099-01-01T00:00:00.000Z', verifyEmail: false, status: 'active', redirectUrl: 'https://example.com/thanks' });
+    expect(link).toMatchObject({
+      role: 'buyer',
+      uses: 0,
+      maxUses: 3,
+      expiresAt: '2099-01-01T00:00:00.000Z',
+      verifyEmail: false,
+      status: 'active',
+      redirectUrl: 'https://example.com/thanks',
+    });
     // The same link on the REST face.
     expect((await restClient(app, team.apiKey).get(`/public-links/${link.id}`)).body.payload.publicLink.url).toBe(link.url);
 
@@ -180,7 +201,12 @@ describe('a visitor of a public link', () => {
     expect(await countEnvelopes(link.id)).toBe(0);
 
     // Typed with a space and a dash, as people do.
-    const verified = await postForm(app, `/f/${slug}/verify`, { visit: started.visit!, code: `${code!.slice(0, 3)} -${code!.slice(3)}`, locale: 'en-US' }, { 'user-agent': 'VisitorBrowser/1.0' });
+    const verified = await postForm(
+      app,
+      `/f/${slug}/verify`,
+      { visit: started.visit!, code: `${code!.slice(0, 3)} -${code!.slice(3)}`, locale: 'en-US' },
+      { 'user-agent': 'VisitorBrowser/1.0' },
+    );
     expect(verified.status, verified.body).toBe(303);
     expect(verified.headers.get('location')).toMatch(/^\/sign\/sgu_[A-Za-z0-9_-]{43}$/);
     const replay = await postForm(app, `/f/${slug}/verify`, { visit: started.visit!, code: code!, locale: 'en-US' });
@@ -307,7 +333,10 @@ describe('maxUses, and links that do not work', () => {
     expect([disabled.status, unknown.status]).toEqual([404, 404]);
     expect(await disabled.text()).toBe(await unknown.text());
     const posted = [await postForm(app, `/f/${slugOf(link.url)}`, { name: 'A', email: 'a@example.com' }), await postForm(app, `/f/${'A'.repeat(43)}`, { name: 'A', email: 'a@example.com' })];
-    expect(posted.map((answer) => [answer.status, answer.error])).toEqual([[404, 'PublicLink.Unavailable'], [404, 'PublicLink.Unavailable']]);
+    expect(posted.map((answer) => [answer.status, answer.error])).toEqual([
+      [404, 'PublicLink.Unavailable'],
+      [404, 'PublicLink.Unavailable'],
+    ]);
     expect(posted[0]!.body).toBe(posted[1]!.body);
 
     await rest.patch(`/public-links/${link.id}`, { status: 'active', expiresAt: new Date(Date.now() - 1000).toISOString() });
@@ -320,7 +349,10 @@ describe('maxUses, and links that do not work', () => {
 
 describe('rate limits of public links', () => {
   it('per link and per address: past the budget a 429 page with Retry-After, before any database work', async () => {
-    const limited = await startTestApp({ env: { RATE_LIMIT_PUBLIC_LINK_PER_MINUTE: '3', RATE_LIMIT_PUBLIC_LINK_ADDRESS_PER_MINUTE: '5', TRUST_PROXY_HOPS: '1' }, rateLimitsOwnCounters: true });
+    const limited = await startTestApp({
+      env: { RATE_LIMIT_PUBLIC_LINK_PER_MINUTE: '3', RATE_LIMIT_PUBLIC_LINK_ADDRESS_PER_MINUTE: '5', TRUST_PROXY_HOPS: '1' },
+      rateLimitsOwnCounters: true,
+    });
     try {
       const owner = await seedTeam(limited);
       const template = await publicLinkTemplate(limited, owner.apiKey);

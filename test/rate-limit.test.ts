@@ -289,7 +289,7 @@ describe('a client that ignores Retry-After (floods held at the listener)', () =
 });
 
 describe.skipIf(inject('databaseKind') === 'embedded')('rate limits on a PostgreSQL server', () => {
-  it('are shared by every instance: two processes\' limiters draw on one budget per key', async () => {
+  it("are shared by every instance: two processes' limiters draw on one budget per key", async () => {
     const store = { kind: 'postgres' as const, connectionString: inject('databaseUrl'), preparedStatements: false };
     const limits = { apiKey: 5, client: 0, signingToken: 3 };
     const first = createRateLimiter({ limits, store, logger: createLogger('silent') });

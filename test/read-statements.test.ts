@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ContactGroup, ContactGroupMember } from '../src/domain/contact/contact-group.entity.ts';
 import { Contact } from '../src/domain/contact/contact.entity.ts';
+import { ContactGroup, ContactGroupMember } from '../src/domain/contact/contact-group.entity.ts';
 import { Document } from '../src/domain/document/document.entity.ts';
 import { Envelope } from '../src/domain/envelope/envelope.entity.ts';
-import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Field } from '../src/domain/field/field.entity.ts';
+import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
-import { TeamUser } from '../src/domain/team/team-user.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
+import { TeamUser } from '../src/domain/team/team-user.entity.ts';
 import { Template } from '../src/domain/template/template.entity.ts';
 import { TemplateRecipient } from '../src/domain/template/template-recipient.entity.ts';
 import { graphqlClient, restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
@@ -222,7 +222,8 @@ describe('one SQL statement per read, however deep', () => {
     await seedEnvelopes(team.teamId, 30);
     const rest = restClient(app, team.apiKey);
     await warmKey(team.apiKey);
-    const filters = 'q=envelope&status=draft,sent&recipientEmail=nobody@example.com&createdAfter=2000-01-01T00:00:00Z&createdBefore=2100-01-01T00:00:00Z&completedBefore=2100-01-01T00:00:00Z&context.k=v';
+    const filters =
+      'q=envelope&status=draft,sent&recipientEmail=nobody@example.com&createdAfter=2000-01-01T00:00:00Z&createdBefore=2100-01-01T00:00:00Z&completedBefore=2100-01-01T00:00:00Z&context.k=v';
     for (const query of ['limit=20', 'limit=20&q=ENVELOPE&status=draft', filters]) {
       let page: any;
       expect(await statementsFor(async () => (page = await rest.get(`/envelopes?${query}`)))).toHaveLength(1);
@@ -235,7 +236,10 @@ describe('one SQL statement per read, however deep', () => {
     const graphql = graphqlClient(app, team.apiKey);
     let result: any;
     const statements = await statementsFor(
-      async () => (result = await graphql('{ envelopes(first: 20, q: "envelope", statuses: [draft]) { nodes { id progress { recipients completed pending waitingFor { recipientId roleName names } } } } }')),
+      async () =>
+        (result = await graphql(
+          '{ envelopes(first: 20, q: "envelope", statuses: [draft]) { nodes { id progress { recipients completed pending waitingFor { recipientId roleName names } } } } }',
+        )),
     );
     expect(result.errors).toBeUndefined();
     expect(result.data.envelopes.nodes).toHaveLength(20);
@@ -368,7 +372,9 @@ describe('one SQL statement per read, however deep', () => {
     }
     const templateId = (await rest.get('/templates?limit=1')).body.payload.templates[0].id;
     let one: any;
-    expect(await statementsFor(async () => (one = await graphql('query($id: ID!) { template(id: $id) { id documents { id } recipients { id } fields { views { page } } } }', { id: templateId })))).toHaveLength(1);
+    expect(
+      await statementsFor(async () => (one = await graphql('query($id: ID!) { template(id: $id) { id documents { id } recipients { id } fields { views { page } } } }', { id: templateId }))),
+    ).toHaveLength(1);
     expect(one.data.template.fields).toHaveLength(2);
     let answer: any;
     expect(await statementsFor(async () => (answer = await rest.get(`/templates/${templateId}`)))).toHaveLength(1);

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
-import { ContactGroup, ContactGroupMember } from '../src/domain/contact/contact-group.entity.ts';
 import { Contact } from '../src/domain/contact/contact.entity.ts';
+import { ContactGroup, ContactGroupMember } from '../src/domain/contact/contact-group.entity.ts';
 import { TeamUser } from '../src/domain/team/team-user.entity.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { createDraftWithDocumentAndSigner, forceEnvelopeStatus, unknownId } from './helpers/envelopes.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -362,10 +362,7 @@ describe('delegation links', () => {
     expect(viaGraphql.data.addRecipient.delegatedById).toBe(delegator.id);
 
     // A recipient cannot name itself; null clears the link.
-    expectInvalid(
-      await caller.rest.patch(`/envelopes/${envelopeId}/recipients/${deputy.id}`, { recipient: { delegatedById: deputy.id } }),
-      'recipient.delegatedById',
-    );
+    expectInvalid(await caller.rest.patch(`/envelopes/${envelopeId}/recipients/${deputy.id}`, { recipient: { delegatedById: deputy.id } }), 'recipient.delegatedById');
     const cleared = await caller.rest.patch(`/envelopes/${envelopeId}/recipients/${deputy.id}`, { recipient: { delegatedById: null } });
     expect(cleared.body.payload.recipient.delegatedById).toBeNull();
     const clearedViaGraphql = await caller.graphql(updateRecipientMutation, {
@@ -435,10 +432,7 @@ describe('agents', () => {
       await caller.rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'viewer', identifier: 'many', roleName: 'Many', agents: agents(51) } }),
       'recipient.agents',
     );
-    expectGraphqlInvalid(
-      await caller.graphql(addRecipientMutation, { envelopeId, input: { type: 'viewer', identifier: 'many', roleName: 'Many', agents: agents(51) } }),
-      'recipient.agents',
-    );
+    expectGraphqlInvalid(await caller.graphql(addRecipientMutation, { envelopeId, input: { type: 'viewer', identifier: 'many', roleName: 'Many', agents: agents(51) } }), 'recipient.agents');
     const fifty = await addRecipient(caller, envelopeId, { type: 'viewer', identifier: 'many', roleName: 'Many', agents: agents(50) });
     expect(fifty.agents.map((agent: any) => agent.info.name)).toEqual(agents(50).map((agent) => agent.info.name));
     expectInvalid(await caller.rest.patch(`/envelopes/${envelopeId}/recipients/${fifty.id}`, { recipient: { agents: agents(51) } }), 'recipient.agents');
@@ -635,19 +629,13 @@ describe('updating recipients', () => {
     const envelopeId = await newDraft(caller);
     const host = await addRecipient(caller, envelopeId, { type: 'host', identifier: 'host', roleName: 'Host' });
     const signer = await addRecipient(caller, envelopeId, { type: 'signer', identifier: 'signer', roleName: 'Signer' });
-    expectInvalid(
-      await caller.rest.patch(`/envelopes/${envelopeId}/recipients/${signer.id}`, { recipient: { type: 'in_person_signer' } }),
-      'recipient.hostedById',
-    );
+    expectInvalid(await caller.rest.patch(`/envelopes/${envelopeId}/recipients/${signer.id}`, { recipient: { type: 'in_person_signer' } }), 'recipient.hostedById');
     const hosted = await caller.rest.patch(`/envelopes/${envelopeId}/recipients/${signer.id}`, { recipient: { type: 'in_person_signer', hostedById: host.id } });
     expect(hosted.body.payload.recipient).toMatchObject({ type: 'in_person_signer', hostedById: host.id });
     // Other keys change without repeating the host.
     const renamed = await caller.rest.patch(`/envelopes/${envelopeId}/recipients/${signer.id}`, { recipient: { roleName: 'Guest' } });
     expect(renamed.body.payload.recipient).toMatchObject({ type: 'in_person_signer', hostedById: host.id, roleName: 'Guest' });
-    expectInvalid(
-      await caller.rest.patch(`/envelopes/${envelopeId}/recipients/${signer.id}`, { recipient: { hostedById: null } }),
-      'recipient.hostedById',
-    );
+    expectInvalid(await caller.rest.patch(`/envelopes/${envelopeId}/recipients/${signer.id}`, { recipient: { hostedById: null } }), 'recipient.hostedById');
     const back = await caller.graphql(updateRecipientMutation, { envelopeId, recipientId: signer.id, input: { type: 'signer' } });
     expect(back.data.updateRecipient).toMatchObject({ type: 'signer', hostedById: null });
   });
@@ -757,9 +745,7 @@ describe('concurrent changes', () => {
     const caller = await newCaller();
     const envelopeId = await newDraft(caller);
     const distinct = await Promise.all(
-      Array.from({ length: 6 }, (_, index) =>
-        caller.rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'signer', identifier: `signer-${index}`, roleName: 'Signer' } }),
-      ),
+      Array.from({ length: 6 }, (_, index) => caller.rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'signer', identifier: `signer-${index}`, roleName: 'Signer' } })),
     );
     expect(distinct.map((response) => response.status)).toEqual([200, 200, 200, 200, 200, 200]);
     expect(new Set(distinct.map((response) => response.body.payload.recipient.color)).size).toBe(6);
@@ -831,11 +817,7 @@ describe('not found', () => {
     const elsewhere = await addRecipient(caller, otherEnvelopeId, { type: 'signer', identifier: 'buyer', roleName: 'Buyer' });
     for (const recipientId of [unknownId, 'not-a-uuid', "1' or '1'='1", elsewhere.id]) {
       const path = `/envelopes/${envelopeId}/recipients/${encodeURIComponent(recipientId)}`;
-      for (const response of [
-        await caller.rest.get(path),
-        await caller.rest.patch(path, { recipient: { roleName: 'Changed' } }),
-        await caller.rest.delete(path),
-      ]) {
+      for (const response of [await caller.rest.get(path), await caller.rest.patch(path, { recipient: { roleName: 'Changed' } }), await caller.rest.delete(path)]) {
         expect(response.status, recipientId).toBe(404);
         expect(response.body.error).toMatchObject({ name: 'Recipient.NotFound', context: { recipientId } });
       }
@@ -943,10 +925,10 @@ describe('viewers hold no fields', () => {
       const refused = await rest.patch(`/envelopes/${draft.envelopeId}/recipients/${draft.signerId}`, { recipient: { type: 'viewer' } });
       expect(refused.status).toBe(409);
       expect(refused.body.error).toMatchObject({ name: 'Recipient.HasFields', context: { recipientId: draft.signerId, fieldIds: [fieldId] } });
-      const graphql = await graphqlClient(app, team.apiKey)(
-        'mutation($e: ID!, $r: ID!) { updateRecipient(envelopeId: $e, recipientId: $r, input: { type: viewer }) { type } }',
-        { e: draft.envelopeId, r: draft.signerId },
-      );
+      const graphql = await graphqlClient(app, team.apiKey)('mutation($e: ID!, $r: ID!) { updateRecipient(envelopeId: $e, recipientId: $r, input: { type: viewer }) { type } }', {
+        e: draft.envelopeId,
+        r: draft.signerId,
+      });
       expect(firstErrorName(graphql)).toBe('Recipient.HasFields');
       expect((await rest.get(`/envelopes/${draft.envelopeId}/recipients/${draft.signerId}`)).body.payload.recipient.type).toBe('signer');
       await rest.delete(`/envelopes/${draft.envelopeId}/fields/${fieldId}`);

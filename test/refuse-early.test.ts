@@ -5,9 +5,9 @@ import { createApp } from '../src/app.ts';
 import { listen, type RunningServer } from '../src/server.ts';
 import { makeLargePdf, makePdf } from './fixtures/pdfs.ts';
 import { forceEnvelopeStatus, unknownId } from './helpers/envelopes.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { eventually } from './helpers/eventually.ts';
-import { rawRequest, type RawAnswer } from './helpers/raw-http.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { type RawAnswer, rawRequest } from './helpers/raw-http.ts';
 
 let app: TestApp;
 let team: SeededTeam;

@@ -22,7 +22,12 @@ function sourceFiles(directory: string): string[] {
 /** The files under src/ (relative) with a line matching `pattern`. */
 function filesMatching(pattern: RegExp): string[] {
   return sourceFiles(sourceRoot)
-    .filter((file) => fs.readFileSync(file, 'utf8').split('\n').some((line) => pattern.test(line)))
+    .filter((file) =>
+      fs
+        .readFileSync(file, 'utf8')
+        .split('\n')
+        .some((line) => pattern.test(line)),
+    )
     .map((file) => path.relative(sourceRoot, file).split(path.sep).join('/'))
     .sort();
 }
@@ -46,7 +51,11 @@ describe('"past expiresAt": one function, one name', () => {
 
   it('is compared with a clock in one file only, and the retired name is nowhere', () => {
     // An `expiresAt` of the envelope compared with a time: `now >= envelope.expiresAt`, `>= Date.parse(…expiresAt)`, …
-    expect(filesMatching(/(>=|<=|>|<)\s*[\w.?]*\.?(expiresAt|envelope_expires_at)\b|\b(expiresAt|envelope_expires_at)\.getTime\(\)\s*(>=|<=|>|<)|Date\.parse\([\w.]*envelope\.expiresAt\)/).filter((file) => file.startsWith('domain/signing/') || file.startsWith('domain/envelope/'))).toEqual(
+    expect(
+      filesMatching(/(>=|<=|>|<)\s*[\w.?]*\.?(expiresAt|envelope_expires_at)\b|\b(expiresAt|envelope_expires_at)\.getTime\(\)\s*(>=|<=|>|<)|Date\.parse\([\w.]*envelope\.expiresAt\)/).filter(
+        (file) => file.startsWith('domain/signing/') || file.startsWith('domain/envelope/'),
+      ),
+    ).toEqual(
       // otp.service.ts compares a one-time code's own expiry; signing.service.ts a signing session's (the token's), not the envelope's.
       ['domain/signing/otp.service.ts', 'domain/signing/signing.service.ts'],
     );
@@ -82,10 +91,13 @@ describe('"who an agent stands for": one precedence', () => {
     it('agrees with peopleOf for every case and person index', async () => {
       for (const { label, agent } of cases) {
         for (const index of [0, 1, 2]) {
-          const [row] = await app.orm.em.fork().execute<{ person: unknown }[]>(
-            `select ${agentPersonSqlText('a', 'a.i')} as person from (select ?::jsonb as snapshot, ?::jsonb as info, ?::int as i) a`,
-            [agent.snapshot === null ? null : JSON.stringify(agent.snapshot), agent.info === null ? null : JSON.stringify(agent.info), index],
-          );
+          const [row] = await app.orm.em
+            .fork()
+            .execute<{ person: unknown }[]>(`select ${agentPersonSqlText('a', 'a.i')} as person from (select ?::jsonb as snapshot, ?::jsonb as info, ?::int as i) a`, [
+              agent.snapshot === null ? null : JSON.stringify(agent.snapshot),
+              agent.info === null ? null : JSON.stringify(agent.info),
+              index,
+            ]);
           expect(row?.person ?? undefined, `${label}, person ${index}`).toEqual(peopleOf(agent)[index]);
         }
       }

@@ -3,7 +3,7 @@ import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
 import { renderTeamNotice } from '../src/domain/notification/mail-templates.ts';
 import { enqueue } from '../src/domain/outbox/outbox.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope } from './helpers/signing.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
 
@@ -153,11 +153,18 @@ describe('send later', () => {
     const team = await seedTeam(app);
     const rest = restClient(app, team.apiKey);
     for (let round = 0; round < 5; round += 1) {
-      const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'first', order: 1 }, { identifier: 'second', order: 1 }] });
+      const built = await buildEnvelope(app, team.apiKey, {
+        recipients: [
+          { identifier: 'first', order: 1 },
+          { identifier: 'second', order: 1 },
+        ],
+      });
       const sendAt = inHours(1);
       expect((await rest.put(`/envelopes/${built.envelopeId}/send`, { sendAt })).status).toBe(200);
       // A second job for the same schedule, as a retaken lease or another instance's duplicate would be.
-      const [job] = await app.orm.em.fork().execute<{ payload: any }[]>(`select payload from outbox_message where topic = ? and payload ->> 'envelopeId' = ?`, [OUTBOX_TOPICS.scheduledSend, built.envelopeId]);
+      const [job] = await app.orm.em
+        .fork()
+        .execute<{ payload: any }[]>(`select payload from outbox_message where topic = ? and payload ->> 'envelopeId' = ?`, [OUTBOX_TOPICS.scheduledSend, built.envelopeId]);
       const em = app.orm.em.fork();
       await em.transactional((tx) => enqueue(tx, OUTBOX_TOPICS.scheduledSend, job!.payload, { now: app.dependencies.clock.now(), runAt: new Date(sendAt) }));
 
@@ -169,7 +176,9 @@ describe('send later', () => {
       expect((await stateOf(team, built.envelopeId)).status).toBe('sent');
       expect((await eventTypes(built.envelopeId)).filter((type) => type === 'envelope.sent')).toHaveLength(1);
       expect(await invitationCount(built.envelopeId)).toBe(2);
-      const [recipients] = await app.orm.em.fork().execute<{ activated: string }[]>('select count(*) as activated from recipient where envelope_id = ? and activated_at is not null', [built.envelopeId]);
+      const [recipients] = await app.orm.em
+        .fork()
+        .execute<{ activated: string }[]>('select count(*) as activated from recipient where envelope_id = ? and activated_at is not null', [built.envelopeId]);
       expect(Number(recipients!.activated)).toBe(2);
     }
   });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
-import { openSeal, SealCertificateError, type SealCertificate } from '../src/domain/artefact/seal-certificate.ts';
+import { openSeal, type SealCertificate, SealCertificateError } from '../src/domain/artefact/seal-certificate.ts';
 import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { createLogger } from '../src/shared/logger.ts';
@@ -60,10 +60,12 @@ function sealWorker(teamId: string, lines: Record<string, any>[]) {
 }
 
 async function sealJob(envelopeId: string) {
-  const [row] = await app.orm.em.fork().execute<{ attempts: number; processed_at: Date | null; failed_at: Date | null; last_error: string | null }[]>(
-    `select attempts, processed_at, failed_at, last_error from outbox_message where dedupe_key = ?`,
-    [`artefact.seal:${envelopeId}`],
-  );
+  const [row] = await app.orm.em
+    .fork()
+    .execute<{ attempts: number; processed_at: Date | null; failed_at: Date | null; last_error: string | null }[]>(
+      `select attempts, processed_at, failed_at, last_error from outbox_message where dedupe_key = ?`,
+      [`artefact.seal:${envelopeId}`],
+    );
   return row!;
 }
 
@@ -121,7 +123,20 @@ describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => 
     await run('unzip', ['-o', '-q', zipPath, 'manifest.json', 'manifest.json.p7s', '-d', unpacked]);
     const signer = path.join(directory, 'signer.pem');
     await run('openssl', [
-      'cms', '-verify', '-binary', '-inform', 'DER', '-in', path.join(unpacked, 'manifest.json.p7s'), '-content', path.join(unpacked, 'manifest.json'), '-noverify', '-signer', signer, '-out', '/dev/null',
+      'cms',
+      '-verify',
+      '-binary',
+      '-inform',
+      'DER',
+      '-in',
+      path.join(unpacked, 'manifest.json.p7s'),
+      '-content',
+      path.join(unpacked, 'manifest.json'),
+      '-noverify',
+      '-signer',
+      signer,
+      '-out',
+      '/dev/null',
     ]);
     expect(fs.readFileSync(signer, 'utf8')).toBe(token.sealCertificatePem);
   });
@@ -135,13 +150,21 @@ describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => 
       expect((await restClient(stamped, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
       expect((await signAndComplete(stamped, await tokenFor(stamped, built.envelopeId, built.recipients.signer!))).errors).toBeUndefined();
       const handler = mainJobHandlers(workerDependencies(stamped)).get(OUTBOX_TOPICS.sealArtefacts)!;
-      const worker = createOutboxWorker({ em: stamped.orm.em, clock: stamped.dependencies.clock, logger: createLogger('silent'), payloadMatch: { teamId: team.teamId }, handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, handler]]) });
+      const worker = createOutboxWorker({
+        em: stamped.orm.em,
+        clock: stamped.dependencies.clock,
+        logger: createLogger('silent'),
+        payloadMatch: { teamId: team.teamId },
+        handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, handler]]),
+      });
       expect(await worker.drain()).toBe(1);
       const response = await fetch(`${stamped.url}/api/v1/key/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`, { headers: { 'x-service-api-key': team.apiKey } });
       const bytes = Buffer.from(await response.arrayBuffer());
       const form = new FormData();
       form.append('document', new Blob([bytes], { type: 'application/pdf' }), 'stamped.pdf');
-      const verified = (await (await fetch(`${stamped.url}/api/v1/key/verify`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form })).json()) as { payload: { verification: Record<string, any> } };
+      const verified = (await (await fetch(`${stamped.url}/api/v1/key/verify`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form })).json()) as {
+        payload: { verification: Record<string, any> };
+      };
       const verification = verified.payload.verification;
       expect(verification).toMatchObject({ valid: true, ours: true });
       expect(verification.signatures[0]).toMatchObject({ type: 'signature', valid: true, timestamp: { valid: true }, signer: { subject: 'CN=Token Seal, O=Envelope Service Test' } });
@@ -238,7 +261,10 @@ describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => 
 
   it('two instances (processes of their own) sign with the same token at once, while this one seals', async () => {
     const instance = () =>
-      run(process.execPath, ['test/helpers/pkcs11-instance.ts', '24'], { env: { ...process.env, SOFTHSM2_CONF: token.confPath, DATA_DIR: directory, ...token.serviceEnv() }, timeout: 60_000 });
+      run(process.execPath, ['test/helpers/pkcs11-instance.ts', '24'], {
+        env: { ...process.env, SOFTHSM2_CONF: token.confPath, DATA_DIR: directory, ...token.serviceEnv() },
+        timeout: 60_000,
+      });
     const { team, built } = await finalizedEnvelope();
     const [first, second, sealed] = await Promise.all([instance(), instance(), sealWorker(team.teamId, []).drain()]);
     for (const output of [first, second]) {

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { contentDisposition } from '../src/shared/content-disposition.ts';
-import { uploadDocument } from './helpers/envelopes.ts';
 import { makePdf } from './fixtures/pdfs.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { uploadDocument } from './helpers/envelopes.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
 let team: SeededTeam;
@@ -50,10 +50,7 @@ describe('security headers', () => {
         }),
       ],
       ['GraphQL malformed', await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })],
-      [
-        'GraphQL malformed upload',
-        await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: '--x\r\nbroken' }),
-      ],
+      ['GraphQL malformed upload', await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: '--x\r\nbroken' })],
       ['health', await fetch(`${app.url}/healthz`)],
       ['readiness', await fetch(`${app.url}/readyz`)],
     ];

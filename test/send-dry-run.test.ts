@@ -3,7 +3,7 @@ import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
 import { Envelope, type EnvelopeStatus } from '../src/domain/envelope/envelope.entity.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { forceEnvelopeStatus, unknownId, uploadDocument } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type GraphQLResult, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, type GraphQLResult, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope } from './helpers/signing.ts';
 import { createReadyTemplate } from './helpers/templates.ts';
 
@@ -53,7 +53,11 @@ function timeless(dryRun: DryRun) {
   const expiresAt = Date.parse(dryRun.plan.expiresAt);
   return {
     ...dryRun,
-    plan: { ...dryRun.plan, expiresAt: 'expiry', reminders: dryRun.plan.reminders.map((reminder: { window: string; at: string }) => ({ window: reminder.window, before: expiresAt - Date.parse(reminder.at) })) },
+    plan: {
+      ...dryRun.plan,
+      expiresAt: 'expiry',
+      reminders: dryRun.plan.reminders.map((reminder: { window: string; at: string }) => ({ window: reminder.window, before: expiresAt - Date.parse(reminder.at) })),
+    },
   };
 }
 
@@ -209,10 +213,16 @@ describe('send dry run: the send’s own checks, nothing changed', () => {
       expect(await footprint(built.envelopeId), label).toEqual(before);
 
       if (built.status !== 'draft') {
-        expect(viaRest.problems.map((problem) => problem.name), label).toEqual([built.status === 'sent' ? 'Envelope.NotDraft' : 'Envelope.Closed']);
+        expect(
+          viaRest.problems.map((problem) => problem.name),
+          label,
+        ).toEqual([built.status === 'sent' ? 'Envelope.NotDraft' : 'Envelope.Closed']);
         expect(viaRest.plan, label).toBeNull();
       } else if (built.expectedPaths.length > 0) {
-        expect(viaRest.problems.map((problem) => problem.name), label).toEqual(['Envelope.NotSendable']);
+        expect(
+          viaRest.problems.map((problem) => problem.name),
+          label,
+        ).toEqual(['Envelope.NotSendable']);
         expect(viaRest.problems[0]!.context.issues.map((issue: { path: string }) => issue.path).sort(), label).toEqual(built.expectedPaths);
       } else {
         expect(viaRest.problems, label).toEqual([]);
@@ -252,7 +262,13 @@ describe('send dry run: the send’s own checks, nothing changed', () => {
     const after = Date.now();
     expect(dryRun.wouldSend).toBe(true);
     expect(dryRun.problems).toEqual([]);
-    const turn = (identifier: string, channel: string, to: string | null) => ({ recipientId: built.recipients[identifier], identifier, type: identifier === 'host' ? 'host' : 'signer', channel, to });
+    const turn = (identifier: string, channel: string, to: string | null) => ({
+      recipientId: built.recipients[identifier],
+      identifier,
+      type: identifier === 'host' ? 'host' : 'signer',
+      channel,
+      to,
+    });
     expect(dryRun.plan.turns).toEqual([
       [turn('first', 'email', 'first@example.com'), turn('texted', 'sms', '+14155550100')],
       // The optional signer of order 2 starts with the next required order (3), through which the guest's host is invited.
@@ -265,7 +281,12 @@ describe('send dry run: the send’s own checks, nothing changed', () => {
     expect(expiresAt).toBeLessThanOrEqual(after + 10 * day + 1000);
     const reminderOffsets = dryRun.plan.reminders.map((reminder: { window: string; at: string }) => [reminder.window, Math.round((expiresAt - Date.parse(reminder.at)) / day)]);
     // n1 at +2 days, n2 at +5, n3 at +8; the expiry reminder a day before the end (+9), the last.
-    expect(reminderOffsets).toEqual([['n1', 8], ['n2', 5], ['n3', 2], ['expiry', 1]]);
+    expect(reminderOffsets).toEqual([
+      ['n1', 8],
+      ['n2', 5],
+      ['n3', 2],
+      ['expiry', 1],
+    ]);
 
     const viaGraphql = await graphqlDryRun(built.envelopeId);
     expect(timeless(viaGraphql)).toEqual(timeless(dryRun));
@@ -274,7 +295,10 @@ describe('send dry run: the send’s own checks, nothing changed', () => {
     expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
     const queued = await app.orm.em
       .fork()
-      .execute<{ channel: string; recipient: string }[]>(`select payload ->> 'channel' as channel, payload ->> 'recipientId' as recipient from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ? order by 2`, [built.envelopeId]);
+      .execute<{ channel: string; recipient: string }[]>(
+        `select payload ->> 'channel' as channel, payload ->> 'recipientId' as recipient from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ? order by 2`,
+        [built.envelopeId],
+      );
     expect(queued.map((row) => [row.recipient, row.channel]).sort()).toEqual(dryRun.plan.turns[0].map((entry: any) => [entry.recipientId, entry.channel]).sort());
     // A sent envelope's dry run: one problem, the one the send answers, and no plan.
     const again = await restDryRun(built.envelopeId);
@@ -341,13 +365,20 @@ describe('jumpstart dry run: the envelope it would make, without making it', () 
     const viaGraphql = await graphqlClient(app, own.apiKey)(JUMPSTART_DRY_RUN, { t: ready.templateId, input });
     expect(viaGraphql.errors, JSON.stringify(viaGraphql.errors)).toBeUndefined();
     const dry = viaGraphql.data.jumpstartEnvelope;
-    expect(dry).toMatchObject({ name: 'Dry NDA', status: 'draft', templateId: ready.templateId, recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada Buyer', email: 'ada@example.com' } }] }] });
+    expect(dry).toMatchObject({
+      name: 'Dry NDA',
+      status: 'draft',
+      templateId: ready.templateId,
+      recipients: [{ identifier: 'buyer', agents: [{ info: { name: 'Ada Buyer', email: 'ada@example.com' } }] }],
+    });
     expect(dry.dryRun).toMatchObject({ wouldSend: true, problems: [], plan: { messages: { email: 1 } } });
     expect(await teamFootprint(own.teamId)).toEqual(before);
 
     // A role left without a person: the jumpstart's dry run says the send would refuse it, as the send then does.
     const unfilled = await rest.post(`/envelopes/jumpstart/${ready.templateId}?dryRun=true`, {});
-    expect(unfilled.body.payload.dryRun.problems).toEqual([expect.objectContaining({ name: 'Envelope.NotSendable', context: expect.objectContaining({ issues: [expect.objectContaining({ path: 'recipients[buyer].agents' })] }) })]);
+    expect(unfilled.body.payload.dryRun.problems).toEqual([
+      expect.objectContaining({ name: 'Envelope.NotSendable', context: expect.objectContaining({ issues: [expect.objectContaining({ path: 'recipients[buyer].agents' })] }) }),
+    ]);
     expect(await teamFootprint(own.teamId)).toEqual(before);
 
     const made = await rest.post(`/envelopes/jumpstart/${ready.templateId}`, input);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { finalizeEnvelope } from '../src/domain/signing/workflow.ts';
-import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { APPROVE_MUTATION, buildEnvelope, invitationsOf, signingClient, SUBMIT_MUTATION, typedSignature } from './helpers/signing.ts';
+import { firstErrorName, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { APPROVE_MUTATION, buildEnvelope, invitationsOf, SUBMIT_MUTATION, signingClient, typedSignature } from './helpers/signing.ts';
 
 /*
  * "Finalized exactly once": many recipients of one order completing at the same instant, again
@@ -69,7 +69,10 @@ describe.each([5, 20])('%i recipients of one order completing at the same instan
       expect(state.body.payload.envelope.status).toBe('finalized');
       expect(state.body.payload.recipients.every((recipient: any) => recipient.completedAt !== null)).toBe(true);
       expect(state.body.payload.envelope.completedAt).toBe(
-        state.body.payload.recipients.map((recipient: any) => recipient.completedAt).sort().at(-1),
+        state.body.payload.recipients
+          .map((recipient: any) => recipient.completedAt)
+          .sort()
+          .at(-1),
       );
       expect(await finalizedEvents(envelopeId)).toBe(1);
       expect(await artefactJobs(envelopeId)).toBe(1);
@@ -144,7 +147,13 @@ describe('five approvers of a quorum of two approving at the same instant (issue
     for (let repetition = 0; repetition < REPETITIONS; repetition += 1) {
       const built = await buildEnvelope(app, team.apiKey, {
         recipients: [
-          { identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: Array.from({ length: 5 }, (_, index) => ({ info: { name: `Member ${index}`, email: `member${index}@example.com` } })) },
+          {
+            identifier: 'board',
+            type: 'approver',
+            order: 1,
+            quorum: 2,
+            agents: Array.from({ length: 5 }, (_, index) => ({ info: { name: `Member ${index}`, email: `member${index}@example.com` } })),
+          },
           { identifier: 'ceo', order: 2 },
         ],
       });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireDueEnvelopes } from '../src/domain/signing/closing.service.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, SESSION_QUERY, signingClient, tokenFor } from './helpers/signing.ts';
 
 /*
@@ -94,10 +94,7 @@ describe('the expiry sweep', () => {
     // Both sweepers see the time past the envelopes' expiry; only the sandbox app's clock moved.
     sandbox.dependencies.clock.advance(DAY);
     const dependencies = { auditKey: sandbox.dependencies.auditKey, publicUrl: 'http://test', clock: sandbox.dependencies.clock };
-    const counts = await Promise.all([
-      expireDueEnvelopes({ ...dependencies, em: sandbox.orm.em }),
-      expireDueEnvelopes({ ...dependencies, em: plain.orm.em }),
-    ]);
+    const counts = await Promise.all([expireDueEnvelopes({ ...dependencies, em: sandbox.orm.em }), expireDueEnvelopes({ ...dependencies, em: plain.orm.em })]);
     expect(counts[0] + counts[1]).toBeGreaterThanOrEqual(envelopes.length);
     for (const built of envelopes) {
       expect((await statusOf(built.envelopeId)).envelope.status).toBe('expired');
@@ -159,9 +156,7 @@ describe('reminders on the sandbox clock', () => {
     });
     expect((await restClient(sandbox, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
     const reminders = async () =>
-      sandbox.orm.em
-        .fork()
-        .execute<{ payload: any }[]>(`select payload from outbox_message where topic = 'signing.reminder' and payload ->> 'envelopeId' = ?`, [built.envelopeId]);
+      sandbox.orm.em.fork().execute<{ payload: any }[]>(`select payload from outbox_message where topic = 'signing.reminder' and payload ->> 'envelopeId' = ?`, [built.envelopeId]);
     expect((await restClient(sandbox, team.apiKey).post('/sandbox/clock', { seconds: DAY / 2 })).status).toBe(200);
     expect(await reminders()).toHaveLength(0);
     expect((await graphqlClient(sandbox, team.apiKey)(ADVANCE, { seconds: DAY / 2 + 60 })).errors).toBeUndefined();

@@ -3,8 +3,8 @@ import { signDownloadToken } from '../src/domain/artefact/download-url.ts';
 import { FINAL_COPY_LINK_TTL_SECONDS, signFinalCopyLink, verifyFinalCopyLink } from '../src/domain/artefact/final-copy-link.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { uploadDocument } from './helpers/envelopes.ts';
-import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, DELEGATE_MUTATION, invitationsOf, signAndComplete, signingClient, tokenFor, type RecipientSpec } from './helpers/signing.ts';
+import { firstErrorName, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { buildEnvelope, DELEGATE_MUTATION, invitationsOf, type RecipientSpec, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
 
 let app: TestApp;
 let team: SeededTeam;
@@ -82,18 +82,31 @@ describe('a recipient’s final copy', () => {
     const invitation = (await invitationsOf(app, built.envelopeId))[0]!;
     expect((await signAndComplete(app, invitation.token)).errors).toBeUndefined();
     const now = app.dependencies.clock.now();
-    const signed = signFinalCopyLink(app.dependencies.auditKey, { envelopeId: built.envelopeId, recipientId: built.recipients.ada, agentId: invitation.agentId }, new Date(now.getTime() + FINAL_COPY_LINK_TTL_SECONDS * 1000));
+    const signed = signFinalCopyLink(
+      app.dependencies.auditKey,
+      { envelopeId: built.envelopeId, recipientId: built.recipients.ada, agentId: invitation.agentId },
+      new Date(now.getTime() + FINAL_COPY_LINK_TTL_SECONDS * 1000),
+    );
     expect(FINAL_COPY_LINK_TTL_SECONDS).toBe(30 * 24 * 3600);
     app.dependencies.clock.advance(29 * 24 * 3600);
     expect(verifyFinalCopyLink(app.dependencies.auditKey, signed, app.dependencies.clock.now()).agentId).toBe(invitation.agentId);
     const zip = await fetch(`${app.url}/api/v1/key/final-copy/${signed}`);
     expect(zip.status).toBe(200);
     expect(zip.headers.get('content-type')).toBe('application/zip');
-    expect(Buffer.from(await zip.arrayBuffer()).subarray(0, 2).toString()).toBe('PK');
+    expect(
+      Buffer.from(await zip.arrayBuffer())
+        .subarray(0, 2)
+        .toString(),
+    ).toBe('PK');
     expect((await downloads(built.envelopeId)).at(-1)).toMatchObject({ actor: { type: 'agent', id: invitation.agentId }, details: { format: 'zip' } });
 
     // A team's signed download URL is MACed under another key: it is no final-copy link.
-    const teamToken = signDownloadToken(app.dependencies.auditKey, { teamId: team.teamId, workspaceId: team.workspaceId, apiKeyId: team.keyId }, { envelopeId: built.envelopeId, documentId: null }, new Date(now.getTime() + 60 * 24 * 3600 * 1000));
+    const teamToken = signDownloadToken(
+      app.dependencies.auditKey,
+      { teamId: team.teamId, workspaceId: team.workspaceId, apiKeyId: team.keyId },
+      { envelopeId: built.envelopeId, documentId: null },
+      new Date(now.getTime() + 60 * 24 * 3600 * 1000),
+    );
     const crossed = await fetch(`${app.url}/api/v1/key/final-copy/${teamToken}`);
     expect(crossed.status).toBe(403);
     expect(((await crossed.json()) as any).error.name).toBe('Download.InvalidLink');

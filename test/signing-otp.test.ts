@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueDueReminders } from '../src/domain/signing/reminder.service.ts';
-import { startRecordingServer, type RecordingServer } from './helpers/recording-server.ts';
-import { mainWorkerFor } from './helpers/workers.ts';
-import { pruneDeliveryHistory } from '../src/domain/notification/delivery-history.ts';
-import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { loadConfig } from '../src/config.ts';
+import { pruneDeliveryHistory } from '../src/domain/notification/delivery-history.ts';
+import { queueDueReminders } from '../src/domain/signing/reminder.service.ts';
+import { firstErrorName, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { type RecordingServer, startRecordingServer } from './helpers/recording-server.ts';
 import { buildEnvelope, DECLINE_MUTATION, DELEGATE_MUTATION, HOSTED_MUTATION, SUBMIT_MUTATION, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
+import { mainWorkerFor } from './helpers/workers.ts';
 
 /*
  * One-time passcodes for signers with a phone, through GraphQL with X-Signing-Token, delivered
@@ -105,7 +105,10 @@ describe('one-time passcodes', () => {
     expect(texts().filter((text) => text.to === phone)).toHaveLength(2);
     const sent = codeTextsTo(phone);
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ channel: 'whatsapp', text: expect.stringMatching(/^\d{6}: “Kira sözleşmesi” belgesini imzalamak için kodunuz\. 5 dakika geçerlidir\. Kimseyle paylaşmayın\.$/) });
+    expect(sent[0]).toMatchObject({
+      channel: 'whatsapp',
+      text: expect.stringMatching(/^\d{6}: “Kira sözleşmesi” belgesini imzalamak için kodunuz\. 5 dakika geçerlidir\. Kimseyle paylaşmayın\.$/),
+    });
     const code = codesTo(phone)[0]!;
     expect(code).toMatch(/^\d{6}$/);
 
@@ -113,7 +116,11 @@ describe('one-time passcodes', () => {
     const rows = await app.orm.em.fork().execute<{ payload: any }[]>(`select payload from outbox_message where topic = 'signing.otp' and payload ->> 'envelopeId' = ?`, [envelopeId]);
     expect(rows).toHaveLength(1);
     expect(rows[0]!.payload.secret).toBeUndefined();
-    const otpRows = await app.orm.em.fork().execute<Record<string, unknown>[]>(`select o.* from signing_otp o join recipient r on r.id = ? join signing_token t on t.id = o.token_id and t.recipient_id = r.id`, [recipients.signer]);
+    const otpRows = await app.orm.em
+      .fork()
+      .execute<Record<string, unknown>[]>(`select o.* from signing_otp o join recipient r on r.id = ? join signing_token t on t.id = o.token_id and t.recipient_id = r.id`, [
+        recipients.signer,
+      ]);
     expect(otpRows).toHaveLength(1);
     expect(JSON.stringify(otpRows)).not.toContain(code);
     expect(JSON.stringify(await app.orm.em.fork().execute(`select * from audit_event where envelope_id = ?`, [envelopeId]))).not.toContain(code);
@@ -165,7 +172,9 @@ describe('one-time passcodes', () => {
     expect((await auditEvents(envelopeId, 'otp.failed')).map((event) => event.details.reason)).toEqual(['already_used', 'already_used', 'already_used', 'already_used']);
     const [row] = await app.orm.em
       .fork()
-      .execute<{ attempts: number }[]>(`select o.attempts from signing_otp o join signing_token t on t.id = o.token_id join recipient r on r.id = t.recipient_id where r.envelope_id = ?`, [envelopeId]);
+      .execute<{ attempts: number }[]>(`select o.attempts from signing_otp o join signing_token t on t.id = o.token_id join recipient r on r.id = t.recipient_id where r.envelope_id = ?`, [
+        envelopeId,
+      ]);
     expect(row!.attempts).toBe(1);
   });
 
@@ -230,10 +239,12 @@ describe('one-time passcodes', () => {
     expect(names.filter((name) => name === 'Signing.OtpAttemptsExhausted')).toHaveLength(7);
     // The right code comes too late.
     expect(firstErrorName(await client(VERIFY, { code }))).toBe('Signing.OtpAttemptsExhausted');
-    const [row] = await app.orm.em.fork().execute<{ attempts: number; verified_at: Date | null }[]>(
-      `select o.attempts, o.verified_at from signing_otp o join signing_token t on t.id = o.token_id join recipient r on r.id = t.recipient_id where r.envelope_id = ?`,
-      [envelopeId],
-    );
+    const [row] = await app.orm.em
+      .fork()
+      .execute<{ attempts: number; verified_at: Date | null }[]>(
+        `select o.attempts, o.verified_at from signing_otp o join signing_token t on t.id = o.token_id join recipient r on r.id = t.recipient_id where r.envelope_id = ?`,
+        [envelopeId],
+      );
     expect(row).toEqual({ attempts: 5, verified_at: null });
     expect(await auditEvents(envelopeId, 'otp.verified')).toHaveLength(0);
     expect(firstErrorName(await signWith(client))).toBe('Signing.OtpRequired');
@@ -356,7 +367,9 @@ describe('one-time passcodes', () => {
     // Settled, not retried; and its link left the database.
     const [reminder] = await app.orm.em
       .fork()
-      .execute<{ processed_at: Date | null; payload: any }[]>(`select processed_at, payload from outbox_message where topic = 'signing.reminder' and payload ->> 'envelopeId' = ?`, [built.envelopeId]);
+      .execute<{ processed_at: Date | null; payload: any }[]>(`select processed_at, payload from outbox_message where topic = 'signing.reminder' and payload ->> 'envelopeId' = ?`, [
+        built.envelopeId,
+      ]);
     expect(reminder!.processed_at).not.toBeNull();
     expect(reminder!.payload.secret).toBeUndefined();
     expect(await auditEvents(built.envelopeId, 'reminder.sent')).toHaveLength(0);

@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
 import { launchOfflineChromium } from './helpers/browser.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, tokenFor } from './helpers/signing.ts';
 
 let app: TestApp;

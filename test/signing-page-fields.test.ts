@@ -9,11 +9,11 @@ import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
-import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, signingClient, SUBMIT_MUTATION, tokenFor, typedSignature } from './helpers/signing.ts';
-import { png, pngClaiming } from './helpers/images.ts';
 import { makePdf } from './fixtures/pdfs.ts';
+import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { png, pngClaiming } from './helpers/images.ts';
+import { buildEnvelope, SUBMIT_MUTATION, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
 
 let app: TestApp;
 let browser: Browser;
@@ -37,7 +37,9 @@ async function audit(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol: the page's own policy still allows no inline script.
   await page.evaluate(axeSource);
   const result = await page.evaluate(() => (window as any).axe.run(document, { resultTypes: ['violations'] }));
-  return (result.violations as any[]).filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => `${violation.id}: ${violation.nodes.map((node: any) => node.target.join(' ')).join(', ')}`);
+  return (result.violations as any[])
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id}: ${violation.nodes.map((node: any) => node.target.join(' ')).join(', ')}`);
 }
 
 const row = (index: number) => ({ x: 40, y: 30 + index * 36, width: 160, height: 28 });
@@ -54,7 +56,18 @@ describe('the signing page with the new field types', () => {
             { identifier: 'company', type: 'text', required: true, visibleWhen: { all: [{ field: 'for-company', is: 'checked' }] }, view: row(1) },
             { identifier: 'quantity', type: 'number', required: true, config: { min: 1 }, view: row(2) },
             { identifier: 'price', type: 'number', readonly: true, required: false, config: { decimals: 2, prefix: '€ ' }, value: { number: 19.99 }, view: row(3) },
-            { identifier: 'vat', type: 'dropdown', required: true, config: { options: [{ value: '0', label: 'No VAT' }, { value: '20', label: 'VAT 20%' }] }, view: row(4) },
+            {
+              identifier: 'vat',
+              type: 'dropdown',
+              required: true,
+              config: {
+                options: [
+                  { value: '0', label: 'No VAT' },
+                  { value: '20', label: 'VAT 20%' },
+                ],
+              },
+              view: row(4),
+            },
             { identifier: 'total', type: 'formula', required: true, config: { expression: 'quantity * price * (1 + vat / 100)', prefix: '€ ' }, view: row(5) },
             { identifier: 'start', type: 'date', required: true, config: { format: 'DD.MM.YYYY', min: '2027-01-01' }, view: row(6) },
             { identifier: 'initials', type: 'initials', required: true, view: { x: 40, y: 30 + 7 * 36, width: 60, height: 28 } },
@@ -156,7 +169,10 @@ describe('the signing page with the new field types', () => {
     await expect.poll(() => page.locator('#progress').innerText()).toBe(t.progress(4, 5));
 
     // Every type on the page, at a phone's and a desktop's width.
-    for (const [label, size] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+    for (const [label, size] of [
+      ['phone', PHONE],
+      ['desktop', DESKTOP],
+    ] as const) {
       await page.setViewportSize(size);
       await page.waitForFunction(() => document.body.dataset.pagesDrawn === 'true', undefined, { timeout: 20_000 });
       expect(await audit(page), label).toEqual([]);
@@ -183,7 +199,13 @@ describe('the signing page with the new field types', () => {
     });
     expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
     const buyer = signingClient(app, await tokenFor(app, built.envelopeId, built.recipients.buyer));
-    const done = await buyer(SUBMIT_MUTATION, { values: [{ fieldId: built.fields['buyer-signature'], value: typedSignature }, { fieldId: built.fields['no-discount'], value: { checked: true } }], complete: true });
+    const done = await buyer(SUBMIT_MUTATION, {
+      values: [
+        { fieldId: built.fields['buyer-signature'], value: typedSignature },
+        { fieldId: built.fields['no-discount'], value: { checked: true } },
+      ],
+      complete: true,
+    });
     expect(done.errors, JSON.stringify(done.errors)).toBeUndefined();
     const page = await browser.newPage({ viewport: DESKTOP, locale: 'en-US' });
     await page.goto(`${app.url}/sign/${await tokenFor(app, built.envelopeId, built.recipients.seller)}`);
@@ -263,6 +285,8 @@ describe('the signing page with the new field types', () => {
       await page.close();
     }
     const session = await signingClient(app, token)('{ signingSession { fields { identifier value } } }');
-    expect(session.data.signingSession.fields.find((field: { identifier: string }) => field.identifier === 'photos').value.files).toMatchObject([{ name: 'photo.png', contentType: 'image/png' }]);
+    expect(session.data.signingSession.fields.find((field: { identifier: string }) => field.identifier === 'photos').value.files).toMatchObject([
+      { name: 'photo.png', contentType: 'image/png' },
+    ]);
   }, 120_000);
 });

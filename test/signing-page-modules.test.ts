@@ -23,11 +23,13 @@ afterAll(async () => {
 
 /** The .js files under the page's directory, as paths relative to it. */
 function moduleFilesOnDisk(): string[] {
-  return (fs.readdirSync(PAGE_DIRECTORY, { recursive: true }) as string[])
-    .map((name) => name.split(path.sep).join('/'))
-    // The integrators' drop-in (served at /embed.js) lives here too, but is not a module of the page.
-    .filter((name) => name.endsWith('.js') && name !== 'embed-element.js')
-    .sort();
+  return (
+    (fs.readdirSync(PAGE_DIRECTORY, { recursive: true }) as string[])
+      .map((name) => name.split(path.sep).join('/'))
+      // The integrators' drop-in (served at /embed.js) lives here too, but is not a module of the page.
+      .filter((name) => name.endsWith('.js') && name !== 'embed-element.js')
+      .sort()
+  );
 }
 
 async function expectJavaScript(url: string) {

@@ -46,7 +46,7 @@ describe("the signing page's GraphQL operations", () => {
     );
     const { problems } = checkPageOperations(copy, schema);
     expect(problems).toEqual([
-      'planted.js: UNREADABLE (${built}): an operation must be built from the module\'s string constants only',
+      "planted.js: UNREADABLE (${built}): an operation must be built from the module's string constants only",
       'planted.js: UNKNOWN_FIELD: Cannot query field "colour" on type "SigningEnvelope".',
       'planted.js: WRONG_TYPE: Variable "$code" of type "Int!" used in position expecting type "String!".',
       'planted.js: BROKEN: Syntax Error: Expected Name, found <EOF>.',

@@ -4,9 +4,9 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { type RecordingServer, startRecordingServer } from './helpers/recording-server.ts';
 import { buildEnvelope, tokenFor } from './helpers/signing.ts';
-import { startRecordingServer, type RecordingServer } from './helpers/recording-server.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
 
 /*
@@ -64,7 +64,9 @@ async function accessibilityViolations(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol: the page's own policy still allows no inline script.
   await page.evaluate(fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8'));
   const result = await page.evaluate(() => (window as any).axe.run(document, { resultTypes: ['violations'] }));
-  return (result.violations as any[]).filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => `${violation.id}: ${violation.nodes.map((node: any) => node.target.join(' ')).join(', ')}`);
+  return (result.violations as any[])
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id}: ${violation.nodes.map((node: any) => node.target.join(' ')).join(', ')}`);
 }
 
 async function waitForScreen(page: Page, screen: string, timeout = 20_000) {

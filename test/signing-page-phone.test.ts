@@ -2,8 +2,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, signAndComplete, tokenFor, type RecipientSpec } from './helpers/signing.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { buildEnvelope, type RecipientSpec, signAndComplete, tokenFor } from './helpers/signing.ts';
 
 /*
  * The signing page on a phone (issue 24): touch targets, a footer whose labels stay on one line,
@@ -102,7 +102,17 @@ describe('the signing page on a phone', () => {
         fields: [
           { identifier: 'postcode', type: 'text', required: true, config: { maxLength: 5 } },
           { identifier: 'agree', type: 'checkbox', required: true },
-          { identifier: 'plan', type: 'radio', required: true, config: { options: [{ value: 'a', label: 'A' }, { value: 'b', label: 'B' }] } },
+          {
+            identifier: 'plan',
+            type: 'radio',
+            required: true,
+            config: {
+              options: [
+                { value: 'a', label: 'A' },
+                { value: 'b', label: 'B' },
+              ],
+            },
+          },
           { identifier: 'tenant-signature', type: 'simple_signature', required: true },
         ],
       },

@@ -4,9 +4,9 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
 import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
+import { firstErrorName, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { untilWatching } from './helpers/live.ts';
-import { firstErrorName, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, invitationsOf, SESSION_QUERY, signAndComplete, signingClient, tokenFor, typedSignature, type RecipientSpec } from './helpers/signing.ts';
+import { buildEnvelope, invitationsOf, type RecipientSpec, SESSION_QUERY, signAndComplete, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
 
 let app: TestApp;
 let browser: Browser;
@@ -74,7 +74,10 @@ async function waitForScreen(page: Page, screen: string, timeout = 20_000) {
 async function screenshots(page: Page, name: string) {
   for (const locale of ['en-US', 'tr-TR']) {
     await page.selectOption('#locale', locale);
-    for (const [label, size] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+    for (const [label, size] of [
+      ['phone', PHONE],
+      ['desktop', DESKTOP],
+    ] as const) {
       await page.setViewportSize(size);
       if ((await screenOf(page)) === 'signing') await page.waitForFunction(() => document.body.dataset.pagesDrawn === 'true', undefined, { timeout: 20_000 });
       await page.screenshot({ path: screenshotPath(`signing-page-${name}-${locale}-${label}.png`), fullPage: true });
@@ -89,7 +92,10 @@ async function dialogScreenshots(page: Page, name: string, open: () => Promise<v
   for (const locale of ['en-US', 'tr-TR']) {
     await page.selectOption('#locale', locale);
     await open();
-    for (const [label, size] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+    for (const [label, size] of [
+      ['phone', PHONE],
+      ['desktop', DESKTOP],
+    ] as const) {
       await page.setViewportSize(size);
       await page.screenshot({ path: screenshotPath(`signing-page-${name}-${locale}-${label}.png`) });
     }
@@ -111,7 +117,17 @@ async function drawWithPen(page: Page, selector: string, strokes: { x: number; y
     const pause = () => new Promise((resolve) => setTimeout(resolve, 8));
     const fire = (type: string, point: { x: number; y: number; p: number }) =>
       canvas.dispatchEvent(
-        new PointerEvent(type, { bubbles: true, cancelable: true, pointerId: 7, pointerType: 'pen', isPrimary: true, pressure: point.p, clientX: box.left + point.x, clientY: box.top + point.y, buttons: type === 'pointerup' ? 0 : 1 }),
+        new PointerEvent(type, {
+          bubbles: true,
+          cancelable: true,
+          pointerId: 7,
+          pointerType: 'pen',
+          isPrimary: true,
+          pressure: point.p,
+          clientX: box.left + point.x,
+          clientY: box.top + point.y,
+          buttons: type === 'pointerup' ? 0 : 1,
+        }),
       );
     for (const stroke of given) {
       fire('pointerdown', stroke[0]);
@@ -152,7 +168,11 @@ describe('the signing page', () => {
     const ok = await fetch(`${app.url}/signing/documents/${built.documentId}`, { headers: { 'x-signing-token': token } });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('content-type')).toBe('application/pdf');
-    expect(Buffer.from(await ok.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(
+      Buffer.from(await ok.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
     const other = await sentEnvelope([{ identifier: 'bob' }]);
     const foreign = await fetch(`${app.url}/signing/documents/${other.documentId}`, { headers: { 'x-signing-token': token } });
     expect(foreign.status).toBe(404);
@@ -169,7 +189,17 @@ describe('the signing page', () => {
         fields: [
           { identifier: 'postcode', type: 'text', required: true, config: { placeholder: 'Postcode', maxLength: 5, pattern: '[0-9]{5}' } },
           { identifier: 'agree', type: 'checkbox', required: true },
-          { identifier: 'plan', type: 'radio', required: true, config: { options: [{ value: 'monthly', label: 'Aylık / Monthly' }, { value: 'yearly', label: 'Yıllık / Yearly' }] } },
+          {
+            identifier: 'plan',
+            type: 'radio',
+            required: true,
+            config: {
+              options: [
+                { value: 'monthly', label: 'Aylık / Monthly' },
+                { value: 'yearly', label: 'Yıllık / Yearly' },
+              ],
+            },
+          },
           { identifier: 'terms', type: 'binary_choice', required: true, config: { acceptLabel: 'I agree', declineLabel: 'I do not agree' } },
           { identifier: 'drawn', type: 'simple_signature', required: true },
           { identifier: 'typed', type: 'simple_signature', required: false },
@@ -187,7 +217,11 @@ describe('the signing page', () => {
     await expect.poll(() => page.locator('#progress').innerText()).toBe('0 of 6 required fields done');
     // The readonly field shows the sender's value; every field sits over its box in the recipient's colour.
     await expect.poll(() => page.locator('[data-field="fixed"]').innerText()).toBe('Şartlar v2');
-    const boxes = await page.locator('.field').evaluateAll((elements) => elements.map((element) => ({ field: (element as HTMLElement).dataset.field, color: getComputedStyle(element).borderTopColor, rect: element.getBoundingClientRect().toJSON() })));
+    const boxes = await page
+      .locator('.field')
+      .evaluateAll((elements) =>
+        elements.map((element) => ({ field: (element as HTMLElement).dataset.field, color: getComputedStyle(element).borderTopColor, rect: element.getBoundingClientRect().toJSON() })),
+      );
     expect(boxes).toHaveLength(8);
     for (let index = 1; index < boxes.length; index += 1) expect(boxes[index].rect.top).toBeGreaterThanOrEqual(boxes[index - 1].rect.bottom - 0.5);
     await screenshots(page, 'signing-empty');
@@ -280,9 +314,16 @@ describe('the signing page', () => {
     // The finalized screen hands the signer the sealed copy (the link itself is dead by now).
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download-final-copy')]);
     expect(download.suggestedFilename()).toMatch(/\.pdf$/);
-    expect(fs.readFileSync(await download.path()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(
+      fs
+        .readFileSync(await download.path())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
     const adaAgent = (await invitationsOf(app, built.envelopeId))[0]!.agentId;
-    await expect.poll(async () => (await auditEvents(built.envelopeId)).filter((event) => event.type === 'artefact.downloaded').map((event) => event.actor)).toEqual([{ type: 'agent', id: adaAgent, name: 'Person ada' }]);
+    await expect
+      .poll(async () => (await auditEvents(built.envelopeId)).filter((event) => event.type === 'artefact.downloaded').map((event) => event.actor))
+      .toEqual([{ type: 'agent', id: adaAgent, name: 'Person ada' }]);
 
     const envelope = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}?includeFields=true`)).body.payload;
     expect(envelope.envelope.status).toBe('finalized');
@@ -306,7 +347,10 @@ describe('the signing page', () => {
     const events = await auditEvents(built.envelopeId);
     const completed = events.find((event) => event.type === 'recipient.completed');
     expect(completed.details.consent).toBe(STRINGS['en-US'].consent);
-    const bioSummary = events.filter((event) => event.type === 'field.submitted').flatMap((event) => event.details.fields).find((field: any) => field.identifier === 'bio');
+    const bioSummary = events
+      .filter((event) => event.type === 'field.submitted')
+      .flatMap((event) => event.details.fields)
+      .find((field: any) => field.identifier === 'bio');
     expect(bioSummary.biometric).toEqual(expect.objectContaining({ strokeCount: 2, pointCount: 6, pressureCaptured: true }));
     expect(events.some((event) => event.type === 'envelope.finalized')).toBe(true);
     expect(problems).toEqual([]);
@@ -394,7 +438,10 @@ describe('the signing page', () => {
 
     const envelope = (await restClient(app, team.apiKey).get(`/envelopes/${built.envelopeId}?includeFields=true&includeRecipients=true`)).body.payload;
     expect(envelope.envelope.status).toBe('finalized');
-    expect(Object.fromEntries(envelope.fields.map((field: any) => [field.identifier, field.value.text]))).toEqual({ 'guest-one-signature': 'Guest guest-one', 'guest-two-signature': 'Guest guest-two' });
+    expect(Object.fromEntries(envelope.fields.map((field: any) => [field.identifier, field.value.text]))).toEqual({
+      'guest-one-signature': 'Guest guest-one',
+      'guest-two-signature': 'Guest guest-two',
+    });
     expect((await auditEvents(built.envelopeId)).filter((event) => event.type === 'signing.hosted')).toHaveLength(2);
     expect(problems).toEqual([]);
     await page.close();
@@ -438,14 +485,25 @@ describe('the signing page', () => {
       // Evaluated through the DevTools protocol: the page's own policy still allows no inline script.
       await page.evaluate(axeSource);
       const result = await page.evaluate(() => (window as any).axe.run(document, { resultTypes: ['violations'] }));
-      return (result.violations as any[]).filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => `${violation.id}: ${violation.nodes.map((node: any) => node.target.join(' ')).join(', ')}`);
+      return (result.violations as any[])
+        .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+        .map((violation) => `${violation.id}: ${violation.nodes.map((node: any) => node.target.join(' ')).join(', ')}`);
     };
     const built = await sentEnvelope([
       {
         identifier: 'ada',
         fields: [
           { identifier: 'note', type: 'text', required: true },
-          { identifier: 'plan', type: 'radio', config: { options: [{ value: 'a', label: 'Seçenek A' }, { value: 'b', label: 'Seçenek B' }] } },
+          {
+            identifier: 'plan',
+            type: 'radio',
+            config: {
+              options: [
+                { value: 'a', label: 'Seçenek A' },
+                { value: 'b', label: 'Seçenek B' },
+              ],
+            },
+          },
           { identifier: 'sig', type: 'simple_signature' },
         ],
       },
@@ -557,7 +615,10 @@ describe('the signing page', () => {
   it('shows an approver the documents with labelled Approve and Reject buttons, approves by keyboard, and tells a left-over approver it is no longer needed (410)', async () => {
     const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     const board = Array.from({ length: 3 }, (_, index) => ({ info: { name: `Board member ${index}`, email: `board${index}@example.com` } }));
-    const built = await sentEnvelope([{ identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: board }, { identifier: 'ceo', order: 2 }]);
+    const built = await sentEnvelope([
+      { identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: board },
+      { identifier: 'ceo', order: 2 },
+    ]);
     const [first, second, third] = await invitationsOf(app, built.envelopeId);
     const page = await browser.newPage({ viewport: DESKTOP, locale: 'en-US' });
     const problems = watch(page);
@@ -609,7 +670,10 @@ describe('the signing page', () => {
   }, 120_000);
 
   it('an approver rejects with a reason: the envelope is declined for everyone', async () => {
-    const built = await sentEnvelope([{ identifier: 'board', type: 'approver', order: 1, agents: [{ info: { name: 'Ayşe Yılmaz', email: 'ayse@example.com', locale: 'tr-TR' } }] }, { identifier: 'ceo', order: 2 }]);
+    const built = await sentEnvelope([
+      { identifier: 'board', type: 'approver', order: 1, agents: [{ info: { name: 'Ayşe Yılmaz', email: 'ayse@example.com', locale: 'tr-TR' } }] },
+      { identifier: 'ceo', order: 2 },
+    ]);
     const [invitation] = await invitationsOf(app, built.envelopeId);
     const page = await browser.newPage({ viewport: PHONE, locale: 'en-US' });
     const problems = watch(page);

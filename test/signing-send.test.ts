@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents } from '../src/domain/audit/audit.service.ts';
 import { markOutboxMessageDelivered } from '../src/domain/outbox/outbox.ts';
 import { hashSecret } from '../src/shared/ids.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { unknownId } from './helpers/envelopes.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, invitationsOf } from './helpers/signing.ts';
 
 let app: TestApp;
@@ -106,14 +106,15 @@ describe('sending (PUT /envelopes/{id}/send, sendEnvelope)', () => {
     const invitations = await invitationsOf(app, built.envelopeId);
     expect(invitations.map((invitation) => invitation.recipientId)).toEqual([built.recipients.first]);
     expect(invitations[0].to.email).toBe('first@example.com');
-    const [payload] = await app.orm.em.fork().execute<{ payload: any }[]>(`select payload from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ?`, [built.envelopeId]);
+    const [payload] = await app.orm.em
+      .fork()
+      .execute<{ payload: any }[]>(`select payload from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ?`, [built.envelopeId]);
     expect(payload.payload).toEqual(expect.objectContaining({ envelopeName: 'Workflow test', roleName: 'first', channel: 'email', expiresAt: state.envelope.expiresAt }));
     // At least 128 bits of randomness (base64url of 32 bytes after the prefix), stored hashed only.
     expect(invitations[0].token).toMatch(/^sgn_[A-Za-z0-9_-]{43}$/);
-    const stored = await app.orm.em.fork().execute<{ token_hash: string }[]>(
-      'select token_hash from signing_token t join recipient r on r.id = t.recipient_id where r.envelope_id = ?',
-      [built.envelopeId],
-    );
+    const stored = await app.orm.em
+      .fork()
+      .execute<{ token_hash: string }[]>('select token_hash from signing_token t join recipient r on r.id = t.recipient_id where r.envelope_id = ?', [built.envelopeId]);
     expect(stored.map((row) => row.token_hash)).toEqual([hashSecret(invitations[0].token)]);
 
     expect(await auditTypes(built.envelopeId)).toEqual(expect.arrayContaining(['envelope.sent', 'recipient.activated', 'invitation.queued']));
@@ -143,7 +144,12 @@ describe('sending (PUT /envelopes/{id}/send, sendEnvelope)', () => {
   });
 
   it('sends through GraphQL and answers the envelope with its polling attributes', async () => {
-    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'a', order: 1 }, { identifier: 'b', order: 1 }] });
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [
+        { identifier: 'a', order: 1 },
+        { identifier: 'b', order: 1 },
+      ],
+    });
     const sent = await graphqlClient(app, team.apiKey)(SEND, { id: built.envelopeId });
     expect(sent.errors).toBeUndefined();
     expect(sent.data.sendEnvelope.status).toBe('sent');
@@ -182,10 +188,9 @@ describe('sending (PUT /envelopes/{id}/send, sendEnvelope)', () => {
     const invitations = await invitationsOf(app, built.envelopeId);
     const names = invitations.map((invitation) => `${invitation.to.name}#${invitation.personIndex}`).sort();
     expect(names).toEqual(['Carol Contact#0', 'Gina Group#0', 'Gus Group#1', 'Uma User#0']);
-    const snapshots = await app.orm.em.fork().execute<{ snapshot: any }[]>(
-      'select a.snapshot from agent a join recipient r on r.id = a.recipient_id where r.id = ?',
-      [built.recipients.contact],
-    );
+    const snapshots = await app.orm.em
+      .fork()
+      .execute<{ snapshot: any }[]>('select a.snapshot from agent a join recipient r on r.id = a.recipient_id where r.id = ?', [built.recipients.contact]);
     expect(snapshots[0].snapshot[0].email).toBe('carol@example.com');
   });
 

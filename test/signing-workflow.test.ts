@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import {
   buildEnvelope,
   DECLINE_MUTATION,
@@ -7,9 +7,9 @@ import {
   HOSTED_MUTATION,
   invitationsOf,
   SESSION_QUERY,
+  SUBMIT_MUTATION,
   signAndComplete,
   signingClient,
-  SUBMIT_MUTATION,
   tokenFor,
   typedSignature,
 } from './helpers/signing.ts';
@@ -79,7 +79,13 @@ function expectFinalizedOnce(events: any[]) {
 
 describe('turns', () => {
   it('sequential orders: the second is activated and invited only when the first completes; the last completion finalizes', async () => {
-    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'first', order: 1 }, { identifier: 'second', order: 2 }, { identifier: 'copy', type: 'viewer', order: 3 }] });
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [
+        { identifier: 'first', order: 1 },
+        { identifier: 'second', order: 2 },
+        { identifier: 'copy', type: 'viewer', order: 3 },
+      ],
+    });
     await send(built.envelopeId);
     const firstToken = await tokenFor(app, built.envelopeId, built.recipients.first);
     const opened = await signingClient(app, firstToken)(SESSION_QUERY);
@@ -116,7 +122,9 @@ describe('turns', () => {
     expect(firstErrorName(await signingClient(app, firstToken)(SESSION_QUERY))).toBe('Envelope.Closed');
     // The trail has every step, with the signer's address and user agent.
     const types = events.map((event) => event.type);
-    expect(types).toEqual(expect.arrayContaining(['envelope.sent', 'recipient.activated', 'invitation.queued', 'signing.viewed', 'field.submitted', 'recipient.completed', 'envelope.finalized']));
+    expect(types).toEqual(
+      expect.arrayContaining(['envelope.sent', 'recipient.activated', 'invitation.queued', 'signing.viewed', 'field.submitted', 'recipient.completed', 'envelope.finalized']),
+    );
     const completion = events.find((event) => event.type === 'recipient.completed');
     expect(completion.actor.type).toBe('agent');
     expect(completion.ip).toBe('127.0.0.1');
@@ -250,7 +258,12 @@ describe('turns', () => {
 
 describe('delegation, decline, void', () => {
   it('a delegator hands its role on: delegatedAt, the new person is the agent and is invited, the old link dies', async () => {
-    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'delegator', type: 'delegator' }, { identifier: 'signer', order: 1 }] });
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [
+        { identifier: 'delegator', type: 'delegator' },
+        { identifier: 'signer', order: 1 },
+      ],
+    });
     await send(built.envelopeId);
     const signerToken = await tokenFor(app, built.envelopeId, built.recipients.signer);
     expect(firstErrorName(await signingClient(app, signerToken)(DELEGATE_MUTATION, { person: { name: 'Dee', email: 'dee@example.com' } }))).toBe('Signing.NotDelegator');
@@ -281,7 +294,12 @@ describe('delegation, decline, void', () => {
   });
 
   it('a decline voids the envelope, documents become declined, the trail says who and why', async () => {
-    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'a', order: 1 }, { identifier: 'b', order: 1 }] });
+    const built = await buildEnvelope(app, team.apiKey, {
+      recipients: [
+        { identifier: 'a', order: 1 },
+        { identifier: 'b', order: 1 },
+      ],
+    });
     await send(built.envelopeId);
     const token = await tokenFor(app, built.envelopeId, built.recipients.b);
     expect(firstErrorName(await signingClient(app, token)(DECLINE_MUTATION, { reason: '' }))).toBe('Request.Invalid');
@@ -387,7 +405,12 @@ describe('the recipient side: values and refusals (each changes nothing)', () =>
       ],
       [{ x: 5, y: 6, t: 40, p: 0.5 }],
     ];
-    const saved = await client(SUBMIT_MUTATION, { values: [{ fieldId: built.fields.name, value: { text: 'Ada' } }, { fieldId: built.fields.bio, value: { image: tinyPng, strokes } }] });
+    const saved = await client(SUBMIT_MUTATION, {
+      values: [
+        { fieldId: built.fields.name, value: { text: 'Ada' } },
+        { fieldId: built.fields.bio, value: { image: tinyPng, strokes } },
+      ],
+    });
     expect(saved.errors).toBeUndefined();
     expect(saved.data.submitSigning.requiredFieldIds).toEqual([]);
     expect(saved.data.submitSigning.recipient.completedAt).toBeNull();

@@ -1,16 +1,16 @@
 import { createClient as createWsClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
-import { appendAuditEvent } from '../src/domain/audit/audit.service.ts';
-import { revokeApiKey } from '../src/domain/team/team.service.ts';
 import { createRequestContext, type ServingDependencies } from '../src/context.ts';
+import { appendAuditEvent } from '../src/domain/audit/audit.service.ts';
 import { subscribeEnvelopeEvents } from '../src/domain/live/live.service.ts';
+import { revokeApiKey } from '../src/domain/team/team.service.ts';
 import { fanoutCounters } from '../src/graphql/live-fanout.ts';
-import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
-import { ENVELOPE_EVENTS, STATUS_CHANGED, subscribe, TRANSPORTS, untilWatching, type LiveResult } from './helpers/live.ts';
-import { startServerProcess } from './helpers/process.ts';
-import { buildEnvelope, signAndComplete, tokenFor, type BuiltEnvelope } from './helpers/signing.ts';
 import { eventually } from './helpers/eventually.ts';
+import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { ENVELOPE_EVENTS, type LiveResult, STATUS_CHANGED, subscribe, TRANSPORTS, untilWatching } from './helpers/live.ts';
+import { startServerProcess } from './helpers/process.ts';
+import { type BuiltEnvelope, buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 
 let app: TestApp;
 
@@ -215,7 +215,10 @@ describe('subscriptions', () => {
         [negative, 'Request.Invalid'],
       ] as const) {
         await watcher.ended;
-        expect(watcher.results.map((result) => result.errors?.[0]?.extensions?.code), `${transport} ${code}`).toEqual([code]);
+        expect(
+          watcher.results.map((result) => result.errors?.[0]?.extensions?.code),
+          `${transport} ${code}`,
+        ).toEqual([code]);
       }
     }
   });
@@ -245,7 +248,10 @@ describe('a signing page’s subscription', () => {
       [closed, 'Envelope.Closed'],
     ] as const) {
       await watcher.ended;
-      expect(watcher.results.map((result) => result.errors?.[0]?.extensions?.code), code).toEqual([code]);
+      expect(
+        watcher.results.map((result) => result.errors?.[0]?.extensions?.code),
+        code,
+      ).toEqual([code]);
     }
   });
 });
@@ -306,13 +312,21 @@ describe('subscription limits', () => {
     for (const watcher of open) await watcher.close();
 
     // One WebSocket carrying several subscriptions: the third on it is refused, another connection is not.
-    const client = createWsClient({ url: limited.url.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { 'X-Service-Api-Key': team.apiKey }, retryAttempts: 0 });
+    const client = createWsClient({
+      url: limited.url.replace(/^http/, 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      connectionParams: { 'X-Service-Api-Key': team.apiKey },
+      retryAttempts: 0,
+    });
     const results: LiveResult[][] = [[], [], []];
     const stops = results.map((bucket) =>
-      client.subscribe({ query: STATUS_CHANGED }, { next: (value) => void bucket.push(value as LiveResult), error: (error) => void bucket.push({ errors: [{ extensions: { code: String(error) } }] }), complete: () => {} }),
+      client.subscribe(
+        { query: STATUS_CHANGED },
+        { next: (value) => void bucket.push(value as LiveResult), error: (error) => void bucket.push({ errors: [{ extensions: { code: String(error) } }] }), complete: () => {} },
+      ),
     );
     await untilWatching(limited, 2);
-    await eventually(() => results[2].length > 0, { what: 'the third subscription\'s answer' });
+    await eventually(() => results[2].length > 0, { what: "the third subscription's answer" });
     expect(results[2][0]?.errors?.[0]?.extensions).toMatchObject({ code: 'Subscription.TooMany', context: { scope: 'connection', limit: 2 } });
     const elsewhere = subscribe(limited, 'ws', { apiKey: team.apiKey }, STATUS_CHANGED);
     await untilWatching(limited, 3);
@@ -386,7 +400,10 @@ describe('subscriptions and the rate limit', () => {
       for (const transport of ['ws', 'sse'] as const) {
         const refused = subscribe(limitedApp, transport, { apiKey: team.apiKey }, STATUS_CHANGED);
         await refused.ended;
-        expect(refused.results.map((result) => result.errors?.[0]?.extensions?.code), transport).toEqual(['Request.RateLimited']);
+        expect(
+          refused.results.map((result) => result.errors?.[0]?.extensions?.code),
+          transport,
+        ).toEqual(['Request.RateLimited']);
       }
       for (const watcher of open) await watcher.close();
     } finally {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireDueEnvelopes } from '../src/domain/signing/closing.service.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, DECLINE_MUTATION, SESSION_QUERY, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { png } from './helpers/images.ts';
-import { createReadyTemplate } from './helpers/templates.ts';
+import { buildEnvelope, DECLINE_MUTATION, SESSION_QUERY, signAndComplete, signingClient, tokenFor } from './helpers/signing.ts';
 import { startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
+import { createReadyTemplate } from './helpers/templates.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
 
 /*
@@ -77,7 +77,11 @@ describe('team settings', () => {
     const heavy = await rest.patch('/team/settings', { branding: { logo: { data: Buffer.concat([png(1, 1), Buffer.alloc(300 * 1024)]).toString('base64') } } });
     expect(heavy.body.error.name).toBe('Request.Invalid');
 
-    const changed = await rest.patch('/team/settings', { displayName: 'Acme Legal', notifications: { emails: ['Team@Acme.example'], events: ['declined', 'bulk_send_completed'] }, branding: { logo: { data: png(40, 20).toString('base64') } } });
+    const changed = await rest.patch('/team/settings', {
+      displayName: 'Acme Legal',
+      notifications: { emails: ['Team@Acme.example'], events: ['declined', 'bulk_send_completed'] },
+      branding: { logo: { data: png(40, 20).toString('base64') } },
+    });
     expect(changed.status).toBe(200);
     const settings = changed.body.payload.settings;
     expect(settings).toMatchObject({ displayName: 'Acme Legal', notifications: { emails: ['team@acme.example'], events: ['declined', 'bulk_send_completed'], locale: null }, version: 1 });
@@ -90,7 +94,8 @@ describe('team settings', () => {
     expect((await fetch(`${app.url}/branding/logos/${'0'.repeat(64)}.png`)).status).toBe(404);
 
     const graphql = graphqlClient(app, team.apiKey);
-    const UPDATE = 'mutation($input: TeamSettingsInput!) { updateTeamSettings(input: $input) { displayName replyTo notifications { emails events locale } branding { accentColor footer logo { width } } version } }';
+    const UPDATE =
+      'mutation($input: TeamSettingsInput!) { updateTeamSettings(input: $input) { displayName replyTo notifications { emails events locale } branding { accentColor footer logo { width } } version } }';
     expect(firstErrorName(await graphql(UPDATE, { input: { replyTo: 'nope' } }))).toBe('Request.Invalid');
     const updated = await graphql(UPDATE, { input: { replyTo: 'legal@acme.example', notifications: { locale: 'tr-TR' }, branding: { accentColor: '#123abc', logo: null } } });
     expect(updated.data.updateTeamSettings).toEqual({
@@ -163,7 +168,10 @@ describe('the sending team is told', () => {
     await mainWorkerFor(app, team.teamId).drain();
 
     for (const address of ['ops@acme.example', 'legal-ops@acme.example']) {
-      const subjects = smtp.to(address).map((entry) => entry.mail.subject).sort();
+      const subjects = smtp
+        .to(address)
+        .map((entry) => entry.mail.subject)
+        .sort();
       expect(subjects).toEqual(['Expired: To expire', 'Not delivered: a message for Bounces', 'Voided: To void']);
     }
     const mails = smtp.to('ops@acme.example');
@@ -199,7 +207,9 @@ describe('the sending team is told', () => {
     const other = await brandedTeam(['other-bulk@acme.example'], { events: ['completed'] });
     for (const team of [asked, other]) {
       const { templateId } = await createReadyTemplate(app, team.apiKey);
-      const rows = [1, 2].map((index) => ({ recipients: [{ identifier: 'buyer', agents: [{ info: { name: `Buyer ${index}`, email: `bulk-buyer-${team.teamId.slice(0, 8)}-${index}@example.com` } }] }] }));
+      const rows = [1, 2].map((index) => ({
+        recipients: [{ identifier: 'buyer', agents: [{ info: { name: `Buyer ${index}`, email: `bulk-buyer-${team.teamId.slice(0, 8)}-${index}@example.com` } }] }],
+      }));
       const created = await restClient(app, team.apiKey).post(`/templates/${templateId}/bulk-sends`, { name: 'Renewals', rows });
       expect(created.status, JSON.stringify(created.body)).toBe(200);
       const { bulkSendId } = created.body.payload;
@@ -213,7 +223,9 @@ describe('the sending team is told', () => {
       expect(notices[0]!.mail.text).toContain('2 of 2 rows were sent, 0 failed');
       expect(notices[0]!.mail.text).toContain(`/api/v1/key/bulk-sends/${bulkSendId}/rows`);
       // Recorded on the team's trail as a sent notice.
-      const sent = await app.orm.em.fork().execute<{ details: any }[]>(`select details from audit_event where team_id = ? and type = 'notice.sent' and details ->> 'kind' = 'bulk_send_completed'`, [team.teamId]);
+      const sent = await app.orm.em
+        .fork()
+        .execute<{ details: any }[]>(`select details from audit_event where team_id = ? and type = 'notice.sent' and details ->> 'kind' = 'bulk_send_completed'`, [team.teamId]);
       expect(sent.map((event) => event.details.bulkSendId)).toEqual([bulkSendId]);
     }
     expect(smtp.to('other-bulk@acme.example')).toEqual([]);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePdf, notAPdf } from './fixtures/pdfs.ts';
 import { unknownId } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { createReadyTemplate, uploadTemplateDocument, uploadTemplateDocumentByGraphql } from './helpers/templates.ts';
 
 let app: TestApp;
@@ -61,12 +61,14 @@ describe('template documents', () => {
     const envelopeId = (await caller.rest.post('/envelopes', { name: 'Same file' })).body.payload.envelopeId;
     const form = new FormData();
     form.append('document', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/pdf' }), 'same.pdf');
-    const envelopeUpload = await (await fetch(`${app.url}/api/v1/key/envelopes/${envelopeId}/documents`, { method: 'POST', headers: { 'x-service-api-key': caller.team.apiKey }, body: form })).json();
+    const envelopeUpload = await (
+      await fetch(`${app.url}/api/v1/key/envelopes/${envelopeId}/documents`, { method: 'POST', headers: { 'x-service-api-key': caller.team.apiKey }, body: form })
+    ).json();
     expect(envelopeUpload.payload.document.sha256).toBe(document.sha256);
-    const updated = await caller.graphql(
-      'mutation($t: ID!, $d: ID!) { updateTemplateDocument(templateId: $t, documentId: $d, input: { name: "Renamed", order: 3 }) { name order } }',
-      { t: templateId, d: document.id },
-    );
+    const updated = await caller.graphql('mutation($t: ID!, $d: ID!) { updateTemplateDocument(templateId: $t, documentId: $d, input: { name: "Renamed", order: 3 }) { name order } }', {
+      t: templateId,
+      d: document.id,
+    });
     expect(updated.data.updateTemplateDocument).toEqual({ name: 'Renamed', order: 3 });
     const deleted = await caller.graphql('mutation($t: ID!, $d: ID!) { deleteTemplateDocument(templateId: $t, documentId: $d) { id deleted } }', { t: templateId, d: document.id });
     expect(deleted.data.deleteTemplateDocument).toEqual({ id: document.id, deleted: true });
@@ -123,13 +125,22 @@ describe('template roles', () => {
     expect(foreign.status).toBe(404);
     expect(foreign.body.error.name).toBe('Contact.NotFound');
     expect(foreign.body.error.context.path).toBe('recipient.contactId');
-    expect(JSON.stringify(foreign.body.error).replace(theirContact.id, '<id>').replace(/"requestId":"[^"]+"/, '')).toBe(
-      JSON.stringify(missing.body.error).replace(unknownId, '<id>').replace(/"requestId":"[^"]+"/, ''),
+    expect(
+      JSON.stringify(foreign.body.error)
+        .replace(theirContact.id, '<id>')
+        .replace(/"requestId":"[^"]+"/, ''),
+    ).toBe(
+      JSON.stringify(missing.body.error)
+        .replace(unknownId, '<id>')
+        .replace(/"requestId":"[^"]+"/, ''),
     );
-    const gqlMissing = await caller.graphql('mutation($t: ID!, $g: ID!) { addTemplateRecipient(templateId: $t, input: { type: signer, identifier: "g", roleName: "G", contactGroupId: $g }) { id } }', {
-      t: templateId,
-      g: unknownId,
-    });
+    const gqlMissing = await caller.graphql(
+      'mutation($t: ID!, $g: ID!) { addTemplateRecipient(templateId: $t, input: { type: signer, identifier: "g", roleName: "G", contactGroupId: $g }) { id } }',
+      {
+        t: templateId,
+        g: unknownId,
+      },
+    );
     expect(firstErrorName(gqlMissing)).toBe('ContactGroup.NotFound');
   });
 
@@ -167,9 +178,9 @@ describe('template roles', () => {
       expect(missing.body.error.name).toBe('Recipient.NotFound');
       expect(missing.body.error.description).toBe('No recipient with this id exists in this template.');
     }
-    expect(firstErrorName(await caller.graphql('mutation($t: ID!, $r: ID!) { deleteTemplateRecipient(templateId: $t, recipientId: $r) { id } }', { t: ready.templateId, r: unknownId }))).toBe(
-      'Recipient.NotFound',
-    );
+    expect(
+      firstErrorName(await caller.graphql('mutation($t: ID!, $r: ID!) { deleteTemplateRecipient(templateId: $t, recipientId: $r) { id } }', { t: ready.templateId, r: unknownId })),
+    ).toBe('Recipient.NotFound');
 
     // Unbind, then remove the signer: its field goes with it.
     await caller.rest.delete(`/templates/${ready.templateId}/recipients/${delegated.id}`);
@@ -218,7 +229,9 @@ describe('template fields', () => {
     expect(field).toMatchObject({ identifier: 'initials', recipientId: ready.signerId, type: 'text', config: { maxLength: 4 } });
     const duplicate = await caller.rest.post(`/templates/${ready.templateId}/fields`, { fields: [signatureAt(ready.signerId, ready.documentId, 'initials')] });
     expect(duplicate.body.error.name).toBe('Field.DuplicateIdentifier');
-    const patched = await caller.rest.patch(`/templates/${ready.templateId}/fields/${field.id}`, { field: { label: 'Initials', views: [{ documentId: ready.documentId, page: 1, location: { x: 1, y: 1 }, size: { width: 20, height: 10 } }] } });
+    const patched = await caller.rest.patch(`/templates/${ready.templateId}/fields/${field.id}`, {
+      field: { label: 'Initials', views: [{ documentId: ready.documentId, page: 1, location: { x: 1, y: 1 }, size: { width: 20, height: 10 } }] },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.payload.field).toMatchObject({ label: 'Initials', views: [{ documentId: ready.documentId, page: 1 }] });
     expect((await caller.rest.delete(`/templates/${ready.templateId}/fields/${field.id}`)).body.payload).toEqual({ deleted: true });
@@ -237,7 +250,10 @@ describe('template fields', () => {
     expect(created.errors).toBeUndefined();
     const field = created.data.createTemplateFields[0];
     expect(field).toMatchObject({ identifier: 'agree', recipientId: ready.signerId, views: [{ page: 0 }] });
-    const updated = await caller.graphql('mutation($t: ID!, $f: ID!) { updateTemplateField(templateId: $t, fieldId: $f, input: { required: true }) { required } }', { t: ready.templateId, f: field.id });
+    const updated = await caller.graphql('mutation($t: ID!, $f: ID!) { updateTemplateField(templateId: $t, fieldId: $f, input: { required: true }) { required } }', {
+      t: ready.templateId,
+      f: field.id,
+    });
     expect(updated.data.updateTemplateField.required).toBe(true);
     const deleted = await caller.graphql('mutation($t: ID!, $f: ID!) { deleteTemplateField(templateId: $t, fieldId: $f) { deleted } }', { t: ready.templateId, f: field.id });
     expect(deleted.data.deleteTemplateField.deleted).toBe(true);
@@ -282,7 +298,9 @@ describe('who may change a template’s content', () => {
       expect(answers.map((answer) => answer.body.error?.name)).toEqual(answers.map(() => expected));
       const upload = await uploadTemplateDocumentByGraphql(app, caller.team.apiKey, ready.templateId, await makePdf({ pages: 1 }));
       expect(upload.body.errors[0].extensions.code).toBe(expected);
-      const role = await caller.graphql('mutation($t: ID!) { addTemplateRecipient(templateId: $t, input: { type: signer, identifier: "x", roleName: "X" }) { id } }', { t: ready.templateId });
+      const role = await caller.graphql('mutation($t: ID!) { addTemplateRecipient(templateId: $t, input: { type: signer, identifier: "x", roleName: "X" }) { id } }', {
+        t: ready.templateId,
+      });
       expect(firstErrorName(role)).toBe(expected);
     }
     expect((await owner.rest.get(`/templates/${ready.templateId}`)).body.payload.template).toEqual(before);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents, verifyAuditChain } from '../src/domain/audit/audit.service.ts';
 import { unknownId } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -187,7 +187,10 @@ describe('teamScope', () => {
         const foreign = await other.rest.call(method.toUpperCase(), `/templates/${templateId}`, body);
         const missing = await other.rest.call(method.toUpperCase(), `/templates/${unknownId}`, body);
         expect(foreign.status).toBe(404);
-        const blank = (answer: unknown, id: string) => JSON.stringify(answer).replaceAll(id, '<id>').replace(/"requestId":"[^"]+"/, '');
+        const blank = (answer: unknown, id: string) =>
+          JSON.stringify(answer)
+            .replaceAll(id, '<id>')
+            .replace(/"requestId":"[^"]+"/, '');
         expect(blank(foreign.body, templateId)).toBe(blank(missing.body, unknownId));
       }
       const listed = await other.graphql(gql.templates, { first: 100 });

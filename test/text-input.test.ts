@@ -1,9 +1,9 @@
-import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { restRoutes } from '../src/rest/routes/index.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { createDraftWithDocumentAndSigner, unknownId, uploadDocument } from './helpers/envelopes.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { rawRequest } from './helpers/raw-http.ts';
 import { buildEnvelope } from './helpers/signing.ts';
 import { createReadyTemplate } from './helpers/templates.ts';
@@ -24,7 +24,10 @@ let app: TestApp;
 let team: SeededTeam;
 beforeAll(async () => {
   // Hundreds of requests from one key and from no key: past the usual per-minute budgets.
-  app = await startTestApp({ env: { SANDBOX_CLOCK: 'true', SIGNING_FRAME_ANCESTORS: 'https://app.example.com', RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000' }, rateLimitsOwnCounters: true });
+  app = await startTestApp({
+    env: { SANDBOX_CLOCK: 'true', SIGNING_FRAME_ANCESTORS: 'https://app.example.com', RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '100000' },
+    rateLimitsOwnCounters: true,
+  });
   team = await seedTeam(app);
 }, 60_000);
 afterAll(async () => {
@@ -60,7 +63,9 @@ async function realParams(): Promise<(path: string) => Record<string, string>> {
   const rest = restClient(app, team.apiKey);
   const draft = await createDraftWithDocumentAndSigner(app, team.apiKey);
   const field = await rest.post(`/envelopes/${draft.envelopeId}/fields`, {
-    fields: [{ type: 'text', recipientId: draft.signerId, identifier: 'note', views: [{ documentId: draft.documentId, page: 0, location: { x: 50, y: 50 }, size: { width: 120, height: 30 } }] }],
+    fields: [
+      { type: 'text', recipientId: draft.signerId, identifier: 'note', views: [{ documentId: draft.documentId, page: 0, location: { x: 50, y: 50 }, size: { width: 120, height: 30 } }] },
+    ],
   });
   const sent = await buildEnvelope(app, team.apiKey, { name: 'Sent for the sweep', recipients: [{ identifier: 'signer', order: 1 }] });
   expect((await rest.put(`/envelopes/${sent.envelopeId}/send`)).status).toBe(200);
@@ -138,7 +143,10 @@ describe('REST', () => {
     const pdf = await makePdf({ pages: 1 });
     const documentsBefore = await countRows('document');
     // (A form is sent as UTF-8, where a lone surrogate cannot be written: only NUL reaches a part.)
-    for (const fields of [{ name: `Annex${NUL}` }, { [`na${NUL}me`]: 'Annex' }, { context: JSON.stringify({ note: `x${NUL}` }) }, { context: '{"note":"\\ud800"}' }] as Record<string, string>[]) {
+    for (const fields of [{ name: `Annex${NUL}` }, { [`na${NUL}me`]: 'Annex' }, { context: JSON.stringify({ note: `x${NUL}` }) }, { context: '{"note":"\\ud800"}' }] as Record<
+      string,
+      string
+    >[]) {
       const answer = await uploadDocument(app, team.apiKey, draft.envelopeId, { bytes: pdf }, fields);
       expect(answer.status, JSON.stringify(fields)).toBe(400);
       expect(answer.body.error.name).toBe('Request.Invalid');
@@ -191,7 +199,9 @@ describe('the signing URL (the reported case)', () => {
         expect(firstErrorName(viaGraphql), JSON.stringify(input)).toBe('Request.Invalid');
       }
     }
-    const [{ count }] = await app.orm.em.fork().execute<{ count: string }[]>('select count(*) from signing_url u join recipient r on r.id = u.recipient_id where r.envelope_id = ?', [built.envelopeId]);
+    const [{ count }] = await app.orm.em
+      .fork()
+      .execute<{ count: string }[]>('select count(*) from signing_url u join recipient r on r.id = u.recipient_id where r.envelope_id = ?', [built.envelopeId]);
     expect(Number(count)).toBe(0);
   });
 });
@@ -236,7 +246,9 @@ describe('GraphQL', () => {
     await new Promise((resolve) => socket.once('open', resolve));
     socket.send(JSON.stringify({ type: 'connection_init', payload: { 'X-Service-Api-Key': team.apiKey } }));
     await expect.poll(() => messages.some((message) => message.type === 'connection_ack')).toBe(true);
-    socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription($id: ID) { envelopeStatusChanged(envelopeId: $id) { type } }', variables: { id: `a${NUL}` } } }));
+    socket.send(
+      JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription($id: ID) { envelopeStatusChanged(envelopeId: $id) { type } }', variables: { id: `a${NUL}` } } }),
+    );
     await expect.poll(() => messages.find((message) => message.id === '1' && (message.type === 'next' || message.type === 'error'))).toBeTruthy();
     const answer = messages.find((message) => message.id === '1');
     const errors = answer.type === 'next' ? answer.payload.errors : answer.payload;

@@ -1,6 +1,6 @@
 import { PDFDocument } from 'pdf-lib';
 import { describe, expect, it } from 'vitest';
-import { embedSans, textWidth, wrapText, type TextFamily } from '../src/domain/pdf/render.ts';
+import { embedSans, type TextFamily, textWidth, wrapText } from '../src/domain/pdf/render.ts';
 
 /**
  * The wrap as it was written before it kept running widths: every candidate line shaped whole.

@@ -4,21 +4,22 @@
  * statements, the seal job in the same trace and the PDF work under it; an incoming traceparent;
  * no secret in any span; nothing recorded with tracing off.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { randomUUID } from 'node:crypto';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { buildEnvelope, invitationsOf, SESSION_QUERY, signingClient, SUBMIT_MUTATION, tokenFor, typedSignature } from './helpers/signing.ts';
-import { mainWorkerFor } from './helpers/workers.ts';
-import { startServerProcess } from './helpers/process.ts';
-import { startRecordingServer } from './helpers/recording-server.ts';
-import { activeTraceparent, isTracing, startTracing, stopTracing, withSpan } from '../src/shared/tracing.ts';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { enqueue } from '../src/domain/outbox/outbox.ts';
 import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { sanitizeSql } from '../src/shared/sql-tracing.ts';
+import { activeTraceparent, isTracing, startTracing, stopTracing, withSpan } from '../src/shared/tracing.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { startServerProcess } from './helpers/process.ts';
+import { startRecordingServer } from './helpers/recording-server.ts';
+import { buildEnvelope, invitationsOf, SESSION_QUERY, SUBMIT_MUTATION, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
+import { mainWorkerFor } from './helpers/workers.ts';
 
 const exporter = new InMemorySpanExporter();
 let app: TestApp;
@@ -83,7 +84,9 @@ describe('traces', () => {
     // The seal job's row carries the trace of the request that queued it.
     const [sealRow] = await app.orm.em
       .fork()
-      .execute<{ id: string; trace_parent: string | null }[]>(`select id, trace_parent from outbox_message where topic = 'artefact.seal' and payload ->> 'envelopeId' = ?`, [built.envelopeId]);
+      .execute<{ id: string; trace_parent: string | null }[]>(`select id, trace_parent from outbox_message where topic = 'artefact.seal' and payload ->> 'envelopeId' = ?`, [
+        built.envelopeId,
+      ]);
     expect(sealRow.trace_parent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     const [, traceId, enqueuedBy] = sealRow.trace_parent!.split('-');
 
@@ -162,7 +165,10 @@ describe('traces', () => {
     expect(recorded.some((span) => span.name === 'outbox signing.invitation')).toBe(true);
     const texts = recorded.flatMap(textsOf);
     for (const secret of [invitation.token, team.apiKey, 'sgn_', 'esk_', '/sign/' + invitation.token.slice(0, 8), 'signer@example.com']) {
-      expect(texts.filter((text) => text.includes(secret)), secret).toEqual([]);
+      expect(
+        texts.filter((text) => text.includes(secret)),
+        secret,
+      ).toEqual([]);
     }
     for (const span of recorded) {
       expect(Object.keys(span.attributes).filter((key) => key.startsWith('url.'))).toEqual([]);
@@ -191,7 +197,14 @@ describe('traces', () => {
       em: app.orm.em,
       clock: app.dependencies.clock,
       logger: createLogger('silent'),
-      handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, async () => { throw new Error(`could not reach ${link}`); }]]),
+      handlers: new Map([
+        [
+          OUTBOX_TOPICS.sealArtefacts,
+          async () => {
+            throw new Error(`could not reach ${link}`);
+          },
+        ],
+      ]),
       payloadMatch: { teamId },
       maxAttempts: 1,
     });

@@ -11,7 +11,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { artefactCertificateHandler } from '../src/domain/artefact/certificate.service.ts';
 import { enqueue } from '../src/domain/outbox/outbox.ts';
 import { handles, type OutboxClaimOf, type OutboxHandler } from '../src/domain/outbox/outbox-worker.ts';
-import { OUTBOX_TOPICS, type BulkSendStepPayload, type InvitationPayload, type OutboxTopic, type WebhookDeliveryPayload } from '../src/domain/outbox/topics.ts';
+import { type BulkSendStepPayload, type InvitationPayload, OUTBOX_TOPICS, type OutboxTopic, type WebhookDeliveryPayload } from '../src/domain/outbox/topics.ts';
 
 describe('typed jobs', () => {
   it('a handler reads its topic payload, typed; a union of topics is told apart by topic', () => {

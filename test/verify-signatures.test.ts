@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
-import { seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { makeMultiSignedPdf } from './helpers/multi-signed.ts';
 import { pdfsig } from './helpers/pdf-tools.ts';
 import { startLocalTsa } from './helpers/tsa.ts';
@@ -75,9 +75,7 @@ describe('POST /verify of a PDF signed by six people', () => {
       expect(after + rest).toBeLessThan(fixture.bytes.length);
     }
     // The third signer's certificate was revoked: the DSS's CRL says so; the others are good.
-    expect(people.map((signature) => signature.revocation)).toEqual(
-      people.map((_, index) => (index === 2 ? { status: 'revoked', source: 'crl' } : { status: 'good', source: 'crl' })),
-    );
+    expect(people.map((signature) => signature.revocation)).toEqual(people.map((_, index) => (index === 2 ? { status: 'revoked', source: 'crl' } : { status: 'good', source: 'crl' })));
     // Five without timestamps (B-B); the sixth timestamped, with the DSS and a document timestamp after it.
     expect(people.map((signature) => signature.level)).toEqual(['B-B', 'B-B', 'B-B', 'B-B', 'B-B', 'B-LTA']);
     expect(signatures.at(-1)).toMatchObject({ type: 'document-timestamp', valid: true, coversWholeFile: true, level: null });
@@ -101,7 +99,12 @@ describe('POST /verify of a PDF signed by six people', () => {
     expect(answer.errors).toBeUndefined();
     const people = (answer.data.verifySealedPdf.signatures as Record<string, any>[]).filter((signature) => signature.type === 'SIGNATURE');
     expect(people).toHaveLength(6);
-    expect(people[2]).toMatchObject({ signerSubject: 'CN=Signer 3, O=Example Customer', revocation: { status: 'REVOKED', source: 'CRL' }, chain: { status: 'TRUSTED', anchor: 'CN=Multi Signer Test CA' }, level: 'B_B' });
+    expect(people[2]).toMatchObject({
+      signerSubject: 'CN=Signer 3, O=Example Customer',
+      revocation: { status: 'REVOKED', source: 'CRL' },
+      chain: { status: 'TRUSTED', anchor: 'CN=Multi Signer Test CA' },
+      level: 'B_B',
+    });
     expect(people[5]).toMatchObject({ level: 'B_LTA', signerSerialNumber: '03ed', coversWholeFile: false });
     expect(people[0].byteRange).toHaveLength(4);
     expect(answer.data.verifySealedPdf).toMatchObject({ valid: true, level: 'B_LTA' });

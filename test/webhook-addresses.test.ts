@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyAddress } from '../src/domain/webhook/webhook-url.ts';
-import { webhookWorkerFor } from './helpers/workers.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope } from './helpers/signing.ts';
+import { webhookWorkerFor } from './helpers/workers.ts';
 
 /*
  * Where a webhook may point (src/domain/webhook/webhook-url.ts): every spelling of an inside

@@ -2,18 +2,18 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { createMailer } from '../src/domain/notification/mailer.ts';
 import { pruneDeliveryHistory } from '../src/domain/notification/delivery-history.ts';
+import { createMailer } from '../src/domain/notification/mailer.ts';
 import { createOutboxWorker, type OutboxHandler } from '../src/domain/outbox/outbox-worker.ts';
-import { webhookDeliveryHandler, webhookDisabledNoticeHandler } from '../src/domain/webhook/webhook-delivery.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
-import { createClock, type Clock } from '../src/shared/clock.ts';
+import { webhookDeliveryHandler, webhookDisabledNoticeHandler } from '../src/domain/webhook/webhook-delivery.ts';
+import { type Clock, createClock } from '../src/shared/clock.ts';
 import { createLogger } from '../src/shared/logger.ts';
-import { startRecordingServer, type RecordedRequest, type RecordingServer } from './helpers/recording-server.ts';
-import { webhookWorkerFor } from './helpers/workers.ts';
-import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from './helpers/harness.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { type RecordedRequest, type RecordingServer, startRecordingServer } from './helpers/recording-server.ts';
 import { buildEnvelope } from './helpers/signing.ts';
 import { startSmtpServer, type TestSmtpServer } from './helpers/smtp.ts';
+import { webhookWorkerFor } from './helpers/workers.ts';
 
 /*
  * Team webhooks end to end: endpoints managed on both faces, audit events delivered by the real
@@ -53,7 +53,18 @@ function verifySignature(secret: string, header: string, body: string, tolerance
  * and no jitter (`random: () => 1`, so backoff waits are exact); `handler` replaces the delivery
  * handler (a crash, a stricter address policy).
  */
-function webhookWorker(team: SeededTeam, options: { clock?: Clock; maxAttempts?: number; baseBackoffMs?: number; leaseMs?: number; renewIntervalMs?: number; handler?: OutboxHandler<'webhook.delivery'>; allowPrivate?: boolean } = {}) {
+function webhookWorker(
+  team: SeededTeam,
+  options: {
+    clock?: Clock;
+    maxAttempts?: number;
+    baseBackoffMs?: number;
+    leaseMs?: number;
+    renewIntervalMs?: number;
+    handler?: OutboxHandler<'webhook.delivery'>;
+    allowPrivate?: boolean;
+  } = {},
+) {
   const { handler, allowPrivate, ...overrides } = options;
   // A receiver in this process answers at once; the timeout only has to outlast a loaded machine's
   // pause (the timeout itself is tested with a handler of its own, 1000 ms, against a receiver that never answers).
@@ -154,10 +165,9 @@ describe('webhook endpoints', () => {
   it('are managed through GraphQL too, with the secret only in the creation and rotation answers', async () => {
     const team = await seedTeam(app);
     const { graphql, rest } = clients(team);
-    const created = await graphql(
-      `mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { secret webhook { id url eventTypes enabled description } } }`,
-      { input: { url: 'https://example.com/gql', eventTypes: ['envelope.finalized'] } },
-    );
+    const created = await graphql(`mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { secret webhook { id url eventTypes enabled description } } }`, {
+      input: { url: 'https://example.com/gql', eventTypes: ['envelope.finalized'] },
+    });
     expect(created.errors).toBeUndefined();
     const { secret, webhook } = created.data.createWebhook;
     expect(secret).toMatch(/^whsec_/);
@@ -251,16 +261,10 @@ describe('webhook endpoints', () => {
     expect(firstErrorName(await graphql(`query($id: ID!) { webhook(id: $id) { id } }`, { id: webhook.id }))).toBe('Webhook.NotFound');
     expect(firstErrorName(await graphql(`mutation($id: ID!) { rotateWebhookSecret(id: $id) { secret } }`, { id: webhook.id }))).toBe('Webhook.NotFound');
     expect(firstErrorName(await graphql(`mutation($id: ID!) { deleteWebhook(id: $id) { id } }`, { id: webhook.id }))).toBe('Webhook.NotFound');
-    expect(
-      firstErrorName(await graphql(`mutation($id: ID!) { updateWebhook(id: $id, input: { enabled: false }) { id } }`, { id: webhook.id })),
-    ).toBe('Webhook.NotFound');
+    expect(firstErrorName(await graphql(`mutation($id: ID!) { updateWebhook(id: $id, input: { enabled: false }) { id } }`, { id: webhook.id }))).toBe('Webhook.NotFound');
     expect(firstErrorName(await graphql(`query($id: ID!) { webhookDeliveries(webhookId: $id) { nodes { id } } }`, { id: webhook.id }))).toBe('Webhook.NotFound');
-    expect(firstErrorName(await graphql(`query($w: ID!, $id: ID!) { webhookDelivery(webhookId: $w, id: $id) { id } }`, { w: webhook.id, id: someId }))).toBe(
-      'Webhook.NotFound',
-    );
-    expect(
-      firstErrorName(await graphql(`mutation($w: ID!, $id: ID!) { redeliverWebhookDelivery(webhookId: $w, id: $id) { id } }`, { w: webhook.id, id: someId })),
-    ).toBe('Webhook.NotFound');
+    expect(firstErrorName(await graphql(`query($w: ID!, $id: ID!) { webhookDelivery(webhookId: $w, id: $id) { id } }`, { w: webhook.id, id: someId }))).toBe('Webhook.NotFound');
+    expect(firstErrorName(await graphql(`mutation($w: ID!, $id: ID!) { redeliverWebhookDelivery(webhookId: $w, id: $id) { id } }`, { w: webhook.id, id: someId }))).toBe('Webhook.NotFound');
     expect((await rest.get('/webhooks')).body.payload.webhooks).toEqual([]);
     // The owner's endpoint is untouched, and its own unknown delivery is WebhookDelivery.NotFound.
     const own = clients(owner).rest;
@@ -451,10 +455,10 @@ describe('webhook deliveries', () => {
       expect(node.attempts.map((attempt: any) => attempt.statusCode)).toEqual([200, 500, 500, 500]);
       const one = await rest.get(`/webhooks/${webhook.id}/deliveries/${delivery.id}`);
       expect(one.body.payload.delivery).toEqual(delivery);
-      const oneViaGraphql = await clients(team).graphql(
-        `query($w: ID!, $id: ID!) { webhookDelivery(webhookId: $w, id: $id) { id webhookId eventId state attempts { statusCode } } }`,
-        { w: webhook.id, id: delivery.id },
-      );
+      const oneViaGraphql = await clients(team).graphql(`query($w: ID!, $id: ID!) { webhookDelivery(webhookId: $w, id: $id) { id webhookId eventId state attempts { statusCode } } }`, {
+        w: webhook.id,
+        id: delivery.id,
+      });
       expect(oneViaGraphql.data.webhookDelivery).toEqual({
         id: delivery.id,
         webhookId: webhook.id,

@@ -29,7 +29,10 @@ const pool = new pg.Pool({ connectionString, max: 10 });
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const envelopePath = /^\/api\/v1\/key\/envelopes\/([^/?]+)(\?includeDocuments=true)?$/;
 
-const keyHash = (request: http.IncomingMessage) => createHash('sha256').update(String(request.headers['x-service-api-key'] ?? '').trim(), 'utf8').digest('hex');
+const keyHash = (request: http.IncomingMessage) =>
+  createHash('sha256')
+    .update(String(request.headers['x-service-api-key'] ?? '').trim(), 'utf8')
+    .digest('hex');
 
 function send(response: http.ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body);
@@ -64,9 +67,7 @@ async function envelopePage(request: http.IncomingMessage, response: http.Server
 
 async function envelope(request: http.IncomingMessage, response: http.ServerResponse, envelopeId: string, withDocuments: boolean) {
   const statement = withDocuments ? { name: 'envelope-with-documents', text: BARE_ENVELOPE_SQL } : { name: 'envelope-alone', text: BARE_ENVELOPE_LIGHT_SQL };
-  const { rows } = uuidPattern.test(envelopeId)
-    ? await pool.query({ ...statement, values: [keyHash(request), envelopeId] })
-    : { rows: [] };
+  const { rows } = uuidPattern.test(envelopeId) ? await pool.query({ ...statement, values: [keyHash(request), envelopeId] }) : { rows: [] };
   if (rows.length === 0) {
     return send(response, 404, { version: '1', success: false, error: { name: 'Envelope.NotFound', description: 'No such envelope.', context: {} } });
   }

@@ -76,18 +76,35 @@ export function checkSameContent(label: string, oursText: string, peerText: stri
   const fail = (what: string) => {
     throw new Error(`${label}: ${what}`);
   };
-  if (!isDeepStrictEqual(peer.map((envelope) => envelope.rowId), ours.map((envelope) => envelope.id))) fail('the envelope ids or their order differ');
+  if (
+    !isDeepStrictEqual(
+      peer.map((envelope) => envelope.rowId),
+      ours.map((envelope) => envelope.id),
+    )
+  )
+    fail('the envelope ids or their order differ');
   ours.forEach((envelope, index) => {
     const other = peer[index];
     const where = `envelope ${envelope.id}`;
-    if (!isDeepStrictEqual(other.documentsByEnvelopeId.nodes.map((document) => document.rowId), envelope.documents.map((document) => document.id))) {
+    if (
+      !isDeepStrictEqual(
+        other.documentsByEnvelopeId.nodes.map((document) => document.rowId),
+        envelope.documents.map((document) => document.id),
+      )
+    ) {
       fail(`${where}: documents differ`);
     }
     const recipients = new Map(other.recipientsByEnvelopeId.nodes.map((recipient) => [recipient.rowId, recipient]));
     if (!isDeepStrictEqual(sorted([...recipients.keys()]), sorted(envelope.recipients.map((recipient) => recipient.id)))) fail(`${where}: recipients differ`);
     for (const recipient of envelope.recipients) {
       const agents = recipients.get(recipient.id)!.agentsByRecipientId.nodes.map((agent) => agent.rowId);
-      if (!isDeepStrictEqual(agents, recipient.agents.map((agent) => agent.id))) fail(`${where}: agents of recipient ${recipient.id} differ`);
+      if (
+        !isDeepStrictEqual(
+          agents,
+          recipient.agents.map((agent) => agent.id),
+        )
+      )
+        fail(`${where}: agents of recipient ${recipient.id} differ`);
     }
     const fields = new Map(other.fieldsByEnvelopeId.nodes.map((field) => [field.rowId, field]));
     if (!isDeepStrictEqual(sorted([...fields.keys()]), sorted(envelope.fields.map((field) => field.id)))) fail(`${where}: fields differ`);

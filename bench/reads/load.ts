@@ -31,9 +31,7 @@ export async function runLoad(request: Request, options: { connections: number; 
   instance.on('response', (_client: unknown, _status: number, _bytes: number, milliseconds: number) => latencies.push(milliseconds));
   const result = await instance;
   if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
-    throw new Error(
-      `${request.method} ${request.url}: ${result.errors} errors, ${result.timeouts} timeouts, non-2xx answers ${JSON.stringify(result.statusCodeStats)}`,
-    );
+    throw new Error(`${request.method} ${request.url}: ${result.errors} errors, ${result.timeouts} timeouts, non-2xx answers ${JSON.stringify(result.statusCodeStats)}`);
   }
   const sorted = Float64Array.from(latencies).sort();
   return {

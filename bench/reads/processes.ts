@@ -2,7 +2,7 @@
  * Child processes and what /proc says about them: each server under test runs in its own
  * process so its CPU time and memory can be read without counting the load generator.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 

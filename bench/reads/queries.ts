@@ -91,8 +91,7 @@ select exists (select 1 from caller) as authenticated,
     limit $2) envelope_row) as nodes`;
 
 /** Read 2: `GET /api/v1/key/envelopes/{id}?includeDocuments=true` (heavy) or the envelope alone (light). */
-export const restEnvelopePath = (envelopeId: string, { light = false }: { light?: boolean } = {}) =>
-  `/api/v1/key/envelopes/${envelopeId}${light ? '' : '?includeDocuments=true'}`;
+export const restEnvelopePath = (envelopeId: string, { light = false }: { light?: boolean } = {}) => `/api/v1/key/envelopes/${envelopeId}${light ? '' : '?includeDocuments=true'}`;
 
 /**
  * Read 2 for the bare handler, one statement: $1 the key hash, $2 the envelope id. Returns the

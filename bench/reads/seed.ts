@@ -5,7 +5,7 @@
  * view each (8 requests).
  */
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { startChild, type Child } from './processes.ts';
+import { type Child, startChild } from './processes.ts';
 
 export type SeededTeam = { teamId: string; apiKey: string };
 
@@ -32,7 +32,12 @@ export async function createTeams(count: number, env: Record<string, string>, cw
     const code = await new Promise<number | null>((resolve) => cli.process.once('exit', resolve));
     // stdout and stderr arrive interleaved: a warning written after the answer (Node's own, or a
     // log line at shutdown) must not be taken for it, so the answer is the line carrying the key.
-    const line = cli.output().trim().split('\n').reverse().find((candidate) => candidate.includes('"apiKey"'));
+    const line = cli
+      .output()
+      .trim()
+      .split('\n')
+      .reverse()
+      .find((candidate) => candidate.includes('"apiKey"'));
     if (code !== 0 || !line) throw new Error(`team create failed (${code}): ${cli.output()}`);
     const created = JSON.parse(line) as { teamId: string; apiKey: string };
     if (typeof created.apiKey !== 'string' || typeof created.teamId !== 'string') throw new Error(`team create printed no key: ${cli.output()}`);
@@ -125,13 +130,7 @@ async function seedEnvelope(baseUrl: string, team: SeededTeam, number: number, p
  * Seeds `count` envelopes spread evenly over the teams, `concurrency` envelopes at a time, and
  * prints progress every 10 %.
  */
-export async function seedEnvelopes(options: {
-  baseUrl: string;
-  teams: SeededTeam[];
-  count: number;
-  concurrency: number;
-  log: (line: string) => void;
-}): Promise<void> {
+export async function seedEnvelopes(options: { baseUrl: string; teams: SeededTeam[]; count: number; concurrency: number; log: (line: string) => void }): Promise<void> {
   const pdf = new Blob([await makeSeedPdf()], { type: 'application/pdf' });
   const started = Date.now();
   let done = 0;

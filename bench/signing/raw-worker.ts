@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { sealPdf, type SealMaterial } from '../../src/domain/pdf/seal.ts';
+import { type SealMaterial, sealPdf } from '../../src/domain/pdf/seal.ts';
 
 export type RawStamp = { document: number; page: number; x: number; y: number; width: number; height: number; text: string; signature: boolean };
 export type RawWorkerData = { documents: Uint8Array[]; stamps: RawStamp[]; material: SealMaterial; envelopes: number; outDir: string; thread: number };

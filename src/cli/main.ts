@@ -13,19 +13,19 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { verifyPdf } from '../domain/pdf/verify.ts';
-import { verifyEvidencePackage, type TrustedSeal } from '../domain/artefact/evidence-check.ts';
-import { fileSource } from '../domain/artefact/zip-reader.ts';
-import { installationSealFingerprint, loadSealCertificate, SealCertificateError } from '../domain/artefact/seal-certificate.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
-import { createApiKey, createTeam, revokeApiKey } from '../domain/team/team.service.ts';
+import { adoptSharedSecrets, sharedSecretsOf } from '../db/shared-secrets.ts';
+import { type TrustedSeal, verifyEvidencePackage } from '../domain/artefact/evidence-check.ts';
+import { installationSealFingerprint, loadSealCertificate, SealCertificateError } from '../domain/artefact/seal-certificate.ts';
+import { fileSource } from '../domain/artefact/zip-reader.ts';
 import { verifyAuditChain } from '../domain/audit/audit.service.ts';
+import { verifyPdf } from '../domain/pdf/verify.ts';
+import { createApiKey, createTeam, revokeApiKey } from '../domain/team/team.service.ts';
 import { blobDirectory, createBlobStore, createFileBlobStore, migrateBlobs } from '../shared/blob-store/index.ts';
 import { DomainError } from '../shared/errors.ts';
 import { isUuid } from '../shared/ids.ts';
 import { loadAuditKey } from '../shared/secret-file.ts';
-import { adoptSharedSecrets, sharedSecretsOf } from '../db/shared-secrets.ts';
 
 const usage = `usage:
   cli team create --name NAME [--workspace ID]
@@ -160,7 +160,8 @@ if (resource === 'blobs') {
   } catch (error) {
     fail(error instanceof ConfigError ? error.message : String(error));
   }
-  if (migrateConfig.blobStore.kind !== 's3') fail('blobs migrate copies DATA_DIR/blobs to an object store: set BLOB_STORE_URL=s3://BUCKET[/PREFIX] (and S3_ENDPOINT, S3_REGION, S3_FORCE_PATH_STYLE as needed)');
+  if (migrateConfig.blobStore.kind !== 's3')
+    fail('blobs migrate copies DATA_DIR/blobs to an object store: set BLOB_STORE_URL=s3://BUCKET[/PREFIX] (and S3_ENDPOINT, S3_REGION, S3_FORCE_PATH_STYLE as needed)');
   const source = createFileBlobStore(blobDirectory(migrateConfig.dataDir));
   const target = createBlobStore({ dataDir: migrateConfig.dataDir, location: migrateConfig.blobStore, cacheBytes: migrateConfig.blobCacheBytes });
   const summary = await migrateBlobs(source, target, (sha256, outcome) => {

@@ -4,7 +4,10 @@ import { newId } from '../shared/ids.ts';
 /** The columns every table starts with: a UUID primary key and a creation time (UTC). */
 export function baseColumns() {
   return {
-    id: p.uuid().primary().onCreate(() => newId()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
     createdAt: p.datetime().onCreate(() => new Date()),
   };
 }

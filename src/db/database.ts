@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
-import { createOrmConfig } from '../../mikro-orm.config.ts';
 import pg from 'pg';
+import { createOrmConfig } from '../../mikro-orm.config.ts';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../shared/metrics.ts';
-import { findSharedEmbeddedPostgres, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.ts';
+import { type EmbeddedPostgres, findSharedEmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.ts';
 
 export type Database = {
   orm: MikroORM;

@@ -12,9 +12,7 @@ export type EmbeddedPostgres = {
 
 export class EmbeddedDatabaseLockedError extends Error {
   constructor(dataDirectory: string, pid: number) {
-    super(
-      `The embedded database in ${dataDirectory} is in use by process ${pid}. Stop that process, or set DATABASE_URL to use a PostgreSQL server.`,
-    );
+    super(`The embedded database in ${dataDirectory} is in use by process ${pid}. Stop that process, or set DATABASE_URL to use a PostgreSQL server.`);
     this.name = 'EmbeddedDatabaseLockedError';
   }
 }

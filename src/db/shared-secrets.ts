@@ -54,10 +54,7 @@ export async function checkSharedSecrets(orm: MikroORM, secrets: SharedSecret[])
   const connection = orm.em.getConnection();
   for (const secret of secrets) {
     await connection.execute(`insert into shared_secret_fingerprint (name, fingerprint) values (?, ?) on conflict (name) do nothing`, [secret.name, secret.fingerprint]);
-    const [recorded] = await connection.execute<{ fingerprint: string; recorded_at: Date }[]>(
-      `select fingerprint, recorded_at from shared_secret_fingerprint where name = ?`,
-      [secret.name],
-    );
+    const [recorded] = await connection.execute<{ fingerprint: string; recorded_at: Date }[]>(`select fingerprint, recorded_at from shared_secret_fingerprint where name = ?`, [secret.name]);
     if (recorded && recorded.fingerprint !== secret.fingerprint) throw new SharedSecretMismatchError(secret, new Date(recorded.recorded_at));
   }
 }

@@ -40,11 +40,7 @@ export type CapacityOverflow = { what: string; limit: number; current: number; a
 export class CapacityExceededError extends DomainError {
   constructor(owner: CapacityOwner, overflow: CapacityOverflow) {
     const { what, limit, current, adding } = overflow;
-    super(
-      `${owner}.CapacityExceeded`,
-      `${OWNER_NOUNS[owner]} holds at most ${limit} ${what}; it has ${current} and this request adds ${adding}.`,
-      { what, limit, current, adding },
-    );
+    super(`${owner}.CapacityExceeded`, `${OWNER_NOUNS[owner]} holds at most ${limit} ${what}; it has ${current} and this request adds ${adding}.`, { what, limit, current, adding });
   }
 }
 

@@ -57,4 +57,3 @@ export function takePage<T extends { createdAt: Date | string; id: string }>(row
   const page = hasMore ? rows.slice(0, limit) : rows;
   return { rows: page, nextCursor: hasMore ? createdAtCursor(page[page.length - 1]) : null };
 }
-

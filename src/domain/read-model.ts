@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Compilable, CompiledQuery, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
-import { CompiledQuery, sql, type Compilable, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import { decodeCursorPosition, takePage } from './pagination.ts';
 import { isUuid } from '../shared/ids.ts';
+import { decodeCursorPosition, takePage } from './pagination.ts';
 
 /*
  * The read model's common parts. Reads never hydrate entities: each read function builds one SQL
@@ -346,12 +346,7 @@ const compiledShapes = new LRUCache<string, CompiledShape>({ max: 2_000 });
  * nested query costs more CPU than PostgreSQL spends running it once it is prepared, so this
  * keeps Kysely's safety (no hand-concatenated SQL) without paying for it on every request.
  */
-export async function runRead<Row>(
-  reader: ReadDb,
-  shape: string,
-  build: (db: ReadDb, slot: Slot) => Compilable<unknown>,
-  values: readonly unknown[],
-): Promise<Row[]> {
+export async function runRead<Row>(reader: ReadDb, shape: string, build: (db: ReadDb, slot: Slot) => Compilable<unknown>, values: readonly unknown[]): Promise<Row[]> {
   let compiled = compiledShapes.get(shape);
   if (!compiled) {
     const query = build(reader, (index) => `${SLOT_MARK}${index}`).compile();
@@ -418,19 +413,14 @@ export async function readKeysetAnswer(
 ): Promise<string> {
   const keyset = await keysetStatement(context, options);
   const pageSizeSlot = keyset.values.length;
-  const [row] = await runRead<{ text: string }>(
-    context.reader,
-    `${keyset.shape}:answer`,
-    (db, slot) => options.build(db, slot, keyset.window(slot), slot(pageSizeSlot)),
-    [...keyset.values, options.page.limit],
-  );
+  const [row] = await runRead<{ text: string }>(context.reader, `${keyset.shape}:answer`, (db, slot) => options.build(db, slot, keyset.window(slot), slot(pageSizeSlot)), [
+    ...keyset.values,
+    options.page.limit,
+  ]);
   return row.text;
 }
 
-async function keysetStatement(
-  context: { caller(): Promise<{ teamId: string }> },
-  options: { shape: string; page: { cursor?: string; limit: number }; filterValues?: readonly unknown[] },
-) {
+async function keysetStatement(context: { caller(): Promise<{ teamId: string }> }, options: { shape: string; page: { cursor?: string; limit: number }; filterValues?: readonly unknown[] }) {
   const caller = await context.caller();
   const after = options.page.cursor === undefined ? undefined : decodeCursorPosition(options.page.cursor);
   const filters = options.filterValues ?? [];
@@ -441,7 +431,10 @@ async function keysetStatement(
       const createdAt = sql.ref(`${alias}.created_at`);
       const id = sql.ref(`${alias}.id`);
       const continued = after ? query.where(sql<boolean>`(${createdAt}, ${id}) < (${slot(cursorSlot)}, ${slot(cursorSlot + 1)})`) : query;
-      return continued.orderBy(createdAt, 'desc').orderBy(id, 'desc').limit(slot(cursorSlot + 2)) as typeof query;
+      return continued
+        .orderBy(createdAt, 'desc')
+        .orderBy(id, 'desc')
+        .limit(slot(cursorSlot + 2)) as typeof query;
     };
   return {
     shape: `${options.shape}:${after ? 'after' : 'first'}`,
@@ -497,11 +490,7 @@ export async function readOwnerChild<T>(
  * 2 value (a malformed id becomes one that matches nothing, after the owner check), and an empty
  * list is the item's `notFound()`.
  */
-export async function readOwnerChildItem<T>(
-  itemId: string,
-  readChild: (itemIdValue: string) => Promise<T[]>,
-  notFound: () => Error,
-): Promise<T> {
+export async function readOwnerChildItem<T>(itemId: string, readChild: (itemIdValue: string) => Promise<T[]>, notFound: () => Error): Promise<T> {
   const items = await readChild(isUuid(itemId) ? itemId : NO_ROW_ID);
   if (items.length === 0) throw notFound();
   return items[0];

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BlobStore } from '../shared/blob-store/index.ts';
 import type { Clock } from '../shared/clock.ts';
-import type { PdfWorkers } from './pdf/worker-pool.ts';
-import type { SealCertificate } from './artefact/seal-certificate.ts';
 import type { RequestMetadata } from '../shared/request-metadata.ts';
+import type { SealCertificate } from './artefact/seal-certificate.ts';
+import type { PdfWorkers } from './pdf/worker-pool.ts';
 import type { ReadDb } from './read-model.ts';
 import type { TeamCaller } from './team/team-caller.ts';
 

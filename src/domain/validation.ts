@@ -124,7 +124,10 @@ export function unstorableTextIssues(value: unknown, prefix = ''): ValidationIss
         const [key, child] = entries[index]!;
         if (!isStorableText(key)) {
           // The key itself cannot be shown as it is: it is named by its parent and a readable form.
-          issues.push({ path: formatPath(current.path, prefix), message: `must not have a key containing NUL characters or broken Unicode (${JSON.stringify(key.replace(unstorableTextGlobal, '\ufffd'))})` });
+          issues.push({
+            path: formatPath(current.path, prefix),
+            message: `must not have a key containing NUL characters or broken Unicode (${JSON.stringify(key.replace(unstorableTextGlobal, '\ufffd'))})`,
+          });
           if (issues.length >= MAX_UNSTORABLE_TEXT_ISSUES) break;
         } else {
           pending.push({ value: child, path: [...current.path, key] });
@@ -156,7 +159,10 @@ function containsUnstorableText(value: unknown): boolean {
 }
 
 export function boundedInteger(min: number, max: number) {
-  return z.int({ error: `must be an integer from ${min} to ${max}` }).min(min, `must be an integer from ${min} to ${max}`).max(max, `must be an integer from ${min} to ${max}`);
+  return z
+    .int({ error: `must be an integer from ${min} to ${max}` })
+    .min(min, `must be an integer from ${min} to ${max}`)
+    .max(max, `must be an integer from ${min} to ${max}`);
 }
 
 const MAX_CONTEXT_BYTES = 16 * 1024;
@@ -182,9 +188,7 @@ export const jsonObject = z.custom<Record<string, unknown>>(isJsonObject, { erro
   }
 });
 
-export const identifierSlug = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1 to 64 letters, digits, "_", "-" or ".", starting with a letter or digit');
+export const identifierSlug = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1 to 64 letters, digits, "_", "-" or ".", starting with a letter or digit');
 
 /** The keys a patch gives a value for (`undefined` means "not given"): what an update changes and records. */
 export function givenKeys<Patch extends object>(patch: Patch): (keyof Patch & string)[] {

@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
 import { MAX_JSON_BYTES, readBodyBytes } from '../http/body.ts';
+import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
 import { answerableError, httpStatusForError, PayloadTooLargeError } from '../shared/errors.ts';
 
 /**

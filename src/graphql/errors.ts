@@ -1,10 +1,11 @@
-import { GraphQLError, type ExecutionResult } from 'graphql';
+import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { answerableError, type DomainError, httpStatusForError, MAX_ERROR_ANSWER_BYTES, truncatedText } from '../shared/errors.ts';
 
 const MAX_GRAPHQL_MESSAGE_CHARS = 2_000;
-import { normalizeError } from '../shared/normalize-error.ts';
+
 import type { Logger } from '../shared/logger.ts';
+import { normalizeError } from '../shared/normalize-error.ts';
 
 /**
  * Yoga's error mask, kept on: domain errors reach GraphQL clients with the same name, description

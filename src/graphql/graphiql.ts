@@ -1,6 +1,6 @@
-import { escapeHtml } from '../shared/html.ts';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
-import { installedPackage, staticAssetsPlugin, type StaticAsset } from '../http/static-assets.ts';
+import { installedPackage, type StaticAsset, staticAssetsPlugin } from '../http/static-assets.ts';
+import { escapeHtml } from '../shared/html.ts';
 
 /*
  * GraphiQL served by the service itself. yoga's built-in page fetches its script, styles and
@@ -73,7 +73,11 @@ query NewestEnvelopes {
 
 /** JSON inside an inline `<script>`: nothing in it can close the element or start a comment. */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /**

@@ -3,24 +3,24 @@ import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import {
-  getNamedType,
-  GraphQLError,
-  isListType,
-  isNonNullType,
-  isObjectType,
-  isInterfaceType,
-  Kind,
-  parse,
-  validate,
   type FieldNode,
-  type GraphQLSchema,
+  GraphQLError,
   type GraphQLField,
   type GraphQLNamedType,
   type GraphQLOutputType,
+  type GraphQLSchema,
+  getNamedType,
+  isInterfaceType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  Kind,
   type OperationDefinitionNode,
+  parse,
   type SelectionSetNode,
   type ValidationContext,
   type ValidationRule,
+  validate,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { PAGE_SIZE } from '../domain/pagination.ts';
@@ -76,9 +76,7 @@ function named(name: GraphQLLimitName, limit: number) {
     onReject: [
       (context: ValidationContext | null, error: GraphQLError) => {
         const found = /found (\d+)/.exec(error.message);
-        context?.reportError(
-          limitError(name, error.message.replace(/^Syntax Error: /, ''), { limit, ...(found ? { found: Number(found[1]) } : {}) }),
-        );
+        context?.reportError(limitError(name, error.message.replace(/^Syntax Error: /, ''), { limit, ...(found ? { found: Number(found[1]) } : {}) }));
       },
     ],
   };
@@ -100,19 +98,12 @@ function named(name: GraphQLLimitName, limit: number) {
  */
 export function estimateCost(context: ValidationContext, operation: OperationDefinitionNode): number {
   const schema = context.getSchema();
-  const root =
-    operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'subscription' ? schema.getSubscriptionType() : schema.getQueryType();
+  const root = operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'subscription' ? schema.getSubscriptionType() : schema.getQueryType();
   if (!root) return 0;
   return selectionCost(context, operation.selectionSet, root, undefined, new Set());
 }
 
-function selectionCost(
-  context: ValidationContext,
-  selectionSet: SelectionSetNode,
-  parentType: GraphQLNamedType,
-  pageSize: number | undefined,
-  expanding: Set<string>,
-): number {
+function selectionCost(context: ValidationContext, selectionSet: SelectionSetNode, parentType: GraphQLNamedType, pageSize: number | undefined, expanding: Set<string>): number {
   let cost = 0;
   for (const selection of selectionSet.selections) {
     if (selection.kind === Kind.FIELD) {
@@ -131,17 +122,10 @@ function selectionCost(
   return cost;
 }
 
-function fieldCost(
-  context: ValidationContext,
-  node: FieldNode,
-  parentType: GraphQLNamedType,
-  pageSize: number | undefined,
-  expanding: Set<string>,
-): number {
+function fieldCost(context: ValidationContext, node: FieldNode, parentType: GraphQLNamedType, pageSize: number | undefined, expanding: Set<string>): number {
   const name = node.name.value;
   if (name === '__schema' || name === '__type' || name === '__typename') return 1;
-  const field: GraphQLField<unknown, unknown> | undefined =
-    isObjectType(parentType) || isInterfaceType(parentType) ? parentType.getFields()[name] : undefined;
+  const field: GraphQLField<unknown, unknown> | undefined = isObjectType(parentType) || isInterfaceType(parentType) ? parentType.getFields()[name] : undefined;
   // An unknown field is reported by graphql-js's own rules; it adds nothing here.
   if (!field) return 0;
   const list = isList(field.type);
@@ -181,9 +165,7 @@ const costLimitRule: ValidationRule = (context) => ({
   OperationDefinition(operation) {
     const cost = estimateCost(context, operation);
     if (cost > GRAPHQL_LIMITS.cost) {
-      context.reportError(
-        limitError('GraphQL.CostLimit', `Query cost limit of ${GRAPHQL_LIMITS.cost} exceeded, found ${cost}.`, { limit: GRAPHQL_LIMITS.cost, found: cost }),
-      );
+      context.reportError(limitError('GraphQL.CostLimit', `Query cost limit of ${GRAPHQL_LIMITS.cost} exceeded, found ${cost}.`, { limit: GRAPHQL_LIMITS.cost, found: cost }));
     }
   },
 });

@@ -1,5 +1,5 @@
-import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { ServerResponse } from 'node:http';
+import { createSourceEventStream, type ExecutionArgs, type ExecutionResult, execute } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 
@@ -33,7 +33,7 @@ let nextDocumentId = 0;
 function documentId(document: object): number {
   let id = documentIds.get(document);
   if (id === undefined) {
-    id = (nextDocumentId += 1);
+    id = nextDocumentId += 1;
     documentIds.set(document, id);
   }
   return id;

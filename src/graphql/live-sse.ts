@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../shared/logger.ts';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { MAX_JSON_BYTES } from '../http/body.ts';
 import type { NodeServerContext } from '../http/request-metadata.ts';
-import { writeLiveResponse, type LiveHandOver, type LiveSseServerContext } from './live-fanout.ts';
+import type { Logger } from '../shared/logger.ts';
+import { type LiveHandOver, type LiveSseServerContext, writeLiveResponse } from './live-fanout.ts';
 
 /** What this needs of the yoga instance. */
 type Yoga = {

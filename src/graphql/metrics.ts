@@ -1,4 +1,4 @@
-import { getOperationAST, type DocumentNode, type ExecutionResult } from 'graphql';
+import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Metrics } from '../shared/metrics.ts';
 

@@ -1,19 +1,19 @@
 import {
-  getArgumentValues,
-  getNamedType,
-  getVariableValues,
-  Kind,
   type DocumentNode,
   type ExecutionArgs,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLObjectType,
   type GraphQLSchema,
+  getArgumentValues,
+  getNamedType,
+  getVariableValues,
+  Kind,
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { ANSWER_FIELDS, readEnvelopePageAnswer, type AnswerKind, type AnswerShape } from '../domain/envelope/envelope.answer.ts';
+import { ANSWER_FIELDS, type AnswerKind, type AnswerShape, readEnvelopePageAnswer } from '../domain/envelope/envelope.answer.ts';
 import type { ServiceContext } from '../domain/service-context.ts';
 import { envelopePageOptionsOf } from './types/envelope.ts';
 

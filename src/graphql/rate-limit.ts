@@ -1,7 +1,7 @@
-import { GraphQLError, type ExecutionResult } from 'graphql';
+import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
-import { consumeForRequest, RateLimitedError, rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../http/rate-limit.ts';
+import { consumeForRequest, type RateLimitDecision, RateLimitedError, type RateLimiter, rateLimitHeaders } from '../http/rate-limit.ts';
 
 /**
  * The GraphQL face of the rate limit: every executed operation counts once, against the same

@@ -1,4 +1,4 @@
-import { GraphQLError, Kind, type ASTVisitor, type ValidationContext, type ValueNode } from 'graphql';
+import { type ASTVisitor, GraphQLError, Kind, type ValidationContext, type ValueNode } from 'graphql';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../shared/json-depth.ts';
 import { builder } from './builder.ts';
 

@@ -1,7 +1,7 @@
-import { Kind, valueFromASTUntyped, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import { type FieldNode, type GraphQLResolveInfo, Kind, type SelectionSetNode, valueFromASTUntyped } from 'graphql';
 import type { ContactGroupInclude } from '../domain/contact/contact.read.ts';
+import { type AuditEventPage, type EnvelopeInclude, MAX_AUDIT_EVENTS_PER_PAGE, parseAuditEventPage } from '../domain/envelope/envelope.read.ts';
 import type { TemplateInclude } from '../domain/template/template.read.ts';
-import { MAX_AUDIT_EVENTS_PER_PAGE, parseAuditEventPage, type AuditEventPage, type EnvelopeInclude } from '../domain/envelope/envelope.read.ts';
 
 /**
  * The fields selected below a field, by name (aliases and fragments merged): `tree.get('nodes')

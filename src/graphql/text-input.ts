@@ -1,4 +1,4 @@
-import { GraphQLError, type ASTVisitor, type ExecutionResult, type ValidationContext } from 'graphql';
+import { type ASTVisitor, type ExecutionResult, GraphQLError, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { isStorableText, UNSTORABLE_TEXT_MESSAGE, unstorableTextIssues } from '../domain/validation.ts';
 import { InvalidRequestError, type ValidationIssue } from '../shared/errors.ts';

@@ -1,7 +1,7 @@
-import { getOperationAST, type DocumentNode } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import { context, trace } from '@opentelemetry/api';
-import { isTracing, recordFailure, SpanKind, tracer, type Span } from '../shared/tracing.ts';
+import { type DocumentNode, getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { isTracing, recordFailure, type Span, SpanKind, tracer } from '../shared/tracing.ts';
 
 /** The spans this plugin started: only those are named by the execute hooks. */
 const operationSpans = new WeakSet<Span>();

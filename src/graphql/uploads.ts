@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import { processRequest } from 'graphql-upload-minimal';
-import { writeNodeRefusal } from '../http/body-guard.ts';
 import { DocumentTooLargeError } from '../domain/document/document.errors.ts';
-import { MULTIPART_OVERHEAD_BYTES } from '../http/multipart.ts';
 import { MAX_JSON_BYTES } from '../http/body.ts';
+import { writeNodeRefusal } from '../http/body-guard.ts';
+import { MULTIPART_OVERHEAD_BYTES } from '../http/multipart.ts';
 import { InvalidRequestError, MissingApiKeyError, PayloadTooLargeError } from '../shared/errors.ts';
 
 type NodeListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -28,10 +28,7 @@ type NodeListener = (request: IncomingMessage, response: ServerResponse) => void
  */
 export function withGraphQLUploads(listener: NodeListener, options: { graphqlPath: string; maxFileBytes: number }): NodeListener {
   return (request, response) => {
-    const isUpload =
-      request.method === 'POST' &&
-      (request.url ?? '').split('?')[0] === options.graphqlPath &&
-      /^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '');
+    const isUpload = request.method === 'POST' && (request.url ?? '').split('?')[0] === options.graphqlPath && /^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '');
     if (!isUpload) {
       listener(request, response);
       return;

@@ -1,11 +1,11 @@
 import type http from 'node:http';
 import type { ExecutionArgs } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer, type WebSocket } from 'ws';
 import type { YogaServerInstance } from 'graphql-yoga';
+import { type WebSocket, WebSocketServer } from 'ws';
 import type { RequestContext } from '../context.ts';
-import type { NodeServerContext } from '../http/request-metadata.ts';
 import type { LiveConnection } from '../domain/live/live.service.ts';
+import type { NodeServerContext } from '../http/request-metadata.ts';
 
 /** A WebSocket message larger than this closes the connection (the GraphQL POST body limit). */
 const MAX_MESSAGE_BYTES = 1024 * 1024;

@@ -1,9 +1,9 @@
 import type { RequestContext } from '../context.ts';
-import { normalizeError } from '../shared/normalize-error.ts';
 import type { DomainError } from '../shared/errors.ts';
+import { normalizeError } from '../shared/normalize-error.ts';
 import type { Answer } from './answer.ts';
 import { errorAnswer, errorResponse } from './contract-body.ts';
-import { consumeForRequest, RateLimitedError, rateLimitHeaders, type RateLimitDecision, type RateLimiter } from './rate-limit.ts';
+import { consumeForRequest, type RateLimitDecision, RateLimitedError, type RateLimiter, rateLimitHeaders } from './rate-limit.ts';
 
 type Counting = {
   rateLimiter: RateLimiter | undefined;
@@ -14,11 +14,7 @@ type Counting = {
 };
 
 /** The rule of answerCounted and countedAnswer, for either kind of answer. */
-async function counted<T>(
-  { rateLimiter, context }: Counting,
-  work: () => Promise<T>,
-  failed: (error: DomainError) => T,
-): Promise<{ answer: T; limit: RateLimitDecision | undefined }> {
+async function counted<T>({ rateLimiter, context }: Counting, work: () => Promise<T>, failed: (error: DomainError) => T): Promise<{ answer: T; limit: RateLimitDecision | undefined }> {
   const limit = rateLimiter ? await consumeForRequest(rateLimiter, context) : undefined;
   try {
     if (limit && !limit.allowed) throw new RateLimitedError(limit);
@@ -33,10 +29,7 @@ async function counted<T>(
  * counting, refusal, budget headers and error body. `onRefused` hears of each refusal (the
  * listener's over-budget marks, rate-limit.ts).
  */
-export async function countedAnswer(
-  counting: Counting & { onRefused?: (decision: RateLimitDecision) => void },
-  work: () => Promise<Answer>,
-): Promise<Answer> {
+export async function countedAnswer(counting: Counting & { onRefused?: (decision: RateLimitDecision) => void }, work: () => Promise<Answer>): Promise<Answer> {
   const { answer, limit } = await counted(counting, work, (error) => errorAnswer(error, counting));
   if (limit) {
     Object.assign(answer.headers, rateLimitHeaders(limit));
@@ -50,10 +43,7 @@ export async function countedAnswer(
  * counted against its budget before anything else runs, refused when over it, every answer (refusals
  * included) carrying the budget's headers, and any failure turned into the contract's error body.
  */
-export async function answerCounted(
-  counting: Counting & { endResponse: (response: Response) => void; ResponseImpl: typeof Response },
-  work: () => Promise<Response>,
-): Promise<void> {
+export async function answerCounted(counting: Counting & { endResponse: (response: Response) => void; ResponseImpl: typeof Response }, work: () => Promise<Response>): Promise<void> {
   const { answer: response, limit } = await counted(counting, work, (error) => errorResponse(error, counting, counting.ResponseImpl));
   if (limit) for (const [name, value] of Object.entries(rateLimitHeaders(limit))) response.headers.set(name, value);
   counting.endResponse(response);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { answerableError, httpStatusForError, RequestTimeoutError, type DomainError } from '../shared/errors.ts';
+import { answerableError, type DomainError, httpStatusForError, RequestTimeoutError } from '../shared/errors.ts';
 
 /**
  * How long a request body may take (docs/limits.md, "Bodies, uploads and locks"). The values are

@@ -1,6 +1,6 @@
+import { refuseUnstorableText } from '../domain/validation.ts';
 import { InvalidRequestError, PayloadTooLargeError } from '../shared/errors.ts';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../shared/json-depth.ts';
-import { refuseUnstorableText } from '../domain/validation.ts';
 
 /**
  * What reading a body needs of a request: its headers and its body stream. A WHATWG `Request`

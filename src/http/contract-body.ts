@@ -3,7 +3,7 @@
  * and what any other route outside GraphQL (the signing page's document route) answers on
  * failure, so a caller reads one error shape everywhere.
  */
-import { answerableError, DEFAULT_RETRY_AFTER_SECONDS, httpStatusForError, type DomainError } from '../shared/errors.ts';
+import { answerableError, DEFAULT_RETRY_AFTER_SECONDS, type DomainError, httpStatusForError } from '../shared/errors.ts';
 import type { Answer } from './answer.ts';
 
 export const REST_VERSION = '1';

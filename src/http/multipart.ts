@@ -2,8 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
 import busboy from 'busboy';
 import { DocumentMissingError } from '../domain/document/document.errors.ts';
-import { InvalidRequestError } from '../shared/errors.ts';
 import { refuseUnstorableText } from '../domain/validation.ts';
+import { InvalidRequestError } from '../shared/errors.ts';
 import type { BodySource } from './body.ts';
 
 const MAX_TEXT_FIELD_BYTES = 64 * 1024;

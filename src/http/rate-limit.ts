@@ -1,6 +1,6 @@
-import pg from 'pg';
 import { LRUCache } from 'lru-cache';
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import pg from 'pg';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { DomainError } from '../shared/errors.ts';
 import { hashSecret } from '../shared/ids.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -46,11 +46,11 @@ const SCOPE_WORDS: Record<RateLimitScope, string> = {
 /** `Request.RateLimited` (429): too many requests in the window; `context.retryAfterSeconds` says when to retry. */
 export class RateLimitedError extends DomainError {
   constructor(decision: RateLimitDecision) {
-    super(
-      'Request.RateLimited',
-      `Too many requests: at most ${decision.limit} per minute ${SCOPE_WORDS[decision.scope]}. Retry after ${decision.retryAfterSeconds} s.`,
-      { limit: decision.limit, retryAfterSeconds: decision.retryAfterSeconds, resetAt: decision.resetAt },
-    );
+    super('Request.RateLimited', `Too many requests: at most ${decision.limit} per minute ${SCOPE_WORDS[decision.scope]}. Retry after ${decision.retryAfterSeconds} s.`, {
+      limit: decision.limit,
+      retryAfterSeconds: decision.retryAfterSeconds,
+      resetAt: decision.resetAt,
+    });
   }
 }
 

@@ -1,7 +1,7 @@
-import type { IncomingMessage } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { RequestMetadata } from '../shared/request-metadata.ts';
+import type { IncomingMessage } from 'node:http';
 import type { LiveConnection } from '../domain/live/live.service.ts';
+import type { RequestMetadata } from '../shared/request-metadata.ts';
 
 const acceptableRequestId = /^[A-Za-z0-9._:-]{8,64}$/;
 
@@ -18,9 +18,7 @@ export type RequestMetadataReader = (request: Request, serverContext: NodeServer
  * `::ffff:` prefix.
  */
 export function clientAddress(socketAddress: string | undefined, forwardedFor: string | null, trustedProxyHops: number): string | null {
-  const chain = [...(forwardedFor ?? '').split(','), socketAddress ?? '']
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '');
+  const chain = [...(forwardedFor ?? '').split(','), socketAddress ?? ''].map((entry) => entry.trim()).filter((entry) => entry !== '');
   if (chain.length === 0) return null;
   const address = chain[Math.max(0, chain.length - 1 - trustedProxyHops)];
   return address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1').slice(0, 64);

@@ -11,9 +11,9 @@
  * its log lines. An incoming W3C `traceparent` makes the request a child of the caller's span.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Plugin } from 'graphql-yoga';
 import { context, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { isTracing, SpanKind, SpanStatusCode, tracer, type Span } from '../shared/tracing.ts';
+import type { Plugin } from 'graphql-yoga';
+import { isTracing, type Span, SpanKind, SpanStatusCode, tracer } from '../shared/tracing.ts';
 import type { NodeServerContext, RequestMetadataReader } from './request-metadata.ts';
 
 type NodeListener = (request: IncomingMessage, response: ServerResponse) => void;

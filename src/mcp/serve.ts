@@ -12,9 +12,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { openRequestContext, type HeaderReader, type ServingDependencies } from '../context.ts';
+import { type HeaderReader, openRequestContext, type ServingDependencies } from '../context.ts';
 import { logRequest } from '../http/access-log.ts';
-import { sendAnswer, type Answer } from '../http/answer.ts';
+import { type Answer, sendAnswer } from '../http/answer.ts';
 import { countedAnswer } from '../http/answer-counted.ts';
 import { readJsonObject } from '../http/body.ts';
 import { errorAnswer } from '../http/contract-body.ts';

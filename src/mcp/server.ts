@@ -8,9 +8,10 @@
  * REST and GraphQL, and every failure is an `isError` result carrying the API's error
  * `{ name, description, context }`.
  */
-import { z } from 'zod';
+
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { parseInput } from '../domain/validation.ts';
 import { answerableError } from '../shared/errors.ts';

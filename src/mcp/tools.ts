@@ -12,16 +12,15 @@
 import { z } from 'zod';
 import type { RequestContext } from '../context.ts';
 import { issueDownloadLinks } from '../domain/artefact/download.service.ts';
-import { verifyEnvelopeAuditChain } from '../domain/envelope/envelope-audit-chain.ts';
-import { readEnvelope } from '../domain/envelope/envelope.read.ts';
 import { envelopeStatuses } from '../domain/envelope/envelope.entity.ts';
-import { voidInput, voidEnvelope } from '../domain/signing/closing.service.ts';
+import { readEnvelope, readEnvelopePage } from '../domain/envelope/envelope.read.ts';
+import { verifyEnvelopeAuditChain } from '../domain/envelope/envelope-audit-chain.ts';
+import { dryRunJumpstart, jumpstartEnvelope, jumpstartInput } from '../domain/jumpstart/jumpstart.service.ts';
+import type { ServiceContext } from '../domain/service-context.ts';
+import { voidEnvelope, voidInput } from '../domain/signing/closing.service.ts';
 import { remindEnvelope } from '../domain/signing/nudge.service.ts';
 import { dryRunSend, sendEnvelope, sendInput } from '../domain/signing/send.service.ts';
-import { dryRunJumpstart, jumpstartEnvelope, jumpstartInput } from '../domain/jumpstart/jumpstart.service.ts';
 import { readTemplatePage, type TemplateInclude } from '../domain/template/template.read.ts';
-import { readEnvelopePage } from '../domain/envelope/envelope.read.ts';
-import type { ServiceContext } from '../domain/service-context.ts';
 
 /** What a tool promises about its effects (MCP tool annotations), read by clients to ask before acting. */
 export type ToolAnnotations = { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };

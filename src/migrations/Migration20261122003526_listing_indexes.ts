@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122003526_listing_indexes extends Migration {
-
   override name = 'Migration20261122003526_listing_indexes';
 
   override up(): void | Promise<void> {
@@ -23,5 +22,4 @@ export class Migration20261122003526_listing_indexes extends Migration {
 
     this.addSql(`drop index "team_user_team_created_idx";`);
   }
-
 }

@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122155122_rate_limit extends Migration {
-
   override name = 'Migration20261122155122_rate_limit';
 
   override up(): void | Promise<void> {
@@ -11,5 +10,4 @@ export class Migration20261122155122_rate_limit extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`drop table if exists "rate_limit" cascade;`);
   }
-
 }

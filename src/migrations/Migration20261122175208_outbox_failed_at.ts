@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122175208_outbox_failed_at extends Migration {
-
   override name = 'Migration20261122175208_outbox_failed_at';
 
   override up(): void | Promise<void> {
@@ -11,5 +10,4 @@ export class Migration20261122175208_outbox_failed_at extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "outbox_message" drop column "failed_at";`);
   }
-
 }

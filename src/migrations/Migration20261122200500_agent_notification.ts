@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122200500_agent_notification extends Migration {
-
   override name = 'Migration20261122200500_agent_notification';
 
   override up(): void | Promise<void> {
@@ -11,5 +10,4 @@ export class Migration20261122200500_agent_notification extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "agent" drop column "notified_at", drop column "notification_failure";`);
   }
-
 }

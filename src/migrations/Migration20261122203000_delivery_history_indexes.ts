@@ -2,7 +2,6 @@ import { Migration } from '@mikro-orm/migrations';
 
 /** The housekeeping prune finds settled history by age without reading the whole table. */
 export class Migration20261122203000_delivery_history_indexes extends Migration {
-
   override name = 'Migration20261122203000_delivery_history_indexes';
 
   override up(): void | Promise<void> {
@@ -16,5 +15,4 @@ export class Migration20261122203000_delivery_history_indexes extends Migration 
     this.addSql(`drop index if exists "outbox_message_failed_idx";`);
     this.addSql(`drop index if exists "webhook_delivery_state_created_idx";`);
   }
-
 }

@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261126104933_outbox_claimed_by extends Migration {
-
   override name = 'Migration20261126104933_outbox_claimed_by';
 
   override up(): void | Promise<void> {
@@ -11,5 +10,4 @@ export class Migration20261126104933_outbox_claimed_by extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "outbox_message" drop column "claimed_by";`);
   }
-
 }

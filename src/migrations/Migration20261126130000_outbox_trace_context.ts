@@ -5,7 +5,6 @@ import { Migration } from '@mikro-orm/migrations';
  * span was active): the worker continues that trace when it runs the job (docs/decisions.md, "Traces").
  */
 export class Migration20261126130000_outbox_trace_context extends Migration {
-
   override name = 'Migration20261126130000_outbox_trace_context';
 
   override up(): void | Promise<void> {
@@ -15,5 +14,4 @@ export class Migration20261126130000_outbox_trace_context extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "outbox_message" drop column "trace_parent";`);
   }
-
 }

@@ -5,11 +5,12 @@ import { Migration } from '@mikro-orm/migrations';
  * expiry and framing on `signing_token`, and each team's settings document on `team`.
  */
 export class Migration20261126140000_embedded_signing extends Migration {
-
   override name = 'Migration20261126140000_embedded_signing';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table "signing_url" ("id" uuid not null, "created_at" timestamptz not null, "recipient_id" uuid not null, "agent_id" uuid not null, "person_index" int not null default 0, "token_hash" varchar(64) not null, "expires_at" timestamptz not null, "consumed_at" timestamptz null, "session_id" uuid null, "frame_origin" varchar(300) null, "return_url" varchar(2000) null, "locale" varchar(10) null, "created_by_id" uuid null, primary key ("id"));`);
+    this.addSql(
+      `create table "signing_url" ("id" uuid not null, "created_at" timestamptz not null, "recipient_id" uuid not null, "agent_id" uuid not null, "person_index" int not null default 0, "token_hash" varchar(64) not null, "expires_at" timestamptz not null, "consumed_at" timestamptz null, "session_id" uuid null, "frame_origin" varchar(300) null, "return_url" varchar(2000) null, "locale" varchar(10) null, "created_by_id" uuid null, primary key ("id"));`,
+    );
     this.addSql(`create index "signing_url_recipient_id_index" on "signing_url" ("recipient_id");`);
     this.addSql(`alter table "signing_url" add constraint "signing_url_token_hash_unique" unique ("token_hash");`);
 
@@ -30,5 +31,4 @@ export class Migration20261126140000_embedded_signing extends Migration {
 
     this.addSql(`alter table "team" drop column "settings", drop column "settings_version";`);
   }
-
 }

@@ -5,7 +5,6 @@ import { Migration } from '@mikro-orm/migrations';
  * PDF stored content-addressed in the blob store, its size, and the last audit event it includes.
  */
 export class Migration20261126161000_envelope_certificates extends Migration {
-
   override name = 'Migration20261126161000_envelope_certificates';
 
   override up(): void | Promise<void> {
@@ -15,5 +14,4 @@ export class Migration20261126161000_envelope_certificates extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "envelope" drop column "certificates";`);
   }
-
 }

@@ -5,7 +5,6 @@ import { Migration } from '@mikro-orm/migrations';
  * (settings.artefacts.stamp, itself on unless set off), read when the envelope is sealed.
  */
 export class Migration20261126162000_envelope_stamp extends Migration {
-
   override name = 'Migration20261126162000_envelope_stamp';
 
   override up(): void | Promise<void> {
@@ -15,5 +14,4 @@ export class Migration20261126162000_envelope_stamp extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "envelope" drop column "stamp";`);
   }
-
 }

@@ -4,7 +4,6 @@ import { Migration } from '@mikro-orm/migrations';
  * Send later (issue 33): the `scheduled` status and the time a scheduled envelope is sent at.
  */
 export class Migration20261127122000_scheduled_send extends Migration {
-
   override name = 'Migration20261127122000_scheduled_send';
 
   override up(): void | Promise<void> {
@@ -18,5 +17,4 @@ export class Migration20261127122000_scheduled_send extends Migration {
     this.addSql(`alter table "envelope" drop constraint if exists "envelope_status_check";`);
     this.addSql(`alter table "envelope" add constraint "envelope_status_check" check ("status" in ('draft', 'sent', 'finalized', 'voided', 'expired'));`);
   }
-
 }

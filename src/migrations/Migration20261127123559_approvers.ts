@@ -5,11 +5,12 @@ import { Migration } from '@mikro-orm/migrations';
  * every existing role) and the approvals an approver role collects, one per agent.
  */
 export class Migration20261127123559_approvers extends Migration {
-
   override name = 'Migration20261127123559_approvers';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table "approval" ("id" uuid not null, "created_at" timestamptz not null, "recipient_id" uuid not null, "agent_id" uuid not null, "person_index" int not null default 0, "comment" text null, "made_quorum" boolean not null default false, primary key ("id"));`);
+    this.addSql(
+      `create table "approval" ("id" uuid not null, "created_at" timestamptz not null, "recipient_id" uuid not null, "agent_id" uuid not null, "person_index" int not null default 0, "comment" text null, "made_quorum" boolean not null default false, primary key ("id"));`,
+    );
     this.addSql(`create index "approval_agent_id_index" on "approval" ("agent_id");`);
     this.addSql(`alter table "approval" add constraint "approval_recipient_agent_unique" unique ("recipient_id", "agent_id");`);
 
@@ -19,7 +20,9 @@ export class Migration20261127123559_approvers extends Migration {
 
     this.addSql(`alter table "template_recipient" drop constraint "template_recipient_type_check";`);
     this.addSql(`alter table "template_recipient" add "quorum" int not null default 1;`);
-    this.addSql(`alter table "template_recipient" add constraint "template_recipient_type_check" check ("type" in ('signer', 'host', 'in_person_signer', 'delegator', 'viewer', 'approver'));`);
+    this.addSql(
+      `alter table "template_recipient" add constraint "template_recipient_type_check" check ("type" in ('signer', 'host', 'in_person_signer', 'delegator', 'viewer', 'approver'));`,
+    );
 
     this.addSql(`alter table "approval" add constraint "approval_recipient_id_foreign" foreign key ("recipient_id") references "recipient" ("id") on delete cascade;`);
     this.addSql(`alter table "approval" add constraint "approval_agent_id_foreign" foreign key ("agent_id") references "agent" ("id") on delete cascade;`);
@@ -36,5 +39,4 @@ export class Migration20261127123559_approvers extends Migration {
     this.addSql(`alter table "template_recipient" drop column "quorum";`);
     this.addSql(`alter table "template_recipient" add constraint "template_recipient_type_check" check ("type" in ('signer', 'host', 'in_person_signer', 'delegator', 'viewer'));`);
   }
-
 }

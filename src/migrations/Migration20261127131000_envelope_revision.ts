@@ -5,7 +5,6 @@ import { Migration } from '@mikro-orm/migrations';
  * correction, so a signing session can tell it loaded an older one (`Signing.EnvelopeChanged`).
  */
 export class Migration20261127131000_envelope_revision extends Migration {
-
   override name = 'Migration20261127131000_envelope_revision';
 
   override up(): void | Promise<void> {
@@ -15,5 +14,4 @@ export class Migration20261127131000_envelope_revision extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "envelope" drop column "revision";`);
   }
-
 }

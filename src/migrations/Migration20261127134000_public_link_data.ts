@@ -5,7 +5,6 @@ import { Migration } from '@mikro-orm/migrations';
  * template's `{{data:…}}` tags with, and what a tag whose path it lacks does.
  */
 export class Migration20261127134000_public_link_data extends Migration {
-
   override name = 'Migration20261127134000_public_link_data';
 
   override up(): void | Promise<void> {
@@ -15,5 +14,4 @@ export class Migration20261127134000_public_link_data extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "public_link" drop column "data", drop column "missing_data";`);
   }
-
 }

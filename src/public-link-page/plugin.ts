@@ -1,9 +1,9 @@
 import type { Plugin } from 'graphql-yoga';
 import { openRequestContext, type RequestContext, type ServingDependencies } from '../context.ts';
-import { rateLimitHeaders, type RateLimitDecision } from '../http/rate-limit.ts';
+import { type OpenPublicLink, type PublicLinkState, publicLinkState, startVisit, type Visitor, verifyVisit } from '../domain/public-link/visit.service.ts';
 import { labelRoute } from '../http/metrics.ts';
+import { type RateLimitDecision, rateLimitHeaders } from '../http/rate-limit.ts';
 import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
-import { publicLinkState, startVisit, verifyVisit, type OpenPublicLink, type PublicLinkState, type Visitor } from '../domain/public-link/visit.service.ts';
 import { DomainError, httpStatusForError, InvalidRequestError, type ValidationIssue } from '../shared/errors.ts';
 import { escapeHtml } from '../shared/html.ts';
 import { hashSecret } from '../shared/ids.ts';
@@ -27,14 +27,7 @@ const FORM_PATH = /^\/f\/([^/]{1,200})(\/verify)?\/?$/;
 /** A form's body: a few fields of at most a few hundred characters. */
 const MAX_FORM_BYTES = 16 * 1024;
 
-const POLICY = [
-  "default-src 'none'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+const POLICY = ["default-src 'none'", "style-src 'self'", "img-src 'self' data:", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'"].join('; ');
 
 type Page = { status: number; body: string; headers?: Record<string, string> };
 
@@ -180,7 +173,11 @@ async function answer(dependencies: ServingDependencies, context: RequestContext
     dependencies.metrics.rateLimited.inc({ scope: refusal.scope });
     const locale = localeOf(request);
     const t = words(locale);
-    return { status: 429, headers: rateLimitHeaders(refusal), body: layout(locale, t.rateLimited, `<section class="state"><h1>${escapeHtml(t.rateLimited)}</h1></section>`, 'Request.RateLimited') };
+    return {
+      status: 429,
+      headers: rateLimitHeaders(refusal),
+      body: layout(locale, t.rateLimited, `<section class="state"><h1>${escapeHtml(t.rateLimited)}</h1></section>`, 'Request.RateLimited'),
+    };
   }
   if (request.method === 'GET' || request.method === 'HEAD') {
     const locale = localeOf(request);
@@ -236,7 +233,10 @@ export function publicLinkPagePlugin(dependencies: ServingDependencies, requestM
         // Logged as every unexpected error is (normalizeError), answered with a page saying so.
         const normalized = normalizeError(error, context.log);
         const locale = localeOf(request);
-        page = { status: httpStatusForError(normalized.name), body: layout(locale, words(locale).failed, `<section class="state"><h1>${escapeHtml(words(locale).failed)}</h1></section>`, normalized.name) };
+        page = {
+          status: httpStatusForError(normalized.name),
+          body: layout(locale, words(locale).failed, `<section class="state"><h1>${escapeHtml(words(locale).failed)}</h1></section>`, normalized.name),
+        };
       }
       endResponse(
         new fetchAPI.Response(request.method === 'HEAD' || page.status === 303 ? null : page.body, {

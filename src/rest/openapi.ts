@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { httpStatusForError } from '../shared/errors.ts';
 import { REST_VERSION } from '../http/contract-body.ts';
+import { httpStatusForError } from '../shared/errors.ts';
 import type { RestRoute, RouteDoc } from './router.ts';
 
 /*
@@ -115,7 +115,8 @@ const ENVELOPE_SCHEMA = {
     revision: {
       type: 'integer',
       minimum: 0,
-      description: '0 at send, one more for every correction of the sent envelope (`envelope.corrected`). The signing page submits the revision it loaded; an older one is `Signing.EnvelopeChanged`.',
+      description:
+        '0 at send, one more for every correction of the sent envelope (`envelope.corrected`). The signing page submits the revision it loaded; an older one is `Signing.EnvelopeChanged`.',
     },
     expiresAt: timestamp(),
     completedAt: timestamp(),
@@ -131,24 +132,24 @@ function responsesOf(route: RestRoute, errorNames: string[]): Record<string, unk
       route.doc.produces === 'application/pdf' || route.doc.produces === 'application/zip'
         ? { description: 'The file, streamed, as an attachment.', content: { [route.doc.produces]: { schema: { type: 'string', format: 'binary' } } } }
         : route.doc.produces === 'signer-file'
-        ? {
-            description: 'The file as uploaded, streamed, as an attachment (`Content-Disposition` names it); `Content-Type` is the type judged from its bytes.',
-            content: Object.fromEntries(['application/pdf', 'image/png', 'image/jpeg'].map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
-          }
-        : route.doc.produces === 'text/html'
-        ? { description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } }
-        : route.doc.produces === 'application/json'
-          ? { description: 'The document itself, not wrapped.', content: { 'application/json': { schema: { type: 'object' } } } }
-          : {
-              description: 'Success: `{ version, success: true, payload }`.',
-              content: {
-                'application/json': {
-                  schema: route.doc.payload
-                    ? { allOf: [{ $ref: '#/components/schemas/Success' }, { type: 'object', properties: { payload: route.doc.payload } }] }
-                    : { $ref: '#/components/schemas/Success' },
+          ? {
+              description: 'The file as uploaded, streamed, as an attachment (`Content-Disposition` names it); `Content-Type` is the type judged from its bytes.',
+              content: Object.fromEntries(['application/pdf', 'image/png', 'image/jpeg'].map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+            }
+          : route.doc.produces === 'text/html'
+            ? { description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } }
+            : route.doc.produces === 'application/json'
+              ? { description: 'The document itself, not wrapped.', content: { 'application/json': { schema: { type: 'object' } } } }
+              : {
+                  description: 'Success: `{ version, success: true, payload }`.',
+                  content: {
+                    'application/json': {
+                      schema: route.doc.payload
+                        ? { allOf: [{ $ref: '#/components/schemas/Success' }, { type: 'object', properties: { payload: route.doc.payload } }] }
+                        : { $ref: '#/components/schemas/Success' },
+                    },
+                  },
                 },
-              },
-            },
   };
   // DOWNLOAD_REDIRECT: a stored sealed PDF is served by the object store itself.
   if (route.doc.produces === 'application/pdf' && errorNames.includes('Storage.ObjectMissing')) {
@@ -168,10 +169,7 @@ function responsesOf(route: RestRoute, errorNames: string[]): Record<string, unk
       content: {
         'application/json': {
           schema: {
-            allOf: [
-              { $ref: '#/components/schemas/Error' },
-              { type: 'object', properties: { error: { type: 'object', properties: { name: { type: 'string', enum: names } } } } },
-            ],
+            allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', properties: { error: { type: 'object', properties: { name: { type: 'string', enum: names } } } } }],
           },
         },
       },

@@ -1,4 +1,4 @@
-import { ownerKinds, type OwnerKind, type OwnerRef } from '../domain/owner/owner-ref.ts';
+import { type OwnerKind, type OwnerRef, ownerKinds } from '../domain/owner/owner-ref.ts';
 import type { RestHandler, RestRoute, RouteDoc } from './router.ts';
 
 /*

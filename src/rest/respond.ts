@@ -1,4 +1,4 @@
-import { successResponse, type ResponseClass } from '../http/contract-body.ts';
+import { type ResponseClass, successResponse } from '../http/contract-body.ts';
 
 /** A handler's answer that needs more than a payload: its own status or headers. */
 export class RestReply {

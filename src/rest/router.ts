@@ -1,7 +1,7 @@
-import type { RequestContext } from '../context.ts';
 import type { ZodType } from 'zod';
-import type { RestReply } from './respond.ts';
+import type { RequestContext } from '../context.ts';
 import type { BodySource } from '../http/body.ts';
+import type { RestReply } from './respond.ts';
 
 /**
  * The request as a REST handler sees it: method, headers and body stream (for readJsonObject).
@@ -54,10 +54,7 @@ export type RestRoute = { method: string; path: string; doc: RouteDoc; handler: 
 
 type CompiledRoute = RestRoute & { segments: string[] };
 
-export type RouteMatch =
-  | { kind: 'found'; route: RestRoute; params: Record<string, string> }
-  | { kind: 'method-not-allowed'; allowed: string[] }
-  | { kind: 'not-found' };
+export type RouteMatch = { kind: 'found'; route: RestRoute; params: Record<string, string> } | { kind: 'method-not-allowed'; allowed: string[] } | { kind: 'not-found' };
 
 /**
  * The REST route table: paths like `/envelopes/:envelopeId/documents`, matched segment by

@@ -2,17 +2,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { openRequestContext, type ServingDependencies } from '../context.ts';
 import { isDatabaseReady } from '../db/database.ts';
+import { refuseUnstorableText } from '../domain/validation.ts';
 import { logRequest } from '../http/access-log.ts';
-import { answerOfResponse, sendAnswer, type Answer } from '../http/answer.ts';
+import { type Answer, answerOfResponse, sendAnswer } from '../http/answer.ts';
 import { countedAnswer } from '../http/answer-counted.ts';
 import { errorAnswer, successAnswer } from '../http/contract-body.ts';
 import { corsHeaders, PREFLIGHT_HEADERS } from '../http/cors.ts';
 import { observeRequest, routeLabel, UNMATCHED_ROUTE } from '../http/metrics.ts';
-import { createOverBudgetMarks, RateLimitedError, rateLimitHeaders, type RateLimitDecision } from '../http/rate-limit.ts';
+import { createOverBudgetMarks, type RateLimitDecision, RateLimitedError, rateLimitHeaders } from '../http/rate-limit.ts';
 import { headerOf, nodeRequestMetadata } from '../http/request-metadata.ts';
 import { setRequestId, setRequestRoute } from '../http/request-tracing.ts';
 import { applySecurityHeaders, recordHeaders } from '../http/security-headers.ts';
-import { refuseUnstorableText } from '../domain/validation.ts';
 import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
 import { normalizeError } from '../shared/normalize-error.ts';
 import type { RequestMetadata } from '../shared/request-metadata.ts';
@@ -190,7 +190,8 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
         // Path segments and the query string are caller text like a body (`%00` decodes to NUL).
         refuseUnstorableText({ ...match.params, ...queryOf(url) });
         const result = await match.route.handler({ request: restRequest, url, params: match.params, context, nodeRequest: request });
-        if (result instanceof RestReply) return result.payload === null ? { status: result.status, headers: { ...result.headers }, body: null } : successAnswer(result.payload, result.headers);
+        if (result instanceof RestReply)
+          return result.payload === null ? { status: result.status, headers: { ...result.headers }, body: null } : successAnswer(result.payload, result.headers);
         if (result instanceof Response) return answerOfResponse(result);
         return successAnswer(result);
       },

@@ -164,11 +164,7 @@ export class InvalidRequestError extends DomainError {
 /** `Request.IdempotencyKeyReused`: the Idempotency-Key was already used with a different request. */
 export class IdempotencyKeyReusedError extends DomainError {
   constructor(key: string) {
-    super(
-      'Request.IdempotencyKeyReused',
-      'This Idempotency-Key was already used with a different request within the last 24 hours.',
-      { idempotencyKey: key },
-    );
+    super('Request.IdempotencyKeyReused', 'This Idempotency-Key was already used with a different request within the last 24 hours.', { idempotencyKey: key });
   }
 }
 
@@ -270,7 +266,9 @@ export class StorageUnavailableError extends DomainError {
  */
 export class StorageObjectMissingError extends DomainError {
   constructor() {
-    super('Storage.ObjectMissing', 'A stored file this request needs is missing from the file storage; nothing was changed. It has been logged; retry later or quote the requestId.', { retryAfterSeconds: 60 });
+    super('Storage.ObjectMissing', 'A stored file this request needs is missing from the file storage; nothing was changed. It has been logged; retry later or quote the requestId.', {
+      retryAfterSeconds: 60,
+    });
   }
 }
 

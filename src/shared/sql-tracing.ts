@@ -13,8 +13,9 @@
  * as literals, so the text is recorded with every string and number literal replaced by `?`
  * (`sanitizeSql`): an API key's hash, a token, an e-mail address never reach the span.
  */
+
+import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import pg from 'pg';
-import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 
 /** Longest statement text kept on a span (after sanitising); statements of many rows are long. */
 const MAX_TEXT = 2000;

@@ -15,29 +15,29 @@
  * redacted (`redactSecrets`) before they are recorded.
  */
 import {
-  context,
-  INVALID_SPAN_CONTEXT,
-  propagation,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
   type Attributes,
   type Context,
+  context,
+  INVALID_SPAN_CONTEXT,
   type Link,
+  propagation,
+  ROOT_CONTEXT,
   type Span,
+  SpanKind,
+  SpanStatusCode,
   type Tracer,
+  trace,
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, SimpleSpanProcessor, TracerProvider, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import { BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { redactSecrets } from './redact.ts';
 import { installSqlTracing } from './sql-tracing.ts';
 
 export const TRACER_NAME = 'envelope-service';
-export { SpanKind, SpanStatusCode, type Attributes, type Span };
+export { type Attributes, type Span, SpanKind, SpanStatusCode };
 
 type Running = { provider: TracerProvider; tracer: Tracer };
 let running: Running | undefined;

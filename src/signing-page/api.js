@@ -1,6 +1,7 @@
 // The service as the page talks to it: the recipient side of the GraphQL API and the document
 // route, every request with the token the page acts with (store.js) as X-Signing-Token.
 import { state } from './store.js';
+
 /** @import { ErrorContext, FieldValue, Session } from './types.js' */
 
 const SESSION_SELECTION = `envelope { id name status revision } signerName locale isMyTurn isExpired requiredFieldIds

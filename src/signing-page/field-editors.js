@@ -4,10 +4,10 @@
 import { ApiError, removeAttachment, uploadAttachment } from './api.js';
 import { attempt, cancelButton, errorMessage, openDialog } from './dialogs.js';
 import { el, fieldBox } from './dom.js';
-import { createSignaturePad } from './signature-pad.js';
-import { currentSession, state } from './store.js';
 /** @import { DialogHandle } from './dialogs.js' */
 import { decimalPlaces, formatNumber } from './field-rules.js';
+import { createSignaturePad } from './signature-pad.js';
+import { currentSession, state } from './store.js';
 /** @import { AttachmentField, AttachmentFile, BinaryChoiceField, DateField, DropdownField, Field, FieldValue, NumberField, RadioField, SignatureField, TextField } from './types.js' */
 
 /** @typedef {(value: FieldValue) => Promise<void>} Save */
@@ -113,21 +113,25 @@ function openAttachmentEditor(field, save, title, returnFocus) {
               {},
               el('span', {}, file.name),
               ' ',
-              el('button', {
-                type: 'button',
-                class: 'secondary',
-                'aria-label': t.attachmentRemove(file.name),
-                onclick: async () => {
-                  handle.fail('');
-                  try {
-                    await removeAttachment(file.id);
-                    await keep(files.filter((kept) => kept.id !== file.id));
-                    input.focus();
-                  } catch (error) {
-                    handle.fail(attachmentRefusal(error));
-                  }
+              el(
+                'button',
+                {
+                  type: 'button',
+                  class: 'secondary',
+                  'aria-label': t.attachmentRemove(file.name),
+                  onclick: async () => {
+                    handle.fail('');
+                    try {
+                      await removeAttachment(file.id);
+                      await keep(files.filter((kept) => kept.id !== file.id));
+                      input.focus();
+                    } catch (error) {
+                      handle.fail(attachmentRefusal(error));
+                    }
+                  },
                 },
-              }, '✕'),
+                '✕',
+              ),
             ),
           )),
     );
@@ -239,7 +243,11 @@ function openNumberEditor(field, save, title, returnFocus) {
   const decimals = config.decimals ?? 0;
   const input = el('input', { id: 'field-input', type: 'text', inputmode: decimals > 0 ? 'decimal' : 'numeric', autocomplete: 'off', value: field.value ? String(field.value.number) : '' });
   const shown = (/** @type {number} */ number) => formatNumber(number, config, locale);
-  const help = [config.prefix || config.suffix ? shown(decimals > 0 ? 1.5 : 1) : '', typeof config.min === 'number' ? t.atLeast(shown(config.min)) : '', typeof config.max === 'number' ? t.atMost(shown(config.max)) : '']
+  const help = [
+    config.prefix || config.suffix ? shown(decimals > 0 ? 1.5 : 1) : '',
+    typeof config.min === 'number' ? t.atLeast(shown(config.min)) : '',
+    typeof config.max === 'number' ? t.atMost(shown(config.max)) : '',
+  ]
     .filter(Boolean)
     .join(' ');
   openInputDialog(input, {
@@ -333,7 +341,12 @@ function openRadioEditor(field, save, title, returnFocus) {
     // Named by the dialog's title, not by a legend repeating it.
     { class: 'choices', 'aria-labelledby': 'dialog-title' },
     (field.config.options ?? []).map((option, index) =>
-      el('label', { class: 'choice' }, el('input', { type: 'radio', name: 'field-radio', value: option.value, id: `option-${index}`, checked: field.value?.selected === option.value }), option.label),
+      el(
+        'label',
+        { class: 'choice' },
+        el('input', { type: 'radio', name: 'field-radio', value: option.value, id: `option-${index}`, checked: field.value?.selected === option.value }),
+        option.label,
+      ),
     ),
   );
   /** @type {DialogHandle} */
@@ -399,7 +412,13 @@ function openSignatureEditor(field, save, title, returnFocus) {
   };
   typedInput.addEventListener('input', syncPreview);
   fontSelect.addEventListener('change', syncPreview);
-  const drawPanel = el('div', { class: 'panel', id: 'draw-panel' }, el('p', { class: 'help', id: 'draw-help' }, t.drawHere), pad.element, el('button', { type: 'button', class: 'link', onclick: () => pad.clear() }, t.clear));
+  const drawPanel = el(
+    'div',
+    { class: 'panel', id: 'draw-panel' },
+    el('p', { class: 'help', id: 'draw-help' }, t.drawHere),
+    pad.element,
+    el('button', { type: 'button', class: 'link', onclick: () => pad.clear() }, t.clear),
+  );
   const typePanel = el(
     'div',
     { class: 'panel', id: 'type-panel' },

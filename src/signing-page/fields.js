@@ -1,13 +1,13 @@
 // This recipient's fields over the pages: each a box at its place (in percent of the page), in
 // the recipient's colour, showing its value; the progress count; saving a value.
 import { ApiError, readSession, submitSigning } from './api.js';
-import { tellHost } from './embedding.js';
 import { app, el, fieldBox } from './dom.js';
+import { tellHost } from './embedding.js';
 import { fieldName, openEditor } from './field-editors.js';
+import { formatDate, formatNumber, resolveFields } from './field-rules.js';
 import { screenOf, show } from './flow.js';
 import { fieldsInOrder as fieldsInReadingOrder, NOT_GIVEN, nextFieldOf, requiredCountOf, shownFieldsOf } from './page-logic.js';
 import { currentSession, state } from './store.js';
-import { formatDate, formatNumber, resolveFields } from './field-rules.js';
 /** @import { Field, FieldValue } from './types.js' */
 /** @import { ResolvedField, RuleField } from './field-rules.js' */
 
@@ -180,7 +180,14 @@ function fieldElement(field) {
           'data-field': field.identifier,
           onclick: () => save(field, { checked: !(field.value?.checked === true) }),
         })
-      : el('button', { type: 'button', class: 'field-control', 'aria-label': label, title: label, 'data-field': field.identifier, onclick: () => openEditor(field, (value) => save(field, value)) });
+      : el('button', {
+          type: 'button',
+          class: 'field-control',
+          'aria-label': label,
+          title: label,
+          'data-field': field.identifier,
+          onclick: () => openEditor(field, (value) => save(field, value)),
+        });
   return el('div', { class: classes, 'data-box': field.identifier }, preview, field.required ? el('span', { class: 'marker', 'aria-hidden': 'true' }, '*') : null, control);
 }
 

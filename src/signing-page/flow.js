@@ -7,6 +7,7 @@ import { follow, stopFollowing } from './live.js';
 import { pickLocaleOf, screenOf } from './page-logic.js';
 import { state } from './store.js';
 import { STRINGS } from './strings.js';
+
 /** @import { Locale, Screen, Session } from './types.js' */
 
 /** Waiting for one's turn, the live stream says when it comes; this slow look only covers a stream that could not be kept open. */

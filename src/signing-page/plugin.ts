@@ -1,20 +1,20 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'graphql-yoga';
 import { createRequestContext, openRequestContext, type ServingDependencies } from '../context.ts';
-import { consumeForRequest, rateLimitHeaders } from '../http/rate-limit.ts';
-import { openSigningDocument, signingLinkState, type SigningLinkState } from '../domain/signing/signing.service.ts';
-import { openSigningUrl, signingUrlState, type OpenedSigningUrl, type SigningUrlState } from '../domain/signing/signing-url.service.ts';
-import { escapeHtml } from '../shared/html.ts';
+import { openSigningDocument, type SigningLinkState, signingLinkState } from '../domain/signing/signing.service.ts';
+import { type OpenedSigningUrl, openSigningUrl, type SigningUrlState, signingUrlState } from '../domain/signing/signing-url.service.ts';
 import { isTeamLogo } from '../domain/team/team-settings.ts';
-import { STRINGS } from './strings.js';
-import { labelRoute } from '../http/metrics.ts';
-import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
 import { answerCounted } from '../http/answer-counted.ts';
-import { installedPackage, staticAssetsPlugin, type StaticAsset } from '../http/static-assets.ts';
+import { labelRoute } from '../http/metrics.ts';
+import { consumeForRequest, rateLimitHeaders } from '../http/rate-limit.ts';
+import type { NodeServerContext, RequestMetadataReader } from '../http/request-metadata.ts';
+import { installedPackage, type StaticAsset, staticAssetsPlugin } from '../http/static-assets.ts';
+import { escapeHtml } from '../shared/html.ts';
+import { STRINGS } from './strings.js';
 
 /*
  * The signing page (issue 13): `GET /sign/{token}`, the link every invitation carries. One HTML
@@ -241,7 +241,11 @@ function signingUrlPage(state: SigningUrlState, defaultPolicy: string, locale: '
     }
     case 'expired': {
       const t = stringsOf(state.locale);
-      return { status: 410, policy: signingPagePolicy(state.frameAncestors), body: pageHtml({ lang: state.locale ?? 'en-US', message: { title: t.linkExpiredTitle, text: t.linkExpiredText }, meta: { link: 'expired', locale: state.locale } }) };
+      return {
+        status: 410,
+        policy: signingPagePolicy(state.frameAncestors),
+        body: pageHtml({ lang: state.locale ?? 'en-US', message: { title: t.linkExpiredTitle, text: t.linkExpiredText }, meta: { link: 'expired', locale: state.locale } }),
+      };
     }
     case 'unknown': {
       const t = stringsOf(locale);
@@ -338,7 +342,12 @@ export function signingPagePlugins(dependencies: ServingDependencies, requestMet
         }
         if (isOpening) {
           const opening = signingUrlOpening(await openSigningUrl(context, token));
-          endResponse(new fetchAPI.Response(opening.body, { status: opening.status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' } }));
+          endResponse(
+            new fetchAPI.Response(opening.body, {
+              status: opening.status,
+              headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' },
+            }),
+          );
         } else if (isSigningUrl) {
           // GET and HEAD read the URL's state only: a link checker or a refused frame consumes nothing.
           endResponse(answer(fetchAPI, request, signingUrlPage(await signingUrlState(context, token), policy, pageLocale(null, request))));
@@ -352,7 +361,13 @@ export function signingPagePlugins(dependencies: ServingDependencies, requestMet
       endResponse(answer(fetchAPI, request, invitationLinkPage({ kind: 'unknown' }, request, policy)));
     },
   };
-  return [page, embedScriptPlugin(), brandingLogoPlugin(dependencies, requestMetadataOf), staticAssetsPlugin({ prefix: SIGNING_ASSET_PATH, directory: '/', assets: ASSETS }), signingDocumentPlugin(dependencies, requestMetadataOf)];
+  return [
+    page,
+    embedScriptPlugin(),
+    brandingLogoPlugin(dependencies, requestMetadataOf),
+    staticAssetsPlugin({ prefix: SIGNING_ASSET_PATH, directory: '/', assets: ASSETS }),
+    signingDocumentPlugin(dependencies, requestMetadataOf),
+  ];
 }
 
 /** The drop-in for integrators' pages (`<envelope-signing url="…">`), read once at start. */

@@ -11,6 +11,7 @@ import { renderMessage } from './screens/messages.js';
 import { redrawOnResize, renderSigning } from './screens/signing.js';
 import { renderVerify } from './screens/verify.js';
 import { openSigningUrlSession, state } from './store.js';
+
 /** @import { Locale } from './types.js' */
 
 setScreenRenderer(() => {

@@ -4,6 +4,7 @@
 // what it reads here is page-logic.js's, which reads no browser global (and so runs in Node too).
 import { embeddedSessionOf, linkTokenOf, openedSessionOf, sessionKeyOf, tokenInWindowName, windowNameFor } from './page-logic.js';
 import { STRINGS } from './strings.js';
+
 /** @import { Locale, Screen, Session } from './types.js' */
 /** @import { Strings } from './strings.js' */
 

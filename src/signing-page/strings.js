@@ -32,7 +32,8 @@ const EN_US = {
     attachment: 'Attach files',
   },
   attachmentPick: 'Choose a file to upload',
-  attachmentHelp: (/** @type {string} */ types, /** @type {string} */ size, /** @type {number} */ count) => `${types}; at most ${size} each, ${count === 1 ? 'one file' : `up to ${count} files`}.`,
+  attachmentHelp: (/** @type {string} */ types, /** @type {string} */ size, /** @type {number} */ count) =>
+    `${types}; at most ${size} each, ${count === 1 ? 'one file' : `up to ${count} files`}.`,
   attachmentFiles: 'Your files',
   attachmentNone: 'No file uploaded yet.',
   attachmentRemove: (/** @type {string} */ name) => `Remove ${name}`,
@@ -84,7 +85,8 @@ const EN_US = {
   rejectTitle: 'Reject the documents',
   approvedTitle: 'You have approved',
   approvedAllText: 'Thank you. Every approval needed is in; the envelope has moved on.',
-  approvedText: (/** @type {number} */ approvals, /** @type {number} */ quorum) => `Thank you. ${approvals} of the ${quorum} approvals needed are in; the envelope moves on when the rest are.`,
+  approvedText: (/** @type {number} */ approvals, /** @type {number} */ quorum) =>
+    `Thank you. ${approvals} of the ${quorum} approvals needed are in; the envelope moves on when the rest are.`,
   doneText: 'Thank you. Everyone involved is told when the documents are complete.',
   finalizedTitle: 'The documents are complete',
   finalizedText: 'Everyone has signed. Download your copy of the signed documents here.',
@@ -132,7 +134,8 @@ const EN_US = {
   declineChoice: 'Decline',
   // The one-time code step (a person with a phone confirms it is them before signing).
   otpTitle: 'Confirm it is you',
-  otpText: (/** @type {string | null} */ phone, /** @type {string | null} */ channel) => `To sign, enter the 6-digit code we send by ${channel === 'whatsapp' ? 'WhatsApp' : 'text message'} to ${phone}.`,
+  otpText: (/** @type {string | null} */ phone, /** @type {string | null} */ channel) =>
+    `To sign, enter the 6-digit code we send by ${channel === 'whatsapp' ? 'WhatsApp' : 'text message'} to ${phone}.`,
   otpSend: 'Send code',
   otpSent: (/** @type {string | null} */ phone) => `A code was sent to ${phone}. It is valid for 5 minutes.`,
   otpResend: 'Send a new code',
@@ -148,7 +151,8 @@ const EN_US = {
     'Signing.OtpAlreadyUsed': () => 'That code was already used. Send a new code.',
     'Signing.OtpNotRequested': () => 'Send a code first.',
     'Signing.OtpRateLimited': (/** @type {ErrorContext} */ context) => `You can ask for a new code in ${context.retryAfterSeconds} s.`,
-    'Signing.PhoneMessageCapReached': (/** @type {ErrorContext} */ context) => `This number got too many messages today. Try again in about ${Math.ceil(context.retryAfterSeconds / 3600)} h.`,
+    'Signing.PhoneMessageCapReached': (/** @type {ErrorContext} */ context) =>
+      `This number got too many messages today. Try again in about ${Math.ceil(context.retryAfterSeconds / 3600)} h.`,
   },
   downloadFinalCopy: 'Download the signed documents',
   errors: {

@@ -4,13 +4,7 @@
 // the field values of docs/fields.md as the page reads and sends them.
 
 /** What is on screen: the value of `document.body.dataset.screen`. */
-export type Screen =
-  | 'loading'
-  | 'signing'
-  | 'host'
-  | 'hand-back'
-  | 'verify'
-  | MessageScreen;
+export type Screen = 'loading' | 'signing' | 'host' | 'hand-back' | 'verify' | MessageScreen;
 
 /** The screens that only say where the signer stands (screens/messages.js). */
 export type MessageScreen =

@@ -11,20 +11,20 @@
  * - once space returns, uploads work and the envelope is sealed, with nothing else to do.
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadDocument, uploadDocumentThroughGraphql } from '../helpers/envelopes.ts';
-import { startFaultSmtpServer, type FaultSmtpServer } from '../helpers/fault-smtp.ts';
-import { asTestApp, blobPath, missingBlobs, openOrm, paddedPdf, seedTeamIn, stagingFiles, waitUntil, type FaultTeam } from '../helpers/faults.ts';
+import { type FaultSmtpServer, startFaultSmtpServer } from '../helpers/fault-smtp.ts';
+import { asTestApp, blobPath, type FaultTeam, missingBlobs, openOrm, paddedPdf, seedTeamIn, stagingFiles, waitUntil } from '../helpers/faults.ts';
 import { restClient } from '../helpers/harness.ts';
-import { startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
-import { startService, type ServiceProcess } from '../helpers/service.ts';
+import { type PgCluster, startPgCluster } from '../helpers/pg-cluster.ts';
+import { type ServiceProcess, startService } from '../helpers/service.ts';
 import { buildEnvelope, signAndComplete } from '../helpers/signing.ts';
 import { signingLinkIn } from '../helpers/smtp.ts';
-import { createHash } from 'node:crypto';
 
 let base: string;
 let dataDir: string;
@@ -124,10 +124,12 @@ describe('the disk under DATA_DIR is full', () => {
     const signing = await signAndComplete(app, signingLinkIn({ rcptTo: invitation.rcptTo, mail: invitation.mail, raw: '' })!.token);
     expect(signing.errors, JSON.stringify(signing.errors)).toBeUndefined();
     const job = await waitUntil('the sealing job to meet the full disk', async () => {
-      const [row] = await orm.em.fork().execute<{ attempts: number; last_error: string | null; failed_at: Date | null; processed_at: Date | null }[]>(
-        `select attempts, last_error, failed_at, processed_at from outbox_message where topic = 'artefact.seal' and payload ->> 'envelopeId' = ?`,
-        [signed.envelopeId],
-      );
+      const [row] = await orm.em
+        .fork()
+        .execute<{ attempts: number; last_error: string | null; failed_at: Date | null; processed_at: Date | null }[]>(
+          `select attempts, last_error, failed_at, processed_at from outbox_message where topic = 'artefact.seal' and payload ->> 'envelopeId' = ?`,
+          [signed.envelopeId],
+        );
       return row && row.attempts >= 1 && row.last_error ? row : undefined;
     });
     expect(job).toMatchObject({ failed_at: null, processed_at: null });
@@ -141,10 +143,17 @@ describe('the disk under DATA_DIR is full', () => {
     expect(fs.existsSync(blobPath(dataDir, sha256))).toBe(true);
     // The sealing job's retry is due within its backoff (at most 5 s after the first attempt).
     expect((await rest.post('/sandbox/clock', { seconds: 60 })).status).toBe(200);
-    await waitUntil('the envelope to be sealed', async () => {
-      const [row] = await orm.em.fork().execute<{ processed_at: Date | null }[]>(`select processed_at from outbox_message where topic = 'artefact.seal' and payload ->> 'envelopeId' = ?`, [signed.envelopeId]);
-      return row?.processed_at ? true : undefined;
-    }, 60_000, 200);
+    await waitUntil(
+      'the envelope to be sealed',
+      async () => {
+        const [row] = await orm.em
+          .fork()
+          .execute<{ processed_at: Date | null }[]>(`select processed_at from outbox_message where topic = 'artefact.seal' and payload ->> 'envelopeId' = ?`, [signed.envelopeId]);
+        return row?.processed_at ? true : undefined;
+      },
+      60_000,
+      200,
+    );
     const download = await fetch(`${service!.url}/api/v1/key/envelopes/${signed.envelopeId}/documents/${signed.documentId}/pdf`, { headers: { 'x-service-api-key': team.apiKey } });
     expect(download.status).toBe(200);
     expect(download.headers.get('x-artefact-sealed')).toBe('true');

@@ -14,15 +14,16 @@
  * - once the store answers again, so does everything.
  * No latency is measured: each call is given a generous limit, and hanging past it is the failure.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePdf } from '../fixtures/pdfs.ts';
 import { uploadDocument, uploadDocumentThroughGraphql } from '../helpers/envelopes.ts';
-import { asTestApp, openOrm, seedTeamIn, waitUntil, type FaultTeam } from '../helpers/faults.ts';
+import { asTestApp, type FaultTeam, openOrm, seedTeamIn, waitUntil } from '../helpers/faults.ts';
 import { restClient, type TestApp } from '../helpers/harness.ts';
-import { startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
+import { type PgCluster, startPgCluster } from '../helpers/pg-cluster.ts';
 import { startTestS3, type TestS3 } from '../helpers/s3.ts';
-import { startService, type ServiceProcess } from '../helpers/service.ts';
+import { type ServiceProcess, startService } from '../helpers/service.ts';
 
 /**
  * The store's deadlines for this test: long enough that /readyz answering before them shows its

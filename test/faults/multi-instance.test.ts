@@ -12,21 +12,22 @@
  * The instances share what an installation must share: AUDIT_HMAC_KEY and the seal (copied, as
  * an operator would give every instance the same SEAL_P12).
  */
+
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import S3rver from 's3rver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makePdf } from '../fixtures/pdfs.ts';
 import { uploadDocument } from '../helpers/envelopes.ts';
-import { startFaultSmtpServer, type FaultSmtpServer } from '../helpers/fault-smtp.ts';
-import { asTestApp, failedOutbox, openOrm, paddedPdf, sealEventsPerDocument, seedTeamIn, waitUntil, type FaultTeam } from '../helpers/faults.ts';
+import { type FaultSmtpServer, startFaultSmtpServer } from '../helpers/fault-smtp.ts';
+import { asTestApp, type FaultTeam, failedOutbox, openOrm, paddedPdf, sealEventsPerDocument, seedTeamIn, waitUntil } from '../helpers/faults.ts';
 import { restClient, type TestApp } from '../helpers/harness.ts';
 import { ENVELOPE_EVENTS, subscribe } from '../helpers/live.ts';
-import { makePdf } from '../fixtures/pdfs.ts';
-import { startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
-import { startService, type ServiceProcess } from '../helpers/service.ts';
+import { type PgCluster, startPgCluster } from '../helpers/pg-cluster.ts';
+import { type ServiceProcess, startService } from '../helpers/service.ts';
 import { signAndComplete } from '../helpers/signing.ts';
 import { signingLinkIn } from '../helpers/smtp.ts';
 
@@ -73,9 +74,7 @@ function on(instance: ServiceProcess): TestApp {
 /** Regular files anywhere under a directory (none when it does not exist). */
 function filesUnder(directory: string): string[] {
   if (!fs.existsSync(directory)) return [];
-  return (fs.readdirSync(directory, { recursive: true, withFileTypes: true }) as fs.Dirent[])
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.join(entry.parentPath, entry.name));
+  return (fs.readdirSync(directory, { recursive: true, withFileTypes: true }) as fs.Dirent[]).filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
 }
 
 async function download(instance: ServiceProcess, envelopeId: string, documentId: string): Promise<{ status: number; sealed: string | null; sha256: string }> {
@@ -171,11 +170,15 @@ describe('three instances on one database and one object store', () => {
     expect(downloads.map((entry) => entry.status)).toEqual([200, 200, 200]);
     expect(downloads.map((entry) => entry.sealed)).toEqual(['true', 'true', 'true']);
     expect(new Set(downloads.map((entry) => entry.sha256)).size).toBe(1);
-    const [document] = await orm.em.fork().execute<{ content_sha256: string; sealed_sha256: string }[]>(`select content_sha256, sealed_sha256 from document where id = ?`, [envelope.documentId]);
+    const [document] = await orm.em
+      .fork()
+      .execute<{ content_sha256: string; sealed_sha256: string }[]>(`select content_sha256, sealed_sha256 from document where id = ?`, [envelope.documentId]);
     expect(downloads[0]!.sha256).toBe(document!.sealed_sha256);
 
     // The files live in the object store, under the installation's prefix; none on an instance's disk.
-    const stored = filesUnder(s3.directory).map((file) => path.basename(path.dirname(file)) + '/' + path.basename(file)).join('\n');
+    const stored = filesUnder(s3.directory)
+      .map((file) => path.basename(path.dirname(file)) + '/' + path.basename(file))
+      .join('\n');
     expect(stored).toContain(document!.content_sha256);
     expect(stored).toContain(document!.sealed_sha256);
     for (const instance of instances) expect(filesUnder(path.join(instance.dataDir, 'blobs')), instance.dataDir).toEqual([]);
@@ -193,10 +196,12 @@ describe('three instances on one database and one object store', () => {
     const holder = await waitUntil(
       'an instance to claim the seal job',
       async () => {
-        const [row] = await orm.em.fork().execute<{ claimed_by: string | null }[]>(
-          `select claimed_by from outbox_message where topic = 'artefact.seal' and payload ->> 'envelopeId' = ? and processed_at is null and locked_until is not null`,
-          [envelope.envelopeId],
-        );
+        const [row] = await orm.em
+          .fork()
+          .execute<{ claimed_by: string | null }[]>(
+            `select claimed_by from outbox_message where topic = 'artefact.seal' and payload ->> 'envelopeId' = ? and processed_at is null and locked_until is not null`,
+            [envelope.envelopeId],
+          );
         const pid = Number(row?.claimed_by?.split('/').pop());
         return instances.find((instance) => instance.pid === pid && instance.isRunning());
       },
@@ -217,10 +222,12 @@ describe('three instances on one database and one object store', () => {
     const job = await waitUntil(
       'the seal job to be acknowledged',
       async () => {
-        const [row] = await orm.em.fork().execute<{ claimed_by: string; processed_at: Date | null }[]>(
-          `select claimed_by, processed_at from outbox_message where topic = 'artefact.seal' and payload ->> 'envelopeId' = ?`,
-          [envelope.envelopeId],
-        );
+        const [row] = await orm.em
+          .fork()
+          .execute<{ claimed_by: string; processed_at: Date | null }[]>(
+            `select claimed_by, processed_at from outbox_message where topic = 'artefact.seal' and payload ->> 'envelopeId' = ?`,
+            [envelope.envelopeId],
+          );
         return row?.processed_at ? row : undefined;
       },
       60_000,

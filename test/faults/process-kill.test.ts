@@ -18,13 +18,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadDocument } from '../helpers/envelopes.ts';
-import { startFaultSmtpServer, type FaultSmtpServer } from '../helpers/fault-smtp.ts';
+import { type FaultSmtpServer, startFaultSmtpServer } from '../helpers/fault-smtp.ts';
 import {
   asTestApp,
+  type FaultTeam,
   failedOutbox,
+  type GatedReceiver,
   missingBlobs,
   openOrm,
   paddedPdf,
@@ -35,13 +37,11 @@ import {
   startGatedReceiver,
   startRawUpload,
   waitUntil,
-  type FaultTeam,
-  type GatedReceiver,
 } from '../helpers/faults.ts';
 import { firstErrorName, restClient, type TestApp } from '../helpers/harness.ts';
-import { startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
-import { startService, type ServiceProcess } from '../helpers/service.ts';
-import { buildEnvelope, signAndComplete, signingClient, type BuiltEnvelope } from '../helpers/signing.ts';
+import { type PgCluster, startPgCluster } from '../helpers/pg-cluster.ts';
+import { type ServiceProcess, startService } from '../helpers/service.ts';
+import { type BuiltEnvelope, buildEnvelope, signAndComplete, signingClient } from '../helpers/signing.ts';
 import { signingLinkIn } from '../helpers/smtp.ts';
 
 const LEASE_SECONDS = 5 * 60;
@@ -150,13 +150,22 @@ describe('the process killed with SIGKILL, then started again', () => {
     }
     const ids = built.map((envelope) => envelope.envelopeId);
     const sealedCount = async () =>
-      Number((await orm.em.fork().execute<{ count: string }[]>(`select count(*) as count from document where envelope_id = any(?::uuid[]) and sealed_sha256 is not null`, [`{${ids.join(',')}}`]))[0]!.count);
+      Number(
+        (
+          await orm.em.fork().execute<{ count: string }[]>(`select count(*) as count from document where envelope_id = any(?::uuid[]) and sealed_sha256 is not null`, [`{${ids.join(',')}}`])
+        )[0]!.count,
+      );
     for (let index = 0; index < built.length; index += 1) await signFromMail(`sealer${index}@example.com`);
     // Killed while the artefact jobs are part-way: some documents sealed, not all twelve.
-    const sealedAtKill = await waitUntil('sealing to be under way', async () => {
-      const count = await sealedCount();
-      return count >= 1 ? count : undefined;
-    }, 60_000, 10);
+    const sealedAtKill = await waitUntil(
+      'sealing to be under way',
+      async () => {
+        const count = await sealedCount();
+        return count >= 1 ? count : undefined;
+      },
+      60_000,
+      10,
+    );
     await killAndRestart();
     expect(sealedAtKill).toBeLessThan(12);
 
@@ -164,10 +173,15 @@ describe('the process killed with SIGKILL, then started again', () => {
     expect(await sealedCount()).toBe(12);
     const seals = await sealEventsPerDocument(orm, ids);
     expect(seals.size).toBe(12);
-    expect([...seals.values()].every((count) => count === 1), JSON.stringify([...seals])).toBe(true);
+    expect(
+      [...seals.values()].every((count) => count === 1),
+      JSON.stringify([...seals]),
+    ).toBe(true);
     expect(await missingBlobs(orm, dataDir)).toEqual([]);
     // One completion notice per envelope, queued with the job's acknowledgement, accepted once.
-    const notices = await orm.em.fork().execute<{ id: string }[]>(`select id from outbox_message where topic = 'envelope.completed.notice' and payload ->> 'envelopeId' = any(?::text[])`, [`{${ids.join(',')}}`]);
+    const notices = await orm.em
+      .fork()
+      .execute<{ id: string }[]>(`select id from outbox_message where topic = 'envelope.completed.notice' and payload ->> 'envelopeId' = any(?::text[])`, [`{${ids.join(',')}}`]);
     expect(notices.length).toBe(4);
     const counts = smtp.countsByMessageId();
     for (const notice of notices) expect(counts.get(`<${notice.id}@localhost>`)).toBe(1);
@@ -192,9 +206,11 @@ describe('the process killed with SIGKILL, then started again', () => {
     // The held mail's sender is gone: the server never accepted it.
     smtp.releaseHeld();
     await drained();
-    const invitations = await orm.em.fork().execute<{ id: string }[]>(`select id from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = any(?::text[])`, [
-      `{${built.map((envelope) => envelope.envelopeId).join(',')}}`,
-    ]);
+    const invitations = await orm.em
+      .fork()
+      .execute<{ id: string }[]>(`select id from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = any(?::text[])`, [
+        `{${built.map((envelope) => envelope.envelopeId).join(',')}}`,
+      ]);
     expect(invitations.length).toBe(3);
     const counts = smtp.countsByMessageId();
     for (const invitation of invitations) expect(counts.get(`<${invitation.id}@localhost>`), invitation.id).toBe(1);
@@ -203,7 +219,12 @@ describe('the process killed with SIGKILL, then started again', () => {
   it('between two approvals of a quorum: the first counts once after the restart, the second completes the role and starts the next turn once', async () => {
     const stamp = Date.now().toString(36);
     const board = Array.from({ length: 3 }, (_, index) => ({ info: { name: `Board ${index}`, email: `board${index}-${stamp}@example.com` } }));
-    const built = await buildEnvelope(app(), team.apiKey, { recipients: [{ identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: board }, { identifier: 'ceo', order: 2, agents: [{ info: { name: 'CEO', email: `ceo-${stamp}@example.com` } }] }] });
+    const built = await buildEnvelope(app(), team.apiKey, {
+      recipients: [
+        { identifier: 'board', type: 'approver', order: 1, quorum: 2, agents: board },
+        { identifier: 'ceo', order: 2, agents: [{ info: { name: 'CEO', email: `ceo-${stamp}@example.com` } }] },
+      ],
+    });
     expect((await restClient(app(), team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
     const linkOf = async (to: string) => {
       const mail = await waitUntil(`the invitation to ${to}`, () => smtp.accepted.find((entry) => entry.rcptTo.includes(to)), 60_000);
@@ -225,7 +246,9 @@ describe('the process killed with SIGKILL, then started again', () => {
     const count = async (sql: string) => Number((await orm.em.fork().execute<{ count: string }[]>(sql, [built.envelopeId]))[0]!.count);
     expect(await count(`select count(*) from audit_event where stream_id = ? and type = 'recipient.approved'`)).toBe(2);
     expect(await count(`select count(*) from audit_event where stream_id = ? and type = 'recipient.completed'`)).toBe(1);
-    expect(await count(`select count(*) from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ? and payload ->> 'recipientId' = '${built.recipients.ceo}'`)).toBe(1);
+    expect(
+      await count(`select count(*) from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ? and payload ->> 'recipientId' = '${built.recipients.ceo}'`),
+    ).toBe(1);
     await drained();
   }, 240_000);
 
@@ -240,7 +263,9 @@ describe('the process killed with SIGKILL, then started again', () => {
     // The receiver's held answer goes to a socket that is gone: that attempt never completed.
     receiver.release();
     await drained();
-    const deliveries = await orm.em.fork().execute<{ id: string; state: string; attempt_count: number }[]>(`select id, state, attempt_count from webhook_delivery where endpoint_id = ?`, [webhook.body.payload.webhook.id]);
+    const deliveries = await orm.em
+      .fork()
+      .execute<{ id: string; state: string; attempt_count: number }[]>(`select id, state, attempt_count from webhook_delivery where endpoint_id = ?`, [webhook.body.payload.webhook.id]);
     expect(deliveries.length).toBe(1);
     expect(deliveries[0]).toMatchObject({ state: 'delivered', attempt_count: 1 });
     expect(receiver.answered.filter((request) => request.headers['x-envelope-webhook-id'] === deliveries[0]!.id).length).toBe(1);

@@ -15,8 +15,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runInstanceEnvironment } from '../helpers/harness.ts';
-import { startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
-import { startService, type ServiceProcess } from '../helpers/service.ts';
+import { type PgCluster, startPgCluster } from '../helpers/pg-cluster.ts';
+import { type ServiceProcess, startService } from '../helpers/service.ts';
 
 const INSTANCES = 3;
 

@@ -32,14 +32,14 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadDocument } from '../helpers/envelopes.ts';
-import { startFaultSmtpServer, type FaultSmtpServer } from '../helpers/fault-smtp.ts';
-import { asTestApp, openOrm, paddedPdf, pendingOutbox, seedTeamIn, sleep, stagingFiles, waitUntil, type FaultTeam } from '../helpers/faults.ts';
+import { type FaultSmtpServer, startFaultSmtpServer } from '../helpers/fault-smtp.ts';
+import { asTestApp, type FaultTeam, openOrm, paddedPdf, pendingOutbox, seedTeamIn, sleep, stagingFiles, waitUntil } from '../helpers/faults.ts';
 import { restClient } from '../helpers/harness.ts';
-import { startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
-import { openFds, rssMiB, startService, type ServiceProcess } from '../helpers/service.ts';
+import { type PgCluster, startPgCluster } from '../helpers/pg-cluster.ts';
+import { openFds, rssMiB, type ServiceProcess, startService } from '../helpers/service.ts';
 import { signAndComplete } from '../helpers/signing.ts';
 import { signingLinkIn } from '../helpers/smtp.ts';
 
@@ -63,8 +63,11 @@ beforeAll(async () => {
   orm = await openOrm(cluster.databaseUrl);
   team = await seedTeamIn(orm);
   smtp = await startFaultSmtpServer();
-  service = await startService({ databaseUrl: cluster.databaseUrl, env: { SMTP_URL: smtp.url, RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0' },
-    nodeFlags: process.env.FAULTS_SERVICE_NODE_FLAGS?.split(' ').filter(Boolean) });
+  service = await startService({
+    databaseUrl: cluster.databaseUrl,
+    env: { SMTP_URL: smtp.url, RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0' },
+    nodeFlags: process.env.FAULTS_SERVICE_NODE_FLAGS?.split(' ').filter(Boolean),
+  });
 });
 
 afterAll(async () => {
@@ -86,7 +89,15 @@ async function sealedEnvelope(index: number, pdf: Uint8Array): Promise<{ envelop
     recipient: { type: 'signer', identifier: 'reader', roleName: 'reader', order: 1, required: true, agents: [{ info: { name: 'Reader', email: `reader${index}@example.com` } }] },
   });
   const fields = await rest.post(`/envelopes/${envelopeId}/fields`, {
-    fields: [{ type: 'simple_signature', identifier: 'sig', recipientId: recipient.body.payload.recipient.id, required: true, views: [{ documentId, page: 0, location: { x: 20, y: 20 }, size: { width: 120, height: 30 } }] }],
+    fields: [
+      {
+        type: 'simple_signature',
+        identifier: 'sig',
+        recipientId: recipient.body.payload.recipient.id,
+        required: true,
+        views: [{ documentId, page: 0, location: { x: 20, y: 20 }, size: { width: 120, height: 30 } }],
+      },
+    ],
   });
   expect(fields.status, JSON.stringify(fields.body)).toBe(200);
   expect((await rest.put(`/envelopes/${envelopeId}/send`)).status).toBe(200);
@@ -269,10 +280,15 @@ describe('slow clients', () => {
       for (const upload of uploadClients) clearInterval(upload.timer);
       for (const { socket } of [...downloadClients, ...uploadClients]) socket.destroy();
     }
-    const fdsAfter = await waitUntil('descriptors to come back', () => {
-      const fds = openFds(service.pid);
-      return fds <= baseline.fds + 64 ? fds : undefined;
-    }, 60_000, 250);
+    const fdsAfter = await waitUntil(
+      'descriptors to come back',
+      () => {
+        const fds = openFds(service.pid);
+        return fds <= baseline.fds + 64 ? fds : undefined;
+      },
+      60_000,
+      250,
+    );
     await waitUntil('the staging files to be removed', () => stagingFiles(service.dataDir).length === 0, 30_000);
     sampling = false;
     await sampler;
@@ -289,7 +305,8 @@ describe('slow clients', () => {
       healthz: { all: summary(latencies), whileOpening: summary(rampLatencies), allOpen: summary(heldLatencies) },
     };
     console.log(`slow clients: ${JSON.stringify(report)}`);
-    if (process.env.FAULTS_DUMP) fs.writeFileSync(process.env.FAULTS_DUMP, `${service.output()}\nSAMPLES ${JSON.stringify(samples)}\nHEALTH ${JSON.stringify(allProbes)}\nPHASES ${JSON.stringify(endedAt)}\n`);
+    if (process.env.FAULTS_DUMP)
+      fs.writeFileSync(process.env.FAULTS_DUMP, `${service.output()}\nSAMPLES ${JSON.stringify(samples)}\nHEALTH ${JSON.stringify(allProbes)}\nPHASES ${JSON.stringify(endedAt)}\n`);
 
     expect(service.isRunning()).toBe(true);
     expect(allProbes.filter((entry) => entry.status !== 200)).toEqual([]);

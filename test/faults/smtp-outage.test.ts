@@ -13,8 +13,8 @@
  * `notificationFailure` on the agent) and is delivered once after an operator clears `failed_at`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFaultSmtpServer, type FaultSmtpServer } from '../helpers/fault-smtp.ts';
-import { restClient, seedTeam, startTestApp, type SeededTeam, type TestApp } from '../helpers/harness.ts';
+import { type FaultSmtpServer, startFaultSmtpServer } from '../helpers/fault-smtp.ts';
+import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from '../helpers/harness.ts';
 import { buildEnvelope } from '../helpers/signing.ts';
 import { mainWorkerFor } from '../helpers/workers.ts';
 
@@ -36,7 +36,9 @@ type Row = { id: string; attempts: number; processed_at: Date | null; failed_at:
 async function invitationRows(team: SeededTeam): Promise<Row[]> {
   return app.orm.em
     .fork()
-    .execute<Row[]>(`select id, attempts, processed_at, failed_at, last_error from outbox_message where topic = 'signing.invitation' and payload ->> 'teamId' = ? order by id`, [team.teamId]);
+    .execute<Row[]>(`select id, attempts, processed_at, failed_at, last_error from outbox_message where topic = 'signing.invitation' and payload ->> 'teamId' = ? order by id`, [
+      team.teamId,
+    ]);
 }
 
 /** Sends `count` one-signer envelopes of a fresh team: one invitation each, queued. */
@@ -76,14 +78,20 @@ describe('SMTP down for minutes, then back', () => {
     expect(smtp.accepted.filter((mail) => mail.rcptTo.some((to) => to.startsWith('reader')))).toEqual([]);
     let rows = await invitationRows(team);
     // Every mail was tried several times during the outage and is still waiting, none given up.
-    expect(rows.every((row) => row.attempts >= 4 && row.processed_at === null && row.failed_at === null), JSON.stringify(rows)).toBe(true);
+    expect(
+      rows.every((row) => row.attempts >= 4 && row.processed_at === null && row.failed_at === null),
+      JSON.stringify(rows),
+    ).toBe(true);
     expect(smtp.connections() - connectionsBefore).toBeGreaterThan(0);
 
     await smtp.setMode('accept');
     // Back: the next due attempt of each mail (at most 30 min of backoff away) delivers it.
     await runFor(worker, 35);
     rows = await invitationRows(team);
-    expect(rows.every((row) => row.processed_at !== null && row.failed_at === null), JSON.stringify(rows)).toBe(true);
+    expect(
+      rows.every((row) => row.processed_at !== null && row.failed_at === null),
+      JSON.stringify(rows),
+    ).toBe(true);
     const expected = rows.map((row) => `<${row.id}@localhost>`).sort();
     const counts = smtp.countsByMessageId();
     const ours = [...counts.entries()].filter(([messageId]) => expected.includes(messageId));
@@ -92,7 +100,9 @@ describe('SMTP down for minutes, then back', () => {
     // The envelope's trail says each was sent once; no failure was shown to the sender.
     const events = await app.orm.em
       .fork()
-      .execute<{ type: string; count: string }[]>(`select type, count(*) as count from audit_event where team_id = ? and type in ('invitation.sent', 'notification.failed') group by type`, [team.teamId]);
+      .execute<{ type: string; count: string }[]>(`select type, count(*) as count from audit_event where team_id = ? and type in ('invitation.sent', 'notification.failed') group by type`, [
+        team.teamId,
+      ]);
     expect(Object.fromEntries(events.map((event) => [event.type, Number(event.count)]))).toEqual({ 'invitation.sent': 5 });
   });
 
@@ -103,13 +113,19 @@ describe('SMTP down for minutes, then back', () => {
     // 45 simulated minutes: longer than the longest the ten attempts can span (about 43).
     await runFor(worker, 45);
     let rows = await invitationRows(team);
-    expect(rows.every((row) => row.failed_at !== null && row.attempts === 10 && row.processed_at === null), JSON.stringify(rows)).toBe(true);
+    expect(
+      rows.every((row) => row.failed_at !== null && row.attempts === 10 && row.processed_at === null),
+      JSON.stringify(rows),
+    ).toBe(true);
     const failures = await app.orm.em.fork().execute<{ count: string }[]>(`select count(*) as count from audit_event where team_id = ? and type = 'notification.failed'`, [team.teamId]);
     expect(Number(failures[0]!.count)).toBe(2);
 
     await smtp.setMode('accept');
     // The operator's retry (docs/operations.md, Background work): clear failed_at and attempts.
-    await app.orm.em.fork().execute(`update outbox_message set failed_at = null, attempts = 0, available_at = now() where id in (${rows.map(() => '?').join(', ')})`, rows.map((row) => row.id));
+    await app.orm.em.fork().execute(
+      `update outbox_message set failed_at = null, attempts = 0, available_at = now() where id in (${rows.map(() => '?').join(', ')})`,
+      rows.map((row) => row.id),
+    );
     await runFor(worker, 1);
     rows = await invitationRows(team);
     expect(rows.every((row) => row.processed_at !== null)).toBe(true);

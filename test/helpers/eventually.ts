@@ -9,10 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * `condition` answers truthy when done (its value is returned), or throws/answers falsy to be asked
  * again; at the timeout the last error (or a plain "not met") is thrown with `what` in it.
  */
-export async function eventually<T>(
-  condition: () => T | Promise<T>,
-  options: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
-): Promise<NonNullable<T>> {
+export async function eventually<T>(condition: () => T | Promise<T>, options: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<NonNullable<T>> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const intervalMs = options.intervalMs ?? 20;
   const deadline = Date.now() + timeoutMs;

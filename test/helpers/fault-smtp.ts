@@ -5,7 +5,7 @@
  * ever answering (so a sender can be killed mid-delivery). Only mails it answered 250 to are
  * recorded, each with its Message-ID; a held mail whose sender went away was never delivered.
  */
-import { simpleParser, type ParsedMail } from 'mailparser';
+import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
 export type SmtpMode = 'accept' | 'refuse-connections' | 'greet-421' | 'defer-450';

@@ -82,9 +82,9 @@ export async function sealEventsPerDocument(orm: MikroORM, envelopeIds: string[]
 
 /** Outbox rows not yet settled (neither processed nor failed), by topic. */
 export async function pendingOutbox(orm: MikroORM): Promise<Record<string, number>> {
-  const rows = await orm.em.fork().execute<{ topic: string; count: string }[]>(
-    `select topic, count(*) as count from outbox_message where processed_at is null and failed_at is null group by topic`,
-  );
+  const rows = await orm.em
+    .fork()
+    .execute<{ topic: string; count: string }[]>(`select topic, count(*) as count from outbox_message where processed_at is null and failed_at is null group by topic`);
   return Object.fromEntries(rows.map((row) => [row.topic, Number(row.count)]));
 }
 
@@ -96,9 +96,7 @@ export const MAIL_TOPICS = ['signing.invitation', 'envelope.completed.notice', '
 
 /** The ids of a team's mail rows in the outbox; a mail's Message-ID is `<id>@<public host>` (mailMessageId). */
 export async function mailOutboxIds(orm: MikroORM, teamId: string, topics: string[] = MAIL_TOPICS): Promise<string[]> {
-  const rows = await orm.em
-    .fork()
-    .execute<{ id: string }[]>(`select id from outbox_message where topic = any(?::text[]) and payload ->> 'teamId' = ?`, [`{${topics.join(',')}}`, teamId]);
+  const rows = await orm.em.fork().execute<{ id: string }[]>(`select id from outbox_message where topic = any(?::text[]) and payload ->> 'teamId' = ?`, [`{${topics.join(',')}}`, teamId]);
   return rows.map((row) => row.id);
 }
 

@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
+import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { createOrmConfig } from '../../mikro-orm.config.ts';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/db/embedded-postgres.ts';
 import { loadSealCertificate } from '../../src/domain/artefact/seal-certificate.ts';
 import { testDatabase } from './database-kind.ts';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded-postgres.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,7 +17,6 @@ declare module 'vitest' {
     sealDataDir: string;
   }
 }
-
 
 /**
  * Tests run against a real PostgreSQL server when one is reachable (DATABASE_URL, or the local

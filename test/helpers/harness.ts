@@ -1,21 +1,21 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { inject } from 'vitest';
 import { MikroORM } from '@mikro-orm/postgresql';
+import { inject } from 'vitest';
 import { createOrmConfig } from '../../mikro-orm.config.ts';
-import { createRuntime } from '../../src/runtime.ts';
-import type { WorkerDependencies } from '../../src/workers.ts';
-import { loadConfig, type Config } from '../../src/config.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
 import type { AppDependencies } from '../../src/context.ts';
+import { loadSealCertificate, type SealCertificate } from '../../src/domain/artefact/seal-certificate.ts';
+import type { LiveLimits } from '../../src/domain/live/envelope-event-hub.ts';
+import type { PdfWorkerPoolOptions } from '../../src/domain/pdf/worker-pool.ts';
 import { createTeam } from '../../src/domain/team/team.service.ts';
+import { createRuntime } from '../../src/runtime.ts';
 import { listen } from '../../src/server.ts';
 import type { BlobStore } from '../../src/shared/blob-store/index.ts';
-import type { PdfWorkerPoolOptions } from '../../src/domain/pdf/worker-pool.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import type { Metrics } from '../../src/shared/metrics.ts';
-import type { LiveLimits } from '../../src/domain/live/envelope-event-hub.ts';
-import { loadSealCertificate, type SealCertificate } from '../../src/domain/artefact/seal-certificate.ts';
+import type { WorkerDependencies } from '../../src/workers.ts';
 
 /** One self-signed seal for the test run's apps (generating an RSA key per app would cost seconds). */
 let sealCertificate: SealCertificate | undefined;

@@ -16,20 +16,48 @@ import { sealAsUpdate } from '../../src/domain/pdf/seal.ts';
  * then a /DSS with the CA's certificate and its CRL; with `tsaUrl`, the last signature carries a
  * signature timestamp and a document timestamp closes the file (B-LTA for it).
  */
-export async function makeMultiSignedPdf(options: { count: number; revoke?: number[]; tsaUrl?: string }): Promise<{ bytes: Buffer<ArrayBufferLike>; caPem: string; signerNames: string[]; directory: string; signaturesStart: number }> {
+export async function makeMultiSignedPdf(options: {
+  count: number;
+  revoke?: number[];
+  tsaUrl?: string;
+}): Promise<{ bytes: Buffer<ArrayBufferLike>; caPem: string; signerNames: string[]; directory: string; signaturesStart: number }> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'multi-signed-'));
   const file = (name: string) => path.join(directory, name);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: directory, stdio: 'pipe' });
   openssl(
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '30', '-subj', '/CN=Multi Signer Test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.pem'),
+    '-days',
+    '30',
+    '-subj',
+    '/CN=Multi Signer Test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
   );
   fs.writeFileSync(file('index.txt'), '');
   fs.writeFileSync(file('crlnumber'), '01\n');
   fs.writeFileSync(
     file('ca.cnf'),
-    ['[ ca ]', 'default_ca = local', '[ local ]', `database = ${file('index.txt')}`, `crlnumber = ${file('crlnumber')}`, 'default_md = sha256', 'default_crl_days = 7',
-      `certificate = ${file('ca.pem')}`, `private_key = ${file('ca.key')}`].join('\n'),
+    [
+      '[ ca ]',
+      'default_ca = local',
+      '[ local ]',
+      `database = ${file('index.txt')}`,
+      `crlnumber = ${file('crlnumber')}`,
+      'default_md = sha256',
+      'default_crl_days = 7',
+      `certificate = ${file('ca.pem')}`,
+      `private_key = ${file('ca.key')}`,
+    ].join('\n'),
   );
   const der = (pem: string) => Buffer.from(pem.replace(/-----[^-]+-----|\s+/g, ''), 'base64');
   const caDer = der(fs.readFileSync(file('ca.pem'), 'utf8'));

@@ -19,7 +19,11 @@ export function wordBoxes(pdfPath: string): { text: string; xMin: number; yMin: 
         yMin: Number(match[2]),
         xMax: Number(match[3]),
         yMax: Number(match[4]),
-        text: match[5]!.replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"'),
+        text: match[5]!
+          .replace(/&amp;/g, '&')
+          .replace(/&lt;/g, '<')
+          .replace(/&gt;/g, '>')
+          .replace(/&quot;/g, '"'),
       })),
     );
 }

@@ -1,9 +1,9 @@
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 
 /**
  * A local certification authority with an OCSP responder (`openssl ocsp` answering each request,
@@ -27,8 +27,23 @@ export async function startLocalPki(): Promise<{
   const file = (name: string) => path.join(directory, name);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore', cwd: directory });
   openssl(
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('ca.key'), '-out', file('ca.crt'), '-days', '30', '-subj', '/CN=Local Test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.crt'),
+    '-days',
+    '30',
+    '-subj',
+    '/CN=Local Test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
   );
   const state = { requests: 0, counter: 0 };
   const server = http.createServer((request, response) => {
@@ -57,14 +72,30 @@ export async function startLocalPki(): Promise<{
   const { port } = server.address() as AddressInfo;
   const ocspUrl = `http://127.0.0.1:${port}/ocsp`;
 
-  fs.writeFileSync(
-    file('seal.ext'),
-    ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature,nonRepudiation', `authorityInfoAccess=OCSP;URI:${ocspUrl}`, ''].join('\n'),
-  );
+  fs.writeFileSync(file('seal.ext'), ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature,nonRepudiation', `authorityInfoAccess=OCSP;URI:${ocspUrl}`, ''].join('\n'));
   openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('seal.key'), '-out', file('seal.csr'), '-subj', '/CN=Local Test Seal');
-  openssl('x509', '-req', '-in', file('seal.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-set_serial', '0x1001', '-days', '20', '-extfile', file('seal.ext'), '-out', file('seal.crt'));
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    file('seal.csr'),
+    '-CA',
+    file('ca.crt'),
+    '-CAkey',
+    file('ca.key'),
+    '-set_serial',
+    '0x1001',
+    '-days',
+    '20',
+    '-extfile',
+    file('seal.ext'),
+    '-out',
+    file('seal.crt'),
+  );
   // The responder's database (openssl ca's index format): the seal certificate, valid.
-  const expiry = execFileSync('openssl', ['x509', '-in', file('seal.crt'), '-noout', '-enddate'], { encoding: 'utf8' }).trim().replace(/^notAfter=/, '');
+  const expiry = execFileSync('openssl', ['x509', '-in', file('seal.crt'), '-noout', '-enddate'], { encoding: 'utf8' })
+    .trim()
+    .replace(/^notAfter=/, '');
   const end = new Date(expiry);
   const stamp = `${String(end.getUTCFullYear()).slice(2)}${[end.getUTCMonth() + 1, end.getUTCDate(), end.getUTCHours(), end.getUTCMinutes(), end.getUTCSeconds()].map((n) => String(n).padStart(2, '0')).join('')}Z`;
   fs.writeFileSync(file('index.txt'), `V\t${stamp}\t\t1001\tunknown\t/CN=Local Test Seal\n`);

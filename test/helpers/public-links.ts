@@ -9,10 +9,18 @@ export async function publicLinkTemplate(app: TestApp, apiKey: string, options: 
   const rest = restClient(app, apiKey);
   const ready = await createReadyTemplate(app, apiKey, { name: 'Membership form' });
   const contact = (await rest.post('/contacts', { name: 'Cora Countersigner', email: options.countersignerEmail ?? 'cora@example.com' })).body.payload.contact;
-  const counter = (await rest.post(`/templates/${ready.templateId}/recipients`, { recipient: { type: 'signer', identifier: 'countersigner', roleName: 'Countersigner', order: 2, contactId: contact.id } }))
-    .body.payload.recipient;
+  const counter = (
+    await rest.post(`/templates/${ready.templateId}/recipients`, { recipient: { type: 'signer', identifier: 'countersigner', roleName: 'Countersigner', order: 2, contactId: contact.id } })
+  ).body.payload.recipient;
   const field = await rest.post(`/templates/${ready.templateId}/fields`, {
-    fields: [{ type: 'simple_signature', recipientId: counter.id, identifier: 'counter-signature', views: [{ documentId: ready.documentId, page: 1, location: { x: 50, y: 700 }, size: { width: 160, height: 40 } }] }],
+    fields: [
+      {
+        type: 'simple_signature',
+        recipientId: counter.id,
+        identifier: 'counter-signature',
+        views: [{ documentId: ready.documentId, page: 1, location: { x: 50, y: 700 }, size: { width: 160, height: 40 } }],
+      },
+    ],
   });
   if (field.status !== 200) throw new Error(JSON.stringify(field.body));
   return { ...ready, countersignerId: counter.id, contactId: contact.id };

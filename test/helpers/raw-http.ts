@@ -40,10 +40,7 @@ export type RawBodyPlan = {
  * soon as any answer byte arrives, so a test can tell how much of a body the server waited for
  * before answering (fetch would hide that: it sends the whole body, or reports only a reset).
  */
-export function rawRequest(
-  baseUrl: string,
-  options: { method?: string; path: string; headers: Record<string, string>; body: RawBodyPlan; timeoutMs?: number },
-): Promise<RawAnswer> {
+export function rawRequest(baseUrl: string, options: { method?: string; path: string; headers: Record<string, string>; body: RawBodyPlan; timeoutMs?: number }): Promise<RawAnswer> {
   const url = new URL(baseUrl);
   const plan = options.body;
   const head = typeof plan.head === 'string' ? Buffer.from(plan.head) : (plan.head ?? Buffer.alloc(0));
@@ -91,11 +88,15 @@ export function rawRequest(
         const flushed = socket.write(framed);
         bytesSent += length;
         offset += length;
-        if (!flushed) await new Promise<void>((done) => {
-          const onDrain = () => { socket.off('close', onDrain); done(); };
-          socket.once('drain', onDrain);
-          socket.once('close', onDrain);
-        });
+        if (!flushed)
+          await new Promise<void>((done) => {
+            const onDrain = () => {
+              socket.off('close', onDrain);
+              done();
+            };
+            socket.once('drain', onDrain);
+            socket.once('close', onDrain);
+          });
         if (plan.intervalMs) await new Promise((done) => setTimeout(done, plan.intervalMs));
       }
       if (!stopped && plan.chunked && offset >= totalBytes) socket.write('0\r\n\r\n');

@@ -5,7 +5,7 @@
  * SIGKILL can be started again on the same files. Unlike test/helpers/process.ts, the outbox
  * workers run (every fault test has a database of its own).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -124,7 +124,10 @@ export async function startService(options: { databaseUrl: string; dataDir?: str
 
 /** Resident memory (VmRSS) of a process, in MiB. */
 export function rssMiB(pid: number): number {
-  const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((entry) => entry.startsWith('VmRSS:'));
+  const line = fs
+    .readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('VmRSS:'));
   return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
 }
 

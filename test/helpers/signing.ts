@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { makePdf } from '../fixtures/pdfs.ts';
 import { uploadDocument } from './envelopes.ts';
-import { graphqlClient, restClient, type GraphQLResult, type TestApp } from './harness.ts';
+import { type GraphQLResult, graphqlClient, restClient, type TestApp } from './harness.ts';
 
 export type FieldSpec = {
   identifier: string;
@@ -51,7 +51,12 @@ export async function buildEnvelope(
   },
 ): Promise<BuiltEnvelope> {
   const rest = restClient(app, apiKey);
-  const created = await rest.post('/envelopes', { name: spec.name ?? 'Workflow test', expirationPeriodDays: spec.expirationPeriodDays ?? 90, ...spec.reminders, ...(spec.stamp === undefined ? {} : { stamp: spec.stamp }) });
+  const created = await rest.post('/envelopes', {
+    name: spec.name ?? 'Workflow test',
+    expirationPeriodDays: spec.expirationPeriodDays ?? 90,
+    ...spec.reminders,
+    ...(spec.stamp === undefined ? {} : { stamp: spec.stamp }),
+  });
   expect(created.status).toBe(200);
   const envelopeId = created.body.payload.envelopeId as string;
   const document = await uploadDocument(app, apiKey, envelopeId, { bytes: await makePdf({ pages: 2 }) });
@@ -119,10 +124,11 @@ export type Invitation = {
 
 /** The invitations queued in the outbox for an envelope, oldest first, with the token of each link. */
 export async function invitationsOf(app: TestApp, envelopeId: string): Promise<Invitation[]> {
-  const rows = await app.orm.em
-    .fork()
-    .execute<{ payload: any }[]>(`select payload from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ?
-        order by created_at, payload ->> 'recipientId', payload -> 'to' ->> 'name', (payload ->> 'personIndex')::int`, [envelopeId]);
+  const rows = await app.orm.em.fork().execute<{ payload: any }[]>(
+    `select payload from outbox_message where topic = 'signing.invitation' and payload ->> 'envelopeId' = ?
+        order by created_at, payload ->> 'recipientId', payload -> 'to' ->> 'name', (payload ->> 'personIndex')::int`,
+    [envelopeId],
+  );
   return rows.map(({ payload }) => ({
     recipientId: payload.recipientId,
     agentId: payload.agentId,

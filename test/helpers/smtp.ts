@@ -1,4 +1,4 @@
-import { simpleParser, type ParsedMail } from 'mailparser';
+import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
 export type ReceivedMail = { rcptTo: string[]; mail: ParsedMail; raw: string };

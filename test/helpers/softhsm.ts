@@ -25,12 +25,43 @@ export function createSoftHsmToken(options: { label: string; pin: string; keyLab
   const run = (command: string, args: string[]) => execFileSync(command, args, { env, cwd: directory, stdio: 'pipe' });
   run('softhsm2-util', ['--init-token', '--free', '--label', options.label, '--pin', options.pin, '--so-pin', `${options.pin}-so`]);
   run('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '30', '-subj', '/CN=Token Test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.pem'),
+    '-days',
+    '30',
+    '-subj',
+    '/CN=Token Test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
   ]);
   run('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('seal.key'), '-out', file('seal.csr'), '-subj', `/CN=${options.commonName}/O=Envelope Service Test`]);
   fs.writeFileSync(file('seal.ext'), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,nonRepudiation\n');
-  run('openssl', ['x509', '-req', '-in', file('seal.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '20', '-extfile', file('seal.ext'), '-out', file('seal.pem')]);
+  run('openssl', [
+    'x509',
+    '-req',
+    '-in',
+    file('seal.csr'),
+    '-CA',
+    file('ca.pem'),
+    '-CAkey',
+    file('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '20',
+    '-extfile',
+    file('seal.ext'),
+    '-out',
+    file('seal.pem'),
+  ]);
   run('openssl', ['pkcs8', '-topk8', '-nocrypt', '-in', file('seal.key'), '-outform', 'DER', '-out', file('seal.key.der')]);
   run('openssl', ['x509', '-in', file('seal.pem'), '-outform', 'DER', '-out', file('seal.der')]);
   run('openssl', ['x509', '-in', file('ca.pem'), '-outform', 'DER', '-out', file('ca.der')]);

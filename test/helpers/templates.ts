@@ -44,8 +44,7 @@ export async function createReadyTemplate(app: TestApp, apiKey: string, options:
   const rest = restClient(app, apiKey);
   const templateId = (await rest.post('/templates', { name: options.name ?? 'Sales template', teamScope: options.teamScope ?? [] })).body.payload.templateId;
   const document = (await uploadTemplateDocument(app, apiKey, templateId, { bytes: await makePdf({ pages: 2 }) })).body.payload.document;
-  const signer = (await rest.post(`/templates/${templateId}/recipients`, { recipient: { type: 'signer', identifier: 'buyer', roleName: 'Buyer', order: 1 } })).body.payload
-    .recipient;
+  const signer = (await rest.post(`/templates/${templateId}/recipients`, { recipient: { type: 'signer', identifier: 'buyer', roleName: 'Buyer', order: 1 } })).body.payload.recipient;
   const fields = await rest.post(`/templates/${templateId}/fields`, {
     fields: [
       {

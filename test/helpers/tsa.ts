@@ -1,9 +1,9 @@
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 
 /**
  * A local RFC 3161 timestamp authority built on `openssl ts -reply`, with its own self-signed
@@ -11,10 +11,29 @@ import type { AddressInfo } from 'node:net';
  */
 export async function startLocalTsa(): Promise<{ url: string; requests: number; close(): Promise<void> }> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'tsa-'));
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(directory, 'tsa.key'), '-out', path.join(directory, 'tsa.crt'),
-    '-days', '30', '-subj', '/CN=Local Test TSA', '-addext', 'extendedKeyUsage=critical,timeStamping', '-addext', 'keyUsage=critical,digitalSignature',
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      path.join(directory, 'tsa.key'),
+      '-out',
+      path.join(directory, 'tsa.crt'),
+      '-days',
+      '30',
+      '-subj',
+      '/CN=Local Test TSA',
+      '-addext',
+      'extendedKeyUsage=critical,timeStamping',
+      '-addext',
+      'keyUsage=critical,digitalSignature',
+    ],
+    { stdio: 'ignore' },
+  );
   fs.writeFileSync(path.join(directory, 'serial'), '01\n');
   fs.writeFileSync(
     path.join(directory, 'tsa.cnf'),

@@ -13,22 +13,22 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { appendAuditEvent } from '../audit/audit.service.ts';
-import type { PdfWorkers } from '../pdf/worker-pool.ts';
-import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
-import { PermanentOutboxError } from '../outbox/outbox-worker.ts';
 import type { BlobStore, LocalBlob } from '../../shared/blob-store/index.ts';
 import type { Clock } from '../../shared/clock.ts';
-import type { RenderField } from '../pdf/render.ts';
-import type { RenderAppendix } from '../pdf/appendix.ts';
-import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
-import { displayText } from '../field/field-display.ts';
-import { sealMaterialOf, type SealCertificate } from './seal-certificate.ts';
-import { SEAL_SIGNER_UNAVAILABLE } from './seal-signer.ts';
-import { sealReason } from '../pdf/seal-reason.ts';
 import { ReasonedError } from '../../shared/failure-reason.ts';
-import { stampOf } from './stamps.ts';
+import { appendAuditEvent } from '../audit/audit.service.ts';
+import { displayText } from '../field/field-display.ts';
+import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
+import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
+import { PermanentOutboxError } from '../outbox/outbox-worker.ts';
+import type { RenderAppendix } from '../pdf/appendix.ts';
+import type { RenderField } from '../pdf/render.ts';
+import { sealReason } from '../pdf/seal-reason.ts';
+import type { PdfWorkers } from '../pdf/worker-pool.ts';
 import { agentPersonSqlText } from '../recipient/agent-people.ts';
+import { type SealCertificate, sealMaterialOf } from './seal-certificate.ts';
+import { SEAL_SIGNER_UNAVAILABLE } from './seal-signer.ts';
+import { stampOf } from './stamps.ts';
 
 export type ArtefactDependencies = {
   em: EntityManager;
@@ -39,7 +39,6 @@ export type ArtefactDependencies = {
   clock: Clock;
   publicUrl: string;
 };
-
 
 type DocumentRow = { id: string; name: string; content_sha256: string; sealed_sha256: string | null };
 
@@ -216,10 +215,7 @@ export async function sealEnvelopeArtefacts(dependencies: ArtefactDependencies, 
   );
   if (envelope === undefined) throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeMissing, `envelope ${envelopeId} does not exist`);
   if (envelope.status !== 'finalized') throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeNotFinalized(envelope.status), `envelope ${envelopeId} is ${envelope.status}, not finalized`);
-  const documents = await em.execute<DocumentRow[]>(
-    `select id, name, content_sha256, sealed_sha256 from document where envelope_id = ? order by "order", id`,
-    [envelopeId],
-  );
+  const documents = await em.execute<DocumentRow[]>(`select id, name, content_sha256, sealed_sha256 from document where envelope_id = ? order by "order", id`, [envelopeId]);
   let sealed = 0;
   const completedAt = envelope.completed_at === null ? dependencies.clock.now() : new Date(envelope.completed_at);
   for (const document of documents) {

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
+import { isUuid } from '../../shared/ids.ts';
+import { type EnvelopeAttachmentData, readEnvelope } from '../envelope/envelope.read.ts';
 import { AttachmentNotFoundError } from '../field/attachment.errors.ts';
 import type { ReadDb } from '../read-model.ts';
-import { readEnvelope, type EnvelopeAttachmentData } from '../envelope/envelope.read.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { isUuid } from '../../shared/ids.ts';
 import type { Download } from './download.ts';
 import { recordDownload } from './download-record.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, signDownloadToken } from './download-url.ts';
@@ -33,7 +33,12 @@ export async function downloadAttachment(context: ServiceContext, options: { env
   // Opened before the download is recorded: a missing object is Storage.ObjectMissing, and no record.
   const stream = await context.blobStore.openRead(file.sha256);
   try {
-    await recordDownload(context, { teamId: caller.teamId, envelopeId: envelope.id }, { format: 'attachment', attachmentId: file.id, sha256: file.sha256 }, { type: 'api_key', id: caller.apiKeyId });
+    await recordDownload(
+      context,
+      { teamId: caller.teamId, envelopeId: envelope.id },
+      { format: 'attachment', attachmentId: file.id, sha256: file.sha256 },
+      { type: 'api_key', id: caller.apiKeyId },
+    );
   } catch (error) {
     stream.destroy();
     throw error;
@@ -62,7 +67,15 @@ export async function keptAttachmentsOf(reader: ReadDb, envelopeId: string): Pro
   const rows = await reader
     .selectFrom('field_attachment as fa')
     .innerJoin('field as af', 'af.id', 'fa.field_id')
-    .select(['fa.id as id', 'af.identifier as fieldIdentifier', 'fa.recipient_id as recipientId', 'fa.name as name', 'fa.content_type as contentType', 'fa.byte_size as size', 'fa.sha256 as sha256'])
+    .select([
+      'fa.id as id',
+      'af.identifier as fieldIdentifier',
+      'fa.recipient_id as recipientId',
+      'fa.name as name',
+      'fa.content_type as contentType',
+      'fa.byte_size as size',
+      'fa.sha256 as sha256',
+    ])
     .where('fa.envelope_id', '=', envelopeId)
     .where(sql<boolean>`af.value -> 'files' @> jsonb_build_array(jsonb_build_object('id', fa.id::text))`)
     .orderBy('fa.created_at')

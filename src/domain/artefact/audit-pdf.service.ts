@@ -9,17 +9,17 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { EnvelopeNotFinalizedError, EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
-import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
-import type { ServiceContext } from '../service-context.ts';
-import { DomainError, InvalidRequestError, ServerBusyError } from '../../shared/errors.ts';
 import { BlobStoreUnavailableError } from '../../shared/blob-store/index.ts';
-import { auditPdfLocales, type AuditPdfLocale } from '../pdf/audit-pdf-layout.ts';
-import type { Download } from './download.ts';
-import { recordDownload, type DownloadDetails } from './download-record.ts';
+import { DomainError, InvalidRequestError, ServerBusyError } from '../../shared/errors.ts';
+import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
+import { EnvelopeNotFinalizedError, EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
-import { certificateData, fixCertificate, readEnvelopeForCertificate, renderCertificate, type CertificateDependencies, type CertificateRecord } from './certificate.service.ts';
+import { type AuditPdfLocale, auditPdfLocales } from '../pdf/audit-pdf-layout.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { type CertificateDependencies, type CertificateRecord, certificateData, fixCertificate, readEnvelopeForCertificate, renderCertificate } from './certificate.service.ts';
+import type { Download } from './download.ts';
+import { type DownloadDetails, recordDownload } from './download-record.ts';
 
 /** The locale asked for: `locale` (en-US or tr-TR, refused otherwise), else Accept-Language, else en-US. */
 export function auditPdfLocaleOf(query: string | null, acceptLanguage: string | null): AuditPdfLocale {

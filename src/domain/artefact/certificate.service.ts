@@ -16,20 +16,27 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { checkAuditChain, type ChainLink } from '../audit/audit.service.ts';
-import { EnvelopeAuditNotFoundError } from '../envelope/envelope.errors.ts';
+import { type ChainLink, checkAuditChain } from '../audit/audit.service.ts';
 import type { EnvelopeCertificates } from '../envelope/envelope.entity.ts';
-import { summariseBiometricValue } from '../field/field-values.ts';
-import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
-import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
-import { peopleOf } from '../recipient/agent-people.ts';
-import { auditPdfLocales, type AuditPdfData, type AuditPdfLocale, type CertificateActor, type CertificatePerson, type CertificateSignature, type CertificateValue } from '../pdf/audit-pdf-layout.ts';
+import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
+import { EnvelopeAuditNotFoundError } from '../envelope/envelope.errors.ts';
 import { displayText } from '../field/field-display.ts';
 import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
-import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
-import { sealEnvelopeArtefacts, type ArtefactDependencies } from './artefact.service.ts';
+import { summariseBiometricValue } from '../field/field-values.ts';
+import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
+import { type OutboxHandler, PermanentOutboxError } from '../outbox/outbox-worker.ts';
+import {
+  type AuditPdfData,
+  type AuditPdfLocale,
+  auditPdfLocales,
+  type CertificateActor,
+  type CertificatePerson,
+  type CertificateSignature,
+  type CertificateValue,
+} from '../pdf/audit-pdf-layout.ts';
+import { peopleOf } from '../recipient/agent-people.ts';
+import { type ArtefactDependencies, sealEnvelopeArtefacts } from './artefact.service.ts';
 import { sealMaterialOf } from './seal-certificate.ts';
-
 
 /** An attachment value as the certificate lists it: each file's name and SHA-256, in the value's order. */
 function attachmentListing(value: Record<string, unknown>): string {
@@ -90,18 +97,25 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
       `select id, name, page_count, content_sha256, sealed_sha256 from document where envelope_id = ? order by "order", id`,
       [envelope.id],
     ),
-    db.execute<{ id: string; identifier: string; role_name: string; type: string; order: number; quorum: number; completed_at: Date | null; declined_at: Date | null; removed_at: Date | null }[]>(
-      `select id, identifier, role_name, type, "order", quorum, completed_at, declined_at, removed_at from recipient where envelope_id = ? order by "order", created_at, id`,
-      [envelope.id],
-    ),
+    db.execute<
+      { id: string; identifier: string; role_name: string; type: string; order: number; quorum: number; completed_at: Date | null; declined_at: Date | null; removed_at: Date | null }[]
+    >(`select id, identifier, role_name, type, "order", quorum, completed_at, declined_at, removed_at from recipient where envelope_id = ? order by "order", created_at, id`, [envelope.id]),
     db.execute<AgentRow[]>(
       `select a.id, a.recipient_id, a.info, a.snapshot, a.revoked_at from agent a join recipient r on r.id = a.recipient_id where r.envelope_id = ? order by a.position, a.created_at, a.id`,
       [envelope.id],
     ),
-    db.execute<{ id: string; identifier: string; label: string | null; type: string; value: Record<string, unknown> | null; config: Record<string, unknown> | null; visible_when: VisibleWhen | null; recipient_id: string | null }[]>(
-      `select id, identifier, label, type, value, config, visible_when, recipient_id from field where envelope_id = ? order by identifier, id`,
-      [envelope.id],
-    ),
+    db.execute<
+      {
+        id: string;
+        identifier: string;
+        label: string | null;
+        type: string;
+        value: Record<string, unknown> | null;
+        config: Record<string, unknown> | null;
+        visible_when: VisibleWhen | null;
+        recipient_id: string | null;
+      }[]
+    >(`select id, identifier, label, type, value, config, visible_when, recipient_id from field where envelope_id = ? order by identifier, id`, [envelope.id]),
     readChain(em, envelope.id),
   ]);
   if (events.length === 0) throw new EnvelopeAuditNotFoundError(envelope.id);
@@ -109,7 +123,10 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
   const keys =
     keyIds.length === 0
       ? []
-      : await db.execute<{ id: string; name: string }[]>(`select id::text as id, coalesce(label, prefix) as name from api_key where team_id = ? and id::text in (${keyIds.map(() => '?').join(', ')})`, [envelope.team_id, ...keyIds]);
+      : await db.execute<{ id: string; name: string }[]>(
+          `select id::text as id, coalesce(label, prefix) as name from api_key where team_id = ? and id::text in (${keyIds.map(() => '?').join(', ')})`,
+          [envelope.team_id, ...keyIds],
+        );
   const keyNames = new Map(keys.map((key) => [key.id, key.name]));
 
   const agentsById = new Map(agents.map((agent) => [agent.id, agent]));
@@ -222,14 +239,20 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
                   : invited && acting
                     ? { method: 'link', channel: str(invited.details.channel) ?? 'email', at: invited.at as string, by: null }
                     : { method: 'none', channel: null, at: null, by: null };
-            const submittedIds = new Set(mine.filter((event) => event.type === 'field.submitted').flatMap((event) => ((event.details.fields as { fieldId: string }[] | undefined) ?? []).map((field) => field.fieldId)));
+            const submittedIds = new Set(
+              mine.filter((event) => event.type === 'field.submitted').flatMap((event) => ((event.details.fields as { fieldId: string }[] | undefined) ?? []).map((field) => field.fieldId)),
+            );
             const signatures: CertificateSignature[] = [...submittedIds]
               .map((id) => fieldsById.get(id))
-              .filter((field): field is NonNullable<typeof field> => field !== undefined && field.value !== null && (field.type === 'simple_signature' || field.type === 'biometric_signature' || field.type === 'initials'))
+              .filter(
+                (field): field is NonNullable<typeof field> =>
+                  field !== undefined && field.value !== null && (field.type === 'simple_signature' || field.type === 'biometric_signature' || field.type === 'initials'),
+              )
               .map((field) => {
                 const value = field.value!;
                 if (field.type === 'biometric_signature') return { fieldIdentifier: field.identifier, kind: 'biometric', image: str(value.image), text: null, font: null };
-                if (value.kind === 'typed') return { fieldIdentifier: field.identifier, kind: 'typed', image: null, text: str(value.text), font: value.font === 'cursive' ? 'cursive' : 'serif' };
+                if (value.kind === 'typed')
+                  return { fieldIdentifier: field.identifier, kind: 'typed', image: null, text: str(value.text), font: value.font === 'cursive' ? 'cursive' : 'serif' };
                 return { fieldIdentifier: field.identifier, kind: 'drawn', image: str(value.image), text: null, font: null };
               });
             // The values the role gave, under the person who completed it (the service's own, filled at completion, included).
@@ -280,7 +303,9 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
     .map((field) => {
       const summary = summariseBiometricValue(field.value!);
       const pressures = (field.value!.strokes as { p: number }[][]).flat().map((point) => point.p);
-      const submitter = events.findLast((event) => event.type === 'field.submitted' && Array.isArray(event.details.fields) && (event.details.fields as { fieldId: string }[]).some((entry) => entry.fieldId === field.id));
+      const submitter = events.findLast(
+        (event) => event.type === 'field.submitted' && Array.isArray(event.details.fields) && (event.details.fields as { fieldId: string }[]).some((entry) => entry.fieldId === field.id),
+      );
       return {
         fieldIdentifier: field.identifier,
         person: submitter ? personLabel(personAt(submitter, submitter.actorId)) : null,
@@ -311,7 +336,13 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
       voidReason: envelope.void_reason,
       sender: envelope.team_name,
     },
-    documents: documents.map((document) => ({ id: document.id, name: document.name, pageCount: document.page_count, originalSha256: document.content_sha256, sealedSha256: document.sealed_sha256 })),
+    documents: documents.map((document) => ({
+      id: document.id,
+      name: document.name,
+      pageCount: document.page_count,
+      originalSha256: document.content_sha256,
+      sealedSha256: document.sealed_sha256,
+    })),
     recipients: recipientsOut,
     events: certificateEvents,
     biometrics,
@@ -335,21 +366,24 @@ export async function renderCertificate(
   },
 ): Promise<void> {
   const { data, locale, outputPath, team } = render;
-  await dependencies.pdfWorkers.auditPdf({
-    data,
-    locale,
-    outputPath,
-    seal: {
-      material: sealMaterialOf(dependencies.seal),
-      info: {
-        reason: `${data.current ? 'Current audit log (not the certificate of completion)' : 'Certificate of completion'} sealed by the envelope service: envelope ${data.envelope.id}`,
-        name: 'Envelope service',
-        location: dependencies.publicUrl,
-        signingTime: new Date(data.generatedAt),
-        tsaUrl: dependencies.seal.tsaUrl,
+  await dependencies.pdfWorkers.auditPdf(
+    {
+      data,
+      locale,
+      outputPath,
+      seal: {
+        material: sealMaterialOf(dependencies.seal),
+        info: {
+          reason: `${data.current ? 'Current audit log (not the certificate of completion)' : 'Certificate of completion'} sealed by the envelope service: envelope ${data.envelope.id}`,
+          name: 'Envelope service',
+          location: dependencies.publicUrl,
+          signingTime: new Date(data.generatedAt),
+          tsaUrl: dependencies.seal.tsaUrl,
+        },
       },
     },
-  }, { team, signDigest: dependencies.seal.signer.signDigest });
+    { team, signDigest: dependencies.seal.signer.signDigest },
+  );
 }
 
 async function inTemporaryDirectory<T>(work: (directory: string) => Promise<T>): Promise<T> {
@@ -371,7 +405,8 @@ export async function fixCertificate(dependencies: CertificateDependencies, enve
   if (envelope === undefined) throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeMissing, `envelope ${envelopeId} does not exist`);
   const recorded = envelope.certificates?.[locale];
   if (recorded !== undefined) return recorded;
-  if (!isClosedEnvelopeStatus(envelope.status)) throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeNotFinalized(envelope.status), `envelope ${envelopeId} is ${envelope.status}, not closed`);
+  if (!isClosedEnvelopeStatus(envelope.status))
+    throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeNotFinalized(envelope.status), `envelope ${envelopeId} is ${envelope.status}, not closed`);
   if (envelope.status === 'finalized') {
     await sealEnvelopeArtefacts(dependencies, envelopeId);
     envelope = (await readEnvelopeForCertificate(dependencies.em, envelopeId))!;

@@ -56,5 +56,13 @@ export function verifyDownloadToken(
   if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw new DownloadLinkInvalidError('malformed');
   const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Claims;
   if (claims.x * 1000 <= now.getTime()) throw new DownloadLinkInvalidError('expired');
-  return { caller: { teamId: claims.t, workspaceId: claims.w, apiKeyId: claims.k }, envelopeId: claims.e, documentId: claims.d, auditLocale: claims.a, current: claims.c === 1, evidence: claims.v === 1, attachmentId: claims.f };
+  return {
+    caller: { teamId: claims.t, workspaceId: claims.w, apiKeyId: claims.k },
+    envelopeId: claims.e,
+    documentId: claims.d,
+    auditLocale: claims.a,
+    current: claims.c === 1,
+    evidence: claims.v === 1,
+    attachmentId: claims.f,
+  };
 }

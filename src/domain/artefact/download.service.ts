@@ -9,27 +9,27 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { ZipArchive } from 'archiver';
+import { BlobMissingError, BlobStoreUnavailableError } from '../../shared/blob-store/index.ts';
 import { contentDisposition } from '../../shared/content-disposition.ts';
+import { ServerBusyError } from '../../shared/errors.ts';
+import { isUuid } from '../../shared/ids.ts';
+import type { Metrics } from '../../shared/metrics.ts';
 import { DocumentNotFoundError } from '../document/document.errors.ts';
-import { EnvelopeNotFinalizedError, EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
-import { auditLogPdf } from './audit-pdf.service.ts';
-import { evidencePackage } from './evidence.service.ts';
+import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
+import { EnvelopeNotFinalizedError, EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
+import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
 import type { AuditPdfLocale } from '../pdf/audit-pdf-layout.ts';
 import type { ServiceContext } from '../service-context.ts';
-import type { Metrics } from '../../shared/metrics.ts';
-import { BlobMissingError, BlobStoreUnavailableError } from '../../shared/blob-store/index.ts';
-import { isUuid } from '../../shared/ids.ts';
-import { ServerBusyError } from '../../shared/errors.ts';
 import { renderDraftCopy, sealEnvelopeArtefacts } from './artefact.service.ts';
-import type { Download } from './download.ts';
-import { safeAttachmentNames, safeFileNames } from './file-names.ts';
-import { DOWNLOAD_URL_TTL_SECONDS, signDownloadToken, verifyDownloadToken } from './download-url.ts';
-import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
-import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
-import { nextEntryWritten } from './zip-entry.ts';
-import { recordDownload, type Downloader } from './download-record.ts';
 import { downloadAttachment, keptAttachmentsOf } from './attachment-download.service.ts';
+import { auditLogPdf } from './audit-pdf.service.ts';
+import type { Download } from './download.ts';
+import { type Downloader, recordDownload } from './download-record.ts';
+import { DOWNLOAD_URL_TTL_SECONDS, signDownloadToken, verifyDownloadToken } from './download-url.ts';
+import { evidencePackage } from './evidence.service.ts';
+import { safeAttachmentNames, safeFileNames } from './file-names.ts';
+import { nextEntryWritten } from './zip-entry.ts';
 
 type DocumentRow = { documentId: string; name: string; contentSha256: string; sealedSha256: string | null };
 export type Located = {
@@ -51,7 +51,17 @@ async function locate(context: ServiceContext, envelopeId: string): Promise<Loca
 export async function locateInTeam(context: ServiceContext, teamId: string, envelopeId: string): Promise<Located> {
   const rows = await teamEnvelopes(context.reader, teamId)
     .leftJoin('document as d', 'd.envelope_id', 'e.id')
-    .select(['e.id as envelopeId', 'e.status as status', 'e.completed_at as completedAt', 'e.voided_at as voidedAt', 'e.expired_at as expiredAt', 'd.id as documentId', 'd.name as name', 'd.content_sha256 as contentSha256', 'd.sealed_sha256 as sealedSha256'])
+    .select([
+      'e.id as envelopeId',
+      'e.status as status',
+      'e.completed_at as completedAt',
+      'e.voided_at as voidedAt',
+      'e.expired_at as expiredAt',
+      'd.id as documentId',
+      'd.name as name',
+      'd.content_sha256 as contentSha256',
+      'd.sealed_sha256 as sealedSha256',
+    ])
     .where('e.id', '=', wellFormedEnvelopeId(envelopeId))
     .orderBy('d.order')
     .orderBy('d.id')
@@ -62,7 +72,9 @@ export async function locateInTeam(context: ServiceContext, teamId: string, enve
     teamId,
     status: rows[0]!.status,
     closedAt: closedAtOf(rows[0]!),
-    documents: rows.filter((row) => row.documentId !== null).map((row) => ({ documentId: row.documentId!, name: row.name!, contentSha256: row.contentSha256!, sealedSha256: row.sealedSha256 })),
+    documents: rows
+      .filter((row) => row.documentId !== null)
+      .map((row) => ({ documentId: row.documentId!, name: row.name!, contentSha256: row.contentSha256!, sealedSha256: row.sealedSha256 })),
   };
 }
 
@@ -79,7 +91,7 @@ export async function ensureSealed(context: ServiceContext, located: Located): P
   if (located.status !== 'finalized' || located.documents.every((document) => document.sealedSha256 !== null)) return located;
   try {
     await sealEnvelopeArtefacts(
-    { em: context.em, blobStore: context.blobStore, pdfWorkers: context.pdfWorkers, seal: context.seal, auditKey: context.auditKey, clock: context.clock, publicUrl: context.publicUrl },
+      { em: context.em, blobStore: context.blobStore, pdfWorkers: context.pdfWorkers, seal: context.seal, auditKey: context.auditKey, clock: context.clock, publicUrl: context.publicUrl },
       located.envelopeId,
     );
   } catch (error) {
@@ -160,7 +172,12 @@ export async function issueAuditPdfUrl(context: ServiceContext, options: { envel
   const located = await locate(context, options.envelopeId);
   if (!isClosedEnvelopeStatus(located.status)) throw new EnvelopeNotFinalizedError(located.envelopeId, located.status as EnvelopeStatus);
   const expiresAt = new Date(context.clock.now().getTime() + DOWNLOAD_URL_TTL_SECONDS * 1000);
-  const token = signDownloadToken(context.auditKey, await context.caller(), { envelopeId: located.envelopeId, documentId: null, auditLocale: options.locale, current: options.current === true }, expiresAt);
+  const token = signDownloadToken(
+    context.auditKey,
+    await context.caller(),
+    { envelopeId: located.envelopeId, documentId: null, auditLocale: options.locale, current: options.current === true },
+    expiresAt,
+  );
   return { url: `${context.publicUrl}/api/v1/key/downloads/${token}`, expiresAt };
 }
 
@@ -172,7 +189,6 @@ export async function issueEvidencePackageUrl(context: ServiceContext, options: 
   const token = signDownloadToken(context.auditKey, await context.caller(), { envelopeId: located.envelopeId, documentId: null, evidence: true }, expiresAt);
   return { url: `${context.publicUrl}/api/v1/key/downloads/${token}`, expiresAt };
 }
-
 
 /** One signed link of `issueDownloadLinks`. */
 export type DownloadLink = { url: string; expiresAt: Date };
@@ -279,9 +295,11 @@ export async function envelopeZipOf(context: ZipContext, located: Located, actor
       if ((await context.blobStore.stat(sha256)) === undefined) throw new BlobMissingError(sha256);
     }),
   );
-  await Promise.all(attachments.map(async (attachment) => {
-    if ((await context.blobStore.stat(attachment.sha256)) === undefined) throw new BlobMissingError(attachment.sha256);
-  }));
+  await Promise.all(
+    attachments.map(async (attachment) => {
+      if ((await context.blobStore.stat(attachment.sha256)) === undefined) throw new BlobMissingError(attachment.sha256);
+    }),
+  );
   await recordDownload(context, located, { format: 'zip', documentIds: located.documents.map((document) => document.documentId), sealed }, actor);
   // PDFs barely compress; a low level keeps the CPU for the next request.
   const archive = new ZipArchive({ zlib: { level: 1 } });

@@ -84,7 +84,10 @@ export function readZip(bytes: Buffer): { entries: Map<string, Buffer>; problems
  * certificate the signature verified under (not merely the first one the file carries: a file
  * may carry this installation's certificate beside the one that really signed).
  */
-async function cmsVerifies(signature: Buffer, content: Buffer): Promise<{ valid: boolean; signer: Buffer | null; culprit: 'manifest.json' | 'manifest.json.p7s' | null; problem: string | null }> {
+async function cmsVerifies(
+  signature: Buffer,
+  content: Buffer,
+): Promise<{ valid: boolean; signer: Buffer | null; culprit: 'manifest.json' | 'manifest.json.p7s' | null; problem: string | null }> {
   let signedData: pkijs.SignedData;
   try {
     const buffer = signature.buffer.slice(signature.byteOffset, signature.byteOffset + signature.byteLength) as ArrayBuffer;
@@ -179,7 +182,15 @@ export async function verifyEvidencePackage(file: Buffer | ZipSource, options: {
     if (!findings.has(path)) findings.set(path, { path, valid: true, problems: [] });
   };
   let seal: SealReport | null = null;
-  const report = (envelopeId: string | null, chain: PackageReport['chain']): PackageReport => ({ valid: failures.length === 0, envelopeId, seal, parts: [...findings.values()], chain, failures, failureNames });
+  const report = (envelopeId: string | null, chain: PackageReport['chain']): PackageReport => ({
+    valid: failures.length === 0,
+    envelopeId,
+    seal,
+    parts: [...findings.values()],
+    chain,
+    failures,
+    failureNames,
+  });
 
   let zip: ReturnType<typeof openZip>;
   try {
@@ -231,9 +242,17 @@ export async function verifyEvidencePackage(file: Buffer | ZipSource, options: {
       ok('manifest.json.p7s');
       manifestSigner = seal!.fingerprintSha256;
       if (options.trustedSeals.length === 0) {
-        fail('manifest.json.p7s', PACKAGE_FAILURES.noSealToCompare, 'no seal certificate to compare with: run where the service’s configuration is (SEAL_P12, or DATA_DIR with seal/seal.pem), or name the certificate with --seal-cert FILE');
+        fail(
+          'manifest.json.p7s',
+          PACKAGE_FAILURES.noSealToCompare,
+          'no seal certificate to compare with: run where the service’s configuration is (SEAL_P12, or DATA_DIR with seal/seal.pem), or name the certificate with --seal-cert FILE',
+        );
       } else if (!seal!.trusted) {
-        fail('manifest.json.p7s', PACKAGE_FAILURES.foreignSeal, `sealed by a certificate that is neither this installation’s seal nor one given with --seal-cert: ${seal!.subject} (SHA-256 ${seal!.fingerprintSha256})`);
+        fail(
+          'manifest.json.p7s',
+          PACKAGE_FAILURES.foreignSeal,
+          `sealed by a certificate that is neither this installation’s seal nor one given with --seal-cert: ${seal!.subject} (SHA-256 ${seal!.fingerprintSha256})`,
+        );
       }
     }
   }
@@ -265,14 +284,21 @@ export async function verifyEvidencePackage(file: Buffer | ZipSource, options: {
     }
     const signer = verification.signatures.at(-1)?.signer?.sha256;
     if (verification.valid && signer !== undefined && !failures.includes(part.path)) sealSigners.add(signer);
-    if (!verification.valid) fail(part.path, PACKAGE_FAILURES.pdfSealInvalid, `its PAdES seal does not verify: ${verification.signatures.find((entry) => !entry.valid)?.problem ?? 'the last signature does not cover the whole file'}`);
+    if (!verification.valid)
+      fail(
+        part.path,
+        PACKAGE_FAILURES.pdfSealInvalid,
+        `its PAdES seal does not verify: ${verification.signatures.find((entry) => !entry.valid)?.problem ?? 'the last signature does not cover the whole file'}`,
+      );
     const named = verification.signatures.at(-1)?.envelopeId;
-    if (verification.valid && named !== null && named !== undefined && named !== manifest.envelopeId) fail(part.path, PACKAGE_FAILURES.pdfSealInvalid, `sealed for envelope ${named}, not ${manifest.envelopeId}`);
+    if (verification.valid && named !== null && named !== undefined && named !== manifest.envelopeId)
+      fail(part.path, PACKAGE_FAILURES.pdfSealInvalid, `sealed for envelope ${named}, not ${manifest.envelopeId}`);
   }
 
   // The manifest is signed with the certificate that sealed the PDFs (a changed certificate in the
   // signature file can leave the signature verifying under its own key).
-  if (manifestSigner !== null && sealSigners.size > 0 && !sealSigners.has(manifestSigner)) fail('manifest.json.p7s', PACKAGE_FAILURES.signatureInvalid, 'signed by a certificate other than the one that sealed the PDFs');
+  if (manifestSigner !== null && sealSigners.size > 0 && !sealSigners.has(manifestSigner))
+    fail('manifest.json.p7s', PACKAGE_FAILURES.signatureInvalid, 'signed by a certificate other than the one that sealed the PDFs');
 
   // The audit chain.
   let chainSummary: PackageReport['chain'] = null;
@@ -285,7 +311,11 @@ export async function verifyEvidencePackage(file: Buffer | ZipSource, options: {
   } else {
     const name = chainPart.path;
     try {
-      lines = chainBytes.toString('utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as ChainLine);
+      lines = chainBytes
+        .toString('utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as ChainLine);
     } catch (error) {
       fail(name, PACKAGE_FAILURES.chainBroken, `a line is not JSON: ${(error as Error).message}`);
     }
@@ -313,7 +343,8 @@ export async function verifyEvidencePackage(file: Buffer | ZipSource, options: {
     if (linked && previous !== manifest.chain.headHash) fail(name, PACKAGE_FAILURES.chainBroken, `the chain ends at ${previous}, not at the head manifest.json names`);
     for (const certificate of manifest.certificates ?? []) {
       const at = lines[certificate.chainSeq - 1];
-      if (at === undefined || at.hash !== certificate.chainHead) fail(name, PACKAGE_FAILURES.chainBroken, `the chain does not hold the head the certificate ${certificate.path} includes (event ${certificate.chainSeq})`);
+      if (at === undefined || at.hash !== certificate.chainHead)
+        fail(name, PACKAGE_FAILURES.chainBroken, `the chain does not hold the head the certificate ${certificate.path} includes (event ${certificate.chainSeq})`);
     }
     chainSummary = { length: lines.length, headHash: lines.at(-1)?.hash ?? null, linked, hmacChecked: options.auditKey !== undefined };
   }

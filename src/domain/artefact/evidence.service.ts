@@ -11,19 +11,19 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ZipArchive } from 'archiver';
 import { canonicalJson } from '../audit/audit.service.ts';
-import { recordDownload } from './download-record.ts';
 import { summariseBiometricValue } from '../field/field-values.ts';
-import { PadesSigner } from '../pdf/seal.ts';
-import { sealMaterialOf } from './seal-certificate.ts';
 import { auditPdfLocales } from '../pdf/audit-pdf-layout.ts';
+import { PadesSigner } from '../pdf/seal.ts';
 import type { ServiceContext } from '../service-context.ts';
+import { keptAttachmentsOf } from './attachment-download.service.ts';
 import { closedTeamEnvelope, fixedCertificateForDownload } from './audit-pdf.service.ts';
 import { readChain } from './certificate.service.ts';
-import { safeAttachmentNames, safeFileNames } from './file-names.ts';
 import type { Download } from './download.ts';
-import { nextEntryWritten } from './zip-entry.ts';
-import { keptAttachmentsOf } from './attachment-download.service.ts';
+import { recordDownload } from './download-record.ts';
 import { EVIDENCE_FORMAT, type EvidenceManifest, type EvidencePart } from './evidence-check.ts';
+import { safeAttachmentNames, safeFileNames } from './file-names.ts';
+import { sealMaterialOf } from './seal-certificate.ts';
+import { nextEntryWritten } from './zip-entry.ts';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -78,7 +78,9 @@ export async function evidencePackage(context: ServiceContext, options: { envelo
   for (const locale of auditPdfLocales) certificates.push({ locale, ...(await fixedCertificateForDownload(context, envelope.id, locale)) });
 
   const db = context.em.fork();
-  const [info] = await db.execute<{ name: string; closed_at: Date | string | null }[]>(`select name, coalesce(completed_at, voided_at, expired_at) as closed_at from envelope where id = ?`, [envelope.id]);
+  const [info] = await db.execute<{ name: string; closed_at: Date | string | null }[]>(`select name, coalesce(completed_at, voided_at, expired_at) as closed_at from envelope where id = ?`, [
+    envelope.id,
+  ]);
   const documents = await db.execute<{ id: string; name: string; sealed_sha256: string | null; byte_size: number | null }[]>(
     `select id, name, sealed_sha256, null::int as byte_size from document where envelope_id = ? order by "order", id`,
     [envelope.id],
@@ -135,7 +137,13 @@ export async function evidencePackage(context: ServiceContext, options: { envelo
     status: envelope.status,
     generatedAt: context.clock.now().toISOString(),
     chain: { length: chain.length, headHash: head.hash },
-    certificates: certificates.map((certificate) => ({ locale: certificate.locale, path: `certificate/certificate-${certificate.locale}.pdf`, sha256: certificate.sha256, chainSeq: certificate.chainSeq, chainHead: certificate.chainHead })),
+    certificates: certificates.map((certificate) => ({
+      locale: certificate.locale,
+      path: `certificate/certificate-${certificate.locale}.pdf`,
+      sha256: certificate.sha256,
+      chainSeq: certificate.chainSeq,
+      chainHead: certificate.chainHead,
+    })),
     parts,
   };
   const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`, 'utf8');
@@ -150,11 +158,7 @@ export async function evidencePackage(context: ServiceContext, options: { envelo
 
   const date = info!.closed_at === null ? context.clock.now() : new Date(info!.closed_at);
   const archive = new ZipArchive({ zlib: { level: 6 } });
-  const entries = [
-    { path: 'manifest.json', open: () => Readable.from([manifestBytes]) },
-    { path: 'manifest.json.p7s', open: () => Readable.from([signature]) },
-    ...sources,
-  ];
+  const entries = [{ path: 'manifest.json', open: () => Readable.from([manifestBytes]) }, { path: 'manifest.json.p7s', open: () => Readable.from([signature]) }, ...sources];
   const feed = async () => {
     for (const entry of entries) {
       if (archive.destroyed) return;

@@ -5,13 +5,13 @@
  * fetch is recorded as `artefact.downloaded` with that agent as actor.
  */
 import { sql } from 'kysely';
-import { isUuid, hashSecret } from '../../shared/ids.ts';
+import { hashSecret, isUuid } from '../../shared/ids.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { EnvelopeNotFinalizedError, EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { SigningTokenInvalidError, SigningTokenMissingError } from '../signing/signing.errors.ts';
-import type { Download } from './download.ts';
 import { documentPdfOf, ensureSealed, envelopeZipOf, locateInTeam } from './download.service.ts';
+import type { Download } from './download.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, DownloadLinkInvalidError } from './download-url.ts';
 import { finalCopyUrl, signFinalCopyLink, verifyFinalCopyLink } from './final-copy-link.ts';
 

@@ -14,7 +14,7 @@ import { constants, createHash, publicDecrypt, randomBytes, X509Certificate } fr
 import fs from 'node:fs';
 import pkcs11js from 'pkcs11js';
 import type { Pkcs11SignerConfig } from '../../config.ts';
-import { digestInfoOf, SealSignerUnavailableError, type SealSigner } from './seal-signer.ts';
+import { digestInfoOf, type SealSigner, SealSignerUnavailableError } from './seal-signer.ts';
 
 const MAX_SESSIONS = 4;
 
@@ -150,7 +150,9 @@ export async function openPkcs11Seal(config: Pkcs11SignerConfig): Promise<Pkcs11
     const signerCertificate = new X509Certificate(certificates[0]!);
     const certificateSource = config.certificateChainPath !== undefined ? 'SEAL_CERT_CHAIN' : 'PKCS11_KEY_LABEL';
     if (!signs(signerCertificate, digest, signature)) {
-      throw new Pkcs11SetupError(`${certificateSource}: the certificate (${signerCertificate.subject.replace(/\n/g, ', ')}) does not match the key "${config.keyLabel}" (the probe signature does not verify under it)`);
+      throw new Pkcs11SetupError(
+        `${certificateSource}: the certificate (${signerCertificate.subject.replace(/\n/g, ', ')}) does not match the key "${config.keyLabel}" (the probe signature does not verify under it)`,
+      );
     }
   } catch (error) {
     // Its session too: another seal of this process may keep the module loaded.
@@ -291,11 +293,15 @@ function connect(module: pkcs11js.PKCS11, config: Pkcs11SignerConfig, pin: strin
         // A slot whose token went away between the listing and now.
       }
     }
-    if (slot === undefined) throw fail(`PKCS11_TOKEN_LABEL: no token labelled "${wanted}" in ${config.modulePath} (tokens: ${labels.length === 0 ? 'none' : labels.map((name) => `"${name}"`).join(', ')})`);
+    if (slot === undefined)
+      throw fail(`PKCS11_TOKEN_LABEL: no token labelled "${wanted}" in ${config.modulePath} (tokens: ${labels.length === 0 ? 'none' : labels.map((name) => `"${name}"`).join(', ')})`);
   } else {
     const wanted = BigInt(config.token.slot);
     slot = slots.find((candidate) => candidate.readBigUInt64LE(0) === wanted);
-    if (slot === undefined) throw fail(`PKCS11_SLOT: no slot ${config.token.slot} with a token in ${config.modulePath} (slots: ${slots.map((candidate) => candidate.readBigUInt64LE(0).toString()).join(', ') || 'none'})`);
+    if (slot === undefined)
+      throw fail(
+        `PKCS11_SLOT: no slot ${config.token.slot} with a token in ${config.modulePath} (slots: ${slots.map((candidate) => candidate.readBigUInt64LE(0).toString()).join(', ') || 'none'})`,
+      );
   }
   let session: Handle;
   try {
@@ -311,7 +317,8 @@ function connect(module: pkcs11js.PKCS11, config: Pkcs11SignerConfig, pin: strin
       closeQuietly(module, session);
       const variable = 'value' in config.pin ? 'PKCS11_PIN' : 'PKCS11_PIN_FILE';
       if (code === 'CKR_PIN_INCORRECT') throw fail(`${variable}: token "${tokenName(config)}" refused the PIN (CKR_PIN_INCORRECT)`);
-      if (code === 'CKR_PIN_LOCKED') throw fail(`${variable}: token "${tokenName(config)}" has locked its PIN after too many wrong tries (CKR_PIN_LOCKED); its security officer must unlock it`);
+      if (code === 'CKR_PIN_LOCKED')
+        throw fail(`${variable}: token "${tokenName(config)}" has locked its PIN after too many wrong tries (CKR_PIN_LOCKED); its security officer must unlock it`);
       throw fail(`${variable}: logging in to token "${tokenName(config)}" failed (${code ?? describe(error)})`);
     }
   }
@@ -365,8 +372,13 @@ function chainFromToken(module: pkcs11js.PKCS11, session: Handle, key: Handle, k
   });
   const keyId = idAttribute?.value as Buffer | undefined;
   const own = all.find((entry) => keyId !== undefined && keyId.length > 0 && entry.id.equals(keyId)) ?? all.find((entry) => entry.label === keyLabel);
-  if (own === undefined) throw new Pkcs11SetupError(`PKCS11_KEY_LABEL: no certificate for the key "${keyLabel}" on the token (none with its CKA_ID or label); import it, or name a PEM chain in SEAL_CERT_CHAIN`);
-  return orderedChain(own.der, all.filter((entry) => entry !== own).map((entry) => entry.der), 'PKCS11_KEY_LABEL');
+  if (own === undefined)
+    throw new Pkcs11SetupError(`PKCS11_KEY_LABEL: no certificate for the key "${keyLabel}" on the token (none with its CKA_ID or label); import it, or name a PEM chain in SEAL_CERT_CHAIN`);
+  return orderedChain(
+    own.der,
+    all.filter((entry) => entry !== own).map((entry) => entry.der),
+    'PKCS11_KEY_LABEL',
+  );
 }
 
 function chainFromPem(filePath: string): Uint8Array[] {

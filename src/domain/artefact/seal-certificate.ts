@@ -111,11 +111,7 @@ function selfSigned(dataDir: string, now: Date | null): SealCertificate {
     ];
     certificate.setSubject(name);
     certificate.setIssuer(name);
-    certificate.setExtensions([
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, nonRepudiation: true },
-      { name: 'subjectKeyIdentifier' },
-    ]);
+    certificate.setExtensions([{ name: 'basicConstraints', cA: false }, { name: 'keyUsage', digitalSignature: true, nonRepudiation: true }, { name: 'subjectKeyIdentifier' }]);
     certificate.sign(key, forge.md.sha256.create());
     const temporary = `${filePath}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     fs.writeFileSync(temporary, forge.pki.privateKeyToPem(key) + forge.pki.certificateToPem(certificate), { mode: 0o600 });
@@ -179,7 +175,9 @@ export async function openSeal(config: Pick<Config, 'sealP12Path' | 'sealP12Pass
     if (notAfter.getTime() <= now.getTime() || notBefore.getTime() > now.getTime()) {
       await opened.signer.close();
       throw new SealCertificateError(
-        notAfter.getTime() <= now.getTime() ? `${variable}: the certificate expired on ${notAfter.toISOString()}` : `${variable}: the certificate is not valid before ${notBefore.toISOString()}`,
+        notAfter.getTime() <= now.getTime()
+          ? `${variable}: the certificate expired on ${notAfter.toISOString()}`
+          : `${variable}: the certificate is not valid before ${notBefore.toISOString()}`,
       );
     }
     seal = {

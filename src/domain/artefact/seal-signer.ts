@@ -5,7 +5,7 @@
  * attributes, certificates, timestamp) is built around that signature in pdf/seal.ts, the same
  * for every signer, so a token-held key never needs to see a document.
  */
-import { constants, createPrivateKey, privateEncrypt, type KeyObject } from 'node:crypto';
+import { constants, createPrivateKey, type KeyObject, privateEncrypt } from 'node:crypto';
 import { SEAL_SIGNER_UNAVAILABLE } from '../pdf/seal.ts';
 
 export { SEAL_SIGNER_UNAVAILABLE };

@@ -6,12 +6,13 @@
  * A voided or expired envelope's certificate, with nothing to seal, is the `artefact.certificate`
  * job's (certificate.service.ts).
  */
+
+import type { Metrics } from '../../shared/metrics.ts';
 import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
-import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
+import { type OutboxHandler, PermanentOutboxError } from '../outbox/outbox-worker.ts';
 import { queueCompletionNotices } from '../signing/workflow.ts';
 import { queueTeamNotice } from '../team/team-notices.ts';
-import type { Metrics } from '../../shared/metrics.ts';
-import { sealEnvelopeArtefacts, type ArtefactDependencies } from './artefact.service.ts';
+import { type ArtefactDependencies, sealEnvelopeArtefacts } from './artefact.service.ts';
 import { fixCertificates } from './certificate.service.ts';
 
 /** The `artefact.seal` handler for the outbox worker. */

@@ -14,10 +14,12 @@ function utcMinute(at: Date): string {
 
 /** The stamp to draw on an envelope's sealed documents, or undefined when the envelope (or its team) turned stamps off. */
 export async function stampOf(em: EntityManager, envelopeId: string): Promise<RenderStamp | undefined> {
-  const [envelope] = await em.fork().execute<{ stamp: boolean | null; team_stamp: boolean | null }[]>(
-    `select e.stamp, (t.settings->'artefacts'->>'stamp')::boolean as team_stamp from envelope e join team t on t.id = e.team_id where e.id = ?`,
-    [envelopeId],
-  );
+  const [envelope] = await em
+    .fork()
+    .execute<{ stamp: boolean | null; team_stamp: boolean | null }[]>(
+      `select e.stamp, (t.settings->'artefacts'->>'stamp')::boolean as team_stamp from envelope e join team t on t.id = e.team_id where e.id = ?`,
+      [envelopeId],
+    );
   if (envelope === undefined || (envelope.stamp ?? envelope.team_stamp ?? true) === false) return undefined;
   const rows = await em.fork().execute<{ recipient_id: string; completed_at: Date | string; name: string | null; email: string | null; phone: string | null }[]>(
     `select r.id as recipient_id, r.completed_at, person->>'name' as name, person->>'email' as email, person->>'phone' as phone

@@ -6,15 +6,15 @@
  * reported (issue 35): its byte range, level, chain to TRUST_ANCHORS and revocation status.
  */
 import type { Readable } from 'node:stream';
+import { ServerBusyError } from '../../shared/errors.ts';
 import type { ChainVerification } from '../audit/audit.service.ts';
-import { verifyEnvelopeAuditChain } from '../envelope/envelope-audit-chain.ts';
-import { stageUploadedFile } from '../document/document.service.ts';
 import { DocumentInspectionLimitExceededError, DocumentNotPdfError } from '../document/document.errors.ts';
+import { stageUploadedFile } from '../document/document.service.ts';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
-import type { ServiceContext } from '../service-context.ts';
+import { verifyEnvelopeAuditChain } from '../envelope/envelope-audit-chain.ts';
 import { NOT_PDF, type PdfVerification } from '../pdf/verify.ts';
 import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
-import { ServerBusyError } from '../../shared/errors.ts';
+import type { ServiceContext } from '../service-context.ts';
 
 export async function verifyUploadedPdf(context: ServiceContext, options: { stream: Readable }): Promise<PdfVerification & { auditChain: ChainVerification | null }> {
   const caller = await context.caller();

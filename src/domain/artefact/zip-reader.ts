@@ -200,8 +200,8 @@ function readEntry(source: ZipSource, record: Record, maxEntryBytes: number): Bu
     }
   } else throw new ZipEntryError(ZIP_FAILURES.entryDamaged, `cannot be read from the ZIP: compression method ${record.method} is not supported`);
   if (data.length > maxEntryBytes) throw tooLarge();
-  if (data.length !== record.declaredSize) throw new ZipEntryError(ZIP_FAILURES.entryDamaged, `cannot be read from the ZIP: it inflates to ${data.length} bytes, not the ${record.declaredSize} its record declares`);
+  if (data.length !== record.declaredSize)
+    throw new ZipEntryError(ZIP_FAILURES.entryDamaged, `cannot be read from the ZIP: it inflates to ${data.length} bytes, not the ${record.declaredSize} its record declares`);
   if (crc32(data) >>> 0 !== record.crc) throw new ZipEntryError(ZIP_FAILURES.entryDamaged, 'cannot be read from the ZIP: its bytes do not match the ZIP checksum (CRC-32)');
   return data;
 }
-

@@ -15,7 +15,10 @@ export const AuditEventSchema = defineEntity({
   name: 'AuditEvent',
   tableName: 'audit_event',
   properties: {
-    id: p.uuid().primary().onCreate(() => newId()),
+    id: p
+      .uuid()
+      .primary()
+      .onCreate(() => newId()),
     teamId: p.uuid().index(),
     streamId: p.uuid(),
     envelopeId: p.uuid().nullable(),

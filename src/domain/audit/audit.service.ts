@@ -1,14 +1,14 @@
 import { createHmac } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { JsonObject } from '../../db/columns.ts';
-import type { RequestMetadata } from '../../shared/request-metadata.ts';
-import { AuditEvent, type AuditActorType } from './audit-event.entity.ts';
 import type { ExpressionBuilder } from 'kysely';
+import type { JsonObject } from '../../db/columns.ts';
 import { isUuid, newId } from '../../shared/ids.ts';
-import { enqueueWebhookDeliveries } from '../webhook/webhook-fanout.ts';
-import { isoTimestamp, readerOf, type ReadDatabase } from '../read-model.ts';
+import type { RequestMetadata } from '../../shared/request-metadata.ts';
 import { HEAD_AND_NOTIFY_SQL, headAndNotifyParameters, revisionOfEvent, stashUntilCommit, statusAfter } from '../live/envelope-event.ts';
+import { isoTimestamp, type ReadDatabase, readerOf } from '../read-model.ts';
 import { agentPersonSqlText } from '../recipient/agent-people.ts';
+import { enqueueWebhookDeliveries } from '../webhook/webhook-fanout.ts';
+import { type AuditActorType, AuditEvent } from './audit-event.entity.ts';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -36,10 +36,7 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.map(([key, entry]) => `${JSON.stringify(key)}:${canonicalJson(entry)}`).join(',')}}`;
 }
 
-type HashedContent = Pick<
-  AuditEvent,
-  'streamId' | 'envelopeId' | 'teamId' | 'seq' | 'type' | 'actorType' | 'actorId' | 'ip' | 'userAgent' | 'details' | 'prevHash'
-> & {
+type HashedContent = Pick<AuditEvent, 'streamId' | 'envelopeId' | 'teamId' | 'seq' | 'type' | 'actorType' | 'actorId' | 'ip' | 'userAgent' | 'details' | 'prevHash'> & {
   /** A Date, or the text `toISOString()` gives for it (as the read model writes timestamps). */
   at: Date | string;
 };

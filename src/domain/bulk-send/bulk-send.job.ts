@@ -1,18 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { BlobStore } from '../../shared/blob-store/index.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { DomainError, ServerBusyError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
+import { type DataMerge, mergeTemplateData } from '../jumpstart/data-merge.ts';
+import { copyTemplate, jumpstartInput } from '../jumpstart/jumpstart.service.ts';
 import { enqueue } from '../outbox/outbox.ts';
 import type { OutboxAcknowledgementStep, OutboxHandler } from '../outbox/outbox-worker.ts';
-import { OUTBOX_TOPICS, type BulkSendStepPayload } from '../outbox/topics.ts';
+import { type BulkSendStepPayload, OUTBOX_TOPICS } from '../outbox/topics.ts';
+import type { PdfWorkers } from '../pdf/worker-pool.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { sendDraft } from '../signing/send.service.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
-import { copyTemplate, jumpstartInput } from '../jumpstart/jumpstart.service.ts';
-import { mergeTemplateData, type DataMerge } from '../jumpstart/data-merge.ts';
-import type { BlobStore } from '../../shared/blob-store/index.ts';
-import type { PdfWorkers } from '../pdf/worker-pool.ts';
 import { recordCompletion, type StoredRow } from './bulk-send.service.ts';
 
 /*
@@ -84,10 +84,12 @@ type RowStep = { settings: BulkSendJobSettings; em: EntityManager; bulkSend: Bul
 async function failRow({ em, row, bulkSend }: RowStep, failure: { from: 'pending' | 'created'; error: DomainError; now: Date }): Promise<void> {
   const { from, error, now } = failure;
   await em.transactional(async (tx) => {
-    const changed = await tx.execute<{ id: string }[]>(
-      `update bulk_send_row set status = 'failed', error = ?::jsonb, processed_at = ? where id = ? and status = ? returning id`,
-      [JSON.stringify(errorOf(error)), now, row.id, from],
-    );
+    const changed = await tx.execute<{ id: string }[]>(`update bulk_send_row set status = 'failed', error = ?::jsonb, processed_at = ? where id = ? and status = ? returning id`, [
+      JSON.stringify(errorOf(error)),
+      now,
+      row.id,
+      from,
+    ]);
     if (changed.length === 1) await tx.execute(`update bulk_send set failed_count = failed_count + 1, updated_at = ? where id = ?`, [now, bulkSend.id]);
   });
 }
@@ -100,10 +102,14 @@ async function createRow(step: RowStep): Promise<string | null> {
   // work takes seconds); stored copies no envelope names (the row cancelled meanwhile) are orphans, collected.
   let merged: DataMerge | undefined;
   try {
-    merged = await mergeTemplateData({ em, blobStore: settings.blobStore, pdfWorkers: settings.pdfWorkers }, { caller, templateId: bulkSend.template_id }, {
-      data: row.input.data,
-      missingData: row.input.missingData ?? 'refuse',
-    });
+    merged = await mergeTemplateData(
+      { em, blobStore: settings.blobStore, pdfWorkers: settings.pdfWorkers },
+      { caller, templateId: bulkSend.template_id },
+      {
+        data: row.input.data,
+        missingData: row.input.missingData ?? 'refuse',
+      },
+    );
   } catch (error) {
     // Busy workers are a retry of the step, not the row's fault.
     if (!(error instanceof DomainError) || error instanceof ServerBusyError) throw error;
@@ -122,10 +128,11 @@ async function createRow(step: RowStep): Promise<string | null> {
         input,
         extras: { values: row.input.values, auditDetails: { bulkSendId: bulkSend.id, bulkSendRow: row.position }, ...(merged ? { merged } : {}) },
       });
-      const claimed = await tx.execute<{ id: string }[]>(
-        `update bulk_send_row set status = 'created', envelope_id = ?, processed_at = ? where id = ? and status = 'pending' returning id`,
-        [envelopeId, now, row.id],
-      );
+      const claimed = await tx.execute<{ id: string }[]>(`update bulk_send_row set status = 'created', envelope_id = ?, processed_at = ? where id = ? and status = 'pending' returning id`, [
+        envelopeId,
+        now,
+        row.id,
+      ]);
       if (claimed.length !== 1) throw new Error('bulk send row changed under its lock');
       await tx.execute(`update bulk_send set created_count = created_count + 1, updated_at = ? where id = ?`, [now, bulkSend.id]);
       return envelopeId;
@@ -168,17 +175,14 @@ export function bulkSendStepHandler(settings: BulkSendJobSettings): OutboxHandle
   return async (message, { em, logger }: { em: EntityManager; logger: Logger }) => {
     const payload = message.payload;
     const started = settings.clock.now();
-    const [bulkSend] = await em.execute<BulkSendRecord[]>(
-      `select id, team_id, workspace_id, api_key_id, template_id, status from bulk_send where id = ? and team_id = ?`,
-      [payload.bulkSendId, payload.teamId],
-    );
+    const [bulkSend] = await em.execute<BulkSendRecord[]>(`select id, team_id, workspace_id, api_key_id, template_id, status from bulk_send where id = ? and team_id = ?`, [
+      payload.bulkSendId,
+      payload.teamId,
+    ]);
     if (!bulkSend || bulkSend.status === 'completed' || bulkSend.status === 'cancelled') return;
     // The team's bulk sends go one at a time, oldest first: a team cannot double its share by
     // starting several.
-    const [first] = await em.execute<{ id: string }[]>(
-      `select id from bulk_send where team_id = ? and status in ('queued', 'running') order by created_at, id limit 1`,
-      [bulkSend.team_id],
-    );
+    const [first] = await em.execute<{ id: string }[]>(`select id from bulk_send where team_id = ? and status in ('queued', 'running') order by created_at, id limit 1`, [bulkSend.team_id]);
     if (first && first.id !== bulkSend.id) return nextStep(payload, new Date(started.getTime() + WAIT_FOR_OLDER_MS), started);
     await em.execute(`update bulk_send set status = 'running', updated_at = ? where id = ? and status = 'queued'`, [started, bulkSend.id]);
 

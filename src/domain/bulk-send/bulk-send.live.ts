@@ -1,7 +1,7 @@
 import type { DomainError } from '../../shared/errors.ts';
 import { SubscriptionInterruptedError, SubscriptionKeyRevokedError, SubscriptionLimitError, SubscriptionUnavailableError } from '../live/live.errors.ts';
 import type { LiveContext } from '../live/live.service.ts';
-import { readBulkSend, type BulkSendData } from './bulk-send.read.ts';
+import { type BulkSendData, readBulkSend } from './bulk-send.read.ts';
 
 /** What `bulkSendProgress` yields: the bulk send as it is now, or, last of all, the error it ended with. */
 export type BulkSendProgressItem = BulkSendData | { ended: DomainError };

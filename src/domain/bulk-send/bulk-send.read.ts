@@ -60,7 +60,11 @@ export async function readBulkSendPage(context: ServiceContext, options: { limit
   const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
   let query = bulkSendColumns(teamBulkSends(context.reader, (await context.caller()).teamId));
   if (after) query = query.where((eb) => eb(eb.refTuple('b.created_at', 'b.id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = (await query.orderBy('b.created_at', 'desc').orderBy('b.id', 'desc').limit(input.limit + 1).execute()) as unknown as BulkSendData[];
+  const rows = (await query
+    .orderBy('b.created_at', 'desc')
+    .orderBy('b.id', 'desc')
+    .limit(input.limit + 1)
+    .execute()) as unknown as BulkSendData[];
   const page = takePage(rows, input.limit);
   return { bulkSends: page.rows, nextCursor: page.nextCursor };
 }
@@ -106,7 +110,10 @@ export async function readBulkSendRows(
     .where('r.bulk_send_id', '=', options.bulkSendId);
   if (input.status !== undefined) query = query.where('r.status', '=', input.status);
   if (after !== undefined) query = query.where('r.position', '>', after);
-  const rows = (await query.orderBy('r.position', 'asc').limit(input.limit + 1).execute()) as unknown as BulkSendRowData[];
+  const rows = (await query
+    .orderBy('r.position', 'asc')
+    .limit(input.limit + 1)
+    .execute()) as unknown as BulkSendRowData[];
   const hasMore = rows.length > input.limit;
   const page = hasMore ? rows.slice(0, input.limit) : rows;
   return { rows: page, nextCursor: hasMore ? rowCursor(page[page.length - 1].index) : null };

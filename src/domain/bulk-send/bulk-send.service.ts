@@ -7,22 +7,22 @@ import { apiKeyActor } from '../change.ts';
 import { envelopeSettings } from '../envelope/envelope.service.ts';
 import type { FieldType } from '../field/field.entity.ts';
 import { parseFieldValue } from '../field/field-values.ts';
-import { MERGE_DATA_LIMITS, mergeDataIssues, mergeDataSchema, missingDataSchema, planMerge, templateDataTags, type DocumentTags } from '../jumpstart/data-merge.ts';
 import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
+import { type DocumentTags, MERGE_DATA_LIMITS, mergeDataIssues, mergeDataSchema, missingDataSchema, planMerge, templateDataTags } from '../jumpstart/data-merge.ts';
+import { type JumpstartEntry, loadTemplateContent, matchEntries, readinessIssues, type TemplateContent } from '../jumpstart/jumpstart.service.ts';
 import { enqueue } from '../outbox/outbox.ts';
 import { OUTBOX_TOPICS } from '../outbox/topics.ts';
 import { agentsSchema, resolveAgentInputs } from '../recipient/agent-input.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
-import { isStorableText, issuesFromZod, parseInput } from '../validation.ts';
-import { loadTemplateContent, matchEntries, readinessIssues, type JumpstartEntry, type TemplateContent } from '../jumpstart/jumpstart.service.ts';
-import { TemplateNotReadyError } from '../template/template.errors.ts';
+import { queueTeamNotice } from '../team/team-notices.ts';
 import { findVisibleTemplate } from '../template/team-template.ts';
+import { TemplateNotReadyError } from '../template/template.errors.ts';
+import { isStorableText, issuesFromZod, parseInput } from '../validation.ts';
 import { BulkSend } from './bulk-send.entity.ts';
 import { BulkSendFinishedError, BulkSendInvalidRowsError, BulkSendTooManyRowsError, type InvalidRow } from './bulk-send.errors.ts';
+import { CsvSyntaxError, type CsvTable, CsvTooManyRecordsError, parseCsvTable } from './csv.ts';
 import { findTeamBulkSend } from './team-bulk-send.ts';
-import { queueTeamNotice } from '../team/team-notices.ts';
-import { CsvSyntaxError, CsvTooManyRecordsError, parseCsvTable, type CsvTable } from './csv.ts';
 
 /*
  * Bulk send (issue 22): one template sent to many people, one envelope per row. The request is
@@ -176,7 +176,8 @@ function storableCopy(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(storableCopy);
   if (value !== null && typeof value === 'object') {
     const copy: Record<string, unknown> = {};
-    for (const [key, child] of Object.entries(value)) Object.defineProperty(copy, key.replace(UNSTORABLE, '\ufffd'), { value: storableCopy(child), enumerable: true, writable: true, configurable: true });
+    for (const [key, child] of Object.entries(value))
+      Object.defineProperty(copy, key.replace(UNSTORABLE, '\ufffd'), { value: storableCopy(child), enumerable: true, writable: true, configurable: true });
     return copy;
   }
   return value;
@@ -603,7 +604,15 @@ export async function recordCompletion(em: EntityManager, auditKey: Buffer, opti
     type: 'bulk_send.completed',
     actor: { type: 'api_key', id: done.api_key_id },
     request: null,
-    details: { bulkSendId: options.bulkSendId, templateId: done.template_id, name: done.name, total: done.total, created: done.created_count, sent: done.sent_count, failed: done.failed_count },
+    details: {
+      bulkSendId: options.bulkSendId,
+      templateId: done.template_id,
+      name: done.name,
+      total: done.total,
+      created: done.created_count,
+      sent: done.sent_count,
+      failed: done.failed_count,
+    },
     at: options.now,
   });
   // The team's notification addresses that asked for it are told, in the same transaction (once:

@@ -25,11 +25,7 @@ export function teamBulkSends(reader: ReadDb, teamId: unknown) {
 
 /** One of the caller's team's bulk sends for a write, row-locked with `lock`. */
 export async function findTeamBulkSend(em: EntityManager, caller: TeamCaller, bulkSendId: string, options: { lock?: boolean } = {}): Promise<BulkSend> {
-  const bulkSend = await em.findOne(
-    BulkSend,
-    { id: wellFormedBulkSendId(bulkSendId), team: caller.teamId },
-    options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
-  );
+  const bulkSend = await em.findOne(BulkSend, { id: wellFormedBulkSendId(bulkSendId), team: caller.teamId }, options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
   if (!bulkSend) throw new BulkSendNotFoundError(bulkSendId);
   return bulkSend;
 }

@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { containsPattern, decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
 import { isoTimestamp, type ReadDatabase } from '../read-model.ts';
@@ -81,10 +81,7 @@ function membersOf(eb: AnyEb, groupAlias: string) {
 
 /** How many memberships the group row under `groupAlias` has (a range count on the primary key). */
 function memberCountOf(eb: AnyEb, groupAlias: string) {
-  return eb
-    .selectFrom('contact_group_member as counted')
-    .select(sql<number>`count(*)::int`.as('memberCount'))
-    .whereRef('counted.group_id', '=', `${groupAlias}.id`);
+  return eb.selectFrom('contact_group_member as counted').select(sql<number>`count(*)::int`.as('memberCount')).whereRef('counted.group_id', '=', `${groupAlias}.id`);
 }
 
 function contactGroupColumns(eb: GroupEb, include: ContactGroupInclude) {
@@ -100,8 +97,6 @@ function contactGroupColumns(eb: GroupEb, include: ContactGroupInclude) {
 
 // ---------------------------------------------------------------------------------------------
 // The tenant boundary of every address book read, in one place.
-
-
 
 // ---------------------------------------------------------------------------------------------
 // Reads.
@@ -131,7 +126,11 @@ export async function readContactPage(context: ServiceContext, options: { limit?
   let query = teamContacts(context.reader, caller.teamId).select((eb) => contactColumns(eb, 'c'));
   if (pattern !== undefined) query = query.where((eb) => eb.or([eb('c.name', 'ilike', pattern), eb('c.email', 'ilike', pattern)]));
   if (after) query = query.where((eb) => eb(eb.refTuple('c.created_at', 'c.id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = (await query.orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(input.limit + 1).execute()) as unknown as ContactData[];
+  const rows = (await query
+    .orderBy('c.created_at', 'desc')
+    .orderBy('c.id', 'desc')
+    .limit(input.limit + 1)
+    .execute()) as unknown as ContactData[];
   const page = takePage(rows, input.limit);
   return { contacts: page.rows, nextCursor: page.nextCursor };
 }
@@ -164,7 +163,11 @@ export async function readContactGroupPage(
   let query = teamContactGroups(context.reader, caller.teamId).select((eb) => contactGroupColumns(eb, include));
   if (pattern !== undefined) query = query.where('g.name', 'ilike', pattern);
   if (after) query = query.where((eb) => eb(eb.refTuple('g.created_at', 'g.id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = (await query.orderBy('g.created_at', 'desc').orderBy('g.id', 'desc').limit(input.limit + 1).execute()) as unknown as ContactGroupData[];
+  const rows = (await query
+    .orderBy('g.created_at', 'desc')
+    .orderBy('g.id', 'desc')
+    .limit(input.limit + 1)
+    .execute()) as unknown as ContactGroupData[];
   const page = takePage(rows, input.limit);
   return { contactGroups: page.rows, nextCursor: page.nextCursor };
 }

@@ -1,16 +1,16 @@
 import { z } from 'zod';
+import { CONTACT_GROUP_CAPACITY, ensureCapacity } from '../capacity.ts';
 import { auditChange, inTransaction } from '../change.ts';
 import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
 import { agentInfoSchema } from '../person/person.ts';
+import { findDraftReferences, isReferenced } from '../person/references.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { Team } from '../team/team.entity.ts';
 import { parseInput, readableName } from '../validation.ts';
-import { ContactGroup, ContactGroupMember } from './contact-group.entity.ts';
 import { Contact } from './contact.entity.ts';
-import { readContact, readContactGroup, type ContactData, type ContactGroupData, type ContactGroupInclude } from './contact.read.ts';
 import { ContactGroupInUseError, ContactGroupMemberNotFoundError, ContactInUseError } from './contact.errors.ts';
-import { findDraftReferences, isReferenced } from '../person/references.ts';
-import { CONTACT_GROUP_CAPACITY, ensureCapacity } from '../capacity.ts';
+import { type ContactData, type ContactGroupData, type ContactGroupInclude, readContact, readContactGroup } from './contact.read.ts';
+import { ContactGroup, ContactGroupMember } from './contact-group.entity.ts';
 import { findTeamContact, findTeamContactGroup } from './team-contact.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -40,8 +40,6 @@ function contactDetails(contact: Contact) {
     phoneContactMethod: contact.phoneContactMethod ?? null,
   };
 }
-
-
 
 /** Adds a contact to the team's address book. Idempotent per `Idempotency-Key`. */
 export async function createContact(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }): Promise<ContactData> {
@@ -113,11 +111,15 @@ export async function deleteContact(context: ServiceContext, options: { contactI
     const contact = await findTeamContact(em, caller.teamId, options.contactId, { lock: 'write' });
     const usage = await findDraftReferences(em, caller.teamId, { agentColumn: 'contact_id', templateColumn: 'contact_id', id: contact.id });
     if (isReferenced(usage)) throw new ContactInUseError(contact.id, usage);
-    await auditChange(context, { em, caller, now: context.clock.now() }, {
-      envelopeId: null,
-      type: 'contact.removed',
-      details: { contactId: contact.id, name: contact.name },
-    });
+    await auditChange(
+      context,
+      { em, caller, now: context.clock.now() },
+      {
+        envelopeId: null,
+        type: 'contact.removed',
+        details: { contactId: contact.id, name: contact.name },
+      },
+    );
     await em.nativeDelete(Contact, { id: contact.id, team: caller.teamId });
   });
 }
@@ -133,16 +135,11 @@ export const updateContactGroupInput = z.strictObject({ name: groupName.optional
 export type CreateContactGroupInput = z.input<typeof createContactGroupInput>;
 export type UpdateContactGroupInput = z.input<typeof updateContactGroupInput>;
 
-
 /**
  * Creates an empty contact group. Idempotent per `Idempotency-Key`. Like every group change below,
  * it answers the group as the read model shows it, with what `include` asks nested.
  */
-export async function createContactGroup(
-  context: ServiceContext,
-  options: { input: unknown; idempotencyKey?: string },
-  include: ContactGroupInclude = {},
-): Promise<ContactGroupData> {
+export async function createContactGroup(context: ServiceContext, options: { input: unknown; idempotencyKey?: string }, include: ContactGroupInclude = {}): Promise<ContactGroupData> {
   const input = parseInput(createContactGroupInput, options.input);
   const caller = await context.caller();
   const outcome = await context.em.transactional((em) =>
@@ -169,11 +166,7 @@ export async function createContactGroup(
 }
 
 /** Renames a contact group. */
-export async function updateContactGroup(
-  context: ServiceContext,
-  options: { groupId: string; input: unknown },
-  include: ContactGroupInclude = {},
-): Promise<ContactGroupData> {
+export async function updateContactGroup(context: ServiceContext, options: { groupId: string; input: unknown }, include: ContactGroupInclude = {}): Promise<ContactGroupData> {
   const input = parseInput(updateContactGroupInput, options.input);
   const caller = await context.caller();
   const groupId = await context.em.transactional(async (em) => {
@@ -197,11 +190,15 @@ export async function deleteContactGroup(context: ServiceContext, options: { gro
     const group = await findTeamContactGroup(em, caller.teamId, options.groupId, { lock: 'write' });
     const usage = await findDraftReferences(em, caller.teamId, { agentColumn: 'group_id', templateColumn: 'contact_group_id', id: group.id });
     if (isReferenced(usage)) throw new ContactGroupInUseError(group.id, usage);
-    await auditChange(context, { em, caller, now: context.clock.now() }, {
-      envelopeId: null,
-      type: 'contact_group.removed',
-      details: { groupId: group.id, name: group.name },
-    });
+    await auditChange(
+      context,
+      { em, caller, now: context.clock.now() },
+      {
+        envelopeId: null,
+        type: 'contact_group.removed',
+        details: { groupId: group.id, name: group.name },
+      },
+    );
     await em.nativeDelete(ContactGroup, { id: group.id, team: caller.teamId });
   });
 }
@@ -213,11 +210,7 @@ export async function deleteContactGroup(context: ServiceContext, options: { gro
  * Both rows are read under a share lock, so a concurrent delete of either waits for this
  * transaction (and then removes the new membership with it) instead of failing our insert.
  */
-export async function addContactGroupMember(
-  context: ServiceContext,
-  options: { groupId: string; contactId: string },
-  include: ContactGroupInclude = {},
-): Promise<ContactGroupData> {
+export async function addContactGroupMember(context: ServiceContext, options: { groupId: string; contactId: string }, include: ContactGroupInclude = {}): Promise<ContactGroupData> {
   const caller = await context.caller();
   const groupId = await context.em.transactional(async (em) => {
     // A write lock on the group: member additions to one group take turns, so the cap below
@@ -237,11 +230,15 @@ export async function addContactGroupMember(
       [group.id, contact.id, now],
     );
     if (inserted.length === 1) {
-      await auditChange(context, { em, caller, now }, {
-        envelopeId: null,
-        type: 'contact_group.member_added',
-        details: { groupId: group.id, contactId: contact.id },
-      });
+      await auditChange(
+        context,
+        { em, caller, now },
+        {
+          envelopeId: null,
+          type: 'contact_group.member_added',
+          details: { groupId: group.id, contactId: contact.id },
+        },
+      );
     }
     return group.id;
   });
@@ -249,22 +246,22 @@ export async function addContactGroupMember(
 }
 
 /** Removes a contact from a group; the contact itself stays. `ContactGroup.MemberNotFound` when it is not a member. */
-export async function removeContactGroupMember(
-  context: ServiceContext,
-  options: { groupId: string; contactId: string },
-  include: ContactGroupInclude = {},
-): Promise<ContactGroupData> {
+export async function removeContactGroupMember(context: ServiceContext, options: { groupId: string; contactId: string }, include: ContactGroupInclude = {}): Promise<ContactGroupData> {
   const caller = await context.caller();
   const groupId = await context.em.transactional(async (em) => {
     const group = await findTeamContactGroup(em, caller.teamId, options.groupId, { lock: 'share' });
     const contact = await findTeamContact(em, caller.teamId, options.contactId);
     const removed = await em.nativeDelete(ContactGroupMember, { group: group.id, contact: contact.id });
     if (removed === 0) throw new ContactGroupMemberNotFoundError(group.id, contact.id);
-    await auditChange(context, { em, caller, now: context.clock.now() }, {
-      envelopeId: null,
-      type: 'contact_group.member_removed',
-      details: { groupId: group.id, contactId: contact.id },
-    });
+    await auditChange(
+      context,
+      { em, caller, now: context.clock.now() },
+      {
+        envelopeId: null,
+        type: 'contact_group.member_removed',
+        details: { groupId: group.id, contactId: contact.id },
+      },
+    );
     return group.id;
   });
   return readContactGroup(context, groupId, include);

@@ -9,9 +9,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SelectQueryBuilder } from 'kysely';
 import type { ReadDatabase, ReadDb } from '../read-model.ts';
 import { wellFormedId } from '../tenant.ts';
-import { ContactGroup } from './contact-group.entity.ts';
 import { Contact } from './contact.entity.ts';
 import { ContactGroupNotFoundError, ContactNotFoundError } from './contact.errors.ts';
+import { ContactGroup } from './contact-group.entity.ts';
 
 export type ContactsQuery = SelectQueryBuilder<ReadDatabase & { c: ReadDatabase['contact'] }, 'c', {}>;
 export type GroupsQuery = SelectQueryBuilder<ReadDatabase & { g: ReadDatabase['contact_group'] }, 'g', {}>;
@@ -42,24 +42,14 @@ export function teamContactGroups(reader: ReadDb, teamId: string): GroupsQuery {
  * The tenant boundary for contacts, in one place: a contact is visible only to its own team.
  * Unknown, malformed and foreign ids all give the same `Contact.NotFound`.
  */
-export async function findTeamContact(
-  em: EntityManager,
-  teamId: string,
-  contactId: string,
-  options: { lock?: 'share' | 'write' } = {},
-): Promise<Contact> {
+export async function findTeamContact(em: EntityManager, teamId: string, contactId: string, options: { lock?: 'share' | 'write' } = {}): Promise<Contact> {
   const contact = await em.findOne(Contact, { id: wellFormedContactId(contactId), team: teamId }, lockOptions(options.lock));
   if (!contact) throw new ContactNotFoundError(contactId);
   return contact;
 }
 
 /** The tenant boundary for contact groups: unknown, malformed and foreign ids all give `ContactGroup.NotFound`. */
-export async function findTeamContactGroup(
-  em: EntityManager,
-  teamId: string,
-  groupId: string,
-  options: { lock?: 'share' | 'write' } = {},
-): Promise<ContactGroup> {
+export async function findTeamContactGroup(em: EntityManager, teamId: string, groupId: string, options: { lock?: 'share' | 'write' } = {}): Promise<ContactGroup> {
   const group = await em.findOne(ContactGroup, { id: wellFormedContactGroupId(groupId), team: teamId }, lockOptions(options.lock));
   if (!group) throw new ContactGroupNotFoundError(groupId);
   return group;

@@ -1,20 +1,21 @@
 import fs from 'node:fs';
-import { decryptWithoutPassword } from '../pdf/decrypt.ts';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { BlobSourceError, BlobTooLargeError, type StagedBlob, type StoredBlob } from '../../shared/blob-store/index.ts';
-import { ServerBusyError } from '../../shared/errors.ts';
+import { InvalidRequestError, ServerBusyError } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
-import { InvalidRequestError } from '../../shared/errors.ts';
 import { ensureCapacity } from '../capacity.ts';
 import { Field } from '../field/field.entity.ts';
 import { ensureFieldsNotNamed } from '../field/field.service.ts';
 import { FieldView } from '../field/field-view.entity.ts';
-import { createInOwner, ownerColumns, type OwnerChange } from '../owner/owner.ts';
 import { ensureNothingSigned } from '../owner/correction.ts';
+import { type DocumentData, readDocument } from '../owner/owner.read.ts';
+import { createInOwner, type OwnerChange, ownerColumns } from '../owner/owner.ts';
 import type { OwnerRef } from '../owner/owner-ref.ts';
-import { readDocument, type DocumentData } from '../owner/owner.read.ts';
 import { contentOwner } from '../owner/owners.ts';
+import { decryptWithoutPassword } from '../pdf/decrypt.ts';
+import { type PdfInspection, PdfInspectionError } from '../pdf/inspect/inspect.ts';
+import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedInteger, characterCount, jsonObject, parseInput, readableName, unreadableNameProblem } from '../validation.ts';
 import { Document } from './document.entity.ts';
@@ -28,8 +29,6 @@ import {
   DocumentTooLargeError,
   DocumentUploadIncompleteError,
 } from './document.errors.ts';
-import { PdfInspectionError, type PdfInspection } from '../pdf/inspect/inspect.ts';
-import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
 
 export const MAX_DOCUMENT_NAME_LENGTH = 140;
 
@@ -166,7 +165,12 @@ export function parseDocumentFields(upload: StagedDocument, fields: unknown): { 
  * the new one after them.
  */
 /** The document's row for an inspected, stored upload; `existing` documents of the owner place it last unless `fields.order` says. */
-async function storeDocument(change: OwnerChange, upload: StagedDocument, stored: StoredBlob, given: { fields: ReturnType<typeof parseDocumentFields>; existing: number }): Promise<Document> {
+async function storeDocument(
+  change: OwnerChange,
+  upload: StagedDocument,
+  stored: StoredBlob,
+  given: { fields: ReturnType<typeof parseDocumentFields>; existing: number },
+): Promise<Document> {
   const { fields, existing } = given;
   const { em } = change;
   const document = em.create(Document, {
@@ -191,10 +195,7 @@ async function storeDocument(change: OwnerChange, upload: StagedDocument, stored
  * name. Idempotent per `Idempotency-Key`. Always consumes the staged upload: stored on success,
  * deleted on any refusal.
  */
-export async function addDocument(
-  context: ServiceContext,
-  options: { owner: OwnerRef; upload: StagedDocument; fields: unknown; idempotencyKey?: string },
-): Promise<DocumentData> {
+export async function addDocument(context: ServiceContext, options: { owner: OwnerRef; upload: StagedDocument; fields: unknown; idempotencyKey?: string }): Promise<DocumentData> {
   const { upload } = options;
   const owner = contentOwner(options.owner.kind);
   try {
@@ -250,10 +251,7 @@ export const updateDocumentInput = z.strictObject({
 });
 
 /** Renames, reorders or re-describes a document of an owner. */
-export async function updateDocument(
-  context: ServiceContext,
-  options: { owner: OwnerRef; documentId: string; input: unknown },
-): Promise<DocumentData> {
+export async function updateDocument(context: ServiceContext, options: { owner: OwnerRef; documentId: string; input: unknown }): Promise<DocumentData> {
   const input = parseInput(updateDocumentInput, options.input);
   const owner = contentOwner(options.owner.kind);
   await owner.change(context, options.owner.id, async (change) => {

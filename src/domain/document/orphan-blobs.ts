@@ -41,7 +41,10 @@ export async function removeOrphanBlobs(options: { em: EntityManager; blobStore:
   const em = options.em.fork();
   let removed = 0;
   const sweep = async (candidates: BlobInfo[]) => {
-    const named = await referenced(em, candidates.map((candidate) => candidate.sha256));
+    const named = await referenced(
+      em,
+      candidates.map((candidate) => candidate.sha256),
+    );
     for (const candidate of candidates) {
       if (named.has(candidate.sha256)) continue;
       // Looked at again just before: an upload of the same bytes since the listing renewed the

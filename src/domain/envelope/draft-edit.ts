@@ -18,11 +18,7 @@ export type DraftChange = ChangeScope & { envelope: Envelope };
  * changes nothing. A change that cannot get its turn or the lock in time is `Envelope.Busy` and
  * changes nothing.
  */
-export async function changeDraftEnvelope<T>(
-  context: ServiceContext,
-  envelopeId: string,
-  change: (draft: DraftChange) => Promise<T>,
-): Promise<T> {
+export async function changeDraftEnvelope<T>(context: ServiceContext, envelopeId: string, change: (draft: DraftChange) => Promise<T>): Promise<T> {
   const caller = await context.caller();
   return inEnvelopeTransaction(context, caller.teamId, envelopeId, async (em) => {
     const envelope = await findTeamEnvelope(em, caller, envelopeId, { lock: true });

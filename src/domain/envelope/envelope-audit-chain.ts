@@ -4,7 +4,7 @@
  * imported by it and importing none of it.
  */
 import type { ExpressionBuilder } from 'kysely';
-import { chainColumns, checkAuditChain, type ChainLink, type ChainVerification } from '../audit/audit.service.ts';
+import { type ChainLink, type ChainVerification, chainColumns, checkAuditChain } from '../audit/audit.service.ts';
 import type { ReadDatabase } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { EnvelopeNotFoundError } from './envelope.errors.ts';

@@ -46,11 +46,14 @@ class Slots {
           resolve(this.releaser());
         },
       };
-      const timer = setTimeout(() => {
-        const index = this.waiting.indexOf(waiter);
-        if (index >= 0) this.waiting.splice(index, 1);
-        resolve(undefined);
-      }, Math.max(0, deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          const index = this.waiting.indexOf(waiter);
+          if (index >= 0) this.waiting.splice(index, 1);
+          resolve(undefined);
+        },
+        Math.max(0, deadline - Date.now()),
+      );
       this.waiting.push(waiter);
     });
   }

@@ -1,9 +1,9 @@
-import { sql, type RawBuilder } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
+import { childRowsSql } from '../owner/child-lists.ts';
 import { isoTimestamp, readKeysetAnswer } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { envelopeListing, type EnvelopePageOptions } from './envelope.read.ts';
+import { type EnvelopePageOptions, envelopeListing } from './envelope.read.ts';
 import { teamEnvelopes } from './team-envelope.ts';
-import { childRowsSql } from '../owner/child-lists.ts';
 
 /*
  * A page of envelopes as its exact JSON answer, written by PostgreSQL in one statement: the keys
@@ -245,7 +245,9 @@ const ROW_CURSOR = sql`rtrim(translate(encode(convert_to('["' || ${isoTimestamp(
 
 /** A stable text for a shape, part of the statement's cache key. */
 export function shapeText(shape: AnswerShape): string {
-  return shape.map((entry) => ('constant' in entry ? `${entry.key}=${JSON.stringify(entry.constant)}` : `${entry.key}:${entry.field}${entry.shape ? `{${shapeText(entry.shape)}}` : ''}`)).join(',');
+  return shape
+    .map((entry) => ('constant' in entry ? `${entry.key}=${JSON.stringify(entry.constant)}` : `${entry.key}:${entry.field}${entry.shape ? `{${shapeText(entry.shape)}}` : ''}`))
+    .join(',');
 }
 
 /**
@@ -277,7 +279,10 @@ export async function readEnvelopePageAnswer(context: ServiceContext, options: E
         edges: (edgeShape) => sql`coalesce(array_to_json(array_agg((select edge_row from (select ${columnsOf(edgeShape ?? [], edge)}) edge_row) order by e.position) ${inPage}), '[]'::json)`,
         pageInfo: (infoShape) => sql`(select info_row from (select ${columnsOf(infoShape ?? [], pageInfo)}) info_row)`,
       };
-      const rows = window(listing.filtered(teamEnvelopes(db, slot(0)).selectAll('e').select(sql<number>`row_number() over (order by e.created_at desc, e.id desc)`.as('position')), slot), 'e');
+      const rows = window(
+        listing.filtered(teamEnvelopes(db, slot(0)).selectAll('e').select(sql<number>`row_number() over (order by e.created_at desc, e.id desc)`.as('position')), slot),
+        'e',
+      );
       return db.selectFrom(rows.as('e')).select(sql<string>`(select to_json(answer_row)::text from (select ${columnsOf(shape, page)}) answer_row)`.as('text'));
     },
   });

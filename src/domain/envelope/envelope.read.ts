@@ -1,16 +1,28 @@
 import { createHash } from 'node:crypto';
-import { sql, type AliasedExpression, type Expression, type ExpressionBuilder } from 'kysely';
+import { type AliasedExpression, type Expression, type ExpressionBuilder, sql } from 'kysely';
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import { z } from 'zod';
+import { withActorNames } from '../audit/actor-names.ts';
+import {
+  type Column,
+  type ContentInclude,
+  type DocumentData,
+  documentsOf,
+  type FieldData,
+  fieldsOf,
+  type Keys,
+  pick,
+  type RecipientData,
+  readInOwner,
+  recipientsOf,
+} from '../owner/owner.read.ts';
 import { keysetPageInput } from '../pagination.ts';
-import { documentsOf, fieldsOf, pick, readInOwner, recipientsOf, type Column, type ContentInclude, type DocumentData, type FieldData, type Keys, type RecipientData } from '../owner/owner.read.ts';
-import { isoTimestamp, readKeysetPage, readRoot, runRead, type RootStatement, shapeOfKeys, type ReadDatabase, type Slot } from '../read-model.ts';
+import { isoTimestamp, type ReadDatabase, type RootStatement, readKeysetPage, readRoot, runRead, type Slot, shapeOfKeys } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
-import { envelopeStatuses, type EnvelopeStatus } from './envelope.entity.ts';
+import { type EnvelopeStatus, envelopeStatuses } from './envelope.entity.ts';
 import { EnvelopeNotFoundError } from './envelope.errors.ts';
 import { envelopeIdGate, teamEnvelopes, wellFormedEnvelopeId } from './team-envelope.ts';
-import { withActorNames } from '../audit/actor-names.ts';
 
 /*
  * The envelope aggregate's read model: an envelope with any of its documents, recipients (with
@@ -270,7 +282,10 @@ function shapeOfInclude(include: EnvelopeInclude): string {
 
 /** One envelope of the caller's team with what `include` asks for; `Envelope.NotFound` otherwise. */
 export function readEnvelope(context: ServiceContext, envelopeId: string, include: EnvelopeInclude = {}): Promise<EnvelopeData> {
-  const build: RootStatement = (db, slot) => teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include)).where('e.id', '=', slot(1));
+  const build: RootStatement = (db, slot) =>
+    teamEnvelopes(db, slot(0))
+      .select((eb) => envelopeColumns(eb, include))
+      .where('e.id', '=', slot(1));
   return readRoot<EnvelopeData>(context, envelopeIdGate, { shape: `envelope:${shapeOfInclude(include)}`, id: envelopeId, build });
 }
 
@@ -280,11 +295,7 @@ export function readEnvelope(context: ServiceContext, envelopeId: string, includ
  * to anything in the answer changes it, and a conditional GET whose tag still matches costs one
  * statement and no parsing or serialisation here.
  */
-export async function readEnvelopeAnswer(
-  context: ServiceContext,
-  envelopeId: string,
-  include: EnvelopeInclude,
-): Promise<{ tag: string; payloadJson: string }> {
+export async function readEnvelopeAnswer(context: ServiceContext, envelopeId: string, include: EnvelopeInclude): Promise<{ tag: string; payloadJson: string }> {
   const caller = await context.caller();
   wellFormedEnvelopeId(envelopeId);
   const [row] = await runRead<{ text: string }>(
@@ -392,7 +403,14 @@ export async function readEnvelopePage(context: ServiceContext, options: Envelop
     shape: `envelope-page:${listing.present.join(',')}:${shapeOfInclude(include)}`,
     page: listing.page,
     filterValues: listing.filterValues,
-    build: (db, slot, window) => window(listing.filtered(teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include)), slot), 'e'),
+    build: (db, slot, window) =>
+      window(
+        listing.filtered(
+          teamEnvelopes(db, slot(0)).select((eb) => envelopeColumns(eb, include)),
+          slot,
+        ),
+        'e',
+      ),
   });
   return { envelopes: page.rows, nextCursor: page.nextCursor };
 }
@@ -442,11 +460,15 @@ export async function readAuditEvents(
 ): Promise<{ events: AuditEventData[]; nextAfterSeq: number | null }> {
   const window = parseAuditEventPage({ afterSeq: options.afterSeq, limit: options.limit });
   // One more than asked, to learn whether the trail goes on.
-  const events = await readInOwner<AuditEventData[]>(context, { kind: 'envelope', id: options.envelopeId }, {
-    shape: 'audit-events',
-    child: (eb, envelopeId, slot) => auditEventsOf(eb, envelopeId, undefined, { afterSeq: slot(2), limit: slot(3) }),
-    childValues: [window.afterSeq, window.limit + 1],
-  });
+  const events = await readInOwner<AuditEventData[]>(
+    context,
+    { kind: 'envelope', id: options.envelopeId },
+    {
+      shape: 'audit-events',
+      child: (eb, envelopeId, slot) => auditEventsOf(eb, envelopeId, undefined, { afterSeq: slot(2), limit: slot(3) }),
+      childValues: [window.afterSeq, window.limit + 1],
+    },
+  );
   const page = await withActorNames(context, events.slice(0, window.limit));
   return { events: page, nextAfterSeq: events.length > window.limit ? page[page.length - 1].seq : null };
 }

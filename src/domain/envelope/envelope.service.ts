@@ -5,9 +5,9 @@ import { Team } from '../team/team.entity.ts';
 import { boundedInteger, givenKeys, jsonObject, parseInput, readableName } from '../validation.ts';
 import { changeDraftEnvelope } from './draft-edit.ts';
 import { Envelope } from './envelope.entity.ts';
-import { readEnvelope, type EnvelopeData, type EnvelopeInclude } from './envelope.read.ts';
-import { inEnvelopeTransaction } from './envelope-lock.ts';
 import { EnvelopeNotDeletableError } from './envelope.errors.ts';
+import { type EnvelopeData, type EnvelopeInclude, readEnvelope } from './envelope.read.ts';
+import { inEnvelopeTransaction } from './envelope-lock.ts';
 import { findTeamEnvelope } from './team-envelope.ts';
 
 export const DEFAULT_EXPIRATION_PERIOD_DAYS = 30;
@@ -94,11 +94,15 @@ export async function deleteEnvelope(context: ServiceContext, options: { envelop
   await inEnvelopeTransaction(context, caller.teamId, options.envelopeId, async (em) => {
     const envelope = await findTeamEnvelope(em, caller, options.envelopeId, { lock: true });
     if (envelope.status !== 'draft') throw new EnvelopeNotDeletableError(envelope.id, envelope.status);
-    await auditChange(context, { em, caller, now: context.clock.now() }, {
-      envelopeId: envelope.id,
-      type: 'envelope.deleted',
-      details: { name: envelope.name },
-    });
+    await auditChange(
+      context,
+      { em, caller, now: context.clock.now() },
+      {
+        envelopeId: envelope.id,
+        type: 'envelope.deleted',
+        details: { name: envelope.name },
+      },
+    );
     await em.nativeDelete(Envelope, { id: envelope.id, team: caller.teamId, status: 'draft' });
   });
 }

@@ -31,17 +31,8 @@ export function teamEnvelopes(db: ReadDb, teamId: unknown): SelectQueryBuilder<R
 }
 
 /** The team's envelope as an entity for a write (with `lock`, its row locked until the transaction ends). */
-export async function findTeamEnvelope(
-  em: EntityManager,
-  caller: TeamCaller,
-  envelopeId: string,
-  options: { lock?: boolean } = {},
-): Promise<Envelope> {
-  const envelope = await em.findOne(
-    Envelope,
-    { id: wellFormedEnvelopeId(envelopeId), team: caller.teamId },
-    options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
-  );
+export async function findTeamEnvelope(em: EntityManager, caller: TeamCaller, envelopeId: string, options: { lock?: boolean } = {}): Promise<Envelope> {
+  const envelope = await em.findOne(Envelope, { id: wellFormedEnvelopeId(envelopeId), team: caller.teamId }, options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
   if (!envelope) throw new EnvelopeNotFoundError(envelopeId);
   return envelope;
 }

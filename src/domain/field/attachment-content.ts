@@ -9,10 +9,7 @@ import { fieldLimits } from './field-values.ts';
  * pixels, which pdf-lib would try to inflate into 40 GB when the sealed PDF is made.
  */
 
-export type AttachmentContent =
-  | { kind: 'pdf' }
-  | { kind: 'image'; contentType: 'image/png' | 'image/jpeg'; width: number; height: number }
-  | { kind: 'unknown' };
+export type AttachmentContent = { kind: 'pdf' } | { kind: 'image'; contentType: 'image/png' | 'image/jpeg'; width: number; height: number } | { kind: 'unknown' };
 
 /** Why an image was refused: its header claims too many pixels, or it is not a well-formed image. */
 export type ImageProblem = { reason: 'too_large'; width: number; height: number } | { reason: 'damaged'; contentType: 'image/png' | 'image/jpeg'; detail: string };

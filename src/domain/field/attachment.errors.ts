@@ -20,7 +20,11 @@ export class AttachmentTooLargeError extends DomainError {
 /** `Attachment.TooManyFiles` (422): the recipient already uploaded the field's `maxFiles` files. */
 export class AttachmentTooManyFilesError extends DomainError {
   constructor(fieldId: string, maxFiles: number) {
-    super('Attachment.TooManyFiles', `This field takes at most ${maxFiles} file${maxFiles === 1 ? '' : 's'} and you have uploaded that many; remove one (removeSigningAttachment) first. Nothing was stored.`, { fieldId, maxFiles });
+    super(
+      'Attachment.TooManyFiles',
+      `This field takes at most ${maxFiles} file${maxFiles === 1 ? '' : 's'} and you have uploaded that many; remove one (removeSigningAttachment) first. Nothing was stored.`,
+      { fieldId, maxFiles },
+    );
   }
 }
 
@@ -34,19 +38,26 @@ export class AttachmentUnsupportedTypeError extends DomainError {
 /** `Attachment.TypeNotAccepted` (415): the file's type (from its bytes) is not one of the field's `accept`. */
 export class AttachmentTypeNotAcceptedError extends DomainError {
   constructor(contentType: string, accept: readonly string[]) {
-    super('Attachment.TypeNotAccepted', `The file is ${contentType} (judged from its content, not its name); this field accepts ${accept.join(', ')}. Nothing was stored.`, { contentType, accept: [...accept] });
+    super('Attachment.TypeNotAccepted', `The file is ${contentType} (judged from its content, not its name); this field accepts ${accept.join(', ')}. Nothing was stored.`, {
+      contentType,
+      accept: [...accept],
+    });
   }
 }
 
 /** `Attachment.ImageTooLarge` (422): the image's header claims more pixels than an attachment may have (a decompression bomb, or a huge scan). */
 export class AttachmentImageTooLargeError extends DomainError {
   constructor(width: number, height: number, limits: { maxSide: number; maxPixels: number }) {
-    super('Attachment.ImageTooLarge', `The image is ${width} × ${height} pixels; an attachment may be at most ${limits.maxSide} pixels wide and high and ${limits.maxPixels} pixels in all. Nothing was stored.`, {
-      width,
-      height,
-      maxSide: limits.maxSide,
-      maxPixels: limits.maxPixels,
-    });
+    super(
+      'Attachment.ImageTooLarge',
+      `The image is ${width} × ${height} pixels; an attachment may be at most ${limits.maxSide} pixels wide and high and ${limits.maxPixels} pixels in all. Nothing was stored.`,
+      {
+        width,
+        height,
+        maxSide: limits.maxSide,
+        maxPixels: limits.maxPixels,
+      },
+    );
   }
 }
 

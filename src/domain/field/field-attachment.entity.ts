@@ -2,8 +2,8 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { baseColumns } from '../../db/columns.ts';
 import { Envelope } from '../envelope/envelope.entity.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
-import { ATTACHMENT_CONTENT_TYPES } from './field-values.ts';
 import { Field } from './field.entity.ts';
+import { ATTACHMENT_CONTENT_TYPES } from './field-values.ts';
 
 /**
  * One file a signer uploaded for an attachment field (issue 32, docs/fields.md#attachment). The

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { textFitsBox } from '../pdf/render.ts';
-import { displayText } from './field-display.ts';
 import type { Field } from './field.entity.ts';
+import { displayText } from './field-display.ts';
 import { FieldView } from './field-view.entity.ts';
 
 /**
@@ -26,7 +26,11 @@ export type ValueNotFitting = { fieldId: string; identifier: string; page: numbe
  * outside its box, never cut"). The rendering and this check share one layout (pdf/render.ts,
  * `textFitsBox`); what is refused here is never drawn.
  */
-export function viewsNotFitting(field: { id: string; identifier: string; type: string; config: Record<string, unknown> | null; value: Record<string, unknown> | null | undefined }, views: { page: number; width: number; height: number }[], locale: string): ValueNotFitting[] {
+export function viewsNotFitting(
+  field: { id: string; identifier: string; type: string; config: Record<string, unknown> | null; value: Record<string, unknown> | null | undefined },
+  views: { page: number; width: number; height: number }[],
+  locale: string,
+): ValueNotFitting[] {
   const text = drawnTextOf(field.type, field.value, field.config ?? {}, locale);
   if (text === undefined) return [];
   return views.filter((view) => !textFitsBox(text, view.width, view.height)).map((view) => ({ fieldId: field.id, identifier: field.identifier, page: view.page }));
@@ -39,5 +43,11 @@ export async function storedValuesNotFitting(em: EntityManager, fields: Field[],
   const views = await em.find(FieldView, { field: { $in: drawn.map((field) => field.id) } }, { orderBy: { position: 'asc' } });
   // Stored as double precision, which the driver may hand back as text.
   const boxes = views.map((view) => ({ fieldId: view.field.id, page: view.page, width: Number(view.width), height: Number(view.height) }));
-  return drawn.flatMap((field) => viewsNotFitting(field, boxes.filter((box) => box.fieldId === field.id), locale));
+  return drawn.flatMap((field) =>
+    viewsNotFitting(
+      field,
+      boxes.filter((box) => box.fieldId === field.id),
+      locale,
+    ),
+  );
 }

@@ -41,14 +41,16 @@ export const FORMULA_INPUT_TYPES = Object.freeze(['number', 'formula', 'checkbox
  */
 
 /** Arity of each function: [fewest, most] arguments. A Map, so `constructor(…)` is an unknown function. */
-const FUNCTIONS = new Map(/** @type {[FunctionName, [number, number]][]} */ ([
-  ['round', [1, 2]],
-  ['min', [1, MAX_FUNCTION_ARGUMENTS]],
-  ['max', [1, MAX_FUNCTION_ARGUMENTS]],
-  ['sum', [1, MAX_FUNCTION_ARGUMENTS]],
-  ['abs', [1, 1]],
-  ['if', [3, 3]],
-]));
+const FUNCTIONS = new Map(
+  /** @type {[FunctionName, [number, number]][]} */ ([
+    ['round', [1, 2]],
+    ['min', [1, MAX_FUNCTION_ARGUMENTS]],
+    ['max', [1, MAX_FUNCTION_ARGUMENTS]],
+    ['sum', [1, MAX_FUNCTION_ARGUMENTS]],
+    ['abs', [1, 1]],
+    ['if', [3, 3]],
+  ]),
+);
 
 const COMPARISONS = new Set(['<', '<=', '>', '>=', '==', '!=']);
 const BARE_NAME_START = /[A-Za-z_]/;
@@ -382,16 +384,26 @@ export function evaluateExpression(node, valueOf) {
       const right = evaluateExpression(node.right, valueOf);
       if (left === null || right === null) return null;
       switch (node.operator) {
-        case '+': return finite(left + right);
-        case '-': return finite(left - right);
-        case '*': return finite(left * right);
-        case '/': return right === 0 ? null : finite(left / right);
-        case '<': return left < right ? 1 : 0;
-        case '<=': return left <= right ? 1 : 0;
-        case '>': return left > right ? 1 : 0;
-        case '>=': return left >= right ? 1 : 0;
-        case '==': return left === right ? 1 : 0;
-        case '!=': return left !== right ? 1 : 0;
+        case '+':
+          return finite(left + right);
+        case '-':
+          return finite(left - right);
+        case '*':
+          return finite(left * right);
+        case '/':
+          return right === 0 ? null : finite(left / right);
+        case '<':
+          return left < right ? 1 : 0;
+        case '<=':
+          return left <= right ? 1 : 0;
+        case '>':
+          return left > right ? 1 : 0;
+        case '>=':
+          return left >= right ? 1 : 0;
+        case '==':
+          return left === right ? 1 : 0;
+        case '!=':
+          return left !== right ? 1 : 0;
       }
       return null;
     }
@@ -504,14 +516,20 @@ export function comparableValue(type, value) {
   if (type === 'checkbox') return value !== null && value.checked === true;
   if (value === null) return null;
   switch (type) {
-    case 'text': return value.text ?? null;
+    case 'text':
+      return value.text ?? null;
     case 'radio':
-    case 'dropdown': return value.selected ?? null;
+    case 'dropdown':
+      return value.selected ?? null;
     case 'number':
-    case 'formula': return value.number ?? null;
-    case 'date': return value.date ?? null;
-    case 'binary_choice': return value.choice ?? null;
-    default: return null;
+    case 'formula':
+      return value.number ?? null;
+    case 'date':
+      return value.date ?? null;
+    case 'binary_choice':
+      return value.choice ?? null;
+    default:
+      return null;
   }
 }
 
@@ -523,12 +541,18 @@ export function comparableValue(type, value) {
  */
 export function evaluateCondition(condition, type, value) {
   switch (condition.is) {
-    case 'filled': return value !== null;
-    case 'empty': return value === null;
-    case 'checked': return value !== null && value.checked === true;
-    case 'unchecked': return !(value !== null && value.checked === true);
-    case 'equal': return value !== null && comparableValue(type, value) === condition.value;
-    case 'not_equal': return value === null || comparableValue(type, value) !== condition.value;
+    case 'filled':
+      return value !== null;
+    case 'empty':
+      return value === null;
+    case 'checked':
+      return value !== null && value.checked === true;
+    case 'unchecked':
+      return !(value !== null && value.checked === true);
+    case 'equal':
+      return value !== null && comparableValue(type, value) === condition.value;
+    case 'not_equal':
+      return value === null || comparableValue(type, value) !== condition.value;
     case 'greater':
     case 'less': {
       const left = comparableValue(type, value);
@@ -536,7 +560,9 @@ export function evaluateCondition(condition, type, value) {
       if (left === null || left === undefined || right === undefined) return false;
       // Numbers compare as numbers; ISO dates (YYYY-MM-DD) as strings, which orders them by date.
       if (typeof left !== typeof right) return false;
-      return condition.is === 'greater' ? /** @type {number | string} */ (left) > /** @type {number | string} */ (right) : /** @type {number | string} */ (left) < /** @type {number | string} */ (right);
+      return condition.is === 'greater'
+        ? /** @type {number | string} */ (left) > /** @type {number | string} */ (right)
+        : /** @type {number | string} */ (left) < /** @type {number | string} */ (right);
     }
   }
   return false;
@@ -703,13 +729,16 @@ export const DATE_FORMATS = Object.freeze(['YYYY-MM-DD', 'DD.MM.YYYY', 'MM/DD/YY
 export function formatDate(isoDate, format, locale = 'en-US') {
   const [year, month, day] = isoDate.split('-');
   switch (format) {
-    case 'DD.MM.YYYY': return `${day}.${month}.${year}`;
-    case 'MM/DD/YYYY': return `${month}/${day}/${year}`;
+    case 'DD.MM.YYYY':
+      return `${day}.${month}.${year}`;
+    case 'MM/DD/YYYY':
+      return `${month}/${day}/${year}`;
     case 'D MMMM YYYY': {
       const monthName = new Intl.DateTimeFormat(locale, { month: 'long', timeZone: 'UTC' }).format(new Date(Date.UTC(Number(year), Number(month) - 1, 1)));
       return `${Number(day)} ${monthName} ${year}`;
     }
-    default: return isoDate;
+    default:
+      return isoDate;
   }
 }
 

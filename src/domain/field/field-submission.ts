@@ -19,7 +19,13 @@ import { resolveFields, type VisibleWhen } from './field-rules.js';
  */
 export function applyFieldRules(envelopeFields: Field[], ownFields: Field[]): { hidden: Set<Field>; dropped: Field[] } {
   const resolved = resolveFields(
-    envelopeFields.map((field) => ({ identifier: field.identifier, type: field.type, config: field.config, value: field.value ?? null, visibleWhen: (field.visibleWhen ?? null) as VisibleWhen | null })),
+    envelopeFields.map((field) => ({
+      identifier: field.identifier,
+      type: field.type,
+      config: field.config,
+      value: field.value ?? null,
+      visibleWhen: (field.visibleWhen ?? null) as VisibleWhen | null,
+    })),
   );
   const hidden = new Set<Field>();
   const dropped: Field[] = [];

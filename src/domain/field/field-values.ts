@@ -3,8 +3,8 @@ import { crc32 } from 'node:zlib';
 import { z } from 'zod';
 import type { ValidationIssue } from '../../shared/errors.ts';
 import type { FieldType } from './field.entity.ts';
-import { compileTextPattern } from './text-pattern.ts';
 import { CONDITION_TESTS, DATE_FORMATS, decimalPlaces, isIsoDate, MAX_DECIMALS, MAX_EXPRESSION_LENGTH, parseExpression } from './field-rules.js';
+import { compileTextPattern } from './text-pattern.ts';
 
 /**
  * The per-type shapes of a field's `config` (set by the sender) and `value` (pre-filled by the
@@ -280,31 +280,28 @@ const pngDataUrl = z.string().superRefine((url, ctx) => {
 // Config schemas
 // ---------------------------------------------------------------------------------------------
 
-const textConfigSchema = z.strictObject({
-  placeholder: boundedString({ min: 0, max: fieldLimits.textPlaceholderMaxLength }).optional(),
-  maxLength: z
-    .int()
-    .min(fieldLimits.textMaxLengthMin)
-    .max(fieldLimits.textMaxLengthMax)
-    .default(fieldLimits.textMaxLengthDefault),
-  multiline: z.boolean().default(false),
-  pattern: boundedString({ min: 1, max: fieldLimits.textPatternMaxLength }).optional(),
-}).superRefine((config, ctx) => {
-  // Checked on the whole config because the cost bound depends on maxLength. Zod runs this even
-  // when other keys failed, so nothing here trusts the shape: a pattern whose string rules
-  // failed is already reported, and an invalid maxLength leaves only the syntax to check.
-  const { pattern, maxLength } = config as { pattern?: unknown; maxLength?: unknown };
-  if (typeof pattern !== 'string' || stringProblem(pattern, { min: 1, max: fieldLimits.textPatternMaxLength }) !== undefined) return;
-  const validMaxLength = Number.isInteger(maxLength) && (maxLength as number) >= fieldLimits.textMaxLengthMin && (maxLength as number) <= fieldLimits.textMaxLengthMax;
-  const compiled = compileTextPattern(pattern, validMaxLength ? (maxLength as number) : fieldLimits.textMaxLengthMin);
-  if ('problem' in compiled) ctx.addIssue({ code: 'custom', path: ['pattern'], message: compiled.problem });
-});
+const textConfigSchema = z
+  .strictObject({
+    placeholder: boundedString({ min: 0, max: fieldLimits.textPlaceholderMaxLength }).optional(),
+    maxLength: z.int().min(fieldLimits.textMaxLengthMin).max(fieldLimits.textMaxLengthMax).default(fieldLimits.textMaxLengthDefault),
+    multiline: z.boolean().default(false),
+    pattern: boundedString({ min: 1, max: fieldLimits.textPatternMaxLength }).optional(),
+  })
+  .superRefine((config, ctx) => {
+    // Checked on the whole config because the cost bound depends on maxLength. Zod runs this even
+    // when other keys failed, so nothing here trusts the shape: a pattern whose string rules
+    // failed is already reported, and an invalid maxLength leaves only the syntax to check.
+    const { pattern, maxLength } = config as { pattern?: unknown; maxLength?: unknown };
+    if (typeof pattern !== 'string' || stringProblem(pattern, { min: 1, max: fieldLimits.textPatternMaxLength }) !== undefined) return;
+    const validMaxLength = Number.isInteger(maxLength) && (maxLength as number) >= fieldLimits.textMaxLengthMin && (maxLength as number) <= fieldLimits.textMaxLengthMax;
+    const compiled = compileTextPattern(pattern, validMaxLength ? (maxLength as number) : fieldLimits.textMaxLengthMin);
+    if ('problem' in compiled) ctx.addIssue({ code: 'custom', path: ['pattern'], message: compiled.problem });
+  });
 
 const checkboxConfigSchema = z.strictObject(
   {},
   {
-    error: (issue) =>
-      issue.code === 'unrecognized_keys' ? 'unknown key; checkbox fields take no configuration (send {})' : undefined,
+    error: (issue) => (issue.code === 'unrecognized_keys' ? 'unknown key; checkbox fields take no configuration (send {})' : undefined),
   },
 );
 
@@ -314,11 +311,7 @@ const radioOptionSchema = z.strictObject({
 });
 
 const radioConfigSchema = z.strictObject({
-  options: z
-    .array(radioOptionSchema)
-    .min(fieldLimits.radioOptionsMin)
-    .max(fieldLimits.radioOptionsMax)
-    .superRefine(addDuplicateOptionIssues),
+  options: z.array(radioOptionSchema).min(fieldLimits.radioOptionsMin).max(fieldLimits.radioOptionsMax).superRefine(addDuplicateOptionIssues),
 });
 
 /** The value is what the signer submits and the PDF records, so it must identify one option. */
@@ -382,10 +375,7 @@ const isoDate = z.string().superRefine((text, ctx) => {
 const affix = boundedString({ min: 1, max: fieldLimits.numberAffixMaxLength });
 
 function personConfigSchema(type: 'full_name' | 'email') {
-  return z.strictObject(
-    {},
-    { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown key; ${type} fields take no configuration (send {})` : undefined) },
-  );
+  return z.strictObject({}, { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown key; ${type} fields take no configuration (send {})` : undefined) });
 }
 
 /** `min` ≤ `max` when both are given (numbers or ISO dates, which order as strings). */
@@ -399,9 +389,7 @@ function addRangeIssue(config: { min?: unknown; max?: unknown }, ctx: z.core.$Re
 
 const dateSignedConfigSchema = z.strictObject({ format: dateFormat.default('YYYY-MM-DD'), timeZone: timeZone.default('UTC') });
 
-const dateConfigSchema = z
-  .strictObject({ format: dateFormat.default('YYYY-MM-DD'), min: isoDate.optional(), max: isoDate.optional() })
-  .superRefine(addRangeIssue);
+const dateConfigSchema = z.strictObject({ format: dateFormat.default('YYYY-MM-DD'), min: isoDate.optional(), max: isoDate.optional() }).superRefine(addRangeIssue);
 
 const numberConfigSchema = z
   .strictObject({
@@ -414,11 +402,7 @@ const numberConfigSchema = z
   .superRefine(addRangeIssue);
 
 const dropdownConfigSchema = z.strictObject({
-  options: z
-    .array(radioOptionSchema)
-    .min(fieldLimits.dropdownOptionsMin)
-    .max(fieldLimits.dropdownOptionsMax)
-    .superRefine(addDuplicateOptionIssues),
+  options: z.array(radioOptionSchema).min(fieldLimits.dropdownOptionsMin).max(fieldLimits.dropdownOptionsMax).superRefine(addDuplicateOptionIssues),
   placeholder: boundedString({ min: 0, max: fieldLimits.textPlaceholderMaxLength }).optional(),
 });
 
@@ -571,9 +555,7 @@ function addTimeOrderIssues(strokes: BiometricPoint[][], ctx: z.core.$Refinement
       if (typeof point?.t !== 'number') return;
       if (previousT !== undefined && point.t < previousT) {
         const message =
-          pointIndex === 0
-            ? `must not be earlier than the last point of the previous stroke (t = ${previousT})`
-            : `must not be earlier than the previous point (t = ${previousT})`;
+          pointIndex === 0 ? `must not be earlier than the last point of the previous stroke (t = ${previousT})` : `must not be earlier than the previous point (t = ${previousT})`;
         ctx.addIssue({ code: 'custom', path: [strokeIndex, pointIndex, 't'], message });
       }
       previousT = previousT === undefined ? point.t : Math.max(previousT, point.t);
@@ -604,7 +586,11 @@ function numberValueSchema(config: NumberConfig) {
     number: z.number().superRefine((number, ctx) => {
       const places = decimalPlaces(number);
       if (places > config.decimals) {
-        ctx.addIssue({ code: 'custom', message: config.decimals === 0 ? 'must be a whole number (the field has no decimals)' : `must have at most ${plural(config.decimals, 'decimal')} (the field's decimals; got ${places})` });
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            config.decimals === 0 ? 'must be a whole number (the field has no decimals)' : `must have at most ${plural(config.decimals, 'decimal')} (the field's decimals; got ${places})`,
+        });
       }
       if (config.min !== undefined && number < config.min) ctx.addIssue({ code: 'custom', message: `must be at least ${config.min} (the field's min)` });
       if (config.max !== undefined && number > config.max) ctx.addIssue({ code: 'custom', message: `must be at most ${config.max} (the field's max)` });
@@ -696,9 +682,7 @@ function messageFor(issue: z.core.$ZodRawIssue): string | undefined {
       return `must be ${expectedNames[issue.expected] ?? issue.expected}, not ${describeInput(issue.input)}`;
     }
     case 'too_small':
-      return issue.origin === 'array'
-        ? `must have at least ${plural(Number(issue.minimum), 'item')}`
-        : `must be at least ${issue.minimum}`;
+      return issue.origin === 'array' ? `must have at least ${plural(Number(issue.minimum), 'item')}` : `must be at least ${issue.minimum}`;
     case 'too_big':
       return issue.origin === 'array' ? `must have at most ${plural(Number(issue.maximum), 'item')}` : `must be at most ${issue.maximum}`;
     case 'unrecognized_keys': {
@@ -757,11 +741,7 @@ function withoutNullKeys(input: unknown): unknown {
  * `pathPrefix` e.g. "fields[2].config". A missing (`undefined` or `null`) config means `{}`.
  * When there are issues, `config` is `{}`: unvalidated input is never handed back.
  */
-export function parseFieldConfig(
-  type: FieldType,
-  config: unknown,
-  pathPrefix: string,
-): { config: Record<string, unknown>; issues: ValidationIssue[] } {
+export function parseFieldConfig(type: FieldType, config: unknown, pathPrefix: string): { config: Record<string, unknown>; issues: ValidationIssue[] } {
   const schema = schemaForConfig(type);
   const result = schema.safeParse(withoutNullKeys(config ?? {}), { error: messageFor });
   if (result.success) return { config: result.data as Record<string, unknown>, issues: [] };
@@ -773,12 +753,7 @@ export function parseFieldConfig(
  * means "no value" and is always valid here (requiredness is checked elsewhere). Returns the
  * normalised value (defaults applied) or `null` with issues.
  */
-export function parseFieldValue(
-  type: FieldType,
-  value: unknown,
-  config: Record<string, unknown>,
-  pathPrefix: string,
-): { value: Record<string, unknown> | null; issues: ValidationIssue[] } {
+export function parseFieldValue(type: FieldType, value: unknown, config: Record<string, unknown>, pathPrefix: string): { value: Record<string, unknown> | null; issues: ValidationIssue[] } {
   if (value === null || value === undefined) return { value: null, issues: [] };
   const schema = schemaForValue(type, config);
   const result = schema.safeParse(withoutNullKeys(value), { error: messageFor });
@@ -797,9 +772,11 @@ const conditionSchema = z
   .strictObject({
     field: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be the identifier of a field'),
     is: z.enum(CONDITION_TESTS as unknown as [string, ...string[]]),
-    value: z.union([boundedString({ min: 1, max: fieldLimits.conditionValueMaxLength, allowTabs: true, allowLineBreaks: true }), z.number(), z.boolean()], {
-      error: 'must be a string, a finite number or true or false',
-    }).optional(),
+    value: z
+      .union([boundedString({ min: 1, max: fieldLimits.conditionValueMaxLength, allowTabs: true, allowLineBreaks: true }), z.number(), z.boolean()], {
+        error: 'must be a string, a finite number or true or false',
+      })
+      .optional(),
   })
   .superRefine((condition, ctx) => {
     const is = (condition as { is?: unknown }).is;
@@ -851,7 +828,9 @@ export function summariseBiometricValue(value: Record<string, unknown>): Biometr
     pointCount: points.length,
     durationMs: points.length === 0 ? 0 : Math.round(latest - earliest),
     pressureCaptured: points.some((point) => point.p !== firstPressure),
-    strokesSha256: createHash('sha256').update(canonicalStrokesJson(strokes as BiometricPoint[][])).digest('hex'),
+    strokesSha256: createHash('sha256')
+      .update(canonicalStrokesJson(strokes as BiometricPoint[][]))
+      .digest('hex'),
   };
 }
 

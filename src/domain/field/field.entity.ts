@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
-import { baseColumns, updatedAtColumn, type JsonObject } from '../../db/columns.ts';
+import { baseColumns, type JsonObject, updatedAtColumn } from '../../db/columns.ts';
 import { Envelope } from '../envelope/envelope.entity.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import { Template } from '../template/template.entity.ts';

@@ -1,24 +1,24 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
+import { createEventLoopYielder } from '../../shared/event-loop.ts';
 import { isUuid } from '../../shared/ids.ts';
-import { Document, type PageSize } from '../document/document.entity.ts';
 import { ensureCapacity } from '../capacity.ts';
+import { Document, type PageSize } from '../document/document.entity.ts';
 import { ensureRecipientsOpen } from '../owner/correction.ts';
-import { createInOwner, fieldAssignee, ownerColumns, recipientsIn, type ContentOwner, type OwnedRecipient, type OwnerChange } from '../owner/owner.ts';
+import { type FieldData, readField, readFields } from '../owner/owner.read.ts';
+import { type ContentOwner, createInOwner, fieldAssignee, type OwnedRecipient, type OwnerChange, ownerColumns, recipientsIn } from '../owner/owner.ts';
 import type { OwnerKind, OwnerRef } from '../owner/owner-ref.ts';
-import { readField, readFields, type FieldData } from '../owner/owner.read.ts';
 import { contentOwner } from '../owner/owners.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { formatPath, readableName, identifierSlug, issuesFromZod } from '../validation.ts';
-import { FieldView } from './field-view.entity.ts';
-import { Field, fieldTypes, type FieldType } from './field.entity.ts';
-import { FieldDuplicateIdentifierError, FieldInUseError, FieldNotAllowedForRecipientError, FieldNotFoundError } from './field.errors.ts';
+import { formatPath, identifierSlug, issuesFromZod, readableName } from '../validation.ts';
 import { AttachmentNotPrefillableError } from './attachment.errors.ts';
-import { NOT_SENT_TYPES, parseFieldConfig, parseFieldValue, parseVisibleWhen } from './field-values.ts';
+import { Field, type FieldType, fieldTypes } from './field.entity.ts';
+import { FieldDuplicateIdentifierError, FieldInUseError, FieldNotAllowedForRecipientError, FieldNotFoundError } from './field.errors.ts';
 import { viewsNotFitting } from './field-fit.ts';
 import { conditionTestsFor, FORMULA_INPUT_TYPES, isIsoDate, orderByDependencies, parseExpression, type VisibleWhen } from './field-rules.js';
-import { createEventLoopYielder } from '../../shared/event-loop.ts';
+import { NOT_SENT_TYPES, parseFieldConfig, parseFieldValue, parseVisibleWhen } from './field-values.ts';
+import { FieldView } from './field-view.entity.ts';
 
 /*
  * Fields of an envelope or a template (owner/owner.ts), one set of rules for both: their shapes,
@@ -71,10 +71,7 @@ const createFieldSchema = z.strictObject({
  * so that one malformed field does not hide the problems of the others.
  */
 export const createFieldsInput = z.strictObject({
-  fields: z
-    .array(z.unknown())
-    .min(1, 'must contain at least one field')
-    .max(MAX_FIELDS_PER_REQUEST, `at most ${MAX_FIELDS_PER_REQUEST} fields per request`),
+  fields: z.array(z.unknown()).min(1, 'must contain at least one field').max(MAX_FIELDS_PER_REQUEST, `at most ${MAX_FIELDS_PER_REQUEST} fields per request`),
 });
 
 /**
@@ -205,7 +202,10 @@ function checkField(candidate: FieldCandidate, targets: FieldTargets, path: stri
   // as en-US writes them: another locale's separators are the same width to a fraction.
   if (value.value !== null && value.value !== undefined && views.length > 0) {
     for (const misfit of viewsNotFitting({ id: '', identifier: candidate.identifier, type: candidate.type, config: config.config, value: value.value }, views, 'en-US')) {
-      issues.push({ path: `${path}.value`, message: `is too long for its box on page ${misfit.page} even wrapped at 8 pt, the smallest size values are drawn at: shorten it or enlarge the box` });
+      issues.push({
+        path: `${path}.value`,
+        message: `is too long for its box on page ${misfit.page} even wrapped at 8 pt, the smallest size values are drawn at: shorten it or enlarge the box`,
+      });
     }
   }
   if (issues.length > before || !recipient) return null;
@@ -231,10 +231,7 @@ function checkField(candidate: FieldCandidate, targets: FieldTargets, path: stri
  * Answers the checked fields in request order and their identifiers, which the caller checks
  * against the owner's existing fields.
  */
-async function checkFieldBatch(
-  shaped: ReturnType<typeof parseEachField>,
-  targets: FieldTargets,
-): Promise<{ checked: CheckedField[]; identifiers: string[] }> {
+async function checkFieldBatch(shaped: ReturnType<typeof parseEachField>, targets: FieldTargets): Promise<{ checked: CheckedField[]; identifiers: string[] }> {
   const issues: ValidationIssue[] = [];
   const seen = new Map<string, number>();
   // Up to 500 fields, each with a pattern to compile and match (tens of ms at worst): the loop
@@ -282,12 +279,7 @@ async function checkFieldBatch(
  * change, `views` replaces all views, a type change starts from the new type's default config.
  * `Request.Invalid` with every problem otherwise.
  */
-function checkFieldPatch(
-  field: Field,
-  current: { recipientId: string; views: FieldView[] },
-  patch: z.output<typeof updateFieldInput>['field'],
-  targets: FieldTargets,
-): CheckedField {
+function checkFieldPatch(field: Field, current: { recipientId: string; views: FieldView[] }, patch: z.output<typeof updateFieldInput>['field'], targets: FieldTargets): CheckedField {
   const issues: ValidationIssue[] = [];
   const typeChanged = patch.type !== undefined && patch.type !== field.type;
   const checked = checkField(
@@ -334,7 +326,8 @@ type RuleFieldData = {
 
 /** Every field of the owner as the rules between fields read them. */
 async function ownerRuleFields(change: OwnerChange): Promise<RuleFieldData[]> {
-  const [recipientTable, recipientColumn, ownerColumn] = 'envelope' in change.scope ? ['recipient', 'recipient_id', 'envelope_id'] : ['template_recipient', 'template_recipient_id', 'template_id'];
+  const [recipientTable, recipientColumn, ownerColumn] =
+    'envelope' in change.scope ? ['recipient', 'recipient_id', 'envelope_id'] : ['template_recipient', 'template_recipient_id', 'template_id'];
   // In the change's own transaction (em.execute), under the owner's lock: the fields as they stand.
   return change.em.execute<RuleFieldData[]>(
     `select f.id, f.identifier, f.type, f.config, f.visible_when as "visibleWhen", r.id as "recipientId", r."order" as "recipientOrder"
@@ -399,12 +392,20 @@ function fieldReferenceProblems(fields: RuleFieldData[], ownerNoun: OwnerKind, c
         }
         // The values a condition reads must be there when its field's recipient signs: theirs, or an earlier recipient's.
         if (named.recipientId !== field.recipientId && named.recipientOrder >= field.recipientOrder) {
-          problems.push({ identifier: field.identifier, at: `${at}.field`, message: `names "${condition.field}", a field of a recipient who does not sign before this field's recipient (order ${named.recipientOrder}, not below ${field.recipientOrder})` });
+          problems.push({
+            identifier: field.identifier,
+            at: `${at}.field`,
+            message: `names "${condition.field}", a field of a recipient who does not sign before this field's recipient (order ${named.recipientOrder}, not below ${field.recipientOrder})`,
+          });
           return;
         }
         const tests = conditionTestsFor(named.type);
         if (!tests.includes(condition.is)) {
-          problems.push({ identifier: field.identifier, at: `${at}.is`, message: `cannot test a ${named.type} field with "${condition.is}"; it may test ${tests.map((test) => `"${test}"`).join(', ')}` });
+          problems.push({
+            identifier: field.identifier,
+            at: `${at}.is`,
+            message: `cannot test a ${named.type} field with "${condition.is}"; it may test ${tests.map((test) => `"${test}"`).join(', ')}`,
+          });
           return;
         }
         if (condition.value === undefined) return;
@@ -417,7 +418,10 @@ function fieldReferenceProblems(fields: RuleFieldData[], ownerNoun: OwnerKind, c
   if (cycle !== null) {
     // Told from a field the request changed, where the caller can mend it.
     const members = cycle.slice(0, -1);
-    const start = Math.max(0, members.findIndex((identifier) => changed.has(identifier)));
+    const start = Math.max(
+      0,
+      members.findIndex((identifier) => changed.has(identifier)),
+    );
     const rotated = [...members.slice(start), ...members.slice(0, start), members[start]];
     const first = byIdentifier.get(rotated[0]);
     // A cycle runs through a formula's expression or a field's conditions; it is told at the first field's own part.
@@ -472,7 +476,10 @@ export async function addFieldsToOwner(
   const { capacity } = owner;
   const { checked: batch, identifiers } = await checkFieldBatch(shaped, await loadTargets(change, owner));
   // Correcting a sent envelope: fields only for recipients that have not acted.
-  await ensureRecipientsOpen(change, batch.map((field) => field.recipient.id));
+  await ensureRecipientsOpen(
+    change,
+    batch.map((field) => field.recipient.id),
+  );
   const taken = await em.find(Field, { ...change.scope, identifier: { $in: identifiers } }, { fields: ['identifier'] });
   if (taken.length > 0) throw new FieldDuplicateIdentifierError(taken.map((field) => field.identifier));
   const pathOf = new Map(shaped.flatMap(({ field }, index) => (field ? [[field.identifier, formatPath(['fields', index])] as const] : [])));

@@ -3,23 +3,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { InvalidRequestError, ServerBusyError, type ValidationIssue } from '../../shared/errors.ts';
-import { ConcurrentModificationError } from '../../shared/normalize-error.ts';
 import { isUuid } from '../../shared/ids.ts';
+import { ConcurrentModificationError } from '../../shared/normalize-error.ts';
 import { Document } from '../document/document.entity.ts';
-import { FieldNotAllowedForRecipientError } from './field.errors.ts';
 import { DocumentInspectionLimitExceededError, DocumentNotFoundError, DocumentTooComplexError, DocumentTooManyTagsError } from '../document/document.errors.ts';
-import { PdfInspectionError } from '../pdf/inspect/limits.ts';
-import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
-import { recipientsIn, type OwnerChange } from '../owner/owner.ts';
 import { ensureNothingSigned } from '../owner/correction.ts';
+import { type FieldData, readFields } from '../owner/owner.read.ts';
+import { type OwnerChange, recipientsIn } from '../owner/owner.ts';
 import type { OwnerRef } from '../owner/owner-ref.ts';
-import { readFields, type FieldData } from '../owner/owner.read.ts';
 import { contentOwner } from '../owner/owners.ts';
 import type { FoundFormField } from '../pdf/form-fields.ts';
-import { isDataTag, type FoundTag } from '../pdf/text-tags.ts';
+import { PdfInspectionError } from '../pdf/inspect/limits.ts';
+import { type FoundTag, isDataTag } from '../pdf/text-tags.ts';
+import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { formatPath, issuesFromZod } from '../validation.ts';
 import { Field, type FieldType } from './field.entity.ts';
+import { FieldNotAllowedForRecipientError } from './field.errors.ts';
 import { addFieldsToOwner, shapeFields } from './field.service.ts';
 import { DATE_FORMATS } from './field-rules.js';
 
@@ -99,14 +99,34 @@ const TAG_TYPES = new Map<string, FieldType>([
 ]);
 const TAG_KEYS = new Set(['role', 'id', 'required', 'label', 'w', 'h', 'options', 'decimals', 'format', 'files']);
 /** Which tag types take the keys only some types take (looked up only for keys in TAG_KEYS). */
-const TYPED_TAG_KEYS = new Map<string, FieldType[]>([['options', ['radio', 'dropdown']], ['decimals', ['number']], ['format', ['date', 'date_signed']], ['files', ['attachment']]]);
+const TYPED_TAG_KEYS = new Map<string, FieldType[]>([
+  ['options', ['radio', 'dropdown']],
+  ['decimals', ['number']],
+  ['format', ['date', 'date_signed']],
+  ['files', ['attachment']],
+]);
 const SIGNATURE_TYPES: FieldType[] = ['simple_signature', 'biometric_signature'];
 
-type ParsedTag = { type: FieldType; role: string; id?: string; required?: boolean; label?: string; width?: number; height?: number; options?: string[]; decimals?: number; format?: string; maxFiles?: number };
+type ParsedTag = {
+  type: FieldType;
+  role: string;
+  id?: string;
+  required?: boolean;
+  label?: string;
+  width?: number;
+  height?: number;
+  options?: string[];
+  decimals?: number;
+  format?: string;
+  maxFiles?: number;
+};
 
 /** A tag's text (`{{TYPE;key=value;…}}`) read, or why it cannot be. */
 export function parseTag(text: string): ParsedTag | { problem: string } {
-  const [typeName, ...pairs] = text.slice(2, -2).split(';').map((part) => part.trim());
+  const [typeName, ...pairs] = text
+    .slice(2, -2)
+    .split(';')
+    .map((part) => part.trim());
   const type = TAG_TYPES.get((typeName ?? '').toLowerCase());
   if (type === undefined) return { problem: `unknown field type "${typeName}"` };
   const parsed: Partial<ParsedTag> = { type };
@@ -124,8 +144,7 @@ export function parseTag(text: string): ParsedTag | { problem: string } {
     else if (key === 'label') {
       if ([...value].length > 200) return { problem: '"label" is longer than 200 characters' };
       parsed.label = value;
-    }
-    else if (key === 'options') parsed.options = value.split('|').map((option) => option.trim());
+    } else if (key === 'options') parsed.options = value.split('|').map((option) => option.trim());
     else if (key === 'decimals') {
       if (!/^[0-6]$/.test(value)) return { problem: '"decimals" must be a whole number from 0 to 6' };
       parsed.decimals = Number(value);
@@ -136,8 +155,7 @@ export function parseTag(text: string): ParsedTag | { problem: string } {
     } else if (key === 'format') {
       if (!DATE_FORMATS.includes(value)) return { problem: `"format" must be one of ${DATE_FORMATS.join(', ')}` };
       parsed.format = value;
-    }
-    else if (key === 'required') {
+    } else if (key === 'required') {
       if (value !== 'true' && value !== 'false') return { problem: '"required" must be true or false' };
       parsed.required = value === 'true';
     } else {
@@ -163,7 +181,11 @@ function tagConfig(read: ParsedTag): { config?: Record<string, unknown> } {
 
 /** A unique identifier from a wish: kept when free, else a number appended. */
 function uniqueIdentifier(wish: string, taken: Set<string>): string {
-  let base = wish.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 56) || 'field';
+  let base =
+    wish
+      .replace(/[^A-Za-z0-9_.-]+/g, '-')
+      .replace(/^[^A-Za-z0-9]+/, '')
+      .slice(0, 56) || 'field';
   if (base.length === 0) base = 'field';
   let candidate = base;
   for (let number = 2; taken.has(candidate); number++) candidate = `${base}-${number}`;
@@ -308,7 +330,11 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
     return {
       document: { id: document.id, contentSha256: document.contentSha256, pages: document.pages },
       mapped,
-      byIdentifier: new Map(recipients.filter((recipient) => recipient.type !== 'viewer' && recipient.type !== 'approver').map((recipient) => [recipient.identifier, { id: recipient.id, identifier: recipient.identifier }])),
+      byIdentifier: new Map(
+        recipients
+          .filter((recipient) => recipient.type !== 'viewer' && recipient.type !== 'approver')
+          .map((recipient) => [recipient.identifier, { id: recipient.id, identifier: recipient.identifier }]),
+      ),
       taken: new Set(existing.map((field) => field.identifier)),
     };
   });
@@ -381,7 +407,10 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
   let replaced: { sha256: string; byteSize: number } | undefined;
   let notHidden: string[] = [];
   const placedTags = candidates.map((candidate) => candidate.source).filter((item): item is FoundTag => 'ranges' in item);
-  const importedNames = candidates.map((candidate) => candidate.source).filter((item): item is FoundFormField => 'widgets' in item).map((item) => item.name);
+  const importedNames = candidates
+    .map((candidate) => candidate.source)
+    .filter((item): item is FoundFormField => 'widgets' in item)
+    .map((item) => item.name);
   if ((found.from === 'tags' && hideTags) || found.from === 'acroform') {
     const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'placement-'));
     const copy = await context.blobStore.localCopy(document.contentSha256);
@@ -389,11 +418,14 @@ export async function placeFields(context: ServiceContext, options: { owner: Own
       const outputPath = path.join(directory, 'out.pdf');
       const sources = found;
       const written = await inPdfWorker(() =>
-        context.pdfWorkers.applyPlacements({
-          sourcePath: copy.path,
-          outputPath,
-          ...(sources.from === 'tags' ? { hideTags: { tags: placedTags, operatorCounts: sources.operatorCounts } } : { removeFormFields: importedNames }),
-        }, { team }),
+        context.pdfWorkers.applyPlacements(
+          {
+            sourcePath: copy.path,
+            outputPath,
+            ...(sources.from === 'tags' ? { hideTags: { tags: placedTags, operatorCounts: sources.operatorCounts } } : { removeFormFields: importedNames }),
+          },
+          { team },
+        ),
       );
       notHidden = written.notHidden;
       const staged = await context.blobStore.stage(fs.createReadStream(outputPath));

@@ -51,11 +51,7 @@ export async function runIdempotently<T>(em: EntityManager, request: IdempotentR
   checkKey(request.key);
   if (!em.isInTransaction()) throw new Error('runIdempotently must run inside the transaction of the write');
   const fingerprint = fingerprintOf(request);
-  await em.execute(
-    `delete from idempotency_record where team_id = ? and key = ? and created_at < now() - interval '${RETENTION_HOURS} hours'`,
-    [request.teamId, request.key],
-    'run',
-  );
+  await em.execute(`delete from idempotency_record where team_id = ? and key = ? and created_at < now() - interval '${RETENTION_HOURS} hours'`, [request.teamId, request.key], 'run');
   const claimed = await em.execute<{ id: string }[]>(
     `insert into idempotency_record (id, created_at, team_id, key, fingerprint) values (?, now(), ?, ?, ?)
      on conflict (team_id, key) do nothing returning id`,
@@ -69,18 +65,16 @@ export async function runIdempotently<T>(em: EntityManager, request: IdempotentR
     return { answer, replayed: false };
   }
   // The claim and its response commit together, so a claim this statement can see is complete.
-  const [existing] = await em.execute<{ fingerprint: string; response: StoredResponse<T> }[]>(
-    `select fingerprint, response from idempotency_record where team_id = ? and key = ?`,
-    [request.teamId, request.key],
-  );
+  const [existing] = await em.execute<{ fingerprint: string; response: StoredResponse<T> }[]>(`select fingerprint, response from idempotency_record where team_id = ? and key = ?`, [
+    request.teamId,
+    request.key,
+  ]);
   if (!existing || existing.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError(request.key);
   return replayOf(existing.response);
 }
 
 function replayOf<T>(response: StoredResponse<T>): IdempotentOutcome<T> {
-  return 'answer' in response && response.answer !== undefined
-    ? { answer: response.answer, replayed: true }
-    : { storedResourceId: response.resourceId, replayed: true };
+  return 'answer' in response && response.answer !== undefined ? { answer: response.answer, replayed: true } : { storedResourceId: response.resourceId, replayed: true };
 }
 
 /**

@@ -11,12 +11,12 @@ import { DATE_FORMATS, formatDate, formatNumber, isIsoDate } from '../field/fiel
 import { MAX_TAGS_PER_DOCUMENT } from '../field/placement.service.ts';
 import { PdfInspectionError } from '../pdf/inspect/limits.ts';
 import type { MergeAlign, MergeDrawing } from '../pdf/merge-draw.ts';
-import { isDataTag, type FoundTag } from '../pdf/text-tags.ts';
+import { type FoundTag, isDataTag } from '../pdf/text-tags.ts';
 import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
 import { findVisibleTemplate } from '../template/team-template.ts';
-import { TemplateDataTagsInvalidError, type DataTagProblem } from '../template/template.errors.ts';
+import { type DataTagProblem, TemplateDataTagsInvalidError } from '../template/template.errors.ts';
 
 /*
  * Data merge (issue 36 item 2; README "Data merge", docs/fields.md "Data tags"): a template's
@@ -49,7 +49,10 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => valu
  * into a new object would treat a `__proto__` key as the prototype's setter), checked by
  * `checkMergeData`.
  */
-export const mergeDataSchema = z.unknown().refine(isPlainObject, 'must be a JSON object').meta({ description: 'Values for the template documents’ {{data:PATH}} tags (README "Data merge").' });
+export const mergeDataSchema = z
+  .unknown()
+  .refine(isPlainObject, 'must be a JSON object')
+  .meta({ description: 'Values for the template documents’ {{data:PATH}} tags (README "Data merge").' });
 export const missingDataSchema = z.enum(['refuse', 'blank'], { error: 'must be "refuse" or "blank"' }).default('refuse');
 
 /** `data` within MERGE_DATA_LIMITS, or the issues (at `prefix`) that say which bound it passes. */
@@ -71,7 +74,11 @@ export function mergeDataIssues(data: Record<string, unknown>, prefix = 'data'):
     if (typeof value === 'string') {
       if (value.length > MERGE_DATA_LIMITS.maxStringChars) return [{ path: at, message: `must be at most ${MERGE_DATA_LIMITS.maxStringChars} characters` }];
     }
-    const children: [string, unknown][] = Array.isArray(value) ? value.map((item, index) => [`[${index}]`, item]) : isPlainObject(value) ? Object.entries(value).map(([key, item]) => [`.${key}`, item]) : [];
+    const children: [string, unknown][] = Array.isArray(value)
+      ? value.map((item, index) => [`[${index}]`, item])
+      : isPlainObject(value)
+        ? Object.entries(value).map(([key, item]) => [`.${key}`, item])
+        : [];
     if (children.length === 0) leaves += 1;
     if (leaves > MERGE_DATA_LIMITS.maxLeaves) return [{ path: prefix, message: `must hold at most ${MERGE_DATA_LIMITS.maxLeaves} values` }];
     for (const [step, child] of children) {
@@ -90,7 +97,6 @@ const MERGE_LOCALES = ['en-US', 'tr-TR'];
 
 /** A data tag as read: its path (segments, the one marked `[]` a list), how to set its value. */
 export type DataTag = { path: string; segments: { key: string; each: boolean }[]; size?: number; align: MergeAlign; format?: string; locale: string };
-
 
 function parsePath(text: string): { key: string; each: boolean }[] | string {
   if (text === '' || text.length > 200) return 'its path must be 1 to 200 characters';
@@ -178,7 +184,12 @@ export function resolveDataTag(data: Record<string, unknown>, tag: DataTag): { l
       const step = ownValue(current, segment.key);
       const here = `${at}.${segment.key}`;
       if (!step.found) {
-        missing.push(`${here}${segment.each ? '[]' : ''}${tag.segments.slice(index + 1).map((rest) => `.${rest.key}${rest.each ? '[]' : ''}`).join('')}`);
+        missing.push(
+          `${here}${segment.each ? '[]' : ''}${tag.segments
+            .slice(index + 1)
+            .map((rest) => `.${rest.key}${rest.each ? '[]' : ''}`)
+            .join('')}`,
+        );
         return;
       }
       if (segment.each) {
@@ -238,7 +249,8 @@ async function inPdfWorker<T>(work: () => Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof PdfWorkLimitError) throw new DocumentInspectionLimitExceededError(error.limit, error.value);
     if (error instanceof PdfInspectionError && error.reason === 'too_complex') throw DocumentTooComplexError.from(error, 'nothing was made');
-    if (error instanceof PdfWorkersBusyError) throw new ServerBusyError('The service is working on too many documents right now; nothing was made. Retry in a few seconds.', { reason: error.reason });
+    if (error instanceof PdfWorkersBusyError)
+      throw new ServerBusyError('The service is working on too many documents right now; nothing was made. Retry in a few seconds.', { reason: error.reason });
     throw error;
   }
 }
@@ -274,7 +286,8 @@ export async function templateDataTags(context: Pick<ServiceContext, 'blobStore'
       const tag = parseDataTag(found.text);
       if ('problem' in tag) problems.push({ documentId: document.id, tag: found.text, page: found.page, reason: tag.problem });
       else if (found.ranges.length === 0) problems.push({ documentId: document.id, tag: found.text, page: found.page, reason: 'it lies in a form XObject, whose text cannot be removed' });
-      else if (found.angle !== 0) problems.push({ documentId: document.id, tag: found.text, page: found.page, reason: `its text runs at ${found.angle}°; a data tag must read left to right as the page is shown` });
+      else if (found.angle !== 0)
+        problems.push({ documentId: document.id, tag: found.text, page: found.page, reason: `its text runs at ${found.angle}°; a data tag must read left to right as the page is shown` });
       else read.push({ found, tag });
     }
     if (read.length > 0) result.push({ documentId: document.id, contentSha256: document.contentSha256, operatorCounts, tags: read });
@@ -290,7 +303,12 @@ export type DataMerge = { dataSha256: string; documents: Map<string, MergedDocum
 export type MergeRequest = { data?: Record<string, unknown>; missingData: 'refuse' | 'blank' };
 
 /** The issues of one `data` against a template's tags (every missing path unless `blank`, every value problem), and what each document would draw. */
-export function planMerge(documents: DocumentTags[], data: Record<string, unknown>, missingData: 'refuse' | 'blank', prefix = ''): { issues: ValidationIssue[]; planned: { document: DocumentTags; drawings: MergeDrawing[] }[] } {
+export function planMerge(
+  documents: DocumentTags[],
+  data: Record<string, unknown>,
+  missingData: 'refuse' | 'blank',
+  prefix = '',
+): { issues: ValidationIssue[]; planned: { document: DocumentTags; drawings: MergeDrawing[] }[] } {
   const issues: ValidationIssue[] = [];
   const missing = new Set<string>();
   const planned: { document: DocumentTags; drawings: MergeDrawing[] }[] = [];
@@ -350,11 +368,22 @@ export async function mergeTemplateData(
         if (written.notHidden.length > 0) {
           throw new TemplateDataTagsInvalidError(
             templateId,
-            written.notHidden.map((text) => ({ documentId: document.documentId, tag: text, page: document.tags.find((tag) => tag.found.text === text)?.found.page ?? 0, reason: 'its text could not be removed from the page' })),
+            written.notHidden.map((text) => ({
+              documentId: document.documentId,
+              tag: text,
+              page: document.tags.find((tag) => tag.found.text === text)?.found.page ?? 0,
+              reason: 'its text could not be removed from the page',
+            })),
           );
         }
         const stored = await (await context.blobStore.stage(fs.createReadStream(outputPath))).commit();
-        merged.set(document.documentId, { templateDocumentId: document.documentId, sha256Before: document.contentSha256, sha256After: stored.sha256, byteSize: stored.byteSize, tags: drawings.length });
+        merged.set(document.documentId, {
+          templateDocumentId: document.documentId,
+          sha256Before: document.contentSha256,
+          sha256After: stored.sha256,
+          byteSize: stored.byteSize,
+          tags: drawings.length,
+        });
       } finally {
         copy.release();
         await fs.promises.rm(directory, { recursive: true, force: true });

@@ -1,33 +1,33 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { newId } from '../../shared/ids.ts';
+import { ConcurrentModificationError } from '../../shared/normalize-error.ts';
 import { CapacityExceededError } from '../capacity.ts';
-import { ContactGroupMember } from '../contact/contact-group.entity.ts';
-import type { Contact } from '../contact/contact.entity.ts';
-import { Document } from '../document/document.entity.ts';
-import { Envelope } from '../envelope/envelope.entity.ts';
-import { readEnvelope, type EnvelopeData, type EnvelopeInclude } from '../envelope/envelope.read.ts';
-import { DEFAULT_EXPIRATION_PERIOD_DAYS, envelopeSettings } from '../envelope/envelope.service.ts';
 import { auditChange, inTransaction } from '../change.ts';
-import { FieldView } from '../field/field-view.entity.ts';
+import type { Contact } from '../contact/contact.entity.ts';
+import { ContactGroupMember } from '../contact/contact-group.entity.ts';
+import { Document } from '../document/document.entity.ts';
+import { inRolledBackTransaction } from '../dry-run.ts';
+import { Envelope } from '../envelope/envelope.entity.ts';
+import { type EnvelopeData, type EnvelopeInclude, readEnvelope } from '../envelope/envelope.read.ts';
+import { DEFAULT_EXPIRATION_PERIOD_DAYS, envelopeSettings } from '../envelope/envelope.service.ts';
 import { Field } from '../field/field.entity.ts';
+import { FieldView } from '../field/field-view.entity.ts';
 import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
 import { Agent, type AgentInfo, type Locale, type PhoneContactMethod } from '../recipient/agent.entity.ts';
-import { agentsSchema, MAX_AGENTS_PER_RECIPIENT, resolveAgentInputs, type ResolvedAgent } from '../recipient/agent-input.ts';
+import { agentsSchema, MAX_AGENTS_PER_RECIPIENT, type ResolvedAgent, resolveAgentInputs } from '../recipient/agent-input.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { Team } from '../team/team.entity.ts';
-import type { TeamUser } from '../team/team-user.entity.ts';
-import type { TeamCaller } from '../team/team-caller.ts';
-import { parseInput } from '../validation.ts';
-import { inRolledBackTransaction } from '../dry-run.ts';
 import { dryRunOf, type SendDryRun } from '../signing/send.service.ts';
-import { TemplateRecipient } from '../template/template-recipient.entity.ts';
+import { Team } from '../team/team.entity.ts';
+import type { TeamCaller } from '../team/team-caller.ts';
+import type { TeamUser } from '../team/team-user.entity.ts';
+import { findVisibleTemplate } from '../template/team-template.ts';
 import type { Template } from '../template/template.entity.ts';
 import { JumpstartDuplicateRecipientError, JumpstartUnknownRecipientError, TemplateNotReadyError, type TemplateReadinessIssue } from '../template/template.errors.ts';
-import { findVisibleTemplate } from '../template/team-template.ts';
-import { mergeDataSchema, mergeTemplateData, missingDataSchema, type DataMerge } from './data-merge.ts';
-import { ConcurrentModificationError } from '../../shared/normalize-error.ts';
+import { TemplateRecipient } from '../template/template-recipient.entity.ts';
+import { parseInput } from '../validation.ts';
+import { type DataMerge, mergeDataSchema, mergeTemplateData, missingDataSchema } from './data-merge.ts';
 
 /*
  * Jumpstart (docs/reference/interface-spec.md §4.5): a draft envelope made from a template in one request and one
@@ -169,7 +169,12 @@ async function preAssignedAgents(em: EntityManager, role: TemplateRecipient, byO
   if (role.contactGroup) {
     const members = await em.find(ContactGroupMember, { group: role.contactGroup.id }, { populate: ['contact'], orderBy: { createdAt: 'asc', contact: 'asc' } });
     if (members.length > MAX_AGENTS_PER_RECIPIENT) {
-      throw new CapacityExceededError('Envelope', { what: `agents per recipient (role "${role.identifier}" is pre-assigned a group)`, limit: MAX_AGENTS_PER_RECIPIENT, current: 0, adding: members.length });
+      throw new CapacityExceededError('Envelope', {
+        what: `agents per recipient (role "${role.identifier}" is pre-assigned a group)`,
+        limit: MAX_AGENTS_PER_RECIPIENT,
+        current: 0,
+        adding: members.length,
+      });
     }
     return members.map((member) => {
       const contact = member.contact.getEntity();
@@ -244,52 +249,56 @@ export async function copyTemplate(
     content.documents.map((document) => {
       const merged = extras.merged?.documents.get(document.id);
       return [
-      document.id,
-      em.create(Document, {
-        id: newId(),
-        envelope,
-        template: null,
-        name: document.name,
-        order: document.order,
-        context: document.context,
-        status: null,
-        pageCount: document.pageCount,
-        pages: document.pages,
-        contentSha256: merged?.sha256After ?? document.contentSha256,
-        byteSize: merged?.byteSize ?? document.byteSize,
-        createdAt: now,
-        updatedAt: now,
-      }),
-    ] as const;
+        document.id,
+        em.create(Document, {
+          id: newId(),
+          envelope,
+          template: null,
+          name: document.name,
+          order: document.order,
+          context: document.context,
+          status: null,
+          pageCount: document.pageCount,
+          pages: document.pages,
+          contentSha256: merged?.sha256After ?? document.contentSha256,
+          byteSize: merged?.byteSize ?? document.byteSize,
+          createdAt: now,
+          updatedAt: now,
+        }),
+      ] as const;
     }),
   );
   await em.flush();
-  await auditChange(context, { em, caller, now }, {
-    envelopeId: envelope.id,
-    type: 'envelope.created',
-    details: {
-      name: envelope.name,
-      templateId: template.id,
-      documents: content.documents.length,
-      recipients: content.roles.length,
-      fields: content.fields.length,
-      ...extras.auditDetails,
-      // What data made the documents: its hash, and each merged document's hash before and after.
-      ...(extras.merged
-        ? {
-            dataMerge: {
-              dataSha256: extras.merged.dataSha256,
-              documents: content.documents
-                .filter((document) => extras.merged!.documents.has(document.id))
-                .map((document) => {
-                  const merged = extras.merged!.documents.get(document.id)!;
-                  return { documentId: documents.get(document.id)!.id, name: document.name, sha256Before: merged.sha256Before, sha256After: merged.sha256After, tags: merged.tags };
-                }),
-            },
-          }
-        : {}),
+  await auditChange(
+    context,
+    { em, caller, now },
+    {
+      envelopeId: envelope.id,
+      type: 'envelope.created',
+      details: {
+        name: envelope.name,
+        templateId: template.id,
+        documents: content.documents.length,
+        recipients: content.roles.length,
+        fields: content.fields.length,
+        ...extras.auditDetails,
+        // What data made the documents: its hash, and each merged document's hash before and after.
+        ...(extras.merged
+          ? {
+              dataMerge: {
+                dataSha256: extras.merged.dataSha256,
+                documents: content.documents
+                  .filter((document) => extras.merged!.documents.has(document.id))
+                  .map((document) => {
+                    const merged = extras.merged!.documents.get(document.id)!;
+                    return { documentId: documents.get(document.id)!.id, name: document.name, sha256Before: merged.sha256Before, sha256After: merged.sha256After, tags: merged.tags };
+                  }),
+              },
+            }
+          : {}),
+      },
     },
-  });
+  );
 
   const recipients = new Map<string, Recipient>();
   for (const role of content.roles) {
@@ -399,7 +408,6 @@ export async function jumpstartEnvelope(context: ServiceContext, options: { temp
   );
   return answerOf(outcome, (envelopeId) => readEnvelope(context, envelopeId, JUMPSTARTED_ENVELOPE_INCLUDE));
 }
-
 
 /** A jumpstart's dry run: the envelope it would make (as the caller's face reads an envelope), and what sending it would do. */
 export type JumpstartDryRun<T> = SendDryRun & { envelope: T };

@@ -1,9 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { listenForNotifications, type NotificationListener } from '../../db/notification-listener.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { API_KEY_REVOKED_CHANNEL, onApiKeyRevokedInProcess } from '../team/api-key-cache.ts';
 import type { Metrics } from '../../shared/metrics.ts';
-import { ENVELOPE_EVENT_CHANNEL, fromNotifyPayload, setsStatus, STATUS_BEFORE_EVENT, takePending, type EnvelopeEvent } from './envelope-event.ts';
+import { API_KEY_REVOKED_CHANNEL, onApiKeyRevokedInProcess } from '../team/api-key-cache.ts';
+import { ENVELOPE_EVENT_CHANNEL, type EnvelopeEvent, fromNotifyPayload, STATUS_BEFORE_EVENT, setsStatus, takePending } from './envelope-event.ts';
 import { SubscriptionLimitError } from './live.errors.ts';
 
 export type LiveLimits = {

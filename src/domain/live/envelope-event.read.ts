@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
-import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
-import { isoTimestamp, type ReadDb } from '../read-model.ts';
-import { revisionOfEvent, STATUS_SET_BY_EVENT, setsStatus, type EnvelopeEvent } from './envelope-event.ts';
+import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import { teamEnvelopes, wellFormedEnvelopeId } from '../envelope/team-envelope.ts';
+import { isoTimestamp, type ReadDb } from '../read-model.ts';
+import { type EnvelopeEvent, revisionOfEvent, STATUS_SET_BY_EVENT, setsStatus } from './envelope-event.ts';
 
 /** Events read back per statement when a watcher catches up; a longer gap takes several. */
 export const REPLAY_PAGE = 500;
@@ -27,7 +27,12 @@ export async function readEnvelopeEventsAfter(reader: ReadDb, teamId: string, en
       (eb) =>
         eb
           .selectFrom('audit_event as a')
-          .select((a) => ['a.seq', 'a.type', isoTimestamp(a.ref('a.at')).as('at'), sql<number | null>`case when a.type = 'envelope.corrected' then (a.details ->> 'revision')::int end`.as('revision')])
+          .select((a) => [
+            'a.seq',
+            'a.type',
+            isoTimestamp(a.ref('a.at')).as('at'),
+            sql<number | null>`case when a.type = 'envelope.corrected' then (a.details ->> 'revision')::int end`.as('revision'),
+          ])
           .where('a.stream_id', '=', envelopeId)
           .where((a) =>
             a.or([
@@ -54,7 +59,11 @@ export async function readEnvelopeEventsAfter(reader: ReadDb, teamId: string, en
       'r.type as type',
       'r.at as at',
       'r.revision as revision',
-      eb.selectFrom('audit_event as h').select((h) => h.fn.max('h.seq').as('head')).where('h.stream_id', '=', envelopeId).as('head'),
+      eb
+        .selectFrom('audit_event as h')
+        .select((h) => h.fn.max('h.seq').as('head'))
+        .where('h.stream_id', '=', envelopeId)
+        .as('head'),
     ])
     .where('e.id', '=', envelopeId)
     .orderBy('r.seq')

@@ -35,11 +35,10 @@ export class SubscriptionKeyRevokedError extends DomainError {
  */
 export class SubscriptionInterruptedError extends DomainError {
   constructor(reason: 'slow_reader' | 'connection_lost' | 'shutting_down', lastSequence: number | null) {
-    super(
-      'Subscription.Interrupted',
-      'The subscription ended before its events could all be delivered; subscribe again (with afterSequence for envelopeEvents) to resume.',
-      { reason, lastSequence },
-    );
+    super('Subscription.Interrupted', 'The subscription ended before its events could all be delivered; subscribe again (with afterSequence for envelopeEvents) to resume.', {
+      reason,
+      lastSequence,
+    });
   }
 }
 

@@ -1,13 +1,13 @@
-import type { DomainError } from '../../shared/errors.ts';
-import { boundedInteger, parseInput } from '../validation.ts';
-import type { ServiceContext } from '../service-context.ts';
 import { z } from 'zod';
-import { setsStatus, type EnvelopeEvent } from './envelope-event.ts';
-import { REPLAY_PAGE, readEnvelopeEventsAfter, readEnvelopeStatus } from './envelope-event.read.ts';
-import type { EnvelopeEventHub } from './envelope-event-hub.ts';
-import { lookUpToken } from '../signing/signing.service.ts';
-import { SubscriptionInterruptedError, SubscriptionKeyRevokedError, SubscriptionLimitError, SubscriptionUnavailableError } from './live.errors.ts';
+import type { DomainError } from '../../shared/errors.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { lookUpToken } from '../signing/signing.service.ts';
+import { boundedInteger, parseInput } from '../validation.ts';
+import { REPLAY_PAGE, readEnvelopeEventsAfter, readEnvelopeStatus } from './envelope-event.read.ts';
+import { type EnvelopeEvent, setsStatus } from './envelope-event.ts';
+import type { EnvelopeEventHub } from './envelope-event-hub.ts';
+import { SubscriptionInterruptedError, SubscriptionKeyRevokedError, SubscriptionLimitError, SubscriptionUnavailableError } from './live.errors.ts';
 
 /** What a subscription yields: an event, or, last of all, the error it ended with. */
 export type LiveItem = EnvelopeEvent | { ended: DomainError };
@@ -308,7 +308,6 @@ export async function subscribeEnvelopeStatusChanged(context: LiveContext, optio
   }
   return stream;
 }
-
 
 /**
  * `signingSessionChanged`: a signing page (its `X-Signing-Token`, no team key) watches its own

@@ -25,7 +25,9 @@ export type PruneOptions = {
 };
 
 /** Deletes settled history older than the retention; answers how many rows of each kind went. */
-export async function pruneDeliveryHistory(options: PruneOptions): Promise<{ outboxMessages: number; webhookDeliveries: number; phoneMessages: number; signingOtps: number; publicLinkVisits: number }> {
+export async function pruneDeliveryHistory(
+  options: PruneOptions,
+): Promise<{ outboxMessages: number; webhookDeliveries: number; phoneMessages: number; signingOtps: number; publicLinkVisits: number }> {
   const cutoff = retentionCutoff(options.now, options.retentionDays);
   const em = options.em.fork();
   const deliveryTeam = options.teamId === undefined ? '' : 'and team_id = ?';

@@ -5,7 +5,7 @@
  * are made one line by the mailer.
  */
 import { escapeHtml } from '../../shared/html.ts';
-import { locales, type Locale } from '../recipient/agent.entity.ts';
+import { type Locale, locales } from '../recipient/agent.entity.ts';
 
 export type MailKind = 'invitation' | 'your_turn' | 'delegated' | 'reminder' | 'voided' | 'declined' | 'expired' | 'handed_over' | 'completed';
 
@@ -263,10 +263,10 @@ function mailBody(
 <html lang="${e(locale)}"><head><meta charset="utf-8"><title>${e(content.subject)}</title></head>
 <body style="font-family: Arial, sans-serif; line-height: 1.5; color: #1f2328;">
 ${logo}${content.paragraphs.map((paragraph) => `<p>${e(paragraph)}</p>\n`).join('')}${
-    content.action
-      ? `<p><a href="${e(content.action.link)}" style="display: inline-block; padding: 10px 18px; background: ${e(accent)}; color: #ffffff; text-decoration: none; border-radius: 4px;">${e(content.action.label)}</a></p>\n`
-      : ''
-  }${content.after.map((line) => `<p>${e(line)}</p>\n`).join('')}${brand?.footer ? `<p style="color: #57606a; font-size: 12px;">${e(brand.footer)}</p>\n` : ''}<p style="color: #57606a; font-size: 12px;">${e(content.footer)}</p>
+  content.action
+    ? `<p><a href="${e(content.action.link)}" style="display: inline-block; padding: 10px 18px; background: ${e(accent)}; color: #ffffff; text-decoration: none; border-radius: 4px;">${e(content.action.label)}</a></p>\n`
+    : ''
+}${content.after.map((line) => `<p>${e(line)}</p>\n`).join('')}${brand?.footer ? `<p style="color: #57606a; font-size: 12px;">${e(brand.footer)}</p>\n` : ''}<p style="color: #57606a; font-size: 12px;">${e(content.footer)}</p>
 </body></html>
 `;
   return { subject: content.subject, text, html };
@@ -319,7 +319,8 @@ const TEAM_WORDS: Record<Locale, TeamWords> = {
       voided: (values) => `“${values.envelopeName}” was voided. Its signing links no longer work.`,
       expired: (values) => `“${values.envelopeName}” expired before everyone had signed. Its signing links no longer work.`,
       send_failed: (values) => `“${values.envelopeName}” was scheduled to be sent, but it could not be sent at its time, so it is a draft again. Fix it and send it (or schedule it) again.`,
-      delivery_failed: (values, who) => `The ${values.kind ? (TEAM_WORDS['en-US'].kinds[values.kind] ?? 'message') : 'message'} for “${values.envelopeName}” to ${who} could not be delivered${values.channel ? ` by ${TEAM_WORDS['en-US'].channels[values.channel] ?? values.channel}` : ''}.`,
+      delivery_failed: (values, who) =>
+        `The ${values.kind ? (TEAM_WORDS['en-US'].kinds[values.kind] ?? 'message') : 'message'} for “${values.envelopeName}” to ${who} could not be delivered${values.channel ? ` by ${TEAM_WORDS['en-US'].channels[values.channel] ?? values.channel}` : ''}.`,
     },
     reason: 'Reason given:',
     why: 'Why:',
@@ -327,7 +328,17 @@ const TEAM_WORDS: Record<Locale, TeamWords> = {
     action: 'Download the signed copy with your team’s API key',
     someone: 'A recipient',
     channels: { email: 'email', sms: 'SMS', whatsapp: 'WhatsApp' },
-    kinds: { invitation: 'invitation', your_turn: 'invitation', delegated: 'invitation', reminder: 'reminder', completed: 'final copy', voided: 'closing notice', declined: 'closing notice', expired: 'closing notice', handed_over: 'hand-over notice' },
+    kinds: {
+      invitation: 'invitation',
+      your_turn: 'invitation',
+      delegated: 'invitation',
+      reminder: 'reminder',
+      completed: 'final copy',
+      voided: 'closing notice',
+      declined: 'closing notice',
+      expired: 'closing notice',
+      handed_over: 'hand-over notice',
+    },
     id: (id) => `Envelope ${id}`,
     footer: 'Your team’s notification settings send this message (notifications in the team settings).',
   },
@@ -346,7 +357,8 @@ const TEAM_WORDS: Record<Locale, TeamWords> = {
       voided: (values) => `“${values.envelopeName}” iptal edildi. İmza bağlantıları artık çalışmıyor.`,
       expired: (values) => `“${values.envelopeName}” belgesinin süresi herkes imzalamadan doldu. İmza bağlantıları artık çalışmıyor.`,
       send_failed: (values) => `“${values.envelopeName}” zamanlanmış saatinde gönderilemedi ve yeniden taslak oldu. Düzeltip yeniden gönderin (ya da zamanlayın).`,
-      delivery_failed: (values, who) => `“${values.envelopeName}” için ${who} kişisine gönderilen ${values.kind ? (TEAM_WORDS['tr-TR'].kinds[values.kind] ?? 'ileti') : 'ileti'}${values.channel ? ` (${TEAM_WORDS['tr-TR'].channels[values.channel] ?? values.channel})` : ''} iletilemedi.`,
+      delivery_failed: (values, who) =>
+        `“${values.envelopeName}” için ${who} kişisine gönderilen ${values.kind ? (TEAM_WORDS['tr-TR'].kinds[values.kind] ?? 'ileti') : 'ileti'}${values.channel ? ` (${TEAM_WORDS['tr-TR'].channels[values.channel] ?? values.channel})` : ''} iletilemedi.`,
     },
     reason: 'Belirtilen neden:',
     why: 'Neden:',
@@ -354,7 +366,17 @@ const TEAM_WORDS: Record<Locale, TeamWords> = {
     action: 'İmzalı kopyayı ekibinizin API anahtarıyla indirin',
     someone: 'Bir alıcı',
     channels: { email: 'e-posta', sms: 'SMS', whatsapp: 'WhatsApp' },
-    kinds: { invitation: 'davet', your_turn: 'davet', delegated: 'davet', reminder: 'hatırlatma', completed: 'imzalı kopya', voided: 'kapanış bildirimi', declined: 'kapanış bildirimi', expired: 'kapanış bildirimi', handed_over: 'devir bildirimi' },
+    kinds: {
+      invitation: 'davet',
+      your_turn: 'davet',
+      delegated: 'davet',
+      reminder: 'hatırlatma',
+      completed: 'imzalı kopya',
+      voided: 'kapanış bildirimi',
+      declined: 'kapanış bildirimi',
+      expired: 'kapanış bildirimi',
+      handed_over: 'devir bildirimi',
+    },
     id: (id) => `Zarf ${id}`,
     footer: 'Bu iletiyi ekibinizin bildirim ayarları gönderdi (ekip ayarlarında notifications).',
   },
@@ -476,7 +498,8 @@ const WEBHOOK_DISABLED: Record<Locale, { subject: string; greeting: (name: strin
     greeting: (name) => (name ? `Merhaba ${name},` : 'Merhaba,'),
     lead: (url) => `Ekibinizin ${url} webhook uç noktası sürekli hata verdiği için devre dışı bırakıldı. Yeniden etkinleştirilene kadar ona olay gönderilmeyecek.`,
     reason: 'Neden:',
-    action: 'Alıcıyı düzeltin, ardından uç noktayı yeniden etkinleştirin (enabled: true ile updateWebhook veya PATCH /api/v1/key/webhooks/{id}) ve kaçırdıklarını teslimat kaydından yeniden gönderin.',
+    action:
+      'Alıcıyı düzeltin, ardından uç noktayı yeniden etkinleştirin (enabled: true ile updateWebhook veya PATCH /api/v1/key/webhooks/{id}) ve kaçırdıklarını teslimat kaydından yeniden gönderin.',
     footer: 'Bu ileti otomatik olarak gönderildi.',
   },
 };
@@ -499,7 +522,10 @@ export function renderWebhookDisabledMail(locale: Locale, values: WebhookDisable
 }
 
 /** A public link's one-time code (issue 36): the code first in the subject, so a mail list shows it. */
-const PUBLIC_LINK_CODE: Record<Locale, { subject: (code: string) => string; greeting: (name: string) => string; lead: (form: string, minutes: number) => string; ignore: string; footer: string }> = {
+const PUBLIC_LINK_CODE: Record<
+  Locale,
+  { subject: (code: string) => string; greeting: (name: string) => string; lead: (form: string, minutes: number) => string; ignore: string; footer: string }
+> = {
   'en-US': {
     subject: (code) => `${code} is your code`,
     greeting: (name) => `Hello ${name},`,

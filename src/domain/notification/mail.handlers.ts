@@ -8,24 +8,35 @@
  * `notice.sent`) is written in the acknowledgement's transaction, so it is recorded once however
  * many times the work ran; the acknowledgement also drops the signing link from the row.
  */
+
+import fs from 'node:fs/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { BlobMissingError, type BlobStore, type LocalBlob } from '../../shared/blob-store/index.ts';
 import type { FailureReason } from '../../shared/failure-reason.ts';
 import { safeFileNames } from '../artefact/download.service.ts';
 import { finalCopyLinkMaker } from '../artefact/final-copy-link.ts';
-import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
 import { appendAuditEvent } from '../audit/audit.service.ts';
-import { OUTBOX_TOPICS, type OutboxTopic } from '../outbox/topics.ts';
-import fs from 'node:fs/promises';
-import { completeTeamSettings } from '../team/team-settings.ts';
-import { logoExtension } from '../team/team-logo.ts';
-import { mailLocale, renderBulkSendNotice, renderMail, renderShortText, renderTeamNotice, type MailBrand, type MailKind, type MailValues, type TeamNoticeEventName } from './mail-templates.ts';
-import type { PhoneChannel, PhoneProvider } from './sms.ts';
-import type { MailAttachment, MailMessage, Mailer } from './mailer.ts';
 import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
-import { reservePhoneMessage } from './phone-cap.ts';
+import { handles, type OutboxClaimOf, type OutboxFailureHook, type OutboxHandler, type OutboxMessageClaim, PermanentOutboxError, typedClaim } from '../outbox/outbox-worker.ts';
+import { OUTBOX_TOPICS, type OutboxTopic } from '../outbox/topics.ts';
+import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
+import { logoExtension } from '../team/team-logo.ts';
 import { queueTeamNotice } from '../team/team-notices.ts';
-import { handles, PermanentOutboxError, typedClaim, type OutboxClaimOf, type OutboxFailureHook, type OutboxHandler, type OutboxMessageClaim } from '../outbox/outbox-worker.ts';
+import { completeTeamSettings } from '../team/team-settings.ts';
+import {
+  type MailBrand,
+  type MailKind,
+  type MailValues,
+  mailLocale,
+  renderBulkSendNotice,
+  renderMail,
+  renderShortText,
+  renderTeamNotice,
+  type TeamNoticeEventName,
+} from './mail-templates.ts';
+import type { MailAttachment, Mailer, MailMessage } from './mailer.ts';
+import { reservePhoneMessage } from './phone-cap.ts';
+import type { PhoneChannel, PhoneProvider } from './sms.ts';
 
 /** An invitation and a reminder carry the same payload and are delivered by one handler. */
 type InvitationTopic = typeof OUTBOX_TOPICS.invitation | typeof OUTBOX_TOPICS.reminder;
@@ -160,7 +171,11 @@ async function showFailureOnAgent(em: EntityManager, agentId: unknown, failure: 
   await em.execute('update agent set notification_failure = ?::jsonb where id = ?', [JSON.stringify(failure), agentId]);
 }
 
-export async function systemEvent(em: EntityManager, auditKey: Buffer, input: { teamId: string; envelopeId: string; type: string; at: Date; details: Record<string, unknown> }): Promise<void> {
+export async function systemEvent(
+  em: EntityManager,
+  auditKey: Buffer,
+  input: { teamId: string; envelopeId: string; type: string; at: Date; details: Record<string, unknown> },
+): Promise<void> {
   await appendAuditEvent(em, auditKey, {
     teamId: input.teamId,
     envelopeId: input.envelopeId,
@@ -310,7 +325,8 @@ export function completedNoticeMailHandler(options: MailHandlerOptions): OutboxH
     const payload = message.payload;
     const envelopeId = payload.envelopeId;
     const envelope = await envelopeOf(em, envelopeId);
-    if (envelope.status !== 'finalized') throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeNotFinalized(envelope.status), `envelope ${envelopeId} is ${envelope.status}, not finalized`);
+    if (envelope.status !== 'finalized')
+      throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeNotFinalized(envelope.status), `envelope ${envelopeId} is ${envelope.status}, not finalized`);
     const sealed = await sealedAttachments(options, em, envelopeId);
     try {
       const attachments = sealed.attachments;
@@ -328,7 +344,14 @@ export function completedNoticeMailHandler(options: MailHandlerOptions): OutboxH
         agentId: payload.agentId,
         type: 'notice.sent',
         at: now,
-        details: { recipientId: payload.recipientId, agentId: payload.agentId ?? null, channel, kind: 'completed', attachedDocuments: channel === 'email' ? attachments.length : 0, messageId },
+        details: {
+          recipientId: payload.recipientId,
+          agentId: payload.agentId ?? null,
+          channel,
+          kind: 'completed',
+          attachedDocuments: channel === 'email' ? attachments.length : 0,
+          messageId,
+        },
       });
     } finally {
       sealed.release();
@@ -344,7 +367,8 @@ async function sealedAttachments(options: MailHandlerOptions, em: EntityManager,
   const documents = await em.execute<{ name: string; sealed_sha256: string | null }[]>('select name, sealed_sha256 from document where envelope_id = ? order by "order", id', [envelopeId]);
   // Queued by the seal job after sealing, so this only happens if a document was added to the
   // envelope's rows in a way the workflow never does; retrying cannot help.
-  if (documents.some((document) => document.sealed_sha256 === null)) throw new PermanentOutboxError(DELIVERY_FAILURES.documentsNotSealed, `envelope ${envelopeId} has documents that are not sealed`);
+  if (documents.some((document) => document.sealed_sha256 === null))
+    throw new PermanentOutboxError(DELIVERY_FAILURES.documentsNotSealed, `envelope ${envelopeId} has documents that are not sealed`);
   const names = safeFileNames(documents.map((document) => document.name));
   // Sizes from the store (a missing object fails the job by name; the outbox retries it);
   // only attachments that fit are fetched, as local copies held until the mail is sent.
@@ -452,13 +476,7 @@ function bulkSendNoticeHandler(options: MailHandlerOptions): OutboxHandler<typeo
 
 type NotificationTopic = InvitationTopic | typeof OUTBOX_TOPICS.closedNotice | typeof OUTBOX_TOPICS.handoverNotice | typeof OUTBOX_TOPICS.completedNotice;
 
-const NOTIFICATION_TOPICS = new Set<string>([
-  OUTBOX_TOPICS.invitation,
-  OUTBOX_TOPICS.reminder,
-  OUTBOX_TOPICS.closedNotice,
-  OUTBOX_TOPICS.handoverNotice,
-  OUTBOX_TOPICS.completedNotice,
-]);
+const NOTIFICATION_TOPICS = new Set<string>([OUTBOX_TOPICS.invitation, OUTBOX_TOPICS.reminder, OUTBOX_TOPICS.closedNotice, OUTBOX_TOPICS.handoverNotice, OUTBOX_TOPICS.completedNotice]);
 
 export function mailHandlers(options: MailHandlerOptions): Map<string, OutboxHandler<any>> {
   return new Map([
@@ -498,7 +516,16 @@ export function notificationFailureHook(auditKey: Buffer): OutboxFailureHook {
       envelopeId: payload.envelopeId,
       type: 'notification.failed',
       at: now,
-      details: { topic: message.topic, kind, channel, recipientId: payload.recipientId ?? null, agentId: payload.agentId ?? null, attempts: message.attempt, reason: reason.code, error: reason.description },
+      details: {
+        topic: message.topic,
+        kind,
+        channel,
+        recipientId: payload.recipientId ?? null,
+        agentId: payload.agentId ?? null,
+        attempts: message.attempt,
+        reason: reason.code,
+        error: reason.description,
+      },
     });
     await showFailureOnAgent(em, payload.agentId, { kind, channel, reason: reason.code, error: reason.description, attempts: message.attempt, failedAt: now.toISOString() });
     // The sending team hears of it at its notification addresses, naming the person and the channel.

@@ -11,8 +11,8 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
-import type { Logger } from '../../shared/logger.ts';
 import { ReasonedError } from '../../shared/failure-reason.ts';
+import type { Logger } from '../../shared/logger.ts';
 import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
 import { PermanentOutboxError } from '../outbox/outbox-worker.ts';
 
@@ -67,7 +67,13 @@ function mailOptions(from: string, message: MailMessage) {
     headers: { 'Content-Language': oneLine(message.language), 'Auto-Submitted': 'auto-generated' },
     // Read here as streams: `disableFileAccess` below refuses file paths nodemailer would open itself.
     attachments: [
-      ...(message.inline ?? []).map((image) => ({ cid: oneLine(image.cid), filename: oneLine(image.filename), content: image.content, contentType: image.contentType, contentDisposition: 'inline' as const })),
+      ...(message.inline ?? []).map((image) => ({
+        cid: oneLine(image.cid),
+        filename: oneLine(image.filename),
+        content: image.content,
+        contentType: image.contentType,
+        contentDisposition: 'inline' as const,
+      })),
       ...(message.attachments ?? []).map((attachment) => ({
         filename: oneLine(attachment.filename),
         content: createReadStream(attachment.path),

@@ -4,11 +4,12 @@
  * and records `otp.sent`; a code that can no longer be used when its turn comes (a newer one was
  * requested, it was verified or expired, the link died) is settled without a message.
  */
-import { OTP_POLICY } from './otp-policy.ts';
+
 import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
+import { type OutboxHandler, PermanentOutboxError } from '../outbox/outbox-worker.ts';
 import { envelopeOf, mailMessageId, systemEvent } from './mail.handlers.ts';
 import { mailLocale, renderOtpText } from './mail-templates.ts';
-import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
+import { OTP_POLICY } from './otp-policy.ts';
 import type { PhoneChannel, PhoneProvider } from './sms.ts';
 
 export type OtpHandlerOptions = { phone: PhoneProvider; publicUrl: string; auditKey: Buffer };

@@ -38,9 +38,14 @@ export async function reservePhoneMessage(
       return { allowed: false, limit: options.perDay, retryAt: new Date(oldest.getTime() + PHONE_CAP_WINDOW_MS) };
     }
   }
-  await em.execute(
-    'insert into phone_message (id, created_at, agent_id, person_index, envelope_id, kind, outbox_message_id) values (?, ?, ?, ?, ?, ?, ?)',
-    [newId(), options.now, options.agentId, options.personIndex, options.envelopeId, options.kind, options.outboxMessageId],
-  );
+  await em.execute('insert into phone_message (id, created_at, agent_id, person_index, envelope_id, kind, outbox_message_id) values (?, ?, ?, ?, ?, ?, ?)', [
+    newId(),
+    options.now,
+    options.agentId,
+    options.personIndex,
+    options.envelopeId,
+    options.kind,
+    options.outboxMessageId,
+  ]);
   return { allowed: true };
 }

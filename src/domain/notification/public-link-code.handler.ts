@@ -1,5 +1,5 @@
-import { PermanentOutboxError, type OutboxHandler } from '../outbox/outbox-worker.ts';
 import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
+import { type OutboxHandler, PermanentOutboxError } from '../outbox/outbox-worker.ts';
 import type { OUTBOX_TOPICS } from '../outbox/topics.ts';
 import { mailMessageId } from './mail.handlers.ts';
 import { mailLocale, renderPublicLinkCodeMail } from './mail-templates.ts';

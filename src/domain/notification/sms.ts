@@ -12,8 +12,8 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from '../../shared/logger.ts';
 import { ReasonedError } from '../../shared/failure-reason.ts';
+import type { Logger } from '../../shared/logger.ts';
 import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
 import { PermanentOutboxError } from '../outbox/outbox-worker.ts';
 

@@ -45,12 +45,7 @@ export async function deleteInBatches(em: EntityManager, select: string, table: 
 }
 
 /** Runs `prune` every `intervalMs` (and once a minute after start) until stopped; a failure is logged and retried next time. */
-export function startHousekeeping(options: {
-  clock: Clock;
-  logger: Logger;
-  intervalMs: number;
-  prune: (now: Date) => Promise<Record<string, number>>;
-}): { stop(): Promise<void> } {
+export function startHousekeeping(options: { clock: Clock; logger: Logger; intervalMs: number; prune: (now: Date) => Promise<Record<string, number>> }): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   const run = () => {
     running = running.then(() =>

@@ -19,12 +19,12 @@ import os from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JsonObject } from '../../db/columns.ts';
 import type { Clock } from '../../shared/clock.ts';
-import { failureDetail, failureReasonOf, ReasonedError, type FailureReason } from '../../shared/failure-reason.ts';
+import { type FailureReason, failureDetail, failureReasonOf, ReasonedError } from '../../shared/failure-reason.ts';
 import type { Logger } from '../../shared/logger.ts';
+import type { Metrics } from '../../shared/metrics.ts';
+import { isConnectionFailure } from '../../shared/normalize-error.ts';
 import { redactSecrets } from '../../shared/redact.ts';
 import { contextFromTraceparent, recordActiveFailure, SpanKind, withSpan } from '../../shared/tracing.ts';
-import { isConnectionFailure } from '../../shared/normalize-error.ts';
-import type { Metrics } from '../../shared/metrics.ts';
 import { markOutboxMessageDelivered } from './outbox.ts';
 import type { OutboxPayloads, OutboxTopic } from './topics.ts';
 
@@ -206,7 +206,10 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
         const giveUpAt = stopped ? Math.min(deadline, stoppedAt + 5_000) : deadline;
         if (!isConnectionFailure(error) || Date.now() + delay > giveUpAt) throw error;
         if (attempt === 1) {
-          settings.logger.warn({ messageId: message.id, topic: message.topic, attempt: message.attempt, err: { message: (error as Error)?.message } }, `outbox ${what} could not be recorded; trying again`);
+          settings.logger.warn(
+            { messageId: message.id, topic: message.topic, attempt: message.attempt, err: { message: (error as Error)?.message } },
+            `outbox ${what} could not be recorded; trying again`,
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, delay));
         delay = Math.min(delay * 2, 5_000);
@@ -228,15 +231,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
             limit ?
             for update skip locked)
        returning id, topic, payload, attempts, trace_parent`,
-      [
-        new Date(now.getTime() + settings.leaseMs),
-        settings.claimant,
-        now,
-        now,
-        ...topics,
-        ...matches.map((match) => JSON.stringify(match)),
-        count,
-      ],
+      [new Date(now.getTime() + settings.leaseMs), settings.claimant, now, now, ...topics, ...matches.map((match) => JSON.stringify(match)), count],
     );
     return rows.map((row) => ({ id: row.id, topic: row.topic, payload: row.payload, attempt: row.attempts, traceParent: row.trace_parent }));
   }
@@ -251,14 +246,16 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     const em = settings.em.fork();
     if (permanent) {
       // The row's failure and the hook's record commit together, once (the guarded update decides).
-      const recorded = await persistently(message, 'failure', () => em.fork().transactional(async (tx) => {
-        const failed = await tx.execute<{ id: string }[]>(
-          `update outbox_message set failed_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null and failed_at is null returning id`,
-          [now, record, message.id, message.attempt],
-        );
-        if (failed.length === 1 && settings.onFailed) await settings.onFailed(message, reason, { em: tx, now });
-        return failed.length === 1;
-      }));
+      const recorded = await persistently(message, 'failure', () =>
+        em.fork().transactional(async (tx) => {
+          const failed = await tx.execute<{ id: string }[]>(
+            `update outbox_message set failed_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null and failed_at is null returning id`,
+            [now, record, message.id, message.attempt],
+          );
+          if (failed.length === 1 && settings.onFailed) await settings.onFailed(message, reason, { em: tx, now });
+          return failed.length === 1;
+        }),
+      );
       // Counted once committed, by the claim whose update recorded it.
       if (recorded) settings.metrics?.outboxFailed.inc({ topic: message.topic });
       settings.logger.error({ messageId: message.id, topic: message.topic, attempt: message.attempt, reason: reason.code, err: error }, 'outbox message failed for good');
@@ -267,10 +264,12 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     const delay = outboxBackoffMs(message.attempt, settings);
     const retryAt = new Date(now.getTime() + delay);
     const reschedule = (tx: EntityManager) =>
-      tx.execute<{ id: string }[]>(
-        `update outbox_message set available_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null returning id`,
-        [retryAt, record, message.id, message.attempt],
-      );
+      tx.execute<{ id: string }[]>(`update outbox_message set available_at = ?, locked_until = null, last_error = ? where id = ? and attempts = ? and processed_at is null returning id`, [
+        retryAt,
+        record,
+        message.id,
+        message.attempt,
+      ]);
     const onRetry = settings.onRetry;
     if (onRetry) {
       // The reschedule and the hook's record commit together, and only for the claim that still holds the row.
@@ -295,18 +294,21 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     // Every renewal still on its way is awaited, not only the last: on a slow database several
     // overlap, and an earlier one landing after the outcome would lock the row again.
     const renewing = new Set<Promise<unknown>>();
-    const renew = setInterval(() => {
-      const renewal: Promise<unknown> = settings.em
-        .fork()
-        .execute(`update outbox_message set locked_until = ? where id = ? and attempts = ? and processed_at is null`, [
-          new Date(settings.clock.now().getTime() + settings.leaseMs),
-          message.id,
-          message.attempt,
-        ])
-        .catch(() => undefined)
-        .finally(() => renewing.delete(renewal));
-      renewing.add(renewal);
-    }, settings.renewIntervalMs ?? Math.max(1000, Math.floor(settings.leaseMs / 3)));
+    const renew = setInterval(
+      () => {
+        const renewal: Promise<unknown> = settings.em
+          .fork()
+          .execute(`update outbox_message set locked_until = ? where id = ? and attempts = ? and processed_at is null`, [
+            new Date(settings.clock.now().getTime() + settings.leaseMs),
+            message.id,
+            message.attempt,
+          ])
+          .catch(() => undefined)
+          .finally(() => renewing.delete(renewal));
+        renewing.add(renewal);
+      },
+      settings.renewIntervalMs ?? Math.max(1000, Math.floor(settings.leaseMs / 3)),
+    );
     renew.unref();
     const stopRenewing = async () => {
       clearInterval(renew);

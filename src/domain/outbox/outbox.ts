@@ -26,12 +26,7 @@ export type EnqueueOptions = {
 };
 
 /** Writes one message; answers its id, or undefined when `skipDuplicate` found its key taken. */
-export async function enqueue<Topic extends OutboxTopic>(
-  em: EntityManager,
-  topic: Topic,
-  payload: OutboxPayloads[Topic],
-  options: EnqueueOptions,
-): Promise<string | undefined> {
+export async function enqueue<Topic extends OutboxTopic>(em: EntityManager, topic: Topic, payload: OutboxPayloads[Topic], options: EnqueueOptions): Promise<string | undefined> {
   // The same statement tells the workers (on commit) that a job of this topic is due: wakeups.ts.
   const rows = await em.execute<{ id: string }[]>(
     `with inserted as (

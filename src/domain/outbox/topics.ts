@@ -183,4 +183,4 @@ export type OutboxPayloads = {
 };
 
 // Every topic has its payload type, and nothing else does.
-true satisfies (OutboxTopic extends keyof OutboxPayloads ? (keyof OutboxPayloads extends OutboxTopic ? true : false) : false);
+true satisfies OutboxTopic extends keyof OutboxPayloads ? (keyof OutboxPayloads extends OutboxTopic ? true : false) : false;

@@ -100,10 +100,7 @@ export async function ensureRecipientsOpen(change: Correcting, recipientIds: rea
  */
 export async function ensureOrderOpen(change: Correcting, order: number): Promise<void> {
   if (!change.correction) return;
-  const later = await change.em.execute<{ id: string }[]>(`select r.id from recipient r where r.envelope_id = ? and r."order" > ? and ${ACTED}`, [
-    change.correction.envelope.id,
-    order,
-  ]);
+  const later = await change.em.execute<{ id: string }[]>(`select r.id from recipient r where r.envelope_id = ? and r."order" > ? and ${ACTED}`, [change.correction.envelope.id, order]);
   if (later.length > 0) throw new RecipientAlreadyCompletedError({ recipientIds: later.map((row) => row.id), order });
 }
 

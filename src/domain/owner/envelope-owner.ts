@@ -1,12 +1,12 @@
-import { auditChange, type ChangeScope } from '../change.ts';
 import { ENVELOPE_CAPACITY } from '../capacity.ts';
-import { envelopeRecipients } from '../recipient/envelope-recipients.ts';
-import { ownerChange, type ContentOwner, type OwnerChange } from './owner.ts';
-import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
+import { auditChange, type ChangeScope } from '../change.ts';
 import { EnvelopeNotDraftError } from '../envelope/envelope.errors.ts';
+import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import { findTeamEnvelope } from '../envelope/team-envelope.ts';
+import { envelopeRecipients } from '../recipient/envelope-recipients.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { bumpRevision, correctionWorkflow, startCorrection } from './correction.ts';
+import { type ContentOwner, type OwnerChange, ownerChange } from './owner.ts';
 
 /*
  * An envelope as the owner of documents, recipients and fields (owner/owner.ts): found through

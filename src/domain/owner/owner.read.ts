@@ -1,17 +1,17 @@
-import { sql, type AliasableExpression, type AliasedExpression, type Compilable, type ExpressionBuilder } from 'kysely';
+import { type AliasableExpression, type AliasedExpression, type Compilable, type ExpressionBuilder, sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { isUuid } from '../../shared/ids.ts';
-import { DocumentNotFoundError, FieldNotFoundError } from './owner.errors.ts';
 import { EnvelopeNotFoundError } from '../envelope/envelope.errors.ts';
 import { teamEnvelopes } from '../envelope/team-envelope.ts';
-import { isoTimestamp, readOwnerChild, readOwnerChildItem, type ReadDb, type Slot } from '../read-model.ts';
+import { isoTimestamp, type ReadDb, readOwnerChild, readOwnerChildItem, type Slot } from '../read-model.ts';
 import type { AgentNotificationFailure } from '../recipient/agent.entity.ts';
 import { agentPersonSql } from '../recipient/agent-people.ts';
 import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { TemplateNotFoundError } from '../template/template.errors.ts';
 import { visibleTemplates } from '../template/team-template.ts';
-import { CONTENT_TABLES, childOrderColumns, childOrderSql, childWhenNullColumn, type ChildListName } from './child-lists.ts';
+import { TemplateNotFoundError } from '../template/template.errors.ts';
+import { type ChildListName, CONTENT_TABLES, childOrderColumns, childOrderSql, childWhenNullColumn } from './child-lists.ts';
+import { DocumentNotFoundError, FieldNotFoundError } from './owner.errors.ts';
 import type { OwnerKind, OwnerRef } from './owner-ref.ts';
 
 /*
@@ -211,16 +211,18 @@ function agentsOf(eb: AnyEb, recipientId: string) {
   // Once a message to the agent was delivered or given up, the sender sees it (`notification`);
   // a draft's agents keep the spec's shape.
   const notification = sql`json_build_object('lastDeliveredAt', ${isoTimestamp(sql`a.notified_at`)}, 'failure', a.notification_failure)`;
-  return eb
-    .selectFrom('agent as a')
-    .select(
-      sql<AgentData[]>`coalesce(json_agg(case when a.notified_at is null and a.notification_failure is null then ${agent}
+  return (
+    eb
+      .selectFrom('agent as a')
+      .select(
+        sql<AgentData[]>`coalesce(json_agg(case when a.notified_at is null and a.notification_failure is null then ${agent}
           else (${agent}::jsonb || jsonb_build_object('notification', ${notification}))::json end
         order by ${childOrderSql('agents')}), '[]'::json)`.as('agents'),
-    )
-    .whereRef('a.recipient_id', '=', recipientId)
-    // A delegated role shows the person it was handed to, not the one whose link died (child-lists.ts).
-    .where(childWhenNullColumn('agents')!, 'is', null);
+      )
+      .whereRef('a.recipient_id', '=', recipientId)
+      // A delegated role shows the person it was handed to, not the one whose link died (child-lists.ts).
+      .where(childWhenNullColumn('agents')!, 'is', null)
+  );
 }
 
 /**
@@ -353,7 +355,10 @@ export function fieldsOf(eb: AnyEb, owner: { kind: OwnerKind; ownerId: string },
 type ChildSelection = (eb: AnyEb, ownerId: string, slot: Slot) => AliasableExpression<unknown>;
 
 /** Each owner's tenant gate for reads, narrowed to one owner row, and its NotFound. */
-const OWNER_GATES: Record<OwnerKind, { select(db: ReadDb, slot: Slot, child: (eb: AnyEb) => AliasedExpression<unknown, 'child'>): Compilable<unknown>; ownerId: string; notFound(id: string): Error }> = {
+const OWNER_GATES: Record<
+  OwnerKind,
+  { select(db: ReadDb, slot: Slot, child: (eb: AnyEb) => AliasedExpression<unknown, 'child'>): Compilable<unknown>; ownerId: string; notFound(id: string): Error }
+> = {
   envelope: {
     select: (db, slot, child) => teamEnvelopes(db, slot(0)).select(child).where('e.id', '=', slot(1)),
     ownerId: 'e.id',
@@ -390,7 +395,11 @@ function readOneInOwner<T>(
   item: { itemId: string; shape: string; child: (eb: AnyEb, ownerId: string, only: Narrowing) => AliasableExpression<unknown>; notFound: () => Error },
 ): Promise<T> {
   const { itemId, shape, child, notFound } = item;
-  return readOwnerChildItem<T>(itemId, (itemIdValue) => readInOwner<T[]>(context, owner, { shape, child: (eb, ownerId, slot) => child(eb, ownerId, { id: slot(2) }), childValues: [itemIdValue] }), notFound);
+  return readOwnerChildItem<T>(
+    itemId,
+    (itemIdValue) => readInOwner<T[]>(context, owner, { shape, child: (eb, ownerId, slot) => child(eb, ownerId, { id: slot(2) }), childValues: [itemIdValue] }),
+    notFound,
+  );
 }
 
 /** An owner's documents. */
@@ -428,7 +437,8 @@ export function readRecipient<K extends OwnerKind>(context: ServiceContext, opti
 /** An owner's fields with their views; `fieldIds` narrows to those (in listing order), e.g. the ones just created. */
 export function readFields(context: ServiceContext, options: { owner: OwnerRef; fieldIds?: string[] }): Promise<FieldData[]> {
   const { owner } = options;
-  if (options.fieldIds === undefined) return readInOwner(context, owner, { shape: 'fields', child: (eb, ownerId) => fieldsOf(eb, { kind: owner.kind, ownerId }, { include: { views: true } }) });
+  if (options.fieldIds === undefined)
+    return readInOwner(context, owner, { shape: 'fields', child: (eb, ownerId) => fieldsOf(eb, { kind: owner.kind, ownerId }, { include: { views: true } }) });
   return readInOwner(context, owner, {
     shape: 'fields-by-id',
     child: (eb, ownerId, slot) => fieldsOf(eb, { kind: owner.kind, ownerId }, { include: { views: true }, only: { anyId: slot(2) } }),

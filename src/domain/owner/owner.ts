@@ -9,16 +9,16 @@
  */
 import type { EntityClass, ObjectQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { inTransaction, type ChangeScope } from '../change.ts';
-import { createIdempotentlyUnderLock } from '../idempotency/idempotency.service.ts';
+import { type ChangeScope, inTransaction } from '../change.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
+import { createIdempotentlyUnderLock } from '../idempotency/idempotency.service.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import type { NewRecipientKeys, RecipientKeyChange } from '../recipient/recipient-keys.ts';
 import type { ServiceContext } from '../service-context.ts';
-import type { TemplateRecipient } from '../template/template-recipient.entity.ts';
 import type { Template } from '../template/template.entity.ts';
-import type { OwnerKind } from './owner-ref.ts';
+import type { TemplateRecipient } from '../template/template-recipient.entity.ts';
 import type { EnvelopeCorrection } from './correction.ts';
+import type { OwnerKind } from './owner-ref.ts';
 
 /** The filter of an owner's documents, recipients and fields (the ORM property naming the owner). */
 export type OwnerScope = { envelope: Envelope } | { template: Template };

@@ -1,7 +1,7 @@
 import { envelopeOwner } from './envelope-owner.ts';
-import { templateOwner } from './template-owner.ts';
 import type { ContentOwner } from './owner.ts';
 import type { OwnerKind } from './owner-ref.ts';
+import { templateOwner } from './template-owner.ts';
 
 const OWNERS: Record<OwnerKind, ContentOwner> = { envelope: envelopeOwner, template: templateOwner };
 

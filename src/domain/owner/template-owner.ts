@@ -1,7 +1,7 @@
 import { TEMPLATE_CAPACITY } from '../capacity.ts';
-import { ownerChange, type ContentOwner } from './owner.ts';
-import { templateRoles } from '../template/template-roles.ts';
 import { auditTemplateChange, changeTemplate, findOwnTemplate } from '../template/template.service.ts';
+import { templateRoles } from '../template/template-roles.ts';
+import { type ContentOwner, ownerChange } from './owner.ts';
 
 /*
  * A template as the owner of documents, roles and fields (owner/owner.ts): found through the

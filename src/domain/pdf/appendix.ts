@@ -10,8 +10,8 @@
  * in the envelope's ZIP and evidence package either way.
  */
 import fs from 'node:fs';
-import { PDFDocument, rgb, type PDFPage } from 'pdf-lib';
-import { drawTextLine, embedSans, wrapText, type TextFamily } from './render.ts';
+import { PDFDocument, type PDFPage, rgb } from 'pdf-lib';
+import { drawTextLine, embedSans, type TextFamily, wrapText } from './render.ts';
 
 export type RenderAppendix = { path: string; contentType: 'application/pdf' | 'image/png' | 'image/jpeg'; name: string; sha256: string };
 

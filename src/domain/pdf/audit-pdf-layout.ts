@@ -12,8 +12,8 @@
  * person) is kept on one page when it fits on one, and every page carries its number and the
  * envelope id in the footer.
  */
-import { PDFDocument, rgb, type PDFImage, type PDFPage, type RGB } from 'pdf-lib';
-import { drawTextLine, embedSans, embedScript, wrapText, type TextFamily } from './render.ts';
+import { PDFDocument, type PDFImage, type PDFPage, type RGB, rgb } from 'pdf-lib';
+import { drawTextLine, embedSans, embedScript, type TextFamily, wrapText } from './render.ts';
 
 export type AuditPdfLocale = 'en-US' | 'tr-TR';
 export const auditPdfLocales: readonly AuditPdfLocale[] = ['en-US', 'tr-TR'];
@@ -68,9 +68,30 @@ export type AuditPdfData = {
   generatedAt: string;
   /** An on-demand variant (`?current=true`): marked on every page as not the fixed certificate. */
   current: boolean;
-  envelope: { id: string; name: string; status: string; cause: 'void' | 'decline' | 'expiry' | null; createdAt: string; sentAt: string | null; completedAt: string | null; voidedAt: string | null; expiredAt: string | null; voidReason: string | null; sender: string | null };
+  envelope: {
+    id: string;
+    name: string;
+    status: string;
+    cause: 'void' | 'decline' | 'expiry' | null;
+    createdAt: string;
+    sentAt: string | null;
+    completedAt: string | null;
+    voidedAt: string | null;
+    expiredAt: string | null;
+    voidReason: string | null;
+    sender: string | null;
+  };
   documents: { id: string; name: string; pageCount: number; originalSha256: string; sealedSha256: string | null }[];
-  recipients: { id: string; roleName: string; type: string; order: number; approval?: { quorum: number; approvals: number }; completedAt: string | null; declinedAt: string | null; people: CertificatePerson[] }[];
+  recipients: {
+    id: string;
+    roleName: string;
+    type: string;
+    order: number;
+    approval?: { quorum: number; approvals: number };
+    completedAt: string | null;
+    declinedAt: string | null;
+    people: CertificatePerson[];
+  }[];
   events: CertificateEvent[];
   biometrics: { fieldIdentifier: string; person: string | null; strokes: number; points: number; durationMs: number; pressureMin: number; pressureMax: number; strokesSha256: string }[];
   chain: { valid: boolean; length: number; headHash: string | null; brokenAtSeq: number | null };
@@ -107,7 +128,10 @@ const en = {
   notSealed: 'not sealed (the envelope did not complete)',
   recipients: 'Recipients and people',
   roleLine: (role: string, type: string, order: number) => `${role}: ${type}, signing order ${order}`,
-  types: { signer: 'signer', host: 'host of an in-person signing', in_person_signer: 'signer in person', delegator: 'may delegate', viewer: 'viewer', approver: 'approver' } as Record<string, string>,
+  types: { signer: 'signer', host: 'host of an in-person signing', in_person_signer: 'signer in person', delegator: 'may delegate', viewer: 'viewer', approver: 'approver' } as Record<
+    string,
+    string
+  >,
   quorumLine: (quorum: number, approvals: number) => `Quorum: ${quorum} ${quorum === 1 ? 'approval' : 'approvals'} needed, ${approvals} given`,
   approvalComment: 'Approval comment',
   madeQuorum: 'This approval made the quorum',
@@ -157,9 +181,26 @@ const en = {
   apiKey: (label: string) => `the API key “${label}”`,
   someone: 'someone',
   channels: { email: 'email', sms: 'SMS', whatsapp: 'WhatsApp', none: 'no channel' } as Record<string, string>,
-  notices: { completed: 'the final copy', voided: 'the notice that the envelope was voided', declined: 'the notice of the decline', expired: 'the notice that the envelope expired', handed_over: 'the notice of the hand-over', void: 'the notice that the envelope was voided', decline: 'the notice of the decline', expiry: 'the notice that the envelope expired', delivery_failed: 'the notice of a failed delivery' } as Record<string, string>,
+  notices: {
+    completed: 'the final copy',
+    voided: 'the notice that the envelope was voided',
+    declined: 'the notice of the decline',
+    expired: 'the notice that the envelope expired',
+    handed_over: 'the notice of the hand-over',
+    void: 'the notice that the envelope was voided',
+    decline: 'the notice of the decline',
+    expiry: 'the notice that the envelope expired',
+    delivery_failed: 'the notice of a failed delivery',
+  } as Record<string, string>,
   otpReasons: { wrong_code: 'a wrong code', expired: 'an expired code', already_used: 'a code already used', attempts_exhausted: 'no attempts left' } as Record<string, string>,
-  formats: { pdf: 'a document', zip: 'every document as a ZIP', 'audit-pdf': 'the certificate of completion', certificate: 'the certificate of completion', evidence: 'the evidence package', attachment: 'a signer’s attachment' } as Record<string, string>,
+  formats: {
+    pdf: 'a document',
+    zip: 'every document as a ZIP',
+    'audit-pdf': 'the certificate of completion',
+    certificate: 'the certificate of completion',
+    evidence: 'the evidence package',
+    attachment: 'a signer’s attachment',
+  } as Record<string, string>,
   sentence(event: CertificateEvent, actor: string): string {
     const d = event.details;
     const a = event.about;
@@ -167,50 +208,96 @@ const en = {
     const person = a.person ?? this.someone;
     const channel = this.channels[String(d.channel ?? 'none')] ?? String(d.channel);
     switch (event.type) {
-      case 'envelope.created': return `${actor} created the envelope.`;
-      case 'envelope.updated': return `${actor} changed the envelope’s settings.`;
-      case 'envelope.sent': return `${actor} sent the envelope for signing${d.expiresAt ? `; it expires at ${when(String(d.expiresAt))}` : ''}.`;
-      case 'envelope.finalized': return 'Every role was completed: the envelope was completed.';
+      case 'envelope.created':
+        return `${actor} created the envelope.`;
+      case 'envelope.updated':
+        return `${actor} changed the envelope’s settings.`;
+      case 'envelope.sent':
+        return `${actor} sent the envelope for signing${d.expiresAt ? `; it expires at ${when(String(d.expiresAt))}` : ''}.`;
+      case 'envelope.finalized':
+        return 'Every role was completed: the envelope was completed.';
       case 'envelope.voided':
-        return d.cause === 'decline' ? `The envelope was voided because the role ${role} was declined: ${quoted(String(d.reason ?? ''), 'en-US')}.` : `${actor} voided the envelope: ${quoted(String(d.reason ?? ''), 'en-US')}.`;
-      case 'envelope.expired': return 'The envelope expired before every role was completed.';
-      case 'envelope.corrected': return `${actor} corrected the sent envelope (revision ${Number(d.revision)}).`;
-      case 'document.added': return `${actor} added the document ${quoted(a.document, 'en-US')}.`;
-      case 'document.updated': return `${actor} changed the document ${quoted(a.document, 'en-US')}.`;
-      case 'document.removed': return `${actor} removed the document ${quoted(a.document, 'en-US')}.`;
-      case 'recipient.added': return `${actor} added the role ${role}.`;
-      case 'recipient.updated': return `${actor} changed the role ${role}.`;
-      case 'recipient.removed': return `${actor} removed the role ${role}.`;
-      case 'recipient.activated': return a.otherRole ? `It became the turn of the role ${role}, to host ${quoted(a.otherRole, 'en-US')} in person.` : `It became the turn of the role ${role}.`;
-      case 'recipient.deactivated': return `After a correction it was no longer the turn of the role ${role}; its links stopped working.`;
-      case 'recipient.approved': return `${actor} approved for the role ${role} (${Number(d.approvals)} of ${Number(d.quorum)})${d.comment ? `: ${quoted(String(d.comment), 'en-US')}` : ''}.`;
-      case 'recipient.completed': return d.madeQuorum ? `${actor} made the quorum: the role ${role} was approved.` : `${actor} completed the role ${role}${d.consent ? ` and consented: ${quoted(String(d.consent), 'en-US')}` : ''}.`;
-      case 'recipient.declined': return `${actor} declined the role ${role}: ${quoted(String(d.reason ?? ''), 'en-US')}.`;
-      case 'recipient.delegated': return `${actor} delegated the role ${role} to ${a.person ?? this.someone}.`;
-      case 'field.added': return `${actor} placed ${fieldList(a.fields)}.`;
-      case 'field.updated': return `${actor} changed ${fieldList(a.fields)}.`;
-      case 'field.removed': return `${actor} removed ${fieldList(a.fields)}.`;
-      case 'field.submitted': return `${actor} filled in ${a.fields.join(', ') || 'fields'} for the role ${role}.`;
-      case 'invitation.queued': return `The invitation of ${person} to the role ${role} was queued (${channel}).`;
-      case 'invitation.sent': return `The invitation was sent to ${person} by ${channel}.`;
-      case 'invitation.resent': return `${actor} sent the invitation of ${person} again; earlier links stopped working.`;
-      case 'reminder.queued': return `A reminder to the role ${role} was queued.`;
-      case 'reminder.sent': return `A reminder was sent to ${person} by ${channel}.`;
-      case 'reminder.requested': return `${actor} asked to remind everyone whose turn it is.`;
-      case 'notice.sent': return `${this.notices[String(d.kind)] ?? 'A notice'} was sent to ${a.person ?? (d.to ? String(d.to) : this.someone)} by ${channel}.`.replace(/^t/, 'T');
-      case 'notification.failed': return `A message to ${person} could not be delivered (${channel}).`;
-      case 'notification.capped': return `A message to ${person} was not sent: the daily limit of messages to the phone number was reached.`;
-      case 'signing.viewed': return `${actor} opened the signing page.`;
-      case 'signing.hosted': return `${actor} started signing in person for the role ${role}.`;
-      case 'signing_url.created': return `${actor} created an embedded signing link for ${person}.`;
-      case 'signing_url.opened': return `${actor} opened the embedded signing link.`;
-      case 'otp.requested': return `${actor} asked for a one-time code by ${channel}${d.phone ? ` to ${String(d.phone)}` : ''}.`;
-      case 'otp.sent': return `A one-time code was sent to ${person} by ${channel}.`;
-      case 'otp.verified': return `${actor} entered the right one-time code.`;
-      case 'otp.failed': return `${actor} was refused a one-time code: ${this.otpReasons[String(d.reason)] ?? String(d.reason)}.`;
-      case 'artefact.sealed': return `The service sealed the document ${quoted(a.document, 'en-US')}.`;
-      case 'artefact.downloaded': return `${actor} downloaded ${this.formats[String(d.format)] ?? 'a file'}.`;
-      default: return `${actor}: ${event.type}.`;
+        return d.cause === 'decline'
+          ? `The envelope was voided because the role ${role} was declined: ${quoted(String(d.reason ?? ''), 'en-US')}.`
+          : `${actor} voided the envelope: ${quoted(String(d.reason ?? ''), 'en-US')}.`;
+      case 'envelope.expired':
+        return 'The envelope expired before every role was completed.';
+      case 'envelope.corrected':
+        return `${actor} corrected the sent envelope (revision ${Number(d.revision)}).`;
+      case 'document.added':
+        return `${actor} added the document ${quoted(a.document, 'en-US')}.`;
+      case 'document.updated':
+        return `${actor} changed the document ${quoted(a.document, 'en-US')}.`;
+      case 'document.removed':
+        return `${actor} removed the document ${quoted(a.document, 'en-US')}.`;
+      case 'recipient.added':
+        return `${actor} added the role ${role}.`;
+      case 'recipient.updated':
+        return `${actor} changed the role ${role}.`;
+      case 'recipient.removed':
+        return `${actor} removed the role ${role}.`;
+      case 'recipient.activated':
+        return a.otherRole ? `It became the turn of the role ${role}, to host ${quoted(a.otherRole, 'en-US')} in person.` : `It became the turn of the role ${role}.`;
+      case 'recipient.deactivated':
+        return `After a correction it was no longer the turn of the role ${role}; its links stopped working.`;
+      case 'recipient.approved':
+        return `${actor} approved for the role ${role} (${Number(d.approvals)} of ${Number(d.quorum)})${d.comment ? `: ${quoted(String(d.comment), 'en-US')}` : ''}.`;
+      case 'recipient.completed':
+        return d.madeQuorum
+          ? `${actor} made the quorum: the role ${role} was approved.`
+          : `${actor} completed the role ${role}${d.consent ? ` and consented: ${quoted(String(d.consent), 'en-US')}` : ''}.`;
+      case 'recipient.declined':
+        return `${actor} declined the role ${role}: ${quoted(String(d.reason ?? ''), 'en-US')}.`;
+      case 'recipient.delegated':
+        return `${actor} delegated the role ${role} to ${a.person ?? this.someone}.`;
+      case 'field.added':
+        return `${actor} placed ${fieldList(a.fields)}.`;
+      case 'field.updated':
+        return `${actor} changed ${fieldList(a.fields)}.`;
+      case 'field.removed':
+        return `${actor} removed ${fieldList(a.fields)}.`;
+      case 'field.submitted':
+        return `${actor} filled in ${a.fields.join(', ') || 'fields'} for the role ${role}.`;
+      case 'invitation.queued':
+        return `The invitation of ${person} to the role ${role} was queued (${channel}).`;
+      case 'invitation.sent':
+        return `The invitation was sent to ${person} by ${channel}.`;
+      case 'invitation.resent':
+        return `${actor} sent the invitation of ${person} again; earlier links stopped working.`;
+      case 'reminder.queued':
+        return `A reminder to the role ${role} was queued.`;
+      case 'reminder.sent':
+        return `A reminder was sent to ${person} by ${channel}.`;
+      case 'reminder.requested':
+        return `${actor} asked to remind everyone whose turn it is.`;
+      case 'notice.sent':
+        return `${this.notices[String(d.kind)] ?? 'A notice'} was sent to ${a.person ?? (d.to ? String(d.to) : this.someone)} by ${channel}.`.replace(/^t/, 'T');
+      case 'notification.failed':
+        return `A message to ${person} could not be delivered (${channel}).`;
+      case 'notification.capped':
+        return `A message to ${person} was not sent: the daily limit of messages to the phone number was reached.`;
+      case 'signing.viewed':
+        return `${actor} opened the signing page.`;
+      case 'signing.hosted':
+        return `${actor} started signing in person for the role ${role}.`;
+      case 'signing_url.created':
+        return `${actor} created an embedded signing link for ${person}.`;
+      case 'signing_url.opened':
+        return `${actor} opened the embedded signing link.`;
+      case 'otp.requested':
+        return `${actor} asked for a one-time code by ${channel}${d.phone ? ` to ${String(d.phone)}` : ''}.`;
+      case 'otp.sent':
+        return `A one-time code was sent to ${person} by ${channel}.`;
+      case 'otp.verified':
+        return `${actor} entered the right one-time code.`;
+      case 'otp.failed':
+        return `${actor} was refused a one-time code: ${this.otpReasons[String(d.reason)] ?? String(d.reason)}.`;
+      case 'artefact.sealed':
+        return `The service sealed the document ${quoted(a.document, 'en-US')}.`;
+      case 'artefact.downloaded':
+        return `${actor} downloaded ${this.formats[String(d.format)] ?? 'a file'}.`;
+      default:
+        return `${actor}: ${event.type}.`;
     }
   },
 };
@@ -239,7 +326,10 @@ const tr: Texts = {
   notSealed: 'mühürlenmedi (zarf tamamlanmadı)',
   recipients: 'Alıcılar ve kişiler',
   roleLine: (role: string, type: string, order: number) => `${role}: ${type}, imza sırası ${order}`,
-  types: { signer: 'imzacı', host: 'yüz yüze imzanın ev sahibi', in_person_signer: 'yüz yüze imzacı', delegator: 'devredebilir', viewer: 'görüntüleyen', approver: 'onaylayan' } as Record<string, string>,
+  types: { signer: 'imzacı', host: 'yüz yüze imzanın ev sahibi', in_person_signer: 'yüz yüze imzacı', delegator: 'devredebilir', viewer: 'görüntüleyen', approver: 'onaylayan' } as Record<
+    string,
+    string
+  >,
   quorumLine: (quorum: number, approvals: number) => `Nisap: ${quorum} onay gerekli, ${approvals} onay verildi`,
   approvalComment: 'Onay notu',
   madeQuorum: 'Nisabı tamamlayan onay',
@@ -289,9 +379,26 @@ const tr: Texts = {
   apiKey: (label: string) => `“${label}” API anahtarı`,
   someone: 'bir kişi',
   channels: { email: 'e-posta', sms: 'SMS', whatsapp: 'WhatsApp', none: 'kanalsız' },
-  notices: { completed: 'Son kopya', voided: 'İptal bildirimi', declined: 'Ret bildirimi', expired: 'Süre dolumu bildirimi', handed_over: 'Devir bildirimi', void: 'İptal bildirimi', decline: 'Ret bildirimi', expiry: 'Süre dolumu bildirimi', delivery_failed: 'Teslim edilemeyen ileti bildirimi' },
+  notices: {
+    completed: 'Son kopya',
+    voided: 'İptal bildirimi',
+    declined: 'Ret bildirimi',
+    expired: 'Süre dolumu bildirimi',
+    handed_over: 'Devir bildirimi',
+    void: 'İptal bildirimi',
+    decline: 'Ret bildirimi',
+    expiry: 'Süre dolumu bildirimi',
+    delivery_failed: 'Teslim edilemeyen ileti bildirimi',
+  },
   otpReasons: { wrong_code: 'yanlış kod', expired: 'süresi dolmuş kod', already_used: 'daha önce kullanılmış kod', attempts_exhausted: 'deneme hakkı kalmadı' },
-  formats: { pdf: 'bir belgeyi', zip: 'tüm belgeleri ZIP olarak', 'audit-pdf': 'tamamlanma sertifikasını', certificate: 'tamamlanma sertifikasını', evidence: 'kanıt paketini', attachment: 'bir imzacı ekini' },
+  formats: {
+    pdf: 'bir belgeyi',
+    zip: 'tüm belgeleri ZIP olarak',
+    'audit-pdf': 'tamamlanma sertifikasını',
+    certificate: 'tamamlanma sertifikasını',
+    evidence: 'kanıt paketini',
+    attachment: 'bir imzacı ekini',
+  },
   sentence(event: CertificateEvent, actor: string): string {
     const d = event.details;
     const a = event.about;
@@ -299,51 +406,97 @@ const tr: Texts = {
     const person = a.person ?? this.someone;
     const channel = this.channels[String(d.channel ?? 'none')] ?? String(d.channel);
     switch (event.type) {
-      case 'envelope.created': return `${actor} zarfı oluşturdu.`;
-      case 'envelope.updated': return `${actor} zarfın ayarlarını değiştirdi.`;
-      case 'envelope.sent': return `${actor} zarfı imzaya gönderdi${d.expiresAt ? `; son geçerlilik ${when(String(d.expiresAt))}` : ''}.`;
-      case 'envelope.finalized': return 'Tüm roller tamamlandı: zarf tamamlandı.';
+      case 'envelope.created':
+        return `${actor} zarfı oluşturdu.`;
+      case 'envelope.updated':
+        return `${actor} zarfın ayarlarını değiştirdi.`;
+      case 'envelope.sent':
+        return `${actor} zarfı imzaya gönderdi${d.expiresAt ? `; son geçerlilik ${when(String(d.expiresAt))}` : ''}.`;
+      case 'envelope.finalized':
+        return 'Tüm roller tamamlandı: zarf tamamlandı.';
       case 'envelope.voided':
-        return d.cause === 'decline' ? `${quoted(a.role, 'tr-TR')} rolü reddedildiği için zarf iptal edildi: ${quoted(String(d.reason ?? ''), 'tr-TR')}.` : `${actor} zarfı iptal etti: ${quoted(String(d.reason ?? ''), 'tr-TR')}.`;
-      case 'envelope.expired': return 'Tüm roller tamamlanmadan zarfın süresi doldu.';
-      case 'envelope.corrected': return `${actor} gönderilmiş zarfı düzeltti (revizyon ${Number(d.revision)}).`;
-      case 'document.added': return `${actor} ${quoted(a.document, 'tr-TR')} belgesini ekledi.`;
-      case 'document.updated': return `${actor} ${quoted(a.document, 'tr-TR')} belgesini değiştirdi.`;
-      case 'document.removed': return `${actor} ${quoted(a.document, 'tr-TR')} belgesini kaldırdı.`;
-      case 'recipient.added': return `${actor} ${role} ekledi.`;
-      case 'recipient.updated': return `${actor} ${role} değiştirdi.`;
-      case 'recipient.removed': return `${actor} ${role} kaldırdı.`;
-      case 'recipient.activated': return a.otherRole ? `Sıra ${quoted(a.role, 'tr-TR')} rolüne geldi: ${quoted(a.otherRole, 'tr-TR')} için yüz yüze imzayı yönetecek.` : `Sıra ${quoted(a.role, 'tr-TR')} rolüne geldi.`;
-      case 'recipient.deactivated': return `Bir düzeltmeden sonra sıra artık ${quoted(a.role, 'tr-TR')} rolünde değil; bağlantıları geçersiz oldu.`;
-      case 'recipient.approved': return `${actor} ${role} için onay verdi (${Number(d.approvals)}/${Number(d.quorum)})${d.comment ? `: ${quoted(String(d.comment), 'tr-TR')}` : ''}.`;
-      case 'recipient.completed': if (d.madeQuorum) return `${actor} nisabı tamamladı: ${role} onaylandı.`;
+        return d.cause === 'decline'
+          ? `${quoted(a.role, 'tr-TR')} rolü reddedildiği için zarf iptal edildi: ${quoted(String(d.reason ?? ''), 'tr-TR')}.`
+          : `${actor} zarfı iptal etti: ${quoted(String(d.reason ?? ''), 'tr-TR')}.`;
+      case 'envelope.expired':
+        return 'Tüm roller tamamlanmadan zarfın süresi doldu.';
+      case 'envelope.corrected':
+        return `${actor} gönderilmiş zarfı düzeltti (revizyon ${Number(d.revision)}).`;
+      case 'document.added':
+        return `${actor} ${quoted(a.document, 'tr-TR')} belgesini ekledi.`;
+      case 'document.updated':
+        return `${actor} ${quoted(a.document, 'tr-TR')} belgesini değiştirdi.`;
+      case 'document.removed':
+        return `${actor} ${quoted(a.document, 'tr-TR')} belgesini kaldırdı.`;
+      case 'recipient.added':
+        return `${actor} ${role} ekledi.`;
+      case 'recipient.updated':
+        return `${actor} ${role} değiştirdi.`;
+      case 'recipient.removed':
+        return `${actor} ${role} kaldırdı.`;
+      case 'recipient.activated':
+        return a.otherRole
+          ? `Sıra ${quoted(a.role, 'tr-TR')} rolüne geldi: ${quoted(a.otherRole, 'tr-TR')} için yüz yüze imzayı yönetecek.`
+          : `Sıra ${quoted(a.role, 'tr-TR')} rolüne geldi.`;
+      case 'recipient.deactivated':
+        return `Bir düzeltmeden sonra sıra artık ${quoted(a.role, 'tr-TR')} rolünde değil; bağlantıları geçersiz oldu.`;
+      case 'recipient.approved':
+        return `${actor} ${role} için onay verdi (${Number(d.approvals)}/${Number(d.quorum)})${d.comment ? `: ${quoted(String(d.comment), 'tr-TR')}` : ''}.`;
+      case 'recipient.completed':
+        if (d.madeQuorum) return `${actor} nisabı tamamladı: ${role} onaylandı.`;
         return `${actor} ${role} tamamladı${d.consent ? ` ve onay verdi: ${quoted(String(d.consent), 'tr-TR')}` : ''}.`;
-      case 'recipient.declined': return `${actor} ${role} reddetti: ${quoted(String(d.reason ?? ''), 'tr-TR')}.`;
-      case 'recipient.delegated': return `${actor} ${role} ${a.person ?? this.someone} adlı kişiye devretti.`;
-      case 'field.added': return `${actor} ${a.fields.length > 0 ? `şu alanları yerleştirdi: ${a.fields.join(', ')}` : 'bir alan yerleştirdi'}.`;
-      case 'field.updated': return `${actor} ${a.fields.length > 0 ? `şu alanları değiştirdi: ${a.fields.join(', ')}` : 'bir alanı değiştirdi'}.`;
-      case 'field.removed': return `${actor} ${a.fields.length > 0 ? `şu alanları kaldırdı: ${a.fields.join(', ')}` : 'bir alanı kaldırdı'}.`;
-      case 'field.submitted': return `${actor}, ${quoted(a.role, 'tr-TR')} rolü için şu alanları doldurdu: ${a.fields.join(', ')}.`;
-      case 'invitation.queued': return `${person} için ${quoted(a.role, 'tr-TR')} rolüne davet sıraya alındı (${channel}).`;
-      case 'invitation.sent': return `Davet ${person} adlı kişiye ${channel} ile gönderildi.`;
-      case 'invitation.resent': return `${actor}, ${person} için daveti yeniden gönderdi; önceki bağlantılar geçersiz oldu.`;
-      case 'reminder.queued': return `${quoted(a.role, 'tr-TR')} rolüne hatırlatma sıraya alındı.`;
-      case 'reminder.sent': return `Hatırlatma ${person} adlı kişiye ${channel} ile gönderildi.`;
-      case 'reminder.requested': return `${actor}, sırası gelen herkese hatırlatma istedi.`;
-      case 'notice.sent': return `${this.notices[String(d.kind)] ?? 'Bir bildirim'}, ${a.person ?? (d.to ? String(d.to) : this.someone)} adresine ${channel} ile gönderildi.`;
-      case 'notification.failed': return `${person} için ileti teslim edilemedi (${channel}).`;
-      case 'notification.capped': return `${person} için ileti gönderilmedi: telefon numarasının günlük ileti sınırına ulaşıldı.`;
-      case 'signing.viewed': return `${actor} imza sayfasını açtı.`;
-      case 'signing.hosted': return `${actor}, ${quoted(a.role, 'tr-TR')} rolü için yüz yüze imzayı başlattı.`;
-      case 'signing_url.created': return `${actor}, ${person} için gömülü imza bağlantısı oluşturdu.`;
-      case 'signing_url.opened': return `${actor} gömülü imza bağlantısını açtı.`;
-      case 'otp.requested': return `${actor} ${channel} ile tek kullanımlık kod istedi${d.phone ? ` (${String(d.phone)})` : ''}.`;
-      case 'otp.sent': return `Tek kullanımlık kod ${person} adlı kişiye ${channel} ile gönderildi.`;
-      case 'otp.verified': return `${actor} doğru tek kullanımlık kodu girdi.`;
-      case 'otp.failed': return `${actor} tek kullanımlık kodla giriş yapamadı: ${this.otpReasons[String(d.reason)] ?? String(d.reason)}.`;
-      case 'artefact.sealed': return `Hizmet ${quoted(a.document, 'tr-TR')} belgesini mühürledi.`;
-      case 'artefact.downloaded': return `${actor} ${this.formats[String(d.format)] ?? 'bir dosyayı'} indirdi.`;
-      default: return `${actor}: ${event.type}.`;
+      case 'recipient.declined':
+        return `${actor} ${role} reddetti: ${quoted(String(d.reason ?? ''), 'tr-TR')}.`;
+      case 'recipient.delegated':
+        return `${actor} ${role} ${a.person ?? this.someone} adlı kişiye devretti.`;
+      case 'field.added':
+        return `${actor} ${a.fields.length > 0 ? `şu alanları yerleştirdi: ${a.fields.join(', ')}` : 'bir alan yerleştirdi'}.`;
+      case 'field.updated':
+        return `${actor} ${a.fields.length > 0 ? `şu alanları değiştirdi: ${a.fields.join(', ')}` : 'bir alanı değiştirdi'}.`;
+      case 'field.removed':
+        return `${actor} ${a.fields.length > 0 ? `şu alanları kaldırdı: ${a.fields.join(', ')}` : 'bir alanı kaldırdı'}.`;
+      case 'field.submitted':
+        return `${actor}, ${quoted(a.role, 'tr-TR')} rolü için şu alanları doldurdu: ${a.fields.join(', ')}.`;
+      case 'invitation.queued':
+        return `${person} için ${quoted(a.role, 'tr-TR')} rolüne davet sıraya alındı (${channel}).`;
+      case 'invitation.sent':
+        return `Davet ${person} adlı kişiye ${channel} ile gönderildi.`;
+      case 'invitation.resent':
+        return `${actor}, ${person} için daveti yeniden gönderdi; önceki bağlantılar geçersiz oldu.`;
+      case 'reminder.queued':
+        return `${quoted(a.role, 'tr-TR')} rolüne hatırlatma sıraya alındı.`;
+      case 'reminder.sent':
+        return `Hatırlatma ${person} adlı kişiye ${channel} ile gönderildi.`;
+      case 'reminder.requested':
+        return `${actor}, sırası gelen herkese hatırlatma istedi.`;
+      case 'notice.sent':
+        return `${this.notices[String(d.kind)] ?? 'Bir bildirim'}, ${a.person ?? (d.to ? String(d.to) : this.someone)} adresine ${channel} ile gönderildi.`;
+      case 'notification.failed':
+        return `${person} için ileti teslim edilemedi (${channel}).`;
+      case 'notification.capped':
+        return `${person} için ileti gönderilmedi: telefon numarasının günlük ileti sınırına ulaşıldı.`;
+      case 'signing.viewed':
+        return `${actor} imza sayfasını açtı.`;
+      case 'signing.hosted':
+        return `${actor}, ${quoted(a.role, 'tr-TR')} rolü için yüz yüze imzayı başlattı.`;
+      case 'signing_url.created':
+        return `${actor}, ${person} için gömülü imza bağlantısı oluşturdu.`;
+      case 'signing_url.opened':
+        return `${actor} gömülü imza bağlantısını açtı.`;
+      case 'otp.requested':
+        return `${actor} ${channel} ile tek kullanımlık kod istedi${d.phone ? ` (${String(d.phone)})` : ''}.`;
+      case 'otp.sent':
+        return `Tek kullanımlık kod ${person} adlı kişiye ${channel} ile gönderildi.`;
+      case 'otp.verified':
+        return `${actor} doğru tek kullanımlık kodu girdi.`;
+      case 'otp.failed':
+        return `${actor} tek kullanımlık kodla giriş yapamadı: ${this.otpReasons[String(d.reason)] ?? String(d.reason)}.`;
+      case 'artefact.sealed':
+        return `Hizmet ${quoted(a.document, 'tr-TR')} belgesini mühürledi.`;
+      case 'artefact.downloaded':
+        return `${actor} ${this.formats[String(d.format)] ?? 'bir dosyayı'} indirdi.`;
+      default:
+        return `${actor}: ${event.type}.`;
     }
   },
 };
@@ -372,7 +525,6 @@ const FOOTER_Y = 26;
 const grey = rgb(0.35, 0.35, 0.35);
 const black = rgb(0, 0, 0);
 const red = rgb(0.7, 0, 0);
-
 
 type Item =
   | { kind: 'text'; lines: string[]; size: number; indent: number; color: RGB; family: TextFamily; after: number }
@@ -471,7 +623,10 @@ class Writer {
 }
 
 async function signatureItems(writer: Writer, images: Map<string, Promise<PDFImage>>, signature: CertificateSignature, t: Texts): Promise<Item[]> {
-  const label = writer.text(`${t.signatures} (${signature.fieldIdentifier}, ${signature.kind === 'typed' ? t.typed : signature.kind === 'biometric' ? t.biometricKind : t.drawn}):`, { indent: 12, color: grey });
+  const label = writer.text(`${t.signatures} (${signature.fieldIdentifier}, ${signature.kind === 'typed' ? t.typed : signature.kind === 'biometric' ? t.biometricKind : t.drawn}):`, {
+    indent: 12,
+    color: grey,
+  });
   if (signature.kind === 'typed') {
     const family = signature.font === 'cursive' ? writer.script : writer.sans;
     const fitted = wrapText(signature.text ?? '', family, 20, writer.width - 24)[0] ?? '';
@@ -552,7 +707,15 @@ export async function buildAuditPdf(data: AuditPdfData, locale: AuditPdfLocale):
       const auth = person.authentication;
       const channel = t.channels[auth.channel ?? 'none'] ?? auth.channel ?? '';
       const how =
-        auth.method === 'otp' ? t.auth.otp(channel, when(auth.at)) : auth.method === 'in_person' ? t.auth.in_person(auth.by ?? t.someone) : auth.method === 'embedded' ? t.auth.embedded(auth.by ?? t.someone) : auth.method === 'link' ? t.auth.link(channel) : t.auth.none;
+        auth.method === 'otp'
+          ? t.auth.otp(channel, when(auth.at))
+          : auth.method === 'in_person'
+            ? t.auth.in_person(auth.by ?? t.someone)
+            : auth.method === 'embedded'
+              ? t.auth.embedded(auth.by ?? t.someone)
+              : auth.method === 'link'
+                ? t.auth.link(channel)
+                : t.auth.none;
       items.push(w.text(`${t.authentication}: ${how}`, { indent: 12 }));
       for (const key of ['sentAt', 'viewedAt', 'consentedAt', 'signedAt', 'approvedAt', 'declinedAt', 'delegatedAt'] as const) {
         if (person[key]) items.push(w.text(`${t.times[key]}: ${when(person[key])}`, { indent: 12 }));

@@ -13,8 +13,8 @@
  * document's own, is built per document, without waiting on timers (`encodeSubsetsAtOnce`).
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { inflateSync } from 'node:zlib';
 import fontkit from '@pdf-lib/fontkit';
 

@@ -4,9 +4,9 @@
  * drawing of the value remains (a value is never drawn twice). Runs in a PDF worker thread
  * (pdf/worker.ts); imports only pdf-lib and the modules beside it.
  */
-import { PDFCheckBox, PDFDocument, PDFDropdown, PDFOptionList, PDFRadioGroup, PDFRef, PDFSignature, PDFTextField, PDFName, PDFDict } from 'pdf-lib';
-import { toDisplayed, type DisplayedBox } from './text-tags.ts';
+import { PDFCheckBox, PDFDict, PDFDocument, PDFDropdown, PDFName, PDFOptionList, PDFRadioGroup, PDFRef, PDFSignature, PDFTextField } from 'pdf-lib';
 import { visibleBoxOf } from './render.ts';
+import { type DisplayedBox, toDisplayed } from './text-tags.ts';
 
 /** `choice`: a combo box or a single-select list box (issue 32: imported as a dropdown). */
 export type FormFieldKind = 'text' | 'checkbox' | 'radio' | 'choice' | 'signature' | 'other';
@@ -69,10 +69,7 @@ export function readFormFields(pdf: PDFDocument): FoundFormField[] {
       if (page === undefined || page < 0) continue;
       const rect = widget.getRectangle();
       const view = visibleBoxOf(pages[page]!);
-      const corners = [
-        toDisplayed(view, rect.x, rect.y),
-        toDisplayed(view, rect.x + rect.width, rect.y + rect.height),
-      ];
+      const corners = [toDisplayed(view, rect.x, rect.y), toDisplayed(view, rect.x + rect.width, rect.y + rect.height)];
       const x = Math.min(corners[0]![0], corners[1]![0]);
       const y = Math.min(corners[0]![1], corners[1]![1]);
       widgets.push({ page, box: { x, y, width: Math.abs(corners[0]![0] - corners[1]![0]), height: Math.abs(corners[0]![1] - corners[1]![1]) } });

@@ -8,7 +8,7 @@
  * after a table, a cross-reference stream (§7.5.8) after a stream. Runs in a PDF worker thread.
  */
 import { deflateSync } from 'node:zlib';
-import { PDFContentStream, PDFDict, PDFDocument, PDFName, PDFNumber, PDFRawStream, PDFRef, ParseSpeeds, type PDFObject } from 'pdf-lib';
+import { ParseSpeeds, PDFContentStream, PDFDict, PDFDocument, PDFName, PDFNumber, type PDFObject, PDFRawStream, PDFRef } from 'pdf-lib';
 
 /** Where the file's last cross-reference section starts, what kind it is, and the /Size it declares. */
 export type PreviousSection = { offset: number; kind: 'table' | 'stream'; size: number };

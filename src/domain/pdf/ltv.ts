@@ -9,8 +9,8 @@
  */
 import { createHash } from 'node:crypto';
 import * as asn1js from 'asn1js';
+import { PDFArray, PDFDict, type PDFDocument, PDFName, PDFNumber, PDFRef, PDFString } from 'pdf-lib';
 import * as pkijs from 'pkijs';
-import { PDFArray, PDFDict, PDFName, PDFNumber, PDFRef, PDFString, type PDFDocument } from 'pdf-lib';
 import { appendUpdate, openForUpdate } from './incremental.ts';
 import { requestTimestamp, toArrayBuffer } from './timestamp.ts';
 

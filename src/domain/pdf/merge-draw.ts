@@ -10,8 +10,8 @@
  * document says). A list (an array, `items[].name`) is one line per item, going down from the
  * tag's line at 1.2 × the size: the template leaves room below such a tag.
  */
-import { concatTransformationMatrix, PDFArray, PDFName, popGraphicsState, pushGraphicsState, rgb, type PDFDocument, type PDFPage } from 'pdf-lib';
-import { boxMatrix, embedSans, MIN_VALUE_TEXT_SIZE, textWidth, drawTextLine, visibleBoxOf } from './render.ts';
+import { concatTransformationMatrix, PDFArray, type PDFDocument, PDFName, type PDFPage, popGraphicsState, pushGraphicsState, rgb } from 'pdf-lib';
+import { boxMatrix, drawTextLine, embedSans, MIN_VALUE_TEXT_SIZE, textWidth, visibleBoxOf } from './render.ts';
 import type { DisplayedBox } from './text-tags.ts';
 
 export type MergeAlign = 'left' | 'center' | 'right';

@@ -20,17 +20,17 @@ import {
   ParseSpeeds,
   PDFArray,
   PDFDocument,
+  type PDFFont,
+  type PDFImage,
   PDFName,
+  type PDFPage,
   PDFRef,
   popGraphicsState,
   pushGraphicsState,
   rectangle,
   rgb,
-  type PDFFont,
-  type PDFImage,
-  type PDFPage,
 } from 'pdf-lib';
-import { advanceOf, cachingFontkit, fileIndexFor, fontFamilies, type FontFamily } from './fonts.ts';
+import { advanceOf, cachingFontkit, type FontFamily, fileIndexFor, fontFamilies } from './fonts.ts';
 
 export type RenderView = { page: number; x: number; y: number; width: number; height: number };
 /** The field types drawn as text the caller has already written out (`RenderField.text`). */
@@ -553,4 +553,4 @@ export async function embedScript(pdf: PDFDocument): Promise<TextFamily> {
   const family = fontFamilies().script;
   return { family, fonts: await Promise.all(family.files.map((bytes) => pdf.embedFont(bytes, { subset: true }))) };
 }
-export { wrap as wrapText, drawLine as drawTextLine, widthOf as textWidth };
+export { drawLine as drawTextLine, widthOf as textWidth, wrap as wrapText };

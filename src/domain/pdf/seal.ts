@@ -6,13 +6,13 @@
  * pkijs builds the CMS (node-forge cannot write the signing-certificate-v2 attribute). Runs in a
  * PDF worker thread: only Node built-ins and the libraries are imported.
  */
-import { constants, createHash, createPrivateKey, privateEncrypt, type KeyObject } from 'node:crypto';
-import * as asn1js from 'asn1js';
-import * as pkijs from 'pkijs';
+import { constants, createHash, createPrivateKey, type KeyObject, privateEncrypt } from 'node:crypto';
 import { pdflibAddPlaceholder } from '@signpdf/placeholder-pdf-lib';
 import { SignPdf } from '@signpdf/signpdf';
 import { Signer, SUBFILTER_ETSI_CADES_DETACHED } from '@signpdf/utils';
-import { PDFName, PDFRef, type PDFDocument } from 'pdf-lib';
+import * as asn1js from 'asn1js';
+import { type PDFDocument, PDFName, PDFRef } from 'pdf-lib';
+import * as pkijs from 'pkijs';
 import { appendUpdate, objectsAddedSince } from './incremental.ts';
 import { appendDocumentTimestamp, appendDss, certificatesOfToken, gatherValidationData } from './ltv.ts';
 import { requestTimestamp, toArrayBuffer } from './timestamp.ts';
@@ -59,7 +59,6 @@ const oids = {
   sha256: '2.16.840.1.101.3.4.2.1',
   sha256WithRsa: '1.2.840.113549.1.1.11',
 };
-
 
 /**
  * The seal's certificates parsed and its key imported, per material, for this thread: parsing the
@@ -211,7 +210,12 @@ export async function sealPdf(pdf: PDFDocument, material: SealMaterial, info: Se
  * `changed` and those numbered above `since` (what drawing changed and added), and the signature's
  * own, appended to `file`, which stays as it was. The signature covers the whole result.
  */
-export async function sealAsUpdate(file: Buffer, pdf: PDFDocument, update: { changed: PDFRef[]; since: number }, seal: { material: SealMaterial; info: SealInfo; signDigest?: DigestSigner }): Promise<Buffer> {
+export async function sealAsUpdate(
+  file: Buffer,
+  pdf: PDFDocument,
+  update: { changed: PDFRef[]; since: number },
+  seal: { material: SealMaterial; info: SealInfo; signDigest?: DigestSigner },
+): Promise<Buffer> {
   const { material, info, signDigest } = seal;
   const placed = addPlaceholder(pdf, material, info);
   await pdf.flush();

@@ -21,7 +21,7 @@
  * for certain (the operator counts of pdf.js and of our reading differ, or bytes do not divide)
  * is left as it is and its tags reported as not hidden.
  */
-import { PDFArray, PDFDocument, PDFName, PDFRawStream, PDFRef, PDFStream, decodePDFRawStream } from 'pdf-lib';
+import { decodePDFRawStream, PDFArray, PDFDocument, PDFName, PDFRawStream, PDFRef, PDFStream } from 'pdf-lib';
 import { MAX_CONTENT_NESTING_DEPTH, tooComplex } from './inspect/limits.ts';
 
 export type DisplayedBox = { x: number; y: number; width: number; height: number };
@@ -51,7 +51,7 @@ export type FoundTag = {
   ranges: GlyphRange[];
 };
 
-export type TagSearch = { tags: FoundTag[]; /** Text-showing operators of each page's own content, as pdf.js counted them. */ operatorCounts: number[] };
+export type TagSearch = { tags: FoundTag[] /** Text-showing operators of each page's own content, as pdf.js counted them. */; operatorCounts: number[] };
 
 export type Axis = 'x+' | 'x-' | 'y+' | 'y-';
 
@@ -65,14 +65,7 @@ type Matrix = [number, number, number, number, number, number];
 const IDENTITY: Matrix = [1, 0, 0, 1, 0, 0];
 
 function multiply(m: Matrix, n: Matrix): Matrix {
-  return [
-    m[0] * n[0] + m[1] * n[2],
-    m[0] * n[1] + m[1] * n[3],
-    m[2] * n[0] + m[3] * n[2],
-    m[2] * n[1] + m[3] * n[3],
-    m[4] * n[0] + m[5] * n[2] + n[4],
-    m[4] * n[1] + m[5] * n[3] + n[5],
-  ];
+  return [m[0] * n[0] + m[1] * n[2], m[0] * n[1] + m[1] * n[3], m[2] * n[0] + m[3] * n[2], m[2] * n[1] + m[3] * n[3], m[4] * n[0] + m[5] * n[2] + n[4], m[4] * n[1] + m[5] * n[3] + n[5]];
 }
 
 function apply(m: Matrix, x: number, y: number): [number, number] {
@@ -353,7 +346,16 @@ export async function findTextTags(bytes: Uint8Array, options: { maxTags: number
         }
         const angle = Math.round(members[0]!.angle * 100) / 100;
         const fontSize = Math.max(...members.map((g) => g.size));
-        tags.push({ text: match[0], page: pageIndex, box: { x: minX, y: minY, width: maxX - minX, height: maxY - minY }, pageSize, frame: members[0]!.frame, angle: angle === 360 ? 0 : angle, fontSize, ranges });
+        tags.push({
+          text: match[0],
+          page: pageIndex,
+          box: { x: minX, y: minY, width: maxX - minX, height: maxY - minY },
+          pageSize,
+          frame: members[0]!.frame,
+          angle: angle === 360 ? 0 : angle,
+          fontSize,
+          ranges,
+        });
       }
       page.cleanup();
       if (tooMany) break;

@@ -61,4 +61,3 @@ export async function requestTimestamp(tsaUrl: string, digest: Buffer): Promise<
   if (parsed.status.status > 1 || parsed.timeStampToken === undefined) throw new TimestampError(`refused the request (status ${parsed.status.status})`);
   return parsed.timeStampToken.toSchema();
 }
-

@@ -12,8 +12,8 @@
  * after sealing is not valid, whatever timestamp was added on top.
  */
 import { createHash } from 'node:crypto';
+import { decodePDFRawStream, PDFArray, PDFDict, PDFDocument, PDFName, type PDFObject, PDFRawStream, PDFRef } from 'pdf-lib';
 import * as pkijs from 'pkijs';
-import { decodePDFRawStream, PDFArray, PDFDict, PDFDocument, PDFName, PDFRawStream, PDFRef, type PDFObject } from 'pdf-lib';
 import { isSelfIssued, issuerOf, parseCertificate } from './ltv.ts';
 import { SEAL_REASON_PATTERN } from './seal-reason.ts';
 import { toArrayBuffer } from './timestamp.ts';
@@ -75,7 +75,16 @@ export type PdfVerification = {
   dss: { certificates: number; ocspResponses: number; crls: number } | null;
 };
 
-const attributeNames: Record<string, string> = { '2.5.4.3': 'CN', '2.5.4.6': 'C', '2.5.4.7': 'L', '2.5.4.8': 'ST', '2.5.4.10': 'O', '2.5.4.11': 'OU', '2.5.4.5': 'serialNumber', '2.5.4.97': 'organizationIdentifier' };
+const attributeNames: Record<string, string> = {
+  '2.5.4.3': 'CN',
+  '2.5.4.6': 'C',
+  '2.5.4.7': 'L',
+  '2.5.4.8': 'ST',
+  '2.5.4.10': 'O',
+  '2.5.4.11': 'OU',
+  '2.5.4.5': 'serialNumber',
+  '2.5.4.97': 'organizationIdentifier',
+};
 
 function nameOf(name: pkijs.RelativeDistinguishedNames): string {
   return name.typesAndValues.map((entry) => `${attributeNames[entry.type] ?? entry.type}=${(entry.value.valueBlock as { value?: string }).value ?? ''}`).join(', ');
@@ -192,7 +201,10 @@ async function ltvChangeProblem(file: Buffer, sealEnd: number, after: PDFDocumen
       if (ref === root || ref.toString() === root.toString()) {
         const oldForm = (old as PDFDict).get(PDFName.of('AcroForm'));
         const newForm = (now as PDFDict).get(PDFName.of('AcroForm'));
-        const formOk = oldForm === undefined || textOf(oldForm) === textOf(newForm) || (oldForm instanceof PDFDict && newForm instanceof PDFDict && sameExcept(oldForm, newForm, ['/Fields', '/SigFlags']));
+        const formOk =
+          oldForm === undefined ||
+          textOf(oldForm) === textOf(newForm) ||
+          (oldForm instanceof PDFDict && newForm instanceof PDFDict && sameExcept(oldForm, newForm, ['/Fields', '/SigFlags']));
         if (formOk && sameExcept(old, now, ['/DSS', '/AcroForm'])) continue;
       } else if (sameExcept(old, now, ['/Fields', '/SigFlags']) && (old as PDFDict).has(PDFName.of('Fields'))) {
         continue;
@@ -205,7 +217,10 @@ async function ltvChangeProblem(file: Buffer, sealEnd: number, after: PDFDocumen
       const type = now.lookupMaybe(PDFName.of('Type'), PDFName)?.asString();
       if (type === '/Page' || type === '/Pages' || type === '/XObject' || type === '/Font') return `object ${ref.toString()} (${type}) was added after the seal`;
       if (now.lookupMaybe(PDFName.of('Subtype'), PDFName)?.asString() === '/Widget' || type === '/Annot') {
-        const rect = now.lookupMaybe(PDFName.of('Rect'), PDFArray)?.asArray().map((item) => Number(item.toString())) ?? [0, 0, 0, 0];
+        const rect = now
+          .lookupMaybe(PDFName.of('Rect'), PDFArray)
+          ?.asArray()
+          .map((item) => Number(item.toString())) ?? [0, 0, 0, 0];
         const isSignature = now.lookupMaybe(PDFName.of('FT'), PDFName)?.asString() === '/Sig';
         if (!isSignature || rect[0] !== rect[2] || rect[1] !== rect[3]) return `a visible annotation (${ref.toString()}) was added after the seal`;
       }
@@ -214,7 +229,12 @@ async function ltvChangeProblem(file: Buffer, sealEnd: number, after: PDFDocumen
   return null;
 }
 
-type DssContent = { certificates: pkijs.Certificate[]; ocspResponses: pkijs.BasicOCSPResponse[]; crls: pkijs.CertificateRevocationList[]; counts: { certificates: number; ocspResponses: number; crls: number } };
+type DssContent = {
+  certificates: pkijs.Certificate[];
+  ocspResponses: pkijs.BasicOCSPResponse[];
+  crls: pkijs.CertificateRevocationList[];
+  counts: { certificates: number; ocspResponses: number; crls: number };
+};
 
 function loadLenient(bytes: Buffer): Promise<PDFDocument> {
   return PDFDocument.load(bytes, { updateMetadata: false, ignoreEncryption: true, throwOnInvalidObject: false });
@@ -344,7 +364,7 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
       envelopeId: null,
       documentId: null,
     };
-    const ids = report.reason === null ? null : SEAL_REASON_PATTERN.exec(report.reason) ?? /envelope ([0-9a-f-]{36})/.exec(report.reason);
+    const ids = report.reason === null ? null : (SEAL_REASON_PATTERN.exec(report.reason) ?? /envelope ([0-9a-f-]{36})/.exec(report.reason));
     report.envelopeId = ids?.[1] ?? null;
     report.documentId = ids?.[2] ?? null;
     let certificate: pkijs.Certificate | undefined;
@@ -419,7 +439,8 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
     if (problem === null) {
       level = 'B-B';
       if (seal.report.timestamp?.valid === true) level = 'B-T';
-      if (level === 'B-T' && dss !== null && seal.certificate !== undefined && (await chainHasRevocationData(seal.certificate, [...seal.certificates, ...dss.certificates], dss))) level = 'B-LT';
+      if (level === 'B-T' && dss !== null && seal.certificate !== undefined && (await chainHasRevocationData(seal.certificate, [...seal.certificates, ...dss.certificates], dss)))
+        level = 'B-LT';
       if (level === 'B-LT' && last.type === 'document-timestamp' && last.valid) level = 'B-LTA';
     }
   }
@@ -441,7 +462,7 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
       continue;
     }
     const pool = [...certificates, ...(dssOfFile?.certificates ?? [])];
-    const at = report.type === 'document-timestamp' ? report.signingTime : (report.timestamp?.valid ? report.timestamp.time : null);
+    const at = report.type === 'document-timestamp' ? report.signingTime : report.timestamp?.valid ? report.timestamp.time : null;
     report.chain = await validateChain(certificate, pool, anchors, at === null ? (options.now ?? new Date()) : new Date(at));
     report.revocation = await revocationOf(certificate, pool, dssOfFile);
     if (report.type !== 'signature' || !report.valid) continue;

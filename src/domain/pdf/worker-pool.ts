@@ -34,10 +34,22 @@
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { PdfInspectionError, type PdfInspection } from './inspect/inspect.ts';
-import type { PdfVerification } from './verify.ts';
-import type { ApplyPlacementsTask, AuditPdfTask, PdfTask, PdfTaskAnswer, PdfWorkerReply, PlacementSources, ReadPlacementsTask, RenderTask, SealTask, SignDigestReply, SignDigestRequest } from './worker-protocol.ts';
 import { recordFailure, withSpan } from '../../shared/tracing.ts';
+import { type PdfInspection, PdfInspectionError } from './inspect/inspect.ts';
+import type { PdfVerification } from './verify.ts';
+import type {
+  ApplyPlacementsTask,
+  AuditPdfTask,
+  PdfTask,
+  PdfTaskAnswer,
+  PdfWorkerReply,
+  PlacementSources,
+  ReadPlacementsTask,
+  RenderTask,
+  SealTask,
+  SignDigestReply,
+  SignDigestRequest,
+} from './worker-protocol.ts';
 
 export type PdfWorkerPoolOptions = {
   /** Worker threads. Default: one per core but one (the event loop's), at least 1, at most 4. */
@@ -530,7 +542,10 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
       return written(await submit({ ...task, kind: 'audit-pdf' }, options));
     },
     async verify(filePath, ourCertificateSha256, options) {
-      const answer = await submit({ kind: 'verify', path: filePath, ourCertificateSha256, trustAnchors: options?.trustAnchors === undefined ? undefined : [...options.trustAnchors] }, options);
+      const answer = await submit(
+        { kind: 'verify', path: filePath, ourCertificateSha256, trustAnchors: options?.trustAnchors === undefined ? undefined : [...options.trustAnchors] },
+        options,
+      );
       if (answer.outcome === 'verified') return answer.verification;
       if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
       throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);

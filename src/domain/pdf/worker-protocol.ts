@@ -1,12 +1,12 @@
-import type { PdfComplexity, PdfInspection, PdfInspectionFailureReason } from './inspect/inspect.ts';
-import type { RenderField, RenderStamp } from './render.ts';
 import type { RenderAppendix } from './appendix.ts';
-import type { SealInfo, SealMaterial } from './seal.ts';
 import type { AuditPdfData, AuditPdfLocale } from './audit-pdf-layout.ts';
-import type { PdfVerification } from './verify.ts';
-import type { FoundTag } from './text-tags.ts';
 import type { FoundFormField } from './form-fields.ts';
+import type { PdfComplexity, PdfInspection, PdfInspectionFailureReason } from './inspect/inspect.ts';
 import type { MergeDrawing } from './merge-draw.ts';
+import type { RenderField, RenderStamp } from './render.ts';
+import type { SealInfo, SealMaterial } from './seal.ts';
+import type { FoundTag } from './text-tags.ts';
+import type { PdfVerification } from './verify.ts';
 
 /** Draw field values into a PDF (and seal it), reading `sourcePath` and writing `outputPath`. */
 export type RenderTask = {
@@ -37,9 +37,7 @@ export type VerifyTask = { kind: 'verify'; path: string; ourCertificateSha256: s
 export type ReadPlacementsTask = { kind: 'read-placements'; path: string; from: 'tags' | 'acroform'; maxTags: number };
 
 /** What a PDF offers for placing fields (pdf/text-tags.ts, pdf/form-fields.ts). */
-export type PlacementSources =
-  | { from: 'tags'; tags: FoundTag[]; operatorCounts: number[]; tooMany: boolean }
-  | { from: 'acroform'; formFields: FoundFormField[] };
+export type PlacementSources = { from: 'tags'; tags: FoundTag[]; operatorCounts: number[]; tooMany: boolean } | { from: 'acroform'; formFields: FoundFormField[] };
 
 /** Write a copy of a PDF without the given tags' text and without the given form fields. */
 export type ApplyPlacementsTask = {
@@ -77,6 +75,4 @@ export type PdfTaskAnswer =
  * the signature of one digest during its task; the pool asks the task's `signDigest` and answers.
  */
 export type SignDigestRequest = { signDigest: { requestId: number; taskId: number; digest: Uint8Array } };
-export type SignDigestReply =
-  | { signedDigest: { requestId: number; signature: Uint8Array } }
-  | { signedDigest: { requestId: number; error: string; code: string | undefined } };
+export type SignDigestReply = { signedDigest: { requestId: number; signature: Uint8Array } } | { signedDigest: { requestId: number; error: string; code: string | undefined } };

@@ -9,17 +9,17 @@
 import fs from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { PDFDocument } from 'pdf-lib';
-import { decryptWithoutPassword } from './decrypt.ts';
-import { inspectPdfFile, PdfInspectionError } from './inspect/inspect.ts';
-import { loadForRendering, objectsChangedOnPages, renderFields } from './render.ts';
 import { appendAttachments } from './appendix.ts';
-import { sealAsUpdate, sealPdf } from './seal.ts';
-import { appendUpdate, objectsAddedSince, previousSection, reserveExistingNumbers } from './incremental.ts';
 import { buildAuditPdf } from './audit-pdf-layout.ts';
-import { verifyPdf } from './verify.ts';
-import { findTextTags, hideTextTags } from './text-tags.ts';
+import { decryptWithoutPassword } from './decrypt.ts';
 import { readFormFields, removeFormFields } from './form-fields.ts';
+import { appendUpdate, objectsAddedSince, previousSection, reserveExistingNumbers } from './incremental.ts';
+import { inspectPdfFile, PdfInspectionError } from './inspect/inspect.ts';
 import { drawMergedValues } from './merge-draw.ts';
+import { loadForRendering, objectsChangedOnPages, renderFields } from './render.ts';
+import { sealAsUpdate, sealPdf } from './seal.ts';
+import { findTextTags, hideTextTags } from './text-tags.ts';
+import { verifyPdf } from './verify.ts';
 import type { PdfTask, PdfTaskAnswer, PdfWorkerReply, RenderTask, SignDigestReply, SignDigestRequest } from './worker-protocol.ts';
 
 /** Signature requests sent to the pool and not answered yet, by request id. */
@@ -107,7 +107,11 @@ async function run(task: PdfTask): Promise<PdfTaskAnswer> {
       return { id: task.id, outcome: 'placed', byteSize: bytes.length, notHidden };
     }
     if (task.kind === 'verify') {
-      return { id: task.id, outcome: 'verified', verification: await verifyPdf(await fs.promises.readFile(task.path), { ourCertificateSha256: task.ourCertificateSha256, trustAnchors: task.trustAnchors }) };
+      return {
+        id: task.id,
+        outcome: 'verified',
+        verification: await verifyPdf(await fs.promises.readFile(task.path), { ourCertificateSha256: task.ourCertificateSha256, trustAnchors: task.trustAnchors }),
+      };
     }
     if (task.kind === 'audit-pdf') {
       const bytes = await sealPdf(await buildAuditPdf(task.data, task.locale), task.seal.material, task.seal.info, remoteSigner(task.id));

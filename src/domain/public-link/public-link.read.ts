@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
 import { isoTimestamp } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
@@ -86,7 +86,11 @@ export async function readPublicLinkPage(context: ServiceContext, options: { lim
   const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
   let query = teamPublicLinks(context.reader, (await context.caller()).teamId).select((eb) => linkColumns(eb as AnyEb, context.publicUrl, context.clock.now()));
   if (after) query = query.where((eb) => eb(eb.refTuple('l.created_at', 'l.id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = (await query.orderBy('l.created_at', 'desc').orderBy('l.id', 'desc').limit(input.limit + 1).execute()) as unknown as PublicLinkData[];
+  const rows = (await query
+    .orderBy('l.created_at', 'desc')
+    .orderBy('l.id', 'desc')
+    .limit(input.limit + 1)
+    .execute()) as unknown as PublicLinkData[];
   const page = takePage(rows, input.limit);
   return { publicLinks: page.rows, nextCursor: page.nextCursor };
 }

@@ -2,18 +2,18 @@ import { z } from 'zod';
 import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
 import { newId, newSecret } from '../../shared/ids.ts';
 import { isReturnUrl } from '../../shared/web-origin.ts';
-import { auditChange, createIdempotently, type ChangeScope } from '../change.ts';
+import { auditChange, type ChangeScope, createIdempotently } from '../change.ts';
 import type { FieldType } from '../field/field.entity.ts';
 import { parseFieldValue } from '../field/field-values.ts';
-import type { ServiceContext } from '../service-context.ts';
-import { loadTemplateContent, readinessIssues, type TemplateContent } from '../jumpstart/jumpstart.service.ts';
-import { TemplateNotReadyError } from '../template/template.errors.ts';
 import { mergeDataIssues, mergeDataSchema, missingDataSchema, planMerge, templateDataTags } from '../jumpstart/data-merge.ts';
-import { findVisibleTemplate } from '../template/team-template.ts';
+import { loadTemplateContent, readinessIssues, type TemplateContent } from '../jumpstart/jumpstart.service.ts';
+import type { ServiceContext } from '../service-context.ts';
 import { SIGNING_TYPES } from '../signing/workflow.ts';
+import { findVisibleTemplate } from '../template/team-template.ts';
+import { TemplateNotReadyError } from '../template/template.errors.ts';
 import { boundedText, parseInput } from '../validation.ts';
 import { PublicLinkNotFoundError, PublicLinkRoleNotUsableError } from './public-link.errors.ts';
-import { readPublicLink, type PublicLinkData } from './public-link.read.ts';
+import { type PublicLinkData, readPublicLink } from './public-link.read.ts';
 import { teamPublicLinkRow, wellFormedPublicLinkId } from './team-public-link.ts';
 
 /*
@@ -37,7 +37,11 @@ export const createPublicLinkInput = z.strictObject({
   maxUses: maxUses.optional(),
   expiresAt: instant.optional(),
   verifyEmail: z.boolean({ error: 'must be true or false' }).default(true),
-  redirectUrl: z.string().max(2000, 'must be at most 2000 characters').refine(isReturnUrl, 'must be an absolute https URL (http only on localhost), without credentials or #fragment').optional(),
+  redirectUrl: z
+    .string()
+    .max(2000, 'must be at most 2000 characters')
+    .refine(isReturnUrl, 'must be an absolute https URL (http only on localhost), without credentials or #fragment')
+    .optional(),
   prefill: z
     .record(z.string().max(64, 'must be a field identifier'), z.unknown(), { error: 'must be an object of field identifier → value' })
     .refine((values) => Object.keys(values).length <= MAX_PREFILL_VALUES, `must have at most ${MAX_PREFILL_VALUES} values`)
@@ -148,15 +152,34 @@ export async function createPublicLink(context: ServiceContext, options: { templ
         `insert into public_link (id, created_at, updated_at, team_id, template_id, role, name, slug, verify_email, max_uses, uses, expires_at, disabled_at, redirect_url, prefill, data, missing_data, api_key_id, workspace_id)
          values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, null, ?, ?::jsonb, ?::jsonb, ?, ?, ?)`,
         [
-          id, now, now, caller.teamId, template.id, input.role, input.name ?? null, slug, input.verifyEmail, input.maxUses ?? null, input.expiresAt ?? null, input.redirectUrl ?? null,
-          JSON.stringify(prefill), data === undefined ? null : JSON.stringify(data), input.missingData, caller.apiKeyId, caller.workspaceId,
+          id,
+          now,
+          now,
+          caller.teamId,
+          template.id,
+          input.role,
+          input.name ?? null,
+          slug,
+          input.verifyEmail,
+          input.maxUses ?? null,
+          input.expiresAt ?? null,
+          input.redirectUrl ?? null,
+          JSON.stringify(prefill),
+          data === undefined ? null : JSON.stringify(data),
+          input.missingData,
+          caller.apiKeyId,
+          caller.workspaceId,
         ],
       );
-      await auditChange(context, { em, caller, now }, {
-        envelopeId: null,
-        type: 'public_link.created',
-        details: { publicLinkId: id, templateId: template.id, role: input.role, maxUses: input.maxUses ?? null, expiresAt: input.expiresAt ?? null, verifyEmail: input.verifyEmail },
-      });
+      await auditChange(
+        context,
+        { em, caller, now },
+        {
+          envelopeId: null,
+          type: 'public_link.created',
+          details: { publicLinkId: id, templateId: template.id, role: input.role, maxUses: input.maxUses ?? null, expiresAt: input.expiresAt ?? null, verifyEmail: input.verifyEmail },
+        },
+      );
       return id;
     },
     readPublicLink,
@@ -180,9 +203,9 @@ export async function updatePublicLink(context: ServiceContext, options: { publi
     sets.push(input.status === 'disabled' ? 'disabled_at = coalesce(l.disabled_at, ?)' : 'disabled_at = null');
     if (input.status === 'disabled') values.push(now);
   }
-  if (input.name !== undefined) (sets.push('name = ?'), values.push(input.name));
-  if (input.maxUses !== undefined) (sets.push('max_uses = ?'), values.push(input.maxUses));
-  if (input.expiresAt !== undefined) (sets.push('expires_at = ?'), values.push(input.expiresAt));
+  if (input.name !== undefined) sets.push('name = ?'), values.push(input.name);
+  if (input.maxUses !== undefined) sets.push('max_uses = ?'), values.push(input.maxUses);
+  if (input.expiresAt !== undefined) sets.push('expires_at = ?'), values.push(input.expiresAt);
   await context.em.transactional(async (em) => {
     const row = teamPublicLinkRow('l', caller.teamId, options.publicLinkId);
     const guard = input.maxUses === undefined || input.maxUses === null ? '' : ' and l.uses <= ?';
@@ -210,6 +233,10 @@ export async function deletePublicLink(context: ServiceContext, options: { publi
     const row = teamPublicLinkRow('l', caller.teamId, options.publicLinkId);
     const rows = await em.execute<{ id: string; uses: number }[]>(`delete from public_link l where ${row.sql} returning l.id, l.uses`, row.parameters);
     if (rows.length === 0) throw new PublicLinkNotFoundError(options.publicLinkId);
-    await auditChange(context, { em, caller, now: context.clock.now() }, { envelopeId: null, type: 'public_link.deleted', details: { publicLinkId: options.publicLinkId, uses: rows[0]!.uses } });
+    await auditChange(
+      context,
+      { em, caller, now: context.clock.now() },
+      { envelopeId: null, type: 'public_link.deleted', details: { publicLinkId: options.publicLinkId, uses: rows[0]!.uses } },
+    );
   });
 }

@@ -2,28 +2,22 @@ import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { hashSecret, newId, newSecret } from '../../shared/ids.ts';
-import { parseInput, readableName } from '../validation.ts';
+import { mergeTemplateData } from '../jumpstart/data-merge.ts';
+import { copyTemplate, jumpstartInput } from '../jumpstart/jumpstart.service.ts';
+import { OTP_POLICY } from '../notification/otp-policy.ts';
 import { enqueue } from '../outbox/outbox.ts';
 import { OUTBOX_TOPICS } from '../outbox/topics.ts';
-import { OTP_POLICY } from '../notification/otp-policy.ts';
-import { e164Phone } from '../recipient/agent-input.ts';
 import { locales } from '../recipient/agent.entity.ts';
+import { e164Phone } from '../recipient/agent-input.ts';
 import type { ServiceContext } from '../service-context.ts';
-import type { TeamCaller } from '../team/team-caller.ts';
 import { normalizeOtpInput } from '../signing/otp.service.ts';
 import { sendDraft } from '../signing/send.service.ts';
-import { SIGNING_URL_MINUTES } from '../signing/signing-url.service.ts';
+import { SigningOtpAlreadyUsedError, SigningOtpAttemptsExhaustedError, SigningOtpExpiredError, SigningOtpInvalidError, SigningOtpRateLimitedError } from '../signing/signing.errors.ts';
 import { SigningUrl } from '../signing/signing-url.entity.ts';
+import { SIGNING_URL_MINUTES } from '../signing/signing-url.service.ts';
 import { recordEvent, signingLink, type Workflow } from '../signing/workflow.ts';
-import {
-  SigningOtpAlreadyUsedError,
-  SigningOtpAttemptsExhaustedError,
-  SigningOtpExpiredError,
-  SigningOtpInvalidError,
-  SigningOtpRateLimitedError,
-} from '../signing/signing.errors.ts';
-import { copyTemplate, jumpstartInput } from '../jumpstart/jumpstart.service.ts';
-import { mergeTemplateData } from '../jumpstart/data-merge.ts';
+import type { TeamCaller } from '../team/team-caller.ts';
+import { parseInput, readableName } from '../validation.ts';
 import { PublicLinkExhaustedError, PublicLinkExpiredError, PublicLinkUnavailableError, PublicLinkVisitNotFoundError } from './public-link.errors.ts';
 
 /*
@@ -173,12 +167,33 @@ export async function startVisit(context: ServiceContext, options: { slug: strin
     await em.execute(
       `insert into public_link_visit (id, created_at, public_link_id, token_hash, name, email, phone, locale, code_hash, code_expires_at, attempts, ip, user_agent)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
-      [visitId, now, link.id, hashSecret(visitToken), visitor.name, visitor.email, visitor.phone, visitor.locale, codeHash(context.auditKey, visitId, code), expiresAt, context.metadata.ip, context.metadata.userAgent?.slice(0, 512) ?? null],
+      [
+        visitId,
+        now,
+        link.id,
+        hashSecret(visitToken),
+        visitor.name,
+        visitor.email,
+        visitor.phone,
+        visitor.locale,
+        codeHash(context.auditKey, visitId, code),
+        expiresAt,
+        context.metadata.ip,
+        context.metadata.userAgent?.slice(0, 512) ?? null,
+      ],
     );
     await enqueue(
       em,
       OUTBOX_TOPICS.publicLinkCode,
-      { teamId: link.team_id, publicLinkId: link.id, visitId, formName: link.form_name, to: { name: visitor.name, email: visitor.email, locale: visitor.locale }, expiresAt: expiresAt.toISOString(), secret: { code } },
+      {
+        teamId: link.team_id,
+        publicLinkId: link.id,
+        visitId,
+        formName: link.form_name,
+        to: { name: visitor.name, email: visitor.email, locale: visitor.locale },
+        expiresAt: expiresAt.toISOString(),
+        secret: { code },
+      },
       { now },
     );
   });
@@ -239,10 +254,14 @@ async function useLink(context: ServiceContext, options: { slug: string; visitor
   const before = await findLink(context.em.fork(), options.slug);
   const merged =
     before !== undefined && stateOf(before, now).kind === 'open'
-      ? await mergeTemplateData(context, { caller: { teamId: before.team_id, workspaceId: before.workspace_id, apiKeyId: before.api_key_id }, templateId: before.template_id }, {
-          data: before.data ?? undefined,
-          missingData: before.missing_data,
-        })
+      ? await mergeTemplateData(
+          context,
+          { caller: { teamId: before.team_id, workspaceId: before.workspace_id, apiKeyId: before.api_key_id }, templateId: before.template_id },
+          {
+            data: before.data ?? undefined,
+            missingData: before.missing_data,
+          },
+        )
       : undefined;
   return context.em.fork().transactional(async (em) => {
     const [link] = await em.execute<LinkRow[]>(
@@ -260,7 +279,13 @@ async function useLink(context: ServiceContext, options: { slug: string; visitor
     const input = parseInput(jumpstartInput, {
       recipients: [{ identifier: link.role, agents: [{ info: { name: visitor.name, email: visitor.email, phone: visitor.phone, locale: visitor.locale } }] }],
     });
-    const envelopeId = await copyTemplate(context, { em, caller, templateId: link.template_id, input, extras: { values: link.prefill, auditDetails: { publicLinkId: link.id }, ...(merged ? { merged } : {}) } });
+    const envelopeId = await copyTemplate(context, {
+      em,
+      caller,
+      templateId: link.template_id,
+      input,
+      extras: { values: link.prefill, auditDetails: { publicLinkId: link.id }, ...(merged ? { merged } : {}) },
+    });
     await em.execute('update envelope set public_link_id = ? where id = ?', [link.id, envelopeId]);
     const [person] = await em.execute<{ recipient_id: string; agent_id: string }[]>(
       'select r.id as recipient_id, a.id as agent_id from recipient r join agent a on a.recipient_id = r.id where r.envelope_id = ? and r.identifier = ? order by a.position limit 1',
@@ -307,7 +332,14 @@ async function useLink(context: ServiceContext, options: { slug: string; visitor
       createdAt: now,
     });
     em.persist(url);
-    await recordEvent(workflow, 'signing_url.created', { recipientId: person!.recipient_id, agentId: person!.agent_id, signingUrlId: url.id, publicLinkId: link.id, returnUrl: link.redirect_url, expiresAt: expiresAt.toISOString() });
+    await recordEvent(workflow, 'signing_url.created', {
+      recipientId: person!.recipient_id,
+      agentId: person!.agent_id,
+      signingUrlId: url.id,
+      publicLinkId: link.id,
+      returnUrl: link.redirect_url,
+      expiresAt: expiresAt.toISOString(),
+    });
     return signingLink(context.publicUrl, token);
   });
 }

@@ -3,11 +3,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { isUuid } from '../../shared/ids.ts';
 import { Contact } from '../contact/contact.entity.ts';
-import { ContactGroup } from '../contact/contact-group.entity.ts';
 import { ContactGroupNotFoundError, ContactNotFoundError } from '../contact/contact.errors.ts';
+import { ContactGroup } from '../contact/contact-group.entity.ts';
+import { type AgentInfo, personKeys, phoneMethodNeedsPhone } from '../person/person.ts';
 import { TeamUser } from '../team/team-user.entity.ts';
 import { UserNotFoundError } from '../team/team-user.errors.ts';
-import { personKeys, phoneMethodNeedsPhone, type AgentInfo } from '../person/person.ts';
 import type { AgentKind } from './agent.entity.ts';
 
 export const MAX_AGENTS_PER_RECIPIENT = 50;
@@ -22,9 +22,7 @@ export { agentInfoSchema, e164Phone } from '../person/person.ts';
  * signing URL instead. Only inline people can say so: a contact or team user is an address book
  * entry, not a decision about one envelope.
  */
-export const recipientAgentInfoSchema = z
-  .strictObject({ ...personKeys, embedded: z.boolean({ error: 'must be true or false' }).nullish() })
-  .superRefine(phoneMethodNeedsPhone);
+export const recipientAgentInfoSchema = z.strictObject({ ...personKeys, embedded: z.boolean({ error: 'must be true or false' }).nullish() }).superRefine(phoneMethodNeedsPhone);
 
 /** An agent is exactly one of: inline `info`, `contactId`, `groupId`, `userId` (docs/reference/interface-spec.md §2.4). */
 export const agentInputSchema = z

@@ -1,4 +1,4 @@
-import { sql, type RawBuilder } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { teamEnvelopes } from '../envelope/team-envelope.ts';
 import type { ReadDb } from '../read-model.ts';
 import type { AgentInfo } from './agent.entity.ts';

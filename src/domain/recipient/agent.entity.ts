@@ -11,7 +11,7 @@ export type AgentKind = (typeof agentKinds)[number];
 
 // A person's vocabulary lives in person/ (below contact/ and team/, which use it too); re-exported
 // here, where the agent's callers have always found it.
-export { isEmbedded, locales, phoneContactMethods, type AgentInfo, type Locale, type PhoneContactMethod } from '../person/person.ts';
+export { type AgentInfo, isEmbedded, type Locale, locales, type PhoneContactMethod, phoneContactMethods } from '../person/person.ts';
 /** What the sender sees on an agent whose message could not be delivered (both faces). */
 export type AgentNotificationFailure = {
   /** What the message was: invitation, your_turn, reminder, voided, completed, … */

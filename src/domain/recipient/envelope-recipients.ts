@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { OwnerRecipients, RecipientExtras } from '../owner/owner.ts';
 import { parseInput } from '../validation.ts';
 import { Agent } from './agent.entity.ts';
-import { resolveAgentInputs, type AgentInput, type ResolvedAgent } from './agent-input.ts';
+import { type AgentInput, type ResolvedAgent, resolveAgentInputs } from './agent-input.ts';
 import { Recipient } from './recipient.entity.ts';
 import { newRecipientShape, recipientShape } from './recipient-keys.ts';
 

@@ -3,13 +3,13 @@ import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.t
 import { isUuid } from '../../shared/ids.ts';
 import { ensureCapacity } from '../capacity.ts';
 import { Field } from '../field/field.entity.ts';
-import { ensureFieldsNotNamed, ensureRecipientOrderKeepsConditions, fieldIdsOfRecipient } from '../field/field.service.ts';
 import { FieldNotAllowedForRecipientError } from '../field/field.errors.ts';
-import { createInOwner, fieldAssignee, recipientsIn, type ContentOwner, type OwnedRecipient, type OwnerChange } from '../owner/owner.ts';
-import type { OwnerKind, OwnerRef } from '../owner/owner-ref.ts';
-import { readRecipient, type RecipientDataOf } from '../owner/owner.read.ts';
-import { contentOwner } from '../owner/owners.ts';
+import { ensureFieldsNotNamed, ensureRecipientOrderKeepsConditions, fieldIdsOfRecipient } from '../field/field.service.ts';
 import { ensureOrderOpen, ensureRecipientsOpen, retireAgents } from '../owner/correction.ts';
+import { type RecipientDataOf, readRecipient } from '../owner/owner.read.ts';
+import { type ContentOwner, createInOwner, fieldAssignee, type OwnedRecipient, type OwnerChange, recipientsIn } from '../owner/owner.ts';
+import type { OwnerKind, OwnerRef } from '../owner/owner-ref.ts';
+import { contentOwner } from '../owner/owners.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { RecipientType } from './recipient.entity.ts';
 import {
@@ -148,10 +148,7 @@ async function boundRecipientIds(change: OwnerChange, owner: ContentOwner, recip
  * Adds a recipient to an owner (an envelope's recipient with its agents, a template's role with
  * its pre-assignment). Idempotent per `Idempotency-Key`.
  */
-export async function addRecipient<K extends OwnerKind>(
-  context: ServiceContext,
-  options: { owner: OwnerRef<K>; input: unknown; idempotencyKey?: string },
-): Promise<RecipientDataOf[K]> {
+export async function addRecipient<K extends OwnerKind>(context: ServiceContext, options: { owner: OwnerRef<K>; input: unknown; idempotencyKey?: string }): Promise<RecipientDataOf[K]> {
   const owner = contentOwner(options.owner.kind);
   const request = owner.recipients.parseNew(options.input);
   const input = request.keys;
@@ -207,10 +204,7 @@ export async function addRecipient<K extends OwnerKind>(
  * given, replace the whole agent list; a role's `userId`, `contactId` or `contactGroupId` replace
  * its pre-assignment). A host that still hosts in-person signers keeps its type.
  */
-export async function updateRecipient<K extends OwnerKind>(
-  context: ServiceContext,
-  options: { owner: OwnerRef<K>; recipientId: string; input: unknown },
-): Promise<RecipientDataOf[K]> {
+export async function updateRecipient<K extends OwnerKind>(context: ServiceContext, options: { owner: OwnerRef<K>; recipientId: string; input: unknown }): Promise<RecipientDataOf[K]> {
   const owner = contentOwner(options.owner.kind);
   const request = owner.recipients.parseChange(options.input);
   const input = request.keys;
@@ -241,7 +235,8 @@ export async function updateRecipient<K extends OwnerKind>(
       owner.kind,
     );
     // A condition may name only fields of its own or an earlier recipient (docs/fields.md, Conditions).
-    if (input.order !== undefined && input.order !== recipient.order) await ensureRecipientOrderKeepsConditions(change, owner.kind, { recipientId: recipient.id, order: input.order, path: 'recipient.order' });
+    if (input.order !== undefined && input.order !== recipient.order)
+      await ensureRecipientOrderKeepsConditions(change, owner.kind, { recipientId: recipient.id, order: input.order, path: 'recipient.order' });
     const extras = await request.resolve(em, change.caller.teamId);
     // A role that stops being an approver drops its quorum unless the request names one.
     const quorum = input.quorum ?? (type === 'approver' ? recipient.quorum : 1);
@@ -271,10 +266,7 @@ export async function updateRecipient<K extends OwnerKind>(
  * is hosted by it (`Recipient.HostRecipientBound`) or delegates through it
  * (`Recipient.DelegatorRecipientBound`), since that one would be left pointing at nothing.
  */
-async function checkRemovable(
-  recipientId: string,
-  bound: { hostedIds: () => Promise<string[]>; delegatingIds: () => Promise<string[]> },
-): Promise<void> {
+async function checkRemovable(recipientId: string, bound: { hostedIds: () => Promise<string[]>; delegatingIds: () => Promise<string[]> }): Promise<void> {
   const hosted = await bound.hostedIds();
   if (hosted.length > 0) throw new RecipientHostBoundError(recipientId, hosted);
   const delegating = await bound.delegatingIds();

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AttachmentUnknownFileError } from '../field/attachment.errors.ts';
+import type { Field } from '../field/field.entity.ts';
 import { FieldAttachment } from '../field/field-attachment.entity.ts';
 import type { AttachmentFile } from '../field/field-values.ts';
-import type { Field } from '../field/field.entity.ts';
 import type { Recipient } from '../recipient/recipient.entity.ts';
 
 /*

@@ -1,9 +1,8 @@
-import { Transform, type Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { BlobSourceError, BlobTooLargeError, type StagedBlob } from '../../shared/blob-store/index.ts';
 import { ServerBusyError } from '../../shared/errors.ts';
 import { isUuid } from '../../shared/ids.ts';
-import { contentTypeOf, sniffAttachment } from '../field/attachment-content.ts';
 import {
   AttachmentImageTooLargeError,
   AttachmentInvalidImageError,
@@ -16,9 +15,10 @@ import {
   AttachmentUnsupportedTypeError,
   AttachmentUploadIncompleteError,
 } from '../field/attachment.errors.ts';
-import { FieldAttachment } from '../field/field-attachment.entity.ts';
-import { fieldLimits, parseFieldConfig, type AttachmentConfig, type AttachmentContentType, type AttachmentFile } from '../field/field-values.ts';
+import { contentTypeOf, sniffAttachment } from '../field/attachment-content.ts';
 import { Field } from '../field/field.entity.ts';
+import { FieldAttachment } from '../field/field-attachment.entity.ts';
+import { type AttachmentConfig, type AttachmentContentType, type AttachmentFile, fieldLimits, parseFieldConfig } from '../field/field-values.ts';
 import { PdfInspectionError } from '../pdf/inspect/inspect.ts';
 import { PdfWorkersBusyError, PdfWorkLimitError } from '../pdf/worker-pool.ts';
 import type { ServiceContext } from '../service-context.ts';
@@ -150,10 +150,7 @@ function recordOf(row: FieldAttachment): AttachmentRecord {
  * refuses; and every refusal of signing itself (dead link, not the recipient's turn, completed,
  * one-time code not verified, envelope closed).
  */
-export async function uploadSigningAttachment(
-  context: ServiceContext,
-  options: { fieldId: string; stream: Readable; filename: string | undefined },
-): Promise<AttachmentRecord> {
+export async function uploadSigningAttachment(context: ServiceContext, options: { fieldId: string; stream: Readable; filename: string | undefined }): Promise<AttachmentRecord> {
   const found = await lookUpToken(context);
   const target = await attachmentTarget(context.em.fork(), found, options.fieldId);
   if (target.uploaded >= target.config.maxFiles) throw new AttachmentTooManyFilesError(target.field.id, target.config.maxFiles);

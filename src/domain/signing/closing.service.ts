@@ -2,14 +2,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
+import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedText, parseInput } from '../validation.ts';
-import { SandboxDisabledError } from './signing.errors.ts';
-import { ensureSentAndOpen } from './sender-turn.ts';
 import { queueDueReminders } from './reminder.service.ts';
 import { runDueScheduledSends } from './scheduled-send.ts';
+import { ensureSentAndOpen } from './sender-turn.ts';
+import { SandboxDisabledError } from './signing.errors.ts';
 import { apiKeyWorkflow, closeEnvelope, type Workflow } from './workflow.ts';
 
 export const MAX_VOID_REASON_LENGTH = 500;

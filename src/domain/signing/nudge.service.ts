@@ -1,17 +1,17 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { InvalidRequestError } from '../../shared/errors.ts';
-import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
+import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import type { MessageChannel } from '../outbox/topics.ts';
+import { type AgentInfo, isEmbedded } from '../recipient/agent.entity.ts';
 import { e164Phone } from '../recipient/agent-input.ts';
-import { isEmbedded, type AgentInfo } from '../recipient/agent.entity.ts';
+import { peopleOf } from '../recipient/agent-people.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
-import { EnvelopeRemindTooSoonError, SigningAlreadyApprovedError, SigningEmbeddedAgentError } from './signing.errors.ts';
 import { ensureSentAndOpen, findActingRecipient, findAgentOf } from './sender-turn.ts';
-import { peopleOf } from '../recipient/agent-people.ts';
+import { EnvelopeRemindTooSoonError, SigningAlreadyApprovedError, SigningEmbeddedAgentError } from './signing.errors.ts';
 import { agentsWhoApproved, apiKeyWorkflow, inviteRecipient, recordEvent } from './workflow.ts';
 
 /*
@@ -142,10 +142,10 @@ export async function resendInvitation(context: ServiceContext, options: { envel
     await em.flush();
     // The old links die before the new one exists. An invitation still in the outbox for a dead
     // link is acknowledged unsent by the deliverer, so the wrong address gets nothing more.
-    const revoked = await em.execute<{ id: string }[]>(
-      'update signing_token set revoked_at = ? where agent_id = ? and revoked_at is null and embedding is null returning id',
-      [now, agent.id],
-    );
+    const revoked = await em.execute<{ id: string }[]>('update signing_token set revoked_at = ? where agent_id = ? and revoked_at is null and embedding is null returning id', [
+      now,
+      agent.id,
+    ]);
     const workflow = apiKeyWorkflow(context, { em, caller, envelopeId: envelope.id, now });
     await recordEvent(workflow, 'invitation.resent', { recipientId: recipient.id, agentId: agent.id, revokedTokenIds: revoked.map((row) => row.id), ...(corrected ? { changed } : {}) });
     const [queued] = await inviteRecipient(workflow, recipient, { agent, resend: true });

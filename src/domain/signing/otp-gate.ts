@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Agent, type AgentInfo } from '../recipient/agent.entity.ts';
-import type { Recipient } from '../recipient/recipient.entity.ts';
 import { isOtpRequired, OTP_POLICY } from '../notification/otp-policy.ts';
+import { Agent, type AgentInfo } from '../recipient/agent.entity.ts';
+import { peopleOf } from '../recipient/agent-people.ts';
+import type { Recipient } from '../recipient/recipient.entity.ts';
 import { SigningOtpRequiredError } from './signing.errors.ts';
 import type { SigningToken } from './signing-token.entity.ts';
-import { peopleOf } from '../recipient/agent-people.ts';
 
 /** The person a link belongs to (the agent's send-time snapshot at the link's person index). */
 export async function personOfToken(em: EntityManager, token: SigningToken): Promise<{ agent: Agent; person: AgentInfo | null }> {

@@ -2,12 +2,13 @@ import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { DomainError } from '../../shared/errors.ts';
 import { newId } from '../../shared/ids.ts';
-import { enqueue } from '../outbox/outbox.ts';
+import { isOtpRequired, maskPhone, OTP_POLICY, type OtpChannel, otpChannelOf } from '../notification/otp-policy.ts';
 import { reservePhoneMessage } from '../notification/phone-cap.ts';
+import { enqueue } from '../outbox/outbox.ts';
+import { OUTBOX_TOPICS } from '../outbox/topics.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { personOfToken } from './otp-gate.ts';
-import { isOtpRequired, maskPhone, OTP_POLICY, otpChannelOf, type OtpChannel } from '../notification/otp-policy.ts';
 import {
   SigningOtpAlreadyUsedError,
   SigningOtpAttemptsExhaustedError,
@@ -19,9 +20,8 @@ import {
   SigningPhoneMessageCapReachedError,
 } from './signing.errors.ts';
 import type { SigningSessionData } from './signing.read.ts';
-import { SigningOtp } from './signing-otp.entity.ts';
 import { actWithToken, ensureMayAct, sessionInTransaction } from './signing.service.ts';
-import { OUTBOX_TOPICS } from '../outbox/topics.ts';
+import { SigningOtp } from './signing-otp.entity.ts';
 import { recordEvent } from './workflow.ts';
 
 /*

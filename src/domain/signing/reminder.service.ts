@@ -33,8 +33,7 @@ export type ReminderSettings = {
 export function dueReminderWindow(settings: ReminderSettings, now: Date): { key: string; at: Date } | null {
   const time = now.getTime();
   if (isPastExpiry(settings.expiresAt, now)) return null;
-  const expiryAt =
-    settings.beforeExpirationDays > 0 && settings.expiresAt ? settings.expiresAt.getTime() - settings.beforeExpirationDays * DAY_MS : null;
+  const expiryAt = settings.beforeExpirationDays > 0 && settings.expiresAt ? settings.expiresAt.getTime() - settings.beforeExpirationDays * DAY_MS : null;
   // A before-expiration time at or before the activation would remind someone just invited.
   const expiryWindow = expiryAt !== null && expiryAt > settings.activatedAt.getTime() ? expiryAt : null;
   if (expiryWindow !== null && time >= expiryWindow) return { key: 'expiry', at: new Date(expiryWindow) };
@@ -57,8 +56,7 @@ export function dueReminderWindow(settings: ReminderSettings, now: Date): { key:
 export function reminderWindows(settings: ReminderSettings): { window: string; at: Date }[] {
   const windows: { window: string; at: Date }[] = [];
   const end = settings.expiresAt?.getTime() ?? Infinity;
-  const expiryAt =
-    settings.beforeExpirationDays > 0 && settings.expiresAt ? settings.expiresAt.getTime() - settings.beforeExpirationDays * DAY_MS : null;
+  const expiryAt = settings.beforeExpirationDays > 0 && settings.expiresAt ? settings.expiresAt.getTime() - settings.beforeExpirationDays * DAY_MS : null;
   const expiryWindow = expiryAt !== null && expiryAt > settings.activatedAt.getTime() ? expiryAt : null;
   const stop = Math.min(end, expiryWindow ?? Infinity);
   if (settings.initialDelayDays > 0) {

@@ -38,7 +38,13 @@ export type ScheduledSendOutcome = 'sent' | 'failed' | 'stale';
 /** Runs one scheduled send (the job's work; also run by `advanceSandboxClock` for what fell due). */
 export async function runScheduledSend(settings: ScheduledSendSettings, em: EntityManager, payload: ScheduledSendPayload): Promise<ScheduledSendOutcome> {
   const caller: TeamCaller = { teamId: payload.teamId, workspaceId: payload.workspaceId, apiKeyId: payload.apiKeyId };
-  const context = { em, clock: settings.clock, auditKey: settings.auditKey, publicUrl: settings.publicUrl, metadata: { requestId: `scheduled-send:${payload.envelopeId}`, ip: null, userAgent: null } };
+  const context = {
+    em,
+    clock: settings.clock,
+    auditKey: settings.auditKey,
+    publicUrl: settings.publicUrl,
+    metadata: { requestId: `scheduled-send:${payload.envelopeId}`, ip: null, userAgent: null },
+  };
   return inEnvelopeTransaction(context, payload.teamId, payload.envelopeId, async (tx) => {
     const envelope = await lockEnvelope(tx, payload.envelopeId);
     if (!envelope || envelope.status !== 'scheduled' || envelope.sendAt?.getTime() !== Date.parse(payload.sendAt)) return 'stale';
@@ -89,10 +95,12 @@ export function scheduledSendHandler(settings: ScheduledSendSettings): OutboxHan
  * jobs themselves stay queued and find nothing to do when the worker claims them.
  */
 export async function runDueScheduledSends(settings: ScheduledSendSettings, em: EntityManager, teamId: string): Promise<number> {
-  const due = await em.fork().execute<{ payload: ScheduledSendPayload }[]>(
-    `select payload from outbox_message where topic = ? and processed_at is null and failed_at is null and available_at <= ? and payload ->> 'teamId' = ? order by available_at, id`,
-    [OUTBOX_TOPICS.scheduledSend, settings.clock.now(), teamId],
-  );
+  const due = await em
+    .fork()
+    .execute<{ payload: ScheduledSendPayload }[]>(
+      `select payload from outbox_message where topic = ? and processed_at is null and failed_at is null and available_at <= ? and payload ->> 'teamId' = ? order by available_at, id`,
+      [OUTBOX_TOPICS.scheduledSend, settings.clock.now(), teamId],
+    );
   let sent = 0;
   for (const row of due) {
     if ((await runScheduledSend(settings, em.fork(), row.payload)) === 'sent') sent += 1;

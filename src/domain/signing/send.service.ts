@@ -1,25 +1,25 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { InvalidRequestError, type DomainError, type ValidationIssue } from '../../shared/errors.ts';
-import { enqueue } from '../outbox/outbox.ts';
-import { OUTBOX_TOPICS } from '../outbox/topics.ts';
-import { parseInput } from '../validation.ts';
-import { inRolledBackTransaction } from '../dry-run.ts';
+import { type DomainError, InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
 import { ContactGroupMember } from '../contact/contact-group.entity.ts';
 import { Document } from '../document/document.entity.ts';
+import { inRolledBackTransaction } from '../dry-run.ts';
 import { Envelope, isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { EnvelopeNotDraftError } from '../envelope/envelope.errors.ts';
-import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
-import { FieldView } from '../field/field-view.entity.ts';
+import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import { Field } from '../field/field.entity.ts';
+import { FieldView } from '../field/field-view.entity.ts';
+import { enqueue } from '../outbox/outbox.ts';
 import type { MessageChannel } from '../outbox/topics.ts';
-import { Agent, isEmbedded, type AgentInfo } from '../recipient/agent.entity.ts';
+import { OUTBOX_TOPICS } from '../outbox/topics.ts';
+import { Agent, type AgentInfo, isEmbedded } from '../recipient/agent.entity.ts';
 import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
-import { EnvelopeClosedError, EnvelopeNotSendableError } from './signing.errors.ts';
+import { parseInput } from '../validation.ts';
 import { reminderWindows } from './reminder.service.ts';
+import { EnvelopeClosedError, EnvelopeNotSendableError } from './signing.errors.ts';
 import { advanceTurns, apiKeyWorkflow, channelOf, recordEvent, SIGNING_TYPES } from './workflow.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -103,11 +103,7 @@ export type DraftContent = {
  * `Envelope.NotSendable` the send has always answered (`context.issues`). `content` is the draft
  * as read (undefined unless a draft).
  */
-export async function sendProblems(
-  em: EntityManager,
-  envelope: Envelope,
-  from: 'draft' | 'scheduled' = 'draft',
-): Promise<{ problems: DomainError[]; content?: DraftContent }> {
+export async function sendProblems(em: EntityManager, envelope: Envelope, from: 'draft' | 'scheduled' = 'draft'): Promise<{ problems: DomainError[]; content?: DraftContent }> {
   // `from`: the status the send starts from (`scheduled` only for the scheduled send itself).
   if (envelope.status !== from) {
     return { problems: [isClosedEnvelopeStatus(envelope.status) ? new EnvelopeClosedError(envelope.id, envelope.status) : new EnvelopeNotDraftError(envelope.id, envelope.status)] };
@@ -180,12 +176,7 @@ export async function sendProblems(
  * The send itself, in the caller's transaction, which must be one `inEnvelopeTransaction` began
  * (a bulk send's row records its outcome in that same transaction).
  */
-export async function sendDraft(
-  context: Pick<ServiceContext, 'clock' | 'auditKey' | 'publicUrl' | 'metadata'>,
-  em: EntityManager,
-  caller: TeamCaller,
-  envelopeId: string,
-): Promise<void> {
+export async function sendDraft(context: Pick<ServiceContext, 'clock' | 'auditKey' | 'publicUrl' | 'metadata'>, em: EntityManager, caller: TeamCaller, envelopeId: string): Promise<void> {
   const envelope = await findTeamEnvelope(em, caller, envelopeId, { lock: true });
   const { problems, content } = await sendProblems(em, envelope);
   if (problems.length > 0 || !content) throw problems[0];

@@ -4,8 +4,8 @@ import type { Envelope } from '../envelope/envelope.entity.ts';
 import { Agent } from '../recipient/agent.entity.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import { RecipientNotFoundError } from '../recipient/recipient.errors.ts';
-import { EnvelopeClosedError, EnvelopeNotSentError } from './signing.errors.ts';
 import { ensureNotPastExpiry } from './expiry.ts';
+import { EnvelopeClosedError, EnvelopeNotSentError } from './signing.errors.ts';
 import { ensureMayAct } from './signing.service.ts';
 
 /*

@@ -1,8 +1,8 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { baseColumns } from '../../db/columns.ts';
-import { ApiKey } from '../team/api-key.entity.ts';
 import { Agent } from '../recipient/agent.entity.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
+import { ApiKey } from '../team/api-key.entity.ts';
 import { SigningToken } from './signing-token.entity.ts';
 
 /**

@@ -2,17 +2,17 @@ import { z } from 'zod';
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { hashSecret, newSecret } from '../../shared/ids.ts';
 import { isFrameOrigin, isReturnUrl } from '../../shared/web-origin.ts';
-import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
+import { findTeamEnvelope } from '../envelope/team-envelope.ts';
 import { locales } from '../recipient/agent.entity.ts';
+import { agentPersonSqlText, peopleOf } from '../recipient/agent-people.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { teamFrameOrigins, teamSettingsOf } from '../team/team-settings.ts';
 import { parseInput } from '../validation.ts';
-import { SigningFrameOriginNotAllowedError } from './signing.errors.ts';
 import { ensureSentAndOpen, findActingRecipient, findAgentOf } from './sender-turn.ts';
-import { SigningToken, type SigningEmbedding } from './signing-token.entity.ts';
+import { SigningFrameOriginNotAllowedError } from './signing.errors.ts';
+import { type SigningEmbedding, SigningToken } from './signing-token.entity.ts';
 import { SigningUrl } from './signing-url.entity.ts';
-import { agentPersonSqlText, peopleOf } from '../recipient/agent-people.ts';
 import { apiKeyWorkflow, recordEvent, signingLink } from './workflow.ts';
 
 /*
@@ -40,11 +40,7 @@ const MINUTE_MS = 60_000;
 
 export const signingUrlInput = z.strictObject({
   agentId: z.string().optional(),
-  returnUrl: z
-    .string()
-    .max(2000)
-    .refine(isReturnUrl, 'must be an absolute https URL (http only on localhost), without credentials or #fragment')
-    .optional(),
+  returnUrl: z.string().max(2000).refine(isReturnUrl, 'must be an absolute https URL (http only on localhost), without credentials or #fragment').optional(),
   frameOrigin: z
     .string()
     .max(300)
@@ -176,10 +172,11 @@ export async function openSigningUrl(context: ServiceContext, rawToken: string):
   const tokenHash = hashSecret(rawToken);
   const now = context.clock.now();
   return context.em.fork().transactional(async (em) => {
-    const [consumed] = await em.execute<{ id: string }[]>(
-      'update signing_url set consumed_at = ? where token_hash = ? and consumed_at is null and expires_at > ? returning id',
-      [now, tokenHash, now],
-    );
+    const [consumed] = await em.execute<{ id: string }[]>('update signing_url set consumed_at = ? where token_hash = ? and consumed_at is null and expires_at > ? returning id', [
+      now,
+      tokenHash,
+      now,
+    ]);
     const [row] = await em.execute<UrlRow[]>(`${URL_ROW} where u.token_hash = ?`, [tokenHash]);
     if (!row) return { kind: 'unknown' };
     const locale = row.locale ?? row.agent_locale;
@@ -203,7 +200,16 @@ export async function openSigningUrl(context: ServiceContext, rawToken: string):
     await em.flush();
     await em.execute('update signing_url set session_id = ? where id = ?', [session.id, row.id]);
     await recordEvent(
-      { em, auditKey: context.auditKey, publicUrl: context.publicUrl, teamId: row.team_id, envelopeId: row.envelope_id, now, actor: { type: 'agent', id: row.agent_id }, request: context.metadata },
+      {
+        em,
+        auditKey: context.auditKey,
+        publicUrl: context.publicUrl,
+        teamId: row.team_id,
+        envelopeId: row.envelope_id,
+        now,
+        actor: { type: 'agent', id: row.agent_id },
+        request: context.metadata,
+      },
       'signing_url.opened',
       { recipientId: row.recipient_id, agentId: row.agent_id, signingUrlId: row.id, tokenId: session.id },
     );

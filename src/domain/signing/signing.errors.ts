@@ -238,7 +238,10 @@ export class SigningOtpRateLimitedError extends DomainError {
  */
 export class SigningPhoneMessageCapReachedError extends DomainError {
   constructor(limit: number, retryAfterSeconds: number) {
-    super('Signing.PhoneMessageCapReached', `This phone number received the most messages allowed in 24 hours (${limit}); try again in ${retryAfterSeconds} s.`, { limit, retryAfterSeconds });
+    super('Signing.PhoneMessageCapReached', `This phone number received the most messages allowed in 24 hours (${limit}); try again in ${retryAfterSeconds} s.`, {
+      limit,
+      retryAfterSeconds,
+    });
   }
 }
 

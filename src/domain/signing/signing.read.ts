@@ -1,15 +1,15 @@
-import { sql, type ExpressionBuilder } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { documentsOf, fieldColumns, type DocumentData, type FieldData, type RecipientCoreData } from '../owner/owner.read.ts';
 import type { EnvelopeStatus } from '../envelope/envelope.entity.ts';
-import { isoTimestamp, runRead, type ReadDb } from '../read-model.ts';
-import { agentPersonSql } from '../recipient/agent-people.ts';
-import { isExpiredAt } from './expiry.ts';
-import { otpStatus, type SigningOtpStatus } from '../notification/otp-policy.ts';
-import { completeTeamSettings } from '../team/team-settings.ts';
+import type { FieldType } from '../field/field.entity.ts';
 import { resolveFields, type VisibleWhen } from '../field/field-rules.js';
 import { SERVICE_FILLED_TYPES } from '../field/field-values.ts';
-import type { FieldType } from '../field/field.entity.ts';
+import { otpStatus, type SigningOtpStatus } from '../notification/otp-policy.ts';
+import { type DocumentData, documentsOf, type FieldData, fieldColumns, type RecipientCoreData } from '../owner/owner.read.ts';
+import { isoTimestamp, type ReadDb, runRead } from '../read-model.ts';
+import { agentPersonSql } from '../recipient/agent-people.ts';
+import { completeTeamSettings } from '../team/team-settings.ts';
+import { isExpiredAt } from './expiry.ts';
 
 /*
  * The recipient side's read model: what one signing link may see, in one statement. Nothing
@@ -181,11 +181,22 @@ function senderOf(stored: unknown): SigningSenderData {
 function withTurn({ otpInputs, teamSettings, ...session }: RawSession, now: Date): SigningSessionData {
   const isExpired = isExpiredAt(session.envelope, now);
   const isMyTurn =
-    session.envelope.status === 'sent' && !isExpired && session.recipient.activatedAt !== null && session.recipient.completedAt === null && session.recipient.type !== 'host' && !session.approval?.approvedByMe;
+    session.envelope.status === 'sent' &&
+    !isExpired &&
+    session.recipient.activatedAt !== null &&
+    session.recipient.completedAt === null &&
+    session.recipient.type !== 'host' &&
+    !session.approval?.approvedByMe;
   // What the signer still has to give: not a field the service fills at completion, nor one its
   // conditions hide (over this role's and earlier roles' values, as the service decides at submit).
   const rules = resolveFields(
-    [...session.completedFields, ...session.fields].map((field) => ({ identifier: field.identifier, type: field.type, config: field.config, value: field.value, visibleWhen: field.visibleWhen as VisibleWhen | null })),
+    [...session.completedFields, ...session.fields].map((field) => ({
+      identifier: field.identifier,
+      type: field.type,
+      config: field.config,
+      value: field.value,
+      visibleWhen: field.visibleWhen as VisibleWhen | null,
+    })),
   );
   const requiredFieldIds = session.fields
     .filter((field) => field.required && field.value === null && !SERVICE_FILLED_TYPES.includes(field.type as FieldType) && rules.get(field.identifier)?.visible !== false)

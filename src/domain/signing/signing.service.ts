@@ -1,55 +1,54 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Readable } from 'node:stream';
-import { DocumentNotFoundError } from '../document/document.errors.ts';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
-import { hashSecret, isUuid } from '../../shared/ids.ts';
+import { hashSecret, isUuid, newId } from '../../shared/ids.ts';
+import { DocumentNotFoundError } from '../document/document.errors.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
+import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
-import { newId } from '../../shared/ids.ts';
 import { Field } from '../field/field.entity.ts';
-import { parseFieldValue, SERVICE_FILLED_TYPES, summariseBiometricValue, type AttachmentFile } from '../field/field-values.ts';
-import { dropUnkeptAttachments, resolveAttachmentValues } from './attachment-values.ts';
-import { applyFieldRules, fillOnCompletion } from '../field/field-submission.ts';
 import { storedValuesNotFitting } from '../field/field-fit.ts';
+import { applyFieldRules, fillOnCompletion } from '../field/field-submission.ts';
+import { type AttachmentFile, parseFieldValue, SERVICE_FILLED_TYPES, summariseBiometricValue } from '../field/field-values.ts';
 import { readerOf } from '../read-model.ts';
-import { agentInfoSchema } from '../recipient/agent-input.ts';
 import { Agent } from '../recipient/agent.entity.ts';
+import { agentInfoSchema } from '../recipient/agent-input.ts';
 import { agentPersonSqlText, peopleOf } from '../recipient/agent-people.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { teamFrameOrigins } from '../team/team-settings.ts';
 import { boundedText, parseInput } from '../validation.ts';
+import { Approval } from './approval.entity.ts';
+import { dropUnkeptAttachments, resolveAttachmentValues } from './attachment-values.ts';
+import { renderEscrowedCopy } from './escrow.ts';
+import { ensureNotPastExpiry, isPastExpiry } from './expiry.ts';
+import { ensureOtpVerified } from './otp-gate.ts';
 import {
   EnvelopeClosedError,
   SigningAlreadyApprovedError,
   SigningAlreadyDelegatedError,
-  SigningEnvelopeChangedError,
   SigningApproverCannotSubmitError,
-  SigningNotApproverError,
-  SigningRoleCompletedError,
+  SigningEnvelopeChangedError,
   SigningFieldNotAssignedError,
   SigningFieldReadonlyError,
   SigningHostCannotSubmitError,
+  SigningNotApproverError,
   SigningNotDelegatorError,
-  SigningNotHostedSignerError,
   SigningNotHostError,
+  SigningNotHostedSignerError,
   SigningNotYourTurnError,
   SigningRecipientCompletedError,
   SigningRequiredFieldsMissingError,
-  SigningValueDoesNotFitError,
+  SigningRoleCompletedError,
   SigningSessionExpiredError,
   SigningTokenInvalidError,
   SigningTokenMissingError,
+  SigningValueDoesNotFitError,
 } from './signing.errors.ts';
-import { ensureOtpVerified } from './otp-gate.ts';
 import { readSigningSession, type SigningSessionData } from './signing.read.ts';
 import { SigningToken } from './signing-token.entity.ts';
-import { Approval } from './approval.entity.ts';
 import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, queueHandoverNotice, recordEvent, type Workflow } from './workflow.ts';
-import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
-import { renderEscrowedCopy } from './escrow.ts';
-import { ensureNotPastExpiry, isPastExpiry } from './expiry.ts';
 
 /*
  * The recipient side (docs/reference/contract.md §7): every operation is authorised by the signing link's token
@@ -80,7 +79,6 @@ export type TokenRow = {
  */
 const ROLE_DONE_WITHOUT_ME = `(r.type = 'approver' and r.completed_at is not null
   and not exists (select 1 from approval p where p.recipient_id = r.id and p.agent_id = t.agent_id)) as role_done_without_me`;
-
 
 /** Finds the token's envelope (to queue for its lock); unknown tokens and dead links are refused by name. */
 /** The link of the request's `X-Signing-Token`, alive, of an envelope not closed (else its refusal by name). */
@@ -115,7 +113,18 @@ export type SigningLinkState =
   | { kind: 'closed'; status: Envelope['status']; locale: string | null; frameAncestors: readonly string[] };
 
 export async function signingLinkState(context: ServiceContext, rawToken: string): Promise<SigningLinkState> {
-  const [row] = await context.em.execute<{ revoked_at: Date | null; expires_at: Date | null; status: string; envelope_expires_at: Date | null; locale: string | null; frame_origin: string | null; team_frame_origins: unknown; role_done_without_me: boolean }[]>(
+  const [row] = await context.em.execute<
+    {
+      revoked_at: Date | null;
+      expires_at: Date | null;
+      status: string;
+      envelope_expires_at: Date | null;
+      locale: string | null;
+      frame_origin: string | null;
+      team_frame_origins: unknown;
+      role_done_without_me: boolean;
+    }[]
+  >(
     `select t.revoked_at, t.expires_at, e.status, e.expires_at as envelope_expires_at, ${ROLE_DONE_WITHOUT_ME},
             coalesce(t.embedding ->> 'locale', ${agentPersonSqlText('a', 't.person_index')} ->> 'locale') as locale,
             t.embedding ->> 'frameOrigin' as frame_origin, tm.settings -> 'embedding' -> 'frameOrigins' as team_frame_origins
@@ -194,7 +203,16 @@ async function recordFirstView(context: ServiceContext, found: TokenRow, now: Da
     const changed = await em.nativeUpdate(SigningToken, { id: found.id, lastUsedAt: null, revokedAt: null }, { lastUsedAt: now });
     if (changed !== 1) return;
     await recordEvent(
-      { em, auditKey: context.auditKey, publicUrl: context.publicUrl, teamId: found.team_id, envelopeId: found.envelope_id, now, actor: { type: 'agent', id: found.agent_id }, request: context.metadata },
+      {
+        em,
+        auditKey: context.auditKey,
+        publicUrl: context.publicUrl,
+        teamId: found.team_id,
+        envelopeId: found.envelope_id,
+        now,
+        actor: { type: 'agent', id: found.agent_id },
+        request: context.metadata,
+      },
       'signing.viewed',
       { recipientId: found.recipient_id, agentId: found.agent_id, tokenId: found.id },
     );
@@ -294,7 +312,11 @@ export async function submitSigning(context: ServiceContext, options: { input: u
         ...(dropped.length > 0 ? { droppedAsHidden: dropped.map((field) => ({ fieldId: field.id, identifier: field.identifier, type: field.type })) } : {}),
       });
     }
-    if (input.complete) fillOnCompletion(fields.filter((field) => !hidden.has(field)), { now, person: peopleOf(await em.findOneOrFail(Agent, token.agent.id))[token.personIndex] });
+    if (input.complete)
+      fillOnCompletion(
+        fields.filter((field) => !hidden.has(field)),
+        { now, person: peopleOf(await em.findOneOrFail(Agent, token.agent.id))[token.personIndex] },
+      );
     // Every value about to be drawn must fit its boxes (never below 8 pt, never outside, never
     // cut): what was sent now and, on completing, everything of the role the PDF will show,
     // including the values the service just filled in and those the sender gave.
@@ -311,7 +333,13 @@ export async function submitSigning(context: ServiceContext, options: { input: u
       recipient.completedAt = now;
       await dropUnkeptAttachments(em, recipient, fields);
       for (const field of fields) if (field.value !== null && field.value !== undefined) field.submittedAt = now;
-      await recordEvent(workflow, 'recipient.completed', { recipientId: recipient.id, identifier: recipient.identifier, agentId: token.agent.id, personIndex: token.personIndex, ...(input.consent ? { consent: input.consent } : {}) });
+      await recordEvent(workflow, 'recipient.completed', {
+        recipientId: recipient.id,
+        identifier: recipient.identifier,
+        agentId: token.agent.id,
+        personIndex: token.personIndex,
+        ...(input.consent ? { consent: input.consent } : {}),
+      });
       if (recipient.type === 'in_person_signer' && recipient.hostedBy) await completeHostIfDone(workflow, recipient.hostedBy.id);
       await advanceTurns(workflow);
     }
@@ -341,7 +369,13 @@ export async function declineSigning(context: ServiceContext, options: { input: 
     if (recipient.type === 'approver' && (await workflow.em.count(Approval, { recipient, agent: token.agent.id })) > 0) throw new SigningAlreadyApprovedError(recipient.id, token.agent.id);
     recipient.declinedAt = workflow.now;
     recipient.declineReason = input.reason;
-    await recordEvent(workflow, 'recipient.declined', { recipientId: recipient.id, identifier: recipient.identifier, agentId: token.agent.id, personIndex: token.personIndex, reason: input.reason });
+    await recordEvent(workflow, 'recipient.declined', {
+      recipientId: recipient.id,
+      identifier: recipient.identifier,
+      agentId: token.agent.id,
+      personIndex: token.personIndex,
+      reason: input.reason,
+    });
     await closeEnvelope(workflow, { status: 'voided', reason: input.reason, documentStatus: 'declined', cause: 'decline', recipientId: recipient.id });
     return sessionInTransaction(workflow.em, token.id, workflow.now);
   });

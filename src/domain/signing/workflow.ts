@@ -1,20 +1,20 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { hashSecret, newSecret } from '../../shared/ids.ts';
 import type { RequestMetadata } from '../../shared/request-metadata.ts';
-import { appendAuditEvent, type AuditActor } from '../audit/audit.service.ts';
+import { type AuditActor, appendAuditEvent } from '../audit/audit.service.ts';
+import { apiKeyActor } from '../change.ts';
 import { Document } from '../document/document.entity.ts';
 import { Envelope } from '../envelope/envelope.entity.ts';
-import { apiKeyActor } from '../change.ts';
+import { enqueue } from '../outbox/outbox.ts';
+import { type Addressee, type MessageChannel, OUTBOX_TOPICS } from '../outbox/topics.ts';
+import { Agent, type AgentInfo, isEmbedded } from '../recipient/agent.entity.ts';
+import { peopleOf } from '../recipient/agent-people.ts';
+import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
-import { enqueue } from '../outbox/outbox.ts';
-import { OUTBOX_TOPICS, type Addressee, type MessageChannel } from '../outbox/topics.ts';
-import { Agent, isEmbedded, type AgentInfo } from '../recipient/agent.entity.ts';
-import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
-import { peopleOf } from '../recipient/agent-people.ts';
-import { SigningToken } from './signing-token.entity.ts';
-import { Approval } from './approval.entity.ts';
 import { queueTeamNotice } from '../team/team-notices.ts';
+import { Approval } from './approval.entity.ts';
+import { SigningToken } from './signing-token.entity.ts';
 
 /*
  * The envelope state machine after sending (docs/reference/workflow.md "Turns" and "Closing"). Every function
@@ -140,32 +140,32 @@ export async function inviteRecipient(
         workflow.em,
         reminder ? OUTBOX_TOPICS.reminder : OUTBOX_TOPICS.invitation,
         {
-            teamId: workflow.teamId,
-            envelopeId: workflow.envelopeId,
-            envelopeName: envelope.name,
-            // The first invitations go out with the send; later ones tell the person it is their turn.
-            // A resend says what the first one said: "everyone before you has signed" may be untrue.
-            kind: reminder
-              ? 'reminder'
-              : options.resend
-                ? 'invitation'
-                : options.delegatedBy !== undefined
+          teamId: workflow.teamId,
+          envelopeId: workflow.envelopeId,
+          envelopeName: envelope.name,
+          // The first invitations go out with the send; later ones tell the person it is their turn.
+          // A resend says what the first one said: "everyone before you has signed" may be untrue.
+          kind: reminder
+            ? 'reminder'
+            : options.resend
+              ? 'invitation'
+              : options.delegatedBy !== undefined
                 ? 'delegated'
                 : envelope.sentAt && envelope.sentAt.getTime() < workflow.now.getTime()
                   ? 'your_turn'
                   : 'invitation',
-            ...(reminder ? { window: reminder } : {}),
-            ...(options.delegatedBy !== undefined ? { from: options.delegatedBy } : {}),
-            recipientId: recipient.id,
-            roleName: recipient.roleName,
-            hostFor: options.onBehalfOf ? options.onBehalfOf.id : null,
-            agentId: agent.id,
-            personIndex,
-            tokenId: entity.id,
-            channel,
-            to: addressee(person),
-            expiresAt: envelope.expiresAt?.toISOString() ?? null,
-            secret: { link: signingLink(workflow.publicUrl, token) },
+          ...(reminder ? { window: reminder } : {}),
+          ...(options.delegatedBy !== undefined ? { from: options.delegatedBy } : {}),
+          recipientId: recipient.id,
+          roleName: recipient.roleName,
+          hostFor: options.onBehalfOf ? options.onBehalfOf.id : null,
+          agentId: agent.id,
+          personIndex,
+          tokenId: entity.id,
+          channel,
+          to: addressee(person),
+          expiresAt: envelope.expiresAt?.toISOString() ?? null,
+          secret: { link: signingLink(workflow.publicUrl, token) },
         },
         // One reminder per window and person, whatever raced: the unique key refuses a second.
         { now: workflow.now, dedupeKey: reminder ? `reminder:${recipient.id}:${reminder}:${agent.id}:${personIndex}` : null },
@@ -214,10 +214,10 @@ export async function advanceTurns(workflow: Workflow): Promise<{ finalized: boo
 
 /** Every live link of the envelope dies (it closed). */
 async function revokeTokens(workflow: Workflow) {
-  await workflow.em.execute(
-    'update signing_token set revoked_at = ? where revoked_at is null and recipient_id in (select id from recipient where envelope_id = ?)',
-    [workflow.now, workflow.envelopeId],
-  );
+  await workflow.em.execute('update signing_token set revoked_at = ? where revoked_at is null and recipient_id in (select id from recipient where envelope_id = ?)', [
+    workflow.now,
+    workflow.envelopeId,
+  ]);
 }
 
 /**
@@ -232,17 +232,20 @@ export async function finalizeEnvelope(workflow: Workflow): Promise<boolean> {
   await workflow.em.nativeUpdate(Document, { envelope: workflow.envelopeId }, { status: 'completed' });
   await revokeTokens(workflow);
   await recordEvent(workflow, 'envelope.finalized', { completedAt: workflow.now.toISOString() });
-  await enqueue(workflow.em, OUTBOX_TOPICS.sealArtefacts, { envelopeId: workflow.envelopeId, teamId: workflow.teamId }, {
-    now: workflow.now,
-    dedupeKey: `${OUTBOX_TOPICS.sealArtefacts}:${workflow.envelopeId}`,
-  });
+  await enqueue(
+    workflow.em,
+    OUTBOX_TOPICS.sealArtefacts,
+    { envelopeId: workflow.envelopeId, teamId: workflow.teamId },
+    {
+      now: workflow.now,
+      dedupeKey: `${OUTBOX_TOPICS.sealArtefacts}:${workflow.envelopeId}`,
+    },
+  );
   await workflow.em.flush();
   return true;
 }
 
-export type Closing =
-  | { status: 'voided'; reason: string | null; documentStatus: 'voided' | 'declined'; cause: 'void' | 'decline'; recipientId?: string }
-  | { status: 'expired' };
+export type Closing = { status: 'voided'; reason: string | null; documentStatus: 'voided' | 'declined'; cause: 'void' | 'decline'; recipientId?: string } | { status: 'expired' };
 
 /**
  * `sent → voided | expired` through the guarded update. Answers false when the envelope was no
@@ -250,19 +253,21 @@ export type Closing =
  */
 export async function closeEnvelope(workflow: Workflow, closing: Closing): Promise<boolean> {
   await workflow.em.flush();
-  const changes =
-    closing.status === 'voided'
-      ? { status: 'voided' as const, voidedAt: workflow.now, voidReason: closing.reason }
-      : { status: 'expired' as const, expiredAt: workflow.now };
+  const changes = closing.status === 'voided' ? { status: 'voided' as const, voidedAt: workflow.now, voidReason: closing.reason } : { status: 'expired' as const, expiredAt: workflow.now };
   const changed = await workflow.em.nativeUpdate(Envelope, { id: workflow.envelopeId, status: 'sent' }, changes);
   if (changed !== 1) return false;
   if (closing.status === 'voided') await workflow.em.nativeUpdate(Document, { envelope: workflow.envelopeId }, { status: closing.documentStatus });
   await revokeTokens(workflow);
   // The certificate of completion is fixed now that the envelope is closed (certificate.service.ts).
-  await enqueue(workflow.em, OUTBOX_TOPICS.fixCertificate, { envelopeId: workflow.envelopeId, teamId: workflow.teamId }, {
-    now: workflow.now,
-    dedupeKey: `${OUTBOX_TOPICS.fixCertificate}:${workflow.envelopeId}`,
-  });
+  await enqueue(
+    workflow.em,
+    OUTBOX_TOPICS.fixCertificate,
+    { envelopeId: workflow.envelopeId, teamId: workflow.teamId },
+    {
+      now: workflow.now,
+      dedupeKey: `${OUTBOX_TOPICS.fixCertificate}:${workflow.envelopeId}`,
+    },
+  );
   if (closing.status === 'voided') {
     await recordEvent(workflow, 'envelope.voided', { reason: closing.reason, cause: closing.cause, ...(closing.recipientId ? { recipientId: closing.recipientId } : {}) });
   } else {
@@ -357,7 +362,11 @@ export async function queueHandoverNotice(workflow: Workflow, options: { recipie
  * no-op, so nobody receives the final copy twice.
  */
 export async function queueCompletionNotices(em: EntityManager, options: { teamId: string; envelopeId: string; now: Date }): Promise<number> {
-  const agents = await em.find(Agent, { recipient: { envelope: options.envelopeId }, revokedAt: null }, { populate: ['recipient'], orderBy: { recipient: { order: 'asc' }, position: 'asc' } });
+  const agents = await em.find(
+    Agent,
+    { recipient: { envelope: options.envelopeId }, revokedAt: null },
+    { populate: ['recipient'], orderBy: { recipient: { order: 'asc' }, position: 'asc' } },
+  );
   let queued = 0;
   for (const agent of agents) {
     for (const [personIndex, person] of peopleOf(agent).entries()) {

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import type { Logger } from '../../shared/logger.ts';
 import { listenForNotifications } from '../../db/notification-listener.ts';
+import type { Logger } from '../../shared/logger.ts';
 import type { TeamCaller } from './team-caller.ts';
 
 /** The PostgreSQL channel a revocation is announced on; the payload is the key's id. */

@@ -3,13 +3,13 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import { isSha256 } from '../../shared/blob-store/index.ts';
 import { isFrameOrigin } from '../../shared/web-origin.ts';
-import { locales, type Locale } from '../person/person.ts';
 import { auditChange } from '../change.ts';
+import { type Locale, locales } from '../person/person.ts';
 import { runRead } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { boundedText, parseInput } from '../validation.ts';
-import { inspectLogo, LOGO_MAX_BYTES, LOGO_MAX_PIXELS, logoUrl, type LogoImage, type StoredLogo } from './team-logo.ts';
 import { TeamNotFoundError } from './team.errors.ts';
+import { inspectLogo, LOGO_MAX_BYTES, LOGO_MAX_PIXELS, type LogoImage, logoUrl, type StoredLogo } from './team-logo.ts';
 
 /*
  * A team's settings (issue 21; display name, reply-to, notifications and branding from issue 24;
@@ -167,7 +167,13 @@ function listOrNull<T = string>(value: unknown): T[] | null {
 function storedLogo(value: unknown): StoredLogo | null {
   const logo = value as Partial<StoredLogo> | null | undefined;
   if (!logo || typeof logo !== 'object' || typeof logo.sha256 !== 'string' || !isSha256(logo.sha256)) return null;
-  return { sha256: logo.sha256, contentType: logo.contentType === 'image/png' ? 'image/png' : 'image/jpeg', width: Number(logo.width), height: Number(logo.height), byteSize: Number(logo.byteSize) };
+  return {
+    sha256: logo.sha256,
+    contentType: logo.contentType === 'image/png' ? 'image/png' : 'image/jpeg',
+    width: Number(logo.width),
+    height: Number(logo.height),
+    byteSize: Number(logo.byteSize),
+  };
 }
 
 /** The stored document over the defaults (a stored key not in the schema any more is left out). */
@@ -197,7 +203,11 @@ async function readRow(context: ServiceContext, teamId: string): Promise<{ setti
   const [row] = await runRead<{ settings: unknown; version: number }>(
     context.reader,
     'team-settings',
-    (db, slot) => db.selectFrom('team as t').select((eb) => [eb.ref('t.settings').as('settings'), eb.ref('t.settings_version').as('version')]).where('t.id', '=', slot(0)),
+    (db, slot) =>
+      db
+        .selectFrom('team as t')
+        .select((eb) => [eb.ref('t.settings').as('settings'), eb.ref('t.settings_version').as('version')])
+        .where('t.id', '=', slot(0)),
     [teamId],
   );
   if (!row) throw new TeamNotFoundError(teamId);
@@ -232,10 +242,7 @@ export async function updateTeamSettings(context: ServiceContext, options: { inp
     patch.branding = logo === undefined ? keys : { ...keys, logo: logo === null ? null : await storeLogo(context, logo.data.bytes, logo.data.image) };
   }
   return context.em.transactional(async (em) => {
-    const [row] = await em.execute<{ settings: Record<string, unknown>; settings_version: number }[]>(
-      'select settings, settings_version from team where id = ? for update',
-      [caller.teamId],
-    );
+    const [row] = await em.execute<{ settings: Record<string, unknown>; settings_version: number }[]>('select settings, settings_version from team where id = ? for update', [caller.teamId]);
     if (!row) throw new TeamNotFoundError(caller.teamId);
     const before = completeTeamSettings(row.settings, row.settings_version, context.publicUrl) as unknown as Record<string, unknown>;
     const stored: Record<string, unknown> = { ...(row.settings ?? {}) };
@@ -258,10 +265,12 @@ export async function updateTeamSettings(context: ServiceContext, options: { inp
     }
     const version = row.settings_version + 1;
     // Guarded by the version read under the lock: a writer that did not take the lock cannot interleave.
-    const [updated] = await em.execute<{ id: string }[]>(
-      'update team set settings = ?, settings_version = ? where id = ? and settings_version = ? returning id',
-      [JSON.stringify(stored), version, caller.teamId, row.settings_version],
-    );
+    const [updated] = await em.execute<{ id: string }[]>('update team set settings = ?, settings_version = ? where id = ? and settings_version = ? returning id', [
+      JSON.stringify(stored),
+      version,
+      caller.teamId,
+      row.settings_version,
+    ]);
     if (!updated) throw new TeamNotFoundError(caller.teamId);
     await auditChange(context, { em, caller, now: context.clock.now() }, { envelopeId: null, type: 'team.settings_updated', details: { changes, version } as never });
     return completeTeamSettings(stored, version, context.publicUrl);

@@ -38,7 +38,6 @@ function userColumns(eb: UserEb) {
   ];
 }
 
-
 /** One user of the caller's team; `User.NotFound` otherwise. */
 export async function readUser(context: ServiceContext, userId: string): Promise<TeamUserData> {
   const caller = await context.caller();
@@ -60,7 +59,11 @@ export async function readUserPage(context: ServiceContext, options: { limit?: n
   let query = teamUsers(context.reader, caller.teamId).select(userColumns);
   if (pattern !== undefined) query = query.where((eb) => eb.or([eb('u.name', 'ilike', pattern), eb('u.email', 'ilike', pattern)]));
   if (after) query = query.where((eb) => eb(eb.refTuple('u.created_at', 'u.id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = (await query.orderBy('u.created_at', 'desc').orderBy('u.id', 'desc').limit(input.limit + 1).execute()) as unknown as TeamUserData[];
+  const rows = (await query
+    .orderBy('u.created_at', 'desc')
+    .orderBy('u.id', 'desc')
+    .limit(input.limit + 1)
+    .execute()) as unknown as TeamUserData[];
   const page = takePage(rows, input.limit);
   return { users: page.rows, nextCursor: page.nextCursor };
 }

@@ -1,16 +1,16 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { findDraftReferences, isReferenced } from '../person/references.ts';
 import { auditChange, inTransaction } from '../change.ts';
 import { answerOf, runIdempotently } from '../idempotency/idempotency.service.ts';
 import { agentInfoSchema } from '../person/person.ts';
+import { findDraftReferences, isReferenced } from '../person/references.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
-import { TeamUser } from './team-user.entity.ts';
-import { readUser, type TeamUserData } from './team-user.read.ts';
 import { Team } from './team.entity.ts';
+import { TeamUser } from './team-user.entity.ts';
 import { UserDuplicateEmailError, UserInUseError } from './team-user.errors.ts';
+import { readUser, type TeamUserData } from './team-user.read.ts';
 import { findTeamUser } from './team-users.ts';
 
 export const DEFAULT_USER_LOCALE = 'en-US';
@@ -37,7 +37,6 @@ export type UpdateUserInput = z.input<typeof updateUserInput>;
 
 const userKeys = ['name', 'email', 'phone', 'locale'] as const;
 
-
 /**
  * Invariant guarded here: no two users of a team share an email address, ignoring letter case.
  * The unique index only knows exact spelling, so the check runs under a transaction-scoped
@@ -46,10 +45,11 @@ const userKeys = ['name', 'email', 'phone', 'locale'] as const;
  */
 async function ensureEmailFree(em: EntityManager, teamId: string, email: string, exceptUserId?: string): Promise<void> {
   await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`team_user_email:${teamId}`], 'run');
-  const [taken] = await em.execute<{ id: string }[]>(
-    'select id from team_user where team_id = ? and lower(email) = lower(?) and id <> ? limit 1',
-    [teamId, email, exceptUserId ?? '00000000-0000-0000-0000-000000000000'],
-  );
+  const [taken] = await em.execute<{ id: string }[]>('select id from team_user where team_id = ? and lower(email) = lower(?) and id <> ? limit 1', [
+    teamId,
+    email,
+    exceptUserId ?? '00000000-0000-0000-0000-000000000000',
+  ]);
   if (taken) throw new UserDuplicateEmailError(email);
 }
 
@@ -131,11 +131,15 @@ export async function deleteUser(context: ServiceContext, options: { userId: str
     const user = await findTeamUser(em, caller.teamId, options.userId, { lock: true });
     const usage = await findDraftReferences(em, caller.teamId, { agentColumn: 'user_id', templateColumn: 'user_id', id: user.id });
     if (isReferenced(usage)) throw new UserInUseError(user.id, usage);
-    await auditChange(context, { em, caller, now: context.clock.now() }, {
-      envelopeId: null,
-      type: 'user.removed',
-      details: { userId: user.id, name: user.name },
-    });
+    await auditChange(
+      context,
+      { em, caller, now: context.clock.now() },
+      {
+        envelopeId: null,
+        type: 'user.removed',
+        details: { userId: user.id, name: user.name },
+      },
+    );
     await em.nativeDelete(TeamUser, { id: user.id, team: caller.teamId });
   });
 }

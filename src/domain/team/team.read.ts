@@ -1,5 +1,5 @@
-import type { ServiceContext } from '../service-context.ts';
 import { isoTimestamp, runRead } from '../read-model.ts';
+import type { ServiceContext } from '../service-context.ts';
 import { TeamNotFoundError } from './team.errors.ts';
 
 export type TeamData = { id: string; name: string; workspaceId: string; createdAt: string };

@@ -1,13 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { InvalidApiKeyError } from '../../shared/errors.ts';
-import { boundedText, parseInput } from '../validation.ts';
 import { hashSecret, isUuid, newSecret } from '../../shared/ids.ts';
+import { boundedText, parseInput } from '../validation.ts';
 import { ApiKey } from './api-key.entity.ts';
-import { API_KEY_REVOKED_CHANNEL, evictApiKeyInProcess, type ApiKeyCache } from './api-key-cache.ts';
-import { ApiKeyNotFoundError, TeamNotFoundError, WorkspaceNotFoundError } from './team.errors.ts';
+import { API_KEY_REVOKED_CHANNEL, type ApiKeyCache, evictApiKeyInProcess } from './api-key-cache.ts';
 import { Team } from './team.entity.ts';
-import { Workspace } from './workspace.entity.ts';
+import { ApiKeyNotFoundError, TeamNotFoundError, WorkspaceNotFoundError } from './team.errors.ts';
 import type { TeamCaller } from './team-caller.ts';
+import { Workspace } from './workspace.entity.ts';
 
 /** The authenticated caller of the team-facing API: a team, acting through one of its keys. */
 
@@ -62,10 +62,7 @@ export async function revokeApiKey(em: EntityManager, options: { keyId: string }
 /**
  * Creates a team (and a new workspace for it unless one is named) with its first key.
  */
-export async function createTeam(
-  em: EntityManager,
-  options: { name: string; workspaceId?: string; workspaceName?: string },
-): Promise<IssuedApiKey & { workspaceId: string }> {
+export async function createTeam(em: EntityManager, options: { name: string; workspaceId?: string; workspaceName?: string }): Promise<IssuedApiKey & { workspaceId: string }> {
   const name = requireName(options.name, 'name');
   return em.transactional(async (transaction) => {
     let workspace: Workspace | null;

@@ -6,7 +6,7 @@
  */
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { type SelectQueryBuilder, sql } from 'kysely';
 import type { IdGate, ReadDatabase, ReadDb } from '../read-model.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
 import { wellFormedId } from '../tenant.ts';
@@ -32,9 +32,7 @@ export const templateIdGate: IdGate = { wellFormed: wellFormedTemplateId, notFou
  * GIN index on `team_scope` serves it.
  */
 export function visibleTemplates(db: ReadDb, teamId: unknown): SelectQueryBuilder<TemplateDb, 't', {}> {
-  return db
-    .selectFrom('template as t')
-    .where((eb) => eb.or([eb('t.team_id', '=', teamId as string), sql<boolean>`t.team_scope @> array[${teamId}]::text[]`]));
+  return db.selectFrom('template as t').where((eb) => eb.or([eb('t.team_id', '=', teamId as string), sql<boolean>`t.team_scope @> array[${teamId}]::text[]`]));
 }
 
 /**
@@ -43,12 +41,7 @@ export function visibleTemplates(db: ReadDb, teamId: unknown): SelectQueryBuilde
  * same `Template.NotFound`. The visibility test is in the statement, so another team's template
  * is never locked or loaded.
  */
-export async function findVisibleTemplate(
-  em: EntityManager,
-  caller: TeamCaller,
-  templateId: string,
-  options: { lock?: 'share' | 'write' } = {},
-): Promise<Template> {
+export async function findVisibleTemplate(em: EntityManager, caller: TeamCaller, templateId: string, options: { lock?: 'share' | 'write' } = {}): Promise<Template> {
   const lockMode = options.lock === 'write' ? LockMode.PESSIMISTIC_WRITE : options.lock === 'share' ? LockMode.PESSIMISTIC_READ : undefined;
   const template = await em.findOne(
     Template,

@@ -2,8 +2,8 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { baseColumns, updatedAtColumn } from '../../db/columns.ts';
 import { Contact } from '../contact/contact.entity.ts';
 import { ContactGroup } from '../contact/contact-group.entity.ts';
-import { TeamUser } from '../team/team-user.entity.ts';
 import { recipientKeyColumns } from '../recipient/recipient.entity.ts';
+import { TeamUser } from '../team/team-user.entity.ts';
 import { Template } from './template.entity.ts';
 
 /**

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Contact } from '../contact/contact.entity.ts';
 import type { ContactGroup } from '../contact/contact-group.entity.ts';
 import type { OwnerRecipients } from '../owner/owner.ts';
-import { resolveAgentInputs, type AgentInput } from '../recipient/agent-input.ts';
+import { type AgentInput, resolveAgentInputs } from '../recipient/agent-input.ts';
 import { newRecipientShape, recipientChangeShape } from '../recipient/recipient-keys.ts';
 import type { TeamUser } from '../team/team-user.entity.ts';
 import { parseInput } from '../validation.ts';
@@ -41,7 +41,10 @@ export const createRoleInput = z
   })
   .superRefine(atMostOneAssignment);
 
-export const updateRoleInput = z.strictObject({ ...recipientChangeShape, ...assignmentShape }).partial().superRefine(atMostOneAssignment);
+export const updateRoleInput = z
+  .strictObject({ ...recipientChangeShape, ...assignmentShape })
+  .partial()
+  .superRefine(atMostOneAssignment);
 
 type Assignment = { user: TeamUser | null; contact: Contact | null; contactGroup: ContactGroup | null };
 

@@ -1,7 +1,7 @@
-import { sql, type ExpressionBuilder } from 'kysely';
-import { documentsOf, fieldsOf, pick, recipientsOf, type Column, type DocumentData, type FieldData, type TemplateRecipientData } from '../owner/owner.read.ts';
+import { type ExpressionBuilder, sql } from 'kysely';
+import { type Column, type DocumentData, documentsOf, type FieldData, fieldsOf, pick, recipientsOf, type TemplateRecipientData } from '../owner/owner.read.ts';
 import { keysetPageInput } from '../pagination.ts';
-import { isoTimestamp, readKeysetPage, readRoot, type RootStatement, shapeOfKeys, type ReadDatabase } from '../read-model.ts';
+import { isoTimestamp, type ReadDatabase, type RootStatement, readKeysetPage, readRoot, shapeOfKeys } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
 import { templateIdGate, visibleTemplates } from './team-template.ts';
@@ -78,7 +78,10 @@ function shapeOfInclude(include: TemplateInclude): string {
 
 /** One template visible to the caller's team with what `include` asks for; `Template.NotFound` otherwise. */
 export function readTemplate(context: ServiceContext, templateId: string, include: TemplateInclude = {}): Promise<TemplateData> {
-  const build: RootStatement = (db, slot) => visibleTemplates(db, slot(0)).select((eb) => templateColumns(eb, include)).where('t.id', '=', slot(1));
+  const build: RootStatement = (db, slot) =>
+    visibleTemplates(db, slot(0))
+      .select((eb) => templateColumns(eb, include))
+      .where('t.id', '=', slot(1));
   return readRoot<TemplateData>(context, templateIdGate, { shape: `template:${shapeOfInclude(include)}`, id: templateId, build });
 }
 
@@ -90,16 +93,16 @@ export type TemplatePageData = { templates: TemplateData[]; nextCursor: string |
  * The templates the caller's team may use (its own and those shared with it), newest first,
  * keyset-paginated on (createdAt, id) like every listing.
  */
-export async function readTemplatePage(
-  context: ServiceContext,
-  options: { limit?: number; cursor?: string },
-  include: TemplateInclude = {},
-): Promise<TemplatePageData> {
+export async function readTemplatePage(context: ServiceContext, options: { limit?: number; cursor?: string }, include: TemplateInclude = {}): Promise<TemplatePageData> {
   const input = parseInput(pageInput, options);
   const page = await readKeysetPage<TemplateData>(context, {
     shape: `template-page:${shapeOfInclude(include)}`,
     page: input,
-    build: (db, slot, window) => window(visibleTemplates(db, slot(0)).select((eb) => templateColumns(eb, include)), 't'),
+    build: (db, slot, window) =>
+      window(
+        visibleTemplates(db, slot(0)).select((eb) => templateColumns(eb, include)),
+        't',
+      ),
   });
   return { templates: page.rows, nextCursor: page.nextCursor };
 }

@@ -8,10 +8,10 @@ import type { ServiceContext } from '../service-context.ts';
 import { Team } from '../team/team.entity.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
 import { givenKeys, isStorableText, parseInput, readableName } from '../validation.ts';
+import { findVisibleTemplate } from './team-template.ts';
 import { Template } from './template.entity.ts';
 import { TemplateNotOwnerError } from './template.errors.ts';
-import { readTemplate, FULL_TEMPLATE_INCLUDE, type TemplateData } from './template.read.ts';
-import { findVisibleTemplate } from './team-template.ts';
+import { FULL_TEMPLATE_INCLUDE, readTemplate, type TemplateData } from './template.read.ts';
 
 const MAX_DESCRIPTION_LENGTH = 2_000;
 
@@ -35,7 +35,6 @@ export const updateTemplateInput = z.strictObject(templateSettings).partial();
 
 /** A change to a template, made by its owning team under the template's row lock. */
 export type TemplateChange = { em: EntityManager; template: Template; caller: TeamCaller; now: Date };
-
 
 /**
  * A template the caller may change: visible (else `Template.NotFound`) and owned by the caller's

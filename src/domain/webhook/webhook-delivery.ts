@@ -9,22 +9,23 @@
  * (`outbox_message_id`) changes its state, so an older row still running after a redelivery
  * cannot overwrite the newer outcome.
  */
+
+import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import dns from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { type FailureReason, failureDetail, ReasonedError } from '../../shared/failure-reason.ts';
+import { newId } from '../../shared/ids.ts';
 import { auditSystemChange } from '../change.ts';
 import { mailMessageId } from '../notification/mail.handlers.ts';
 import { mailLocale, renderWebhookDisabledMail } from '../notification/mail-templates.ts';
 import type { Mailer } from '../notification/mailer.ts';
-import { PermanentOutboxError, type OutboxFailureHook, type OutboxHandler, type OutboxRetryHook } from '../outbox/outbox-worker.ts';
-import { failureDetail, ReasonedError, type FailureReason } from '../../shared/failure-reason.ts';
-import { newId } from '../../shared/ids.ts';
 import { DELIVERY_FAILURES } from '../outbox/delivery-failures.ts';
-import { decryptWebhookSecret, webhookSignature } from './webhook-secret.ts';
 import { enqueueSelected } from '../outbox/outbox.ts';
+import { type OutboxFailureHook, type OutboxHandler, type OutboxRetryHook, PermanentOutboxError } from '../outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../outbox/topics.ts';
+import { decryptWebhookSecret, webhookSignature } from './webhook-secret.ts';
 import { isNonPublicAddress } from './webhook-url.ts';
 
 /**
@@ -207,7 +208,19 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
            insert into webhook_attempt (id, created_at, delivery_id, status_code, duration_ms, error_code, error) values (?, ?, ?, ?, ?, ?, ?) returning delivery_id)
          update webhook_delivery set attempt_count = attempt_count + 1, last_status_code = ?, last_error_code = ?, last_error = ?, last_attempt_at = ?
           where id = (select delivery_id from attempt)`,
-        [attemptId, now, deliveryId, result.statusCode, result.durationMs, failure?.code ?? null, failure?.description ?? null, result.statusCode, failure?.code ?? null, failure?.description ?? null, now],
+        [
+          attemptId,
+          now,
+          deliveryId,
+          result.statusCode,
+          result.durationMs,
+          failure?.code ?? null,
+          failure?.description ?? null,
+          result.statusCode,
+          failure?.code ?? null,
+          failure?.description ?? null,
+          now,
+        ],
       );
     if (failure) {
       await logAttempt(em);
@@ -218,10 +231,11 @@ export function webhookDeliveryHandler(options: WebhookDeliveryOptions): OutboxH
     }
     return async (tx: EntityManager) => {
       await logAttempt(tx);
-      await tx.execute(
-        `update webhook_delivery set state = 'delivered', delivered_at = ?, next_attempt_at = null, failed_at = null where id = ? and outbox_message_id = ?`,
-        [now, deliveryId, message.id],
-      );
+      await tx.execute(`update webhook_delivery set state = 'delivered', delivered_at = ?, next_attempt_at = null, failed_at = null where id = ? and outbox_message_id = ?`, [
+        now,
+        deliveryId,
+        message.id,
+      ]);
     };
   };
 }
@@ -245,40 +259,42 @@ export const webhookRetryHook: OutboxRetryHook = async (message, _error, { em, r
  * are told by mail (one queued notice per user with an address). Disabling happens once: a
  * second delivery failing for a disabled endpoint changes nothing more.
  */
-export const webhookFailureHook = (auditKey: Buffer): OutboxFailureHook => async (message, failure, { em, now }) => {
-  if (message.topic !== OUTBOX_TOPICS.webhookDelivery) return;
-  const deliveryId = String(message.payload.deliveryId);
-  // The delivery keeps its last attempt's reason; one that never got an attempt (a disabled endpoint) gets this one.
-  const [failed] = await em.execute<{ endpoint_id: string; event_type: string; attempt_count: number; last_error: string }[]>(
-    `update webhook_delivery set state = 'failed', failed_at = ?, next_attempt_at = null,
+export const webhookFailureHook =
+  (auditKey: Buffer): OutboxFailureHook =>
+  async (message, failure, { em, now }) => {
+    if (message.topic !== OUTBOX_TOPICS.webhookDelivery) return;
+    const deliveryId = String(message.payload.deliveryId);
+    // The delivery keeps its last attempt's reason; one that never got an attempt (a disabled endpoint) gets this one.
+    const [failed] = await em.execute<{ endpoint_id: string; event_type: string; attempt_count: number; last_error: string }[]>(
+      `update webhook_delivery set state = 'failed', failed_at = ?, next_attempt_at = null,
             last_error_code = case when last_error is null then ? else last_error_code end, last_error = coalesce(last_error, ?)
       where id = ? and outbox_message_id = ? returning endpoint_id, event_type, attempt_count, last_error`,
-    [now, failure.code, failure.description, deliveryId, message.id],
-  );
-  if (!failed) return;
-  const reason = `Delivery ${deliveryId} (${failed.event_type}) failed for good after ${failed.attempt_count} attempt(s): ${failed.last_error}`.slice(0, 1000);
-  const [disabled] = await em.execute<{ id: string; url: string; team_id: string }[]>(
-    `update webhook_endpoint set enabled = false, disabled_reason = ?, disabled_at = ?, updated_at = ? where id = ? and enabled returning id, url, team_id`,
-    [reason, now, now, failed.endpoint_id],
-  );
-  if (!disabled) return;
-  // The team's trail records it (a system event), like any change of the team's configuration.
-  await auditSystemChange(em, auditKey, {
-    teamId: disabled.team_id,
-    envelopeId: null,
-    type: 'webhook.disabled',
-    details: { webhookId: disabled.id, url: disabled.url, reason },
-    at: now,
-  });
-  await enqueueSelected(em, OUTBOX_TOPICS.webhookDisabledNotice, {
-    now,
-    query: 'with source as (select u.name, u.email, u.locale from team_user u where u.team_id = ?)',
-    parameters: [disabled.team_id],
-    payload: `jsonb_build_object('teamId', ?::text, 'webhookId', ?::text, 'url', ?::text, 'reason', ?::text,
+      [now, failure.code, failure.description, deliveryId, message.id],
+    );
+    if (!failed) return;
+    const reason = `Delivery ${deliveryId} (${failed.event_type}) failed for good after ${failed.attempt_count} attempt(s): ${failed.last_error}`.slice(0, 1000);
+    const [disabled] = await em.execute<{ id: string; url: string; team_id: string }[]>(
+      `update webhook_endpoint set enabled = false, disabled_reason = ?, disabled_at = ?, updated_at = ? where id = ? and enabled returning id, url, team_id`,
+      [reason, now, now, failed.endpoint_id],
+    );
+    if (!disabled) return;
+    // The team's trail records it (a system event), like any change of the team's configuration.
+    await auditSystemChange(em, auditKey, {
+      teamId: disabled.team_id,
+      envelopeId: null,
+      type: 'webhook.disabled',
+      details: { webhookId: disabled.id, url: disabled.url, reason },
+      at: now,
+    });
+    await enqueueSelected(em, OUTBOX_TOPICS.webhookDisabledNotice, {
+      now,
+      query: 'with source as (select u.name, u.email, u.locale from team_user u where u.team_id = ?)',
+      parameters: [disabled.team_id],
+      payload: `jsonb_build_object('teamId', ?::text, 'webhookId', ?::text, 'url', ?::text, 'reason', ?::text,
               'to', jsonb_build_object('name', source.name, 'email', source.email, 'locale', source.locale))`,
-    payloadParameters: [disabled.team_id, disabled.id, disabled.url, reason],
-  });
-};
+      payloadParameters: [disabled.team_id, disabled.id, disabled.url, reason],
+    });
+  };
 
 /** `webhook.disabled.notice`: the mail to one team user (run by the main worker, like the other mails). */
 export function webhookDisabledNoticeHandler(options: { mailer: Mailer; publicUrl: string }): OutboxHandler<typeof OUTBOX_TOPICS.webhookDisabledNotice> {

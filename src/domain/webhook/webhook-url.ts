@@ -1,10 +1,5 @@
 import { isIP } from 'node:net';
-import {
-  WebhookAddressNotAllowedError,
-  WebhookCredentialsInUrlError,
-  WebhookInvalidUrlError,
-  WebhookUnsupportedSchemeError,
-} from './webhook.errors.ts';
+import { WebhookAddressNotAllowedError, WebhookCredentialsInUrlError, WebhookInvalidUrlError, WebhookUnsupportedSchemeError } from './webhook.errors.ts';
 
 /*
  * Where a webhook may point. The service calls these URLs from its own network (SSRF), so a URL

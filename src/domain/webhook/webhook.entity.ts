@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
-import { baseColumns, updatedAtColumn, type JsonObject } from '../../db/columns.ts';
+import { baseColumns, type JsonObject, updatedAtColumn } from '../../db/columns.ts';
 import { Team } from '../team/team.entity.ts';
 
 /**

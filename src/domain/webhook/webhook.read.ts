@@ -1,11 +1,11 @@
-import { sql, type ExpressionBuilder } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { decodeCursorPosition, keysetPageInput, takePage } from '../pagination.ts';
 import { isoTimestamp } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { parseInput } from '../validation.ts';
-import { WebhookDeliveryNotFoundError, WebhookNotFoundError } from './webhook.errors.ts';
 import { teamWebhooks, wellFormedWebhookDeliveryId, wellFormedWebhookId } from './team-webhook.ts';
+import { WebhookDeliveryNotFoundError, WebhookNotFoundError } from './webhook.errors.ts';
 
 /*
  * The webhooks' read model: endpoints (never their secret), and an endpoint's delivery log with
@@ -129,12 +129,14 @@ function deliveryColumns(eb: AnyEb) {
   ];
 }
 
-
 /** One endpoint of the caller's team; `Webhook.NotFound` otherwise. */
 export async function readWebhook(context: ServiceContext, webhookId: string): Promise<WebhookData> {
   const query = teamWebhooks(context.reader, (await context.caller()).teamId);
   wellFormedWebhookId(webhookId);
-  const row = await query.select((eb) => webhookColumns(eb as AnyEb)).where('w.id', '=', webhookId).executeTakeFirst();
+  const row = await query
+    .select((eb) => webhookColumns(eb as AnyEb))
+    .where('w.id', '=', webhookId)
+    .executeTakeFirst();
   if (!row) throw new WebhookNotFoundError(webhookId);
   return row as unknown as WebhookData;
 }
@@ -145,7 +147,11 @@ export async function readWebhookPage(context: ServiceContext, options: { limit?
   const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
   let query = teamWebhooks(context.reader, (await context.caller()).teamId).select((eb) => webhookColumns(eb as AnyEb));
   if (after) query = query.where((eb) => eb(eb.refTuple('w.created_at', 'w.id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = (await query.orderBy('w.created_at', 'desc').orderBy('w.id', 'desc').limit(input.limit + 1).execute()) as unknown as WebhookData[];
+  const rows = (await query
+    .orderBy('w.created_at', 'desc')
+    .orderBy('w.id', 'desc')
+    .limit(input.limit + 1)
+    .execute()) as unknown as WebhookData[];
   const page = takePage(rows, input.limit);
   return { webhooks: page.rows, nextCursor: page.nextCursor };
 }
@@ -154,10 +160,7 @@ export async function readWebhookPage(context: ServiceContext, options: { limit?
  * An endpoint's delivery log, newest first, keyset-paginated, each delivery with its attempts
  * (newest first). One statement: the endpoint row (the tenant check) with its page of deliveries.
  */
-export async function readWebhookDeliveryPage(
-  context: ServiceContext,
-  options: { webhookId: string; limit?: number; cursor?: string },
-): Promise<WebhookDeliveryPageData> {
+export async function readWebhookDeliveryPage(context: ServiceContext, options: { webhookId: string; limit?: number; cursor?: string }): Promise<WebhookDeliveryPageData> {
   const input = parseInput(keysetPageInput, { limit: options.limit, cursor: options.cursor });
   const after = input.cursor === undefined ? undefined : decodeCursorPosition(input.cursor);
   const query = teamWebhooks(context.reader, (await context.caller()).teamId);

@@ -1,22 +1,16 @@
 import { z } from 'zod';
 import { newId } from '../../shared/ids.ts';
 import { auditChange } from '../change.ts';
-import type { ServiceContext } from '../service-context.ts';
-import { boundedText, parseInput } from '../validation.ts';
-import { encryptWebhookSecret, newWebhookSecret } from './webhook-secret.ts';
 import { enqueueSelected } from '../outbox/outbox.ts';
 import { OUTBOX_TOPICS } from '../outbox/topics.ts';
+import type { ServiceContext } from '../service-context.ts';
+import { boundedText, parseInput } from '../validation.ts';
+import { teamWebhookDeliveryRow, teamWebhookRow, teamWebhookRows, wellFormedWebhookDeliveryId, wellFormedWebhookId } from './team-webhook.ts';
+import { WebhookCapacityExceededError, WebhookDeliveryNotFoundError, WebhookDisabledError, WebhookNotFoundError, WebhookUnknownEventTypeError } from './webhook.errors.ts';
+import { readWebhook, readWebhookDelivery, type WebhookData, type WebhookDeliveryData } from './webhook.read.ts';
+import { encryptWebhookSecret, newWebhookSecret } from './webhook-secret.ts';
 import { WEBHOOK_EVENT_TYPES } from './webhook-topics.ts';
 import { checkWebhookUrl } from './webhook-url.ts';
-import {
-  WebhookCapacityExceededError,
-  WebhookDeliveryNotFoundError,
-  WebhookDisabledError,
-  WebhookNotFoundError,
-  WebhookUnknownEventTypeError,
-} from './webhook.errors.ts';
-import { readWebhook, readWebhookDelivery, type WebhookData, type WebhookDeliveryData } from './webhook.read.ts';
-import { teamWebhookDeliveryRow, teamWebhookRow, teamWebhookRows, wellFormedWebhookDeliveryId, wellFormedWebhookId } from './team-webhook.ts';
 
 /*
  * Team webhook endpoints and their deliveries. Every write is one guarded statement scoped to the
@@ -163,7 +157,11 @@ export async function rotateWebhookSecret(context: ServiceContext, options: { we
     );
     if (rows.length === 0) throw new WebhookNotFoundError(options.webhookId);
     // The trail says that and when the secret changed, never the secret.
-    await auditChange(context, { em, caller, now }, { envelopeId: null, type: 'webhook.secret_rotated', details: { webhookId: options.webhookId, previousSecretExpiresAt: graceEnds?.toISOString() ?? null } });
+    await auditChange(
+      context,
+      { em, caller, now },
+      { envelopeId: null, type: 'webhook.secret_rotated', details: { webhookId: options.webhookId, previousSecretExpiresAt: graceEnds?.toISOString() ?? null } },
+    );
   });
   return { webhook: await readWebhook(context, options.webhookId), secret };
 }

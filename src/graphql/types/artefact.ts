@@ -1,9 +1,9 @@
+import type { Upload } from 'graphql-upload-minimal';
 import { issueAuditPdfUrl, issueDownloadUrl, issueEvidencePackageUrl } from '../../domain/artefact/download.service.ts';
 import { issueSigningFinalCopyUrl } from '../../domain/artefact/final-copy.service.ts';
-import type { Upload } from 'graphql-upload-minimal';
-import { builder } from '../builder.ts';
 import { verifyUploadedPdf } from '../../domain/artefact/verify.service.ts';
 import type { SignatureReport, TimestampReport } from '../../domain/pdf/verify.ts';
+import { builder } from '../builder.ts';
 import { AuditChainVerification } from './audit.ts';
 import { openUpload } from './document.ts';
 
@@ -162,9 +162,18 @@ const PdfSignatureReport = builder.objectRef<SignatureReport>('PdfSignatureRepor
     valid: t.exposeBoolean('valid', { description: 'The CMS signature matches the covered bytes (and its timestamp, if any, is valid).' }),
     problem: t.string({ nullable: true, resolve: (report) => report.problem }),
     coversWholeFile: t.exposeBoolean('coversWholeFile'),
-    byteRange: t.field({ type: ['Int'], description: 'The /ByteRange: offset and length of the covered bytes before and after the signature’s /Contents.', resolve: (report) => report.byteRange }),
+    byteRange: t.field({
+      type: ['Int'],
+      description: 'The /ByteRange: offset and length of the covered bytes before and after the signature’s /Contents.',
+      resolve: (report) => report.byteRange,
+    }),
     signingTime: t.string({ nullable: true, description: 'The time the signature claims (/M, a PDF date); a document timestamp’s token time.', resolve: (report) => report.signingTime }),
-    level: t.field({ type: PadesLevelEnum, nullable: true, description: 'This signature’s PAdES level; null for a document timestamp or a signature that does not verify.', resolve: (report) => report.level }),
+    level: t.field({
+      type: PadesLevelEnum,
+      nullable: true,
+      description: 'This signature’s PAdES level; null for a document timestamp or a signature that does not verify.',
+      resolve: (report) => report.level,
+    }),
     chain: t.field({ type: PdfChainValidation, resolve: (report) => report.chain }),
     revocation: t.field({ type: PdfRevocation, resolve: (report) => report.revocation }),
     signerSubject: t.string({ nullable: true, resolve: (report) => report.signer?.subject ?? null }),

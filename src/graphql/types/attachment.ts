@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
 import type { Upload } from 'graphql-upload-minimal';
-import { AttachmentUploadIncompleteError } from '../../domain/field/attachment.errors.ts';
 import { issueAttachmentDownloadUrl } from '../../domain/artefact/attachment-download.service.ts';
 import type { EnvelopeAttachmentData } from '../../domain/envelope/envelope.read.ts';
-import { removeSigningAttachment, uploadSigningAttachment, type AttachmentRecord } from '../../domain/signing/attachment.service.ts';
+import { AttachmentUploadIncompleteError } from '../../domain/field/attachment.errors.ts';
+import { type AttachmentRecord, removeSigningAttachment, uploadSigningAttachment } from '../../domain/signing/attachment.service.ts';
 import { builder } from '../builder.ts';
 import { nested } from '../selection.ts';
 import { uploadedFileStream } from '../uploads.ts';

@@ -1,10 +1,10 @@
+import { actorName } from '../../domain/audit/actor-names.ts';
+import type { ChainVerification } from '../../domain/audit/audit.service.ts';
 import { auditActorTypes } from '../../domain/audit/audit-event.entity.ts';
 import type { AuditEventData } from '../../domain/envelope/envelope.read.ts';
-import { auditEventWindow, nested } from '../selection.ts';
-import type { ChainVerification } from '../../domain/audit/audit.service.ts';
 import { verifyEnvelopeAuditChain } from '../../domain/envelope/envelope-audit-chain.ts';
-import { actorName } from '../../domain/audit/actor-names.ts';
 import { builder } from '../builder.ts';
+import { auditEventWindow, nested } from '../selection.ts';
 import { EnvelopeType } from './envelope.ts';
 
 const AuditActorTypeEnum = builder.enumType('AuditActorType', {
@@ -43,8 +43,7 @@ const AuditEventType = builder.objectRef<AuditEventData>('AuditEvent').implement
 builder.objectField(EnvelopeType, 'auditEvents', (t) =>
   t.field({
     type: [AuditEventType],
-    description:
-      'Recorded actions on this envelope, oldest first: at most `first` (1–1000, default 1000) after `afterSeq` (REST: GET /envelopes/{id}/audit?limit&afterSeq).',
+    description: 'Recorded actions on this envelope, oldest first: at most `first` (1–1000, default 1000) after `afterSeq` (REST: GET /envelopes/{id}/audit?limit&afterSeq).',
     args: {
       first: t.arg.int({ required: false, description: '1–1000, default 1000.' }),
       afterSeq: t.arg.int({ required: false, description: 'Only events after this sequence number (the last seq you have).' }),

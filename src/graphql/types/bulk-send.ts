@@ -1,5 +1,5 @@
-import { subscribeBulkSendProgress, type BulkSendProgressItem } from '../../domain/bulk-send/bulk-send.live.ts';
-import { readBulkSend, readBulkSendPage, readBulkSendRows, type BulkSendData, type BulkSendRowData } from '../../domain/bulk-send/bulk-send.read.ts';
+import { type BulkSendProgressItem, subscribeBulkSendProgress } from '../../domain/bulk-send/bulk-send.live.ts';
+import { type BulkSendData, type BulkSendRowData, readBulkSend, readBulkSendPage, readBulkSendRows } from '../../domain/bulk-send/bulk-send.read.ts';
 import { cancelBulkSend, createBulkSend } from '../../domain/bulk-send/bulk-send.service.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { builder } from '../builder.ts';
@@ -101,9 +101,15 @@ const CreateBulkSendInput = builder.inputType('CreateBulkSendInput', {
   description: 'Exactly one of rows or csv (REST: POST /templates/{id}/bulk-sends, JSON or multipart).',
   fields: (t) => ({
     name: t.string({ required: false, description: 'Your name for it, up to 200 characters.' }),
-    skipInvalidRows: t.boolean({ required: false, description: 'true: send the valid rows and record the invalid ones as failed; false (default): one invalid row refuses the whole request.' }),
+    skipInvalidRows: t.boolean({
+      required: false,
+      description: 'true: send the valid rows and record the invalid ones as failed; false (default): one invalid row refuses the whole request.',
+    }),
     rows: t.field({ type: [BulkSendRowInput], required: false, description: 'At most 1,000.' }),
-    csv: t.string({ required: false, description: 'The rows as CSV text: columns <role>.name, .email, .phone, .locale, envelope.name, field.<identifier>, data.<path> (README, "Bulk send", "Data merge").' }),
+    csv: t.string({
+      required: false,
+      description: 'The rows as CSV text: columns <role>.name, .email, .phone, .locale, envelope.name, field.<identifier>, data.<path> (README, "Bulk send", "Data merge").',
+    }),
     missingData: t.field({ type: MissingDataMode, required: false, description: 'refuse (default): a row whose data lacks a data tag’s path is invalid; blank: that value is left blank.' }),
   }),
 });
@@ -131,7 +137,13 @@ builder.mutationFields((t) => ({
       'Sends a template to many people, one envelope per row, by a background job; answers the queued bulk send. Every row is checked first: Request.Invalid lists the invalid rows by index in extensions.context.rows (nothing created) unless skipInvalidRows. More than 1,000 rows: BulkSend.TooManyRows. Honours the Idempotency-Key header.',
     args: { templateId: t.arg.id({ required: true }), input: t.arg({ type: CreateBulkSendInput, required: true }) },
     resolve: async (_root, args, context) => {
-      const input = withoutNulls(args.input, { opaque: ['context', 'values', 'info', 'data'] }) as { name?: string; skipInvalidRows?: boolean; missingData?: string; rows?: unknown[]; csv?: string };
+      const input = withoutNulls(args.input, { opaque: ['context', 'values', 'info', 'data'] }) as {
+        name?: string;
+        skipInvalidRows?: boolean;
+        missingData?: string;
+        rows?: unknown[];
+        csv?: string;
+      };
       if ((input.rows === undefined) === (input.csv === undefined)) throw new InvalidRequestError([{ path: 'input', message: 'give exactly one of rows or csv' }]);
       const { csv, ...rest } = input;
       const source =
@@ -153,7 +165,8 @@ builder.mutationFields((t) => ({
   cancelBulkSend: t.field({
     type: BulkSendType,
     nullable: true,
-    description: 'Cancels a bulk send: no row not yet sent is sent (drafts already made stay drafts). Again on a cancelled one: no change; on a completed one: BulkSend.Finished (REST: POST /bulk-sends/{id}/cancel).',
+    description:
+      'Cancels a bulk send: no row not yet sent is sent (drafts already made stay drafts). Again on a cancelled one: no change; on a completed one: BulkSend.Finished (REST: POST /bulk-sends/{id}/cancel).',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, context) => {
       await cancelBulkSend(context, { bulkSendId: String(args.id) });

@@ -1,12 +1,12 @@
 import {
-  readContact,
-  readContactGroup,
-  readContactGroupPage,
-  readContactPage,
   type ContactData,
   type ContactGroupData,
   type ContactGroupPageData,
   type ContactPageData,
+  readContact,
+  readContactGroup,
+  readContactGroupPage,
+  readContactPage,
 } from '../../domain/contact/contact.read.ts';
 import {
   addContactGroupMember,
@@ -143,8 +143,7 @@ builder.queryFields((t) => ({
       ...pageArgs(t.arg),
       search: t.arg.string({ required: false, description: SEARCH_DESCRIPTION }),
     },
-    resolve: (_root, args, context, info) =>
-      readContactGroupPage(context, pageOptions(args), contactGroupIncludeOf(connectionNodesOf(selectionOf(info)))),
+    resolve: (_root, args, context, info) => readContactGroupPage(context, pageOptions(args), contactGroupIncludeOf(connectionNodesOf(selectionOf(info)))),
   }),
   user: t.field({
     type: TeamUserType,
@@ -234,8 +233,7 @@ builder.mutationFields((t) => ({
     nullable: true,
     description: 'Changes a contact (REST: PATCH /contacts/{id}). Sent envelopes keep the person as it was at sending.',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateContactInput, required: true }) },
-    resolve: (_root, args, context) =>
-      updateContact(context, { contactId: String(args.id), input: withoutNulls(args.input, { keepNull: CONTACT_CLEARABLE }) }),
+    resolve: (_root, args, context) => updateContact(context, { contactId: String(args.id), input: withoutNulls(args.input, { keepNull: CONTACT_CLEARABLE }) }),
   }),
   deleteContact: t.field({
     type: DeletedPayload,
@@ -260,8 +258,7 @@ builder.mutationFields((t) => ({
     nullable: true,
     description: 'Renames a contact group (REST: PATCH /contact-groups/{id}).',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateContactGroupInput, required: true }) },
-    resolve: (_root, args, context, info) =>
-      updateContactGroup(context, { groupId: String(args.id), input: withoutNulls(args.input) }, contactGroupIncludeOf(selectionOf(info))),
+    resolve: (_root, args, context, info) => updateContactGroup(context, { groupId: String(args.id), input: withoutNulls(args.input) }, contactGroupIncludeOf(selectionOf(info))),
   }),
   deleteContactGroup: t.field({
     type: DeletedPayload,
@@ -278,14 +275,12 @@ builder.mutationFields((t) => ({
     nullable: true,
     description: 'Makes a contact a member of a group (REST: POST /contact-groups/{id}/members/{contactId}). Adding a member again changes nothing.',
     args: { groupId: t.arg.id({ required: true }), contactId: t.arg.id({ required: true }) },
-    resolve: (_root, args, context, info) =>
-      addContactGroupMember(context, { groupId: String(args.groupId), contactId: String(args.contactId) }, contactGroupIncludeOf(selectionOf(info))),
+    resolve: (_root, args, context, info) => addContactGroupMember(context, { groupId: String(args.groupId), contactId: String(args.contactId) }, contactGroupIncludeOf(selectionOf(info))),
   }),
   removeContactGroupMember: t.field({
     type: ContactGroupType,
     nullable: true,
-    description:
-      'Removes a contact from a group (REST: DELETE /contact-groups/{id}/members/{contactId}); ContactGroup.MemberNotFound when it is not a member.',
+    description: 'Removes a contact from a group (REST: DELETE /contact-groups/{id}/members/{contactId}); ContactGroup.MemberNotFound when it is not a member.',
     args: { groupId: t.arg.id({ required: true }), contactId: t.arg.id({ required: true }) },
     resolve: (_root, args, context, info) =>
       removeContactGroupMember(context, { groupId: String(args.groupId), contactId: String(args.contactId) }, contactGroupIncludeOf(selectionOf(info))),

@@ -2,16 +2,16 @@ import type { Readable } from 'node:stream';
 import { GraphQLError } from 'graphql';
 import { Upload } from 'graphql-upload-minimal';
 import { documentStatuses } from '../../domain/document/document.entity.ts';
-import { readDocument, type DocumentData, type PageData } from '../../domain/owner/owner.read.ts';
 import { DocumentUploadIncompleteError } from '../../domain/document/document.errors.ts';
 import { addDocument, deleteDocument, stageDocumentUpload, updateDocument } from '../../domain/document/document.service.ts';
+import { type DocumentData, type PageData, readDocument } from '../../domain/owner/owner.read.ts';
 import { builder } from '../builder.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
-import { DeletedPayload } from './common.ts';
-import { uploadedFileStream } from '../uploads.ts';
-import { EnvelopeType } from './envelope.ts';
 import { nested } from '../selection.ts';
-import { GRAPHQL_OWNERS, ownerIdArg, ownerMutationName, ownerOfArgs, type GraphqlOwner } from './owner.ts';
+import { uploadedFileStream } from '../uploads.ts';
+import { DeletedPayload } from './common.ts';
+import { EnvelopeType } from './envelope.ts';
+import { GRAPHQL_OWNERS, type GraphqlOwner, ownerIdArg, ownerMutationName, ownerOfArgs } from './owner.ts';
 
 /**
  * The file of an upload as a stream. The multipart library reports a body that broke off inside
@@ -155,8 +155,10 @@ export function documentMutations(owner: GraphqlOwner, descriptions: { add: stri
 
 documentMutations(GRAPHQL_OWNERS.envelope, {
   add: 'Uploads a PDF to a draft envelope (REST: POST /envelopes/{id}/documents). Honours the Idempotency-Key header. On a sent envelope it is a correction (moves revision, records envelope.corrected), allowed only while nobody has acted: Envelope.AlreadySigned afterwards.',
-  update: 'Renames or reorders a document of a draft (REST: PATCH /envelopes/{id}/documents/{documentId}). On a sent envelope it is a correction (moves revision, records envelope.corrected), allowed only while nobody has acted: Envelope.AlreadySigned afterwards.',
-  delete: 'Removes a document of a draft, and fields left without a placement (REST: DELETE .../documents/{documentId}). On a sent envelope it is a correction (moves revision, records envelope.corrected), allowed only while nobody has acted: Envelope.AlreadySigned afterwards.',
+  update:
+    'Renames or reorders a document of a draft (REST: PATCH /envelopes/{id}/documents/{documentId}). On a sent envelope it is a correction (moves revision, records envelope.corrected), allowed only while nobody has acted: Envelope.AlreadySigned afterwards.',
+  delete:
+    'Removes a document of a draft, and fields left without a placement (REST: DELETE .../documents/{documentId}). On a sent envelope it is a correction (moves revision, records envelope.corrected), allowed only while nobody has acted: Envelope.AlreadySigned afterwards.',
 });
 
 builder.queryField('document', (t) =>

@@ -1,13 +1,14 @@
 import { envelopeStatuses } from '../../domain/envelope/envelope.entity.ts';
-import { readEnvelope, readEnvelopePage, type EnvelopeData, type EnvelopePageData, type EnvelopePageOptions, type EnvelopeProgress } from '../../domain/envelope/envelope.read.ts';
+import { type EnvelopeData, type EnvelopePageData, type EnvelopePageOptions, type EnvelopeProgress, readEnvelope, readEnvelopePage } from '../../domain/envelope/envelope.read.ts';
 import { createEnvelope, deleteEnvelope, updateEnvelope } from '../../domain/envelope/envelope.service.ts';
 import { builder } from '../builder.ts';
-import { connectionNodesOf, envelopeIncludeOf, selectionOf } from '../selection.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
+import { connectionNodesOf, envelopeIncludeOf, selectionOf } from '../selection.ts';
 import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
 
 export const EnvelopeStatusEnum = builder.enumType('EnvelopeStatus', {
-  description: 'draft → (scheduled →) sent → finalized | voided | expired. Only drafts can be edited; a scheduled envelope goes back to draft when its schedule is cancelled or its send fails.',
+  description:
+    'draft → (scheduled →) sent → finalized | voided | expired. Only drafts can be edited; a scheduled envelope goes back to draft when its schedule is cancelled or its send fails.',
   values: envelopeStatuses,
 });
 
@@ -21,7 +22,8 @@ const EnvelopeWaitingFor = builder.objectRef<EnvelopeProgress['waitingFor'][numb
 });
 
 const EnvelopeProgressType = builder.objectRef<EnvelopeProgress>('EnvelopeProgress').implement({
-  description: 'Where the signing stands: the roles that act (signers, in-person signers, delegators; a role handed on counts as its delegate), how many completed, and who is waited for (while sent).',
+  description:
+    'Where the signing stands: the roles that act (signers, in-person signers, delegators; a role handed on counts as its delegate), how many completed, and who is waited for (while sent).',
   fields: (t) => ({
     recipients: t.exposeInt('recipients'),
     completed: t.exposeInt('completed'),
@@ -43,7 +45,8 @@ export const EnvelopeType = builder.objectRef<EnvelopeData>('Envelope').implemen
     context: t.field({ type: 'JSONObject', description: 'Your own metadata, returned as given.', resolve: (envelope) => envelope.context }),
     stamp: t.boolean({
       nullable: true,
-      description: 'Visible stamps on the sealed documents: the envelope id in each page’s margin, a caption (signer, UTC date) under each signature. Null: the team’s default (teamSettings.artefacts.stamp, on unless set off).',
+      description:
+        'Visible stamps on the sealed documents: the envelope id in each page’s margin, a caption (signer, UTC date) under each signature. Null: the team’s default (teamSettings.artefacts.stamp, on unless set off).',
       resolve: (envelope) => envelope.stamp,
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (envelope) => envelope.createdAt }),
@@ -51,7 +54,8 @@ export const EnvelopeType = builder.objectRef<EnvelopeData>('Envelope').implemen
     sendAt: t.field({ type: 'DateTime', nullable: true, description: 'When a scheduled envelope will be sent (null unless scheduled).', resolve: (envelope) => envelope.sendAt }),
     sentAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.sentAt }),
     revision: t.exposeInt('revision', {
-      description: 'The envelope’s revision: 0 at send, one more for every correction of the sent envelope (envelope.corrected). A signing page submits the revision it loaded; an older one is refused with Signing.EnvelopeChanged.',
+      description:
+        'The envelope’s revision: 0 at send, one more for every correction of the sent envelope (envelope.corrected). A signing page submits the revision it loaded; an older one is refused with Signing.EnvelopeChanged.',
     }),
     expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.expiresAt }),
     completedAt: t.field({ type: 'DateTime', nullable: true, description: 'Set when the envelope is finalized.', resolve: (envelope) => envelope.completedAt }),
@@ -124,8 +128,7 @@ builder.queryFields((t) => ({
   }),
   envelopes: t.field({
     type: EnvelopeConnection,
-    description:
-      "Your team's envelopes, newest first (REST: GET /envelopes). Every filter given narrows the list; `after` and `before` bounds are inclusive and exclusive.",
+    description: "Your team's envelopes, newest first (REST: GET /envelopes). Every filter given narrows the list; `after` and `before` bounds are inclusive and exclusive.",
     args: {
       ...pageArgs(t.arg),
       q: t.arg.string({ required: false, description: 'Name contains this; letter case, accents and Turkish dotted/dotless i are ignored ("İSTANBUL" finds "istanbul").' }),
@@ -133,7 +136,10 @@ builder.queryFields((t) => ({
       // validating); several go in `statuses`.
       status: t.arg({ type: EnvelopeStatusEnum, required: false, description: 'This status (with `statuses`: any of them all).' }),
       statuses: t.arg({ type: [EnvelopeStatusEnum], required: false, description: 'Any of these statuses (REST: status=sent,finalized).' }),
-      recipientEmail: t.arg.string({ required: false, description: 'A person of the envelope has this address (given, or resolved at sending from a contact, user or group); letter case ignored.' }),
+      recipientEmail: t.arg.string({
+        required: false,
+        description: 'A person of the envelope has this address (given, or resolved at sending from a contact, user or group); letter case ignored.',
+      }),
       templateId: t.arg.id({ required: false, description: 'Jumpstarted from this template.' }),
       publicLinkId: t.arg.id({ required: false, description: 'Made by a visitor of this public link.' }),
       createdAfter: t.arg({ type: 'DateTime', required: false }),

@@ -1,13 +1,13 @@
-import { readField, type FieldData, type FieldPlacementData } from '../../domain/owner/owner.read.ts';
-import { fieldTypes, type FieldType as FieldTypeName } from '../../domain/field/field.entity.ts';
+import { type FieldType as FieldTypeName, fieldTypes } from '../../domain/field/field.entity.ts';
 import { createFields, deleteField, updateField } from '../../domain/field/field.service.ts';
-import { placeFields, type Unmatched, type PlacedFields } from '../../domain/field/placement.service.ts';
-import { nested } from '../selection.ts';
+import { type PlacedFields, placeFields, type Unmatched } from '../../domain/field/placement.service.ts';
+import { type FieldData, type FieldPlacementData, readField } from '../../domain/owner/owner.read.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
+import { nested } from '../selection.ts';
 import { DeletedPayload } from './common.ts';
 import { EnvelopeType } from './envelope.ts';
-import { GRAPHQL_OWNERS, ownerIdArg, ownerMutationName, ownerOfArgs, type GraphqlOwner } from './owner.ts';
+import { GRAPHQL_OWNERS, type GraphqlOwner, ownerIdArg, ownerMutationName, ownerOfArgs } from './owner.ts';
 
 const FieldTypeEnum = builder.enumType('FieldType', {
   description: 'The kind of input; config and value shapes per type are in docs/fields.md.',
@@ -46,7 +46,12 @@ export const FieldType = builder.objectRef<FieldData>('Field').implement({
     readonly: t.exposeBoolean('readonly'),
     value: t.field({ type: 'JSONObject', nullable: true, resolve: (field) => field.value }),
     config: t.field({ type: 'JSONObject', resolve: (field) => field.config }),
-    visibleWhen: t.field({ type: 'JSONObject', nullable: true, description: 'Conditions under which the field is shown (`{ all?, any? }`, docs/fields.md); null: always.', resolve: (field) => field.visibleWhen }),
+    visibleWhen: t.field({
+      type: 'JSONObject',
+      nullable: true,
+      description: 'Conditions under which the field is shown (`{ all?, any? }`, docs/fields.md); null: always.',
+      resolve: (field) => field.visibleWhen,
+    }),
     views: t.field({ type: [FieldViewType], resolve: (field) => nested(field.views, 'Field.views') }),
     submittedAt: t.field({ type: 'DateTime', nullable: true, resolve: (field) => field.submittedAt }),
   }),
@@ -61,7 +66,8 @@ builder.objectField(EnvelopeType, 'fields', (t) =>
 
 const PointInput = builder.inputType('PointInput', {
   description: 'Points from the page’s left and top edges.',
-  fields: (t) => ({ x: t.float({ required: true }), y: t.float({ required: true }) }) });
+  fields: (t) => ({ x: t.float({ required: true }), y: t.float({ required: true }) }),
+});
 const SizeInput = builder.inputType('SizeInput', {
   description: 'In points, both more than 0.',
   fields: (t) => ({ width: t.float({ required: true }), height: t.float({ required: true }) }),
@@ -195,10 +201,14 @@ export function fieldMutations(owner: GraphqlOwner, descriptions: { create: stri
 }
 
 fieldMutations(GRAPHQL_OWNERS.envelope, {
-  create: 'Adds many fields to a draft at once, all or nothing (REST: POST /envelopes/{id}/fields). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted.',
-  update: 'Changes a field of a draft (REST: PATCH /envelopes/{id}/fields/{fieldId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted.',
-  delete: 'Removes a field from a draft (REST: DELETE /envelopes/{id}/fields/{fieldId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted.',
-  place: 'Places fields on a draft\'s document from its text tags or its own form, all or nothing (REST: POST /envelopes/{id}/documents/{documentId}/place-fields). On a sent envelope only while nobody has acted (Envelope.AlreadySigned).',
+  create:
+    'Adds many fields to a draft at once, all or nothing (REST: POST /envelopes/{id}/fields). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted.',
+  update:
+    'Changes a field of a draft (REST: PATCH /envelopes/{id}/fields/{fieldId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted.',
+  delete:
+    'Removes a field from a draft (REST: DELETE /envelopes/{id}/fields/{fieldId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for fields of a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted.',
+  place:
+    "Places fields on a draft's document from its text tags or its own form, all or nothing (REST: POST /envelopes/{id}/documents/{documentId}/place-fields). On a sent envelope only while nobody has acted (Envelope.AlreadySigned).",
 });
 
 builder.queryField('field', (t) =>

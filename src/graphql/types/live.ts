@@ -1,5 +1,5 @@
 import type { EnvelopeEvent } from '../../domain/live/envelope-event.ts';
-import { subscribeEnvelopeEvents, subscribeEnvelopeStatusChanged, subscribeSigningSessionChanged, type LiveItem } from '../../domain/live/live.service.ts';
+import { type LiveItem, subscribeEnvelopeEvents, subscribeEnvelopeStatusChanged, subscribeSigningSessionChanged } from '../../domain/live/live.service.ts';
 import { builder } from '../builder.ts';
 import { EnvelopeStatusEnum } from './envelope.ts';
 

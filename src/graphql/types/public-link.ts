@@ -1,4 +1,4 @@
-import { readPublicLink, readPublicLinkPage, type PublicLinkData, type PublicLinkPageData } from '../../domain/public-link/public-link.read.ts';
+import { type PublicLinkData, type PublicLinkPageData, readPublicLink, readPublicLinkPage } from '../../domain/public-link/public-link.read.ts';
 import { createPublicLink, deletePublicLink, updatePublicLink } from '../../domain/public-link/public-link.service.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
@@ -28,7 +28,12 @@ export const PublicLinkType = builder.objectRef<PublicLinkData>('PublicLink').im
     verifyEmail: t.exposeBoolean('verifyEmail', { description: 'The visitor enters a 6-digit code mailed to them before anything is made.' }),
     redirectUrl: t.string({ nullable: true, description: 'Where the signing page goes after signing.', resolve: (link) => link.redirectUrl }),
     prefill: t.field({ type: 'JSONObject', description: 'Field values by field identifier.', resolve: (link) => link.prefill }),
-    data: t.field({ type: 'JSONObject', nullable: true, description: 'Values for the template documents’ {{data:PATH}} tags, merged into each envelope the link makes (README "Data merge").', resolve: (link) => link.data }),
+    data: t.field({
+      type: 'JSONObject',
+      nullable: true,
+      description: 'Values for the template documents’ {{data:PATH}} tags, merged into each envelope the link makes (README "Data merge").',
+      resolve: (link) => link.data,
+    }),
     missingData: t.field({ type: MissingDataMode, description: 'What a data tag whose path data lacks does.', resolve: (link) => link.missingData }),
     status: t.field({ type: PublicLinkStatusEnum, resolve: (link) => link.status }),
     createdAt: t.field({ type: 'DateTime', resolve: (link) => link.createdAt }),

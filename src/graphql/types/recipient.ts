@@ -1,22 +1,22 @@
 import type { InputObjectRef, ObjectRef } from '@pothos/core';
 import {
-  readRecipient,
   type AgentData,
   type AgentInfoData,
   type AgentNotificationData,
   type RecipientApprovalData,
   type RecipientCoreData,
   type RecipientData,
+  readRecipient,
 } from '../../domain/owner/owner.read.ts';
-import { agentKinds, locales, phoneContactMethods, type AgentNotificationFailure } from '../../domain/recipient/agent.entity.ts';
-import { recipientTypes, type RecipientType } from '../../domain/recipient/recipient.entity.ts';
+import { type AgentNotificationFailure, agentKinds, locales, phoneContactMethods } from '../../domain/recipient/agent.entity.ts';
+import { type RecipientType, recipientTypes } from '../../domain/recipient/recipient.entity.ts';
 import { addRecipient, deleteRecipient, updateRecipient } from '../../domain/recipient/recipient.service.ts';
-import { nested } from '../selection.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
+import { nested } from '../selection.ts';
 import { DeletedPayload } from './common.ts';
 import { EnvelopeType } from './envelope.ts';
-import { GRAPHQL_OWNERS, ownerIdArg, ownerMutationName, ownerOfArgs, type GraphqlOwner } from './owner.ts';
+import { GRAPHQL_OWNERS, type GraphqlOwner, ownerIdArg, ownerMutationName, ownerOfArgs } from './owner.ts';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 
@@ -38,35 +38,32 @@ export const PhoneContactMethodEnum = builder.enumType('PhoneContactMethod', {
   values: phoneContactMethods,
 });
 
-const AgentInfoType = builder
-  .objectRef<AgentInfoData>('AgentInfo')
-  .implement({
-    description: 'A person given inline.',
-    fields: (t) => ({
-      name: t.exposeString('name'),
-      email: t.string({ nullable: true, resolve: (info) => info.email ?? null }),
-      phone: t.string({ nullable: true, description: 'E.164.', resolve: (info) => info.phone ?? null }),
-      locale: t.field({ type: LocaleEnum, nullable: true, resolve: (info) => info.locale ?? null }),
-      phoneContactMethod: t.field({ type: PhoneContactMethodEnum, nullable: true, resolve: (info) => (info.phoneContactMethod as 'sms' | 'whatsapp' | null) ?? null }),
-      embedded: t.boolean({ description: 'Signs inside your application (createSigningUrl): gets no invitation, reminder or “your turn” message.', resolve: (info) => info.embedded === true }),
-    }),
-  });
+const AgentInfoType = builder.objectRef<AgentInfoData>('AgentInfo').implement({
+  description: 'A person given inline.',
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    email: t.string({ nullable: true, resolve: (info) => info.email ?? null }),
+    phone: t.string({ nullable: true, description: 'E.164.', resolve: (info) => info.phone ?? null }),
+    locale: t.field({ type: LocaleEnum, nullable: true, resolve: (info) => info.locale ?? null }),
+    phoneContactMethod: t.field({ type: PhoneContactMethodEnum, nullable: true, resolve: (info) => (info.phoneContactMethod as 'sms' | 'whatsapp' | null) ?? null }),
+    embedded: t.boolean({ description: 'Signs inside your application (createSigningUrl): gets no invitation, reminder or “your turn” message.', resolve: (info) => info.embedded === true }),
+  }),
+});
 
-const AgentNotificationFailureType = builder
-  .objectRef<AgentNotificationFailure>('AgentNotificationFailure')
-  .implement({
-    description: 'A message to this agent that was given up for good (bad address, provider refusal, retries exhausted).',
-    fields: (t) => ({
-      kind: t.exposeString('kind', { description: 'What the message was: invitation, your_turn, reminder, voided, declined, expired, completed, handed_over, …' }),
-      channel: t.exposeString('channel', { nullable: true, description: 'email, sms or whatsapp (null when the person had no address at all).' }),
-      reason: t.exposeString('reason', {
-        description: 'Why, as a stable code: mail_refused, mail_deferred, mail_unavailable, phone_provider_refused, phone_provider_unavailable, phone_cap_reached, no_address, no_phone, internal_error, … (docs/errors.md).',
-      }),
-      error: t.exposeString('error', { description: 'The reason in words (the mail server’s SMTP codes, the SMS provider’s HTTP status); never the service’s internals.' }),
-      attempts: t.exposeInt('attempts'),
-      failedAt: t.field({ type: 'DateTime', resolve: (failure) => failure.failedAt }),
+const AgentNotificationFailureType = builder.objectRef<AgentNotificationFailure>('AgentNotificationFailure').implement({
+  description: 'A message to this agent that was given up for good (bad address, provider refusal, retries exhausted).',
+  fields: (t) => ({
+    kind: t.exposeString('kind', { description: 'What the message was: invitation, your_turn, reminder, voided, declined, expired, completed, handed_over, …' }),
+    channel: t.exposeString('channel', { nullable: true, description: 'email, sms or whatsapp (null when the person had no address at all).' }),
+    reason: t.exposeString('reason', {
+      description:
+        'Why, as a stable code: mail_refused, mail_deferred, mail_unavailable, phone_provider_refused, phone_provider_unavailable, phone_cap_reached, no_address, no_phone, internal_error, … (docs/errors.md).',
     }),
-  });
+    error: t.exposeString('error', { description: 'The reason in words (the mail server’s SMTP codes, the SMS provider’s HTTP status); never the service’s internals.' }),
+    attempts: t.exposeInt('attempts'),
+    failedAt: t.field({ type: 'DateTime', resolve: (failure) => failure.failedAt }),
+  }),
+});
 
 const AgentNotificationType = builder.objectRef<AgentNotificationData>('AgentNotification').implement({
   description: 'Whether the messages to this agent’s people (invitation, reminders, notices) were delivered.',
@@ -150,7 +147,8 @@ const AgentInfoInput = builder.inputType('AgentInfoInput', {
     phoneContactMethod: t.field({ type: PhoneContactMethodEnum, required: false }),
     embedded: t.boolean({
       required: false,
-      description: 'true: the person signs inside your application through createSigningUrl, and is sent no invitation, reminder or “your turn” message (the final copy and notices still go to its email).',
+      description:
+        'true: the person signs inside your application through createSigningUrl, and is sent no invitation, reminder or “your turn” message (the final copy and notices still go to its email).',
     }),
   }),
 });
@@ -256,8 +254,10 @@ recipientMutations(GRAPHQL_OWNERS.envelope, {
   clearedByNull: [],
   descriptions: {
     add: 'Adds a recipient role to a draft (REST: POST /envelopes/{id}/recipients). Honours the Idempotency-Key header. On a sent envelope it is a correction (moves revision, records envelope.corrected; the recipient is invited if its turn has come): its order may not come before a recipient that has acted (Recipient.AlreadyCompleted).',
-    update: 'Changes a recipient of a draft (REST: PATCH /envelopes/{id}/recipients/{recipientId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. Replaced agents’ links die; the new people are invited on the recipient’s turn.',
-    delete: 'Removes a recipient and its fields from a draft (REST: DELETE /envelopes/{id}/recipients/{recipientId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. The turn moves on.',
+    update:
+      'Changes a recipient of a draft (REST: PATCH /envelopes/{id}/recipients/{recipientId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. Replaced agents’ links die; the new people are invited on the recipient’s turn.',
+    delete:
+      'Removes a recipient and its fields from a draft (REST: DELETE /envelopes/{id}/recipients/{recipientId}). On a sent envelope it is a correction (moves revision, records envelope.corrected): refused for a recipient that has acted (completed, or approved) with Recipient.AlreadyCompleted. The turn moves on.',
   },
 });
 

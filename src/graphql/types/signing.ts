@@ -1,14 +1,14 @@
+import { type EnvelopeData, readEnvelope } from '../../domain/envelope/envelope.read.ts';
+import type { SigningOtpStatus } from '../../domain/notification/otp-policy.ts';
 import type { DocumentData } from '../../domain/owner/owner.read.ts';
-import { readEnvelope, type EnvelopeData } from '../../domain/envelope/envelope.read.ts';
 import { advanceSandboxClock, voidEnvelope } from '../../domain/signing/closing.service.ts';
-import { remindEnvelope, resendInvitation, type RemindedData, type ResentData } from '../../domain/signing/nudge.service.ts';
-import { dryRunSend, sendEnvelope, type PlannedInvitation, type SendDryRun, type SendPlan } from '../../domain/signing/send.service.ts';
+import { type RemindedData, type ResentData, remindEnvelope, resendInvitation } from '../../domain/signing/nudge.service.ts';
+import { requestSigningOtp, type SigningOtpRequest, verifySigningOtp } from '../../domain/signing/otp.service.ts';
 import { cancelScheduledSend } from '../../domain/signing/scheduled-send.ts';
-import { createSigningUrl, type SigningUrlData } from '../../domain/signing/signing-url.service.ts';
+import { dryRunSend, type PlannedInvitation, type SendDryRun, type SendPlan, sendEnvelope } from '../../domain/signing/send.service.ts';
 import type { SigningApprovalData, SigningCompletedFieldData, SigningRoleData, SigningSessionData } from '../../domain/signing/signing.read.ts';
 import { approveSigning, declineSigning, delegateSigning, openSigningSession, startHostedSigning, submitSigning } from '../../domain/signing/signing.service.ts';
-import type { SigningOtpStatus } from '../../domain/notification/otp-policy.ts';
-import { requestSigningOtp, verifySigningOtp, type SigningOtpRequest } from '../../domain/signing/otp.service.ts';
+import { createSigningUrl, type SigningUrlData } from '../../domain/signing/signing-url.service.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
 import { envelopeIncludeOf, selectionOf } from '../selection.ts';
@@ -74,7 +74,8 @@ const SendDryRunType = builder.objectRef<SendDryRun>('SendDryRun').implement({
     wouldSend: t.exposeBoolean('wouldSend'),
     problems: t.field({
       type: [SendProblemType],
-      description: 'Every reason the send would be refused now, in the order it checks them (the send refuses with the first); a draft’s content problems are all in one Envelope.NotSendable (context.issues).',
+      description:
+        'Every reason the send would be refused now, in the order it checks them (the send refuses with the first); a draft’s content problems are all in one Envelope.NotSendable (context.issues).',
       resolve: (dryRun) => dryRun.problems,
     }),
     plan: t.field({ type: SendPlanType, nullable: true, description: 'Null unless the envelope is a draft.', resolve: (dryRun) => dryRun.plan }),
@@ -107,7 +108,8 @@ builder.mutationFields((t) => ({
       sendAt: t.arg({
         type: 'DateTime',
         required: false,
-        description: 'Send later: in the future, at most 90 days ahead. The draft is checked now (the same errors as a send) and becomes scheduled; cancelScheduledSend takes it back to draft.',
+        description:
+          'Send later: in the future, at most 90 days ahead. The draft is checked now (the same errors as a send) and becomes scheduled; cancelScheduledSend takes it back to draft.',
       }),
     },
     resolve: async (_root, args, context, info): Promise<EnvelopeAnswer> => {
@@ -245,7 +247,11 @@ const SigningRoleType = builder.objectRef<SigningRoleData>('SigningRole').implem
     completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (role) => role.completedAt }),
     delegatedAt: t.field({ type: 'DateTime', nullable: true, resolve: (role) => role.delegatedAt }),
     declinedAt: t.field({ type: 'DateTime', nullable: true, resolve: (role) => role.declinedAt }),
-    personName: t.string({ nullable: true, description: 'The person in the role (its current agent’s first person), when named: who an in-person screen asks for.', resolve: (role) => role.personName }),
+    personName: t.string({
+      nullable: true,
+      description: 'The person in the role (its current agent’s first person), when named: who an in-person screen asks for.',
+      resolve: (role) => role.personName,
+    }),
   }),
 });
 
@@ -266,7 +272,8 @@ const SigningEnvelopeType = builder.objectRef<SigningSessionData['envelope']>('S
     status: t.field({ type: EnvelopeStatusEnum, resolve: (envelope) => envelope.status }),
     sentAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.sentAt }),
     revision: t.exposeInt('revision', {
-      description: 'The envelope’s revision as this session read it: 0 at send, one more per correction by the sender. Submit it back (submitSigning(revision)) so a submission made on an older one is refused with Signing.EnvelopeChanged.',
+      description:
+        'The envelope’s revision as this session read it: 0 at send, one more per correction by the sender. Submit it back (submitSigning(revision)) so a submission made on an older one is refused with Signing.EnvelopeChanged.',
     }),
     expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.expiresAt }),
     completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (envelope) => envelope.completedAt }),
@@ -303,7 +310,11 @@ const SigningSessionType = builder.objectRef<SigningSessionData>('SigningSession
     locale: t.string({ nullable: true, description: 'The person’s locale (en-US or tr-TR) when the sender gave one: the signing page’s language.', resolve: (session) => session.locale }),
     documents: t.field({ type: [SigningDocumentType], resolve: (session) => session.documents }),
     fields: t.field({ type: [FieldType], description: 'This recipient’s fields, with views and current values.', resolve: (session) => session.fields }),
-    completedFields: t.field({ type: [SigningCompletedFieldType], description: 'Fields of roles that completed (earlier signers), with their values: read only.', resolve: (session) => session.completedFields }),
+    completedFields: t.field({
+      type: [SigningCompletedFieldType],
+      description: 'Fields of roles that completed (earlier signers), with their values: read only.',
+      resolve: (session) => session.completedFields,
+    }),
     isMyTurn: t.exposeBoolean('isMyTurn', { description: 'Whether this recipient may submit now.' }),
     isExpired: t.exposeBoolean('isExpired'),
     requiredFieldIds: t.idList({ description: 'Required fields of this recipient that have no value yet.', resolve: (session) => session.requiredFieldIds }),
@@ -364,7 +375,10 @@ builder.mutationFields((t) => ({
     args: {
       values: t.arg({ type: [SigningValueInput], required: false }),
       complete: t.arg.boolean({ required: false }),
-      consent: t.arg.string({ required: false, description: 'With complete: the statement the signer agreed to (at most 2000 characters), recorded in the recipient.completed audit event.' }),
+      consent: t.arg.string({
+        required: false,
+        description: 'With complete: the statement the signer agreed to (at most 2000 characters), recorded in the recipient.completed audit event.',
+      }),
       revision: t.arg.int({
         required: false,
         description: 'The envelope revision the page loaded (signingSession.envelope.revision). When the sender has corrected the envelope since, nothing is saved: Signing.EnvelopeChanged.',
@@ -421,14 +435,17 @@ const SigningOtpStatusType = builder.objectRef<SigningOtpStatus>('SigningOtpStat
     verifiedUntil: t.field({ type: 'DateTime', nullable: true, resolve: (status) => status.verifiedUntil }),
     maskedPhone: t.string({ nullable: true, description: 'The phone the code goes to, mostly hidden (e.g. +90•••••••12).', resolve: (status) => status.maskedPhone }),
     channel: t.string({ nullable: true, description: 'sms or whatsapp.', resolve: (status) => status.channel }),
-    resendAvailableAt: t.field({ type: 'DateTime', nullable: true, description: 'When the next code may be requested, while that is in the future.', resolve: (status) => status.resendAvailableAt }),
+    resendAvailableAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the next code may be requested, while that is in the future.',
+      resolve: (status) => status.resendAvailableAt,
+    }),
     resendInSeconds: t.exposeInt('resendInSeconds', { description: 'Seconds until the next code may be requested (0: now); count down with this rather than the device clock.' }),
   }),
 });
 
-builder.objectField(SigningSessionType, 'otp', (t) =>
-  t.field({ type: SigningOtpStatusType, description: 'The link’s one-time code step.', resolve: (session) => session.otp }),
-);
+builder.objectField(SigningSessionType, 'otp', (t) => t.field({ type: SigningOtpStatusType, description: 'The link’s one-time code step.', resolve: (session) => session.otp }));
 
 const SigningOtpRequestType = builder.objectRef<SigningOtpRequest>('SigningOtpRequest').implement({
   description: 'A code is on its way (the code itself is never answered).',

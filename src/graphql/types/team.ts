@@ -1,5 +1,5 @@
 import { readCallerTeam, type TeamData } from '../../domain/team/team.read.ts';
-import { readTeamSettings, TEAM_NOTICE_EVENTS, updateTeamSettings, type TeamLogo, type TeamSettingsData } from '../../domain/team/team-settings.ts';
+import { readTeamSettings, TEAM_NOTICE_EVENTS, type TeamLogo, type TeamSettingsData, updateTeamSettings } from '../../domain/team/team-settings.ts';
 import { builder } from '../builder.ts';
 
 export const TeamType = builder.objectRef<TeamData>('Team').implement({

@@ -1,3 +1,5 @@
+import { readEnvelope } from '../../domain/envelope/envelope.read.ts';
+import { dryRunJumpstart, JUMPSTARTED_ENVELOPE_INCLUDE, jumpstartEnvelope } from '../../domain/jumpstart/jumpstart.service.ts';
 import type { TemplateRecipientData } from '../../domain/owner/owner.read.ts';
 import { readTemplate, readTemplatePage, type TemplateData, type TemplatePageData } from '../../domain/template/template.read.ts';
 import { createTemplate, deleteTemplate, updateTemplate } from '../../domain/template/template.service.ts';
@@ -5,13 +7,11 @@ import { builder } from '../builder.ts';
 import { JSON_VALUE_KEYS, withoutNulls } from '../input.ts';
 import { connectionNodesOf, nested, selectionOf, templateIncludeOf } from '../selection.ts';
 import { DeletedPayload, keysetConnection, MissingDataMode, pageArgs } from './common.ts';
-import { documentMutations, DocumentType } from './document.ts';
-import { GRAPHQL_OWNERS } from './owner.ts';
-import { fieldMutations, FieldType } from './field.ts';
-import { AgentInput, recipientKeyFields, recipientKeyInputs, recipientMutations } from './recipient.ts';
+import { DocumentType, documentMutations } from './document.ts';
 import { EnvelopeType } from './envelope.ts';
-import { readEnvelope } from '../../domain/envelope/envelope.read.ts';
-import { dryRunJumpstart, JUMPSTARTED_ENVELOPE_INCLUDE, jumpstartEnvelope } from '../../domain/jumpstart/jumpstart.service.ts';
+import { FieldType, fieldMutations } from './field.ts';
+import { GRAPHQL_OWNERS } from './owner.ts';
+import { AgentInput, recipientKeyFields, recipientKeyInputs, recipientMutations } from './recipient.ts';
 
 export const TemplateRecipientType = builder.objectRef<TemplateRecipientData>('TemplateRecipient').implement({
   description:
@@ -160,7 +160,7 @@ fieldMutations(GRAPHQL_OWNERS.template, {
   create: 'Adds many fields to a template at once, all or nothing (REST: POST /templates/{id}/fields). Allowed at any time.',
   update: 'Changes a field of a template (REST: PATCH /templates/{id}/fields/{fieldId}). Allowed at any time.',
   delete: 'Removes a field from a template (REST: DELETE /templates/{id}/fields/{fieldId}).',
-  place: 'Places fields on a template\'s document from its text tags or its own form, all or nothing (REST: POST /templates/{id}/documents/{documentId}/place-fields).',
+  place: "Places fields on a template's document from its text tags or its own form, all or nothing (REST: POST /templates/{id}/documents/{documentId}/place-fields).",
 });
 
 const JumpstartRecipientInput = builder.inputType('JumpstartRecipientInput', {
@@ -183,7 +183,11 @@ const JumpstartEnvelopeInput = builder.inputType('JumpstartEnvelopeInput', {
     context: t.field({ type: 'JSONObject', required: false }),
     recipients: t.field({ type: [JumpstartRecipientInput], required: false, description: 'At most one entry per role.' }),
     data: t.field({ type: 'JSONObject', required: false, description: 'Values for the template documents’ {{data:PATH}} tags, drawn into the envelope’s documents (README "Data merge").' }),
-    missingData: t.field({ type: MissingDataMode, required: false, description: 'refuse (default): a data tag whose path data lacks refuses the jumpstart (Request.Invalid listing every missing path); blank: it is left blank.' }),
+    missingData: t.field({
+      type: MissingDataMode,
+      required: false,
+      description: 'refuse (default): a data tag whose path data lacks refuses the jumpstart (Request.Invalid listing every missing path); blank: it is left blank.',
+    }),
   }),
 });
 
@@ -199,7 +203,8 @@ builder.mutationField('jumpstartEnvelope', (t) =>
       dryRun: t.arg.boolean({
         required: false,
         defaultValue: false,
-        description: 'true: answer the envelope the jumpstart would make (its ids exist nowhere) with `dryRun` set to what sending it would do; nothing is made or stored, the Idempotency-Key is not used.',
+        description:
+          'true: answer the envelope the jumpstart would make (its ids exist nowhere) with `dryRun` set to what sending it would do; nothing is made or stored, the Idempotency-Key is not used.',
       }),
     },
     resolve: async (_root, args, context) => {

@@ -9,14 +9,7 @@ import {
   type WebhookDeliveryPageData,
   type WebhookPageData,
 } from '../../domain/webhook/webhook.read.ts';
-import {
-  createWebhook,
-  deleteWebhook,
-  redeliverWebhookDelivery,
-  rotateWebhookSecret,
-  updateWebhook,
-  type WebhookWithSecret,
-} from '../../domain/webhook/webhook.service.ts';
+import { createWebhook, deleteWebhook, redeliverWebhookDelivery, rotateWebhookSecret, updateWebhook, type WebhookWithSecret } from '../../domain/webhook/webhook.service.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
 import { DeletedPayload, keysetConnection, pageArgs } from './common.ts';
@@ -93,7 +86,11 @@ const WebhookDeliveryType = builder.objectRef<WebhookDeliveryData>('WebhookDeliv
     state: t.field({ type: WebhookDeliveryStateEnum, resolve: (delivery) => delivery.state }),
     attemptCount: t.exposeInt('attemptCount'),
     lastStatusCode: t.int({ nullable: true, resolve: (delivery) => delivery.lastStatusCode }),
-    lastErrorCode: t.string({ nullable: true, description: 'Why the last attempt failed, as a stable code (as WebhookAttempt.errorCode, or endpoint_disabled).', resolve: (delivery) => delivery.lastErrorCode }),
+    lastErrorCode: t.string({
+      nullable: true,
+      description: 'Why the last attempt failed, as a stable code (as WebhookAttempt.errorCode, or endpoint_disabled).',
+      resolve: (delivery) => delivery.lastErrorCode,
+    }),
     lastError: t.string({ nullable: true, description: 'The same in words.', resolve: (delivery) => delivery.lastError }),
     lastAttemptAt: t.field({ type: 'DateTime', nullable: true, resolve: (delivery) => delivery.lastAttemptAt }),
     nextAttemptAt: t.field({ type: 'DateTime', nullable: true, resolve: (delivery) => delivery.nextAttemptAt }),
@@ -140,8 +137,7 @@ builder.queryFields((t) => ({
       webhookId: t.arg.id({ required: true }),
       ...pageArgs(t.arg),
     },
-    resolve: (_root, args, context) =>
-      readWebhookDeliveryPage(context, { webhookId: String(args.webhookId), limit: args.first ?? undefined, cursor: args.after ?? undefined }),
+    resolve: (_root, args, context) => readWebhookDeliveryPage(context, { webhookId: String(args.webhookId), limit: args.first ?? undefined, cursor: args.after ?? undefined }),
   }),
   webhookDelivery: t.field({
     type: WebhookDeliveryType,

@@ -1,18 +1,22 @@
 import { z } from 'zod';
+import { downloadAttachment, readEnvelopeAttachments } from '../../domain/artefact/attachment-download.service.ts';
 import { downloadBySignedUrl, downloadDocumentPdf, downloadEnvelopeZip, downloadResponse } from '../../domain/artefact/download.service.ts';
 import { downloadFinalCopy } from '../../domain/artefact/final-copy.service.ts';
-import { downloadAttachment, readEnvelopeAttachments } from '../../domain/artefact/attachment-download.service.ts';
-import type { RestRoute } from '../router.ts';
 import { verifyUploadedPdf } from '../../domain/artefact/verify.service.ts';
 import { DocumentTooLargeError } from '../../domain/document/document.errors.ts';
 import { receiveMultipartUpload } from '../../http/multipart.ts';
+import type { RestRoute } from '../router.ts';
 
 /** The interface spec (docs/reference/interface-spec.md) §4.6: the signed documents (a draft copy before finalization), one PDF or all as a ZIP. */
 export const artefactRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/documents/:documentId/pdf',
-    doc: { summary: 'Download one document: sealed once finalized, a marked draft copy before', produces: 'application/pdf', errors: ['Server.Busy', 'Storage.Unavailable', 'Storage.ObjectMissing'] },
+    doc: {
+      summary: 'Download one document: sealed once finalized, a marked draft copy before',
+      produces: 'application/pdf',
+      errors: ['Server.Busy', 'Storage.Unavailable', 'Storage.ObjectMissing'],
+    },
     async handler({ params, context }) {
       return downloadResponse(await downloadDocumentPdf(context, { envelopeId: params.envelopeId, documentId: params.documentId }));
     },
@@ -55,7 +59,8 @@ export const artefactRoutes: RestRoute[] = [
     method: 'POST',
     path: '/verify',
     doc: {
-      summary: 'Check any PDF’s signatures: signer, time, integrity, byte ranges, PAdES level, chain to the trust anchors, revocation from the DSS; and, for this service’s seal, the envelope it names',
+      summary:
+        'Check any PDF’s signatures: signer, time, integrity, byte ranges, PAdES level, chain to the trust anchors, revocation from the DSS; and, for this service’s seal, the envelope it names',
       description:
         'The payload is `{ verification }`: `valid`, `problem`, `ours`, `envelopeId`, `level` (the PAdES baseline level the last signature reached: `B-B`, `B-T`, `B-LT` or `B-LTA`; null without a valid one), ' +
         '`timestamps` (each `{ type: signature | document, time, valid }`), `dss` (`{ certificates, ocspResponses, crls }` or null), `signatures` and `auditChain` (docs/artefacts.md, "Verification"). ' +
@@ -85,7 +90,12 @@ export const artefactRoutes: RestRoute[] = [
     // A signed URL from GraphQL's downloadUrl: no key header; the URL is the credential.
     method: 'GET',
     path: '/downloads/:token',
-    doc: { summary: 'Download through a signed URL from GraphQL’s downloadUrl (no key: the URL is the credential, valid 5 minutes)', produces: 'application/pdf', isPublic: true, errors: ['Download.InvalidLink', 'Envelope.NotFound', 'Document.NotFound', 'Server.Busy', 'Storage.Unavailable', 'Storage.ObjectMissing'] },
+    doc: {
+      summary: 'Download through a signed URL from GraphQL’s downloadUrl (no key: the URL is the credential, valid 5 minutes)',
+      produces: 'application/pdf',
+      isPublic: true,
+      errors: ['Download.InvalidLink', 'Envelope.NotFound', 'Document.NotFound', 'Server.Busy', 'Storage.Unavailable', 'Storage.ObjectMissing'],
+    },
     async handler({ params, context }) {
       return downloadResponse(await downloadBySignedUrl(context, params.token));
     },

@@ -1,17 +1,23 @@
-import { verifyEnvelopeAuditChain } from '../../domain/envelope/envelope-audit-chain.ts';
+import { auditLogPdf, auditPdfLocaleOf, currentFlagOf } from '../../domain/artefact/audit-pdf.service.ts';
+import { downloadResponse } from '../../domain/artefact/download.service.ts';
+import { evidencePackage } from '../../domain/artefact/evidence.service.ts';
 import { readAuditEvents } from '../../domain/envelope/envelope.read.ts';
+import { verifyEnvelopeAuditChain } from '../../domain/envelope/envelope-audit-chain.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
-import { auditLogPdf, auditPdfLocaleOf, currentFlagOf } from '../../domain/artefact/audit-pdf.service.ts';
-import { evidencePackage } from '../../domain/artefact/evidence.service.ts';
-import { downloadResponse } from '../../domain/artefact/download.service.ts';
 
 /** Contract (docs/reference/contract.md) §5: an envelope's audit events, oldest first. */
 export const auditRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId/audit',
-    doc: { summary: 'Read an envelope’s audit events', query: [{ name: 'limit', description: 'At most this many events (1–1000, default 1000).', schema: { type: 'integer', minimum: 1, maximum: 1000 } }, { name: 'afterSeq', description: 'Events after this sequence number.', schema: { type: 'integer', minimum: 0 } }] },
+    doc: {
+      summary: 'Read an envelope’s audit events',
+      query: [
+        { name: 'limit', description: 'At most this many events (1–1000, default 1000).', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+        { name: 'afterSeq', description: 'Events after this sequence number.', schema: { type: 'integer', minimum: 0 } },
+      ],
+    },
     async handler({ url, params, context }) {
       // Oldest first, at most `limit` (1–1000, default 1000) after `afterSeq`; `nextAfterSeq`
       // continues the trail, null at its end.

@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
-import { PAGE_QUERY } from '../openapi-shared.ts';
 import { readBulkSend, readBulkSendPage, readBulkSendRows } from '../../domain/bulk-send/bulk-send.read.ts';
-import { cancelBulkSend, createBulkSend, createBulkSendCsvFields, createBulkSendInput, MAX_BULK_SEND_CSV_BYTES, type BulkSendSource } from '../../domain/bulk-send/bulk-send.service.ts';
+import { type BulkSendSource, cancelBulkSend, createBulkSend, createBulkSendCsvFields, createBulkSendInput, MAX_BULK_SEND_CSV_BYTES } from '../../domain/bulk-send/bulk-send.service.ts';
 import { readJsonObject } from '../../http/body.ts';
 import { receiveMultipartUpload } from '../../http/multipart.ts';
 import { InvalidRequestError, PayloadTooLargeError } from '../../shared/errors.ts';
+import { PAGE_QUERY } from '../openapi-shared.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRequest, RestRoute } from '../router.ts';
 
@@ -91,7 +91,11 @@ export const bulkSendRoutes: RestRoute[] = [
     doc: {
       summary: 'List a bulk send’s rows, each with its envelope or its error',
       query: [
-        { name: 'status', description: 'Only rows in this state: pending, created, sent, failed or cancelled.', schema: { type: 'string', enum: ['pending', 'created', 'sent', 'failed', 'cancelled'] } },
+        {
+          name: 'status',
+          description: 'Only rows in this state: pending, created, sent, failed or cancelled.',
+          schema: { type: 'string', enum: ['pending', 'created', 'sent', 'failed', 'cancelled'] },
+        },
         ...PAGE_QUERY,
       ],
       errors: ['BulkSend.NotFound'],

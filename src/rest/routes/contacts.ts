@@ -1,9 +1,22 @@
-import { SEARCHABLE_PAGE_QUERY } from '../openapi-shared.ts';
 import { readContact, readContactGroup, readContactGroupMembers, readContactGroupPage, readContactPage } from '../../domain/contact/contact.read.ts';
-import { addContactGroupMember, createContact, createContactGroup, createContactGroupInput, createContactInput, deleteContact, deleteContactGroup, removeContactGroupMember, updateContact, updateContactGroup, updateContactGroupInput, updateContactInput } from '../../domain/contact/contact.service.ts';
+import {
+  addContactGroupMember,
+  createContact,
+  createContactGroup,
+  createContactGroupInput,
+  createContactInput,
+  deleteContact,
+  deleteContactGroup,
+  removeContactGroupMember,
+  updateContact,
+  updateContactGroup,
+  updateContactGroupInput,
+  updateContactInput,
+} from '../../domain/contact/contact.service.ts';
 import { readUser, readUserPage } from '../../domain/team/team-user.read.ts';
 import { createUser, createUserInput, deleteUser, updateUser, updateUserInput } from '../../domain/team/team-user.service.ts';
 import { readJsonObject } from '../../http/body.ts';
+import { SEARCHABLE_PAGE_QUERY } from '../openapi-shared.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
 
@@ -132,7 +145,12 @@ export const contactRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/users',
-    doc: { summary: 'Add a team user', isIdempotent: true, body: { schema: createUserInput, example: { name: 'Grace Hopper', email: 'grace@example.com' } }, errors: ['User.DuplicateEmail'] },
+    doc: {
+      summary: 'Add a team user',
+      isIdempotent: true,
+      body: { schema: createUserInput, example: { name: 'Grace Hopper', email: 'grace@example.com' } },
+      errors: ['User.DuplicateEmail'],
+    },
     async handler({ request, context }) {
       return { user: await createUser(context, { input: await readJsonObject(request), idempotencyKey: context.idempotencyKey }) };
     },

@@ -27,7 +27,13 @@ export const documentRoutes = ownerContentRoutes([
     method: 'POST',
     path: '/documents',
     docs: {
-      envelope: { summary: 'Upload a PDF to a draft, or to a sent envelope nobody has acted on', description: CORRECTION_NOTE.documents, multipart: UPLOAD, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.AlreadySigned', 'Envelope.CapacityExceeded', ...UPLOAD_ERRORS] },
+      envelope: {
+        summary: 'Upload a PDF to a draft, or to a sent envelope nobody has acted on',
+        description: CORRECTION_NOTE.documents,
+        multipart: UPLOAD,
+        isIdempotent: true,
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.AlreadySigned', 'Envelope.CapacityExceeded', ...UPLOAD_ERRORS],
+      },
       template: { summary: 'Upload a PDF to a template', multipart: UPLOAD, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded', ...UPLOAD_ERRORS] },
     },
     async handler({ request, nodeRequest, params, context }) {
@@ -69,7 +75,12 @@ export const documentRoutes = ownerContentRoutes([
     method: 'PATCH',
     path: '/documents/:documentId',
     docs: {
-      envelope: { summary: 'Rename or reorder a document of a draft, or of a sent envelope nobody has acted on', description: CORRECTION_NOTE.documents, body: { schema: updateDocumentInput, example: { name: 'Contract.pdf' } }, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.AlreadySigned'] },
+      envelope: {
+        summary: 'Rename or reorder a document of a draft, or of a sent envelope nobody has acted on',
+        description: CORRECTION_NOTE.documents,
+        body: { schema: updateDocumentInput, example: { name: 'Contract.pdf' } },
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.AlreadySigned'],
+      },
       template: { summary: 'Rename or reorder a template document', body: { schema: updateDocumentInput, example: { name: 'NDA.pdf' } }, errors: OWNER_CHANGE_ERRORS.template },
     },
     async handler({ request, params, context }) {
@@ -81,7 +92,11 @@ export const documentRoutes = ownerContentRoutes([
     method: 'DELETE',
     path: '/documents/:documentId',
     docs: {
-      envelope: { summary: 'Remove a document from a draft, or from a sent envelope nobody has acted on', description: CORRECTION_NOTE.documents, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.AlreadySigned', 'Field.InUse'] },
+      envelope: {
+        summary: 'Remove a document from a draft, or from a sent envelope nobody has acted on',
+        description: CORRECTION_NOTE.documents,
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.AlreadySigned', 'Field.InUse'],
+      },
       template: { summary: 'Remove a template document', errors: [...OWNER_CHANGE_ERRORS.template, 'Field.InUse'] },
     },
     async handler({ params, context }) {

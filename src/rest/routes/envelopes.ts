@@ -1,16 +1,24 @@
-import { PAGE_QUERY } from '../openapi-shared.ts';
 import { envelopeOnly, readEnvelope, readEnvelopeAnswer, readEnvelopePage } from '../../domain/envelope/envelope.read.ts';
 import { createEnvelope, createEnvelopeInput, deleteEnvelope, updateEnvelope, updateEnvelopeInput } from '../../domain/envelope/envelope.service.ts';
 import { readJsonObject } from '../../http/body.ts';
-import { ifNoneMatchHits, notModifiedReply, RestReply } from '../respond.ts';
-import { booleanQuery, integerQuery } from '../query.ts';
-import type { RestRoute } from '../router.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
+import { PAGE_QUERY } from '../openapi-shared.ts';
+import { booleanQuery, integerQuery } from '../query.ts';
+import { ifNoneMatchHits, notModifiedReply, RestReply } from '../respond.ts';
+import type { RestRoute } from '../router.ts';
 
 const ENVELOPE_FILTER_QUERY = [
   { name: 'q', description: 'Name contains this; letter case, accents and Turkish dotted/dotless i are ignored ("İSTANBUL" finds "istanbul").', schema: { type: 'string', maxLength: 200 } },
-  { name: 'status', description: 'Any of these statuses: repeat the parameter or separate with commas.', schema: { type: 'array', items: { type: 'string', enum: ['draft', 'sent', 'finalized', 'voided', 'expired'] } } },
-  { name: 'recipientEmail', description: 'A person of the envelope has this address (given, or resolved at sending from a contact, user or group); letter case ignored.', schema: { type: 'string', maxLength: 254 } },
+  {
+    name: 'status',
+    description: 'Any of these statuses: repeat the parameter or separate with commas.',
+    schema: { type: 'array', items: { type: 'string', enum: ['draft', 'sent', 'finalized', 'voided', 'expired'] } },
+  },
+  {
+    name: 'recipientEmail',
+    description: 'A person of the envelope has this address (given, or resolved at sending from a contact, user or group); letter case ignored.',
+    schema: { type: 'string', maxLength: 254 },
+  },
   { name: 'templateId', description: 'Jumpstarted from this template.', schema: { type: 'string', format: 'uuid' } },
   { name: 'publicLinkId', description: 'Made by a visitor of this public link.', schema: { type: 'string', format: 'uuid' } },
   { name: 'createdAfter', description: 'Created at or after this instant.', schema: { type: 'string', format: 'date-time' } },
@@ -46,7 +54,11 @@ function envelopeListingOptions(url: URL) {
     seen.add(name);
   }
   if (issues.length > 0) throw new InvalidRequestError(issues);
-  const status = url.searchParams.getAll('status').flatMap((value) => value.split(',')).map((value) => value.trim()).filter((value) => value !== '');
+  const status = url.searchParams
+    .getAll('status')
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter((value) => value !== '');
   return {
     limit: integerQuery(url, 'limit'),
     cursor: single.cursor,
@@ -68,7 +80,12 @@ export const envelopeRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: '/envelopes',
-    doc: { summary: 'Create a draft envelope', body: { schema: createEnvelopeInput, example: { name: 'Sales agreement', expirationPeriodDays: 14, context: { dealId: 'D-1' } } }, isIdempotent: true, errors: ['Request.IdempotencyKeyReused'] },
+    doc: {
+      summary: 'Create a draft envelope',
+      body: { schema: createEnvelopeInput, example: { name: 'Sales agreement', expirationPeriodDays: 14, context: { dealId: 'D-1' } } },
+      isIdempotent: true,
+      errors: ['Request.IdempotencyKeyReused'],
+    },
     async handler({ request, context }) {
       const envelope = await createEnvelope(context, { input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
       return { envelopeId: envelope.id };
@@ -91,7 +108,20 @@ export const envelopeRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: '/envelopes/:envelopeId',
-    doc: { summary: 'Read an envelope', description: 'Answers a strong `ETag`; `If-None-Match` with it gives 304 and no body.', payload: { type: 'object', properties: { envelope: { $ref: '#/components/schemas/Envelope' }, documents: { type: 'array' }, recipients: { type: 'array' }, fields: { type: 'array' } }, required: ['envelope'] }, query: [{ name: 'includeDocuments', description: 'Add the documents.', schema: { type: 'boolean' } }, { name: 'includeRecipients', description: 'Add the recipients with their agents and approvals (an approver role’s, else empty).', schema: { type: 'boolean' } }, { name: 'includeFields', description: 'Add the fields with their views.', schema: { type: 'boolean' } }] },
+    doc: {
+      summary: 'Read an envelope',
+      description: 'Answers a strong `ETag`; `If-None-Match` with it gives 304 and no body.',
+      payload: {
+        type: 'object',
+        properties: { envelope: { $ref: '#/components/schemas/Envelope' }, documents: { type: 'array' }, recipients: { type: 'array' }, fields: { type: 'array' } },
+        required: ['envelope'],
+      },
+      query: [
+        { name: 'includeDocuments', description: 'Add the documents.', schema: { type: 'boolean' } },
+        { name: 'includeRecipients', description: 'Add the recipients with their agents and approvals (an approver role’s, else empty).', schema: { type: 'boolean' } },
+        { name: 'includeFields', description: 'Add the fields with their views.', schema: { type: 'boolean' } },
+      ],
+    },
     async handler({ request, url, params, context }) {
       const include = {
         documents: booleanQuery(url, 'includeDocuments'),
@@ -112,7 +142,12 @@ export const envelopeRoutes: RestRoute[] = [
   {
     method: 'PATCH',
     path: '/envelopes/:envelopeId',
-    doc: { summary: 'Change a draft envelope', body: { schema: updateEnvelopeInput, example: { name: 'Sales agreement v2' } }, payload: { type: 'object', properties: { envelope: { $ref: '#/components/schemas/Envelope' } }, required: ['envelope'] }, errors: ['Envelope.NotDraft', 'Envelope.Busy'] },
+    doc: {
+      summary: 'Change a draft envelope',
+      body: { schema: updateEnvelopeInput, example: { name: 'Sales agreement v2' } },
+      payload: { type: 'object', properties: { envelope: { $ref: '#/components/schemas/Envelope' } }, required: ['envelope'] },
+      errors: ['Envelope.NotDraft', 'Envelope.Busy'],
+    },
     async handler({ request, params, context }) {
       await updateEnvelope(context, { envelopeId: params.envelopeId, input: await readJsonObject(request) });
       return { envelope: envelopeOnly(await readEnvelope(context, params.envelopeId)) };

@@ -1,12 +1,21 @@
-import { readField, readFields } from '../../domain/owner/owner.read.ts';
 import { createFields, deleteField, documentedCreateFieldsInput, updateField, updateFieldInput } from '../../domain/field/field.service.ts';
 import { placeFields, placeFieldsInput } from '../../domain/field/placement.service.ts';
+import { readField, readFields } from '../../domain/owner/owner.read.ts';
 import { readJsonObject } from '../../http/body.ts';
 import { CORRECTION_NOTE, OWNER_CHANGE_ERRORS, ownerContentRoutes, ownerInPath } from '../owner-routes.ts';
 
 const CREATE_BODY = {
   schema: documentedCreateFieldsInput,
-  example: { fields: [{ type: 'simple_signature', identifier: 'buyer-signature', recipientId: '<recipientId>', views: [{ documentId: '<documentId>', page: 0, location: { x: 72, y: 700 }, size: { width: 180, height: 40 } }] }] },
+  example: {
+    fields: [
+      {
+        type: 'simple_signature',
+        identifier: 'buyer-signature',
+        recipientId: '<recipientId>',
+        views: [{ documentId: '<documentId>', page: 0, location: { x: 72, y: 700 }, size: { width: 180, height: 40 } }],
+      },
+    ],
+  },
 };
 const PLACE_DESCRIPTION =
   'Creates fields from the document itself: its text tags (`{{sig;role=buyer}}`, syntax in docs/fields.md, "Placing fields from the PDF") or its own form fields. Answers `{ fields, unmatched: [ { tag, page, reason } ] }`; what cannot be placed is listed, not refused. With `hideTags` the placed tags are removed from the document.';
@@ -20,8 +29,19 @@ export const fieldRoutes = ownerContentRoutes([
     method: 'POST',
     path: '/fields',
     docs: {
-      envelope: { summary: 'Place fields (all or none)', description: CORRECTION_NOTE.fields, body: CREATE_BODY, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', 'Envelope.CapacityExceeded', 'Recipient.NotFound', 'Document.NotFound', 'Field.NotAllowedForRecipient'] },
-      template: { summary: 'Place template fields (all or none)', body: CREATE_BODY, isIdempotent: true, errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded', 'Field.NotAllowedForRecipient'] },
+      envelope: {
+        summary: 'Place fields (all or none)',
+        description: CORRECTION_NOTE.fields,
+        body: CREATE_BODY,
+        isIdempotent: true,
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', 'Envelope.CapacityExceeded', 'Recipient.NotFound', 'Document.NotFound', 'Field.NotAllowedForRecipient'],
+      },
+      template: {
+        summary: 'Place template fields (all or none)',
+        body: CREATE_BODY,
+        isIdempotent: true,
+        errors: [...OWNER_CHANGE_ERRORS.template, 'Template.CapacityExceeded', 'Field.NotAllowedForRecipient'],
+      },
     },
     async handler({ request, params, context }) {
       const fields = await createFields(context, { owner: ownerInPath(params), input: await readJsonObject(request), idempotencyKey: context.idempotencyKey });
@@ -36,7 +56,15 @@ export const fieldRoutes = ownerContentRoutes([
         summary: 'Place fields from the document’s text tags or its own form (all or none)',
         description: PLACE_DESCRIPTION,
         body: PLACE_BODY,
-        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Envelope.AlreadySigned', 'Recipient.AlreadyCompleted', 'Envelope.CapacityExceeded', 'Field.DuplicateIdentifier', 'Field.NotAllowedForRecipient', ...PLACE_ERRORS],
+        errors: [
+          ...OWNER_CHANGE_ERRORS.envelope,
+          'Envelope.AlreadySigned',
+          'Recipient.AlreadyCompleted',
+          'Envelope.CapacityExceeded',
+          'Field.DuplicateIdentifier',
+          'Field.NotAllowedForRecipient',
+          ...PLACE_ERRORS,
+        ],
       },
       template: {
         summary: 'Place template fields from the document’s text tags or its own form (all or none)',
@@ -69,7 +97,12 @@ export const fieldRoutes = ownerContentRoutes([
     method: 'PATCH',
     path: '/fields/:fieldId',
     docs: {
-      envelope: { summary: 'Change a field of a draft, or of a sent envelope', description: CORRECTION_NOTE.fields, body: UPDATE_BODY, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', 'Envelope.CapacityExceeded', 'Field.NotAllowedForRecipient'] },
+      envelope: {
+        summary: 'Change a field of a draft, or of a sent envelope',
+        description: CORRECTION_NOTE.fields,
+        body: UPDATE_BODY,
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', 'Envelope.CapacityExceeded', 'Field.NotAllowedForRecipient'],
+      },
       template: { summary: 'Change a template field', body: UPDATE_BODY, errors: [...OWNER_CHANGE_ERRORS.template, 'Field.NotAllowedForRecipient'] },
     },
     async handler({ request, params, context }) {
@@ -81,7 +114,11 @@ export const fieldRoutes = ownerContentRoutes([
     method: 'DELETE',
     path: '/fields/:fieldId',
     docs: {
-      envelope: { summary: 'Remove a field from a draft, or from a sent envelope', description: CORRECTION_NOTE.fields, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', 'Field.InUse'] },
+      envelope: {
+        summary: 'Remove a field from a draft, or from a sent envelope',
+        description: CORRECTION_NOTE.fields,
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', 'Field.InUse'],
+      },
       template: { summary: 'Remove a template field', errors: [...OWNER_CHANGE_ERRORS.template, 'Field.InUse'] },
     },
     async handler({ params, context }) {

@@ -6,13 +6,13 @@ import { contactRoutes } from './contacts.ts';
 import { documentRoutes } from './documents.ts';
 import { envelopeRoutes } from './envelopes.ts';
 import { fieldRoutes } from './fields.ts';
-import { recipientRoutes } from './recipients.ts';
-import { teamRoutes } from './team.ts';
-import { referenceRoutes } from './reference.ts';
-import { templateRoutes } from './templates.ts';
-import { workflowRoutes } from './workflow.ts';
-import { webhookRoutes } from './webhooks.ts';
 import { publicLinkRoutes } from './public-links.ts';
+import { recipientRoutes } from './recipients.ts';
+import { referenceRoutes } from './reference.ts';
+import { teamRoutes } from './team.ts';
+import { templateRoutes } from './templates.ts';
+import { webhookRoutes } from './webhooks.ts';
+import { workflowRoutes } from './workflow.ts';
 
 /** Every REST route, by feature. */
 export const restRoutes: RestRoute[] = [

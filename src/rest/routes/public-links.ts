@@ -1,7 +1,7 @@
-import { PAGE_QUERY } from '../openapi-shared.ts';
 import { readPublicLink, readPublicLinkPage } from '../../domain/public-link/public-link.read.ts';
 import { createPublicLink, createPublicLinkInput, deletePublicLink, updatePublicLink, updatePublicLinkInput } from '../../domain/public-link/public-link.service.ts';
 import { readJsonObject } from '../../http/body.ts';
+import { PAGE_QUERY } from '../openapi-shared.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
 
@@ -46,7 +46,8 @@ export const publicLinkRoutes: RestRoute[] = [
     path: '/public-links/:publicLinkId',
     doc: {
       summary: 'Change a public link',
-      description: '`status: "disabled"` turns the link off (its page then answers like an unknown link’s), `"active"` on again; `maxUses`, `expiresAt` and `name` replace (null clears). `maxUses` below `uses` is refused.',
+      description:
+        '`status: "disabled"` turns the link off (its page then answers like an unknown link’s), `"active"` on again; `maxUses`, `expiresAt` and `name` replace (null clears). `maxUses` below `uses` is refused.',
       body: { schema: updatePublicLinkInput, example: { status: 'disabled' } },
       errors: ['PublicLink.NotFound'],
     },

@@ -2,8 +2,8 @@ import { readRecipient, readRecipients } from '../../domain/owner/owner.read.ts'
 import { createRecipientInput, updateRecipientInput } from '../../domain/recipient/envelope-recipients.ts';
 import { addRecipient, deleteRecipient, updateRecipient } from '../../domain/recipient/recipient.service.ts';
 import { createRoleInput, updateRoleInput } from '../../domain/template/template-roles.ts';
-import { InvalidRequestError } from '../../shared/errors.ts';
 import { readJsonObject } from '../../http/body.ts';
+import { InvalidRequestError } from '../../shared/errors.ts';
 import { CORRECTION_NOTE, OWNER_CHANGE_ERRORS, ownerContentRoutes, ownerInPath } from '../owner-routes.ts';
 import type { RestHttpRequest } from '../router.ts';
 
@@ -32,10 +32,24 @@ export const recipientRoutes = ownerContentRoutes([
     docs: {
       envelope: {
         summary: 'Add a recipient role with its people',
-        body: { schema: createRecipientInput, wrap: 'recipient', example: { recipient: { type: 'signer', identifier: 'buyer', roleName: 'Buyer', order: 1, agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] } } },
+        body: {
+          schema: createRecipientInput,
+          wrap: 'recipient',
+          example: { recipient: { type: 'signer', identifier: 'buyer', roleName: 'Buyer', order: 1, agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] } },
+        },
         isIdempotent: true,
         description: CORRECTION_NOTE.recipients,
-        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', 'Envelope.CapacityExceeded', 'Recipient.DuplicateIdentifier', 'Recipient.QuorumExceedsAgents', 'Recipient.QuorumNotApprover', 'Contact.NotFound', 'ContactGroup.NotFound', 'User.NotFound'],
+        errors: [
+          ...OWNER_CHANGE_ERRORS.envelope,
+          'Recipient.AlreadyCompleted',
+          'Envelope.CapacityExceeded',
+          'Recipient.DuplicateIdentifier',
+          'Recipient.QuorumExceedsAgents',
+          'Recipient.QuorumNotApprover',
+          'Contact.NotFound',
+          'ContactGroup.NotFound',
+          'User.NotFound',
+        ],
       },
       template: {
         summary: 'Add a template role',
@@ -73,7 +87,15 @@ export const recipientRoutes = ownerContentRoutes([
         summary: 'Change a recipient of a draft',
         body: { schema: updateRecipientInput, wrap: 'recipient', example: { recipient: { roleName: 'Purchaser' } } },
         description: CORRECTION_NOTE.recipients,
-        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', 'Recipient.HasFields', 'Field.NotAllowedForRecipient', 'Recipient.DuplicateIdentifier', 'Recipient.QuorumExceedsAgents', 'Recipient.QuorumNotApprover'],
+        errors: [
+          ...OWNER_CHANGE_ERRORS.envelope,
+          'Recipient.AlreadyCompleted',
+          'Recipient.HasFields',
+          'Field.NotAllowedForRecipient',
+          'Recipient.DuplicateIdentifier',
+          'Recipient.QuorumExceedsAgents',
+          'Recipient.QuorumNotApprover',
+        ],
       },
       template: {
         summary: 'Change a template role',
@@ -90,7 +112,11 @@ export const recipientRoutes = ownerContentRoutes([
     method: 'DELETE',
     path: '/recipients/:recipientId',
     docs: {
-      envelope: { summary: 'Remove a recipient (and its fields) from a draft, or a sent envelope', description: CORRECTION_NOTE.recipients, errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', ...BOUND_ERRORS, 'Field.InUse'] },
+      envelope: {
+        summary: 'Remove a recipient (and its fields) from a draft, or a sent envelope',
+        description: CORRECTION_NOTE.recipients,
+        errors: [...OWNER_CHANGE_ERRORS.envelope, 'Recipient.AlreadyCompleted', ...BOUND_ERRORS, 'Field.InUse'],
+      },
       template: { summary: 'Remove a template role (and its fields)', errors: [...OWNER_CHANGE_ERRORS.template, ...BOUND_ERRORS, 'Field.InUse'] },
     },
     async handler({ params, context }) {

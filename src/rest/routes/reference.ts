@@ -1,7 +1,7 @@
 import type { Plugin } from 'graphql-yoga';
+import { installedPackage, type StaticAsset, staticAssetsPlugin } from '../../http/static-assets.ts';
 import { buildOpenApiDocument, type OpenApiDocument } from '../openapi.ts';
 import type { RestRoute } from '../router.ts';
-import { installedPackage, staticAssetsPlugin, type StaticAsset } from '../../http/static-assets.ts';
 
 const swaggerUi = installedPackage('swagger-ui-dist');
 

@@ -1,15 +1,15 @@
-import { PAGE_QUERY } from '../openapi-shared.ts';
 import { readEnvelopeAnswer } from '../../domain/envelope/envelope.read.ts';
+import { dryRunJumpstart, jumpstartEnvelope, jumpstartInput } from '../../domain/jumpstart/jumpstart.service.ts';
 import type { ServiceContext } from '../../domain/service-context.ts';
 import { FULL_TEMPLATE_INCLUDE, readTemplate, readTemplatePage } from '../../domain/template/template.read.ts';
 import { createTemplate, createTemplateInput, deleteTemplate, updateTemplate, updateTemplateInput } from '../../domain/template/template.service.ts';
-import { dryRunJumpstart, jumpstartEnvelope, jumpstartInput } from '../../domain/jumpstart/jumpstart.service.ts';
 import { readJsonObject } from '../../http/body.ts';
+import { PAGE_QUERY } from '../openapi-shared.ts';
+import { booleanQuery, integerQuery } from '../query.ts';
+import type { RestRoute } from '../router.ts';
 import { documentRoutes } from './documents.ts';
 import { fieldRoutes } from './fields.ts';
 import { recipientRoutes } from './recipients.ts';
-import { booleanQuery, integerQuery } from '../query.ts';
-import type { RestRoute } from '../router.ts';
 
 /** The interface spec (docs/reference/interface-spec.md) §4.7 and docs/reference/contract.md §5: templates. Every answer shows a template with its documents, roles and fields. */
 export const templateRoutes: RestRoute[] = [
@@ -26,7 +26,11 @@ export const templateRoutes: RestRoute[] = [
         '`data` fills the template documents\' `{{data:PATH}}` tags (README "Data merge"): the values are drawn into the envelope\'s copies and the tags removed before the envelope is made; a tag whose path `data` lacks refuses the jumpstart (`Request.Invalid` listing every missing path as `data.…`) unless `missingData` is `"blank"`.',
       body: {
         schema: jumpstartInput,
-        example: { name: 'NDA with Ada', recipients: [{ identifier: 'client', agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] }], data: { customer: { name: 'Ada Lovelace' }, items: [{ name: 'Consulting' }] } },
+        example: {
+          name: 'NDA with Ada',
+          recipients: [{ identifier: 'client', agents: [{ info: { name: 'Ada Lovelace', email: 'ada@example.com' } }] }],
+          data: { customer: { name: 'Ada Lovelace' }, items: [{ name: 'Consulting' }] },
+        },
       },
       query: [{ name: 'dryRun', description: 'true: answer the envelope the jumpstart would make, without making it.', schema: { type: 'boolean', default: false } }],
       isIdempotent: true,

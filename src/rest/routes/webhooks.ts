@@ -1,4 +1,3 @@
-import { PAGE_QUERY } from '../openapi-shared.ts';
 import { readWebhook, readWebhookDelivery, readWebhookDeliveryPage, readWebhookPage } from '../../domain/webhook/webhook.read.ts';
 import {
   createWebhook,
@@ -11,6 +10,7 @@ import {
   updateWebhookInput,
 } from '../../domain/webhook/webhook.service.ts';
 import { readJsonObject } from '../../http/body.ts';
+import { PAGE_QUERY } from '../openapi-shared.ts';
 import { integerQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
 

@@ -1,10 +1,10 @@
 import { advanceInput, advanceSandboxClock, voidEnvelope, voidInput } from '../../domain/signing/closing.service.ts';
 import { remindEnvelope, resendInput, resendInvitation } from '../../domain/signing/nudge.service.ts';
-import { dryRunSend, sendEnvelope, sendInput } from '../../domain/signing/send.service.ts';
 import { cancelScheduledSend } from '../../domain/signing/scheduled-send.ts';
-import { booleanQuery } from '../query.ts';
+import { dryRunSend, sendEnvelope, sendInput } from '../../domain/signing/send.service.ts';
 import { createSigningUrl, signingUrlInput } from '../../domain/signing/signing-url.service.ts';
 import { readJsonObject } from '../../http/body.ts';
+import { booleanQuery } from '../query.ts';
 import type { RestRoute } from '../router.ts';
 
 /** The interface spec (docs/reference/interface-spec.md) §3.1/§4.1 send, docs/reference/contract.md §5 void and §8 sandbox clock. Signing itself is GraphQL only (docs/reference/contract.md §7). */
@@ -38,7 +38,8 @@ export const workflowRoutes: RestRoute[] = [
     path: '/envelopes/:envelopeId/schedule',
     doc: {
       summary: 'Cancel a scheduled send',
-      description: 'A `scheduled` envelope goes back to `draft` (and can be edited, sent or scheduled again); its send job then finds nothing to do. Recorded as `envelope.schedule_cancelled`.',
+      description:
+        'A `scheduled` envelope goes back to `draft` (and can be edited, sent or scheduled again); its send job then finds nothing to do. Recorded as `envelope.schedule_cancelled`.',
       errors: ['Envelope.NotScheduled', 'Envelope.Busy'],
     },
     async handler({ params, context }) {
@@ -95,7 +96,16 @@ export const workflowRoutes: RestRoute[] = [
         '`email` / `phone` correct the person’s address on this envelope (not the contact it came from). ' +
         'The same address again at most once an hour per agent (`Envelope.RemindTooSoon`); a corrected address at any time. Embedded people are refused (`Signing.EmbeddedAgent`), and so is an approver’s agent that already approved (`Signing.AlreadyApproved`). Recorded as `invitation.resent` and `invitation.queued`.',
       body: { schema: resendInput, example: { email: 'tom.tenant@example.com' }, required: false },
-      errors: ['Envelope.NotSent', 'Envelope.Closed', 'Envelope.Busy', 'Envelope.RemindTooSoon', 'Signing.NotYourTurn', 'Signing.RecipientCompleted', 'Signing.EmbeddedAgent', 'Signing.AlreadyApproved'],
+      errors: [
+        'Envelope.NotSent',
+        'Envelope.Closed',
+        'Envelope.Busy',
+        'Envelope.RemindTooSoon',
+        'Signing.NotYourTurn',
+        'Signing.RecipientCompleted',
+        'Signing.EmbeddedAgent',
+        'Signing.AlreadyApproved',
+      ],
     },
     async handler({ request, params, context }) {
       return resendInvitation(context, { envelopeId: params.envelopeId, recipientId: params.recipientId, input: await readJsonObject(request) });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { stageFile } from './staging.ts';
-import { BlobMissingError, BlobStoreUnavailableError, isSha256, type BlobInfo, type BlobStore } from './types.ts';
+import { type BlobInfo, BlobMissingError, type BlobStore, BlobStoreUnavailableError, isSha256 } from './types.ts';
 
 /** ENOENT means "no such object"; any other failure to reach the file is the store's trouble. */
 function storeError(sha256: string, error: unknown): Error {

@@ -4,15 +4,15 @@
  */
 import path from 'node:path';
 import { createFileBlobStore } from './file-store.ts';
+import { type BlobStoreErrorHook, instrumentBlobStore } from './instrumented.ts';
 import { createS3BlobStore, type S3Location } from './s3-store.ts';
 import type { BlobStore } from './types.ts';
-import { instrumentBlobStore, type BlobStoreErrorHook } from './instrumented.ts';
 
-export { createFileBlobStore } from './file-store.ts';
-export { createS3BlobStore, type S3Location } from './s3-store.ts';
 export { BlobCache } from './cache.ts';
-export { instrumentBlobStore, type BlobStoreErrorHook, type BlobStoreOperation } from './instrumented.ts';
-export { BlobSourceError, BlobTooLargeError, removeStaleStagingFiles, startStagingSweep, STALE_STAGING_MS } from './staging.ts';
+export { createFileBlobStore } from './file-store.ts';
+export { type BlobStoreErrorHook, type BlobStoreOperation, instrumentBlobStore } from './instrumented.ts';
+export { createS3BlobStore, type S3Location } from './s3-store.ts';
+export { BlobSourceError, BlobTooLargeError, removeStaleStagingFiles, STALE_STAGING_MS, startStagingSweep } from './staging.ts';
 export * from './types.ts';
 
 /** BLOB_STORE_URL as config.ts reads it: files under DATA_DIR/blobs, or a bucket. */
@@ -41,4 +41,4 @@ export function createBlobStore(options: { dataDir: string; location: BlobStoreL
         });
   return instrumentBlobStore(store, options.onError);
 }
-export { migrateBlobs, type MigrationSummary } from './migrate.ts';
+export { type MigrationSummary, migrateBlobs } from './migrate.ts';

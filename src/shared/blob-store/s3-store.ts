@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, type ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { BlobCache } from './cache.ts';
 import { contentDisposition } from '../content-disposition.ts';
+import { BlobCache } from './cache.ts';
 import { stageFile } from './staging.ts';
-import { BlobMissingError, BlobStoreUnavailableError, isSha256, type BlobInfo, type BlobStore } from './types.ts';
+import { type BlobInfo, BlobMissingError, type BlobStore, BlobStoreUnavailableError, isSha256 } from './types.ts';
 
 export type S3Location = {
   bucket: string;
@@ -92,13 +92,18 @@ function guardStalls(body: Readable, idleMs: number): Readable {
       callback(null, chunk);
     },
   });
-  const timer = setInterval(() => {
-    // Not flowing: paused by backpressure (or not read yet), so the store is not the one waiting.
-    if (body.readableFlowing !== true) lastProgress = Date.now();
-    else if (Date.now() - lastProgress > idleMs) guard.destroy(new BlobStoreUnavailableError(new Error(`the object store sent nothing for ${idleMs} ms in the middle of an object`)));
-  }, Math.max(50, Math.min(1_000, Math.floor(idleMs / 4))));
+  const timer = setInterval(
+    () => {
+      // Not flowing: paused by backpressure (or not read yet), so the store is not the one waiting.
+      if (body.readableFlowing !== true) lastProgress = Date.now();
+      else if (Date.now() - lastProgress > idleMs) guard.destroy(new BlobStoreUnavailableError(new Error(`the object store sent nothing for ${idleMs} ms in the middle of an object`)));
+    },
+    Math.max(50, Math.min(1_000, Math.floor(idleMs / 4))),
+  );
   timer.unref();
-  pipeline(body, guard).catch(() => undefined).finally(() => clearInterval(timer));
+  pipeline(body, guard)
+    .catch(() => undefined)
+    .finally(() => clearInterval(timer));
   return guard;
 }
 
@@ -166,7 +171,9 @@ export function createS3BlobStore(options: { location: S3Location; stagingDirect
   async function openRead(sha256: string, range?: { start: number; end?: number }, whole?: ReturnType<typeof deadline>): Promise<Readable> {
     const bound = whole ?? deadline(deadlines.operationMs);
     try {
-      const answer = await client.send(new GetObjectCommand({ Bucket, Key: keyOf(sha256), Range: range === undefined ? undefined : `bytes=${range.start}-${range.end ?? ''}` }), { abortSignal: bound.signal });
+      const answer = await client.send(new GetObjectCommand({ Bucket, Key: keyOf(sha256), Range: range === undefined ? undefined : `bytes=${range.start}-${range.end ?? ''}` }), {
+        abortSignal: bound.signal,
+      });
       return whole === undefined ? guardStalls(answer.Body as Readable, deadlines.requestMs) : (answer.Body as Readable);
     } catch (error) {
       throw storeError(sha256, error, bound);
@@ -278,4 +285,3 @@ export function createS3BlobStore(options: { location: S3Location; stagingDirect
     close: () => client.destroy(),
   };
 }
-

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { newId } from '../ids.ts';
 import type { StagedBlob, StoredBlob } from './types.ts';
 
@@ -123,12 +123,9 @@ export async function removeStaleStagingFiles(rootDirectory: string, options: { 
 }
 
 /** Removes stale staging files now and then every `intervalMs` (an hour in main.ts) until stopped. */
-export function startStagingSweep(options: {
-  rootDirectory: string;
-  intervalMs: number;
-  olderThanMs?: number;
-  onSwept: (result: { removed: number } | { error: unknown }) => void;
-}): { stop(): Promise<void> } {
+export function startStagingSweep(options: { rootDirectory: string; intervalMs: number; olderThanMs?: number; onSwept: (result: { removed: number } | { error: unknown }) => void }): {
+  stop(): Promise<void>;
+} {
   let running: Promise<unknown> = Promise.resolve();
   const run = () => {
     running = running.then(() =>

@@ -4,6 +4,7 @@ import { startHostedSigning } from '../api.js';
 import { app, el } from '../dom.js';
 import { errorScreen, load, show } from '../flow.js';
 import { currentSession, state } from '../store.js';
+
 /** @import { HostedSigner } from '../types.js' */
 
 /**
@@ -31,9 +32,7 @@ export function renderHost() {
       el(
         'ul',
         { class: 'hosted' },
-        waiting.map((signer) =>
-          el('li', {}, el('button', { type: 'button', class: 'primary', 'data-hosted': signer.id, onclick: () => handOver(signer) }, t.handTo(nameOf(signer)))),
-        ),
+        waiting.map((signer) => el('li', {}, el('button', { type: 'button', class: 'primary', 'data-hosted': signer.id, onclick: () => handOver(signer) }, t.handTo(nameOf(signer))))),
         done.map((signer) => el('li', { class: 'hosted-done' }, t.hostedDone(nameOf(signer)))),
       ),
       waiting.length === 0 && done.length < session.hostedSigners.length ? el('p', {}, t.notYourTurnText) : null,

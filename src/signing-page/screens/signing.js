@@ -26,13 +26,13 @@ export function renderSigning() {
         el('button', { type: 'button', id: 'approve', class: 'primary', onclick: openApprove }, t.approve),
       )
     : el(
-    'div',
-    { class: 'toolbar', role: 'toolbar', 'aria-label': t.brand },
-    el('button', { type: 'button', id: 'next-field', onclick: goToNextField }, t.nextField),
-    session.recipient.type === 'delegator' ? el('button', { type: 'button', id: 'delegate', class: 'secondary', onclick: openDelegate }, t.delegate) : null,
-    el('button', { type: 'button', id: 'decline', class: 'secondary', onclick: () => openDecline(t.declineTitle, t.declineConfirm) }, t.decline),
-    el('button', { type: 'button', id: 'finish', class: 'primary', onclick: openFinish }, t.finish),
-  );
+        'div',
+        { class: 'toolbar', role: 'toolbar', 'aria-label': t.brand },
+        el('button', { type: 'button', id: 'next-field', onclick: goToNextField }, t.nextField),
+        session.recipient.type === 'delegator' ? el('button', { type: 'button', id: 'delegate', class: 'secondary', onclick: openDelegate }, t.delegate) : null,
+        el('button', { type: 'button', id: 'decline', class: 'secondary', onclick: () => openDecline(t.declineTitle, t.declineConfirm) }, t.decline),
+        el('button', { type: 'button', id: 'finish', class: 'primary', onclick: openFinish }, t.finish),
+      );
   const documents = session.documents.map((document) =>
     el(
       'section',
@@ -40,7 +40,12 @@ export function renderSigning() {
       el('h2', {}, document.name),
       document.pages.map((page) => {
         const canvas = el('canvas', { 'aria-hidden': 'true' });
-        const sheet = el('div', { class: 'page', 'data-document': document.id, 'data-page': page.index, role: 'group', 'aria-label': t.page(page.index + 1, document.pageCount) }, canvas, el('div', { class: 'overlays' }));
+        const sheet = el(
+          'div',
+          { class: 'page', 'data-document': document.id, 'data-page': page.index, role: 'group', 'aria-label': t.page(page.index + 1, document.pageCount) },
+          canvas,
+          el('div', { class: 'overlays' }),
+        );
         sheet.style.aspectRatio = `${page.width} / ${page.height}`;
         return sheet;
       }),
@@ -49,7 +54,14 @@ export function renderSigning() {
   // The sender corrected the envelope while this page was open (what was typed is kept, fields.js).
   const changed = state.envelopeChanged ? el('p', { id: 'envelope-changed', class: 'notice', role: 'status' }, t.envelopeChanged) : null;
   app.replaceChildren(
-    el('section', { class: 'summary' }, el('h1', {}, session.envelope.name), el('p', { class: 'signer' }, (approver ? t.approvingAs : t.signingAs)(state.hostedSigner ?? session.signerName)), changed, approver ? null : progress),
+    el(
+      'section',
+      { class: 'summary' },
+      el('h1', {}, session.envelope.name),
+      el('p', { class: 'signer' }, (approver ? t.approvingAs : t.signingAs)(state.hostedSigner ?? session.signerName)),
+      changed,
+      approver ? null : progress,
+    ),
     toolbar,
     el('div', { class: 'documents' }, documents),
   );
@@ -168,26 +180,30 @@ function openDecline(title, confirmLabel) {
   const reason = el('textarea', { id: 'decline-reason', rows: 3, maxlength: 500, required: true });
   /** @type {DialogHandle} */
   let handle;
-  handle = openDialog(title, el('div', {}, el('p', {}, state.session?.sender?.declineNotified ? t.declineText : t.declineTextNoMail), el('label', { for: 'decline-reason' }, t.reason), reason), [
-    cancelButton(() => handle),
-    el(
-      'button',
-      {
-        type: 'button',
-        class: 'danger',
-        id: 'confirm-decline',
-        onclick: () =>
-          attempt(handle, async () => {
-            if (reason.value.trim() === '') throw new Error(state.t.empty);
-            await closingAction(() => declineSigning(reason.value.trim()));
-            show('declined');
-            if (!state.hostedSigner) tellHost('declined');
-            returnToIntegrator('declined');
-          }),
-      },
-      confirmLabel,
-    ),
-  ]);
+  handle = openDialog(
+    title,
+    el('div', {}, el('p', {}, state.session?.sender?.declineNotified ? t.declineText : t.declineTextNoMail), el('label', { for: 'decline-reason' }, t.reason), reason),
+    [
+      cancelButton(() => handle),
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'danger',
+          id: 'confirm-decline',
+          onclick: () =>
+            attempt(handle, async () => {
+              if (reason.value.trim() === '') throw new Error(state.t.empty);
+              await closingAction(() => declineSigning(reason.value.trim()));
+              show('declined');
+              if (!state.hostedSigner) tellHost('declined');
+              returnToIntegrator('declined');
+            }),
+        },
+        confirmLabel,
+      ),
+    ],
+  );
   reason.focus();
 }
 

@@ -8,6 +8,7 @@ import { ApiError, requestSigningOtp, verifySigningOtp } from '../api.js';
 import { app, el } from '../dom.js';
 import { errorScreen, load, render, show } from '../flow.js';
 import { currentSession, state } from '../store.js';
+
 /** @import { ErrorContext, Session } from '../types.js' */
 
 /**

@@ -1,7 +1,7 @@
 /** Positioned reads of the file on disk through a window that grows only as far as a parse needs. */
 import type { FileHandle } from 'node:fs/promises';
 import { type Cursor, WindowExhausted } from './lexer.ts';
-import { INITIAL_WINDOW_LENGTH, MAX_WINDOW_LENGTH, PDF_INFLATED_BYTES_LIMIT, invalid, tooComplex } from './limits.ts';
+import { INITIAL_WINDOW_LENGTH, invalid, MAX_WINDOW_LENGTH, PDF_INFLATED_BYTES_LIMIT, tooComplex } from './limits.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Positioned file access
@@ -45,7 +45,6 @@ export async function parseWithGrowingWindow<T>(file: PdfFile, offset: number, p
     if (windowLength >= MAX_WINDOW_LENGTH) invalid(`the structure at offset ${offset} is larger than ${MAX_WINDOW_LENGTH} bytes`);
   }
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Inflated bytes

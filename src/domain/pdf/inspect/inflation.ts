@@ -1,14 +1,57 @@
 /** What the file's streams inflate to, counted in one pass as pdf-lib reads the file, never kept. */
 import { type Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { constants as zlibConstants, createInflate, inflateSync } from 'node:zlib';
-import { type PdfFile, chargeInflated, readBytes } from './file.ts';
-import { CONTENT_STREAM_WINDOW_LENGTH, INFLATE_CHUNK_LENGTH, MAX_FORM_NESTING, MAX_PAINTED_NAMES_PER_STREAM, MAX_NESTING_DEPTH, MAX_WINDOW_LENGTH, PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, SCAN_MARGIN, SCAN_WINDOW_LENGTH, SMALL_ENCODED_STREAM_LENGTH, STREAM_END_SLACK, invalid, tooComplex } from './limits.ts';
-import { ContentOperatorCounter, type ContentStatistics } from './content-operators.ts';
+import { createInflate, inflateSync, constants as zlibConstants } from 'node:zlib';
 import { Ascii85Decoder, AsciiHexDecoder } from './ascii-decoders.ts';
-import type { PageContent } from './page-tree.ts';
+import { ContentOperatorCounter, type ContentStatistics } from './content-operators.ts';
+import { chargeInflated, type PdfFile, readBytes } from './file.ts';
+import {
+  BACKSLASH,
+  CARRIAGE_RETURN,
+  type Cursor,
+  dictionaryValue,
+  GREATER_THAN,
+  isDictionary,
+  isName,
+  isNonNegativeInteger,
+  isReference,
+  isRegular,
+  LEFT_BRACKET,
+  LEFT_PARENTHESIS,
+  LESS_THAN,
+  LINE_FEED,
+  latin1,
+  type PdfDictionary,
+  type PdfReference,
+  type PdfValue,
+  parseName,
+  parseValue,
+  RIGHT_BRACKET,
+  RIGHT_PARENTHESIS,
+  SOLIDUS,
+  skipWhitespaceAndComments,
+  WindowExhausted,
+} from './lexer.ts';
+import {
+  CONTENT_STREAM_WINDOW_LENGTH,
+  INFLATE_CHUNK_LENGTH,
+  invalid,
+  MAX_FORM_NESTING,
+  MAX_NESTING_DEPTH,
+  MAX_PAINTED_NAMES_PER_STREAM,
+  MAX_WINDOW_LENGTH,
+  PDF_CONTENT_OPERATORS_LIMIT,
+  PDF_FORM_PAINTS_LIMIT,
+  PDF_INFLATED_BYTES_LIMIT,
+  PdfInspectionError,
+  SCAN_MARGIN,
+  SCAN_WINDOW_LENGTH,
+  SMALL_ENCODED_STREAM_LENGTH,
+  STREAM_END_SLACK,
+  tooComplex,
+} from './limits.ts';
 import { type ObjectReader, readIndirectObject, resolve } from './objects.ts';
-import { BACKSLASH, CARRIAGE_RETURN, type Cursor, GREATER_THAN, LEFT_BRACKET, LEFT_PARENTHESIS, LESS_THAN, LINE_FEED, type PdfDictionary, type PdfReference, type PdfValue, RIGHT_BRACKET, RIGHT_PARENTHESIS, SOLIDUS, WindowExhausted, dictionaryValue, isDictionary, isName, isNonNegativeInteger, isReference, isRegular, latin1, parseName, parseValue, skipWhitespaceAndComments } from './lexer.ts';
+import type { PageContent } from './page-tree.ts';
 
 /** How many more bytes the stream at `streamDataOffset` may inflate to before the file is over the limit. */
 function inflatedAllowance(file: PdfFile, streamDataOffset: number): number {
@@ -110,10 +153,7 @@ type ScanWindow = { start: number; bytes: Buffer; complete: boolean };
 
 type StreamDictionary = { type: PdfValue | undefined; filter: PdfValue | undefined; length: PdfValue | undefined };
 
-type ScanStep =
-  | { kind: 'end' }
-  | { kind: 'progress' }
-  | { kind: 'stream'; objectNumber: number; dictionary: StreamDictionary; dataStart: number };
+type ScanStep = { kind: 'end' } | { kind: 'progress' } | { kind: 'stream'; objectNumber: number; dictionary: StreamDictionary; dataStart: number };
 
 const DIGIT_0 = 0x30;
 const DIGIT_9 = 0x39;
@@ -387,7 +427,18 @@ export async function countStructureStreams(reader: ObjectReader): Promise<void>
       if (filters === undefined) invalid(`${what} has a /Filter that is not a name`);
       const other = filters.find((name) => !isFlate(name));
       if (other !== undefined) invalid(`${what} uses /${other}; only FlateDecode is accepted for object and xref streams`);
-      chargeInflated(file, step.dataStart, await inflatedSize(file, step.dataStart, dataEnd, filters.map((): Decoder => 'flate'), inflatedAllowance(file, step.dataStart)), what);
+      chargeInflated(
+        file,
+        step.dataStart,
+        await inflatedSize(
+          file,
+          step.dataStart,
+          dataEnd,
+          filters.map((): Decoder => 'flate'),
+          inflatedAllowance(file, step.dataStart),
+        ),
+        what,
+      );
     }
     position = Math.max(position, dataEnd);
   }

@@ -21,13 +21,13 @@
  * a file we cannot read exactly is a file we should refuse before anyone is asked to sign it.
  */
 import { open } from 'node:fs/promises';
-import { HEADER_SEARCH_LENGTH, type PdfInspection, PdfInspectionError, invalid } from './limits.ts';
 import { type PdfFile, readBytes } from './file.ts';
-import { locateNewestCrossReferenceSection, readCrossReferenceChain } from './xref.ts';
-import { type PdfValue, dictionaryValue, isDictionary, isName } from './lexer.ts';
-import { type ObjectReader, resolve } from './objects.ts';
-import { type PageContent, collectPages } from './page-tree.ts';
 import { countContentStreams, countStructureStreams } from './inflation.ts';
+import { dictionaryValue, isDictionary, isName, type PdfValue } from './lexer.ts';
+import { HEADER_SEARCH_LENGTH, invalid, type PdfInspection, PdfInspectionError } from './limits.ts';
+import { type ObjectReader, resolve } from './objects.ts';
+import { collectPages, type PageContent } from './page-tree.ts';
+import { locateNewestCrossReferenceSection, readCrossReferenceChain } from './xref.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Public entry points
@@ -116,4 +116,13 @@ function effectiveVersion(headerVersion: string, catalogVersion: PdfValue): stri
   return Number(catalogVersion.value) > Number(headerVersion) ? catalogVersion.value : headerVersion;
 }
 
-export { PDF_CONTENT_OPERATORS_LIMIT, PDF_FORM_PAINTS_LIMIT, PDF_INFLATED_BYTES_LIMIT, PdfInspectionError, type PdfComplexity, type PdfInspection, type PdfInspectionFailureReason, type PdfPage } from './limits.ts';
+export {
+  PDF_CONTENT_OPERATORS_LIMIT,
+  PDF_FORM_PAINTS_LIMIT,
+  PDF_INFLATED_BYTES_LIMIT,
+  type PdfComplexity,
+  type PdfInspection,
+  PdfInspectionError,
+  type PdfInspectionFailureReason,
+  type PdfPage,
+} from './limits.ts';

@@ -1,5 +1,5 @@
 /** The PDF object model and its tokenizer: values parsed from a window of bytes, never the whole file. */
-import { MAX_NESTING_DEPTH, invalid } from './limits.ts';
+import { invalid, MAX_NESTING_DEPTH } from './limits.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Object model and tokenizer

@@ -90,7 +90,6 @@ export const SCAN_MARGIN = 4096;
 /** The window read to find a content stream's dictionary: small, since there may be one per page. */
 export const CONTENT_STREAM_WINDOW_LENGTH = 4096;
 
-
 /**
  * Operators one document's pages may run, in all: each page's content streams, and each form
  * XObject and tiling pattern counted as many times as it is painted (a form painted ten times by

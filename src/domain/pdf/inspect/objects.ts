@@ -1,8 +1,27 @@
 /** Indirect objects and their streams, and resolving references, including objects packed in object streams. */
 import { inflateSync } from 'node:zlib';
-import { CARRIAGE_RETURN, type Cursor, LINE_FEED, type PdfDictionary, type PdfReference, type PdfValue, WindowExhausted, byteAhead, dictionaryValue, expectInteger, expectKeyword, expectToken, isDictionary, isName, isNonNegativeInteger, isReference, parseValue, requireNonNegativeInteger } from './lexer.ts';
-import { MAX_CACHED_OBJECT_STREAM_BYTES, MAX_DECODED_STREAM_LENGTH, MAX_ENCODED_STREAM_LENGTH, MAX_REFERENCE_CHAIN, PdfInspectionError, STREAM_END_SLACK, invalid } from './limits.ts';
-import { type PdfFile, chargeInflated, parseWithGrowingWindow, readBytes } from './file.ts';
+import { chargeInflated, type PdfFile, parseWithGrowingWindow, readBytes } from './file.ts';
+import {
+  byteAhead,
+  CARRIAGE_RETURN,
+  type Cursor,
+  dictionaryValue,
+  expectInteger,
+  expectKeyword,
+  expectToken,
+  isDictionary,
+  isName,
+  isNonNegativeInteger,
+  isReference,
+  LINE_FEED,
+  type PdfDictionary,
+  type PdfReference,
+  type PdfValue,
+  parseValue,
+  requireNonNegativeInteger,
+  WindowExhausted,
+} from './lexer.ts';
+import { invalid, MAX_CACHED_OBJECT_STREAM_BYTES, MAX_DECODED_STREAM_LENGTH, MAX_ENCODED_STREAM_LENGTH, MAX_REFERENCE_CHAIN, PdfInspectionError, STREAM_END_SLACK } from './limits.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Indirect objects and streams
@@ -251,7 +270,6 @@ async function readObjectStream(reader: ObjectReader, streamObjectNumber: number
   if (ranges.some(([start, end]) => start > end || end > data.length)) invalid(`object stream ${streamObjectNumber} has inconsistent offsets`);
   return { objectNumbers, ranges, data };
 }
-
 
 /** Shared, since free entries carry nothing we use and can be numerous. */
 export const FREE_ENTRY: CrossReferenceEntry = { kind: 'free' };

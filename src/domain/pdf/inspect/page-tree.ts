@@ -1,7 +1,7 @@
 /** The page tree: every page's size and rotation, with inherited attributes and bounded depth and count. */
-import { type PdfDictionary, type PdfValue, dictionaryValue, isDictionary, isName, isReference } from './lexer.ts';
+import { dictionaryValue, isDictionary, isName, isReference, type PdfDictionary, type PdfValue } from './lexer.ts';
+import { invalid, MAX_PAGE_TREE_NODES, MAX_PAGES, type PdfPage } from './limits.ts';
 import { type ObjectReader, resolve } from './objects.ts';
-import { MAX_PAGES, MAX_PAGE_TREE_NODES, type PdfPage, invalid } from './limits.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Page tree

@@ -1,8 +1,26 @@
 /** The cross-reference sections (tables and streams) and the trailer chain that locate every object. */
-import { type CrossReferenceEntry, FREE_ENTRY, type ValueResolver, readIndirectObject, readStreamData } from './objects.ts';
-import { type Cursor, type PdfDictionary, type PdfValue, dictionaryValue, expectInteger, expectKeyword, expectToken, isDictionary, isName, isNonNegativeInteger, isReference, isWhitespace, parseValue, requireNonNegativeInteger, skipWhitespaceAndComments, tryReadToken } from './lexer.ts';
+
 import { type PdfFile, parseWithGrowingWindow, readBytes } from './file.ts';
-import { MAX_CROSS_REFERENCE_SECTIONS, MAX_OBJECT_NUMBER, TAIL_LENGTH, invalid } from './limits.ts';
+import {
+  type Cursor,
+  dictionaryValue,
+  expectInteger,
+  expectKeyword,
+  expectToken,
+  isDictionary,
+  isName,
+  isNonNegativeInteger,
+  isReference,
+  isWhitespace,
+  type PdfDictionary,
+  type PdfValue,
+  parseValue,
+  requireNonNegativeInteger,
+  skipWhitespaceAndComments,
+  tryReadToken,
+} from './lexer.ts';
+import { invalid, MAX_CROSS_REFERENCE_SECTIONS, MAX_OBJECT_NUMBER, TAIL_LENGTH } from './limits.ts';
+import { type CrossReferenceEntry, FREE_ENTRY, readIndirectObject, readStreamData, type ValueResolver } from './objects.ts';
 
 type CrossReferenceSection = { entries: Map<number, CrossReferenceEntry>; trailer: PdfDictionary };
 
