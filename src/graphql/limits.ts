@@ -31,7 +31,7 @@ import { httpStatusForError } from '../shared/errors.ts';
  * so a refused operation never reaches a resolver (or the database). Every value is far above
  * what a real query of this schema needs: the deepest path (envelopes → edges → node → fields →
  * views → location → x) is 7 levels; a page of 100 envelopes with every field and every nested
- * list selected costs about 310 000 (see `estimateCost`); GraphiQL's introspection query is ~600
+ * list selected costs about 513 000 (see `estimateCost`); GraphiQL's introspection query is ~600
  * tokens and is not counted for depth or cost. docs/limits.md lists them with their error names.
  */
 export const GRAPHQL_LIMITS = {
