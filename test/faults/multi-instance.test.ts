@@ -175,7 +175,20 @@ describe('three instances on one database and one object store', () => {
       .execute<{ content_sha256: string; sealed_sha256: string }[]>(`select content_sha256, sealed_sha256 from document where id = ?`, [envelope.documentId]);
     expect(downloads[0]!.sha256).toBe(document!.sealed_sha256);
 
-    // The files live in the object store, under the installation's prefix; none on an instance's disk.
+    // The files live in the object store, under the installation's prefix; none on an instance's
+    // disk once the envelope's jobs are done (a job still running, such as a completion notice
+    // rendering on another instance, stages its file on that instance's disk until it is stored).
+    await waitUntil(
+      'every job of the envelope to be done',
+      async () => {
+        const [row] = await orm.em
+          .fork()
+          .execute<{ count: string }[]>(`select count(*) from outbox_message where processed_at is null and failed_at is null and payload ->> 'envelopeId' = ?`, [envelope.envelopeId]);
+        return Number(row!.count) === 0;
+      },
+      60_000,
+      250,
+    );
     const stored = filesUnder(s3.directory)
       .map((file) => path.basename(path.dirname(file)) + '/' + path.basename(file))
       .join('\n');
