@@ -448,7 +448,14 @@ async function main() {
   fs.mkdirSync(rawDir);
   const raws: RawResult[] = [];
   for (const threadCount of [...new Set([1, os.availableParallelism()])]) {
-    const result = await runRaw({ threads: threadCount, envelopes: Math.max(settings['raw-envelopes'], threadCount), documents, stamps, material: seal, outDir: rawDir });
+    const result = await runRaw({
+      threads: threadCount,
+      envelopes: Math.max(settings['raw-envelopes'], threadCount),
+      documents,
+      stamps,
+      material: { keyPkcs8: seal.keyPkcs8, certificates: seal.certificates },
+      outDir: rawDir,
+    });
     log(
       `raw, ${threadCount} thread(s): ${result.envelopesPerMinute.toFixed(0)} envelopes/min (${result.envelopes} in ${result.seconds.toFixed(1)} s), ${result.cpuMsPerEnvelope.toFixed(0)} ms CPU per envelope`,
     );
