@@ -97,6 +97,22 @@ async function envelopeCount(teamId: string): Promise<number> {
   return Number(row!.count);
 }
 
+/** Sends the envelope, completes its one signer and runs the team's seal job. */
+async function sendSignAndSeal(team: SeededTeam, envelopeId: string, recipientId: string) {
+  expect((await restClient(app, team.apiKey).put(`/envelopes/${envelopeId}/send`)).status).toBe(200);
+  const signed = await signAndComplete(app, await tokenFor(app, envelopeId, recipientId));
+  expect(signed.errors, JSON.stringify(signed.errors)).toBeUndefined();
+  const { blobStore, seal, auditKey, clock, config, pdfWorkers } = app.dependencies;
+  const worker = createOutboxWorker({
+    em: app.orm.em,
+    clock,
+    logger: createLogger('silent'),
+    payloadMatch: { teamId: team.teamId },
+    handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })]]),
+  });
+  expect(await worker.drain()).toBeGreaterThanOrEqual(1);
+}
+
 function expectMerged(text: string) {
   expect(text).toContain('Ayşe Yılmaz-Öztürk');
   expect(text).toContain('İzmir');
@@ -134,18 +150,7 @@ describe('data merge through jumpstart', () => {
     expect(row!.content_sha256).toBe(document.sha256);
 
     // Send, sign, seal: the sealed PDF carries the merged values and a valid seal.
-    expect((await restClient(app, team.apiKey).put(`/envelopes/${envelopeId}/send`)).status).toBe(200);
-    const signed = await signAndComplete(app, await tokenFor(app, envelopeId, full.recipients[0].id));
-    expect(signed.errors, JSON.stringify(signed.errors)).toBeUndefined();
-    const { blobStore, seal, auditKey, clock, config, pdfWorkers } = app.dependencies;
-    const worker = createOutboxWorker({
-      em: app.orm.em,
-      clock,
-      logger: createLogger('silent'),
-      payloadMatch: { teamId: team.teamId },
-      handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })]]),
-    });
-    expect(await worker.drain()).toBeGreaterThanOrEqual(1);
+    await sendSignAndSeal(team, envelopeId, full.recipients[0].id);
     const sealed = await documentBytes(team, envelopeId, document.id);
     const sealedText = textOf(sealed, 'sealed.pdf');
     expectMerged(sealedText);
@@ -159,18 +164,7 @@ describe('data merge through jumpstart', () => {
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     const envelopeId = answer.body.payload.envelopeId;
     const full = await envelopeOf(team, envelopeId);
-    expect((await restClient(app, team.apiKey).put(`/envelopes/${envelopeId}/send`)).status).toBe(200);
-    const signed = await signAndComplete(app, await tokenFor(app, envelopeId, full.recipients[0].id));
-    expect(signed.errors, JSON.stringify(signed.errors)).toBeUndefined();
-    const { blobStore, seal, auditKey, clock, config, pdfWorkers } = app.dependencies;
-    const worker = createOutboxWorker({
-      em: app.orm.em,
-      clock,
-      logger: createLogger('silent'),
-      payloadMatch: { teamId: team.teamId },
-      handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, artefactSealHandler({ blobStore, pdfWorkers, seal, auditKey, clock, publicUrl: config.publicUrl })]]),
-    });
-    expect(await worker.drain()).toBeGreaterThanOrEqual(1);
+    await sendSignAndSeal(team, envelopeId, full.recipients[0].id);
     const sealed = await documentBytes(team, envelopeId, full.documents[0].id);
     const text = textOf(sealed, 'libreoffice-sealed.pdf');
     for (const value of ['Ayşe Yılmaz-Öztürk', 'İzmir', '1.234,50', '3 Mart 2027', 'Çay makinesi', 'Şeker ğ ı İ']) expect(text).toContain(value);

@@ -9,8 +9,8 @@ function crc32(bytes: Buffer): number {
   return ~crc >>> 0;
 }
 
-/** A real (tiny, solid) PNG of the given size. */
-export function png(width: number, height: number): Buffer {
+/** A PNG file: signature, IHDR for `width` × `height` 8-bit RGB, one IDAT holding `pixels` deflated, IEND. */
+function pngFile(width: number, height: number, pixels: Buffer): Buffer {
   const chunk = (type: string, data: Buffer) => {
     const length = Buffer.alloc(4);
     length.writeUInt32BE(data.length);
@@ -22,9 +22,14 @@ export function png(width: number, height: number): Buffer {
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
   header.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(pixels)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+/** A real (tiny, solid) PNG of the given size. */
+export function png(width: number, height: number): Buffer {
   const rows = Buffer.alloc((width * 3 + 1) * height, 0x40);
   for (let row = 0; row < height; row += 1) rows[row * (width * 3 + 1)] = 0;
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+  return pngFile(width, height, rows);
 }
 
 /**
@@ -32,16 +37,5 @@ export function png(width: number, height: number): Buffer {
  * image data: what a decompression bomb looks like before anything inflates it.
  */
 export function pngClaiming(width: number, height: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type), data])));
-    return Buffer.concat([length, Buffer.from(type), data, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(Buffer.alloc(64))), chunk('IEND', Buffer.alloc(0))]);
+  return pngFile(width, height, Buffer.alloc(64));
 }
