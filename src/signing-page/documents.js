@@ -41,9 +41,8 @@ function pageOf(documentId, index) {
   let page = pages.get(key);
   if (!page) {
     // The bytes and pdf.js travel side by side.
-    const bytes = documentPageBytes(documentId, index);
-    page = pdfjs()
-      .then(async ({ pdf, worker }) => (await pdf.getDocument({ data: await bytes, worker }).promise).getPage(1))
+    page = Promise.all([pdfjs(), documentPageBytes(documentId, index)])
+      .then(async ([{ pdf, worker }, data]) => (await pdf.getDocument({ data, worker }).promise).getPage(1))
       .catch((error) => {
         // A failed page is asked for again the next time it comes near.
         pages.delete(key);

@@ -58,10 +58,10 @@ export const PAGE_MODULES = [
 /**
  * Modules the HTML does not preload: the screens few signers see first (a host's, the code step,
  * the messages), imported when shown and fetched in the background once the first screen is up,
- * so that on a slow line the first field does not wait for them (issue 37, P11). pdf.js is not
- * preloaded either: documents.js imports it when the first page is drawn.
+ * so that on a slow line the first field does not wait for them (issue 37, P11); and documents.js,
+ * imported with the first drawing of a page, which imports pdf.js (not preloaded either).
  */
-export const LAZY_MODULES: readonly (typeof PAGE_MODULES)[number][] = ['screens/messages.js', 'screens/verify.js', 'screens/host.js'];
+export const LAZY_MODULES: readonly (typeof PAGE_MODULES)[number][] = ['screens/messages.js', 'screens/verify.js', 'screens/host.js', 'documents.js'];
 
 /**
  * Modules the page shares with the service, served under the same prefix by name (the page imports
