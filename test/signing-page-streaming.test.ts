@@ -98,7 +98,7 @@ describe('the signing page streams the document’s pages', () => {
     // Each page was asked for once, however often it came into view.
     expect(new Set(requests.asked).size).toBe(requests.asked.length);
     await page.close();
-  });
+  }, 90_000);
 
   it('lets the signer sign page 1’s fields and finish when no page is ever drawn', async () => {
     const { envelopeId, documentId, token } = await manyPageEnvelope();
@@ -132,7 +132,7 @@ describe('the signing page streams the document’s pages', () => {
     const events = (await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}/audit`)).body.payload.events as { type: string }[];
     expect(events.map((event) => event.type)).toContain('recipient.completed');
     await page.close();
-  });
+  }, 90_000);
 
   it('answers a page the document does not have with Document.PageNotFound, and a page of another link’s document as not found', async () => {
     const { documentId, token } = await manyPageEnvelope();
@@ -152,5 +152,5 @@ describe('the signing page streams the document’s pages', () => {
     expect(foreign.status).toBe(404);
     expect((await foreign.json()).error.name).toBe('Document.NotFound');
     expect((await fetch(`${app.url}/signing/documents/${documentId}/pages/0`)).status).toBe(401);
-  });
+  }, 60_000);
 });

@@ -65,8 +65,9 @@ setLocale(pickLocale(state.embedding.locale));
 
 // The other screens, fetched once the first is up (the browser keeps them for when they are shown),
 // not while the session's read is still on the line.
-firstRead?.finally(() =>
+// (Its failure is load's to show: both outcomes only schedule the fetch here.)
+const fetchOtherScreens = () =>
   (window.requestIdleCallback ?? setTimeout)(() => {
     for (const loading of Object.values(screens)) loading().catch(() => {});
-  }),
-);
+  });
+firstRead?.then(fetchOtherScreens, fetchOtherScreens);
