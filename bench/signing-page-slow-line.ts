@@ -257,7 +257,13 @@ async function main() {
     const FIRST = { x: 300, y: 120, width: 140, height: 24 };
     await call('POST', `/envelopes/${envelopeId}/fields`, {
       fields: [
-        { type: 'text', recipientId: recipient.id, identifier: 'city', required: true, views: [{ documentId: document.id, page: 0, location: { x: FIRST.x, y: FIRST.y }, size: { width: FIRST.width, height: FIRST.height } }] },
+        {
+          type: 'text',
+          recipientId: recipient.id,
+          identifier: 'city',
+          required: true,
+          views: [{ documentId: document.id, page: 0, location: { x: FIRST.x, y: FIRST.y }, size: { width: FIRST.width, height: FIRST.height } }],
+        },
         {
           type: 'simple_signature',
           recipientId: recipient.id,
@@ -273,7 +279,10 @@ async function main() {
     // The link's host is the service's public URL; the browser reaches it at the address it listens on.
     const link = `${service.url}/sign/${token}`;
 
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM_PATH,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
 
     let pageImage: { image: Buffer; width: number; height: number } | null = null;
     const service_: Load[] = [];
@@ -287,10 +296,16 @@ async function main() {
         if (pageImage === null) {
           const sheet = page.locator('.page[data-page="0"] canvas');
           const box = (await sheet.boundingBox())!;
-          pageImage = { image: await sheet.screenshot({ type: 'jpeg', quality: 75 }), width: Math.round(box.width * PHONE.deviceScaleFactor), height: Math.round(box.height * PHONE.deviceScaleFactor) };
+          pageImage = {
+            image: await sheet.screenshot({ type: 'jpeg', quality: 75 }),
+            width: Math.round(box.width * PHONE.deviceScaleFactor),
+            height: Math.round(box.height * PHONE.deviceScaleFactor),
+          };
         }
       });
-      log(`service run ${run}: field ${load.fieldMs.toFixed(0)} ms, ${load.fieldKb.toFixed(1)} kB; page 1 drawn ${load.pageMs.toFixed(0)} ms, ${load.pageKb.toFixed(1)} kB; ${load.requests} requests, ${load.totalKb.toFixed(1)} kB in all`);
+      log(
+        `service run ${run}: field ${load.fieldMs.toFixed(0)} ms, ${load.fieldKb.toFixed(1)} kB; page 1 drawn ${load.pageMs.toFixed(0)} ms, ${load.pageKb.toFixed(1)} kB; ${load.requests} requests, ${load.totalKb.toFixed(1)} kB in all`,
+      );
       if (run > 0) service_.push(load);
     }
 

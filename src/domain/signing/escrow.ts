@@ -43,7 +43,10 @@ export async function renderEscrowedCopy(
     const source = await context.blobStore.localCopy(document.contentSha256);
     let byteSize: number;
     try {
-      ({ byteSize } = await context.pdfWorkers.render({ sourcePath: source.path, outputPath, fields: [], draft: true, draftLabel: escrowLabel(locale), onlyPage }, { team: document.teamId }));
+      ({ byteSize } = await context.pdfWorkers.render(
+        { sourcePath: source.path, outputPath, fields: [], draft: true, draftLabel: escrowLabel(locale), onlyPage },
+        { team: document.teamId },
+      ));
     } finally {
       source.release();
     }

@@ -8,6 +8,7 @@ import { returnToIntegrator, tellHost } from '../embedding.js';
 import { fitTypedSignatures, goToNextField, renderFields, requiredCount } from '../fields.js';
 import { closingAction, screenOf, show } from '../flow.js';
 import { currentSession, state } from '../store.js';
+
 /** @import { DialogHandle } from '../dialogs.js' */
 
 /**
