@@ -143,7 +143,7 @@ describe('the signing page streams the document’s pages', () => {
     expect(one.headers.get('content-type')).toBe('application/pdf');
     expect(one.headers.get('cache-control')).toBe('private, no-store');
     expect(new TextDecoder().decode((await one.arrayBuffer()).slice(0, 5))).toBe('%PDF-');
-    for (const index of [String(PAGES), '-1', '01', 'x', '1e3']) {
+    for (const index of [String(PAGES), '-1', '01', 'x', '1e3', '%E0%A4%A', '%31']) {
       const refused = await get(`/signing/documents/${documentId}/pages/${index}`);
       expect(refused.status, index).toBe(404);
       expect((await refused.json()).error.name, index).toBe('Document.PageNotFound');

@@ -295,7 +295,8 @@ function signingDocumentPlugin(dependencies: ServingDependencies, requestMetadat
       const match = DOCUMENT_PATH.exec(url.pathname);
       // HEAD as GET without the bytes (reading a document records nothing).
       if (!match || (request.method !== 'GET' && request.method !== 'HEAD')) return;
-      const page = match[2] === undefined ? undefined : decodeURIComponent(match[2]);
+      // As written in the path (not decoded: an index is digits, anything else is a page the document does not have).
+      const page = match[2];
       labelRoute(request, page === undefined ? '/signing/documents/:documentId' : '/signing/documents/:documentId/pages/:index');
       const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
       const context = createRequestContext(dependencies, { headers: request.headers, metadata });
