@@ -26,6 +26,7 @@ const REQUIRED: Record<string, string[]> = {
   'bench:subscriptions': ['p6_kib_per_subscriber'],
   'bench:fairness': ['p10_flood_p99_ratio'],
   'bench:signing': ['p9_vs_raw'],
+  'bench:signing-page': ['p11_first_field_ms', 'p11_first_load_kb'],
 };
 
 const { scripts } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };

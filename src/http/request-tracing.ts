@@ -60,7 +60,7 @@ export function setRequestId(request: IncomingMessage | undefined, requestId: st
 function fixedRoute(pathname: string, graphqlEndpoint: string): string | undefined {
   if (pathname === graphqlEndpoint || pathname === `${graphqlEndpoint}/stream` || pathname === '/healthz' || pathname === '/readyz') return pathname;
   if (pathname.startsWith('/sign/')) return '/sign/:token';
-  if (pathname.startsWith('/signing/documents/')) return '/signing/documents/:documentId';
+  if (pathname.startsWith('/signing/documents/')) return pathname.includes('/pages/') ? '/signing/documents/:documentId/pages/:index' : '/signing/documents/:documentId';
   return undefined;
 }
 

@@ -355,6 +355,7 @@ const statusByName: Record<string, number> = {
   'Attachment.UnknownFile': 422,
   'Attachment.NotPrefillable': 422,
   'Attachment.NotFound': 404,
+  'Document.PageNotFound': 404,
   'Signing.FieldReadonly': 409,
   'Signing.RequiredFieldsMissing': 409,
   'Signing.ValueDoesNotFit': 422,

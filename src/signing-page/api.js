@@ -131,14 +131,17 @@ export async function finalCopyUrl() {
 }
 
 /**
- * One document (`GET /signing/documents/{id}`), for pdf.js to draw: the original, marked on every
- * page as not executed until the envelope is finalized (an escrowed copy, docs/artefacts.md).
+ * One page of a document (`GET /signing/documents/{id}/pages/{index}`, index from 0), as a
+ * one-page PDF for pdf.js to draw: the original's page, marked as not executed until the envelope
+ * is finalized (an escrowed copy, docs/artefacts.md). Pages are fetched one by one as they come
+ * near the screen (documents.js).
  * @param {string} documentId
+ * @param {number} index
  * @returns {Promise<Uint8Array>}
  */
-export async function documentBytes(documentId) {
-  const response = await fetch(`/signing/documents/${encodeURIComponent(documentId)}`, { headers: { 'x-signing-token': state.token } });
-  if (!response.ok) throw new Error(`document ${response.status}`);
+export async function documentPageBytes(documentId, index) {
+  const response = await fetch(`/signing/documents/${encodeURIComponent(documentId)}/pages/${index}`, { headers: { 'x-signing-token': state.token } });
+  if (!response.ok) throw new Error(`document page ${response.status}`);
   return new Uint8Array(await response.arrayBuffer());
 }
 

@@ -92,7 +92,10 @@ export { needsCode, screenOf } from './page-logic.js';
 /** Reads the session and shows the screen it calls for (the first read also picks the language). */
 export async function load() {
   try {
-    const session = await readSession();
+    // The first load takes the read sign.js began; later ones (the live stream's events) read anew.
+    const early = state.firstRead;
+    state.firstRead = null;
+    const session = (early && (await early)) || (await readSession());
     // A new revision (the live stream's envelope.corrected, or a refused action): the screen says so.
     if (state.session && session.envelope.revision !== state.session.envelope.revision) state.envelopeChanged = true;
     state.session = session;

@@ -35,6 +35,7 @@ const JAVASCRIPT = 'text/javascript; charset=utf-8';
  */
 export const PAGE_MODULES = [
   'sign.js',
+  'start.js',
   'store.js',
   'page-logic.js',
   'strings.js',
@@ -53,6 +54,14 @@ export const PAGE_MODULES = [
   'screens/host.js',
   'screens/signing.js',
 ] as const;
+
+/**
+ * Modules the HTML does not preload: the screens few signers see first (a host's, the code step,
+ * the messages), imported when shown and fetched in the background once the first screen is up,
+ * so that on a slow line the first field does not wait for them (issue 37, P11); and documents.js,
+ * imported with the first drawing of a page, which imports pdf.js (not preloaded either).
+ */
+export const LAZY_MODULES: readonly (typeof PAGE_MODULES)[number][] = ['screens/messages.js', 'screens/verify.js', 'screens/host.js', 'documents.js'];
 
 /**
  * Modules the page shares with the service, served under the same prefix by name (the page imports
@@ -130,7 +139,7 @@ ${meta}<title>${escapeHtml(options.message?.title ?? 'Sign')}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${SIGNING_ASSET_PATH}sign.css">
 <script type="module" src="${SIGNING_ASSET_PATH}sign.js"></script>
-${[...PAGE_MODULES.slice(1), ...Object.keys(SHARED_MODULES), 'pdf.mjs'].map((name) => `<link rel="modulepreload" href="${SIGNING_ASSET_PATH}${name}">`).join('\n')}
+${[...PAGE_MODULES.slice(1).filter((name) => !LAZY_MODULES.includes(name)), ...Object.keys(SHARED_MODULES)].map((name) => `<link rel="modulepreload" href="${SIGNING_ASSET_PATH}${name}">`).join('\n')}
 </head>
 <body>
 <header class="bar">
@@ -267,8 +276,12 @@ function signingUrlOpening(opened: OpenedSigningUrl): { status: number; body: st
 /** Tokens are URL-safe random strings; anything else is answered by the page itself as an invalid link. */
 const SIGN_PATH = /^\/sign\/([A-Za-z0-9_-]{1,200})\/?$/;
 
-/** `GET /signing/documents/{documentId}` (X-Signing-Token): the escrowed copy (the original marked as not executed), for pdf.js to draw. */
-const DOCUMENT_PATH = /^\/signing\/documents\/([^/]+)$/;
+/**
+ * `GET /signing/documents/{documentId}` (X-Signing-Token): the escrowed copy (the original marked as
+ * not executed); `…/pages/{index}`: one page of it as a one-page PDF, what the page's pdf.js draws
+ * page by page as the signer scrolls (issue 37).
+ */
+const DOCUMENT_PATH = /^\/signing\/documents\/([^/]+)(?:\/pages\/([^/]+))?$/;
 
 /**
  * The document route of the signing page. Not part of the REST face (whose routes take a team
@@ -282,12 +295,14 @@ function signingDocumentPlugin(dependencies: ServingDependencies, requestMetadat
       const match = DOCUMENT_PATH.exec(url.pathname);
       // HEAD as GET without the bytes (reading a document records nothing).
       if (!match || (request.method !== 'GET' && request.method !== 'HEAD')) return;
-      labelRoute(request, '/signing/documents/:documentId');
+      // As written in the path (not decoded: an index is digits, anything else is a page the document does not have).
+      const page = match[2];
+      labelRoute(request, page === undefined ? '/signing/documents/:documentId' : '/signing/documents/:documentId/pages/:index');
       const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
       const context = createRequestContext(dependencies, { headers: request.headers, metadata });
       const counted = { rateLimiter: dependencies.rateLimiter, context, requestId: metadata.requestId, alwaysHttp200: false, endResponse, ResponseImpl: fetchAPI.Response };
       await answerCounted(counted, async () => {
-        const document = await openSigningDocument(context, decodeURIComponent(match[1]!), { fallbackLocale: pageLocale(null, request) });
+        const document = await openSigningDocument(context, decodeURIComponent(match[1]!), { fallbackLocale: pageLocale(null, request), page });
         if (request.method === 'HEAD') document.stream.destroy();
         return new fetchAPI.Response(request.method === 'HEAD' ? null : (Readable.toWeb(document.stream) as ReadableStream), {
           status: 200,

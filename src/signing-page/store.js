@@ -71,6 +71,13 @@ export const state = {
   embedding: { frameOrigin: meta('frame-origin'), returnUrl: meta('return-url'), locale: meta('locale') },
   /** While an in-person signer signs on the host's device: that signer's name (the role's when nobody is named). */
   hostedSigner: /** @type {string | null} */ (null),
+  /** The opening of a one-use signing URL, begun by sign.js (nothing to open for an invitation link). */
+  opening: /** @type {Promise<void> | null} */ (null),
+  /**
+   * The session's first read, begun by sign.js before the screens' modules are in (null once
+   * taken by flow.js's load, or when the link opened no session): on a slow line it saves a round trip.
+   */
+  firstRead: /** @type {Promise<Session | null> | null} */ (null),
   /** The session last read or answered by the service (null until the first read). */
   session: /** @type {Session | null} */ (null),
   /**

@@ -4,6 +4,13 @@ import { PDF_INFLATED_BYTES_LIMIT, type PdfComplexityLimit, type PdfInspectionEr
 // Raised by the reads both owners share (owner/owner.read.ts), so it lives there; named here too.
 export { DocumentNotFoundError } from '../owner/owner.errors.ts';
 
+/** `Document.PageNotFound` (404): the document has no page of this index (the signing page's page route). */
+export class DocumentPageNotFoundError extends DomainError {
+  constructor(documentId: string, page: string) {
+    super('Document.PageNotFound', `The document has no page ${page} (pages are numbered from 0).`, { documentId, page });
+  }
+}
+
 /** `Document.TooLarge` (413): the upload is over the limit; nothing was stored. */
 export class DocumentTooLargeError extends DomainError {
   constructor(limitBytes: number) {

@@ -22,6 +22,11 @@ export type RenderTask = {
   seal?: { material: SealMaterial; info: SealInfo };
   /** Signers' attachments to append as pages after the document's own (sealed copies). */
   appendices?: RenderAppendix[];
+  /**
+   * Only this page (index from 0), written as a one-page PDF of its own: what the signing page
+   * fetches page by page (escrowed copies, issue 37). Not with `seal` or `appendices`.
+   */
+  onlyPage?: number;
 };
 
 /** Seal a PDF made on the main thread's behalf (the audit log), reading and writing files. */

@@ -64,6 +64,7 @@ async function loadDecrypted(sourcePath: string, besidePath: string): Promise<{ 
  */
 async function renderTask(task: RenderTask & { id: number }): Promise<Buffer | Uint8Array> {
   const { pdf, bytes } = await loadDecrypted(task.sourcePath, task.outputPath);
+  if (task.onlyPage !== undefined) return renderOnePage(pdf, task, task.onlyPage);
   const appendices = task.appendices ?? [];
   // Appended pages change the page tree, which an incremental update of the drawn pages would
   // leave out: a document with attachments is written whole.
@@ -79,6 +80,21 @@ async function renderTask(task: RenderTask & { id: number }): Promise<Buffer | U
   if (task.seal !== undefined) return sealAsUpdate(bytes, pdf, { changed, since }, { ...task.seal, signDigest: remoteSigner(task.id) });
   await pdf.flush();
   return appendUpdate(bytes, pdf, [...changed, ...objectsAddedSince(pdf, since)]);
+}
+
+/**
+ * One page of the document as a PDF of its own, drawn on like the whole (the signing page's
+ * escrowed pages): the page is copied out first, so the work and the file grow with that page
+ * (its content and the resources it uses), not with the document.
+ */
+async function renderOnePage(source: PDFDocument, task: RenderTask, index: number): Promise<Uint8Array> {
+  // Escrowed pages carry the mark only (the page draws the values itself): nothing else is asked of one page.
+  if (task.seal !== undefined || (task.appendices ?? []).length > 0 || task.fields.length > 0) throw new Error('a single page is drawn with the draft mark only');
+  const single = await PDFDocument.create({ updateMetadata: false });
+  const [page] = await single.copyPages(source, [index]);
+  single.addPage(page);
+  await renderFields(single, { fields: [], draft: task.draft, draftLabel: task.draftLabel });
+  return single.save({ updateFieldAppearances: false, objectsPerTick: Infinity });
 }
 
 async function run(task: PdfTask): Promise<PdfTaskAnswer> {

@@ -33,6 +33,8 @@ export async function renderEscrowedCopy(
   context: Pick<ServiceContext, 'blobStore' | 'pdfWorkers'>,
   document: { contentSha256: string; teamId: string },
   locale: string | null | undefined,
+  /** One page only (index from 0), as a one-page PDF: what the signing page fetches page by page. */
+  onlyPage?: number,
 ): Promise<{ stream: Readable; byteSize: number }> {
   const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'escrow-'));
   const cleanup = () => fs.promises.rm(directory, { recursive: true, force: true });
@@ -41,7 +43,10 @@ export async function renderEscrowedCopy(
     const source = await context.blobStore.localCopy(document.contentSha256);
     let byteSize: number;
     try {
-      ({ byteSize } = await context.pdfWorkers.render({ sourcePath: source.path, outputPath, fields: [], draft: true, draftLabel: escrowLabel(locale) }, { team: document.teamId }));
+      ({ byteSize } = await context.pdfWorkers.render(
+        { sourcePath: source.path, outputPath, fields: [], draft: true, draftLabel: escrowLabel(locale), onlyPage },
+        { team: document.teamId },
+      ));
     } finally {
       source.release();
     }

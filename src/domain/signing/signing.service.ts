@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { InvalidRequestError, type ValidationIssue } from '../../shared/errors.ts';
 import { hashSecret, isUuid, newId } from '../../shared/ids.ts';
-import { DocumentNotFoundError } from '../document/document.errors.ts';
+import { DocumentNotFoundError, DocumentPageNotFoundError } from '../document/document.errors.ts';
 import type { Envelope } from '../envelope/envelope.entity.ts';
 import { isClosedEnvelopeStatus } from '../envelope/envelope.entity.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
@@ -521,20 +521,27 @@ export async function startHostedSigning(context: ServiceContext, options: { rec
  * page's), never sealed. Refused as the session is refused (dead link, closed envelope); a
  * document of another envelope is simply not found.
  */
-export async function openSigningDocument(context: ServiceContext, documentId: string, options: { fallbackLocale?: string } = {}): Promise<{ stream: Readable; byteSize: number }> {
+export async function openSigningDocument(
+  context: ServiceContext,
+  documentId: string,
+  options: { fallbackLocale?: string; page?: string } = {},
+): Promise<{ stream: Readable; byteSize: number }> {
   const found = await lookUpToken(context);
   if (!isUuid(documentId)) throw new DocumentNotFoundError(documentId);
   const document = await context.reader
     .selectFrom('document')
-    .select(['content_sha256 as contentSha256'])
+    .select(['content_sha256 as contentSha256', 'page_count as pageCount'])
     .where('envelope_id', '=', found.envelope_id)
     .where('id', '=', documentId)
     .executeTakeFirst();
   if (!document) throw new DocumentNotFoundError(documentId);
+  // One page (the signing page fetches them as they come near the screen): an index from 0 as written in its path.
+  const page = options.page === undefined ? undefined : /^(0|[1-9][0-9]{0,5})$/.test(options.page) ? Number(options.page) : Number.NaN;
+  if (page !== undefined && !(page < Number(document.pageCount))) throw new DocumentPageNotFoundError(documentId, options.page!);
   const [person] = await context.em.execute<{ locale: string | null }[]>(
     `select coalesce(t.embedding ->> 'locale', ${agentPersonSqlText('a', 't.person_index')} ->> 'locale') as locale
        from signing_token t join agent a on a.id = t.agent_id where t.id = ?`,
     [found.id],
   );
-  return renderEscrowedCopy(context, { contentSha256: document.contentSha256, teamId: found.team_id }, person?.locale ?? options.fallbackLocale);
+  return renderEscrowedCopy(context, { contentSha256: document.contentSha256, teamId: found.team_id }, person?.locale ?? options.fallbackLocale, page);
 }

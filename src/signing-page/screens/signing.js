@@ -3,13 +3,26 @@
 // the consent to sign electronically (finish), delegating and declining.
 import { approveSigning, declineSigning, delegateSigning, submitSigning } from '../api.js';
 import { attempt, cancelButton, openDialog } from '../dialogs.js';
-import { drawPages } from '../documents.js';
 import { app, el } from '../dom.js';
 import { returnToIntegrator, tellHost } from '../embedding.js';
 import { fitTypedSignatures, goToNextField, renderFields, requiredCount } from '../fields.js';
 import { closingAction, screenOf, show } from '../flow.js';
 import { currentSession, state } from '../store.js';
+
 /** @import { DialogHandle } from '../dialogs.js' */
+
+/**
+ * Draws the pages near the screen (documents.js, imported with the first drawing: the fields work
+ * before it, and pdf.js after it, are here).
+ */
+function drawPages() {
+  import('../documents.js').then(
+    (documents) => documents.drawPages(),
+    () => {
+      document.body.dataset.pagesDrawn = 'true';
+    },
+  );
+}
 
 export function renderSigning() {
   const { t } = state;
@@ -65,8 +78,9 @@ export function renderSigning() {
     toolbar,
     el('div', { class: 'documents' }, documents),
   );
+  document.body.dataset.pagesDrawn = 'false';
   renderFields();
-  void drawPages();
+  drawPages();
 }
 
 /**
@@ -218,7 +232,7 @@ export function redrawOnResize() {
     resizeTimer = setTimeout(() => {
       if (state.screen !== 'signing' || window.innerWidth === drawnWidth) return;
       drawnWidth = window.innerWidth;
-      void drawPages();
+      drawPages();
     }, 200);
   });
 }
