@@ -39,7 +39,13 @@ function envelopeData(label: string): AuditPdfData {
   }));
   const userAgent = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
   const events: AuditPdfData['events'] = [];
-  const push = (type: string, actor: AuditPdfData['events'][number]['actor'], details: Record<string, unknown>, about: Partial<AuditPdfData['events'][number]['about']> = {}, ip: string | null = null) =>
+  const push = (
+    type: string,
+    actor: AuditPdfData['events'][number]['actor'],
+    details: Record<string, unknown>,
+    about: Partial<AuditPdfData['events'][number]['about']> = {},
+    ip: string | null = null,
+  ) =>
     events.push({
       seq: events.length + 1,
       at: at(events.length),
@@ -54,9 +60,16 @@ function envelopeData(label: string): AuditPdfData {
   const key = { kind: 'api_key' as const, name: 'bench key', email: null, phone: null };
   const service = { kind: 'system' as const, name: null, email: null, phone: null };
   push('envelope.created', key, { name: `Signing bench ${label}` }, {}, '127.0.0.1');
-  for (const document of documents) push('document.uploaded', key, { documentId: document.id, name: document.name, sha256: document.originalSha256 }, { document: document.name }, '127.0.0.1');
+  for (const document of documents)
+    push('document.uploaded', key, { documentId: document.id, name: document.name, sha256: document.originalSha256 }, { document: document.name }, '127.0.0.1');
   for (const [index, signer] of signers.entries())
-    push('recipient.added', key, { recipientId: signer.recipientId, roleName: `Signer ${index + 1}`, agentId: signer.agentId, peopleAsAt: { [signer.agentId]: signer.person } }, { role: `Signer ${index + 1}`, person: signer.person.name }, '127.0.0.1');
+    push(
+      'recipient.added',
+      key,
+      { recipientId: signer.recipientId, roleName: `Signer ${index + 1}`, agentId: signer.agentId, peopleAsAt: { [signer.agentId]: signer.person } },
+      { role: `Signer ${index + 1}`, person: signer.person.name },
+      '127.0.0.1',
+    );
   push('fields.added', key, { count: 6 }, {}, '127.0.0.1');
   push('envelope.sent', key, {}, {}, '127.0.0.1');
   for (const [index, signer] of signers.entries()) {
@@ -67,7 +80,13 @@ function envelopeData(label: string): AuditPdfData {
     push('invitation.sent', service, { recipientId: signer.recipientId, agentId: signer.agentId, channel: 'email', peopleAsAt: { [signer.agentId]: signer.person } }, { role, person });
     push('signing.viewed', actor, { recipientId: signer.recipientId, agentId: signer.agentId, peopleAsAt: { [signer.agentId]: signer.person } }, { role, person }, '127.0.0.1');
     for (const field of [`sig${index + 1}`, `name${index + 1}`])
-      push('field.submitted', actor, { recipientId: signer.recipientId, fields: [{ fieldId: randomUUID(), identifier: field }], peopleAsAt: { [signer.agentId]: signer.person } }, { role, fields: [field] }, '127.0.0.1');
+      push(
+        'field.submitted',
+        actor,
+        { recipientId: signer.recipientId, fields: [{ fieldId: randomUUID(), identifier: field }], peopleAsAt: { [signer.agentId]: signer.person } },
+        { role, fields: [field] },
+        '127.0.0.1',
+      );
     push(
       'recipient.completed',
       actor,

@@ -5,8 +5,10 @@
  *
  * Fixed at closing: the artefact job (`artefact.seal` after sealing a finalized envelope's
  * documents; `artefact.certificate` for a voided or expired one) renders and seals the certificate
- * in each locale, stores it content-addressed in the blob store and records its SHA-256 in
- * `envelope.certificates` by a guarded update (`where certificates -> locale is null`). Every
+ * in `closingCertificateLocale`, stores it content-addressed in the blob store and records its
+ * SHA-256 in `envelope.certificates` by a guarded update (`where certificates -> locale is null`).
+ * Another locale is fixed the same way on its first download (or the evidence package's), from
+ * the same facts: the chain up to the recorded head and the recorded generation time. Every
  * download then answers those bytes. An envelope closed before this existed gets its certificate
  * on its first download through the same step; concurrent first downloads may each render one,
  * but only one is recorded and every one of them answers the recorded file (the other stays in
