@@ -428,10 +428,11 @@ export async function fixCertificate(dependencies: CertificateDependencies, enve
     await sealEnvelopeArtefacts(dependencies, envelopeId);
     envelope = (await readEnvelopeForCertificate(dependencies.em, envelopeId))!;
   }
-  // One run renders at a time per envelope and locale (concurrent first downloads wait for it and
-  // answer what it recorded); the guarded update below would keep a second record out anyway.
+  // One run renders at a time per envelope, whatever the locale (concurrent first downloads wait
+  // for it and answer what it recorded; a locale fixed while another is being fixed waits for it and
+  // states its facts); the guarded update below would keep a second record out anyway.
   return dependencies.em.fork().transactional(async (tx) => {
-    await tx.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`certificate:${envelopeId}:${locale}`], 'run');
+    await tx.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`certificate:${envelopeId}`], 'run');
     const [again] = await tx.execute<{ certificates: EnvelopeCertificates | null }[]>('select certificates from envelope where id = ?', [envelopeId]);
     const already = again?.certificates?.[locale];
     if (already !== undefined) return already;
