@@ -25,8 +25,9 @@ const REQUIRED: Record<string, string[]> = {
   'bench:verify': ['verify_six_signatures_ms'],
   'bench:subscriptions': ['p6_kib_per_subscriber'],
   'bench:fairness': ['p10_flood_p99_ratio'],
-  'bench:signing': ['p9_vs_raw'],
+  'bench:signing': ['p9_vs_raw', 'p9_seal_latency_p50_ms', 'p9_seal_latency_p99_ms'],
   'bench:signing-page': ['p11_first_field_ms', 'p11_first_load_kb'],
+  'bench:bulk': ['bulk_statements_per_row'],
 };
 
 const { scripts } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };

@@ -158,10 +158,10 @@ describe('the certificate of completion', () => {
 
   beforeAll(async () => {
     built = await finalizedEnvelope();
-    // The artefact job, as at closing: seals the documents, then fixes the certificate in both locales.
+    // The artefact job, as at closing: seals the documents, then fixes the certificate in en-US (tr-TR on its first download).
     await artefactWorker().drain();
     const [row] = await app.orm.em.fork().execute<{ certificates: any }[]>('select certificates from envelope where id = ?', [built.envelopeId]);
-    expect(Object.keys(row!.certificates).sort()).toEqual(['en-US', 'tr-TR']);
+    expect(Object.keys(row!.certificates).sort()).toEqual(['en-US']);
   }, 240_000);
 
   it('is typeset inside the text area, headings never last on a page, every page numbered with the envelope id, actors by name (en-US and tr-TR)', async () => {
@@ -266,6 +266,38 @@ describe('the certificate of completion', () => {
     expect(invalid.status).toBe(400);
   }, 240_000);
 
+  it('in the locale not fixed at closing is produced on its first download with the same facts as the closing one (not the downloads since), then kept', async () => {
+    const other = await finalizedEnvelope();
+    await artefactWorker().drain();
+    const english = await fetchCertificate(other.envelopeId, '?locale=en-US');
+    expect(english.status).toBe(200);
+    // Downloads after closing are in the chain; the Turkish certificate, produced after them, must not include them.
+    expect((await fetch(`${app.url}/api/v1/key/envelopes/${other.envelopeId}/pdf`, { headers: { 'x-service-api-key': team.apiKey } })).status).toBe(200);
+    const answers = await Promise.all([0, 1].map(() => fetchCertificate(other.envelopeId, '?locale=tr-TR')));
+    for (const answer of answers) expect(answer.status).toBe(200);
+    expect(answers[1]!.bytes.equals(answers[0]!.bytes)).toBe(true);
+    const again = await fetchCertificate(other.envelopeId, '?locale=tr-TR');
+    expect(again.bytes.equals(answers[0]!.bytes)).toBe(true);
+    const [row] = await app.orm.em.fork().execute<{ certificates: any }[]>('select certificates from envelope where id = ?', [other.envelopeId]);
+    const { 'en-US': en, 'tr-TR': tr } = row!.certificates;
+    expect(createHash('sha256').update(answers[0]!.bytes).digest('hex')).toBe(tr.sha256);
+    expect(createHash('sha256').update(english.bytes).digest('hex')).toBe(en.sha256);
+    expect({ chainSeq: tr.chainSeq, chainHead: tr.chainHead, generatedAt: tr.generatedAt }).toEqual({ chainSeq: en.chainSeq, chainHead: en.chainHead, generatedAt: en.generatedAt });
+    // The same content in the other language: the same events (their hashes in the appendix), documents and times.
+    const englishText = text(save(english.bytes, 'lazy-en.pdf'));
+    const turkishText = text(save(answers[0]!.bytes, 'lazy-tr.pdf'));
+    // The raw appendix is written alike in both languages: `#seq type hash details` per event.
+    const appendix = (flat: string, heading: string) => [...flat.slice(flat.indexOf(heading)).matchAll(/#(\d+) ([a-z_]+\.[a-z_.]+)/g)].map((match) => `${match[1]} ${match[2]}`);
+    const englishEvents = appendix(englishText, headings['en-US'][6]);
+    expect(englishEvents.length).toBe(en.chainSeq);
+    expect(appendix(turkishText, headings['tr-TR'][6])).toEqual(englishEvents);
+    expect(englishEvents.join(' ')).not.toContain('artefact.downloaded');
+    expect(turkishText).toContain(en.chainHead);
+    const times = (flat: string) => [...flat.matchAll(/\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC/g)].map((match) => match[0]).sort();
+    expect(times(turkishText)).toEqual(times(englishText));
+    expect(pdfsig(save(answers[0]!.bytes, 'lazy-tr.pdf'))).toContain('Signature is Valid.');
+  }, 240_000);
+
   it('of an envelope closed before certificates were fixed is produced on the first download, once under concurrent downloads', async () => {
     const other = await finalizedEnvelope();
     await app.orm.em.fork().execute('update envelope set certificates = null where id = ?', [other.envelopeId]);
@@ -282,9 +314,11 @@ describe('the certificate of completion', () => {
     expect((await restClient(app, team.apiKey).put(`/envelopes/${voided.envelopeId}/send`)).status).toBe(200);
     expect((await restClient(app, team.apiKey).post(`/envelopes/${voided.envelopeId}/void`, { reason: 'Koşullar değişti' })).status).toBe(200);
     await artefactWorker().drain();
+    const [closing] = await app.orm.em.fork().execute<{ certificates: any }[]>('select certificates from envelope where id = ?', [voided.envelopeId]);
+    expect(Object.keys(closing!.certificates).sort()).toEqual(['en-US']);
+    const answer = await fetchCertificate(voided.envelopeId, '?locale=tr-TR');
     const [row] = await app.orm.em.fork().execute<{ certificates: any }[]>('select certificates from envelope where id = ?', [voided.envelopeId]);
     expect(Object.keys(row!.certificates).sort()).toEqual(['en-US', 'tr-TR']);
-    const answer = await fetchCertificate(voided.envelopeId, '?locale=tr-TR');
     expect(createHash('sha256').update(answer.bytes).digest('hex')).toBe(row!.certificates['tr-TR'].sha256);
     const flat = text(save(answer.bytes, 'voided-tr.pdf'));
     expect(flat).toContain('Durum: iptal edildi');

@@ -96,6 +96,26 @@ describe('the renderer’s fonts', () => {
     expect(textWidth('Ayşe', sans, 10)).toBe(latin!.widthOfTextAtSize('Ay', 10) + extended!.widthOfTextAtSize('ş', 10) + latin!.widthOfTextAtSize('e', 10));
   });
 
+  it('lay a line out word by word with the glyphs fontkit gives the whole line (script, ligatures, spaces)', () => {
+    const { sans, script } = fontFamilies();
+    const lines = [
+      sample,
+      '2026-11-27 10:00:07 UTC   #12',
+      '#7 field.submitted 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 {"fields":[{"fieldId":"b1","identifier":"office fi"}]}',
+      'Kimlik doğrulama: e-posta ile gönderilen imza bağlantısı  ·  127.0.0.1  ·  Mozilla/5.0 (X11; Linux x86_64)',
+      '   leading spaces, trailing spaces   ',
+      '123 456 Ayşe',
+      'The API key “bench key” sent the envelope for signature.',
+    ];
+    for (const [index, font] of [...sans.fonts, ...script.fonts].entries()) {
+      const reference = fontkit.create(sfntOfWoff(woffFiles[index]!.bytes));
+      for (const line of lines) {
+        const ids = (run: { glyphs: { id: number; advanceWidth: number }[] }) => run.glyphs.map((glyph) => `${glyph.id}:${glyph.advanceWidth}`);
+        expect(ids(font.layout(line)), `${woffFiles[index]!.file}: ${line}`).toEqual(ids(reference.layout(line)));
+      }
+    }
+  });
+
   it('are parsed once per thread: a second document is drawn from the fonts the first one parsed', async () => {
     const fields: RenderField[] = [
       { type: 'text', config: {}, value: { text: 'Ayşe Yılmaz, İstanbul' }, views: [{ page: 0, x: 40, y: 40, width: 300, height: 20 }] },

@@ -5,8 +5,10 @@
  *
  * Fixed at closing: the artefact job (`artefact.seal` after sealing a finalized envelope's
  * documents; `artefact.certificate` for a voided or expired one) renders and seals the certificate
- * in each locale, stores it content-addressed in the blob store and records its SHA-256 in
- * `envelope.certificates` by a guarded update (`where certificates -> locale is null`). Every
+ * in `closingCertificateLocale`, stores it content-addressed in the blob store and records its
+ * SHA-256 in `envelope.certificates` by a guarded update (`where certificates -> locale is null`).
+ * Another locale is fixed the same way on its first download (or the evidence package's), from
+ * the same facts: the chain up to the recorded head and the recorded generation time. Every
  * download then answers those bytes. An envelope closed before this existed gets its certificate
  * on its first download through the same step; concurrent first downloads may each render one,
  * but only one is recorded and every one of them answers the recorded file (the other stays in
@@ -76,19 +78,32 @@ export async function readEnvelopeForCertificate(em: EntityManager, envelopeId: 
   return row;
 }
 
-/** Every event of the envelope's chain, as `audit verify` hashes them (timestamps as `toISOString()` text). */
-export async function readChain(em: EntityManager, envelopeId: string): Promise<EventRow[]> {
+/**
+ * Every event of the envelope's chain, as `audit verify` hashes them (timestamps as `toISOString()`
+ * text); with `first`, only the chain's first `first` events (what a fixed certificate included).
+ */
+export async function readChain(em: EntityManager, envelopeId: string, first?: number): Promise<EventRow[]> {
   return em.execute<EventRow[]>(
     `select stream_id as "streamId", envelope_id as "envelopeId", team_id as "teamId", seq, type,
             to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at,
             actor_type as "actorType", actor_id as "actorId", ip, user_agent as "userAgent", details, prev_hash as "prevHash", hash
-       from audit_event where stream_id = ? order by seq`,
-    [envelopeId],
+       from audit_event where stream_id = ? order by seq${first === undefined ? '' : ' limit ?'}`,
+    first === undefined ? [envelopeId] : [envelopeId, first],
   );
 }
 
 /** Everything the certificate says, read in a few statements; `current` marks an on-demand variant. */
-export async function certificateData(em: EntityManager, auditKey: Buffer, envelope: EnvelopeRow, options: { generatedAt: Date; current: boolean }): Promise<AuditPdfData> {
+export async function certificateData(
+  em: EntityManager,
+  auditKey: Buffer,
+  envelope: EnvelopeRow,
+  options: {
+    generatedAt: Date;
+    current: boolean;
+    /** Only the chain's first this many events: another locale of a certificate already fixed says what that one says. */
+    chainLength?: number;
+  },
+): Promise<AuditPdfData> {
   // The caller's entity manager itself, not a fork: inside fixCertificate's transaction a fork would ask
   // the pool for a second connection, which the embedded database (one connection) never has.
   const db = em;
@@ -116,7 +131,7 @@ export async function certificateData(em: EntityManager, auditKey: Buffer, envel
         recipient_id: string | null;
       }[]
     >(`select id, identifier, label, type, value, config, visible_when, recipient_id from field where envelope_id = ? order by identifier, id`, [envelope.id]),
-    readChain(em, envelope.id),
+    readChain(em, envelope.id, options.chainLength),
   ]);
   if (events.length === 0) throw new EnvelopeAuditNotFoundError(envelope.id);
   const keyIds = [...new Set(events.filter((event) => event.actorType === 'api_key' && event.actorId).map((event) => event.actorId!))];
@@ -363,6 +378,8 @@ export async function renderCertificate(
     outputPath: string;
     /** The envelope's team: its place in the PDF workers' fair queue. */
     team: string;
+    /** When the seal is made, if not when the data was gathered (a locale rendered after closing from the closing's facts). */
+    sealedAt?: Date;
   },
 ): Promise<void> {
   const { data, locale, outputPath, team } = render;
@@ -377,7 +394,7 @@ export async function renderCertificate(
           reason: `${data.current ? 'Current audit log (not the certificate of completion)' : 'Certificate of completion'} sealed by the envelope service: envelope ${data.envelope.id}`,
           name: 'Envelope service',
           location: dependencies.publicUrl,
-          signingTime: new Date(data.generatedAt),
+          signingTime: render.sealedAt ?? new Date(data.generatedAt),
           tsaUrl: dependencies.seal.tsaUrl,
         },
       },
@@ -411,18 +428,28 @@ export async function fixCertificate(dependencies: CertificateDependencies, enve
     await sealEnvelopeArtefacts(dependencies, envelopeId);
     envelope = (await readEnvelopeForCertificate(dependencies.em, envelopeId))!;
   }
-  // One run renders at a time per envelope and locale (concurrent first downloads wait for it and
-  // answer what it recorded); the guarded update below would keep a second record out anyway.
+  // One run renders at a time per envelope, whatever the locale (concurrent first downloads wait
+  // for it and answer what it recorded; a locale fixed while another is being fixed waits for it and
+  // states its facts); the guarded update below would keep a second record out anyway.
   return dependencies.em.fork().transactional(async (tx) => {
-    await tx.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`certificate:${envelopeId}:${locale}`], 'run');
+    await tx.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`certificate:${envelopeId}`], 'run');
     const [again] = await tx.execute<{ certificates: EnvelopeCertificates | null }[]>('select certificates from envelope where id = ?', [envelopeId]);
     const already = again?.certificates?.[locale];
     if (already !== undefined) return already;
-    const generatedAt = dependencies.clock.now();
-    const data = await certificateData(tx, dependencies.auditKey, envelope, { generatedAt, current: false });
+    // Another locale fixed already (at closing, `closingCertificateLocale`): this one states the
+    // same facts, the same events up to the same chain head and the same generation time, only in
+    // its own language; its seal is made now. Otherwise this is the first, with the trail as it is.
+    const reference = auditPdfLocales.map((other) => again?.certificates?.[other]).find((record) => record !== undefined);
+    const now = dependencies.clock.now();
+    const generatedAt = reference ? new Date(reference.generatedAt) : now;
+    const data = await certificateData(tx, dependencies.auditKey, envelope, { generatedAt, current: false, ...(reference ? { chainLength: reference.chainSeq } : {}) });
+    if (reference && (data.chain.length !== reference.chainSeq || (data.chain.headHash ?? '') !== reference.chainHead)) {
+      // The trail before the recorded head changed (a broken chain): never fix a certificate that disagrees with the other locale's.
+      throw new Error(`envelope ${envelopeId}: the audit chain up to the fixed certificate's head no longer matches it`);
+    }
     const stored = await inTemporaryDirectory(async (directory) => {
       const outputPath = path.join(directory, 'certificate.pdf');
-      await renderCertificate(dependencies, { data, locale, outputPath, team: envelope.team_id });
+      await renderCertificate(dependencies, { data, locale, outputPath, team: envelope.team_id, sealedAt: now });
       // Object first, row after: a row never names an object that is not stored.
       const staged = await dependencies.blobStore.stage(fs.createReadStream(outputPath));
       return staged.commit();
@@ -439,9 +466,17 @@ export async function fixCertificate(dependencies: CertificateDependencies, enve
   });
 }
 
-/** Fixes the certificate in every locale (the artefact job). */
+/**
+ * The locale fixed when the envelope closes: the one every download defaults to (no `locale`, no
+ * Turkish `Accept-Language`) and the signed-URL links name. The others are fixed on their first
+ * download (or the evidence package's), from the same facts (`fixCertificate`): rendering every
+ * locale at every closing doubled the PDF work of the signing path for files few ever ask for.
+ */
+export const closingCertificateLocale: AuditPdfLocale = 'en-US';
+
+/** Fixes the certificate at closing (the artefact jobs): in `closingCertificateLocale`; other locales on demand. */
 export async function fixCertificates(dependencies: CertificateDependencies, envelopeId: string): Promise<void> {
-  for (const locale of auditPdfLocales) await fixCertificate(dependencies, envelopeId, locale);
+  await fixCertificate(dependencies, envelopeId, closingCertificateLocale);
 }
 
 /** The `artefact.certificate` handler: a voided or expired envelope's certificates (finalized ones get theirs in `artefact.seal`). */

@@ -9,7 +9,8 @@
  * pdf-lib writes are the same), parsed once by fontkit, and that parsed font is handed to every
  * document the thread renders (`cachingFontkit`): parsing, cmap and GSUB/GPOS tables, glyph
  * metrics are done once per thread, not per field, document or job; so are the layouts of the
- * texts drawn (`rememberLayouts`) and their widths (`advanceOf`). Only the subset, which is each
+ * texts drawn, word by word (`rememberLayouts`), without the positioning no one reads
+ * (`skipPositioning`), and their widths (`advanceOf`). Only the subset, which is each
  * document's own, is built per document, without waiting on timers (`encodeSubsetsAtOnce`).
  */
 import fs from 'node:fs';
@@ -122,16 +123,96 @@ class TextCache<V> {
  * up to 50,000 characters in all are kept per font (a few megabytes).
  */
 function rememberLayouts(font: Font): void {
-  const layout = font.layout.bind(font);
-  const runs = new TextCache<ReturnType<Font['layout']>>(50_000);
-  font.layout = (text, features) => {
-    if (features !== undefined) return layout(text, features);
-    let run = runs.get(text);
+  const layout = font.layout.bind(font) as (text: string, features?: string[], script?: string) => GlyphRun;
+  const runs = new TextCache<GlyphRun>(50_000);
+  /**
+   * One word's run (in the whole text's script when that is not the word's own), remembered unless
+   * it is longer than any word that recurs: a long unbroken text (compact JSON in the certificate's
+   * appendix) is broken by characters, and each prefix tried at the line's edge would otherwise
+   * push the words that do recur out of the cache.
+   */
+  const wordRun = (word: string, script?: string): GlyphRun => {
+    if (word.length > LONGEST_REMEMBERED_WORD) return script === undefined ? layout(word) : layout(word, undefined, script);
+    const key = script === undefined ? word : `${script}\u0000${word}`;
+    let run = runs.get(key);
     if (run === undefined) {
-      run = layout(text);
-      runs.set(text, run);
+      run = script === undefined ? layout(word) : layout(word, undefined, script);
+      runs.set(key, run);
     }
     return run;
+  };
+  font.layout = ((text: string, features?: string[]) => {
+    if (features !== undefined) return layout(text, features);
+    const words = text.split(WORDS);
+    if (words.length === 1) return wordRun(text);
+    return composedRun(words, wordRun);
+  }) as Font['layout'];
+  // The same, with the last word laid out and not remembered (a word being broken by characters: each prefix tried once).
+  const fresh = (word: string, script?: string): GlyphRun => (script === undefined ? layout(word) : layout(word, undefined, script));
+  layoutsOnce.set(font, (text) => {
+    const words = text.split(WORDS);
+    const last = words.length - 1;
+    return composedRun(words, wordRun, last, fresh);
+  });
+}
+
+/** Per font, its layout of a text whose last word is not to be remembered (`rememberLayouts`). */
+const layoutsOnce = new WeakMap<Font, (text: string) => GlyphRun>();
+
+type GlyphRun = ReturnType<Font['layout']>;
+
+/** Words up to this many characters are remembered: a SHA-256 in hex (64) is the longest that recurs (drawn after it is measured). */
+const LONGEST_REMEMBERED_WORD = 80;
+
+/** Split points of a text into words, each with the spaces after it (`a b  c` → `a `, `b  `, `c`). */
+const WORDS = /(?<= )(?=[^ ])/;
+
+/**
+ * A line's run put together from its words' runs: the glyphs in order, which is all that is read
+ * of a run (pdf-lib's `encodeText` and `widthOfTextAtSize`, our `advanceOf`: glyph ids and
+ * advance widths; kerning and other positions are never applied). Shaping a line whole, as fontkit
+ * does on every new text, redid GSUB and GPOS for words already shaped: the same words recur in
+ * every line of a certificate, and a line is new text each time it is drawn (docs/performance.md,
+ * P9). Substitutions never reach across a space in our fonts (Noto Sans, Dancing Script: no
+ * contextual rule has a space in its context); each word is shaped in the whole line's script, the
+ * script fontkit would detect for the line (its first letter's), so the glyphs are the ones the
+ * whole line gets. test/pdf-fonts.test.ts holds this against whole-line layouts.
+ */
+function composedRun(words: string[], wordRun: (word: string, script?: string) => GlyphRun, freshAt = -1, fresh = wordRun): GlyphRun {
+  const runOf = (index: number, script?: string) => (index === freshAt ? fresh : wordRun)(words[index]!, script);
+  const own = words.map((_, index) => runOf(index));
+  // fontkit's detection: the first character of a script other than Common, Inherited, Unknown ('zzzz' when none).
+  const script = own.find((run) => run.script !== UNKNOWN_SCRIPT)?.script ?? UNKNOWN_SCRIPT;
+  const glyphs: GlyphRun['glyphs'] = [];
+  for (const [index, run] of own.entries()) {
+    const inScript = run.script === script ? run : runOf(index, script);
+    for (const glyph of inScript.glyphs) glyphs.push(glyph);
+  }
+  return { glyphs, script } as GlyphRun;
+}
+
+/** fontkit's script tag for a text with no letter of any script. */
+const UNKNOWN_SCRIPT = 'zzzz';
+
+/**
+ * Lays text out without positioning it: fontkit's layout substitutes (GSUB: ligatures, locale
+ * forms, composed marks), then positions (GPOS kerning and mark attachment, or the `kern` table),
+ * and positions are never read here: pdf-lib writes glyph ids and the font's own advance widths
+ * (no kerning in the content stream), and our widths are the glyphs' advances too. Positioning was
+ * about half of every layout's cost. Each glyph still gets a plain position (its advance), which
+ * fontkit's hiding of default-ignorable characters writes into, and a right-to-left run is still
+ * reversed as fontkit's positioning step does. test/pdf-fonts.test.ts holds the glyphs and
+ * advances against fontkit's own layout.
+ */
+function skipPositioning(font: Font): void {
+  type Run = { glyphs: { advanceWidth: number }[]; positions: unknown[]; direction: string };
+  const engine = (font as unknown as { _layoutEngine: { position(run: Run): void } })._layoutEngine;
+  engine.position = (run) => {
+    run.positions = run.glyphs.map((glyph) => ({ xAdvance: glyph.advanceWidth, yAdvance: 0, xOffset: 0, yOffset: 0 }));
+    if (run.direction === 'rtl') {
+      run.glyphs.reverse();
+      run.positions.reverse();
+    }
   };
 }
 
@@ -208,6 +289,7 @@ function loadFamily(pkg: string, base: string): FontFamily {
   const files = ['latin', 'latin-ext'].map((subset) => sfntOfWoff(fs.readFileSync(path.join(directory, `${base}-${subset}-400-normal.woff`))));
   const fonts = files.map((bytes) => {
     const font = fontkit.create(bytes);
+    skipPositioning(font);
     rememberLayouts(font);
     encodeSubsetsAtOnce(font, bytes);
     parsed.set(bytes, font);
@@ -248,10 +330,26 @@ export function advanceOf(font: Font, text: string): number {
   if (widths === undefined) advanceCache.set(font, (widths = new TextCache(200_000)));
   let width = widths.get(text);
   if (width === undefined) {
-    const scale = 1000 / font.unitsPerEm;
-    width = 0;
-    for (const glyph of font.layout(text).glyphs) width += glyph.advanceWidth * scale;
-    widths.set(text, width);
+    width = sumOfAdvances(font, font.layout(text));
+    // A word is remembered; a line of several is put together from its words' remembered runs
+    // each time (cheap), not kept: the candidate lines of a wrap are each measured once.
+    if (!WORDS.test(text)) widths.set(text, width);
   }
+  return width;
+}
+
+/**
+ * `advanceOf` for a text measured once (a line ending in a prefix of a word being broken by
+ * characters): the same number, with nothing of its last word remembered.
+ */
+export function advanceOfOnce(font: Font, text: string): number {
+  const layoutOnce = layoutsOnce.get(font);
+  return sumOfAdvances(font, layoutOnce ? layoutOnce(text) : font.layout(text));
+}
+
+function sumOfAdvances(font: Font, run: GlyphRun): number {
+  const scale = 1000 / font.unitsPerEm;
+  let width = 0;
+  for (const glyph of run.glyphs) width += glyph.advanceWidth * scale;
   return width;
 }

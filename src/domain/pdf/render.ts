@@ -30,7 +30,7 @@ import {
   rectangle,
   rgb,
 } from 'pdf-lib';
-import { advanceOf, cachingFontkit, type FontFamily, fileIndexFor, fontFamilies } from './fonts.ts';
+import { advanceOf, advanceOfOnce, cachingFontkit, type FontFamily, fileIndexFor, fontFamilies } from './fonts.ts';
 
 export type RenderView = { page: number; x: number; y: number; width: number; height: number };
 /** The field types drawn as text the caller has already written out (`RenderField.text`). */
@@ -71,12 +71,13 @@ function runsOf(text: string, embedded: MeasuredFamily): { text: string; index: 
 }
 
 /** A run's width at `size`: pdf-lib's `widthOfTextAtSize`, measured once per font and text (pdf/fonts.ts). */
-function runWidth(embedded: MeasuredFamily, run: { text: string; index: number }, size: number): number {
-  return advanceOf(embedded.family.fonts[run.index]!, run.text) * (size / 1000);
+function runWidth(embedded: MeasuredFamily, run: { text: string; index: number }, size: number, once = false): number {
+  return (once ? advanceOfOnce : advanceOf)(embedded.family.fonts[run.index]!, run.text) * (size / 1000);
 }
 
-function widthOf(text: string, embedded: MeasuredFamily, size: number): number {
-  return runsOf(text, embedded).reduce((sum, run) => sum + runWidth(embedded, run, size), 0);
+/** `once`: a text measured once (its last word a prefix of a word being broken), whose layout is not worth remembering. */
+function widthOf(text: string, embedded: MeasuredFamily, size: number, once = false): number {
+  return runsOf(text, embedded).reduce((sum, run) => sum + runWidth(embedded, run, size, once), 0);
 }
 
 function drawLine(page: PDFPage, text: string, embedded: EmbeddedFamily, options: { x: number; y: number; size: number; color?: ReturnType<typeof rgb> }) {
@@ -103,11 +104,11 @@ function drawLine(page: PDFPage, text: string, embedded: EmbeddedFamily, options
  */
 function wrap(text: string, embedded: MeasuredFamily, size: number, maxWidth: number): string[] {
   const measure = (piece: string) => widthOf(piece, embedded, size);
-  const fits = (line: string, lineWidth: number, piece: string) => {
+  const fits = (line: string, lineWidth: number, piece: string, breaking = false) => {
     const estimate = lineWidth + measure(piece.trimEnd());
     if (estimate <= maxWidth - size) return true;
     if (estimate > maxWidth + size) return false;
-    return measure((line + piece).trimEnd()) <= maxWidth;
+    return widthOf((line + piece).trimEnd(), embedded, size, breaking) <= maxWidth;
   };
   const lines: string[] = [];
   for (const paragraph of text.replace(/\t/g, '    ').split(/\r\n|[\n\r\u2028\u2029]/)) {
@@ -123,7 +124,7 @@ function wrap(text: string, embedded: MeasuredFamily, size: number, maxWidth: nu
       line = '';
       lineWidth = 0;
       for (const character of word) {
-        if (line !== '' && !fits(line, lineWidth, character)) {
+        if (line !== '' && !fits(line, lineWidth, character, true)) {
           lines.push(line.trimEnd());
           line = '';
           lineWidth = 0;
