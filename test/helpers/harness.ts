@@ -10,6 +10,7 @@ import { loadSealCertificate, type SealCertificate } from '../../src/domain/arte
 import type { LiveLimits } from '../../src/domain/live/envelope-event-hub.ts';
 import type { PdfWorkerPoolOptions } from '../../src/domain/pdf/worker-pool.ts';
 import { createTeam } from '../../src/domain/team/team.service.ts';
+import type { App } from '../../src/app.ts';
 import { createRuntime } from '../../src/runtime.ts';
 import { listen } from '../../src/server.ts';
 import type { BlobStore } from '../../src/shared/blob-store/index.ts';
@@ -49,6 +50,8 @@ export function runInstanceEnvironment(dataDir: string): { AUDIT_HMAC_KEY: strin
 
 export type TestApp = {
   url: string;
+  /** The app as listen() serves it (a few tests look at what answered a request). */
+  app: App;
   orm: MikroORM;
   dependencies: AppDependencies;
   /** The workers' dependencies as the composition root built them (test/helpers/workers.ts starts workers from them). */
@@ -156,6 +159,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const running = await listen(app, { port: 0, host: '127.0.0.1', maxUploadBytes: config.maxDocumentBytes, webSocketIdleMs: options.webSocketIdleMs });
   return {
     url: running.url,
+    app,
     orm,
     dependencies,
     workerDependencies: runtime.workerDependencies,
