@@ -152,6 +152,8 @@ export function createPassThroughHttp(dependencies: ServingDependencies, options
       const startedAt = process.hrtime.bigint();
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      // A client gone mid-body: nothing is answered (the socket is closed), and the failure is not the process's.
+      request.once('error', () => {});
       request.once('end', () => {
         // The body guard may have answered a stalled body already (http/body-guard.ts).
         if (response.headersSent || response.writableEnded) return;
