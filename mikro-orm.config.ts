@@ -2,8 +2,8 @@ import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig } from '@mikro-orm/postgresql';
 import type { CompiledQuery, DatabaseConnection } from 'kysely';
 import type pg from 'pg';
-import { entities } from './src/db/entities.ts';
 import { observePoolStatements } from './src/db/direct-reads.ts';
+import { entities } from './src/db/entities.ts';
 import { prepareParameterizedStatements } from './src/db/prepared-statements.ts';
 import { migrations } from './src/migrations/index.ts';
 

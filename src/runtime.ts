@@ -13,9 +13,9 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type App, createApp } from './app.ts';
-import { readDirectlyOnPool } from './db/database.ts';
 import type { Config } from './config.ts';
 import type { AppDependencies } from './context.ts';
+import { readDirectlyOnPool } from './db/database.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
 import { type LiveLimits, startEnvelopeEvents } from './domain/live/envelope-event-hub.ts';
 import { createMailer, type Mailer } from './domain/notification/mailer.ts';

@@ -4,8 +4,8 @@ import pg from 'pg';
 import { createOrmConfig } from '../../mikro-orm.config.ts';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../shared/metrics.ts';
-import { type EmbeddedPostgres, findSharedEmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.ts';
 import { enableDirectReads } from './direct-reads.ts';
+import { type EmbeddedPostgres, findSharedEmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.ts';
 
 export type Database = {
   orm: MikroORM;

@@ -28,6 +28,9 @@ import { answerPlan, KnownOperations } from './pass-through.ts';
 
 type NodeListener = (request: IncomingMessage, response: ServerResponse) => void;
 
+/** One request beside yoga: the Node pair, yoga's listener to hand it to, its body as read, when it started. */
+type Exchange = { request: IncomingMessage; response: ServerResponse; yoga: NodeListener; body: Buffer; startedAt: bigint };
+
 /** A decision taken here before handing the request to yoga: its rate-limit plugin takes it instead of counting again. */
 const decidedBeforeYoga = new WeakMap<IncomingMessage, { decision: RateLimitDecision | undefined }>();
 
@@ -68,18 +71,19 @@ export function createPassThroughHttp(dependencies: ServingDependencies, options
   let answered = 0;
 
   /** Yoga answers it, with the body read here given to its Node adapter as the parsed request's body. */
-  function toYoga(request: IncomingMessage, response: ServerResponse, yoga: NodeListener, body: Buffer, decided?: { decision: RateLimitDecision | undefined }) {
+  function toYoga({ request, response, yoga, body }: Exchange, decided?: { decision: RateLimitDecision | undefined }) {
     if (decided) decidedBeforeYoga.set(request, decided);
     (request as IncomingMessage & { body?: unknown }).body = body;
     yoga(request, response);
   }
 
-  async function answer(request: IncomingMessage, response: ServerResponse, yoga: NodeListener, body: Buffer, startedAt: bigint): Promise<void> {
+  async function answer(exchange: Exchange): Promise<void> {
+    const { request, response, body, startedAt } = exchange;
     let parsed: unknown;
     try {
       parsed = JSON.parse(body.toString('utf8'));
     } catch {
-      return toYoga(request, response, yoga, body);
+      return toYoga(exchange);
     }
     const { query, operationName, variables, ...rest } = (parsed ?? {}) as { query?: unknown; operationName?: unknown; variables?: unknown };
     const plainRequest =
@@ -90,11 +94,11 @@ export function createPassThroughHttp(dependencies: ServingDependencies, options
       (operationName === undefined || operationName === null || typeof operationName === 'string') &&
       (variables === undefined || variables === null || (typeof variables === 'object' && !Array.isArray(variables))) &&
       Object.keys(rest).length === 0;
-    if (!plainRequest) return toYoga(request, response, yoga, body);
+    if (!plainRequest) return toYoga(exchange);
     const key = KnownOperations.key(query, operationName as string | null | undefined);
     const operation = known.get(key);
     // Unknown text: yoga parses and validates it; if the pass-through answers it, it is known from then on.
-    if (!operation || unstorableTextIssues(variables ?? {}).length > 0) return toYoga(request, response, yoga, body);
+    if (!operation || unstorableTextIssues(variables ?? {}).length > 0) return toYoga(exchange);
     const metadata = nodeRequestMetadata(request, config.trustedProxyHops);
     let context: RequestContext;
     let decision: RateLimitDecision | undefined;
@@ -104,9 +108,9 @@ export function createPassThroughHttp(dependencies: ServingDependencies, options
       decision = await consumeForRequest(rateLimiter, context);
     } catch {
       // Yoga meets the same failure and answers it as it always has.
-      return toYoga(request, response, yoga, body);
+      return toYoga(exchange);
     }
-    if (decision && !decision.allowed) return toYoga(request, response, yoga, body, { decision });
+    if (decision && !decision.allowed) return toYoga(exchange, { decision });
     const executionStartedAt = process.hrtime.bigint();
     let text: string | null;
     try {
@@ -115,7 +119,7 @@ export function createPassThroughHttp(dependencies: ServingDependencies, options
       text = null;
     }
     // A bad cursor, filter or variable, no caller: yoga executes it and answers as always.
-    if (text === null) return toYoga(request, response, yoga, body, { decision });
+    if (text === null) return toYoga(exchange, { decision });
     if (response.headersSent || response.writableEnded) return;
     answered += 1;
     const name = operation.plan.operation.name?.value ?? (operationName as string | null | undefined);
@@ -158,7 +162,7 @@ export function createPassThroughHttp(dependencies: ServingDependencies, options
         // The body guard may have answered a stalled body already (http/body-guard.ts).
         if (response.headersSent || response.writableEnded) return;
         const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-        answer(request, response, yoga, body, startedAt).catch((error: unknown) => {
+        answer({ request, response, yoga, body, startedAt }).catch((error: unknown) => {
           logger.error({ err: error }, 'could not answer a pass-through operation');
           if (!response.headersSent) response.writeHead(500);
           response.end();

@@ -1,6 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { IncomingMessage } from 'node:http';
 import type { RequestContext } from '../context.ts';
 import { consumeForRequest, type RateLimitDecision, RateLimitedError, type RateLimiter, rateLimitHeaders } from '../http/rate-limit.ts';
 import { decisionTakenBesideYoga } from './pass-through-http.ts';
