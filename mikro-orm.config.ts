@@ -2,6 +2,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig } from '@mikro-orm/postgresql';
 import type { CompiledQuery, DatabaseConnection } from 'kysely';
 import type pg from 'pg';
+import { observePoolStatements } from './src/db/direct-reads.ts';
 import { entities } from './src/db/entities.ts';
 import { prepareParameterizedStatements } from './src/db/prepared-statements.ts';
 import { migrations } from './src/migrations/index.ts';
@@ -58,7 +59,11 @@ export function createOrmConfig({ clientUrl, poolMax = 10, acquireTimeoutMs = 15
     pool: { min: 0, max: poolMax, idleTimeoutMillis: 30_000 },
     driverOptions: {
       connectionTimeoutMillis: acquireTimeoutMs,
-      onPoolCreated: prepareStatements ? (pool: pg.Pool) => pool.on('connect', prepareParameterizedStatements) : undefined,
+      onPoolCreated: (pool: pg.Pool) => {
+        if (prepareStatements) pool.on('connect', prepareParameterizedStatements);
+        // The read model's direct path (src/db/direct-reads.ts) reports its statements here too.
+        if (onQuery) observePoolStatements(pool, onQuery);
+      },
     },
     timezone: 'Z',
     forceUtcTimezone: true,

@@ -14,7 +14,8 @@ import { graphqlLimitPlugins } from './graphql/limits.ts';
 import { liveSsePlugin, sharedSubscriptionPlugin } from './graphql/live-fanout.ts';
 import { createLiveSseServer, type LiveSseServer } from './graphql/live-sse.ts';
 import { graphqlMetricsPlugin } from './graphql/metrics.ts';
-import { graphqlPassThroughPlugin } from './graphql/pass-through.ts';
+import { graphqlPassThroughPlugin, KnownOperations } from './graphql/pass-through.ts';
+import { createPassThroughHttp, type PassThroughHttp } from './graphql/pass-through-http.ts';
 import { graphqlRateLimitPlugin } from './graphql/rate-limit.ts';
 import { protoKeyInLiteralRule } from './graphql/scalars.ts';
 import { schema } from './graphql/schema.ts';
@@ -43,7 +44,7 @@ export const GRAPHQL_SSE_ENDPOINT = '/graphql/stream';
  * over SSE, whose event streams are written straight to Node (graphql/live-sse.ts); listen()
  * (server.ts) routes each request to one of them by path (and, for SSE, its Accept header).
  */
-export type App = YogaServerInstance<NodeServerContext, RequestContext> & { rest: RestServer; mcp: McpHttpServer; liveSse: LiveSseServer };
+export type App = YogaServerInstance<NodeServerContext, RequestContext> & { rest: RestServer; mcp: McpHttpServer; liveSse: LiveSseServer; passThrough: PassThroughHttp | undefined };
 
 /** One hub per ORM when none was brought: fed by this process's own commits (the embedded database, tools). */
 const hubsByOrm = new WeakMap<AppDependencies['orm'], EnvelopeEventHub>();
@@ -142,6 +143,8 @@ export function createApp(given: AppDependencies): App {
   const stopMetrics = watchAppMetrics(dependencies);
   const securityHeaders = createSecurityHeaders({ renderGraphiQL: renderLocalGraphiQL });
   const requestMetadataOf = createRequestMetadataReader({ trustedProxyHops: dependencies.config.trustedProxyHops });
+  // Pass-through operations yoga has validated and answered once are served beside it after that.
+  const knownOperations = dependencies.config.graphqlPassThrough ? new KnownOperations() : undefined;
   const yoga = createYoga<NodeServerContext, RequestContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -210,7 +213,7 @@ export function createApp(given: AppDependencies): App {
       graphqlBodyLimitPlugin(requestMetadataOf),
       ...(dependencies.config.graphqlJit ? [useGraphQlJit()] : []),
       // After graphql-jit: plain envelope pages are answered with PostgreSQL's text, the rest executed by it.
-      ...(dependencies.config.graphqlPassThrough ? [graphqlPassThroughPlugin()] : []),
+      ...(dependencies.config.graphqlPassThrough ? [graphqlPassThroughPlugin(knownOperations)] : []),
       graphqlMetricsPlugin(metrics),
       // Live events: executed once per distinct (operation, variables, team), serialised once.
       sharedSubscriptionPlugin(),
@@ -219,5 +222,10 @@ export function createApp(given: AppDependencies): App {
       useGraphQLSSE({ endpoint: GRAPHQL_SSE_ENDPOINT }),
     ],
   });
-  return Object.assign(yoga, { rest: createRestServer(dependencies), mcp: createMcpHttpServer(dependencies), liveSse: createLiveSseServer(yoga, logger) });
+  return Object.assign(yoga, {
+    rest: createRestServer(dependencies),
+    mcp: createMcpHttpServer(dependencies),
+    liveSse: createLiveSseServer(yoga, logger),
+    passThrough: knownOperations && createPassThroughHttp(dependencies, { known: knownOperations, graphqlEndpoint: '/graphql', rateLimiter }),
+  });
 }

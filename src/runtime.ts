@@ -15,6 +15,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { type App, createApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { AppDependencies } from './context.ts';
+import { readDirectlyOnPool } from './db/database.ts';
 import type { SealCertificate } from './domain/artefact/seal-certificate.ts';
 import { type LiveLimits, startEnvelopeEvents } from './domain/live/envelope-event-hub.ts';
 import { createMailer, type Mailer } from './domain/notification/mailer.ts';
@@ -115,6 +116,8 @@ export async function createRuntime(options: RuntimeOptions, overrides: RuntimeO
     overrides.blobStore ??
     createBlobStore({ dataDir: config.dataDir, location: config.blobStore, cacheBytes: config.blobCacheBytes, onError: (operation) => metrics.blobStoreErrors.inc({ operation }) });
 
+  // The read model's statements outside transactions go straight to the pool (db/direct-reads.ts).
+  await readDirectlyOnPool(orm);
   const dependencies = { orm, config, logger, clock, blobStore, auditKey, pdfWorkers, seal, apiKeyCache, rateLimiter, envelopeEvents: envelopeEvents.hub, metrics };
   const app = createApp(dependencies);
 

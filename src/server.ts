@@ -34,6 +34,8 @@ export async function listen(
     if (url && isRestPath(url.pathname)) app.rest.serve(request, response, url);
     else if (url && url.pathname === MCP_PATH) app.mcp.serve(request, response);
     else if (url && app.liveSse.accepts(request, url)) app.liveSse.serve(request, response);
+    // Known pass-through operations (plain envelope pages) beside yoga, the rest through it (graphql/pass-through-http.ts).
+    else if (url && app.passThrough?.accepts(request, url.pathname)) app.passThrough.serve(request, response, handle);
     else handle(request, response);
   };
   const server = http.createServer(

@@ -247,3 +247,57 @@ describe('GraphQL pass-through answers exactly as execution', () => {
     expect(passed.text).toBe('{"data":{"envelopes":{"nodes":[]}}}');
   });
 });
+
+describe('pass-through operations served beside yoga', () => {
+  /** The answer with every header, one request. */
+  async function postRaw(app: TestApp, body: unknown, headers: Record<string, string> = {}) {
+    const response = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', 'x-service-api-key': team.apiKey, ...headers },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, headers: Object.fromEntries(response.headers), text: await response.text() };
+  }
+  /** Headers that differ between any two answers (a new id, a budget counted down, the clock). */
+  const comparable = (headers: Record<string, string>) => {
+    const { 'x-request-id': _id, 'x-ratelimit-remaining': _remaining, date: _date, ...rest } = headers;
+    return rest;
+  };
+
+  it.each([{ accept: 'application/graphql-response+json, application/json' }, { accept: 'application/json' }, { accept: '*/*' }, { accept: 'application/graphql-response+json' }])(
+    'answers a page yoga answered before with the same status, bytes and headers (Accept: $accept)',
+    async ({ accept }) => {
+      // A text of its own (the trailing comment), so that yoga answers it first.
+      const body = { query: `${BENCH_PAGE} # ${accept}`, variables: { first: 3 } };
+      const headers = { accept, origin: 'https://app.example' };
+      const before = passing.app.passThrough!.answered;
+      const throughYoga = await postRaw(passing, body, headers);
+      expect(passing.app.passThrough!.answered).toBe(before);
+      const beside = await postRaw(passing, body, headers);
+      expect(passing.app.passThrough!.answered).toBe(before + 1);
+      expect(beside.status).toBe(200);
+      expect(beside.text).toBe(throughYoga.text);
+      expect(comparable(beside.headers)).toEqual(comparable(throughYoga.headers));
+      expect(Number(beside.headers['x-ratelimit-remaining'])).toBeLessThan(Number(throughYoga.headers['x-ratelimit-remaining']));
+      expect(beside.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    },
+  );
+
+  it('hands a known text to yoga when it cannot answer it, which answers as it always has', async () => {
+    const query = `${BENCH_PAGE} # fallbacks`;
+    await postRaw(passing, { query, variables: { first: 2 } });
+    const before = passing.app.passThrough!.answered;
+    for (const [body, headers] of [
+      [{ query, variables: { first: 'x' } }, {}],
+      [{ query }, {}],
+      [{ query, variables: { first: 2 } }, { 'x-service-api-key': 'sk_nope' }],
+      [{ query, variables: { first: 1000 } }, {}],
+    ] as const) {
+      const [passed, executed] = await Promise.all([postRaw(passing, body, headers), postRaw(executing, body, headers)]);
+      const withoutRequestIds = (text: string) => text.replace(/"requestId":"[^"]*"/g, '"requestId":"…"');
+      expect(withoutRequestIds(passed.text)).toBe(withoutRequestIds(executed.text));
+      expect(passed.status).toBe(executed.status);
+    }
+    expect(passing.app.passThrough!.answered).toBe(before);
+  });
+});

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { createOrmConfig } from '../../mikro-orm.config.ts';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../shared/metrics.ts';
+import { enableDirectReads } from './direct-reads.ts';
 import { type EmbeddedPostgres, findSharedEmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.ts';
 
 export type Database = {
@@ -141,4 +142,15 @@ export function watchPoolUsage(orm: MikroORM, metrics: Pick<Metrics, 'onScrape' 
     metrics.dbPoolIdle.set(pool.idleCount);
     metrics.dbPoolWaiting.set(pool.waitingCount);
   });
+}
+
+/**
+ * Lets the read model run its statements outside transactions straight on the ORM's `pg` pool
+ * (db/direct-reads.ts): the pool-bound Kysely instance that `em.getKysely()` hands out there is
+ * registered with its pool. Inside a transaction `getKysely()` answers the transaction's own.
+ */
+export async function readDirectlyOnPool(orm: MikroORM): Promise<void> {
+  const connection = orm.driver.getConnection();
+  const pool = (await connection.getNativeClient()) as pg.Pool;
+  enableDirectReads(connection.getClient(), pool);
 }

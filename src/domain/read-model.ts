@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Compilable, CompiledQuery, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
+import { directReadsOf, queryDirect } from '../db/direct-reads.ts';
 import { isUuid } from '../shared/ids.ts';
 import { decodeCursorPosition, takePage } from './pagination.ts';
 
@@ -359,6 +360,9 @@ export async function runRead<Row>(reader: ReadDb, shape: string, build: (db: Re
     compiledShapes.set(shape, compiled);
   }
   const parameters = compiled.parameters.map((parameter) => ('slot' in parameter ? values[parameter.slot] : parameter.constant));
+  // Outside a transaction, straight on the pool: no Kysely executor per read (db/direct-reads.ts).
+  const direct = directReadsOf(reader);
+  if (direct) return queryDirect<Row>(direct, compiled.sql, parameters);
   const result = await reader.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters));
   return result.rows;
 }

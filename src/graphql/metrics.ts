@@ -1,6 +1,21 @@
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { observeLabelled } from '../shared/histogram-children.ts';
 import type { Metrics } from '../shared/metrics.ts';
+
+/**
+ * One executed operation into `graphql_operation_duration_seconds`, its series resolved once per
+ * label set (shared/histogram-children.ts): by the plugin below and by the pass-through served
+ * beside yoga (graphql/pass-through-http.ts).
+ */
+export function observeOperation(
+  metrics: Pick<Metrics, 'graphqlOperationDuration'>,
+  operation: { operation_name: string; operation_type: string; result: 'success' | 'error'; startedAt: bigint },
+): void {
+  const { operation_name, operation_type, result, startedAt } = operation;
+  const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+  observeLabelled(metrics.graphqlOperationDuration, { operation_name, operation_type, result }, [operation_name, operation_type, result], seconds);
+}
 
 /**
  * `graphql_operation_duration_seconds`: each executed operation by its (bounded) name and type,
@@ -23,11 +38,11 @@ export function graphqlMetricsPlugin(metrics: Pick<Metrics, 'graphqlOperationDur
   }
   return {
     onExecute({ args }) {
-      const endTimer = metrics.graphqlOperationDuration.startTimer(labelsOf(args.document, args.operationName));
+      const startedAt = process.hrtime.bigint();
       return {
         onExecuteDone({ result }) {
           // An incremental result (an async iterable) counts once it is handed back.
-          endTimer({ result: hasErrors(result) ? 'error' : 'success' });
+          observeOperation(metrics, { ...labelsOf(args.document, args.operationName), result: hasErrors(result) ? 'error' : 'success', startedAt });
         },
       };
     },

@@ -13,6 +13,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 import { ANSWER_FIELDS, type AnswerKind, type AnswerShape, readEnvelopePageAnswer } from '../domain/envelope/envelope.answer.ts';
 import type { ServiceContext } from '../domain/service-context.ts';
 import { envelopePageOptionsOf } from './types/envelope.ts';
@@ -45,7 +46,7 @@ const KIND_OF_TYPE: Record<string, AnswerKind> = {
 };
 
 type RootPlan = { key: string; constant: string } | { key: string; node: FieldNode; shape: AnswerShape };
-type Plan = { operation: OperationDefinitionNode; roots: RootPlan[] };
+export type Plan = { operation: OperationDefinitionNode; roots: RootPlan[] };
 
 class NotPlain extends Error {}
 
@@ -120,10 +121,38 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operationName: st
 
 const NO_PLAN = Symbol('no plan');
 
+/** A document that reached execution (so it parsed and passed every validation rule and limit) and that the pass-through answered. */
+export type KnownOperation = { plan: Plan; schema: GraphQLSchema; document: DocumentNode; operationName: string | null | undefined };
+
+/**
+ * Pass-through operations by their request's text (operation name and query), for serving them
+ * beside yoga (graphql/pass-through-http.ts). Only text yoga parsed and validated, and whose
+ * answer came from the pass-through, is ever added; bounded like the read model's shapes.
+ */
+export class KnownOperations {
+  readonly #byText = new LRUCache<string, KnownOperation>({ max: 500 });
+  static key(query: string, operationName: string | null | undefined): string {
+    return `${operationName ?? ''}\u0000${query}`;
+  }
+  get size(): number {
+    return this.#byText.size;
+  }
+  get(key: string): KnownOperation | undefined {
+    return this.#byText.get(key);
+  }
+  /** Remembers an operation the pass-through answered, by the request text yoga parsed it from (its `params`). */
+  learn(params: { query?: unknown; operationName?: unknown } | undefined, operation: KnownOperation): void {
+    if (typeof params?.query !== 'string' || (params.operationName != null && typeof params.operationName !== 'string')) return;
+    const key = KnownOperations.key(params.query, params.operationName as string | null | undefined);
+    if (!this.#byText.has(key)) this.#byText.set(key, operation);
+  }
+}
+
 /**
  * The pass-through as an envelop plugin; put it after graphql-jit's, whose execute it falls back to.
+ * `known` hears of each operation it answered, with the request text yoga parsed it from.
  */
-export function graphqlPassThroughPlugin(): Plugin {
+export function graphqlPassThroughPlugin(known?: KnownOperations): Plugin {
   const plans = new WeakMap<DocumentNode, Map<string, Plan | typeof NO_PLAN>>();
   const planFor = (args: ExecutionArgs): Plan | null => {
     let byName = plans.get(args.document);
@@ -146,8 +175,17 @@ export function graphqlPassThroughPlugin(): Plugin {
       setExecuteFn(((args: ExecutionArgs) => {
         const plan = planFor(args);
         if (!plan) return execute(args);
-        return answer(plan, args).then(
-          (text) => (text === null ? execute(args) : passedThrough(text)),
+        return answerPlan(plan, { schema: args.schema, variableValues: args.variableValues, context: args.contextValue as ServiceContext }).then(
+          (text) => {
+            if (text === null) return execute(args);
+            known?.learn((args.contextValue as { params?: { query?: unknown; operationName?: unknown } }).params, {
+              plan,
+              schema: args.schema,
+              document: args.document,
+              operationName: args.operationName,
+            });
+            return passedThrough(text);
+          },
           () => execute(args),
         );
       }) as typeof executeFn);
@@ -155,8 +193,8 @@ export function graphqlPassThroughPlugin(): Plugin {
   };
 }
 
-/** The operation's `{"data":…}` text, or null when it must be executed after all. */
-async function answer(plan: Plan, args: ExecutionArgs): Promise<string | null> {
+/** The operation's `{"data":…}` text, or null when it must be executed after all (a failure rejects). */
+export async function answerPlan(plan: Plan, args: { schema: GraphQLSchema; variableValues: unknown; context: ServiceContext }): Promise<string | null> {
   const variables = getVariableValues(args.schema, plan.operation.variableDefinitions ?? [], (args.variableValues ?? {}) as Record<string, unknown>);
   if (variables.errors) return null;
   const queryType = args.schema.getQueryType()!;
@@ -164,7 +202,7 @@ async function answer(plan: Plan, args: ExecutionArgs): Promise<string | null> {
     plan.roots.map(async (root) => {
       if ('constant' in root) return `${JSON.stringify(root.key)}:${JSON.stringify(root.constant)}`;
       const fieldArgs = getArgumentValues(queryType.getFields()[root.node.name.value], root.node, variables.coerced);
-      const text = await readEnvelopePageAnswer(args.contextValue as ServiceContext, envelopePageOptionsOf(fieldArgs), root.shape);
+      const text = await readEnvelopePageAnswer(args.context, envelopePageOptionsOf(fieldArgs), root.shape);
       return `${JSON.stringify(root.key)}:${text}`;
     }),
   );

@@ -1,7 +1,9 @@
+import type { IncomingMessage } from 'node:http';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.ts';
 import { consumeForRequest, type RateLimitDecision, RateLimitedError, type RateLimiter, rateLimitHeaders } from '../http/rate-limit.ts';
+import { decisionTakenBesideYoga } from './pass-through-http.ts';
 
 /**
  * The GraphQL face of the rate limit: every executed operation counts once, against the same
@@ -13,8 +15,10 @@ import { consumeForRequest, type RateLimitDecision, RateLimitedError, type RateL
 export function graphqlRateLimitPlugin(limiter: RateLimiter): Plugin {
   const decisions = new WeakMap<Request, RateLimitDecision>();
   async function consume(contextValue: unknown, setResultAndStopExecution: (result: ExecutionResult) => void) {
-    const context = contextValue as RequestContext & { request: Request };
-    const decision = await consumeForRequest(limiter, context);
+    const context = contextValue as RequestContext & { request: Request; req?: IncomingMessage };
+    // Already counted beside yoga (graphql/pass-through-http.ts), which handed the request here: not counted twice.
+    const taken = decisionTakenBesideYoga(context.req);
+    const decision = taken ? taken.decision : await consumeForRequest(limiter, context);
     if (!decision) return;
     decisions.set(context.request, decision);
     if (decision.allowed) return;

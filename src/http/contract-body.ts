@@ -21,6 +21,11 @@ export function successAnswer(payload: Record<string, unknown>, headers: Record<
   return { status: 200, headers: { ...jsonHeaders, ...headers }, body: JSON.stringify({ version: REST_VERSION, success: true, payload }) };
 }
 
+/** successAnswer of a payload that is already JSON text as JSON.stringify writes it: spliced, not parsed. */
+export function successAnswerOfText(payloadJson: string, headers: Record<string, string> = {}): Answer & { body: string } {
+  return { status: 200, headers: { ...jsonHeaders, ...headers }, body: `{"version":"${REST_VERSION}","success":true,"payload":${payloadJson}}` };
+}
+
 export function successResponse(payload: Record<string, unknown>, headers: Record<string, string> = {}, ResponseImpl: ResponseClass = Response): Response {
   const answer = successAnswer(payload, headers);
   return new ResponseImpl(answer.body, { status: answer.status, headers: answer.headers });

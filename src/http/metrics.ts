@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Plugin } from 'graphql-yoga';
 import { InvalidMetricsTokenError } from '../shared/errors.ts';
+import { observeLabelled } from '../shared/histogram-children.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Metrics } from '../shared/metrics.ts';
 import { errorResponse } from './contract-body.ts';
@@ -40,7 +41,10 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 
 /** One request into the duration histogram: by the yoga plugin below, and by the REST face served beside yoga (rest/serve.ts). */
 export function observeRequest(metrics: Pick<Metrics, 'httpRequestDuration'>, request: { route: string; method: string; status: number; startedAt: bigint }): void {
   const seconds = Number(process.hrtime.bigint() - request.startedAt) / 1e9;
-  metrics.httpRequestDuration.observe({ route: request.route, method: KNOWN_METHODS.has(request.method) ? request.method : 'other', status: String(request.status) }, seconds);
+  const method = KNOWN_METHODS.has(request.method) ? request.method : 'other';
+  const status = String(request.status);
+  // The series of each route, method and status is resolved once (shared/histogram-children.ts).
+  observeLabelled(metrics.httpRequestDuration, { route: request.route, method, status }, [request.route, method, status], seconds);
 }
 
 /**

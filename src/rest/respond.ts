@@ -12,6 +12,20 @@ export class RestReply {
   }
 }
 
+/**
+ * A success answer whose payload is JSON text already written as `JSON.stringify` would write it
+ * (shared/canonical-json.ts): spliced into the contract's body, never parsed. The REST envelope
+ * read answers with it (docs/decisions.md, "Reads straight on pg").
+ */
+export class RestJsonReply {
+  readonly headers: Record<string, string>;
+  readonly payloadJson: string;
+  constructor(headers: Record<string, string>, payloadJson: string) {
+    this.headers = headers;
+    this.payloadJson = payloadJson;
+  }
+}
+
 /** The Response of a handler's `RestReply`. */
 export function replyResponse(reply: RestReply, ResponseImpl: ResponseClass = Response): Response {
   if (reply.payload === null) return new ResponseImpl(null, { status: reply.status, headers: reply.headers });

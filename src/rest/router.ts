@@ -1,7 +1,7 @@
 import type { ZodType } from 'zod';
 import type { RequestContext } from '../context.ts';
 import type { BodySource } from '../http/body.ts';
-import type { RestReply } from './respond.ts';
+import type { RestJsonReply, RestReply } from './respond.ts';
 
 /**
  * The request as a REST handler sees it: method, headers and body stream (for readJsonObject).
@@ -19,8 +19,8 @@ export type RestRequest = {
   nodeRequest: import('node:http').IncomingMessage | undefined;
 };
 
-/** A handler returns the success payload, a reply with its own status or headers, or a ready Response for binary downloads. */
-export type RestHandler = (request: RestRequest) => Promise<Record<string, unknown> | RestReply | Response>;
+/** A handler returns the success payload, a reply with its own status or headers, a payload already as JSON text, or a ready Response for binary downloads. */
+export type RestHandler = (request: RestRequest) => Promise<Record<string, unknown> | RestReply | RestJsonReply | Response>;
 
 /**
  * What the OpenAPI document (rest/openapi.ts) says of a route. It sits beside the handler and the

@@ -6,7 +6,7 @@ import { refuseUnstorableText } from '../domain/validation.ts';
 import { logRequest } from '../http/access-log.ts';
 import { type Answer, answerOfResponse, sendAnswer } from '../http/answer.ts';
 import { countedAnswer } from '../http/answer-counted.ts';
-import { errorAnswer, successAnswer } from '../http/contract-body.ts';
+import { errorAnswer, successAnswer, successAnswerOfText } from '../http/contract-body.ts';
 import { corsHeaders, PREFLIGHT_HEADERS } from '../http/cors.ts';
 import { observeRequest, routeLabel, UNMATCHED_ROUTE } from '../http/metrics.ts';
 import { createOverBudgetMarks, type RateLimitDecision, RateLimitedError, rateLimitHeaders } from '../http/rate-limit.ts';
@@ -16,7 +16,7 @@ import { applySecurityHeaders, recordHeaders } from '../http/security-headers.ts
 import { MethodNotAllowedError, RouteNotFoundError } from '../shared/errors.ts';
 import { normalizeError } from '../shared/normalize-error.ts';
 import type { RequestMetadata } from '../shared/request-metadata.ts';
-import { RestReply } from './respond.ts';
+import { RestJsonReply, RestReply } from './respond.ts';
 import { createRouter, type RestHttpRequest, type RestRoute, type RouteMatch } from './router.ts';
 import { restRoutes } from './routes/index.ts';
 
@@ -192,6 +192,7 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
         const result = await match.route.handler({ request: restRequest, url, params: match.params, context, nodeRequest: request });
         if (result instanceof RestReply)
           return result.payload === null ? { status: result.status, headers: { ...result.headers }, body: null } : successAnswer(result.payload, result.headers);
+        if (result instanceof RestJsonReply) return successAnswerOfText(result.payloadJson, result.headers);
         if (result instanceof Response) return answerOfResponse(result);
         return successAnswer(result);
       },

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { inject } from 'vitest';
 import { createOrmConfig } from '../../mikro-orm.config.ts';
+import type { App } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { AppDependencies } from '../../src/context.ts';
 import { loadSealCertificate, type SealCertificate } from '../../src/domain/artefact/seal-certificate.ts';
@@ -49,6 +50,8 @@ export function runInstanceEnvironment(dataDir: string): { AUDIT_HMAC_KEY: strin
 
 export type TestApp = {
   url: string;
+  /** The app as listen() serves it (a few tests look at what answered a request). */
+  app: App;
   orm: MikroORM;
   dependencies: AppDependencies;
   /** The workers' dependencies as the composition root built them (test/helpers/workers.ts starts workers from them). */
@@ -156,6 +159,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const running = await listen(app, { port: 0, host: '127.0.0.1', maxUploadBytes: config.maxDocumentBytes, webSocketIdleMs: options.webSocketIdleMs });
   return {
     url: running.url,
+    app,
     orm,
     dependencies,
     workerDependencies: runtime.workerDependencies,

@@ -1,10 +1,11 @@
 import { envelopeOnly, readEnvelope, readEnvelopeAnswer, readEnvelopePage } from '../../domain/envelope/envelope.read.ts';
 import { createEnvelope, createEnvelopeInput, deleteEnvelope, updateEnvelope, updateEnvelopeInput } from '../../domain/envelope/envelope.service.ts';
 import { readJsonObject } from '../../http/body.ts';
+import { canonicalJson } from '../../shared/canonical-json.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
 import { PAGE_QUERY } from '../openapi-shared.ts';
 import { booleanQuery, integerQuery } from '../query.ts';
-import { ifNoneMatchHits, notModifiedReply, RestReply } from '../respond.ts';
+import { ifNoneMatchHits, notModifiedReply, RestJsonReply, RestReply } from '../respond.ts';
 import type { RestRoute } from '../router.ts';
 
 const ENVELOPE_FILTER_QUERY = [
@@ -134,9 +135,13 @@ export const envelopeRoutes: RestRoute[] = [
       const { tag, payloadJson } = await readEnvelopeAnswer(context, params.envelopeId, include);
       const etag = `"${tag}"`;
       if (ifNoneMatchHits(request.headers.get('if-none-match'), etag)) return notModifiedReply(etag);
-      // Parsed and written again rather than spliced: PostgreSQL writes stored JSON (contexts, field
-      // values) with spaces, and answers should look alike on every route.
-      return new RestReply(200, { etag, 'cache-control': 'private, no-cache' }, JSON.parse(payloadJson) as Record<string, unknown>);
+      const headers = { etag, 'cache-control': 'private, no-cache' };
+      // Spliced unparsed when the text is already what JSON.stringify would write (the spaces
+      // PostgreSQL puts in stored JSON dropped); else parsed and written again, so answers look
+      // alike on every route either way (shared/canonical-json.ts).
+      const canonical = canonicalJson(payloadJson);
+      if (canonical !== null) return new RestJsonReply(headers, canonical);
+      return new RestReply(200, headers, JSON.parse(payloadJson) as Record<string, unknown>);
     },
   },
   {
