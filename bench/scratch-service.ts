@@ -89,7 +89,8 @@ export async function createScratch(name: string): Promise<Scratch> {
         if (!closing) console.error(`${label} exited: code ${code}, signal ${signal}\n${output}`);
       });
       const url = `http://127.0.0.1:${port}`;
-      for (let attempt = 0; attempt < 150; attempt += 1) {
+      // Up to 120 s (as waitForListening): on a loaded machine the start alone can take more than 30 s.
+      for (let attempt = 0; attempt < 600; attempt += 1) {
         if (child.exitCode !== null || child.signalCode !== null) break;
         try {
           if ((await fetch(`${url}/readyz`)).ok) return { label, url, child };
