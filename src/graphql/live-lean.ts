@@ -51,6 +51,8 @@ const remembered = new Map<string, Recognised | false>();
  * aliases, directives or fragments, and valid against the schema; else undefined (yoga serves it).
  */
 function recognise(query: string): Recognised | undefined {
+  // Checked before remembering: a long text is never kept.
+  if (query.length > MAX_DOCUMENT_LENGTH) return undefined;
   const known = remembered.get(query);
   if (known !== undefined) return known || undefined;
   const recognised = recogniseNew(query);
@@ -60,7 +62,6 @@ function recognise(query: string): Recognised | undefined {
 }
 
 function recogniseNew(query: string): Recognised | undefined {
-  if (query.length > MAX_DOCUMENT_LENGTH) return undefined;
   let document: DocumentNode;
   try {
     document = parse(query);
@@ -172,7 +173,7 @@ export function createLeanLiveStatus(dependencies: ServingDependencies): LeanLiv
       // (it counts the request again, against a budget that is already spent).
       const decision = rateLimiter ? await consumeForRequest(rateLimiter, context) : undefined;
       if ((decision && !decision.allowed) || response.destroyed || response.headersSent) {
-        await stream.return();
+        await stream.return?.();
         return response.destroyed || response.headersSent;
       }
       endTimer({ result: 'success' });
@@ -193,7 +194,7 @@ export function createLeanLiveStatus(dependencies: ServingDependencies): LeanLiv
           return { value: await resultOf(next.value), done: false };
         },
         async return() {
-          await stream.return();
+          await stream.return?.();
           return { value: undefined, done: true };
         },
       };
