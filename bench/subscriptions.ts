@@ -72,12 +72,12 @@ function stopper(child: ChildProcess, cleanup: () => void = () => {}) {
   };
 }
 
-async function startService(): Promise<Server> {
+async function startService(extraEnv: Record<string, string> = {}, name = 'service'): Promise<Server> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-live-'));
   const database = onServer ? await createDatabase() : undefined;
   const env = { DATABASE_URL: database?.url, DATA_DIR: dataDir };
   const child = spawnService(
-    { ...env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0', SUBSCRIPTIONS_PER_KEY: '1000000' },
+    { ...env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0', SUBSCRIPTIONS_PER_KEY: '1000000', ...extraEnv },
     { stdio: ['ignore', 'pipe', 'pipe'] },
     { leaveOutFlags: ['--max-old-space-size=256'] },
   );
@@ -86,7 +86,7 @@ async function startService(): Promise<Server> {
   const { apiKey } = await createTeamWithCli(env);
   const headers = { 'x-service-api-key': apiKey };
   return {
-    name: 'service',
+    name,
     url,
     pid: child.pid!,
     headers,
@@ -207,9 +207,15 @@ async function measure(start: () => Promise<Server>, count: number): Promise<Row
   }
 }
 
+/**
+ * The service as it runs (plain live-status subscriptions opened beside yoga, src/graphql/live-lean.ts),
+ * the same with every subscription through yoga (GRAPHQL_LIVE_LEAN=false: as before issue 37), and
+ * the bare relay.
+ */
+const startThroughYoga = () => startService({ GRAPHQL_LIVE_LEAN: 'false' }, 'service, all through yoga');
 const rows: Row[] = [];
 for (const size of sizes) {
-  for (const start of [startService, startRelay]) {
+  for (const start of [startService, startThroughYoga, startRelay]) {
     const row = await measure(start, size);
     rows.push(row);
     console.error(`${row.server} ${row.subscribers}: delivered ${row.delivered}, p50 ${row.p50.toFixed(0)} ms, p99 ${row.p99.toFixed(0)} ms, ${row.kibPer.toFixed(1)} KiB per subscriber`);
@@ -222,11 +228,16 @@ for (const row of rows) {
 }
 for (const size of sizes) {
   const service = rows.find((row) => row.server === 'service' && row.subscribers === size)!;
-  const relay = rows.find((row) => row.server !== 'service' && row.subscribers === size)!;
-  console.log(`\n${size}: p99 ${(service.p99 / relay.p99).toFixed(2)}× the bare relay's; ${service.kibPer.toFixed(1)} KiB per subscriber (relay ${relay.kibPer.toFixed(1)})`);
+  const throughYoga = rows.find((row) => row.server === 'service, all through yoga' && row.subscribers === size)!;
+  const relay = rows.find((row) => row.server === 'bare yoga relay' && row.subscribers === size)!;
+  console.log(
+    `\n${size}: p99 ${(service.p99 / relay.p99).toFixed(2)}× the bare relay's (through yoga ${(throughYoga.p99 / relay.p99).toFixed(2)}×); ${service.kibPer.toFixed(1)} KiB per subscriber (through yoga ${throughYoga.kibPer.toFixed(1)}, relay ${relay.kibPer.toFixed(1)})`,
+  );
 }
 // The figure of the issue: the service's memory per subscriber at the largest size.
 const largest = rows.find((row) => row.server === 'service' && row.subscribers === Math.max(...sizes))!;
 if (largest.delivered !== largest.subscribers) throw new Error(`${largest.subscribers - largest.delivered} subscribers never received the event`);
 printResult('p6_kib_per_subscriber', largest.kibPer);
+const largestRelay = rows.find((row) => row.server === 'bare yoga relay' && row.subscribers === largest.subscribers)!;
+printResult('p6_p99_vs_relay', largest.p99 / largestRelay.p99);
 process.exit(0);

@@ -12,6 +12,7 @@ import { boundedErrorsPlugin, createErrorMask } from './graphql/errors.ts';
 import { GRAPHIQL_ASSET_PATH, GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin, renderLocalGraphiQL } from './graphql/graphiql.ts';
 import { graphqlLimitPlugins } from './graphql/limits.ts';
 import { liveSsePlugin, sharedSubscriptionPlugin } from './graphql/live-fanout.ts';
+import { createLeanLiveStatus } from './graphql/live-lean.ts';
 import { createLiveSseServer, type LiveSseServer } from './graphql/live-sse.ts';
 import { graphqlMetricsPlugin } from './graphql/metrics.ts';
 import { graphqlPassThroughPlugin, KnownOperations } from './graphql/pass-through.ts';
@@ -225,7 +226,7 @@ export function createApp(given: AppDependencies): App {
   return Object.assign(yoga, {
     rest: createRestServer(dependencies),
     mcp: createMcpHttpServer(dependencies),
-    liveSse: createLiveSseServer(yoga, logger),
+    liveSse: createLiveSseServer(yoga, logger, dependencies.config.graphqlLiveLean ? createLeanLiveStatus(dependencies) : undefined),
     passThrough: knownOperations && createPassThroughHttp(dependencies, { known: knownOperations, graphqlEndpoint: '/graphql', rateLimiter }),
   });
 }

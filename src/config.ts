@@ -81,6 +81,8 @@ export type Config = {
   graphqlJit: boolean;
   /** Answer plain read queries with the JSON text PostgreSQL writes (graphql/pass-through.ts); off: always execute. */
   graphqlPassThrough: boolean;
+  /** Open plain live-status subscriptions over SSE beside yoga (GRAPHQL_LIVE_LEAN, graphql/live-lean.ts). */
+  graphqlLiveLean: boolean;
   /** Answer `__schema`/`__type` (GraphiQL needs them to load the schema); off refuses them. */
   graphqlIntrospection: boolean;
   /**
@@ -94,6 +96,8 @@ export type Config = {
    * ignored `Retry-After`) before writing it; 0 answers at once (docs/decisions.md, "Floods held").
    */
   rateLimitRefusalHoldMs: number;
+  /** REST reads one API key may have worked on at once in a process; more wait their turn (0: no cap). */
+  readsInFlightPerKey: number;
   /** How long a verified API key is trusted without asking the database again (API_KEY_CACHE_TTL_MS). */
   apiKeyCacheTtlMs: number;
   /** Open subscriptions one API key may hold on one instance (SUBSCRIPTIONS_PER_KEY). */
@@ -262,6 +266,7 @@ const variables = {
     .default(0),
   GRAPHQL_JIT: booleanFlag.default(true),
   GRAPHQL_PASS_THROUGH: booleanFlag.default(true),
+  GRAPHQL_LIVE_LEAN: booleanFlag.default(true),
   GRAPHQL_INTROSPECTION: booleanFlag.default(true),
   DATABASE_PREPARED_STATEMENTS: booleanFlag.default(true),
   RATE_LIMIT_PER_MINUTE: perMinute(600),
@@ -275,6 +280,12 @@ const variables = {
     .min(0, 'must be an integer from 0 to 10000 (milliseconds)')
     .max(10_000, 'must be an integer from 0 to 10000 (milliseconds)')
     .default(1_000),
+  READS_IN_FLIGHT_PER_KEY: z.coerce
+    .number({ error: 'must be an integer from 0 to 1000' })
+    .int('must be an integer from 0 to 1000')
+    .min(0, 'must be an integer from 0 to 1000')
+    .max(1000, 'must be an integer from 0 to 1000')
+    .default(2),
   API_KEY_CACHE_TTL_MS: z.coerce
     .number({ error: 'must be an integer from 100 to 300000 (milliseconds)' })
     .int('must be an integer from 100 to 300000 (milliseconds)')
@@ -507,6 +518,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     trustedProxyHops: values.TRUST_PROXY_HOPS as number,
     graphqlJit: values.GRAPHQL_JIT as boolean,
     graphqlPassThrough: values.GRAPHQL_PASS_THROUGH as boolean,
+    graphqlLiveLean: values.GRAPHQL_LIVE_LEAN as boolean,
     graphqlIntrospection: values.GRAPHQL_INTROSPECTION as boolean,
     databasePreparedStatements: values.DATABASE_PREPARED_STATEMENTS as boolean,
     rateLimits: {
@@ -517,6 +529,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       publicLinkAddress: values.RATE_LIMIT_PUBLIC_LINK_ADDRESS_PER_MINUTE as number,
     },
     rateLimitRefusalHoldMs: values.RATE_LIMIT_REFUSAL_HOLD_MS as number,
+    readsInFlightPerKey: values.READS_IN_FLIGHT_PER_KEY as number,
     apiKeyCacheTtlMs: values.API_KEY_CACHE_TTL_MS as number,
     subscriptionsPerKey: values.SUBSCRIPTIONS_PER_KEY as number,
     phoneMessagesPerDay: values.PHONE_MESSAGES_PER_DAY as number,

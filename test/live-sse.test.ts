@@ -1,6 +1,8 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeApiKey } from '../src/domain/team/team.service.ts';
 import { openLiveResponseCount, writeLiveResponse } from '../src/graphql/live-fanout.ts';
+import { liveLeanCounters } from '../src/graphql/live-lean.ts';
 import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { ENVELOPE_EVENTS, STATUS_CHANGED, untilWatching } from './helpers/live.ts';
 
@@ -155,10 +157,13 @@ describe('GraphQL over SSE beside yoga’s Node adapter', () => {
       headers: { 'x-service-api-key': team.apiKey, origin: 'https://app.example' },
       body: JSON.stringify({ query: STATUS_CHANGED, variables: { envelopeId: built.envelopeId } }),
     };
+    const leanBefore = liveLeanCounters.opened;
     const watching = [exchange(app, { ...options, forMs: 3_000 }), exchange(app, { ...options, chunked: true, forMs: 3_000 })];
     await untilWatching(app, 2);
-    // One of the two is written straight to Node (its head follows the watcher's registration).
+    // One of the two is written straight to Node (its head follows the watcher's registration),
+    // opened beside yoga (live-lean.ts).
     await expect.poll(() => openLiveResponseCount()).toBe(1);
+    expect(liveLeanCounters.opened).toBe(leanBefore + 1);
     expect((await restClient(app, team.apiKey).delete(`/envelopes/${built.envelopeId}`)).status).toBe(200);
     const [direct, throughAdapter] = (await Promise.all(watching)).map(normalised);
     expect(direct).toEqual(throughAdapter);
@@ -168,6 +173,19 @@ describe('GraphQL over SSE beside yoga’s Node adapter', () => {
       /^:\n\nevent: next\ndata: \{"data":\{"envelopeStatusChanged":\{"envelopeId":"[^"]+","sequence":\d+,"type":"envelope.deleted","status":null,"at":"[^"]+"\}\}\}\n\n$/,
     );
     await expect.poll(() => app.dependencies.envelopeEvents!.watcherCount).toBe(0);
+  });
+
+  it('ends a stream opened beside yoga as through the adapter when its key is revoked (the masked error, then the closing event)', async () => {
+    const revoked = await seedTeam(app);
+    const options = { method: 'POST' as const, headers: { 'x-service-api-key': revoked.apiKey }, body: JSON.stringify({ query: STATUS_CHANGED }) };
+    const leanBefore = liveLeanCounters.opened;
+    const watching = [exchange(app, { ...options, forMs: 5_000 }), exchange(app, { ...options, chunked: true, forMs: 5_000 })];
+    await untilWatching(app, 2);
+    expect(liveLeanCounters.opened).toBe(leanBefore + 1);
+    await revokeApiKey(app.orm.em.fork(), { keyId: revoked.keyId });
+    const [direct, throughAdapter] = (await Promise.all(watching)).map(normalised);
+    expect(direct).toEqual(throughAdapter);
+    expect(direct.body).toMatch(/^:\n\nevent: next\ndata: \{.*"Subscription\.KeyRevoked".*\}\n\nevent: complete\ndata:\n\n$/s);
   });
 
   it('completes a stream that ends (a signing link’s envelope closing) with the adapter’s closing event', async () => {

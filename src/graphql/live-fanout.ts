@@ -303,16 +303,38 @@ class LiveResponse {
  * once, `event: next` per result, `event: complete` at the end, and the shared keep-alive.
  */
 export function writeLiveResponse(response: ServerResponse, head: Response, stream: AsyncIterable<ExecutionResult>): void {
-  const iterator = stream[Symbol.asyncIterator]();
+  writeLiveStream(response, { status: head.status, headers: head.headers }, stream[Symbol.asyncIterator]());
+}
+
+/** writeLiveResponse with the head given as it is to be written (the lean path, live-lean.ts). */
+export function writeLiveStream(response: ServerResponse, head: { status: number; headers: Headers | Record<string, string> }, iterator: AsyncIterator<ExecutionResult>): void {
   if (response.destroyed || response.writableEnded) {
     void Promise.resolve(iterator.return?.()).catch(() => {});
     return;
   }
-  response.setHeaders(head.headers);
+  // yoga's headers are its fetch API's own class (Node takes those as they are); the lean path's a record.
+  const { headers } = head;
+  response.setHeaders(typeof headers.get === 'function' ? (headers as Headers) : new Map(Object.entries(headers as Record<string, string>)));
   response.writeHead(head.status);
   // Some browsers only hand the response over once a byte arrived.
   response.write(PING);
   openResponses.add(response);
   startKeepAlive();
   new LiveResponse(response, iterator).pull();
+}
+
+/**
+ * The result an event gives every subscriber sharing `key` (team, document, variables): executed
+ * once per event object, then the same object for all of them (so eventBytes serialises it once).
+ */
+export function sharedEventResult(payload: object, key: string, run: () => ExecutionResult | Promise<ExecutionResult>): ExecutionResult | Promise<ExecutionResult> {
+  let shared = resultsByEvent.get(payload);
+  if (!shared) resultsByEvent.set(payload, (shared = new Map()));
+  let result = shared.get(key);
+  if (!result) {
+    fanoutCounters.executions += 1;
+    result = run();
+    shared.set(key, result);
+  }
+  return result;
 }

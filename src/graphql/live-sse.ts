@@ -5,6 +5,7 @@ import { MAX_JSON_BYTES } from '../http/body.ts';
 import type { NodeServerContext } from '../http/request-metadata.ts';
 import type { Logger } from '../shared/logger.ts';
 import { type LiveHandOver, type LiveSseServerContext, writeLiveResponse } from './live-fanout.ts';
+import type { LeanLiveStatus } from './live-lean.ts';
 
 /** What this needs of the yoga instance. */
 type Yoga = {
@@ -51,10 +52,18 @@ async function writeResponse(response: ServerResponse, answered: Response): Prom
  * Refusals (bad queries, bad credentials, limits) are yoga's answers, written as its Node
  * adapter writes them.
  */
-export function createLiveSseServer(yoga: Yoga, logger: Logger): LiveSseServer {
+export function createLiveSseServer(yoga: Yoga, logger: Logger, lean?: LeanLiveStatus): LiveSseServer {
   async function answer(request: IncomingMessage, response: ServerResponse, body: Buffer | undefined): Promise<void> {
     // The body guard may have answered already (a stalled body's 408), or the client went away.
     if (response.headersSent || response.destroyed) return;
+    // Live status, opened beside yoga when it can be (live-lean.ts); every other request, and every refusal, through yoga.
+    if (lean) {
+      const served = await lean.tryServe(request, response, body).catch((error: unknown) => {
+        logger.warn({ err: error }, 'the lean live-status path failed; yoga answers');
+        return false;
+      });
+      if (served || response.headersSent || response.destroyed) return;
+    }
     const handOver: LiveHandOver = { stream: undefined };
     // As yoga's Node adapter builds it (the path after the Host), with the body already read.
     const whatwgRequest = new yoga.fetchAPI.Request(`http://${request.headers.host ?? 'localhost'}${request.url ?? '/'}`, {

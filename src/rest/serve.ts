@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { openRequestContext, type ServingDependencies } from '../context.ts';
+import { openRequestContext, type RequestContext, type ServingDependencies } from '../context.ts';
 import { isDatabaseReady } from '../db/database.ts';
 import { refuseUnstorableText } from '../domain/validation.ts';
 import { logRequest } from '../http/access-log.ts';
@@ -8,6 +8,7 @@ import { type Answer, answerOfResponse, sendAnswer } from '../http/answer.ts';
 import { countedAnswer } from '../http/answer-counted.ts';
 import { errorAnswer, successAnswer, successAnswerOfText } from '../http/contract-body.ts';
 import { corsHeaders, PREFLIGHT_HEADERS } from '../http/cors.ts';
+import { createKeyInFlight } from '../http/key-in-flight.ts';
 import { observeRequest, routeLabel, UNMATCHED_ROUTE } from '../http/metrics.ts';
 import { createOverBudgetMarks, type RateLimitDecision, RateLimitedError, rateLimitHeaders } from '../http/rate-limit.ts';
 import { headerOf, nodeRequestMetadata } from '../http/request-metadata.ts';
@@ -119,6 +120,7 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
   const marks = createOverBudgetMarks();
   let heldRefusals = 0;
   const { config, logger, metrics } = dependencies;
+  const readsInFlight = createKeyInFlight(config.readsInFlightPerKey);
 
   /** One request as it is answered: the Node pair, its path, its metadata and when it started. */
   type Exchange = { request: IncomingMessage; response: ServerResponse; pathname: string; metadata: RequestMetadata; startedAt: bigint };
@@ -152,6 +154,25 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ status: ready ? 'ready' : 'not ready', database: database ? 'ok' : 'unavailable', blobStore: blobStore ? 'ok' : 'unavailable' }),
     };
+  }
+
+  /**
+   * Runs a read (GET or HEAD) of an authenticated key within its share of the process (see
+   * key-in-flight.ts); anything else, and a request without a valid key, runs at once. A read whose
+   * client went away while it waited is not worked on.
+   */
+  async function withinKeyShare<T>(request: IncomingMessage, context: RequestContext, work: () => Promise<T>): Promise<T | RestReply> {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return work();
+    const caller = await context.caller().catch(() => undefined);
+    if (!caller) return work();
+    const release = await readsInFlight.enter(caller.apiKeyId);
+    try {
+      // Nobody to answer (the socket is closed): nothing is read, and nothing will be written.
+      if (request.destroyed) return new RestReply(499, {}, null);
+      return await work();
+    } finally {
+      release();
+    }
   }
 
   async function answerRest(request: IncomingMessage, url: URL, metadata: RequestMetadata, labelled: (route: string) => void): Promise<Answer> {
@@ -189,7 +210,7 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
         setRequestRoute(request, `${REST_PREFIX}${match.route.path}`);
         // Path segments and the query string are caller text like a body (`%00` decodes to NUL).
         refuseUnstorableText({ ...match.params, ...queryOf(url) });
-        const result = await match.route.handler({ request: restRequest, url, params: match.params, context, nodeRequest: request });
+        const result = await withinKeyShare(request, context, () => match.route.handler({ request: restRequest, url, params: match.params, context, nodeRequest: request }));
         if (result instanceof RestReply)
           return result.payload === null ? { status: result.status, headers: { ...result.headers }, body: null } : successAnswer(result.payload, result.headers);
         if (result instanceof RestJsonReply) return successAnswerOfText(result.payloadJson, result.headers);
