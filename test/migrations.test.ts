@@ -28,6 +28,7 @@ const expectedTables = [
   'sandbox_clock',
   'shared_secret_fingerprint',
   'signing_otp',
+  'signer_signature',
   'signing_token',
   'signing_url',
   'team',
