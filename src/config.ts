@@ -19,6 +19,21 @@ export type Pkcs11SignerConfig = {
   certificateChainPath: string | undefined;
 };
 
+/** SEAL_SIGNER=csc: the service's own credential at a Cloud Signature Consortium API v2 provider. */
+export type CscSignerConfig = {
+  kind: 'csc';
+  /** SEAL_CSC_URL: the provider's CSC base URL, path included (`https://tsp.example/csc/v2`). */
+  url: string;
+  /** SEAL_CSC_CLIENT_ID: the OAuth 2 client the provider registered for this service. */
+  clientId: string;
+  /** SEAL_CSC_CLIENT_SECRET, else the first line of SEAL_CSC_CLIENT_SECRET_FILE (read at start-up). */
+  clientSecret: { value: string } | { file: string };
+  /** SEAL_CSC_CREDENTIAL_ID: the seal's credential at the provider. */
+  credentialId: string;
+  /** SEAL_CSC_PIN, else SEAL_CSC_PIN_FILE: for a credential that needs explicit authorization; unset: none given. */
+  pin: { value: string } | { file: string } | undefined;
+};
+
 /**
  * The service's whole configuration, read from the environment once at start-up.
  * Everything else receives a `Config` value; nothing reads `process.env` directly.
@@ -45,9 +60,10 @@ export type Config = {
   /**
    * SEAL_SIGNER: where the seal's private key lives. `p12` (the default): SEAL_P12 or the generated
    * one, in the process. `pkcs11`: on a token behind a PKCS#11 module, which signs hashes and never
-   * gives the key out (domain/artefact/pkcs11-signer.ts).
+   * gives the key out (domain/artefact/pkcs11-signer.ts). `csc`: at a trust service provider,
+   * reached over the CSC API v2, which signs hashes the same way (domain/artefact/csc-signer.ts).
    */
-  sealSigner: { kind: 'p12' } | Pkcs11SignerConfig;
+  sealSigner: { kind: 'p12' } | Pkcs11SignerConfig | CscSignerConfig;
   /**
    * TRUST_ANCHORS: the certificates (DER) `POST /verify` validates signers' chains up to, read at
    * start-up from a PEM bundle; empty when unset (chains are then reported as not checked).
@@ -221,7 +237,7 @@ const variables = {
     .optional(),
   SEAL_P12: z.string().min(1, 'must name a PKCS#12 file').optional(),
   SEAL_P12_PASSWORD: z.string().optional(),
-  SEAL_SIGNER: z.enum(['p12', 'pkcs11'], { error: 'must be p12 or pkcs11' }).default('p12'),
+  SEAL_SIGNER: z.enum(['p12', 'pkcs11', 'csc'], { error: 'must be p12, pkcs11 or csc' }).default('p12'),
   PKCS11_MODULE: z.string().min(1).optional(),
   PKCS11_TOKEN_LABEL: z.string().max(32, 'must be at most 32 characters (a PKCS#11 token label)').optional(),
   PKCS11_SLOT: z
@@ -232,6 +248,13 @@ const variables = {
   PKCS11_PIN_FILE: z.string().min(1).optional(),
   PKCS11_KEY_LABEL: z.string().min(1).optional(),
   SEAL_CERT_CHAIN: z.string().min(1, 'must name a PEM file').optional(),
+  SEAL_CSC_URL: z.url({ protocol: /^https?$/, error: 'must be the absolute http(s) URL of a CSC API v2 provider (e.g. https://tsp.example/csc/v2)' }).optional(),
+  SEAL_CSC_CLIENT_ID: z.string().min(1).optional(),
+  SEAL_CSC_CLIENT_SECRET: z.string().optional(),
+  SEAL_CSC_CLIENT_SECRET_FILE: z.string().min(1).optional(),
+  SEAL_CSC_CREDENTIAL_ID: z.string().min(1).optional(),
+  SEAL_CSC_PIN: z.string().optional(),
+  SEAL_CSC_PIN_FILE: z.string().min(1).optional(),
   TRUST_ANCHORS: z.string().min(1, 'must name a PEM file of trusted root certificates').optional(),
   TSA_URL: z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL of an RFC 3161 timestamp authority' }).optional(),
   LOG_LEVEL: z
@@ -378,7 +401,17 @@ const MAX_DOCUMENT_BYTES = 48 * 1024 * 1024;
 /** The generic SMS provider's default body: values are JSON-escaped into the strings. */
 export const DEFAULT_SMS_BODY = '{"to":"{{to}}","channel":"{{channel}}","text":"{{text}}","messageId":"{{messageId}}"}';
 
-const SECRET_VARIABLES = new Set(['DATABASE_URL', 'SMTP_URL', 'SEAL_P12_PASSWORD', 'PKCS11_PIN', 'AUDIT_HMAC_KEY', 'SMS_PROVIDER_AUTHORIZATION', 'METRICS_TOKEN']);
+const SECRET_VARIABLES = new Set([
+  'DATABASE_URL',
+  'SMTP_URL',
+  'SEAL_P12_PASSWORD',
+  'PKCS11_PIN',
+  'SEAL_CSC_CLIENT_SECRET',
+  'SEAL_CSC_PIN',
+  'AUDIT_HMAC_KEY',
+  'SMS_PROVIDER_AUTHORIZATION',
+  'METRICS_TOKEN',
+]);
 
 /** TRUST_ANCHORS: every certificate of the PEM bundle, as DER; an unreadable file or one without a certificate names the variable. */
 function readTrustAnchors(filePath: string): Uint8Array[] {
@@ -403,12 +436,26 @@ function readTrustAnchors(filePath: string): Uint8Array[] {
 /** SEAL_SIGNER and what it needs: each variable a signer needs is named when missing, and the other signer's refused. */
 function sealSignerOf(values: Record<string, unknown>): Config['sealSigner'] {
   const pkcs11Variables = ['PKCS11_MODULE', 'PKCS11_TOKEN_LABEL', 'PKCS11_SLOT', 'PKCS11_PIN', 'PKCS11_PIN_FILE', 'PKCS11_KEY_LABEL', 'SEAL_CERT_CHAIN'] as const;
+  const cscVariables = [
+    'SEAL_CSC_URL',
+    'SEAL_CSC_CLIENT_ID',
+    'SEAL_CSC_CLIENT_SECRET',
+    'SEAL_CSC_CLIENT_SECRET_FILE',
+    'SEAL_CSC_CREDENTIAL_ID',
+    'SEAL_CSC_PIN',
+    'SEAL_CSC_PIN_FILE',
+  ] as const;
+  // Another signer's setting would seal with another key than the operator meant.
   if (values.SEAL_SIGNER !== 'pkcs11') {
-    // A PKCS#11 setting with SEAL_SIGNER left at p12 would seal with another key than the operator meant.
     const stray = pkcs11Variables.find((name) => values[name] !== undefined);
     if (stray !== undefined) throw new ConfigError(stray, 'is only read with SEAL_SIGNER=pkcs11');
-    return { kind: 'p12' };
   }
+  if (values.SEAL_SIGNER !== 'csc') {
+    const stray = cscVariables.find((name) => values[name] !== undefined);
+    if (stray !== undefined) throw new ConfigError(stray, 'is only read with SEAL_SIGNER=csc');
+  }
+  if (values.SEAL_SIGNER === 'csc') return cscSignerOf(values);
+  if (values.SEAL_SIGNER !== 'pkcs11') return { kind: 'p12' };
   if (values.SEAL_P12 !== undefined) throw new ConfigError('SEAL_P12', 'must be unset with SEAL_SIGNER=pkcs11 (the key is on the token)');
   if (values.PKCS11_MODULE === undefined) throw new ConfigError('PKCS11_MODULE', 'must name the PKCS#11 module (a .so file) with SEAL_SIGNER=pkcs11');
   if ((values.PKCS11_TOKEN_LABEL === undefined) === (values.PKCS11_SLOT === undefined)) {
@@ -425,6 +472,26 @@ function sealSignerOf(values: Record<string, unknown>): Config['sealSigner'] {
     pin: values.PKCS11_PIN !== undefined ? { value: values.PKCS11_PIN as string } : { file: values.PKCS11_PIN_FILE as string },
     keyLabel: values.PKCS11_KEY_LABEL as string,
     certificateChainPath: values.SEAL_CERT_CHAIN as string | undefined,
+  };
+}
+
+/** SEAL_SIGNER=csc: the provider, the client it registered, the credential, and (when it needs one) the PIN. */
+function cscSignerOf(values: Record<string, unknown>): CscSignerConfig {
+  if (values.SEAL_P12 !== undefined) throw new ConfigError('SEAL_P12', 'must be unset with SEAL_SIGNER=csc (the key is at the provider)');
+  if (values.SEAL_CSC_URL === undefined) throw new ConfigError('SEAL_CSC_URL', "must name the provider's CSC API v2 base URL with SEAL_SIGNER=csc");
+  if (values.SEAL_CSC_CLIENT_ID === undefined) throw new ConfigError('SEAL_CSC_CLIENT_ID', 'must name the OAuth client the provider registered, with SEAL_SIGNER=csc');
+  if ((values.SEAL_CSC_CLIENT_SECRET === undefined) === (values.SEAL_CSC_CLIENT_SECRET_FILE === undefined)) {
+    throw new ConfigError('SEAL_CSC_CLIENT_SECRET', 'exactly one of SEAL_CSC_CLIENT_SECRET and SEAL_CSC_CLIENT_SECRET_FILE must be set with SEAL_SIGNER=csc');
+  }
+  if (values.SEAL_CSC_CREDENTIAL_ID === undefined) throw new ConfigError('SEAL_CSC_CREDENTIAL_ID', "must name the seal's credential at the provider with SEAL_SIGNER=csc");
+  if (values.SEAL_CSC_PIN !== undefined && values.SEAL_CSC_PIN_FILE !== undefined) throw new ConfigError('SEAL_CSC_PIN', 'at most one of SEAL_CSC_PIN and SEAL_CSC_PIN_FILE may be set');
+  return {
+    kind: 'csc',
+    url: (values.SEAL_CSC_URL as string).replace(/\/+$/, ''),
+    clientId: values.SEAL_CSC_CLIENT_ID as string,
+    clientSecret: values.SEAL_CSC_CLIENT_SECRET !== undefined ? { value: values.SEAL_CSC_CLIENT_SECRET as string } : { file: values.SEAL_CSC_CLIENT_SECRET_FILE as string },
+    credentialId: values.SEAL_CSC_CREDENTIAL_ID as string,
+    pin: values.SEAL_CSC_PIN !== undefined ? { value: values.SEAL_CSC_PIN as string } : values.SEAL_CSC_PIN_FILE !== undefined ? { file: values.SEAL_CSC_PIN_FILE as string } : undefined,
   };
 }
 

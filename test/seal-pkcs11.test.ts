@@ -221,7 +221,7 @@ describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => 
     expect(() => loadConfig({ ...token.serviceEnv(), PKCS11_SLOT: '3' })).toThrow(/^Invalid configuration: PKCS11_TOKEN_LABEL exactly one of PKCS11_TOKEN_LABEL and PKCS11_SLOT/);
     expect(() => loadConfig({ ...token.serviceEnv(), PKCS11_PIN: '' })).toThrow(/^Invalid configuration: PKCS11_PIN exactly one of/);
     expect(() => loadConfig({ PKCS11_MODULE: '/x.so' })).toThrow(/^Invalid configuration: PKCS11_MODULE is only read with SEAL_SIGNER=pkcs11/);
-    expect(() => loadConfig({ SEAL_SIGNER: 'kms' })).toThrow(/^Invalid configuration: SEAL_SIGNER must be p12 or pkcs11/);
+    expect(() => loadConfig({ SEAL_SIGNER: 'kms' })).toThrow(/^Invalid configuration: SEAL_SIGNER must be p12, pkcs11 or csc/);
     // The PIN is never repeated into the log.
     expect(() => loadConfig({ ...token.serviceEnv(), PKCS11_PIN: '' })).not.toThrow(/4821/);
   });

@@ -225,7 +225,7 @@ try {
     output = { keyId: revoked.keyId, revokedAt: revoked.revokedAt.toISOString() };
   } else if (command === 'secrets adopt') {
     // The fingerprints every instance's start is compared with become this configuration's.
-    const sealFingerprintSha256 = config.sealSigner.kind === 'pkcs11' ? (await installationSealFingerprint(config, new Date()))! : loadSealCertificate(config).fingerprintSha256;
+    const sealFingerprintSha256 = config.sealSigner.kind !== 'p12' ? (await installationSealFingerprint(config, new Date()))! : loadSealCertificate(config).fingerprintSha256;
     const adopted = await adoptSharedSecrets(database.orm, sharedSecretsOf({ auditKey: loadAuditKey(config), sealFingerprintSha256 }));
     output = { adopted };
   } else {

@@ -1,7 +1,7 @@
 /**
- * Another instance of the service's seal in a process of its own (test/seal-pkcs11.test.ts): opens
- * the seal from the environment as src/main.ts does (SEAL_SIGNER=pkcs11, its start-up probe
- * included), signs `argv[2]` digests eight at a time and checks each under the certificate, and
+ * Another instance of the service's seal in a process of its own (test/seal-pkcs11.test.ts,
+ * test/seal-csc.test.ts): opens the seal from the environment as src/main.ts does (SEAL_SIGNER=pkcs11
+ * or csc, its start-up probe included), signs `argv[2]` digests eight at a time and checks each under the certificate, and
  * prints `{ fingerprint, signed, verified }`.
  */
 import { constants, createHash, publicDecrypt, randomBytes, X509Certificate } from 'node:crypto';

@@ -1,7 +1,8 @@
 /**
  * The service's sealing certificate (docs/reference/contract.md §2): SEAL_P12 + SEAL_P12_PASSWORD, else a
  * self-signed one generated once under DATA_DIR (`seal/seal.pem`, key and certificate, mode
- * 0600), or (SEAL_SIGNER=pkcs11) a key on a PKCS#11 token with its certificate chain. A
+ * 0600), or (SEAL_SIGNER=pkcs11) a key on a PKCS#11 token with its certificate chain, or
+ * (SEAL_SIGNER=csc) a credential at a CSC API v2 trust service provider with the chain it gives. A
  * certificate that cannot be read, has no matching RSA key, or is not valid now stops start-up
  * with one line naming the variable (SealCertificateError), and so does a key that fails to sign
  * the start-up probe.
@@ -12,6 +13,7 @@ import path from 'node:path';
 import forge from 'node-forge';
 import type { Config } from '../../config.ts';
 import type { SealMaterial } from '../pdf/seal.ts';
+import { CscSetupError, openCscSeal } from './csc-signer.ts';
 import { openPkcs11Seal, Pkcs11SetupError } from './pkcs11-signer.ts';
 import { digestInfoOf, inProcessSigner, type SealSigner } from './seal-signer.ts';
 
@@ -153,22 +155,17 @@ export function loadSealCertificate(config: { sealP12Path: string | undefined; s
 
 /**
  * The seal as the running service uses it (start-up): read or generated as above for
- * SEAL_SIGNER=p12, opened on the token for SEAL_SIGNER=pkcs11; then a probe digest is signed
+ * SEAL_SIGNER=p12, opened on the token for SEAL_SIGNER=pkcs11, at the provider for SEAL_SIGNER=csc;
+ * then a probe digest is signed
  * and checked under the certificate, so a key that cannot sign stops start-up rather than the
  * first seal. Every failure is one line naming the variable (SealCertificateError).
  */
 export async function openSeal(config: Pick<Config, 'sealP12Path' | 'sealP12Password' | 'dataDir' | 'sealSigner'>, now: Date = new Date()): Promise<SealCertificate> {
   let seal: SealCertificate;
   let variable: string;
-  if (config.sealSigner.kind === 'pkcs11') {
-    let opened;
-    try {
-      opened = await openPkcs11Seal(config.sealSigner);
-    } catch (error) {
-      if (error instanceof Pkcs11SetupError) throw new SealCertificateError(error.message);
-      throw error;
-    }
-    variable = config.sealSigner.certificateChainPath !== undefined ? 'SEAL_CERT_CHAIN' : 'PKCS11_KEY_LABEL';
+  if (config.sealSigner.kind !== 'p12') {
+    const opened = await openRemoteSeal(config.sealSigner);
+    variable = config.sealSigner.kind === 'csc' ? 'SEAL_CSC_CREDENTIAL_ID' : config.sealSigner.certificateChainPath !== undefined ? 'SEAL_CERT_CHAIN' : 'PKCS11_KEY_LABEL';
     const signer = new X509Certificate(opened.certificates[0]!);
     const notAfter = new Date(signer.validTo);
     const notBefore = new Date(signer.validFrom);
@@ -213,6 +210,16 @@ export async function openSeal(config: Pick<Config, 'sealP12Path' | 'sealP12Pass
   return seal;
 }
 
+/** A seal whose key is outside the process (a PKCS#11 token, a CSC provider); a setup failure becomes the one-line SealCertificateError. */
+async function openRemoteSeal(signer: Exclude<Config['sealSigner'], { kind: 'p12' }>, options: { probe?: boolean } = {}): Promise<{ signer: SealSigner; certificates: Uint8Array[] }> {
+  try {
+    return signer.kind === 'csc' ? await openCscSeal(signer, options) : await openPkcs11Seal(signer);
+  } catch (error) {
+    if (error instanceof Pkcs11SetupError || error instanceof CscSetupError) throw new SealCertificateError(error.message);
+    throw error;
+  }
+}
+
 /**
  * The SHA-256 of this installation's seal certificate, for the command line's verifiers and
  * `secrets adopt`: read as loadSealCertificate does (never generated), or from the token (its
@@ -220,14 +227,8 @@ export async function openSeal(config: Pick<Config, 'sealP12Path' | 'sealP12Pass
  * when the installation has no seal yet (no SEAL_P12 and none generated).
  */
 export async function installationSealFingerprint(config: Pick<Config, 'sealP12Path' | 'sealP12Password' | 'dataDir' | 'sealSigner'>, now: Date | null): Promise<string | undefined> {
-  if (config.sealSigner.kind === 'pkcs11') {
-    let opened;
-    try {
-      opened = await openPkcs11Seal(config.sealSigner);
-    } catch (error) {
-      if (error instanceof Pkcs11SetupError) throw new SealCertificateError(error.message);
-      throw error;
-    }
+  if (config.sealSigner.kind !== 'p12') {
+    const opened = await openRemoteSeal(config.sealSigner, { probe: false });
     await opened.signer.close();
     return createHash('sha256').update(opened.certificates[0]!).digest('hex');
   }

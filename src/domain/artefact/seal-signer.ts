@@ -1,6 +1,6 @@
 /**
  * The one interface through which the service's seal is signed (issue 35). Whatever holds the key
- * (a PKCS#12 file in this process, a PKCS#11 token) is asked for one thing: the RSASSA-PKCS1-v1_5
+ * (a PKCS#12 file in this process, a PKCS#11 token, a CSC trust service provider) is asked for one thing: the RSASSA-PKCS1-v1_5
  * signature of a SHA-256 digest, the digest of a CMS's signed attributes. The CMS itself (its
  * attributes, certificates, timestamp) is built around that signature in pdf/seal.ts, the same
  * for every signer, so a token-held key never needs to see a document.
@@ -11,8 +11,8 @@ import { SEAL_SIGNER_UNAVAILABLE } from '../pdf/seal.ts';
 export { SEAL_SIGNER_UNAVAILABLE };
 
 export type SealSigner = {
-  /** `p12`: the key is in this process (SEAL_P12 or the generated one). `pkcs11`: on a token. */
-  readonly kind: 'p12' | 'pkcs11';
+  /** `p12`: the key is in this process (SEAL_P12 or the generated one). `pkcs11`: on a token. `csc`: at a trust service provider (CSC API v2). */
+  readonly kind: 'p12' | 'pkcs11' | 'csc';
   /** The RSASSA-PKCS1-v1_5 signature of a SHA-256 digest (32 bytes). Fails with `SealSignerUnavailableError` when the key cannot be reached. */
   signDigest(digest: Uint8Array): Promise<Uint8Array>;
   /** Releases the module's sessions (a PKCS#12 signer holds nothing). */
@@ -26,7 +26,7 @@ export type SealSigner = {
 export class SealSignerUnavailableError extends Error {
   /** Crosses the worker thread boundary (an Error's class does not): the job's failure reason `seal_signer_unavailable`. */
   readonly code = SEAL_SIGNER_UNAVAILABLE;
-  /** The module's return code (`CKR_…`) when it gave one. */
+  /** The module's return code (`CKR_…`), or the CSC failure's reason (`unreachable`, `refused`, …), when there was one. */
   readonly moduleCode: string | undefined;
 
   constructor(detail: string, moduleCode?: string) {
