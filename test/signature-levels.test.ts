@@ -34,10 +34,14 @@ describe('signature levels and trust services', () => {
       trustServices: [{ id: 'tsp', name: 'TSP', baseUrl: 'https://tsp.example/csc/v2/', clientId: 'c', clientSecret: 's3cret-value', levels: ['advanced'] }],
     });
     expect(saved.status, JSON.stringify(saved.body)).toBe(200);
-    expect(saved.body.payload.settings.trustServices).toEqual([{ id: 'tsp', name: 'TSP', baseUrl: 'https://tsp.example/csc/v2', clientId: 'c', clientSecretSet: true, levels: ['advanced'] }]);
+    expect(saved.body.payload.settings.trustServices).toEqual([
+      { id: 'tsp', name: 'TSP', baseUrl: 'https://tsp.example/csc/v2', clientId: 'c', clientSecretSet: true, levels: ['advanced'] },
+    ]);
     const [row] = await app.orm.em.fork().execute<{ settings: string }[]>(`select settings::text as settings from team where id = ?`, [team.teamId]);
     expect(row!.settings).not.toContain('s3cret-value');
-    const [trail] = await app.orm.em.fork().execute<{ details: string }[]>(`select details::text as details from audit_event where stream_id = ? and type = 'team.settings_updated'`, [team.teamId]);
+    const [trail] = await app.orm.em
+      .fork()
+      .execute<{ details: string }[]>(`select details::text as details from audit_event where stream_id = ? and type = 'team.settings_updated'`, [team.teamId]);
     expect(trail!.details).not.toContain('s3cret-value');
 
     // Renamed through GraphQL without the secret: the stored one stays.
@@ -55,9 +59,12 @@ describe('signature levels and trust services', () => {
       { envelopeId },
     );
     expect(qualified.errors?.[0]?.extensions?.code).toBe('Request.Invalid');
-    const simple = await graphql(`mutation($envelopeId: ID!) { addRecipient(envelopeId: $envelopeId, input: { type: signer, identifier: "s", roleName: "S" }) { id signatureLevel trustServiceId } }`, {
-      envelopeId,
-    });
+    const simple = await graphql(
+      `mutation($envelopeId: ID!) { addRecipient(envelopeId: $envelopeId, input: { type: signer, identifier: "s", roleName: "S" }) { id signatureLevel trustServiceId } }`,
+      {
+        envelopeId,
+      },
+    );
     expect(simple.data.addRecipient).toMatchObject({ signatureLevel: 'simple', trustServiceId: null });
   });
 });

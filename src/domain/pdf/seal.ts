@@ -301,14 +301,17 @@ function lastByteRange(file: Buffer): [number, number, number, number] {
   const match = [...text.matchAll(/\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]/g)].at(-1);
   if (match === undefined) throw new Error('the prepared file has no signature placeholder');
   const range = match.slice(1, 5).map(Number) as [number, number, number, number];
-  if (range[2] <= range[1] || range[2] + range[3] > file.length || match.index + shift < range[0]) throw new Error('the prepared file\'s /ByteRange is not its own');
+  if (range[2] <= range[1] || range[2] + range[3] > file.length || match.index + shift < range[0]) throw new Error("the prepared file's /ByteRange is not its own");
   return range;
 }
 
 /** The SHA-256 of what the prepared file's last placeholder covers (checked again before embedding). */
 export function contentDigestOf(prepared: Buffer): Buffer {
   const [a, b, c, d] = lastByteRange(prepared);
-  return createHash('sha256').update(prepared.subarray(a, a + b)).update(prepared.subarray(c, c + d)).digest();
+  return createHash('sha256')
+    .update(prepared.subarray(a, a + b))
+    .update(prepared.subarray(c, c + d))
+    .digest();
 }
 
 /**

@@ -68,7 +68,17 @@ export type ApplyPlacementsTask = {
 };
 
 /** What the pool sends a PDF worker: one task at a time. */
-export type PdfTask = { id: number } & ({ kind: 'inspect'; path: string } | RenderTask | PrepareSignatureTask | EmbedSignatureTask | SealTask | AuditPdfTask | VerifyTask | ReadPlacementsTask | ApplyPlacementsTask);
+export type PdfTask = { id: number } & (
+  | { kind: 'inspect'; path: string }
+  | RenderTask
+  | PrepareSignatureTask
+  | EmbedSignatureTask
+  | SealTask
+  | AuditPdfTask
+  | VerifyTask
+  | ReadPlacementsTask
+  | ApplyPlacementsTask
+);
 
 /**
  * What a worker sends after each task: the answer, and how much memory the thread holds then

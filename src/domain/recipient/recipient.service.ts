@@ -172,7 +172,12 @@ export async function addRecipient<K extends OwnerKind>(context: ServiceContext,
       await ensureOrderOpen(change, input.order);
       const extras = await request.resolve(em, change.caller.teamId);
       checkQuorum(input.type, input.quorum, extras.agentCount ? await extras.agentCount(em, null) : null);
-      await ensureSignatureLevelOffered(em, change.caller.teamId, { type: input.type, signatureLevel: input.signatureLevel, trustServiceId: input.trustServiceId ?? null, path: 'recipient' });
+      await ensureSignatureLevelOffered(em, change.caller.teamId, {
+        type: input.type,
+        signatureLevel: input.signatureLevel,
+        trustServiceId: input.trustServiceId ?? null,
+        path: 'recipient',
+      });
       const recipient = em.create(owner.recipients.entity, {
         ...recipientsIn(change.scope),
         identifier: input.identifier,

@@ -2,14 +2,14 @@ import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { isSha256 } from '../../shared/blob-store/index.ts';
+import { encryptSecret } from '../../shared/encrypted-secret.ts';
+import { InvalidRequestError } from '../../shared/errors.ts';
 import { isFrameOrigin } from '../../shared/web-origin.ts';
 import { auditChange } from '../change.ts';
 import { type Locale, locales } from '../person/person.ts';
 import { runRead } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { encryptWebhookSecret } from '../webhook/webhook-secret.ts';
 import { boundedText, identifierSlug, parseInput } from '../validation.ts';
-import { InvalidRequestError } from '../../shared/errors.ts';
 import { TeamNotFoundError } from './team.errors.ts';
 import { inspectLogo, LOGO_MAX_BYTES, LOGO_MAX_PIXELS, type LogoImage, logoUrl, type StoredLogo } from './team-logo.ts';
 
@@ -119,6 +119,8 @@ const artefactsSection = z.strictObject({
 });
 
 export const MAX_TRUST_SERVICES = 10;
+/** The key label of trust services' client secrets (shared/encrypted-secret.ts): encrypted as webhook secrets are, under their own key. */
+export const TRUST_SERVICE_SECRET_LABEL = 'envelope-service trust service secrets v1';
 export const TRUST_SERVICE_LEVELS = ['advanced', 'qualified'] as const;
 export type TrustServiceLevel = (typeof TRUST_SERVICE_LEVELS)[number];
 
@@ -133,7 +135,7 @@ const trustServiceInput = z.strictObject({
   baseUrl: z
     .string()
     .max(500)
-    .refine((value) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol), 'must be an http(s) URL: the provider\'s CSC API base, e.g. https://tsp.example/csc/v2')
+    .refine((value) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol), "must be an http(s) URL: the provider's CSC API base, e.g. https://tsp.example/csc/v2")
     .transform((value) => value.replace(/\/+$/, '')),
   clientId: boundedText(1, 200),
   clientSecret: boundedText(1, 500).optional(),
@@ -273,7 +275,7 @@ function trustServicesToStore(auditKey: Buffer, given: z.output<typeof trustServ
     const { clientSecret, ...keys } = service;
     const kept = before.get(service.id)?.clientSecret ?? null;
     if (clientSecret === undefined && kept === null) issues.push({ path: `trustServices[${index}].clientSecret`, message: 'is required for a new trust service' });
-    return { ...keys, clientSecret: clientSecret === undefined ? kept : encryptWebhookSecret(auditKey, clientSecret) };
+    return { ...keys, clientSecret: clientSecret === undefined ? kept : encryptSecret(auditKey, TRUST_SERVICE_SECRET_LABEL, clientSecret) };
   });
   if (issues.length > 0) throw new InvalidRequestError(issues);
   return result;

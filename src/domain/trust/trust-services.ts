@@ -4,10 +4,12 @@
  * for the one moment the service talks to the provider.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { decryptSecret } from '../../shared/encrypted-secret.ts';
 import { InvalidRequestError } from '../../shared/errors.ts';
-import type { SignatureLevel } from '../recipient/recipient.entity.ts';
-import { type StoredTrustService, storedTrustServices } from '../team/team-settings.ts';
-import { decryptWebhookSecret } from '../webhook/webhook-secret.ts';
+import { type StoredTrustService, storedTrustServices, TRUST_SERVICE_SECRET_LABEL } from '../team/team-settings.ts';
+
+/** A recipient's level (recipient/recipient.entity.ts `signatureLevels`; spelled here so this folder does not import recipient/). */
+type SignatureLevel = 'simple' | 'advanced' | 'qualified';
 
 /** A trust service with its client secret in clear, to call the provider with. */
 export type TrustServiceProvider = { id: string; name: string; baseUrl: string; clientId: string; clientSecret: string };
@@ -40,7 +42,9 @@ export async function ensureSignatureLevelOffered(
     return;
   }
   if (recipient.type !== 'signer') {
-    throw new InvalidRequestError([{ path: `${recipient.path}.signatureLevel`, message: `Recipient.SignatureLevelNotSigner: only a signer signs with its own certificate; a ${recipient.type} stays simple` }]);
+    throw new InvalidRequestError([
+      { path: `${recipient.path}.signatureLevel`, message: `Recipient.SignatureLevelNotSigner: only a signer signs with its own certificate; a ${recipient.type} stays simple` },
+    ]);
   }
   const services = await teamTrustServices(em, teamId);
   if (pickTrustService(services, recipient.signatureLevel, recipient.trustServiceId) !== undefined) return;
@@ -54,5 +58,11 @@ export async function ensureSignatureLevelOffered(
 /** The provider to call, its secret decrypted. */
 export function providerOf(auditKey: Buffer, service: StoredTrustService): TrustServiceProvider {
   if (service.clientSecret === null) throw new Error(`the trust service ${service.id} has no client secret`);
-  return { id: service.id, name: service.name, baseUrl: service.baseUrl, clientId: service.clientId, clientSecret: decryptWebhookSecret(auditKey, service.clientSecret) };
+  return {
+    id: service.id,
+    name: service.name,
+    baseUrl: service.baseUrl,
+    clientId: service.clientId,
+    clientSecret: decryptSecret(auditKey, TRUST_SERVICE_SECRET_LABEL, service.clientSecret),
+  };
 }

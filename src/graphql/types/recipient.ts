@@ -112,7 +112,11 @@ export function recipientKeyFields<Shape extends RecipientCoreData>(t: PothosSch
     required: t.boolean({ resolve: (recipient) => recipient.required }),
     quorum: t.int({ description: 'An approver role completes when this many distinct agents approved (1 for every other type).', resolve: (recipient) => recipient.quorum }),
     signatureLevel: t.field({ type: SignatureLevelEnum, resolve: (recipient) => recipient.signatureLevel as SignatureLevel }),
-    trustServiceId: t.string({ nullable: true, description: 'The team’s trust service it signs at; null: the team’s first offering its level.', resolve: (recipient) => recipient.trustServiceId }),
+    trustServiceId: t.string({
+      nullable: true,
+      description: 'The team’s trust service it signs at; null: the team’s first offering its level.',
+      resolve: (recipient) => recipient.trustServiceId,
+    }),
     color: t.string({ resolve: (recipient) => recipient.color }),
     hostedById: t.id({ nullable: true, resolve: (recipient) => recipient.hostedById }),
     delegatedById: t.id({ nullable: true, resolve: (recipient) => recipient.delegatedById }),

@@ -186,7 +186,12 @@ builder.mutationField('updateTeamSettings', (t) =>
       const input: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(args.input)) {
         if (value === undefined) continue;
-        input[key] = value !== null && typeof value === 'object' && !Array.isArray(value) ? given(value) : Array.isArray(value) ? value.map((entry) => (entry !== null && typeof entry === 'object' ? given(entry) : entry)) : value;
+        input[key] =
+          value !== null && typeof value === 'object' && !Array.isArray(value)
+            ? given(value)
+            : Array.isArray(value)
+              ? value.map((entry) => (entry !== null && typeof entry === 'object' ? given(entry) : entry))
+              : value;
       }
       return updateTeamSettings(context, { input });
     },
