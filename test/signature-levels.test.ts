@@ -66,5 +66,10 @@ describe('signature levels and trust services', () => {
       },
     );
     expect(simple.data.addRecipient).toMatchObject({ signatureLevel: 'simple', trustServiceId: null });
+
+    // The signing round trip is not wired yet: sending refuses rather than signing with less than asked.
+    const sent = await rest.put(`/envelopes/${envelopeId}/send`, {});
+    expect(sent.body.error.name).toBe('Envelope.NotSendable');
+    expect(sent.body.error.context.issues).toContainEqual(expect.objectContaining({ message: expect.stringContaining('Recipient.SignatureLevelNotYetSupported') }));
   });
 });
