@@ -27,6 +27,7 @@ const expectedTables = [
   'recipient',
   'sandbox_clock',
   'shared_secret_fingerprint',
+  'signer_signature',
   'signing_otp',
   'signing_token',
   'signing_url',

@@ -104,6 +104,8 @@ describe('adding recipients', () => {
           order: 0,
           required: true,
           quorum: 1,
+          signatureLevel: 'simple',
+          trustServiceId: null,
           color: expect.stringMatching(/^#[0-9A-Fa-f]{6}$/),
           hostedById: null,
           delegatedById: null,

@@ -59,6 +59,7 @@ describe('team settings', () => {
       branding: { logo: null, accentColor: null, footer: null },
       embedding: { frameOrigins: null },
       artefacts: { stamp: null },
+      trustServices: [],
       version: 0,
     });
     const invalid = await rest.patch('/team/settings', {

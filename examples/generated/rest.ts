@@ -1459,6 +1459,14 @@ export interface operations {
                     artefacts?: {
                         stamp?: boolean | null;
                     };
+                    trustServices?: {
+                        id: string;
+                        name: string;
+                        baseUrl: string;
+                        clientId: string;
+                        clientSecret?: string;
+                        levels: ("advanced" | "qualified")[];
+                    }[] | null;
                 };
             };
         };
@@ -2875,6 +2883,12 @@ export interface operations {
                         quorum?: number;
                         hostedById?: string | null;
                         delegatedById?: string | null;
+                        /**
+                         * @default simple
+                         * @enum {string}
+                         */
+                        signatureLevel?: "simple" | "advanced" | "qualified";
+                        trustServiceId?: string | null;
                         /** @default [] */
                         agents?: {
                             info?: {
@@ -3234,6 +3248,9 @@ export interface operations {
                         quorum?: number;
                         hostedById?: string | null;
                         delegatedById?: string | null;
+                        /** @enum {string} */
+                        signatureLevel?: "simple" | "advanced" | "qualified";
+                        trustServiceId?: string | null;
                         agents?: {
                             info?: {
                                 name: string;
@@ -8339,6 +8356,12 @@ export interface operations {
                         quorum?: number;
                         hostedById?: string | null;
                         delegatedById?: string | null;
+                        /**
+                         * @default simple
+                         * @enum {string}
+                         */
+                        signatureLevel?: "simple" | "advanced" | "qualified";
+                        trustServiceId?: string | null;
                         /** @default false */
                         fixed?: boolean;
                         userId?: string | null;
@@ -8638,6 +8661,9 @@ export interface operations {
                         quorum?: number;
                         hostedById?: string | null;
                         delegatedById?: string | null;
+                        /** @enum {string} */
+                        signatureLevel?: "simple" | "advanced" | "qualified";
+                        trustServiceId?: string | null;
                         fixed?: boolean;
                         userId?: string | null;
                         contactId?: string | null;

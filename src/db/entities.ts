@@ -14,6 +14,7 @@ import { PublicLinkSchema, PublicLinkVisitSchema } from '../domain/public-link/p
 import { AgentSchema } from '../domain/recipient/agent.entity.ts';
 import { RecipientSchema } from '../domain/recipient/recipient.entity.ts';
 import { ApprovalSchema } from '../domain/signing/approval.entity.ts';
+import { SignerSignatureSchema } from '../domain/signing/signer-signature.entity.ts';
 import { SigningOtpSchema } from '../domain/signing/signing-otp.entity.ts';
 import { SigningTokenSchema } from '../domain/signing/signing-token.entity.ts';
 import { SigningUrlSchema } from '../domain/signing/signing-url.entity.ts';
@@ -47,6 +48,7 @@ export const entities = [
   FieldAttachmentSchema,
   SigningTokenSchema,
   ApprovalSchema,
+  SignerSignatureSchema,
   SigningOtpSchema,
   SigningUrlSchema,
   AuditEventSchema,

@@ -24,6 +24,7 @@ import { Migration20261127130000_field_attachments } from './Migration2026112713
 import { Migration20261127131000_envelope_revision } from './Migration20261127131000_envelope_revision.ts';
 import { Migration20261127133000_public_links } from './Migration20261127133000_public_links.ts';
 import { Migration20261127134000_public_link_data } from './Migration20261127134000_public_link_data.ts';
+import { Migration20261127141000_signature_levels } from './Migration20261127141000_signature_levels.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -53,4 +54,5 @@ export const migrations = [
   Migration20261127131000_envelope_revision,
   Migration20261127133000_public_links,
   Migration20261127134000_public_link_data,
+  Migration20261127141000_signature_levels,
 ];

@@ -50,6 +50,10 @@ export type AddRecipientInput = {
   /** Default true. */
   required?: InputMaybe<Scalars['Boolean']['input']>;
   roleName: Scalars['String']['input'];
+  /** A signer only: advanced or qualified needs a team trust service offering it (else Request.Invalid, Recipient.TrustServiceUnavailable). Default simple. */
+  signatureLevel?: InputMaybe<SignatureLevel>;
+  /** The team’s trust service (settings trustServices[].id); default: the first offering the level. */
+  trustServiceId?: InputMaybe<Scalars['String']['input']>;
   type: RecipientType;
 };
 
@@ -74,6 +78,10 @@ export type AddTemplateRecipientInput = {
   /** Default true. */
   required?: InputMaybe<Scalars['Boolean']['input']>;
   roleName: Scalars['String']['input'];
+  /** A signer only: advanced or qualified needs a team trust service offering it (else Request.Invalid, Recipient.TrustServiceUnavailable). Default simple. */
+  signatureLevel?: InputMaybe<SignatureLevel>;
+  /** The team’s trust service (settings trustServices[].id); default: the first offering the level. */
+  trustServiceId?: InputMaybe<Scalars['String']['input']>;
   type: RecipientType;
   /** Pre-assigned team user. */
   userId?: InputMaybe<Scalars['ID']['input']>;
@@ -1886,6 +1894,9 @@ export type Recipient = {
   removedAt?: Maybe<Scalars['DateTime']['output']>;
   required: Scalars['Boolean']['output'];
   roleName: Scalars['String']['output'];
+  signatureLevel: SignatureLevel;
+  /** The team’s trust service it signs at; null: the team’s first offering its level. */
+  trustServiceId?: Maybe<Scalars['String']['output']>;
   type: RecipientType;
 };
 
@@ -1995,6 +2006,12 @@ export type SendProblem = {
   description: Scalars['String']['output'];
   name: Scalars['String']['output'];
 };
+
+/** simple: the service’s seal only (the default); advanced or qualified: the signer also signs with its own certificate at one of the team’s trust services (issue 35). */
+export type SignatureLevel =
+  | 'advanced'
+  | 'qualified'
+  | 'simple';
 
 /** An approver role’s progress: it completes when quorum distinct agents approved. */
 export type SigningApproval = {
@@ -2306,6 +2323,7 @@ export type TeamSettings = {
   notifications: TeamNotificationSettings;
   /** The Reply-To of the team’s mails. */
   replyTo?: Maybe<Scalars['String']['output']>;
+  trustServices: Array<TrustService>;
   /** How many times the settings were changed (0: never). */
   version: Scalars['Int']['output'];
 };
@@ -2320,6 +2338,8 @@ export type TeamSettingsInput = {
   notifications?: InputMaybe<TeamNotificationSettingsInput>;
   /** An email address; null: none. */
   replyTo?: InputMaybe<Scalars['String']['input']>;
+  /** Replaces the list whole; null: none. */
+  trustServices?: InputMaybe<Array<TrustServiceInput>>;
 };
 
 /** An internal user of the team; name it as a recipient’s agent by `userId`. */
@@ -2412,9 +2432,40 @@ export type TemplateRecipient = {
   quorum: Scalars['Int']['output'];
   required: Scalars['Boolean']['output'];
   roleName: Scalars['String']['output'];
+  signatureLevel: SignatureLevel;
+  /** The team’s trust service it signs at; null: the team’s first offering its level. */
+  trustServiceId?: Maybe<Scalars['String']['output']>;
   type: RecipientType;
   /** Pre-assigned team user. */
   userId?: Maybe<Scalars['ID']['output']>;
+};
+
+/** A trust service provider speaking the CSC API v2, where the team’s advanced and qualified signers sign (issue 35). Its client secret is never read back. */
+export type TrustService = {
+  __typename?: 'TrustService';
+  /** The provider’s CSC API base (…/csc/v2). */
+  baseUrl: Scalars['String']['output'];
+  clientId: Scalars['String']['output'];
+  /** Whether a client secret is stored (it is never answered). */
+  clientSecretSet: Scalars['Boolean']['output'];
+  id: Scalars['String']['output'];
+  /** advanced, qualified: the levels its certificates give. */
+  levels: Array<Scalars['String']['output']>;
+  name: Scalars['String']['output'];
+};
+
+export type TrustServiceInput = {
+  /** The provider’s CSC API base, e.g. https://tsp.example/csc/v2. */
+  baseUrl: Scalars['String']['input'];
+  /** The OAuth client the provider registered for this service (redirect URI: PUBLIC_URL/sign/trust-service/callback). */
+  clientId: Scalars['String']['input'];
+  /** Required for a new id; left out, the stored one stays. Never read back. */
+  clientSecret?: InputMaybe<Scalars['String']['input']>;
+  /** Your slug for it; recipients name it as trustServiceId. */
+  id: Scalars['String']['input'];
+  /** advanced, qualified. */
+  levels: Array<Scalars['String']['input']>;
+  name: Scalars['String']['input'];
 };
 
 /** A tag (or form field, by name) that did not become a field, and why. */
@@ -2494,6 +2545,8 @@ export type UpdateRecipientInput = {
   quorum?: InputMaybe<Scalars['Int']['input']>;
   required?: InputMaybe<Scalars['Boolean']['input']>;
   roleName?: InputMaybe<Scalars['String']['input']>;
+  signatureLevel?: InputMaybe<SignatureLevel>;
+  trustServiceId?: InputMaybe<Scalars['String']['input']>;
   type?: InputMaybe<RecipientType>;
 };
 
@@ -2518,6 +2571,8 @@ export type UpdateTemplateRecipientInput = {
   quorum?: InputMaybe<Scalars['Int']['input']>;
   required?: InputMaybe<Scalars['Boolean']['input']>;
   roleName?: InputMaybe<Scalars['String']['input']>;
+  signatureLevel?: InputMaybe<SignatureLevel>;
+  trustServiceId?: InputMaybe<Scalars['String']['input']>;
   type?: InputMaybe<RecipientType>;
   userId?: InputMaybe<Scalars['ID']['input']>;
 };

@@ -31,6 +31,8 @@ export const DocumentSchema = defineEntity({
     contentSha256: p.string().length(64),
     byteSize: p.bigint('number'),
     sealedSha256: p.string().length(64).nullable(),
+    /** The file as its last signer with a digital signature left it (issue 35): the final seal is drawn and sealed onto it, as updates. */
+    workingSha256: p.string().length(64).nullable(),
   },
   indexes: [
     { name: 'document_envelope_order_idx', properties: ['envelope', 'order'] },

@@ -313,6 +313,8 @@ export async function copyTemplate(
         order: role.order,
         required: role.required,
         quorum: role.quorum,
+        signatureLevel: role.signatureLevel,
+        trustServiceId: role.trustServiceId,
         color: role.color,
         createdAt: now,
         updatedAt: now,

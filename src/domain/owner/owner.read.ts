@@ -68,6 +68,10 @@ export type RecipientCoreData = {
   required: boolean;
   /** An approver role's quorum (1 for every other type). */
   quorum: number;
+  /** simple, advanced or qualified (issue 35). */
+  signatureLevel: string;
+  /** The team's trust service it signs at; null: the team's first offering its level. */
+  trustServiceId: string | null;
   color: string;
   hostedById: string | null;
   delegatedById: string | null;
@@ -277,6 +281,8 @@ function recipientColumns(eb: AnyEb, row: { kind: OwnerKind; alias: string }, se
       ['order', column('order')],
       ['required', column('required')],
       ['quorum', column('quorum')],
+      ['signatureLevel', column('signature_level')],
+      ['trustServiceId', column('trust_service_id')],
       ['color', column('color')],
       ['hostedById', column('hosted_by_id')],
       ['delegatedById', column('delegated_by_id')],

@@ -24,10 +24,13 @@ const oids = {
 export class RevocationError extends Error {
   /** Crosses the worker thread boundary (an Error's class does not): the job's failure reason `revocation_unavailable`. */
   readonly code = 'REVOCATION_UNAVAILABLE';
+  /** The status was had, and it says revoked (not a source that failed). */
+  readonly revoked: boolean;
 
-  constructor(message: string) {
+  constructor(message: string, options: { revoked?: boolean } = {}) {
     super(`revocation data: ${message}`);
     this.name = 'RevocationError';
+    this.revoked = options.revoked ?? false;
   }
 }
 
@@ -120,7 +123,7 @@ async function ocspResponseFor(url: string, certificate: pkijs.Certificate, issu
   }
   const status = await basic.getCertificateStatus(certificate, issuer);
   if (!status.isForCertificate) throw new Error(`${url}: the response is about another certificate`);
-  if (status.status === 1) throw new RevocationError(`${describe(certificate)} is revoked (${url})`);
+  if (status.status === 1) throw new RevocationError(`${describe(certificate)} is revoked (${url})`, { revoked: true });
   if (status.status !== 0) throw new Error(`${url}: the responder does not know the certificate`);
   let signed = false;
   try {
@@ -148,7 +151,7 @@ async function crlFor(url: string, certificate: pkijs.Certificate, issuer: pkijs
     signed = false;
   }
   if (!signed) throw new Error(`${url}: the CRL is not signed by the certificate's issuer`);
-  if (crl.isCertificateRevoked(certificate)) throw new RevocationError(`${describe(certificate)} is revoked (${url})`);
+  if (crl.isCertificateRevoked(certificate)) throw new RevocationError(`${describe(certificate)} is revoked (${url})`, { revoked: true });
   return new Uint8Array(body);
 }
 

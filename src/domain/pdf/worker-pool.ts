@@ -40,10 +40,12 @@ import type { PdfVerification } from './verify.ts';
 import type {
   ApplyPlacementsTask,
   AuditPdfTask,
+  EmbedSignatureTask,
   PdfTask,
   PdfTaskAnswer,
   PdfWorkerReply,
   PlacementSources,
+  PrepareSignatureTask,
   ReadPlacementsTask,
   RenderTask,
   SealTask,
@@ -105,6 +107,8 @@ export const PDF_TASK_BUDGETS_MS: Record<PdfTaskKind, number> = {
   seal: 60_000,
   'audit-pdf': 120_000,
   render: 300_000,
+  'prepare-signature': 300_000,
+  'embed-signature': 60_000,
 };
 
 /** The turn of PDF work asked without a team (every caller in the service names one today; tools and tests may not). */
@@ -176,6 +180,10 @@ export type PdfWorkers = {
    * `outputPath`. Rendering a large envelope takes longer than inspecting a file: its own time limit.
    */
   render(task: Omit<RenderTask, 'kind'>, options?: PdfTaskOptions): Promise<{ byteSize: number }>;
+  /** Draws the values not yet in a signer's file and adds its signature placeholder (issue 35); answers the digest of what it covers. */
+  prepareSignature(task: Omit<PrepareSignatureTask, 'kind'>, options?: PdfTaskOptions): Promise<{ byteSize: number; contentDigest: Uint8Array }>;
+  /** Writes a trust service's signature, in its CMS, into a prepared file's placeholder. */
+  embedSignature(task: Omit<EmbedSignatureTask, 'kind'>, options?: PdfTaskOptions): Promise<{ byteSize: number }>;
   /** Lays out and seals the audit-log PDF into `outputPath`. */
   auditPdf(task: Omit<AuditPdfTask, 'kind'>, options?: PdfTaskOptions): Promise<{ byteSize: number }>;
   /** Checks a sealed PDF's signatures (pdf/verify.ts). */
@@ -537,6 +545,15 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     },
     async render(task, options) {
       return written(await submit({ ...task, kind: 'render' }, options));
+    },
+    async prepareSignature(task, options) {
+      const answer = await submit({ ...task, kind: 'prepare-signature' }, options);
+      if (answer.outcome === 'prepared') return { byteSize: answer.byteSize, contentDigest: answer.contentDigest };
+      if (answer.outcome === 'failed') throw Object.assign(new Error(answer.message), { code: answer.code });
+      throw new Error(`unexpected PDF worker answer: ${answer.outcome}`);
+    },
+    async embedSignature(task, options) {
+      return written(await submit({ ...task, kind: 'embed-signature' }, options));
     },
     async auditPdf(task, options) {
       return written(await submit({ ...task, kind: 'audit-pdf' }, options));

@@ -29,6 +29,23 @@ export type RenderTask = {
   onlyPage?: number;
 };
 
+/**
+ * A signer's signature at a trust service (issue 35), first half: draw the values not yet in the
+ * file (`sourcePath`: the original, or the file as the last signer signed it) and add the signer's
+ * placeholder, as an incremental update of a file that has one; answers the SHA-256 of what the
+ * placeholder's /ByteRange covers.
+ */
+export type PrepareSignatureTask = {
+  kind: 'prepare-signature';
+  sourcePath: string;
+  outputPath: string;
+  fields: RenderField[];
+  signature: { certificates: Uint8Array[]; info: SealInfo };
+};
+
+/** Second half: the CMS around the provider's signature, written into the prepared file's placeholder. */
+export type EmbedSignatureTask = { kind: 'embed-signature'; sourcePath: string; outputPath: string; certificates: Uint8Array[]; signature: Uint8Array; tsaUrl?: string };
+
 /** Seal a PDF made on the main thread's behalf (the audit log), reading and writing files. */
 export type SealTask = { kind: 'seal'; sourcePath: string; outputPath: string; seal: { material: SealMaterial; info: SealInfo } };
 
@@ -56,7 +73,17 @@ export type ApplyPlacementsTask = {
 };
 
 /** What the pool sends a PDF worker: one task at a time. */
-export type PdfTask = { id: number } & ({ kind: 'inspect'; path: string } | RenderTask | SealTask | AuditPdfTask | VerifyTask | ReadPlacementsTask | ApplyPlacementsTask);
+export type PdfTask = { id: number } & (
+  | { kind: 'inspect'; path: string }
+  | RenderTask
+  | PrepareSignatureTask
+  | EmbedSignatureTask
+  | SealTask
+  | AuditPdfTask
+  | VerifyTask
+  | ReadPlacementsTask
+  | ApplyPlacementsTask
+);
 
 /**
  * What a worker sends after each task: the answer, and how much memory the thread holds then
@@ -69,6 +96,7 @@ export type PdfWorkerReply = PdfTaskAnswer & { memoryBytes: number };
 export type PdfTaskAnswer =
   | { id: number; outcome: 'done'; inspection: PdfInspection }
   | { id: number; outcome: 'written'; byteSize: number }
+  | { id: number; outcome: 'prepared'; byteSize: number; contentDigest: Uint8Array }
   | { id: number; outcome: 'verified'; verification: PdfVerification }
   | { id: number; outcome: 'placements'; sources: PlacementSources }
   | { id: number; outcome: 'placed'; byteSize: number; notHidden: string[] }

@@ -17,10 +17,10 @@ import { appendUpdate, objectsAddedSince, previousSection, reserveExistingNumber
 import { inspectPdfFile, PdfInspectionError } from './inspect/inspect.ts';
 import { drawMergedValues } from './merge-draw.ts';
 import { loadForRendering, objectsChangedOnPages, renderFields } from './render.ts';
-import { sealAsUpdate, sealPdf } from './seal.ts';
+import { embedExternalSignature, prepareExternalSignature, sealAsUpdate, sealPdf } from './seal.ts';
 import { findTextTags, hideTextTags } from './text-tags.ts';
 import { verifyPdf } from './verify.ts';
-import type { PdfTask, PdfTaskAnswer, PdfWorkerReply, RenderTask, SignDigestReply, SignDigestRequest } from './worker-protocol.ts';
+import type { PdfTask, PdfTaskAnswer, PdfWorkerReply, PrepareSignatureTask, RenderTask, SignDigestReply, SignDigestRequest } from './worker-protocol.ts';
 
 /** Signature requests sent to the pool and not answered yet, by request id. */
 const pendingSignatures = new Map<number, { resolve(signature: Uint8Array): void; reject(error: Error): void }>();
@@ -97,12 +97,37 @@ async function renderOnePage(source: PDFDocument, task: RenderTask, index: numbe
   return single.save({ updateFieldAppearances: false, objectsPerTick: Infinity });
 }
 
+/**
+ * A signer's values drawn and its placeholder added (issue 35): as an update when the file has a
+ * cross-reference section to append to (always, once a signer signed it: the earlier signatures
+ * must keep covering their bytes), else rewritten whole, as the seal does.
+ */
+async function prepareSignatureTask(task: PrepareSignatureTask): Promise<{ prepared: Buffer; contentDigest: Buffer }> {
+  const { pdf, bytes } = await loadDecrypted(task.sourcePath, task.outputPath);
+  const previous = previousSection(bytes);
+  if (previous !== undefined) reserveExistingNumbers(pdf, previous);
+  const since = pdf.context.largestObjectNumber;
+  const pages = await renderFields(pdf, { fields: task.fields, draft: false });
+  if (previous === undefined) return prepareExternalSignature(pdf, task.signature);
+  return prepareExternalSignature(pdf, task.signature, { file: bytes, changed: objectsChangedOnPages(pdf, pages), since });
+}
+
 async function run(task: PdfTask): Promise<PdfTaskAnswer> {
   try {
     if (task.kind === 'render') {
       const bytes = await renderTask(task);
       fs.writeFileSync(task.outputPath, bytes);
       return { id: task.id, outcome: 'written', byteSize: bytes.length };
+    }
+    if (task.kind === 'prepare-signature') {
+      const { prepared, contentDigest } = await prepareSignatureTask(task);
+      fs.writeFileSync(task.outputPath, prepared);
+      return { id: task.id, outcome: 'prepared', byteSize: prepared.length, contentDigest: new Uint8Array(contentDigest) };
+    }
+    if (task.kind === 'embed-signature') {
+      const { signed } = await embedExternalSignature(fs.readFileSync(task.sourcePath), { certificates: task.certificates, signature: task.signature, tsaUrl: task.tsaUrl });
+      fs.writeFileSync(task.outputPath, signed);
+      return { id: task.id, outcome: 'written', byteSize: signed.length };
     }
     if (task.kind === 'read-placements') {
       if (task.from === 'tags') {

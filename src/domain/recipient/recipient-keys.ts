@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { boundedInteger, identifierSlug, readableName } from '../validation.ts';
 import { agentsSchema, MAX_AGENTS_PER_RECIPIENT } from './agent-input.ts';
-import { recipientTypes } from './recipient.entity.ts';
+import { recipientTypes, signatureLevels } from './recipient.entity.ts';
 
 /*
  * The keys a recipient has whoever owns it (an envelope's recipient, a template's role), as
@@ -24,6 +24,10 @@ export const recipientShape = {
   quorum: boundedInteger(1, MAX_AGENTS_PER_RECIPIENT),
   hostedById: z.string().nullable(),
   delegatedById: z.string().nullable(),
+  /** simple (default), advanced or qualified: the signer also signs at a trust service (issue 35). */
+  signatureLevel: z.enum(signatureLevels, { error: `must be one of ${signatureLevels.join(', ')}` }),
+  /** The team's trust service to sign at; null: the team's first offering the level. */
+  trustServiceId: identifierSlug.nullable(),
   agents: agentsSchema,
 };
 
@@ -38,6 +42,8 @@ export const newRecipientShape = {
   quorum: recipientShape.quorum.default(1),
   hostedById: recipientShape.hostedById.optional(),
   delegatedById: recipientShape.delegatedById.optional(),
+  signatureLevel: recipientShape.signatureLevel.default('simple'),
+  trustServiceId: recipientShape.trustServiceId.optional(),
 };
 
 const { agents: _agents, ...changeShape } = recipientShape;

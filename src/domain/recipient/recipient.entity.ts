@@ -5,6 +5,9 @@ import { Envelope } from '../envelope/envelope.entity.ts';
 export const recipientTypes = ['signer', 'host', 'in_person_signer', 'delegator', 'viewer', 'approver'] as const;
 export type RecipientType = (typeof recipientTypes)[number];
 
+export const signatureLevels = ['simple', 'advanced', 'qualified'] as const;
+export type SignatureLevel = (typeof signatureLevels)[number];
+
 /**
  * The columns every recipient table has, an envelope's `recipient` and a template's
  * `template_recipient` (the same keys, the same rules: recipient/recipient.service.ts). Each table
@@ -20,6 +23,10 @@ export function recipientKeyColumns() {
     color: p.string().length(7),
     /** An approver role completes when this many distinct agents approved (1 for every other type). */
     quorum: p.integer().default(1),
+    /** `simple` (the service's seal only), `advanced` or `qualified`: the signer also signs with its own certificate at a trust service (issue 35). */
+    signatureLevel: p.string().length(16).default('simple'),
+    /** The team's trust service (team settings `trustServices[].id`) it signs at; null: the team's first offering its level. */
+    trustServiceId: p.string().length(64).nullable(),
   };
 }
 

@@ -11,7 +11,8 @@ import { type ContentOwner, createInOwner, fieldAssignee, type OwnedRecipient, t
 import type { OwnerKind, OwnerRef } from '../owner/owner-ref.ts';
 import { contentOwner } from '../owner/owners.ts';
 import type { ServiceContext } from '../service-context.ts';
-import type { RecipientType } from './recipient.entity.ts';
+import { ensureSignatureLevelOffered } from '../trust/trust-services.ts';
+import type { RecipientType, SignatureLevel } from './recipient.entity.ts';
 import {
   RecipientDelegatorBoundError,
   RecipientDuplicateIdentifierError,
@@ -171,6 +172,12 @@ export async function addRecipient<K extends OwnerKind>(context: ServiceContext,
       await ensureOrderOpen(change, input.order);
       const extras = await request.resolve(em, change.caller.teamId);
       checkQuorum(input.type, input.quorum, extras.agentCount ? await extras.agentCount(em, null) : null);
+      await ensureSignatureLevelOffered(em, change.caller.teamId, {
+        type: input.type,
+        signatureLevel: input.signatureLevel,
+        trustServiceId: input.trustServiceId ?? null,
+        path: 'recipient',
+      });
       const recipient = em.create(owner.recipients.entity, {
         ...recipientsIn(change.scope),
         identifier: input.identifier,
@@ -179,6 +186,8 @@ export async function addRecipient<K extends OwnerKind>(context: ServiceContext,
         order: input.order,
         required: input.required,
         quorum: input.quorum,
+        signatureLevel: input.signatureLevel,
+        trustServiceId: input.trustServiceId ?? null,
         color: input.color ?? firstFreeColor(existing.map((other) => other.color)),
         hostedBy: links.hostedBy,
         delegatedBy: links.delegatedBy,
@@ -241,6 +250,11 @@ export async function updateRecipient<K extends OwnerKind>(context: ServiceConte
     // A role that stops being an approver drops its quorum unless the request names one.
     const quorum = input.quorum ?? (type === 'approver' ? recipient.quorum : 1);
     checkQuorum(type, quorum, extras.agentCount ? await extras.agentCount(em, recipient) : null, recipient.id);
+    // A role that stops being a signer drops its level unless the request names one.
+    const signatureLevel = input.signatureLevel ?? (type === 'signer' ? (recipient.signatureLevel as SignatureLevel) : 'simple');
+    const trustServiceId = input.trustServiceId !== undefined ? input.trustServiceId : signatureLevel === 'simple' ? null : (recipient.trustServiceId ?? null);
+    if (request.given.includes('signatureLevel') || request.given.includes('trustServiceId') || request.given.includes('type'))
+      await ensureSignatureLevelOffered(em, change.caller.teamId, { type, signatureLevel, trustServiceId, path: 'recipient' });
     em.assign(recipient, {
       type,
       identifier: input.identifier ?? recipient.identifier,
@@ -248,6 +262,8 @@ export async function updateRecipient<K extends OwnerKind>(context: ServiceConte
       order: input.order ?? recipient.order,
       required: input.required ?? recipient.required,
       quorum,
+      signatureLevel,
+      trustServiceId,
       color: input.color ?? recipient.color,
       hostedBy: links.hostedBy,
       delegatedBy: links.delegatedBy,

@@ -139,6 +139,14 @@ export async function sendProblems(em: EntityManager, envelope: Envelope, from: 
     if (SIGNING_TYPES.includes(recipient.type) && recipient.required && ownFields.length === 0) {
       issues.push({ path: `${path}.fields`, message: `a required ${recipient.type} needs at least one field` });
     }
+    // The signing flow through a trust service (issue 35, item 2) is not wired yet: an envelope
+    // asking for more than a simple signature is not sent rather than signed with less.
+    if (recipient.signatureLevel !== 'simple') {
+      issues.push({
+        path: `${path}.signatureLevel`,
+        message: `Recipient.SignatureLevelNotYetSupported: signing at a trust service (${recipient.signatureLevel}) is not available yet; send with signatureLevel simple`,
+      });
+    }
     if (recipient.type === 'approver') {
       const agentCount = agents.filter((agent) => agent.recipient.id === recipient.id).length;
       // Agents may have been replaced since the quorum was set: checked again, by name.

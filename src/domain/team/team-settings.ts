@@ -2,12 +2,14 @@ import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { isSha256 } from '../../shared/blob-store/index.ts';
+import { encryptSecret } from '../../shared/encrypted-secret.ts';
+import { InvalidRequestError } from '../../shared/errors.ts';
 import { isFrameOrigin } from '../../shared/web-origin.ts';
 import { auditChange } from '../change.ts';
 import { type Locale, locales } from '../person/person.ts';
 import { runRead } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { boundedText, parseInput } from '../validation.ts';
+import { boundedText, identifierSlug, parseInput } from '../validation.ts';
 import { TeamNotFoundError } from './team.errors.ts';
 import { inspectLogo, LOGO_MAX_BYTES, LOGO_MAX_PIXELS, type LogoImage, logoUrl, type StoredLogo } from './team-logo.ts';
 
@@ -116,6 +118,38 @@ const artefactsSection = z.strictObject({
   stamp: z.boolean().nullable(),
 });
 
+export const MAX_TRUST_SERVICES = 10;
+/** The key label of trust services' client secrets (shared/encrypted-secret.ts): encrypted as webhook secrets are, under their own key. */
+export const TRUST_SERVICE_SECRET_LABEL = 'envelope-service trust service secrets v1';
+export const TRUST_SERVICE_LEVELS = ['advanced', 'qualified'] as const;
+export type TrustServiceLevel = (typeof TRUST_SERVICE_LEVELS)[number];
+
+/**
+ * A trust service provider speaking the CSC API v2 (issue 35), where the team's signers with an
+ * advanced or qualified level sign. `clientSecret` is written, never read back: left out for an
+ * `id` already stored, the stored one stays.
+ */
+const trustServiceInput = z.strictObject({
+  id: identifierSlug,
+  name: boundedText(1, 100),
+  baseUrl: z
+    .string()
+    .max(500)
+    .refine((value) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol), "must be an http(s) URL: the provider's CSC API base, e.g. https://tsp.example/csc/v2")
+    .transform((value) => value.replace(/\/+$/, '')),
+  clientId: boundedText(1, 200),
+  clientSecret: boundedText(1, 500).optional(),
+  levels: z
+    .array(z.enum(TRUST_SERVICE_LEVELS, { error: `must be one of ${TRUST_SERVICE_LEVELS.join(', ')}` }))
+    .min(1, 'must name at least one level')
+    .refine((levels) => new Set(levels).size === levels.length, 'must not name a level twice'),
+});
+
+/** A trust service as the settings answer it: the client secret only said to be set. */
+export type TrustServiceData = { id: string; name: string; baseUrl: string; clientId: string; clientSecretSet: boolean; levels: TrustServiceLevel[] };
+/** As stored: the client secret encrypted (webhook/webhook-secret.ts). */
+export type StoredTrustService = Omit<TrustServiceData, 'clientSecretSet'> & { clientSecret: string | null };
+
 /** The document as a PATCH gives it: any key, any section, any of its keys. */
 export const teamSettingsPatch = z.strictObject({
   /** The name people see: the From name of mails, their subjects, the signing page. Null: the mails' From as configured. */
@@ -126,6 +160,13 @@ export const teamSettingsPatch = z.strictObject({
   branding: brandingSection.partial().optional(),
   embedding: embeddingSection.partial().optional(),
   artefacts: artefactsSection.partial().optional(),
+  /** Replaces the list whole (ids unique); null or empty: none. */
+  trustServices: z
+    .array(trustServiceInput)
+    .max(MAX_TRUST_SERVICES, `at most ${MAX_TRUST_SERVICES} trust services`)
+    .refine((services) => new Set(services.map((service) => service.id)).size === services.length, 'must not name an id twice')
+    .nullable()
+    .optional(),
 });
 
 /** The logo as answered: what is stored, and where the service serves it. */
@@ -139,6 +180,8 @@ export type TeamSettingsData = {
   branding: { logo: TeamLogo | null; accentColor: string | null; footer: string | null };
   embedding: { frameOrigins: string[] | null };
   artefacts: { stamp: boolean | null };
+  /** The CSC v2 providers the team's advanced and qualified signers sign at (issue 35). */
+  trustServices: TrustServiceData[];
   /** How many times the settings were changed (0: never). */
   version: number;
 };
@@ -195,8 +238,47 @@ export function completeTeamSettings(stored: unknown, version: number, publicUrl
     branding: { logo: logo ? { ...logo, url: logoUrl(publicUrl, logo) } : null, accentColor: stringOrNull(branding.accentColor), footer: stringOrNull(branding.footer) },
     embedding: { frameOrigins: listOrNull(section('embedding').frameOrigins) },
     artefacts: { stamp: typeof section('artefacts').stamp === 'boolean' ? (section('artefacts').stamp as boolean) : null },
+    trustServices: storedTrustServices(document.trustServices).map(({ clientSecret, ...service }) => ({ ...service, clientSecretSet: clientSecret !== null })),
     version,
   };
+}
+
+/** The trust services as stored (their secrets encrypted), each well formed or left out. */
+export function storedTrustServices(value: unknown): StoredTrustService[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((entry): StoredTrustService[] => {
+    if (!entry || typeof entry !== 'object') return [];
+    const service = entry as Record<string, unknown>;
+    if (typeof service.id !== 'string' || typeof service.baseUrl !== 'string' || typeof service.clientId !== 'string') return [];
+    const levels = (Array.isArray(service.levels) ? service.levels : []).filter((level): level is TrustServiceLevel => (TRUST_SERVICE_LEVELS as readonly unknown[]).includes(level));
+    return [
+      {
+        id: service.id,
+        name: typeof service.name === 'string' ? service.name : service.id,
+        baseUrl: service.baseUrl,
+        clientId: service.clientId,
+        clientSecret: typeof service.clientSecret === 'string' ? service.clientSecret : null,
+        levels,
+      },
+    ];
+  });
+}
+
+/**
+ * The trust services a PATCH gives, to store: a new secret encrypted, a left-out one kept from the
+ * stored service of the same id, and a new service without one refused at its path.
+ */
+function trustServicesToStore(auditKey: Buffer, given: z.output<typeof trustServiceInput>[] | null, stored: unknown): StoredTrustService[] {
+  const before = new Map(storedTrustServices(stored).map((service) => [service.id, service]));
+  const issues: { path: string; message: string }[] = [];
+  const result = (given ?? []).map((service, index): StoredTrustService => {
+    const { clientSecret, ...keys } = service;
+    const kept = before.get(service.id)?.clientSecret ?? null;
+    if (clientSecret === undefined && kept === null) issues.push({ path: `trustServices[${index}].clientSecret`, message: 'is required for a new trust service' });
+    return { ...keys, clientSecret: clientSecret === undefined ? kept : encryptSecret(auditKey, TRUST_SERVICE_SECRET_LABEL, clientSecret) };
+  });
+  if (issues.length > 0) throw new InvalidRequestError(issues);
+  return result;
 }
 
 async function readRow(context: ServiceContext, teamId: string): Promise<{ settings: unknown; version: number }> {
@@ -232,7 +314,7 @@ export async function teamSettingsOf(context: ServiceContext, teamId: string): P
  * is recorded as `team.settings_updated` (the keys given, old and new) on the team's trail.
  */
 export async function updateTeamSettings(context: ServiceContext, options: { input: unknown }): Promise<TeamSettingsData> {
-  const { branding, ...rest } = parseInput(teamSettingsPatch, options.input);
+  const { branding, trustServices, ...rest } = parseInput(teamSettingsPatch, options.input);
   const caller = await context.caller();
   // A new logo is stored before the transaction (by its hash: storing it twice keeps one object);
   // one the transaction then fails to name is an orphan, removed by the orphan sweep.
@@ -262,6 +344,11 @@ export async function updateTeamSettings(context: ServiceContext, options: { inp
         // The trail names a logo by its hash and shape, never by a URL that depends on PUBLIC_URL.
         changes[`${key}.${name}`] = { from: name === 'logo' ? storedLogo(previous) : previous, to: given };
       }
+    }
+    if (trustServices !== undefined) {
+      stored.trustServices = trustServicesToStore(context.auditKey, trustServices, row.settings?.trustServices);
+      // The trail names the services as answered: a secret is never written there, encrypted or not.
+      changes.trustServices = { from: before.trustServices, to: completeTeamSettings(stored, 0, context.publicUrl).trustServices };
     }
     const version = row.settings_version + 1;
     // Guarded by the version read under the lock: a writer that did not take the lock cannot interleave.

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { decryptSecret, encryptSecret } from '../../shared/encrypted-secret.ts';
 import { newSecret } from '../../shared/ids.ts';
 
 /*
@@ -9,36 +10,20 @@ import { newSecret } from '../../shared/ids.ts';
  * chain), so the derived key is stable.
  */
 
-const keys = new WeakMap<Buffer, Buffer>();
-
-function secretKey(auditKey: Buffer): Buffer {
-  let key = keys.get(auditKey);
-  if (!key) {
-    key = Buffer.from(hkdfSync('sha256', auditKey, Buffer.alloc(0), 'envelope-service webhook secrets v1', 32));
-    keys.set(auditKey, key);
-  }
-  return key;
-}
+const LABEL = 'envelope-service webhook secrets v1';
 
 /** A new endpoint secret (`whsec_` and 256 random bits). */
 export function newWebhookSecret(): string {
   return newSecret('whsec');
 }
 
-/** `v1.<iv>.<tag>.<ciphertext>`, base64url. */
+/** `v1.<iv>.<tag>.<ciphertext>`, base64url (shared/encrypted-secret.ts). */
 export function encryptWebhookSecret(auditKey: Buffer, secret: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', secretKey(auditKey), iv);
-  const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-  return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join('.');
+  return encryptSecret(auditKey, LABEL, secret);
 }
 
 export function decryptWebhookSecret(auditKey: Buffer, stored: string): string {
-  const [version, iv, tag, ciphertext] = stored.split('.');
-  if (version !== 'v1' || !iv || !tag || ciphertext === undefined) throw new Error('unreadable webhook secret');
-  const decipher = createDecipheriv('aes-256-gcm', secretKey(auditKey), Buffer.from(iv, 'base64url'));
-  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-  return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+  return decryptSecret(auditKey, LABEL, stored);
 }
 
 /**

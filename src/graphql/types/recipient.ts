@@ -9,7 +9,7 @@ import {
   readRecipient,
 } from '../../domain/owner/owner.read.ts';
 import { type AgentNotificationFailure, agentKinds, locales, phoneContactMethods } from '../../domain/recipient/agent.entity.ts';
-import { type RecipientType, recipientTypes } from '../../domain/recipient/recipient.entity.ts';
+import { type RecipientType, recipientTypes, type SignatureLevel, signatureLevels } from '../../domain/recipient/recipient.entity.ts';
 import { addRecipient, deleteRecipient, updateRecipient } from '../../domain/recipient/recipient.service.ts';
 import { builder } from '../builder.ts';
 import { withoutNulls } from '../input.ts';
@@ -25,6 +25,11 @@ export const RecipientTypeEnum = builder.enumType('RecipientType', {
     'signer: signs remotely. host: runs an in-person session. in_person_signer: signs on its host’s device. delegator: may hand its role to another person. viewer: gets the finished copy.',
   values: recipientTypes,
 });
+export const SignatureLevelEnum = builder.enumType('SignatureLevel', {
+  description: 'simple: the service’s seal only (the default); advanced or qualified: the signer also signs with its own certificate at one of the team’s trust services (issue 35).',
+  values: signatureLevels,
+});
+
 const AgentKindEnum = builder.enumType('AgentKind', {
   description: 'How an agent names its person: inline info, or a contact, contact group or team user of your team.',
   values: agentKinds,
@@ -106,6 +111,12 @@ export function recipientKeyFields<Shape extends RecipientCoreData>(t: PothosSch
     order: t.int({ description: 'Lower orders act first; equal orders act in parallel.', resolve: (recipient) => recipient.order }),
     required: t.boolean({ resolve: (recipient) => recipient.required }),
     quorum: t.int({ description: 'An approver role completes when this many distinct agents approved (1 for every other type).', resolve: (recipient) => recipient.quorum }),
+    signatureLevel: t.field({ type: SignatureLevelEnum, resolve: (recipient) => recipient.signatureLevel as SignatureLevel }),
+    trustServiceId: t.string({
+      nullable: true,
+      description: 'The team’s trust service it signs at; null: the team’s first offering its level.',
+      resolve: (recipient) => recipient.trustServiceId,
+    }),
     color: t.string({ resolve: (recipient) => recipient.color }),
     hostedById: t.id({ nullable: true, resolve: (recipient) => recipient.hostedById }),
     delegatedById: t.id({ nullable: true, resolve: (recipient) => recipient.delegatedById }),
@@ -177,6 +188,12 @@ export function recipientKeyInputs(t: PothosSchemaTypes.InputFieldBuilder<Types,
     order: t.int({ required: false, ...described('Default 0.') }),
     required: t.boolean({ required: false, ...described('Default true.') }),
     quorum: t.int({ required: false, ...described('An approver only: distinct agents that must approve, 1 to the number of agents. Default 1.') }),
+    signatureLevel: t.field({
+      type: SignatureLevelEnum,
+      required: false,
+      ...described('A signer only: advanced or qualified needs a team trust service offering it (else Request.Invalid, Recipient.TrustServiceUnavailable). Default simple.'),
+    }),
+    trustServiceId: t.string({ required: false, ...described('The team’s trust service (settings trustServices[].id); default: the first offering the level.') }),
     color: t.string({ required: false, ...described(`#RRGGBB; a distinct default per ${noun}.`) }),
     hostedById: t.id({ required: false, ...described(`For an in_person_signer: the host ${noun}.`) }),
     delegatedById: t.id({ required: false }),

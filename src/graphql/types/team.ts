@@ -1,5 +1,5 @@
 import { readCallerTeam, type TeamData } from '../../domain/team/team.read.ts';
-import { readTeamSettings, TEAM_NOTICE_EVENTS, type TeamLogo, type TeamSettingsData, updateTeamSettings } from '../../domain/team/team-settings.ts';
+import { readTeamSettings, TEAM_NOTICE_EVENTS, type TeamLogo, type TeamSettingsData, type TrustServiceData, updateTeamSettings } from '../../domain/team/team-settings.ts';
 import { builder } from '../builder.ts';
 
 export const TeamType = builder.objectRef<TeamData>('Team').implement({
@@ -77,6 +77,18 @@ const TeamBrandingSettingsType = builder.objectRef<TeamSettingsData['branding']>
   }),
 });
 
+const TrustServiceType = builder.objectRef<TrustServiceData>('TrustService').implement({
+  description: 'A trust service provider speaking the CSC API v2, where the team’s advanced and qualified signers sign (issue 35). Its client secret is never read back.',
+  fields: (t) => ({
+    id: t.exposeString('id'),
+    name: t.exposeString('name'),
+    baseUrl: t.exposeString('baseUrl', { description: 'The provider’s CSC API base (…/csc/v2).' }),
+    clientId: t.exposeString('clientId'),
+    clientSecretSet: t.exposeBoolean('clientSecretSet', { description: 'Whether a client secret is stored (it is never answered).' }),
+    levels: t.stringList({ description: 'advanced, qualified: the levels its certificates give.', resolve: (service) => service.levels }),
+  }),
+});
+
 const TeamSettingsType = builder.objectRef<TeamSettingsData>('TeamSettings').implement({
   description: 'The team’s settings: every section, null where the team set nothing.',
   fields: (t) => ({
@@ -86,6 +98,7 @@ const TeamSettingsType = builder.objectRef<TeamSettingsData>('TeamSettings').imp
     branding: t.field({ type: TeamBrandingSettingsType, resolve: (settings) => settings.branding }),
     embedding: t.field({ type: TeamEmbeddingSettingsType, resolve: (settings) => settings.embedding }),
     artefacts: t.field({ type: TeamArtefactSettingsType, resolve: (settings) => settings.artefacts }),
+    trustServices: t.field({ type: [TrustServiceType], resolve: (settings) => settings.trustServices }),
     version: t.exposeInt('version', { description: 'How many times the settings were changed (0: never).' }),
   }),
 });
@@ -124,6 +137,17 @@ const TeamBrandingSettingsInput = builder.inputType('TeamBrandingSettingsInput',
   }),
 });
 
+const TrustServiceInput = builder.inputType('TrustServiceInput', {
+  fields: (t) => ({
+    id: t.string({ required: true, description: 'Your slug for it; recipients name it as trustServiceId.' }),
+    name: t.string({ required: true }),
+    baseUrl: t.string({ required: true, description: 'The provider’s CSC API base, e.g. https://tsp.example/csc/v2.' }),
+    clientId: t.string({ required: true, description: 'The OAuth client the provider registered for this service (redirect URI: PUBLIC_URL/sign/trust-service/callback).' }),
+    clientSecret: t.string({ required: false, description: 'Required for a new id; left out, the stored one stays. Never read back.' }),
+    levels: t.stringList({ required: true, description: 'advanced, qualified.' }),
+  }),
+});
+
 const TeamSettingsInput = builder.inputType('TeamSettingsInput', {
   description: 'The keys and sections to change; those left out stay as they are, null clears one.',
   fields: (t) => ({
@@ -133,6 +157,7 @@ const TeamSettingsInput = builder.inputType('TeamSettingsInput', {
     branding: t.field({ type: TeamBrandingSettingsInput, required: false }),
     embedding: t.field({ type: TeamEmbeddingSettingsInput, required: false }),
     artefacts: t.field({ type: TeamArtefactSettingsInput, required: false }),
+    trustServices: t.field({ type: [TrustServiceInput], required: false, description: 'Replaces the list whole; null: none.' }),
   }),
 });
 
@@ -161,7 +186,12 @@ builder.mutationField('updateTeamSettings', (t) =>
       const input: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(args.input)) {
         if (value === undefined) continue;
-        input[key] = value !== null && typeof value === 'object' && !Array.isArray(value) ? given(value) : value;
+        input[key] =
+          value !== null && typeof value === 'object' && !Array.isArray(value)
+            ? given(value)
+            : Array.isArray(value)
+              ? value.map((entry) => (entry !== null && typeof entry === 'object' ? given(entry) : entry))
+              : value;
       }
       return updateTeamSettings(context, { input });
     },
