@@ -54,6 +54,12 @@ describe('signature levels and trust services', () => {
     expect(advanced.status, JSON.stringify(advanced.body)).toBe(200);
     expect(advanced.body.payload.recipient).toMatchObject({ signatureLevel: 'advanced', trustServiceId: null });
 
+    // Only a signer signs with its own certificate: a viewer asking for a level is refused by name, nothing added.
+    const viewer = await rest.post(`/envelopes/${envelopeId}/recipients`, { recipient: { type: 'viewer', identifier: 'v', roleName: 'V', signatureLevel: 'advanced' } });
+    expect(viewer.status).toBe(400);
+    expect(viewer.body.error.context.issues[0]).toMatchObject({ path: 'recipient.signatureLevel', message: expect.stringContaining('Recipient.SignatureLevelNotSigner') });
+    expect((await rest.get(`/envelopes/${envelopeId}`)).body.payload.recipients.map((recipient: { identifier: string }) => recipient.identifier)).not.toContain('v');
+
     const qualified = await graphql(
       `mutation($envelopeId: ID!) { addRecipient(envelopeId: $envelopeId, input: { type: signer, identifier: "q", roleName: "Q", signatureLevel: qualified }) { id signatureLevel } }`,
       { envelopeId },
