@@ -21,7 +21,10 @@ import { firstErrorName, graphqlClient, restClient, seedTeam, startTestApp, type
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp();
+  // The hostile PDFs below take seconds each on one worker thread; on a loaded machine the fourth
+  // waited past the 30 s queue wait (Server.Busy) or its inspection past 10 s. Those limits have
+  // their own tests (the `limited` app below); here they would only measure the machine.
+  app = await startTestApp({ pdfWorkers: { queueTimeoutMs: 110_000, taskTimeoutMs: 100_000 } });
 });
 afterAll(async () => {
   await app.close();
