@@ -221,7 +221,7 @@ describe('long-term validation', () => {
           )
       )[0]!;
     try {
-      expect(await sealWorkerFor(app, team.teamId, clock).drain()).toBe(1);
+      expect(await sealWorkerFor(app, team.teamId, { clock }).drain()).toBe(1);
     } catch (error) {
       await pki.start();
       throw error;
@@ -237,7 +237,7 @@ describe('long-term validation', () => {
 
     // The responder is back: the retry (due after its backoff) seals with the OCSP response.
     clock.advance(3600);
-    expect(await sealWorkerFor(app, team.teamId, clock).drain()).toBe(1);
+    expect(await sealWorkerFor(app, team.teamId, { clock }).drain()).toBe(1);
     expect((await row()).processed_at).not.toBeNull();
     const { report } = cliVerify(await download(app, team.apiKey, built.envelopeId, built.documentId, 'retried.pdf'));
     expect(report).toMatchObject({ valid: true, level: 'B-LTA', dss: { ocspResponses: 1 } });

@@ -6,15 +6,10 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { openSeal, type SealCertificate, SealCertificateError } from '../src/domain/artefact/seal-certificate.ts';
-import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
-import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
-import { createLogger } from '../src/shared/logger.ts';
-import { mainJobHandlers } from '../src/workers.ts';
 import { type CscTestProvider, startCscProvider } from './helpers/csc-provider.ts';
-import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { startTestApp, type TestApp } from './helpers/harness.ts';
 import { pdfsig } from './helpers/pdf-tools.ts';
-import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
-import { workerDependencies } from './helpers/workers.ts';
+import { downloadSealed, finalizedEnvelope, retryNow, sealJob, sealWorker, startServer } from './helpers/seal-jobs.ts';
 
 /*
  * The seal's key at a trust service provider (issue 35): SEAL_SIGNER=csc against the CSC API v2
@@ -58,55 +53,6 @@ afterAll(async () => {
   if (directory !== undefined) fs.rmSync(directory, { recursive: true, force: true });
 });
 
-async function finalizedEnvelope() {
-  const team = await seedTeam(app);
-  const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'signer' }] });
-  expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
-  expect((await signAndComplete(app, await tokenFor(app, built.envelopeId, built.recipients.signer!))).errors).toBeUndefined();
-  return { team, built };
-}
-
-/** The artefact job of one team, as production runs it, logging into `lines`. */
-function sealWorker(teamId: string, lines: Record<string, any>[]) {
-  const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
-  const handler = mainJobHandlers(workerDependencies(app, { logger })).get(OUTBOX_TOPICS.sealArtefacts)!;
-  return createOutboxWorker({ em: app.orm.em, clock: app.dependencies.clock, logger, payloadMatch: { teamId }, handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, handler]]) });
-}
-
-async function sealJob(envelopeId: string) {
-  const [row] = await app.orm.em
-    .fork()
-    .execute<{ attempts: number; processed_at: Date | null; failed_at: Date | null; last_error: string | null }[]>(
-      `select attempts, processed_at, failed_at, last_error from outbox_message where dedupe_key = ?`,
-      [`artefact.seal:${envelopeId}`],
-    );
-  return row!;
-}
-
-async function retryNow(envelopeId: string): Promise<void> {
-  await app.orm.em.fork().execute(`update outbox_message set available_at = now() where dedupe_key = ?`, [`artefact.seal:${envelopeId}`]);
-}
-
-async function downloadSealed(apiKey: string, envelopeId: string, documentId: string, name: string): Promise<string> {
-  const response = await fetch(`${app.url}/api/v1/key/envelopes/${envelopeId}/documents/${documentId}/pdf`, { headers: { 'x-service-api-key': apiKey } });
-  expect(response.status).toBe(200);
-  expect(response.headers.get('x-artefact-sealed')).toBe('true');
-  const file = path.join(directory, name);
-  fs.writeFileSync(file, Buffer.from(await response.arrayBuffer()));
-  return file;
-}
-
-/** Starts the server (src/main.ts) with `env`; answers its exit code and what it wrote to stderr. */
-async function startServer(env: Record<string, string>): Promise<{ code: number | undefined; stderr: string }> {
-  return run(process.execPath, ['src/main.ts'], {
-    env: { ...process.env, DATA_DIR: path.join(directory, 'server'), PORT: '0', LOG_LEVEL: 'silent', ...env },
-    timeout: 60_000,
-  }).then(
-    ({ stderr }) => ({ code: 0, stderr }),
-    (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
-  );
-}
-
 async function openFails(env: Record<string, string>): Promise<string> {
   let caught: unknown;
   try {
@@ -130,10 +76,10 @@ describe('the seal with its key at a CSC v2 trust service provider (SEAL_SIGNER=
     expect(seal.subject).toContain('CN=Envelope Service Remote Seal');
     const signedBefore = provider.signedCount(credential.credentialId);
 
-    const { team, built } = await finalizedEnvelope();
-    expect(await sealWorker(team.teamId, []).drain()).toBe(1);
-    expect(await sealJob(built.envelopeId)).toMatchObject({ processed_at: expect.anything(), last_error: null });
-    const file = await downloadSealed(team.apiKey, built.envelopeId, built.documentId, 'csc-sealed.pdf');
+    const { team, built } = await finalizedEnvelope(app);
+    expect(await sealWorker(app, team.teamId, []).drain()).toBe(1);
+    expect(await sealJob(app, built.envelopeId)).toMatchObject({ processed_at: expect.anything(), last_error: null });
+    const file = await downloadSealed(app, directory, team.apiKey, built.envelopeId, built.documentId, 'csc-sealed.pdf');
     const report = pdfsig(file);
     expect(report).toContain('Signature is Valid.');
     expect(report).toContain('Total document signed');
@@ -144,7 +90,7 @@ describe('the seal with its key at a CSC v2 trust service provider (SEAL_SIGNER=
 
   it('refuses to start with one line naming what is wrong: an unreachable provider, a bad client secret, an unknown credential, a wrong PIN, a missing PIN', async () => {
     // Through src/main.ts itself: the line on stderr, the exit code.
-    const wrongPin = await startServer(cscEnv({ SEAL_CSC_PIN: '00000' }));
+    const wrongPin = await startServer(directory, cscEnv({ SEAL_CSC_PIN: '00000' }));
     expect(wrongPin.code).toBe(1);
     expect(wrongPin.stderr.trim()).toMatch(/^SEAL_CSC_PIN: the provider refused to authorize credential "[\w-]+" \(access_denied: Invalid PIN\)$/);
     expect(wrongPin.stderr).not.toContain(provider.clientSecret);
@@ -196,16 +142,16 @@ describe('the seal with its key at a CSC v2 trust service provider (SEAL_SIGNER=
   });
 
   it('the provider down at seal time fails the seal job by name, to be retried; the provider back, the retry seals', async () => {
-    const { team, built } = await finalizedEnvelope();
+    const { team, built } = await finalizedEnvelope(app);
     const lines: Record<string, any>[] = [];
     await provider.setDown(true);
     try {
-      expect(await sealWorker(team.teamId, lines).drain()).toBe(1);
+      expect(await sealWorker(app, team.teamId, lines).drain()).toBe(1);
       expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
     } finally {
       await provider.setDown(false);
     }
-    const failed = await sealJob(built.envelopeId);
+    const failed = await sealJob(app, built.envelopeId);
     expect(failed).toMatchObject({ attempts: 1, processed_at: null, failed_at: null });
     expect(failed.last_error).toMatch(/^seal_signer_unavailable: (ReasonedError: )?Seal\.SignerUnavailable: the seal's signing key could not be used \(CSC provider .*unreachable/);
     const logged = lines.find((line) => line.msg === 'outbox message failed; will retry');
@@ -213,22 +159,22 @@ describe('the seal with its key at a CSC v2 trust service provider (SEAL_SIGNER=
     expect(JSON.stringify(lines)).not.toContain(provider.clientSecret);
     expect(JSON.stringify(lines)).not.toContain(PIN);
 
-    await retryNow(built.envelopeId);
-    expect(await sealWorker(team.teamId, lines).drain()).toBe(1);
-    expect(await sealJob(built.envelopeId)).toMatchObject({ attempts: 2, processed_at: expect.anything() });
-    expect(pdfsig(await downloadSealed(team.apiKey, built.envelopeId, built.documentId, 'after-down.pdf'))).toContain('Signature is Valid.');
+    await retryNow(app, built.envelopeId);
+    expect(await sealWorker(app, team.teamId, lines).drain()).toBe(1);
+    expect(await sealJob(app, built.envelopeId)).toMatchObject({ attempts: 2, processed_at: expect.anything() });
+    expect(pdfsig(await downloadSealed(app, directory, team.apiKey, built.envelopeId, built.documentId, 'after-down.pdf'))).toContain('Signature is Valid.');
   });
 
   it('the credential disabled while running: the seal job fails by name with what the provider said, and seals once it is enabled again; an expired token is replaced unseen', async () => {
-    const { team, built } = await finalizedEnvelope();
+    const { team, built } = await finalizedEnvelope(app);
     const lines: Record<string, any>[] = [];
     provider.disable(credential.credentialId);
     try {
-      expect(await sealWorker(team.teamId, lines).drain()).toBe(1);
+      expect(await sealWorker(app, team.teamId, lines).drain()).toBe(1);
     } finally {
       provider.disable(credential.credentialId, false);
     }
-    const failed = await sealJob(built.envelopeId);
+    const failed = await sealJob(app, built.envelopeId);
     expect(failed).toMatchObject({ attempts: 1, processed_at: null, failed_at: null });
     expect(failed.last_error).toMatch(/^seal_signer_unavailable: .*Seal\.SignerUnavailable: .*refused \(HTTP 400, invalid_request: The credential is disabled\)/);
     const logged = lines.find((line) => line.msg === 'outbox message failed; will retry');
@@ -237,21 +183,21 @@ describe('the seal with its key at a CSC v2 trust service provider (SEAL_SIGNER=
     // The provider forgot the service's token meanwhile (expiry, a restart): a new one is asked for.
     provider.expireTokens();
     const tokensBefore = provider.requests('oauth2/token');
-    await retryNow(built.envelopeId);
-    expect(await sealWorker(team.teamId, lines).drain()).toBe(1);
-    expect(await sealJob(built.envelopeId)).toMatchObject({ attempts: 2, processed_at: expect.anything() });
+    await retryNow(app, built.envelopeId);
+    expect(await sealWorker(app, team.teamId, lines).drain()).toBe(1);
+    expect(await sealJob(app, built.envelopeId)).toMatchObject({ attempts: 2, processed_at: expect.anything() });
     expect(provider.requests('oauth2/token')).toBe(tokensBefore + 1);
-    expect(pdfsig(await downloadSealed(team.apiKey, built.envelopeId, built.documentId, 'after-disabled.pdf'))).toContain('Signature is Valid.');
+    expect(pdfsig(await downloadSealed(app, directory, team.apiKey, built.envelopeId, built.documentId, 'after-disabled.pdf'))).toContain('Signature is Valid.');
   });
 
   it('two instances (processes of their own) sign with the same credential at once, while this one seals', async () => {
     const instance = () => run(process.execPath, ['test/helpers/pkcs11-instance.ts', '16'], { env: { ...process.env, DATA_DIR: directory, ...cscEnv() }, timeout: 60_000 });
-    const { team, built } = await finalizedEnvelope();
-    const [first, second, sealed] = await Promise.all([instance(), instance(), sealWorker(team.teamId, []).drain()]);
+    const { team, built } = await finalizedEnvelope(app);
+    const [first, second, sealed] = await Promise.all([instance(), instance(), sealWorker(app, team.teamId, []).drain()]);
     for (const output of [first, second]) {
       expect(JSON.parse(output.stdout)).toEqual({ fingerprint: seal.fingerprintSha256, signed: 16, verified: 16 });
     }
     expect(sealed).toBe(1);
-    expect(pdfsig(await downloadSealed(team.apiKey, built.envelopeId, built.documentId, 'shared-credential.pdf'))).toContain('Signature is Valid.');
+    expect(pdfsig(await downloadSealed(app, directory, team.apiKey, built.envelopeId, built.documentId, 'shared-credential.pdf'))).toContain('Signature is Valid.');
   });
 });

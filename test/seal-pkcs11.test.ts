@@ -6,16 +6,12 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { openSeal, type SealCertificate, SealCertificateError } from '../src/domain/artefact/seal-certificate.ts';
-import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
-import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
-import { createLogger } from '../src/shared/logger.ts';
-import { mainJobHandlers } from '../src/workers.ts';
-import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { startTestApp, type TestApp } from './helpers/harness.ts';
 import { pdfsig } from './helpers/pdf-tools.ts';
-import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
+import { downloadSealed, finalizedEnvelope, retryNow, sealJob, sealWorker, startServer } from './helpers/seal-jobs.ts';
 import { createSoftHsmToken } from './helpers/softhsm.ts';
 import { startLocalTsa } from './helpers/tsa.ts';
-import { workerDependencies } from './helpers/workers.ts';
+import { sealWorkerFor } from './helpers/workers.ts';
 
 /*
  * Seal keys in hardware (issue 35): SEAL_SIGNER=pkcs11 against Debian's SoftHSM, a token this file
@@ -44,51 +40,6 @@ afterAll(async () => {
   fs.rmSync(directory, { recursive: true, force: true });
 });
 
-async function finalizedEnvelope() {
-  const team = await seedTeam(app);
-  const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'signer' }] });
-  expect((await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
-  expect((await signAndComplete(app, await tokenFor(app, built.envelopeId, built.recipients.signer!))).errors).toBeUndefined();
-  return { team, built };
-}
-
-/** The artefact job of one team, as production runs it, logging into `lines`. */
-function sealWorker(teamId: string, lines: Record<string, any>[]) {
-  const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
-  const handler = mainJobHandlers(workerDependencies(app, { logger })).get(OUTBOX_TOPICS.sealArtefacts)!;
-  return createOutboxWorker({ em: app.orm.em, clock: app.dependencies.clock, logger, payloadMatch: { teamId }, handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, handler]]) });
-}
-
-async function sealJob(envelopeId: string) {
-  const [row] = await app.orm.em
-    .fork()
-    .execute<{ attempts: number; processed_at: Date | null; failed_at: Date | null; last_error: string | null }[]>(
-      `select attempts, processed_at, failed_at, last_error from outbox_message where dedupe_key = ?`,
-      [`artefact.seal:${envelopeId}`],
-    );
-  return row!;
-}
-
-async function downloadSealed(apiKey: string, envelopeId: string, documentId: string, name: string): Promise<string> {
-  const response = await fetch(`${app.url}/api/v1/key/envelopes/${envelopeId}/documents/${documentId}/pdf`, { headers: { 'x-service-api-key': apiKey } });
-  expect(response.status).toBe(200);
-  expect(response.headers.get('x-artefact-sealed')).toBe('true');
-  const file = path.join(directory, name);
-  fs.writeFileSync(file, Buffer.from(await response.arrayBuffer()));
-  return file;
-}
-
-/** Starts the server (src/main.ts) with `env`; answers its exit code and what it wrote to stderr. */
-async function startServer(env: Record<string, string>): Promise<{ code: number | undefined; stderr: string }> {
-  return run(process.execPath, ['src/main.ts'], {
-    env: { ...process.env, SOFTHSM2_CONF: token.confPath, DATA_DIR: path.join(directory, 'server'), PORT: '0', LOG_LEVEL: 'silent', ...env },
-    timeout: 60_000,
-  }).then(
-    ({ stderr }) => ({ code: 0, stderr }),
-    (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
-  );
-}
-
 describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => {
   it('seals a finalized envelope through the token: pdfsig validates the whole file, signed by the token certificate; the key never reached the process', async () => {
     // Nothing of the key is in the process: the worker gets certificates only, and signatures come back from C_Sign.
@@ -97,11 +48,11 @@ describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => 
     expect(seal.certificates).toHaveLength(2); // the seal's certificate and its CA, read from the token
     expect(seal.subject).toContain('CN=Token Seal');
 
-    const { team, built } = await finalizedEnvelope();
+    const { team, built } = await finalizedEnvelope(app);
     const lines: Record<string, any>[] = [];
-    expect(await sealWorker(team.teamId, lines).drain()).toBe(1);
-    expect(await sealJob(built.envelopeId)).toMatchObject({ processed_at: expect.anything(), last_error: null });
-    const file = await downloadSealed(team.apiKey, built.envelopeId, built.documentId, 'token-sealed.pdf');
+    expect(await sealWorker(app, team.teamId, lines).drain()).toBe(1);
+    expect(await sealJob(app, built.envelopeId)).toMatchObject({ processed_at: expect.anything(), last_error: null });
+    const file = await downloadSealed(app, directory, team.apiKey, built.envelopeId, built.documentId, 'token-sealed.pdf');
     const report = pdfsig(file);
     expect(report).toContain('Signature is Valid.');
     expect(report).toContain('Total document signed');
@@ -145,19 +96,8 @@ describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => 
     const tsa = await startLocalTsa();
     const stamped = await startTestApp({ seal, env: { TSA_URL: tsa.url } });
     try {
-      const team = await seedTeam(stamped);
-      const built = await buildEnvelope(stamped, team.apiKey, { recipients: [{ identifier: 'signer' }] });
-      expect((await restClient(stamped, team.apiKey).put(`/envelopes/${built.envelopeId}/send`)).status).toBe(200);
-      expect((await signAndComplete(stamped, await tokenFor(stamped, built.envelopeId, built.recipients.signer!))).errors).toBeUndefined();
-      const handler = mainJobHandlers(workerDependencies(stamped)).get(OUTBOX_TOPICS.sealArtefacts)!;
-      const worker = createOutboxWorker({
-        em: stamped.orm.em,
-        clock: stamped.dependencies.clock,
-        logger: createLogger('silent'),
-        payloadMatch: { teamId: team.teamId },
-        handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, handler]]),
-      });
-      expect(await worker.drain()).toBe(1);
+      const { team, built } = await finalizedEnvelope(stamped);
+      expect(await sealWorkerFor(stamped, team.teamId).drain()).toBe(1);
       const response = await fetch(`${stamped.url}/api/v1/key/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`, { headers: { 'x-service-api-key': team.apiKey } });
       const bytes = Buffer.from(await response.arrayBuffer());
       const form = new FormData();
@@ -179,7 +119,7 @@ describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => 
   });
 
   it('refuses to start with one line naming what is wrong: a wrong PIN, no such token, no such key, a module that does not load, an unreadable PIN file', async () => {
-    const wrongPin = await startServer(token.serviceEnv({ PKCS11_PIN: '0000' }));
+    const wrongPin = await startServer(directory, { SOFTHSM2_CONF: token.confPath, ...token.serviceEnv({ PKCS11_PIN: '0000' }) });
     expect(wrongPin.code).toBe(1);
     expect(wrongPin.stderr.trim()).toMatch(/^PKCS11_PIN: token "envelope-seal" refused the PIN \(CKR_PIN_INCORRECT\)$/);
 
@@ -227,13 +167,13 @@ describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => 
   });
 
   it('a token removed while running fails the seal job by name, to be retried, without taking the service down; the token back, the retry seals', async () => {
-    const { team, built } = await finalizedEnvelope();
+    const { team, built } = await finalizedEnvelope(app);
     const parked = `${token.tokensPath}.removed`;
     fs.renameSync(token.tokensPath, parked);
     const lines: Record<string, any>[] = [];
     let busy: Response;
     try {
-      expect(await sealWorker(team.teamId, lines).drain()).toBe(1);
+      expect(await sealWorker(app, team.teamId, lines).drain()).toBe(1);
       // Meanwhile a download (which would seal on the spot) says to come back; the service answers.
       busy = await fetch(`${app.url}/api/v1/key/envelopes/${built.envelopeId}/documents/${built.documentId}/pdf`, { headers: { 'x-service-api-key': team.apiKey } });
       expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
@@ -242,7 +182,7 @@ describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => 
     }
     expect(busy.status).toBe(503);
     expect(((await busy.json()) as { error: { name: string } }).error.name).toBe('Server.Busy');
-    const failed = await sealJob(built.envelopeId);
+    const failed = await sealJob(app, built.envelopeId);
     expect(failed).toMatchObject({ attempts: 1, processed_at: null, failed_at: null });
     expect(failed.last_error).toMatch(/^seal_signer_unavailable: (ReasonedError: )?Seal\.SignerUnavailable: the seal's signing key could not be used/);
     // The token's absence, not a module this process finalized by mistake.
@@ -252,10 +192,10 @@ describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => 
     expect(logged!.err.message).toMatch(/^Seal\.SignerUnavailable/);
 
     // The token is back: the next attempt connects again and seals.
-    await app.orm.em.fork().execute(`update outbox_message set available_at = now() where dedupe_key = ?`, [`artefact.seal:${built.envelopeId}`]);
-    expect(await sealWorker(team.teamId, lines).drain()).toBe(1);
-    expect(await sealJob(built.envelopeId)).toMatchObject({ attempts: 2, processed_at: expect.anything() });
-    const file = await downloadSealed(team.apiKey, built.envelopeId, built.documentId, 'after-return.pdf');
+    await retryNow(app, built.envelopeId);
+    expect(await sealWorker(app, team.teamId, lines).drain()).toBe(1);
+    expect(await sealJob(app, built.envelopeId)).toMatchObject({ attempts: 2, processed_at: expect.anything() });
+    const file = await downloadSealed(app, directory, team.apiKey, built.envelopeId, built.documentId, 'after-return.pdf');
     expect(pdfsig(file)).toContain('Signature is Valid.');
   });
 
@@ -265,13 +205,13 @@ describe('the seal with its key on a PKCS#11 token (SEAL_SIGNER=pkcs11)', () => 
         env: { ...process.env, SOFTHSM2_CONF: token.confPath, DATA_DIR: directory, ...token.serviceEnv() },
         timeout: 60_000,
       });
-    const { team, built } = await finalizedEnvelope();
-    const [first, second, sealed] = await Promise.all([instance(), instance(), sealWorker(team.teamId, []).drain()]);
+    const { team, built } = await finalizedEnvelope(app);
+    const [first, second, sealed] = await Promise.all([instance(), instance(), sealWorker(app, team.teamId, []).drain()]);
     for (const output of [first, second]) {
       expect(JSON.parse(output.stdout)).toEqual({ fingerprint: seal.fingerprintSha256, signed: 24, verified: 24 });
     }
     expect(sealed).toBe(1);
-    const file = await downloadSealed(team.apiKey, built.envelopeId, built.documentId, 'shared-token.pdf');
+    const file = await downloadSealed(app, directory, team.apiKey, built.envelopeId, built.documentId, 'shared-token.pdf');
     expect(pdfsig(file)).toContain('Signature is Valid.');
   });
 });

@@ -1,7 +1,7 @@
 import { createOutboxWorker } from '../../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../../src/domain/outbox/topics.ts';
 import type { Clock } from '../../src/shared/clock.ts';
-import { createLogger } from '../../src/shared/logger.ts';
+import { createLogger, type Logger } from '../../src/shared/logger.ts';
 import { createMainWorker, createWebhookWorker, mainJobHandlers, type WorkerDependencies, type WorkerOverrides } from '../../src/workers.ts';
 import type { TestApp } from './harness.ts';
 
@@ -32,14 +32,16 @@ export function webhookWorkerFor(app: TestApp, teamId: string, options: WorkerOv
 /**
  * An outbox worker running only the sealing job (`artefact.seal`) of one team's rows, the handler
  * taken from the main worker's own map (workers.ts), so it is the job production runs (sealing,
- * then the certificate of completion); `clock` to move its time on (retries).
+ * then the certificate of completion); `clock` to move its time on (retries), `logger` to read
+ * what the job and the worker log (silent by default).
  */
-export function sealWorkerFor(app: TestApp, teamId: string, clock: Clock = app.dependencies.clock) {
-  const handler = mainJobHandlers(workerDependencies(app, { clock })).get(OUTBOX_TOPICS.sealArtefacts)!;
+export function sealWorkerFor(app: TestApp, teamId: string, options: { clock?: Clock; logger?: Logger } = {}) {
+  const { clock = app.dependencies.clock, logger: jobLogger = logger } = options;
+  const handler = mainJobHandlers(workerDependencies(app, { clock, logger: jobLogger })).get(OUTBOX_TOPICS.sealArtefacts)!;
   return createOutboxWorker({
     em: app.orm.em,
     clock,
-    logger,
+    logger: jobLogger,
     payloadMatch: { teamId },
     handlers: new Map([[OUTBOX_TOPICS.sealArtefacts, handler]]),
   });
