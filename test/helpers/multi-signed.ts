@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,6 +7,7 @@ import { previousSection, reserveExistingNumbers } from '../../src/domain/pdf/in
 import { appendDocumentTimestamp, appendDss } from '../../src/domain/pdf/ltv.ts';
 import { loadForRendering } from '../../src/domain/pdf/render.ts';
 import { sealAsUpdate } from '../../src/domain/pdf/seal.ts';
+import { createOpensslCa } from './openssl-ca.ts';
 
 /**
  * A PDF signed `count` times by different people, each an incremental update, as a document
@@ -22,56 +22,19 @@ export async function makeMultiSignedPdf(options: {
   tsaUrl?: string;
 }): Promise<{ bytes: Buffer<ArrayBufferLike>; caPem: string; signerNames: string[]; directory: string; signaturesStart: number }> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'multi-signed-'));
-  const file = (name: string) => path.join(directory, name);
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: directory, stdio: 'pipe' });
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    file('ca.key'),
-    '-out',
-    file('ca.pem'),
-    '-days',
-    '30',
-    '-subj',
-    '/CN=Multi Signer Test CA',
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  );
-  fs.writeFileSync(file('index.txt'), '');
-  fs.writeFileSync(file('crlnumber'), '01\n');
-  fs.writeFileSync(
-    file('ca.cnf'),
-    [
-      '[ ca ]',
-      'default_ca = local',
-      '[ local ]',
-      `database = ${file('index.txt')}`,
-      `crlnumber = ${file('crlnumber')}`,
-      'default_md = sha256',
-      'default_crl_days = 7',
-      `certificate = ${file('ca.pem')}`,
-      `private_key = ${file('ca.key')}`,
-    ].join('\n'),
-  );
+  const ca = createOpensslCa({ directory, subject: '/CN=Multi Signer Test CA' });
   const der = (pem: string) => Buffer.from(pem.replace(/-----[^-]+-----|\s+/g, ''), 'base64');
-  const caDer = der(fs.readFileSync(file('ca.pem'), 'utf8'));
+  const caPem = fs.readFileSync(ca.caCertPath, 'utf8');
+  const caDer = der(caPem);
   const signerNames = Array.from({ length: options.count }, (_, index) => `Signer ${index + 1}`);
+  // 1000, 1001…, in hex of even length as openssl ca's index wants it.
+  const serials = signerNames.map((_, index) => (1000 + index).toString(16).padStart(4, '0'));
   const signers = signerNames.map((name, index) => {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    fs.writeFileSync(file(`s${index}.key`), privateKey.export({ type: 'pkcs8', format: 'pem' }));
-    openssl('req', '-new', '-key', file(`s${index}.key`), '-out', file(`s${index}.csr`), '-subj', `/CN=${name}/O=Example Customer`);
-    openssl('x509', '-req', '-in', file(`s${index}.csr`), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-set_serial', String(1000 + index), '-days', '20', '-out', file(`s${index}.pem`));
-    return { keyPkcs8: new Uint8Array(privateKey.export({ type: 'pkcs8', format: 'der' })), certificate: der(fs.readFileSync(file(`s${index}.pem`), 'utf8')) };
+    const { keyPath, certPath } = ca.issue({ name: `s${index}`, subject: `/CN=${name}/O=Example Customer`, serialHex: serials[index]!, days: 20, extensions: [] });
+    return { keyPkcs8: new Uint8Array(createPrivateKey(fs.readFileSync(keyPath)).export({ type: 'pkcs8', format: 'der' })), certificate: der(fs.readFileSync(certPath, 'utf8')) };
   });
-  for (const number of options.revoke ?? []) openssl('ca', '-config', file('ca.cnf'), '-revoke', file(`s${number - 1}.pem`));
-  openssl('ca', '-config', file('ca.cnf'), '-gencrl', '-out', file('ca.crl.pem'));
-  const crlDer = der(fs.readFileSync(file('ca.crl.pem'), 'utf8'));
+  for (const number of options.revoke ?? []) ca.revoke(serials[number - 1]!);
+  const crlDer = der(fs.readFileSync(ca.writeCrl(), 'utf8'));
 
   const original = await PDFDocument.create();
   const font = await original.embedFont(StandardFonts.Helvetica);
@@ -99,5 +62,5 @@ export async function makeMultiSignedPdf(options: {
   // The CA's CRL (and certificate) in a /DSS of its own, then a document timestamp over it all.
   bytes = await appendDss(bytes, { certificates: [caDer], ocspResponses: [], crls: [crlDer] });
   if (options.tsaUrl !== undefined) bytes = await appendDocumentTimestamp(bytes, options.tsaUrl);
-  return { bytes, caPem: fs.readFileSync(file('ca.pem'), 'utf8'), signerNames, directory, signaturesStart };
+  return { bytes, caPem, signerNames, directory, signaturesStart };
 }

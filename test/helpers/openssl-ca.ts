@@ -6,10 +6,12 @@ import path from 'node:path';
 
 /**
  * What the test PKIs share (test/helpers/pki.ts for the seal, test/helpers/csc-provider.ts for a
- * trust service provider): a certification authority made with openssl in a directory, end-entity
- * certificates it issues, the responder's database in `openssl ca`'s index format, and an OCSP
- * responder (`openssl ocsp` answering each request, behind node:http on the loopback) that can be
- * stopped and started again on the same port.
+ * trust service provider, test/helpers/softhsm.ts for a token's certificate,
+ * test/helpers/multi-signed.ts for signers and their CRL): a certification authority made with
+ * openssl in a directory, end-entity certificates it issues, the responder's database in
+ * `openssl ca`'s index format (and the CRL `openssl ca` makes from it), and an OCSP responder
+ * (`openssl ocsp` answering each request, behind node:http on the loopback) that can be stopped
+ * and started again on the same port.
  */
 export type OpensslCa = {
   directory: string;
@@ -25,6 +27,8 @@ export type OpensslCa = {
   issue(options: { name: string; subject: string; serialHex: string; days: number; extensions: string[] }): { keyPath: string; certPath: string };
   /** Marks the certificate with this serial revoked in the responder's index (OCSP then says so). */
   revoke(serialHex: string, at?: Date): void;
+  /** Writes the CA's CRL (PEM, sha256, valid 7 days) from the index as it stands; returns its path. */
+  writeCrl(): string;
 };
 
 /** `YYMMDDHHMMSSZ`, the time format of openssl's index. */
@@ -104,6 +108,27 @@ export function createOpensslCa(options: { directory: string; subject: string; d
       entry.status = 'R';
       entry.revokedAt = indexTime(at);
       writeIndex();
+    },
+    writeCrl() {
+      if (!fs.existsSync(file('ca.cnf'))) {
+        fs.writeFileSync(file('crlnumber'), '01\n');
+        fs.writeFileSync(
+          file('ca.cnf'),
+          [
+            '[ ca ]',
+            'default_ca = local',
+            '[ local ]',
+            `database = ${file('index.txt')}`,
+            `crlnumber = ${file('crlnumber')}`,
+            'default_md = sha256',
+            'default_crl_days = 7',
+            `certificate = ${file('ca.crt')}`,
+            `private_key = ${file('ca.key')}`,
+          ].join('\n'),
+        );
+      }
+      run('ca', '-config', file('ca.cnf'), '-gencrl', '-out', file('ca.crl.pem'));
+      return file('ca.crl.pem');
     },
   };
 }
