@@ -6,24 +6,16 @@
  * stream is held back here so the save really reaches the service on the older revision.
  */
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
-import { launchOfflineChromium } from './helpers/browser.ts';
-import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { withAppBrowserAndTeam } from './helpers/browser.ts';
+import { restClient, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, tokenFor } from './helpers/signing.ts';
 
 let app: TestApp;
 let browser: Browser;
 let team: SeededTeam;
-beforeAll(async () => {
-  app = await startTestApp();
-  browser = await launchOfflineChromium();
-  team = await seedTeam(app);
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-});
+withAppBrowserAndTeam((started) => ({ app, browser, team } = started));
 
 const row = (index: number) => ({ x: 40, y: 30 + index * 40, width: 180, height: 28 });
 

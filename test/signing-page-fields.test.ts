@@ -7,26 +7,18 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
 import { makePdf } from './fixtures/pdfs.ts';
-import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
-import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { screenshotPath, withAppBrowserAndTeam } from './helpers/browser.ts';
+import { restClient, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { png, pngClaiming } from './helpers/images.ts';
 import { buildEnvelope, SUBMIT_MUTATION, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
 
 let app: TestApp;
 let browser: Browser;
 let team: SeededTeam;
-beforeAll(async () => {
-  app = await startTestApp();
-  browser = await launchOfflineChromium();
-  team = await seedTeam(app);
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-});
+withAppBrowserAndTeam((started) => ({ app, browser, team } = started));
 
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };

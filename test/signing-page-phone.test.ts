@@ -1,8 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
-import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
-import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { screenshotPath, withAppBrowserAndTeam } from './helpers/browser.ts';
+import { restClient, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { buildEnvelope, type RecipientSpec, signAndComplete, tokenFor } from './helpers/signing.ts';
 
 /*
@@ -15,15 +15,7 @@ import { buildEnvelope, type RecipientSpec, signAndComplete, tokenFor } from './
 let app: TestApp;
 let browser: Browser;
 let team: SeededTeam;
-beforeAll(async () => {
-  app = await startTestApp();
-  browser = await launchOfflineChromium();
-  team = await seedTeam(app);
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-});
+withAppBrowserAndTeam((started) => ({ app, browser, team } = started));
 
 const PHONES = [
   { name: '360x740', viewport: { width: 360, height: 740 } },

@@ -1,9 +1,9 @@
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { makePdf } from './fixtures/pdfs.ts';
-import { launchOfflineChromium } from './helpers/browser.ts';
+import { withAppBrowserAndTeam } from './helpers/browser.ts';
 import { uploadDocument } from './helpers/envelopes.ts';
-import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { restClient, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { tokenFor } from './helpers/signing.ts';
 
 /*
@@ -16,15 +16,7 @@ import { tokenFor } from './helpers/signing.ts';
 let app: TestApp;
 let browser: Browser;
 let team: SeededTeam;
-beforeAll(async () => {
-  app = await startTestApp();
-  browser = await launchOfflineChromium();
-  team = await seedTeam(app);
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-});
+withAppBrowserAndTeam((started) => ({ app, browser, team } = started));
 
 const PAGES = 12;
 const PHONE = { width: 390, height: 844 };

@@ -1,25 +1,17 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STRINGS } from '../src/signing-page/strings.js';
-import { launchOfflineChromium, screenshotPath } from './helpers/browser.ts';
-import { firstErrorName, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { screenshotPath, withAppBrowserAndTeam } from './helpers/browser.ts';
+import { firstErrorName, restClient, type SeededTeam, type TestApp } from './helpers/harness.ts';
 import { untilWatching } from './helpers/live.ts';
 import { buildEnvelope, invitationsOf, type RecipientSpec, SESSION_QUERY, signAndComplete, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
 
 let app: TestApp;
 let browser: Browser;
 let team: SeededTeam;
-beforeAll(async () => {
-  app = await startTestApp();
-  browser = await launchOfflineChromium();
-  team = await seedTeam(app);
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-});
+withAppBrowserAndTeam((started) => ({ app, browser, team } = started));
 
 const SUBMIT_WITH_CONSENT = `mutation($values: [SigningValueInput!], $complete: Boolean, $consent: String) {
   submitSigning(values: $values, complete: $complete, consent: $consent) { recipient { completedAt } } }`;

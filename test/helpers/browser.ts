@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import { type SeededTeam, seedTeam, startTestApp, type TestApp } from './harness.ts';
 
 /** Debian's Chromium, installed by .ci/run; Playwright never downloads a browser here. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -33,4 +35,23 @@ export function screenshotPath(name: string): string {
   const directory = path.resolve('test-results');
   fs.mkdirSync(directory, { recursive: true });
   return path.join(directory, name);
+}
+
+/**
+ * The setup of a browser test file (the signing page's): registers, in the calling file, a
+ * `beforeAll` that starts a test app, offline Chromium and a seeded team and hands them to
+ * `receive` (60 s allowed: Chromium's first start is slow), and an `afterAll` that closes them.
+ */
+export function withAppBrowserAndTeam(receive: (started: { app: TestApp; browser: Browser; team: SeededTeam }) => void): void {
+  let app: TestApp | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    app = await startTestApp();
+    browser = await launchOfflineChromium();
+    receive({ app, browser, team: await seedTeam(app) });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
 }
