@@ -379,6 +379,7 @@ const statusByName: Record<string, number> = {
   'Signing.PhoneMessageCapReached': 429,
   'Signing.FrameOriginNotAllowed': 400,
   'Signing.SessionExpired': 401,
+  'Signing.TrustServiceFailed': 502,
   'Envelope.RemindTooSoon': 429,
   'Signing.EmbeddedAgent': 409,
   'Server.Internal': 500,

@@ -12,7 +12,8 @@ const SESSION_SELECTION = `envelope { id name status revision } signerName local
   completedFields { color signerName field { id identifier type label tooltip required readonly value config visibleWhen views { documentId page location { x y } size { width height } } } }
   hostedSigners { id roleName personName activatedAt completedAt }
   approval { quorum approvals approvedByMe }
-  otp { required verified maskedPhone channel resendInSeconds }`;
+  otp { required verified maskedPhone channel resendInSeconds }
+  trustSignature { level status error { name reason message } authorizeUrl }`;
 const SESSION_QUERY = `query SigningPage { signingSession { ${SESSION_SELECTION} } }`;
 const SUBMIT = `mutation SigningPageSubmit($values: [SigningValueInput!], $complete: Boolean, $consent: String, $revision: Int) {
   submitSigning(values: $values, complete: $complete, consent: $consent, revision: $revision) { ${SESSION_SELECTION} } }`;

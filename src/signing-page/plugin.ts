@@ -5,8 +5,10 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'graphql-yoga';
 import { createRequestContext, openRequestContext, type ServingDependencies } from '../context.ts';
+import { handleTrustServiceCallback } from '../domain/artefact/signer-signature.service.ts';
 import { openSigningDocument, type SigningLinkState, signingLinkState } from '../domain/signing/signing.service.ts';
 import { type OpenedSigningUrl, openSigningUrl, type SigningUrlState, signingUrlState } from '../domain/signing/signing-url.service.ts';
+import { TRUST_SERVICE_CALLBACK_PATH } from '../domain/signing/trust-signing.ts';
 import { isTeamLogo } from '../domain/team/team-settings.ts';
 import { answerCounted } from '../http/answer-counted.ts';
 import { labelRoute } from '../http/metrics.ts';
@@ -313,6 +315,57 @@ function signingDocumentPlugin(dependencies: ServingDependencies, requestMetadat
   };
 }
 
+/**
+ * `GET /sign/trust-service/callback`: where a signer's trust service sends the browser back after
+ * its authorization (issue 35, artefact/signer-signature.service.ts). Authorised by the OAuth
+ * state alone (a 256-bit secret whose hash names the step); answers 303 to the provider's second
+ * authorization or back to the signing link, whose page shows what happened. A session with no
+ * page to go back to, or a state nobody issued, gets a page of its own saying so.
+ */
+function trustServiceCallbackPlugin(dependencies: ServingDependencies, requestMetadataOf: RequestMetadataReader, policy: string): Plugin<NodeServerContext> {
+  return {
+    async onRequest({ request, url, endResponse, serverContext, fetchAPI }) {
+      if (url.pathname !== TRUST_SERVICE_CALLBACK_PATH || request.method !== 'GET') return;
+      labelRoute(request, TRUST_SERVICE_CALLBACK_PATH);
+      const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
+      const context = createRequestContext(dependencies, { headers: request.headers, metadata });
+      const decision = dependencies.rateLimiter ? await consumeForRequest(dependencies.rateLimiter, context) : undefined;
+      const t = stringsOf(pageLocale(null, request));
+      const headers = { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': policy, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
+      if (decision && !decision.allowed) {
+        endResponse(
+          new fetchAPI.Response(pageHtml({ message: { title: t.errors['Request.RateLimited'], text: '' } }), { status: 429, headers: { ...headers, ...rateLimitHeaders(decision) } }),
+        );
+        return;
+      }
+      const query = url.searchParams;
+      const answer = await handleTrustServiceCallback(context, {
+        state: query.get('state'),
+        code: query.get('code'),
+        error: query.get('error'),
+        errorDescription: query.get('error_description'),
+      });
+      if (answer.kind === 'provider') {
+        endResponse(new fetchAPI.Response(null, { status: 303, headers: { location: answer.location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' } }));
+        return;
+      }
+      if (answer.kind === 'signing_page') {
+        endResponse(new fetchAPI.Response(null, { status: 303, headers: { location: `/sign/${answer.token}`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' } }));
+        return;
+      }
+      const message =
+        answer.outcome === 'signed'
+          ? { title: t.trustSignedTitle, text: t.trustSignedText }
+          : answer.outcome === 'failed'
+            ? { title: t.trustFailedTitle, text: t.trustFailedText }
+            : answer.outcome === 'pending'
+              ? { title: t.trustPendingTitle, text: t.trustPendingText }
+              : { title: t.invalidTitle, text: t.invalidText };
+      endResponse(new fetchAPI.Response(pageHtml({ message }), { status: answer.outcome === 'unknown' ? 404 : 200, headers }));
+    },
+  };
+}
+
 export function signingPagePlugins(dependencies: ServingDependencies, requestMetadataOf: RequestMetadataReader): Plugin<NodeServerContext>[] {
   const policy = signingPagePolicy(dependencies.config.signingFrameAncestors);
   const answer = (fetchAPI: { Response: typeof Response }, request: Request, page: { status: number; body: string; policy: string }) =>
@@ -378,6 +431,7 @@ export function signingPagePlugins(dependencies: ServingDependencies, requestMet
   };
   return [
     page,
+    trustServiceCallbackPlugin(dependencies, requestMetadataOf, policy),
     embedScriptPlugin(),
     brandingLogoPlugin(dependencies, requestMetadataOf),
     staticAssetsPlugin({ prefix: SIGNING_ASSET_PATH, directory: '/', assets: ASSETS }),

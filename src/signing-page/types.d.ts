@@ -53,6 +53,13 @@ export type Session = {
   hostedSigners: HostedSigner[];
   /** For an approver: its quorum and the approvals so far; null for other roles. */
   approval?: { quorum: number; approvals: number; approvedByMe: boolean } | null;
+  /** A signer at a trust service (advanced or qualified): where its signature stands; null for a simple signature. */
+  trustSignature?: {
+    level: string;
+    status: 'not_started' | 'authorizing' | 'signing' | 'signed' | 'failed';
+    error: { name: string; reason: string; message: string } | null;
+    authorizeUrl: string | null;
+  } | null;
   otp: {
     required: boolean;
     verified: boolean;

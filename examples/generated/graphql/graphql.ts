@@ -895,7 +895,7 @@ export type Mutation = {
   sendEnvelope?: Maybe<Envelope>;
   /** For a host: a link for one hosted in-person signer whose turn it is, to sign on this device. */
   startHostedSigning?: Maybe<HostedSigning>;
-  /** Saves values for your fields; with complete: true also completes your role (every required field must have a value). */
+  /** Saves values for your fields; with complete: true also completes your role (every required field must have a value). For a signer whose signatureLevel is advanced or qualified, complete saves the values and answers trustSignature.authorizeUrl: the role completes when the trust service’s signature is embedded (Signing.TrustServiceFailed when the provider does not answer). */
   submitSigning?: Maybe<SigningSession>;
   /** Changes a contact (REST: PATCH /contacts/{id}). Sent envelopes keep the person as it was at sending. */
   updateContact?: Maybe<Contact>;
@@ -2160,6 +2160,30 @@ export type SigningSession = {
   sender: SigningSender;
   /** The person this link belongs to. */
   signerName: Scalars['String']['output'];
+  /** For a signer whose signatureLevel is advanced or qualified: where its signature at the trust service stands. Null for a simple signature. */
+  trustSignature?: Maybe<SigningTrustSignature>;
+};
+
+/** A signer’s advanced or qualified signature at its trust service (docs/artefacts.md, “Signature levels”). */
+export type SigningTrustSignature = {
+  __typename?: 'SigningTrustSignature';
+  /** Answered by the submitSigning that finished: the provider’s authorization page to send the browser to. Null otherwise. */
+  authorizeUrl?: Maybe<Scalars['String']['output']>;
+  error?: Maybe<SigningTrustSignatureError>;
+  /** advanced or qualified. */
+  level: Scalars['String']['output'];
+  /** not_started, authorizing (at the provider, or the documents being prepared), signing, signed or failed. */
+  status: Scalars['String']['output'];
+  trustServiceId?: Maybe<Scalars['String']['output']>;
+};
+
+/** Why the last attempt at the trust service failed (Signing.TrustServiceFailed): finish again to retry, the values are saved. */
+export type SigningTrustSignatureError = {
+  __typename?: 'SigningTrustSignatureError';
+  message: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  /** unreachable, timeout, refused, invalid_response, declined, certificate_revoked, not_configured, values_changed or envelope_changed. */
+  reason: Scalars['String']['output'];
 };
 
 /** A one-use signing URL for embedded signing (REST: POST /envelopes/{id}/recipients/{rid}/signing-url). */

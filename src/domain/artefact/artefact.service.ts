@@ -40,7 +40,8 @@ export type ArtefactDependencies = {
   publicUrl: string;
 };
 
-type DocumentRow = { id: string; name: string; content_sha256: string; sealed_sha256: string | null };
+/** `working_sha256`: the file as the last signer with a trust service signed it (issue 35); null when nobody did. */
+type DocumentRow = { id: string; name: string; content_sha256: string; working_sha256: string | null; sealed_sha256: string | null };
 
 /**
  * Every field with a view on the document, with its value and views: what the renderer draws. A
@@ -49,6 +50,7 @@ type DocumentRow = { id: string; name: string; content_sha256: string; sealed_sh
  */
 export async function renderFieldsOf(em: EntityManager, documentId: string): Promise<RenderField[]> {
   type Row = {
+    id: string;
     identifier: string;
     envelope_id: string;
     visible_when: unknown;
@@ -62,7 +64,7 @@ export async function renderFieldsOf(em: EntityManager, documentId: string): Pro
   const reader = em.fork();
   // The locale of the recipient's first person writes month names and decimal marks (docs/fields.md).
   const rows = await reader.execute<Row[]>(
-    `select f.identifier, f.envelope_id, f.visible_when, f.type, f.recipient_id, f.value, f.config,
+    `select f.id, f.identifier, f.envelope_id, f.visible_when, f.type, f.recipient_id, f.value, f.config,
             (select ${agentPersonSqlText('a', 0)} ->> 'locale' from agent a where a.recipient_id = f.recipient_id order by a.position, a.id limit 1) as locale,
             json_agg(json_build_object('page', v.page, 'x', v.x, 'y', v.y, 'width', v.width, 'height', v.height) order by v.position) as views
        from field f join field_view v on v.field_id = f.id
@@ -85,8 +87,19 @@ export async function renderFieldsOf(em: EntityManager, documentId: string): Pro
   return shown.map((row) => {
     const config = row.config ?? {};
     const text = row.value === null ? undefined : displayText(row.type, row.value, config, row.locale ?? 'en-US');
-    return { type: row.type, recipientId: row.recipient_id, value: row.value, config, views: row.views, ...(text === undefined ? {} : { text }) };
+    return { id: row.id, type: row.type, recipientId: row.recipient_id, value: row.value, config, views: row.views, ...(text === undefined ? {} : { text }) };
   });
+}
+
+/** The fields whose values a document's working file carries: those drawn into the files its trust-service signers signed (signer-signature.service.ts). */
+export async function fieldsInWorkingFile(em: EntityManager, documentId: string): Promise<Set<string>> {
+  const rows = await em.fork().execute<{ field_id: string }[]>(
+    `select distinct jsonb_array_elements_text(entry -> 'fieldIds') as field_id
+         from signer_signature s cross join lateral jsonb_array_elements(s.prepared) entry
+        where s.status = 'signed' and entry ->> 'documentId' = ?`,
+    [documentId],
+  );
+  return new Set(rows.map((row) => row.field_id));
 }
 
 /** A kept attachment to append after a document, as the store holds it. */
@@ -160,17 +173,24 @@ async function renderSealed(
 
 /** Renders and seals one document, stores it, and records its hash unless another run did first. */
 async function sealDocument(dependencies: ArtefactDependencies, envelope: { id: string; teamId: string; completedAt: Date }, document: DocumentRow): Promise<string> {
-  const fields = await renderFieldsOf(dependencies.em, document.id);
-  // The original from the store's bounded local cache (the file itself for the file store),
-  // held while the worker reads it; a missing or unreachable one fails the job by name and the
-  // outbox retries it.
-  const source = await dependencies.blobStore.localCopy(document.content_sha256);
+  // A document signers signed at their trust services is sealed over their signatures: the
+  // values their files carry are not drawn again, the rest (later simple signers') are, and the
+  // seal is an incremental update, so every signer's signature keeps covering its bytes.
+  const inWorkingFile = document.working_sha256 === null ? new Set<string>() : await fieldsInWorkingFile(dependencies.em, document.id);
+  const fields = (await renderFieldsOf(dependencies.em, document.id)).filter((field) => field.id === undefined || !inWorkingFile.has(field.id));
+  // The original (or the working file) from the store's bounded local cache (the file itself for
+  // the file store), held while the worker reads it; a missing or unreachable one fails the job
+  // by name and the outbox retries it.
+  const source = await dependencies.blobStore.localCopy(document.working_sha256 ?? document.content_sha256);
   // The attachments' files are held like the original while the worker reads them.
   const held: LocalBlob[] = [];
   const stored = await withTemporaryFile(async (outputPath) => {
     try {
       const appendices: RenderAppendix[] = [];
-      for (const row of await appendicesOf(dependencies.em, document.id)) {
+      // Appended pages change the page tree, which would break the signers' signatures: a signed
+      // working file keeps its pages, and its attachments are in the evidence package only.
+      const appended = document.working_sha256 === null ? await appendicesOf(dependencies.em, document.id) : [];
+      for (const row of appended) {
         const copy = await dependencies.blobStore.localCopy(row.sha256);
         held.push(copy);
         appendices.push({ path: copy.path, contentType: row.content_type, name: row.name, sha256: row.sha256 });
@@ -196,7 +216,13 @@ async function sealDocument(dependencies: ArtefactDependencies, envelope: { id: 
       type: 'artefact.sealed',
       actor: { type: 'system', id: null },
       request: null,
-      details: { documentId: document.id, originalSha256: document.content_sha256, sealedSha256: stored.sha256, byteSize: stored.byteSize },
+      details: {
+        documentId: document.id,
+        originalSha256: document.content_sha256,
+        ...(document.working_sha256 === null ? {} : { signedBySignersSha256: document.working_sha256 }),
+        sealedSha256: stored.sha256,
+        byteSize: stored.byteSize,
+      },
       at: dependencies.clock.now(),
     });
     return stored.sha256;
@@ -215,7 +241,7 @@ export async function sealEnvelopeArtefacts(dependencies: ArtefactDependencies, 
   );
   if (envelope === undefined) throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeMissing, `envelope ${envelopeId} does not exist`);
   if (envelope.status !== 'finalized') throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeNotFinalized(envelope.status), `envelope ${envelopeId} is ${envelope.status}, not finalized`);
-  const documents = await em.execute<DocumentRow[]>(`select id, name, content_sha256, sealed_sha256 from document where envelope_id = ? order by "order", id`, [envelopeId]);
+  const documents = await em.execute<DocumentRow[]>(`select id, name, content_sha256, working_sha256, sealed_sha256 from document where envelope_id = ? order by "order", id`, [envelopeId]);
   let sealed = 0;
   const completedAt = envelope.completed_at === null ? dependencies.clock.now() : new Date(envelope.completed_at);
   for (const document of documents) {

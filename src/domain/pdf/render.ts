@@ -44,6 +44,8 @@ export type RenderField = {
    * signing page shows it with; this wing imports nothing of the domain.
    */
   text?: string;
+  /** The field's id (which values a signer's prepared file already carries, issue 35); not read by the renderer. */
+  id?: string;
   /** The recipient the field belongs to (whose caption a stamped signature carries). */
   recipientId?: string | null;
   value: Record<string, unknown> | null;

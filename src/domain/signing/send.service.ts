@@ -14,9 +14,11 @@ import { enqueue } from '../outbox/outbox.ts';
 import type { MessageChannel } from '../outbox/topics.ts';
 import { OUTBOX_TOPICS } from '../outbox/topics.ts';
 import { Agent, type AgentInfo, isEmbedded } from '../recipient/agent.entity.ts';
-import { Recipient, type RecipientType } from '../recipient/recipient.entity.ts';
+import { Recipient, type RecipientType, type SignatureLevel } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
+import type { StoredTrustService } from '../team/team-settings.ts';
+import { pickTrustService, teamTrustServices } from '../trust/trust-services.ts';
 import { parseInput } from '../validation.ts';
 import { reminderWindows } from './reminder.service.ts';
 import { EnvelopeClosedError, EnvelopeNotSendableError } from './signing.errors.ts';
@@ -127,6 +129,7 @@ export async function sendProblems(em: EntityManager, envelope: Envelope, from: 
     if (recipientId) fieldsByRecipient.set(recipientId, [...(fieldsByRecipient.get(recipientId) ?? []), field]);
   }
 
+  let trustServices: StoredTrustService[] | undefined;
   for (const recipient of recipients) {
     const path = `recipients[${recipient.identifier}]`;
     const people = agents.filter((agent) => agent.recipient.id === recipient.id).flatMap((agent) => peopleByAgent.get(agent.id) ?? []);
@@ -139,13 +142,16 @@ export async function sendProblems(em: EntityManager, envelope: Envelope, from: 
     if (SIGNING_TYPES.includes(recipient.type) && recipient.required && ownFields.length === 0) {
       issues.push({ path: `${path}.fields`, message: `a required ${recipient.type} needs at least one field` });
     }
-    // The signing flow through a trust service (issue 35, item 2) is not wired yet: an envelope
-    // asking for more than a simple signature is not sent rather than signed with less.
+    // A level above simple signs at a trust service the team offers it at: one removed or changed
+    // since the recipient was added is said now, not when the signer finishes.
     if (recipient.signatureLevel !== 'simple') {
-      issues.push({
-        path: `${path}.signatureLevel`,
-        message: `Recipient.SignatureLevelNotYetSupported: signing at a trust service (${recipient.signatureLevel}) is not available yet; send with signatureLevel simple`,
-      });
+      const services = (trustServices ??= await teamTrustServices(em, envelope.team.id));
+      if (pickTrustService(services, recipient.signatureLevel as SignatureLevel, recipient.trustServiceId) === undefined) {
+        issues.push({
+          path: `${path}.signatureLevel`,
+          message: `Recipient.TrustServiceUnavailable: the team has no trust service${recipient.trustServiceId ? ` "${recipient.trustServiceId}"` : ''} offering ${recipient.signatureLevel} signatures (team settings trustServices)`,
+        });
+      }
     }
     if (recipient.type === 'approver') {
       const agentCount = agents.filter((agent) => agent.recipient.id === recipient.id).length;

@@ -305,3 +305,19 @@ export class SigningEmbeddedAgentError extends DomainError {
     });
   }
 }
+
+/**
+ * `Signing.TrustServiceFailed` (502): the signer's trust service did not do its part (unreachable,
+ * too slow, or it refused: a wrong PIN, a declined consent, a revoked certificate). The values
+ * stay saved and the role is not completed: Finish again starts the step over. `reason` is one of
+ * `unreachable`, `timeout`, `refused`, `invalid_response`, `not_configured`, `certificate_revoked`,
+ * `declined`, `envelope_changed`.
+ */
+export class SigningTrustServiceFailedError extends DomainError {
+  constructor(options: { reason: string; detail: string; trustServiceId?: string }) {
+    super('Signing.TrustServiceFailed', `Your trust service could not sign (${options.reason}): ${options.detail}. Your values are saved; finish again to retry.`, {
+      reason: options.reason,
+      ...(options.trustServiceId ? { trustServiceId: options.trustServiceId } : {}),
+    });
+  }
+}

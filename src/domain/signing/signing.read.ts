@@ -57,6 +57,22 @@ export type SigningSessionData = {
   otp: SigningOtpStatus;
   /** The sending team as the page shows it (team settings: display name and branding), and whether a decline mails it. */
   sender: SigningSenderData;
+  /** For a signer whose level is advanced or qualified: where its signature at the trust service stands; null for a simple signature. */
+  trustSignature: SigningTrustSignatureData | null;
+};
+
+/**
+ * A signer's signature at its trust service (trust-signing.ts): `not_started`, `authorizing` (the
+ * browser is at the provider, or the documents are being prepared), `signing`, `signed`, or
+ * `failed` with the error (Finish starts it over). `authorizeUrl` is answered once, by the Finish
+ * that started the step: where to send the browser.
+ */
+export type SigningTrustSignatureData = {
+  level: 'advanced' | 'qualified';
+  trustServiceId: string | null;
+  status: 'not_started' | 'authorizing' | 'signing' | 'signed' | 'failed';
+  error: { name: string; reason: string; message: string } | null;
+  authorizeUrl: string | null;
 };
 
 export type SigningApprovalData = { quorum: number; approvals: number; approvedByMe: boolean };
@@ -159,6 +175,11 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
             'approvedByMe', exists (select 1 from approval p where p.recipient_id = r.id and p.agent_id = t.agent_id)) end`.as('approval'),
           sql`(select coalesce(json_agg(${roleObject('h')} order by h.order, h.created_at, h.id), '[]'::json) from recipient h
             where h.hosted_by_id = r.id)`.as('hostedSigners'),
+          sql<SigningTrustSignatureData | null>`case when r.signature_level <> 'simple' then (select json_build_object(
+              'level', r.signature_level, 'trustServiceId', coalesce(s.trust_service_id, r.trust_service_id),
+              'status', case when s.status is null then 'not_started' when s.status in ('service_authorizing', 'preparing', 'credential_authorizing') then 'authorizing' else s.status end,
+              'error', case when s.status = 'failed' then s.error end, 'authorizeUrl', null)
+            from (select 1) one left join signer_signature s on s.recipient_id = r.id) end`.as('trustSignature'),
         ]),
     [tokenId],
   );

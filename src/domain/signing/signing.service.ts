@@ -20,7 +20,7 @@ import type { ServiceContext } from '../service-context.ts';
 import { teamFrameOrigins } from '../team/team-settings.ts';
 import { boundedText, parseInput } from '../validation.ts';
 import { Approval } from './approval.entity.ts';
-import { dropUnkeptAttachments, resolveAttachmentValues } from './attachment-values.ts';
+import { resolveAttachmentValues } from './attachment-values.ts';
 import { renderEscrowedCopy } from './escrow.ts';
 import { ensureNotPastExpiry, isPastExpiry } from './expiry.ts';
 import { ensureOtpVerified } from './otp-gate.ts';
@@ -48,6 +48,7 @@ import {
 } from './signing.errors.ts';
 import { readSigningSession, type SigningSessionData } from './signing.read.ts';
 import { SigningToken } from './signing-token.entity.ts';
+import { completeSigner, ensureTrustServiceAnswers, retireTrustSignatureStep, startTrustSignature, type TrustSignatureStart } from './trust-signing.ts';
 import { advanceTurns, closeEnvelope, createSigningToken, inviteRecipient, lockEnvelope, queueHandoverNotice, recordEvent, type Workflow } from './workflow.ts';
 
 /*
@@ -237,16 +238,6 @@ export function ensureMayAct(recipient: Recipient) {
   if (!recipient.activatedAt) throw new SigningNotYourTurnError(recipient.id);
 }
 
-/** A host is done when every in-person signer it hosts is. */
-async function completeHostIfDone(workflow: Workflow, hostId: string) {
-  const host = await workflow.em.findOneOrFail(Recipient, { id: hostId });
-  if (host.completedAt) return;
-  const hosted = await workflow.em.find(Recipient, { hostedBy: hostId });
-  if (hosted.some((signer) => !signer.completedAt)) return;
-  host.completedAt = workflow.now;
-  await recordEvent(workflow, 'recipient.completed', { recipientId: host.id, identifier: host.identifier, hosted: hosted.map((signer) => signer.id) });
-}
-
 /**
  * Saves values for some or all of the recipient's fields, and with `complete` completes the
  * recipient (every required field must then have a value): `completedAt` and the fields'
@@ -256,7 +247,7 @@ async function completeHostIfDone(workflow: Workflow, hostId: string) {
  */
 export async function submitSigning(context: ServiceContext, options: { input: unknown }): Promise<SigningSessionData> {
   const input = parseInput(submitInput, options.input);
-  return actWithToken(context, async ({ workflow, envelope, token, recipient }) => {
+  const outcome = await actWithToken(context, async ({ workflow, envelope, token, recipient }) => {
     const { em, now } = workflow;
     // Checked under the envelope's row lock, the lock a correction holds while it moves the
     // revision: a submission and a correction never interleave, and the later one sees the other.
@@ -330,22 +321,32 @@ export async function submitSigning(context: ServiceContext, options: { input: u
         .filter((field) => field.required && !hidden.has(field) && !SERVICE_FILLED_TYPES.includes(field.type) && (field.value === null || field.value === undefined))
         .map((field) => field.id);
       if (missing.length > 0) throw new SigningRequiredFieldsMissingError(missing);
-      recipient.completedAt = now;
-      await dropUnkeptAttachments(em, recipient, fields);
-      for (const field of fields) if (field.value !== null && field.value !== undefined) field.submittedAt = now;
-      await recordEvent(workflow, 'recipient.completed', {
-        recipientId: recipient.id,
-        identifier: recipient.identifier,
-        agentId: token.agent.id,
-        personIndex: token.personIndex,
-        ...(input.consent ? { consent: input.consent } : {}),
+    }
+    // Values changed while a trust service step was under way: the hashes out for authorization
+    // no longer say what the signer gave, so that step is over (its callback changes nothing).
+    if (accepted.length > 0) await retireTrustSignatureStep(em, { recipientId: recipient.id, now });
+    let started: TrustSignatureStart | undefined;
+    if (input.complete && recipient.signatureLevel !== 'simple') {
+      // Advanced or qualified: the values are saved, and the role completes when the trust
+      // service's signature is embedded (artefact/signer-signature.service.ts), not now.
+      started = await startTrustSignature(workflow, {
+        recipient,
+        token,
+        rawToken: context.signingToken!,
+        consent: input.consent ?? null,
+        locale: await localeOfRecipient(em, recipient),
       });
-      if (recipient.type === 'in_person_signer' && recipient.hostedBy) await completeHostIfDone(workflow, recipient.hostedBy.id);
-      await advanceTurns(workflow);
+    } else if (input.complete) {
+      await completeSigner(workflow, { recipient, fields, agentId: token.agent.id, personIndex: token.personIndex, consent: input.consent ?? null });
     }
     await em.flush();
-    return sessionInTransaction(em, token.id, now);
+    return { session: await sessionInTransaction(em, token.id, now), started };
   });
+  if (outcome.started === undefined) return outcome.session;
+  // The provider is asked whether it answers before the browser is sent to it: one that is down
+  // is said now, by name, with the values saved (committed above) and Finish to try again.
+  await ensureTrustServiceAnswers(context, outcome.started);
+  return { ...outcome.session, trustSignature: { ...outcome.session.trustSignature!, authorizeUrl: outcome.started.authorizeUrl } };
 }
 
 /** The locale values are written in on the page and in the PDF: the recipient's first person's (as the artefacts read it). */

@@ -6,7 +6,7 @@ import { type RemindedData, type ResentData, remindEnvelope, resendInvitation } 
 import { requestSigningOtp, type SigningOtpRequest, verifySigningOtp } from '../../domain/signing/otp.service.ts';
 import { cancelScheduledSend } from '../../domain/signing/scheduled-send.ts';
 import { dryRunSend, type PlannedInvitation, type SendDryRun, type SendPlan, sendEnvelope } from '../../domain/signing/send.service.ts';
-import type { SigningApprovalData, SigningCompletedFieldData, SigningRoleData, SigningSessionData } from '../../domain/signing/signing.read.ts';
+import type { SigningApprovalData, SigningCompletedFieldData, SigningRoleData, SigningSessionData, SigningTrustSignatureData } from '../../domain/signing/signing.read.ts';
 import { approveSigning, declineSigning, delegateSigning, openSigningSession, startHostedSigning, submitSigning } from '../../domain/signing/signing.service.ts';
 import { createSigningUrl, type SigningUrlData } from '../../domain/signing/signing-url.service.ts';
 import { builder } from '../builder.ts';
@@ -300,6 +300,30 @@ const SigningApprovalType = builder.objectRef<SigningApprovalData>('SigningAppro
   }),
 });
 
+const SigningTrustSignatureErrorType = builder.objectRef<NonNullable<SigningTrustSignatureData['error']>>('SigningTrustSignatureError').implement({
+  description: 'Why the last attempt at the trust service failed (Signing.TrustServiceFailed): finish again to retry, the values are saved.',
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    reason: t.exposeString('reason', { description: 'unreachable, timeout, refused, invalid_response, declined, certificate_revoked, not_configured, values_changed or envelope_changed.' }),
+    message: t.exposeString('message'),
+  }),
+});
+
+const SigningTrustSignatureType = builder.objectRef<SigningTrustSignatureData>('SigningTrustSignature').implement({
+  description: 'A signer’s advanced or qualified signature at its trust service (docs/artefacts.md, “Signature levels”).',
+  fields: (t) => ({
+    level: t.exposeString('level', { description: 'advanced or qualified.' }),
+    trustServiceId: t.exposeString('trustServiceId', { nullable: true }),
+    status: t.exposeString('status', { description: 'not_started, authorizing (at the provider, or the documents being prepared), signing, signed or failed.' }),
+    error: t.field({ type: SigningTrustSignatureErrorType, nullable: true, resolve: (signature) => signature.error }),
+    authorizeUrl: t.string({
+      nullable: true,
+      description: 'Answered by the submitSigning that finished: the provider’s authorization page to send the browser to. Null otherwise.',
+      resolve: (signature) => signature.authorizeUrl,
+    }),
+  }),
+});
+
 const SigningSessionType = builder.objectRef<SigningSessionData>('SigningSession').implement({
   description: 'What one signing link may see: the envelope, its documents, this recipient’s fields, and whose turn it is.',
   fields: (t) => ({
@@ -321,6 +345,12 @@ const SigningSessionType = builder.objectRef<SigningSessionData>('SigningSession
     activeRecipients: t.field({ type: [SigningRoleType], description: 'The roles whose turn it is now.', resolve: (session) => session.activeRecipients }),
     hostedSigners: t.field({ type: [SigningRoleType], description: 'For a host: the in-person signers it hosts.', resolve: (session) => session.hostedSigners }),
     approval: t.field({ type: SigningApprovalType, nullable: true, description: 'For an approver: its quorum and approvals; null for other roles.', resolve: (session) => session.approval }),
+    trustSignature: t.field({
+      type: SigningTrustSignatureType,
+      nullable: true,
+      description: 'For a signer whose signatureLevel is advanced or qualified: where its signature at the trust service stands. Null for a simple signature.',
+      resolve: (session) => session.trustSignature,
+    }),
   }),
 });
 
@@ -371,7 +401,8 @@ builder.mutationFields((t) => ({
   submitSigning: t.field({
     type: SigningSessionType,
     nullable: true,
-    description: 'Saves values for your fields; with complete: true also completes your role (every required field must have a value).',
+    description:
+      'Saves values for your fields; with complete: true also completes your role (every required field must have a value). For a signer whose signatureLevel is advanced or qualified, complete saves the values and answers trustSignature.authorizeUrl: the role completes when the trust service’s signature is embedded (Signing.TrustServiceFailed when the provider does not answer).',
     args: {
       values: t.arg({ type: [SigningValueInput], required: false }),
       complete: t.arg.boolean({ required: false }),

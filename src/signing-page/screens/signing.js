@@ -66,6 +66,10 @@ export function renderSigning() {
   );
   // The sender corrected the envelope while this page was open (what was typed is kept, fields.js).
   const changed = state.envelopeChanged ? el('p', { id: 'envelope-changed', class: 'notice', role: 'status' }, t.envelopeChanged) : null;
+  // A signer at a trust service: what Finish will do, and why the last attempt did not sign.
+  const trust = session.trustSignature;
+  const trustNote = trust ? el('p', { id: 'trust-level', class: 'notice' }, trust.status === 'signing' ? t.trustSigning : t.trustLevelNote(trust.level)) : null;
+  const trustFailed = trust?.status === 'failed' && trust.error ? el('p', { id: 'trust-failed', class: 'notice error', role: 'alert' }, t.trustFailedBanner(trust.error.message)) : null;
   app.replaceChildren(
     el(
       'section',
@@ -73,6 +77,8 @@ export function renderSigning() {
       el('h1', {}, session.envelope.name),
       el('p', { class: 'signer' }, (approver ? t.approvingAs : t.signingAs)(state.hostedSigner ?? session.signerName)),
       changed,
+      trustFailed,
+      trustNote,
       approver ? null : progress,
     ),
     toolbar,
@@ -110,6 +116,14 @@ function openFinish() {
         onclick: () =>
           attempt(handle, async () => {
             const session = await closingAction(() => submitSigning({ values: [], complete: true, consent }));
+            // Advanced or qualified: the trust service signs, at its own page; this page comes back
+            // when it is done (the service's callback brings the browser here) and shows the outcome.
+            const authorizeUrl = session.trustSignature?.authorizeUrl;
+            if (authorizeUrl) {
+              app.replaceChildren(el('p', { id: 'trust-redirecting', class: 'notice', role: 'status' }, t.trustRedirecting));
+              window.location.assign(authorizeUrl);
+              return;
+            }
             state.session = session;
             show(screenOf(session));
             if (!state.hostedSigner) tellHost('completed');
