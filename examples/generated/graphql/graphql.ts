@@ -332,6 +332,13 @@ export type BulkSendStatus =
   | 'queued'
   | 'running';
 
+/** The level a signature made with a certificate can claim from the certificate’s QC statements (ETSI EN 319 412-5; docs/artefacts.md, "Signature levels"). What the certificate says about itself: whether its issuer is a qualified trust service is the chain’s question (TRUST_ANCHORS). */
+export type CertificateLevel =
+  /** Anything else: an advanced signature at most (eIDAS Art. 26); with QcCompliance but no QcSSCD (qualifiedCertificate true) one supported by a qualified certificate. */
+  | 'ADVANCED'
+  /** QcCompliance and QcSSCD: a qualified certificate whose key is in a qualified creation device (a qualified electronic signature or seal, eIDAS Art. 3(12), 3(27)). */
+  | 'QUALIFIED';
+
 /** An entry of the team's address book; name it as a recipient's agent by `contactId`. */
 export type Contact = {
   __typename?: 'Contact';
@@ -1470,6 +1477,8 @@ export type PdfSignatureReport = {
   problem?: Maybe<Scalars['String']['output']>;
   reason?: Maybe<Scalars['String']['output']>;
   revocation: PdfRevocation;
+  /** The signer’s certificate with the level its QC statements claim (qualified, advanced); null when the signature carries none. */
+  signerCertificate?: Maybe<SignerCertificate>;
   signerCertificateSha256?: Maybe<Scalars['String']['output']>;
   signerIssuer?: Maybe<Scalars['String']['output']>;
   signerNotAfter?: Maybe<Scalars['DateTime']['output']>;
@@ -1614,6 +1623,25 @@ export type PublicLinkStatus =
   | 'exhausted'
   | 'expired';
 
+/** What a certificate’s QC statements extension (1.3.6.1.5.5.7.1.3) says. */
+export type QcStatements = {
+  __typename?: 'QcStatements';
+  /** QcCompliance (0.4.0.1862.1.1): issued as a qualified certificate. */
+  compliance: Scalars['Boolean']['output'];
+  /** QcSSCD (0.4.0.1862.1.4): the private key is in a qualified signature or seal creation device. */
+  sscd: Scalars['Boolean']['output'];
+  types: Array<QcType>;
+};
+
+/** QcType (0.4.0.1862.1.6): what the certificate is for. */
+export type QcType =
+  /** Electronic seals (a legal person). */
+  | 'ESEAL'
+  /** Electronic signatures (a natural person). */
+  | 'ESIGN'
+  /** Website authentication. */
+  | 'EWEB';
+
 /** Reads. Every field needs the team key in X-Service-Api-Key unless noted. */
 export type Query = {
   __typename?: 'Query';
@@ -1664,7 +1692,7 @@ export type Query = {
   users: TeamUserConnection;
   /** Recomputes an envelope’s audit chain and reports the first broken link (REST: GET /envelopes/{id}/audit/verify). */
   verifyAuditChain: AuditChainVerification;
-  /** Checks any uploaded PDF (a multipart request, at most 48 MB) as npm run cli -- verify does (REST: POST /verify): every signature with its signer (subject, issuer, serial), time, integrity, byte range, whole-file coverage, its own PAdES level, its chain to the trust anchors (TRUST_ANCHORS) and its revocation status from the /DSS; every timestamp, the level the file reached (B-B, B-T, B-LT, B-LTA), whether the last signature is this service’s seal and for which envelope; and that envelope’s audit chain. Not a PDF: Document.NotPdf. */
+  /** Checks any uploaded PDF (a multipart request, at most 48 MB) as npm run cli -- verify does (REST: POST /verify): every signature with its signer (subject, issuer, serial, and the level its certificate’s QC statements claim: signerCertificate), time, integrity, byte range, whole-file coverage, its own PAdES level, its chain to the trust anchors (TRUST_ANCHORS) and its revocation status from the /DSS; every timestamp, the level the file reached (B-B, B-T, B-LT, B-LTA), whether the last signature is this service’s seal and for which envelope; and that envelope’s audit chain. Not a PDF: Document.NotPdf. */
   verifySealedPdf: SealedPdfVerification;
   /** The team the API key in X-Service-Api-Key belongs to. */
   viewer: Team;
@@ -2012,6 +2040,23 @@ export type SignatureLevel =
   | 'advanced'
   | 'qualified'
   | 'simple';
+
+/** A signer’s certificate: its names, serial, validity, fingerprint, QC statements and the level they claim. */
+export type SignerCertificate = {
+  __typename?: 'SignerCertificate';
+  issuer: Scalars['String']['output'];
+  level: CertificateLevel;
+  notAfter: Scalars['DateTime']['output'];
+  notBefore: Scalars['DateTime']['output'];
+  qcStatements: QcStatements;
+  /** QcCompliance: a qualified certificate, whether or not its key is declared in a QSCD. */
+  qualifiedCertificate: Scalars['Boolean']['output'];
+  /** Hexadecimal, lower case. */
+  serialNumber: Scalars['String']['output'];
+  /** SHA-256 of the certificate’s DER, hexadecimal. */
+  sha256: Scalars['String']['output'];
+  subject: Scalars['String']['output'];
+};
 
 /** An approver role’s progress: it completes when quorum distinct agents approved. */
 export type SigningApproval = {

@@ -74,7 +74,11 @@ export async function auditLogPdf(context: ServiceContext, options: { envelopeId
     recordDownload(context, { teamId: caller.teamId, envelopeId: envelope.id }, { format: 'audit-pdf', locale: options.locale, ...details }, { type: 'api_key', id: caller.apiKeyId });
 
   if (options.current === true) {
-    const data = await certificateData(context.em, context.auditKey, (await readEnvelopeForCertificate(context.em, envelope.id))!, { generatedAt: context.clock.now(), current: true });
+    const data = await certificateData(context.em, context.auditKey, (await readEnvelopeForCertificate(context.em, envelope.id))!, {
+      generatedAt: context.clock.now(),
+      current: true,
+      files: dependencies,
+    });
     const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'audit-pdf-'));
     const outputPath = path.join(directory, 'audit.pdf');
     try {

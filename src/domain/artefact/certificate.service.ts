@@ -39,6 +39,7 @@ import {
 import { peopleOf } from '../recipient/agent-people.ts';
 import { type ArtefactDependencies, sealEnvelopeArtefacts } from './artefact.service.ts';
 import { sealMaterialOf } from './seal-certificate.ts';
+import { type SealedFileAccess, signerSignaturesForCertificate } from './signer-certificates.ts';
 
 /** An attachment value as the certificate lists it: each file's name and SHA-256, in the value's order. */
 function attachmentListing(value: Record<string, unknown>): string {
@@ -102,6 +103,8 @@ export async function certificateData(
     current: boolean;
     /** Only the chain's first this many events: another locale of a certificate already fixed says what that one says. */
     chainLength?: number;
+    /** The sealed files, to check signers' own signatures in (signer-certificates.ts); without it they are `unchecked`. */
+    files?: SealedFileAccess;
   },
 ): Promise<AuditPdfData> {
   // The caller's entity manager itself, not a fork: inside fixCertificate's transaction a fork would ask
@@ -134,6 +137,8 @@ export async function certificateData(
     readChain(em, envelope.id, options.chainLength),
   ]);
   if (events.length === 0) throw new EnvelopeAuditNotFoundError(envelope.id);
+  // Signers' own signatures at a trust service (issue 35): none for most envelopes, one query then.
+  const trustSignatures = await signerSignaturesForCertificate(db, { id: envelope.id, teamId: envelope.team_id }, { documents, ...(options.files ? { files: options.files } : {}) });
   const keyIds = [...new Set(events.filter((event) => event.actorType === 'api_key' && event.actorId).map((event) => event.actorId!))];
   const keys =
     keyIds.length === 0
@@ -308,6 +313,7 @@ export async function certificateData(
               userAgent: acting?.userAgent ?? null,
               signatures,
               values,
+              trustSignature: trustSignatures.get(`${agent.id}:${personIndex}`) ?? null,
             };
           }),
         ),
@@ -442,7 +448,12 @@ export async function fixCertificate(dependencies: CertificateDependencies, enve
     const reference = auditPdfLocales.map((other) => again?.certificates?.[other]).find((record) => record !== undefined);
     const now = dependencies.clock.now();
     const generatedAt = reference ? new Date(reference.generatedAt) : now;
-    const data = await certificateData(tx, dependencies.auditKey, envelope, { generatedAt, current: false, ...(reference ? { chainLength: reference.chainSeq } : {}) });
+    const data = await certificateData(tx, dependencies.auditKey, envelope, {
+      generatedAt,
+      current: false,
+      files: dependencies,
+      ...(reference ? { chainLength: reference.chainSeq } : {}),
+    });
     if (reference && (data.chain.length !== reference.chainSeq || (data.chain.headHash ?? '') !== reference.chainHead)) {
       // The trail before the recorded head changed (a broken chain): never fix a certificate that disagrees with the other locale's.
       throw new Error(`envelope ${envelopeId}: the audit chain up to the fixed certificate's head no longer matches it`);

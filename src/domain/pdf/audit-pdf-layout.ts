@@ -13,6 +13,7 @@
  * envelope id in the footer.
  */
 import { PDFDocument, type PDFImage, type PDFPage, type RGB, rgb } from 'pdf-lib';
+import type { CertificateDescription } from './certificate-description.ts';
 import { drawTextLine, embedSans, embedScript, type TextFamily, wrapText } from './render.ts';
 
 export type AuditPdfLocale = 'en-US' | 'tr-TR';
@@ -25,6 +26,28 @@ export type CertificateSignature = { fieldIdentifier: string; kind: 'drawn' | 't
 
 /** A value the person's role gave (issue 32's types read as text), written in each locale of the certificate. */
 export type CertificateValue = { fieldIdentifier: string; label: string | null; text: Record<string, string> };
+
+/**
+ * A signer's own signature at a trust service (issue 35): the level asked, the service, the
+ * certificate as its QC statements describe it, and whether it validates (artefact/signer-certificates.ts):
+ * `valid` when every sealed document carrying a signature by this certificate verifies (at least
+ * one does) and the certificate was within its validity when the signer signed; `unchecked` without
+ * sealed documents; `reason` says why when not valid.
+ */
+export type CertificateTrustSignature = {
+  level: 'advanced' | 'qualified';
+  trustServiceId: string;
+  trustServiceName: string | null;
+  signedAt: string | null;
+  certificate: CertificateDescription | null;
+  validation: {
+    status: 'valid' | 'invalid' | 'unchecked';
+    withinValidity: boolean | null;
+    /** The sealed documents carrying a signature by this certificate, and whether each verifies. */
+    documents: { name: string; valid: boolean }[];
+    reason: 'no-certificate' | 'no-sealed-document' | 'not-in-sealed-documents' | 'signature-mismatch' | 'outside-validity' | null;
+  };
+};
 
 export type CertificatePerson = {
   name: string | null;
@@ -49,6 +72,8 @@ export type CertificatePerson = {
   userAgent: string | null;
   signatures: CertificateSignature[];
   values: CertificateValue[];
+  /** The person's own advanced or qualified signature at a trust service; null for a simple signature. */
+  trustSignature?: CertificateTrustSignature | null;
 };
 
 export type CertificateEvent = {
@@ -152,6 +177,33 @@ const en = {
   delegatedTo: 'Delegated to',
   ip: 'IP address',
   userAgent: 'User agent',
+  trust: {
+    heading: (level: string) => `Own ${level} electronic signature at a trust service`,
+    levels: { advanced: 'advanced', qualified: 'qualified' } as Record<string, string>,
+    service: 'Trust service',
+    subject: 'Certificate subject',
+    issuer: 'Certificate issuer',
+    serial: 'Certificate serial number',
+    validity: (from: string, to: string) => `Certificate valid from ${from} to ${to}`,
+    certificateLevel: 'Level by the certificate’s QC statements',
+    certificateLevels: {
+      qualified: 'qualified (qualified certificate, key in a qualified signature creation device)',
+      advancedQc: 'advanced (qualified certificate, key not declared in a qualified device)',
+      advanced: 'advanced (not a qualified certificate)',
+    },
+    noCertificate: 'No readable certificate was recorded for this signature.',
+    validates: 'Validates',
+    status: {
+      valid: (documents: string[]) =>
+        `yes: the signature verifies in the sealed ${documents.length === 1 ? 'document' : 'documents'} ${documents.join(', ')} and the certificate was valid when the signer signed`,
+      unchecked: 'not checked: there is no sealed document to check it in',
+      'no-certificate': 'no: no readable certificate',
+      'not-in-sealed-documents': 'no: no sealed document carries a signature by this certificate',
+      'signature-mismatch': (documents: string[]) => `no: the signature does not match the bytes it covers in ${documents.join(', ')}`,
+      'outside-validity': 'no: the certificate was not within its validity period when the signer signed',
+    },
+    chainNote: 'The certificate’s chain to a trusted list and its revocation are what POST /verify of the sealed document reports (TRUST_ANCHORS).',
+  },
   signatures: 'Signature',
   value: 'Value',
   typed: 'typed',
@@ -350,6 +402,32 @@ const tr: Texts = {
   delegatedTo: 'Devredilen kişi',
   ip: 'IP adresi',
   userAgent: 'Tarayıcı',
+  trust: {
+    heading: (level: string) => `Güven hizmeti sağlayıcısında kendi ${level} elektronik imzası`,
+    levels: { advanced: 'gelişmiş', qualified: 'nitelikli' } as Record<string, string>,
+    service: 'Güven hizmeti',
+    subject: 'Sertifika sahibi',
+    issuer: 'Sertifikayı veren',
+    serial: 'Sertifika seri numarası',
+    validity: (from: string, to: string) => `Sertifika geçerliliği: ${from} – ${to}`,
+    certificateLevel: 'Sertifikanın QC beyanlarına göre düzey',
+    certificateLevels: {
+      qualified: 'nitelikli (nitelikli sertifika, anahtar nitelikli imza oluşturma cihazında)',
+      advancedQc: 'gelişmiş (nitelikli sertifika, anahtarın nitelikli cihazda olduğu beyan edilmemiş)',
+      advanced: 'gelişmiş (nitelikli sertifika değil)',
+    },
+    noCertificate: 'Bu imza için okunabilir bir sertifika kaydedilmedi.',
+    validates: 'Doğrulama',
+    status: {
+      valid: (documents: string[]) => `geçerli: imza mühürlü ${documents.length === 1 ? 'belgede' : 'belgelerde'} (${documents.join(', ')}) doğrulanıyor ve sertifika imza anında geçerliydi`,
+      unchecked: 'denetlenmedi: denetlenecek mühürlü belge yok',
+      'no-certificate': 'geçersiz: okunabilir sertifika yok',
+      'not-in-sealed-documents': 'geçersiz: hiçbir mühürlü belge bu sertifikayla atılmış bir imza taşımıyor',
+      'signature-mismatch': (documents: string[]) => `geçersiz: imza, kapsadığı baytlarla eşleşmiyor (${documents.join(', ')})`,
+      'outside-validity': 'geçersiz: sertifika, imzacı imzaladığında geçerlilik süresi içinde değildi',
+    },
+    chainNote: 'Sertifikanın güvenilir listeye zinciri ve iptal durumu, mühürlü belgenin POST /verify raporunda yer alır (TRUST_ANCHORS).',
+  },
   signatures: 'İmza',
   value: 'Değer',
   typed: 'yazılarak',
@@ -647,6 +725,39 @@ async function signatureItems(writer: Writer, images: Map<string, Promise<PDFIma
   }
 }
 
+/** A person's own signature at a trust service: the level, the service, the certificate and whether it validates. */
+function trustSignatureItems(writer: Writer, signature: CertificateTrustSignature, t: Texts): Item[] {
+  const items: Item[] = [writer.text(`${t.trust.heading(t.trust.levels[signature.level] ?? signature.level)}:`, { indent: 12, color: grey })];
+  const line = (content: string) => items.push(writer.text(content, { indent: 24 }));
+  line(`${t.trust.service}: ${signature.trustServiceName ? `${signature.trustServiceName} (${signature.trustServiceId})` : signature.trustServiceId}`);
+  if (signature.signedAt) line(`${t.times.signedAt}: ${when(signature.signedAt)}`);
+  const certificate = signature.certificate;
+  if (certificate === null) {
+    line(t.trust.noCertificate);
+  } else {
+    line(`${t.trust.subject}: ${certificate.subject}`);
+    line(`${t.trust.issuer}: ${certificate.issuer}`);
+    line(`${t.trust.serial}: ${certificate.serialNumber}`);
+    line(t.trust.validity(when(certificate.notBefore), when(certificate.notAfter)));
+    const level =
+      certificate.level === 'qualified' ? t.trust.certificateLevels.qualified : certificate.qualifiedCertificate ? t.trust.certificateLevels.advancedQc : t.trust.certificateLevels.advanced;
+    line(`${t.trust.certificateLevel}: ${level}`);
+  }
+  const validation = signature.validation;
+  const documents = validation.documents.map((document) => document.name);
+  const status =
+    validation.status === 'valid'
+      ? t.trust.status.valid(documents)
+      : validation.status === 'unchecked'
+        ? t.trust.status.unchecked
+        : validation.reason === 'signature-mismatch'
+          ? t.trust.status['signature-mismatch'](validation.documents.filter((document) => !document.valid).map((document) => document.name))
+          : t.trust.status[validation.reason === 'outside-validity' || validation.reason === 'no-certificate' ? validation.reason : 'not-in-sealed-documents'];
+  line(`${t.trust.validates}: ${status}`);
+  items.push(writer.text(t.trust.chainNote, { indent: 24, color: grey, size: 7.5 }));
+  return items;
+}
+
 export async function buildAuditPdf(data: AuditPdfData, locale: AuditPdfLocale): Promise<PDFDocument> {
   const t = text[locale];
   const pdf = await PDFDocument.create();
@@ -728,6 +839,7 @@ export async function buildAuditPdf(data: AuditPdfData, locale: AuditPdfLocale):
       if (person.ip) items.push(w.text(`${t.ip}: ${person.ip}`, { indent: 12 }));
       if (person.userAgent) items.push(w.text(`${t.userAgent}: ${person.userAgent}`, { indent: 12, color: grey, size: 7.5 }));
       for (const signature of person.signatures) items.push(...(await signatureItems(w, images, signature, t)));
+      if (person.trustSignature) items.push(...trustSignatureItems(w, person.trustSignature, t));
       for (const value of person.values) {
         const shown = value.text[locale] ?? Object.values(value.text)[0] ?? '';
         items.push(w.text(`${t.value} (${value.label ? `${value.label}, ` : ''}${value.fieldIdentifier}): ${shown}`, { indent: 12 }));

@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import { decodePDFRawStream, PDFArray, PDFDict, PDFDocument, PDFName, type PDFObject, PDFRawStream, PDFRef } from 'pdf-lib';
 import * as pkijs from 'pkijs';
+import { type CertificateDescription, describeParsedCertificate, distinguishedNameOf } from './certificate-description.ts';
 import { isSelfIssued, issuerOf, parseCertificate } from './ltv.ts';
 import { SEAL_REASON_PATTERN } from './seal-reason.ts';
 import { toArrayBuffer } from './timestamp.ts';
@@ -27,7 +28,13 @@ export type SignatureReport = {
   coversWholeFile: boolean;
   /** The four numbers of its /ByteRange: offset and length of the bytes before and after /Contents. */
   byteRange: [number, number, number, number];
-  signer: { subject: string; issuer: string; serialNumber: string; notBefore: string; notAfter: string; sha256: string } | null;
+  /**
+   * The signer's certificate (the first the CMS carries): subject, issuer, serial (hex), validity,
+   * SHA-256 of its DER, and, since issue 35, what its QC statements say (`qcStatements`) and the
+   * level they claim for a signature made with it (`level`: `qualified` with QcCompliance and
+   * QcSSCD, else `advanced`; `qualifiedCertificate`: QcCompliance alone). pdf/certificate-description.ts.
+   */
+  signer: CertificateDescription | null;
   /**
    * This signature's PAdES baseline level (B-B with a valid CMS; B-T with a valid signature
    * timestamp; B-LT with revocation data in the /DSS for its chain; B-LTA with a valid document
@@ -75,21 +82,6 @@ export type PdfVerification = {
   dss: { certificates: number; ocspResponses: number; crls: number } | null;
 };
 
-const attributeNames: Record<string, string> = {
-  '2.5.4.3': 'CN',
-  '2.5.4.6': 'C',
-  '2.5.4.7': 'L',
-  '2.5.4.8': 'ST',
-  '2.5.4.10': 'O',
-  '2.5.4.11': 'OU',
-  '2.5.4.5': 'serialNumber',
-  '2.5.4.97': 'organizationIdentifier',
-};
-
-function nameOf(name: pkijs.RelativeDistinguishedNames): string {
-  return name.typesAndValues.map((entry) => `${attributeNames[entry.type] ?? entry.type}=${(entry.value.valueBlock as { value?: string }).value ?? ''}`).join(', ');
-}
-
 /** The signer's chain up to one of `anchors` (pkijs's path validation; revocation is reported apart, from the DSS). */
 async function validateChain(signer: pkijs.Certificate, pool: pkijs.Certificate[], anchors: pkijs.Certificate[], at: Date): Promise<SignatureReport['chain']> {
   if (anchors.length === 0) return { status: 'unchecked', anchor: null, problem: 'no trust anchors are configured (TRUST_ANCHORS)' };
@@ -98,7 +90,7 @@ async function validateChain(signer: pkijs.Certificate, pool: pkijs.Certificate[
     const result = await engine.verify({ passedWhenNotRevValues: true });
     if (!result.result) return { status: 'untrusted', anchor: null, problem: result.resultMessage || 'no path to a trust anchor' };
     const top = result.certificatePath?.at(-1);
-    return { status: 'trusted', anchor: top === undefined ? null : nameOf(top.subject), problem: null };
+    return { status: 'trusted', anchor: top === undefined ? null : distinguishedNameOf(top.subject), problem: null };
   } catch (error) {
     return { status: 'untrusted', anchor: null, problem: (error as { resultMessage?: string; message?: string }).resultMessage ?? (error as Error).message ?? 'no path to a trust anchor' };
   }
@@ -379,15 +371,7 @@ export async function verifyPdf(file: Buffer, options: { ourCertificateSha256: s
       certificates = (signedData.certificates ?? []).filter((candidate): candidate is pkijs.Certificate => candidate instanceof pkijs.Certificate);
       certificate = certificates[0];
       if (certificate) {
-        const der = Buffer.from(certificate.toSchema().toBER(false));
-        report.signer = {
-          subject: nameOf(certificate.subject),
-          issuer: nameOf(certificate.issuer),
-          serialNumber: Buffer.from(certificate.serialNumber.valueBlock.valueHexView).toString('hex'),
-          notBefore: certificate.notBefore.value.toISOString(),
-          notAfter: certificate.notAfter.value.toISOString(),
-          sha256: createHash('sha256').update(der).digest('hex'),
-        };
+        report.signer = describeParsedCertificate(certificate);
         report.ours = report.type === 'signature' && options.ourCertificateSha256.includes(report.signer.sha256);
       }
       if (report.type === 'document-timestamp') {

@@ -2,6 +2,7 @@ import type { Upload } from 'graphql-upload-minimal';
 import { issueAuditPdfUrl, issueDownloadUrl, issueEvidencePackageUrl } from '../../domain/artefact/download.service.ts';
 import { issueSigningFinalCopyUrl } from '../../domain/artefact/final-copy.service.ts';
 import { verifyUploadedPdf } from '../../domain/artefact/verify.service.ts';
+import type { CertificateDescription } from '../../domain/pdf/certificate-description.ts';
 import type { SignatureReport, TimestampReport } from '../../domain/pdf/verify.ts';
 import { builder } from '../builder.ts';
 import { AuditChainVerification } from './audit.ts';
@@ -154,6 +155,55 @@ const PdfRevocation = builder.objectRef<SignatureReport['revocation']>('PdfRevoc
   }),
 });
 
+const CertificateLevelEnum = builder.enumType('CertificateLevel', {
+  description:
+    'The level a signature made with a certificate can claim from the certificate’s QC statements (ETSI EN 319 412-5; docs/artefacts.md, "Signature levels"). ' +
+    'What the certificate says about itself: whether its issuer is a qualified trust service is the chain’s question (TRUST_ANCHORS).',
+  values: {
+    QUALIFIED: {
+      value: 'qualified',
+      description: 'QcCompliance and QcSSCD: a qualified certificate whose key is in a qualified creation device (a qualified electronic signature or seal, eIDAS Art. 3(12), 3(27)).',
+    },
+    ADVANCED: {
+      value: 'advanced',
+      description: 'Anything else: an advanced signature at most (eIDAS Art. 26); with QcCompliance but no QcSSCD (qualifiedCertificate true) one supported by a qualified certificate.',
+    },
+  } as const,
+});
+
+const QcTypeEnum = builder.enumType('QcType', {
+  description: 'QcType (0.4.0.1862.1.6): what the certificate is for.',
+  values: {
+    ESIGN: { value: 'esign', description: 'Electronic signatures (a natural person).' },
+    ESEAL: { value: 'eseal', description: 'Electronic seals (a legal person).' },
+    EWEB: { value: 'eweb', description: 'Website authentication.' },
+  } as const,
+});
+
+const QcStatementsSummary = builder.objectRef<CertificateDescription['qcStatements']>('QcStatements').implement({
+  description: 'What a certificate’s QC statements extension (1.3.6.1.5.5.7.1.3) says.',
+  fields: (t) => ({
+    compliance: t.exposeBoolean('compliance', { description: 'QcCompliance (0.4.0.1862.1.1): issued as a qualified certificate.' }),
+    sscd: t.exposeBoolean('sscd', { description: 'QcSSCD (0.4.0.1862.1.4): the private key is in a qualified signature or seal creation device.' }),
+    types: t.field({ type: [QcTypeEnum], resolve: (statements) => statements.types }),
+  }),
+});
+
+const SignerCertificate = builder.objectRef<CertificateDescription>('SignerCertificate').implement({
+  description: 'A signer’s certificate: its names, serial, validity, fingerprint, QC statements and the level they claim.',
+  fields: (t) => ({
+    subject: t.exposeString('subject'),
+    issuer: t.exposeString('issuer'),
+    serialNumber: t.exposeString('serialNumber', { description: 'Hexadecimal, lower case.' }),
+    notBefore: t.field({ type: 'DateTime', resolve: (certificate) => new Date(certificate.notBefore) }),
+    notAfter: t.field({ type: 'DateTime', resolve: (certificate) => new Date(certificate.notAfter) }),
+    sha256: t.exposeString('sha256', { description: 'SHA-256 of the certificate’s DER, hexadecimal.' }),
+    level: t.field({ type: CertificateLevelEnum, resolve: (certificate) => certificate.level }),
+    qualifiedCertificate: t.exposeBoolean('qualifiedCertificate', { description: 'QcCompliance: a qualified certificate, whether or not its key is declared in a QSCD.' }),
+    qcStatements: t.field({ type: QcStatementsSummary, resolve: (certificate) => certificate.qcStatements }),
+  }),
+});
+
 const PdfSignatureReport = builder.objectRef<SignatureReport>('PdfSignatureReport').implement({
   description: 'One signature of a PDF, checked against the bytes its /ByteRange covers.',
   fields: (t) => ({
@@ -181,6 +231,12 @@ const PdfSignatureReport = builder.objectRef<SignatureReport>('PdfSignatureRepor
     signerSerialNumber: t.string({ nullable: true, description: 'Hexadecimal.', resolve: (report) => report.signer?.serialNumber ?? null }),
     signerNotAfter: t.field({ type: 'DateTime', nullable: true, resolve: (report) => (report.signer ? new Date(report.signer.notAfter) : null) }),
     signerCertificateSha256: t.string({ nullable: true, resolve: (report) => report.signer?.sha256 ?? null }),
+    signerCertificate: t.field({
+      type: SignerCertificate,
+      nullable: true,
+      description: 'The signer’s certificate with the level its QC statements claim (qualified, advanced); null when the signature carries none.',
+      resolve: (report) => report.signer,
+    }),
     timestamp: t.field({ type: PdfSignatureTimestamp, nullable: true, resolve: (report) => report.timestamp }),
     reason: t.string({ nullable: true, resolve: (report) => report.reason }),
     ours: t.exposeBoolean('ours', { description: 'Signed with this service’s seal certificate.' }),
@@ -215,7 +271,7 @@ builder.queryField('verifySealedPdf', (t) =>
   t.field({
     type: SealedPdfVerification,
     description:
-      'Checks any uploaded PDF (a multipart request, at most 48 MB) as npm run cli -- verify does (REST: POST /verify): every signature with its signer (subject, issuer, serial), time, ' +
+      'Checks any uploaded PDF (a multipart request, at most 48 MB) as npm run cli -- verify does (REST: POST /verify): every signature with its signer (subject, issuer, serial, and the level its certificate’s QC statements claim: signerCertificate), time, ' +
       'integrity, byte range, whole-file coverage, its own PAdES level, its chain to the trust anchors (TRUST_ANCHORS) and its revocation status from the /DSS; every timestamp, the level the file reached ' +
       '(B-B, B-T, B-LT, B-LTA), whether the last signature is this service’s seal and for which envelope; and that envelope’s audit chain. Not a PDF: Document.NotPdf.',
     args: { file: t.arg({ type: 'Upload', required: true }) },

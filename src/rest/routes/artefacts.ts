@@ -65,7 +65,7 @@ export const artefactRoutes: RestRoute[] = [
         'The payload is `{ verification }`: `valid`, `problem`, `ours`, `envelopeId`, `level` (the PAdES baseline level the last signature reached: `B-B`, `B-T`, `B-LT` or `B-LTA`; null without a valid one), ' +
         '`timestamps` (each `{ type: signature | document, time, valid }`), `dss` (`{ certificates, ocspResponses, crls }` or null), `signatures` and `auditChain` (docs/artefacts.md, "Verification"). ' +
         'Each signature: `type` (`signature` or `document-timestamp`), `valid` (its digest matches the bytes its byte range covers and its CMS signature verifies), `problem`, `byteRange` (four numbers), `coversWholeFile`, ' +
-        '`signer` (`subject`, `issuer`, `serialNumber` in hex, `notBefore`, `notAfter`, `sha256`), `signingTime`, `timestamp`, `level` (this signature’s PAdES level, null for a document timestamp or an invalid signature), ' +
+        '`signer` (`subject`, `issuer`, `serialNumber` in hex, `notBefore`, `notAfter`, `sha256`, `qcStatements` `{ compliance, sscd, types }`, `level`: `qualified` with QcCompliance and QcSSCD, else `advanced`, and `qualifiedCertificate`: QcCompliance), `signingTime`, `timestamp`, `level` (this signature’s PAdES level, null for a document timestamp or an invalid signature), ' +
         '`chain` (`{ status: trusted | untrusted | unchecked, anchor, problem }`, validated up to the certificates of TRUST_ANCHORS) and `revocation` (`{ status: good | revoked | unknown | not-applicable, source: ocsp | crl | null }`, from the file’s /DSS). ' +
         'Checked in a PDF worker thread under the verify task’s time and memory limits.',
       multipart: { filePart: 'document', fields: z.strictObject({}) },
