@@ -156,7 +156,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
   );
   const { app, dependencies } = runtime;
-  const running = await listen(app, { port: 0, host: '127.0.0.1', maxUploadBytes: config.maxDocumentBytes, webSocketIdleMs: options.webSocketIdleMs });
+  // PORT given (a test that needs PUBLIC_URL to be this app's own address, for a browser sent back to it): that port.
+  const running = await listen(app, {
+    port: options.env?.PORT ? Number(options.env.PORT) : 0,
+    host: '127.0.0.1',
+    maxUploadBytes: config.maxDocumentBytes,
+    webSocketIdleMs: options.webSocketIdleMs,
+  });
   return {
     url: running.url,
     app,

@@ -26,6 +26,8 @@ export type RecipientSpec = {
   agents?: unknown[];
   /** The identifier of the host (in_person_signer). */
   hostedBy?: string;
+  /** advanced or qualified: signs at a trust service of the team's (issue 35). */
+  signatureLevel?: 'simple' | 'advanced' | 'qualified';
   /** Default: one required simple signature for signing types, none for hosts and viewers. */
   fields?: FieldSpec[];
 };
@@ -75,6 +77,7 @@ export async function buildEnvelope(
         required: recipient.required ?? true,
         ...(recipient.quorum !== undefined ? { quorum: recipient.quorum } : {}),
         ...(recipient.hostedBy ? { hostedById: recipients[recipient.hostedBy] } : {}),
+        ...(recipient.signatureLevel ? { signatureLevel: recipient.signatureLevel } : {}),
         agents: recipient.agents ?? [{ info: { name: `Person ${recipient.identifier}`, email: `${recipient.identifier}@example.com` } }],
       },
     });

@@ -30,22 +30,14 @@ import { decryptSecret } from '../../shared/encrypted-secret.ts';
 import { hashSecret } from '../../shared/ids.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import { Field } from '../field/field.entity.ts';
+import { describeCertificate } from '../pdf/certificate-description.ts';
 import { signedAttributesOf } from '../pdf/seal.ts';
 import { agentPersonSqlText } from '../recipient/agent-people.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { SigningTrustServiceFailedError } from '../signing/signing.errors.ts';
-import {
-  completeSigner,
-  errorRecordOf,
-  failTrustSignature,
-  newTrustState,
-  pkceOf,
-  TRUST_RETURN_TOKEN_LABEL,
-  trustServiceFailure,
-  trustServiceRedirectUri,
-} from '../signing/trust-signing.ts';
-import { lockEnvelope, recordEvent, type Workflow } from '../signing/workflow.ts';
+import { completeSigner, endAttempt, failTrustSignature, newTrustState, pkceOf, TRUST_RETURN_TOKEN_LABEL, trustServiceFailure, trustServiceRedirectUri } from '../signing/trust-signing.ts';
+import { lockEnvelope, type Workflow } from '../signing/workflow.ts';
 import { createCscClient, RSA_ENCRYPTION_OID, SHA256_OID, TrustServiceError } from '../trust/csc-client.ts';
 import { providerOf, teamTrustServices } from '../trust/trust-services.ts';
 import { fieldsInWorkingFile, renderFieldsOf } from './artefact.service.ts';
@@ -105,8 +97,9 @@ export async function handleTrustServiceCallback(context: ServiceContext, query:
   );
   if (row === undefined) return { kind: 'outcome', outcome: 'unknown' };
   const back = (outcome: 'signed' | 'failed' | 'pending'): TrustServiceCallbackAnswer => returnTo(context, row, outcome);
+  const attempt = { teamId: row.team_id, envelopeId: row.envelope_id, recipientId: row.recipient_id, agentId: row.agent_id, trustServiceId: row.trust_service_id };
   const fail = async (error: SigningTrustServiceFailedError): Promise<TrustServiceCallbackAnswer> => {
-    if (await failTrustSignature(context.em.fork(), { stateHash, error: errorRecordOf(error), now: context.clock.now() })) await recordFailure(context, row, error);
+    await endAttempt(context, { stateHash, attempt, error });
     return back('failed');
   };
   if (query.error !== null) {
@@ -198,6 +191,16 @@ async function prepare(context: ServiceContext, row: SignerSignatureRow, callbac
     throw new SigningTrustServiceFailedError({ reason: 'refused', detail: `the provider says your signing key is ${credential.keyStatus}`, trustServiceId: row.trust_service_id });
   }
   const signerCertificate = credential.certificates[0]!;
+  const described = describeCertificate(signerCertificate);
+  // A qualified signature needs a qualified certificate on a QSCD (eIDAS Art. 3(12)): a lesser one
+  // is refused rather than signed with less than the sender asked for.
+  if (row.level === 'qualified' && described.level !== 'qualified') {
+    throw new SigningTrustServiceFailedError({
+      reason: 'refused',
+      detail: 'your certificate is not a qualified certificate for signatures on a QSCD (its QC statements say so); a qualified signature needs one',
+      trustServiceId: row.trust_service_id,
+    });
+  }
   const now = context.clock.now();
   const notAfter = new Date(new X509Certificate(signerCertificate).validTo);
   if (notAfter <= now) throw new SigningTrustServiceFailedError({ reason: 'refused', detail: 'your certificate has expired', trustServiceId: row.trust_service_id });
@@ -238,12 +241,13 @@ async function prepare(context: ServiceContext, row: SignerSignatureRow, callbac
   }
   const next = newTrustState();
   const moved = await context.em.fork().execute<{ id: string }[]>(
-    `update signer_signature set status = 'credential_authorizing', state_hash = ?, credential_id = ?, certificates = ?, prepared = ?, updated_at = ?
+    `update signer_signature set status = 'credential_authorizing', state_hash = ?, credential_id = ?, certificates = ?, certificate = ?, prepared = ?, updated_at = ?
       where state_hash = ? and status = 'preparing' returning id`,
     [
       next.stateHash,
       credentialId,
       JSON.stringify(credential.certificates.map((der) => Buffer.from(der).toString('base64'))),
+      JSON.stringify(described),
       JSON.stringify(prepared),
       context.clock.now(),
       callback.stateHash,
@@ -344,22 +348,5 @@ async function sign(context: ServiceContext, row: SignerSignatureRow, callback: 
       },
     });
     await em.flush();
-  });
-}
-
-/** `signature.failed` in the envelope's trail: which step, which reason, what the provider said (never a secret). */
-async function recordFailure(context: ServiceContext, row: SignerSignatureRow, error: SigningTrustServiceFailedError): Promise<void> {
-  await inEnvelopeTransaction(context, row.team_id, row.envelope_id, async (em) => {
-    const workflow: Workflow = {
-      em,
-      auditKey: context.auditKey,
-      publicUrl: context.publicUrl,
-      teamId: row.team_id,
-      envelopeId: row.envelope_id,
-      now: context.clock.now(),
-      actor: { type: 'agent', id: row.agent_id },
-      request: context.metadata,
-    };
-    await recordEvent(workflow, 'signature.failed', { recipientId: row.recipient_id, agentId: row.agent_id, trustServiceId: row.trust_service_id, ...errorRecordOf(error) });
   });
 }

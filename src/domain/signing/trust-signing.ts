@@ -15,8 +15,10 @@ import { createHash, createHmac } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { encryptSecret } from '../../shared/encrypted-secret.ts';
 import { hashSecret, newId, newSecret } from '../../shared/ids.ts';
+import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import type { Field } from '../field/field.entity.ts';
 import { Recipient } from '../recipient/recipient.entity.ts';
+import type { ServiceContext } from '../service-context.ts';
 import type { StoredTrustService } from '../team/team-settings.ts';
 import { createCscClient, TrustServiceError } from '../trust/csc-client.ts';
 import { pickTrustService, teamTrustServices } from '../trust/trust-services.ts';
@@ -83,7 +85,10 @@ async function completeHostIfDone(workflow: Workflow, hostId: string) {
 }
 
 /** What Finish answers a signer whose level is above simple: where to send the browser, and the provider to check. */
-export type TrustSignatureStart = { authorizeUrl: string; service: StoredTrustService; stateHash: string };
+export type TrustSignatureStart = { authorizeUrl: string; service: StoredTrustService; stateHash: string; attempt: TrustAttempt };
+
+/** Whose attempt it is, for its trail. */
+export type TrustAttempt = { teamId: string; envelopeId: string; recipientId: string; agentId: string; trustServiceId: string };
 
 /**
  * Finish for a signer with a level above simple (the values are saved and checked by the caller,
@@ -131,7 +136,12 @@ export async function startTrustSignature(
     description: 'Read your signing credential and certificate to prepare your signature',
     ...(options.locale ? { lang: options.locale } : {}),
   });
-  return { authorizeUrl, service, stateHash };
+  return {
+    authorizeUrl,
+    service,
+    stateHash,
+    attempt: { teamId: workflow.teamId, envelopeId: workflow.envelopeId, recipientId: recipient.id, agentId: token.agent.id, trustServiceId: service.id },
+  };
 }
 
 async function upsertSignerSignature(
@@ -197,15 +207,38 @@ const PROVIDER_PROBE_TIMEOUT_MS = 10_000;
  * Finish answers `Signing.TrustServiceFailed`, the values saved. Sending a browser to a provider
  * that is down would leave the signer on a browser error page instead of the signing page.
  */
-export async function ensureTrustServiceAnswers(context: { em: EntityManager; clock: { now(): Date } }, started: TrustSignatureStart): Promise<void> {
+export async function ensureTrustServiceAnswers(context: ServiceContext, started: TrustSignatureStart): Promise<void> {
   const client = createCscClient({ baseUrl: started.service.baseUrl, clientId: started.service.clientId, clientSecret: '' }, { timeoutMs: PROVIDER_PROBE_TIMEOUT_MS });
   try {
     await client.info();
   } catch (error) {
     const failure = trustServiceFailure(error, started.service.id);
-    await failTrustSignature(context.em.fork(), { stateHash: started.stateHash, error: errorRecordOf(failure), now: context.clock.now() });
+    await endAttempt(context, { stateHash: started.stateHash, attempt: started.attempt, error: failure });
     throw failure;
   }
+}
+
+/**
+ * Ends an attempt as failed (unless a newer one replaced it, or it signed) and records
+ * `signature.failed` in the envelope's trail: which reason, what the provider said (never a secret).
+ */
+export async function endAttempt(context: ServiceContext, options: { stateHash: string; attempt: TrustAttempt; error: SigningTrustServiceFailedError }): Promise<void> {
+  const ended = await failTrustSignature(context.em.fork(), { stateHash: options.stateHash, error: errorRecordOf(options.error), now: context.clock.now() });
+  if (!ended) return;
+  const { attempt } = options;
+  await inEnvelopeTransaction(context, attempt.teamId, attempt.envelopeId, async (em) => {
+    const workflow: Workflow = {
+      em,
+      auditKey: context.auditKey,
+      publicUrl: context.publicUrl,
+      teamId: attempt.teamId,
+      envelopeId: attempt.envelopeId,
+      now: context.clock.now(),
+      actor: { type: 'agent', id: attempt.agentId },
+      request: context.metadata,
+    };
+    await recordEvent(workflow, 'signature.failed', { recipientId: attempt.recipientId, agentId: attempt.agentId, trustServiceId: attempt.trustServiceId, ...errorRecordOf(options.error) });
+  });
 }
 
 /** A trust service's failure as the caller sees it (a TrustServiceError's reason and message; anything else is a bug and rethrown). */

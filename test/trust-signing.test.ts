@@ -1,0 +1,264 @@
+/**
+ * Issue 35: signers' advanced and qualified signatures at their trust service, through the
+ * service's faces and the provider's real OAuth pages (test/helpers/csc-provider.ts). The browser
+ * is played by fetch: it posts the provider's form (the PIN, the consent) and follows the
+ * redirects to the service's callback. Chromium plays it in trust-signing-page.test.ts.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CscTestProvider, startCscProvider } from './helpers/csc-provider.ts';
+import { restClient, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { pdfsig } from './helpers/pdf-tools.ts';
+import { freePort } from './helpers/pg-cluster.ts';
+import { downloadSealed, sealWorker } from './helpers/seal-jobs.ts';
+import { buildEnvelope, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
+
+let app: TestApp;
+let provider: CscTestProvider;
+let directory: string;
+
+beforeAll(async () => {
+  provider = await startCscProvider({ name: 'Test Qualified Trust Service CA' });
+  const port = await freePort();
+  // The provider sends the browser back to PUBLIC_URL: the app's own address.
+  app = await startTestApp({ env: { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` } });
+  directory = fs.mkdtempSync(path.join(os.tmpdir(), 'trust-signing-'));
+});
+afterAll(async () => {
+  await app?.close();
+  await provider?.close();
+  fs.rmSync(directory, { recursive: true, force: true });
+});
+
+const SESSION = `envelope { status } recipient { completedAt } trustSignature { level status error { name reason message } authorizeUrl }`;
+const FIELDS_QUERY = `{ signingSession { fields { id type } } }`;
+const FINISH = `mutation($values: [SigningValueInput!], $consent: String) { submitSigning(values: $values, complete: true, consent: $consent) { ${SESSION} } }`;
+const SESSION_QUERY = `{ signingSession { ${SESSION} } }`;
+
+async function teamWithTrustService(levels: ('advanced' | 'qualified')[] = ['advanced', 'qualified']) {
+  const team = await seedTeam(app);
+  const saved = await restClient(app, team.apiKey).patch('/team/settings', {
+    trustServices: [{ id: 'tsp', name: 'Test TSP', baseUrl: provider.baseUrl, clientId: provider.clientId, clientSecret: provider.clientSecret, levels }],
+  });
+  expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+  return team;
+}
+
+/** Fills the link's signature fields and finishes: the answer of submitSigning. */
+async function finish(token: string) {
+  const client = signingClient(app, token);
+  const fields = (await client(FIELDS_QUERY)).data.signingSession.fields;
+  return client(FINISH, { values: fields.map((field: { id: string }) => ({ fieldId: field.id, value: typedSignature })), consent: 'I agree to sign with my certificate.' });
+}
+
+/** The provider's page as the signer's browser submits it: answers where the provider redirects (the service's callback). */
+async function atProvider(authorizeUrl: string, form: Record<string, string>): Promise<string> {
+  const params = new URL(authorizeUrl).searchParams;
+  for (const [name, value] of Object.entries(form)) params.set(name, value);
+  const response = await fetch(new URL('authorize', authorizeUrl), { method: 'POST', body: params, redirect: 'manual' });
+  expect(response.status).toBe(302);
+  return response.headers.get('location')!;
+}
+
+/** The browser at the service's callback: answers the 303's location. */
+async function atCallback(callbackUrl: string): Promise<{ status: number; location: string | null }> {
+  const url = new URL(callbackUrl);
+  expect(url.pathname, callbackUrl).toBe('/sign/trust-service/callback');
+  const response = await fetch(callbackUrl, { redirect: 'manual' });
+  await response.arrayBuffer();
+  return { status: response.status, location: response.headers.get('location') };
+}
+
+/** The whole round trip for a link whose Finish answered `authorizeUrl`: both authorizations with `pin`. */
+async function authorizeAndSign(authorizeUrl: string, person: { email: string; pin: string }) {
+  const first = await atCallback(await atProvider(authorizeUrl, { username: person.email, pin: person.pin, consent: 'yes' }));
+  expect(first.status).toBe(303);
+  expect(first.location!.startsWith(provider.baseUrl)).toBe(true);
+  const secondCallback = await atProvider(first.location!, { pin: person.pin, consent: 'yes' });
+  return { secondCallback, second: await atCallback(secondCallback) };
+}
+
+async function envelopeFor(team: { apiKey: string }, recipients: Parameters<typeof buildEnvelope>[2]['recipients']) {
+  const built = await buildEnvelope(app, team.apiKey, { name: 'Trust', recipients });
+  const sent = await restClient(app, team.apiKey).put(`/envelopes/${built.envelopeId}/send`);
+  expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+  return built;
+}
+
+async function eventsOf(envelopeId: string, type: string) {
+  return app.orm.em.fork().execute<{ details: any }[]>(`select details from audit_event where envelope_id = ? and type = ? order by seq`, [envelopeId, type]);
+}
+
+describe('signatures at a trust service (advanced and qualified)', () => {
+  it('an advanced and then a qualified signer sign at their provider; the seal over both keeps all three valid', async () => {
+    const ada = provider.addUser({ name: 'Ada Advanced', email: 'ada@example.com', pin: '1111', level: 'advanced' });
+    const quinn = provider.addUser({ name: 'Quinn Qualified', email: 'quinn@example.com', pin: '2222', level: 'qualified' });
+    const team = await teamWithTrustService();
+    const built = await envelopeFor(team, [
+      { identifier: 'ada', order: 1, signatureLevel: 'advanced', agents: [{ info: { name: 'Ada Advanced', email: 'ada@example.com' } }] },
+      { identifier: 'quinn', order: 2, signatureLevel: 'qualified', agents: [{ info: { name: 'Quinn Qualified', email: 'quinn@example.com' } }] },
+    ]);
+
+    const adaToken = await tokenFor(app, built.envelopeId, built.recipients.ada!);
+    const finished = await finish(adaToken);
+    expect(finished.errors, JSON.stringify(finished.errors)).toBeUndefined();
+    // Finish saved the values and sent the signer to the provider: the role is not complete yet.
+    expect(finished.data.submitSigning.recipient.completedAt).toBeNull();
+    expect(finished.data.submitSigning.trustSignature).toMatchObject({ level: 'advanced', status: 'authorizing' });
+    const authorizeUrl = new URL(finished.data.submitSigning.trustSignature.authorizeUrl);
+    expect(authorizeUrl.searchParams.get('scope')).toBe('service');
+    expect(authorizeUrl.searchParams.get('code_challenge_method')).toBe('S256');
+
+    const { second } = await authorizeAndSign(authorizeUrl.toString(), { email: 'ada@example.com', pin: '1111' });
+    expect(second).toEqual({ status: 303, location: `/sign/${adaToken}` });
+    expect(provider.signedCount(ada.credentialId)).toBe(1);
+    const afterAda = (await signingClient(app, adaToken)(SESSION_QUERY)).data.signingSession;
+    expect(afterAda.recipient.completedAt).not.toBeNull();
+    expect(afterAda.trustSignature).toMatchObject({ status: 'signed', error: null, authorizeUrl: null });
+    const [completed] = await eventsOf(built.envelopeId, 'recipient.completed');
+    expect(completed!.details.signature).toMatchObject({ level: 'advanced', trustServiceId: 'tsp', certificate: { subject: expect.stringContaining('Ada Advanced') } });
+
+    const quinnToken = await tokenFor(app, built.envelopeId, built.recipients.quinn!);
+    const quinnFinished = await finish(quinnToken);
+    await authorizeAndSign(quinnFinished.data.submitSigning.trustSignature.authorizeUrl, { email: 'quinn@example.com', pin: '2222' });
+    expect(provider.signedCount(quinn.credentialId)).toBe(1);
+    const [envelope] = await app.orm.em.fork().execute<{ status: string }[]>('select status from envelope where id = ?', [built.envelopeId]);
+    expect(envelope!.status).toBe('finalized');
+
+    expect(await sealWorker(app, team.teamId, []).drain()).toBe(1);
+    const file = await downloadSealed(app, directory, team.apiKey, built.envelopeId, built.documentId, 'two-signers.pdf');
+    const report = pdfsig(file);
+    expect(report).toContain('Ada Advanced');
+    expect(report).toContain('Quinn Qualified');
+    expect(report).toContain('Signature #3');
+    expect(report.match(/Signature is Valid/g)).toHaveLength(3);
+  });
+
+  it('a callback arriving twice at once signs once, and a replay later changes nothing', async () => {
+    const ren = provider.addUser({ name: 'Ren Replay', email: 'ren@example.com', pin: '3333', level: 'advanced' });
+    const team = await teamWithTrustService(['advanced']);
+    const built = await envelopeFor(team, [{ identifier: 'ren', signatureLevel: 'advanced', agents: [{ info: { name: 'Ren Replay', email: 'ren@example.com' } }] }]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.ren!);
+    const finished = await finish(token);
+    const first = await atCallback(await atProvider(finished.data.submitSigning.trustSignature.authorizeUrl, { username: 'ren@example.com', pin: '3333', consent: 'yes' }));
+    const secondCallback = await atProvider(first.location!, { pin: '3333', consent: 'yes' });
+    // The same redirect twice at once (a double click, a browser retrying): one of them signs.
+    const both = await Promise.all([atCallback(secondCallback), atCallback(secondCallback)]);
+    expect(both.map((answer) => answer.location)).toEqual([`/sign/${token}`, `/sign/${token}`]);
+    expect(provider.signedCount(ren.credentialId)).toBe(1);
+    expect(await eventsOf(built.envelopeId, 'recipient.completed')).toHaveLength(1);
+    // Replayed later (from history): the page again, nothing signed or recorded.
+    expect(await atCallback(secondCallback)).toEqual({ status: 303, location: `/sign/${token}` });
+    expect(provider.signedCount(ren.credentialId)).toBe(1);
+    expect(await eventsOf(built.envelopeId, 'recipient.completed')).toHaveLength(1);
+    // A state nobody issued: a page saying the link does not work.
+    expect((await atCallback(`${app.url}/sign/trust-service/callback?state=tss_forged&code=x`)).status).toBe(404);
+  });
+
+  it('the provider down: Finish says Signing.TrustServiceFailed (502) with the values saved; down at the callback, the page says so; back up, Finish again signs', async () => {
+    const dee = provider.addUser({ name: 'Dee Down', email: 'dee@example.com', pin: '4444', level: 'advanced' });
+    const team = await teamWithTrustService(['advanced']);
+    const built = await envelopeFor(team, [{ identifier: 'dee', signatureLevel: 'advanced', agents: [{ info: { name: 'Dee Down', email: 'dee@example.com' } }] }]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.dee!);
+    await provider.setDown(true, 'refused');
+    let refused;
+    try {
+      refused = await finish(token);
+    } finally {
+      await provider.setDown(false);
+    }
+    expect(refused.errors?.[0]?.extensions?.code).toBe('Signing.TrustServiceFailed');
+    expect(refused.errors?.[0]?.extensions?.context).toMatchObject({ reason: 'unreachable' });
+    const saved = (await signingClient(app, token)(`{ signingSession { recipient { completedAt } fields { value } trustSignature { status error { reason } } } }`)).data.signingSession;
+    expect(saved.fields[0].value).toMatchObject({ kind: 'typed' });
+    expect(saved.recipient.completedAt).toBeNull();
+    expect(saved.trustSignature).toEqual({ status: 'failed', error: { reason: 'unreachable' } });
+
+    // Up at Finish, down when the browser comes back with the code: the attempt fails, the page says why.
+    const again = await finish(token);
+    const callback = await atProvider(again.data.submitSigning.trustSignature.authorizeUrl, { username: 'dee@example.com', pin: '4444', consent: 'yes' });
+    await provider.setDown(true, 'refused');
+    let back;
+    try {
+      back = await atCallback(callback);
+    } finally {
+      await provider.setDown(false);
+    }
+    expect(back).toEqual({ status: 303, location: `/sign/${token}` });
+    const failed = (await signingClient(app, token)(SESSION_QUERY)).data.signingSession;
+    expect(failed.trustSignature).toMatchObject({ status: 'failed', error: { name: 'Signing.TrustServiceFailed', reason: 'unreachable' } });
+    expect((await eventsOf(built.envelopeId, 'signature.failed')).map((event) => event.details.reason)).toEqual(['unreachable', 'unreachable']);
+
+    const third = await finish(token);
+    await authorizeAndSign(third.data.submitSigning.trustSignature.authorizeUrl, { email: 'dee@example.com', pin: '4444' });
+    expect(provider.signedCount(dee.credentialId)).toBe(1);
+    // The only signer: the envelope is finalized (the link's page now offers the final copy).
+    const [envelope] = await app.orm.em.fork().execute<{ status: string }[]>('select status from envelope where id = ?', [built.envelopeId]);
+    expect(envelope!.status).toBe('finalized');
+  });
+
+  it('a wrong PIN, and a revoked certificate, end the attempt by name with nothing signed; the signer can finish again', async () => {
+    const pat = provider.addUser({ name: 'Pat Pin', email: 'pat@example.com', pin: '5555', level: 'advanced' });
+    const rex = provider.addUser({ name: 'Rex Revoked', email: 'rex@example.com', pin: '6666', level: 'qualified' });
+    provider.revoke(rex.credentialId);
+    const team = await teamWithTrustService();
+    const built = await envelopeFor(team, [
+      { identifier: 'pat', order: 1, signatureLevel: 'advanced', agents: [{ info: { name: 'Pat Pin', email: 'pat@example.com' } }] },
+      { identifier: 'rex', order: 1, signatureLevel: 'qualified', agents: [{ info: { name: 'Rex Revoked', email: 'rex@example.com' } }] },
+    ]);
+    const patToken = await tokenFor(app, built.envelopeId, built.recipients.pat!);
+    const patFinished = await finish(patToken);
+    const wrongPin = await atCallback(await atProvider(patFinished.data.submitSigning.trustSignature.authorizeUrl, { username: 'pat@example.com', pin: '0000', consent: 'yes' }));
+    expect(wrongPin).toEqual({ status: 303, location: `/sign/${patToken}` });
+    const patSession = (await signingClient(app, patToken)(SESSION_QUERY)).data.signingSession;
+    expect(patSession.trustSignature).toMatchObject({ status: 'failed', error: { reason: 'declined', message: expect.stringContaining('Invalid PIN') } });
+    expect(patSession.recipient.completedAt).toBeNull();
+    expect(provider.signedCount(pat.credentialId)).toBe(0);
+
+    const rexToken = await tokenFor(app, built.envelopeId, built.recipients.rex!);
+    const rexFinished = await finish(rexToken);
+    const revoked = await atCallback(await atProvider(rexFinished.data.submitSigning.trustSignature.authorizeUrl, { username: 'rex@example.com', pin: '6666', consent: 'yes' }));
+    expect(revoked).toEqual({ status: 303, location: `/sign/${rexToken}` });
+    expect((await signingClient(app, rexToken)(SESSION_QUERY)).data.signingSession.trustSignature).toMatchObject({ status: 'failed', error: { reason: 'certificate_revoked' } });
+    expect(provider.signedCount(rex.credentialId)).toBe(0);
+
+    // The right PIN this time.
+    const patAgain = await finish(patToken);
+    await authorizeAndSign(patAgain.data.submitSigning.trustSignature.authorizeUrl, { email: 'pat@example.com', pin: '5555' });
+    expect((await signingClient(app, patToken)(SESSION_QUERY)).data.signingSession.recipient.completedAt).not.toBeNull();
+  });
+
+  it('values saved after Finish retire the attempt out for authorization: its callback signs nothing', async () => {
+    const val = provider.addUser({ name: 'Val Values', email: 'val@example.com', pin: '7777', level: 'advanced' });
+    const team = await teamWithTrustService(['advanced']);
+    const built = await envelopeFor(team, [{ identifier: 'val', signatureLevel: 'advanced', agents: [{ info: { name: 'Val Values', email: 'val@example.com' } }] }]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.val!);
+    const finished = await finish(token);
+    const first = await atCallback(await atProvider(finished.data.submitSigning.trustSignature.authorizeUrl, { username: 'val@example.com', pin: '7777', consent: 'yes' }));
+    // Another tab saves another signature while the provider asks for the PIN.
+    const client = signingClient(app, token);
+    const fieldId = (await client(FIELDS_QUERY)).data.signingSession.fields[0].id;
+    const changed = await client(`mutation($values: [SigningValueInput!]) { submitSigning(values: $values) { recipient { completedAt } } }`, {
+      values: [{ fieldId, value: { kind: 'typed', text: 'Someone Else', font: 'cursive' } }],
+    });
+    expect(changed.errors).toBeUndefined();
+    const back = await atCallback(await atProvider(first.location!, { pin: '7777', consent: 'yes' }));
+    expect(back).toEqual({ status: 303, location: `/sign/${token}` });
+    expect(provider.signedCount(val.credentialId)).toBe(0);
+    expect((await client(SESSION_QUERY)).data.signingSession.trustSignature).toMatchObject({ status: 'failed', error: { reason: 'values_changed' } });
+  });
+
+  it('sending is refused by name when the team no longer offers the level', async () => {
+    const team = await teamWithTrustService(['advanced']);
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'a', signatureLevel: 'advanced' }] });
+    const rest = restClient(app, team.apiKey);
+    expect((await rest.patch('/team/settings', { trustServices: [] })).status).toBe(200);
+    const sent = await rest.put(`/envelopes/${built.envelopeId}/send`);
+    expect(sent.body.error.name).toBe('Envelope.NotSendable');
+    expect(sent.body.error.context.issues).toContainEqual(
+      expect.objectContaining({ path: 'recipients[a].signatureLevel', message: expect.stringContaining('Recipient.TrustServiceUnavailable') }),
+    );
+  });
+});
