@@ -7,10 +7,11 @@ import { Recipient } from '../recipient/recipient.entity.ts';
  * A signer's advanced or qualified signature through a trust service provider (issue 35,
  * docs/artefacts.md "Signature levels"): one row per recipient, from the moment its values are
  * saved and it is sent to the provider until its PAdES signature is embedded. `status` moves by
- * guarded updates only (trust-signing.ts): `service_authorizing` (the browser is at the provider to
- * let the service read the credential), `credential_authorizing` (the documents are prepared and
- * their hashes are being authorized), `signing` (one callback took the code: no other may),
- * `signed`, or `failed` (retryable: the values stay saved). `stateHash` is the SHA-256 of the
+ * guarded updates only (signing/trust-signing.ts, artefact/signer-signature.service.ts):
+ * `service_authorizing` (the browser is at the provider to let the service read the credential),
+ * `preparing` (one callback took that code and prepares the documents), `credential_authorizing`
+ * (the documents are prepared and their hashes are being authorized), `signing` (one callback took
+ * the code: no other may), `signed`, or `failed` (retryable: the values stay saved). `stateHash` is the SHA-256 of the
  * OAuth `state` now out; `returnToken` the signing link, encrypted, to bring the browser back.
  */
 export const SignerSignatureSchema = defineEntity({
