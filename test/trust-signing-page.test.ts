@@ -187,8 +187,8 @@ describe('signing at a trust service from the signing page (Chromium)', () => {
     await waitForScreen(page, 'signing');
     const banner = page.locator('#trust-failed');
     await expect.poll(() => banner.getAttribute('role')).toBe('alert');
-    // The provider's own words are passed on.
-    expect(await banner.innerText()).toMatch(new RegExp(`^${t.trustFailedBanner('')}.*Invalid PIN`));
+    // In the page's words for the reason, with the provider's own words quoted.
+    expect(await banner.innerText()).toBe(t.trustFailedBanner('declined', 'Invalid PIN'));
     // Looks like an error, not like the note beside it.
     const looks = await page.evaluate(() => {
       const style = (selector: string) => {

@@ -13,7 +13,7 @@ const SESSION_SELECTION = `envelope { id name status revision } signerName local
   hostedSigners { id roleName personName activatedAt completedAt }
   approval { quorum approvals approvedByMe }
   otp { required verified maskedPhone channel resendInSeconds }
-  trustSignature { level status error { name reason message } authorizeUrl }`;
+  trustSignature { level status error { name reason message providerSaid } authorizeUrl }`;
 const SESSION_QUERY = `query SigningPage { signingSession { ${SESSION_SELECTION} } }`;
 const SUBMIT = `mutation SigningPageSubmit($values: [SigningValueInput!], $complete: Boolean, $consent: String, $revision: Int) {
   submitSigning(values: $values, complete: $complete, consent: $consent, revision: $revision) { ${SESSION_SELECTION} } }`;

@@ -118,7 +118,18 @@ const EN_US = {
   trustRedirecting: 'Taking you to your trust service to sign…',
   trustLevelNote: (/** @type {string} */ level) =>
     `You sign with your own certificate (${level === 'qualified' ? 'a qualified electronic signature' : 'an advanced electronic signature'}): Finish takes you to your trust service, which asks for your PIN.`,
-  trustFailedBanner: (/** @type {string} */ message) => `Your last attempt did not sign: ${message}`,
+  trustFailedBanner: (/** @type {string} */ reason, /** @type {string | null} */ said) =>
+    `Your last attempt did not sign: ${
+      /** @type {Record<string, string>} */ ({
+        unreachable: 'your trust service did not answer.',
+        timeout: 'your trust service did not answer in time.',
+        declined: 'the trust service did not accept the authorization (a wrong PIN, or consent declined).',
+        certificate_revoked: 'your certificate is revoked; ask your trust service for a new one.',
+        values_changed: 'your values changed after you finished.',
+        envelope_changed: 'the envelope changed while you signed.',
+        not_configured: 'the sender’s trust service is no longer set up; ask the sender.',
+      })[reason] ?? 'your trust service refused.'
+    }${said ? ` It said: “${said}”.` : ''} Your values are saved; finish again to retry.`,
   trustSigning: 'Your trust service is signing; this page updates when it is done.',
   invalidTitle: 'This link does not work',
   invalidText: 'It may have been replaced by a newer link or handed to someone else. Use the newest message you received.',
@@ -309,7 +320,18 @@ const TR_TR = {
   trustRedirecting: 'İmzalamak için güven hizmetinize yönlendiriliyorsunuz…',
   trustLevelNote: (/** @type {string} */ level) =>
     `Kendi sertifikanızla imzalıyorsunuz (${level === 'qualified' ? 'nitelikli elektronik imza' : 'gelişmiş elektronik imza'}): Bitir sizi PIN'inizi soracak güven hizmetinize götürür.`,
-  trustFailedBanner: (/** @type {string} */ message) => `Son deneme imzalamadı: ${message}`,
+  trustFailedBanner: (/** @type {string} */ reason, /** @type {string | null} */ said) =>
+    `Son deneme imzalamadı: ${
+      /** @type {Record<string, string>} */ ({
+        unreachable: 'güven hizmetiniz yanıt vermedi.',
+        timeout: 'güven hizmetiniz zamanında yanıt vermedi.',
+        declined: 'güven hizmeti yetkilendirmeyi kabul etmedi (yanlış PIN ya da onay verilmedi).',
+        certificate_revoked: 'sertifikanız iptal edilmiş; güven hizmetinizden yenisini isteyin.',
+        values_changed: 'bitirdikten sonra değerleriniz değişti.',
+        envelope_changed: 'siz imzalarken zarf değişti.',
+        not_configured: 'gönderenin güven hizmeti artık tanımlı değil; gönderene danışın.',
+      })[reason] ?? 'güven hizmetiniz reddetti.'
+    }${said ? ` Yanıtı: “${said}”.` : ''} Değerleriniz kaydedildi; yeniden denemek için tekrar bitirin.`,
   trustSigning: 'Güven hizmetiniz imzalıyor; bittiğinde bu sayfa kendiliğinden güncellenir.',
   invalidTitle: 'Bu bağlantı çalışmıyor',
   invalidText: 'Yerine daha yeni bir bağlantı gönderilmiş ya da rol başkasına devredilmiş olabilir. Aldığınız en yeni iletiyi kullanın.',

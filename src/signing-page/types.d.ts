@@ -57,7 +57,7 @@ export type Session = {
   trustSignature?: {
     level: string;
     status: 'not_started' | 'authorizing' | 'signing' | 'signed' | 'failed';
-    error: { name: string; reason: string; message: string } | null;
+    error: { name: string; reason: string; message: string; providerSaid?: string | null } | null;
     authorizeUrl: string | null;
   } | null;
   otp: {

@@ -2227,6 +2227,8 @@ export type SigningTrustSignatureError = {
   __typename?: 'SigningTrustSignatureError';
   message: Scalars['String']['output'];
   name: Scalars['String']['output'];
+  /** The provider’s own words (its error_description), when it gave them: for a page to quote in its own language. */
+  providerSaid?: Maybe<Scalars['String']['output']>;
   /** unreachable, timeout, refused, invalid_response, declined, certificate_revoked, not_configured, values_changed or envelope_changed. */
   reason: Scalars['String']['output'];
 };

@@ -107,7 +107,7 @@ export async function handleTrustServiceCallback(context: ServiceContext, query:
     const reason = query.error === 'access_denied' ? 'declined' : 'refused';
     const said = query.errorDescription ?? query.error;
     if (row.status !== 'service_authorizing' && row.status !== 'credential_authorizing') return back(row.status === 'signed' ? 'signed' : 'pending');
-    return fail(new SigningTrustServiceFailedError({ reason, detail: `the provider said "${said.slice(0, 300)}"`, trustServiceId: row.trust_service_id }));
+    return fail(new SigningTrustServiceFailedError({ reason, detail: `the provider said "${said.slice(0, 300)}"`, trustServiceId: row.trust_service_id, providerSaid: said.slice(0, 300) }));
   }
   if (!query.code) return back(row.status === 'signed' ? 'signed' : 'pending');
   const step = row.status === 'service_authorizing' ? 'preparing' : row.status === 'credential_authorizing' ? 'signing' : null;
@@ -123,7 +123,7 @@ export async function handleTrustServiceCallback(context: ServiceContext, query:
     // starts over, and the failure goes on as what it is.
     await failTrustSignature(context.em.fork(), {
       stateHash,
-      error: { name: 'Signing.TrustServiceFailed', reason: 'internal', message: 'The service could not finish your signature; finish again to retry.' },
+      error: { name: 'Signing.TrustServiceFailed', reason: 'internal', message: 'The service could not finish your signature; finish again to retry.', providerSaid: null },
       now: context.clock.now(),
     });
     throw error;

@@ -314,10 +314,12 @@ export class SigningEmbeddedAgentError extends DomainError {
  * `declined`, `envelope_changed`.
  */
 export class SigningTrustServiceFailedError extends DomainError {
-  constructor(options: { reason: string; detail: string; trustServiceId?: string }) {
+  constructor(options: { reason: string; detail: string; trustServiceId?: string; providerSaid?: string }) {
     super('Signing.TrustServiceFailed', `Your trust service could not sign (${options.reason}): ${options.detail}. Your values are saved; finish again to retry.`, {
       reason: options.reason,
       ...(options.trustServiceId ? { trustServiceId: options.trustServiceId } : {}),
+      // The provider's own words (its error_description), for a page to quote in its own language's sentence.
+      ...(options.providerSaid ? { providerSaid: options.providerSaid } : {}),
     });
   }
 }

@@ -71,7 +71,7 @@ export type SigningTrustSignatureData = {
   level: 'advanced' | 'qualified';
   trustServiceId: string | null;
   status: 'not_started' | 'authorizing' | 'signing' | 'signed' | 'failed';
-  error: { name: string; reason: string; message: string } | null;
+  error: { name: string; reason: string; message: string; providerSaid: string | null } | null;
   authorizeUrl: string | null;
 };
 

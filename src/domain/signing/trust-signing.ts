@@ -176,7 +176,7 @@ async function upsertSignerSignature(
  * Marks the step failed (retryable: the values stay saved) unless another state has taken the row
  * since; `stateHash` names the attempt that failed.
  */
-export async function failTrustSignature(em: EntityManager, options: { stateHash: string; error: { name: string; reason: string; message: string }; now: Date }): Promise<boolean> {
+export async function failTrustSignature(em: EntityManager, options: { stateHash: string; error: TrustFailureRecord; now: Date }): Promise<boolean> {
   const changed = await em.execute<{ id: string }[]>(`update signer_signature set status = 'failed', error = ?, updated_at = ? where state_hash = ? and status <> 'signed' returning id`, [
     JSON.stringify(options.error),
     options.now,
@@ -190,7 +190,12 @@ export const TRUST_STEPS_UNDER_WAY = ['service_authorizing', 'preparing', 'crede
 
 /** Ends a step under way whose values changed (a save after Finish): it is `failed`, Finish starts it over. */
 export async function retireTrustSignatureStep(em: EntityManager, options: { recipientId: string; now: Date }): Promise<void> {
-  const error = { name: 'Signing.TrustServiceFailed', reason: 'values_changed', message: 'Your values changed after you finished; finish again to sign what they say now.' };
+  const error: TrustFailureRecord = {
+    name: 'Signing.TrustServiceFailed',
+    reason: 'values_changed',
+    message: 'Your values changed after you finished; finish again to sign what they say now.',
+    providerSaid: null,
+  };
   await em.execute(`update signer_signature set status = 'failed', error = ?, updated_at = ? where recipient_id = ? and status in (${TRUST_STEPS_UNDER_WAY.map(() => '?').join(', ')})`, [
     JSON.stringify(error),
     options.now,
@@ -246,11 +251,24 @@ export function trustServiceFailure(error: unknown, trustServiceId: string): Sig
   if (error instanceof SigningTrustServiceFailedError) return error;
   if (error instanceof TrustServiceError) {
     const said = error.providerErrorDescription ?? error.providerError;
-    return new SigningTrustServiceFailedError({ reason: error.reason, detail: said ? `the provider said "${said}"` : error.message, trustServiceId });
+    return new SigningTrustServiceFailedError({
+      reason: error.reason,
+      detail: said ? `the provider said "${said}"` : error.message,
+      trustServiceId,
+      ...(said ? { providerSaid: said } : {}),
+    });
   }
   throw error;
 }
 
-export function errorRecordOf(error: SigningTrustServiceFailedError): { name: string; reason: string; message: string } {
-  return { name: error.name, reason: String(error.context.reason), message: error.description };
+export function errorRecordOf(error: SigningTrustServiceFailedError): TrustFailureRecord {
+  return {
+    name: error.name,
+    reason: String(error.context.reason),
+    message: error.description,
+    providerSaid: typeof error.context.providerSaid === 'string' ? error.context.providerSaid : null,
+  };
 }
+
+/** A failed attempt as `signer_signature.error` keeps it and the signing session answers it. */
+export type TrustFailureRecord = { name: string; reason: string; message: string; providerSaid: string | null };

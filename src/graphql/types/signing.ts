@@ -306,6 +306,11 @@ const SigningTrustSignatureErrorType = builder.objectRef<NonNullable<SigningTrus
     name: t.exposeString('name'),
     reason: t.exposeString('reason', { description: 'unreachable, timeout, refused, invalid_response, declined, certificate_revoked, not_configured, values_changed or envelope_changed.' }),
     message: t.exposeString('message'),
+    providerSaid: t.string({
+      nullable: true,
+      description: 'The provider’s own words (its error_description), when it gave them: for a page to quote in its own language.',
+      resolve: (error) => error.providerSaid ?? null,
+    }),
   }),
 });
 

@@ -69,7 +69,10 @@ export function renderSigning() {
   // A signer at a trust service: what Finish will do, and why the last attempt did not sign.
   const trust = session.trustSignature;
   const trustNote = trust ? el('p', { id: 'trust-level', class: 'notice' }, trust.status === 'signing' ? t.trustSigning : t.trustLevelNote(trust.level)) : null;
-  const trustFailed = trust?.status === 'failed' && trust.error ? el('p', { id: 'trust-failed', class: 'notice error', role: 'alert' }, t.trustFailedBanner(trust.error.message)) : null;
+  const trustFailed =
+    trust?.status === 'failed' && trust.error
+      ? el('p', { id: 'trust-failed', class: 'notice error', role: 'alert' }, t.trustFailedBanner(trust.error.reason, trust.error.providerSaid ?? null))
+      : null;
   app.replaceChildren(
     el(
       'section',
