@@ -4,6 +4,7 @@
  * is played by fetch: it posts the provider's form (the PIN, the consent) and follows the
  * redirects to the service's callback. Chromium plays it in trust-signing-page.test.ts.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -134,6 +135,27 @@ describe('signatures at a trust service (advanced and qualified)', () => {
     expect(report).toContain('Quinn Qualified');
     expect(report).toContain('Signature #3');
     expect(report.match(/Signature is Valid/g)).toHaveLength(3);
+
+    // verify names each signer's certificate and the level its QC statements claim.
+    const form = new FormData();
+    form.append('document', new Blob([new Uint8Array(fs.readFileSync(file))], { type: 'application/pdf' }), 'two-signers.pdf');
+    const verified = await fetch(`${app.url}/api/v1/key/verify`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form });
+    expect(verified.status).toBe(200);
+    const signatures = ((await verified.json()) as any).payload.verification.signatures as any[];
+    expect(signatures.slice(0, 2).map((signature) => [signature.valid, signature.signer.level, signature.signer.subject])).toEqual([
+      [true, 'advanced', expect.stringContaining('Ada Advanced')],
+      [true, 'qualified', expect.stringContaining('Quinn Qualified')],
+    ]);
+    // And so does the certificate of completion, saying each validates in the sealed document.
+    const audit = await fetch(`${app.url}/api/v1/key/envelopes/${built.envelopeId}/audit/pdf`, { headers: { 'x-service-api-key': team.apiKey } });
+    expect(audit.status).toBe(200);
+    const auditFile = path.join(directory, 'two-signers-certificate.pdf');
+    fs.writeFileSync(auditFile, Buffer.from(await audit.arrayBuffer()));
+    const text = execFileSync('pdftotext', ['-enc', 'UTF-8', auditFile, '-'], { encoding: 'utf8' }).replace(/\s+/g, ' ');
+    expect(text).toContain('CN=Ada Advanced');
+    expect(text).toContain('CN=Quinn Qualified');
+    expect(text).toContain('Level by the certificate’s QC statements: qualified (qualified certificate, key in a qualified signature creation device)');
+    expect(text.match(/Validates: yes/g)).toHaveLength(2);
   });
 
   it('a callback arriving twice at once signs once, and a replay later changes nothing', async () => {
