@@ -28,7 +28,8 @@ import { createOpensslCa, type OcspResponder, startOcspResponder } from './opens
  * Failures a test can cause: a wrong PIN or OTP (an OAuth error), a revoked certificate (OCSP and
  * credentials/info say so; the key still signs, as a provider that has not caught up), a disabled
  * key (signHash refuses), the provider down (connection refused, or accepted and never answered),
- * slow answers.
+ * slow answers, and answers held back (the operation done, its answer not sent until released: a
+ * client killed meanwhile never gets it).
  */
 
 export type CscUserLevel = 'advanced' | 'qualified';
@@ -59,6 +60,16 @@ export type CscTestProvider = {
   setDown(down: boolean, mode?: 'refused' | 'hang'): Promise<void>;
   /** Every answer waits this long first (0: none). */
   setSlow(ms: number): void;
+  /**
+   * While set, requests for `operation` (`signatures/signHash`, `credentials/info`, …) are carried
+   * out (a hash is signed and counted) but their answers are held back until `release()`; an
+   * answer whose client went away meanwhile is dropped. `undefined` stops holding new ones.
+   */
+  holdAnswers(operation: string | undefined): void;
+  /** Answers held back right now. */
+  heldAnswers(): number;
+  /** Sends every held answer (to clients still there). */
+  releaseAnswers(): void;
   /** Forgets every access token issued so far (as tokens expiring): the next call with one answers 401 invalid_token. */
   expireTokens(): void;
   /** Hashes signed so far, per credential. */
@@ -185,6 +196,8 @@ export async function startCscProvider(options: { clientId?: string; clientSecre
   let serial = 0x2000;
   let slowMs = 0;
   let down: false | 'refused' | 'hang' = false;
+  let holding: string | undefined;
+  const heldAnswers: (() => void)[] = [];
   const hanging = new Set<http.ServerResponse>();
 
   function issue(subject: string, level: CscUserLevel, kind: 'esign' | 'eseal', email?: string): { key: KeyObject; certificates: Buffer[]; certificate: X509Certificate; serialHex: string } {
@@ -534,7 +547,12 @@ ${needsOtp ? '<label>One-time password <input name="otp" autocomplete="one-time-
         answerJson(response, 200, tokenGrant(body as Record<string, string>));
         return;
       }
-      answerJson(response, 200, api(operation, request, body));
+      const answer = api(operation, request, body);
+      if (holding === operation) {
+        await new Promise<void>((resolve) => heldAnswers.push(resolve));
+        if (response.destroyed || request.socket.destroyed) return;
+      }
+      answerJson(response, 200, answer);
     } catch (error) {
       if (error instanceof OAuthError) answerJson(response, error.status, { error: error.error, error_description: error.description });
       else answerJson(response, 500, { error: 'server_error', error_description: (error as Error).message });
@@ -630,6 +648,15 @@ ${needsOtp ? '<label>One-time password <input name="otp" autocomplete="one-time-
     setSlow(ms) {
       slowMs = ms;
     },
+    holdAnswers(operation) {
+      holding = operation;
+    },
+    heldAnswers() {
+      return heldAnswers.length;
+    },
+    releaseAnswers() {
+      for (const send of heldAnswers.splice(0)) send();
+    },
     expireTokens() {
       tokens.clear();
     },
@@ -640,6 +667,8 @@ ${needsOtp ? '<label>One-time password <input name="otp" autocomplete="one-time-
       return counts.get(operation) ?? 0;
     },
     async close() {
+      holding = undefined;
+      for (const send of heldAnswers.splice(0)) send();
       for (const response of hanging) response.destroy();
       hanging.clear();
       await stopListening();
