@@ -272,6 +272,28 @@ describe('signatures at a trust service (advanced and qualified)', () => {
     expect((await client(SESSION_QUERY)).data.signingSession.trustSignature).toMatchObject({ status: 'failed', error: { reason: 'values_changed' } });
   });
 
+  it('a step cut off by a dead process is said as interrupted once its time is up, and Finish again signs', async () => {
+    const ivy = provider.addUser({ name: 'Ivy Interrupted', email: 'ivy@example.com', pin: '8888', level: 'advanced' });
+    const team = await teamWithTrustService(['advanced']);
+    const built = await envelopeFor(team, [{ identifier: 'ivy', signatureLevel: 'advanced', agents: [{ info: { name: 'Ivy Interrupted', email: 'ivy@example.com' } }] }]);
+    const token = await tokenFor(app, built.envelopeId, built.recipients.ivy!);
+    await finish(token);
+    // As a process that died while signing leaves it (test/faults/trust-signing-kill.test.ts kills one for real).
+    const stuck = async (minutesAgo: number) =>
+      app.orm.em.fork().execute(`update signer_signature set status = 'signing', updated_at = now() - make_interval(mins => ?) where recipient_id = ?`, [minutesAgo, built.recipients.ivy]);
+    await stuck(1);
+    expect((await signingClient(app, token)(SESSION_QUERY)).data.signingSession.trustSignature).toMatchObject({ status: 'signing', error: null });
+    await stuck(16);
+    expect((await signingClient(app, token)(SESSION_QUERY)).data.signingSession.trustSignature).toMatchObject({
+      status: 'failed',
+      error: { name: 'Signing.TrustServiceFailed', reason: 'interrupted' },
+    });
+    const again = await finish(token);
+    await authorizeAndSign(again.data.submitSigning.trustSignature.authorizeUrl, { email: 'ivy@example.com', pin: '8888' });
+    expect(provider.signedCount(ivy.credentialId)).toBe(1);
+    expect(await eventsOf(built.envelopeId, 'recipient.completed')).toHaveLength(1);
+  });
+
   it('sending is refused by name when the team no longer offers the level', async () => {
     const team = await teamWithTrustService(['advanced']);
     const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'a', signatureLevel: 'advanced' }] });

@@ -122,6 +122,7 @@ const EN_US = {
     `Your last attempt did not sign: ${
       /** @type {Record<string, string>} */ ({
         unreachable: 'your trust service did not answer.',
+        interrupted: 'it was interrupted before it finished.',
         timeout: 'your trust service did not answer in time.',
         declined: 'the trust service did not accept the authorization (a wrong PIN, or consent declined).',
         certificate_revoked: 'your certificate is revoked; ask your trust service for a new one.',
@@ -324,6 +325,7 @@ const TR_TR = {
     `Son deneme imzalamadı: ${
       /** @type {Record<string, string>} */ ({
         unreachable: 'güven hizmetiniz yanıt vermedi.',
+        interrupted: 'tamamlanmadan yarıda kesildi.',
         timeout: 'güven hizmetiniz zamanında yanıt vermedi.',
         declined: 'güven hizmeti yetkilendirmeyi kabul etmedi (yanlış PIN ya da onay verilmedi).',
         certificate_revoked: 'sertifikanız iptal edilmiş; güven hizmetinizden yenisini isteyin.',

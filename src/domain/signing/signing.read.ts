@@ -93,7 +93,31 @@ export type SigningSenderData = {
 /** The one-time code's raw inputs, read with the session and turned into `otp` (never the phone itself). */
 type RawOtp = { phone: string | null; phoneContactMethod: string | null; lastVerifiedAt: string | null; lastRequestedAt: string | null };
 
-type RawSession = Omit<SigningSessionData, 'isExpired' | 'isMyTurn' | 'requiredFieldIds' | 'otp' | 'sender'> & { otpInputs: RawOtp; teamSettings: unknown };
+type RawSession = Omit<SigningSessionData, 'isExpired' | 'isMyTurn' | 'requiredFieldIds' | 'otp' | 'sender' | 'trustSignature'> & {
+  otpInputs: RawOtp;
+  teamSettings: unknown;
+  /** `busySince`: when a callback took the step the service works on itself (preparing, signing). */
+  trustSignature: (SigningTrustSignatureData & { busySince: string | null }) | null;
+};
+
+/**
+ * A step the service works on itself (the documents prepared, the hashes signed and embedded)
+ * takes seconds; one still at it after this long was cut off (the process died, the browser's
+ * request with it) and is said as failed, `interrupted`: Finish again starts over. Longer than
+ * the PDF worker's limit for preparing a signature (300 s) with room to spare.
+ */
+const TRUST_STEP_INTERRUPTED_AFTER_MS = 15 * 60_000;
+
+function trustSignatureAt(raw: RawSession['trustSignature'], now: Date): SigningTrustSignatureData | null {
+  if (raw === null) return null;
+  const { busySince, ...signature } = raw;
+  if (busySince === null || now.getTime() - new Date(busySince).getTime() < TRUST_STEP_INTERRUPTED_AFTER_MS) return signature;
+  return {
+    ...signature,
+    status: 'failed',
+    error: { name: 'Signing.TrustServiceFailed', reason: 'interrupted', message: 'Your last attempt was interrupted before it finished; finish again to retry.', providerSaid: null },
+  };
+}
 
 /**
  * The person a role names: its current agent's first person (a delegation replaces the agent),
@@ -178,7 +202,8 @@ export async function readSigningSession(reader: ReadDb, tokenId: string, now: D
           sql<SigningTrustSignatureData | null>`case when r.signature_level <> 'simple' then (select json_build_object(
               'level', r.signature_level, 'trustServiceId', coalesce(s.trust_service_id, r.trust_service_id),
               'status', case when s.status is null then 'not_started' when s.status in ('service_authorizing', 'preparing', 'credential_authorizing') then 'authorizing' else s.status end,
-              'error', case when s.status = 'failed' then s.error end, 'authorizeUrl', null)
+              'error', case when s.status = 'failed' then s.error end, 'authorizeUrl', null,
+              'busySince', case when s.status in ('preparing', 'signing') then ${isoTimestamp(sql.ref('s.updated_at'))} end)
             from (select 1) one left join signer_signature s on s.recipient_id = r.id) end`.as('trustSignature'),
         ]),
     [tokenId],
@@ -199,7 +224,7 @@ function senderOf(stored: unknown): SigningSenderData {
   };
 }
 
-function withTurn({ otpInputs, teamSettings, ...session }: RawSession, now: Date): SigningSessionData {
+function withTurn({ otpInputs, teamSettings, trustSignature, ...session }: RawSession, now: Date): SigningSessionData {
   const isExpired = isExpiredAt(session.envelope, now);
   const isMyTurn =
     session.envelope.status === 'sent' &&
@@ -223,5 +248,5 @@ function withTurn({ otpInputs, teamSettings, ...session }: RawSession, now: Date
     .filter((field) => field.required && field.value === null && !SERVICE_FILLED_TYPES.includes(field.type as FieldType) && rules.get(field.identifier)?.visible !== false)
     .map((field) => field.id);
   const otp = otpStatus({ ...otpInputs, recipientType: session.recipient.type, now });
-  return { ...session, isExpired, isMyTurn, requiredFieldIds, otp, sender: senderOf(teamSettings) };
+  return { ...session, isExpired, isMyTurn, requiredFieldIds, otp, sender: senderOf(teamSettings), trustSignature: trustSignatureAt(trustSignature, now) };
 }
