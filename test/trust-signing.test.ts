@@ -15,6 +15,7 @@ import { pdfsig } from './helpers/pdf-tools.ts';
 import { freePort } from './helpers/pg-cluster.ts';
 import { downloadSealed, sealWorker } from './helpers/seal-jobs.ts';
 import { buildEnvelope, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
+import { startLocalTsa } from './helpers/tsa.ts';
 
 let app: TestApp;
 let provider: CscTestProvider;
@@ -78,7 +79,11 @@ async function authorizeAndSign(authorizeUrl: string, person: { email: string; p
   expect(first.status).toBe(303);
   expect(first.location!.startsWith(provider.baseUrl)).toBe(true);
   const secondCallback = await atProvider(first.location!, { pin: person.pin, consent: 'yes' });
-  return { secondCallback, second: await atCallback(secondCallback) };
+  const second = await atCallback(secondCallback);
+  // The attempt just made (this file's tests run one at a time): signed, or why not.
+  const [attempt] = await app.orm.em.fork().execute<{ status: string; error: unknown }[]>('select status, error from signer_signature order by updated_at desc limit 1');
+  expect(attempt, JSON.stringify(attempt)).toMatchObject({ status: 'signed' });
+  return { secondCallback, second };
 }
 
 async function envelopeFor(team: { apiKey: string }, recipients: Parameters<typeof buildEnvelope>[2]['recipients']) {
@@ -292,6 +297,36 @@ describe('signatures at a trust service (advanced and qualified)', () => {
     await authorizeAndSign(again.data.submitSigning.trustSignature.authorizeUrl, { email: 'ivy@example.com', pin: '8888' });
     expect(provider.signedCount(ivy.credentialId)).toBe(1);
     expect(await eventsOf(built.envelopeId, 'recipient.completed')).toHaveLength(1);
+  });
+
+  it('with TSA_URL, the signer’s signature carries its timestamp and the seal’s DSS its revocation data: B-LTA', async () => {
+    const tina = provider.addUser({ name: 'Tina Timestamp', email: 'tina@example.com', pin: '9999', level: 'qualified' });
+    const tsa = await startLocalTsa();
+    const port = await freePort();
+    const stamped = await startTestApp({ env: { TSA_URL: tsa.url, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` } });
+    const main = app;
+    app = stamped;
+    try {
+      const team = await teamWithTrustService(['qualified']);
+      const built = await envelopeFor(team, [{ identifier: 'tina', signatureLevel: 'qualified', agents: [{ info: { name: 'Tina Timestamp', email: 'tina@example.com' } }] }]);
+      const token = await tokenFor(app, built.envelopeId, built.recipients.tina!);
+      await authorizeAndSign((await finish(token)).data.submitSigning.trustSignature.authorizeUrl, { email: 'tina@example.com', pin: '9999' });
+      expect(provider.signedCount(tina.credentialId)).toBe(1);
+      expect(await sealWorker(app, team.teamId, []).drain()).toBe(1);
+      const file = await downloadSealed(app, directory, team.apiKey, built.envelopeId, built.documentId, 'stamped.pdf');
+      const form = new FormData();
+      form.append('document', new Blob([new Uint8Array(fs.readFileSync(file))], { type: 'application/pdf' }), 'stamped.pdf');
+      const anchors = await fetch(`${app.url}/api/v1/key/verify`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form });
+      const signatures = ((await anchors.json()) as any).payload.verification.signatures as any[];
+      const [signer] = signatures;
+      expect(signer).toMatchObject({ valid: true, level: 'B-LTA', signer: { subject: expect.stringContaining('Tina Timestamp'), level: 'qualified' } });
+      // Revocation of the signer's certificate, from the DSS the seal added (the provider's OCSP answer).
+      expect(signer.revocation).toMatchObject({ status: 'good' });
+    } finally {
+      app = main;
+      await stamped.close();
+      await tsa.close();
+    }
   });
 
   it('sending is refused by name when the team no longer offers the level', async () => {

@@ -102,6 +102,17 @@ export async function fieldsInWorkingFile(em: EntityManager, documentId: string)
   return new Set(rows.map((row) => row.field_id));
 }
 
+/** The certificates (DER, each chain's) of the trust-service signatures a document's working file carries. */
+async function signerCertificatesOf(em: EntityManager, documentId: string): Promise<Uint8Array[]> {
+  const rows = await em.fork().execute<{ certificate: string }[]>(
+    `select distinct c.certificate
+       from signer_signature s cross join lateral jsonb_array_elements_text(s.certificates) c(certificate)
+      where s.status = 'signed' and exists (select 1 from jsonb_array_elements(s.prepared) entry where entry ->> 'documentId' = ?)`,
+    [documentId],
+  );
+  return rows.map((row) => new Uint8Array(Buffer.from(row.certificate, 'base64')));
+}
+
 /** A kept attachment to append after a document, as the store holds it. */
 type AppendixRow = { name: string; content_type: RenderAppendix['contentType']; sha256: string };
 
@@ -137,13 +148,14 @@ async function renderSealed(
   dependencies: ArtefactDependencies,
   envelope: { id: string; teamId: string; completedAt: Date },
   document: DocumentRow,
-  job: { sourcePath: string; outputPath: string; fields: RenderField[]; appendices: RenderAppendix[] },
+  job: { sourcePath: string; outputPath: string; fields: RenderField[]; appendices: RenderAppendix[]; signerCertificates: Uint8Array[] },
 ): Promise<void> {
+  const { signerCertificates, ...render } = job;
   const stamp = await stampOf(dependencies.em, envelope.id);
   try {
     await dependencies.pdfWorkers.render(
       {
-        ...job,
+        ...render,
         draft: false,
         stamp,
         seal: {
@@ -155,6 +167,9 @@ async function renderSealed(
             contactInfo: '',
             signingTime: envelope.completedAt,
             tsaUrl: dependencies.seal.tsaUrl,
+            // The signers' certificates (trust-service signatures in the file) get their
+            // revocation data in the DSS too, so their signatures reach B-LTA with the seal's.
+            ...(signerCertificates.length > 0 ? { signerCertificates } : {}),
           },
         },
       },
@@ -195,7 +210,8 @@ async function sealDocument(dependencies: ArtefactDependencies, envelope: { id: 
         held.push(copy);
         appendices.push({ path: copy.path, contentType: row.content_type, name: row.name, sha256: row.sha256 });
       }
-      await renderSealed(dependencies, envelope, document, { sourcePath: source.path, outputPath, fields, appendices });
+      const signerCertificates = document.working_sha256 === null ? [] : await signerCertificatesOf(dependencies.em, document.id);
+      await renderSealed(dependencies, envelope, document, { sourcePath: source.path, outputPath, fields, appendices, signerCertificates });
     } finally {
       source.release();
       for (const copy of held) copy.release();
