@@ -329,6 +329,23 @@ describe('signatures at a trust service (advanced and qualified)', () => {
     }
   });
 
+  it('an embedded session (a signing URL’s) comes back to a page saying the outcome: its credential never goes into a URL', async () => {
+    const emma = provider.addUser({ name: 'Emma Embedded', email: 'emma@example.com', pin: '1212', level: 'advanced' });
+    const team = await teamWithTrustService(['advanced']);
+    const built = await envelopeFor(team, [{ identifier: 'emma', signatureLevel: 'advanced', agents: [{ info: { name: 'Emma Embedded', email: 'emma@example.com', embedded: true } }] }]);
+    const url = (await restClient(app, team.apiKey).post(`/envelopes/${built.envelopeId}/recipients/${built.recipients.emma}/signing-url`, {})).body.payload.url as string;
+    const opened = (await (await fetch(`${app.url}${new URL(url).pathname}`, { method: 'POST' })).json()) as { sessionToken: string };
+    const finished = await finish(opened.sessionToken);
+    const first = await atCallback(await atProvider(finished.data.submitSigning.trustSignature.authorizeUrl, { username: 'emma@example.com', pin: '1212', consent: 'yes' }));
+    const response = await fetch(await atProvider(first.location!, { pin: '1212', consent: 'yes' }), { redirect: 'manual' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('location')).toBeNull();
+    const page = await response.text();
+    expect(page).toContain('Signed at your trust service');
+    expect(page).not.toContain(opened.sessionToken);
+    expect(provider.signedCount(emma.credentialId)).toBe(1);
+  });
+
   it('sending is refused by name when the team no longer offers the level', async () => {
     const team = await teamWithTrustService(['advanced']);
     const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'a', signatureLevel: 'advanced' }] });

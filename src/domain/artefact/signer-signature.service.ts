@@ -83,6 +83,8 @@ type SignerSignatureRow = {
   consent: string | null;
   revision: number;
   signer_name: string | null;
+  /** The attempt was made in an embedded session (a signing URL's): its credential is never put in a URL. */
+  embedded: boolean;
 };
 
 export async function handleTrustServiceCallback(context: ServiceContext, query: TrustServiceCallbackQuery): Promise<TrustServiceCallbackAnswer> {
@@ -91,7 +93,8 @@ export async function handleTrustServiceCallback(context: ServiceContext, query:
   const [row] = await context.em.fork().execute<SignerSignatureRow[]>(
     `select s.id, s.envelope_id, e.team_id, s.recipient_id, s.agent_id, s.person_index, s.level, s.trust_service_id, s.status, s.return_token,
             s.credential_id, s.certificates, s.prepared, s.consent, e.revision,
-            (select ${agentPersonSqlText('a', 's.person_index')} ->> 'name' from agent a where a.id = s.agent_id) as signer_name
+            (select ${agentPersonSqlText('a', 's.person_index')} ->> 'name' from agent a where a.id = s.agent_id) as signer_name,
+            coalesce((select t.embedding is not null from signing_token t where t.id = s.token_id), false) as embedded
        from signer_signature s join envelope e on e.id = s.envelope_id where s.state_hash = ?`,
     [stateHash],
   );
@@ -144,10 +147,10 @@ async function claim(context: ServiceContext, options: { stateHash: string; from
 }
 
 function returnTo(context: ServiceContext, row: SignerSignatureRow, outcome: 'signed' | 'failed' | 'pending'): TrustServiceCallbackAnswer {
-  const token = row.return_token === null ? null : decryptSecret(context.auditKey, TRUST_RETURN_TOKEN_LABEL, row.return_token);
-  // An invitation link is the page's own URL; an embedded session's credential is not a page.
-  if (token?.startsWith('sgn_')) return { kind: 'signing_page', token };
-  return { kind: 'outcome', outcome };
+  // An invitation link is the page's own URL; an embedded session's credential (a signing URL's,
+  // kept out of URLs by design) is not: that browser gets a page saying the outcome instead.
+  if (row.embedded || row.return_token === null) return { kind: 'outcome', outcome };
+  return { kind: 'signing_page', token: decryptSecret(context.auditKey, TRUST_RETURN_TOKEN_LABEL, row.return_token) };
 }
 
 async function clientFor(context: ServiceContext, row: SignerSignatureRow) {
