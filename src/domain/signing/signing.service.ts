@@ -324,7 +324,7 @@ export async function submitSigning(context: ServiceContext, options: { input: u
     }
     // Values changed while a trust service step was under way: the hashes out for authorization
     // no longer say what the signer gave, so that step is over (its callback changes nothing).
-    if (accepted.length > 0) await retireTrustSignatureStep(em, { recipientId: recipient.id, now });
+    if (accepted.length > 0 && recipient.signatureLevel !== 'simple') await retireTrustSignatureStep(em, { recipientId: recipient.id, now });
     let started: TrustSignatureStart | undefined;
     if (input.complete && recipient.signatureLevel !== 'simple') {
       // Advanced or qualified: the values are saved, and the role completes when the trust
