@@ -346,6 +346,42 @@ describe('signatures at a trust service (advanced and qualified)', () => {
     expect(provider.signedCount(emma.credentialId)).toBe(1);
   });
 
+  it('a parallel signer’s draft is not drawn into a trust-service signature: the sealed file shows what that signer finally gave', async () => {
+    const pia = provider.addUser({ name: 'Pia Parallel', email: 'pia@example.com', pin: '3434', level: 'advanced' });
+    const team = await teamWithTrustService(['advanced']);
+    const built = await envelopeFor(team, [
+      { identifier: 'pia', order: 1, signatureLevel: 'advanced', agents: [{ info: { name: 'Pia Parallel', email: 'pia@example.com' } }] },
+      {
+        identifier: 'sam',
+        order: 1,
+        fields: [
+          { identifier: 'sam-signature', required: true },
+          { identifier: 'sam-note', type: 'text', required: true, view: { x: 300, y: 100, width: 200, height: 30 } },
+        ],
+      },
+    ]);
+    const samToken = await tokenFor(app, built.envelopeId, built.recipients.sam!);
+    const sam = signingClient(app, samToken);
+    const save = (text: string, complete: boolean) =>
+      sam(`mutation($values: [SigningValueInput!], $complete: Boolean) { submitSigning(values: $values, complete: $complete) { recipient { completedAt } } }`, {
+        values: [
+          { fieldId: built.fields['sam-signature'], value: typedSignature },
+          { fieldId: built.fields['sam-note'], value: { text } },
+        ],
+        complete,
+      });
+    expect((await save('DRAFTWORDING', false)).errors).toBeUndefined();
+    const piaToken = await tokenFor(app, built.envelopeId, built.recipients.pia!);
+    await authorizeAndSign((await finish(piaToken)).data.submitSigning.trustSignature.authorizeUrl, { email: 'pia@example.com', pin: '3434' });
+    expect((await save('FINALWORDING', true)).errors).toBeUndefined();
+    expect(await sealWorker(app, team.teamId, []).drain()).toBe(1);
+    const file = await downloadSealed(app, directory, team.apiKey, built.envelopeId, built.documentId, 'parallel.pdf');
+    const text = execFileSync('pdftotext', ['-enc', 'UTF-8', file, '-'], { encoding: 'utf8' });
+    expect(text).toContain('FINALWORDING');
+    expect(text).not.toContain('DRAFTWORDING');
+    expect(pdfsig(file).match(/Signature is Valid/g)).toHaveLength(2);
+  });
+
   it('sending is refused by name when the team no longer offers the level', async () => {
     const team = await teamWithTrustService(['advanced']);
     const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'a', signatureLevel: 'advanced' }] });

@@ -213,10 +213,20 @@ async function prepare(context: ServiceContext, row: SignerSignatureRow, callbac
       row.envelope_id,
     ]);
   const name = row.signer_name ?? 'Signer';
+  // Only final values go into a signed file: this signer's, those of roles that completed, and
+  // the sender's own fields. A role still signing (in parallel, or later) may change its values;
+  // they are drawn by its own signature or by the seal, over this one.
+  const final = new Set(
+    (await context.em.fork().execute<{ id: string }[]>(`select id from recipient where envelope_id = ? and (completed_at is not null or id = ?)`, [row.envelope_id, row.recipient_id])).map(
+      (recipient) => recipient.id,
+    ),
+  );
   const prepared: (PreparedDocument & { revision: number })[] = [];
   for (const document of documents) {
     const already = document.working_sha256 === null ? new Set<string>() : await fieldsInWorkingFile(context.em, document.id);
-    const fields = (await renderFieldsOf(context.em, document.id)).filter((field) => field.value !== null && field.id !== undefined && !already.has(field.id));
+    const fields = (await renderFieldsOf(context.em, document.id)).filter(
+      (field) => field.value !== null && field.id !== undefined && !already.has(field.id) && (field.recipientId == null || final.has(field.recipientId)),
+    );
     const source = await context.blobStore.localCopy(document.working_sha256 ?? document.content_sha256);
     const entry = await withTemporaryDirectory(async (directory) => {
       const outputPath = path.join(directory, 'prepared.pdf');
