@@ -200,6 +200,8 @@ export type PdfWorkers = {
   seal(task: Omit<SealTask, 'kind'>, options?: PdfTaskOptions): Promise<{ byteSize: number }>;
   /** Threads taking tasks now (loading or loaded): none until the first task, none again after `idleExitMs` without one. */
   readonly threads: number;
+  /** The most threads this pool runs at once (`threads` of its options): what sizes the seal jobs run at once (workers.ts). */
+  readonly maxThreads: number;
   /** Ends every worker; waiting and running tasks are refused as busy (`closed`). */
   close(): Promise<void>;
 };
@@ -536,6 +538,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     get threads() {
       return slots.size;
     },
+    maxThreads: settings.threads,
     async inspect(filePath, options) {
       const answer = await submit({ kind: 'inspect', path: filePath }, options);
       if (answer.outcome === 'done') return answer.inspection;
