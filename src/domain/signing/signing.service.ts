@@ -156,15 +156,14 @@ export async function actWithToken<T>(context: ServiceContext, work: (acting: Ac
   const found = await lookUpToken(context);
   return inEnvelopeTransaction(context, found.team_id, found.envelope_id, async (em) => {
     const envelope = await lockEnvelope(em, found.envelope_id);
-    // The token with its recipient, in one statement (read under the lock, so both are current).
-    const token = await em.findOne(SigningToken, { id: found.id }, { refresh: true, populate: ['recipient'] });
+    const token = await em.findOne(SigningToken, { id: found.id }, { refresh: true });
     if (!envelope || !token) throw new SigningTokenInvalidError();
     if (envelope.status !== 'sent') throw new EnvelopeClosedError(envelope.id, envelope.status);
     if (token.revokedAt) throw new SigningTokenInvalidError();
     const now = context.clock.now();
     if (token.expiresAt && now >= token.expiresAt) throw new SigningSessionExpiredError(token.expiresAt);
     ensureNotPastExpiry(envelope, now);
-    const recipient = token.recipient.getEntity();
+    const recipient = await em.findOneOrFail(Recipient, { id: found.recipient_id }, { refresh: true });
     const workflow: Workflow = {
       em,
       auditKey: context.auditKey,
