@@ -84,9 +84,7 @@ async function lockChainAndReadPeople(em: EntityManager, streamId: string, input
   const details = input.details ?? {};
   const ids = [
     ...new Set(
-      [input.actor.type === 'agent' ? input.actor.id : null, typeof details.agentId === 'string' ? details.agentId : null].filter(
-        (id): id is string => typeof id === 'string' && isUuid(id),
-      ),
+      [input.actor.type === 'agent' ? input.actor.id : null, typeof details.agentId === 'string' ? details.agentId : null].filter((id): id is string => typeof id === 'string' && isUuid(id)),
     ),
   ];
   if (ids.length === 0) {
@@ -135,20 +133,20 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
   const event = em.create(
     AuditEvent,
     {
-    id: newId(),
-    teamId: input.teamId,
-    streamId,
-    envelopeId: input.envelopeId,
-    seq: (head?.seq ?? 0) + 1,
-    type: input.type,
-    at: input.at,
-    actorType: input.actor.type,
-    actorId: input.actor.id,
-    ip: input.request?.ip ?? null,
-    userAgent: input.request?.userAgent ?? null,
-    details: people ? { ...input.details, peopleAsAt: people } : (input.details ?? {}),
-    prevHash: head?.hash ?? GENESIS_HASH,
-    hash: '',
+      id: newId(),
+      teamId: input.teamId,
+      streamId,
+      envelopeId: input.envelopeId,
+      seq: (head?.seq ?? 0) + 1,
+      type: input.type,
+      at: input.at,
+      actorType: input.actor.type,
+      actorId: input.actor.id,
+      ip: input.request?.ip ?? null,
+      userAgent: input.request?.userAgent ?? null,
+      details: people ? { ...input.details, peopleAsAt: people } : (input.details ?? {}),
+      prevHash: head?.hash ?? GENESIS_HASH,
+      hash: '',
     },
     { persist: false },
   );

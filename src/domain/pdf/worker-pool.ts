@@ -498,7 +498,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     const sealed = 'seal' in task && task.seal !== undefined;
     const timeoutMs = options.timeoutMs ?? budgetsMs[task.kind];
     return withSpan(`pdf ${task.kind}`, { 'pdf.task': task.kind, 'pdf.sealed': sealed }, async (span) => {
-      const answer = await queueTask(task, options.team ?? SERVICE_TEAM, timeoutMs, options.signDigest, options.queuedSince ?? Date.now());
+      const answer = await queueTask(task, { team: options.team ?? SERVICE_TEAM, timeoutMs, signDigest: options.signDigest, since: options.queuedSince ?? Date.now() });
       // A refusal is the file's fault (an invalid upload); a failure is the work's.
       span.setAttribute('pdf.outcome', answer.outcome);
       if (answer.outcome === 'failed') recordFailure(span, new Error(answer.message));
@@ -511,7 +511,8 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
    * queue is bounded (`maxQueue`), not the pool's: a team that fills its own gets `queue_full`,
    * while another team's task still finds a place.
    */
-  function queueTask(task: DistributiveOmit<PdfTask, 'id'>, team: string, timeoutMs: number, signDigest: Pending['signDigest'], since: number): Promise<PdfTaskAnswer> {
+  function queueTask(task: DistributiveOmit<PdfTask, 'id'>, queued: Pick<Pending, 'team' | 'timeoutMs' | 'signDigest' | 'since'>): Promise<PdfTaskAnswer> {
+    const { team, timeoutMs, signDigest, since } = queued;
     return new Promise<PdfTaskAnswer>((resolve, reject) => {
       if (closed) return reject(new PdfWorkersBusyError('closed'));
       const pending: Pending = { task: { ...task, id: nextTaskId++ } as PdfTask, team, since, timeoutMs, signDigest, resolve, reject };
