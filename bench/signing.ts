@@ -516,7 +516,7 @@ async function main() {
       ...queueTimes.map((row) => [
         `outbox ${row.topic}: enqueued → done, p50 / p99 ms`,
         `${fixed(Number(row.p50) * 1000)} / ${fixed(Number(row.p99) * 1000)}`,
-        `${fixed(Number(row.count) / n, 1)} per envelope; woken by NOTIFY, 2 jobs in hand per worker`,
+        `${fixed(Number(row.count) / n, 1)} per envelope; woken by NOTIFY; up to 4 seal jobs per PDF thread and 4 other jobs in hand (workers.ts)`,
       ]),
       ['seal job (3 documents), mean ms', fixed(((after.seal.seconds - before.seal.seconds) / Math.max(1, after.seal.count - before.seal.count)) * 1000), 'envelope_seal_duration_seconds'],
       ['create + upload + send (REST), p50 ms', fixed(percentile(creating, 50)), '9 requests'],

@@ -99,6 +99,30 @@ export function webhookJobHandlers(dependencies: Pick<WorkerDependencies, 'audit
 /** Options a caller may change (tests: shorter leases and backoff, their own clock, one team's rows, wrapped handlers). */
 export type WorkerOverrides = Partial<Omit<OutboxWorkerOptions, 'em' | 'logger' | 'onFailed' | 'onRetry'>>;
 
+/**
+ * Seal jobs in hand at once per PDF thread. A seal job is mostly waiting (its statements, the blob
+ * store, its turn in the PDF queue): on the bench's envelopes the thread works ~0.2 s of a job's
+ * ~1.1 s, so one job at a time per thread leaves it idle while ten envelopes that closed together
+ * queue for the worker. Four keep it busy; more would only lengthen the PDF queue each job waits in.
+ */
+export const SEAL_JOBS_PER_PDF_THREAD = 4;
+
+/**
+ * The main worker's slots: mails, one-time codes and notices are network waits, and seal jobs take
+ * at most `SEAL_JOBS_PER_PDF_THREAD` per PDF thread of them, so the final-copy mails of envelopes
+ * sealed a moment ago are not held behind the seals still running. Bulk-send steps keep the two at
+ * a time they had (each is a batch of rows' statements). Seal and certificate jobs together leave at
+ * least three slots to the rest.
+ */
+export function mainWorkerConcurrency(pdfThreads: number): Pick<OutboxWorkerOptions, 'concurrency' | 'topicConcurrency'> {
+  const seals = SEAL_JOBS_PER_PDF_THREAD * Math.max(1, pdfThreads);
+  return {
+    concurrency: seals + 4,
+    // A certificate job (a voided or expired envelope's) is rare: one per PDF thread.
+    topicConcurrency: { [OUTBOX_TOPICS.sealArtefacts]: seals, [OUTBOX_TOPICS.fixCertificate]: Math.max(1, pdfThreads), [OUTBOX_TOPICS.bulkSendStep]: 2 },
+  };
+}
+
 export function createMainWorker(dependencies: WorkerDependencies, overrides: WorkerOverrides = {}): OutboxWorker {
   return createOutboxWorker({
     em: dependencies.em,
@@ -107,6 +131,7 @@ export function createMainWorker(dependencies: WorkerDependencies, overrides: Wo
     handlers: mainJobHandlers(dependencies),
     onFailed: notificationFailureHook(dependencies.auditKey),
     metrics: dependencies.metrics,
+    ...mainWorkerConcurrency(dependencies.pdfWorkers.maxThreads),
     ...overrides,
   });
 }

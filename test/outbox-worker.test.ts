@@ -319,6 +319,85 @@ describe('the outbox worker', () => {
     expect([...done].sort()).toEqual([...ids].sort());
   });
 
+  it("keeps a topic to its own limit of jobs in hand while the other topics use the worker's other slots", async () => {
+    const sealing = uniqueTopic();
+    const mailing = uniqueTopic();
+    const seals = await insertMessages(sealing, 3);
+    const mails = await insertMessages(mailing, 3);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const started: string[] = [];
+    const done: string[] = [];
+    const worker = createOutboxWorker({
+      em: app.orm.em,
+      clock: createClock(),
+      logger,
+      concurrency: 4,
+      topicConcurrency: { [sealing]: 2 },
+      handlers: new Map<string, OutboxHandler>([
+        [
+          sealing,
+          async (message) => {
+            started.push(message.id);
+            await released;
+            done.push(message.id);
+          },
+        ],
+        [mailing, async (message) => void done.push(message.id)],
+      ]),
+    });
+    const draining = worker.drain();
+    // Two seals hold their slots; the third waits for one of them, the mails run in the other two.
+    await eventually(() => mails.every((id) => done.includes(id)) || undefined, { what: 'the mails beside the two seals' });
+    expect(started).toHaveLength(2);
+    release();
+    expect(await draining).toBe(6);
+    expect([...started].sort()).toEqual([...seals].sort());
+  });
+
+  it('takes a job committed while a long one runs at once, when a slot is free, not once the long one ends', async () => {
+    const topic = uniqueTopic();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const [long] = await insertMessages(topic, 1);
+    const done: string[] = [];
+    const worker = createOutboxWorker({
+      em: app.orm.em,
+      clock: createClock(),
+      logger,
+      concurrency: 2,
+      pollIntervalMs: 3_600_000,
+      handlers: new Map([
+        [
+          topic,
+          async (message) => {
+            if (message.id === long) await released;
+            done.push(message.id);
+          },
+        ],
+      ]),
+    });
+    const wakeups = await startOutboxWakeups({
+      orm: app.orm,
+      connectionString: inject('databaseKind') === 'embedded' ? undefined : inject('databaseUrl'),
+      logger,
+      wake: (woken) => worker.wake(woken),
+    });
+    worker.start();
+    try {
+      // The first poll is an hour away: the long job is started by hand (a wake-up), then a second one is committed.
+      worker.wake(topic);
+      await eventually(async () => (await rowOf(long!)).attempts === 1 || undefined, { what: 'the long job claimed' });
+      const next = await enqueue(app.orm.em.fork(), topic as OutboxTopic, {} as never, { now: new Date() });
+      await eventually(() => done.includes(next!) || undefined, { what: 'the job committed while the long one runs' });
+      expect(done).not.toContain(long);
+    } finally {
+      release();
+      await wakeups.close();
+      await worker.stop();
+    }
+  });
+
   it('backoff doubles per attempt, is capped, and jitters between half and all of it', () => {
     const options = { baseBackoffMs: 1000, maxBackoffMs: 10_000 };
     expect(outboxBackoffMs(1, { ...options, random: () => 1 })).toBe(1000);

@@ -50,6 +50,22 @@ describe('the PDF worker pool, fair by team', () => {
     }
   }, 120_000);
 
+  it('within a team, a task queued as of an earlier time (a seal job started before) goes ahead of the tasks queued since', async () => {
+    const pool = createPdfWorkerPool({ threads: 1, workerUrl: new URL('./helpers/slow-start-pdf-worker.ts', import.meta.url) });
+    try {
+      const answered: string[] = [];
+      const startedAt = Date.now() - 60_000;
+      const first = inspectAs(pool, 'team-a', 'A1', answered);
+      const later = ['A2', 'A3'].map((label) => inspectAs(pool, 'team-a', label, answered));
+      // A job's next document, queued as of when its job started: behind A1 (already taken), ahead of A2 and A3.
+      const job = pool.inspect(ordinary, { team: 'team-a', queuedSince: startedAt }).then(() => void answered.push('J'));
+      await Promise.all([first, ...later, job]);
+      expect(answered).toEqual(['A1', 'J', 'A2', 'A3']);
+    } finally {
+      await pool.close();
+    }
+  }, 120_000);
+
   it('with one worker and three teams: each team in turn, however many tasks each queued', async () => {
     const pool = createPdfWorkerPool({ threads: 1 });
     try {

@@ -38,6 +38,11 @@ export type ArtefactDependencies = {
   auditKey: Buffer;
   clock: Clock;
   publicUrl: string;
+  /**
+   * When the job doing this work started (`Date.now()`): its PDF tasks take their place in the
+   * team's PDF queue as of then (worker-pool.ts `queuedSince`). Absent: each task as of its own turn.
+   */
+  pdfQueuedSince?: number;
 };
 
 /** `working_sha256`: the file as the last signer with a trust service signed it (issue 35); null when nobody did. */
@@ -174,7 +179,7 @@ async function renderSealed(
         },
       },
       // The envelope's team waits for it in the fair queue, as its own uploads do.
-      { team: envelope.teamId, signDigest: dependencies.seal.signer.signDigest },
+      { team: envelope.teamId, signDigest: dependencies.seal.signer.signDigest, queuedSince: dependencies.pdfQueuedSince },
     );
   } catch (error) {
     // The TSA or a revocation source failed (pdf/timestamp.ts, pdf/ltv.ts): retried under its own reason.

@@ -377,7 +377,7 @@ export type CertificateDependencies = ArtefactDependencies;
 
 /** Renders and seals a certificate into `outputPath` (a PDF worker). */
 export async function renderCertificate(
-  dependencies: Pick<CertificateDependencies, 'pdfWorkers' | 'seal' | 'publicUrl'>,
+  dependencies: Pick<CertificateDependencies, 'pdfWorkers' | 'seal' | 'publicUrl' | 'pdfQueuedSince'>,
   render: {
     data: AuditPdfData;
     locale: AuditPdfLocale;
@@ -405,7 +405,7 @@ export async function renderCertificate(
         },
       },
     },
-    { team, signDigest: dependencies.seal.signer.signDigest },
+    { team, signDigest: dependencies.seal.signer.signDigest, queuedSince: dependencies.pdfQueuedSince },
   );
 }
 

@@ -23,11 +23,14 @@ export function artefactSealHandler(dependencies: Omit<ArtefactDependencies, 'em
     // Timed whether it succeeds or fails: a seal that fails slowly (a stalled timestamp authority) is the one to see.
     const endTimer = metrics?.sealDuration.startTimer();
     let count: number;
+    // The job's documents and certificate queue for the PDF thread as of its start: with several
+    // seal jobs in hand (workers.ts), the one started first finishes first.
+    const jobDependencies = { ...dependencies, em: context.em, pdfQueuedSince: Date.now() };
     try {
-      count = await sealEnvelopeArtefacts({ ...dependencies, em: context.em }, envelopeId);
+      count = await sealEnvelopeArtefacts(jobDependencies, envelopeId);
       // The certificate of completion, fixed now that the sealed hashes it lists exist. A retry
       // after a failure here seals nothing again (sealed documents are skipped) and fixes it then.
-      await fixCertificates({ ...dependencies, em: context.em }, envelopeId);
+      await fixCertificates(jobDependencies, envelopeId);
     } catch (error) {
       endTimer?.({ outcome: 'error' });
       throw error;

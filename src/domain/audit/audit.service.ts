@@ -78,32 +78,47 @@ export type PersonAsAt = { name: string | null; email: string | null; phone: str
  * agent's person stands at this moment (`details.personIndex` of a group's snapshot, else the
  * first), keyed by agent id: `details.peopleAsAt`. Read in the event's own transaction, so the
  * certificate can say where an invitation went even after the address is corrected (a later
- * resend changes the agent's snapshot, not what earlier events say).
+ * resend changes the agent's snapshot, not what earlier events say). Takes the chain's lock in the same statement.
  */
-async function peopleAsAt(em: EntityManager, input: AuditEventInput): Promise<Record<string, PersonAsAt> | undefined> {
+async function lockChainAndReadPeople(em: EntityManager, streamId: string, input: AuditEventInput): Promise<Record<string, PersonAsAt> | undefined> {
   const details = input.details ?? {};
-  const ids = [input.actor.type === 'agent' ? input.actor.id : null, typeof details.agentId === 'string' ? details.agentId : null].filter(
-    (id): id is string => typeof id === 'string' && isUuid(id),
-  );
-  if (ids.length === 0) return undefined;
+  const ids = [
+    ...new Set(
+      [input.actor.type === 'agent' ? input.actor.id : null, typeof details.agentId === 'string' ? details.agentId : null].filter((id): id is string => typeof id === 'string' && isUuid(id)),
+    ),
+  ];
+  if (ids.length === 0) {
+    await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [streamId], 'run');
+    return undefined;
+  }
   const index = typeof details.personIndex === 'number' && Number.isInteger(details.personIndex) && details.personIndex >= 0 ? details.personIndex : 0;
-  const rows = await em.execute<{ id: string; person: { name?: unknown; email?: unknown; phone?: unknown } | null }[]>(
+  // The lock is taken once (a one-row subquery that `offset 0` keeps from being merged away), the
+  // people read beside it: they need no lock, and were read before it when they had a statement of their own.
+  const rows = await em.execute<{ locked: unknown; id: string | null; person: { name?: unknown; email?: unknown; phone?: unknown } | null }[]>(
     // The index is a checked non-negative integer, written into the statement as a number.
-    `select a.id::text as id, coalesce(${agentPersonSqlText('a', index)}, ${agentPersonSqlText('a', 0)}) as person from agent a where a.id in (${[...new Set(ids)].map(() => '?').join(', ')})`,
-    [...new Set(ids)],
+    `select locked.done as locked, a.id::text as id, coalesce(${agentPersonSqlText('a', index)}, ${agentPersonSqlText('a', 0)}) as person
+       from (select pg_advisory_xact_lock(hashtextextended(?, 0))::text as done offset 0) as locked
+       left join agent a on a.id in (${ids.map(() => '?').join(', ')})`,
+    [streamId, ...ids],
   );
   const text = (value: unknown) => (typeof value === 'string' ? value : null);
   const people: Record<string, PersonAsAt> = {};
-  for (const row of rows) if (row.person) people[row.id] = { name: text(row.person.name), email: text(row.person.email), phone: text(row.person.phone) };
+  for (const row of rows) if (row.id !== null && row.person) people[row.id] = { name: text(row.person.name), email: text(row.person.email), phone: text(row.person.phone) };
   return Object.keys(people).length > 0 ? people : undefined;
 }
 
+/** The event's row, written by the statement that also queues its webhook deliveries. */
+const INSERT_EVENT_SQL = `insert into audit_event (id, team_id, stream_id, envelope_id, seq, type, at, actor_type, actor_id, ip, user_agent, details, prev_hash, hash)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)`;
+
 export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, input: AuditEventInput): Promise<AuditEvent> {
   if (!em.isInTransaction()) throw new Error('appendAuditEvent must run inside the transaction of the change it records');
-  const people = await peopleAsAt(em, input);
   const streamId = input.envelopeId ?? input.teamId;
   const revision = revisionOfEvent(input.type, input.details);
-  await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [streamId], 'run');
+  // Three statements: the chain's lock (with the people the event names), the head read after it
+  // (its snapshot must not predate the lock, so the two cannot share a statement), and the row
+  // written with its webhook deliveries.
+  const people = await lockChainAndReadPeople(em, streamId, input);
   // An envelope's event is also announced to live watchers (domain/live): the NOTIFY is sent in
   // this transaction, so PostgreSQL delivers it only if the change commits, in commit order; it
   // rides on the head read, so appending costs no extra round trip.
@@ -114,34 +129,60 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
           HEAD_AND_NOTIFY_SQL,
           headAndNotifyParameters({ envelopeId: input.envelopeId, teamId: input.teamId, type: input.type, at: input.at, revision }),
         );
-  const event = em.create(AuditEvent, {
-    id: newId(),
-    teamId: input.teamId,
-    streamId,
-    envelopeId: input.envelopeId,
-    seq: (head?.seq ?? 0) + 1,
-    type: input.type,
-    at: input.at,
-    actorType: input.actor.type,
-    actorId: input.actor.id,
-    ip: input.request?.ip ?? null,
-    userAgent: input.request?.userAgent ?? null,
-    details: people ? { ...input.details, peopleAsAt: people } : (input.details ?? {}),
-    prevHash: head?.hash ?? GENESIS_HASH,
-    hash: '',
-  });
+  // Written by the statement below, not by the unit of work: not persisted here.
+  const event = em.create(
+    AuditEvent,
+    {
+      id: newId(),
+      teamId: input.teamId,
+      streamId,
+      envelopeId: input.envelopeId,
+      seq: (head?.seq ?? 0) + 1,
+      type: input.type,
+      at: input.at,
+      actorType: input.actor.type,
+      actorId: input.actor.id,
+      ip: input.request?.ip ?? null,
+      userAgent: input.request?.userAgent ?? null,
+      details: people ? { ...input.details, peopleAsAt: people } : (input.details ?? {}),
+      prevHash: head?.hash ?? GENESIS_HASH,
+      hash: '',
+    },
+    { persist: false },
+  );
   event.hash = hashAuditEvent(auditKey, event);
-  em.persist(event);
-  // The team's webhooks hear of the event in the same transaction: queued exactly when it commits.
-  await enqueueWebhookDeliveries(em, {
-    eventId: event.id,
-    teamId: input.teamId,
-    envelopeId: input.envelopeId,
-    sequence: event.seq,
-    type: input.type,
-    at: input.at,
-    details: event.details,
-  });
+  // The team's webhooks hear of the event in the same transaction (and statement): queued exactly when it commits.
+  await enqueueWebhookDeliveries(
+    em,
+    {
+      eventId: event.id,
+      teamId: input.teamId,
+      envelopeId: input.envelopeId,
+      sequence: event.seq,
+      type: input.type,
+      at: input.at,
+      details: event.details,
+    },
+    {
+      sql: INSERT_EVENT_SQL,
+      parameters: [
+        event.id,
+        event.teamId,
+        event.streamId,
+        event.envelopeId,
+        event.seq,
+        event.type,
+        event.at,
+        event.actorType,
+        event.actorId,
+        event.ip,
+        event.userAgent,
+        JSON.stringify(event.details),
+        event.prevHash,
+        event.hash,
+      ],
+    },
+  );
   if (input.envelopeId !== null) {
     // On the embedded database the hub publishes this once the transaction commits (no NOTIFY crosses its one backend).
     stashUntilCommit(em, {

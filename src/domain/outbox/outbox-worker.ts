@@ -132,6 +132,11 @@ export type OutboxWorkerOptions = {
   maxBackoffMs?: number;
   /** Messages handled at once by this worker. */
   concurrency?: number;
+  /**
+   * At most this many messages of a topic in hand at once (within `concurrency`): the seal jobs,
+   * bounded by the PDF threads that do their work, never take every slot from the mails.
+   */
+  topicConcurrency?: Readonly<Record<string, number>>;
   random?: () => number;
   /**
    * Only rows whose payload contains this object (`payload @> …`), or one of these objects. Tests
@@ -182,6 +187,9 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as OutboxWorkerOptions;
   const settings = { ...OUTBOX_WORKER_DEFAULTS, random: Math.random, claimant: `${os.hostname()}/${process.pid}`, ...given };
   const topics = [...settings.handlers.keys()];
+  const limits = new Map(Object.entries(settings.topicConcurrency ?? {}).filter(([topic]) => settings.handlers.has(topic)));
+  /** Drains waiting for a job in hand to finish, told of a wake-up (a slot may be free for it). */
+  const nudges = new Set<() => void>();
   const matches = settings.payloadMatch === undefined ? [] : Array.isArray(settings.payloadMatch) ? settings.payloadMatch : [settings.payloadMatch];
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -217,7 +225,7 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     }
   }
 
-  async function claim(count: number): Promise<OutboxMessageClaim[]> {
+  async function claim(count: number, topics: string[]): Promise<OutboxMessageClaim[]> {
     if (topics.length === 0) return [];
     const now = settings.clock.now();
     const rows = await settings.em.fork().execute<{ id: string; topic: string; payload: JsonObject; attempts: number; trace_parent: string | null }[]>(
@@ -357,24 +365,43 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
   async function drain(limit = Number.POSITIVE_INFINITY): Promise<number> {
     let claimed = 0;
     const inHand = new Set<Promise<void>>();
+    const inHandByTopic = new Map<string, number>();
     let failure: { error: unknown } | undefined;
     let lookAgain = true;
     while (!stopped && failure === undefined) {
       if (lookAgain && inHand.size < settings.concurrency && claimed < limit) {
-        const batch = await claim(Math.min(settings.concurrency - inHand.size, limit - claimed));
+        // A topic at its limit is not claimed; one claim takes no more than the smallest room left
+        // under a limit it may hit, so no topic goes over its own (a row's topic is known only once claimed).
+        let room = Math.min(settings.concurrency - inHand.size, limit - claimed);
+        const open = topics.filter((topic) => {
+          const limited = limits.get(topic);
+          if (limited === undefined) return true;
+          const left = limited - (inHandByTopic.get(topic) ?? 0);
+          if (left > 0) room = Math.min(room, left);
+          return left > 0;
+        });
+        const batch = await claim(room, open);
         claimed += batch.length;
-        // Nothing due: wait for a job in hand to finish (it may write the next) before looking again.
+        // Nothing due: wait for a job in hand to finish (it may write the next), or for a wake-up, before looking again.
         if (batch.length === 0) lookAgain = false;
         for (const message of batch) {
+          inHandByTopic.set(message.topic, (inHandByTopic.get(message.topic) ?? 0) + 1);
           const running: Promise<void> = inJobSpan(message, () => handle(message))
             .catch((error: unknown) => void (failure ??= { error }))
-            .finally(() => inHand.delete(running));
+            .finally(() => {
+              inHand.delete(running);
+              inHandByTopic.set(message.topic, inHandByTopic.get(message.topic)! - 1);
+            });
           inHand.add(running);
         }
         continue;
       }
       if (inHand.size === 0) break;
-      await Promise.race(inHand);
+      // A job committed meanwhile (wake) is claimed now if a slot is free, not once a long job in hand ends.
+      let nudge!: () => void;
+      const woken = new Promise<void>((resolve) => nudges.add((nudge = resolve)));
+      await Promise.race([...inHand, woken]);
+      nudges.delete(nudge);
       lookAgain = true;
     }
     await Promise.all(inHand);
@@ -416,8 +443,11 @@ export function createOutboxWorker(options: OutboxWorkerOptions): OutboxWorker {
     wake(topic) {
       if (!started || stopped || !settings.handlers.has(topic)) return;
       // A drain in progress may already have looked and found nothing: it goes round once more.
-      if (draining) wokenWhileDraining = true;
-      else schedule(0);
+      if (draining) {
+        wokenWhileDraining = true;
+        for (const nudge of nudges) nudge();
+        nudges.clear();
+      } else schedule(0);
     },
     async stop() {
       stopped = true;

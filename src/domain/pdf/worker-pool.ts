@@ -166,6 +166,14 @@ export type PdfTaskOptions = {
   team?: string;
   timeoutMs?: number;
   /**
+   * Where the task takes its place in its team's queue: behind the team's tasks queued before this
+   * time (`Date.now()` milliseconds), ahead of those queued after it. Default: when it is queued.
+   * A job of several tasks (a seal: each document, then the certificate) gives the time it started,
+   * so its later tasks do not wait behind those of jobs started after it: jobs run side by side
+   * finish in the order they started, rather than all of them late.
+   */
+  queuedSince?: number;
+  /**
    * Signs the seal's digests when the task's seal material carries no key (a token's key:
    * SEAL_SIGNER=pkcs11): the worker asks, this thread signs, the worker gets the signature.
    */
@@ -200,6 +208,8 @@ export type PdfWorkers = {
   seal(task: Omit<SealTask, 'kind'>, options?: PdfTaskOptions): Promise<{ byteSize: number }>;
   /** Threads taking tasks now (loading or loaded): none until the first task, none again after `idleExitMs` without one. */
   readonly threads: number;
+  /** The most threads this pool runs at once (`threads` of its options): what sizes the seal jobs run at once (workers.ts). */
+  readonly maxThreads: number;
   /** Ends every worker; waiting and running tasks are refused as busy (`closed`). */
   close(): Promise<void>;
 };
@@ -207,6 +217,8 @@ export type PdfWorkers = {
 type Pending = {
   task: PdfTask;
   team: string;
+  /** Its place in the team's queue (`PdfTaskOptions.queuedSince`). */
+  since: number;
   timeoutMs: number;
   signDigest?: (digest: Uint8Array) => Promise<Uint8Array>;
   resolve(answer: PdfTaskAnswer): void;
@@ -486,7 +498,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     const sealed = 'seal' in task && task.seal !== undefined;
     const timeoutMs = options.timeoutMs ?? budgetsMs[task.kind];
     return withSpan(`pdf ${task.kind}`, { 'pdf.task': task.kind, 'pdf.sealed': sealed }, async (span) => {
-      const answer = await queueTask(task, options.team ?? SERVICE_TEAM, timeoutMs, options.signDigest);
+      const answer = await queueTask(task, { team: options.team ?? SERVICE_TEAM, timeoutMs, signDigest: options.signDigest, since: options.queuedSince ?? Date.now() });
       // A refusal is the file's fault (an invalid upload); a failure is the work's.
       span.setAttribute('pdf.outcome', answer.outcome);
       if (answer.outcome === 'failed') recordFailure(span, new Error(answer.message));
@@ -499,15 +511,19 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
    * queue is bounded (`maxQueue`), not the pool's: a team that fills its own gets `queue_full`,
    * while another team's task still finds a place.
    */
-  function queueTask(task: DistributiveOmit<PdfTask, 'id'>, team: string, timeoutMs: number, signDigest?: Pending['signDigest']): Promise<PdfTaskAnswer> {
+  function queueTask(task: DistributiveOmit<PdfTask, 'id'>, queued: Pick<Pending, 'team' | 'timeoutMs' | 'signDigest' | 'since'>): Promise<PdfTaskAnswer> {
+    const { team, timeoutMs, signDigest, since } = queued;
     return new Promise<PdfTaskAnswer>((resolve, reject) => {
       if (closed) return reject(new PdfWorkersBusyError('closed'));
-      const pending: Pending = { task: { ...task, id: nextTaskId++ } as PdfTask, team, timeoutMs, signDigest, resolve, reject };
+      const pending: Pending = { task: { ...task, id: nextTaskId++ } as PdfTask, team, since, timeoutMs, signDigest, resolve, reject };
       const waiting = queues.get(team) ?? [];
       // Room for it to start at once: the worker it would take is free and its team under its share.
       const startsNow = waiting.length === 0 && (runningByTeam.get(team) ?? 0) < maxThreadsPerTeam && hasRoom();
       if (!startsNow && waiting.length >= settings.maxQueue) return reject(new PdfWorkersBusyError('queue_full'));
-      waiting.push(pending);
+      // Behind every task of the team queued at or before its time (usually: at the end).
+      let at = waiting.length;
+      while (at > 0 && waiting[at - 1]!.since > since) at--;
+      waiting.splice(at, 0, pending);
       queues.set(team, waiting);
       if (!ring.includes(team)) ring.push(team);
       dispatchWaiting();
@@ -536,6 +552,7 @@ export function createPdfWorkerPool(options: PdfWorkerPoolOptions = {}): PdfWork
     get threads() {
       return slots.size;
     },
+    maxThreads: settings.threads,
     async inspect(filePath, options) {
       const answer = await submit({ kind: 'inspect', path: filePath }, options);
       if (answer.outcome === 'done') return answer.inspection;

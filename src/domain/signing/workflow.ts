@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { hashSecret, newSecret } from '../../shared/ids.ts';
 import type { RequestMetadata } from '../../shared/request-metadata.ts';
@@ -73,11 +74,13 @@ export async function recordEvent(workflow: Workflow, type: string, details: Rec
   await workflow.em.flush();
 }
 
-/** Takes the envelope's row lock in this transaction and answers its current row. */
+/**
+ * Takes the envelope's row lock in this transaction and answers its current row: one statement
+ * (`select … for update`; the row it answers is the one locked, read after any change that held
+ * the lock before, as PostgreSQL rereads a locked row once its lock is granted).
+ */
 export async function lockEnvelope(em: EntityManager, envelopeId: string): Promise<Envelope | null> {
-  const [row] = await em.execute<{ id: string }[]>('select id from envelope where id = ? for update', [envelopeId]);
-  if (!row) return null;
-  return em.findOne(Envelope, { id: envelopeId }, { refresh: true });
+  return em.findOne(Envelope, { id: envelopeId }, { refresh: true, lockMode: LockMode.PESSIMISTIC_WRITE });
 }
 
 /**

@@ -26,7 +26,15 @@ export type WebhookEvent = {
  * own creation): those go only to endpoints that name them. ONE statement, which for a team without
  * endpoints is an empty probe of the partial index `webhook_endpoint_team_enabled_idx`.
  */
-export async function enqueueWebhookDeliveries(em: EntityManager, event: WebhookEvent): Promise<void> {
+export async function enqueueWebhookDeliveries(
+  em: EntityManager,
+  event: WebhookEvent,
+  /**
+   * A data-modifying statement (an `insert`) run in the same statement, before the fan-out: the
+   * audit event's own row, so appending an event and queueing its deliveries is one round trip.
+   */
+  alongside?: { sql: string; parameters: unknown[] },
+): Promise<void> {
   const body = {
     type: event.type,
     occurredAt: event.at.toISOString(),
@@ -38,7 +46,7 @@ export async function enqueueWebhookDeliveries(em: EntityManager, event: Webhook
   const endpoints = teamWebhookRows('w', event.teamId);
   await enqueueSelected(em, OUTBOX_TOPICS.webhookDelivery, {
     now: event.at,
-    query: `with matched as (
+    query: `with ${alongside === undefined ? '' : `written as (${alongside.sql}), `}matched as (
        select gen_random_uuid() as delivery_id, gen_random_uuid() as message_id, w.id as endpoint_id
          from webhook_endpoint w
         where ${endpoints.sql} and w.enabled and ((cardinality(w.event_types) = 0 and ? not like 'webhook.%') or ? = any(w.event_types))),
@@ -46,7 +54,7 @@ export async function enqueueWebhookDeliveries(em: EntityManager, event: Webhook
        insert into webhook_delivery (id, created_at, team_id, endpoint_id, event_id, event_type, payload, state, attempt_count, next_attempt_at, outbox_message_id)
        select m.delivery_id, ?, ?, m.endpoint_id, ?, ?, jsonb_build_object('id', m.delivery_id) || ?::jsonb, 'pending', 0, ?, m.message_id from matched m
        returning id, outbox_message_id)`,
-    parameters: [...endpoints.parameters, event.type, event.type, event.at, event.teamId, event.eventId, event.type, JSON.stringify(body), event.at],
+    parameters: [...(alongside?.parameters ?? []), ...endpoints.parameters, event.type, event.type, event.at, event.teamId, event.eventId, event.type, JSON.stringify(body), event.at],
     idColumn: 'outbox_message_id',
     payload: `jsonb_build_object('teamId', ?::text, 'deliveryId', source.id)`,
     payloadParameters: [event.teamId],
