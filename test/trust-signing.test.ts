@@ -347,7 +347,7 @@ describe('signatures at a trust service (advanced and qualified)', () => {
   });
 
   it('a parallel signer’s draft is not drawn into a trust-service signature: the sealed file shows what that signer finally gave', async () => {
-    const pia = provider.addUser({ name: 'Pia Parallel', email: 'pia@example.com', pin: '3434', level: 'advanced' });
+    provider.addUser({ name: 'Pia Parallel', email: 'pia@example.com', pin: '3434', level: 'advanced' });
     const team = await teamWithTrustService(['advanced']);
     const built = await envelopeFor(team, [
       { identifier: 'pia', order: 1, signatureLevel: 'advanced', agents: [{ info: { name: 'Pia Parallel', email: 'pia@example.com' } }] },
