@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { enqueueSelected } from '../outbox/outbox.ts';
+import { enqueueSelected, enqueueSelectedAlong, type SqlPart } from '../outbox/outbox.ts';
 import { OUTBOX_TOPICS } from '../outbox/topics.ts';
 import { teamWebhookRows } from './team-webhook.ts';
 
@@ -27,6 +27,29 @@ export type WebhookEvent = {
  * endpoints is an empty probe of the partial index `webhook_endpoint_team_enabled_idx`.
  */
 export async function enqueueWebhookDeliveries(em: EntityManager, event: WebhookEvent): Promise<void> {
+  await enqueueSelected(em, OUTBOX_TOPICS.webhookDelivery, webhookFanout(event));
+}
+
+/**
+ * The same deliveries, queued by the statement that writes the event itself (`lead`, a
+ * data-modifying `with` clause of the caller's, run first): the audit append writes its event,
+ * the event's deliveries and its live announcement (`answer`, one row) in one round trip.
+ */
+export async function enqueueWebhookDeliveriesAlong<Answer extends object>(
+  em: EntityManager,
+  event: WebhookEvent,
+  along: { lead: SqlPart; answer: SqlPart },
+): Promise<Answer & { queued: number }> {
+  const fanout = webhookFanout(event);
+  return enqueueSelectedAlong<Answer>(em, OUTBOX_TOPICS.webhookDelivery, {
+    ...fanout,
+    query: `with ${along.lead.sql}, ${fanout.query.slice('with '.length)}`,
+    parameters: [...along.lead.parameters, ...fanout.parameters],
+    answer: along.answer,
+  });
+}
+
+function webhookFanout(event: WebhookEvent) {
   const body = {
     type: event.type,
     occurredAt: event.at.toISOString(),
@@ -36,7 +59,7 @@ export async function enqueueWebhookDeliveries(em: EntityManager, event: Webhook
     data: event.details ?? {},
   };
   const endpoints = teamWebhookRows('w', event.teamId);
-  await enqueueSelected(em, OUTBOX_TOPICS.webhookDelivery, {
+  return {
     now: event.at,
     query: `with matched as (
        select gen_random_uuid() as delivery_id, gen_random_uuid() as message_id, w.id as endpoint_id
@@ -50,5 +73,5 @@ export async function enqueueWebhookDeliveries(em: EntityManager, event: Webhook
     idColumn: 'outbox_message_id',
     payload: `jsonb_build_object('teamId', ?::text, 'deliveryId', source.id)`,
     payloadParameters: [event.teamId],
-  });
+  };
 }
