@@ -19,7 +19,7 @@
  * POST, the job's steps, each row's envelope made and sent, each invitation's outbox job and
  * audit events, and also the outbox worker's idle polls and this bench's own status reads
  * (GET every 200 ms), which are printed beside it so they can be taken out.
- * `BENCH_SHOW_STATEMENTS=1` prints the 40 most frequent statements.
+ * `BENCH_SHOW_STATEMENTS=1` prints the 40 most frequent statements (`=all`: every one).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -135,11 +135,12 @@ try {
   // What is still in flight (the last acknowledgements) belongs to these rows.
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const statements = (await statementsOf()) - statementsBefore;
-  if (process.env.BENCH_SHOW_STATEMENTS === '1') {
+  const show = process.env.BENCH_SHOW_STATEMENTS;
+  if (show === '1' || show === 'all') {
     const { rows: top } = await admin.query<{ calls: string; query: string }>(
       `select s.calls::text as calls, s.query from pg_stat_statements s join pg_roles r on r.oid = s.userid join pg_database d on d.oid = s.dbid
-        where r.rolname = $1 and d.datname = $2 order by s.calls desc limit 40`,
-      [ROLE, databaseName],
+        where r.rolname = $1 and d.datname = $2 order by s.calls desc limit $3`,
+      [ROLE, databaseName, show === 'all' ? 1000 : 40],
     );
     for (const statement of top) console.error(`    ${statement.calls.padStart(6)}  ${statement.query.replace(/\s+/g, ' ').slice(0, 160)}`);
   }

@@ -32,9 +32,10 @@ export function inTransaction(context: ServiceContext, em: EntityManager): Servi
 export async function auditChange(
   context: Pick<ServiceContext, 'auditKey' | 'metadata'>,
   change: ChangeScope,
-  event: { envelopeId: string | null; type: string; details?: Record<string, unknown> },
+  event: { envelopeId: string | null; type: string; details?: Record<string, unknown>; newStream?: boolean },
 ) {
   const appended = await appendAuditEvent(change.em, context.auditKey, {
+    ...(event.newStream ? { newStream: true } : {}),
     teamId: change.caller.teamId,
     envelopeId: event.envelopeId,
     type: event.type,

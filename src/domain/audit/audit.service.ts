@@ -4,10 +4,10 @@ import type { ExpressionBuilder } from 'kysely';
 import type { JsonObject } from '../../db/columns.ts';
 import { isUuid, newId } from '../../shared/ids.ts';
 import type { RequestMetadata } from '../../shared/request-metadata.ts';
-import { HEAD_AND_NOTIFY_SQL, headAndNotifyParameters, revisionOfEvent, stashUntilCommit, statusAfter } from '../live/envelope-event.ts';
+import { NOTIFY_EVENT_SQL, notifyEventParameters, revisionOfEvent, stashUntilCommit, statusAfter } from '../live/envelope-event.ts';
 import { isoTimestamp, type ReadDatabase, readerOf } from '../read-model.ts';
 import { agentPersonSqlText } from '../recipient/agent-people.ts';
-import { enqueueWebhookDeliveries } from '../webhook/webhook-fanout.ts';
+import { enqueueWebhookDeliveriesAlong } from '../webhook/webhook-fanout.ts';
 import { type AuditActorType, AuditEvent } from './audit-event.entity.ts';
 
 export const GENESIS_HASH = '0'.repeat(64);
@@ -60,16 +60,6 @@ export function hashAuditEvent(key: Buffer, event: HashedContent): string {
   return createHmac('sha256', key).update(content).digest('hex');
 }
 
-/**
- * Appends one event to its chain (the envelope's, or the team's). Must run inside the
- * transaction of the change it records, so an event exists exactly when its change committed.
- *
- * Also queues the event's webhook deliveries (one statement; webhook.service.ts).
- *
- * Invariant guarded here: `seq` has no gaps and no duplicates per chain, and each event's
- * `prevHash` is its predecessor's hash. A transaction-scoped advisory lock on the chain id
- * serialises concurrent appenders; reading the chain head happens only after taking it.
- */
 /** A person as an event recorded them: the name and addresses they had when it was written. */
 export type PersonAsAt = { name: string | null; email: string | null; phone: string | null };
 
@@ -78,58 +68,100 @@ export type PersonAsAt = { name: string | null; email: string | null; phone: str
  * agent's person stands at this moment (`details.personIndex` of a group's snapshot, else the
  * first), keyed by agent id: `details.peopleAsAt`. Read in the event's own transaction, so the
  * certificate can say where an invitation went even after the address is corrected (a later
- * resend changes the agent's snapshot, not what earlier events say). Takes the chain's lock in the same statement.
+ * resend changes the agent's snapshot, not what earlier events say).
  */
-async function lockChainAndReadPeople(em: EntityManager, streamId: string, input: AuditEventInput): Promise<Record<string, PersonAsAt> | undefined> {
+function peopleQuery(input: AuditEventInput): { sql: string; parameters: string[] } | undefined {
   const details = input.details ?? {};
-  const ids = [
-    ...new Set(
-      [input.actor.type === 'agent' ? input.actor.id : null, typeof details.agentId === 'string' ? details.agentId : null].filter((id): id is string => typeof id === 'string' && isUuid(id)),
-    ),
-  ];
-  if (ids.length === 0) {
-    await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [streamId], 'run');
-    return undefined;
-  }
-  const index = typeof details.personIndex === 'number' && Number.isInteger(details.personIndex) && details.personIndex >= 0 ? details.personIndex : 0;
-  // The lock is taken once (a one-row subquery that `offset 0` keeps from being merged away), the
-  // people read beside it: they need no lock, and were read before it when they had a statement of their own.
-  const rows = await em.execute<{ locked: unknown; id: string | null; person: { name?: unknown; email?: unknown; phone?: unknown } | null }[]>(
-    // The index is a checked non-negative integer, written into the statement as a number.
-    `select locked.done as locked, a.id::text as id, coalesce(${agentPersonSqlText('a', index)}, ${agentPersonSqlText('a', 0)}) as person
-       from (select pg_advisory_xact_lock(hashtextextended(?, 0))::text as done offset 0) as locked
-       left join agent a on a.id in (${ids.map(() => '?').join(', ')})`,
-    [streamId, ...ids],
+  const ids = [input.actor.type === 'agent' ? input.actor.id : null, typeof details.agentId === 'string' ? details.agentId : null].filter(
+    (id): id is string => typeof id === 'string' && isUuid(id),
   );
+  if (ids.length === 0) return undefined;
+  const index = typeof details.personIndex === 'number' && Number.isInteger(details.personIndex) && details.personIndex >= 0 ? details.personIndex : 0;
+  const unique = [...new Set(ids)];
+  return {
+    // The index is a checked non-negative integer, written into the statement as a number.
+    sql: `select a.id::text as id, coalesce(${agentPersonSqlText('a', index)}, ${agentPersonSqlText('a', 0)}) as person from agent a where a.id in (${unique.map(() => '?').join(', ')})`,
+    parameters: unique,
+  };
+}
+
+type PersonRow = { id: string; person: { name?: unknown; email?: unknown; phone?: unknown } | null };
+
+function peopleOf(rows: PersonRow[]): Record<string, PersonAsAt> | undefined {
   const text = (value: unknown) => (typeof value === 'string' ? value : null);
   const people: Record<string, PersonAsAt> = {};
-  for (const row of rows) if (row.id !== null && row.person) people[row.id] = { name: text(row.person.name), email: text(row.person.email), phone: text(row.person.phone) };
+  for (const row of rows) if (row.person) people[row.id] = { name: text(row.person.name), email: text(row.person.email), phone: text(row.person.phone) };
   return Object.keys(people).length > 0 ? people : undefined;
 }
 
-/** The event's row, written by the statement that also queues its webhook deliveries. */
-const INSERT_EVENT_SQL = `insert into audit_event (id, team_id, stream_id, envelope_id, seq, type, at, actor_type, actor_id, ip, user_agent, details, prev_hash, hash)
-  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)`;
+/**
+ * The head each chain was last given by this process, with the transaction that gave it. While
+ * that transaction is open it holds the chain's advisory lock (taken by its first append, or the
+ * chain began in it), and every append of the chain goes through here, so that head is the
+ * chain's head: a later append in the same transaction needs neither the lock nor the read
+ * again. A transaction is an object of its own per savepoint (MikroORM), so an append inside a
+ * savepoint (which may be rolled back) never vouches for its parent's, nor the parent's for it:
+ * they read the head again. Bounded: the oldest are forgotten (a forgotten head is read again).
+ */
+type KnownHead = { transaction: WeakRef<object>; seq: number; hash: string };
+const knownHeads = new Map<string, KnownHead>();
+const MAX_KNOWN_HEADS = 4_096;
 
-export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, input: AuditEventInput): Promise<AuditEvent> {
+function knownHead(em: EntityManager, streamId: string): { seq: number; hash: string } | undefined {
+  const transaction = em.getTransactionContext() as object | undefined;
+  const known = knownHeads.get(streamId);
+  if (!transaction || !known || known.transaction.deref() !== transaction) return undefined;
+  return known;
+}
+
+function rememberHead(em: EntityManager, streamId: string, head: { seq: number; hash: string }): void {
+  const transaction = em.getTransactionContext() as object | undefined;
+  if (!transaction) return;
+  knownHeads.delete(streamId);
+  knownHeads.set(streamId, { transaction: new WeakRef(transaction), seq: head.seq, hash: head.hash });
+  if (knownHeads.size > MAX_KNOWN_HEADS) knownHeads.delete(knownHeads.keys().next().value!);
+}
+
+const AUDIT_INSERT_SQL = `appended as (
+  insert into audit_event (id, team_id, stream_id, envelope_id, seq, type, at, actor_type, actor_id, ip, user_agent, details, prev_hash, hash)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?))`;
+
+/**
+ * Appends one event to its chain (the envelope's, or the team's). Must run inside the
+ * transaction of the change it records, so an event exists exactly when its change committed.
+ *
+ * Invariant guarded here: `seq` has no gaps and no duplicates per chain, and each event's
+ * `prevHash` is its predecessor's hash. A transaction-scoped advisory lock on the chain id
+ * serialises concurrent appenders; reading the chain head happens only after taking it (in a
+ * statement of its own: a statement that waited for the lock would read with a snapshot taken
+ * before it got it). The transaction's later appends to the same chain know its head (knownHead).
+ * `newStream`: the chain's envelope was made in this transaction, so nobody else can append to
+ * it yet and it has no head: neither lock nor read.
+ *
+ * The event's row, its webhook deliveries (webhook-fanout.ts) and, for an envelope's event, its
+ * announcement to live watchers (domain/live: the NOTIFY is sent in this transaction, so
+ * PostgreSQL delivers it only if the change commits, in commit order) are one statement.
+ */
+export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, input: AuditEventInput & { newStream?: boolean }): Promise<AuditEvent> {
   if (!em.isInTransaction()) throw new Error('appendAuditEvent must run inside the transaction of the change it records');
   const streamId = input.envelopeId ?? input.teamId;
   const revision = revisionOfEvent(input.type, input.details);
-  // Three statements: the chain's lock (with the people the event names), the head read after it
-  // (its snapshot must not predate the lock, so the two cannot share a statement), and the row
-  // written with its webhook deliveries.
-  const people = await lockChainAndReadPeople(em, streamId, input);
-  // An envelope's event is also announced to live watchers (domain/live): the NOTIFY is sent in
-  // this transaction, so PostgreSQL delivers it only if the change commits, in commit order; it
-  // rides on the head read, so appending costs no extra round trip.
-  const [head] =
-    input.envelopeId === null
-      ? await em.execute<{ seq: number; hash: string }[]>('select seq, hash from audit_event where stream_id = ? order by seq desc limit 1', [streamId])
-      : await em.execute<{ seq: number | null; hash: string | null; status: string | null }[]>(
-          HEAD_AND_NOTIFY_SQL,
-          headAndNotifyParameters({ envelopeId: input.envelopeId, teamId: input.teamId, type: input.type, at: input.at, revision }),
-        );
-  // Written by the statement below, not by the unit of work: not persisted here.
+  const peopleRead = peopleQuery(input);
+  let people: Record<string, PersonAsAt> | undefined;
+  let head: { seq: number; hash: string } | undefined = input.newStream ? { seq: 0, hash: GENESIS_HASH } : knownHead(em, streamId);
+  if (head) {
+    if (peopleRead) people = peopleOf(await em.execute<PersonRow[]>(peopleRead.sql, peopleRead.parameters));
+  } else {
+    await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [streamId], 'run');
+    // The head, and the people the event names, in one read after the lock.
+    const [read] = await em.execute<{ seq: number | null; hash: string | null; people: PersonRow[] | null }[]>(
+      `select h.seq, h.hash, ${peopleRead ? `(select json_agg(p) from (${peopleRead.sql}) as p)` : 'null'} as people
+         from (select 1) as one left join lateral (select seq, hash from audit_event where stream_id = ? order by seq desc limit 1) h on true`,
+      [...(peopleRead?.parameters ?? []), streamId],
+    );
+    head = read?.seq != null && read.hash != null ? { seq: read.seq, hash: read.hash } : { seq: 0, hash: GENESIS_HASH };
+    people = peopleOf(read?.people ?? []);
+  }
   const event = em.create(
     AuditEvent,
     {
@@ -137,7 +169,7 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
       teamId: input.teamId,
       streamId,
       envelopeId: input.envelopeId,
-      seq: (head?.seq ?? 0) + 1,
+      seq: head.seq + 1,
       type: input.type,
       at: input.at,
       actorType: input.actor.type,
@@ -145,56 +177,55 @@ export async function appendAuditEvent(em: EntityManager, auditKey: Buffer, inpu
       ip: input.request?.ip ?? null,
       userAgent: input.request?.userAgent ?? null,
       details: people ? { ...input.details, peopleAsAt: people } : (input.details ?? {}),
-      prevHash: head?.hash ?? GENESIS_HASH,
+      prevHash: head.hash,
       hash: '',
     },
     { persist: false },
   );
   event.hash = hashAuditEvent(auditKey, event);
-  // The team's webhooks hear of the event in the same transaction (and statement): queued exactly when it commits.
-  await enqueueWebhookDeliveries(
-    em,
-    {
-      eventId: event.id,
-      teamId: input.teamId,
-      envelopeId: input.envelopeId,
-      sequence: event.seq,
-      type: input.type,
-      at: input.at,
-      details: event.details,
-    },
-    {
-      sql: INSERT_EVENT_SQL,
-      parameters: [
-        event.id,
-        event.teamId,
-        event.streamId,
-        event.envelopeId,
-        event.seq,
-        event.type,
-        event.at,
-        event.actorType,
-        event.actorId,
-        event.ip,
-        event.userAgent,
-        JSON.stringify(event.details),
-        event.prevHash,
-        event.hash,
-      ],
-    },
-  );
-  if (input.envelopeId !== null) {
+  const lead = {
+    sql: AUDIT_INSERT_SQL,
+    parameters: [
+      event.id,
+      event.teamId,
+      event.streamId,
+      event.envelopeId,
+      event.seq,
+      event.type,
+      event.at,
+      event.actorType,
+      event.actorId,
+      event.ip,
+      event.userAgent,
+      JSON.stringify(event.details),
+      event.prevHash,
+      event.hash,
+    ],
+  };
+  // The team's webhooks hear of the event in the same statement: queued exactly when it commits.
+  const webhookEvent = { eventId: event.id, teamId: input.teamId, envelopeId: input.envelopeId, sequence: event.seq, type: input.type, at: input.at, details: event.details };
+  if (input.envelopeId === null) {
+    await enqueueWebhookDeliveriesAlong(em, webhookEvent, { lead, answer: { sql: 'select 1 as appended', parameters: [] } });
+  } else {
+    const announced = await enqueueWebhookDeliveriesAlong<{ status: string | null }>(em, webhookEvent, {
+      lead,
+      answer: {
+        sql: NOTIFY_EVENT_SQL,
+        parameters: notifyEventParameters({ envelopeId: input.envelopeId, teamId: input.teamId, sequence: event.seq, type: input.type, at: input.at, revision }),
+      },
+    });
     // On the embedded database the hub publishes this once the transaction commits (no NOTIFY crosses its one backend).
     stashUntilCommit(em, {
       envelopeId: input.envelopeId,
       teamId: input.teamId,
       sequence: event.seq,
       type: input.type,
-      status: statusAfter(input.type, (head as { status?: string | null } | undefined)?.status ?? null),
+      status: statusAfter(input.type, announced.status ?? null),
       at: input.at.toISOString(),
       ...(revision === undefined ? {} : { revision }),
     });
   }
+  rememberHead(em, streamId, event);
   return event;
 }
 

@@ -4,14 +4,14 @@ import type { Clock } from '../../shared/clock.ts';
 import { DomainError, ServerBusyError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
-import { type DataMerge, mergeTemplateData } from '../jumpstart/data-merge.ts';
-import { copyTemplate, jumpstartInput } from '../jumpstart/jumpstart.service.ts';
+import { type DataMerge, mergeTemplateData, templateDataTags } from '../jumpstart/data-merge.ts';
+import { copyTemplate, jumpstartInput, lockTemplateForCopies, writeCopy } from '../jumpstart/jumpstart.service.ts';
 import { enqueue } from '../outbox/outbox.ts';
 import type { OutboxAcknowledgementStep, OutboxHandler } from '../outbox/outbox-worker.ts';
 import { type BulkSendStepPayload, OUTBOX_TOPICS } from '../outbox/topics.ts';
 import type { PdfWorkers } from '../pdf/worker-pool.ts';
 import type { ServiceContext } from '../service-context.ts';
-import { sendDraft } from '../signing/send.service.ts';
+import { sendDraft, sendNewDraft } from '../signing/send.service.ts';
 import type { TeamCaller } from '../team/team-caller.ts';
 import { recordCompletion, type StoredRow } from './bulk-send.service.ts';
 
@@ -27,6 +27,14 @@ import { recordCompletion, type StoredRow } from './bulk-send.service.ts';
  * Lock order: a row, then its bulk send (the counters), never the other way round; cancelling
  * (cancelBulkSend) takes rows in position order and then the bulk send, so the two never wait
  * on each other in a circle.
+ *
+ * Together first: the step's rows are first tried in ONE transaction (sendRowsTogether): the
+ * template read once under its share lock, each row's draft made (writeCopy, the jumpstart's
+ * path) and sent (sendNewDraft, the send's path, from the rows just written: nobody else can see
+ * the envelope, so no envelope lock) and every row moved `pending → sent` at once, with the
+ * counters. That is the whole of a row's two transactions above, committed together. When the
+ * domain refuses any row of it, the transaction is rolled back (nothing of any row stays) and the
+ * step's rows go the row-by-row way above, which fails the refused row alone.
  *
  * A crash anywhere leaves each row either untouched or in a state the next claim of the step's
  * message (its lease ran out) takes up from: no row is made or sent twice. A refusal of the
@@ -94,15 +102,18 @@ async function failRow({ em, row, bulkSend }: RowStep, failure: { from: 'pending
   });
 }
 
-/** Step 1 of a row: its draft envelope, made and recorded in one transaction. Answers the envelope id, or null when the row is not to be made (cancelled meanwhile, or failed). */
-async function createRow(step: RowStep): Promise<string | null> {
+/**
+ * The row's data drawn into the template's documents, outside any transaction (PDF work takes
+ * seconds); stored copies no envelope names (the row cancelled meanwhile) are orphans, collected.
+ * A refusal fails the row (ok: false). `merge: false`: the step read the template's data tags
+ * and found none, and the row has no data, so there is nothing to draw (mergeTemplateData's own
+ * answer then) and nothing to read again.
+ */
+async function mergeRow(step: RowStep, options: { merge: boolean }): Promise<{ ok: true; merged: DataMerge | undefined } | { ok: false }> {
   const { settings, em, bulkSend, caller, row } = step;
-  const now = settings.clock.now();
-  // The row's data drawn into the template's documents first, outside the row's transaction (PDF
-  // work takes seconds); stored copies no envelope names (the row cancelled meanwhile) are orphans, collected.
-  let merged: DataMerge | undefined;
+  if (!options.merge && row.input.data === undefined) return { ok: true, merged: undefined };
   try {
-    merged = await mergeTemplateData(
+    const merged = await mergeTemplateData(
       { em, blobStore: settings.blobStore, pdfWorkers: settings.pdfWorkers },
       { caller, templateId: bulkSend.template_id },
       {
@@ -110,12 +121,22 @@ async function createRow(step: RowStep): Promise<string | null> {
         missingData: row.input.missingData ?? 'refuse',
       },
     );
+    return { ok: true, merged };
   } catch (error) {
     // Busy workers are a retry of the step, not the row's fault.
     if (!(error instanceof DomainError) || error instanceof ServerBusyError) throw error;
-    await failRow(step, { from: 'pending', error, now });
-    return null;
+    await failRow(step, { from: 'pending', error, now: settings.clock.now() });
+    return { ok: false };
   }
+}
+
+/** Step 1 of a row: its draft envelope, made and recorded in one transaction. Answers the envelope id, or null when the row is not to be made (cancelled meanwhile, or failed). */
+async function createRow(step: RowStep): Promise<string | null> {
+  const { settings, em, bulkSend, caller, row } = step;
+  const now = settings.clock.now();
+  const merge = await mergeRow(step, { merge: true });
+  if (!merge.ok) return null;
+  const merged = merge.merged;
   try {
     return await em.transactional(async (tx) => {
       const [current] = await tx.execute<{ status: string }[]>(`select status from bulk_send_row where id = ? for update`, [row.id]);
@@ -163,6 +184,59 @@ async function sendRow(step: RowStep, envelopeId: string): Promise<void> {
   }
 }
 
+/**
+ * The step's rows in one transaction (see the top of this file). `merged`: each row's data drawn
+ * into the template's documents beforehand (as createRow does). Answers false, with nothing
+ * written, when the domain refused a row: the caller then takes the rows one by one.
+ */
+async function sendRowsTogether(
+  settings: BulkSendJobSettings,
+  work: { em: EntityManager; bulkSend: BulkSendRecord; caller: TeamCaller; rows: { row: RowRecord; merged: DataMerge | undefined }[] },
+): Promise<boolean> {
+  const { em, bulkSend, caller, rows } = work;
+  const now = settings.clock.now();
+  try {
+    await em.transactional(async (tx) => {
+      // The rows first, in position order (the lock order cancelBulkSend keeps), then the template.
+      const current = await tx.execute<{ id: string; status: string }[]>(
+        `select id, status from bulk_send_row where id in (${rows.map(() => '?').join(', ')}) order by position for update`,
+        [...rows.map(({ row }) => row.id)],
+      );
+      const stillPending = new Set(current.filter((row) => row.status === 'pending').map((row) => row.id));
+      const taken = rows.filter(({ row }) => stillPending.has(row.id));
+      if (taken.length === 0) return;
+      const source = await lockTemplateForCopies(tx, caller, bulkSend.template_id);
+      const context = jobContext(settings, tx, bulkSend.id);
+      const made: { id: string; envelopeId: string }[] = [];
+      for (const { row, merged } of taken) {
+        const input = jumpstartInput.parse({ name: row.input.name, context: row.input.context, recipients: row.input.recipients });
+        const written = await writeCopy(context, {
+          em: tx,
+          caller,
+          source,
+          input,
+          extras: { values: row.input.values, auditDetails: { bulkSendId: bulkSend.id, bulkSendRow: row.position }, ...(merged ? { merged } : {}) },
+        });
+        await sendNewDraft(context, tx, caller, written);
+        made.push({ id: row.id, envelopeId: written.envelope.id });
+      }
+      const moved = await tx.execute<{ id: string }[]>(
+        `update bulk_send_row r set status = 'sent', envelope_id = m.envelope_id, processed_at = ?
+           from jsonb_to_recordset(?::jsonb) as m(id uuid, envelope_id uuid)
+          where r.id = m.id and r.status = 'pending'
+          returning r.id`,
+        [now, JSON.stringify(made.map((row) => ({ id: row.id, envelope_id: row.envelopeId })))],
+      );
+      if (moved.length !== made.length) throw new Error('bulk send rows changed under their locks');
+      await tx.execute(`update bulk_send set created_count = created_count + ?, sent_count = sent_count + ?, updated_at = ? where id = ?`, [made.length, made.length, now, bulkSend.id]);
+    });
+    return true;
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.name === 'Envelope.Busy') throw error;
+    return false;
+  }
+}
+
 /** The step after this one, queued with the acknowledgement of this one (so exactly once). */
 function nextStep(payload: BulkSendStepPayload, runAt: Date, now: Date): OutboxAcknowledgementStep {
   return async (em) => {
@@ -191,27 +265,74 @@ export function bulkSendStepHandler(settings: BulkSendJobSettings): OutboxHandle
       [bulkSend.id, settings.rowsPerStep],
     );
     const caller: TeamCaller = { teamId: bulkSend.team_id, workspaceId: bulkSend.workspace_id, apiKeyId: bulkSend.api_key_id };
-    // The step's rows, ROW_CONCURRENCY at a time, each on an entity manager of its own.
     let handled = 0;
     let waitMs = 0;
-    let next = 0;
-    const lane = async () => {
-      while (next < rows.length && waitMs === 0) {
-        const row = rows[next];
-        next += 1;
-        const wait = settings.spendRateBudget ? await settings.spendRateBudget(bulkSend.api_key_id) : 0;
-        if (wait > 0) {
-          waitMs = wait;
-          return;
-        }
-        const rowEm = em.fork();
-        const step: RowStep = { settings, em: rowEm, bulkSend, caller, row };
-        const envelopeId = row.status === 'pending' ? await createRow(step) : row.envelope_id;
-        if (envelopeId !== null) await sendRow(step, envelopeId);
-        handled += 1;
-      }
+    const spend = async () => {
+      const wait = settings.spendRateBudget ? await settings.spendRateBudget(bulkSend.api_key_id) : 0;
+      if (wait > 0) waitMs = wait;
+      return wait === 0;
     };
-    await Promise.all(Array.from({ length: Math.min(ROW_CONCURRENCY, rows.length) }, lane));
+    // Rows one by one, ROW_CONCURRENCY at a time, each on an entity manager of its own (`paid`:
+    // their rate budget is spent already).
+    const oneByOne = async (list: RowRecord[], paid: boolean) => {
+      let next = 0;
+      const lane = async () => {
+        while (next < list.length && (paid || waitMs === 0)) {
+          const row = list[next]!;
+          next += 1;
+          if (!paid && !(await spend())) return;
+          const step: RowStep = { settings, em: em.fork(), bulkSend, caller, row };
+          const envelopeId = row.status === 'pending' ? await createRow(step) : row.envelope_id;
+          if (envelopeId !== null) await sendRow(step, envelopeId);
+          handled += 1;
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(ROW_CONCURRENCY, list.length) }, lane));
+    };
+    // A row left `created` (its send not done: a crash, or a refusal of the send) is sent on its own.
+    await oneByOne(
+      rows.filter((row) => row.status === 'created'),
+      false,
+    );
+    // The waiting rows together: those the rate budget allows now, each merged first.
+    const paid: RowRecord[] = [];
+    for (const row of rows) {
+      if (waitMs > 0) break;
+      if (row.status === 'pending' && (await spend())) paid.push(row);
+    }
+    if (paid.length > 0) {
+      // The template's data tags, read once for the step: without any, a row without data has nothing to draw.
+      let hasTags = true;
+      try {
+        hasTags = (await templateDataTags(settings, em.fork(), caller, bulkSend.template_id)).length > 0;
+      } catch (error) {
+        // The refusal (the template deleted, its tags unreadable) is each row's own, one by one.
+        if (!(error instanceof DomainError) || error instanceof ServerBusyError) throw error;
+      }
+      // Merged ROW_CONCURRENCY at a time (each is PDF work when the template has tags), kept in position order.
+      const merges: ({ ok: true; merged: DataMerge | undefined } | { ok: false })[] = [];
+      let next = 0;
+      const lane = async () => {
+        while (next < paid.length) {
+          const index = next;
+          next += 1;
+          merges[index] = await mergeRow({ settings, em: em.fork(), bulkSend, caller, row: paid[index]! }, { merge: hasTags });
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(ROW_CONCURRENCY, paid.length) }, lane));
+      const together: { row: RowRecord; merged: DataMerge | undefined }[] = [];
+      paid.forEach((row, index) => {
+        const merge = merges[index]!;
+        if (merge.ok) together.push({ row, merged: merge.merged });
+        else handled += 1;
+      });
+      if (together.length > 0 && (await sendRowsTogether(settings, { em: em.fork(), bulkSend, caller, rows: together }))) handled += together.length;
+      else
+        await oneByOne(
+          together.map(({ row }) => row),
+          true,
+        );
+    }
     if (waitMs > 0) {
       logger.debug({ bulkSendId: bulkSend.id, waitMs }, 'bulk send waits for its rate budget');
       return nextStep(payload, new Date(settings.clock.now().getTime() + waitMs), settings.clock.now());

@@ -218,13 +218,39 @@ export async function copyTemplate(
   context: Pick<ServiceContext, 'clock' | 'auditKey' | 'metadata'>,
   copy: { em: EntityManager; caller: TeamCaller; templateId: string; input: JumpstartInput; extras?: CopyExtras },
 ): Promise<string> {
-  const { em, caller, templateId, input, extras = {} } = copy;
-  // A share lock: a change to the template waits for this copy (and this copy for it), so the
-  // envelope is made from one consistent state of the template.
+  const source = await lockTemplateForCopies(copy.em, copy.caller, copy.templateId);
+  return (await writeCopy(context, { ...copy, source })).envelope.id;
+}
+
+/** A template as copies are made from it: read once under its share lock, in the copies' transaction. */
+export type CopySource = { template: Template; content: TemplateContent };
+
+/**
+ * The template, locked for copying and read, in the caller's transaction. A share lock: a change
+ * to the template waits for the copies (and they for it), so every envelope the transaction makes
+ * is made from one consistent state of the template. Refused when it is not ready to be copied.
+ */
+export async function lockTemplateForCopies(em: EntityManager, caller: TeamCaller, templateId: string): Promise<CopySource> {
   const template = await findVisibleTemplate(em, caller, templateId, { lock: 'share' });
   const content = await loadTemplateContent(em, template);
   const issues = readinessIssues(content);
   if (issues.length > 0) throw new TemplateNotReadyError(template.id, issues);
+  return { template, content };
+}
+
+/** What one copy wrote: the draft and its rows, as a send of it in the same transaction takes them. */
+export type WrittenCopy = { envelope: Envelope; documents: Document[]; recipients: Recipient[]; agents: Agent[]; fields: Field[]; views: FieldView[] };
+
+/**
+ * copyTemplate's writing, from a template its transaction locked and read (lockTemplateForCopies),
+ * so that several copies in one transaction (a bulk send's rows) read the template once.
+ */
+export async function writeCopy(
+  context: Pick<ServiceContext, 'clock' | 'auditKey' | 'metadata'>,
+  copy: { em: EntityManager; caller: TeamCaller; source: CopySource; input: JumpstartInput; extras?: CopyExtras },
+): Promise<WrittenCopy> {
+  const { em, caller, input, extras = {} } = copy;
+  const { template, content } = copy.source;
   const matched = matchEntries(content.roles, input.recipients);
   const now = context.clock.now();
 
@@ -275,6 +301,8 @@ export async function copyTemplate(
     {
       envelopeId: envelope.id,
       type: 'envelope.created',
+      // The envelope is new in this transaction: its chain begins here, with nothing to lock or read.
+      newStream: true,
       details: {
         name: envelope.name,
         templateId: template.id,
@@ -301,6 +329,7 @@ export async function copyTemplate(
   );
 
   const recipients = new Map<string, Recipient>();
+  const createdAgents: Agent[] = [];
   for (const role of content.roles) {
     recipients.set(
       role.id,
@@ -328,7 +357,7 @@ export async function copyTemplate(
       delegatedBy: role.delegatedBy ? recipients.get(role.delegatedBy.id)! : null,
     });
     const agents = await agentsFor(em, caller, { template, role, matched: matched.get(role.id) });
-    agents.forEach((agent, position) => em.create(Agent, { recipient, position, ...agent }));
+    agents.forEach((agent, position) => createdAgents.push(em.create(Agent, { recipient, position, ...agent })));
   }
 
   const fields = new Map<string, Field>();
@@ -355,20 +384,33 @@ export async function copyTemplate(
       }),
     );
   }
+  const views: FieldView[] = [];
   for (const view of content.views) {
-    em.create(FieldView, {
-      field: fields.get(view.field.id)!,
-      document: documents.get(view.document.id)!,
-      position: view.position,
-      page: view.page,
-      x: view.x,
-      y: view.y,
-      width: view.width,
-      height: view.height,
-    });
+    views.push(
+      em.create(FieldView, {
+        field: fields.get(view.field.id)!,
+        document: documents.get(view.document.id)!,
+        position: view.position,
+        page: view.page,
+        x: view.x,
+        y: view.y,
+        width: view.width,
+        height: view.height,
+      }),
+    );
   }
   await em.flush();
-  return envelope.id;
+  // In the order the send reads them back (sendProblems), so a send from these checks exactly as one after a read.
+  const byOrder = <T extends { order: number; createdAt: Date; id: string }>(a: T, b: T) =>
+    a.order - b.order || a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  return {
+    envelope,
+    documents: [...documents.values()].sort(byOrder),
+    recipients: [...recipients.values()].sort(byOrder),
+    agents: createdAgents.sort((a, b) => a.position - b.position),
+    fields: [...fields.values()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : 0)),
+    views: views.sort((a, b) => a.position - b.position),
+  };
 }
 
 /**

@@ -109,29 +109,29 @@ export function takePending(transaction: object): EnvelopeEvent[] {
 }
 
 /**
- * The statement that reads the chain's head and announces the event, in one round trip: the
- * advisory lock is already held, so `coalesce(head, 0) + 1` is the sequence the event gets.
- * The envelope's status is read after the change's own guarded update (its transaction sees it).
+ * The announcement of an appended event, as a one-row select for the statement that writes the
+ * event (the audit append's): the event's sequence is known, and the envelope's status is read
+ * after the change's own guarded update (its transaction sees it). Answers `status`, the
+ * envelope row's status.
  */
-export const HEAD_AND_NOTIFY_SQL = `select h.seq, h.hash, e.status::text as status,
-  pg_notify(?, json_build_object('e', ?::text, 't', ?::text, 's', coalesce(h.seq, 0) + 1, 'y', ?::text,
+export const NOTIFY_EVENT_SQL = `select e.status::text as status,
+  pg_notify(?, json_build_object('e', ?::text, 't', ?::text, 's', ?::int, 'y', ?::text,
     'st', case when ?::boolean then ?::text else e.status::text end, 'at', ?::text, 'r', ?::int)::text)::text as notified
   from (select 1) as one
-  left join envelope e on e.id = ?
-  left join lateral (select seq, hash from audit_event where stream_id = ? order by seq desc limit 1) h on true`;
+  left join envelope e on e.id = ?`;
 
-export function headAndNotifyParameters(input: { envelopeId: string; teamId: string; type: string; at: Date; revision?: number }): unknown[] {
+export function notifyEventParameters(input: { envelopeId: string; teamId: string; sequence: number; type: string; at: Date; revision?: number }): unknown[] {
   const fixed = setsStatus(input.type);
   return [
     ENVELOPE_EVENT_CHANNEL,
     input.envelopeId,
     input.teamId,
+    input.sequence,
     input.type,
     fixed,
     fixed ? STATUS_SET_BY_EVENT[input.type] : null,
     input.at.toISOString(),
     input.revision ?? null,
-    input.envelopeId,
     input.envelopeId,
   ];
 }

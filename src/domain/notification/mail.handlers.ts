@@ -101,14 +101,14 @@ async function phoneCapRefusal(options: MailHandlerOptions, message: OutboxClaim
 async function deliver(
   options: MailHandlerOptions,
   message: OutboxMessageClaim,
-  mail: { kind: MailKind; values: Omit<MailValues, 'name' | 'brand'>; team: { em: EntityManager; teamId: string }; attachments?: MailAttachment[] },
+  mail: { kind: MailKind; values: Omit<MailValues, 'name' | 'brand'>; team: { em: EntityManager; teamId: string; settings?: TeamSettingsRow }; attachments?: MailAttachment[] },
 ): Promise<Delivery> {
   const { kind, values, team, attachments = [] } = mail;
   const person = message.payload.to as Person | undefined;
   const locale = mailLocale(person?.locale);
   const messageId = mailMessageId(message.id, options.publicUrl);
   if (person?.email) {
-    const brand = await teamBrandOf(options, team.em, team.teamId, messageId);
+    const brand = await teamBrandOf(options, team.em, team, messageId);
     const content = renderMail(kind, locale, { name: person.name, ...values, attached: attachments.length > 0, brand: brand.mail });
     await options.mailer.send({ messageId, to: { name: person.name, address: person.email }, language: locale, ...content, attachments, ...brand.headers });
     return { channel: 'email', messageId };
@@ -127,13 +127,17 @@ async function deliver(
  * default, and a mail that showed the logo only by fetching a URL would also tell the service when
  * it was opened (docs/decisions.md, "Mail from the team").
  */
+/** The team's settings as stored: completed by completeTeamSettings. */
+type TeamSettingsRow = { settings: unknown; settings_version: number };
+
 export async function teamBrandOf(
   options: Pick<MailHandlerOptions, 'blobStore' | 'publicUrl'>,
   em: EntityManager,
-  teamId: string,
+  team: { teamId: string; settings?: TeamSettingsRow },
   messageId: string,
 ): Promise<{ mail: MailBrand; headers: Pick<MailMessage, 'fromName' | 'replyTo' | 'inline'> }> {
-  const [row] = await em.execute<{ settings: unknown; settings_version: number }[]>('select settings, settings_version from team where id = ?', [teamId]);
+  // `team.settings`: the team's row as the handler already read it with its message's envelope.
+  const [row] = team.settings ? [team.settings] : await em.execute<TeamSettingsRow[]>('select settings, settings_version from team where id = ?', [team.teamId]);
   const settings = completeTeamSettings(row?.settings ?? {}, row?.settings_version ?? 0, options.publicUrl);
   const logo = settings.branding.logo;
   let inline: NonNullable<MailMessage['inline']> = [];
@@ -193,18 +197,24 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
   return async (message, { em, now, logger }) => {
     const payload = message.payload;
     const envelopeId = payload.envelopeId;
-    const envelope = await envelopeOf(em, envelopeId);
     // The acknowledgement drops `secret`: a row read back after it has none.
     const link = payload.secret?.link;
-    if (!link) throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the invitation has no signing link');
-    // A link that died before its mail went out (the envelope closed, the role was delegated
-    // away) is not sent: the closing notice or the new person's invitation says what happened.
-    // Nor is one to a recipient who has completed meanwhile (a reminder queued just before).
-    const [token] = await em.execute<{ revoked_at: Date | null; completed_at: Date | null }[]>(
-      'select t.revoked_at, r.completed_at from signing_token t join recipient r on r.id = t.recipient_id where t.id = ?',
-      [String(payload.tokenId)],
+    // The envelope (as envelopeOf reads it) and the link's state, in one read. A link that died
+    // before its mail went out (the envelope closed, the role was delegated away) is not sent: the
+    // closing notice or the new person's invitation says what happened. Nor is one to a recipient
+    // who has completed meanwhile (a reminder queued just before).
+    const [row] = await em.execute<
+      { name: string; team_id: string; status: string; token_found: boolean; revoked_at: Date | null; completed_at: Date | null; settings: unknown; settings_version: number }[]
+    >(
+      `select e.name, e.team_id, e.status, t.id is not null as token_found, t.revoked_at, r.completed_at, tm.settings, tm.settings_version
+         from envelope e join team tm on tm.id = e.team_id left join signing_token t on t.id = ? left join recipient r on r.id = t.recipient_id
+        where e.id = ?`,
+      [String(payload.tokenId), envelopeId],
     );
-    if (!token || token.revoked_at !== null || token.completed_at !== null || envelope.status !== 'sent') {
+    if (!row) throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeMissing, `envelope ${envelopeId} does not exist`);
+    const envelope = { name: row.name, teamId: row.team_id, status: row.status };
+    if (!link) throw new PermanentOutboxError(DELIVERY_FAILURES.messageIncomplete, 'the invitation has no signing link');
+    if (!row.token_found || row.revoked_at !== null || row.completed_at !== null || envelope.status !== 'sent') {
       logger.info({ messageId: message.id, envelopeId }, 'invitation not sent: its link is no longer live or its recipient is done');
       return;
     }
@@ -245,7 +255,7 @@ export function invitationMailHandler(options: MailHandlerOptions): OutboxHandle
     const { channel, messageId } = await deliver(options, message, {
       kind,
       values: { envelopeName: envelope.name, link, expiresAt: payload.expiresAt ?? null, from: payload.from ?? null },
-      team: { em, teamId: envelope.teamId },
+      team: { em, teamId: envelope.teamId, settings: { settings: row.settings, settings_version: row.settings_version } },
     });
     return acknowledgeDelivery(options, {
       teamId: envelope.teamId,
@@ -414,7 +424,7 @@ export function teamNoticeHandler(options: MailHandlerOptions): OutboxHandler<ty
     const messageId = mailMessageId(message.id, options.publicUrl);
     const sealed = event === 'completed' ? await sealedAttachments(options, em, payload.envelopeId) : { attachments: [], release() {} };
     try {
-      const brand = await teamBrandOf(options, em, envelope.teamId, messageId);
+      const brand = await teamBrandOf(options, em, { teamId: envelope.teamId }, messageId);
       const content = renderTeamNotice(event, locale, {
         envelopeName: envelope.name,
         envelopeId: payload.envelopeId,
@@ -456,7 +466,7 @@ function bulkSendNoticeHandler(options: MailHandlerOptions): OutboxHandler<typeo
     const bulkSend = payload.bulkSend!;
     const locale = mailLocale(payload.to.locale);
     const messageId = mailMessageId(message.id, options.publicUrl);
-    const brand = await teamBrandOf(options, em, payload.teamId, messageId);
+    const brand = await teamBrandOf(options, em, { teamId: payload.teamId }, messageId);
     const content = renderBulkSendNotice(locale, { ...bulkSend, link: `${options.publicUrl}/api/v1/key/bulk-sends/${bulkSend.id}/rows`, brand: brand.mail });
     await options.mailer.send({ messageId, to: { name: null, address: payload.to.email }, language: locale, ...content, ...brand.headers });
     return async (tx) => {

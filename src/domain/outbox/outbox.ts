@@ -67,6 +67,36 @@ export async function enqueueSelected(
   return rows.map((row) => row.id);
 }
 
+/** A piece of SQL with its `?` parameters, in order. */
+export type SqlPart = { sql: string; parameters: unknown[] };
+
+/**
+ * enqueueSelected as part of a larger statement, so the change that fans out and its messages
+ * cost one round trip (the audit append: the event's row, its webhook deliveries and its live
+ * announcement). `query` may open with the caller's own data-modifying clauses; `answer` is a
+ * select of exactly one row, read after the messages are written (its columns are answered,
+ * with `queued`, the number of messages written).
+ */
+export async function enqueueSelectedAlong<Answer extends object>(
+  em: EntityManager,
+  topic: OutboxTopic,
+  options: { now: Date; query: string; parameters: unknown[]; idColumn?: string; payload: string; payloadParameters?: unknown[]; answer: SqlPart },
+): Promise<Answer & { queued: number }> {
+  const id = options.idColumn === undefined ? 'gen_random_uuid()' : `source.${options.idColumn}`;
+  const [row] = await em.execute<(Answer & { queued: number })[]>(
+    `${options.query}, inserted as (
+       insert into outbox_message (id, created_at, topic, payload, available_at, attempts, trace_parent)
+       select ${id}, ?, ?, ${options.payload}, ?, 0, ? from source
+       returning id),
+     woken as materialized (select pg_notify('${OUTBOX_WAKE_CHANNEL}', ?)::text as woken from inserted)
+     select (select count(*) from woken)::int as queued, answer.* from (${options.answer.sql}) as answer`,
+    [...options.parameters, options.now, topic, ...(options.payloadParameters ?? []), options.now, activeTraceparent(), topic, ...options.answer.parameters],
+  );
+  if (!row) throw new Error('enqueueSelectedAlong: the answer must be one row');
+  if (row.queued > 0) noteEnqueued(em, topic);
+  return row;
+}
+
 /**
  * Marks an outbox message delivered, dropping its `secret` part (an invitation's signing link)
  * in the same statement: once a message is sent, no raw signing token stays in the database.

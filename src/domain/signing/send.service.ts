@@ -105,16 +105,22 @@ export type DraftContent = {
  * `Envelope.NotSendable` the send has always answered (`context.issues`). `content` is the draft
  * as read (undefined unless a draft).
  */
-export async function sendProblems(em: EntityManager, envelope: Envelope, from: 'draft' | 'scheduled' = 'draft'): Promise<{ problems: DomainError[]; content?: DraftContent }> {
+export async function sendProblems(
+  em: EntityManager,
+  envelope: Envelope,
+  from: 'draft' | 'scheduled' = 'draft',
+  written?: Omit<DraftContent, 'peopleByAgent'>,
+): Promise<{ problems: DomainError[]; content?: DraftContent }> {
   // `from`: the status the send starts from (`scheduled` only for the scheduled send itself).
   if (envelope.status !== from) {
     return { problems: [isClosedEnvelopeStatus(envelope.status) ? new EnvelopeClosedError(envelope.id, envelope.status) : new EnvelopeNotDraftError(envelope.id, envelope.status)] };
   }
-  const documents = await em.find(Document, { envelope }, { orderBy: { order: 'asc', createdAt: 'asc' } });
-  const recipients = await em.find(Recipient, { envelope }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } });
-  const agents = await em.find(Agent, { recipient: { envelope } }, { orderBy: { position: 'asc' } });
-  const fields = await em.find(Field, { envelope }, { orderBy: { createdAt: 'asc', identifier: 'asc' } });
-  const views = await em.find(FieldView, { field: { envelope } }, { orderBy: { position: 'asc' } });
+  // `written`: the draft as its own transaction just wrote it (sendNewDraft), in the order these reads answer.
+  const documents = written?.documents ?? (await em.find(Document, { envelope }, { orderBy: { order: 'asc', createdAt: 'asc' } }));
+  const recipients = written?.recipients ?? (await em.find(Recipient, { envelope }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } }));
+  const agents = written?.agents ?? (await em.find(Agent, { recipient: { envelope } }, { orderBy: { position: 'asc' } }));
+  const fields = written?.fields ?? (await em.find(Field, { envelope }, { orderBy: { createdAt: 'asc', identifier: 'asc' } }));
+  const views = written?.views ?? (await em.find(FieldView, { field: { envelope } }, { orderBy: { position: 'asc' } }));
   const issues: ValidationIssue[] = [];
 
   if (documents.length === 0) issues.push({ path: 'documents', message: 'the envelope needs at least one document' });
@@ -198,6 +204,24 @@ export async function sendDraft(context: Pick<ServiceContext, 'clock' | 'auditKe
 }
 
 /**
+ * The send of a draft made earlier in this same transaction (a bulk send's row: writeCopy): the
+ * send's own checks and steps (sendProblems, performSend), from the rows the copy wrote rather
+ * than read back. No lock is taken: nobody else can see the envelope before this transaction
+ * commits, so nothing can interleave with the send.
+ */
+export async function sendNewDraft(
+  context: Pick<ServiceContext, 'clock' | 'auditKey' | 'publicUrl' | 'metadata'>,
+  em: EntityManager,
+  caller: TeamCaller,
+  draft: Omit<DraftContent, 'peopleByAgent'> & { envelope: Envelope },
+): Promise<void> {
+  const { envelope, ...written } = draft;
+  const { problems, content } = await sendProblems(em, envelope, 'draft', written);
+  if (problems.length > 0 || !content) throw problems[0];
+  await performSend(context, { em, caller, envelope, content, from: 'draft' });
+}
+
+/**
  * `draft → scheduled` (send later): checked now exactly as a send (the same problems, the first
  * thrown), then a guarded update records `sendAt`, and the send job is queued in the outbox in
  * this transaction, due at `sendAt` on the service clock (scheduled-send.ts runs it).
@@ -246,7 +270,8 @@ export async function performSend(
   if (changed !== 1) throw new EnvelopeNotDraftError(envelope.id, envelope.status);
   // The invitations quote the envelope as it is now sent (its expiresAt).
   await em.findOne(Envelope, { id: envelope.id }, { refresh: true });
-  const workflow = apiKeyWorkflow(context, { em, caller, envelopeId: envelope.id, now });
+  // The recipients and agents were read (or written) in this transaction under the envelope's lock: the first turn starts from them.
+  const workflow = { ...apiKeyWorkflow(context, { em, caller, envelopeId: envelope.id, now }), known: { recipients: content.recipients, agents: content.agents } };
   await recordEvent(workflow, 'envelope.sent', { sentAt: now.toISOString(), expiresAt: expiresAt.toISOString(), ...(from === 'scheduled' ? { scheduled: true } : {}) });
   await advanceTurns(workflow);
 }

@@ -40,6 +40,11 @@ export type Workflow = {
   actor: AuditActor;
   /** The request behind the change; null for the sweeper (actor `system`). */
   request: RequestMetadata | null;
+  /**
+   * The envelope's recipients and agents as this transaction read them under the envelope's lock
+   * (a send: sendProblems), so the turns and invitations need not read them again. Absent: read.
+   */
+  known?: { recipients: Recipient[]; agents: Agent[] };
 };
 
 /** The workflow of a change made by the calling team's API key (send, void). */
@@ -123,7 +128,11 @@ export async function inviteRecipient(
   options: { onBehalfOf?: Recipient; reminderWindow?: string; delegatedBy?: string | null; agent?: Agent; resend?: boolean } = {},
 ): Promise<QueuedMessage[]> {
   // A resend names one agent of the role; every other path invites all of its live agents.
-  const live = options.agent ? [options.agent] : await workflow.em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
+  const live = options.agent
+    ? [options.agent]
+    : workflow.known
+      ? workflow.known.agents.filter((agent) => agent.recipient.id === recipient.id && !agent.revokedAt).sort((a, b) => a.position - b.position)
+      : await workflow.em.find(Agent, { recipient, revokedAt: null }, { orderBy: { position: 'asc' } });
   // An approver's agent that approved has nothing left to do: no reminder or resend for it.
   const approved = options.reminderWindow !== undefined || options.resend ? await agentsWhoApproved(workflow.em, recipient) : new Set<string>();
   const agents = live.filter((agent) => !approved.has(agent.id));
@@ -203,7 +212,7 @@ async function activate(workflow: Workflow, recipient: Recipient, recipients: Re
  * line); when no required recipient is left, the envelope finalizes. Answers whether it did.
  */
 export async function advanceTurns(workflow: Workflow): Promise<{ finalized: boolean }> {
-  const recipients = await workflow.em.find(Recipient, { envelope: workflow.envelopeId }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } });
+  const recipients = workflow.known?.recipients ?? (await workflow.em.find(Recipient, { envelope: workflow.envelopeId }, { orderBy: { order: 'asc', createdAt: 'asc', id: 'asc' } }));
   const signing = recipients.filter((recipient) => TURN_TYPES.includes(recipient.type));
   const pending = signing.filter((recipient) => recipient.required && !recipient.completedAt);
   if (pending.length === 0) return { finalized: await finalizeEnvelope(workflow) };

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { enqueueSelected } from '../outbox/outbox.ts';
+import { enqueueSelected, enqueueSelectedAlong, type SqlPart } from '../outbox/outbox.ts';
 import { OUTBOX_TOPICS } from '../outbox/topics.ts';
 import { teamWebhookRows } from './team-webhook.ts';
 
@@ -26,15 +26,30 @@ export type WebhookEvent = {
  * own creation): those go only to endpoints that name them. ONE statement, which for a team without
  * endpoints is an empty probe of the partial index `webhook_endpoint_team_enabled_idx`.
  */
-export async function enqueueWebhookDeliveries(
+export async function enqueueWebhookDeliveries(em: EntityManager, event: WebhookEvent): Promise<void> {
+  await enqueueSelected(em, OUTBOX_TOPICS.webhookDelivery, webhookFanout(event));
+}
+
+/**
+ * The same deliveries, queued by the statement that writes the event itself (`lead`, a
+ * data-modifying `with` clause of the caller's, run first): the audit append writes its event,
+ * the event's deliveries and its live announcement (`answer`, one row) in one round trip.
+ */
+export async function enqueueWebhookDeliveriesAlong<Answer extends object>(
   em: EntityManager,
   event: WebhookEvent,
-  /**
-   * A data-modifying statement (an `insert`) run in the same statement, before the fan-out: the
-   * audit event's own row, so appending an event and queueing its deliveries is one round trip.
-   */
-  alongside?: { sql: string; parameters: unknown[] },
-): Promise<void> {
+  along: { lead: SqlPart; answer: SqlPart },
+): Promise<Answer & { queued: number }> {
+  const fanout = webhookFanout(event);
+  return enqueueSelectedAlong<Answer>(em, OUTBOX_TOPICS.webhookDelivery, {
+    ...fanout,
+    query: `with ${along.lead.sql}, ${fanout.query.slice('with '.length)}`,
+    parameters: [...along.lead.parameters, ...fanout.parameters],
+    answer: along.answer,
+  });
+}
+
+function webhookFanout(event: WebhookEvent) {
   const body = {
     type: event.type,
     occurredAt: event.at.toISOString(),
@@ -44,9 +59,9 @@ export async function enqueueWebhookDeliveries(
     data: event.details ?? {},
   };
   const endpoints = teamWebhookRows('w', event.teamId);
-  await enqueueSelected(em, OUTBOX_TOPICS.webhookDelivery, {
+  return {
     now: event.at,
-    query: `with ${alongside === undefined ? '' : `written as (${alongside.sql}), `}matched as (
+    query: `with matched as (
        select gen_random_uuid() as delivery_id, gen_random_uuid() as message_id, w.id as endpoint_id
          from webhook_endpoint w
         where ${endpoints.sql} and w.enabled and ((cardinality(w.event_types) = 0 and ? not like 'webhook.%') or ? = any(w.event_types))),
@@ -54,9 +69,9 @@ export async function enqueueWebhookDeliveries(
        insert into webhook_delivery (id, created_at, team_id, endpoint_id, event_id, event_type, payload, state, attempt_count, next_attempt_at, outbox_message_id)
        select m.delivery_id, ?, ?, m.endpoint_id, ?, ?, jsonb_build_object('id', m.delivery_id) || ?::jsonb, 'pending', 0, ?, m.message_id from matched m
        returning id, outbox_message_id)`,
-    parameters: [...(alongside?.parameters ?? []), ...endpoints.parameters, event.type, event.type, event.at, event.teamId, event.eventId, event.type, JSON.stringify(body), event.at],
+    parameters: [...endpoints.parameters, event.type, event.type, event.at, event.teamId, event.eventId, event.type, JSON.stringify(body), event.at],
     idColumn: 'outbox_message_id',
     payload: `jsonb_build_object('teamId', ?::text, 'deliveryId', source.id)`,
     payloadParameters: [event.teamId],
-  });
+  };
 }
