@@ -19,6 +19,7 @@ import { type CscTestProvider, startCscProvider } from './helpers/csc-provider.t
 import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { signWithProvider } from './helpers/signer-signed.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
+import { graphqlVerify as graphqlVerifyAt, restVerify as restVerifyAt } from './helpers/verify-client.ts';
 
 let provider: CscTestProvider;
 let app: TestApp;
@@ -108,21 +109,8 @@ describe('describeCertificate', () => {
   });
 });
 
-async function restVerify(bytes: Buffer): Promise<{ status: number; body: Record<string, any> }> {
-  const form = new FormData();
-  form.append('document', new Blob([new Uint8Array(bytes)], { type: 'application/pdf' }), 'file.pdf');
-  const response = await fetch(`${app.url}/api/v1/key/verify`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form });
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
-}
-
-async function graphqlVerify(bytes: Buffer, selection: string): Promise<Record<string, any>> {
-  const upload = new FormData();
-  upload.append('operations', JSON.stringify({ query: `query ($file: Upload!) { verifySealedPdf(file: $file) { ${selection} } }`, variables: { file: null } }));
-  upload.append('map', JSON.stringify({ 0: ['variables.file'] }));
-  upload.append('0', new Blob([new Uint8Array(bytes)], { type: 'application/pdf' }), 'file.pdf');
-  const response = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: upload });
-  return (await response.json()) as Record<string, any>;
-}
+const restVerify = (bytes: Buffer) => restVerifyAt(app, team.apiKey, bytes);
+const graphqlVerify = (bytes: Buffer, selection: string) => graphqlVerifyAt(app, team.apiKey, bytes, selection);
 
 describe('verify names each signer’s certificate and its level', () => {
   it('offline (verifyPdf): the qualified signer, the advanced one, then the seal, all valid', async () => {

@@ -17,19 +17,9 @@ import { contentDigestOf, embedExternalSignature, prepareExternalSignature, seal
 import { createCscClient, RSA_ENCRYPTION_OID, SHA256_OID } from '../src/domain/trust/csc-client.ts';
 import { type CscTestProvider, startCscProvider } from './helpers/csc-provider.ts';
 import { pdfsig } from './helpers/pdf-tools.ts';
+import { authorizeAtProvider } from './helpers/signer-signed.ts';
 
 const redirectUri = 'http://127.0.0.1:1/sign/trust-service/callback';
-
-/** What the signer's browser does on the provider's authorize page: the form posted with the PIN; answers the code. */
-async function authorize(url: string, form: Record<string, string>): Promise<string> {
-  const params = new URL(url).searchParams;
-  for (const [name, value] of Object.entries(form)) params.set(name, value);
-  const response = await fetch(new URL('authorize', url), { method: 'POST', body: params, redirect: 'manual' });
-  const location = new URL(response.headers.get('location')!);
-  const code = location.searchParams.get('code');
-  if (code === null) throw new Error(`no code: ${location.searchParams.get('error')} ${location.searchParams.get('error_description')}`);
-  return code;
-}
 
 describe('a signer’s signature at a CSC trust service', () => {
   let provider: CscTestProvider;
@@ -48,7 +38,7 @@ describe('a signer’s signature at a CSC trust service', () => {
     const user = provider.addUser({ name: 'Quinn Qualified', email: 'quinn@example.com', pin: '1234', level: 'qualified' });
     const client = createCscClient(provider);
     // The service-scope step: the signer lets the service read its credential and certificate.
-    const serviceCode = await authorize(client.authorizeUrl({ redirectUri, state: 's1', scope: 'service' }), { username: 'quinn@example.com', pin: '1234', consent: 'yes' });
+    const serviceCode = await authorizeAtProvider(client.authorizeUrl({ redirectUri, state: 's1', scope: 'service' }), { username: 'quinn@example.com', pin: '1234', consent: 'yes' });
     const serviceToken = await client.exchangeCode({ code: serviceCode, redirectUri });
     const [credentialId] = await client.listCredentials(serviceToken.accessToken);
     expect(credentialId).toBe(user.credentialId);
@@ -65,7 +55,7 @@ describe('a signer’s signature at a CSC trust service', () => {
     const hash = signedAttributesOf(contentDigest, credential.certificates[0]!).digest;
 
     // The credential-scope step: the hash authorized with the PIN, then signatures/signHash.
-    const credentialCode = await authorize(
+    const credentialCode = await authorizeAtProvider(
       client.authorizeUrl({ redirectUri, state: 's2', scope: 'credential', credentialId: credentialId!, hashes: [hash], numSignatures: 1, hashAlgorithmOID: SHA256_OID }),
       { pin: '1234', consent: 'yes' },
     );

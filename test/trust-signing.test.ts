@@ -16,6 +16,7 @@ import { freePort } from './helpers/pg-cluster.ts';
 import { downloadSealed, sealWorker } from './helpers/seal-jobs.ts';
 import { buildEnvelope, signingClient, tokenFor, typedSignature } from './helpers/signing.ts';
 import { startLocalTsa } from './helpers/tsa.ts';
+import { restVerify } from './helpers/verify-client.ts';
 
 let app: TestApp;
 let provider: CscTestProvider;
@@ -142,11 +143,9 @@ describe('signatures at a trust service (advanced and qualified)', () => {
     expect(report.match(/Signature is Valid/g)).toHaveLength(3);
 
     // verify names each signer's certificate and the level its QC statements claim.
-    const form = new FormData();
-    form.append('document', new Blob([new Uint8Array(fs.readFileSync(file))], { type: 'application/pdf' }), 'two-signers.pdf');
-    const verified = await fetch(`${app.url}/api/v1/key/verify`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form });
+    const verified = await restVerify(app, team.apiKey, fs.readFileSync(file));
     expect(verified.status).toBe(200);
-    const signatures = ((await verified.json()) as any).payload.verification.signatures as any[];
+    const signatures = verified.body.payload.verification.signatures as any[];
     expect(signatures.slice(0, 2).map((signature) => [signature.valid, signature.signer.level, signature.signer.subject])).toEqual([
       [true, 'advanced', expect.stringContaining('Ada Advanced')],
       [true, 'qualified', expect.stringContaining('Quinn Qualified')],
@@ -314,10 +313,7 @@ describe('signatures at a trust service (advanced and qualified)', () => {
       expect(provider.signedCount(tina.credentialId)).toBe(1);
       expect(await sealWorker(app, team.teamId, []).drain()).toBe(1);
       const file = await downloadSealed(app, directory, team.apiKey, built.envelopeId, built.documentId, 'stamped.pdf');
-      const form = new FormData();
-      form.append('document', new Blob([new Uint8Array(fs.readFileSync(file))], { type: 'application/pdf' }), 'stamped.pdf');
-      const anchors = await fetch(`${app.url}/api/v1/key/verify`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form });
-      const signatures = ((await anchors.json()) as any).payload.verification.signatures as any[];
+      const signatures = (await restVerify(app, team.apiKey, fs.readFileSync(file))).body.payload.verification.signatures as any[];
       const [signer] = signatures;
       expect(signer).toMatchObject({ valid: true, level: 'B-LTA', signer: { subject: expect.stringContaining('Tina Timestamp'), level: 'qualified' } });
       // Revocation of the signer's certificate, from the DSS the seal added (the provider's OCSP answer).

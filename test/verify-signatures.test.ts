@@ -7,6 +7,7 @@ import { type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers
 import { makeMultiSignedPdf } from './helpers/multi-signed.ts';
 import { pdfsig } from './helpers/pdf-tools.ts';
 import { startLocalTsa } from './helpers/tsa.ts';
+import { graphqlVerify as graphqlVerifyAt, restVerify as restVerifyAt } from './helpers/verify-client.ts';
 
 /*
  * POST /verify and GraphQL verifySealedPdf on any PDF (issue 35, part 2): every signature with its
@@ -38,21 +39,8 @@ afterAll(async () => {
   fs.rmSync(fixture.directory, { recursive: true, force: true });
 });
 
-async function restVerify(bytes: Buffer): Promise<{ status: number; body: Record<string, any> }> {
-  const form = new FormData();
-  form.append('document', new Blob([new Uint8Array(bytes)], { type: 'application/pdf' }), 'file.pdf');
-  const response = await fetch(`${app.url}/api/v1/key/verify`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: form });
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
-}
-
-async function graphqlVerify(bytes: Buffer, selection: string): Promise<Record<string, any>> {
-  const upload = new FormData();
-  upload.append('operations', JSON.stringify({ query: `query ($file: Upload!) { verifySealedPdf(file: $file) { ${selection} } }`, variables: { file: null } }));
-  upload.append('map', JSON.stringify({ 0: ['variables.file'] }));
-  upload.append('0', new Blob([new Uint8Array(bytes)], { type: 'application/pdf' }), 'file.pdf');
-  const response = await fetch(`${app.url}/graphql`, { method: 'POST', headers: { 'x-service-api-key': team.apiKey }, body: upload });
-  return (await response.json()) as Record<string, any>;
-}
+const restVerify = (bytes: Buffer) => restVerifyAt(app, team.apiKey, bytes);
+const graphqlVerify = (bytes: Buffer, selection: string) => graphqlVerifyAt(app, team.apiKey, bytes, selection);
 
 describe('POST /verify of a PDF signed by six people', () => {
   it('reports every signature: signer, issuer, serial, time, integrity, byte range, level, chain to the anchors, revocation from the DSS (REST)', async () => {

@@ -17,7 +17,7 @@ import type { CscTestProvider } from './csc-provider.ts';
 const redirectUri = 'http://127.0.0.1:1/sign/trust-service/callback';
 
 /** What the signer's browser does on the provider's authorize page: the form posted; answers the code. */
-async function authorize(url: string, form: Record<string, string>): Promise<string> {
+export async function authorizeAtProvider(url: string, form: Record<string, string>): Promise<string> {
   const params = new URL(url).searchParams;
   for (const [name, value] of Object.entries(form)) params.set(name, value);
   const response = await fetch(new URL('authorize', url), { method: 'POST', body: params, redirect: 'manual' });
@@ -45,7 +45,11 @@ export async function signWithProvider(
   }
   const certificates: Uint8Array[][] = [];
   for (const [index, signer] of options.signers.entries()) {
-    const serviceCode = await authorize(client.authorizeUrl({ redirectUri, state: `service-${index}`, scope: 'service' }), { username: signer.email, pin: signer.pin, consent: 'yes' });
+    const serviceCode = await authorizeAtProvider(client.authorizeUrl({ redirectUri, state: `service-${index}`, scope: 'service' }), {
+      username: signer.email,
+      pin: signer.pin,
+      consent: 'yes',
+    });
     const serviceToken = await client.exchangeCode({ code: serviceCode, redirectUri });
     const [credentialId] = await client.listCredentials(serviceToken.accessToken);
     const credential = await client.credentialInfo(serviceToken.accessToken, credentialId!);
@@ -56,7 +60,7 @@ export async function signWithProvider(
         ? await prepareExternalSignature(await PDFDocument.load(file), { certificates: credential.certificates, info })
         : await prepareExternalSignature(document, { certificates: credential.certificates, info }, { file, changed: [], since: document.context.largestObjectNumber });
     const hash = signedAttributesOf(contentDigest, credential.certificates[0]!).digest;
-    const credentialCode = await authorize(
+    const credentialCode = await authorizeAtProvider(
       client.authorizeUrl({ redirectUri, state: `credential-${index}`, scope: 'credential', credentialId: credentialId!, hashes: [hash], numSignatures: 1, hashAlgorithmOID: SHA256_OID }),
       { pin: signer.pin, consent: 'yes' },
     );
