@@ -5,7 +5,7 @@ import { DomainError, ServerBusyError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { inEnvelopeTransaction } from '../envelope/envelope-lock.ts';
 import { type DataMerge, mergeTemplateData, templateDataTags } from '../jumpstart/data-merge.ts';
-import { copyTemplate, jumpstartInput, lockTemplateForCopies, writeCopy } from '../jumpstart/jumpstart.service.ts';
+import { copyTemplate, jumpstartInput, lockTemplateForCopies, writeCopies } from '../jumpstart/jumpstart.service.ts';
 import { enqueue } from '../outbox/outbox.ts';
 import type { OutboxAcknowledgementStep, OutboxHandler } from '../outbox/outbox-worker.ts';
 import { type BulkSendStepPayload, OUTBOX_TOPICS } from '../outbox/topics.ts';
@@ -29,8 +29,8 @@ import { recordCompletion, type StoredRow } from './bulk-send.service.ts';
  * on each other in a circle.
  *
  * Together first: the step's rows are first tried in ONE transaction (sendRowsTogether): the
- * template read once under its share lock, each row's draft made (writeCopy, the jumpstart's
- * path) and sent (sendNewDraft, the send's path, from the rows just written: nobody else can see
+ * template read once under its share lock, every row's draft made (writeCopies, the jumpstart's
+ * path, all written by one flush) and each sent (sendNewDraft, the send's path, from the rows just written: nobody else can see
  * the envelope, so no envelope lock) and every row moved `pending → sent` at once, with the
  * counters. That is the whole of a row's two transactions above, committed together. When the
  * domain refuses any row of it, the transaction is rolled back (nothing of any row stays) and the
@@ -207,18 +207,20 @@ async function sendRowsTogether(
       if (taken.length === 0) return;
       const source = await lockTemplateForCopies(tx, caller, bulkSend.template_id);
       const context = jobContext(settings, tx, bulkSend.id);
-      const made: { id: string; envelopeId: string }[] = [];
-      for (const { row, merged } of taken) {
-        const input = jumpstartInput.parse({ name: row.input.name, context: row.input.context, recipients: row.input.recipients });
-        const written = await writeCopy(context, {
-          em: tx,
-          caller,
-          source,
-          input,
+      // Every row's draft written at once (one insert per table for the step), then each sent.
+      const copies = await writeCopies(context, {
+        em: tx,
+        caller,
+        source,
+        copies: taken.map(({ row, merged }) => ({
+          input: jumpstartInput.parse({ name: row.input.name, context: row.input.context, recipients: row.input.recipients }),
           extras: { values: row.input.values, auditDetails: { bulkSendId: bulkSend.id, bulkSendRow: row.position }, ...(merged ? { merged } : {}) },
-        });
+        })),
+      });
+      const made: { id: string; envelopeId: string }[] = [];
+      for (const [index, written] of copies.entries()) {
         await sendNewDraft(context, tx, caller, written);
-        made.push({ id: row.id, envelopeId: written.envelope.id });
+        made.push({ id: taken[index]!.row.id, envelopeId: written.envelope.id });
       }
       const moved = await tx.execute<{ id: string }[]>(
         `update bulk_send_row r set status = 'sent', envelope_id = m.envelope_id, processed_at = ?

@@ -219,7 +219,8 @@ export async function copyTemplate(
   copy: { em: EntityManager; caller: TeamCaller; templateId: string; input: JumpstartInput; extras?: CopyExtras },
 ): Promise<string> {
   const source = await lockTemplateForCopies(copy.em, copy.caller, copy.templateId);
-  return (await writeCopy(context, { ...copy, source })).envelope.id;
+  const [written] = await writeCopies(context, { em: copy.em, caller: copy.caller, source, copies: [{ input: copy.input, extras: copy.extras }] });
+  return written!.envelope.id;
 }
 
 /** A template as copies are made from it: read once under its share lock, in the copies' transaction. */
@@ -241,14 +242,45 @@ export async function lockTemplateForCopies(em: EntityManager, caller: TeamCalle
 /** What one copy wrote: the draft and its rows, as a send of it in the same transaction takes them. */
 export type WrittenCopy = { envelope: Envelope; documents: Document[]; recipients: Recipient[]; agents: Agent[]; fields: Field[]; views: FieldView[] };
 
+/** One copy to make from a locked template: the request's input and what its caller adds. */
+export type CopyRequest = { input: JumpstartInput; extras?: CopyExtras };
+
+/** A copy made in memory (buildCopy): its rows, written by the transaction's next flush, and its `envelope.created` details. */
+type BuiltCopy = { written: WrittenCopy; createdDetails: Record<string, unknown>; now: Date };
+
 /**
- * copyTemplate's writing, from a template its transaction locked and read (lockTemplateForCopies),
- * so that several copies in one transaction (a bulk send's rows) read the template once.
+ * Copies of one template its transaction locked and read (lockTemplateForCopies), in the caller's
+ * transaction, in the order asked (a jumpstart's one, a bulk send's step's several, reading the
+ * template once): each made in memory by the one code path (buildCopy), then ALL written by one flush
+ * (one multi-row insert per table for the whole step, not one per copy), then each copy's
+ * `envelope.created` recorded. A refusal of any copy throws before anything is written.
  */
-export async function writeCopy(
+export async function writeCopies(
   context: Pick<ServiceContext, 'clock' | 'auditKey' | 'metadata'>,
-  copy: { em: EntityManager; caller: TeamCaller; source: CopySource; input: JumpstartInput; extras?: CopyExtras },
-): Promise<WrittenCopy> {
+  work: { em: EntityManager; caller: TeamCaller; source: CopySource; copies: CopyRequest[] },
+): Promise<WrittenCopy[]> {
+  const { em, caller, source } = work;
+  const built: BuiltCopy[] = [];
+  for (const copy of work.copies) built.push(await buildCopy(context, { em, caller, source, ...copy }));
+  await em.flush();
+  for (const { written, createdDetails, now } of built) {
+    await auditChange(
+      context,
+      { em, caller, now },
+      // The envelope is new in this transaction: its chain begins here, with nothing to lock or read.
+      { envelopeId: written.envelope.id, type: 'envelope.created', newStream: true, details: createdDetails },
+    );
+  }
+  return built.map(({ written }) => written);
+}
+
+/**
+ * One copy's rows created in the transaction's entity manager, not flushed: the envelope, its
+ * documents (the same stored originals, or the copies its data was merged into), recipients,
+ * agents, fields and their views, and what its `envelope.created` event says. The reads it makes
+ * (contacts, groups, users an agent names) touch none of these tables, so nothing is flushed early.
+ */
+async function buildCopy(context: Pick<ServiceContext, 'clock'>, copy: { em: EntityManager; caller: TeamCaller; source: CopySource } & CopyRequest): Promise<BuiltCopy> {
   const { em, caller, input, extras = {} } = copy;
   const { template, content } = copy.source;
   const matched = matchEntries(content.roles, input.recipients);
@@ -294,39 +326,28 @@ export async function writeCopy(
       ] as const;
     }),
   );
-  await em.flush();
-  await auditChange(
-    context,
-    { em, caller, now },
-    {
-      envelopeId: envelope.id,
-      type: 'envelope.created',
-      // The envelope is new in this transaction: its chain begins here, with nothing to lock or read.
-      newStream: true,
-      details: {
-        name: envelope.name,
-        templateId: template.id,
-        documents: content.documents.length,
-        recipients: content.roles.length,
-        fields: content.fields.length,
-        ...extras.auditDetails,
-        // What data made the documents: its hash, and each merged document's hash before and after.
-        ...(extras.merged
-          ? {
-              dataMerge: {
-                dataSha256: extras.merged.dataSha256,
-                documents: content.documents
-                  .filter((document) => extras.merged!.documents.has(document.id))
-                  .map((document) => {
-                    const merged = extras.merged!.documents.get(document.id)!;
-                    return { documentId: documents.get(document.id)!.id, name: document.name, sha256Before: merged.sha256Before, sha256After: merged.sha256After, tags: merged.tags };
-                  }),
-              },
-            }
-          : {}),
-      },
-    },
-  );
+  const createdDetails = {
+    name: envelope.name,
+    templateId: template.id,
+    documents: content.documents.length,
+    recipients: content.roles.length,
+    fields: content.fields.length,
+    ...extras.auditDetails,
+    // What data made the documents: its hash, and each merged document's hash before and after.
+    ...(extras.merged
+      ? {
+          dataMerge: {
+            dataSha256: extras.merged.dataSha256,
+            documents: content.documents
+              .filter((document) => extras.merged!.documents.has(document.id))
+              .map((document) => {
+                const merged = extras.merged!.documents.get(document.id)!;
+                return { documentId: documents.get(document.id)!.id, name: document.name, sha256Before: merged.sha256Before, sha256After: merged.sha256After, tags: merged.tags };
+              }),
+          },
+        }
+      : {}),
+  };
 
   const recipients = new Map<string, Recipient>();
   const createdAgents: Agent[] = [];
@@ -399,11 +420,10 @@ export async function writeCopy(
       }),
     );
   }
-  await em.flush();
   // In the order the send reads them back (sendProblems), so a send from these checks exactly as one after a read.
   const byOrder = <T extends { order: number; createdAt: Date; id: string }>(a: T, b: T) =>
     a.order - b.order || a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  return {
+  const written: WrittenCopy = {
     envelope,
     documents: [...documents.values()].sort(byOrder),
     recipients: [...recipients.values()].sort(byOrder),
@@ -411,6 +431,7 @@ export async function writeCopy(
     fields: [...fields.values()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : 0)),
     views: views.sort((a, b) => a.position - b.position),
   };
+  return { written, createdDetails, now };
 }
 
 /**

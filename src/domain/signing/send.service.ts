@@ -204,7 +204,7 @@ export async function sendDraft(context: Pick<ServiceContext, 'clock' | 'auditKe
 }
 
 /**
- * The send of a draft made earlier in this same transaction (a bulk send's row: writeCopy): the
+ * The send of a draft made earlier in this same transaction (a bulk send's row: writeCopies): the
  * send's own checks and steps (sendProblems, performSend), from the rows the copy wrote rather
  * than read back. No lock is taken: nobody else can see the envelope before this transaction
  * commits, so nothing can interleave with the send.
@@ -266,10 +266,14 @@ export async function performSend(
   }
   const expiresAt = expiresAtOf(envelope, now);
   await em.flush();
-  const changed = await em.nativeUpdate(Envelope, { id: envelope.id, status: from }, { status: 'sent', sendAt: null, sentAt: now, expiresAt, updatedAt: now });
-  if (changed !== 1) throw new EnvelopeNotDraftError(envelope.id, envelope.status);
-  // The invitations quote the envelope as it is now sent (its expiresAt).
-  await em.findOne(Envelope, { id: envelope.id }, { refresh: true });
+  // Guarded on `from`; the row it answers is merged into this transaction's entity (the
+  // invitations quote the envelope as it is now sent, its expiresAt) instead of read back after.
+  const [sent] = await em.execute<Record<string, unknown>[]>(
+    `update envelope set status = 'sent', send_at = null, sent_at = ?, expires_at = ?, updated_at = ?, version = version + 1 where id = ? and status = ? returning *`,
+    [now, expiresAt, now, envelope.id, from],
+  );
+  if (!sent) throw new EnvelopeNotDraftError(envelope.id, envelope.status);
+  em.map(Envelope, sent);
   // The recipients and agents were read (or written) in this transaction under the envelope's lock: the first turn starts from them.
   const workflow = { ...apiKeyWorkflow(context, { em, caller, envelopeId: envelope.id, now }), known: { recipients: content.recipients, agents: content.agents } };
   await recordEvent(workflow, 'envelope.sent', { sentAt: now.toISOString(), expiresAt: expiresAt.toISOString(), ...(from === 'scheduled' ? { scheduled: true } : {}) });
