@@ -167,6 +167,22 @@ export const DECLINE_MUTATION = `mutation($reason: String!) { declineSigning(rea
 export const DELEGATE_MUTATION = `mutation($person: SigningPersonInput!) { delegateSigning(person: $person) { recipientId delegatedAt } }`;
 export const HOSTED_MUTATION = `mutation($recipientId: ID!) { startHostedSigning(recipientId: $recipientId) { recipientId token } }`;
 
+/**
+ * Sends a change as a client honouring `Envelope.Busy` would: while the answer is that refusal
+ * (REST 409 or a GraphQL error), waits its `retryAfterSeconds` and sends again. The envelope's
+ * turn queue bounds each wait (envelope-lock.ts), so on a loaded machine some of many racing
+ * changes are refused this way by design; a race test asserts what the retried changes leave.
+ */
+export async function retryingWhileBusy<T extends { body?: any; errors?: any[] }>(send: () => Promise<T>, attempts = 20): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    const answer = await send();
+    const busy =
+      answer.errors?.[0]?.extensions?.code === 'Envelope.Busy' ? answer.errors[0].extensions.context : answer.body?.error?.name === 'Envelope.Busy' ? answer.body.error.context : undefined;
+    if (busy === undefined || attempt >= attempts) return answer;
+    await new Promise((resolve) => setTimeout(resolve, (busy.retryAfterSeconds ?? 1) * 1000));
+  }
+}
+
 export const typedSignature = { kind: 'typed', text: 'Ada Lovelace', font: 'cursive' };
 
 /** Signs every required simple signature of the link's recipient and completes it. */
