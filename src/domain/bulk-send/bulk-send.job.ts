@@ -30,11 +30,12 @@ import { recordCompletion, type StoredRow } from './bulk-send.service.ts';
  *
  * Together first: the step's rows are first tried in ONE transaction (sendRowsTogether): the
  * template read once under its share lock, every row's draft made (writeCopies, the jumpstart's
- * path, all written by one flush) and each sent (sendNewDraft, the send's path, from the rows just written: nobody else can see
- * the envelope, so no envelope lock) and every row moved `pending → sent` at once, with the
- * counters. That is the whole of a row's two transactions above, committed together. When the
- * domain refuses any row of it, the transaction is rolled back (nothing of any row stays) and the
- * step's rows go the row-by-row way above, which fails the refused row alone.
+ * path, all written by one flush) and each sent (sendNewDraft, the send's path, from the rows just
+ * written: nobody else can see the envelope, so no envelope lock) and every row moved
+ * `pending → sent` at once, with the counters. That is the whole of a row's two transactions
+ * above, committed together. When the domain refuses any row of it, the transaction is rolled back
+ * (nothing of any row stays) and the step's rows go the row-by-row way above, which fails the
+ * refused row alone.
  *
  * A crash anywhere leaves each row either untouched or in a state the next claim of the step's
  * message (its lease ran out) takes up from: no row is made or sent twice. A refusal of the
