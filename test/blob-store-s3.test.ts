@@ -130,8 +130,11 @@ describe('uploads', () => {
     } finally {
       clearInterval(sampler);
     }
-    // The file is 48 MB; the multipart upload buffers at most two 5 MiB parts.
-    expect(peak - baseline).toBeLessThan(24 * 1024 * 1024);
+    // The file is 48 MiB; holding it would add at least that. The multipart upload holds its two
+    // 5 MiB parts in flight and the one it is filling, and while a slow bucket (a loaded machine:
+    // 26.5 MiB was seen under issue 34's load test) drains a part, its bytes also wait in the
+    // socket's buffer: so the bound is three quarters of the file, not the parts' 10 MiB.
+    expect(peak - baseline).toBeLessThan(36 * 1024 * 1024);
     expect(await app.dependencies.blobStore.stat(expected)).toMatchObject({ byteSize: 48 * 1024 * 1024 });
     expect(fs.readdirSync(path.join(app.dataDir, 'blobs', 'tmp'))).toEqual([]);
   });
