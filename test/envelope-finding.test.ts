@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRequestContext, type ServingDependencies } from '../src/context.ts';
 import { Envelope } from '../src/domain/envelope/envelope.entity.ts';
+import { type EnvelopePageOptions, readEnvelopePage } from '../src/domain/envelope/envelope.read.ts';
 import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
@@ -227,5 +229,55 @@ describe('the progress summary', () => {
     const graphql = await graphqlClient(app, team.apiKey)('{ envelopes(first: 5) { nodes { progress { recipients completed pending waitingFor { recipientId roleName names } } } } }');
     expect(graphql.errors).toBeUndefined();
     expect(graphql.data.envelopes.nodes[0].progress).toEqual(expected);
+  });
+});
+
+describe('the REST listing written by PostgreSQL', () => {
+  /** The listing's body as sent, and what the domain's page read (rows parsed, then written by JSON.stringify) gives for the same options. */
+  async function bothWays(apiKey: string, query: string, options: EnvelopePageOptions) {
+    const response = await fetch(`${app.url}/api/v1/key/envelopes?${query}`, { headers: { 'x-service-api-key': apiKey } });
+    expect(response.status).toBe(200);
+    const context = createRequestContext(app.dependencies as ServingDependencies, {
+      headers: new Headers({ 'x-service-api-key': apiKey }),
+      metadata: { requestId: 'listing-differential', ip: null, userAgent: null },
+    });
+    const page = await readEnvelopePage(context, options, { progress: true });
+    return { sent: await response.text(), written: JSON.stringify({ version: '1', success: true, payload: page }) };
+  }
+
+  it('sends byte for byte what parsing the rows and writing them would, for every filter, page and cursor', async () => {
+    for (const [query, options] of [
+      ['', {}],
+      ['limit=2', { limit: 2 }],
+      ['q=istanbul&limit=1', { q: 'istanbul', limit: 1 }],
+      ['status=finalized,voided&context.dealId=D-2', { status: ['finalized', 'voided'], context: { dealId: 'D-2' } }],
+      [`templateId=${templates.A}&createdAfter=2026-01-01T00:00:00Z`, { templateId: templates.A, createdAfter: '2026-01-01T00:00:00Z' }],
+      ['recipientEmail=tom@example.com', { recipientEmail: 'tom@example.com' }],
+    ] as [string, EnvelopePageOptions][]) {
+      const first = await bothWays(teamA.apiKey, query, options);
+      expect(first.sent, query).toBe(first.written);
+      const nextCursor = (JSON.parse(first.sent) as { payload: { nextCursor: string | null } }).payload.nextCursor;
+      if (nextCursor) {
+        const next = await bothWays(teamA.apiKey, `${query}&cursor=${nextCursor}`, { ...options, cursor: nextCursor });
+        expect(next.sent, `${query}, second page`).toBe(next.written);
+      }
+    }
+  });
+
+  it('writes contexts as JavaScript would, also those it must parse and write again (exponents, index-like keys, escapes)', async () => {
+    const team = await seedTeam(app);
+    const rest = restClient(app, team.apiKey);
+    for (const context of [
+      { dealId: 'D-9', nested: { list: [1, 2.5, -3, true, null], text: 'Çağrı "quoted" \\ back\tslash' } },
+      { big: 1e21, small: 1e-7, precise: 0.1 },
+      { '10': 'index-like', '2': 'keys', name: 'moved first by JavaScript' },
+      { emoji: '✍️ 𝒮', control: '\u0001' },
+    ]) {
+      const created = await rest.post('/envelopes', { name: 'Context shapes', context });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+    }
+    const both = await bothWays(team.apiKey, '', {});
+    expect(both.sent).toBe(both.written);
+    expect((JSON.parse(both.sent) as { payload: { envelopes: unknown[] } }).payload.envelopes).toHaveLength(4);
   });
 });

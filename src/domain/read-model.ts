@@ -327,6 +327,14 @@ export function isoTimestamp(column: Expression<Timestamp | null> | RawBuilder<u
 }
 
 /**
+ * The keyset cursor of the row `alias` (its createdAt and id) as `createdAtCursor` (pagination.ts)
+ * writes it, for answers PostgreSQL writes whole: base64url of `["<createdAt>","<id>"]`, unpadded.
+ */
+export function rowCursorSql(alias: string): RawBuilder<string> {
+  return sql<string>`rtrim(translate(encode(convert_to('["' || ${isoTimestamp(sql.ref(`${alias}.created_at`))} || '","' || ${sql.ref(`${alias}.id`)}::text || '"]', 'UTF8'), 'base64'), E'+/\\n', '-_'), '=')`;
+}
+
+/**
  * A placeholder for a value in a statement built once per shape. The builder receives `slot(n)`
  * wherever the n-th value of the call goes; the compiled text is kept and later calls only bind
  * their values. Text and positions of the placeholders are all that is remembered: the values of

@@ -1,9 +1,8 @@
 import { type RawBuilder, sql } from 'kysely';
 import { childRowsSql } from '../owner/child-lists.ts';
-import { isoTimestamp, readKeysetAnswer } from '../read-model.ts';
+import { isoTimestamp, readKeysetAnswer, rowCursorSql } from '../read-model.ts';
 import type { ServiceContext } from '../service-context.ts';
 import { type EnvelopePageOptions, envelopeListing } from './envelope.read.ts';
-import { teamEnvelopes } from './team-envelope.ts';
 
 /*
  * A page of envelopes as its exact JSON answer, written by PostgreSQL in one statement: the keys
@@ -241,7 +240,7 @@ const ENVELOPE: Columns = {
 };
 
 /** The cursor `createdAtCursor` hands out for the row `e` (base64url of `["<createdAt>","<id>"]`), written by PostgreSQL. */
-const ROW_CURSOR = sql`rtrim(translate(encode(convert_to('["' || ${isoTimestamp(sql.ref('e.created_at'))} || '","' || e.id::text || '"]', 'UTF8'), 'base64'), E'+/\\n', '-_'), '=')`;
+const ROW_CURSOR = rowCursorSql('e');
 
 /** A stable text for a shape, part of the statement's cache key. */
 export function shapeText(shape: AnswerShape): string {
@@ -279,10 +278,7 @@ export async function readEnvelopePageAnswer(context: ServiceContext, options: E
         edges: (edgeShape) => sql`coalesce(array_to_json(array_agg((select edge_row from (select ${columnsOf(edgeShape ?? [], edge)}) edge_row) order by e.position) ${inPage}), '[]'::json)`,
         pageInfo: (infoShape) => sql`(select info_row from (select ${columnsOf(infoShape ?? [], pageInfo)}) info_row)`,
       };
-      const rows = window(
-        listing.filtered(teamEnvelopes(db, slot(0)).selectAll('e').select(sql<number>`row_number() over (order by e.created_at desc, e.id desc)`.as('position')), slot),
-        'e',
-      );
+      const rows = listing.numberedRows(db, slot, window);
       return db.selectFrom(rows.as('e')).select(sql<string>`(select to_json(answer_row)::text from (select ${columnsOf(shape, page)}) answer_row)`.as('text'));
     },
   });

@@ -1,4 +1,4 @@
-import { envelopeOnly, readEnvelope, readEnvelopeAnswer, readEnvelopePage } from '../../domain/envelope/envelope.read.ts';
+import { envelopeOnly, readEnvelope, readEnvelopeAnswer, readEnvelopeListingAnswer } from '../../domain/envelope/envelope.read.ts';
 import { createEnvelope, createEnvelopeInput, deleteEnvelope, updateEnvelope, updateEnvelopeInput } from '../../domain/envelope/envelope.service.ts';
 import { readJsonObject } from '../../http/body.ts';
 import { canonicalJson } from '../../shared/canonical-json.ts';
@@ -103,7 +103,11 @@ export const envelopeRoutes: RestRoute[] = [
       query: PAGE_QUERY.concat(ENVELOPE_FILTER_QUERY),
     },
     async handler({ url, context }) {
-      return readEnvelopePage(context, envelopeListingOptions(url), { progress: true });
+      // Spliced as PostgreSQL wrote it when that is what JSON.stringify would write (see the read below).
+      const payloadJson = await readEnvelopeListingAnswer(context, envelopeListingOptions(url), { progress: true });
+      const canonical = canonicalJson(payloadJson);
+      if (canonical !== null) return new RestJsonReply({}, canonical);
+      return JSON.parse(payloadJson) as Record<string, unknown>;
     },
   },
   {
