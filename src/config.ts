@@ -106,7 +106,7 @@ export type Config = {
    * public link (its page's requests, whoever sends them) and per client address on public links'
    * pages (0: no limit).
    */
-  rateLimits: { apiKey: number; client: number; signingToken: number; publicLink: number; publicLinkAddress: number };
+  rateLimits: { apiKey: number; client: number; signingToken: number; signingPage: number; publicLink: number; publicLinkAddress: number };
   /**
    * How long the listener holds the 429 of a key already known over its budget (a client that
    * ignored `Retry-After`) before writing it; 0 answers at once (docs/decisions.md, "Floods held").
@@ -295,6 +295,7 @@ const variables = {
   RATE_LIMIT_PER_MINUTE: perMinute(600),
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: perMinute(300),
   RATE_LIMIT_SIGNING_PER_MINUTE: perMinute(120),
+  RATE_LIMIT_SIGNING_PAGES_PER_MINUTE: perMinute(600),
   RATE_LIMIT_PUBLIC_LINK_PER_MINUTE: perMinute(60),
   RATE_LIMIT_PUBLIC_LINK_ADDRESS_PER_MINUTE: perMinute(30),
   RATE_LIMIT_REFUSAL_HOLD_MS: z.coerce
@@ -592,6 +593,7 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
       apiKey: values.RATE_LIMIT_PER_MINUTE as number,
       client: values.RATE_LIMIT_ANONYMOUS_PER_MINUTE as number,
       signingToken: values.RATE_LIMIT_SIGNING_PER_MINUTE as number,
+      signingPage: values.RATE_LIMIT_SIGNING_PAGES_PER_MINUTE as number,
       publicLink: values.RATE_LIMIT_PUBLIC_LINK_PER_MINUTE as number,
       publicLinkAddress: values.RATE_LIMIT_PUBLIC_LINK_ADDRESS_PER_MINUTE as number,
     },

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { makePdf } from './fixtures/pdfs.ts';
 import { withAppBrowserAndTeam } from './helpers/browser.ts';
 import { uploadDocument } from './helpers/envelopes.ts';
-import { restClient, type SeededTeam, type TestApp } from './helpers/harness.ts';
-import { tokenFor } from './helpers/signing.ts';
+import { firstErrorName, graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { SESSION_QUERY, tokenFor } from './helpers/signing.ts';
 
 /*
  * The signing page streams a document's pages (issue 37, P11): each page is its own request
@@ -22,7 +22,8 @@ const PAGES = 12;
 const PHONE = { width: 390, height: 844 };
 
 /** A sent envelope of one 12-page document: a text field and a signature on page 1, a checkbox on the last page. */
-async function manyPageEnvelope() {
+async function manyPageEnvelope(target: { app: TestApp; team: SeededTeam } = { app, team }) {
+  const { app, team } = target;
   const rest = restClient(app, team.apiKey);
   const created = await rest.post('/envelopes', { name: 'Long lease', expirationPeriodDays: 30 });
   expect(created.status).toBe(200);
@@ -144,5 +145,42 @@ describe('the signing page streams the document’s pages', () => {
     expect(foreign.status).toBe(404);
     expect((await foreign.json()).error.name).toBe('Document.NotFound');
     expect((await fetch(`${app.url}/signing/documents/${documentId}/pages/0`)).status).toBe(401);
+  }, 60_000);
+});
+
+describe('the pages’ own budget per link', () => {
+  it('lets a signer scroll through more pages than the link’s budget of operations, which stays whole for signing; pages past theirs get Request.RateLimited', async () => {
+    const limited = await startTestApp({ env: { RATE_LIMIT_SIGNING_PER_MINUTE: '4', RATE_LIMIT_SIGNING_PAGES_PER_MINUTE: '8' }, rateLimitsOwnCounters: true });
+    try {
+      const { documentId, token } = await manyPageEnvelope({ app: limited, team: await seedTeam(limited) });
+      const page = (index: number) => fetch(`${limited.url}/signing/documents/${documentId}/pages/${index}`, { headers: { 'x-signing-token': token } });
+      // Eight pages: twice what the link may ask otherwise in the window.
+      for (let index = 0; index < 8; index += 1) {
+        const answer = await page(index);
+        expect(answer.status, `page ${index}`).toBe(200);
+        // (A link's first request in a window is also counted against its address, whose budget it then shows.)
+        if (index > 0) expect(answer.headers.get('x-ratelimit-limit')).toBe('8');
+        await answer.arrayBuffer();
+      }
+      const refused = await page(8);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      const body = await refused.json();
+      expect(body.error.name).toBe('Request.RateLimited');
+      expect(body.error.description).toContain('of document pages per signing link');
+      // The operations' budget was not touched by the pages: all four of it are there.
+      const signing = graphqlClient(limited, undefined, { 'x-signing-token': token });
+      for (let request = 0; request < 4; request += 1) {
+        const session = await signing(SESSION_QUERY);
+        expect(session.status, `operation ${request}`).toBe(200);
+        expect(session.errors, JSON.stringify(session.errors)).toBeUndefined();
+      }
+      // …and is its own: the fifth operation is refused.
+      const fifth = await signing(SESSION_QUERY);
+      expect(fifth.status).toBe(429);
+      expect(firstErrorName(fifth)).toBe('Request.RateLimited');
+    } finally {
+      await limited.close();
+    }
   }, 60_000);
 });

@@ -11,11 +11,17 @@ type Counting = {
   requestId: string;
   /** REST_ERRORS_HTTP200 for the REST face; routes outside it keep real statuses. */
   alwaysHttp200: boolean;
+  /** Which budget of a signing link the request spends (consumeForRequest); its other requests' by default. */
+  linkScope?: 'signingToken' | 'signingPage';
 };
 
 /** The rule of answerCounted and countedAnswer, for either kind of answer. */
-async function counted<T>({ rateLimiter, context }: Counting, work: () => Promise<T>, failed: (error: DomainError) => T): Promise<{ answer: T; limit: RateLimitDecision | undefined }> {
-  const limit = rateLimiter ? await consumeForRequest(rateLimiter, context) : undefined;
+async function counted<T>(
+  { rateLimiter, context, linkScope }: Counting,
+  work: () => Promise<T>,
+  failed: (error: DomainError) => T,
+): Promise<{ answer: T; limit: RateLimitDecision | undefined }> {
+  const limit = rateLimiter ? await consumeForRequest(rateLimiter, context, linkScope) : undefined;
   try {
     if (limit && !limit.allowed) throw new RateLimitedError(limit);
     return { answer: await work(), limit };

@@ -11,11 +11,14 @@ import type { Metrics } from '../shared/metrics.ts';
  * team has its own budget, so one integration cannot starve another). `client`: a request
  * without a valid key, by client address. `signingToken`: a signer's link (a request carrying
  * `X-Signing-Token`), by a hash of the token, so a leaked link cannot hammer the service.
+ * `signingPage`: the document pages a link's signing page fetches as the signer scrolls, by the
+ * same hash, apart from the link's other requests: a long document scrolled through must not
+ * spend the budget the signer's own operations (the signature) need.
  * `publicLink`: every request to one public link's page (`/f/<slug>`), by a hash of the slug,
  * known or not, so a flood on one team's link is refused before any database work;
  * `publicLinkAddress`: every request to any public link's page from one client address.
  */
-export type RateLimitScope = 'apiKey' | 'client' | 'signingToken' | 'publicLink' | 'publicLinkAddress';
+export type RateLimitScope = 'apiKey' | 'client' | 'signingToken' | 'signingPage' | 'publicLink' | 'publicLinkAddress';
 
 /** Requests per minute per scope; 0 turns that scope's limit off. */
 export type RateLimits = Partial<Record<RateLimitScope, number>>;
@@ -39,6 +42,7 @@ const SCOPE_WORDS: Record<RateLimitScope, string> = {
   client: 'from one client address without an API key',
   apiKey: 'per API key',
   signingToken: 'per signing link',
+  signingPage: 'of document pages per signing link',
   publicLink: 'per public link',
   publicLinkAddress: 'from one client address on public links',
 };
@@ -285,8 +289,10 @@ const linksSeenThisWindow = new LRUCache<string, true>({ max: 50_000, ttl: WINDO
 export async function consumeForRequest(
   limiter: RateLimiter,
   context: { caller(): Promise<{ apiKeyId: string }>; metadata: { ip: string | null }; signingToken?: string; metrics?: Pick<Metrics, 'rateLimited'> },
+  /** `signingPage`: a document page of the signing page, counted in its link's page budget. */
+  linkScope: 'signingToken' | 'signingPage' = 'signingToken',
 ): Promise<RateLimitDecision | undefined> {
-  const decision = await decide(limiter, context);
+  const decision = await decide(limiter, context, linkScope);
   // Counted here, where both faces and the signing page's document route ask, once per refused request.
   if (decision && !decision.allowed) context.metrics?.rateLimited.inc({ scope: decision.scope });
   return decision;
@@ -295,11 +301,12 @@ export async function consumeForRequest(
 async function decide(
   limiter: RateLimiter,
   context: { caller(): Promise<{ apiKeyId: string }>; metadata: { ip: string | null }; signingToken?: string },
+  linkScope: 'signingToken' | 'signingPage',
 ): Promise<RateLimitDecision | undefined> {
-  // The recipient side carries a link: each link has its own budget.
+  // The recipient side carries a link: each link has its own budget (and its pages another).
   if (context.signingToken) {
     const linkHash = hashSecret(context.signingToken);
-    const perLink = await limiter.consume('signingToken', linkHash);
+    const perLink = await limiter.consume(linkScope, linkHash);
     if (perLink && !perLink.allowed) return perLink;
     // A link counts against its client address only the first time this process sees it in a
     // window: inventing links still spends the address's budget (one request per invented link),

@@ -302,7 +302,16 @@ function signingDocumentPlugin(dependencies: ServingDependencies, requestMetadat
       labelRoute(request, page === undefined ? '/signing/documents/:documentId' : '/signing/documents/:documentId/pages/:index');
       const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
       const context = createRequestContext(dependencies, { headers: request.headers, metadata });
-      const counted = { rateLimiter: dependencies.rateLimiter, context, requestId: metadata.requestId, alwaysHttp200: false, endResponse, ResponseImpl: fetchAPI.Response };
+      const counted = {
+        rateLimiter: dependencies.rateLimiter,
+        context,
+        requestId: metadata.requestId,
+        alwaysHttp200: false,
+        // A page fetched as the signer scrolls spends the link's page budget, not the one its operations need.
+        linkScope: page === undefined ? ('signingToken' as const) : ('signingPage' as const),
+        endResponse,
+        ResponseImpl: fetchAPI.Response,
+      };
       await answerCounted(counted, async () => {
         const document = await openSigningDocument(context, decodeURIComponent(match[1]!), { fallbackLocale: pageLocale(null, request), page });
         if (request.method === 'HEAD') document.stream.destroy();
