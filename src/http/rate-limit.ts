@@ -314,7 +314,15 @@ async function decide(
     // every request of every page they have open.
     if (linksSeenThisWindow.has(linkHash)) return perLink;
     linksSeenThisWindow.set(linkHash, true);
+    // The answer's budget headers stay the link's, unless it is the address that refuses.
+    const byAddress = await decideByCaller(limiter, context);
+    return byAddress && !byAddress.allowed ? byAddress : (perLink ?? byAddress);
   }
+  return decideByCaller(limiter, context);
+}
+
+/** Counts a request against its API key once the key is known valid, otherwise against its client address. */
+async function decideByCaller(limiter: RateLimiter, context: { caller(): Promise<{ apiKeyId: string }>; metadata: { ip: string | null } }): Promise<RateLimitDecision | undefined> {
   let caller: { apiKeyId: string } | undefined;
   try {
     caller = await context.caller();
