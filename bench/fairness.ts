@@ -80,7 +80,7 @@ function startBurst(url: string, apiKey: string, durationSeconds: number, reques
  * The other teams' reads: STEADY_TEAMS teams, each reading its own envelope at the steady pace,
  * their starts spread over one interval; their latencies pooled. One team's 8 reads a second give
  * 240 samples in 30 s, whose p99 is the third slowest: a single collection pause moved it 2× from
- * run to run (docs/performance.md, "P10, fourth round"); four teams give the p99 ten samples.
+ * run to run (docs/performance.md, "Issue 37, fourth round"); four teams give the p99 ten samples.
  */
 const STEADY_TEAMS = QUICK ? 1 : 4;
 type SteadyTeam = { apiKey: string; envelopeId: string };

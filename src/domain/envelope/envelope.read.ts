@@ -433,7 +433,7 @@ export async function readEnvelopePage(context: ServiceContext, options: Envelop
  * listing's payload, `{"envelopes":[…],"nextCursor":…}`, written by PostgreSQL in one statement:
  * the REST face splices it into its body (after canonicalJson) instead of parsing rows and writing
  * them again, which for a 100-envelope page is milliseconds of the event loop per request that
- * every other team's reads would wait behind (docs/performance.md, "P10, fourth round").
+ * every other team's reads would wait behind (docs/performance.md, "Issue 37, fourth round").
  */
 export async function readEnvelopeListingAnswer(context: ServiceContext, options: EnvelopePageOptions, include: EnvelopeInclude = {}): Promise<string> {
   const listing = envelopeListing(options);
