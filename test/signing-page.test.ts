@@ -410,9 +410,7 @@ describe('the signing page', () => {
     // Only the signer whose turn it is can be handed the device. Polled, as the page is read elsewhere
     // in this file: once in CI (2026-11-28) the host screen was read with its list still empty,
     // although the send activates the first hosted signer in its own transaction (cause not found).
-    await expect
-      .poll(() => page.locator('[data-hosted]').evaluateAll((buttons) => buttons.map((button) => (button as HTMLElement).dataset.hosted)))
-      .toEqual([built.recipients['guest-one']]);
+    await expect.poll(() => page.locator('[data-hosted]').evaluateAll((buttons) => buttons.map((button) => (button as HTMLElement).dataset.hosted))).toEqual([built.recipients['guest-one']]);
     await screenshots(page, 'host');
 
     for (const guest of ['guest-one', 'guest-two']) {
