@@ -18,7 +18,9 @@ const screens = {
 
 /**
  * Renders the current screen once its module is here; a screen changed meanwhile is not drawn
- * (the later render draws its own).
+ * (the later render draws its own). `data-screen` names the screen once it is drawn, not while
+ * its module is on the line: whoever reads it (the tests, an embedding host's automation) then
+ * finds that screen's content, not the previous one's.
  * @template T
  * @param {Promise<T>} loading
  * @param {(module: T) => void} draw
@@ -27,7 +29,9 @@ function whenLoaded(loading, draw) {
   const screen = state.screen;
   loading.then(
     (module) => {
-      if (state.screen === screen) draw(module);
+      if (state.screen !== screen) return;
+      draw(module);
+      document.body.dataset.screen = screen;
     },
     () => {
       // The module could not be fetched (the line dropped): said plainly, in the page's language.
@@ -40,10 +44,11 @@ const firstRead = state.firstRead;
 
 setScreenRenderer(() => {
   const { screen } = state;
-  document.body.dataset.screen = screen;
-  if (screen === 'loading') app.replaceChildren(el('p', { class: 'loading' }, state.t.loading));
-  else if (screen === 'signing') renderSigning();
-  else if (screen === 'host') whenLoaded(screens.host(), (module) => module.renderHost());
+  if (screen === 'loading' || screen === 'signing') {
+    if (screen === 'loading') app.replaceChildren(el('p', { class: 'loading' }, state.t.loading));
+    else renderSigning();
+    document.body.dataset.screen = screen;
+  } else if (screen === 'host') whenLoaded(screens.host(), (module) => module.renderHost());
   else if (screen === 'hand-back') whenLoaded(screens.host(), (module) => module.renderHandBack());
   else if (screen === 'verify') whenLoaded(screens.verify(), (module) => module.renderVerify());
   else whenLoaded(screens.messages(), (module) => module.renderMessage(/** @type {MessageScreen} */ (screen)));
