@@ -5,7 +5,7 @@ import path from 'node:path';
 import fontkit from '@pdf-lib/fontkit';
 import { PDFDocument } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { cachingFontkit, fontFamilies, sfntOfWoff } from '../src/domain/pdf/fonts.ts';
+import { cachingFontkit, fontFamilies, plainWordsOf, sfntOfWoff } from '../src/domain/pdf/fonts.ts';
 import { drawTextLine, embedSans, loadForRendering, type RenderField, renderFields, textWidth } from '../src/domain/pdf/render.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { wordBoxes } from './helpers/pdf-tools.ts';
@@ -114,6 +114,36 @@ describe('the renderer’s fonts', () => {
         expect(ids(font.layout(line)), `${woffFiles[index]!.file}: ${line}`).toEqual(ids(reference.layout(line)));
       }
     }
+  });
+
+  it('lay out a word no substitution touches glyph by glyph, and every other word as fontkit does (ids, hashes, ligatures, marks)', () => {
+    const { sans, script } = fontFamilies();
+    // Words drawn from characters that start substitutions in these fonts (f of ﬁ ﬂ ﬀ, i and j
+    // before a mark above, l and L of Catalan l·l, Dancing Script's b e o t v w ligatures) and
+    // from ones that do not, with marks, a soft hyphen and Turkish letters: a fixed pseudo-random
+    // draw, so a failure names the same word every run.
+    const pool = [...'ffffiiilllLLjjIbeotvw·.-:/@"{}[],0123456789abcdefABCDEF éßÖçşığİ\u0307\u0301\u00ad'];
+    let seed = 37;
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const words = Array.from({ length: 3_000 }, () => Array.from({ length: 1 + Math.floor(next() * 10) }, () => pool[Math.floor(next() * pool.length)]).join(''));
+    words.push('9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', '5b0f8c2e-1d7a-4c1e-9a2b-3f4e5d6c7b8a', '2026-11-27T10:00:07.123Z', 'office', 'l·l', 'i\u0307');
+    for (const [index, font] of [...sans.fonts, ...script.fonts].entries()) {
+      const reference = fontkit.create(sfntOfWoff(woffFiles[index]!.bytes));
+      const isPlain = plainWordsOf(font);
+      const plain = words.filter((word) => isPlain(word));
+      // Both paths are taken, often.
+      expect(plain.length, woffFiles[index]!.file).toBeGreaterThan(words.length / 10);
+      expect(words.length - plain.length, woffFiles[index]!.file).toBeGreaterThan(words.length / 10);
+      const shape = (run: { glyphs: { id: number; advanceWidth: number }[]; script: string }) => [run.script, ...run.glyphs.map((glyph) => `${glyph.id}:${glyph.advanceWidth}`)];
+      for (const word of words) expect(shape(font.layout(word)), `${woffFiles[index]!.file}: ${JSON.stringify(word)}`).toEqual(shape(reference.layout(word)));
+    }
+    // What the shortcut is for: ids, hashes and times are plain in Noto Sans; a ligature is not.
+    const isPlain = plainWordsOf(sans.fonts[0]!);
+    expect(['5b0f8c2e-1d7a-4c1e-9a2b-3f4e5d6c7b8a', '2026-11-27T10:00:07.123Z', 'email', 'f-'].map(isPlain)).toEqual([true, true, true, true]);
+    expect(['office', 'ff', 'l·l', 'i\u0307'].map(isPlain)).toEqual([false, false, false, false]);
   });
 
   it('are parsed once per thread: a second document is drawn from the fonts the first one parsed', async () => {

@@ -10,7 +10,8 @@
  * document the thread renders (`cachingFontkit`): parsing, cmap and GSUB/GPOS tables, glyph
  * metrics are done once per thread, not per field, document or job; so are the layouts of the
  * texts drawn, word by word (`rememberLayouts`), without the positioning no one reads
- * (`skipPositioning`), and their widths (`advanceOf`). Only the subset, which is each
+ * (`skipPositioning`), a word no substitution touches glyph by glyph (`plainWordsOf`), and their
+ * widths (`advanceOf`). Only the subset, which is each
  * document's own, is built per document, without waiting on timers (`encodeSubsetsAtOnce`).
  */
 import fs from 'node:fs';
@@ -125,6 +126,27 @@ class TextCache<V> {
 function rememberLayouts(font: Font): void {
   const layout = font.layout.bind(font) as (text: string, features?: string[], script?: string) => GlyphRun;
   const runs = new TextCache<GlyphRun>(50_000);
+  const isPlain = plainWordsOf(font);
+  const characterRuns = new Map<string, GlyphRun>();
+  /**
+   * A word no substitution touches (`plainWordsOf`: ids, hashes, dates, most numbers and many
+   * words) is its characters' glyphs in order, in the script of its first letter: fontkit's
+   * layout of the word, without setting up a shaping plan and running every lookup over it. That
+   * was most of a certificate's layout, as its ids, hashes and times are new text every closing.
+   */
+  const shape = (word: string, script?: string): GlyphRun => {
+    if (script !== undefined) return layout(word, undefined, script);
+    if (!isPlain(word)) return layout(word);
+    const glyphs: GlyphRun['glyphs'] = [];
+    let wordScript = UNKNOWN_SCRIPT;
+    for (const character of word) {
+      let run = characterRuns.get(character);
+      if (run === undefined) characterRuns.set(character, (run = layout(character)));
+      if (wordScript === UNKNOWN_SCRIPT) wordScript = run.script;
+      for (const glyph of run.glyphs) glyphs.push(glyph);
+    }
+    return { glyphs, script: wordScript } as GlyphRun;
+  };
   /**
    * One word's run (in the whole text's script when that is not the word's own), remembered unless
    * it is longer than any word that recurs: a long unbroken text (compact JSON in the certificate's
@@ -132,11 +154,11 @@ function rememberLayouts(font: Font): void {
    * push the words that do recur out of the cache.
    */
   const wordRun = (word: string, script?: string): GlyphRun => {
-    if (word.length > LONGEST_REMEMBERED_WORD) return script === undefined ? layout(word) : layout(word, undefined, script);
+    if (word.length > LONGEST_REMEMBERED_WORD) return shape(word, script);
     const key = script === undefined ? word : `${script}\u0000${word}`;
     let run = runs.get(key);
     if (run === undefined) {
-      run = script === undefined ? layout(word) : layout(word, undefined, script);
+      run = shape(word, script);
       runs.set(key, run);
     }
     return run;
@@ -148,12 +170,160 @@ function rememberLayouts(font: Font): void {
     return composedRun(words, wordRun);
   }) as Font['layout'];
   // The same, with the last word laid out and not remembered (a word being broken by characters: each prefix tried once).
-  const fresh = (word: string, script?: string): GlyphRun => (script === undefined ? layout(word) : layout(word, undefined, script));
   layoutsOnce.set(font, (text) => {
     const words = text.split(WORDS);
     const last = words.length - 1;
-    return composedRun(words, wordRun, last, fresh);
+    return composedRun(words, wordRun, last, shape);
   });
+}
+
+/**
+ * The GSUB features fontkit's default shaper applies when none are asked for (rvrn; ccmp, locl,
+ * rlig; ltra, ltrm; calt, clig, liga, rclt). Its other default features (mark, mkmk, curs, kern)
+ * are positioning, which is skipped (`skipPositioning`).
+ */
+const DEFAULT_SUBSTITUTIONS = new Set(['rvrn', 'ccmp', 'locl', 'rlig', 'ltra', 'ltrm', 'calt', 'clig', 'liga', 'rclt']);
+
+/** Characters a plain word may hold: printable Latin-1 but the soft hyphen (default-ignorable, hidden by fontkit). No marks, no right-to-left. */
+function mayBePlain(codePoint: number): boolean {
+  return (codePoint >= 0x20 && codePoint <= 0x7e) || (codePoint >= 0xa0 && codePoint <= 0xff && codePoint !== 0xad);
+}
+
+// fontkit's parsed OpenType tables, as far as they are read here (fontkit declares none of them).
+type Listed<T> = T[] | { toArray(): T[] };
+type Coverage = { version: 1; glyphs: number[] } | { version: 2; rangeRecords: { start: number; end: number }[] };
+type ClassDefinition = { version: 1; startGlyph: number; classValueArray: number[] } | { version: 2; classRangeRecord: { start: number; end: number; class: number }[] };
+type GlyphRule = { input: Listed<number>; lookahead?: Listed<number> };
+type SubstitutionTable = {
+  version?: number;
+  lookupType?: number;
+  extension?: SubstitutionTable;
+  coverage?: Coverage;
+  ligatureSets?: Listed<Listed<{ components: Listed<number> }>>;
+  // Contextual (5) and chained contextual (6): by glyphs (format 1) or by coverages (format 3).
+  ruleSets?: Listed<Listed<GlyphRule>>;
+  chainRuleSets?: Listed<Listed<GlyphRule>>;
+  coverages?: Coverage[];
+  inputCoverage?: Coverage[];
+  lookaheadCoverage?: Coverage[];
+};
+type SubstitutionLookup = { lookupType: number; flags: { ignoreBaseGlyphs: boolean; ignoreLigatures: boolean }; subTables: Listed<SubstitutionTable> };
+type Substitutions = {
+  featureList: { tag: string; feature: { lookupListIndexes: number[] } }[];
+  lookupList: Listed<SubstitutionLookup>;
+};
+
+const listed = <T>(list: Listed<T>): T[] => (Array.isArray(list) ? list : list.toArray());
+
+function glyphsOf(coverage: Coverage): number[] {
+  if (coverage.version === 1) return coverage.glyphs;
+  return coverage.rangeRecords.flatMap((range) => Array.from({ length: range.end - range.start + 1 }, (_, offset) => range.start + offset));
+}
+
+function classOf(definition: ClassDefinition | undefined, glyph: number): number {
+  if (definition === undefined) return 0;
+  if (definition.version === 1) return definition.classValueArray[glyph - definition.startGlyph] ?? 0;
+  return definition.classRangeRecord.find((range) => glyph >= range.start && glyph <= range.end)?.class ?? 0;
+}
+
+/** Whether a substitution starting at `position` of a word's glyphs may apply. */
+type Trigger = (glyphs: number[], position: number) => boolean;
+
+/**
+ * Whether `glyphs` from `from` on match `sequence` (each a glyph set); as fontkit matches, a
+ * sequence that runs past the word's end does not match.
+ */
+function followedBy(glyphs: number[], from: number, sequence: ReadonlySet<number>[]): boolean {
+  return from + sequence.length <= glyphs.length && sequence.every((allowed, offset) => allowed.has(glyphs[from + offset]!));
+}
+
+/**
+ * The triggers of one subtable, by the glyph a substitution would start at. Ligatures and
+ * contexts given by glyphs or coverages (formats 1 and 3) are read for what must follow the first
+ * glyph; what must come before it (a chained context's backtrack) is not read, so such a
+ * substitution counts as possible wherever its first glyph and what follows match. Any other kind
+ * (single, multiple, alternate, contexts by classes) counts as possible wherever its first glyph
+ * stands. Null: a table of a shape not known here.
+ */
+function triggersOf(type: number, table: SubstitutionTable): Map<number, Trigger> | null {
+  const triggers = new Map<number, Trigger>();
+  const always: Trigger = () => true;
+  const sets = (coverages: Coverage[]) => coverages.map((coverage) => new Set(glyphsOf(coverage)));
+  /** Per glyph of `coverage` (in its order), its rules: each the glyphs that must follow it. */
+  const byRules = <Rule>(coverage: Coverage, ruleSets: Listed<Listed<Rule>>, sequenceOf: (rule: Rule) => number[]) => {
+    const rules = listed(ruleSets);
+    for (const [index, first] of glyphsOf(coverage).entries()) {
+      const sequences = listed(rules[index] ?? []).map((rule) => sequenceOf(rule).map((glyph) => new Set([glyph])));
+      triggers.set(first, (glyphs, position) => sequences.some((sequence) => followedBy(glyphs, position + 1, sequence)));
+    }
+  };
+  if (type === 4 && table.coverage !== undefined && table.ligatureSets !== undefined) {
+    byRules(table.coverage, table.ligatureSets, (ligature) => listed(ligature.components));
+  } else if ((type === 5 || type === 6) && table.version === 1 && table.coverage !== undefined && (table.ruleSets ?? table.chainRuleSets) !== undefined) {
+    byRules(table.coverage, (table.ruleSets ?? table.chainRuleSets)!, (rule) => [...listed(rule.input), ...listed(rule.lookahead ?? [])]);
+  } else if ((type === 5 || type === 6) && table.version === 3 && (table.coverages ?? table.inputCoverage) !== undefined) {
+    const [first, ...rest] = sets([...(table.coverages ?? table.inputCoverage)!, ...(table.lookaheadCoverage ?? [])]);
+    for (const glyph of first ?? []) triggers.set(glyph, (glyphs, position) => followedBy(glyphs, position + 1, rest));
+  } else if (table.coverage !== undefined) {
+    for (const glyph of glyphsOf(table.coverage)) triggers.set(glyph, always);
+  } else return null;
+  return triggers;
+}
+
+/**
+ * Which words the font's default substitutions leave alone, glyph for glyph, read from its GSUB
+ * table: a substitution (of any lookup type, in any script) can only start at a glyph its
+ * subtable covers, and a ligature or a context only where what it needs follows (Noto Sans's `f`
+ * starts ﬁ, ﬂ, ﬀ, ﬃ, ﬄ, so `ff` in a hash is a ligature and `f-` is not; its `i` becomes dotless
+ * only before a mark above). Only base glyphs (GDEF) of printable Latin-1 qualify, so no lookup's
+ * skipping of marks can join glyphs across one; a lookup that skips base glyphs or ligatures
+ * counts as possible wherever its first glyph stands. A table of a shape not known here makes no
+ * word plain. test/pdf-fonts.test.ts holds words of every kind against fontkit's own layouts.
+ */
+export function plainWordsOf(font: Font): (word: string) => boolean {
+  const tables = font as unknown as { GSUB?: Substitutions; GDEF?: { glyphClassDef?: ClassDefinition } };
+  const triggers = new Map<number, Trigger[]>();
+  const gsub = tables.GSUB;
+  if (gsub !== undefined) {
+    const lookups = listed(gsub.lookupList);
+    const used = new Set(gsub.featureList.filter((record) => DEFAULT_SUBSTITUTIONS.has(record.tag)).flatMap((record) => record.feature.lookupListIndexes));
+    for (const index of used) {
+      const lookup = lookups[index];
+      if (lookup === undefined) return () => false;
+      const skipsBases = lookup.flags.ignoreBaseGlyphs || lookup.flags.ignoreLigatures;
+      for (const subtable of listed(lookup.subTables)) {
+        const type = lookup.lookupType === 7 ? subtable.lookupType : lookup.lookupType;
+        const table = lookup.lookupType === 7 ? subtable.extension : subtable;
+        const found = type === undefined || table === undefined ? null : triggersOf(skipsBases ? 0 : type, table);
+        if (found === null) return () => false;
+        for (const [glyph, trigger] of found) triggers.set(glyph, [...(triggers.get(glyph) ?? []), trigger]);
+      }
+    }
+  }
+  const glyphClasses = tables.GDEF?.glyphClassDef;
+  /** A character's glyph when it may stand in a plain word, else null. */
+  const plainGlyphs = new Map<number, number | null>();
+  const plainGlyphOf = (codePoint: number): number | null => {
+    let glyph = plainGlyphs.get(codePoint);
+    if (glyph === undefined) {
+      const id = mayBePlain(codePoint) ? font.glyphForCodePoint(codePoint).id : -1;
+      glyph = id >= 0 && [0, 1].includes(classOf(glyphClasses, id)) ? id : null;
+      plainGlyphs.set(codePoint, glyph);
+    }
+    return glyph;
+  };
+  return (word) => {
+    const glyphs: number[] = [];
+    for (const character of word) {
+      const glyph = plainGlyphOf(character.codePointAt(0)!);
+      if (glyph === null) return false;
+      glyphs.push(glyph);
+    }
+    for (const [position, glyph] of glyphs.entries()) {
+      for (const trigger of triggers.get(glyph) ?? []) if (trigger(glyphs, position)) return false;
+    }
+    return true;
+  };
 }
 
 /** Per font, its layout of a text whose last word is not to be remembered (`rememberLayouts`). */
