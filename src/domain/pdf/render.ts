@@ -31,6 +31,8 @@ import {
   rgb,
 } from 'pdf-lib';
 import { advanceOf, advanceOfOnce, cachingFontkit, type FontFamily, fileIndexFor, fontFamilies } from './fonts.ts';
+// pdf-lib's streams deflated by Node's zlib instead of pako, in every thread that draws (native-deflate.ts).
+import './native-deflate.ts';
 
 export type RenderView = { page: number; x: number; y: number; width: number; height: number };
 /** The field types drawn as text the caller has already written out (`RenderField.text`). */
