@@ -172,16 +172,25 @@ describe('sealing after finalization', () => {
     const built = await sentEnvelope(other.apiKey, { extraDocuments: [{ name: 'Two' }, { name: 'Three' }] });
     await finalize(built, other.apiKey);
     // The first run seals one document, then its process "dies" on the second: the render never
-    // returns and, as in a killed process, nothing renews its lease any more.
+    // returns and, as in a killed process, nothing renews its lease any more. The third, rendered
+    // meanwhile (two documents are in flight), waits to be recorded after the second: not by this run.
     let renders = 0;
     const dying: PdfWorkers = {
       ...app.dependencies.pdfWorkers,
-      render: (task, options) => (++renders === 2 ? new Promise(() => undefined) : app.dependencies.pdfWorkers.render(task, options)),
+      render: (task, options) => {
+        renders += 1;
+        return task.seal?.info.reason?.includes(built.documentIds[1]!) ? new Promise(() => undefined) : app.dependencies.pdfWorkers.render(task, options);
+      },
     };
     void workerFor(other.teamId, { pdfWorkers: dying, leaseMs: 60_000, renewIntervalMs: 3_600_000 }).drain(1);
-    await eventually(() => renders >= 2, { what: "the dying worker's second render" });
-    expect((await sealedHashes(built.envelopeId)).filter(Boolean)).toHaveLength(1);
-    expect(renders).toBe(2);
+    await eventually(
+      async () => {
+        expect({ renders, sealed: (await sealedHashes(built.envelopeId)).map(Boolean) }).toEqual({ renders: 3, sealed: [true, false, false] });
+        return true;
+      },
+      { what: "the dying worker's first document recorded and its third rendered" },
+    );
+    expect((await sealedHashes(built.envelopeId)).map(Boolean)).toEqual([true, false, false]);
     // The restarted instance finds the claim still leased, then takes it once the lease ran out.
     // Its clock moves past the lease, however long this machine took over the first document.
     const restartedClock = createClock();
@@ -199,6 +208,22 @@ describe('sealing after finalization', () => {
       .execute<{ attempts: number; processed_at: unknown }[]>(`select attempts, processed_at from outbox_message where dedupe_key = ?`, [`artefact.seal:${built.envelopeId}`]);
     expect(row).toMatchObject({ attempts: 2 });
     expect(row!.processed_at).not.toBeNull();
+  });
+
+  it('a document that cannot be sealed fails the run after those before it are recorded; the next run seals the rest in order', async () => {
+    const other = await seedTeam(app);
+    const built = await sentEnvelope(other.apiKey, { extraDocuments: [{ name: 'Two' }, { name: 'Three' }] });
+    await finalize(built, other.apiKey);
+    const failing: PdfWorkers = {
+      ...app.dependencies.pdfWorkers,
+      render: (task, options) =>
+        task.seal?.info.reason?.includes(built.documentIds[1]!) ? Promise.reject(new Error('the PDF thread failed')) : app.dependencies.pdfWorkers.render(task, options),
+    };
+    await expect(sealEnvelopeArtefacts({ ...dependencies(failing), em: app.orm.em.fork() }, built.envelopeId)).rejects.toThrow('the PDF thread failed');
+    expect((await sealedHashes(built.envelopeId)).map(Boolean)).toEqual([true, false, false]);
+    expect(await sealEnvelopeArtefacts({ ...dependencies(), em: app.orm.em.fork() }, built.envelopeId)).toBe(2);
+    const sealedEvents = (await auditTypes(built.envelopeId)).filter((event) => event.type === 'artefact.sealed');
+    expect(sealedEvents.map((event) => event.details.documentId)).toEqual(built.documentIds);
   });
 
   it('two sealers racing (the job and a download) record one sealed file per document', async () => {

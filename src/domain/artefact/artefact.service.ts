@@ -192,7 +192,12 @@ async function renderSealed(
 }
 
 /** Renders and seals one document, stores it, and records its hash unless another run did first. */
-async function sealDocument(dependencies: ArtefactDependencies, envelope: { id: string; teamId: string; completedAt: Date }, document: DocumentRow): Promise<string> {
+/** A document's sealed file, rendered and stored, not yet recorded. */
+async function sealedFileOf(
+  dependencies: ArtefactDependencies,
+  envelope: { id: string; teamId: string; completedAt: Date },
+  document: DocumentRow,
+): Promise<{ sha256: string; byteSize: number }> {
   // A document signers signed at their trust services is sealed over their signatures: the
   // values their files carry are not drawn again, the rest (later simple signers') are, and the
   // seal is an incremental update, so every signer's signature keeps covering its bytes.
@@ -204,7 +209,7 @@ async function sealDocument(dependencies: ArtefactDependencies, envelope: { id: 
   const source = await dependencies.blobStore.localCopy(document.working_sha256 ?? document.content_sha256);
   // The attachments' files are held like the original while the worker reads them.
   const held: LocalBlob[] = [];
-  const stored = await withTemporaryFile(async (outputPath) => {
+  return withTemporaryFile(async (outputPath) => {
     try {
       const appendices: RenderAppendix[] = [];
       // Appended pages change the page tree, which would break the signers' signatures: a signed
@@ -225,6 +230,15 @@ async function sealDocument(dependencies: ArtefactDependencies, envelope: { id: 
     const staged = await dependencies.blobStore.stage(fs.createReadStream(outputPath));
     return staged.commit();
   });
+}
+
+/** Records a document's sealed file (once: a concurrent run's record stands) with its audit event. */
+async function recordSealed(
+  dependencies: ArtefactDependencies,
+  envelope: { id: string; teamId: string },
+  document: DocumentRow,
+  stored: { sha256: string; byteSize: number },
+): Promise<string> {
   return dependencies.em.fork().transactional(async (em) => {
     const updated = await em.execute<{ id: string }[]>(`update document set sealed_sha256 = ? where id = ? and sealed_sha256 is null returning id`, [stored.sha256, document.id]);
     if (updated.length === 0) {
@@ -263,15 +277,53 @@ export async function sealEnvelopeArtefacts(dependencies: ArtefactDependencies, 
   if (envelope === undefined) throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeMissing, `envelope ${envelopeId} does not exist`);
   if (envelope.status !== 'finalized') throw new PermanentOutboxError(DELIVERY_FAILURES.envelopeNotFinalized(envelope.status), `envelope ${envelopeId} is ${envelope.status}, not finalized`);
   const documents = await em.execute<DocumentRow[]>(`select id, name, content_sha256, working_sha256, sealed_sha256 from document where envelope_id = ? order by "order", id`, [envelopeId]);
-  let sealed = 0;
   const completedAt = envelope.completed_at === null ? dependencies.clock.now() : new Date(envelope.completed_at);
-  for (const document of documents) {
-    if (document.sealed_sha256 !== null) continue;
-    await sealDocument(dependencies, { id: envelope.id, teamId: envelope.team_id, completedAt }, document);
-    sealed += 1;
+  const closing = { id: envelope.id, teamId: envelope.team_id, completedAt };
+  const unsealed = documents.filter((document) => document.sealed_sha256 === null);
+  // Two documents in flight: while the PDF thread renders one, this thread reads the next one's
+  // fields and stores the last one's file, so the thread does the job's documents back to back
+  // instead of waiting on each one's database and storage work (docs/performance.md, P9). Not all
+  // of them at once: a job of many documents must not fill the PDF queue other teams' uploads use.
+  const started: (() => void)[] = [];
+  let inFlight = 0;
+  let stopped = false;
+  const files = unsealed.map(async (document) => {
+    if (inFlight >= SEAL_DOCUMENTS_IN_FLIGHT) await new Promise<void>((resolve) => started.push(resolve));
+    if (stopped) return undefined;
+    inFlight += 1;
+    try {
+      return await sealedFileOf(dependencies, closing, document);
+    } finally {
+      inFlight -= 1;
+      started.shift()?.();
+    }
+  });
+  // Each is recorded as soon as it and those before it are, in the envelope's document order, as
+  // when they were sealed one by one; one that failed is left for the retry (which seals only what
+  // is not recorded), and so is every one after it, recorded by the retry in order. (An outcome
+  // that fails while an earlier one is awaited is not left unhandled meanwhile.)
+  for (const file of files) file.catch(() => undefined);
+  let sealed = 0;
+  try {
+    for (const [index, document] of unsealed.entries()) {
+      const file = await files[index]!;
+      // Undefined only for one that never started, after a failure (below), which ends the loop first.
+      if (file === undefined) break;
+      await recordSealed(dependencies, closing, document, file);
+      sealed += 1;
+    }
+  } catch (error) {
+    // No later one starts; the one still in flight ends before the job does (the retry starts clean).
+    stopped = true;
+    for (const resume of started.splice(0)) resume();
+    await Promise.allSettled(files);
+    throw error;
   }
   return sealed;
 }
+
+/** Documents of one envelope rendered and sealed at once by a seal job (see sealEnvelopeArtefacts). */
+const SEAL_DOCUMENTS_IN_FLIGHT = 2;
 
 /** Renders the current state of a document, unsealed, each page marked as a draft copy, into `outputPath`. */
 export async function renderDraftCopy(
