@@ -191,8 +191,7 @@ async function renderSealed(
   }
 }
 
-/** Renders and seals one document, stores it, and records its hash unless another run did first. */
-/** A document's sealed file, rendered and stored, not yet recorded. */
+/** A document's sealed file: rendered, sealed and stored, not yet recorded (`recordSealed`). */
 async function sealedFileOf(
   dependencies: ArtefactDependencies,
   envelope: { id: string; teamId: string; completedAt: Date },
