@@ -125,8 +125,8 @@ describe('the renderer’s fonts', () => {
     const pool = [...'ffffiiilllLLjjIbeotvw·.-:/@"{}[],0123456789abcdefABCDEF éßÖçşığİ\u0307\u0301\u00ad'];
     let seed = 37;
     const next = () => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
-      return seed / 2 ** 31;
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+      return seed / 2 ** 32;
     };
     const words = Array.from({ length: 3_000 }, () => Array.from({ length: 1 + Math.floor(next() * 10) }, () => pool[Math.floor(next() * pool.length)]).join(''));
     words.push('9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', '5b0f8c2e-1d7a-4c1e-9a2b-3f4e5d6c7b8a', '2026-11-27T10:00:07.123Z', 'office', 'l·l', 'i\u0307');

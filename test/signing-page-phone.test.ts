@@ -80,6 +80,15 @@ describe('invitation links that name nobody or no longer work', () => {
     await page.screenshot({ path: screenshotPath('signing-page-phone-unknown-link-tr-TR-360x740.png'), fullPage: true });
     await page.close();
   });
+
+  it('a screen whose module cannot be fetched (the line dropped) says so in the page’s language, and data-screen says error', async () => {
+    const page = await browser.newPage({ viewport: PHONES[0].viewport, locale: 'tr-TR' });
+    await page.route('**/screens/messages.js*', (route) => route.abort('connectionreset'));
+    await page.goto(`${app.url}/sign/sgn_${'z'.repeat(43)}`);
+    await waitForScreen(page, 'error');
+    expect(await page.locator('[role="alert"] h1').innerText()).toBe(STRINGS['tr-TR'].errorTitle);
+    await page.close();
+  });
 });
 
 describe('the signing page on a phone', () => {

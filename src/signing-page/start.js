@@ -34,8 +34,11 @@ function whenLoaded(loading, draw) {
       document.body.dataset.screen = screen;
     },
     () => {
-      // The module could not be fetched (the line dropped): said plainly, in the page's language.
-      if (state.screen === screen) app.replaceChildren(el('section', { class: 'state', role: 'alert' }, el('h1', {}, state.t.errorTitle), el('p', {}, state.t.errorText)));
+      // The module could not be fetched (the line dropped): said plainly, in the page's language,
+      // and `data-screen` says what is shown (the error screen's text).
+      if (state.screen !== screen) return;
+      app.replaceChildren(el('section', { class: 'state', role: 'alert' }, el('h1', {}, state.t.errorTitle), el('p', {}, state.t.errorText)));
+      document.body.dataset.screen = 'error';
     },
   );
 }
