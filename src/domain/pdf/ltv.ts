@@ -96,9 +96,16 @@ function describe(certificate: pkijs.Certificate): string {
 }
 
 async function fetchBytes(url: string, init: RequestInit): Promise<ArrayBuffer> {
+  const ask = () => fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
   let response: Response;
   try {
-    response = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
+    response = await ask().catch((error: unknown) => {
+      // A revocation query changes nothing at the responder, so a failure to reach it is asked
+      // again once at once (not a timeout): a kept-alive connection the responder has closed
+      // fails the first ask without reaching it, and fetch does not resend a POST by itself.
+      if ((error as Error).name === 'TimeoutError') throw error;
+      return ask();
+    });
   } catch (error) {
     throw new Error(`${url} unreachable (${(error as Error).message})`);
   }
