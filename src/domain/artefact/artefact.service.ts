@@ -283,38 +283,27 @@ export async function sealEnvelopeArtefacts(dependencies: ArtefactDependencies, 
   // fields and stores the last one's file, so the thread does the job's documents back to back
   // instead of waiting on each one's database and storage work (docs/performance.md, P9). Not all
   // of them at once: a job of many documents must not fill the PDF queue other teams' uploads use.
-  const started: (() => void)[] = [];
-  let inFlight = 0;
-  let stopped = false;
-  const files = unsealed.map(async (document) => {
-    if (inFlight >= SEAL_DOCUMENTS_IN_FLIGHT) await new Promise<void>((resolve) => started.push(resolve));
-    if (stopped) return undefined;
-    inFlight += 1;
-    try {
-      return await sealedFileOf(dependencies, closing, document);
-    } finally {
-      inFlight -= 1;
-      started.shift()?.();
-    }
-  });
+  const files: Promise<{ sha256: string; byteSize: number }>[] = [];
+  const render = (index: number) => {
+    const file = sealedFileOf(dependencies, closing, unsealed[index]!);
+    // Its outcome is read in order below; a failure while an earlier one is awaited is not left unhandled meanwhile.
+    file.catch(() => undefined);
+    files.push(file);
+  };
+  for (let index = 0; index < Math.min(SEAL_DOCUMENTS_IN_FLIGHT, unsealed.length); index += 1) render(index);
   // Each is recorded as soon as it and those before it are, in the envelope's document order, as
   // when they were sealed one by one; one that failed is left for the retry (which seals only what
-  // is not recorded), and so is every one after it, recorded by the retry in order. (An outcome
-  // that fails while an earlier one is awaited is not left unhandled meanwhile.)
-  for (const file of files) file.catch(() => undefined);
+  // is not recorded), and so is every one after it, recorded by the retry in order.
   let sealed = 0;
   try {
     for (const [index, document] of unsealed.entries()) {
       const file = await files[index]!;
-      // Undefined only for one that never started, after a failure (below), which ends the loop first.
-      if (file === undefined) break;
+      if (files.length < unsealed.length) render(files.length);
       await recordSealed(dependencies, closing, document, file);
       sealed += 1;
     }
   } catch (error) {
     // No later one starts; the one still in flight ends before the job does (the retry starts clean).
-    stopped = true;
-    for (const resume of started.splice(0)) resume();
     await Promise.allSettled(files);
     throw error;
   }
