@@ -85,40 +85,72 @@ export async function openRequestContext(
   return createRequestContext(dependencies, request);
 }
 
+/** A request context's lazily made parts, under a symbol so that the shared accessors below find them. */
+const LAZY = Symbol('request context: lazy parts');
+type LazyParts = { orm: MikroORM; logger: Logger; requestId: string; em?: EntityManager; log?: Logger };
+type WithLazyParts = { [LAZY]: LazyParts };
+
+/*
+ * The entity manager fork and the request's logger are made on first use: a cached-key read
+ * needs neither a unit of work nor a log line, and both cost more than the read's own work. They
+ * are accessors, and the SAME accessor functions for every context (reading the request's parts
+ * from the receiver), never getters written in a per-request object literal: V8 keeps an
+ * accessor's function in the object's hidden class, so a new getter closure per request made a
+ * new hidden class per request, held in old space until the next full collection, and through it
+ * the closure and everything the request touched (its Node request, its answer's text) survived
+ * every young-generation collection, was promoted, and made a full collection run about every
+ * second under load (docs/performance.md, "What survived young collections").
+ */
+const lazyAccessors = {
+  em: {
+    get(this: WithLazyParts): EntityManager {
+      const lazy = this[LAZY];
+      lazy.em ??= lazy.orm.em.fork() as EntityManager;
+      return lazy.em;
+    },
+    enumerable: true,
+    configurable: true,
+  },
+  reader: {
+    get(this: WithLazyParts) {
+      return readerOf(this[LAZY].orm.em as EntityManager);
+    },
+    enumerable: true,
+    configurable: true,
+  },
+  log: {
+    get(this: WithLazyParts): Logger {
+      const lazy = this[LAZY];
+      lazy.log ??= lazy.logger.child({ requestId: lazy.requestId });
+      return lazy.log;
+    },
+    enumerable: true,
+    configurable: true,
+  },
+} satisfies PropertyDescriptorMap;
+
 export function createRequestContext(
   dependencies: ServingDependencies,
   { headers, metadata, liveConnection }: { headers: HeaderReader; metadata: RequestMetadata; liveConnection?: LiveConnection },
 ): RequestContext {
   const apiKey = headers.get('x-service-api-key')?.trim() ?? '';
   let callerPromise: Promise<TeamCaller> | undefined;
-  // The entity manager fork and the request's logger are made on first use: a cached-key read
-  // needs neither a unit of work nor a log line, and both cost more than the read's own work.
-  let em: EntityManager | undefined;
-  let log: Logger | undefined;
-  const context: RequestContext = {
+  const { config } = dependencies;
+  const context = {
     ...dependencies,
-    get em() {
-      em ??= dependencies.orm.em.fork() as EntityManager;
-      return em;
-    },
-    get reader() {
-      return readerOf(dependencies.orm.em as EntityManager);
-    },
+    [LAZY]: { orm: dependencies.orm, logger: dependencies.logger, requestId: metadata.requestId } as LazyParts,
     metadata,
-    get log() {
-      log ??= dependencies.logger.child({ requestId: metadata.requestId });
-      return log;
-    },
-    limits: { maxDocumentBytes: dependencies.config.maxDocumentBytes, phoneMessagesPerDay: dependencies.config.phoneMessagesPerDay },
-    publicUrl: dependencies.config.publicUrl,
-    trustAnchors: dependencies.config.trustAnchors,
-    sandboxClock: dependencies.config.sandboxClock,
-    signingFrameAncestors: dependencies.config.signingFrameAncestors,
-    downloadRedirect: dependencies.config.downloadRedirect,
-    webhooks: { allowPrivate: dependencies.config.webhookAllowPrivate },
+    limits: { maxDocumentBytes: config.maxDocumentBytes, phoneMessagesPerDay: config.phoneMessagesPerDay },
+    publicUrl: config.publicUrl,
+    trustAnchors: config.trustAnchors,
+    sandboxClock: config.sandboxClock,
+    signingFrameAncestors: config.signingFrameAncestors,
+    downloadRedirect: config.downloadRedirect,
+    webhooks: { allowPrivate: config.webhookAllowPrivate },
     signingToken: headers.get('x-signing-token')?.trim() || undefined,
     idempotencyKey: headers.get('idempotency-key') ?? undefined,
     liveConnection,
+    // A closure, not a shared method: callers may hand `caller` on detached from the context.
     caller() {
       if (!callerPromise) {
         callerPromise = apiKey === '' ? Promise.reject(new MissingApiKeyError()) : authenticateApiKey(() => context.em, apiKey, dependencies.apiKeyCache);
@@ -127,6 +159,6 @@ export function createRequestContext(
       }
       return callerPromise;
     },
-  };
-  return context;
+  } as unknown as RequestContext;
+  return Object.defineProperties(context, lazyAccessors);
 }

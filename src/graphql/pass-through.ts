@@ -209,14 +209,25 @@ export async function answerPlan(plan: Plan, args: { schema: GraphQLSchema; vari
   return `{"data":{${parts.join(',')}}}`;
 }
 
-/** An execution result whose serialisation is the text itself (yoga calls a result's `stringify`). */
+/**
+ * An execution result whose serialisation is the text itself (yoga calls a result's `stringify`,
+ * detached). `data` is parsed only if a plugin asks; a class, so that accessor is one function on
+ * its prototype, not a hidden class per result (src/context.ts, `lazyAccessors`).
+ */
+class PassedThrough {
+  readonly stringify: () => string;
+  readonly #text: string;
+  #data: unknown;
+  constructor(text: string) {
+    this.#text = text;
+    this.stringify = () => text;
+  }
+  get data(): unknown {
+    this.#data ??= (JSON.parse(this.#text) as { data: unknown }).data;
+    return this.#data;
+  }
+}
+
 function passedThrough(text: string) {
-  let data: unknown;
-  return {
-    get data() {
-      data ??= (JSON.parse(text) as { data: unknown }).data;
-      return data;
-    },
-    stringify: () => text,
-  };
+  return new PassedThrough(text);
 }

@@ -93,6 +93,28 @@ export type RestServer = {
 };
 
 /**
+ * A REST handler's view of a Node request. Its body is made on first read only: most requests
+ * have none, and uploads stream from the Node request. A class, so the `body` accessor is one
+ * function on its prototype: a getter written in a per-request object literal costs V8 a hidden
+ * class per request (src/context.ts, `lazyAccessors`).
+ */
+class NodeRestRequest implements RestHttpRequest {
+  readonly method: string;
+  readonly headers: RestHttpRequest['headers'];
+  readonly #nodeRequest: IncomingMessage;
+  #body: ReadableStream<Uint8Array> | null | undefined;
+  constructor(nodeRequest: IncomingMessage, method: string, headers: RestHttpRequest['headers']) {
+    this.#nodeRequest = nodeRequest;
+    this.method = method;
+    this.headers = headers;
+  }
+  get body(): ReadableStream<Uint8Array> | null {
+    this.#body ??= this.method === 'GET' || this.method === 'HEAD' ? null : (Readable.toWeb(this.#nodeRequest) as ReadableStream<Uint8Array>);
+    return this.#body;
+  }
+}
+
+/**
  * The REST compatibility layer under /api/v1/key and the health endpoints, served straight on
  * Node's request and response beside yoga (server.ts routes by path): no WHATWG Request or
  * Response per request, no plugin chain. What yoga's plugins gave these answers is given here with
@@ -178,16 +200,7 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
   async function answerRest(request: IncomingMessage, url: URL, metadata: RequestMetadata, labelled: (route: string) => void): Promise<Answer> {
     const method = request.method ?? 'GET';
     const headers = { get: (name: string) => headerOf(request, name) ?? null };
-    let body: ReadableStream<Uint8Array> | null | undefined;
-    const restRequest: RestHttpRequest = {
-      method,
-      headers,
-      // Made on first read only: most requests have no body, and uploads stream from the Node request.
-      get body() {
-        body ??= method === 'GET' || method === 'HEAD' ? null : (Readable.toWeb(request) as ReadableStream<Uint8Array>);
-        return body;
-      },
-    };
+    const restRequest = new NodeRestRequest(request, method, headers);
     const context = await openRequestContext(dependencies, { headers, metadata });
     const apiKey = headers.get('x-service-api-key')?.trim();
     const match = matchRoute(method, url.pathname.slice(REST_PREFIX.length) || '/');
