@@ -38,8 +38,10 @@ export function prepareParameterizedStatements(client: pg.Client): void {
   const prepared = new Set<string>();
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-    // Kysely sends (text, values); the direct read path (db/direct-reads.ts) one unnamed config.
-    const config = args.length === 1 && typeof args[0] === 'object' && args[0] !== null && !('name' in args[0]) ? (args[0] as pg.QueryConfig) : undefined;
+    // Kysely sends (text, values); the direct read path (db/direct-reads.ts) one unnamed config and its callback.
+    const [first, second] = args;
+    const config =
+      typeof first === 'object' && first !== null && !('name' in first) && (args.length === 1 || (args.length === 2 && typeof second === 'function')) ? (first as pg.QueryConfig) : undefined;
     const [text, values] = config ? [config.text, config.values] : args;
     if (typeof text !== 'string' || !Array.isArray(values) || values.length === 0 || (!config && args.length !== 2)) return query(...args);
     const name = statementName(text);
@@ -47,6 +49,6 @@ export function prepareParameterizedStatements(client: pg.Client): void {
       if (prepared.size >= MAX_PREPARED_PER_CONNECTION) return query(...args);
       prepared.add(name);
     }
-    return query({ ...config, name, text, values });
+    return config && args.length === 2 ? query({ ...config, name, text, values }, second) : query({ ...config, name, text, values });
   };
 }
