@@ -22,6 +22,8 @@
  *     entities import db/columns.ts, so db/ imports the domain only to list them;
  *   - a function takes five or more positional parameters, outside the commented allow-list
  *     (check-parameters.ts): an options object names them at the call;
+ *   - a getter or setter is written in an object literal made at every call of a function, outside
+ *     the commented allow-list (check-accessors.ts): each call would make a hidden class of its own;
  *   - more pairs of domain folders import each other both ways than the ratchet in
  *     architecture-ratchet.json allows (and, when fewer do, it says to lower the number), or the
  *     ratchet lists more than MAX_FOLDER_PAIRS (5).
@@ -33,6 +35,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { accessorOffences } from './check-accessors.ts';
 import { positionalParameterOffences } from './check-parameters.ts';
 import { teamFilterOffences } from './check-team-filters.ts';
 
@@ -214,6 +217,7 @@ export function checkArchitecture(root: string): ArchitectureReport {
     graph.set(relative, targets);
     offences.push(...teamFilterOffences(relative, text));
     offences.push(...positionalParameterOffences(relative, text));
+    offences.push(...accessorOffences(relative, text));
     if (!relative.startsWith(OUTBOX_MODULE) && !relative.startsWith('migrations/')) {
       text.split('\n').forEach((line, lineIndex) => {
         if (OUTBOX_WRITE_PATTERNS.some((pattern) => pattern.test(line))) {

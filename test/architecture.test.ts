@@ -203,6 +203,28 @@ describe('the architecture check', () => {
     ]);
   });
 
+  it('fails on a getter or setter in an object literal made at every call, not on classes, shared descriptors or the browser scripts', () => {
+    const root = copyWith({
+      'src/domain/planted.ts': [
+        'export const once = { get size() { return 1; } };',
+        'export const shared = { size: { get(this: { n: number }) { return this.n; } } };',
+        'export class Counter { #n = 0; get count() { return this.#n; } }',
+        'export function perCall() {',
+        '  let n = 0;',
+        '  return { get count() { return n; }, set count(value: number) { n = value; } };',
+        '}',
+        'export class Maker { make() { return { get inner() { return 1; } }; } }',
+        '',
+      ].join('\n'),
+      'src/signing-page/planted.js': 'export function screen() { return { get drawn() { return true; } }; }\n',
+    });
+    expect(checkArchitecture(root).offences).toEqual([
+      'an accessor in an object literal made at every call (a class, or accessors shared by every call): domain/planted.ts:6 count in perCall',
+      'an accessor in an object literal made at every call (a class, or accessors shared by every call): domain/planted.ts:6 count in perCall',
+      'an accessor in an object literal made at every call (a class, or accessors shared by every call): domain/planted.ts:8 inner in make',
+    ]);
+  });
+
   it('fails when src/db/ imports the domain anywhere but its entity list', () => {
     const root = copyWith({
       'src/db/planted.ts': "export { Envelope } from '../domain/envelope/envelope.entity.ts';\n",

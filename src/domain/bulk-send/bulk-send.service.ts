@@ -120,25 +120,26 @@ type MergeCheck = { documents: DocumentTags[]; missingData: 'refuse' | 'blank' }
 /** A row as checked: its issues are the first MAX_LISTED_ITEMS, `issuesOmitted` counts the rest. */
 type CheckedRow = { index: number; line?: number; raw: unknown; stored?: StoredRow; issues: ValidationIssue[]; issuesOmitted: number };
 
-/** A row's problems: the first MAX_LISTED_ITEMS kept, the rest only counted (a row of 1,250 CSV columns can have one per column). */
-function issueCollector() {
-  const issues: ValidationIssue[] = [];
-  let omitted = 0;
-  return {
-    issues,
-    add(...found: ValidationIssue[]) {
-      for (const issue of found) {
-        if (issues.length < MAX_LISTED_ITEMS) issues.push(issue);
-        else omitted += 1;
-      }
-    },
-    get omitted() {
-      return omitted;
-    },
-    get count() {
-      return issues.length + omitted;
-    },
-  };
+/**
+ * A row's problems: the first MAX_LISTED_ITEMS kept, the rest only counted (a row of 1,250 CSV
+ * columns can have one per column). A class: one is made per row, and getters in a per-row object
+ * literal would cost a hidden class per row (scripts/check-accessors.ts).
+ */
+class IssueCollector {
+  readonly issues: ValidationIssue[] = [];
+  #omitted = 0;
+  add(...found: ValidationIssue[]): void {
+    for (const issue of found) {
+      if (this.issues.length < MAX_LISTED_ITEMS) this.issues.push(issue);
+      else this.#omitted += 1;
+    }
+  }
+  get omitted(): number {
+    return this.#omitted;
+  }
+  get count(): number {
+    return this.issues.length + this.#omitted;
+  }
 }
 
 /** Paths of the keys and texts in a row that PostgreSQL cannot store (U+0000, lone surrogates), at most `limit`. */
@@ -194,7 +195,7 @@ const SIGNATURE_TYPES: readonly FieldType[] = ['simple_signature', 'biometric_si
  */
 function checkRow(content: TemplateContent, merge: MergeCheck, at: { raw: unknown; index: number; line?: number }): CheckedRow {
   const { raw, index, line } = at;
-  const issues = issueCollector();
+  const issues = new IssueCollector();
   const refused = () => ({ index, line, raw, issues: issues.issues, issuesOmitted: issues.omitted });
   // Text PostgreSQL cannot store is refused by its path, wherever it is (a key, an unknown property).
   const unstorable = unstorableTextPaths(raw, MAX_LISTED_ITEMS);
