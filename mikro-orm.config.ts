@@ -4,6 +4,7 @@ import type { CompiledQuery, DatabaseConnection } from 'kysely';
 import type pg from 'pg';
 import { observePoolStatements } from './src/db/direct-reads.ts';
 import { entities } from './src/db/entities.ts';
+import { answerThroughCallbacks } from './src/db/pg-callbacks.ts';
 import { prepareParameterizedStatements } from './src/db/prepared-statements.ts';
 import { migrations } from './src/migrations/index.ts';
 
@@ -60,6 +61,8 @@ export function createOrmConfig({ clientUrl, poolMax = 10, acquireTimeoutMs = 15
     driverOptions: {
       connectionTimeoutMillis: acquireTimeoutMs,
       onPoolCreated: (pool: pg.Pool) => {
+        // First: the prepared-statement wrapper then sends through it.
+        pool.on('connect', answerThroughCallbacks);
         if (prepareStatements) pool.on('connect', prepareParameterizedStatements);
         // The read model's direct path (src/db/direct-reads.ts) reports its statements here too.
         if (onQuery) observePoolStatements(pool, onQuery);
