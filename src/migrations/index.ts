@@ -25,6 +25,7 @@ import { Migration20261127131000_envelope_revision } from './Migration2026112713
 import { Migration20261127133000_public_links } from './Migration20261127133000_public_links.ts';
 import { Migration20261127134000_public_link_data } from './Migration20261127134000_public_link_data.ts';
 import { Migration20261127141000_signature_levels } from './Migration20261127141000_signature_levels.ts';
+import { Migration20261128110000_js_number_json } from './Migration20261128110000_js_number_json.ts';
 
 /** Every committed migration, in order. `npm run migration:create` appends to this list. */
 export const migrations = [
@@ -55,4 +56,5 @@ export const migrations = [
   Migration20261127133000_public_links,
   Migration20261127134000_public_link_data,
   Migration20261127141000_signature_levels,
+  Migration20261128110000_js_number_json,
 ];

@@ -84,56 +84,32 @@ export const ANSWER_FIELDS: Record<AnswerKind, Record<string, AnswerKind | null>
 
 type Expression = RawBuilder<unknown>;
 type Column = (shape: AnswerShape | undefined) => Expression;
-/**
- * A double: `plain` (the column itself, -0 made 0) is written as JSON.stringify would where
- * `plainWhen` holds, `exact` everywhere.
- */
-type DoubleColumn = { plain: Expression; plainWhen: Expression; exact: Expression };
-type Columns = Record<string, Column | DoubleColumn>;
+type Columns = Record<string, Column>;
 
 /**
- * A double as JSON.stringify writes it. PostgreSQL writes the same shortest digits, but switches
- * to an exponent outside [1e-4, 1e15) where JavaScript does outside [1e-6, 1e21), and keeps -0's
- * sign: those (rare) values are rewritten from PostgreSQL's text.
+ * A double as JSON.stringify writes it. PostgreSQL writes the same shortest digits inside
+ * [1e-4, 1e15) (and 0 for -0 plus 0), which is inline; the rare rest (an exponent where JavaScript
+ * writes none, or the other way round) is `js_number_json`, a function of the migrations: written
+ * inline, its rewrite set up a dozen sub-plans at every execution of a page statement, whose cost
+ * then was 1.8× as much (docs/performance.md, "What survived young collections").
  */
-function jsNumber(value: Expression): Expression {
-  return sql`(case when ${value} = 0 then '0'::json when abs(${value}) >= 1e-4 and abs(${value}) < 1e15 then to_json(${value})
-    else (select (case when m.e < -6 or m.e >= 21 then m.sign || m.mantissa || 'e' || (case when m.e < 0 then '-' else '+' end) || abs(m.e)::text
-      when m.e < 0 then m.sign || '0.' || repeat('0', -m.e - 1) || m.digits
-      when length(m.digits) <= m.e + 1 then m.sign || rpad(m.digits, m.e + 1, '0')
-      else m.sign || left(m.digits, m.e + 1) || '.' || substr(m.digits, m.e + 2) end)::json
-      from (select t.sign, t.mantissa, replace(t.mantissa, '.', '') as digits, t.e from (
-        select case when ${value} < 0 then '-' else '' end as sign, split_part(ltrim(${value}::text, '-'), 'e', 1) as mantissa,
-          split_part(ltrim(${value}::text, '-'), 'e', 2)::int as e) t) m) end)`;
-}
-
-function double(column: string): DoubleColumn {
+function double(column: string): Column {
   const value = sql.ref(column);
-  return { plain: sql`(${value} + 0)`, plainWhen: sql`(${value} = 0 or abs(${value}) >= 1e-4 and abs(${value}) < 1e15)`, exact: jsNumber(value) };
+  return () => sql`(case when ${value} = 0 or abs(${value}) >= 1e-4 and abs(${value}) < 1e15 then to_json(${value} + 0) else js_number_json(${value}) end)`;
 }
 
-/**
- * One object, as a row: its keys in order (PostgreSQL writes a row compactly, as JSON.stringify
- * does). With doubles, two rows: the plain one when every double is plain, else the exact one.
- */
+/** One object, as a row: its keys in order (PostgreSQL writes a row compactly, as JSON.stringify does). */
 function objectOf(shape: AnswerShape, columns: Columns): Expression {
-  const guards = shape.flatMap((entry) => {
-    const column = 'field' in entry ? columns[entry.field] : undefined;
-    return column && typeof column !== 'function' ? [column.plainWhen] : [];
-  });
-  if (guards.length === 0) return sql`(select answer_row from (select ${columnsOf(shape, columns)}) answer_row)`;
-  return sql`(case when ${sql.join(guards, sql` and `)} then (select answer_row from (select ${columnsOf(shape, columns, 'plain')}) answer_row)
-    else (select answer_row from (select ${columnsOf(shape, columns)}) answer_row) end)`;
+  return sql`(select answer_row from (select ${columnsOf(shape, columns)}) answer_row)`;
 }
 
-function columnsOf(shape: AnswerShape, columns: Columns, doubles: 'plain' | 'exact' = 'exact'): RawBuilder<unknown> {
+function columnsOf(shape: AnswerShape, columns: Columns): RawBuilder<unknown> {
   return sql.join(
     shape.map((entry) => {
       if ('constant' in entry) return sql`${sql.lit(entry.constant)}::text as ${sql.id(entry.key)}`;
       const column = columns[entry.field];
       if (!column) throw new Error(`no answer column ${entry.field}`);
-      const value = typeof column === 'function' ? column(entry.shape) : column[doubles];
-      return sql`${value} as ${sql.id(entry.key)}`;
+      return sql`${column(entry.shape)} as ${sql.id(entry.key)}`;
     }),
   );
 }
