@@ -42,9 +42,13 @@ export async function sealJob(app: TestApp, envelopeId: string) {
   return row!;
 }
 
-/** Makes a failed sealing job due now, rather than after its retry delay. */
+/**
+ * Makes a failed sealing job due now, rather than after its retry delay: now by the service's
+ * clock, which the worker's claim compares with. PostgreSQL's now() has microseconds; a claim in
+ * the same millisecond read the clock's whole milliseconds as earlier and found nothing due.
+ */
 export async function retryNow(app: TestApp, envelopeId: string): Promise<void> {
-  await app.orm.em.fork().execute(`update outbox_message set available_at = now() where dedupe_key = ?`, [`artefact.seal:${envelopeId}`]);
+  await app.orm.em.fork().execute(`update outbox_message set available_at = ? where dedupe_key = ?`, [app.dependencies.clock.now(), `artefact.seal:${envelopeId}`]);
 }
 
 /** Downloads a document's PDF, which must be sealed, into `directory/name`; answers the file's path. */
