@@ -36,19 +36,18 @@ export function directReadsOf(reader: object): DirectReads | undefined {
  * PostgreSQL plans a shape once per connection, as through Kysely. The read model's answers are
  * one `::text` column (JSON written by PostgreSQL), which pg's type parser hands over as it came.
  *
- * The statement is given its callback, as `pool.query` does, rather than asking `pg` for a promise:
- * on the promise path every answer's rows (a page's 67 KiB of text) survived each young-generation
- * collection until the next full one, under load a full collection every second
- * (docs/performance.md, "What survived young collections"); on this path they die young.
+ * The pool's connections answer through pg's callback even though this awaits a promise
+ * (db/pg-callbacks.ts): on pg's own promise path a page's 67 KiB of text survived every
+ * young-generation collection until the next full one (docs/performance.md, "What survived young
+ * collections").
  */
 export async function queryDirect<Row>(reads: DirectReads, text: string, values: unknown[]): Promise<Row[]> {
   reads.onQuery?.(text);
+  // One argument, as the prepared-statement wrapper expects of this path (pool.query would pass three).
   const client = await reads.pool.connect();
   try {
-    return await new Promise<Row[]>((resolve, reject) => {
-      // One config and its callback, as the prepared-statement wrapper expects of this path.
-      client.query<Row & pg.QueryResultRow>({ text, values }, (error, result) => (error ? reject(error) : resolve(result.rows)));
-    });
+    const result = await client.query<Row & pg.QueryResultRow>({ text, values });
+    return result.rows;
   } finally {
     client.release();
   }

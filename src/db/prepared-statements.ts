@@ -38,7 +38,7 @@ export function prepareParameterizedStatements(client: pg.Client): void {
   const prepared = new Set<string>();
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-    // Kysely sends (text, values); the direct read path (db/direct-reads.ts) one unnamed config and its callback.
+    // Kysely sends (text, values); the direct read path (db/direct-reads.ts) one unnamed config, a caller may add its callback.
     const [first, second] = args;
     const config =
       typeof first === 'object' && first !== null && !('name' in first) && (args.length === 1 || (args.length === 2 && typeof second === 'function')) ? (first as pg.QueryConfig) : undefined;
