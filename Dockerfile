@@ -6,7 +6,7 @@ FROM node:24-bookworm-slim
 # MALLOC_MMAP_THRESHOLD_ and the heap flags below: see docs/operations.md, "Memory" (the same as
 # package.json's start script).
 ENV NODE_ENV=production \
-    MALLOC_MMAP_THRESHOLD_=65536 \
+    MALLOC_MMAP_THRESHOLD_=131072 \
     PORT=4000 \
     DATA_DIR=/var/lib/envelope-service
 
