@@ -65,7 +65,7 @@ function parseVariant(text: string): Variant {
   return { label, env };
 }
 const variants = (values.variant ?? ['start:', 'mmap64k:MALLOC_MMAP_THRESHOLD_=65536']).map(parseVariant);
-if (new Set(variants.map((variant) => variant.label)).size !== variants.length) throw new Error('two variants share a label');
+if (new Set([...variants.map((variant) => variant.label), 'bare']).size !== variants.length + 1) throw new Error("two variants share a label, or one is called 'bare' (the bare handler's)");
 
 const log = (line: string) => console.error(line);
 const median = (numbers: number[]) => {
@@ -78,6 +78,21 @@ const children: Child[] = [];
 const track = (child: Child) => (children.push(child), child);
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-settings-'));
 const cluster = await startCluster(workDir, log);
+let cleaning: Promise<void> | undefined;
+// The servers run in their own process groups (startChild): a Ctrl-C reaches only this process,
+// which stops them, the cluster and the directory exactly once.
+const cleanUp = () =>
+  (cleaning ??= (async () => {
+    for (const child of children.reverse()) await child.stop();
+    await cluster.stop();
+    fs.rmSync(workDir, { recursive: true, force: true });
+  })());
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
+  process.on(signal, () => void cleanUp().then(() => process.exit(code)));
+}
 try {
   const admin = new pg.Client({ connectionString: cluster.url('postgres') });
   await admin.connect();
@@ -110,9 +125,10 @@ try {
     return { child, url: `http://127.0.0.1:${port}` };
   };
 
-  log(`seeding ${envelopes} envelopes over 10 teams through the service`);
+  const teamCount = QUICK ? 2 : 10;
+  log(`seeding ${envelopes} envelopes over ${teamCount} teams through the service`);
   const seeder = await startService('service (seeding)', undefined);
-  const teams = await createTeams(QUICK ? 2 : 10, { DATABASE_URL: cluster.url('bench', 'bench_service'), DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, ROOT, track);
+  const teams = await createTeams(teamCount, { DATABASE_URL: cluster.url('bench', 'bench_service'), DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, ROOT, track);
   await seedEnvelopes({ baseUrl: seeder.url, teams, count: envelopes, concurrency: 8, log });
   await seeder.child.stop();
   const database = new pg.Client({ connectionString: cluster.url('bench') });
@@ -209,7 +225,5 @@ try {
     }
   }
 } finally {
-  for (const child of children.reverse()) await child.stop();
-  await cluster.stop();
-  fs.rmSync(workDir, { recursive: true, force: true });
+  await cleanUp();
 }
