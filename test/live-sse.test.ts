@@ -138,10 +138,14 @@ describe('GraphQL over SSE beside yoga’s Node adapter', () => {
     const options = { method: 'POST' as const, headers: { 'x-service-api-key': limitedTeam.apiKey }, body: JSON.stringify({ query: STATUS_CHANGED }) };
     // The one allowed opening, then two refusals (one each way).
     await exchange(limited, { ...options, forMs: 300 });
+    const refusals = async () => (await limited.dependencies.metrics.rateLimited.get()).values.reduce((sum, sample) => sum + sample.value, 0);
+    const refusedBefore = await refusals();
     const [direct, throughAdapter] = await bothWays(limited, options);
     expect(direct).toEqual(throughAdapter);
     expect(direct.status).toBe(429);
     expect(direct.body).toContain('Request.RateLimited');
+    // Each refusal counted once: the lean path's decision is the one yoga answers with, not a second count.
+    expect(await refusals()).toBe(refusedBefore + 2);
   });
 
   it('opens a stream with the adapter’s head and bytes, and delivers events as it does', async () => {

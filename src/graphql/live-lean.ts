@@ -12,6 +12,7 @@ import { setRequestId, setRequestRoute } from '../http/request-tracing.ts';
 import { applySecurityHeaders, recordHeaders } from '../http/security-headers.ts';
 import { createErrorMask } from './errors.ts';
 import { sharedEventResult, writeLiveStream } from './live-fanout.ts';
+import { decidedBesideYoga } from './pass-through-http.ts';
 import { schema } from './schema.ts';
 
 /*
@@ -169,12 +170,14 @@ export function createLeanLiveStatus(dependencies: ServingDependencies): LeanLiv
         // Refused (credentials, the envelope, the limits): yoga answers it, as it always has.
         return false;
       }
-      // Counted once opened, as yoga counts an operation that executes; a refusal is yoga's to write
-      // (it counts the request again, against a budget that is already spent).
+      // Counted once opened, as yoga counts an operation that executes. A refusal is yoga's to write,
+      // with this decision: its rate-limit plugin takes it instead of counting the request again.
       const decision = rateLimiter ? await consumeForRequest(rateLimiter, context) : undefined;
       if ((decision && !decision.allowed) || response.destroyed || response.headersSent) {
         await stream.return?.();
-        return response.destroyed || response.headersSent;
+        if (response.destroyed || response.headersSent) return true;
+        decidedBesideYoga(request, { decision });
+        return false;
       }
       endTimer({ result: 'success' });
       const { teamId } = await context.caller();

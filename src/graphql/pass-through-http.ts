@@ -39,6 +39,11 @@ export function decisionTakenBesideYoga(request: IncomingMessage | undefined): {
   return request ? decidedBeforeYoga.get(request) : undefined;
 }
 
+/** Records the decision taken beside yoga for a request yoga will answer (this path's and live-lean.ts's). */
+export function decidedBesideYoga(request: IncomingMessage, decided: { decision: RateLimitDecision | undefined }): void {
+  decidedBeforeYoga.set(request, decided);
+}
+
 export type PassThroughHttp = {
   /** Whether a request may be a known pass-through operation (checked on its head alone). */
   accepts(request: IncomingMessage, pathname: string): boolean;
@@ -72,7 +77,7 @@ export function createPassThroughHttp(dependencies: ServingDependencies, options
 
   /** Yoga answers it, with the body read here given to its Node adapter as the parsed request's body. */
   function toYoga({ request, response, yoga, body }: Exchange, decided?: { decision: RateLimitDecision | undefined }) {
-    if (decided) decidedBeforeYoga.set(request, decided);
+    if (decided) decidedBesideYoga(request, decided);
     (request as IncomingMessage & { body?: unknown }).body = body;
     yoga(request, response);
   }
