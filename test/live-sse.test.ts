@@ -138,7 +138,9 @@ describe('GraphQL over SSE beside yoga’s Node adapter', () => {
     const options = { method: 'POST' as const, headers: { 'x-service-api-key': limitedTeam.apiKey }, body: JSON.stringify({ query: STATUS_CHANGED }) };
     // The one allowed opening, then two refusals (one each way).
     await exchange(limited, { ...options, forMs: 300 });
-    const refusals = async () => (await limited.dependencies.metrics.rateLimited.get()).values.reduce((sum, sample) => sum + sample.value, 0);
+    const metrics = limited.dependencies.metrics;
+    if (!metrics) throw new Error('the test app has no metrics');
+    const refusals = async () => (await metrics.rateLimited.get()).values.reduce((sum, sample) => sum + sample.value, 0);
     const refusedBefore = await refusals();
     const [direct, throughAdapter] = await bothWays(limited, options);
     expect(direct).toEqual(throughAdapter);
