@@ -18,19 +18,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import { cleanupsOnExit } from './cleanups.ts';
 import { checkDeepEqual, checkIdenticalBytes, checkSameContent, countObjects, fetchText, sendExactly } from './reads/checks.ts';
-import { type Cluster, startCluster } from './reads/cluster.ts';
 import { type LoadResult, type Request, runLoad } from './reads/load.ts';
-import { type Child, clusterCpuMs, freePort, freePorts, peakRssBytes, processCpuMs, settle, startChild, waitForHttp } from './reads/processes.ts';
+import { type Child, clusterCpuMs, freePorts, peakRssBytes, processCpuMs, settle, startChild, waitForHttp } from './reads/processes.ts';
 import { GRAPHQL_PAGE_QUERY, PAGE_SIZE, POSTGRAPHILE_PAGE_QUERY, restEnvelopePath } from './reads/queries.ts';
-import { createTeams, seedEnvelopes } from './reads/seed.ts';
+import { READS_DATABASE as DATABASE, seedReadsDatabase } from './reads/seeded.ts';
 import { openStatementCounter } from './reads/stats.ts';
-import { printResult, QUICK } from './report.ts';
-import { serviceStartCommand } from './service-process.ts';
+import { median, printResult, QUICK } from './report.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const DATABASE = 'bench';
 /** One database role per server, so pg_stat_statements can tell their statements apart. */
 const ROLES = { ours: 'bench_service', postgraphile: 'bench_postgraphile', bare: 'bench_bare' } as const;
 
@@ -82,42 +79,7 @@ function readKnobs(): Record<Knob, number> {
 }
 
 const log = (line: string) => console.error(line);
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
-
-// ---- Clean-up: registered as things start, run in reverse order exactly once. ----
-const cleanups: { label: string; run: () => Promise<void> | void }[] = [];
-let cleaning: Promise<void> | undefined;
-let interrupted = false;
-function cleanUp(): Promise<void> {
-  cleaning ??= (async () => {
-    for (const step of cleanups.reverse()) {
-      try {
-        await step.run();
-      } catch (error) {
-        console.error(`clean-up (${step.label}) failed: ${(error as Error).message}`);
-      }
-    }
-  })();
-  return cleaning;
-}
-for (const [signal, code] of [
-  ['SIGINT', 130],
-  ['SIGTERM', 143],
-] as const) {
-  process.on(signal, () => {
-    interrupted = true;
-    log(`\n${signal}: stopping the servers and the cluster, deleting the temporary directory`);
-    void cleanUp().then(() => process.exit(code));
-  });
-}
-function track(child: Child): Child {
-  cleanups.push({ label: child.name, run: () => child.stop() });
-  return child;
-}
+const cleanups = cleanupsOnExit(log, 'stopping the servers and the cluster, deleting the temporary directory');
 
 type Target = {
   read: string;
@@ -137,74 +99,32 @@ async function main() {
   // Whatever else runs on the machine shares its cores with every server here: say how busy it was.
   const loadAtStart = os.loadavg()[0];
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-reads-'));
-  cleanups.push({ label: 'temporary directory', run: () => fs.rmSync(workDir, { recursive: true, force: true }) });
+  cleanups.add('temporary directory', () => fs.rmSync(workDir, { recursive: true, force: true }));
   log(`work directory ${workDir}`);
 
-  const cluster: Cluster = await startCluster(workDir, log);
-  cleanups.push({ label: 'PostgreSQL cluster', run: () => cluster.stop() });
-  const admin = new pg.Client({ connectionString: cluster.url('postgres') });
-  await admin.connect();
-  // Superusers: the service creates the tables (as its role) and the peers read them; trust
-  // authentication on 127.0.0.1 of a throw-away cluster, so no passwords.
-  for (const role of Object.values(ROLES)) await admin.query(`create role ${role} login superuser`);
-  await admin.query(`create database ${DATABASE} owner ${ROLES.ours}`);
-  await admin.end();
-  const counter = await openStatementCounter(cluster.url('postgres'), DATABASE);
-  cleanups.push({ label: 'statement counter', run: () => counter.close() });
-
-  const serviceEnv = (port: number) => ({
-    DATABASE_URL: cluster.url(DATABASE, ROLES.ours),
-    PORT: String(port),
-    DATA_DIR: path.join(workDir, 'service-data'),
-    LOG_LEVEL: 'warn',
-    // The benchmark runs far past the default per-key budget; the limiter stays on (its counting is
-    // part of every request's cost) with the highest budget it accepts.
-    RATE_LIMIT_PER_MINUTE: '1000000',
-    // Likewise the reads one key may have in flight (docs/decisions.md, "Reads in flight per key"):
-    // the bench reads with one key on all its connections, which the default of 2 serialises by
-    // design, as the minute's budget would refuse it; the cap's bookkeeping still runs per read.
-    READS_IN_FLIGHT_PER_KEY: String(settings['reads-in-flight-per-key']),
+  const { cluster, teams, counts, startService } = await seedReadsDatabase({
+    workDir,
+    serviceRole: ROLES.ours,
+    otherRoles: [ROLES.postgraphile, ROLES.bare],
+    envelopes: settings.envelopes,
+    teams: settings.teams,
+    seedConcurrency: settings['seed-concurrency'],
+    readsInFlightPerKey: settings['reads-in-flight-per-key'],
+    root: ROOT,
+    log,
+    track: cleanups.track,
+    onCleanup: cleanups.add,
   });
-  const startService = async (name: string, port: number) => {
-    // Started as `npm start` starts it (its Node flags and environment), as a direct child.
-    const start = serviceStartCommand();
-    const child = track(startChild(name, start.args, { ...start.env, ...serviceEnv(port) }, { cwd: ROOT }));
-    // /readyz answers 200 once the migrations are applied.
-    await waitForHttp(child, `http://127.0.0.1:${port}/readyz`);
-    return { child, url: `http://127.0.0.1:${port}` };
-  };
-
-  // ---- Seeding, through the service. ----
-  log(`seeding ${settings.envelopes} envelopes over ${settings.teams} teams through the service (fsync off in this cluster)`);
-  const seedStarted = Date.now();
-  const seeder = await startService('service (seeding)', await freePort());
-  const teams = await createTeams(settings.teams, { DATABASE_URL: cluster.url(DATABASE, ROLES.ours), DATA_DIR: path.join(workDir, 'service-data'), LOG_LEVEL: 'warn' }, ROOT, track);
-  log(`  ${teams.length} teams created with the CLI`);
-  await seedEnvelopes({ baseUrl: seeder.url, teams, count: settings.envelopes, concurrency: settings['seed-concurrency'], log });
-  // A fresh process serves the timed reads: no heap, caches or peak memory left from seeding.
-  await seeder.child.stop();
-  const database = new pg.Client({ connectionString: cluster.url(DATABASE) });
-  await database.connect();
-  await database.query('vacuum analyze');
-  const counts = (
-    await database.query(`select (select count(*) from envelope) as envelopes, (select count(*) from document) as documents,
-      (select count(*) from recipient) as recipients, (select count(*) from agent) as agents,
-      (select count(*) from field) as fields, (select count(*) from field_view) as views`)
-  ).rows[0] as Record<string, string>;
-  await database.end();
-  log(
-    `  seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s: ${Object.entries(counts)
-      .map(([table, count]) => `${count} ${table}`)
-      .join(', ')}`,
-  );
+  const counter = await openStatementCounter(cluster.url('postgres'), DATABASE);
+  cleanups.add('statement counter', () => counter.close());
 
   // ---- The three servers under test, each its own process and role. ----
   const ports = await freePorts(3);
   const [ours, postgraphile, bare] = await Promise.all([
-    startService('our service', ports[0]),
+    startService('our service', { port: ports[0] }),
     (async () => {
       const port = ports[1];
-      const child = track(
+      const child = cleanups.track(
         startChild(
           'PostGraphile',
           ['bench/reads/postgraphile-server.ts'],
@@ -217,7 +137,7 @@ async function main() {
     })(),
     (async () => {
       const port = ports[2];
-      const child = track(startChild('bare handler', ['bench/reads/bare-server.ts'], { DATABASE_URL: cluster.url(DATABASE, ROLES.bare), PORT: String(port) }, { cwd: ROOT }));
+      const child = cleanups.track(startChild('bare handler', ['bench/reads/bare-server.ts'], { DATABASE_URL: cluster.url(DATABASE, ROLES.bare), PORT: String(port) }, { cwd: ROOT }));
       await waitForHttp(child, `http://127.0.0.1:${port}/healthz`);
       return { child, url: `http://127.0.0.1:${port}` };
     })(),
@@ -369,8 +289,8 @@ try {
   await main();
 } catch (error) {
   // After a Ctrl-C the failures are only the consequence of stopping everything underneath.
-  if (!interrupted) console.error(`\nbenchmark failed: ${(error as Error).stack ?? error}`);
+  if (!cleanups.interrupted) console.error(`\nbenchmark failed: ${(error as Error).stack ?? error}`);
   process.exitCode = 1;
 } finally {
-  await cleanUp();
+  await cleanups.run();
 }

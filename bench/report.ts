@@ -15,3 +15,10 @@ export function printResult(name: string, value: number): void {
   if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`a RESULT name is lower-case letters, digits and _: ${name}`);
   console.log(`RESULT ${name} ${Number.isFinite(value) ? Number(value.toPrecision(4)) : 'NaN'}`);
 }
+
+/** The median; of an even count, the mean of the middle two. */
+export function median(numbers: number[]): number {
+  const sorted = [...numbers].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}

@@ -34,6 +34,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { loadSealCertificate } from '../src/domain/artefact/seal-certificate.ts';
 import { STRINGS } from '../src/signing-page/strings.js';
+import { cleanupsOnExit } from './cleanups.ts';
 import { type Cluster, startCluster } from './reads/cluster.ts';
 import { clusterCpuMs, freePort, peakRssBytes, processCpuMs, settle } from './reads/processes.ts';
 import { inParallel } from './reads/seed.ts';
@@ -85,32 +86,7 @@ const percentile = (values: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 };
 
-// ---- Clean-up: registered as things start, run in reverse order exactly once. ----
-const cleanups: { label: string; run: () => Promise<void> | void }[] = [];
-let cleaning: Promise<void> | undefined;
-let interrupted = false;
-function cleanUp(): Promise<void> {
-  cleaning ??= (async () => {
-    for (const step of cleanups.reverse()) {
-      try {
-        await step.run();
-      } catch (error) {
-        console.error(`clean-up (${step.label}) failed: ${(error as Error).message}`);
-      }
-    }
-  })();
-  return cleaning;
-}
-for (const [signal, code] of [
-  ['SIGINT', 130],
-  ['SIGTERM', 143],
-] as const) {
-  process.on(signal, () => {
-    interrupted = true;
-    log(`\n${signal}: stopping the service and the cluster, deleting the temporary directory`);
-    void cleanUp().then(() => process.exit(code));
-  });
-}
+const cleanups = cleanupsOnExit(log, 'stopping the service and the cluster, deleting the temporary directory');
 
 // ---- The signing page's operations, as src/signing-page/api.js sends them. ----
 const SESSION_SELECTION = `envelope { id name status } signerName locale isMyTurn isExpired requiredFieldIds
@@ -201,23 +177,23 @@ async function main() {
   const started = Date.now();
   const loadAtStart = os.loadavg();
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-signing-'));
-  cleanups.push({ label: 'temporary directory', run: () => fs.rmSync(workDir, { recursive: true, force: true }) });
+  cleanups.add('temporary directory', () => fs.rmSync(workDir, { recursive: true, force: true }));
   log(`work directory ${workDir}`);
 
   // Production's durability: WAL bytes (full-page images after a checkpoint) and commit waits
   // are part of what the signing path costs a primary.
   const cluster: Cluster = await startCluster(workDir, log, ['fsync=on', 'synchronous_commit=on', 'full_page_writes=on', 'autovacuum=on']);
-  cleanups.push({ label: 'PostgreSQL cluster', run: () => cluster.stop() });
+  cleanups.add('PostgreSQL cluster', () => cluster.stop());
   const admin = new pg.Client({ connectionString: cluster.url('postgres') });
   await admin.connect();
-  cleanups.push({ label: 'admin connection', run: () => admin.end() });
+  cleanups.add('admin connection', () => admin.end());
   await admin.query(`create role ${ROLE} login superuser`);
   await admin.query(`create database ${DATABASE} owner ${ROLE}`);
   const counter = await openStatementCounter(cluster.url('postgres'), DATABASE);
-  cleanups.push({ label: 'statement counter', run: () => counter.close() });
+  cleanups.add('statement counter', () => counter.close());
 
   const mailbox: Mailbox = await startMailbox();
-  cleanups.push({ label: 'SMTP server', run: () => mailbox.close() });
+  cleanups.add('SMTP server', () => mailbox.close());
 
   const port = await freePort();
   const dataDir = path.join(workDir, 'service-data');
@@ -246,7 +222,7 @@ async function main() {
   // followed for the two lines read from it.
   const logPath = path.join(workDir, 'service.log');
   const service = startLoggingService(start.args, { ...start.env, ...env, ...profile }, logPath);
-  cleanups.push({ label: 'service', run: () => service.stop() });
+  cleanups.add('service', () => service.stop());
 
   // The seal job logs `{ envelopeId, sealedDocuments }` once an envelope's documents are sealed
   // and stored; the line's own `time` is when.
@@ -286,7 +262,7 @@ async function main() {
   log(`service ${baseUrl} (pid ${service.pid}), SMTP ${mailbox.url}`);
   const team = await createTeamWithCli({ DATABASE_URL: env.DATABASE_URL, DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, 'Signing bench');
   const threads = sampleThreads(service.pid);
-  cleanups.push({ label: 'thread sampler', run: () => threads.stop() });
+  cleanups.add('thread sampler', () => threads.stop());
 
   const documents = await Promise.all(DOCUMENT_PAGES.map((_, index) => makeDocument(index)));
   const call = async <T>(method: string, route: string, body?: unknown): Promise<T> => {
@@ -361,7 +337,7 @@ async function main() {
   // ---- The timed run. ----
   const database = new pg.Client({ connectionString: cluster.url(DATABASE) });
   await database.connect();
-  cleanups.push({ label: 'database connection', run: () => database.end() });
+  cleanups.add('database connection', () => database.end());
   const blobBytes = () => directoryBytes(path.join(dataDir, 'blobs'));
   const measure = async () => ({
     wal: (await admin.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows[0]!.lsn,
@@ -642,8 +618,8 @@ function table(header: string[], rows: string[][]) {
 try {
   await main();
 } catch (error) {
-  if (!interrupted) console.error(`\nbenchmark failed: ${(error as Error).stack ?? error}`);
+  if (!cleanups.interrupted) console.error(`\nbenchmark failed: ${(error as Error).stack ?? error}`);
   process.exitCode = 1;
 } finally {
-  await cleanUp();
+  await cleanups.run();
 }

@@ -1,29 +1,33 @@
 /**
  * Start settings side by side: the reads of `npm run bench` (the GraphQL page, the REST envelope
  * with and without its documents) against several instances of our service on one seeded
- * database, each started as `npm start` starts it but for the environment its variant changes,
- * and the bare handler beside them. The rounds alternate the instances, each round starting with
+ * database, each started as `npm start` starts it but for the environment and Node flags its
+ * variant changes, and the bare handler beside them. The rounds alternate the instances, each round starting with
  * the next one, so a machine's drift falls on all of them alike. It decides settings such as
  * glibc's mmap threshold (docs/performance.md, "The mmap threshold"), where the question is ours
  * against ours, not ours against a peer.
  *
  *   npm run bench:start-settings [-- --variant 'mmap64k:MALLOC_MMAP_THRESHOLD_=65536' --rounds 3]
  *
- * A variant is `label:` (as npm start) or `label:NAME=value,NAME=value`; `NAME=` with no value
- * leaves NAME unset. Without any, `npm start` as it is against the previous 64 KiB threshold.
+ * A variant is `label:` (as npm start) or `label:` followed by settings separated by commas:
+ * `NAME=value` sets an environment variable and `NAME=` leaves it unset; `--flag` or
+ * `--flag=value` adds a Node flag in place of npm start's flag of that name; `~--flag` leaves npm
+ * start's flag of that name out. Without any variant, `npm start` as it is against the previous
+ * 64 KiB threshold.
+ *
+ *   npm run bench:start-settings -- --variant start: --variant 'semi8:--max-semi-space-size=8' --variant 'nosemi:~--max-semi-space-size'
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import { cleanupsOnExit } from './cleanups.ts';
 import { checkIdenticalBytes, fetchText } from './reads/checks.ts';
-import { startCluster } from './reads/cluster.ts';
 import { type LoadResult, type Request, runLoad } from './reads/load.ts';
 import { type Child, clusterCpuMs, freePort, peakRssBytes, processCpuMs, settle, startChild, waitForHttp } from './reads/processes.ts';
 import { GRAPHQL_PAGE_QUERY, PAGE_SIZE, restEnvelopePath } from './reads/queries.ts';
-import { createTeams, seedEnvelopes } from './reads/seed.ts';
-import { printResult, QUICK, QUICK_OPTION } from './report.ts';
+import { READS_DATABASE, seedReadsDatabase } from './reads/seeded.ts';
+import { median, printResult, QUICK, QUICK_OPTION } from './report.ts';
 import { serviceStartCommand } from './service-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -45,101 +49,71 @@ for (const [name, value] of Object.entries({ rounds, duration, envelopes, connec
   if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
 }
 
-type Variant = { label: string; env: Record<string, string | undefined> };
+type Variant = { label: string; env: Record<string, string | undefined>; args: string[]; changes: string[] };
+const START = serviceStartCommand();
+const flagName = (flag: string) => flag.split('=')[0];
 function parseVariant(text: string): Variant {
   const colon = text.indexOf(':');
   const label = colon < 0 ? text : text.slice(0, colon);
   if (!/^[a-z0-9_-]+$/i.test(label)) throw new Error(`a variant's label is letters, digits, - and _: ${text}`);
+  const settings =
+    colon < 0
+      ? []
+      : text
+          .slice(colon + 1)
+          .split(',')
+          .filter(Boolean);
   const env: Record<string, string | undefined> = {};
-  for (const assignment of colon < 0
-    ? []
-    : text
-        .slice(colon + 1)
-        .split(',')
-        .filter(Boolean)) {
-    const equals = assignment.indexOf('=');
-    if (equals <= 0) throw new Error(`a variant's setting is NAME=value: ${assignment}`);
-    const value = assignment.slice(equals + 1);
-    env[assignment.slice(0, equals)] = value === '' ? undefined : value;
+  // npm start's Node flags (everything before the entry file), then the entry file and its arguments.
+  const entryAt = START.args.findIndex((arg) => !arg.startsWith('-'));
+  let flags = START.args.slice(0, entryAt);
+  for (const setting of settings) {
+    if (setting.startsWith('--') || setting.startsWith('~--')) {
+      const leaveOut = setting.startsWith('~');
+      const flag = leaveOut ? setting.slice(1) : setting;
+      const known = flags.some((candidate) => flagName(candidate) === flagName(flag));
+      if (leaveOut && !known) throw new Error(`npm start has no flag ${flagName(flag)} to leave out (its flags: ${flags.join(' ')})`);
+      flags = flags.filter((candidate) => flagName(candidate) !== flagName(flag));
+      if (!leaveOut) flags.push(flag);
+      continue;
+    }
+    const equals = setting.indexOf('=');
+    if (equals <= 0) throw new Error(`a variant's setting is NAME=value, --flag[=value] or ~--flag: ${setting}`);
+    const value = setting.slice(equals + 1);
+    env[setting.slice(0, equals)] = value === '' ? undefined : value;
   }
-  return { label, env };
+  return { label, env, args: [...flags, ...START.args.slice(entryAt)], changes: settings };
 }
 const variants = (values.variant ?? ['start:', 'mmap64k:MALLOC_MMAP_THRESHOLD_=65536']).map(parseVariant);
 if (new Set([...variants.map((variant) => variant.label), 'bare']).size !== variants.length + 1) throw new Error("two variants share a label, or one is called 'bare' (the bare handler's)");
 
 const log = (line: string) => console.error(line);
-const median = (numbers: number[]) => {
-  const sorted = [...numbers].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
+const cleanups = cleanupsOnExit(log, 'stopping the servers and the cluster, deleting the temporary directory');
 
-const children: Child[] = [];
-const track = (child: Child) => (children.push(child), child);
-const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-settings-'));
-const cluster = await startCluster(workDir, log);
-let cleaning: Promise<void> | undefined;
-// The servers run in their own process groups (startChild): a Ctrl-C reaches only this process,
-// which stops them, the cluster and the directory exactly once.
-const cleanUp = () =>
-  (cleaning ??= (async () => {
-    for (const child of children.reverse()) await child.stop();
-    await cluster.stop();
-    fs.rmSync(workDir, { recursive: true, force: true });
-  })());
-for (const [signal, code] of [
-  ['SIGINT', 130],
-  ['SIGTERM', 143],
-] as const) {
-  process.on(signal, () => void cleanUp().then(() => process.exit(code)));
-}
 try {
-  const admin = new pg.Client({ connectionString: cluster.url('postgres') });
-  await admin.connect();
-  for (const role of ['bench_service', 'bench_bare']) await admin.query(`create role ${role} login superuser`);
-  await admin.query('create database bench owner bench_service');
-  await admin.end();
-
-  const start = serviceStartCommand();
-  const dataDir = path.join(workDir, 'service-data');
-  const serviceEnv = (variant: Variant | undefined, port: number) => {
-    const env: Record<string, string | undefined> = {
-      ...start.env,
-      ...variant?.env,
-      DATABASE_URL: cluster.url('bench', 'bench_service'),
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      // As in `npm run bench`: the limiter and the cap count every read at budgets that never bind.
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      READS_IN_FLIGHT_PER_KEY: '1000',
-    };
-    // An unset name stays undefined over this process's environment (startChild spreads it first),
-    // and spawn leaves undefined names out of the child's.
-    return env;
-  };
-  const startService = async (name: string, variant: Variant | undefined) => {
-    const port = await freePort();
-    const child = track(startChild(name, start.args, serviceEnv(variant, port), { cwd: ROOT }));
-    await waitForHttp(child, `http://127.0.0.1:${port}/readyz`);
-    return { child, url: `http://127.0.0.1:${port}` };
-  };
-
-  const teamCount = QUICK ? 2 : 10;
-  log(`seeding ${envelopes} envelopes over ${teamCount} teams through the service`);
-  const seeder = await startService('service (seeding)', undefined);
-  const teams = await createTeams(teamCount, { DATABASE_URL: cluster.url('bench', 'bench_service'), DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, ROOT, track);
-  await seedEnvelopes({ baseUrl: seeder.url, teams, count: envelopes, concurrency: 8, log });
-  await seeder.child.stop();
-  const database = new pg.Client({ connectionString: cluster.url('bench') });
-  await database.connect();
-  await database.query('vacuum analyze');
-  await database.end();
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'envelope-bench-settings-'));
+  cleanups.add('temporary directory', () => fs.rmSync(workDir, { recursive: true, force: true }));
+  const { cluster, teams, startService } = await seedReadsDatabase({
+    workDir,
+    serviceRole: 'bench_service',
+    otherRoles: ['bench_bare'],
+    envelopes,
+    teams: QUICK ? 2 : 10,
+    seedConcurrency: 8,
+    // As in `npm run bench`: the limiter and the cap count every read at budgets that never bind.
+    readsInFlightPerKey: 1000,
+    root: ROOT,
+    log,
+    track: cleanups.track,
+    onCleanup: cleanups.add,
+  });
 
   const servers: { label: string; child: Child; url: string }[] = [];
-  for (const variant of variants) servers.push({ label: variant.label, ...(await startService(variant.label, variant)) });
+  for (const variant of variants) servers.push({ label: variant.label, ...(await startService(variant.label, { env: variant.env, args: variant.args })) });
   const barePort = await freePort();
-  const bareChild = track(startChild('bare handler', ['bench/reads/bare-server.ts'], { DATABASE_URL: cluster.url('bench', 'bench_bare'), PORT: String(barePort) }, { cwd: ROOT }));
+  const bareChild = cleanups.track(
+    startChild('bare handler', ['bench/reads/bare-server.ts'], { DATABASE_URL: cluster.url(READS_DATABASE, 'bench_bare'), PORT: String(barePort) }, { cwd: ROOT }),
+  );
   await waitForHttp(bareChild, `http://127.0.0.1:${barePort}/healthz`);
   servers.push({ label: 'bare', child: bareChild, url: `http://127.0.0.1:${barePort}` });
 
@@ -189,17 +163,11 @@ try {
     `machine: ${os.availableParallelism()} cores (${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}), load ${os.loadavg()[0].toFixed(2)} at the end, PostgreSQL ${cluster.version}, Node ${process.version}`,
   );
   console.log(
-    `variants: ${variants
-      .map(
-        (variant) =>
-          `${variant.label} (${
-            Object.entries(variant.env)
-              .map(([name, value]) => `${name}=${value ?? '(unset)'}`)
-              .join(', ') || 'npm start as is'
-          })`,
-      )
-      .join('; ')}`,
+    `npm start: ${Object.entries(START.env)
+      .map(([name, value]) => `${name}=${value} `)
+      .join('')}node ${START.args.join(' ')}`,
   );
+  console.log(`variants: ${variants.map((variant) => `${variant.label} (${variant.changes.join(', ') || 'npm start as is'})`).join('; ')}`);
   console.log(`${envelopes} envelopes, ${connections} connections, ${rounds} rounds of ${duration} s, medians over rounds; ratio = req/s over the first variant's in the same round\n`);
   console.log('| read | server | req/s | ratio | CPU ms/req server | CPU ms/req PostgreSQL | peak RSS MiB |');
   console.log('|---|---|---:|---:|---:|---:|---:|');
@@ -224,6 +192,9 @@ try {
       );
     }
   }
+} catch (error) {
+  if (!cleanups.interrupted) console.error(`\nbenchmark failed: ${(error as Error).stack ?? error}`);
+  process.exitCode = 1;
 } finally {
-  await cleanUp();
+  await cleanups.run();
 }
