@@ -23,15 +23,16 @@ import { schema } from './graphql/schema.ts';
 import { unstorableTextPlugin } from './graphql/text-input.ts';
 import { graphqlTracingPlugin } from './graphql/tracing.ts';
 import { logRequest } from './http/access-log.ts';
-import { httpMetricsPlugin, METRICS_PATH, metricsEndpointPlugin } from './http/metrics.ts';
+import { type NodeAnswerRecorder, wasRefusedBelowTheFaces } from './http/body-guard.ts';
+import { httpMetricsPlugin, METRICS_PATH, metricsEndpointPlugin, observeRequest, UNMATCHED_ROUTE } from './http/metrics.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
-import { createRequestMetadataReader, type NodeServerContext, type RequestMetadataReader } from './http/request-metadata.ts';
+import { createRequestMetadataReader, type NodeServerContext, nodeRequestMetadata, type RequestMetadataReader } from './http/request-metadata.ts';
 import { requestTracingPlugin } from './http/request-tracing.ts';
 import { createSecurityHeaders } from './http/security-headers.ts';
-import { createMcpHttpServer, type McpHttpServer } from './mcp/serve.ts';
+import { createMcpHttpServer, MCP_PATH, type McpHttpServer } from './mcp/serve.ts';
 import { publicLinkPagePlugin } from './public-link-page/plugin.ts';
 import { REFERENCE_ASSET_PATH, referenceAssetsPlugin } from './rest/routes/reference.ts';
-import { createRestServer, type RestServer } from './rest/serve.ts';
+import { createRestServer, isRestPath, type RestServer, requestUrl } from './rest/serve.ts';
 import { createMetrics } from './shared/metrics.ts';
 import { SIGNING_ASSET_PATH, signingPagePlugins } from './signing-page/plugin.ts';
 
@@ -45,7 +46,14 @@ export const GRAPHQL_SSE_ENDPOINT = '/graphql/stream';
  * over SSE, whose event streams are written straight to Node (graphql/live-sse.ts); listen()
  * (server.ts) routes each request to one of them by path (and, for SSE, its Accept header).
  */
-export type App = YogaServerInstance<NodeServerContext, RequestContext> & { rest: RestServer; mcp: McpHttpServer; liveSse: LiveSseServer; passThrough: PassThroughHttp | undefined };
+export type App = YogaServerInstance<NodeServerContext, RequestContext> & {
+  rest: RestServer;
+  mcp: McpHttpServer;
+  liveSse: LiveSseServer;
+  passThrough: PassThroughHttp | undefined;
+  /** Times and logs what the Node server answers before (or instead of) a face: refusals, WebSocket upgrades (server.ts). */
+  recordNodeAnswer: NodeAnswerRecorder;
+};
 
 /** One hub per ORM when none was brought: fed by this process's own commits (the embedded database, tools). */
 const hubsByOrm = new WeakMap<AppDependencies['orm'], EnvelopeEventHub>();
@@ -91,9 +99,27 @@ function requestLogPlugin(dependencies: AppDependencies, requestMetadataOf: Requ
     onResponse({ request, response, serverContext }) {
       const metadata = requestMetadataOf(request, serverContext as NodeServerContext);
       response.headers.set('x-request-id', metadata.requestId);
-      if (!dependencies.logger.isLevelEnabled('info')) return;
+      // The client got a refusal written below yoga, which logged itself (body-guard.ts).
+      if (!dependencies.logger.isLevelEnabled('info') || wasRefusedBelowTheFaces((serverContext as NodeServerContext).req)) return;
       logRequest(dependencies.logger, { metadata, method: request.method, pathname: new URL(request.url).pathname, status: response.status, startedAt: startedAt.get(request) });
     },
+  };
+}
+
+/**
+ * The duration histogram's sample and the access line of an answer written below the faces
+ * (http/body-guard.ts: a stalled body's 408, a GraphQL upload refused from its headers; a
+ * WebSocket upgrade's 101), under the route the face would have named and the request id the
+ * answer carried.
+ */
+function nodeAnswerRecorder(dependencies: ServingDependencies, rest: RestServer): NodeAnswerRecorder {
+  const { metrics, logger, config } = dependencies;
+  return (request, { status, requestId, startedAt }) => {
+    const method = request.method ?? 'GET';
+    const pathname = requestUrl(request.url)?.pathname ?? '/';
+    const route = isRestPath(pathname) ? rest.routeOf(method, pathname) : pathname === '/graphql' || pathname === MCP_PATH ? pathname : UNMATCHED_ROUTE;
+    observeRequest(metrics, { route, method, status, startedAt });
+    logRequest(logger, { metadata: { ...nodeRequestMetadata(request, config.trustedProxyHops), requestId }, method, pathname, status, startedAt });
   };
 }
 
@@ -223,8 +249,10 @@ export function createApp(given: AppDependencies): App {
       useGraphQLSSE({ endpoint: GRAPHQL_SSE_ENDPOINT }),
     ],
   });
+  const rest = createRestServer(dependencies);
   return Object.assign(yoga, {
-    rest: createRestServer(dependencies),
+    rest,
+    recordNodeAnswer: nodeAnswerRecorder(dependencies, rest),
     mcp: createMcpHttpServer(dependencies),
     liveSse: createLiveSseServer(yoga, logger, dependencies.config.graphqlLiveLean ? createLeanLiveStatus(dependencies) : undefined),
     passThrough: knownOperations && createPassThroughHttp(dependencies, { known: knownOperations, graphqlEndpoint: '/graphql', rateLimiter }),

@@ -24,10 +24,10 @@ export async function listen(
   { port, host, maxUploadBytes, bodyTimeouts, webSocketIdleMs }: { port: number; host?: string; maxUploadBytes: number; bodyTimeouts?: Partial<BodyTimeouts>; webSocketIdleMs?: number },
 ): Promise<RunningServer> {
   const timeouts: BodyTimeouts = { ...BODY_TIMEOUTS, ...bodyTimeouts };
-  const handle = withGraphQLUploads(app, { graphqlPath: app.graphqlEndpoint, maxFileBytes: maxUploadBytes });
+  const handle = withGraphQLUploads(app, { graphqlPath: app.graphqlEndpoint, maxFileBytes: maxUploadBytes, recordAnswer: app.recordNodeAnswer });
   // Each request's span (when tracing is on) encloses the body guard, uploads and the app.
   const serve = (request: http.IncomingMessage, response: http.ServerResponse) => {
-    guardRequestBody(request, response, timeouts);
+    guardRequestBody(request, response, timeouts, app.recordNodeAnswer);
     // REST, health and MCP beside yoga, straight on Node's request and response; GraphQL over SSE
     // through yoga, its event stream written straight to Node (graphql/live-sse.ts); the rest through yoga.
     const url = requestUrl(request.url);
@@ -57,7 +57,7 @@ export async function listen(
   // default is 5 s. Idle connections cost a socket each and are closed at shutdown.
   server.keepAliveTimeout = 65_000;
   // Subscriptions (and any operation) over WebSocket on the same port and path.
-  const webSocket = attachGraphQLWebSocket(server, app, { idleMs: webSocketIdleMs });
+  const webSocket = attachGraphQLWebSocket(server, app, { idleMs: webSocketIdleMs, recordUpgrade: app.recordNodeAnswer });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -3,17 +3,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { createApp } from '../src/app.ts';
 import { DELIVERY_FAILURES } from '../src/domain/outbox/delivery-failures.ts';
 import { createOutboxWorker, PermanentOutboxError } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { listenForMetrics } from '../src/http/metrics.ts';
+import type { RunningServer } from '../src/server.ts';
 import { createFileBlobStore, instrumentBlobStore } from '../src/shared/blob-store/index.ts';
 import { createLogger } from '../src/shared/logger.ts';
 import { createMetrics, MAX_OPERATION_NAMES, type Metrics } from '../src/shared/metrics.ts';
 import { eventually } from './helpers/eventually.ts';
-import { graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { graphqlClient, listenWithBodyTimeouts, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { STATUS_CHANGED, subscribe, untilWatching } from './helpers/live.ts';
+import { rawRequest } from './helpers/raw-http.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
 import { mainWorkerFor } from './helpers/workers.ts';
 
@@ -202,6 +205,99 @@ describe('Prometheus metrics', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('answers the Node server writes below the faces', () => {
+  // A server on the same app dependencies (one registry, one log) with a short idle clock, so a
+  // stalled body is refused in seconds; the total clock is out of reach.
+  let app: TestApp;
+  let metrics: Metrics;
+  let team: SeededTeam;
+  let slow: RunningServer;
+  beforeAll(async () => {
+    metrics = createMetrics({ defaultMetrics: false });
+    app = await startTestApp({ metrics, captureLog: true });
+    team = await seedTeam(app);
+    slow = await listenWithBodyTimeouts(app, { idleMs: 1000, rateWindowMs: 3000, minBytesPerSecond: 1, totalMs: 600_000, lingerMs: 200 });
+  });
+  afterAll(async () => {
+    await slow?.close(1000);
+    await app?.close();
+  });
+
+  const timed = async (route: string, method: string, status?: string) => {
+    const text = await metrics.scrape();
+    if (status !== undefined) return sample(text, 'http_server_request_duration_seconds_count', { route, method, status }) ?? 0;
+    let total = 0;
+    for (const line of text.split('\n')) {
+      if (line.startsWith('http_server_request_duration_seconds_count{') && line.includes(`route="${route}"`) && line.includes(`method="${method}"`)) total += Number(line.split(' ').pop());
+    }
+    return total;
+  };
+  const accessLines = (requestId: string) =>
+    app.logLines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.msg === 'request' && entry.requestId === requestId);
+  /** A plain request on a new connection, timed and logged once it is answered: what was pending on the slow server before it is done. */
+  const marker = async () => {
+    const before = await timed('/api/v1/key/me', 'GET', '200');
+    expect((await fetch(`${slow.url}/api/v1/key/me`, { headers: { 'x-service-api-key': team.apiKey } })).status).toBe(200);
+    await eventually(async () => (await timed('/api/v1/key/me', 'GET', '200')) === before + 1, { what: 'the marker request timed' });
+  };
+
+  it('a stalled REST body: 408 timed and logged once, under its route and the request id the client got', async () => {
+    const route = '/api/v1/key/envelopes';
+    const [before408, beforeAny] = [await timed(route, 'POST', '408'), await timed(route, 'POST')];
+    const answer = await rawRequest(slow.url, {
+      path: route,
+      headers: { 'content-type': 'application/json', 'x-service-api-key': team.apiKey },
+      body: { head: '{"name":"Stalled', fillerBytes: 100, tail: '"}', stallAfterBytes: 10 },
+    });
+    expect(answer.status).toBe(408);
+    const requestId = answer.headers['x-request-id'];
+    expect(answer.body.error.context.requestId).toBe(requestId);
+    // The REST face, which was reading the body, finishes after the refusal; it must not add its own answer.
+    await eventually(() => accessLines(requestId).length === 1, { what: 'the access line' });
+    await marker();
+    expect(await timed(route, 'POST', '408')).toBe(before408 + 1);
+    expect(await timed(route, 'POST')).toBe(beforeAny + 1);
+    expect(accessLines(requestId)).toEqual([expect.objectContaining({ method: 'POST', path: route, status: 408, durationMs: expect.any(Number) })]);
+  });
+
+  it('a stalled GraphQL body and an upload without a key: timed and logged once under /graphql', async () => {
+    const [before408, before401, beforeAny] = [await timed('/graphql', 'POST', '408'), await timed('/graphql', 'POST', '401'), await timed('/graphql', 'POST')];
+    const stalled = await rawRequest(slow.url, {
+      path: '/graphql',
+      headers: { 'content-type': 'application/json', 'x-service-api-key': team.apiKey, 'x-request-id': 'stalled-graphql-body-1' },
+      body: { head: '{"query":"{ viewer { id } }"', fillerBytes: 100, tail: '}', stallAfterBytes: 20 },
+    });
+    expect(stalled.status).toBe(408);
+    expect(stalled.headers['x-request-id']).toBe('stalled-graphql-body-1');
+    const boundary = 'below-the-faces';
+    const keyless = await rawRequest(slow.url, {
+      path: '/graphql',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'x-request-id': 'keyless-upload-1' },
+      body: { head: `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n{}\r\n`, fillerBytes: 1000, tail: `--${boundary}--\r\n` },
+    });
+    expect(keyless.status).toBe(401);
+    expect(keyless.body.errors[0].extensions.code).toBe('Auth.MissingApiKey');
+    await marker();
+    expect(await timed('/graphql', 'POST', '408')).toBe(before408 + 1);
+    expect(await timed('/graphql', 'POST', '401')).toBe(before401 + 1);
+    expect(await timed('/graphql', 'POST')).toBe(beforeAny + 2);
+    expect(accessLines('stalled-graphql-body-1')).toEqual([expect.objectContaining({ method: 'POST', path: '/graphql', status: 408 })]);
+    expect(accessLines('keyless-upload-1')).toEqual([expect.objectContaining({ method: 'POST', path: '/graphql', status: 401 })]);
+  });
+
+  it('a WebSocket upgrade: 101 timed and logged under /graphql', async () => {
+    const before = await timed('/graphql', 'GET', '101');
+    const socket = new WebSocket(`${slow.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', { headers: { 'x-request-id': 'websocket-upgrade-1' } });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    socket.close();
+    expect(await timed('/graphql', 'GET', '101')).toBe(before + 1);
+    expect(accessLines('websocket-upgrade-1')).toEqual([expect.objectContaining({ method: 'GET', path: '/graphql', status: 101 })]);
   });
 });
 

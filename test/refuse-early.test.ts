@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.ts';
-import { listen, type RunningServer } from '../src/server.ts';
+import type { RunningServer } from '../src/server.ts';
 import { makeLargePdf, makePdf } from './fixtures/pdfs.ts';
 import { forceEnvelopeStatus, unknownId } from './helpers/envelopes.ts';
 import { eventually } from './helpers/eventually.ts';
-import { restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
+import { listenWithBodyTimeouts, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { type RawAnswer, rawRequest } from './helpers/raw-http.ts';
 
 let app: TestApp;
@@ -286,12 +285,7 @@ describe('bodies that stall or trickle', () => {
   // machine's pause between two pieces of the steady upload below is not taken for a stall.
   let slow: RunningServer;
   beforeAll(async () => {
-    slow = await listen(createApp(app.dependencies), {
-      port: 0,
-      host: '127.0.0.1',
-      maxUploadBytes: app.dependencies.config.maxDocumentBytes,
-      bodyTimeouts: { idleMs: 2000, rateWindowMs: 3000, minBytesPerSecond: 1024, totalMs: 600_000, lingerMs: 300 },
-    });
+    slow = await listenWithBodyTimeouts(app, { idleMs: 2000, rateWindowMs: 3000, minBytesPerSecond: 1024, totalMs: 600_000, lingerMs: 300 });
   });
   afterAll(async () => {
     await slow.close(1000);

@@ -3,7 +3,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { processRequest } from 'graphql-upload-minimal';
 import { DocumentTooLargeError } from '../domain/document/document.errors.ts';
 import { MAX_JSON_BYTES } from '../http/body.ts';
-import { writeNodeRefusal } from '../http/body-guard.ts';
+import { type NodeAnswerRecorder, writeNodeRefusal } from '../http/body-guard.ts';
 import { MULTIPART_OVERHEAD_BYTES } from '../http/multipart.ts';
 import { InvalidRequestError, MissingApiKeyError, PayloadTooLargeError } from '../shared/errors.ts';
 
@@ -26,20 +26,21 @@ type NodeListener = (request: IncomingMessage, response: ServerResponse) => void
  * the body's first: the mutation runs as soon as it is parsed, before the file is read, and its
  * refusal is answered while the file is still arriving (the server then closes the connection).
  */
-export function withGraphQLUploads(listener: NodeListener, options: { graphqlPath: string; maxFileBytes: number }): NodeListener {
+export function withGraphQLUploads(listener: NodeListener, options: { graphqlPath: string; maxFileBytes: number; recordAnswer?: NodeAnswerRecorder }): NodeListener {
   return (request, response) => {
     const isUpload = request.method === 'POST' && (request.url ?? '').split('?')[0] === options.graphqlPath && /^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '');
     if (!isUpload) {
       listener(request, response);
       return;
     }
+    const record = options.recordAnswer && { recorder: options.recordAnswer, startedAt: process.hrtime.bigint() };
     // A team's key uploads documents; a signing link's token uploads a signer's attachments.
     if (!request.headers['x-service-api-key']?.toString().trim() && !request.headers['x-signing-token']?.toString().trim()) {
-      writeNodeRefusal(request, response, new MissingApiKeyError());
+      writeNodeRefusal(request, response, new MissingApiKeyError(), record);
       return;
     }
     if (Number(request.headers['content-length'] ?? '0') > options.maxFileBytes + MULTIPART_OVERHEAD_BYTES) {
-      writeNodeRefusal(request, response, new DocumentTooLargeError(options.maxFileBytes));
+      writeNodeRefusal(request, response, new DocumentTooLargeError(options.maxFileBytes), record);
       return;
     }
     processRequest(request, response, { maxFileSize: options.maxFileBytes + 1, maxFiles: 1, maxFieldSize: MAX_JSON_BYTES }).then(
@@ -58,7 +59,7 @@ export function withGraphQLUploads(listener: NodeListener, options: { graphqlPat
               [{ path: '', message: `Invalid multipart request: ${error.expose === false ? 'malformed body' : error.message}` }],
               `Invalid multipart request: ${error.expose === false ? 'malformed body' : error.message}`,
             );
-        writeNodeRefusal(request, response, refusal);
+        writeNodeRefusal(request, response, refusal, record);
       },
     );
   };

@@ -5,6 +5,7 @@ import type { YogaServerInstance } from 'graphql-yoga';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { RequestContext } from '../context.ts';
 import type { LiveConnection } from '../domain/live/live.service.ts';
+import { type NodeAnswerRecorder, nodeRequestId } from '../http/body-guard.ts';
 import type { NodeServerContext } from '../http/request-metadata.ts';
 
 /** A WebSocket message larger than this closes the connection (the GraphQL POST body limit). */
@@ -57,10 +58,11 @@ function headersOf(upgrade: http.IncomingMessage, connectionParams: Readonly<Rec
  * server: every operation runs through the same yoga plugins (limits, error mask, rate limits) as
  * over HTTP. Keep-alive pings every 12 s keep proxies from cutting idle connections.
  */
-export function attachGraphQLWebSocket(server: http.Server, app: GraphQLServer, options: { idleMs?: number } = {}): { close(): Promise<void> } {
+export function attachGraphQLWebSocket(server: http.Server, app: GraphQLServer, options: { idleMs?: number; recordUpgrade?: NodeAnswerRecorder } = {}): { close(): Promise<void> } {
   const wsServer = new WebSocketServer({ server, path: app.graphqlEndpoint, maxPayload: MAX_MESSAGE_BYTES });
   const connections = new WeakMap<object, LiveConnection>();
   const idleMs = options.idleMs ?? WEBSOCKET_IDLE_MS;
+  const upgradeStartedAt = new WeakMap<http.IncomingMessage, bigint>();
   const activity = new WeakMap<object, { running: number; timer: NodeJS.Timeout | undefined }>();
   const stateOf = (socket: WebSocket) => {
     let state = activity.get(socket);
@@ -73,7 +75,11 @@ export function attachGraphQLWebSocket(server: http.Server, app: GraphQLServer, 
     state.timer = setTimeout(() => socket.close(4408, 'Idle'), idleMs);
     state.timer.unref();
   };
-  wsServer.on('connection', (socket) => {
+  // The upgrade is timed from the request's head to the 101 written; first among the listeners,
+  // before ws's own (which may answer within its listener).
+  server.prependListener('upgrade', (request: http.IncomingMessage) => upgradeStartedAt.set(request, process.hrtime.bigint()));
+  wsServer.on('connection', (socket, request) => {
+    options.recordUpgrade?.(request, { status: 101, requestId: nodeRequestId(request), startedAt: upgradeStartedAt.get(request) ?? process.hrtime.bigint() });
     armIdleClose(socket);
     socket.once('close', () => clearTimeout(stateOf(socket).timer));
   });

@@ -47,11 +47,30 @@ export function nodeRequestId(request: IncomingMessage): string {
 }
 
 /**
+ * Records an answer the Node server writes below the faces, which the faces' own bookkeeping
+ * never sees (a refusal here, a WebSocket upgrade): the duration histogram and the access line.
+ * server.ts hands in the app's, `App.recordNodeAnswer`. `startedAt` is when the request arrived
+ * (process.hrtime.bigint()).
+ */
+export type NodeAnswerRecorder = (request: IncomingMessage, answer: { status: number; requestId: string; startedAt: bigint }) => void;
+
+const refusedBelowTheFaces = new WeakSet<IncomingMessage>();
+
+/**
+ * Whether writeNodeRefusal answered this request. A face that still finishes the request afterwards
+ * (yoga reading a body the guard gave up on) leaves the histogram and the access log alone: the
+ * refusal the client got is already recorded, under the request id it carried.
+ */
+export function wasRefusedBelowTheFaces(request: IncomingMessage | undefined): boolean {
+  return request !== undefined && refusedBelowTheFaces.has(request);
+}
+
+/**
  * Writes a refusal straight on the Node response, in the error shape of the face the path belongs
  * to (REST's `{ version, success, error }` or GraphQL's `{ errors }`), for answers given before
- * yoga runs (or instead of it, when the body stalls).
+ * yoga runs (or instead of it, when the body stalls), and records it with `record`.
  */
-export function writeNodeRefusal(request: IncomingMessage, response: ServerResponse, error: DomainError): void {
+export function writeNodeRefusal(request: IncomingMessage, response: ServerResponse, error: DomainError, record?: { recorder: NodeAnswerRecorder; startedAt: bigint }): void {
   if (response.headersSent || response.writableEnded) return;
   const requestId = nodeRequestId(request);
   const { description, context } = answerableError(error, { requestId });
@@ -59,8 +78,11 @@ export function writeNodeRefusal(request: IncomingMessage, response: ServerRespo
   const body = isRest
     ? { version: '1', success: false, error: { name: error.name, description, context } }
     : { errors: [{ message: description, extensions: { code: error.name, name: error.name, context } }] };
-  response.writeHead(httpStatusForError(error.name), { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'x-request-id': requestId });
+  const status = httpStatusForError(error.name);
+  refusedBelowTheFaces.add(request);
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', 'x-request-id': requestId });
   response.end(JSON.stringify(body));
+  record?.recorder(request, { status, requestId, startedAt: record.startedAt });
 }
 
 function hasBody(request: IncomingMessage): boolean {
@@ -82,8 +104,9 @@ function hasBody(request: IncomingMessage): boolean {
  *   and the connection closes the same way. Time the server itself spends not reading (its own
  *   checks, a full buffer) does not count against the client.
  */
-export function guardRequestBody(request: IncomingMessage, response: ServerResponse, timeouts: BodyTimeouts): void {
+export function guardRequestBody(request: IncomingMessage, response: ServerResponse, timeouts: BodyTimeouts, recorder?: NodeAnswerRecorder): void {
   if (!hasBody(request)) return;
+  const arrivedAt = process.hrtime.bigint();
   const socket = request.socket as Socket & { destroySoon?: () => void };
 
   // Once its answer is written, Node forgets the request: when the socket closes later, the
@@ -183,6 +206,6 @@ export function guardRequestBody(request: IncomingMessage, response: ServerRespo
       return;
     }
     const error = new RequestTimeoutError({ idleMs: timeouts.idleMs, minBytesPerSecond: timeouts.minBytesPerSecond, totalMs: timeouts.totalMs });
-    writeNodeRefusal(request, response, error);
+    writeNodeRefusal(request, response, error, recorder && { recorder, startedAt: arrivedAt });
   }
 }

@@ -12,6 +12,7 @@ import { InvalidMetricsTokenError } from '../shared/errors.ts';
 import { observeLabelled } from '../shared/histogram-children.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { Metrics } from '../shared/metrics.ts';
+import { wasRefusedBelowTheFaces } from './body-guard.ts';
 import { errorResponse } from './contract-body.ts';
 import type { NodeServerContext, RequestMetadataReader } from './request-metadata.ts';
 
@@ -51,7 +52,8 @@ export function observeRequest(metrics: Pick<Metrics, 'httpRequestDuration'>, re
  * Times every request the yoga instance answers (`http_server_request_duration_seconds`), until
  * its response head: a stream (a download, a subscription's event stream) ends later. Requests
  * the Node server answers before yoga sees them (a body refused by the body guard, a WebSocket
- * upgrade) are not in it. The route is the template a router labelled, one of the fixed paths, a
+ * upgrade) are timed by `App.recordNodeAnswer` instead, and a request yoga still finishes after
+ * such a refusal is not timed twice. The route is the template a router labelled, one of the fixed paths, a
  * static asset prefix, or `unmatched`.
  */
 export function httpMetricsPlugin(metrics: Pick<Metrics, 'httpRequestDuration'>, routes: { exact: string[]; assetPrefixes: string[] }): Plugin {
@@ -69,9 +71,10 @@ export function httpMetricsPlugin(metrics: Pick<Metrics, 'httpRequestDuration'>,
     onRequest({ request }) {
       startedAt.set(request, process.hrtime.bigint());
     },
-    onResponse({ request, response }) {
+    onResponse({ request, response, serverContext }) {
       const started = startedAt.get(request);
-      if (started === undefined) return;
+      // A refusal written below yoga (a stalled body's 408) timed itself under its own status.
+      if (started === undefined || wasRefusedBelowTheFaces((serverContext as NodeServerContext | undefined)?.req)) return;
       observeRequest(metrics, { route: routeOf(request), method: request.method, status: response.status, startedAt: started });
     },
   };

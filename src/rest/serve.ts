@@ -88,6 +88,8 @@ export type RestServer = {
    * is called, as the listener would have done.
    */
   refuseKnownOverBudget(request: IncomingMessage, response: ServerResponse, proceed: () => void): boolean;
+  /** The histogram's route of a path isRestPath accepts: its template, the health path, or `unmatched`. */
+  routeOf(method: string, pathname: string): string;
   /** Answers a request whose path isRestPath. */
   serve(request: IncomingMessage, response: ServerResponse, url: URL): void;
 };
@@ -150,6 +152,12 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
   /** Adds what every answer carries, times it, writes it and logs it. `route` undefined: not in the histogram (a preflight, as under yoga). */
   function finish(exchange: Exchange, route: string | undefined, answer: Answer): void {
     const { request, response, pathname, metadata, startedAt } = exchange;
+    // Answered below the faces while this one worked (the body guard's 408, body-guard.ts): that
+    // refusal is what the client got and it recorded itself; this answer is dropped unrecorded.
+    if (response.headersSent || response.writableEnded) {
+      void sendAnswer(response, answer);
+      return;
+    }
     const cors = corsHeaders((name) => headerOf(request, name));
     if (cors) Object.assign(answer.headers, cors);
     applySecurityHeaders(recordHeaders(answer.headers));
@@ -233,7 +241,14 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
     );
   }
 
+  function routeOf(method: string, pathname: string): string {
+    if (pathname === '/healthz' || pathname === '/readyz') return pathname;
+    const match = matchRoute(method, pathname.slice(REST_PREFIX.length) || '/');
+    return match.kind === 'found' ? routeLabel(`${REST_PREFIX}${match.route.path}`) : UNMATCHED_ROUTE;
+  }
+
   return {
+    routeOf,
     refuseKnownOverBudget(request, response, proceed) {
       const offered = request.headers['x-service-api-key'];
       if (typeof offered !== 'string') return false;
@@ -245,11 +260,10 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
       const refuse = (refusal: RateLimitDecision, startedAt: bigint) => {
         const metadata = nodeRequestMetadata(request, config.trustedProxyHops);
         setRequestId(request, metadata.requestId);
-        const match = matchRoute(request.method ?? 'GET', url.pathname.slice(REST_PREFIX.length) || '/');
         metrics.rateLimited.inc({ scope: refusal.scope });
         const answer = errorAnswer(new RateLimitedError(refusal), { requestId: metadata.requestId, alwaysHttp200: config.restErrorsHttp200 });
         Object.assign(answer.headers, rateLimitHeaders(refusal));
-        finish({ request, response, pathname: url.pathname, metadata, startedAt }, match.kind === 'found' ? routeLabel(`${REST_PREFIX}${match.route.path}`) : UNMATCHED_ROUTE, answer);
+        finish({ request, response, pathname: url.pathname, metadata, startedAt }, routeOf(request.method ?? 'GET', url.pathname), answer);
       };
       const holdMs = Math.min(config.rateLimitRefusalHoldMs, (decision.windowEndsAtMs ?? 0) - Date.now());
       if (holdMs <= 0 || heldRefusals >= MAX_HELD_REFUSALS) {

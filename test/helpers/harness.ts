@@ -4,15 +4,16 @@ import path from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { inject } from 'vitest';
 import { createOrmConfig } from '../../mikro-orm.config.ts';
-import type { App } from '../../src/app.ts';
+import { type App, createApp } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { AppDependencies } from '../../src/context.ts';
 import { loadSealCertificate, type SealCertificate } from '../../src/domain/artefact/seal-certificate.ts';
 import type { LiveLimits } from '../../src/domain/live/envelope-event-hub.ts';
 import type { PdfWorkerPoolOptions } from '../../src/domain/pdf/worker-pool.ts';
 import { createTeam } from '../../src/domain/team/team.service.ts';
+import type { BodyTimeouts } from '../../src/http/body-guard.ts';
 import { createRuntime } from '../../src/runtime.ts';
-import { listen } from '../../src/server.ts';
+import { listen, type RunningServer } from '../../src/server.ts';
 import type { BlobStore } from '../../src/shared/blob-store/index.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import type { Metrics } from '../../src/shared/metrics.ts';
@@ -250,4 +251,13 @@ export function graphqlClient(app: TestApp, apiKey: string | undefined, extraHea
 /** The name of the first GraphQL error (`extensions.code`), as REST would report it. */
 export function firstErrorName(result: GraphQLResult): string | undefined {
   return result.errors?.[0]?.extensions?.code;
+}
+
+/**
+ * A second server on a test app's dependencies (one database, registry and log) whose body clocks
+ * are shortened, so that a stalled or trickled body is refused in a second or two rather than the
+ * production values' ten (BODY_TIMEOUTS). Closed by the caller.
+ */
+export function listenWithBodyTimeouts(app: TestApp, bodyTimeouts: Partial<BodyTimeouts>): Promise<RunningServer> {
+  return listen(createApp(app.dependencies), { port: 0, host: '127.0.0.1', maxUploadBytes: app.dependencies.config.maxDocumentBytes, bodyTimeouts });
 }
