@@ -18,10 +18,18 @@ export type RequestMetadataReader = (request: Request, serverContext: NodeServer
  * `::ffff:` prefix.
  */
 export function clientAddress(socketAddress: string | undefined, forwardedFor: string | null, trustedProxyHops: number): string | null {
-  const chain = [...(forwardedFor ?? '').split(','), socketAddress ?? ''].map((entry) => entry.trim()).filter((entry) => entry !== '');
+  if (forwardedFor === null) {
+    // No proxy believed, or none wrote the header: the socket peer, without building a chain (every request asks).
+    const peer = socketAddress?.trim() ?? '';
+    return peer === '' ? null : unmapped(peer);
+  }
+  const chain = [...forwardedFor.split(','), socketAddress ?? ''].map((entry) => entry.trim()).filter((entry) => entry !== '');
   if (chain.length === 0) return null;
-  const address = chain[Math.max(0, chain.length - 1 - trustedProxyHops)];
-  return address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1').slice(0, 64);
+  return unmapped(chain[Math.max(0, chain.length - 1 - trustedProxyHops)]);
+}
+
+function unmapped(address: string): string {
+  return (address.startsWith('::ffff:') ? address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1') : address).slice(0, 64);
 }
 
 /**

@@ -66,12 +66,15 @@ export function createRouter(routes: RestRoute[]) {
     .map((route) => ({ ...route, segments: route.path.split('/').filter(Boolean) }))
     // More literal segments first.
     .sort((a, b) => literalCount(b.segments) - literalCount(a.segments));
+  // Only routes of a path's segment count can match it: looked at alone, in the same order.
+  const bySegmentCount = new Map<number, CompiledRoute[]>();
+  for (const route of compiled) bySegmentCount.set(route.segments.length, [...(bySegmentCount.get(route.segments.length) ?? []), route]);
 
   return {
     match(method: string, path: string): RouteMatch {
       const parts = path.split('/').filter(Boolean);
       const allowed: string[] = [];
-      for (const route of compiled) {
+      for (const route of bySegmentCount.get(parts.length) ?? []) {
         const params = matchSegments(route.segments, parts);
         if (!params) continue;
         if (route.method === method) return { kind: 'found', route, params };

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type AliasedExpression, type Expression, type ExpressionBuilder, sql } from 'kysely';
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import { z } from 'zod';
@@ -283,12 +283,23 @@ function envelopeColumns(eb: Eb, include: EnvelopeInclude) {
 
 /** The text that decides an envelope read's SQL: nested lists and keys, never ids. */
 function shapeOfInclude(include: EnvelopeInclude): string {
-  const flags = (['documents', 'recipients', 'agents', 'fields', 'views', 'auditEvents', 'progress', 'attachments'] as const).map((flag) => (include[flag] ? '1' : '0')).join('');
+  // Every read of an envelope asks for this first (the statement's cache key): plain loops, no arrays made.
+  let flags = '';
+  for (const flag of INCLUDE_FLAGS) flags += include[flag] ? '1' : '0';
   const audit = include.auditEvents && include.auditEventPage ? `${include.auditEventPage.afterSeq}+${include.auditEventPage.limit}` : '';
-  const keys = include.keys ?? {};
-  const keyShapes = (['envelope', 'document', 'recipient', 'field', 'auditEvent'] as const).map((kind) => shapeOfKeys(keys[kind])).join('|');
+  const keys = include.keys;
+  let keyShapes = ALL_KEYS_SHAPE;
+  if (keys !== undefined) {
+    keyShapes = shapeOfKeys(keys.envelope);
+    for (const kind of KEYED_KINDS) keyShapes += `|${shapeOfKeys(keys[kind])}`;
+  }
   return `${flags}|${audit}|${keyShapes}`;
 }
+const INCLUDE_FLAGS = ['documents', 'recipients', 'agents', 'fields', 'views', 'auditEvents', 'progress', 'attachments'] as const;
+/** The kinds after `envelope` whose keys a read may narrow, in the shape's order. */
+const KEYED_KINDS = ['document', 'recipient', 'field', 'auditEvent'] as const;
+/** No keys narrowed: every kind's shape is `*`. */
+const ALL_KEYS_SHAPE = ['envelope', ...KEYED_KINDS].map(() => shapeOfKeys(undefined)).join('|');
 
 // ---------------------------------------------------------------------------------------------
 // Reads. Each is one statement, compiled once per shape (runRead): values go in slots.
@@ -330,7 +341,7 @@ export async function readEnvelopeAnswer(context: ServiceContext, envelopeId: st
   );
   if (!row) throw new EnvelopeNotFoundError(envelopeId);
   // Hashing here is microseconds for 50 KB; the tag is what pollers compare.
-  const tag = createHash('sha256').update(row.text).digest('base64url').slice(0, 32);
+  const tag = hash('sha256', row.text, 'base64url').slice(0, 32);
   return { tag, payloadJson: row.text };
 }
 
