@@ -16,6 +16,9 @@
  * 64 KiB threshold.
  *
  *   npm run bench:start-settings -- --variant start: --variant 'semi8:--max-semi-space-size=8' --variant 'nosemi:~--max-semi-space-size'
+ *
+ * `--instances N` (default 2) starts every variant, and the bare handler, N times: one process's
+ * speed is not its code's on these machines, so each figure pools several.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -38,6 +41,7 @@ const { values } = parseArgs({
     duration: { type: 'string' },
     envelopes: { type: 'string' },
     connections: { type: 'string' },
+    instances: { type: 'string' },
     ...QUICK_OPTION,
   },
 });
@@ -45,7 +49,10 @@ const rounds = Number(values.rounds ?? (QUICK ? 1 : 3));
 const duration = Number(values.duration ?? (QUICK ? 1 : 10));
 const envelopes = Number(values.envelopes ?? (QUICK ? 30 : 2000));
 const connections = Number(values.connections ?? (QUICK ? 4 : 10));
-for (const [name, value] of Object.entries({ rounds, duration, envelopes, connections })) {
+// Processes of one build differ by up to a third for their whole life on these virtual machines
+// (docs/performance.md, "One process is not the code"): each variant runs this many, pooled.
+const instances = Number(values.instances ?? (QUICK ? 1 : 2));
+for (const [name, value] of Object.entries({ rounds, duration, envelopes, connections, instances })) {
   if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
 }
 
@@ -108,14 +115,20 @@ try {
     onCleanup: cleanups.add,
   });
 
-  const servers: { label: string; child: Child; url: string }[] = [];
-  for (const variant of variants) servers.push({ label: variant.label, ...(await startService(variant.label, { env: variant.env, args: variant.args })) });
-  const barePort = await freePort();
-  const bareChild = cleanups.track(
-    startChild('bare handler', ['bench/reads/bare-server.ts'], { DATABASE_URL: cluster.url(READS_DATABASE, 'bench_bare'), PORT: String(barePort) }, { cwd: ROOT }),
-  );
-  await waitForHttp(bareChild, `http://127.0.0.1:${barePort}/healthz`);
-  servers.push({ label: 'bare', child: bareChild, url: `http://127.0.0.1:${barePort}` });
+  const servers: { label: string; instance: number; child: Child; url: string }[] = [];
+  for (let instance = 1; instance <= instances; instance += 1) {
+    for (const variant of variants) {
+      servers.push({ label: variant.label, instance, ...(await startService(`${variant.label} #${instance}`, { env: variant.env, args: variant.args })) });
+    }
+    const barePort = await freePort();
+    const bareChild = cleanups.track(
+      startChild(`bare handler #${instance}`, ['bench/reads/bare-server.ts'], { DATABASE_URL: cluster.url(READS_DATABASE, 'bench_bare'), PORT: String(barePort) }, { cwd: ROOT }),
+    );
+    await waitForHttp(bareChild, `http://127.0.0.1:${barePort}/healthz`);
+    servers.push({ label: 'bare', instance, child: bareChild, url: `http://127.0.0.1:${barePort}` });
+  }
+  const labels = [...variants.map((variant) => variant.label), 'bare'];
+  const nameOf = (server: (typeof servers)[number]) => `${server.label}${instances > 1 ? ` #${server.instance}` : ''}`;
 
   const auth = { 'x-service-api-key': teams[0].apiKey };
   const pageBody = JSON.stringify({ query: GRAPHQL_PAGE_QUERY, variables: { first: PAGE_SIZE } });
@@ -131,10 +144,13 @@ try {
   // Every instance answers every read with the same bytes as the first (the bare page is checked by `npm run bench`).
   for (const read of reads) {
     const expected = await fetchText(read.request(servers[0].url));
-    for (const server of servers.slice(1, variants.length)) checkIdenticalBytes(`${read.name}, ${server.label} vs ${servers[0].label}`, await fetchText(read.request(server.url)), expected);
+    for (const server of servers.slice(1).filter((candidate) => candidate.label !== 'bare')) {
+      checkIdenticalBytes(`${read.name}, ${nameOf(server)} vs ${nameOf(servers[0])}`, await fetchText(read.request(server.url)), expected);
+    }
   }
 
-  const results = new Map<string, (LoadResult & { serverCpuMs: number; postgresCpuMs: number })[]>();
+  type Pass = LoadResult & { round: number; instance: number; serverCpuMs: number; postgresCpuMs: number };
+  const results = new Map<string, Pass[]>();
   for (const read of reads) {
     for (const server of servers) {
       await runLoad(read.request(server.url), { connections, seconds: QUICK ? 0.5 : 3 });
@@ -150,11 +166,19 @@ try {
         const serverBefore = processCpuMs(server.child.pid);
         const postgresBefore = clusterCpuMs(cluster.postmasterPid);
         const result = await runLoad(read.request(server.url), { connections, seconds: duration });
-        const entry = { ...result, serverCpuMs: processCpuMs(server.child.pid) - serverBefore, postgresCpuMs: clusterCpuMs(cluster.postmasterPid) - postgresBefore };
+        const entry: Pass = {
+          ...result,
+          round,
+          instance: server.instance,
+          serverCpuMs: processCpuMs(server.child.pid) - serverBefore,
+          postgresCpuMs: clusterCpuMs(cluster.postmasterPid) - postgresBefore,
+        };
         const key = `${read.name}/${server.label}`;
         results.set(key, [...(results.get(key) ?? []), entry]);
         await settle(server.child.pid, cluster.postmasterPid);
-        log(`  round ${round}/${rounds} ${read.name}, ${server.label}: ${result.requestsPerSecond.toFixed(1)} req/s, ${(entry.serverCpuMs / result.requests).toFixed(3)} ms CPU/req server`);
+        log(
+          `  round ${round}/${rounds} ${read.name}, ${nameOf(server)}: ${result.requestsPerSecond.toFixed(1)} req/s, ${(entry.serverCpuMs / result.requests).toFixed(3)} ms CPU/req server`,
+        );
       }
     }
   }
@@ -168,28 +192,34 @@ try {
       .join('')}node ${START.args.join(' ')}`,
   );
   console.log(`variants: ${variants.map((variant) => `${variant.label} (${variant.changes.join(', ') || 'npm start as is'})`).join('; ')}`);
-  console.log(`${envelopes} envelopes, ${connections} connections, ${rounds} rounds of ${duration} s, medians over rounds; ratio = req/s over the first variant's in the same round\n`);
-  console.log('| read | server | req/s | ratio | CPU ms/req server | CPU ms/req PostgreSQL | peak RSS MiB |');
-  console.log('|---|---|---:|---:|---:|---:|---:|');
+  console.log(
+    `${envelopes} envelopes, ${connections} connections, ${rounds} rounds of ${duration} s, ${instances} process(es) per variant; ` +
+      `req/s and CPU are medians over rounds and processes; ratio = the variant's mean req/s over its processes / the first variant's, in the same round, median over rounds\n`,
+  );
+  console.log('| read | server | req/s | ratio | CPU ms/req server | CPU ms/req server, per process | CPU ms/req PostgreSQL | peak RSS MiB |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+  const meanRateInRound = (passes: Pass[], round: number) => {
+    const inRound = passes.filter((pass) => pass.round === round);
+    return inRound.reduce((sum, pass) => sum + pass.requestsPerSecond, 0) / inRound.length;
+  };
   for (const read of reads) {
-    const baseline = results.get(`${read.name}/${servers[0].label}`)!;
-    for (const server of servers) {
-      const passes = results.get(`${read.name}/${server.label}`)!;
-      const ratio = median(passes.map((pass, index) => pass.requestsPerSecond / baseline[index].requestsPerSecond));
+    const baseline = results.get(`${read.name}/${labels[0]}`)!;
+    for (const label of labels) {
+      const passes = results.get(`${read.name}/${label}`)!;
+      const ratio = median(Array.from({ length: rounds }, (_, index) => meanRateInRound(passes, index + 1) / meanRateInRound(baseline, index + 1)));
+      const perProcess = Array.from({ length: instances }, (_, index) => median(passes.filter((pass) => pass.instance === index + 1).map((pass) => pass.serverCpuMs / pass.requests)));
+      const peakRss = Math.max(...servers.filter((server) => server.label === label).map((server) => peakRssBytes(server.child.pid)));
       console.log(
-        `| ${read.name} | ${server.label} | ${median(passes.map((pass) => pass.requestsPerSecond)).toFixed(1)} | ${ratio.toFixed(2)} | ` +
-          `${median(passes.map((pass) => pass.serverCpuMs / pass.requests)).toFixed(3)} | ${median(passes.map((pass) => pass.postgresCpuMs / pass.requests)).toFixed(3)} | ` +
-          `${(peakRssBytes(server.child.pid) / 1024 / 1024).toFixed(0)} |`,
+        `| ${read.name} | ${label} | ${median(passes.map((pass) => pass.requestsPerSecond)).toFixed(1)} | ${ratio.toFixed(2)} | ` +
+          `${median(passes.map((pass) => pass.serverCpuMs / pass.requests)).toFixed(3)} | ${perProcess.map((cpu) => cpu.toFixed(3)).join(' / ')} | ` +
+          `${median(passes.map((pass) => pass.postgresCpuMs / pass.requests)).toFixed(3)} | ${(peakRss / 1024 / 1024).toFixed(0)} |`,
       );
     }
   }
   console.log('');
   for (const read of reads) {
-    for (const server of servers) {
-      printResult(
-        `settings_${read.name}_${server.label.replaceAll('-', '_').toLowerCase()}_per_s`,
-        median(results.get(`${read.name}/${server.label}`)!.map((pass) => pass.requestsPerSecond)),
-      );
+    for (const label of labels) {
+      printResult(`settings_${read.name}_${label.replaceAll('-', '_').toLowerCase()}_per_s`, median(results.get(`${read.name}/${label}`)!.map((pass) => pass.requestsPerSecond)));
     }
   }
 } catch (error) {
