@@ -8,7 +8,9 @@
 import { randomUUID } from 'node:crypto';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
+import { createClient as createWsClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import WebSocket from 'ws';
 import { enqueue } from '../src/domain/outbox/outbox.ts';
 import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
@@ -215,6 +217,36 @@ describe('traces', () => {
     const exception = job.events.find((event) => event.name === 'exception')!;
     expect(exception.attributes?.['exception.message']).toBe(`could not reach ${app.url}/sign/[redacted]`);
     expect(textsOf(job).join(' ')).not.toContain('sgn_x');
+  });
+
+  it('give each GraphQL operation over WebSocket its own span, named, with its statements under it', async () => {
+    const built = await buildEnvelope(app, team.apiKey, { recipients: [{ identifier: 'signer' }] });
+    exporter.reset();
+    const client = createWsClient({ url: `${app.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { 'X-Service-Api-Key': team.apiKey }, retryAttempts: 0 });
+    try {
+      const result = await new Promise<{ data?: { envelope?: { id: string } | null } }>((resolve, reject) => {
+        let received: { data?: { envelope?: { id: string } | null } } = {};
+        client.subscribe(
+          { query: 'query OneEnvelope($id: ID!) { envelope(id: $id) { id } }', variables: { id: built.envelopeId } },
+          { next: (value) => (received = value as typeof received), error: reject, complete: () => resolve(received) },
+        );
+      });
+      expect(result.data?.envelope?.id).toBe(built.envelopeId);
+    } finally {
+      await client.dispose();
+    }
+    const operation = spans().find((span) => span.name === 'graphql.operation query OneEnvelope');
+    expect(
+      operation,
+      spans()
+        .map((span) => span.name)
+        .join(', '),
+    ).toBeDefined();
+    expect(operation!.kind).toBe(SpanKind.SERVER);
+    expect(operation!.parentSpanContext).toBeUndefined();
+    expect(operation!.attributes).toMatchObject({ 'graphql.operation.type': 'query', 'graphql.operation.name': 'OneEnvelope', 'network.protocol.name': 'websocket' });
+    expect(spans().some((span) => span.attributes['db.system.name'] === 'postgresql' && descendsFrom(span, operation!))).toBe(true);
+    expect(textsOf(operation!).join(' ')).not.toContain(team.apiKey);
   });
 
   it('record nothing and store no trace context when off', async () => {

@@ -30,17 +30,8 @@ export function graphqlTracingPlugin(): Plugin {
     instrumentation: {
       operation(_payload, wrapped) {
         if (!isTracing()) return wrapped();
-        const span = tracer.startSpan('graphql.operation', { kind: SpanKind.INTERNAL });
-        operationSpans.add(span);
-        return context.with(trace.setSpan(context.active(), span), async () => {
-          try {
-            await wrapped();
-          } catch (error) {
-            recordFailure(span, error);
-            throw error;
-          } finally {
-            span.end();
-          }
+        return inOperationSpan(SpanKind.INTERNAL, {}, async () => {
+          await wrapped();
         });
       },
     },
@@ -60,4 +51,26 @@ export function graphqlTracingPlugin(): Plugin {
       nameOperation(args.document, args.operationName);
     },
   };
+}
+
+/**
+ * Runs `work` as one operation's span (named by the execute hooks above once its document is
+ * known). Over HTTP it is the request span's child (SpanKind.INTERNAL); over WebSocket, which
+ * yoga's instrumentation does not see (graphql/websocket.ts runs each operation itself), it is the
+ * root of its own trace (SpanKind.SERVER), as no request carries it.
+ */
+export function inOperationSpan<T>(kind: SpanKind, attributes: Record<string, string>, work: () => Promise<T> | T): Promise<T> | T {
+  if (!isTracing()) return work();
+  const span = tracer.startSpan('graphql.operation', { kind, attributes });
+  operationSpans.add(span);
+  return context.with(trace.setSpan(context.active(), span), async () => {
+    try {
+      return await work();
+    } catch (error) {
+      recordFailure(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
 }

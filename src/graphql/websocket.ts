@@ -7,6 +7,8 @@ import type { RequestContext } from '../context.ts';
 import type { LiveConnection } from '../domain/live/live.service.ts';
 import { type NodeAnswerRecorder, nodeRequestId } from '../http/body-guard.ts';
 import type { NodeServerContext } from '../http/request-metadata.ts';
+import { SpanKind } from '../shared/tracing.ts';
+import { inOperationSpan } from './tracing.ts';
 
 /** A WebSocket message larger than this closes the connection (the GraphQL POST body limit). */
 const MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -63,6 +65,8 @@ export function attachGraphQLWebSocket(server: http.Server, app: GraphQLServer, 
   const connections = new WeakMap<object, LiveConnection>();
   const idleMs = options.idleMs ?? WEBSOCKET_IDLE_MS;
   const upgradeStartedAt = new WeakMap<http.IncomingMessage, bigint>();
+  // What an operation's span says of how it came.
+  const spanAttributes = { 'network.protocol.name': 'websocket', 'url.path': app.graphqlEndpoint };
   const activity = new WeakMap<object, { running: number; timer: NodeJS.Timeout | undefined }>();
   const stateOf = (socket: WebSocket) => {
     let state = activity.get(socket);
@@ -90,8 +94,9 @@ export function attachGraphQLWebSocket(server: http.Server, app: GraphQLServer, 
         state.running = Math.max(0, state.running - 1);
         if (state.running === 0) armIdleClose(ctx.extra.socket);
       },
-      execute: (args) => ((args as ExecutionArgs).rootValue as Enveloped).execute(args as ExecutionArgs),
-      subscribe: (args) => ((args as ExecutionArgs).rootValue as Enveloped).subscribe(args as ExecutionArgs),
+      // Each operation in a span of its own when tracing is on (a subscription's covers setting it up).
+      execute: (args) => inOperationSpan(SpanKind.SERVER, spanAttributes, () => ((args as ExecutionArgs).rootValue as Enveloped).execute(args as ExecutionArgs)),
+      subscribe: (args) => inOperationSpan(SpanKind.SERVER, spanAttributes, () => ((args as ExecutionArgs).rootValue as Enveloped).subscribe(args as ExecutionArgs)),
       onSubscribe: async (ctx, _id, payload) => {
         let liveConnection = connections.get(ctx.extra.socket);
         if (!liveConnection) connections.set(ctx.extra.socket, (liveConnection = { open: 0 }));
