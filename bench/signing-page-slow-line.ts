@@ -125,8 +125,19 @@ function countBytes(cdp: CDPSession) {
     byRequest(wallMs: number): string[] {
       const limit = navigationStart!.monotonicMs + (wallMs - navigationStart!.wallMs);
       const sums = new Map<string, number>();
-      for (const arrival of arrivals) if (arrival.at <= limit) sums.set(arrival.requestId, (sums.get(arrival.requestId) ?? 0) + arrival.bytes);
-      return [...sums].map(([requestId, bytes]) => `${(bytes / 1000).toFixed(1)} kB ${new URL(urls.get(requestId) ?? 'about:blank').pathname.replace(/sgn_[A-Za-z0-9_-]+/, 'sgn_…')}`);
+      const spans = new Map<string, { first: number; last: number }>();
+      for (const arrival of arrivals) {
+        if (arrival.at > limit) continue;
+        sums.set(arrival.requestId, (sums.get(arrival.requestId) ?? 0) + arrival.bytes);
+        const span = spans.get(arrival.requestId) ?? { first: arrival.at, last: arrival.at };
+        span.last = arrival.at;
+        spans.set(arrival.requestId, span);
+      }
+      const since = (at: number) => (at - navigationStart!.monotonicMs).toFixed(0);
+      return [...sums].map(
+        ([requestId, bytes]) =>
+          `${(bytes / 1000).toFixed(1)} kB ${new URL(urls.get(requestId) ?? 'about:blank').pathname.replace(/sgn_[A-Za-z0-9_-]+/, 'sgn_…')} (${since(spans.get(requestId)!.first)}–${since(spans.get(requestId)!.last)} ms)`,
+      );
     },
     total: () => arrivals.reduce((sum, arrival) => sum + arrival.bytes, 0),
     requests: () => received.size,
@@ -164,6 +175,7 @@ async function measureLoad(browser: Browser, url: string, marks: { field: string
     // Everything the page still fetches on its own (the rest of the line's work) is left to finish.
     await page.waitForLoadState('load').catch(() => {});
     if (process.env.BENCH_VERBOSE === '1') log(`until the first field:\n  ${bytes.byRequest(seen.origin + seen.field).join('\n  ')}`);
+    if (process.env.BENCH_VERBOSE === '1') log(`until page 1 is drawn:\n  ${bytes.byRequest(seen.origin + seen.page).join('\n  ')}`);
     const load: Load = {
       fieldMs: seen.field,
       fieldKb: bytes.until(seen.origin + seen.field) / 1000,
