@@ -4,7 +4,7 @@ import path from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { inject } from 'vitest';
 import { createOrmConfig } from '../../mikro-orm.config.ts';
-import { type App, createApp } from '../../src/app.ts';
+import type { App } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { AppDependencies } from '../../src/context.ts';
 import { loadSealCertificate, type SealCertificate } from '../../src/domain/artefact/seal-certificate.ts';
@@ -254,10 +254,10 @@ export function firstErrorName(result: GraphQLResult): string | undefined {
 }
 
 /**
- * A second server on a test app's dependencies (one database, registry and log) whose body clocks
+ * A second server for a test app (the same app: one database, registry and log) whose body clocks
  * are shortened, so that a stalled or trickled body is refused in a second or two rather than the
  * production values' ten (BODY_TIMEOUTS). Closed by the caller.
  */
 export function listenWithBodyTimeouts(app: TestApp, bodyTimeouts: Partial<BodyTimeouts>): Promise<RunningServer> {
-  return listen(createApp(app.dependencies), { port: 0, host: '127.0.0.1', maxUploadBytes: app.dependencies.config.maxDocumentBytes, bodyTimeouts });
+  return listen(app.app, { port: 0, host: '127.0.0.1', maxUploadBytes: app.dependencies.config.maxDocumentBytes, bodyTimeouts });
 }
