@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import * as pkijs from 'pkijs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { timestampRequest } from '../src/domain/pdf/timestamp.ts';
 import { restClient, seedTeam, startTestApp, type TestApp, testSealDataDir } from './helpers/harness.ts';
 import { pdfsig } from './helpers/pdf-tools.ts';
 import { buildEnvelope, signAndComplete, tokenFor } from './helpers/signing.ts';
@@ -38,6 +40,25 @@ async function finalizedEnvelope(app: TestApp) {
 }
 
 describe('signature timestamps', () => {
+  it('ask with a nonce a strict TSA can read: a positive, minimal DER INTEGER, every time', () => {
+    // OpenSSL's TSA answers a nonce with a padding byte (0x00 before a byte under 0x80) with a
+    // rejection (status 2): one request in 256 was refused until the nonce's first byte was fixed.
+    // 4,096 requests would all pass the old nonce with a chance of about one in ten million.
+    const digest = Buffer.alloc(32, 7);
+    const nonces = new Set<string>();
+    for (let count = 0; count < 4096; count += 1) {
+      const request = pkijs.TimeStampReq.fromBER(timestampRequest(digest));
+      const bytes = Buffer.from(request.nonce!.valueBlock.valueHexView);
+      expect(bytes.length).toBe(8);
+      // Positive (high bit clear) and minimal (no leading zero byte).
+      expect(bytes[0]).toBeGreaterThan(0);
+      expect(bytes[0]).toBeLessThan(0x80);
+      nonces.add(bytes.toString('hex'));
+    }
+    // Still random: no two alike.
+    expect(nonces.size).toBe(4096);
+  });
+
   it('are embedded from the TSA: pdfsig still validates the whole file, verify checks the timestamp token against the signature', async () => {
     const { team, built } = await finalizedEnvelope(stamped);
     expect(await sealWorkerFor(stamped, team.teamId).drain()).toBe(1);

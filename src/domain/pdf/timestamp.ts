@@ -27,10 +27,20 @@ export class TimestampError extends Error {
   }
 }
 
-/** Asks the TSA (RFC 3161 over HTTP) to timestamp `digest` (SHA-256); answers the token (a CMS ContentInfo). */
-export async function requestTimestamp(tsaUrl: string, digest: Buffer): Promise<asn1js.AsnType> {
+/**
+ * A random nonce as the bytes of a DER INTEGER: positive (high bit clear) and minimal (a first byte
+ * of 0x00 followed by one whose high bit is clear is padding, which DER forbids). asn1js writes the
+ * bytes as given, and a strict TSA (OpenSSL's) answers a padded nonce with a rejection (status 2):
+ * a zero first byte made one request in 256 fail. 62 random bits.
+ */
+export function timestampNonce(): Buffer {
   const nonce = randomBytes(8);
-  nonce[0]! &= 0x7f;
+  nonce[0] = 0x40 | (nonce[0]! & 0x3f);
+  return nonce;
+}
+
+/** The DER of an RFC 3161 request for `digest` (SHA-256), with a nonce, asking for the TSA's certificate. */
+export function timestampRequest(digest: Buffer, nonce: Buffer = timestampNonce()): Buffer<ArrayBuffer> {
   const request = new pkijs.TimeStampReq({
     version: 1,
     messageImprint: new pkijs.MessageImprint({
@@ -40,12 +50,17 @@ export async function requestTimestamp(tsaUrl: string, digest: Buffer): Promise<
     nonce: new asn1js.Integer({ valueHex: toArrayBuffer(nonce) }),
     certReq: true,
   });
+  return Buffer.from(request.toSchema().toBER(false));
+}
+
+/** Asks the TSA (RFC 3161 over HTTP) to timestamp `digest` (SHA-256); answers the token (a CMS ContentInfo). */
+export async function requestTimestamp(tsaUrl: string, digest: Buffer): Promise<asn1js.AsnType> {
   let response: Response;
   try {
     response = await fetch(tsaUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/timestamp-query' },
-      body: Buffer.from(request.toSchema().toBER(false)),
+      body: timestampRequest(digest),
       signal: AbortSignal.timeout(30_000),
     });
   } catch (error) {
