@@ -17,7 +17,7 @@ import { FieldView } from '../src/domain/field/field-view.entity.ts';
 import { Agent } from '../src/domain/recipient/agent.entity.ts';
 import { Recipient } from '../src/domain/recipient/recipient.entity.ts';
 import { Team } from '../src/domain/team/team.entity.ts';
-import { createTeam } from '../src/domain/team/team.service.ts';
+import { createApiKey, createTeam } from '../src/domain/team/team.service.ts';
 import { freePort } from './reads/processes.ts';
 import { spawnService } from './service-process.ts';
 
@@ -27,6 +27,8 @@ export type Scratch = {
   databaseUrl: string;
   startService(label: string, env?: Record<string, string>, options?: { leaveOutFlags?: string[] }): Promise<RunningService>;
   createTeam(): Promise<{ teamId: string; apiKey: string }>;
+  /** Another key of `teamId`, with a rate budget of its own. */
+  createApiKey(teamId: string): Promise<string>;
   /** Envelopes shaped like `npm run bench`'s (3 documents, 3 recipients × 2 agents), with `fieldsPerRecipient` fields of `viewsPerField` views. */
   seedEnvelopes(teamId: string, count: number, shape?: { fieldsPerRecipient?: number; viewsPerField?: number }): Promise<void>;
   close(): Promise<void>;
@@ -102,6 +104,7 @@ export async function createScratch(name: string): Promise<Scratch> {
       throw new Error(`${label} did not start:\n${output}`);
     },
     createTeam: () => withOrm(async (orm) => createTeam(orm.em.fork(), { name: 'Benchmark team' })),
+    createApiKey: (teamId) => withOrm(async (orm) => (await createApiKey(orm.em.fork(), { teamId })).apiKey),
     seedEnvelopes: (teamId, count, shape = {}) =>
       withOrm(async (orm) => {
         const fieldsPerRecipient = shape.fieldsPerRecipient ?? 2;
