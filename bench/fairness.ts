@@ -4,17 +4,16 @@
  * of 600) and off (RATE_LIMIT_PER_MINUTE=0: the same service without limits, which is what a
  * service without a limiter gives).
  *
- * Services in one run (see SERVICES below): as it starts, without the per-key burst budget
- * (RATE_LIMIT_BURST_PER_10_SECONDS=0, as before it), optionally without the in-flight cap too, and
- * without limits.
+ * Three services, in one run (see SERVICES below): with READS_IN_FLIGHT_PER_KEY at its default
+ * and uncapped, and without limits.
  *
  * For each service: each of four steady teams reads its own full envelope (documents, recipients,
  * fields) at a paced 8 requests per second (480 a minute, inside its budget) for `--seconds`, their
  * latencies pooled (STEADY_TEAMS), alone; then again
  * while the bursting team's integration, in another process (autocannon, 8 connections), asks for
  * its 100-envelope page, first as fast as it is answered, then at a paced 100 requests per second;
- * on the service without the burst budget, a last phase floods again from a key whose minute is
- * already spent (only refusals: with the burst budget, a spent key is served again ten seconds on). Prints the steady teams' p50 and p99 in each phase, and the ratio of p99 during a
+ * with the limit on, a last phase floods again from a key whose budget is already spent (only
+ * refusals). Prints the steady teams' p50 and p99 in each phase, and the ratio of p99 during a
  * burst to p99 alone.
  *
  *   npm run bench:fairness [-- --seconds 45]
@@ -27,7 +26,7 @@ import pg from 'pg';
 import { printResult, QUICK, QUICK_OPTION } from './report.ts';
 import { createScratch, type RunningService } from './scratch-service.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' }, 'without-off': { type: 'boolean' }, 'with-uncapped': { type: 'boolean' }, ...QUICK_OPTION } });
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, 'without-off': { type: 'boolean' }, ...QUICK_OPTION } });
 // Quick: two seconds a phase, too few samples for a p99 worth reading.
 const seconds = Number(values.seconds ?? (QUICK ? '2' : '45'));
 const WARM_UP_MS = QUICK ? 1000 : 3000;
@@ -172,31 +171,14 @@ async function measure(service: RunningService, steady: SteadyTeam[], freshBurst
 
 const scratch = await createScratch('fairness');
 /**
- * The services side by side, each fresh on the same data: the service as `npm start` runs it (600
- * a minute per key, at most 100 of them in ten seconds, READS_IN_FLIGHT_PER_KEY at its default of
- * 2); the same without the burst budget (before it: the whole minute may be spent at once, so
- * only this one has a phase of refusals alone); with `--with-uncapped`, that one with reads in
- * flight uncapped too (before issue 37's cap: the flooding key's budget served on all its 8
- * connections at once); and without any limit, which `--without-off` (and quick mode) leaves out.
+ * The services side by side, each fresh on the same data: the service as `npm start` runs it (the
+ * limit on, READS_IN_FLIGHT_PER_KEY at its default of 2), the same with reads in flight uncapped
+ * (as before issue 37: the flooding key's budget served on all its 8 connections at once), and
+ * without any limit. `--without-off` (and quick mode) leaves the last out.
  */
 const SERVICES: { label: string; env: Record<string, string>; refusalPhase: boolean; result?: string }[] = [
-  { label: 'rate limit on (100 per 10 s), 2 reads in flight per key', env: { RATE_LIMIT_PER_MINUTE: '600' }, refusalPhase: false, result: 'p10' },
-  {
-    label: 'rate limit on, no burst budget (before)',
-    env: { RATE_LIMIT_PER_MINUTE: '600', RATE_LIMIT_BURST_PER_10_SECONDS: '0' },
-    refusalPhase: true,
-    result: 'p10_no_burst',
-  },
-  ...(values['with-uncapped']
-    ? [
-        {
-          label: 'rate limit on, no burst budget, reads in flight uncapped',
-          env: { RATE_LIMIT_PER_MINUTE: '600', RATE_LIMIT_BURST_PER_10_SECONDS: '0', READS_IN_FLIGHT_PER_KEY: '0' },
-          refusalPhase: true,
-          result: 'p10_uncapped',
-        },
-      ]
-    : []),
+  { label: 'rate limit on, 2 reads in flight per key', env: { RATE_LIMIT_PER_MINUTE: '600' }, refusalPhase: true, result: 'p10' },
+  { label: 'rate limit on, reads in flight uncapped', env: { RATE_LIMIT_PER_MINUTE: '600', READS_IN_FLIGHT_PER_KEY: '0' }, refusalPhase: true, result: 'p10_uncapped' },
   ...(values['without-off'] || QUICK ? [] : [{ label: 'rate limit off', env: { RATE_LIMIT_PER_MINUTE: '0', READS_IN_FLIGHT_PER_KEY: '0' }, refusalPhase: false }]),
 ];
 try {
@@ -248,9 +230,8 @@ try {
   console.log('|---|---|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) console.log(row);
   // The issue's figure (p10_flood_p99_ratio): the steady teams' pooled p99 during a flood over their p99
-  // alone, on the service as it runs by default; p10_no_burst_…: without the ten-second budget,
-  // and its …_refused_…: the part refusals cause (the same flood once the key's minute is spent);
-  // p10_uncapped_…: without the in-flight cap too.
+  // alone, on the service as it runs by default; p10_refused_…: the part refusals cause (the same
+  // flood once the key's budget is spent); p10_uncapped_…: the same without the in-flight cap.
   for (const [name, value] of results) printResult(name, value);
 } finally {
   await scratch.close();

@@ -106,7 +106,7 @@ export type Config = {
    * public link (its page's requests, whoever sends them) and per client address on public links'
    * pages (0: no limit).
    */
-  rateLimits: { apiKey: number; apiKeyBurst: number; client: number; signingToken: number; signingPage: number; publicLink: number; publicLinkAddress: number };
+  rateLimits: { apiKey: number; client: number; signingToken: number; signingPage: number; publicLink: number; publicLinkAddress: number };
   /**
    * How long the listener holds the 429 of a key already known over its budget (a client that
    * ignored `Retry-After`) before writing it; 0 answers at once (docs/decisions.md, "Floods held").
@@ -167,18 +167,6 @@ const booleanFlag = z
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
 /** A request budget per minute; 0 turns the limit off. */
-/**
- * An API key's budget per ten seconds: as set, or else a sixth of its minute's budget, so a key
- * spends its minute at no more than the minute's average pace (docs/decisions.md, "Burst
- * budget"); never under 10 requests, which a minute's budget below 60 would otherwise make a
- * handful of quick calls refused. No minute's budget, no burst budget.
- */
-function burstPerTenSeconds(perMinuteBudget: number, given: number | undefined): number {
-  if (given !== undefined) return given;
-  if (perMinuteBudget === 0) return 0;
-  return Math.max(10, Math.ceil(perMinuteBudget / 6));
-}
-
 function perMinute(defaultValue: number) {
   const message = 'must be an integer from 0 (no limit) to 1000000 (requests per minute)';
   return z.coerce.number({ error: message }).int(message).min(0, message).max(1_000_000, message).default(defaultValue);
@@ -305,13 +293,6 @@ const variables = {
   GRAPHQL_INTROSPECTION: booleanFlag.default(true),
   DATABASE_PREPARED_STATEMENTS: booleanFlag.default(true),
   RATE_LIMIT_PER_MINUTE: perMinute(600),
-  // Unset: a sixth of RATE_LIMIT_PER_MINUTE (the minute's budget at its average pace), never under 10.
-  RATE_LIMIT_BURST_PER_10_SECONDS: z.coerce
-    .number({ error: 'must be an integer from 0 (no burst limit) to 1000000 (requests per 10 seconds)' })
-    .int('must be an integer from 0 (no burst limit) to 1000000 (requests per 10 seconds)')
-    .min(0, 'must be an integer from 0 (no burst limit) to 1000000 (requests per 10 seconds)')
-    .max(1_000_000, 'must be an integer from 0 (no burst limit) to 1000000 (requests per 10 seconds)')
-    .optional(),
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: perMinute(300),
   RATE_LIMIT_SIGNING_PER_MINUTE: perMinute(120),
   RATE_LIMIT_SIGNING_PAGES_PER_MINUTE: perMinute(600),
@@ -610,7 +591,6 @@ export function loadConfig(environment: Record<string, string | undefined> = pro
     databasePreparedStatements: values.DATABASE_PREPARED_STATEMENTS as boolean,
     rateLimits: {
       apiKey: values.RATE_LIMIT_PER_MINUTE as number,
-      apiKeyBurst: burstPerTenSeconds(values.RATE_LIMIT_PER_MINUTE as number, values.RATE_LIMIT_BURST_PER_10_SECONDS as number | undefined),
       client: values.RATE_LIMIT_ANONYMOUS_PER_MINUTE as number,
       signingToken: values.RATE_LIMIT_SIGNING_PER_MINUTE as number,
       signingPage: values.RATE_LIMIT_SIGNING_PAGES_PER_MINUTE as number,

@@ -57,7 +57,6 @@ describe('configuration', () => {
     [{ SMS_PROVIDER_BODY: '{"to": {{to}}}' }, /^Invalid configuration: SMS_PROVIDER_BODY must be a JSON template/],
     // A secret is never repeated.
     [{ SMS_PROVIDER_AUTHORIZATION: 'Bearer s3cret\nx' }, /^Invalid configuration: SMS_PROVIDER_AUTHORIZATION must be one line \(the Authorization header value\)$/],
-    [{ RATE_LIMIT_BURST_PER_10_SECONDS: '-1' }, /^Invalid configuration: RATE_LIMIT_BURST_PER_10_SECONDS must be an integer from 0 \(no burst limit\) to 1000000/],
     [{ API_KEY_CACHE_TTL_MS: '0' }, /^Invalid configuration: API_KEY_CACHE_TTL_MS must be an integer from 100 to 300000 \(milliseconds\)/],
     [{ API_KEY_CACHE_TTL_MS: '5s' }, /^Invalid configuration: API_KEY_CACHE_TTL_MS must be an integer from 100 to 300000 \(milliseconds\)/],
     [{ METRICS_PORT: 'nine' }, /^Invalid configuration: METRICS_PORT must be an integer between 0 and 65535 \(got "nine"\)$/],
@@ -74,16 +73,6 @@ describe('configuration', () => {
   it('trusts a verified API key for 5 s unless API_KEY_CACHE_TTL_MS says otherwise', () => {
     expect(loadConfig({}).apiKeyCacheTtlMs).toBe(5_000);
     expect(loadConfig({ API_KEY_CACHE_TTL_MS: '60000' }).apiKeyCacheTtlMs).toBe(60_000);
-  });
-
-  it("gives an API key a burst budget of a sixth of its minute's per ten seconds (at least 10), unless RATE_LIMIT_BURST_PER_10_SECONDS says otherwise", () => {
-    expect(loadConfig({}).rateLimits).toMatchObject({ apiKey: 600, apiKeyBurst: 100 });
-    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '1000' }).rateLimits.apiKeyBurst).toBe(167);
-    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '30' }).rateLimits.apiKeyBurst).toBe(10);
-    // No minute's budget, no burst budget; 0 turns the burst's off and leaves the minute's.
-    expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '0' }).rateLimits.apiKeyBurst).toBe(0);
-    expect(loadConfig({ RATE_LIMIT_BURST_PER_10_SECONDS: '0' }).rateLimits).toMatchObject({ apiKey: 600, apiKeyBurst: 0 });
-    expect(loadConfig({ RATE_LIMIT_BURST_PER_10_SECONDS: '250' }).rateLimits.apiKeyBurst).toBe(250);
   });
 
   it('leaves metrics off unless METRICS_PORT or METRICS_TOKEN is set', () => {

@@ -22,8 +22,6 @@ beforeAll(async () => {
     env: {
       RATE_LIMIT_PER_MINUTE: String(PER_KEY),
       RATE_LIMIT_ANONYMOUS_PER_MINUTE: String(ANONYMOUS),
-      // The minute's budget alone; the ten-second one has its own app below.
-      RATE_LIMIT_BURST_PER_10_SECONDS: '0',
       // Each anonymous test below comes from an address of its own (X-Forwarded-For), so parallel
       // test files, which all call from 127.0.0.1, never share its budget.
       TRUST_PROXY_HOPS: '1',
@@ -229,62 +227,6 @@ describe('rate limits per API key', () => {
     // latency, which a loaded machine moves: bench/fairness.ts measures it
     // (p10_flood_p99_ratio, and p10_refused_flood_p99_ratio for refusals that would cost
     // database work), not this test.
-  });
-});
-
-describe("an API key's burst budget (ten-second windows inside the minute's)", () => {
-  const MINUTE = 60;
-  const BURST = 5;
-  let bursting: TestApp;
-  beforeAll(async () => {
-    bursting = await startTestApp({ env: { RATE_LIMIT_PER_MINUTE: String(MINUTE), RATE_LIMIT_BURST_PER_10_SECONDS: String(BURST) } });
-  });
-  afterAll(async () => {
-    await bursting.close();
-  });
-
-  it('refuses a key past its burst on both faces, says so, lets it go on within ten seconds, and leaves the minute unspent by the refusals', async () => {
-    const team = await seedTeam(bursting);
-    const rest = restClient(bursting, team.apiKey);
-    const served = [];
-    for (let index = 0; index < BURST; index += 1) served.push(await rest.get('/envelopes?limit=1'));
-    expect(served.map((answer) => answer.status)).toEqual(Array(BURST).fill(200));
-    // Within the burst, the headers describe the minute's budget, as they always have.
-    expect(served.at(-1)?.headers.get('x-ratelimit-limit')).toBe(String(MINUTE));
-    expect(served.at(-1)?.headers.get('x-ratelimit-remaining')).toBe(String(MINUTE - BURST));
-
-    const refused = await rest.get('/envelopes?limit=1');
-    expect(refused.status).toBe(429);
-    expect(refused.body.error.name).toBe('Request.RateLimited');
-    expect(refused.body.error.description).toContain(`at most ${BURST} per 10 seconds per API key`);
-    // The refusal's headers are the budget that refused, and the wait is the burst window's, not the minute's.
-    expect(refused.headers.get('x-ratelimit-limit')).toBe(String(BURST));
-    expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
-    const retryAfter = Number(refused.headers.get('retry-after'));
-    expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(10);
-
-    // GraphQL draws on the same burst budget.
-    const graphql = await fetch(`${bursting.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-service-api-key': team.apiKey },
-      body: JSON.stringify({ query: '{ viewer { id } }' }),
-    });
-    const body = (await graphql.json()) as { errors?: any[] };
-    expect(graphql.status).toBe(429);
-    expect(body.errors?.[0]?.extensions?.code).toBe('Request.RateLimited');
-
-    // Another key of the same team has its own burst.
-    const second = await createApiKey(bursting.orm.em.fork(), { teamId: team.teamId });
-    expect((await restClient(bursting, second.apiKey).get('/envelopes?limit=1')).status).toBe(200);
-
-    // Coming back when Retry-After says, the key is served again: the burst's window has ended
-    // while the minute's has not, and the refused requests did not spend the minute's budget.
-    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 + 250));
-    const again = await rest.get('/envelopes?limit=1');
-    expect(again.status).toBe(200);
-    expect(again.headers.get('x-ratelimit-limit')).toBe(String(MINUTE));
-    expect(again.headers.get('x-ratelimit-remaining')).toBe(String(MINUTE - BURST - 1));
   });
 });
 

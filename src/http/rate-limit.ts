@@ -18,14 +18,9 @@ import type { Metrics } from '../shared/metrics.ts';
  * known or not, so a flood on one team's link is refused before any database work;
  * `publicLinkAddress`: every request to any public link's page from one client address.
  */
-export type RateLimitScope = 'apiKey' | 'apiKeyBurst' | 'client' | 'signingToken' | 'signingPage' | 'publicLink' | 'publicLinkAddress';
+export type RateLimitScope = 'apiKey' | 'client' | 'signingToken' | 'signingPage' | 'publicLink' | 'publicLinkAddress';
 
-/**
- * Requests per window per scope (a minute; `apiKeyBurst`: BURST_WINDOW_SECONDS); 0 turns that
- * scope's limit off. `apiKeyBurst` is the API key's second budget, counted with `apiKey` on every
- * request the key makes: however much is left of the minute, no more than this many in one
- * ten-second window, so a key cannot spend its minute in the first second of it.
- */
+/** Requests per minute per scope; 0 turns that scope's limit off. */
 export type RateLimits = Partial<Record<RateLimitScope, number>>;
 
 export type RateLimitDecision = {
@@ -46,7 +41,6 @@ export type RateLimitDecision = {
 const SCOPE_WORDS: Record<RateLimitScope, string> = {
   client: 'from one client address without an API key',
   apiKey: 'per API key',
-  apiKeyBurst: 'per API key',
   signingToken: 'per signing link',
   signingPage: 'of document pages per signing link',
   publicLink: 'per public link',
@@ -56,8 +50,7 @@ const SCOPE_WORDS: Record<RateLimitScope, string> = {
 /** `Request.RateLimited` (429): too many requests in the window; `context.retryAfterSeconds` says when to retry. */
 export class RateLimitedError extends DomainError {
   constructor(decision: RateLimitDecision) {
-    const window = windowSecondsOf(decision.scope) === 60 ? 'minute' : `${windowSecondsOf(decision.scope)} seconds`;
-    super('Request.RateLimited', `Too many requests: at most ${decision.limit} per ${window} ${SCOPE_WORDS[decision.scope]}. Retry after ${decision.retryAfterSeconds} s.`, {
+    super('Request.RateLimited', `Too many requests: at most ${decision.limit} per minute ${SCOPE_WORDS[decision.scope]}. Retry after ${decision.retryAfterSeconds} s.`, {
       limit: decision.limit,
       retryAfterSeconds: decision.retryAfterSeconds,
       resetAt: decision.resetAt,
@@ -87,12 +80,6 @@ export type RateLimitStore =
     };
 
 const WINDOW_SECONDS = 60;
-/** The window of an API key's burst budget (`apiKeyBurst`). */
-export const BURST_WINDOW_SECONDS = 10;
-
-function windowSecondsOf(scope: RateLimitScope): number {
-  return scope === 'apiKeyBurst' ? BURST_WINDOW_SECONDS : WINDOW_SECONDS;
-}
 /** The table the migration creates (src/db/rate-limit.entity.ts); the limiter never creates it. */
 const TABLE = 'rate_limit';
 
@@ -136,12 +123,12 @@ function refusalUntil(scope: RateLimitScope, limit: number, windowEndsAtMs: numb
  * window ends, so no request the limiter would serve is refused. Keys are kept hashed.
  */
 export function createOverBudgetMarks(options: { max?: number } = {}) {
-  const marks = new LRUCache<string, { scope: RateLimitScope; limit: number; windowEndsAtMs: number }>({ max: options.max ?? 10_000 });
+  const marks = new LRUCache<string, { limit: number; windowEndsAtMs: number }>({ max: options.max ?? 10_000 });
   return {
-    /** Remembers a refusal of `apiKey` (the header's value) by either of its budgets (the minute's or the burst's). */
+    /** Remembers a refusal of `apiKey` (the header's value) in the apiKey scope. */
     mark(apiKey: string, decision: RateLimitDecision): void {
-      if (decision.allowed || (decision.scope !== 'apiKey' && decision.scope !== 'apiKeyBurst') || decision.windowEndsAtMs === undefined) return;
-      marks.set(hashSecret(apiKey), { scope: decision.scope, limit: decision.limit, windowEndsAtMs: decision.windowEndsAtMs });
+      if (decision.allowed || decision.scope !== 'apiKey' || decision.windowEndsAtMs === undefined) return;
+      marks.set(hashSecret(apiKey), { limit: decision.limit, windowEndsAtMs: decision.windowEndsAtMs });
     },
     /** The refusal to answer for `apiKey` now, if its window has not ended. */
     refusal(apiKey: string): RateLimitDecision | undefined {
@@ -153,7 +140,7 @@ export function createOverBudgetMarks(options: { max?: number } = {}) {
         marks.delete(key);
         return undefined;
       }
-      return refusalUntil(mark.scope, mark.limit, mark.windowEndsAtMs);
+      return refusalUntil('apiKey', mark.limit, mark.windowEndsAtMs);
     },
   };
 }
@@ -174,9 +161,8 @@ function chunkOf(points: number): number {
 }
 
 /**
- * Fixed one-minute windows per key (rate-limiter-flexible); past a window's budget, requests are
- * refused until it ends. An API key's requests also count in fixed ten-second windows
- * (`apiKeyBurst`, when set): the minute's budget can then be spent no faster than that allows.
+ * Fixed one-minute windows per key (rate-limiter-flexible). The whole minute's budget may be spent
+ * in a burst; past it, requests are refused until the window ends.
  *
  * - `postgres`: the counters live in the `rate_limit` table of the service's own database, so every
  *   instance shares them. The limiter has a small pool of its own: its statements never wait
@@ -206,7 +192,7 @@ export function createRateLimiter(options: { limits: RateLimits; store: RateLimi
   for (const [scope, perMinute] of Object.entries(limits) as [RateLimitScope, number | undefined][]) {
     if (perMinute === undefined) continue;
     if (perMinute <= 0) continue;
-    const common = { keyPrefix: store.kind === 'postgres' && store.namespace ? `${store.namespace}:${scope}` : scope, points: perMinute, duration: windowSecondsOf(scope) };
+    const common = { keyPrefix: store.kind === 'postgres' && store.namespace ? `${store.namespace}:${scope}` : scope, points: perMinute, duration: WINDOW_SECONDS };
     limiters.set(
       scope,
       client
@@ -251,50 +237,39 @@ export function createRateLimiter(options: { limits: RateLimits; store: RateLimi
     return { ...decisionOf(scope, limiter.points, taken.result, true), remaining: Math.max(0, taken.result.remainingPoints) + chunk - 1 };
   }
 
-  /** One request counted in one scope's budget. */
-  async function consumeIn(scope: RateLimitScope, key: string): Promise<RateLimitDecision | undefined> {
-    const limiter = limiters.get(scope);
-    if (!limiter) return undefined;
-    if (!leasing) {
-      const taken = await take(key, limiter, 1);
-      return taken && decisionOf(scope, limiter.points, taken.result, taken.allowed);
-    }
-    const leaseKey = `${scope}:${key}`;
-    for (;;) {
-      const lease = leases.get(leaseKey);
-      const now = Date.now();
-      if (lease && lease.remaining > 0 && now < lease.expiresAt) {
-        lease.remaining -= 1;
-        return {
-          allowed: true,
-          limit: limiter.points,
-          remaining: lease.sharedRemaining + lease.remaining,
-          resetAt: Math.ceil(lease.expiresAt / 1000),
-          retryAfterSeconds: Math.max(1, Math.ceil((lease.expiresAt - now) / 1000)),
-          scope,
-        };
-      }
-      // One chunk request per key at a time; requests that arrive meanwhile wait and then use it.
-      const inFlight = pending.get(leaseKey);
-      if (inFlight) {
-        await inFlight;
-        continue;
-      }
-      const request = leaseChunk(scope, key, limiter, leaseKey).finally(() => pending.delete(leaseKey));
-      pending.set(leaseKey, request);
-      return request;
-    }
-  }
-
   return {
     async consume(scope, key) {
-      if (scope === 'apiKey' && limiters.has('apiKeyBurst')) {
-        // The burst's budget first: a request it refuses does not spend the minute's. The answer's
-        // budget headers stay the minute's unless it is the burst that refuses.
-        const burst = await consumeIn('apiKeyBurst', key);
-        if (burst && !burst.allowed) return burst;
+      const limiter = limiters.get(scope);
+      if (!limiter) return undefined;
+      if (!leasing) {
+        const taken = await take(key, limiter, 1);
+        return taken && decisionOf(scope, limiter.points, taken.result, taken.allowed);
       }
-      return consumeIn(scope, key);
+      const leaseKey = `${scope}:${key}`;
+      for (;;) {
+        const lease = leases.get(leaseKey);
+        const now = Date.now();
+        if (lease && lease.remaining > 0 && now < lease.expiresAt) {
+          lease.remaining -= 1;
+          return {
+            allowed: true,
+            limit: limiter.points,
+            remaining: lease.sharedRemaining + lease.remaining,
+            resetAt: Math.ceil(lease.expiresAt / 1000),
+            retryAfterSeconds: Math.max(1, Math.ceil((lease.expiresAt - now) / 1000)),
+            scope,
+          };
+        }
+        // One chunk request per key at a time; requests that arrive meanwhile wait and then use it.
+        const inFlight = pending.get(leaseKey);
+        if (inFlight) {
+          await inFlight;
+          continue;
+        }
+        const request = leaseChunk(scope, key, limiter, leaseKey).finally(() => pending.delete(leaseKey));
+        pending.set(leaseKey, request);
+        return request;
+      }
     },
     async close() {
       await pool?.end();
