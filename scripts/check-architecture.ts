@@ -72,6 +72,32 @@ function sourceFiles(directory: string): string[] {
   return found;
 }
 
+/**
+ * What one file says on its own, by its path under src/ and its text: the specifiers it imports and
+ * the offences found in it alone (team filters, positional parameters, accessors, outbox writes).
+ * Kept per process: test/architecture.test.ts checks a dozen copies of src/ that differ from the
+ * tree by a planted file or two, and parsing every file of each copy again took most of its time.
+ */
+const factsOfFiles = new Map<string, { specifiers: string[]; offences: string[] }>();
+
+function factsOf(relative: string, text: string): { specifiers: string[]; offences: string[] } {
+  const key = `${relative}\0${text}`;
+  let facts = factsOfFiles.get(key);
+  if (!facts) {
+    const offences = [...teamFilterOffences(relative, text), ...positionalParameterOffences(relative, text), ...accessorOffences(relative, text)];
+    if (!relative.startsWith(OUTBOX_MODULE) && !relative.startsWith('migrations/')) {
+      text.split('\n').forEach((line, lineIndex) => {
+        if (OUTBOX_WRITE_PATTERNS.some((pattern) => pattern.test(line))) {
+          offences.push(`writes the outbox outside ${OUTBOX_MODULE}: ${relative}:${lineIndex + 1} (use enqueue())`);
+        }
+      });
+    }
+    facts = { specifiers: importedSpecifiers(relative, text), offences };
+    factsOfFiles.set(key, facts);
+  }
+  return facts;
+}
+
 /** Every module specifier a file imports or re-exports, static or dynamic, type-only included. */
 function importedSpecifiers(file: string, text: string): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
@@ -169,9 +195,9 @@ export function checkArchitecture(root: string): ArchitectureReport {
 
   for (const file of files) {
     const relative = relativeOf(file);
-    const text = fs.readFileSync(file, 'utf8');
+    const facts = factsOf(relative, fs.readFileSync(file, 'utf8'));
     const targets = new Set<string>();
-    for (const specifier of importedSpecifiers(file, text)) {
+    for (const specifier of facts.specifiers) {
       const from = wingOf(relative);
       if (!specifier.startsWith('.')) {
         if (from === 'domain' && FACE_PACKAGES.some((pattern) => pattern.test(specifier))) {
@@ -215,16 +241,7 @@ export function checkArchitecture(root: string): ArchitectureReport {
       }
     }
     graph.set(relative, targets);
-    offences.push(...teamFilterOffences(relative, text));
-    offences.push(...positionalParameterOffences(relative, text));
-    offences.push(...accessorOffences(relative, text));
-    if (!relative.startsWith(OUTBOX_MODULE) && !relative.startsWith('migrations/')) {
-      text.split('\n').forEach((line, lineIndex) => {
-        if (OUTBOX_WRITE_PATTERNS.some((pattern) => pattern.test(line))) {
-          offences.push(`writes the outbox outside ${OUTBOX_MODULE}: ${relative}:${lineIndex + 1} (use enqueue())`);
-        }
-      });
-    }
+    offences.push(...facts.offences);
   }
   for (const component of circles(graph)) {
     const route = pathAround(component, graph);
