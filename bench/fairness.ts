@@ -103,12 +103,9 @@ const BURSTS: [string, number | undefined][] = [
   ['during a paced burst (100/s)', 100],
 ];
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
- * Starts a fresh window of the bursting key's budget and spends all of it (8 connections of the
- * cheapest read until the first 429), so that a flood after it meets only refusals. Waits out the
- * current window first (up to a minute), except in quick mode, where a spent budget is taken as it is.
+ * Spends the whole budget of a fresh key (8 connections of the cheapest read until the first
+ * 429), so that a flood after it meets only refusals: its window starts with the first request.
  */
 async function spendBudget(url: string, apiKey: string): Promise<void> {
   const ask = async () => {
@@ -116,12 +113,6 @@ async function spendBudget(url: string, apiKey: string): Promise<void> {
     await answer.arrayBuffer();
     return answer;
   };
-  for (;;) {
-    const answer = await ask();
-    if (answer.status !== 429) break;
-    if (QUICK) return;
-    await sleep(Number(answer.headers.get('retry-after') ?? '1') * 1000 + 200);
-  }
   let spent = false;
   await Promise.all(
     Array.from({ length: 8 }, async () => {
