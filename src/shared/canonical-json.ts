@@ -3,7 +3,8 @@
  * without building the value: the REST face splices the read model's `::text` answers into its
  * body instead of parsing and writing them again (docs/decisions.md, "Reads straight on pg").
  * PostgreSQL writes rows compactly (`to_json`), but stored `jsonb` (contexts, field values) with a
- * space after each `:` and `,`; those spaces are dropped here. Whatever the scan cannot vouch for
+ * space after each `:` and `,`, and `json_agg` puts `, \n ` between a list's elements (every
+ * answer with a list of documents, recipients or fields); that whitespace is dropped here. Whatever the scan cannot vouch for
  * (a number JavaScript would write differently, an escape it would write differently, a key that
  * looks like an array index, which JavaScript moves to the front of its object) answers null,
  * and the caller parses and writes the text as before.
@@ -12,6 +13,7 @@
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const SPACE = 0x20;
+const NEWLINE = 0x0a;
 const COLON = 0x3a;
 
 /**
@@ -63,12 +65,13 @@ export function canonicalJson(text: string): string | null {
       index += 1;
       // A key: the next character that is not a space is a colon.
       let next = index;
-      while (text.charCodeAt(next) === SPACE) next += 1;
+      while (text.charCodeAt(next) === SPACE || text.charCodeAt(next) === NEWLINE) next += 1;
       const first = text.charCodeAt(start + 1);
       if (first >= 0x30 && first <= 0x39 && text.charCodeAt(next) === COLON && INDEX_KEY.test(text.slice(start, index))) return null;
       continue;
     }
-    if (code === SPACE) {
+    // Between tokens: `json_agg`'s `, \n ` and jsonb's spaces (JSON allows nothing else PostgreSQL writes there).
+    if (code === SPACE || code === NEWLINE) {
       out += text.slice(copiedTo, index);
       index += 1;
       copiedTo = index;
@@ -80,7 +83,7 @@ export function canonicalJson(text: string): string | null {
       index += 1;
       while (index < length) {
         const inner = text.charCodeAt(index);
-        if (inner === 0x2c || inner === 0x7d || inner === 0x5d || inner === SPACE) break;
+        if (inner === 0x2c || inner === 0x7d || inner === 0x5d || inner === SPACE || inner === NEWLINE) break;
         if (inner < 0x30 || inner > 0x39) digitsOnly = false;
         index += 1;
       }
@@ -89,7 +92,7 @@ export function canonicalJson(text: string): string | null {
       if (!plainCount && !isPlainNumber(text.slice(start, index))) return null;
       continue;
     }
-    // Structure, `true`, `false`, `null`; anything else (a tab, a newline) is not PostgreSQL's output.
+    // Structure, `true`, `false`, `null`; anything else (a tab, a carriage return) is not PostgreSQL's output.
     if (code < SPACE) return null;
     index += 1;
   }
