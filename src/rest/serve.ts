@@ -66,6 +66,16 @@ function queryOf(url: URL): Record<string, string[]> {
   return query;
 }
 
+/**
+ * Whether a request target may decode to text no column can hold (U+0000, a lone surrogate). Only
+ * a percent escape or a raw NUL can: Node reads the target as Latin-1 and the URL parser writes
+ * any other character as its UTF-8 escape, which decodes back to the same character. Most targets
+ * have neither, and are not decoded and walked again for the check.
+ */
+function mayDecodeToUnstorableText(target: string | undefined): boolean {
+  return target === undefined || target.includes('%') || target.includes('\u0000');
+}
+
 /** Whether a route's GET hands out a file (and so records a download). */
 function isDownload(route: RestRoute): boolean {
   return route.doc.produces === 'application/pdf' || route.doc.produces === 'application/zip' || route.doc.produces === 'signer-file';
@@ -233,7 +243,7 @@ export function createRestServer(dependencies: ServingDependencies, routes: Rest
         // The template, never the path: some paths carry a credential (/downloads/:token).
         setRequestRoute(request, `${REST_PREFIX}${match.route.path}`);
         // Path segments and the query string are caller text like a body (`%00` decodes to NUL).
-        refuseUnstorableText({ ...match.params, ...queryOf(url) });
+        if (mayDecodeToUnstorableText(request.url)) refuseUnstorableText({ ...match.params, ...queryOf(url) });
         const result = await withinKeyShare(request, context, () => match.route.handler({ request: restRequest, url, params: match.params, context, nodeRequest: request }));
         if (result instanceof RestReply)
           return result.payload === null ? { status: result.status, headers: { ...result.headers }, body: null } : successAnswer(result.payload, result.headers);
