@@ -4,10 +4,10 @@
  * body instead of parsing and writing them again (docs/decisions.md, "Reads straight on pg").
  * PostgreSQL writes rows compactly (`to_json`), but stored `jsonb` (contexts, field values) with a
  * space after each `:` and `,`, and `json_agg` puts `, \n ` between a list's elements (every
- * answer with a list of documents, recipients or fields); that whitespace is dropped here. Whatever the scan cannot vouch for
- * (a number JavaScript would write differently, an escape it would write differently, a key that
- * looks like an array index, which JavaScript moves to the front of its object) answers null,
- * and the caller parses and writes the text as before.
+ * answer with a list of documents, recipients or fields); that whitespace is dropped here.
+ * Whatever the scan cannot vouch for (a number JavaScript would write differently, an escape it
+ * would write differently, a key that looks like an array index, which JavaScript moves to the
+ * front of its object) answers null, and the caller parses and writes the text as before.
  */
 
 const QUOTE = 0x22;
@@ -63,7 +63,7 @@ export function canonicalJson(text: string): string | null {
         index += 1;
       }
       index += 1;
-      // A key: the next character that is not a space is a colon.
+      // A key: the next character that is not whitespace is a colon.
       let next = index;
       while (text.charCodeAt(next) === SPACE || text.charCodeAt(next) === NEWLINE) next += 1;
       const first = text.charCodeAt(start + 1);
