@@ -16,6 +16,11 @@ const SPACE = 0x20;
 const NEWLINE = 0x0a;
 const COLON = 0x3a;
 
+/** Whitespace PostgreSQL writes between tokens: jsonb's spaces and `json_agg`'s `, \n `. */
+function isBetweenTokens(code: number): boolean {
+  return code === SPACE || code === NEWLINE;
+}
+
 /**
  * Numbers JavaScript writes back as they are: no exponent, no trailing zero after a point, not
  * `-0`, not below 1e-6 (written with an exponent), and at most 15 significant digits (any such
@@ -65,13 +70,12 @@ export function canonicalJson(text: string): string | null {
       index += 1;
       // A key: the next character that is not whitespace is a colon.
       let next = index;
-      while (text.charCodeAt(next) === SPACE || text.charCodeAt(next) === NEWLINE) next += 1;
+      while (isBetweenTokens(text.charCodeAt(next))) next += 1;
       const first = text.charCodeAt(start + 1);
       if (first >= 0x30 && first <= 0x39 && text.charCodeAt(next) === COLON && INDEX_KEY.test(text.slice(start, index))) return null;
       continue;
     }
-    // Between tokens: `json_agg`'s `, \n ` and jsonb's spaces (JSON allows nothing else PostgreSQL writes there).
-    if (code === SPACE || code === NEWLINE) {
+    if (isBetweenTokens(code)) {
       out += text.slice(copiedTo, index);
       index += 1;
       copiedTo = index;
@@ -83,7 +87,7 @@ export function canonicalJson(text: string): string | null {
       index += 1;
       while (index < length) {
         const inner = text.charCodeAt(index);
-        if (inner === 0x2c || inner === 0x7d || inner === 0x5d || inner === SPACE || inner === NEWLINE) break;
+        if (inner === 0x2c || inner === 0x7d || inner === 0x5d || isBetweenTokens(inner)) break;
         if (inner < 0x30 || inner > 0x39) digitsOnly = false;
         index += 1;
       }
