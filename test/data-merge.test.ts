@@ -6,11 +6,11 @@ import path from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artefactSealHandler } from '../src/domain/artefact/seal.job.ts';
-import { canonicalJson } from '../src/domain/jumpstart/data-merge.ts';
 import { createOutboxWorker } from '../src/domain/outbox/outbox-worker.ts';
 import { OUTBOX_TOPICS } from '../src/domain/outbox/topics.ts';
 import { drawTextLine, embedSans } from '../src/domain/pdf/render.ts';
 import { createLogger } from '../src/shared/logger.ts';
+import { sortedKeysJson } from '../src/shared/sorted-keys-json.ts';
 import { graphqlClient, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
 import { pdfsig, wordBoxes } from './helpers/pdf-tools.ts';
 import { signAndComplete, tokenFor } from './helpers/signing.ts';
@@ -142,7 +142,7 @@ describe('data merge through jumpstart', () => {
     const audit = (await restClient(app, team.apiKey).get(`/envelopes/${envelopeId}/audit`)).body.payload.events;
     const created = audit.find((event: any) => event.type === 'envelope.created');
     expect(created.details.dataMerge).toEqual({
-      dataSha256: createHash('sha256').update(canonicalJson(fullData)).digest('hex'),
+      dataSha256: createHash('sha256').update(sortedKeysJson(fullData)).digest('hex'),
       documents: [{ documentId: document.id, name: expect.any(String), sha256Before: made.sha256, sha256After: document.sha256, tags: 5 }],
     });
     // The stored merged file is exactly what its hash names.

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { isNonNullType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '../src/domain/audit/audit.service.ts';
 import { schema } from '../src/graphql/schema.ts';
+import { sortedKeysJson } from '../src/shared/sorted-keys-json.ts';
 import { makePdf } from './fixtures/pdfs.ts';
 import { uploadDocument } from './helpers/envelopes.ts';
 import { type GraphQLResult, restClient, type SeededTeam, seedTeam, startTestApp, type TestApp } from './helpers/harness.ts';
@@ -204,7 +204,7 @@ describe('Idempotency-Key replays answer the stored first answer', () => {
     const contact = created.body.payload.contact;
     const body = { name: 'Legacy' };
     const fingerprint = createHash('sha256')
-      .update(canonicalJson({ operation: 'createContact', input: body }))
+      .update(sortedKeysJson({ operation: 'createContact', input: body }))
       .digest('hex');
     await app.orm.em.fork().execute(
       `insert into idempotency_record (id, created_at, team_id, key, fingerprint, response, completed_at)

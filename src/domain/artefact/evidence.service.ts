@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ZipArchive } from 'archiver';
-import { canonicalJson } from '../audit/audit.service.ts';
+import { sortedKeysJson } from '../../shared/sorted-keys-json.ts';
 import { summariseBiometricValue } from '../field/field-values.ts';
 import { auditPdfLocales } from '../pdf/audit-pdf-layout.ts';
 import { PadesSigner } from '../pdf/seal.ts';
@@ -90,7 +90,7 @@ export async function evidencePackage(context: ServiceContext, options: { envelo
     [envelope.id],
   );
   const chain = await readChain(context.em, envelope.id);
-  const chainBytes = Buffer.from(chain.map((event) => `${canonicalJson(event)}\n`).join(''), 'utf8');
+  const chainBytes = Buffer.from(chain.map((event) => `${sortedKeysJson(event)}\n`).join(''), 'utf8');
 
   const parts: EvidencePart[] = [];
   const sources: { path: string; open: () => Promise<Readable> | Readable }[] = [];

@@ -4,6 +4,7 @@ import type { ExpressionBuilder } from 'kysely';
 import type { JsonObject } from '../../db/columns.ts';
 import { isUuid, newId } from '../../shared/ids.ts';
 import type { RequestMetadata } from '../../shared/request-metadata.ts';
+import { sortedKeysJson } from '../../shared/sorted-keys-json.ts';
 import { NOTIFY_EVENT_SQL, notifyEventParameters, revisionOfEvent, stashUntilCommit, statusAfter } from '../live/envelope-event.ts';
 import { isoTimestamp, type ReadDatabase, readerOf } from '../read-model.ts';
 import { agentPersonSqlText } from '../recipient/agent-people.ts';
@@ -25,17 +26,6 @@ export type AuditEventInput = {
   at: Date;
 };
 
-/** JSON with keys sorted at every level: the same content always hashes the same. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
-  if (value instanceof Date) return JSON.stringify(value.toISOString());
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, entry]) => entry !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([key, entry]) => `${JSON.stringify(key)}:${canonicalJson(entry)}`).join(',')}}`;
-}
-
 type HashedContent = Pick<AuditEvent, 'streamId' | 'envelopeId' | 'teamId' | 'seq' | 'type' | 'actorType' | 'actorId' | 'ip' | 'userAgent' | 'details' | 'prevHash'> & {
   /** A Date, or the text `toISOString()` gives for it (as the read model writes timestamps). */
   at: Date | string;
@@ -43,7 +33,7 @@ type HashedContent = Pick<AuditEvent, 'streamId' | 'envelopeId' | 'teamId' | 'se
 
 /** The chain link: HMAC over the previous hash and the event's canonical content. */
 export function hashAuditEvent(key: Buffer, event: HashedContent): string {
-  const content = canonicalJson({
+  const content = sortedKeysJson({
     streamId: event.streamId,
     envelopeId: event.envelopeId,
     teamId: event.teamId,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IdempotencyKeyReusedError, InvalidRequestError } from '../../shared/errors.ts';
 import { newId } from '../../shared/ids.ts';
-import { canonicalJson } from '../audit/audit.service.ts';
+import { sortedKeysJson } from '../../shared/sorted-keys-json.ts';
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const RETENTION_HOURS = 24;
@@ -92,7 +92,7 @@ function checkKey(key: string) {
 }
 
 function fingerprintOf(request: IdempotentRequest): string {
-  return createHash('sha256').update(canonicalJson(request.fingerprintOf)).digest('hex');
+  return createHash('sha256').update(sortedKeysJson(request.fingerprintOf)).digest('hex');
 }
 
 /**

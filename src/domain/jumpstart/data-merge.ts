@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { InvalidRequestError, ServerBusyError, type ValidationIssue } from '../../shared/errors.ts';
+import { sortedKeysJson } from '../../shared/sorted-keys-json.ts';
 import { Document } from '../document/document.entity.ts';
 import { DocumentInspectionLimitExceededError, DocumentTooComplexError, DocumentTooManyTagsError } from '../document/document.errors.ts';
 import { DATE_FORMATS, formatDate, formatNumber, isIsoDate } from '../field/field-rules.js';
@@ -213,20 +214,8 @@ export function resolveDataTag(data: Record<string, unknown>, tag: DataTag): { l
   return { lines, missing, problems };
 }
 
-/** JSON with every object's keys sorted: the same data always hashes alike. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (isPlainObject(value)) {
-    return `{${Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
 export function dataSha256(data: Record<string, unknown>): string {
-  return createHash('sha256').update(canonicalJson(data)).digest('hex');
+  return createHash('sha256').update(sortedKeysJson(data)).digest('hex');
 }
 
 // ---------------------------------------------------------------------------------------------
