@@ -8,6 +8,7 @@ import { watchPoolUsage } from './db/database.ts';
 import { countStatusTransitions, EnvelopeEventHub, publishOnCommit } from './domain/live/envelope-event-hub.ts';
 import { watchOutboxBacklog } from './domain/outbox/backlog.ts';
 import { graphqlBodyLimitPlugin } from './graphql/body-limit.ts';
+import { GRAPHQL_ENDPOINT, GRAPHQL_SSE_ENDPOINT } from './graphql/endpoints.ts';
 import { boundedErrorsPlugin, createErrorMask } from './graphql/errors.ts';
 import { GRAPHIQL_ASSET_PATH, GRAPHIQL_EXAMPLE_OPERATION, graphiqlAssetsPlugin, renderLocalGraphiQL } from './graphql/graphiql.ts';
 import { graphqlLimitPlugins } from './graphql/limits.ts';
@@ -35,9 +36,6 @@ import { REFERENCE_ASSET_PATH, referenceAssetsPlugin } from './rest/routes/refer
 import { createRestServer, isRestPath, type RestServer, requestUrl } from './rest/serve.ts';
 import { createMetrics } from './shared/metrics.ts';
 import { SIGNING_ASSET_PATH, signingPagePlugins } from './signing-page/plugin.ts';
-
-/** Where graphql-sse clients in single connection mode connect (distinct connections use /graphql). */
-export const GRAPHQL_SSE_ENDPOINT = '/graphql/stream';
 
 /**
  * The yoga instance (GraphQL, GraphiQL, the signing page, static assets, /metrics) and, beside
@@ -117,7 +115,7 @@ function nodeAnswerRecorder(dependencies: ServingDependencies, rest: RestServer)
   return (request, { status, requestId, startedAt }) => {
     const method = request.method ?? 'GET';
     const pathname = requestUrl(request.url)?.pathname ?? '/';
-    const route = isRestPath(pathname) ? rest.routeOf(method, pathname) : pathname === '/graphql' || pathname === MCP_PATH ? pathname : UNMATCHED_ROUTE;
+    const route = isRestPath(pathname) ? rest.routeOf(method, pathname) : pathname === GRAPHQL_ENDPOINT || pathname === MCP_PATH ? pathname : UNMATCHED_ROUTE;
     observeRequest(metrics, { route, method, status, startedAt });
     logRequest(logger, { metadata: { ...nodeRequestMetadata(request, config.trustedProxyHops), requestId }, method, pathname, status, startedAt });
   };
@@ -174,7 +172,7 @@ export function createApp(given: AppDependencies): App {
   const knownOperations = dependencies.config.graphqlPassThrough ? new KnownOperations() : undefined;
   const yoga = createYoga<NodeServerContext, RequestContext>({
     schema,
-    graphqlEndpoint: '/graphql',
+    graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
     // One operation per request: an array body is refused (yoga's default, stated so it stays).
     batching: false,
@@ -214,13 +212,13 @@ export function createApp(given: AppDependencies): App {
     plugins: [
       // First, so that its clock starts before any other plugin's work.
       httpMetricsPlugin(metrics, {
-        exact: ['/graphql', GRAPHQL_SSE_ENDPOINT, '/healthz', '/readyz', METRICS_PATH],
+        exact: [GRAPHQL_ENDPOINT, GRAPHQL_SSE_ENDPOINT, '/healthz', '/readyz', METRICS_PATH],
         assetPrefixes: [GRAPHIQL_ASSET_PATH, REFERENCE_ASSET_PATH, SIGNING_ASSET_PATH],
       }),
       ...(dependencies.config.metricsToken === undefined ? [] : [metricsEndpointPlugin(metrics, dependencies.config.metricsToken, requestMetadataOf)]),
       { onDispose: stopMetrics },
       // Traces: the request id and route on the request's span; a span per GraphQL operation.
-      requestTracingPlugin(requestMetadataOf, '/graphql'),
+      requestTracingPlugin(requestMetadataOf, GRAPHQL_ENDPOINT),
       graphqlTracingPlugin(),
       securityHeaders.plugin,
       graphiqlAssetsPlugin(),
@@ -255,6 +253,6 @@ export function createApp(given: AppDependencies): App {
     recordNodeAnswer: nodeAnswerRecorder(dependencies, rest),
     mcp: createMcpHttpServer(dependencies),
     liveSse: createLiveSseServer(yoga, logger, dependencies.config.graphqlLiveLean ? createLeanLiveStatus(dependencies) : undefined),
-    passThrough: knownOperations && createPassThroughHttp(dependencies, { known: knownOperations, graphqlEndpoint: '/graphql', rateLimiter }),
+    passThrough: knownOperations && createPassThroughHttp(dependencies, { known: knownOperations, graphqlEndpoint: GRAPHQL_ENDPOINT, rateLimiter }),
   });
 }
