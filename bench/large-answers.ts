@@ -3,7 +3,8 @@
  * it, and the same start command without `--expose-gc` (so without the idle memory trim of
  * src/memory-trim.ts: what Node does on its own). Each serves repeated GraphQL requests that build
  * answers of several MiB (pages of 100 nested envelopes under four aliases) and full REST
- * envelopes, then idles for 30 s. Prints RSS before, at its peak, right after and while idling.
+ * envelopes, then idles for 45 s (the trim waits for 30 s of quiet). Prints RSS before, at its
+ * peak, right after and while idling.
  *
  *   npm run bench:memory [-- --requests 60 --concurrency 4]
  * Uses DATABASE_URL's server (default 127.0.0.1:5432) for a scratch database.
@@ -16,7 +17,7 @@ const { values } = parseArgs({ options: { requests: { type: 'string' }, concurre
 // Quick: a handful of requests and one idle reading after a second.
 const requests = Number(values.requests ?? (QUICK ? '8' : '60'));
 const concurrency = Number(values.concurrency);
-const IDLE_READINGS_AT_SECONDS = QUICK ? [1] : [5, 10, 20, 30];
+const IDLE_READINGS_AT_SECONDS = QUICK ? [1] : [5, 10, 20, 30, 45];
 
 const envelopeSelection = `id name status context createdAt updatedAt
   documents { id name pages { index width height } }
