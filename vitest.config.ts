@@ -34,13 +34,6 @@ export default defineConfig({
     // Each file starts its own app on a free port against the shared test database; files seed
     // their own teams, so they can run side by side.
     pool: 'forks',
-    // A worker keeps the modules it loaded from one test file to the next instead of starting
-    // afresh for each: loading the service (Pothos schema, MikroORM, pdf-lib, pkijs) took ~3 s of
-    // CPU per file, a quarter of the suite (12.4 → 10.0 min, 2026-11-29). Files share no state
-    // through modules that matters: each starts its own app (its own ORM, registry, clock and
-    // queues) and seeds its own teams. `vitest run --isolate` brings isolation back to rule a
-    // leak out (docs/decisions.md, "Test files share a worker's modules").
-    isolate: false,
     // Two files at a time even on two cores (vitest's default there is one): most of a file's time
     // is spent waiting on PostgreSQL, Chromium, pdfsig and its own server, and the suite takes
     // about half as long (docs/decisions.md, "Two test files at a time"). One on the embedded database.

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 
 describe('schema.graphql', () => {
   // Printed by the script that writes the file, in a process of its own: the order of a printed
-  // schema follows the order its types were defined in, which in a test worker shared with other
-  // files (vitest.config.ts, isolate: false) depends on which of the schema's modules they loaded first.
+  // schema follows the order its types were defined in, which in a process that loaded some of the
+  // schema's modules first (a test worker kept across files) would differ (docs/decisions.md).
   it('is exactly what the Pothos schema prints (run `npm run schema:print` after changing the schema)', async () => {
     const committed = fs.readFileSync(new URL('../schema.graphql', import.meta.url), 'utf8');
     const script = new URL('../scripts/print-schema.ts', import.meta.url).pathname;
