@@ -131,8 +131,12 @@ describe('the command line beside a server on the embedded database', () => {
         // The server kept serving throughout, and still does.
         expect((await fetch(`${url}/healthz`)).status).toBe(200);
       } finally {
-        server.kill('SIGTERM');
-        await new Promise((resolve) => server.once('exit', resolve));
+        // A server that already exited (it failed to start) sends no second 'exit': not waited for.
+        if (server.exitCode === null && server.signalCode === null) {
+          const exited = new Promise((resolve) => server.once('exit', resolve));
+          server.kill('SIGTERM');
+          await exited;
+        }
         fs.rmSync(dataDir, { recursive: true, force: true });
       }
     },

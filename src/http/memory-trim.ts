@@ -19,9 +19,9 @@ const MiB = 1024 * 1024;
  * V8 runs under memory pressure, which also releases pooled pages) returns it. It runs only on an
  * idle process, at most once per growth, and takes tens of milliseconds itself.
  *
- * Why 30 s of quiet and not a moment: the collection leaves the heap at its smallest (a young
- * generation of 1 MiB, the old one's limit just above what is live, code and caches dropped), and
- * the next burst pays for it: in each of seven processes measured, the REST reads right after a
+ * Why 30 s of quiet and not a moment: the collection leaves the heap at its smallest (`--trace-gc`
+ * shows the young generation back at 1 MiB and a full collection or two more in the next burst),
+ * and the next burst pays for it: in each of seven processes measured, the REST reads right after a
  * trim cost 0.27–0.33 ms of CPU per request (medians) against 0.20–0.25 without one, about 2 s
  * over the 20,000 requests after it, of which its extra collections take a tenth
  * (docs/performance.md, "What the memory trim costs the burst after it"). Bursts that come back
